@@ -1,0 +1,267 @@
+import { z } from 'zod';
+
+/**
+ * The event kinds of a session log. Every fact about a session is one of these, appended once and
+ * never edited; messages, status and the UI are projections of them. Field names are camelCase and
+ * are also the export format (one event per JSON line).
+ */
+
+/** Tool modes are different registries, not one registry plus a prompt. */
+export const ToolMode = z.enum(['read-only', 'write']);
+export type ToolMode = z.infer<typeof ToolMode>;
+
+/** Approval policies, from strictest to loosest. */
+export const Policy = z.enum(['read-only', 'ask', 'auto-edit', 'full-auto']);
+export type Policy = z.infer<typeof Policy>;
+
+export const ProviderKind = z.enum(['anthropic', 'openai', 'openai-compatible', 'scripted']);
+export type ProviderKind = z.infer<typeof ProviderKind>;
+
+/** A tool call as the model asked for it; `arguments` is the JSON text the model produced. */
+export const ToolCall = z.object({
+  id: z.string().min(1),
+  name: z.string().min(1),
+  arguments: z.string(),
+});
+export type ToolCall = z.infer<typeof ToolCall>;
+
+/** Token counts as the provider reported them for one request. */
+export const Usage = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  cacheReadTokens: z.number().int().nonnegative().optional(),
+  cacheWriteTokens: z.number().int().nonnegative().optional(),
+});
+export type Usage = z.infer<typeof Usage>;
+
+/** once | session | path:<glob> | prefix:<command prefix> */
+export const ApprovalScope = z.union([
+  z.literal('once'),
+  z.literal('session'),
+  z.string().regex(/^path:.+/, 'a path scope looks like path:src/**'),
+  z.string().regex(/^prefix:.+/, 'a prefix scope looks like prefix:npm test'),
+]);
+export type ApprovalScope = z.infer<typeof ApprovalScope>;
+
+const seq = z.number().int().positive();
+const base = { seq, at: z.string().min(1) };
+
+/** The pinned model: provider, base URL (never the key), model id and its context window. */
+export const ModelPin = z.object({
+  provider: ProviderKind,
+  model: z.string().min(1),
+  baseUrl: z.string().optional(),
+  contextWindow: z.number().int().positive(),
+});
+export type ModelPin = z.infer<typeof ModelPin>;
+
+export const SessionCreated = z.object({
+  ...base,
+  kind: z.literal('session_created'),
+  sessionId: z.string().min(1),
+  title: z.string().optional(),
+  projectFolder: z.string(),
+  ...ModelPin.shape,
+  toolMode: ToolMode,
+  policy: Policy,
+  systemPrompt: z.string().optional(),
+  parentId: z.string().optional(),
+  extraBody: z.unknown().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const UserMessage = z.object({
+  ...base,
+  kind: z.literal('user_message'),
+  content: z.string(),
+  messageId: z.string().optional(),
+});
+
+export const AssistantMessage = z.object({
+  ...base,
+  kind: z.literal('assistant_message'),
+  content: z.string(),
+  toolCalls: z.array(ToolCall).default([]),
+  usage: Usage.optional(),
+  stopReason: z.string().optional(),
+  model: z.string().optional(),
+});
+
+export const ToolCallStarted = z.object({
+  ...base,
+  kind: z.literal('tool_call_started'),
+  toolCallId: z.string().min(1),
+  tool: z.string().min(1),
+  idempotencyKey: z.string().min(1),
+  preImageHash: z.string().optional(),
+  postImageHash: z.string().optional(),
+});
+
+export const ToolResult = z.object({
+  ...base,
+  kind: z.literal('tool_result'),
+  toolCallId: z.string().min(1),
+  tool: z.string().optional(),
+  content: z.string(),
+  isError: z.boolean().optional(),
+  exitCode: z.number().int().nullable().optional(),
+  signal: z.string().nullable().optional(),
+  artifact: z.string().optional(),
+  idempotencyKey: z.string().optional(),
+  preImageHash: z.string().optional(),
+  postImageHash: z.string().optional(),
+  diff: z.string().optional(),
+  durationMs: z.number().nonnegative().optional(),
+});
+
+export const ApprovalRequest = z.object({
+  ...base,
+  kind: z.literal('approval_request'),
+  toolCallId: z.string().min(1),
+  tool: z.string().min(1),
+  arguments: z.string(),
+  reason: z.string().optional(),
+  diff: z.string().optional(),
+  unknownOutcome: z.boolean().optional(),
+});
+
+export const ApprovalGranted = z.object({
+  ...base,
+  kind: z.literal('approval_granted'),
+  requestSeq: seq,
+  scope: ApprovalScope,
+});
+
+export const ApprovalDenied = z.object({
+  ...base,
+  kind: z.literal('approval_denied'),
+  requestSeq: seq,
+  reason: z.string().optional(),
+});
+
+export const ApprovalRevoked = z.object({
+  ...base,
+  kind: z.literal('approval_revoked'),
+  grantSeq: seq,
+  reason: z.string().optional(),
+});
+
+export const Compaction = z.object({
+  ...base,
+  kind: z.literal('compaction'),
+  /** Last seq the summary replaces. */
+  through: seq,
+  /** First seq the summary replaces. */
+  fromSeq: seq.optional(),
+  summary: z.string(),
+  /** The session's first user message, kept verbatim outside the summary. */
+  pinned: z.string(),
+  tokensBefore: z.number().int().nonnegative().optional(),
+  tokensAfter: z.number().int().nonnegative().optional(),
+  model: z.string().optional(),
+  /** Seq of an earlier compaction this one re-runs; both stay in the log. */
+  supersedes: seq.optional(),
+});
+
+export const Interrupted = z.object({
+  ...base,
+  kind: z.literal('interrupted'),
+  /** The partial assistant text streamed before the stop. */
+  content: z.string(),
+  toolCalls: z.array(ToolCall).default([]),
+  reason: z.string().optional(),
+});
+
+export const FileStaged = z.object({
+  ...base,
+  kind: z.literal('file_staged'),
+  path: z.string().min(1),
+  size: z.number().int().nonnegative(),
+  sha256: z.string(),
+  mediaType: z.string().optional(),
+  source: z.string().optional(),
+  messageId: z.string().optional(),
+});
+
+export const PersistentCommit = z.object({
+  ...base,
+  kind: z.literal('persistent_commit'),
+  dir: z.string().min(1),
+  files: z.array(
+    z.object({ path: z.string(), preHash: z.string().nullable(), postHash: z.string().nullable() }),
+  ),
+  diffArtifact: z.string().optional(),
+});
+
+export const SubagentStarted = z.object({
+  ...base,
+  kind: z.literal('subagent_started'),
+  childId: z.string().min(1),
+  toolCallId: z.string().optional(),
+  task: z.string(),
+  tools: z.array(z.string()),
+});
+
+export const SubagentResult = z.object({
+  ...base,
+  kind: z.literal('subagent_result'),
+  childId: z.string().min(1),
+  toolCallId: z.string().optional(),
+  content: z.string(),
+  truncated: z.boolean().optional(),
+  outOfBudget: z.boolean().optional(),
+});
+
+export const ModelChanged = z.object({
+  ...base,
+  kind: z.literal('model_changed'),
+  ...ModelPin.shape,
+});
+
+export const PolicyChanged = z.object({
+  ...base,
+  kind: z.literal('policy_changed'),
+  policy: Policy,
+});
+
+export const ErrorEvent = z.object({
+  ...base,
+  kind: z.literal('error'),
+  message: z.string(),
+  code: z.string().optional(),
+  retryable: z.boolean().optional(),
+});
+
+/** Every event kind, checked at every boundary (import, IPC, reads in tests). */
+export const SessionEvent = z.discriminatedUnion('kind', [
+  SessionCreated,
+  UserMessage,
+  AssistantMessage,
+  ToolCallStarted,
+  ToolResult,
+  ApprovalRequest,
+  ApprovalGranted,
+  ApprovalDenied,
+  ApprovalRevoked,
+  Compaction,
+  Interrupted,
+  FileStaged,
+  PersistentCommit,
+  SubagentStarted,
+  SubagentResult,
+  ModelChanged,
+  PolicyChanged,
+  ErrorEvent,
+]);
+export type SessionEvent = z.infer<typeof SessionEvent>;
+export type EventKind = SessionEvent['kind'];
+export type EventOf<K extends EventKind> = Extract<SessionEvent, { kind: K }>;
+
+/** An event before the log gives it a seq and a time. */
+export type NewEvent = SessionEvent extends infer E
+  ? E extends SessionEvent
+    ? Omit<E, 'seq' | 'at'>
+    : never
+  : never;
+
+export const EVENT_KINDS: readonly EventKind[] = SessionEvent.options.map((o) => o.shape.kind.value);
