@@ -1,0 +1,23 @@
+import type { EventOf, SessionEvent, ToolCall } from '../log/events.js';
+
+/** One provider-neutral message. `toolCalls` only on assistant messages, `toolCallId` only on tool messages. */
+export type PayloadMessage = {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  toolCalls?: ToolCall[];
+  toolCallId?: string;
+};
+
+/** What a provider request is built from; providers translate it to their wire format. */
+export type Payload = { messages: PayloadMessage[] };
+
+/**
+ * The part of a log a projection needs, so projecting costs O(events after the newest compaction):
+ * the compaction in effect (if any), the first user message (the pinned goal) and every event after
+ * the compaction's `through` (all events when there is none), in seq order.
+ */
+export type ProjectionView = {
+  compaction?: EventOf<'compaction'>;
+  firstUserMessage?: EventOf<'user_message'>;
+  tail: readonly SessionEvent[];
+};
