@@ -1,0 +1,484 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/**
+ * A scripted model server on 127.0.0.1 that speaks the two wire formats Keel uses: OpenAI chat completions
+ * (`POST /v1/chat/completions`, also what Ollama, LM Studio, llama.cpp and vLLM serve) and Anthropic messages
+ * (`POST /v1/messages`), both streaming over SSE. It rejects what the real providers reject (a tool call without
+ * its result, a result without its call, a missing key) with their status codes and error shapes, so a
+ * malformed payload fails a test the way it would fail in production.
+ */
+
+/** One scripted tool call; `arguments` may be given as an object for convenience. */
+export type ScriptedToolCall = { id?: string; name: string; arguments: string | Record<string, unknown> };
+
+/** What the server does with one request. */
+export type ScriptStep =
+  | {
+      kind: 'reply';
+      /** Text deltas, streamed in order (a string is split into words). */
+      text?: string | string[];
+      toolCalls?: ScriptedToolCall[];
+      usage?: {
+        inputTokens?: number;
+        outputTokens?: number;
+        cacheReadTokens?: number;
+        cacheWriteTokens?: number;
+      };
+      /** Pause between deltas, to give a test time to stop the stream. */
+      delayMs?: number;
+      /** Destroy the connection after this many deltas (a failure mid-stream). */
+      dropAfter?: number;
+    }
+  | { kind: 'fail'; status: number; message?: string; retryAfterSeconds?: number }
+  /** Destroy the socket before any byte is written (connection reset). */
+  | { kind: 'reset' }
+  /** Send headers, then nothing until the client gives up. */
+  | { kind: 'hang' };
+
+export type WireFormat = 'openai' | 'anthropic';
+
+export type RecordedRequest = {
+  format: WireFormat;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+  /** The raw body text, for byte-level prefix checks. */
+  raw: string;
+  /** Why the server rejected it, when it did. */
+  rejected?: string;
+};
+
+export type ProviderServerOptions = {
+  /** When set, requests must carry it (Authorization: Bearer for OpenAI, x-api-key for Anthropic). */
+  apiKey?: string;
+  /** Used when the queue is empty; the default answers with a short text. */
+  respond?: (request: RecordedRequest) => ScriptStep;
+};
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The 400 message OpenAI gives for an invalid message sequence, or null when the request is acceptable. */
+export function validateOpenAIRequest(body: unknown): string | null {
+  if (!isObject(body)) return 'We could not parse the JSON body of your request.';
+  if (typeof body['model'] !== 'string') return 'you must provide a model parameter';
+  const messages = body['messages'];
+  if (!Array.isArray(messages) || messages.length === 0) return "Invalid 'messages': empty array.";
+  let pending: string[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const message: unknown = messages[i];
+    if (!isObject(message)) return `Invalid type for 'messages[${i}]'.`;
+    const role = message['role'];
+    if (role === 'tool') {
+      const id = message['tool_call_id'];
+      if (typeof id !== 'string' || !pending.includes(id)) {
+        return `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`;
+      }
+      pending = pending.filter((p) => p !== id);
+      continue;
+    }
+    if (pending.length > 0) {
+      return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${pending.join(', ')}`;
+    }
+    if (!['system', 'developer', 'user', 'assistant'].includes(String(role))) {
+      return `Invalid value: '${String(role)}'. Supported values are: 'system', 'assistant', 'user', 'tool', and 'developer'.`;
+    }
+    if (role === 'assistant' && Array.isArray(message['tool_calls'])) {
+      for (const call of message['tool_calls'] as unknown[]) {
+        if (!isObject(call) || typeof call['id'] !== 'string' || !isObject(call['function'])) {
+          return `Missing required parameter: 'messages[${i}].tool_calls[0].id'.`;
+        }
+        pending.push(call['id']);
+      }
+    } else if (message['content'] === undefined || message['content'] === null) {
+      return `Invalid value for 'content': expected a string, got null.`;
+    }
+  }
+  if (pending.length > 0) {
+    return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${pending.join(', ')}`;
+  }
+  return null;
+}
+
+/** The 400 message Anthropic gives for an invalid request, or null when the request is acceptable. */
+export function validateAnthropicRequest(body: unknown): string | null {
+  if (!isObject(body)) return 'invalid request body';
+  if (typeof body['model'] !== 'string') return 'model: Field required';
+  if (typeof body['max_tokens'] !== 'number') return 'max_tokens: Field required';
+  const messages = body['messages'];
+  if (!Array.isArray(messages) || messages.length === 0) return 'messages: at least one message is required';
+  let previousToolUses: string[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const message: unknown = messages[i];
+    if (!isObject(message)) return `messages.${i}: Input should be a valid dictionary`;
+    const role = message['role'];
+    if (role !== 'user' && role !== 'assistant') {
+      return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    }
+    if (i === 0 && role !== 'user') return 'messages: first message must use the "user" role';
+    const blocks: unknown[] =
+      typeof message['content'] === 'string'
+        ? [{ type: 'text', text: message['content'] }]
+        : Array.isArray(message['content'])
+          ? (message['content'] as unknown[])
+          : [];
+    if (blocks.length === 0) return `messages.${i}: all messages must have non-empty content`;
+    const results: string[] = [];
+    const uses: string[] = [];
+    for (const block of blocks) {
+      if (!isObject(block)) return `messages.${i}.content: Input should be a valid list`;
+      if (block['type'] === 'text' && (typeof block['text'] !== 'string' || block['text'] === '')) {
+        return `messages.${i}: text content blocks must be non-empty`;
+      }
+      if (block['type'] === 'tool_result') results.push(String(block['tool_use_id']));
+      if (block['type'] === 'tool_use') uses.push(String(block['id']));
+    }
+    if (role === 'user') {
+      const unexpected = results.filter((id) => !previousToolUses.includes(id));
+      if (unexpected.length > 0) {
+        return `messages.${i}.content.0: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${unexpected.join(', ')}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+      }
+    }
+    const missing = previousToolUses.filter((id) => role !== 'user' || !results.includes(id));
+    if (missing.length > 0) {
+      return `messages.${i - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+    }
+    previousToolUses = role === 'assistant' ? uses : [];
+  }
+  if (previousToolUses.length > 0) {
+    return `messages.${messages.length - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${previousToolUses.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+  }
+  return null;
+}
+
+function splitText(text: string | string[] | undefined): string[] {
+  if (text === undefined) return [];
+  if (Array.isArray(text)) return text;
+  return text.match(/\S+\s*|\s+/g) ?? [];
+}
+
+function argumentsText(call: ScriptedToolCall): string {
+  return typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A scripted provider server; `enqueue` steps, point a client at `openaiBaseUrl` or `anthropicBaseUrl`. */
+export class ProviderServer {
+  readonly requests: RecordedRequest[] = [];
+  private readonly queue: ScriptStep[] = [];
+  private readonly sockets = new Set<Socket>();
+  private server: Server | undefined;
+  private port = 0;
+  private callCounter = 0;
+
+  constructor(private readonly options: ProviderServerOptions = {}) {}
+
+  /** Starts listening on an ephemeral loopback port. */
+  async start(): Promise<this> {
+    const server = createServer((req, res) => void this.handle(req, res));
+    server.on('connection', (socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+    return this;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Base URL for OpenAI-style clients (they append /chat/completions). */
+  get openaiBaseUrl(): string {
+    return `${this.url}/v1`;
+  }
+
+  /** Base URL for Anthropic clients (they append /v1/messages). */
+  get anthropicBaseUrl(): string {
+    return this.url;
+  }
+
+  /** Queues steps; each request takes the next one. */
+  enqueue(...steps: ScriptStep[]): this {
+    this.queue.push(...steps);
+    return this;
+  }
+
+  /** Steps not yet taken. */
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const path = (req.url ?? '').split('?')[0];
+    const format: WireFormat | undefined =
+      req.method === 'POST' && path === '/v1/chat/completions'
+        ? 'openai'
+        : req.method === 'POST' && path === '/v1/messages'
+          ? 'anthropic'
+          : undefined;
+    if (!format) {
+      if (req.method === 'GET' && path === '/v1/models') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ object: 'list', data: [{ id: 'scripted-model', object: 'model' }] }));
+        return;
+      }
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `Unknown route ${req.method} ${path}` } }));
+      return;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      body = undefined;
+    }
+    const recorded: RecordedRequest = { format, headers: req.headers, body, raw };
+    this.requests.push(recorded);
+
+    const authError = this.checkKey(format, req);
+    if (authError) {
+      recorded.rejected = authError;
+      this.sendError(res, format, 401, authError);
+      return;
+    }
+    const invalid = format === 'openai' ? validateOpenAIRequest(body) : validateAnthropicRequest(body);
+    if (invalid) {
+      recorded.rejected = invalid;
+      this.sendError(res, format, 400, invalid);
+      return;
+    }
+    const step = this.queue.shift() ?? this.options.respond?.(recorded) ?? { kind: 'reply', text: 'ok' };
+    await this.perform(step, format, body as Json, req, res);
+  }
+
+  private checkKey(format: WireFormat, req: IncomingMessage): string | null {
+    const expected = this.options.apiKey;
+    if (expected === undefined) return null;
+    const given =
+      format === 'openai'
+        ? String(req.headers['authorization'] ?? '').replace(/^Bearer\s+/i, '')
+        : String(req.headers['x-api-key'] ?? '');
+    if (given === expected) return null;
+    return format === 'openai' ? 'Incorrect API key provided.' : 'invalid x-api-key';
+  }
+
+  private sendError(
+    res: ServerResponse,
+    format: WireFormat,
+    status: number,
+    message: string,
+    retryAfter?: number,
+  ): void {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
+    res.writeHead(status, headers);
+    const type =
+      status === 401
+        ? 'authentication_error'
+        : status === 429
+          ? 'rate_limit_error'
+          : status >= 500
+            ? 'api_error'
+            : 'invalid_request_error';
+    res.end(
+      JSON.stringify(
+        format === 'openai'
+          ? { error: { message, type, param: null, code: null } }
+          : { type: 'error', error: { type, message } },
+      ),
+    );
+  }
+
+  private async perform(
+    step: ScriptStep,
+    format: WireFormat,
+    body: Json,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ) {
+    if (step.kind === 'fail') {
+      this.sendError(
+        res,
+        format,
+        step.status,
+        step.message ?? `scripted failure ${step.status}`,
+        step.retryAfterSeconds,
+      );
+      return;
+    }
+    if (step.kind === 'reset') {
+      req.socket.destroy();
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
+    res.flushHeaders();
+    if (step.kind === 'hang') return;
+    const events = format === 'openai' ? this.openaiEvents(step, body) : this.anthropicEvents(step, body);
+    let deltas = 0;
+    for (const event of events) {
+      if (res.destroyed) return;
+      if (event.delta) {
+        if (step.dropAfter !== undefined && deltas >= step.dropAfter) {
+          req.socket.destroy();
+          return;
+        }
+        deltas++;
+        if (step.delayMs) await sleep(step.delayMs);
+      }
+      res.write(event.data);
+    }
+    res.end();
+  }
+
+  private openaiEvents(
+    step: Extract<ScriptStep, { kind: 'reply' }>,
+    body: Json,
+  ): { data: string; delta: boolean }[] {
+    const id = `chatcmpl-${++this.callCounter}`;
+    const model = String(body['model']);
+    const chunk = (delta: Json, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1700000000, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const out: { data: string; delta: boolean }[] = [
+      { data: chunk({ role: 'assistant', content: '' }), delta: false },
+    ];
+    for (const piece of splitText(step.text)) out.push({ data: chunk({ content: piece }), delta: true });
+    (step.toolCalls ?? []).forEach((call, index) => {
+      const callId = call.id ?? `call_${this.callCounter}_${index}`;
+      out.push({
+        data: chunk({
+          tool_calls: [{ index, id: callId, type: 'function', function: { name: call.name, arguments: '' } }],
+        }),
+        delta: true,
+      });
+      const args = argumentsText(call);
+      const half = Math.ceil(args.length / 2);
+      for (const part of [args.slice(0, half), args.slice(half)]) {
+        if (part)
+          out.push({ data: chunk({ tool_calls: [{ index, function: { arguments: part } }] }), delta: true });
+      }
+    });
+    out.push({ data: chunk({}, step.toolCalls?.length ? 'tool_calls' : 'stop'), delta: false });
+    const streamOptions = body['stream_options'];
+    if (isObject(streamOptions) && streamOptions['include_usage'] === true) {
+      const usage = step.usage ?? {};
+      out.push({
+        data: `data: ${JSON.stringify({
+          id,
+          object: 'chat.completion.chunk',
+          created: 1700000000,
+          model,
+          choices: [],
+          usage: {
+            prompt_tokens: usage.inputTokens ?? 10,
+            completion_tokens: usage.outputTokens ?? 5,
+            total_tokens: (usage.inputTokens ?? 10) + (usage.outputTokens ?? 5),
+            prompt_tokens_details: { cached_tokens: usage.cacheReadTokens ?? 0 },
+          },
+        })}\n\n`,
+        delta: false,
+      });
+    }
+    out.push({ data: 'data: [DONE]\n\n', delta: false });
+    return out;
+  }
+
+  private anthropicEvents(
+    step: Extract<ScriptStep, { kind: 'reply' }>,
+    body: Json,
+  ): { data: string; delta: boolean }[] {
+    const sse = (type: string, data: Json) =>
+      `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    const usage = step.usage ?? {};
+    const out: { data: string; delta: boolean }[] = [
+      {
+        data: sse('message_start', {
+          message: {
+            id: `msg_${++this.callCounter}`,
+            type: 'message',
+            role: 'assistant',
+            content: [],
+            model: String(body['model']),
+            stop_reason: null,
+            stop_sequence: null,
+            usage: {
+              input_tokens: usage.inputTokens ?? 10,
+              output_tokens: 1,
+              cache_creation_input_tokens: usage.cacheWriteTokens ?? 0,
+              cache_read_input_tokens: usage.cacheReadTokens ?? 0,
+            },
+          },
+        }),
+        delta: false,
+      },
+      { data: sse('ping', {}), delta: false },
+    ];
+    let index = 0;
+    const pieces = splitText(step.text);
+    if (pieces.length > 0) {
+      out.push({
+        data: sse('content_block_start', { index, content_block: { type: 'text', text: '' } }),
+        delta: false,
+      });
+      for (const piece of pieces) {
+        out.push({
+          data: sse('content_block_delta', { index, delta: { type: 'text_delta', text: piece } }),
+          delta: true,
+        });
+      }
+      out.push({ data: sse('content_block_stop', { index }), delta: false });
+      index++;
+    }
+    for (const call of step.toolCalls ?? []) {
+      const id = call.id ?? `toolu_${this.callCounter}_${index}`;
+      out.push({
+        data: sse('content_block_start', {
+          index,
+          content_block: { type: 'tool_use', id, name: call.name, input: {} },
+        }),
+        delta: true,
+      });
+      const args = argumentsText(call);
+      const half = Math.ceil(args.length / 2);
+      for (const part of [args.slice(0, half), args.slice(half)]) {
+        if (part) {
+          out.push({
+            data: sse('content_block_delta', {
+              index,
+              delta: { type: 'input_json_delta', partial_json: part },
+            }),
+            delta: true,
+          });
+        }
+      }
+      out.push({ data: sse('content_block_stop', { index }), delta: false });
+      index++;
+    }
+    out.push({
+      data: sse('message_delta', {
+        delta: { stop_reason: step.toolCalls?.length ? 'tool_use' : 'end_turn', stop_sequence: null },
+        usage: { output_tokens: usage.outputTokens ?? 5 },
+      }),
+      delta: false,
+    });
+    out.push({ data: sse('message_stop', {}), delta: false });
+    return out;
+  }
+}
