@@ -337,6 +337,9 @@ export class ProviderServer {
       if (res.destroyed) return;
       if (event.delta) {
         if (step.dropAfter !== undefined && deltas >= step.dropAfter) {
+          // Let what was written reach the client first: the failure is a drop *after* those deltas.
+          await new Promise<void>((resolve) => res.write('', () => resolve()));
+          await sleep(20);
           req.socket.destroy();
           return;
         }

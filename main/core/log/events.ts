@@ -14,7 +14,7 @@ export type ToolMode = z.infer<typeof ToolMode>;
 export const Policy = z.enum(['read-only', 'ask', 'auto-edit', 'full-auto']);
 export type Policy = z.infer<typeof Policy>;
 
-export const ProviderKind = z.enum(['anthropic', 'openai', 'openai-compatible', 'scripted']);
+export const ProviderKind = z.enum(['anthropic', 'openai', 'openai-compatible']);
 export type ProviderKind = z.infer<typeof ProviderKind>;
 
 /** A tool call as the model asked for it; `arguments` is the JSON text the model produced. */

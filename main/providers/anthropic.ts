@@ -1,0 +1,177 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type {
+  MessageParam,
+  TextBlockParam,
+  Tool,
+  ContentBlockParam,
+} from '@anthropic-ai/sdk/resources/messages/messages';
+import type { Payload } from '../core/projection/types.js';
+import { assertComplete, ProviderError, toProviderError } from './errors.js';
+import type { CompletedMessage, ModelProvider, StreamEvent, StreamRequest, ToolSpec } from './types.js';
+
+const EPHEMERAL = { type: 'ephemeral' } as const;
+
+function parseArguments(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text || '{}');
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Translates a provider-neutral payload to the Messages API shape, with cache breakpoints on the stable
+ * prefix: the last tool, the last system block (system prompt + compaction summary) and the newest message,
+ * so each request reads the previous one's prefix from the cache. Pure: the same payload gives the same bytes.
+ */
+export function toAnthropicRequest(payload: Payload, tools: readonly ToolSpec[]) {
+  const system: TextBlockParam[] = [];
+  const messages: MessageParam[] = [];
+  const push = (role: 'user' | 'assistant', blocks: ContentBlockParam[]) => {
+    const last = messages.at(-1);
+    if (last && last.role === role && Array.isArray(last.content)) last.content.push(...blocks);
+    else messages.push({ role, content: blocks });
+  };
+  for (const message of payload.messages) {
+    if (message.role === 'system') {
+      if (messages.length === 0) system.push({ type: 'text', text: message.content });
+      else push('user', [{ type: 'text', text: message.content }]);
+    } else if (message.role === 'user') {
+      push('user', [{ type: 'text', text: message.content || '(empty message)' }]);
+    } else if (message.role === 'tool') {
+      push('user', [
+        {
+          type: 'tool_result',
+          tool_use_id: message.toolCallId ?? '',
+          content: message.content || '(no output)',
+        },
+      ]);
+    } else {
+      const blocks: ContentBlockParam[] = [];
+      if (message.content) blocks.push({ type: 'text', text: message.content });
+      for (const call of message.toolCalls ?? []) {
+        blocks.push({
+          type: 'tool_use',
+          id: call.id,
+          name: call.name,
+          input: parseArguments(call.arguments),
+        });
+      }
+      if (blocks.length === 0) blocks.push({ type: 'text', text: '(no content)' });
+      push('assistant', blocks);
+    }
+  }
+  const lastSystem = system.at(-1);
+  if (lastSystem) lastSystem.cache_control = EPHEMERAL;
+  const lastBlocks = messages.at(-1)?.content;
+  const lastBlock = Array.isArray(lastBlocks) ? lastBlocks.at(-1) : undefined;
+  if (lastBlock && lastBlock.type !== 'thinking' && lastBlock.type !== 'redacted_thinking') {
+    lastBlock.cache_control = EPHEMERAL;
+  }
+  const anthropicTools: Tool[] = tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: tool.parameters as Tool['input_schema'],
+  }));
+  const lastTool = anthropicTools.at(-1);
+  if (lastTool) lastTool.cache_control = EPHEMERAL;
+  return { system, messages, tools: anthropicTools };
+}
+
+export type AnthropicOptions = { apiKey?: string; baseUrl?: string };
+
+/** The Anthropic Messages API, streaming. SDK retries are off: Keel retries visibly (see retry.ts). */
+export class AnthropicProvider implements ModelProvider {
+  readonly kind = 'anthropic' as const;
+  private readonly client: Anthropic;
+
+  constructor(options: AnthropicOptions) {
+    if (!options.apiKey) {
+      throw new ProviderError(
+        'missing_key',
+        'Anthropic needs an API key: set ANTHROPIC_API_KEY or add the key in Settings → Providers',
+      );
+    }
+    this.client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseUrl, maxRetries: 0 });
+  }
+
+  async *stream(request: StreamRequest): AsyncGenerator<StreamEvent> {
+    const { system, messages, tools } = toAnthropicRequest(request.payload, request.tools);
+    const completed: CompletedMessage = { content: '', toolCalls: [], stopReason: 'end_turn' };
+    const argumentsByIndex = new Map<number, { id: string; name: string; text: string }>();
+    let finished = false;
+    try {
+      const stream = await this.client.messages.create(
+        {
+          model: request.model,
+          max_tokens: request.maxOutputTokens ?? 8192,
+          system,
+          messages,
+          ...(tools.length > 0 ? { tools } : {}),
+          stream: true,
+        },
+        { signal: request.signal },
+      );
+      for await (const event of stream) {
+        switch (event.type) {
+          case 'message_start': {
+            const usage = event.message.usage;
+            completed.usage = {
+              inputTokens: usage.input_tokens,
+              outputTokens: usage.output_tokens,
+              cacheReadTokens: usage.cache_read_input_tokens ?? 0,
+              cacheWriteTokens: usage.cache_creation_input_tokens ?? 0,
+            };
+            break;
+          }
+          case 'content_block_start':
+            if (event.content_block.type === 'tool_use') {
+              argumentsByIndex.set(event.index, {
+                id: event.content_block.id,
+                name: event.content_block.name,
+                text: '',
+              });
+              yield {
+                type: 'tool_call',
+                index: event.index,
+                id: event.content_block.id,
+                name: event.content_block.name,
+              };
+            }
+            break;
+          case 'content_block_delta':
+            if (event.delta.type === 'text_delta') {
+              completed.content += event.delta.text;
+              yield { type: 'text', text: event.delta.text };
+            } else if (event.delta.type === 'input_json_delta') {
+              const call = argumentsByIndex.get(event.index);
+              if (call) call.text += event.delta.partial_json;
+              yield { type: 'tool_arguments', index: event.index, text: event.delta.partial_json };
+            }
+            break;
+          case 'message_stop':
+            finished = true;
+            break;
+          case 'message_delta':
+            completed.stopReason = event.delta.stop_reason ?? completed.stopReason;
+            if (completed.usage) completed.usage.outputTokens = event.usage.output_tokens;
+            break;
+          default:
+            break;
+        }
+      }
+    } catch (error) {
+      const failure = toProviderError(error, 'Anthropic', request.signal);
+      failure.partial = completed.content;
+      throw failure;
+    }
+    assertComplete(finished, completed.content, 'Anthropic', request.signal);
+    completed.toolCalls = [...argumentsByIndex.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, call]) => ({ id: call.id, name: call.name, arguments: call.text || '{}' }));
+    yield { type: 'done', message: completed };
+  }
+}

@@ -1,0 +1,39 @@
+import type { ToolCall, Usage } from '../core/log/events.js';
+import type { Payload } from '../core/projection/types.js';
+
+/** A tool as providers see it: name, description and a JSON Schema for its arguments. */
+export type ToolSpec = { name: string; description: string; parameters: Record<string, unknown> };
+
+/** One streaming request: the projected payload, the mode's tools, the pinned model. */
+export type StreamRequest = {
+  payload: Payload;
+  tools: readonly ToolSpec[];
+  model: string;
+  maxOutputTokens?: number;
+  signal?: AbortSignal;
+};
+
+/** The complete assistant message a stream ends with. */
+export type CompletedMessage = {
+  content: string;
+  toolCalls: ToolCall[];
+  stopReason: string;
+  usage?: Usage;
+};
+
+/**
+ * What a provider stream yields, in order: deltas as they arrive, `retry` when a transient failure before
+ * the first delta is retried, and exactly one `done` at the end of a successful stream.
+ */
+export type StreamEvent =
+  | { type: 'text'; text: string }
+  | { type: 'tool_call'; index: number; id: string; name: string }
+  | { type: 'tool_arguments'; index: number; text: string }
+  | { type: 'retry'; attempt: number; delayMs: number; reason: string }
+  | { type: 'done'; message: CompletedMessage };
+
+/** A configured model provider. Streams are cancelled through `signal`. */
+export interface ModelProvider {
+  readonly kind: 'anthropic' | 'openai' | 'openai-compatible';
+  stream(request: StreamRequest): AsyncIterable<StreamEvent>;
+}
