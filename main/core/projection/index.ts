@@ -1,0 +1,4 @@
+/** The projection: events of one session -> a provider-neutral payload. Pure: no I/O, no clock. */
+export * from './types.js';
+export * from './projectPayload.js';
+export * from './validate.js';

@@ -1,0 +1,220 @@
+import type { EventOf, SessionEvent, ToolCall } from '../log/events.js';
+import type { Payload, PayloadMessage, ProjectionView } from './types.js';
+
+/** Prefix of the system message that carries the summary of the compaction in effect. */
+export const SUMMARY_PREFIX = 'Session so far: ';
+
+/** Content of the tool message that closes a call which has no result in the payload. */
+export const CANCELLED_RESULT = '{"error":"cancelled_by_user"}';
+
+/** Last line of an interrupted assistant turn whose event gives no reason. */
+export const INTERRUPTED_MARKER = '[interrupted by the user]';
+
+/** Stands in for the missing first user message when a payload would otherwise open with the assistant. */
+export const CONVERSATION_START_NOTE = '[conversation start]';
+
+/** Options of a projection: the system prompt is the only input that is not an event. */
+export type ProjectOptions = {
+  /** The system prompt; must not contain a clock, counter or id (it heads every request's cached prefix). */
+  system: string;
+};
+
+/** Options of selectView. */
+export type SelectViewOptions = {
+  /** Seq of a compaction to ignore, as if it had never been appended (for the compaction inspector). */
+  withoutCompaction?: number;
+};
+
+/** Thrown by selectView when `withoutCompaction` names a seq that is not a compaction event. */
+export class UnknownCompactionError extends Error {
+  constructor(readonly seq: number) {
+    super(`there is no compaction at seq ${seq}; list the session's compactions and pass one of their seqs`);
+    this.name = 'UnknownCompactionError';
+  }
+}
+
+/** Renders an interrupted turn so the model can tell it was cut off; byte-stable for the same event. */
+export function formatInterrupted(event: EventOf<'interrupted'>): string {
+  const marker = event.reason === undefined ? INTERRUPTED_MARKER : `[interrupted: ${event.reason}]`;
+  return event.content === '' ? marker : `${event.content}\n${marker}`;
+}
+
+/** Renders a staged file as a short user-role note; byte-stable for the same event. */
+export function formatFileStaged(event: EventOf<'file_staged'>): string {
+  const type = event.mediaType === undefined ? '' : `, ${event.mediaType}`;
+  return `[file staged: ${event.path} (${event.size} bytes${type})]`;
+}
+
+/**
+ * Builds the view a projection needs from a full event list (seq order expected; sorted if not).
+ * Compaction in effect: largest `through`, ties to the later seq, skipping `withoutCompaction`.
+ * O(all events): the store builds the same view with index lookups instead.
+ * Throws UnknownCompactionError if `withoutCompaction` names no compaction event.
+ */
+export function selectView(events: readonly SessionEvent[], options: SelectViewOptions = {}): ProjectionView {
+  const ordered = isInSeqOrder(events) ? events : [...events].sort((a, b) => a.seq - b.seq);
+  const skip = options.withoutCompaction;
+  let skippedFound = false;
+  let compaction: EventOf<'compaction'> | undefined;
+  let firstUserMessage: EventOf<'user_message'> | undefined;
+  for (const event of ordered) {
+    if (event.kind === 'user_message' && firstUserMessage === undefined) firstUserMessage = event;
+    if (event.kind !== 'compaction') continue;
+    if (event.seq === skip) {
+      skippedFound = true;
+      continue;
+    }
+    // `>=` on through: among equal throughs the later event (a re-run) wins, as events are in seq order.
+    if (compaction === undefined || event.through >= compaction.through) compaction = event;
+  }
+  if (skip !== undefined && !skippedFound) throw new UnknownCompactionError(skip);
+  const through = compaction?.through ?? 0;
+  const tail = ordered.filter((event) => event.seq > through);
+  const view: ProjectionView = { tail };
+  if (compaction !== undefined) view.compaction = compaction;
+  if (firstUserMessage !== undefined) view.firstUserMessage = firstUserMessage;
+  return view;
+}
+
+/**
+ * Projects a view to a provider payload in O(view.tail): it reads nothing but the view.
+ * Guarantees validatePayload(result).ok, and prefix stability under appends (see README.md).
+ */
+export function projectView(view: ProjectionView, options: ProjectOptions): Payload {
+  const head: PayloadMessage[] = [];
+  if (options.system.trim() !== '') head.push({ role: 'system', content: options.system });
+  const compaction = view.compaction;
+  const through = compaction?.through ?? 0;
+  if (compaction !== undefined) {
+    head.push({ role: 'system', content: SUMMARY_PREFIX + compaction.summary });
+    const first = view.firstUserMessage;
+    // The pinned goal: repeated only when the summary swallowed it; after `through` it is in the tail.
+    if (first !== undefined && first.seq <= through && hasText(first.content)) {
+      head.push({ role: 'user', content: first.content });
+    }
+  }
+
+  const blocks = projectTail(view.tail, through);
+
+  const messages = head;
+  let sawConversation = head.some((message) => message.role !== 'system');
+  for (const block of blocks) {
+    // Providers (Anthropic) require the conversation to open with a user turn.
+    if (!sawConversation && block.message.role !== 'user') {
+      messages.push({ role: 'user', content: CONVERSATION_START_NOTE });
+    }
+    sawConversation = true;
+    messages.push(block.message);
+    for (const slot of block.calls) {
+      messages.push({ role: 'tool', content: slot.answer ?? CANCELLED_RESULT, toolCallId: slot.payloadId });
+    }
+  }
+  return { messages };
+}
+
+/** Projects a full event list: projectView(selectView(events, options), options). O(all events). */
+export function projectPayload(
+  events: readonly SessionEvent[],
+  options: ProjectOptions & SelectViewOptions,
+): Payload {
+  const selectOptions: SelectViewOptions = {};
+  if (options.withoutCompaction !== undefined) selectOptions.withoutCompaction = options.withoutCompaction;
+  return projectView(selectView(events, selectOptions), { system: options.system });
+}
+
+/** One call of an assistant message, answered by the first result that names it (else cancelled). */
+type CallSlot = { payloadId: string; answer?: string };
+
+/** A conversational message and, for the assistant, the slots its tool messages fill right after it. */
+type Block = { message: PayloadMessage; calls: CallSlot[] };
+
+/** One pass over the tail; results are placed in their call's slot, so nothing ever separates the two. */
+function projectTail(tail: readonly SessionEvent[], through: number): Block[] {
+  const blocks: Block[] = [];
+  const usedCallIds = new Set<string>();
+  // Call id -> the slots of the latest event that made a call with that id: results only look backwards.
+  const openById = new Map<string, CallSlot[]>();
+
+  const addAssistant = (seq: number, content: string, toolCalls: readonly ToolCall[]): void => {
+    if (toolCalls.length === 0) {
+      if (hasText(content)) blocks.push({ message: { role: 'assistant', content }, calls: [] });
+      return;
+    }
+    const calls: CallSlot[] = [];
+    const payloadCalls: ToolCall[] = [];
+    const byId = new Map<string, CallSlot[]>();
+    for (const call of toolCalls) {
+      const payloadId = uniqueCallId(call.id, seq, usedCallIds);
+      usedCallIds.add(payloadId);
+      const slot: CallSlot = { payloadId };
+      calls.push(slot);
+      payloadCalls.push({ id: payloadId, name: call.name, arguments: call.arguments });
+      const same = byId.get(call.id);
+      if (same === undefined) byId.set(call.id, [slot]);
+      else same.push(slot);
+    }
+    for (const [id, slots] of byId) openById.set(id, slots);
+    blocks.push({ message: { role: 'assistant', content, toolCalls: payloadCalls }, calls });
+  };
+
+  const answer = (toolCallId: string | undefined, content: string): void => {
+    if (toolCallId === undefined) return;
+    // No slot: the call is not in the payload (before the compaction, or never made): an orphan, dropped.
+    const slot = openById.get(toolCallId)?.find((candidate) => candidate.answer === undefined);
+    // Every slot answered: a duplicate result; the first one is kept.
+    if (slot !== undefined) slot.answer = content;
+  };
+
+  for (const event of tail) {
+    if (event.seq <= through) continue;
+    switch (event.kind) {
+      case 'user_message':
+        if (hasText(event.content))
+          blocks.push({ message: { role: 'user', content: event.content }, calls: [] });
+        break;
+      case 'assistant_message':
+        addAssistant(event.seq, event.content, event.toolCalls);
+        break;
+      case 'interrupted':
+        addAssistant(event.seq, formatInterrupted(event), event.toolCalls);
+        break;
+      case 'tool_result':
+        answer(event.toolCallId, event.content);
+        break;
+      case 'subagent_result':
+        answer(event.toolCallId, event.content);
+        break;
+      case 'file_staged':
+        blocks.push({ message: { role: 'user', content: formatFileStaged(event) }, calls: [] });
+        break;
+      default:
+        // Approvals, tool_call_started, compactions, commits, model/policy changes, errors and
+        // session_created are facts about the session, not messages.
+        break;
+    }
+  }
+  return blocks;
+}
+
+/** Providers reject a repeated tool-call id in one request; a repeat gets a suffix derived from its event. */
+function uniqueCallId(id: string, seq: number, used: ReadonlySet<string>): string {
+  if (!used.has(id)) return id;
+  const base = `${id}_ev${seq}`;
+  let candidate = base;
+  for (let n = 2; used.has(candidate); n++) candidate = `${base}_${n}`;
+  return candidate;
+}
+
+/** Anthropic rejects user/assistant text that is empty or only whitespace. */
+function hasText(content: string): boolean {
+  return content.trim() !== '';
+}
+
+function isInSeqOrder(events: readonly SessionEvent[]): boolean {
+  for (let i = 1; i < events.length; i++) {
+    const previous = events[i - 1];
+    const current = events[i];
+    if (previous !== undefined && current !== undefined && previous.seq >= current.seq) return false;
+  }
+  return true;
+}
