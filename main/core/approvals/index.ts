@@ -1,0 +1,3 @@
+export * from './policy.js';
+export * from './grants.js';
+export * from './state.js';

@@ -1,0 +1,45 @@
+import type { Policy } from '../log/events.js';
+
+/** What a tool does, as far as approval is concerned. */
+export type ToolKind = 'read' | 'edit' | 'command' | 'subagent';
+
+/** A policy's answer for one call before grants are consulted. */
+export type PolicyDecision =
+  { action: 'allow' } | { action: 'ask'; reason: string } | { action: 'deny'; reason: string };
+
+export type PolicyInput = {
+  policy: Policy;
+  kind: ToolKind;
+  /** Why the target path is protected (.git, .keel, .vscode, a user glob), when it is. */
+  protectedReason?: string | null;
+  /** False when no OS sandbox can start on this machine: then every command asks. */
+  sandboxAvailable: boolean;
+};
+
+/**
+ * Decides whether a call may run without asking. Pure. read-only: only reads; ask: reads run, everything
+ * else asks; auto-edit: reads and edits inside the workspace run, commands ask; full-auto: everything inside
+ * the box runs. In every policy a protected path asks, and without an OS sandbox every command asks.
+ */
+export function evaluatePolicy(input: PolicyInput): PolicyDecision {
+  const { policy, kind } = input;
+  if (kind === 'read') return { action: 'allow' };
+  if (policy === 'read-only') {
+    if (kind === 'subagent') return { action: 'allow' };
+    return { action: 'deny', reason: 'this session is read-only' };
+  }
+  if (input.protectedReason) return { action: 'ask', reason: input.protectedReason };
+  if (kind === 'command' && !input.sandboxAvailable) {
+    return {
+      action: 'ask',
+      reason: 'no OS sandbox is available on this machine, so every command needs approval',
+    };
+  }
+  if (kind === 'subagent') return { action: 'allow' };
+  if (policy === 'full-auto') return { action: 'allow' };
+  if (policy === 'auto-edit' && kind === 'edit') return { action: 'allow' };
+  return {
+    action: 'ask',
+    reason: kind === 'edit' ? 'edits need approval in this policy' : 'commands need approval in this policy',
+  };
+}

@@ -1,0 +1,45 @@
+import type { EventOf, SessionEvent } from '../log/events.js';
+
+/** An approval request with no decision yet. */
+export type PendingApproval = EventOf<'approval_request'>;
+
+/** Requests that no approval_granted or approval_denied has answered, oldest first. Pure. */
+export function pendingApprovals(events: readonly SessionEvent[]): PendingApproval[] {
+  const pending = new Map<number, PendingApproval>();
+  for (const event of events) {
+    if (event.kind === 'approval_request') pending.set(event.seq, event);
+    else if (event.kind === 'approval_granted' || event.kind === 'approval_denied')
+      pending.delete(event.requestSeq);
+  }
+  return [...pending.values()];
+}
+
+/**
+ * Checks that a decision may be recorded: the request exists and is still pending. Returns the request, or
+ * an error message a person can act on. Only this path moves the state machine; nothing a model writes can.
+ */
+export function checkDecision(
+  events: readonly SessionEvent[],
+  requestSeq: number | undefined,
+): { ok: true; request: PendingApproval } | { ok: false; error: string } {
+  const pending = pendingApprovals(events);
+  if (requestSeq === undefined) {
+    if (pending.length === 0) return { ok: false, error: 'there is no pending approval in this session' };
+    if (pending.length > 1) {
+      return {
+        ok: false,
+        error: `there are ${pending.length} pending approvals: name one with --request ${pending.map((p) => p.seq).join('|')}`,
+      };
+    }
+    return { ok: true, request: pending[0] as PendingApproval };
+  }
+  const request = pending.find((p) => p.seq === requestSeq);
+  if (request) return { ok: true, request };
+  const exists = events.some((e) => e.kind === 'approval_request' && e.seq === requestSeq);
+  return {
+    ok: false,
+    error: exists
+      ? `approval request ${requestSeq} was already decided`
+      : `event ${requestSeq} is not an approval request`,
+  };
+}
