@@ -133,7 +133,7 @@ function projectTail(tail: readonly SessionEvent[], through: number): Block[] {
   const blocks: Block[] = [];
   const usedCallIds = new Set<string>();
   // Call id -> the slots of the latest event that made a call with that id: results only look backwards.
-  const openById = new Map<string, CallSlot[]>();
+  const openById = new Map<string, { seq: number; slots: CallSlot[] }>();
 
   const addAssistant = (seq: number, content: string, toolCalls: readonly ToolCall[]): void => {
     if (toolCalls.length === 0) {
@@ -142,25 +142,23 @@ function projectTail(tail: readonly SessionEvent[], through: number): Block[] {
     }
     const calls: CallSlot[] = [];
     const payloadCalls: ToolCall[] = [];
-    const byId = new Map<string, CallSlot[]>();
     for (const call of toolCalls) {
       const payloadId = uniqueCallId(call.id, seq, usedCallIds);
       usedCallIds.add(payloadId);
       const slot: CallSlot = { payloadId };
       calls.push(slot);
       payloadCalls.push({ id: payloadId, name: call.name, arguments: call.arguments });
-      const same = byId.get(call.id);
-      if (same === undefined) byId.set(call.id, [slot]);
-      else same.push(slot);
+      const same = openById.get(call.id);
+      if (same !== undefined && same.seq === seq) same.slots.push(slot);
+      else openById.set(call.id, { seq, slots: [slot] });
     }
-    for (const [id, slots] of byId) openById.set(id, slots);
     blocks.push({ message: { role: 'assistant', content, toolCalls: payloadCalls }, calls });
   };
 
   const answer = (toolCallId: string | undefined, content: string): void => {
     if (toolCallId === undefined) return;
     // No slot: the call is not in the payload (before the compaction, or never made): an orphan, dropped.
-    const slot = openById.get(toolCallId)?.find((candidate) => candidate.answer === undefined);
+    const slot = openById.get(toolCallId)?.slots.find((candidate) => candidate.answer === undefined);
     // Every slot answered: a duplicate result; the first one is kept.
     if (slot !== undefined) slot.answer = content;
   };
