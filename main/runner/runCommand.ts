@@ -1,0 +1,395 @@
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
+import { spawn, type IPty } from 'node-pty';
+import { z } from 'zod';
+import { NetworkPolicy, wrapCommand, type SandboxInfo, type SandboxKind } from '../sandbox/box.js';
+import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js';
+import { buildChildEnv, createRedactor } from './boundary.js';
+import { cgroupLauncher, createRunCgroup, type RunCgroup } from './cgroup.js';
+import { createExcerptCollector } from './excerpt.js';
+import { killRunTree, RUN_MARKER_VARIABLE } from './processTree.js';
+
+/** Default wall-clock limit of one command. */
+export const DEFAULT_TIMEOUT_MS = 120_000;
+/** No command may ask for more than this; larger values are clamped. */
+export const MAX_TIMEOUT_MS = 30 * 60_000;
+/** Default memory cap of one command (cgroup memory limit, else RLIMIT_AS). */
+export const DEFAULT_MEMORY_MB = 4096;
+/** Default cap on processes (and threads) of one command, when a pids cgroup can be created. */
+export const DEFAULT_PIDS_MAX = 2048;
+/** Default excerpt size: this many bytes of head and of tail. */
+export const DEFAULT_EXCERPT_BYTES = 8 * 1024;
+
+/** The data half of runCommand's options, checked at the boundary. */
+export const RunCommandInput = z.object({
+  command: z.string().min(1, 'the command is empty'),
+  workspace: z.string().min(1),
+  /** Working directory, inside the workspace or a writable path; defaults to the workspace. */
+  cwd: z.string().min(1).optional(),
+  /** Extra environment for the command, layered on the allowlisted child environment. */
+  env: z.record(z.string(), z.string()).optional(),
+  timeoutMs: z.number().int().positive().optional(),
+  memoryMb: z.number().int().min(16).optional(),
+  pidsMax: z.number().int().min(8).optional(),
+  /** Where the whole (redacted) output is written. */
+  artifactPath: z.string().min(1),
+  /** The handle named in the excerpt's omission line; defaults to the artifact path. */
+  artifactHandle: z.string().min(1).optional(),
+  idempotencyKey: z.string().min(1).optional(),
+  network: NetworkPolicy.optional(),
+  writable: z.array(z.string()).optional(),
+  readOnly: z.array(z.string()).optional(),
+  hidden: z.array(z.string()).optional(),
+  home: z.string().optional(),
+  hostHome: z.string().optional(),
+  cols: z.number().int().min(20).max(1000).optional(),
+  rows: z.number().int().min(5).max(1000).optional(),
+  excerptHeadBytes: z.number().int().positive().optional(),
+  excerptTailBytes: z.number().int().positive().optional(),
+  /** Must be true to run without an OS sandbox: the user approved this very command. */
+  unconfinedApproved: z.boolean().optional(),
+});
+
+/** Options of one command run. */
+export type RunCommandOptions = z.input<typeof RunCommandInput> & {
+  /** From `detectSandbox()`. With `kind: 'none'` the run is refused unless `unconfinedApproved`. */
+  sandbox: SandboxInfo;
+  /** Live, redacted output (with colours) for the terminal view; never split inside a UTF-8 character. */
+  onData?: (text: string) => void;
+  /** Aborting kills the whole process tree; the promise still resolves with what was captured. */
+  signal?: AbortSignal;
+};
+
+/** What happened to one command. Every field is filled whether it exited, timed out or was killed. */
+export interface RunCommandResult {
+  /** Exit code, or null when the command was killed by a signal. */
+  exitCode: number | null;
+  /** Signal name (e.g. `SIGKILL`) when killed, else null. */
+  signal: string | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** Best effort: the kernel OOM-killed it (cgroup), or it failed with an out-of-memory message under RLIMIT_AS. */
+  killedForMemory: boolean;
+  durationMs: number;
+  /** Path of the artifact holding the whole redacted output. */
+  artifact: string;
+  /** Bounded, ANSI-free view for the model (head + tail + omission line). */
+  excerpt: string;
+  /** Bytes of (redacted) output, i.e. the artifact's size. */
+  bytes: number;
+  /** True when the excerpt leaves something out. */
+  truncated: boolean;
+  sandbox: SandboxKind;
+  /** How limits were enforced for this run. */
+  limits: { memory: 'cgroup' | 'rlimit' | 'none'; pids: 'cgroup' | 'none'; timeoutMs: number };
+  /** Hosts the allowlist proxy refused during the run. */
+  networkRefused: string[];
+}
+
+/** Errors that mean the command was never started (bad options, no sandbox and no approval). */
+export class RunCommandError extends Error {
+  override readonly name = 'RunCommandError';
+}
+
+const running = new Map<string, () => Promise<void>>();
+let exitHookInstalled = false;
+
+/** Kills every command still running (session end, app quit); resolves once each tree is gone. */
+export async function killAllRunningCommands(): Promise<void> {
+  await Promise.all([...running.values()].map((kill) => kill()));
+}
+
+/**
+ * Runs `bash -c command` in a pty inside the OS sandbox, with no stdin (a command waiting for input
+ * runs into its timeout), a wall-clock timeout, a memory cap and a process cap. Output is redacted,
+ * streamed to `onData`, written whole to the artifact with backpressure, and bounded for the model.
+ * On timeout, abort or exit, the whole process tree dies, background and `setsid` escapees included.
+ * Resolves with the outcome; rejects only with RunCommandError when nothing was started.
+ */
+export async function runCommand(options: RunCommandOptions): Promise<RunCommandResult> {
+  const parsed = RunCommandInput.safeParse(options);
+  if (!parsed.success) {
+    throw new RunCommandError(
+      `Invalid command options: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
+    );
+  }
+  const input = parsed.data;
+  const sandbox = options.sandbox;
+  if (sandbox.kind === 'none' && input.unconfinedApproved !== true) {
+    throw new RunCommandError(
+      `No OS sandbox is available (${sandbox.reason}); this command needs the user's explicit approval to run unconfined.`,
+    );
+  }
+  const workspace = realPath(input.workspace, 'workspace');
+  const cwd = realPath(input.cwd ?? workspace, 'working directory');
+  const timeoutMs = Math.min(input.timeoutMs ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
+  const memoryMb = input.memoryMb ?? DEFAULT_MEMORY_MB;
+  const network = input.network ?? 'none';
+  const runId = randomUUID();
+  const started = performance.now();
+
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'keel-run-'));
+  let proxy: AllowlistProxy | null = null;
+  let cgroup: RunCgroup | null = null;
+  try {
+    if (network !== 'none' && sandbox.kind !== 'none') {
+      proxy = await startAllowlistProxy({
+        allow: network.allow,
+        hosts: network.hosts,
+        listen: sandbox.kind === 'bwrap' ? { socketPath: path.join(scratch, 'proxy.sock') } : { port: 0 },
+      });
+    }
+    const wrapped = wrapCommand({
+      sandbox,
+      command: input.command,
+      workspace,
+      cwd,
+      writable: input.writable,
+      readOnly: input.readOnly,
+      hidden: input.hidden,
+      home: input.home,
+      hostHome: input.hostHome,
+      tmpDir: sandbox.kind === 'bwrap' ? undefined : scratch,
+      network,
+      proxy: proxy?.endpoint,
+    });
+
+    cgroup = createRunCgroup(runId, { pidsMax: input.pidsMax ?? DEFAULT_PIDS_MAX, memoryMb });
+    let argv = wrapped.argv;
+    const memoryBy =
+      cgroup?.enforces.memory === true ? 'cgroup' : process.platform === 'linux' ? 'rlimit' : 'none';
+    if (memoryBy === 'rlimit') argv = ['prlimit', `--as=${memoryMb * 1024 * 1024}`, ...argv];
+    if (cgroup !== null) argv = [...cgroupLauncher(cgroup.procsFiles), ...argv];
+
+    const baseEnv = buildChildEnv({ base: process.env, extra: input.env });
+    const env: Record<string, string> = {
+      ...baseEnv,
+      TERM: 'xterm-256color',
+      PAGER: 'cat',
+      GIT_PAGER: 'cat',
+      GIT_TERMINAL_PROMPT: '0',
+      [RUN_MARKER_VARIABLE]: runId,
+      ...wrapped.env,
+    };
+    if (input.idempotencyKey !== undefined) env.KEEL_IDEMPOTENCY_KEY = input.idempotencyKey;
+
+    const redactor = createRedactor({
+      workspaceRoot: workspace,
+      env: { ...process.env, ...(input.env ?? {}) },
+    });
+    const outcome = await execute({
+      argv,
+      cwd,
+      env,
+      runId,
+      timeoutMs,
+      cols: input.cols ?? 120,
+      rows: input.rows ?? 30,
+      artifactPath: input.artifactPath,
+      stream: redactor.stream(),
+      excerptLimits: {
+        headBytes: input.excerptHeadBytes ?? DEFAULT_EXCERPT_BYTES,
+        tailBytes: input.excerptTailBytes ?? DEFAULT_EXCERPT_BYTES,
+      },
+      artifactHandle: input.artifactHandle ?? input.artifactPath,
+      onData: options.onData,
+      signal: options.signal,
+      cgroup,
+    });
+
+    const oom = cgroup?.oomKilled() === true;
+    const failedForMemory =
+      memoryBy === 'rlimit' && outcome.exitCode !== 0 && OUT_OF_MEMORY.test(outcome.lastOutput);
+    return {
+      exitCode: outcome.exitCode,
+      signal: outcome.signal,
+      timedOut: outcome.timedOut,
+      aborted: outcome.aborted,
+      killedForMemory: oom || failedForMemory,
+      durationMs: Math.round(performance.now() - started),
+      artifact: input.artifactPath,
+      excerpt: outcome.excerpt.text,
+      bytes: outcome.excerpt.bytes,
+      truncated: outcome.excerpt.truncated,
+      sandbox: sandbox.kind,
+      limits: { memory: memoryBy, pids: cgroup?.enforces.pids === true ? 'cgroup' : 'none', timeoutMs },
+      networkRefused: (proxy?.decisions ?? []).filter((d) => !d.allowed).map((d) => `${d.host}:${d.port}`),
+    };
+  } finally {
+    await proxy?.close();
+    await cgroup?.remove();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Messages programs print when an allocation fails under RLIMIT_AS (the limit does not kill, it refuses). */
+const OUT_OF_MEMORY =
+  /MemoryError|Cannot allocate memory|out of memory|std::bad_alloc|memory exhausted|heap out of memory|xmalloc: cannot allocate/i;
+
+interface ExecuteOptions {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  runId: string;
+  timeoutMs: number;
+  cols: number;
+  rows: number;
+  artifactPath: string;
+  artifactHandle: string;
+  stream: { push(chunk: string): string; flush(): string };
+  excerptLimits: { headBytes: number; tailBytes: number };
+  onData?: (text: string) => void;
+  signal?: AbortSignal;
+  cgroup: RunCgroup | null;
+}
+
+interface ExecuteOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  aborted: boolean;
+  excerpt: { text: string; truncated: boolean; bytes: number };
+  lastOutput: string;
+}
+
+async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
+  mkdirSync(path.dirname(options.artifactPath), { recursive: true });
+  const artifact = createWriteStream(options.artifactPath, {
+    flags: 'w',
+    mode: 0o600,
+    highWaterMark: 1024 * 1024,
+  });
+  const artifactOpened = new Promise<void>((resolve, reject) => {
+    artifact.once('open', () => resolve());
+    artifact.once('error', reject);
+  });
+  await artifactOpened;
+
+  const excerpt = createExcerptCollector(options.excerptLimits);
+  const decoder = new StringDecoder('utf8');
+  const failure: { artifact: Error | null } = { artifact: null };
+  artifact.on('error', (error) => {
+    failure.artifact = error;
+  });
+
+  const [file, ...args] = options.argv;
+  if (file === undefined) throw new RunCommandError('Nothing to run.');
+  let pty: IPty;
+  try {
+    pty = spawn(file, args, {
+      name: 'xterm-256color',
+      cols: options.cols,
+      rows: options.rows,
+      cwd: options.cwd,
+      env: options.env,
+      encoding: null,
+    });
+  } catch (error) {
+    artifact.destroy();
+    throw new RunCommandError(`Could not start the command: ${(error as Error).message}`);
+  }
+
+  let paused = false;
+  const emit = (text: string): void => {
+    if (text.length === 0) return;
+    excerpt.push(text);
+    options.onData?.(text);
+    if (!artifact.write(text) && !paused) {
+      // Backpressure: stop reading the pty (the command blocks on write) until the file catches up.
+      paused = true;
+      pty.pause();
+      artifact.once('drain', () => {
+        paused = false;
+        pty.resume();
+      });
+    }
+  };
+  pty.onData((data: string | Buffer) => {
+    const chunk = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    emit(options.stream.push(decoder.write(chunk)));
+  });
+
+  let timedOut = false;
+  let aborted = false;
+  const kill: { done: Promise<number> | null } = { done: null };
+  const killTree = (): Promise<void> => {
+    kill.done ??= killRunTree(pty.pid, options.runId, { extraPids: () => options.cgroup?.members() ?? [] });
+    return kill.done.then(() => undefined);
+  };
+  const exited = new Promise<{ exitCode: number; signal: number }>((resolve) => {
+    pty.onExit(({ exitCode, signal }) => resolve({ exitCode, signal: signal ?? 0 }));
+  });
+
+  running.set(options.runId, killTree);
+  installExitHook();
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void killTree();
+  }, options.timeoutMs);
+  const onAbort = (): void => {
+    aborted = true;
+    void killTree();
+  };
+  if (options.signal?.aborted === true) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  let exit: { exitCode: number; signal: number };
+  try {
+    exit = await exited;
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+    running.delete(options.runId);
+  }
+  // The command is done; anything it left running in the background (or that escaped with setsid)
+  // dies now, so a finished command never leaves processes behind.
+  await kill.done;
+  await killRunTree(pty.pid, options.runId, {
+    extraPids: () => options.cgroup?.members() ?? [],
+    rootExited: true,
+  });
+
+  emit(options.stream.push(decoder.end()));
+  emit(options.stream.flush());
+  if (paused) pty.resume();
+  await new Promise<void>((resolve) => artifact.end(() => resolve()));
+  if (failure.artifact !== null) {
+    throw new RunCommandError(`Could not write the output artifact: ${failure.artifact.message}`);
+  }
+
+  const killedByUs = timedOut || aborted;
+  const signalName = exit.signal > 0 ? signalNameOf(exit.signal) : killedByUs ? 'SIGKILL' : null;
+  return {
+    exitCode: signalName === null ? exit.exitCode : null,
+    signal: signalName,
+    timedOut,
+    aborted,
+    excerpt: excerpt.finish(options.artifactHandle),
+    lastOutput: excerpt.tail(),
+  };
+}
+
+function signalNameOf(signal: number): string {
+  const entry = Object.entries(os.constants.signals).find(([, value]) => value === signal);
+  return entry?.[0] ?? `signal ${signal}`;
+}
+
+function realPath(target: string, what: string): string {
+  try {
+    return realpathSync(target);
+  } catch {
+    throw new RunCommandError(`The ${what} ${target} does not exist.`);
+  }
+}
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // Last resort when Keel itself exits: bwrap's --die-with-parent covers boxed runs; this covers the rest.
+  process.once('exit', () => {
+    for (const kill of running.values()) void kill();
+  });
+}

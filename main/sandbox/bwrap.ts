@@ -1,0 +1,208 @@
+import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { NetworkPolicy, WrapOptions, WrappedCommand } from './boxCommon.js';
+import { BOX_PROXY_PORT, proxyEnvironment } from './boxCommon.js';
+
+/** Where the allowlist proxy's Unix socket appears inside the box (under the private /run). */
+export const BOX_PROXY_SOCKET = '/run/keel/proxy.sock';
+
+/**
+ * The confinement flags every bwrap box gets. As root, bwrap confines nothing without `--cap-drop ALL`
+ * (the command could remount / read-write); `--new-session` stops TIOCSTI keystroke injection into the
+ * terminal that launched it; `--unshare-pid` makes killing bwrap kill the whole tree, setsid escapees too.
+ */
+export const BWRAP_SECURITY_FLAGS: readonly string[] = [
+  '--die-with-parent',
+  '--new-session',
+  '--cap-drop',
+  'ALL',
+  '--unshare-pid',
+  '--unshare-net',
+  '--unshare-ipc',
+  '--unshare-uts',
+  '--unshare-cgroup-try',
+];
+
+/** Toolchains commonly installed under the home folder, re-exposed read-only while the rest of home is hidden. */
+const HOME_TOOLCHAINS = [
+  '.nvm',
+  '.pyenv',
+  '.rustup',
+  '.cargo/bin',
+  '.local/bin',
+  '.local/lib',
+  '.volta',
+  '.bun/bin',
+  '.deno/bin',
+  'go/bin',
+  '.sdkman/candidates',
+  '.asdf',
+];
+
+/** Host files that hold secrets readable by root even without capabilities (root owns them). */
+const HOST_SECRET_FILES = [
+  '/etc/shadow',
+  '/etc/gshadow',
+  '/etc/shadow-',
+  '/etc/gshadow-',
+  '/etc/ssl/private',
+];
+
+/** The arguments of a trial box, with the same flags as a real one, used to check that bwrap works here. */
+export function bwrapProbeArgs(): string[] {
+  return [
+    ...BWRAP_SECURITY_FLAGS,
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
+  ];
+}
+
+type Mount = { kind: 'hide' | 'expose' | 'write' | 'pin'; path: string };
+const mountRank: Record<Mount['kind'], number> = { hide: 0, expose: 1, write: 2, pin: 3 };
+
+/**
+ * Builds the bwrap argv for one command: root read-only, private /dev, /proc, /tmp and /run, the
+ * workspace and writable paths bound read-write, the real home and host secret files hidden, no network
+ * (or only the allowlist proxy bridged in over a Unix socket).
+ */
+export function buildBwrapArgs(
+  options: WrapOptions & { cwd: string; network: NetworkPolicy },
+): WrappedCommand {
+  const bwrap = options.sandbox.executable ?? 'bwrap';
+  const hostHome = options.hostHome ?? os.homedir();
+  const env: Record<string, string> = { TMPDIR: '/tmp' };
+  const args = [
+    ...BWRAP_SECURITY_FLAGS,
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    // Private /tmp and /run: host Unix sockets (docker.sock, D-Bus, ssh-agent) live there and a
+    // read-only bind does not stop connect() on a socket.
+    '--tmpfs',
+    '/tmp',
+    '--tmpfs',
+    '/run',
+  ];
+
+  if (options.home === undefined) {
+    args.push('--dir', '/tmp/home');
+    env.HOME = '/tmp/home';
+  } else {
+    env.HOME = options.home;
+  }
+
+  const mounts: Mount[] = [];
+  const hide = (target: string): void => {
+    if (pathExists(target)) mounts.push({ kind: 'hide', path: target });
+  };
+  hide(hostHome);
+  for (const toolchain of HOME_TOOLCHAINS) {
+    const target = path.join(hostHome, toolchain);
+    if (pathExists(target)) mounts.push({ kind: 'expose', path: target });
+  }
+  if (pathExists(path.join(hostHome, '.rustup'))) env.RUSTUP_HOME = path.join(hostHome, '.rustup');
+  for (const file of [...HOST_SECRET_FILES, ...sshHostKeys()]) hide(file);
+  for (const target of options.hidden ?? []) hide(target);
+  for (const target of [options.workspace, ...(options.writable ?? [])]) {
+    mounts.push({ kind: 'write', path: target });
+  }
+  if (options.home !== undefined) mounts.push({ kind: 'write', path: options.home });
+  for (const target of options.readOnly ?? []) {
+    if (pathExists(target)) mounts.push({ kind: 'pin', path: target });
+  }
+
+  // Shallow first, so a deeper mount (the workspace inside the hidden home, `.git/hooks` inside the
+  // workspace) lands on top of its parent; on the same path, write beats hide and pin beats write.
+  mounts.sort((a, b) => depth(a.path) - depth(b.path) || mountRank[a.kind] - mountRank[b.kind]);
+  for (const mount of mounts) args.push(...mountArgs(mount));
+
+  let inner = ['bash', '-c', options.command];
+  if (options.network !== 'none') {
+    const proxy = options.proxy;
+    if (proxy === undefined || !('socketPath' in proxy)) {
+      throw new Error(
+        'The bwrap box reaches the allowlist proxy over a Unix socket; start the proxy on a socket path.',
+      );
+    }
+    args.push('--bind', proxy.socketPath, BOX_PROXY_SOCKET);
+    inner = ['bash', '-c', proxyBootstrap(options.sandbox.socat ?? 'socat'), 'keel-box', options.command];
+    Object.assign(env, proxyEnvironment(`http://127.0.0.1:${BOX_PROXY_PORT}`));
+  }
+
+  args.push('--chdir', options.cwd, '--', ...inner);
+  return { argv: [bwrap, ...args], env };
+}
+
+/**
+ * Starts socat inside the box so 127.0.0.1:3128 forwards to the proxy socket, waits until it listens
+ * (reading /proc/net/tcp rather than connecting, so the proxy sees no stray request), then runs the command.
+ */
+function proxyBootstrap(socat: string): string {
+  const portHex = BOX_PROXY_PORT.toString(16).toUpperCase().padStart(4, '0');
+  return [
+    `${quote(socat)} TCP-LISTEN:${BOX_PROXY_PORT},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:${BOX_PROXY_SOCKET} </dev/null >/dev/null 2>&1 &`,
+    `i=0; while ! grep -q ':${portHex} 00000000:0000 0A' /proc/net/tcp 2>/dev/null; do`,
+    '  i=$((i+1)); [ "$i" -gt 400 ] && break; sleep 0.005;',
+    'done',
+    'exec bash -c "$1"',
+  ].join('\n');
+}
+
+function mountArgs(mount: Mount): string[] {
+  switch (mount.kind) {
+    case 'hide':
+      return isDirectory(mount.path) ? ['--tmpfs', mount.path] : ['--ro-bind', '/dev/null', mount.path];
+    case 'expose':
+    case 'pin':
+      return ['--ro-bind', mount.path, mount.path];
+    case 'write':
+      return ['--bind', mount.path, mount.path];
+  }
+}
+
+function sshHostKeys(): string[] {
+  try {
+    return readdirSync('/etc/ssh')
+      .filter((name) => /^ssh_host_.*_key$/.test(name))
+      .map((name) => path.join('/etc/ssh', name));
+  } catch {
+    return [];
+  }
+}
+
+function depth(target: string): number {
+  return path.resolve(target).split(path.sep).filter(Boolean).length;
+}
+
+function pathExists(target: string): boolean {
+  try {
+    lstatSync(target);
+    return existsSync(target);
+  } catch {
+    return false;
+  }
+}
+
+function isDirectory(target: string): boolean {
+  try {
+    return statSync(target).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function quote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
