@@ -93,7 +93,8 @@ export const ToolCallStarted = z.object({
   toolCallId: z.string().min(1),
   tool: z.string().min(1),
   idempotencyKey: z.string().min(1),
-  preImageHash: z.string().optional(),
+  /** For file changes: sha256 of the file before (null: it did not exist) and after, so resume applies it at most once. */
+  preImageHash: z.string().nullable().optional(),
   postImageHash: z.string().optional(),
 });
 
@@ -108,7 +109,7 @@ export const ToolResult = z.object({
   signal: z.string().nullable().optional(),
   artifact: z.string().optional(),
   idempotencyKey: z.string().optional(),
-  preImageHash: z.string().optional(),
+  preImageHash: z.string().nullable().optional(),
   postImageHash: z.string().optional(),
   diff: z.string().optional(),
   durationMs: z.number().nonnegative().optional(),

@@ -1,0 +1,17 @@
+/** The named points where `KEEL_CRASH_AT` makes the process kill itself, for crash-resume tests. */
+export const CRASH_POINTS = [
+  'after_stream_before_append',
+  'after_tool_started',
+  'after_tool_executed_before_result',
+  'after_approval_before_execute',
+  'during_append',
+] as const;
+export type CrashPoint = (typeof CRASH_POINTS)[number];
+
+/**
+ * Fault injection: when `KEEL_CRASH_AT` names this point, the process dies here with SIGKILL, as a power cut
+ * or an OOM kill would end it (no exit handlers, no flush). A no-op otherwise.
+ */
+export function crashPoint(point: CrashPoint, env: NodeJS.ProcessEnv = process.env): void {
+  if (env['KEEL_CRASH_AT'] === point) process.kill(process.pid, 'SIGKILL');
+}

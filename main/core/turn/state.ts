@@ -1,0 +1,174 @@
+import type { ActiveGrant } from '../approvals/grants.js';
+import type { EventOf, ModelPin, Policy, SessionEvent, ToolCall, ToolMode, Usage } from '../log/events.js';
+
+/** What the log says about one tool call the model made. */
+export type CallRecord = {
+  call: ToolCall;
+  /** Seq of the assistant_message that made the call, and the call's position in it. */
+  assistantSeq: number;
+  index: number;
+  started?: EventOf<'tool_call_started'>;
+  resultSeq?: number;
+  /** The newest approval request for this call and its decision, if any. */
+  request?: EventOf<'approval_request'>;
+  decision?: EventOf<'approval_granted'> | EventOf<'approval_denied'>;
+};
+
+/**
+ * The turn engine's view of a session, folded from its events in one pass and kept current by applying
+ * each appended event: the pinned model, the policy, grants, and the state of every tool call of the newest
+ * assistant message. Pure data; `applyEvent` has no side effects.
+ */
+export type SessionState = {
+  sessionId: string;
+  projectFolder: string;
+  toolMode: ToolMode;
+  policy: Policy;
+  pin: ModelPin;
+  systemPrompt?: string;
+  lastSeq: number;
+  /** Number of user messages: turn N is the Nth. */
+  turns: number;
+  /** Calls of the newest assistant message, in order. */
+  openCalls: CallRecord[];
+  /** Every approval request by seq (for grant lookup and decisions). */
+  requests: Map<number, EventOf<'approval_request'>>;
+  grants: Map<number, ActiveGrant>;
+  /** The newest event that decides whether the model should be asked next. */
+  lastConversational?: SessionEvent;
+  /** Usage of the newest assistant message (the compaction trigger measures from it). */
+  lastUsage?: Usage;
+  lastUsageSeq?: number;
+  totals: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
+};
+
+/** Folds a whole log (its first event must be session_created). */
+export function foldSession(events: readonly SessionEvent[]): SessionState {
+  const first = events[0];
+  if (!first || first.kind !== 'session_created')
+    throw new Error('a session log starts with session_created');
+  const state: SessionState = {
+    sessionId: first.sessionId,
+    projectFolder: first.projectFolder,
+    toolMode: first.toolMode,
+    policy: first.policy,
+    pin: {
+      provider: first.provider,
+      model: first.model,
+      baseUrl: first.baseUrl,
+      contextWindow: first.contextWindow,
+    },
+    systemPrompt: first.systemPrompt,
+    lastSeq: first.seq,
+    turns: 0,
+    openCalls: [],
+    requests: new Map(),
+    grants: new Map(),
+    totals: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+  };
+  for (let i = 1; i < events.length; i++) applyEvent(state, events[i] as SessionEvent);
+  return state;
+}
+
+function callFor(state: SessionState, toolCallId: string): CallRecord | undefined {
+  return state.openCalls.find((record) => record.call.id === toolCallId);
+}
+
+/** Applies one appended event to the state, in place. */
+export function applyEvent(state: SessionState, event: SessionEvent): void {
+  state.lastSeq = event.seq;
+  switch (event.kind) {
+    case 'user_message':
+      state.turns++;
+      state.lastConversational = event;
+      break;
+    case 'assistant_message':
+      state.openCalls = event.toolCalls.map((call, index) => ({ call, assistantSeq: event.seq, index }));
+      state.lastConversational = event;
+      if (event.usage) {
+        state.lastUsage = event.usage;
+        state.lastUsageSeq = event.seq;
+        state.totals.inputTokens += event.usage.inputTokens;
+        state.totals.outputTokens += event.usage.outputTokens;
+        state.totals.cacheReadTokens += event.usage.cacheReadTokens ?? 0;
+        state.totals.cacheWriteTokens += event.usage.cacheWriteTokens ?? 0;
+      }
+      break;
+    case 'tool_call_started': {
+      const record = callFor(state, event.toolCallId);
+      if (record) record.started = event;
+      break;
+    }
+    case 'tool_result':
+    case 'subagent_result': {
+      const record = event.toolCallId ? callFor(state, event.toolCallId) : undefined;
+      if (record && record.resultSeq === undefined) record.resultSeq = event.seq;
+      state.lastConversational = event;
+      break;
+    }
+    case 'approval_request': {
+      state.requests.set(event.seq, event);
+      const record = callFor(state, event.toolCallId);
+      if (record) {
+        record.request = event;
+        delete record.decision;
+      }
+      break;
+    }
+    case 'approval_granted':
+    case 'approval_denied': {
+      const request = state.requests.get(event.requestSeq);
+      const record = request ? callFor(state, request.toolCallId) : undefined;
+      if (record && record.request?.seq === event.requestSeq) record.decision = event;
+      if (event.kind === 'approval_granted' && request && event.scope !== 'once') {
+        state.grants.set(event.seq, {
+          seq: event.seq,
+          requestSeq: event.requestSeq,
+          tool: request.tool,
+          scope: event.scope,
+        });
+      }
+      break;
+    }
+    case 'approval_revoked':
+      state.grants.delete(event.grantSeq);
+      break;
+    case 'interrupted':
+      state.openCalls = [];
+      state.lastConversational = event;
+      break;
+    case 'error':
+      state.lastConversational = event;
+      break;
+    case 'model_changed':
+      state.pin = {
+        provider: event.provider,
+        model: event.model,
+        baseUrl: event.baseUrl,
+        contextWindow: event.contextWindow,
+      };
+      break;
+    case 'policy_changed':
+      state.policy = event.policy;
+      break;
+    default:
+      break;
+  }
+}
+
+/** Calls of the newest assistant message that have no result yet, in order. */
+export function unansweredCalls(state: SessionState): CallRecord[] {
+  return state.openCalls.filter((record) => record.resultSeq === undefined);
+}
+
+/**
+ * Whether the model should be asked next: after a user message, tool results, an interruption or an
+ * error (resume continues the turn); not after a final answer, and not while calls are unanswered.
+ */
+export function needsModel(state: SessionState): boolean {
+  if (unansweredCalls(state).length > 0) return false;
+  const last = state.lastConversational;
+  if (!last) return false;
+  if (last.kind === 'assistant_message') return last.toolCalls.length > 0;
+  return true;
+}
