@@ -1,0 +1,149 @@
+import type { z } from 'zod';
+import type { ToolCall } from '../core/log/events.js';
+import { errorOutcome } from './outcome.js';
+import type { ToolRegistry } from './registry.js';
+import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
+
+/** A call whose tool exists in the registry's mode and whose arguments passed the tool's schema. */
+export interface ParsedToolCall {
+  tool: ToolModule;
+  args: Record<string, unknown>;
+}
+
+/** Finds the tool and validates the arguments; on failure returns the tool error the model should see. */
+export function parseToolCall(
+  registry: ToolRegistry,
+  call: ToolCall,
+): { ok: true; call: ParsedToolCall } | { ok: false; outcome: ToolOutcome } {
+  const tool = registry.get(call.name);
+  if (!tool) {
+    return {
+      ok: false,
+      outcome: errorOutcome(
+        `unknown tool "${call.name}" in ${registry.mode} mode; available tools: ${registry.names().join(', ')}`,
+      ),
+    };
+  }
+  let raw: unknown;
+  // Some providers send an empty string for a call without arguments.
+  const text = call.arguments.trim() === '' ? '{}' : call.arguments;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    return {
+      ok: false,
+      outcome: errorOutcome(`invalid arguments: not valid JSON (${(err as Error).message})`),
+    };
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    return { ok: false, outcome: errorOutcome('invalid arguments: expected a JSON object') };
+  }
+  const parsed = tool.parameters.safeParse(raw);
+  if (!parsed.success) {
+    return {
+      ok: false,
+      outcome: errorOutcome(`invalid arguments: ${formatIssues(parsed.error.issues, raw)}`),
+    };
+  }
+  return { ok: true, call: { tool, args: parsed.data as Record<string, unknown> } };
+}
+
+/**
+ * Runs one model tool call to an outcome. Never throws: bad JSON, an unknown tool (or one outside
+ * the mode), wrong arguments and failures inside the tool all become a tool error for the model.
+ * Content and diff pass through the context's redactor.
+ */
+export async function executeToolCall(
+  registry: ToolRegistry,
+  call: ToolCall,
+  ctx: ToolContext,
+): Promise<ToolOutcome> {
+  const parsed = parseToolCall(registry, call);
+  if (!parsed.ok) return redactOutcome(parsed.outcome, ctx);
+  return runParsed(parsed.call, ctx);
+}
+
+/** Executes an already-validated call; never throws (see executeToolCall). */
+export async function runParsed(call: ParsedToolCall, ctx: ToolContext): Promise<ToolOutcome> {
+  if (ctx.signal?.aborted) return errorOutcome(`${call.tool.name} was cancelled before it started`);
+  let outcome: ToolOutcome;
+  try {
+    outcome = await call.tool.execute(call.args, ctx);
+  } catch (err) {
+    outcome = errorOutcome(describeError(err));
+  }
+  return redactOutcome(outcome, ctx);
+}
+
+/** Applies the redactor to every string of an outcome that leaves the tool layer. */
+export function redactOutcome(outcome: ToolOutcome, ctx: ToolContext): ToolOutcome {
+  const redacted: ToolOutcome = { ...outcome, content: ctx.redactor.redact(outcome.content) };
+  if (outcome.diff !== undefined) redacted.diff = ctx.redactor.redact(outcome.diff);
+  if (outcome.approvalRequired !== undefined)
+    redacted.approvalRequired = ctx.redactor.redact(outcome.approvalRequired);
+  return redacted;
+}
+
+/** Formats zod issues as `path: expected string` clauses, one per problem, for the model to fix. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[], input: unknown): string {
+  return issues
+    .map((issue) => {
+      const where = issue.path.length > 0 ? issue.path.map(String).join('.') : 'arguments';
+      switch (issue.code) {
+        case 'invalid_type': {
+          const expected = issue.expected === 'int' ? 'integer' : issue.expected;
+          const value = valueAt(input, issue.path);
+          return value === undefined
+            ? `${where}: required (expected ${expected})`
+            : `${where}: expected ${expected}, got ${describeType(value)}`;
+        }
+        case 'unrecognized_keys':
+          return `unknown argument${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+        default:
+          return `${where}: ${issue.message}`;
+      }
+    })
+    .join('; ');
+}
+
+function valueAt(input: unknown, at: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const key of at) {
+    if (typeof value !== 'object' || value === null || !Object.hasOwn(value, key)) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number' && !Number.isInteger(value)) return String(value);
+  return typeof value;
+}
+
+const errnoMessages: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EISDIR: 'is a directory',
+  ENOTDIR: 'a parent of the path is not a directory',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ELOOP: 'too many levels of symbolic links, or a symbolic link where none is allowed',
+  EEXIST: 'already exists',
+  ENOSPC: 'no space left on the device',
+  EROFS: 'read-only file system',
+  EMFILE: 'too many open files, try again',
+  ENAMETOOLONG: 'file name too long',
+};
+
+/** One line a model can act on, from any thrown value; never a stack trace or a host path. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== undefined && code in errnoMessages) {
+      return errnoMessages[code] ?? err.message;
+    }
+    return err.message.split('\n')[0] ?? 'tool failed';
+  }
+  return String(err);
+}

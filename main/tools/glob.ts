@@ -1,0 +1,75 @@
+import path from 'node:path';
+import { glob as runGlob } from 'tinyglobby';
+import { z } from 'zod';
+import { ignoredDirNames, toolLimits } from './limits.js';
+import { errorOutcome } from './outcome.js';
+import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
+
+const parameters = z.strictObject({
+  pattern: z
+    .string()
+    .min(1)
+    .describe('Glob relative to the workspace root, e.g. "src/**/*.ts" or "**/package.json".'),
+});
+
+/** glob arguments after validation. */
+export type GlobArgs = z.infer<typeof parameters>;
+
+/**
+ * Finds workspace files by glob. Patterns that are absolute or climb with `..` are refused, links
+ * are not traversed, every result is re-checked to lie inside the workspace, results are sorted
+ * and bounded; .git and node_modules are skipped unless the pattern names them.
+ */
+export const globTool: ToolModule<typeof parameters> = {
+  name: 'glob',
+  description:
+    'Find files in the workspace whose path matches a glob pattern (e.g. "src/**/*.ts"). ' +
+    'Returns workspace-relative paths, sorted. Skips .git and node_modules unless the pattern names them.',
+  parameters,
+  mode: 'read-only',
+  kind: 'read',
+  execute: globFiles,
+};
+
+/** Returns why a glob pattern may not be used, or null when it stays inside the workspace. */
+export function checkGlobPattern(pattern: string): string | null {
+  if (pattern.includes('\0')) return 'pattern: contains a NUL byte';
+  if (pattern.startsWith('/') || pattern.startsWith('\\') || /^[A-Za-z]:/.test(pattern)) {
+    return 'pattern: must be relative to the workspace root, not absolute';
+  }
+  if (pattern.startsWith('~')) return 'pattern: must be relative to the workspace root ("~" is not expanded)';
+  // `..` as a whole segment, also inside braces or extglobs, e.g. "{..,src}/x" or "@(..)/x".
+  if (/(^|[/\\{},(|@!?*+])\.\.($|[/\\{},)|])/.test(pattern)) {
+    return 'pattern: may not contain ".." segments; every match must stay inside the workspace';
+  }
+  return null;
+}
+
+async function globFiles(args: GlobArgs, ctx: ToolContext): Promise<ToolOutcome> {
+  const refusal = checkGlobPattern(args.pattern);
+  if (refusal) return errorOutcome(refusal);
+  const ignore = ignoredDirNames
+    .filter((name) => !args.pattern.includes(name))
+    .flatMap((name) => [`**/${name}/**`, `**/${name}`]);
+  const found = await runGlob(args.pattern, {
+    cwd: ctx.workspace,
+    dot: true,
+    followSymbolicLinks: false,
+    onlyFiles: true,
+    ignore,
+    signal: ctx.signal,
+  });
+  // Defence in depth: whatever tinyglobby's expansion did, report nothing outside the root.
+  const inside = found.filter((rel) => {
+    const abs = path.resolve(ctx.workspace, rel);
+    return abs.startsWith(ctx.workspace + path.sep);
+  });
+  inside.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  if (inside.length === 0) return { content: `No files match "${args.pattern}".`, isError: false };
+  const shown = inside.slice(0, toolLimits.globMaxResults);
+  const footer =
+    inside.length > shown.length
+      ? `\n[showing ${shown.length} of ${inside.length} matches; use a narrower pattern]`
+      : '';
+  return { content: shown.join('\n') + footer, isError: false };
+}

@@ -1,0 +1,43 @@
+/**
+ * The bounds every tool result obeys, so one call can never flood the model's window or the
+ * harness's memory. Units are in the names. Tools take overrides only from tests.
+ */
+export const toolLimits = {
+  /** read_file: lines returned when the model gives no limit. */
+  readDefaultLines: 2000,
+  /** read_file: the most lines one call may ask for. */
+  readMaxLines: 10_000,
+  /** read_file: characters of numbered output per call, after which it stops with a note. */
+  readMaxOutputChars: 100_000,
+  /** read_file: longest single line shown; longer lines are cut with a marker. */
+  readMaxLineChars: 2000,
+  /** read_file / edit_file: bytes read from one file; bigger files are refused for editing. */
+  fileMaxBytes: 16 * 1024 * 1024,
+  /** list_dir: deepest level shown (1 = direct children). */
+  listMaxDepth: 5,
+  /** list_dir: entries shown before stopping. */
+  listMaxEntries: 1000,
+  /** glob: paths returned before stopping. */
+  globMaxResults: 1000,
+  /** grep: matching lines returned before stopping. */
+  grepMaxMatches: 500,
+  /** grep: characters of one matching line shown. */
+  grepMaxLineChars: 500,
+  /** grep: files larger than this are skipped. */
+  grepMaxFileBytes: 8 * 1024 * 1024,
+  /** grep: wall-clock bound on one search. */
+  grepTimeoutMs: 30_000,
+  /** write_file: largest content the model may write in one call. */
+  writeMaxBytes: 8 * 1024 * 1024,
+  /** Diff kept in an outcome (for approvals and the UI); longer diffs are cut with a marker. */
+  diffMaxChars: 256 * 1024,
+  /** run_command: default wall-clock timeout. */
+  commandDefaultTimeoutMs: 120_000,
+  /** run_command: the most a model may ask for. */
+  commandMaxTimeoutMs: 600_000,
+  /** run_command: memory cap per command. */
+  commandMemoryMb: 2048,
+} as const;
+
+/** Directories no listing, glob or grep descends into unless asked by path. */
+export const ignoredDirNames: readonly string[] = ['.git', 'node_modules'];

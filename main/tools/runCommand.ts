@@ -1,0 +1,107 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { runCommand, type RunCommandResult } from '../runner/runCommand.js';
+import { DEFAULT_PROTECTED_NAMES } from '../sandbox/protectedPaths.js';
+import { toolLimits } from './limits.js';
+import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
+
+const parameters = z.strictObject({
+  command: z
+    .string()
+    .min(1)
+    .describe('Shell command to run in the workspace root (bash -c). No interactive input.'),
+  timeout_ms: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      `Wall-clock limit in milliseconds. Default ${toolLimits.commandDefaultTimeoutMs}, at most ${toolLimits.commandMaxTimeoutMs}.`,
+    ),
+});
+
+/** run_command arguments after validation. */
+export type RunCommandArgs = z.infer<typeof parameters>;
+
+/** A file-name-safe artifact handle derived from the call's idempotency key. */
+export function artifactNameFor(idempotencyKey: string): string {
+  return `${idempotencyKey.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 120)}.log`;
+}
+
+/**
+ * Existing protected paths a command may not write even though the workspace is writable: git
+ * hooks and config (git itself keeps working), and the folders whose files run code outside the box.
+ */
+export function readOnlyPathsFor(workspace: string): string[] {
+  const candidates = DEFAULT_PROTECTED_NAMES.flatMap(({ name }) =>
+    name === '.git' ? ['.git/hooks', '.git/config'] : [name],
+  );
+  return candidates.map((rel) => path.join(workspace, rel)).filter((abs) => existsSync(abs));
+}
+
+/**
+ * Runs a shell command in the workspace through the runner (pty, OS sandbox, timeout capped at
+ * toolLimits.commandMaxTimeoutMs, memory cap); the model gets a bounded excerpt, the exit status
+ * and the handle of the artifact holding the whole output. Without an OS sandbox it runs only
+ * when the call is approved.
+ */
+export const runCommandTool: ToolModule<typeof parameters> = {
+  name: 'run_command',
+  description:
+    'Run a shell command in the workspace root and get its exit status and output (long output is ' +
+    'shortened to its head and tail; the full output is kept as an artifact). Commands cannot read input.',
+  parameters,
+  mode: 'write',
+  kind: 'command',
+  execute: runCommandInBox,
+};
+
+async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<ToolOutcome> {
+  const requested = args.timeout_ms ?? toolLimits.commandDefaultTimeoutMs;
+  const timeoutMs = Math.min(requested, toolLimits.commandMaxTimeoutMs);
+  const artifact = artifactNameFor(ctx.idempotencyKey);
+  const result = await runCommand({
+    command: args.command,
+    workspace: ctx.workspace,
+    cwd: ctx.workspace,
+    timeoutMs,
+    memoryMb: toolLimits.commandMemoryMb,
+    sandbox: ctx.sandbox,
+    network: ctx.network ?? 'none',
+    readOnly: readOnlyPathsFor(ctx.workspace),
+    artifactPath: path.join(ctx.artifactsDir, artifact),
+    artifactHandle: artifact,
+    idempotencyKey: ctx.idempotencyKey,
+    unconfinedApproved: ctx.approved === true,
+    onData: ctx.onOutput,
+    signal: ctx.signal,
+  });
+  const notes = [describeStatus(result)];
+  if (requested > timeoutMs) notes.push(`[timeout_ms was capped at ${toolLimits.commandMaxTimeoutMs}]`);
+  if (result.networkRefused.length > 0) {
+    notes.push(`[network access refused by the sandbox: ${result.networkRefused.slice(0, 5).join(', ')}]`);
+  }
+  notes.push(`[full output: artifact ${artifact}, ${result.bytes} bytes]`);
+  const excerpt = result.excerpt.trim() === '' ? '(no output)' : result.excerpt.replace(/\n+$/, '');
+  return {
+    content: `${excerpt}\n${notes.join('\n')}`,
+    isError: result.exitCode !== 0,
+    artifact,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    durationMs: result.durationMs,
+  };
+}
+
+function describeStatus(result: RunCommandResult): string {
+  const took = `${result.durationMs} ms`;
+  if (result.timedOut)
+    return `[timed out after ${result.limits.timeoutMs} ms; the command and its children were killed]`;
+  if (result.aborted) return `[stopped by the user after ${took}; the command and its children were killed]`;
+  if (result.killedForMemory)
+    return `[killed for exceeding the ${toolLimits.commandMemoryMb} MB memory cap after ${took}]`;
+  if (result.signal !== null) return `[killed by ${result.signal} after ${took}]`;
+  return `[exit code ${result.exitCode ?? 'unknown'}, ${took}]`;
+}

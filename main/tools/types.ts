@@ -1,0 +1,97 @@
+import type { z } from 'zod';
+import type { ToolMode } from '../core/log/events.js';
+import type { NetworkPolicy, SandboxInfo } from '../sandbox/box.js';
+
+export type { ToolMode };
+
+/** What a tool does to the world: the approval gate and resume treat each kind differently. */
+export type ToolKind = 'read' | 'edit' | 'command';
+
+/** Replaces secrets in text; the sandbox's redactor satisfies this. Must be safe to apply twice. */
+export interface TextRedactor {
+  redact(text: string): string;
+}
+
+/**
+ * Everything a tool may touch while it runs. `workspace` is the real (symlink-free) root that
+ * every path argument is confined to; nothing outside it is read or written by a tool.
+ */
+export interface ToolContext {
+  /** Real path of the workspace root (already passed through realpath). */
+  workspace: string;
+  /** The session's data directory. */
+  sessionDir: string;
+  /** Where whole command outputs are captured; handles given to the model are relative to it. */
+  artifactsDir: string;
+  /** Aborts a running tool (user stop, session end). */
+  signal?: AbortSignal;
+  /** The key recorded in tool_call_started (`ev<seq>-<tool>`); names artifacts, keeps re-runs apart. */
+  idempotencyKey: string;
+  /** Applied to every string a tool returns before it reaches the model, the log or the UI. */
+  redactor: TextRedactor;
+  /** The OS sandbox that run_command confines commands with (from detectSandbox()). */
+  sandbox: SandboxInfo;
+  /** Network policy of commands; default no network at all. */
+  network?: NetworkPolicy;
+  /** Live, redacted command output for the UI terminal. */
+  onOutput?: (chunk: string) => void;
+  /** Extra workspace-relative globs that need approval to write, on top of .git/.keel/.vscode. */
+  protectedGlobs: readonly string[];
+  /**
+   * Set by the approval gate when the user approved this exact call: a protected path may be
+   * written, and a command may run without an OS sandbox.
+   */
+  approved?: boolean;
+}
+
+/** A tool's result as the harness records it; `content` is exactly what the model sees. */
+export interface ToolOutcome {
+  content: string;
+  isError: boolean;
+  /** Artifact handle (relative to artifactsDir) holding the full output. */
+  artifact?: string;
+  /** sha256 (hex) of the file before the change; null when the file did not exist. */
+  preImageHash?: string | null;
+  /** sha256 (hex) of the file after the change. */
+  postImageHash?: string;
+  /** Unified diff of the change (redacted), for approvals and the UI. */
+  diff?: string;
+  /** Workspace-relative path a file tool acted on. */
+  path?: string;
+  exitCode?: number | null;
+  signal?: string | null;
+  timedOut?: boolean;
+  durationMs?: number;
+  /** Set when the call was not executed because it needs the user's approval; the reason to show. */
+  approvalRequired?: string;
+  /** Set by applyEditOnce when the file already had the post-image and nothing was written. */
+  alreadyApplied?: boolean;
+  /** Set by applyEditOnce when the file matched neither the recorded pre- nor post-image. */
+  conflict?: boolean;
+}
+
+/** One tool: its model-facing name and description, its zod argument schema, and how to run it. */
+export interface ToolModule<S extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  parameters: S;
+  /** The least permissive mode whose registry contains this tool. */
+  mode: ToolMode;
+  kind: ToolKind;
+  execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolOutcome>;
+}
+
+/** A tool as a provider is told about it: JSON Schema generated from the zod schema. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** A thrown error whose message is safe and useful to show the model as a tool error. */
+export class ToolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolError';
+  }
+}

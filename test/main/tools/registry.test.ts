@@ -1,0 +1,174 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { executeToolCall } from '../../../main/tools/execute.js';
+import { createToolRegistry } from '../../../main/tools/registry.js';
+import { errorOf, makeWorkspace, TEST_SECRET, type TempWorkspace } from './helpers.js';
+
+let t: TempWorkspace;
+beforeEach(() => {
+  t = makeWorkspace();
+  writeFileSync(path.join(t.workspace, 'a.txt'), 'one\ntwo\n');
+});
+afterEach(() => t.cleanup());
+
+const call = (name: string, args: unknown) => ({
+  id: 'c1',
+  name,
+  arguments: typeof args === 'string' ? args : JSON.stringify(args),
+});
+
+describe('registries by mode', () => {
+  it('read-only mode registers exactly the four read tools', () => {
+    expect(createToolRegistry('read-only').names()).toEqual(['read_file', 'list_dir', 'glob', 'grep']);
+  });
+
+  it('write mode adds write_file, edit_file and run_command', () => {
+    expect(createToolRegistry('write').names()).toEqual([
+      'read_file',
+      'list_dir',
+      'glob',
+      'grep',
+      'write_file',
+      'edit_file',
+      'run_command',
+    ]);
+  });
+
+  it('a read-only registry cannot produce a write tool, even asked by name', () => {
+    const registry = createToolRegistry('read-only');
+    for (const name of ['write_file', 'edit_file', 'run_command', '__proto__', 'constructor', 'toString']) {
+      expect(registry.get(name)).toBeUndefined();
+    }
+    expect(registry.definitions().map((d) => d.name)).not.toContain('write_file');
+  });
+
+  it('a write_file call in read-only mode is a tool error and writes nothing', async () => {
+    const outcome = await executeToolCall(
+      createToolRegistry('read-only'),
+      call('write_file', { path: 'new.txt', content: 'x' }),
+      t.ctx(),
+    );
+    expect(outcome.isError).toBe(true);
+    expect(errorOf(outcome.content)).toMatch(/unknown tool "write_file" in read-only mode/);
+    expect(existsSync(path.join(t.workspace, 'new.txt'))).toBe(false);
+  });
+
+  it('gives providers JSON Schema generated from the zod schemas', () => {
+    const defs = createToolRegistry('write').definitions();
+    const edit = defs.find((d) => d.name === 'edit_file');
+    expect(edit?.parameters).toMatchObject({
+      type: 'object',
+      required: ['path', 'old_string', 'new_string'],
+      additionalProperties: false,
+      properties: { replace_all: { type: 'boolean' }, path: { type: 'string' } },
+    });
+    const read = defs.find((d) => d.name === 'read_file');
+    expect(read?.parameters).toMatchObject({
+      required: ['path'],
+      properties: { offset: { type: 'integer' } },
+    });
+    for (const def of defs) {
+      expect(def.parameters).not.toHaveProperty('$schema');
+      expect(def.description.length).toBeGreaterThan(20);
+    }
+  });
+
+  it('hands out copies of the definitions, so a caller cannot change the registry', () => {
+    const registry = createToolRegistry('read-only');
+    const first = registry.definitions();
+    (first[0]?.parameters as { properties: Record<string, unknown> }).properties.evil = { type: 'string' };
+    expect(JSON.stringify(registry.definitions())).not.toContain('evil');
+  });
+});
+
+describe('executeToolCall turns bad calls into tool errors', () => {
+  const registry = createToolRegistry('write');
+
+  it.each([
+    ['wrong type', { path: 5 }, 'invalid arguments: path: expected string, got number'],
+    ['missing argument', {}, 'invalid arguments: path: required (expected string)'],
+    ['unknown argument', { path: 'a.txt', mode: 'x' }, 'invalid arguments: unknown argument "mode"'],
+    [
+      'non-integer offset',
+      { path: 'a.txt', offset: 1.5 },
+      'invalid arguments: offset: expected integer, got 1.5',
+    ],
+    ['null', null, 'invalid arguments: expected a JSON object'],
+    ['array', [1], 'invalid arguments: expected a JSON object'],
+  ])('%s', async (_name, args, expected) => {
+    const outcome = await executeToolCall(registry, call('read_file', args), t.ctx());
+    expect(outcome).toMatchObject({ isError: true });
+    expect(outcome.content).toBe(JSON.stringify({ error: expected }));
+  });
+
+  it('a zero offset names the argument and the bound', async () => {
+    const outcome = await executeToolCall(registry, call('read_file', { path: 'a.txt', offset: 0 }), t.ctx());
+    expect(errorOf(outcome.content)).toMatch(/^invalid arguments: offset: .*>=1/);
+  });
+
+  it('bad JSON', async () => {
+    const outcome = await executeToolCall(registry, call('read_file', '{"path": "a.txt"'), t.ctx());
+    expect(outcome.isError).toBe(true);
+    expect(errorOf(outcome.content)).toMatch(/^invalid arguments: not valid JSON/);
+  });
+
+  it('an empty argument string counts as no arguments', async () => {
+    const outcome = await executeToolCall(registry, call('list_dir', ''), t.ctx());
+    expect(errorOf(outcome.content)).toBe('invalid arguments: path: required (expected string)');
+  });
+
+  it('reports every problem at once', async () => {
+    const outcome = await executeToolCall(registry, call('edit_file', { path: 1, new_string: 2 }), t.ctx());
+    expect(errorOf(outcome.content)).toBe(
+      'invalid arguments: path: expected string, got number; old_string: required (expected string); new_string: expected string, got number',
+    );
+  });
+
+  it('an unknown tool lists the tools that exist', async () => {
+    const outcome = await executeToolCall(registry, call('delete_everything', {}), t.ctx());
+    expect(errorOf(outcome.content)).toMatch(
+      /unknown tool "delete_everything" in write mode; available tools: read_file, /,
+    );
+  });
+
+  it('a failure inside a tool becomes a tool error naming the argument, not a throw', async () => {
+    const outcome = await executeToolCall(registry, call('read_file', { path: '../outside/x' }), t.ctx());
+    expect(outcome.isError).toBe(true);
+    expect(errorOf(outcome.content)).toMatch(/Argument "path".*escapes the workspace/);
+    expect(outcome.content).not.toMatch(/\n\s+at /);
+  });
+
+  it('a call cancelled before it starts does not run', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const outcome = await executeToolCall(
+      registry,
+      call('write_file', { path: 'b.txt', content: 'x' }),
+      t.ctx({ signal: controller.signal }),
+    );
+    expect(errorOf(outcome.content)).toMatch(/cancelled/);
+    expect(existsSync(path.join(t.workspace, 'b.txt'))).toBe(false);
+  });
+
+  it('passes content, errors and diffs through the redactor', async () => {
+    writeFileSync(path.join(t.workspace, 'key.txt'), `KEY=${TEST_SECRET}\n`);
+    const read = await executeToolCall(registry, call('read_file', { path: 'key.txt' }), t.ctx());
+    expect(read.content).toContain('KEY=[REDACTED]');
+    expect(read.content).not.toContain(TEST_SECRET);
+    const written = await executeToolCall(
+      registry,
+      call('write_file', { path: 'key.txt', content: `KEY=${TEST_SECRET}2\n` }),
+      t.ctx(),
+    );
+    expect(written.diff).toContain('[REDACTED]');
+    expect(written.diff).not.toContain(TEST_SECRET);
+    const missing = await executeToolCall(
+      registry,
+      call('edit_file', { path: 'key.txt', old_string: TEST_SECRET + 'X', new_string: 'y' }),
+      t.ctx(),
+    );
+    expect(missing.isError).toBe(true);
+    expect(missing.content).not.toContain(TEST_SECRET);
+  });
+});
