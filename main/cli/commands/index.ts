@@ -1,0 +1,19 @@
+import type { Command } from 'commander';
+import type { CliContext } from '../context.js';
+import { registerExport } from './export.js';
+import { registerImport } from './import.js';
+import { registerPayload } from './payload.js';
+import { registerSessions } from './sessions.js';
+import { registerShow } from './show.js';
+
+/** Adds one subcommand to the program. A new command is a new file here plus one entry below. */
+export type RegisterCommand = (program: Command, context: CliContext) => void;
+
+/** Every `keel` subcommand, in the order `keel --help` lists them. */
+export const registerCommands: readonly RegisterCommand[] = [
+  registerSessions,
+  registerShow,
+  registerPayload,
+  registerExport,
+  registerImport,
+];

@@ -1,0 +1,13 @@
+/**
+ * Exit codes of `keel`, the same for every command (documented in main/cli/README.md). Later commands
+ * add their own above 2 (e.g. a turn stopped on a pending approval) and 130 after Ctrl-C.
+ */
+export const ExitCode = {
+  /** The command did what it was asked. */
+  ok: 0,
+  /** Something failed that the input did not cause: a locked session, a corrupt database, an I/O error. */
+  failure: 1,
+  /** The input was wrong: a bad flag or argument, an unknown session, a missing or invalid file. */
+  usage: 2,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

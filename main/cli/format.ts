@@ -1,0 +1,138 @@
+import type { SessionEvent, ToolCall } from '../core/log/events.js';
+import type { Payload } from '../core/projection/index.js';
+
+/** Text squeezed to one line of at most `max` characters (an ellipsis marks a cut). */
+export function clip(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`;
+}
+
+/** A path shortened from the left to at most `max` characters, so its most specific part stays visible. */
+export function clipLeft(text: string, max: number): string {
+  return text.length <= max ? text : `…${text.slice(text.length - max + 1)}`;
+}
+
+/** Rows laid out in columns (each as wide as its widest cell), separated by two spaces; no trailing spaces. */
+export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const all = [header, ...rows];
+  const widths = header.map((_, column) => Math.max(...all.map((row) => [...(row[column] ?? '')].length)));
+  return all
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** One line per event: seq (right-aligned), kind, and a short summary of what it says. */
+export function formatEventLines(events: readonly SessionEvent[]): string {
+  const seqWidth = String(events[events.length - 1]?.seq ?? 0).length;
+  return events
+    .map((event) =>
+      `${String(event.seq).padStart(seqWidth)}  ${event.kind.padEnd(18)} ${summarizeEvent(event)}`.trimEnd(),
+    )
+    .join('\n');
+}
+
+/** A short, single-line description of one event for `keel show`. */
+export function summarizeEvent(event: SessionEvent): string {
+  switch (event.kind) {
+    case 'session_created':
+      return [
+        event.title === undefined ? undefined : quote(event.title, 50),
+        `${event.provider}:${event.model}`,
+        `window ${event.contextWindow}`,
+        `${event.toolMode}, policy ${event.policy}`,
+        `project ${event.projectFolder}`,
+        event.parentId === undefined ? undefined : `child of ${event.parentId}`,
+      ]
+        .filter((part) => part !== undefined)
+        .join(', ');
+    case 'user_message':
+      return quote(event.content, 100);
+    case 'assistant_message':
+      return joinParts(
+        event.content === '' ? undefined : quote(event.content, 80),
+        formatCalls(event.toolCalls),
+      );
+    case 'interrupted':
+      return joinParts(
+        `partial ${quote(event.content, 70)}`,
+        formatCalls(event.toolCalls),
+        event.reason === undefined ? undefined : `(${event.reason})`,
+      );
+    case 'tool_call_started':
+      return `${event.tool} ${event.toolCallId}, key ${event.idempotencyKey}`;
+    case 'tool_result':
+      return joinParts(
+        `${event.tool ?? 'result'} ${event.toolCallId}${event.isError ? ' (error)' : ''}:`,
+        quote(event.content, 70),
+        event.exitCode === undefined || event.exitCode === null ? undefined : `exit ${event.exitCode}`,
+        event.artifact === undefined ? undefined : `artifact ${event.artifact}`,
+      );
+    case 'approval_request':
+      return joinParts(
+        event.reason === undefined
+          ? `${event.tool} ${event.toolCallId} ${clip(event.arguments, 60)}`
+          : `${event.tool} ${event.toolCallId}: ${clip(event.reason, 60)}`,
+        event.unknownOutcome ? '(outcome unknown after a restart)' : undefined,
+      );
+    case 'approval_granted':
+      return `request ${event.requestSeq}, scope ${event.scope}`;
+    case 'approval_denied':
+      return `request ${event.requestSeq}${event.reason === undefined ? '' : `: ${quote(event.reason, 60)}`}`;
+    case 'approval_revoked':
+      return `grant ${event.grantSeq}${event.reason === undefined ? '' : `: ${quote(event.reason, 60)}`}`;
+    case 'compaction':
+      return joinParts(
+        `replaces ${event.fromSeq ?? 1}..${event.through}`,
+        event.supersedes === undefined ? undefined : `(re-run of ${event.supersedes})`,
+        quote(event.summary, 70),
+      );
+    case 'file_staged':
+      return `${event.path} (${event.size} bytes${event.mediaType === undefined ? '' : `, ${event.mediaType}`})`;
+    case 'persistent_commit':
+      return `${event.dir}: ${event.files.length} file${event.files.length === 1 ? '' : 's'}`;
+    case 'subagent_started':
+      return `child ${event.childId}: ${quote(event.task, 70)}`;
+    case 'subagent_result':
+      return joinParts(
+        `child ${event.childId}:`,
+        quote(event.content, 70),
+        event.outOfBudget ? '(out of budget)' : undefined,
+      );
+    case 'model_changed':
+      return `${event.provider}:${event.model}, window ${event.contextWindow}`;
+    case 'policy_changed':
+      return `policy ${event.policy}`;
+    case 'error':
+      return joinParts(event.code === undefined ? undefined : `[${event.code}]`, clip(event.message, 100));
+  }
+}
+
+/** The payload as a person reads it: each message under a role header, tool calls and ids shown. */
+export function formatPayload(payload: Payload): string {
+  return payload.messages
+    .map((message) => {
+      const header =
+        message.role === 'tool' ? `--- tool (${message.toolCallId ?? '?'}) ---` : `--- ${message.role} ---`;
+      const calls = (message.toolCalls ?? []).map((call) => `→ ${call.name} ${call.id} ${call.arguments}`);
+      return [header, ...(message.content === '' ? [] : [message.content]), ...calls].join('\n');
+    })
+    .join('\n\n');
+}
+
+function formatCalls(calls: readonly ToolCall[]): string | undefined {
+  if (calls.length === 0) return undefined;
+  return `→ ${calls.map((call) => `${call.name}(${clip(call.arguments, 40)}) ${call.id}`).join(', ')}`;
+}
+
+function quote(text: string, max: number): string {
+  return JSON.stringify(clip(text, max));
+}
+
+function joinParts(...parts: (string | undefined)[]): string {
+  return parts.filter((part) => part !== undefined && part !== '').join(' ');
+}

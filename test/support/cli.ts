@@ -1,0 +1,184 @@
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/*
+ * Helpers for tests that run the built `keel` CLI as a real child process against real temp homes.
+ * The CLI is compiled with `tsc -p tsconfig.lib.json` into dist/ when a source it loads is newer than
+ * its output; a lock folder keeps parallel test files from compiling at the same time.
+ */
+
+/** The repository root (this file is test/support/cli.ts, or dist/test/support/cli.js when compiled). */
+export const REPO_ROOT = findRepoRoot(path.dirname(fileURLToPath(import.meta.url)));
+
+/** The compiled CLI entry point. */
+export const CLI_BIN = path.join(REPO_ROOT, 'dist', 'main', 'cli', 'bin.js');
+
+/** What one run of the CLI produced. */
+export type KeelRun = { code: number | null; stdout: string; stderr: string };
+
+/** Options of one CLI run. */
+export type KeelRunOptions = { input?: string; env?: NodeJS.ProcessEnv; cwd?: string };
+
+/** Runs `node dist/main/cli/bin.js --home <home> ...args` and waits for it (30 s cap). */
+export function runKeel(home: string, args: readonly string[], options: KeelRunOptions = {}): KeelRun {
+  return runKeelRaw(['--home', home, ...args], options);
+}
+
+/** Runs the built CLI with exactly these arguments (no --home added). */
+export function runKeelRaw(args: readonly string[], options: KeelRunOptions = {}): KeelRun {
+  const env = { ...process.env, ...options.env };
+  // A developer's own KEEL_HOME or KEEL_DEBUG must not leak into a test run unless the test sets it.
+  if (options.env?.KEEL_HOME === undefined) delete env.KEEL_HOME;
+  if (options.env?.KEEL_DEBUG === undefined) delete env.KEEL_DEBUG;
+  const result = spawnSync(process.execPath, [CLI_BIN, ...args], {
+    cwd: options.cwd ?? REPO_ROOT,
+    env,
+    input: options.input ?? '',
+    encoding: 'utf8',
+    timeout: 30_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.error) throw result.error;
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Creates an empty temp folder to use as a Keel home; remove it with `removeTempDir`. */
+export function makeTempDir(prefix = 'keel-cli-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** Removes a temp folder made by `makeTempDir`. */
+export function removeTempDir(dir: string): void {
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * Compiles the CLI (tsc -p tsconfig.lib.json) unless every source the CLI loads has an up-to-date
+ * output in dist/. Safe to call from parallel test files: one compiles, the others wait.
+ */
+export async function ensureCliBuilt(): Promise<void> {
+  if (staleOutputs().length === 0) return;
+  const lock = path.join(
+    os.tmpdir(),
+    `keel-cli-build-${crypto.createHash('sha1').update(REPO_ROOT).digest('hex').slice(0, 12)}.lock`,
+  );
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      // A lock older than the longest build belongs to a crashed run.
+      const lockTime = fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
+      if (Date.now() - lockTime > 180_000) fs.rmSync(lock, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error(`waited too long for another CLI build (lock ${lock})`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  try {
+    if (staleOutputs().length === 0) return;
+    let output = compile();
+    // tsc's incremental state can believe an output exists that was deleted: start it over once.
+    if (staleOutputs().length > 0) {
+      fs.rmSync(path.join(REPO_ROOT, 'dist', '.tsbuildinfo'), { force: true });
+      output = compile();
+    }
+    const stale = staleOutputs();
+    if (stale.length > 0) {
+      throw new Error(`tsc -p tsconfig.lib.json left ${stale.slice(0, 5).join(', ')} unbuilt:\n${output}`);
+    }
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/** Runs tsc on the library config; type errors elsewhere do not stop it emitting, so only output is kept. */
+function compile(): string {
+  const tsc = path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.lib.json'], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: 170_000,
+  });
+  return `${result.stdout}${result.stderr}`;
+}
+
+/**
+ * Sources the CLI loads (main/cli/bin.ts and every relative import it reaches, statically or by
+ * dynamic import) whose dist/ output is missing or older than the source.
+ */
+function staleOutputs(): string[] {
+  const stale: string[] = [];
+  const seen = new Set<string>();
+  const pending = [path.join(REPO_ROOT, 'main', 'cli', 'bin.ts')];
+  for (let source = pending.pop(); source !== undefined; source = pending.pop()) {
+    if (seen.has(source)) continue;
+    seen.add(source);
+    const relative = path.relative(REPO_ROOT, source);
+    const output = path.join(REPO_ROOT, 'dist', relative.replace(/\.ts$/, '.js'));
+    const outputTime = fs.statSync(output, { throwIfNoEntry: false })?.mtimeMs;
+    if (outputTime === undefined || outputTime < fs.statSync(source).mtimeMs) stale.push(relative);
+    const text = fs.readFileSync(source, 'utf8');
+    for (const match of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)\.js'/g)) {
+      const target = path.resolve(path.dirname(source), `${match[1] ?? ''}.ts`);
+      if (fs.existsSync(target)) pending.push(target);
+    }
+  }
+  return stale;
+}
+
+/** A child process holding a session's writer lease until `release` is called. */
+export type LeaseHolderProcess = { pid: number; release: () => Promise<void> };
+
+/**
+ * Starts a separate Node process that opens the session for writing (taking its lease) from the
+ * built library and keeps it open until released, so tests can see what other processes see.
+ */
+export async function holdSessionLease(home: string, sessionId: string): Promise<LeaseHolderProcess> {
+  const moduleUrl = pathToFileURL(path.join(REPO_ROOT, 'dist', 'main', 'core', 'log', 'sessionLog.js'));
+  const script = `
+    import { SessionLog } from ${JSON.stringify(moduleUrl.href)};
+    const log = SessionLog.open(${JSON.stringify(home)}, ${JSON.stringify(sessionId)}, { write: true });
+    process.stdout.write('ready\\n');
+    process.stdin.resume();
+    process.stdin.on('end', () => { log.close(); process.exit(0); });
+  `;
+  const child: ChildProcess = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  await new Promise<void>((resolve, reject) => {
+    let stdout = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (stdout.includes('ready')) resolve();
+    });
+    child.on('exit', (code) =>
+      reject(new Error(`lease holder exited (${code}) before it was ready: ${stderr}`)),
+    );
+  });
+  return {
+    pid: child.pid ?? -1,
+    release: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.on('exit', () => resolve());
+        child.stdin?.end();
+      }),
+  };
+}
+
+function findRepoRoot(start: string): string {
+  for (let dir = start; ; dir = path.dirname(dir)) {
+    const manifest = path.join(dir, 'package.json');
+    if (fs.existsSync(manifest)) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${start}`);
+  }
+}
