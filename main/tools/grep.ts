@@ -240,26 +240,28 @@ parentPort.on('message', (files) => {
 class Matcher {
   private readonly worker: Worker;
   private pending: { resolve: (v: GrepMatch[]) => void; reject: (e: Error) => void } | null = null;
-  private readonly ready: Promise<void>;
+  private exited = false;
+  /** Settles once the worker compiled the pattern (or failed to); match() waits for it. */
+  readonly ready: Promise<void>;
 
   constructor(pattern: string, max: number) {
     this.worker = new Worker(matcherSource, { eval: true, workerData: { pattern, max } });
-    this.ready = new Promise((resolve, reject) => {
-      this.worker.once('message', (msg: { ready?: boolean; error?: string }) => {
-        if (msg.error !== undefined)
-          reject(new ToolError(`pattern: invalid regular expression: ${msg.error}`));
-        else resolve();
-      });
-      this.worker.once('error', (err) => reject(err));
-    });
-    this.worker.on('message', (msg: { matches?: GrepMatch[] }) => {
-      if (msg.matches && this.pending) {
+    let settleReady: { resolve: () => void; reject: (e: Error) => void } | null = null;
+    this.ready = new Promise((resolve, reject) => (settleReady = { resolve, reject }));
+    this.worker.on('message', (msg: { ready?: boolean; error?: string; matches?: GrepMatch[] }) => {
+      if (msg.error !== undefined)
+        settleReady?.reject(new ToolError(`pattern: invalid regular expression: ${msg.error}`));
+      else if (msg.ready !== undefined) settleReady?.resolve();
+      else if (msg.matches && this.pending) {
         const p = this.pending;
         this.pending = null;
         p.resolve(msg.matches);
       }
     });
+    this.worker.on('error', (err) => settleReady?.reject(err));
     this.worker.on('exit', () => {
+      this.exited = true;
+      settleReady?.reject(new ToolError('grep was stopped'));
       this.pending?.reject(new ToolError('grep was stopped'));
       this.pending = null;
     });
@@ -267,6 +269,7 @@ class Matcher {
 
   async match(files: { path: string; text: string }[]): Promise<GrepMatch[]> {
     await this.ready;
+    if (this.exited) throw new ToolError('grep was stopped');
     return new Promise((resolve, reject) => {
       this.pending = { resolve, reject };
       this.worker.postMessage(files);
@@ -332,6 +335,8 @@ async function searchBuiltin(
   };
 
   try {
+    // Fail fast on a bad pattern, before walking a large tree.
+    await matcher.ready;
     const info = await stat(target);
     if (info.isDirectory()) await walk(target);
     else await visitFile(target, toRelative(ctx.workspace, target));
