@@ -26,14 +26,9 @@ export function formatTable(header: readonly string[], rows: readonly (readonly 
     .join('\n');
 }
 
-/** One line per event: seq (right-aligned), kind, and a short summary of what it says. */
-export function formatEventLines(events: readonly SessionEvent[]): string {
-  const seqWidth = String(events[events.length - 1]?.seq ?? 0).length;
-  return events
-    .map((event) =>
-      `${String(event.seq).padStart(seqWidth)}  ${event.kind.padEnd(18)} ${summarizeEvent(event)}`.trimEnd(),
-    )
-    .join('\n');
+/** One line for one event: seq (right-aligned to `seqWidth`), kind, and a short summary. */
+export function formatEventLine(event: SessionEvent, seqWidth: number): string {
+  return `${String(event.seq).padStart(seqWidth)}  ${event.kind.padEnd(18)} ${summarizeEvent(event)}`.trimEnd();
 }
 
 /** A short, single-line description of one event for `keel show`. */

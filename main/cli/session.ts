@@ -17,12 +17,14 @@ export function withSessionLog<T>(home: string, id: string, use: (log: SessionLo
   }
 }
 
-/** Every event of an open log, in seq order, read page by page. */
-export function readAllEvents(log: SessionLog): SessionEvent[] {
-  const events: SessionEvent[] = [];
-  for (;;) {
-    const page = log.read({ fromSeq: events.length + 1, limit: PAGE });
-    events.push(...page);
-    if (page.length < PAGE) return events;
+/** Calls `use` with the log's events in seq order, one bounded page at a time. */
+export function forEachEventPage(log: SessionLog, use: (events: readonly SessionEvent[]) => void): void {
+  for (let fromSeq = 1; ;) {
+    const page = log.read({ fromSeq, limit: PAGE });
+    const last = page[page.length - 1];
+    if (last === undefined) return;
+    use(page);
+    if (page.length < PAGE) return;
+    fromSeq = last.seq + 1;
   }
 }
