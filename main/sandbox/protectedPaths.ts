@@ -1,0 +1,95 @@
+// Protected paths: places inside the workspace where a write runs code later, outside the sandbox
+// (git hooks, editor tasks, direnv), or holds Keel's own state. Writing them needs an explicit approval,
+// even in auto-edit modes. The check is on the real path, so a link into .git/hooks is caught too.
+import fs from 'node:fs';
+import path from 'node:path';
+import picomatch from 'picomatch';
+
+/** A folder or file name protected wherever it appears in the workspace, with the reason shown to the user. */
+export interface ProtectedName {
+  name: string;
+  reason: string;
+}
+
+/** The names protected by default, at any depth (so submodules' .git folders are covered too). */
+export const DEFAULT_PROTECTED_NAMES: readonly ProtectedName[] = [
+  { name: '.git', reason: 'it is inside .git (hooks and config run code outside the sandbox)' },
+  { name: '.keel', reason: "it is inside .keel (Keel's own project settings)" },
+  { name: '.vscode', reason: 'it is inside .vscode (editor tasks and launch configs run code)' },
+  { name: '.idea', reason: 'it is inside .idea (IDE run configurations run code)' },
+  { name: '.husky', reason: 'it is inside .husky (git hooks run code on commit)' },
+  { name: '.envrc', reason: 'it is .envrc (direnv runs it when a shell enters the folder)' },
+];
+
+const matcherCache = new Map<string, (relativePath: string) => string | null>();
+
+function compileGlobs(globs: readonly string[]): (relativePath: string) => string | null {
+  const key = globs.join('\0');
+  const cached = matcherCache.get(key);
+  if (cached) return cached;
+  // A listed folder ("secrets" or "secrets/") protects everything under it too.
+  const entries = globs.map((glob) => {
+    const normalized = glob.normalize('NFC').replace(/\\/g, '/').replace(/^\.\//, '');
+    const base = normalized.replace(/\/+$/, '');
+    // Over-matching is the safe direction here: case-insensitive, dotfiles included.
+    const isMatch = picomatch([base, `${base}/**`], { dot: true, nocase: true });
+    return { glob, isMatch };
+  });
+  const matcher = (relativePath: string): string | null => {
+    const hit = entries.find((entry) => entry.isMatch(relativePath));
+    return hit ? `it matches the protected pattern ${JSON.stringify(hit.glob)}` : null;
+  };
+  if (matcherCache.size > 64) matcherCache.clear();
+  matcherCache.set(key, matcher);
+  return matcher;
+}
+
+/** The path with its deepest existing ancestor replaced by the filesystem's real, canonical spelling. */
+function canonicalPath(candidate: string): string {
+  const tail: string[] = [];
+  let probe = path.resolve(candidate);
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync.native(probe), ...tail);
+    } catch {
+      const parent = path.dirname(probe);
+      if (parent === probe) return path.resolve(candidate);
+      tail.unshift(path.basename(probe));
+      probe = parent;
+    }
+  }
+}
+
+/**
+ * Why the real path `realPath` inside `rootReal` is protected, or null. Pure: no file system access, so
+ * the caller must pass paths that are already real (writeFileConfined passes the pinned path).
+ */
+export function protectionReason(
+  rootReal: string,
+  realPath: string,
+  extraGlobs: readonly string[] = [],
+): string | null {
+  const relative = path.relative(rootReal, realPath);
+  if (relative === '') return null;
+  if (relative === '..' || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) {
+    return 'it is outside the workspace';
+  }
+  const segments = relative.split(path.sep).map((segment) => segment.normalize('NFC').toLowerCase());
+  for (const entry of DEFAULT_PROTECTED_NAMES) {
+    if (segments.includes(entry.name)) return entry.reason;
+  }
+  if (extraGlobs.length === 0) return null;
+  return compileGlobs(extraGlobs)(relative.split(path.sep).join('/').normalize('NFC'));
+}
+
+/**
+ * Returns why `realPath` is protected (a sentence fragment for the approval prompt), or null when it is
+ * not. Symlinks in the existing part of the path are resolved again here, so a link into .git is caught.
+ */
+export function isProtected(
+  root: string,
+  realPath: string,
+  extraGlobs: readonly string[] = [],
+): string | null {
+  return protectionReason(canonicalPath(root), canonicalPath(realPath), extraGlobs);
+}
