@@ -1,8 +1,16 @@
-import { readFileSync } from 'node:fs';
+import fs, { readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../../../main/core/log/events.js';
-import { exportLines, parseExport, serializeEvent } from '../../../../main/core/log/transfer.js';
+import {
+  InvalidExportError,
+  exportLines,
+  exportSession,
+  importSession,
+  parseExport,
+  serializeEvent,
+} from '../../../../main/core/log/transfer.js';
 
 const fixture = readFileSync(
   path.join(import.meta.dirname, '../../../fixtures/harness-article-session.jsonl'),
@@ -270,5 +278,29 @@ describe('import validation', () => {
     expect(problemsOf('\n\n')).toEqual([
       'line 1: the file has no events (an export starts with a session_created line)',
     ]);
+  });
+});
+
+describe('importSession / exportSession', () => {
+  it('refuses to keep an id that cannot be a folder name, and writes nothing', () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-transfer-'));
+    try {
+      const text = withLine(
+        1,
+        editLine(1, (e) => (e.sessionId = '../../escape')),
+      );
+      expect(() => importSession(home, text, { keepId: true })).toThrow(InvalidExportError);
+      expect(fs.existsSync(path.join(home, 'sessions'))).toBe(false);
+      expect(fs.existsSync(path.join(home, 'escape'))).toBe(false);
+
+      // Without --keep-id the same file imports under a fresh id.
+      const { id, events } = importSession(home, text);
+      expect(events).toBe(10);
+      let exported = '';
+      expect(exportSession(home, id, (chunk) => (exported += chunk))).toBe(10);
+      expect(exported.split('\n').slice(1).join('\n')).toBe(fixture.split('\n').slice(1).join('\n'));
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
   });
 });
