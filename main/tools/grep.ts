@@ -310,9 +310,7 @@ async function searchBuiltin(
   };
   const full = (): boolean => matches.length > limits.maxMatches;
 
-  const visitFile = async (abs: string, rel: string): Promise<void> => {
-    if (include && !include(rel)) return;
-    const text = await readTextNoFollow(abs);
+  const add = async (rel: string, text: string | null): Promise<void> => {
     if (text === null) return;
     batch.push({ path: rel, text });
     batchBytes += text.length;
@@ -326,12 +324,27 @@ async function searchBuiltin(
       return;
     }
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    // Files are read a group at a time, concurrently, and searched in name order.
+    let group: { abs: string; rel: string }[] = [];
+    const searchGroup = async (): Promise<void> => {
+      const texts = await Promise.all(group.map((file) => readTextNoFollow(file.abs)));
+      for (const [i, file] of group.entries()) await add(file.rel, texts[i] ?? null);
+      group = [];
+    };
     for (const entry of entries) {
       if (full() || timedOut || ctx.signal?.aborted) return;
       const abs = path.join(dir, entry.name);
-      if (entry.isDirectory() && !ignoredDirNames.includes(entry.name)) await walk(abs);
-      else if (entry.isFile()) await visitFile(abs, toRelative(ctx.workspace, abs));
+      if (entry.isDirectory() && !ignoredDirNames.includes(entry.name)) {
+        await searchGroup();
+        await walk(abs);
+      } else if (entry.isFile()) {
+        const rel = toRelative(ctx.workspace, abs);
+        if (include && !include(rel)) continue;
+        group.push({ abs, rel });
+        if (group.length >= 32) await searchGroup();
+      }
     }
+    await searchGroup();
   };
 
   try {
@@ -339,7 +352,7 @@ async function searchBuiltin(
     await matcher.ready;
     const info = await stat(target);
     if (info.isDirectory()) await walk(target);
-    else await visitFile(target, toRelative(ctx.workspace, target));
+    else await add(toRelative(ctx.workspace, target), await readTextNoFollow(target));
     if (!full()) await flush();
   } catch (err) {
     if (ctx.signal?.aborted) throw new ToolError('grep was cancelled');

@@ -172,3 +172,17 @@ describe('executeToolCall turns bad calls into tool errors', () => {
     expect(missing.content).not.toContain(TEST_SECRET);
   });
 });
+
+describe('tool declarations', () => {
+  it('every tool declares the mode of the registry that first holds it, and a kind that fits', () => {
+    const readOnly = createToolRegistry('read-only');
+    const write = createToolRegistry('write');
+    for (const name of write.names()) {
+      const tool = write.get(name)!;
+      const inReadOnly = readOnly.get(name) !== undefined;
+      expect(tool.mode, name).toBe(inReadOnly ? 'read-only' : 'write');
+      if (inReadOnly) expect(tool.kind, name).toBe('read');
+      else expect(['edit', 'command'], name).toContain(tool.kind);
+    }
+  });
+});
