@@ -1,16 +1,15 @@
 import type { z } from 'zod';
 import type { ToolMode } from '../core/log/events.js';
 import type { NetworkPolicy, SandboxInfo } from '../sandbox/box.js';
+import type { Redactor } from '../sandbox/redact.js';
 
 export type { ToolMode };
 
 /** What a tool does to the world: the approval gate and resume treat each kind differently. */
 export type ToolKind = 'read' | 'edit' | 'command';
 
-/** Replaces secrets in text; the sandbox's redactor satisfies this. Must be safe to apply twice. */
-export interface TextRedactor {
-  redact(text: string): string;
-}
+/** The part of the sandbox's redactor tools use: whole-text redaction, safe to apply twice. */
+export type TextRedactor = Pick<Redactor, 'redact'>;
 
 /**
  * Everything a tool may touch while it runs. `workspace` is the real (symlink-free) root that

@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { needsApproval } from '../../../main/tools/approval.js';
 import { executeToolCall } from '../../../main/tools/execute.js';
 import { applyEditOnce, previewEdit, replaceInText } from '../../../main/tools/fileChange.js';
+import { toolLimits } from '../../../main/tools/limits.js';
 import { createToolRegistry } from '../../../main/tools/registry.js';
 import type { ToolContext, ToolOutcome } from '../../../main/tools/types.js';
 import { errorOf, makeWorkspace, noSandbox, type TempWorkspace } from './helpers.js';
@@ -115,6 +116,18 @@ describe('write_file', () => {
     expect(errorOf((await run('write_file', { path: 'x.txt', content: 42 })).content)).toBe(
       'invalid arguments: content: expected string, got number',
     );
+  });
+
+  it('refuses content over the write bound and files too large to change', async () => {
+    const big = 'w'.repeat(toolLimits.writeMaxBytes + 1);
+    const outcome = await run('write_file', { path: 'big.txt', content: big });
+    expect(errorOf(outcome.content)).toBe(
+      `content: ${toolLimits.writeMaxBytes + 1} bytes is more than write_file accepts (${toolLimits.writeMaxBytes})`,
+    );
+    expect(existsSync(abs('big.txt'))).toBe(false);
+    put('huge.txt', Buffer.alloc(toolLimits.fileMaxBytes + 1, 0x61));
+    const edit = await run('edit_file', { path: 'huge.txt', old_string: 'aaa', new_string: 'b' });
+    expect(errorOf(edit.content)).toMatch(/^path: "huge.txt" is too large to change with a tool/);
   });
 
   it('describes a change to a binary file without a text diff', async () => {

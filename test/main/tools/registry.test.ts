@@ -2,6 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executeToolCall } from '../../../main/tools/execute.js';
+import { createRedactor } from '../../../main/sandbox/redact.js';
 import { createToolRegistry } from '../../../main/tools/registry.js';
 import { errorOf, makeWorkspace, TEST_SECRET, type TempWorkspace } from './helpers.js';
 
@@ -184,5 +185,35 @@ describe('tool declarations', () => {
       if (inReadOnly) expect(tool.kind, name).toBe('read');
       else expect(['edit', 'command'], name).toContain(tool.kind);
     }
+  });
+});
+
+describe('with the real redactor', () => {
+  it('hides .env values and secret-looking environment values from what the model reads', async () => {
+    const envValue = 'Zq8vR2kLmN4pW7xY';
+    writeFileSync(path.join(t.workspace, '.env'), `DB_PASSWORD=${envValue}\n`);
+    writeFileSync(
+      path.join(t.workspace, 'log.txt'),
+      `connecting with ${envValue} and ${'ghp_' + 'a'.repeat(36)}\n`,
+    );
+    const redactor = createRedactor({
+      workspaceRoot: t.workspace,
+      env: { MY_API_TOKEN: 'tok-9f8e7d6c5b4a' },
+    });
+    writeFileSync(path.join(t.workspace, 'env.txt'), 'token tok-9f8e7d6c5b4a\n');
+    const registry = createToolRegistry('read-only');
+    for (const file of ['.env', 'log.txt', 'env.txt']) {
+      const outcome = await executeToolCall(registry, call('read_file', { path: file }), t.ctx({ redactor }));
+      expect(outcome.content, file).toContain('[REDACTED');
+      expect(outcome.content).not.toContain(envValue);
+      expect(outcome.content).not.toContain('tok-9f8e7d6c5b4a');
+      expect(outcome.content).not.toContain('ghp_aaaa');
+    }
+    const grep = await executeToolCall(
+      registry,
+      call('grep', { pattern: 'connecting' }),
+      t.ctx({ redactor }),
+    );
+    expect(grep.content).not.toContain(envValue);
   });
 });
