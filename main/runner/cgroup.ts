@@ -99,6 +99,15 @@ export function createRunCgroup(runId: string, limits: RunCgroupLimits): RunCgro
   };
 }
 
+/** True when this process can create run cgroups here (probes by creating and removing one). */
+export function canCreateRunCgroups(): boolean {
+  const probe = createRunCgroup(`probe-${process.pid}-${Date.now()}`, { pidsMax: 16, memoryMb: 64 });
+  if (probe === null) return false;
+  const complete = probe.enforces.pids && probe.enforces.memory;
+  void probe.remove();
+  return complete;
+}
+
 /** The launcher prefix: join every cgroup by writing our own PID, then exec the real argv. */
 export function cgroupLauncher(procsFiles: string[]): string[] {
   const script =

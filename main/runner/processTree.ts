@@ -10,6 +10,8 @@ export interface ProcessRow {
   ppid: number;
   pgid: number;
   sid: number;
+  /** A zombie is already dead (only its parent's wait is missing): nothing to kill. */
+  zombie: boolean;
 }
 
 /** Reads the process table: /proc on Linux, `ps` elsewhere. Processes that vanish while reading are skipped. */
@@ -27,6 +29,7 @@ export function listProcesses(): ProcessRow[] {
         ppid: Number(fields[1]),
         pgid: Number(fields[2]),
         sid: Number(fields[3]),
+        zombie: fields[0] === 'Z',
       });
     } catch {
       // Exited between readdir and read.
@@ -71,11 +74,11 @@ export function collectRunProcesses(rootPid: number, runId: string, rootExited =
   // After the root exited its PID may be reused; a PGID or SID is never reused while a member lives.
   const seeds = rootExited ? findMarkedProcesses(runId) : [rootPid, ...findMarkedProcesses(runId)];
   for (const row of rows) if (row.pgid === rootPid || row.sid === rootPid) seeds.push(row.pid);
-  const alive = new Set(rows.map((row) => row.pid));
+  const alive = new Set(rows.filter((row) => !row.zombie).map((row) => row.pid));
   const stack = seeds.filter((pid) => alive.has(pid));
   while (stack.length > 0) {
     const pid = stack.pop() as number;
-    if (members.has(pid)) continue;
+    if (members.has(pid) || !alive.has(pid)) continue;
     members.add(pid);
     stack.push(...(children.get(pid) ?? []));
   }
@@ -106,7 +109,10 @@ export async function killRunTree(
       ...collectRunProcesses(rootPid, runId, rootExited),
       ...(options.extraPids?.() ?? []),
     ]);
-    for (const pid of protectedPids(listProcesses())) members.delete(pid);
+    const rows = listProcesses();
+    const living = new Set(rows.filter((row) => !row.zombie).map((row) => row.pid));
+    for (const pid of members) if (!living.has(pid)) members.delete(pid);
+    for (const pid of protectedPids(rows)) members.delete(pid);
     if (members.size === 0) break;
     for (const pid of members) signal(pid, 'SIGSTOP');
     for (const pid of members) {
@@ -160,5 +166,5 @@ function listWithPs(): ProcessRow[] {
     .split('\n')
     .map((line) => line.trim().split(/\s+/).map(Number))
     .filter((fields) => fields.length >= 4 && fields.every((value) => Number.isFinite(value)))
-    .map(([pid = 0, ppid = 0, pgid = 0, sid = 0]) => ({ pid, ppid, pgid, sid }));
+    .map(([pid = 0, ppid = 0, pgid = 0, sid = 0]) => ({ pid, ppid, pgid, sid, zombie: false }));
 }

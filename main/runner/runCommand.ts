@@ -10,6 +10,7 @@ import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js
 import { buildChildEnv, createRedactor } from './boundary.js';
 import { cgroupLauncher, createRunCgroup, type RunCgroup } from './cgroup.js';
 import { createExcerptCollector } from './excerpt.js';
+import { createExitMarkerScanner, wrapWithExitMarker } from './exitMarker.js';
 import { killRunTree, RUN_MARKER_VARIABLE } from './processTree.js';
 
 /** Default wall-clock limit of one command. */
@@ -49,6 +50,8 @@ export const RunCommandInput = z.object({
   rows: z.number().int().min(5).max(1000).optional(),
   excerptHeadBytes: z.number().int().positive().optional(),
   excerptTailBytes: z.number().int().positive().optional(),
+  /** false skips the run cgroup (memory then falls back to RLIMIT_AS); for comparisons and tests. */
+  useCgroup: z.boolean().optional(),
   /** Must be true to run without an OS sandbox: the user approved this very command. */
   unconfinedApproved: z.boolean().optional(),
 });
@@ -129,6 +132,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
   const memoryMb = input.memoryMb ?? DEFAULT_MEMORY_MB;
   const network = input.network ?? 'none';
   const runId = randomUUID();
+  const nonce = randomUUID().replace(/-/g, '');
   const started = performance.now();
 
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'keel-run-'));
@@ -144,7 +148,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
     }
     const wrapped = wrapCommand({
       sandbox,
-      command: input.command,
+      command: wrapWithExitMarker(input.command, nonce),
       workspace,
       cwd,
       writable: input.writable,
@@ -157,7 +161,9 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
       proxy: proxy?.endpoint,
     });
 
-    cgroup = createRunCgroup(runId, { pidsMax: input.pidsMax ?? DEFAULT_PIDS_MAX, memoryMb });
+    if (input.useCgroup !== false) {
+      cgroup = createRunCgroup(runId, { pidsMax: input.pidsMax ?? DEFAULT_PIDS_MAX, memoryMb });
+    }
     let argv = wrapped.argv;
     const memoryBy =
       cgroup?.enforces.memory === true ? 'cgroup' : process.platform === 'linux' ? 'rlimit' : 'none';
@@ -185,6 +191,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
       cwd,
       env,
       runId,
+      nonce,
       timeoutMs,
       cols: input.cols ?? 120,
       rows: input.rows ?? 30,
@@ -234,6 +241,7 @@ interface ExecuteOptions {
   cwd: string;
   env: Record<string, string>;
   runId: string;
+  nonce: string;
   timeoutMs: number;
   cols: number;
   rows: number;
@@ -307,9 +315,18 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
       });
     }
   };
+  const marker = createExitMarkerScanner(options.nonce);
+  let finishedWith: number | null = null;
   pty.onData((data: string | Buffer) => {
     const chunk = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    emit(options.stream.push(decoder.write(chunk)));
+    const scan = marker.push(decoder.write(chunk));
+    emit(options.stream.push(scan.text));
+    if (scan.exitCode !== undefined && !timedOut && !aborted) {
+      // Everything the command wrote has been read (the marker comes last); now end the tree.
+      finishedWith = scan.exitCode;
+      clearTimeout(timer);
+      void killTree();
+    }
   });
 
   let timedOut = false;
@@ -352,7 +369,8 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
     rootExited: true,
   });
 
-  emit(options.stream.push(decoder.end()));
+  emit(options.stream.push(marker.push(decoder.end()).text));
+  emit(options.stream.push(marker.flush()));
   emit(options.stream.flush());
   if (paused) pty.resume();
   await new Promise<void>((resolve) => artifact.end(() => resolve()));
@@ -360,6 +378,17 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
     throw new RunCommandError(`Could not write the output artifact: ${failure.artifact.message}`);
   }
 
+  if (finishedWith !== null) {
+    return {
+      exitCode: finishedWith,
+      signal: null,
+      timedOut: false,
+      aborted: false,
+      excerpt: excerpt.finish(options.artifactHandle),
+      lastOutput: excerpt.tail(),
+    };
+  }
+  // No marker: the wrapper itself died (timeout, abort, or the command killed its own shell).
   const killedByUs = timedOut || aborted;
   const signalName = exit.signal > 0 ? signalNameOf(exit.signal) : killedByUs ? 'SIGKILL' : null;
   return {
