@@ -1,0 +1,94 @@
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { REALISTIC_SHAPE, eventsOfStep, generateConversation, stampEvents } from '../conversation.js';
+import { makeMetric, round, summarize } from '../harness.js';
+import { JsonlLog } from '../peers/jsonlLog.js';
+import { createKeelSession } from '../peers/keelStore.js';
+import { LangGraphThread } from '../peers/langgraphSaver.js';
+import type { Bench } from './context.js';
+
+/**
+ * Durable single-event append latency. The three peers persist the same conversation step by step,
+ * interleaved so machine noise hits them alike: Keel appends each event in its own transaction
+ * (synchronous=FULL), the JSONL floor writes each event as a line and fsyncs, LangGraph writes the
+ * whole graph state with SqliteSaver.put after every step (also synchronous=FULL).
+ */
+export const appendLatencyBench: Bench = {
+  name: 'append',
+  title: 'Durable single-event append latency',
+  async run({ sizes, scratch, progress }) {
+    const started = performance.now();
+    const dir = scratch.dir('append');
+    const steps = sizes.conversationSteps;
+    const keel = createKeelSession(join(dir, 'keel-home'), 'append-bench');
+    // Not durable on power loss (see Synchronous in main/store/database.ts): shown for scale only.
+    const keelNormal = createKeelSession(join(dir, 'keel-home'), 'append-bench-normal', 'NORMAL');
+    const jsonl = JsonlLog.open(join(dir, 'session.jsonl'));
+    const langgraph = new LangGraphThread(join(dir, 'langgraph.sqlite'), 'append-bench', 'FULL');
+    const samples = {
+      keel: [] as number[],
+      jsonl: [] as number[],
+      langgraph: [] as number[],
+      keelNormal: [] as number[],
+    };
+    let jsonlSeq = 1;
+    try {
+      jsonl.append(stampEvents([{ kind: 'user_message', content: 'session start' }], jsonlSeq++));
+      let done = 0;
+      for (const step of generateConversation(steps, REALISTIC_SHAPE)) {
+        for (const event of eventsOfStep(step)) {
+          const t0 = performance.now();
+          keel.append([event]);
+          const t1 = performance.now();
+          jsonl.append(stampEvents([event], jsonlSeq++));
+          const t2 = performance.now();
+          keelNormal.append([event]);
+          samples.keel.push(t1 - t0);
+          samples.jsonl.push(t2 - t1);
+          samples.keelNormal.push(performance.now() - t2);
+        }
+        const t3 = performance.now();
+        await langgraph.putStep([step]);
+        samples.langgraph.push(performance.now() - t3);
+        done += 1;
+        if (done % 100 === 0) progress(`append: ${done}/${steps} steps`);
+      }
+    } finally {
+      keel.close();
+      keelNormal.close();
+      jsonl.close();
+      langgraph.close();
+      scratch.remove(dir);
+    }
+    const stats = {
+      keel: summarize(samples.keel),
+      jsonl: summarize(samples.jsonl),
+      langgraph: summarize(samples.langgraph),
+      keelNormal: summarize(samples.keelNormal),
+    };
+    const pick = (field: 'p50' | 'p99' | 'mean') => ({
+      keel: round(stats.keel[field], 4),
+      jsonl: round(stats.jsonl[field], 4),
+      langgraph: round(stats.langgraph[field], 4),
+    });
+    return {
+      name: this.name,
+      title: this.title,
+      params: { steps, keelEvents: stats.keel.n, langgraphPuts: stats.langgraph.n, synchronous: 'FULL' },
+      metrics: [
+        makeMetric('append latency p50', 'ms', 'lower', pick('p50')),
+        makeMetric('append latency p99', 'ms', 'lower', pick('p99')),
+        makeMetric('append latency mean', 'ms', 'lower', pick('mean')),
+        makeMetric('append latency p50, Keel synchronous=NORMAL (not durable)', 'ms', 'lower', {
+          keel: round(stats.keelNormal.p50, 4),
+        }),
+      ],
+      notes: [
+        `Keel and JSONL: one sample per event (${stats.keel.n}); LangGraph: one put per step (${stats.langgraph.n}), its cost grows with the conversation.`,
+        'Keel appends also update index.sqlite (row, FTS) in the same call; that cost is included.',
+      ],
+      skipped: {},
+      durationMs: round(performance.now() - started, 1),
+    };
+  },
+};

@@ -1,0 +1,90 @@
+import { performance } from 'node:perf_hooks';
+import type { NewEvent, SessionEvent } from '../../../main/core/log/events.js';
+import { SessionLog } from '../../../main/core/log/sessionLog.js';
+import { projectView } from '../../../main/core/projection/index.js';
+import type { Payload } from '../../../main/core/projection/index.js';
+import { SessionIndex } from '../../../main/store/sessionIndex.js';
+import type { SessionSummary } from '../../../main/store/sessionIndex.js';
+import { benchSessionInit } from '../conversation.js';
+
+/**
+ * Keel's store as the benchmarks drive it: only public API (SessionLog, SessionIndex, projectView),
+ * the same calls the turn engine, the CLI and the app make. Every adapter to the real signatures
+ * lives here, so the benches never touch SQL of their own.
+ */
+
+/** A session opened for writing, with `synchronous` as the log sets it (FULL unless asked). */
+export type KeelWriter = {
+  readonly id: string;
+  /** One durable append (one transaction) of one or more events. */
+  append(events: readonly NewEvent[]): void;
+  close(): void;
+};
+
+/** Creates a session (taking its lease) and returns a writer for it. */
+export function createKeelSession(
+  home: string,
+  id: string,
+  synchronous: 'FULL' | 'NORMAL' = 'FULL',
+): KeelWriter {
+  const { kind: _kind, ...init } = benchSessionInit(id, `bench ${id}`);
+  const log = SessionLog.create(home, init, { id, synchronous });
+  return {
+    id: log.id,
+    append(events) {
+      const result = log.append(events.length === 1 && events[0] ? events[0] : [...events]);
+      if (!result.ok) throw new Error(`append conflict in ${log.id}: ${JSON.stringify(result.conflict)}`);
+    },
+    close: () => log.close(),
+  };
+}
+
+/** Imports a whole session in one transaction (the fixture bulk path); returns its id. */
+export function importKeelSession(home: string, events: readonly SessionEvent[], id: string): string {
+  return SessionLog.importEvents(home, [...events], { id });
+}
+
+/**
+ * What a resume does before its first request: open the session read-only, read the view the
+ * projection needs (compaction in effect + tail), project it, close.
+ */
+export function openAndProjectKeel(home: string, id: string, system: string): Payload {
+  const log = SessionLog.open(home, id, { write: false });
+  try {
+    return projectView(log.projectionView({}), { system });
+  } finally {
+    log.close();
+  }
+}
+
+/** The same as openAndProjectKeel, timed in parts: open + read the view, projectView, close. */
+export function timeKeelProjection(
+  home: string,
+  id: string,
+  system: string,
+): { openAndViewMs: number; projectMs: number; closeMs: number } {
+  const t0 = performance.now();
+  const log = SessionLog.open(home, id, { write: false });
+  let closed = false;
+  try {
+    const view = log.projectionView({});
+    const t1 = performance.now();
+    projectView(view, { system });
+    const t2 = performance.now();
+    log.close();
+    closed = true;
+    return { openAndViewMs: t1 - t0, projectMs: t2 - t1, closeMs: performance.now() - t2 };
+  } finally {
+    if (!closed) log.close();
+  }
+}
+
+/** The first page of the session list, as the app's sidebar asks for it. */
+export function listKeelSessions(index: SessionIndex, limit: number, search?: string): SessionSummary[] {
+  return index.list(search === undefined ? { limit } : { limit, search });
+}
+
+/** Opens the home's session index (the list and search never open per-session databases). */
+export function openKeelIndex(home: string): SessionIndex {
+  return SessionIndex.open(home);
+}

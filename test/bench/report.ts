@@ -1,0 +1,169 @@
+import { cpus, totalmem } from 'node:os';
+import type { BenchResult, Metric, Peer } from './harness.js';
+import { PEERS, PEER_LABELS, round } from './harness.js';
+import type { SizeName } from './sizes.js';
+
+/** A target from the issue, checked against the run; a miss is reported, never a failed exit. */
+export type TargetResult = {
+  name: string;
+  target: string;
+  actual: number | null;
+  unit: string;
+  /** null when the benchmark that measures it did not run (or Keel was skipped). */
+  pass: boolean | null;
+};
+
+/** The machine a run happened on: quote it next to every number. */
+export type MachineInfo = {
+  node: string;
+  platform: string;
+  arch: string;
+  cpus: number;
+  cpuModel: string;
+  totalMemGiB: number;
+  scratchOnTmpfs: boolean;
+  /** The list and search fixtures were built on tmpfs (reads come from the page cache either way). */
+  fixturesOnTmpfs: boolean;
+};
+
+/** The whole machine-readable output of `npm run bench -- --json`. */
+export type BenchReport = {
+  schema: 'keel-bench/1';
+  date: string;
+  command: string;
+  size: SizeName;
+  machine: MachineInfo;
+  durationMs: number;
+  benches: BenchResult[];
+  targets: TargetResult[];
+  /** Benchmarks that threw: the run went on without them, and the exit code is 1. */
+  failures: { bench: string; message: string }[];
+};
+
+/** Describes this machine (CPU count and model, memory, Node) for the report. */
+export function describeMachine(scratchOnTmpfs: boolean, fixturesOnTmpfs: boolean): MachineInfo {
+  const list = cpus();
+  return {
+    node: process.version,
+    platform: process.platform,
+    arch: process.arch,
+    cpus: list.length,
+    cpuModel: list[0]?.model.trim() ?? 'unknown',
+    totalMemGiB: round(totalmem() / 2 ** 30, 1),
+    scratchOnTmpfs,
+    fixturesOnTmpfs,
+  };
+}
+
+function findMetric(benches: readonly BenchResult[], bench: string, prefix: string): Metric | undefined {
+  return benches.find((b) => b.name === bench)?.metrics.find((m) => m.name.startsWith(prefix));
+}
+
+/** Checks the issue's three targets against the results that ran. */
+export function evaluateTargets(benches: readonly BenchResult[]): TargetResult[] {
+  const projectBench = benches.find((b) => b.name === 'project');
+  const projection = projectBench?.metrics.find(
+    (m) => m.name.startsWith('open + project') && m.name.includes('compacted'),
+  );
+  const events = projectBench?.params.events ?? 100_000;
+  const atStep = benches.find((b) => b.name === 'bytes')?.params.atStep ?? 200;
+  const projectionMs = projection?.values.keel ?? null;
+  const appendP50 = findMetric(benches, 'append', 'append latency p50')?.values.keel ?? null;
+  const bytes = findMetric(benches, 'bytes', 'bytes written per step');
+  const bytesRatio = bytes?.keelAdvantage.langgraph ?? null;
+  const check = (value: number | null, ok: (v: number) => boolean) => (value === null ? null : ok(value));
+  return [
+    {
+      name: `open + project a compacted ${events}-event session (median)`,
+      target: '< 20 ms',
+      actual: projectionMs,
+      unit: 'ms',
+      pass: check(projectionMs, (v) => v < 20),
+    },
+    {
+      name: 'durable single-event append p50 (synchronous=FULL)',
+      target: '< 1 ms',
+      actual: appendP50,
+      unit: 'ms',
+      pass: check(appendP50, (v) => v < 1),
+    },
+    {
+      name: `bytes written per step at step ${atStep}, LangGraph / Keel (write syscalls)`,
+      target: '>= 10x',
+      actual: bytesRatio,
+      unit: 'x',
+      pass: check(bytesRatio, (v) => v >= 10),
+    },
+  ];
+}
+
+function formatNumber(value: number | null | undefined, unit: string): string {
+  if (value === null || value === undefined || Number.isNaN(value)) return '—';
+  if (unit === 'B') {
+    if (value >= 1024 * 1024) return `${(value / 1024 / 1024).toFixed(2)} MiB`;
+    if (value >= 1024) return `${(value / 1024).toFixed(1)} KiB`;
+    return `${value} B`;
+  }
+  if (unit === 'events/s') return `${Math.round(value).toLocaleString('en-US')}/s`;
+  if (unit === 'ms')
+    return value >= 100
+      ? `${value.toFixed(0)} ms`
+      : value >= 1
+        ? `${value.toFixed(2)} ms`
+        : `${value.toFixed(3)} ms`;
+  return `${value} ${unit}`;
+}
+
+function formatAdvantage(value: number | null | undefined): string {
+  if (value === null || value === undefined) return '—';
+  return value >= 10 ? `${value.toFixed(0)}x` : `${value.toFixed(2)}x`;
+}
+
+function pad(text: string, width: number, right = false): string {
+  return right ? text.padStart(width) : text.padEnd(width);
+}
+
+/** Renders the report as a plain-text table per benchmark plus the targets, for people. */
+export function formatTable(report: BenchReport): string {
+  const lines: string[] = [];
+  const m = report.machine;
+  lines.push(`Keel benchmarks — ${report.date} — size ${report.size}`);
+  lines.push(`${m.cpus} cores (${m.cpuModel}), ${m.totalMemGiB} GiB, Node ${m.node} ${m.platform}-${m.arch}`);
+  if (m.scratchOnTmpfs)
+    lines.push(
+      'WARNING: scratch directory is on tmpfs: fsync is free there, durability numbers are meaningless.',
+    );
+  lines.push(
+    '"Keel vs X" = how many times better Keel is than X on that row (direction-aware; <1x means X is better).',
+  );
+  const headers = ['metric', ...PEERS.map((p) => PEER_LABELS[p]), 'Keel vs JSONL', 'Keel vs LangGraph'];
+  for (const bench of report.benches) {
+    lines.push('');
+    lines.push(`## ${bench.title} [${bench.name}] (${(bench.durationMs / 1000).toFixed(1)} s)`);
+    const rows = bench.metrics.map((metric) => [
+      metric.name,
+      ...PEERS.map((peer: Peer) => formatNumber(metric.values[peer], metric.unit)),
+      formatAdvantage(metric.keelAdvantage.jsonl),
+      formatAdvantage(metric.keelAdvantage.langgraph),
+    ]);
+    const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+    lines.push(headers.map((h, i) => pad(h, widths[i] ?? 0, i > 0)).join('  '));
+    for (const row of rows) lines.push(row.map((c, i) => pad(c, widths[i] ?? 0, i > 0)).join('  '));
+    for (const [peer, reason] of Object.entries(bench.skipped))
+      lines.push(`  ${PEER_LABELS[peer as Peer]}: ${reason}`);
+    for (const note of bench.notes) lines.push(`  - ${note}`);
+  }
+  lines.push('');
+  lines.push('## Targets');
+  for (const t of report.targets) {
+    const verdict = t.pass === null ? 'NOT RUN' : t.pass ? 'PASS' : 'FAIL';
+    const actual = t.actual === null ? '—' : `${t.actual} ${t.unit}`;
+    lines.push(`${pad(verdict, 7)}  ${t.name}: ${actual} (target ${t.target})`);
+  }
+  for (const failure of report.failures) lines.push(`FAILED  ${failure.bench}: ${failure.message}`);
+  lines.push('');
+  lines.push(
+    `Total ${(report.durationMs / 1000).toFixed(1)} s. These machines are noisy: quote medians and ratios.`,
+  );
+  return lines.join('\n');
+}

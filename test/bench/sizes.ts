@@ -1,0 +1,96 @@
+/** How big each benchmark's workload is. `full` is what the README's results table reports. */
+export type Sizes = {
+  /** Conversation steps persisted by every peer (append latency and bytes per step). */
+  conversationSteps: number;
+  /** The step at which bytes written per step are reported (a window of steps centred on it). */
+  bytesAtStep: number;
+  /**
+   * Steps on either side of `bytesAtStep` averaged over. LangGraph's cost grows linearly with the
+   * step, so a symmetric window's mean is its cost at `bytesAtStep`; Keel's is flat. A wide window
+   * amortises WAL checkpoints (copy-back to the main file) fairly for both.
+   */
+  bytesWindow: number;
+  /** Events written by the batched-append throughput bench, and the batch size. */
+  batchedEvents: number;
+  batchSize: number;
+  /** LangGraph rewrites its whole state per put, so its batched run is capped lower (quadratic). */
+  langgraphBatchedMessages: number;
+  /** Events in the big session that is opened and projected. */
+  projectEvents: number;
+  /**
+   * Timed repetitions of open + project (median reported): of the compacted session (cheap, every
+   * peer), of the uncompacted one (reads everything), and of LangGraph's uncompacted thread, which
+   * deserialises every message object (tens of seconds at 100k).
+   */
+  projectRuns: number;
+  projectPlainRuns: number;
+  langgraphPlainRuns: number;
+  /** Sessions in the home that is listed, and the page size. */
+  listSessions: number;
+  pageSize: number;
+  listRuns: number;
+  /** Messages in the full-text index, spread over sessions of this many messages. */
+  ftsMessages: number;
+  ftsMessagesPerSession: number;
+  ftsRunsPerQuery: number;
+};
+
+/** Named size profiles: `full` (default), `quick` (--quick) and `tiny` (the smoke test). */
+export const SIZE_PROFILES = {
+  full: {
+    conversationSteps: 400,
+    bytesAtStep: 200,
+    bytesWindow: 100,
+    batchedEvents: 50_000,
+    batchSize: 100,
+    langgraphBatchedMessages: 2_000,
+    projectEvents: 100_000,
+    projectRuns: 9,
+    projectPlainRuns: 3,
+    langgraphPlainRuns: 1,
+    listSessions: 10_000,
+    pageSize: 50,
+    listRuns: 15,
+    ftsMessages: 1_000_000,
+    ftsMessagesPerSession: 1_000,
+    ftsRunsPerQuery: 9,
+  },
+  quick: {
+    conversationSteps: 220,
+    bytesAtStep: 200,
+    bytesWindow: 20,
+    batchedEvents: 10_000,
+    batchSize: 100,
+    langgraphBatchedMessages: 1_000,
+    projectEvents: 20_000,
+    projectRuns: 5,
+    projectPlainRuns: 2,
+    langgraphPlainRuns: 1,
+    listSessions: 1_000,
+    pageSize: 50,
+    listRuns: 9,
+    ftsMessages: 50_000,
+    ftsMessagesPerSession: 500,
+    ftsRunsPerQuery: 5,
+  },
+  tiny: {
+    conversationSteps: 24,
+    bytesAtStep: 16,
+    bytesWindow: 4,
+    batchedEvents: 200,
+    batchSize: 50,
+    langgraphBatchedMessages: 100,
+    projectEvents: 300,
+    projectRuns: 2,
+    projectPlainRuns: 1,
+    langgraphPlainRuns: 1,
+    listSessions: 30,
+    pageSize: 10,
+    listRuns: 2,
+    ftsMessages: 400,
+    ftsMessagesPerSession: 100,
+    ftsRunsPerQuery: 1,
+  },
+} as const satisfies Record<string, Sizes>;
+
+export type SizeName = keyof typeof SIZE_PROFILES;
