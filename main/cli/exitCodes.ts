@@ -9,5 +9,9 @@ export const ExitCode = {
   failure: 1,
   /** The input was wrong: a bad flag or argument, an unknown session, a missing or invalid file. */
   usage: 2,
+  /** A turn stopped on a pending approval (keel approve / keel deny answer it). */
+  awaitingApproval: 3,
+  /** A turn was stopped with Ctrl-C; the interruption is recorded and `keel resume` continues. */
+  interrupted: 130,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -28,3 +28,20 @@ export function forEachEventPage(log: SessionLog, use: (events: readonly Session
     fromSeq = last.seq + 1;
   }
 }
+
+/**
+ * Opens a session for writing (takes the writer lease: SessionLockedError if another live process holds
+ * it), runs `use`, and closes the log, releasing the lease, whatever happens.
+ */
+export async function withWritableSession<T>(
+  home: string,
+  id: string,
+  use: (log: SessionLog) => Promise<T> | T,
+): Promise<T> {
+  const log = SessionLog.open(home, id, { write: true });
+  try {
+    return await use(log);
+  } finally {
+    log.close();
+  }
+}

@@ -5,12 +5,24 @@ import { registerImport } from './import.js';
 import { registerPayload } from './payload.js';
 import { registerSessions } from './sessions.js';
 import { registerShow } from './show.js';
+import { registerRun } from './run.js';
+import { registerResume } from './resume.js';
+import { registerApproval } from './approve.js';
+import { registerStop } from './stop.js';
+import { registerModel } from './model.js';
+import { registerTrace } from './trace.js';
 
 /** Adds one subcommand to the program. A new command is a new file here plus one entry below. */
 export type RegisterCommand = (program: Command, context: CliContext) => void;
 
 /** Every `keel` subcommand, in the order `keel --help` lists them. */
 export const registerCommands: readonly RegisterCommand[] = [
+  registerRun,
+  registerResume,
+  registerApproval,
+  registerStop,
+  registerModel,
+  registerTrace,
   registerSessions,
   registerShow,
   registerPayload,

@@ -65,6 +65,10 @@ export const SessionCreated = z.object({
   toolMode: ToolMode,
   policy: Policy,
   systemPrompt: z.string().optional(),
+  /** Hosts commands may reach through the allowlist proxy; absent or empty: no network at all. */
+  networkAllow: z.array(z.string().min(1)).optional(),
+  /** Workspace-relative globs that need approval to write, on top of .git/.keel/.vscode. */
+  protectedGlobs: z.array(z.string().min(1)).optional(),
   parentId: z.string().optional(),
   extraBody: z.unknown().optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),

@@ -33,6 +33,8 @@ export type TurnHooks = {
   onEvent?: (event: SessionEvent) => void;
   /** Live, redacted output of a running command. */
   onToolOutput?: (toolCallId: string, chunk: string) => void;
+  /** Progress that is not an event (a retry after a transient failure), in words for the user. */
+  onNotice?: (text: string) => void;
 };
 
 /** The parts of a tool context that stay the same for every call of a session. */
@@ -251,6 +253,9 @@ class Turn {
             delayMs: event.delayMs,
             reason: event.reason,
           });
+          host.hooks?.onNotice?.(
+            `retrying in ${event.delayMs} ms (attempt ${event.attempt}): ${event.reason}`,
+          );
           continue;
         }
         if (firstDeltaAt === undefined && event.type !== 'done') {

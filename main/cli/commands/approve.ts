@@ -1,0 +1,98 @@
+import type { Command } from 'commander';
+import { ApprovalScope } from '../../core/log/events.js';
+import { checkDecision } from '../../core/approvals/state.js';
+import { parsePositiveInteger } from '../arguments.js';
+import type { CliContext } from '../context.js';
+import { CliError } from '../errors.js';
+import { withWritableSession } from '../session.js';
+import { driveTurn } from '../turn.js';
+
+type DecisionOptions = {
+  request?: number;
+  scope?: string;
+  reason?: string;
+  resume?: boolean;
+  json?: boolean;
+};
+
+/**
+ * `keel approve SESSION [--request SEQ] --scope once|session|path:GLOB|prefix:CMD [--resume]` and
+ * `keel deny SESSION [--request SEQ] [--reason TEXT] [--resume]`: the only way an approval request moves
+ * (an event in the log). With --resume the turn continues in this process.
+ */
+export function registerApproval(program: Command, context: CliContext): void {
+  program
+    .command('approve')
+    .description('grant a pending approval request (an event in the log)')
+    .argument('<session>', 'session id')
+    .option(
+      '--request <seq>',
+      'the approval request to answer (needed when several are pending)',
+      parsePositiveInteger,
+    )
+    .requiredOption('--scope <scope>', 'once | session | path:GLOB | prefix:COMMAND')
+    .option('--resume', 'continue the turn right away')
+    .option('--json', 'with --resume: print JSON lines')
+    .action((session: string, options: DecisionOptions) => decide(context, session, options, 'grant'));
+  program
+    .command('deny')
+    .description('deny a pending approval request; the model gets the reason as the tool result')
+    .argument('<session>', 'session id')
+    .option(
+      '--request <seq>',
+      'the approval request to answer (needed when several are pending)',
+      parsePositiveInteger,
+    )
+    .option('--reason <text>', 'why, for the model')
+    .option('--resume', 'continue the turn right away')
+    .option('--json', 'with --resume: print JSON lines')
+    .action((session: string, options: DecisionOptions) => decide(context, session, options, 'deny'));
+}
+
+async function decide(
+  context: CliContext,
+  session: string,
+  options: DecisionOptions,
+  decision: 'grant' | 'deny',
+) {
+  await withWritableSession(context.home(), session, async (log) => {
+    const checked = checkDecision(log.read(), options.request);
+    if (!checked.ok) throw new CliError(checked.error);
+    const request = checked.request;
+    if (decision === 'grant') {
+      const scope = ApprovalScope.safeParse(options.scope);
+      if (!scope.success) {
+        throw new CliError(
+          `--scope must be once, session, path:GLOB or prefix:COMMAND (got "${options.scope ?? ''}")`,
+        );
+      }
+      if (scope.data.startsWith('prefix:') && request.tool !== 'run_command') {
+        throw new CliError(
+          `a prefix scope is for commands; request ${request.seq} is a ${request.tool} call`,
+        );
+      }
+      if (request.unknownOutcome && scope.data !== 'once') {
+        throw new CliError(
+          `request ${request.seq} re-runs a call whose outcome is unknown: only --scope once applies`,
+        );
+      }
+      log.append(
+        { kind: 'approval_granted', requestSeq: request.seq, scope: scope.data },
+        { expectedLastSeq: log.lastSeq() },
+      );
+      context.io.stderr(`keel: granted request ${request.seq} (${request.tool}, ${scope.data})\n`);
+    } else {
+      log.append(
+        {
+          kind: 'approval_denied',
+          requestSeq: request.seq,
+          ...(options.reason ? { reason: options.reason } : {}),
+        },
+        { expectedLastSeq: log.lastSeq() },
+      );
+      context.io.stderr(`keel: denied request ${request.seq} (${request.tool})\n`);
+    }
+    if (options.resume) await driveTurn(context, log, {}, { json: options.json });
+    else context.io.stderr(`keel: continue with keel resume ${log.id}\n`);
+  });
+}

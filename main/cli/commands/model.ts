@@ -1,0 +1,83 @@
+import type { Command } from 'commander';
+import { Policy, ProviderKind } from '../../core/log/events.js';
+import { resolveContextWindow } from '../../providers/catalogue.js';
+import { foldSession } from '../../core/turn/state.js';
+import { readSettings } from '../../store/settings.js';
+import { parsePositiveInteger } from '../arguments.js';
+import type { CliContext } from '../context.js';
+import { CliError } from '../errors.js';
+import { withWritableSession } from '../session.js';
+
+/**
+ * `keel model SESSION PROVIDER:MODEL [--base-url URL] [--context-window N]`: the explicit switch of a
+ * session's pinned model, recorded as model_changed. `keel policy SESSION POLICY` likewise for the policy.
+ */
+export function registerModel(program: Command, context: CliContext): void {
+  program
+    .command('model')
+    .description("switch a session's pinned model (recorded as model_changed)")
+    .argument('<session>', 'session id')
+    .argument('<provider:model>', 'e.g. anthropic:claude-sonnet-4-5 or openai-compatible:qwen2.5-coder')
+    .option('--base-url <url>', 'provider base URL (needed for openai-compatible)')
+    .option('--context-window <tokens>', 'context window of a model Keel does not know', parsePositiveInteger)
+    .action(
+      async (session: string, target: string, options: { baseUrl?: string; contextWindow?: number }) => {
+        const home = context.home();
+        const split = target.indexOf(':');
+        const provider = ProviderKind.safeParse(split > 0 ? target.slice(0, split) : '');
+        const model = target.slice(split + 1);
+        if (split <= 0 || !provider.success || model === '') {
+          throw new CliError(
+            `expected PROVIDER:MODEL with provider anthropic, openai or openai-compatible (got "${target}")`,
+          );
+        }
+        const settings = readSettings(home);
+        const baseUrl = options.baseUrl ?? settings.providers[provider.data]?.baseUrl;
+        if (provider.data === 'openai-compatible' && baseUrl === undefined) {
+          throw new CliError('an openai-compatible model needs --base-url');
+        }
+        let contextWindow: number;
+        try {
+          contextWindow = resolveContextWindow(
+            model,
+            options.contextWindow ?? settings.contextWindows[model],
+          );
+        } catch (error) {
+          throw new CliError((error as Error).message);
+        }
+        await withWritableSession(home, session, (log) => {
+          const before = foldSession(log.read()).pin;
+          log.append({
+            kind: 'model_changed',
+            provider: provider.data,
+            model,
+            ...(baseUrl ? { baseUrl } : {}),
+            contextWindow,
+          });
+          context.io.stderr(
+            `keel: ${session} now uses ${provider.data}:${model} (was ${before.provider}:${before.model})\n`,
+          );
+        });
+      },
+    );
+  program
+    .command('policy')
+    .description("change a session's approval policy (recorded as policy_changed)")
+    .argument('<session>', 'session id')
+    .argument('<policy>', 'read-only | ask | auto-edit | full-auto')
+    .action(async (session: string, policyText: string) => {
+      const policy = Policy.safeParse(policyText);
+      if (!policy.success)
+        throw new CliError(`unknown policy "${policyText}": use read-only, ask, auto-edit or full-auto`);
+      await withWritableSession(context.home(), session, (log) => {
+        const state = foldSession(log.read());
+        if (state.toolMode === 'read-only' && policy.data !== 'read-only') {
+          throw new CliError(
+            'this session was created read-only: its tool set has no write tools; start a new session to write',
+          );
+        }
+        log.append({ kind: 'policy_changed', policy: policy.data });
+        context.io.stderr(`keel: ${session} policy is now ${policy.data} (was ${state.policy})\n`);
+      });
+    });
+}

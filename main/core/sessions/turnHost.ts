@@ -1,0 +1,64 @@
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
+import type { ModelPin } from '../log/events.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
+import type { TurnHooks, TurnHost } from '../turn/engine.js';
+import { createProvider, type ProviderKeys } from '../../providers/index.js';
+import { detectSandbox } from '../../sandbox/box.js';
+import { createRedactor } from '../../sandbox/redact.js';
+import { createToolRegistry } from '../../tools/registry.js';
+
+/** Name of the file in a session folder that asks a running turn to stop (written by `keel stop`). */
+export const STOP_REQUEST_FILE = 'stop-request';
+
+export type TurnHostOptions = {
+  /** API keys from settings; the environment is the fallback. */
+  keys?: ProviderKeys;
+  /** The environment providers read keys from and commands' allowlisted variables come from. */
+  env?: NodeJS.ProcessEnv;
+  hooks?: TurnHooks;
+  signal?: AbortSignal;
+  maxSteps?: number;
+  /** The workspace tools act in; defaults to the session's project folder. */
+  workspace?: string;
+};
+
+/**
+ * Builds everything a turn needs for a session open for writing: the pinned provider factory, the tool
+ * registry of its mode, the box (detected OS sandbox, network allowlist, protected paths), a redactor that
+ * knows the workspace's .env values and the environment's secrets (Keel's own keys included), the stop file.
+ */
+export async function createTurnHost(log: SessionLog, options: TurnHostOptions = {}): Promise<TurnHost> {
+  const [created] = log.read({ fromSeq: 1, limit: 1 });
+  if (created?.kind !== 'session_created') throw new Error(`session ${log.id} has no session_created event`);
+  const env = options.env ?? process.env;
+  const workspace = realpathSync(options.workspace ?? created.projectFolder);
+  const keys = options.keys ?? {};
+  const extraSecrets: Record<string, string> = {};
+  for (const [name, value] of Object.entries(keys))
+    if (typeof value === 'string') extraSecrets[`keel:${name}`] = value;
+  const redactor = createRedactor({ workspaceRoot: workspace, env, extraSecrets });
+  const sandbox = await detectSandbox();
+  const allow = created.networkAllow ?? [];
+  return {
+    log,
+    createProvider: (pin: ModelPin) => createProvider(pin, keys, env),
+    registry: createToolRegistry(created.toolMode),
+    tools: {
+      workspace,
+      sessionDir: log.dir,
+      artifactsDir: log.artifactsDir,
+      redactor,
+      sandbox,
+      network: allow.length > 0 ? { allow } : 'none',
+      protectedGlobs: created.protectedGlobs ?? [],
+    },
+    sandboxAvailable: sandbox.kind !== 'none',
+    systemPrompt: created.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+    stopFile: path.join(log.dir, STOP_REQUEST_FILE),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
+  };
+}

@@ -1,0 +1,88 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { Policy, ProviderKind } from '../core/log/events.js';
+
+/**
+ * `<home>/settings.json`: defaults for new sessions, per-model context windows, provider base URLs and
+ * compaction settings. API keys are never stored here (the app keeps them in the OS keychain; the CLI
+ * reads the environment).
+ */
+export const Settings = z
+  .object({
+    defaults: z
+      .object({
+        provider: ProviderKind.optional(),
+        model: z.string().min(1).optional(),
+        baseUrl: z.string().url().optional(),
+        policy: Policy.optional(),
+        networkAllow: z.array(z.string().min(1)).optional(),
+      })
+      .strict()
+      .default({}),
+    /** Context windows of models the catalogue does not know (local ones), by model id. */
+    contextWindows: z.record(z.string(), z.number().int().positive()).default({}),
+    providers: z
+      .object({
+        anthropic: z.object({ baseUrl: z.string().url().optional() }).strict().optional(),
+        openai: z.object({ baseUrl: z.string().url().optional() }).strict().optional(),
+        'openai-compatible': z.object({ baseUrl: z.string().url().optional() }).strict().optional(),
+      })
+      .strict()
+      .default({}),
+    compaction: z
+      .object({
+        /** Fraction of the context window at which to compact; 0 turns automatic compaction off. */
+        threshold: z.number().min(0).max(0.95).default(0.75),
+        /** Fraction of the window kept verbatim after a compaction. */
+        keepRecent: z.number().min(0).max(0.5).default(0.2),
+      })
+      .strict()
+      .default({ threshold: 0.75, keepRecent: 0.2 }),
+  })
+  .strict();
+export type Settings = z.infer<typeof Settings>;
+
+/** Thrown when settings.json exists but is not valid; the message names the file and the problem. */
+export class SettingsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SettingsError';
+  }
+}
+
+/** Reads `<home>/settings.json` (defaults when it does not exist); throws SettingsError naming the problem. */
+export function readSettings(home: string): Settings {
+  const file = path.join(home, 'settings.json');
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return Settings.parse({});
+    throw new SettingsError(`cannot read ${file}: ${(error as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new SettingsError(`${file} is not valid JSON (${(error as Error).message})`);
+  }
+  const parsed = Settings.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new SettingsError(
+      `${file}: ${issue ? `${issue.path.join('.') || '(top level)'}: ${issue.message}` : 'invalid'}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** Writes settings atomically (temp file + rename), validated first, so a crash never leaves half a file. */
+export function writeSettings(home: string, settings: Settings): void {
+  const valid = Settings.parse(settings);
+  fs.mkdirSync(home, { recursive: true });
+  const file = path.join(home, 'settings.json');
+  const temp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, `${JSON.stringify(valid, null, 2)}\n`, { mode: 0o600 });
+  fs.renameSync(temp, file);
+}

@@ -1,0 +1,306 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { SessionEvent } from '../../../main/core/log/events.js';
+import { SessionLog } from '../../../main/core/log/sessionLog.js';
+import { ensureCliBuilt, makeTempDir, removeTempDir } from '../../support/cli.js';
+import { keel, startKeel } from '../../support/keelProcess.js';
+import { ProviderServer, type ScriptStep } from '../../support/providerServer.js';
+
+let dir: string;
+let home: string;
+let project: string;
+let server: ProviderServer;
+
+beforeAll(async () => {
+  await ensureCliBuilt();
+}, 180_000);
+
+beforeEach(async () => {
+  dir = fs.realpathSync(makeTempDir('keel-turns-'));
+  home = path.join(dir, 'home');
+  project = path.join(dir, 'project');
+  fs.mkdirSync(path.join(project, 'src'), { recursive: true });
+  fs.writeFileSync(path.join(project, 'src', 'server.go'), 'package main\n\nfunc main() {}\n');
+  server = await new ProviderServer().start();
+});
+
+afterEach(async () => {
+  await server.close();
+  removeTempDir(dir);
+});
+
+const newSession = (policy: string, prompt: string, extra: string[] = []) => [
+  'run',
+  '--project',
+  project,
+  '--provider',
+  'openai-compatible',
+  '--base-url',
+  server.openaiBaseUrl,
+  '--model',
+  'scripted-model',
+  '--context-window',
+  '32000',
+  '--policy',
+  policy,
+  ...extra,
+  prompt,
+];
+
+function onlySessionId(): string {
+  const ids = fs.readdirSync(path.join(home, 'sessions'));
+  expect(ids).toHaveLength(1);
+  return ids[0] as string;
+}
+
+function eventsOf(id: string): SessionEvent[] {
+  const log = SessionLog.open(home, id);
+  try {
+    return log.read();
+  } finally {
+    log.close();
+  }
+}
+
+const kinds = (events: SessionEvent[]) => events.map((e) => e.kind);
+const rejected = () => server.requests.filter((r) => r.rejected !== undefined).map((r) => r.rejected);
+const appendLine = (file: string): ScriptStep => ({
+  kind: 'reply',
+  toolCalls: [{ name: 'run_command', arguments: { command: `echo ran >> ${file}` } }],
+});
+const lines = (file: string) =>
+  fs.existsSync(path.join(project, file))
+    ? fs.readFileSync(path.join(project, file), 'utf8').split('\n').filter(Boolean)
+    : [];
+
+describe('keel run: a turn through the CLI', () => {
+  it('streams a multi-step turn with a tool call to stdout and tool activity to stderr', async () => {
+    server.enqueue(
+      {
+        kind: 'reply',
+        text: 'Reading. ',
+        toolCalls: [{ name: 'read_file', arguments: { path: 'src/server.go' } }],
+      },
+      { kind: 'reply', text: 'It only declares main.' },
+    );
+    const run = await keel(home, newSession('ask', 'what does server.go do?'));
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('Reading. \nIt only declares main.\n');
+    expect(run.stderr).toMatch(/→ read_file \{"path":"src\/server.go"\}/);
+    expect(run.stderr).toMatch(/← read_file ok/);
+    expect(rejected()).toEqual([]);
+  });
+
+  it('runs each policy as specified: read-only, ask, auto-edit, full-auto', async () => {
+    const edit = {
+      kind: 'reply',
+      toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'x\n' } }],
+    } as const;
+    // read-only: the write tool does not exist; the model is told so and the turn completes.
+    server.enqueue(edit, { kind: 'reply', text: 'cannot' });
+    expect((await keel(home, newSession('read-only', 'write it'))).code).toBe(0);
+    expect(fs.existsSync(path.join(project, 'out.txt'))).toBe(false);
+    // ask: the edit waits for approval (exit 3).
+    server.enqueue(edit);
+    expect((await keel(home, newSession('ask', 'write it'))).code).toBe(3);
+    expect(fs.existsSync(path.join(project, 'out.txt'))).toBe(false);
+    // auto-edit: the edit runs, a command asks.
+    server.enqueue(edit, appendLine('auto.txt'));
+    expect((await keel(home, newSession('auto-edit', 'write it'))).code).toBe(3);
+    expect(fs.readFileSync(path.join(project, 'out.txt'), 'utf8')).toBe('x\n');
+    expect(lines('auto.txt')).toEqual([]);
+    // full-auto: the command runs inside the box.
+    server.enqueue(appendLine('full.txt'), { kind: 'reply', text: 'ran' });
+    expect((await keel(home, newSession('full-auto', 'run it'))).code).toBe(0);
+    expect(lines('full.txt')).toEqual(['ran']);
+  });
+
+  it('survives restarts between the request, the decision and the resume', async () => {
+    server.enqueue(appendLine('log.txt'));
+    const first = await keel(home, newSession('ask', 'run it'));
+    expect(first.code).toBe(3);
+    expect(first.stderr).toMatch(/approval needed \(request 4\): run_command/);
+    const id = onlySessionId();
+    expect((await keel(home, ['resume', id])).code).toBe(3);
+    expect((await keel(home, ['deny', id, '--reason', 'not now'])).code).toBe(0);
+    server.enqueue({ kind: 'reply', text: 'ok, skipped' });
+    const resumed = await keel(home, ['resume', id]);
+    expect(resumed.code).toBe(0);
+    expect(lines('log.txt')).toEqual([]);
+    const tool = (
+      server.requests.at(-1)?.body as { messages: { role: string; content: string }[] }
+    ).messages.find((m) => m.role === 'tool');
+    expect(tool?.content).toContain('denied by the user: not now');
+    expect((await keel(home, ['approve', id, '--scope', 'once'])).stderr).toMatch(/no pending approval/);
+  });
+
+  it('refuses provider flags on --session and keeps the pinned model across a default change', async () => {
+    server.enqueue({ kind: 'reply', text: 'one' });
+    await keel(home, newSession('ask', 'hi'));
+    const id = onlySessionId();
+    fs.writeFileSync(
+      path.join(home, 'settings.json'),
+      JSON.stringify({ defaults: { provider: 'anthropic', model: 'claude-sonnet-4-5' } }),
+    );
+    const flagged = await keel(home, ['run', '--session', id, '--model', 'other', 'again']);
+    expect(flagged.code).toBe(2);
+    expect(flagged.stderr).toMatch(/drop --model/);
+    server.enqueue({ kind: 'reply', text: 'two' });
+    expect((await keel(home, ['run', '--session', id, 'again'])).code).toBe(0);
+    expect(server.requests.map((r) => (r.body as { model: string }).model)).toEqual([
+      'scripted-model',
+      'scripted-model',
+    ]);
+    expect(
+      (
+        await keel(home, [
+          'model',
+          id,
+          'openai-compatible:bigger',
+          '--base-url',
+          server.openaiBaseUrl,
+          '--context-window',
+          '64000',
+        ])
+      ).code,
+    ).toBe(0);
+    server.enqueue({ kind: 'reply', text: 'three' });
+    await keel(home, ['run', '--session', id, 'once more']);
+    expect((server.requests.at(-1)?.body as { model: string }).model).toBe('bigger');
+    expect(kinds(eventsOf(id))).toContain('model_changed');
+  });
+
+  it('stops on Ctrl-C mid-stream with exit 130, and the resumed request is accepted', async () => {
+    server.enqueue({
+      kind: 'reply',
+      text: Array.from({ length: 60 }, (_, i) => `w${i}`).join(' '),
+      delayMs: 30,
+    });
+    const running = startKeel(home, newSession('ask', 'talk'));
+    await running.waitFor(/w3 /);
+    running.child.kill('SIGINT');
+    const ended = await running.done;
+    expect(ended.code).toBe(130);
+    const id = onlySessionId();
+    const interrupted = eventsOf(id).at(-1);
+    expect(interrupted?.kind).toBe('interrupted');
+    expect(interrupted?.kind === 'interrupted' && interrupted.content).toMatch(/^w0 w1 w2 w3/);
+    server.enqueue({ kind: 'reply', text: 'continuing' });
+    expect((await keel(home, ['resume', id])).code).toBe(0);
+    expect(rejected()).toEqual([]);
+  });
+
+  it('stops a turn running in another process with keel stop', async () => {
+    server.enqueue({
+      kind: 'reply',
+      text: Array.from({ length: 200 }, (_, i) => `w${i}`).join(' '),
+      delayMs: 20,
+    });
+    const running = startKeel(home, newSession('ask', 'talk'));
+    await running.waitFor(/w2 /);
+    const id = onlySessionId();
+    const stop = await keel(home, ['stop', id]);
+    expect(stop.stderr).toMatch(/asked session .* to stop/);
+    expect((await running.done).code).toBe(130);
+    expect(eventsOf(id).at(-1)?.kind).toBe('interrupted');
+  });
+
+  it('shows the trace with stages and tokens', async () => {
+    server.enqueue({ kind: 'reply', text: 'hi', usage: { inputTokens: 1000, outputTokens: 100 } });
+    await keel(home, newSession('ask', 'hello'));
+    const trace = await keel(home, ['trace', onlySessionId(), '--json']);
+    const parsed = JSON.parse(trace.stdout) as {
+      entries: { stage: string }[];
+      totals: { inputTokens: number };
+    };
+    expect(parsed.entries.map((e) => e.stage)).toEqual(
+      expect.arrayContaining(['projection', 'time_to_first_token', 'stream', 'usage']),
+    );
+    expect(parsed.totals.inputTokens).toBe(1000);
+  });
+});
+
+describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
+  async function crashed(args: string[], point: string) {
+    const run = await keel(home, args, { KEEL_CRASH_AT: point });
+    expect(run.signal).toBe('SIGKILL');
+  }
+
+  it('after_stream_before_append: the model is asked again, the command runs once', async () => {
+    server.enqueue(appendLine('once.txt'));
+    await crashed(newSession('full-auto', 'go'), 'after_stream_before_append');
+    const id = onlySessionId();
+    expect(kinds(eventsOf(id))).toEqual(['session_created', 'user_message']);
+    server.enqueue(appendLine('once.txt'), { kind: 'reply', text: 'done' });
+    expect((await keel(home, ['resume', id])).code).toBe(0);
+    expect(lines('once.txt')).toEqual(['ran']);
+    expect(rejected()).toEqual([]);
+  });
+
+  it('after_tool_started: a command that never ran is not re-run blindly; approved once, it runs once', async () => {
+    server.enqueue(appendLine('once.txt'));
+    await crashed(newSession('full-auto', 'go'), 'after_tool_started');
+    const id = onlySessionId();
+    expect(lines('once.txt')).toEqual([]);
+    const resumed = await keel(home, ['resume', id]);
+    expect(resumed.code).toBe(3);
+    expect(resumed.stderr).toMatch(/outcome unknown/);
+    server.enqueue({ kind: 'reply', text: 'done' });
+    expect((await keel(home, ['approve', id, '--scope', 'once', '--resume'])).code).toBe(0);
+    expect(lines('once.txt')).toEqual(['ran']);
+    expect(rejected()).toEqual([]);
+  });
+
+  it('after_tool_executed_before_result: a command that ran is not repeated when denied', async () => {
+    server.enqueue(appendLine('once.txt'));
+    await crashed(newSession('full-auto', 'go'), 'after_tool_executed_before_result');
+    const id = onlySessionId();
+    expect(lines('once.txt')).toEqual(['ran']);
+    expect((await keel(home, ['resume', id])).code).toBe(3);
+    server.enqueue({ kind: 'reply', text: 'understood' });
+    expect((await keel(home, ['deny', id, '--reason', 'it already ran', '--resume'])).code).toBe(0);
+    expect(lines('once.txt')).toEqual(['ran']);
+    expect(rejected()).toEqual([]);
+  });
+
+  it('after_tool_executed_before_result: an edit that landed is recognised by its image and not applied twice', async () => {
+    server.enqueue({
+      kind: 'reply',
+      toolCalls: [
+        {
+          name: 'edit_file',
+          arguments: {
+            path: 'src/server.go',
+            old_string: 'func main() {}',
+            new_string: 'func main() { serve() }',
+          },
+        },
+      ],
+    });
+    await crashed(newSession('full-auto', 'edit'), 'after_tool_executed_before_result');
+    const id = onlySessionId();
+    server.enqueue({ kind: 'reply', text: 'edited' });
+    expect((await keel(home, ['resume', id])).code).toBe(0);
+    const result = eventsOf(id).find((e) => e.kind === 'tool_result');
+    expect(result?.kind === 'tool_result' && result.content).toMatch(/already applied/);
+    expect(fs.readFileSync(path.join(project, 'src/server.go'), 'utf8')).toBe(
+      'package main\n\nfunc main() { serve() }\n',
+    );
+  });
+
+  it('after_approval_before_execute: the approved command runs exactly once after the crash', async () => {
+    server.enqueue(appendLine('once.txt'));
+    expect((await keel(home, newSession('ask', 'go'))).code).toBe(3);
+    const id = onlySessionId();
+    expect((await keel(home, ['approve', id, '--scope', 'once'])).code).toBe(0);
+    await crashed(['resume', id], 'after_approval_before_execute');
+    expect(lines('once.txt')).toEqual([]);
+    server.enqueue({ kind: 'reply', text: 'done' });
+    expect((await keel(home, ['resume', id])).code).toBe(0);
+    expect(lines('once.txt')).toEqual(['ran']);
+    const events = eventsOf(id);
+    expect(events.filter((e) => e.kind === 'tool_result')).toHaveLength(1);
+    expect(rejected()).toEqual([]);
+  });
+});
