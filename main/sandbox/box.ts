@@ -59,7 +59,14 @@ export function wrapCommand(options: WrapOptions): WrappedCommand {
   }
 }
 
-async function probeSandbox(platform: NodeJS.Platform): Promise<SandboxInfo> {
+/**
+ * Probes the sandbox without caching. `locate` finds an executable by name (tests substitute it to
+ * simulate a machine without bwrap, or with a bwrap that cannot create namespaces).
+ */
+export async function probeSandbox(
+  platform: NodeJS.Platform,
+  locate: (name: string) => string | null = findExecutable,
+): Promise<SandboxInfo> {
   const none = (reason: string): SandboxInfo => ({
     kind: 'none',
     reason,
@@ -68,7 +75,7 @@ async function probeSandbox(platform: NodeJS.Platform): Promise<SandboxInfo> {
     socat: null,
   });
   if (platform === 'linux') {
-    const bwrap = findExecutable('bwrap');
+    const bwrap = locate('bwrap');
     if (bwrap === null) {
       return none(
         'bubblewrap (bwrap) is not installed; install it (apt install bubblewrap) to confine commands.',
@@ -88,7 +95,7 @@ async function probeSandbox(platform: NodeJS.Platform): Promise<SandboxInfo> {
       reason: 'bubblewrap started a trial command with every namespace Keel needs.',
       version: version.output.trim().replace(/^bubblewrap\s+/, ''),
       executable: bwrap,
-      socat: findExecutable('socat'),
+      socat: locate('socat'),
     };
   }
   if (platform === 'darwin') {

@@ -17,9 +17,13 @@ export interface RunnerArea {
   cleanup(): void;
 }
 
-/** Creates a fresh area. `outside` sits next to the workspace and shares its name prefix (`/ws` vs `/ws-evil`). */
-export function createArea(): RunnerArea {
-  const root = mkdtempSync(path.join(os.tmpdir(), 'keel-runner-test-'));
+/**
+ * Creates a fresh area. `outside` sits next to the workspace and shares its name prefix (`/ws` vs
+ * `/ws-evil`). Under `base` /var/tmp the outside folder stays visible (read-only) inside the box; under
+ * /tmp it is hidden by the box's private /tmp.
+ */
+export function createArea(base = os.tmpdir()): RunnerArea {
+  const root = mkdtempSync(path.join(base, 'keel-runner-test-'));
   const workspace = path.join(root, 'ws');
   const outside = path.join(root, 'ws-evil');
   const artifacts = path.join(root, 'artifacts');
