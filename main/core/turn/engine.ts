@@ -61,8 +61,20 @@ export type TurnHost = {
   stopFile?: string;
   hooks?: TurnHooks;
   retry?: Omit<RetryOptions, 'signal'>;
-  /** Runs before every model request (compaction hooks in here). */
-  beforeRequest?: (state: SessionState) => Promise<void>;
+  /**
+   * Runs before every model request (compaction hooks in here). Events it appends go through `append`, so
+   * the turn's state stays in step with the log.
+   */
+  beforeRequest?: (context: BeforeRequestContext) => Promise<void>;
+};
+
+/** What a beforeRequest hook gets: the session state, the pinned provider, and the turn's own append. */
+export type BeforeRequestContext = {
+  state: SessionState;
+  provider: ModelProvider;
+  systemPrompt: string;
+  signal: AbortSignal;
+  append: (event: NewEvent) => SessionEvent;
 };
 
 /** How a turn ended. */
@@ -219,7 +231,15 @@ class Turn {
   /** One model request: project, stream, append. Returns an outcome when the turn must end here. */
   private async requestModel(): Promise<TurnOutcome | undefined> {
     const { host } = this;
-    if (host.beforeRequest) await host.beforeRequest(this.state);
+    if (host.beforeRequest) {
+      await host.beforeRequest({
+        state: this.state,
+        provider: this.provider as ModelProvider,
+        systemPrompt: host.systemPrompt,
+        signal: this.signal,
+        append: (event) => this.append(event),
+      });
+    }
     const projectionStart = Date.now();
     const payload = projectView(host.log.projectionView(), { system: host.systemPrompt });
     this.record('projection', projectionStart, { messages: payload.messages.length });
