@@ -1,5 +1,15 @@
-import type { EventOf, NewEvent, SessionEvent } from './events.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { openDatabase } from '../../store/database.js';
+import type { Db, Synchronous } from '../../store/database.js';
+import { EVENTS_MIGRATIONS } from '../../store/schema.js';
+import { SessionIndex } from '../../store/sessionIndex.js';
+import type { IndexUpdate, NewSessionRow, SessionStatus } from '../../store/sessionIndex.js';
+import { SessionEvent } from './events.js';
+import type { EventOf, NewEvent } from './events.js';
 import type { ProjectionView } from '../projection/types.js';
+import { assertValidSessionId, isValidSessionId, newSessionId } from './sessionId.js';
 
 /** What a new session pins at creation: everything in session_created but seq/at/kind. */
 export type SessionInit = Omit<EventOf<'session_created'>, 'seq' | 'at' | 'kind'>;
@@ -28,17 +38,571 @@ export class SessionNotFoundError extends Error {
   }
 }
 
-/*
- * API contract of the per-session log (implemented in sessionLog.ts; see main/core/log/README.md):
- *
- *   SessionLog.create(home, init, { id?, synchronous? }): SessionLog           takes the lease, appends session_created, indexes it
- *   SessionLog.open(home, id, { write?: boolean, synchronous? }): SessionLog   write=true takes the lease (SessionLockedError)
- *   SessionLog.importEvents(home, events, { id? }): string                     one transaction; nothing written on failure; returns id
- *   log.id, log.dir (sessions/<id>), log.artifactsDir
- *   log.append(events: NewEvent | NewEvent[], { expectedLastSeq? }): AppendResult   atomic; updates index.sqlite (status, counts, FTS)
- *   log.lastSeq(): number
- *   log.read({ fromSeq?, toSeq?, limit? }): SessionEvent[]                    validated with zod
- *   log.projectionView({ withoutCompaction?: number }): ProjectionView         O(events after the compaction in effect)
- *   log.close(): void                                                          releases the lease
- */
+/** Thrown by create/importEvents when the home already has a session with that id. Nothing was written. */
+export class SessionExistsError extends Error {
+  constructor(readonly sessionId: string) {
+    super(`a session ${sessionId} already exists (import without keeping the id to get a new one)`);
+    this.name = 'SessionExistsError';
+  }
+}
+
+/** One trace record: a stage of a turn, when it started, how long it took, and free-form detail (tokens…). */
+export const TraceEntry = z.object({
+  turn: z.number().int().nonnegative(),
+  stage: z.string().min(1),
+  startedAt: z.string().min(1),
+  durationMs: z.number().nonnegative().optional(),
+  detail: z.unknown().optional(),
+});
+export type TraceEntry = z.infer<typeof TraceEntry>;
+
+/** `init` of `create`: `sessionId` may be left out (then `options.id` or a new id is used). */
+export type CreateSessionInit = Omit<SessionInit, 'sessionId'> & { sessionId?: string };
+
+/** Options of `SessionLog.create`. */
+export type CreateSessionOptions = { id?: string; synchronous?: Synchronous };
+
+/** Options of `SessionLog.open`. */
+export type OpenSessionOptions = { write?: boolean; synchronous?: Synchronous };
+
+/** Options of `log.read`: an inclusive seq range and a row limit. */
+export type ReadOptions = { fromSeq?: number; toSeq?: number; limit?: number };
+
 export type { NewEvent, ProjectionView };
+
+type EventRow = { seq: number; kind: string; at: string; body: string };
+type TraceRow = {
+  turn: number;
+  stage: string;
+  started_at: string;
+  duration_ms: number | null;
+  detail: string | null;
+};
+
+/** Events read per page when catching the index up. */
+const INDEX_PAGE = 5_000;
+/** Longest title taken from the first user message. */
+const TITLE_LENGTH = 80;
+
+function rowToEvent(sessionId: string, row: EventRow): SessionEvent {
+  const body = JSON.parse(row.body) as Record<string, unknown>;
+  const result = SessionEvent.safeParse({ ...body, seq: row.seq, kind: row.kind, at: row.at });
+  if (!result.success) {
+    throw new Error(
+      `session ${sessionId}: stored event ${row.seq} (${row.kind}) does not match its schema: ` +
+        z.prettifyError(result.error),
+    );
+  }
+  return result.data;
+}
+
+function rowToTraceEntry(row: TraceRow): TraceEntry {
+  return {
+    turn: row.turn,
+    stage: row.stage,
+    startedAt: row.started_at,
+    ...(row.duration_ms === null ? {} : { durationMs: row.duration_ms }),
+    ...(row.detail === null ? {} : { detail: JSON.parse(row.detail) as unknown }),
+  };
+}
+
+/** The text search finds an event by; undefined for events that carry no message text. */
+function searchableText(event: SessionEvent): string | undefined {
+  switch (event.kind) {
+    case 'user_message':
+    case 'assistant_message':
+    case 'interrupted':
+      return event.content === '' ? undefined : event.content;
+    case 'compaction':
+      return event.summary;
+    default:
+      return undefined;
+  }
+}
+
+function titleFrom(content: string): string | undefined {
+  const line = content.trim().split('\n', 1)[0]?.trim() ?? '';
+  if (line === '') return undefined;
+  return line.length <= TITLE_LENGTH ? line : line.slice(0, TITLE_LENGTH - 1) + '…';
+}
+
+/** What the index must learn from `events` (in seq order, non-empty). */
+function toIndexUpdate(events: readonly SessionEvent[], status: SessionStatus): IndexUpdate {
+  const last = events[events.length - 1];
+  if (!last) throw new Error('toIndexUpdate needs at least one event');
+  const update: IndexUpdate = { lastSeq: last.seq, updatedAt: last.at, status, messages: [] };
+  const messages: { seq: number; text: string }[] = [];
+  for (const event of events) {
+    const text = searchableText(event);
+    if (text !== undefined) messages.push({ seq: event.seq, text });
+    if (event.kind === 'user_message' && update.title === undefined) {
+      const title = titleFrom(event.content);
+      if (title !== undefined) update.title = title;
+    }
+    if (event.kind === 'model_changed') {
+      update.provider = event.provider;
+      update.model = event.model;
+    }
+  }
+  return { ...update, messages };
+}
+
+function toSessionRow(created: EventOf<'session_created'>, id: string): NewSessionRow {
+  return {
+    id,
+    ...(created.title === undefined ? {} : { title: created.title }),
+    projectFolder: created.projectFolder,
+    provider: created.provider,
+    model: created.model,
+    ...(created.parentId === undefined ? {} : { parentId: created.parentId }),
+    createdAt: created.at,
+  };
+}
+
+/** Logs open for writing in this process, so their leases are released when the process exits. */
+const openWriters = new Set<SessionLog>();
+let exitHookInstalled = false;
+
+function trackWriter(log: SessionLog): void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    // 'exit' handlers must be synchronous; better-sqlite3 is. A kill -9 skips this: the next
+    // writer takes the lease over because the pid is dead.
+    process.on('exit', () => {
+      for (const writer of [...openWriters]) {
+        try {
+          writer.close();
+        } catch {
+          // Exiting anyway; the lease is taken over once this pid is gone.
+        }
+      }
+    });
+  }
+  openWriters.add(log);
+}
+
+/**
+ * The append-only event log of one session: `<home>/sessions/<id>/events.sqlite`. A log opened for
+ * writing holds the session's writer lease in index.sqlite and keeps the index row in step with
+ * every append; a read-only log never writes. Every method is synchronous.
+ */
+export class SessionLog {
+  /** `<home>/sessions/<id>/artifacts`: large tool outputs and files, addressed by handle. */
+  readonly artifactsDir: string;
+  /** `<home>/sessions/<id>/workspace`: the session's private workspace (`session/`, `persistent/<n>/`). */
+  readonly workspaceDir: string;
+  private readonly statements;
+  private running = false;
+  /** Seqs of unanswered approval requests; read once, then kept in step by `append` (sole writer). */
+  private unanswered: Set<number> | undefined;
+  private indexBehind = false;
+  private closed = false;
+
+  private constructor(
+    /** The session id (also its folder name). */
+    readonly id: string,
+    /** `<home>/sessions/<id>`: the session's dataDir. */
+    readonly dir: string,
+    private readonly db: Db,
+    private readonly index: SessionIndex,
+    /** True when this log holds the writer lease and may append. */
+    readonly writable: boolean,
+  ) {
+    this.artifactsDir = path.join(dir, 'artifacts');
+    this.workspaceDir = path.join(dir, 'workspace');
+    this.statements = {
+      lastSeq: db.prepare<[], number>('SELECT coalesce(max(seq), 0) FROM events').pluck(),
+      lastKind: db.prepare<[], string>('SELECT kind FROM events ORDER BY seq DESC LIMIT 1').pluck(),
+      insert: db.prepare<[number, string, string, number | null, number | null, string]>(
+        'INSERT INTO events (seq, kind, at, through, request_seq, body) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
+      range: db.prepare<[number, number, number], EventRow>(
+        'SELECT seq, kind, at, body FROM events WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?',
+      ),
+      // The partial index events_compactions is in answer order: the first row it yields is the answer.
+      compactionInEffect: db.prepare<[number], EventRow>(`
+        SELECT seq, kind, at, body FROM events INDEXED BY events_compactions
+        WHERE kind = 'compaction' AND seq <> ?
+        ORDER BY through DESC, seq DESC LIMIT 1`),
+      firstOfKind: db.prepare<[string], EventRow>(
+        'SELECT seq, kind, at, body FROM events WHERE kind = ? ORDER BY seq LIMIT 1',
+      ),
+      // A request is answered by a granted/denied event naming it (index events_decisions).
+      unansweredRequests: db
+        .prepare<[], number>(
+          `SELECT r.seq FROM events r WHERE r.kind = 'approval_request'
+           AND NOT EXISTS (SELECT 1 FROM events d WHERE d.request_seq = r.seq)`,
+        )
+        .pluck(),
+      insertTrace: db.prepare<[number, string, string, number | null, string | null]>(
+        'INSERT INTO trace (turn, stage, started_at, duration_ms, detail) VALUES (?, ?, ?, ?, ?)',
+      ),
+      traceAll: db.prepare<[], TraceRow>(
+        'SELECT turn, stage, started_at, duration_ms, detail FROM trace ORDER BY id',
+      ),
+      traceOfTurn: db.prepare<[number], TraceRow>(
+        'SELECT turn, stage, started_at, duration_ms, detail FROM trace WHERE turn = ? ORDER BY id',
+      ),
+    };
+  }
+
+  /**
+   * Creates a session: its folder (events.sqlite, artifacts/, workspace/session/), its
+   * session_created event (seq 1) and its index row; returns it open for writing with the lease
+   * held. Throws SessionExistsError if the id is taken; on any failure nothing is left behind.
+   */
+  static create(home: string, init: CreateSessionInit, options: CreateSessionOptions = {}): SessionLog {
+    if (options.id !== undefined && init.sessionId !== undefined && options.id !== init.sessionId) {
+      throw new Error(`create: options.id "${options.id}" and init.sessionId "${init.sessionId}" differ`);
+    }
+    const id = options.id ?? init.sessionId ?? newSessionId();
+    return SessionLog.build(home, id, { lease: true, synchronous: options.synchronous }, (log) =>
+      log.insertAll([
+        SessionEvent.parse({
+          ...init,
+          kind: 'session_created',
+          sessionId: id,
+          seq: 1,
+          at: new Date().toISOString(),
+        }),
+      ]),
+    );
+  }
+
+  /**
+   * Opens an existing session. With `write: true` it takes the writer lease (SessionLockedError if
+   * another live process holds it; a dead holder's lease is taken over) and first catches the
+   * index up with the log, in case a crash left it behind. Throws SessionNotFoundError if unknown.
+   */
+  static open(home: string, id: string, options: OpenSessionOptions = {}): SessionLog {
+    if (!isValidSessionId(id)) throw new SessionNotFoundError(id);
+    const dir = path.join(home, 'sessions', id);
+    const file = path.join(dir, 'events.sqlite');
+    if (!fs.existsSync(file)) throw new SessionNotFoundError(id);
+
+    let db: Db | undefined;
+    let index: SessionIndex | undefined;
+    try {
+      db = openDatabase(file, {
+        migrations: EVENTS_MIGRATIONS,
+        mustExist: true,
+        ...(options.synchronous ? { synchronous: options.synchronous } : {}),
+      });
+      index = SessionIndex.open(home);
+      const log = new SessionLog(id, dir, db, index, options.write === true);
+      const created = log.firstEvent();
+      // A folder whose session_created never committed is a create that crashed: not a session.
+      if (!created) throw new SessionNotFoundError(id);
+      if (log.writable) {
+        // The lease row refers to the index row, so a session the index lost is re-registered first.
+        index.restoreSession(toSessionRow(created, id));
+        const holder = index.acquireLease(id);
+        if (holder) throw new SessionLockedError(id, holder.pid);
+        fs.mkdirSync(log.artifactsDir, { recursive: true });
+        fs.mkdirSync(path.join(log.workspaceDir, 'session'), { recursive: true });
+        log.catchUpIndex();
+        trackWriter(log);
+      }
+      return log;
+    } catch (error) {
+      // Never leave a lease behind for a log that was not handed out (this only removes our own).
+      if (options.write) index?.releaseLease(id);
+      db?.close();
+      index?.close();
+      if ((error as { code?: string }).code === 'SQLITE_CANTOPEN') throw new SessionNotFoundError(id);
+      throw error;
+    }
+  }
+
+  /**
+   * Imports a whole log (events as validated by the caller, seq 1..n, session_created first) as a
+   * new session in one transaction; returns its id (`options.id`, else a new one; session_created's
+   * sessionId is set to it). On any failure the session folder and index row are removed again.
+   */
+  static importEvents(home: string, events: readonly SessionEvent[], options: { id?: string } = {}): string {
+    const first = events[0];
+    if (!first || first.kind !== 'session_created') {
+      throw new Error('an imported log must start with its session_created event');
+    }
+    const id = options.id ?? newSessionId();
+    const rewritten = events.map((event) => (event === first ? { ...first, sessionId: id } : event));
+    const log = SessionLog.build(home, id, { lease: false }, (created) => created.insertAll(rewritten));
+    log.close();
+    return id;
+  }
+
+  /** Shared by create and import: claims the folder, writes the events, registers the index row. */
+  private static build(
+    home: string,
+    id: string,
+    options: { lease: boolean; synchronous?: Synchronous | undefined },
+    write: (log: SessionLog) => SessionEvent[],
+  ): SessionLog {
+    assertValidSessionId(id);
+    const sessionsDir = path.join(home, 'sessions');
+    const dir = path.join(sessionsDir, id);
+    const index = SessionIndex.open(home);
+    let claimed = false;
+    let db: Db | undefined;
+    try {
+      if (index.position(id)) throw new SessionExistsError(id);
+      fs.mkdirSync(sessionsDir, { recursive: true });
+      try {
+        // Non-recursive mkdir is the atomic claim: of two processes creating one id, one gets EEXIST.
+        fs.mkdirSync(dir);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new SessionExistsError(id);
+        throw error;
+      }
+      claimed = true;
+      fs.mkdirSync(path.join(dir, 'artifacts'));
+      fs.mkdirSync(path.join(dir, 'workspace', 'session'), { recursive: true });
+      db = openDatabase(path.join(dir, 'events.sqlite'), {
+        migrations: EVENTS_MIGRATIONS,
+        ...(options.synchronous ? { synchronous: options.synchronous } : {}),
+      });
+      const log = new SessionLog(id, dir, db, index, options.lease);
+      // The log is written first and registered after (row, search text and lease in one index
+      // transaction), so the index never claims events the log does not have; a crash in between
+      // leaves an unindexed folder that a writer's `open` re-registers.
+      const written = write(log);
+      const created = written[0];
+      if (created?.kind !== 'session_created')
+        throw new Error(`session ${id}: session_created was not written`);
+      index.registerSession(toSessionRow(created, id), toIndexUpdate(written, log.deriveStatus()), {
+        lease: options.lease,
+      });
+      if (options.lease) trackWriter(log);
+      return log;
+    } catch (error) {
+      db?.close();
+      index.close();
+      if (claimed) fs.rmSync(dir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /**
+   * Appends events atomically (one transaction) with the next seqs and the current time, then
+   * brings the index row up to date (counts, status, search text). With `expectedLastSeq`, nothing
+   * is written and a conflict is returned unless the log ends at that seq. Throws if this log is
+   * not open for writing or an event does not match its schema.
+   */
+  append(events: NewEvent | readonly NewEvent[], options: { expectedLastSeq?: number } = {}): AppendResult {
+    this.assertWritable();
+    const batch: readonly NewEvent[] = Array.isArray(events) ? events : [events as NewEvent];
+    const result = this.db
+      .transaction((): AppendResult => {
+        const last = this.statements.lastSeq.get() ?? 0;
+        if (options.expectedLastSeq !== undefined && options.expectedLastSeq !== last) {
+          return { ok: false, conflict: { expectedLastSeq: options.expectedLastSeq, actualLastSeq: last } };
+        }
+        const at = new Date().toISOString();
+        const appended = batch.map((event, i) => {
+          if (event.kind === 'session_created' && last + i !== 0) {
+            throw new Error('session_created is only ever the first event of a log');
+          }
+          return SessionEvent.parse({ ...event, seq: last + 1 + i, at });
+        });
+        for (const event of appended) this.insertEvent(event);
+        return { ok: true, events: appended, lastSeq: last + appended.length };
+      })
+      .immediate();
+    if (result.ok && result.events.length > 0) {
+      this.trackApprovals(result.events);
+      this.updateIndex(result.events);
+    }
+    return result;
+  }
+
+  /** The seq of the newest event (0 for an empty log). */
+  lastSeq(): number {
+    return this.statements.lastSeq.get() ?? 0;
+  }
+
+  /** Events with `fromSeq <= seq <= toSeq` in seq order, at most `limit`, each validated with zod. */
+  read(options: ReadOptions = {}): SessionEvent[] {
+    const rows = this.statements.range.all(
+      options.fromSeq ?? 1,
+      options.toSeq ?? Number.MAX_SAFE_INTEGER,
+      options.limit ?? -1,
+    );
+    return rows.map((row) => rowToEvent(this.id, row));
+  }
+
+  /**
+   * What the projection needs, read from one snapshot with index lookups: the compaction in effect
+   * (largest `through`, ties to the larger seq, skipping `withoutCompaction`), the first user
+   * message, and every event after that compaction's `through`.
+   */
+  projectionView(options: { withoutCompaction?: number } = {}): ProjectionView {
+    return this.db.transaction((): ProjectionView => {
+      const compactionRow = this.statements.compactionInEffect.get(options.withoutCompaction ?? 0);
+      const compaction = compactionRow && (rowToEvent(this.id, compactionRow) as EventOf<'compaction'>);
+      const firstUserRow = this.statements.firstOfKind.get('user_message');
+      const firstUserMessage = firstUserRow && (rowToEvent(this.id, firstUserRow) as EventOf<'user_message'>);
+      const tail = this.read({ fromSeq: (compaction?.through ?? 0) + 1 });
+      return {
+        ...(compaction ? { compaction } : {}),
+        ...(firstUserMessage ? { firstUserMessage } : {}),
+        tail,
+      };
+    })();
+  }
+
+  /**
+   * Marks a turn as running (status `running` in the index) or finished. Events still win:
+   * a pending approval, an interruption or an error shows as such. `close` clears it.
+   */
+  setRunning(running: boolean): void {
+    this.assertWritable();
+    this.running = running;
+    this.index.setStatus(this.id, this.deriveStatus());
+  }
+
+  /** Appends trace records in one transaction. Trace is observability only; the projection never reads it. */
+  appendTrace(entries: TraceEntry | readonly TraceEntry[]): void {
+    this.assertWritable();
+    const list: readonly TraceEntry[] = Array.isArray(entries) ? entries : [entries as TraceEntry];
+    const parsed = list.map((entry) => TraceEntry.parse(entry));
+    this.db.transaction(() => {
+      for (const entry of parsed) {
+        this.statements.insertTrace.run(
+          entry.turn,
+          entry.stage,
+          entry.startedAt,
+          entry.durationMs ?? null,
+          entry.detail === undefined ? null : JSON.stringify(entry.detail),
+        );
+      }
+    })();
+  }
+
+  /** Trace records in the order written, all or those of one turn. */
+  readTrace(options: { turn?: number } = {}): TraceEntry[] {
+    const rows =
+      options.turn === undefined
+        ? this.statements.traceAll.all()
+        : this.statements.traceOfTurn.all(options.turn);
+    return rows.map(rowToTraceEntry);
+  }
+
+  /** Releases the lease (if held) and closes both connections. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    openWriters.delete(this);
+    try {
+      if (this.writable) {
+        this.running = false;
+        if (this.indexBehind) this.tryCatchUpIndex();
+        else this.index.setStatus(this.id, this.deriveStatus());
+        this.index.releaseLease(this.id);
+      }
+    } finally {
+      this.db.close();
+      this.index.close();
+    }
+  }
+
+  private assertWritable(): void {
+    if (this.closed) throw new Error(`session ${this.id}: the log is closed`);
+    if (!this.writable)
+      throw new Error(`session ${this.id} was opened read-only; open it with { write: true }`);
+  }
+
+  private firstEvent(): EventOf<'session_created'> | undefined {
+    const row = this.statements.range.get(1, 1, 1);
+    if (!row) return undefined;
+    const event = rowToEvent(this.id, row);
+    if (event.kind !== 'session_created') {
+      throw new Error(`session ${this.id}: the first event is ${event.kind}, not session_created`);
+    }
+    return event;
+  }
+
+  private insertEvent(event: SessionEvent): void {
+    const { seq, kind, at, ...body } = event;
+    this.statements.insert.run(
+      seq,
+      kind,
+      at,
+      event.kind === 'compaction' ? event.through : null,
+      event.kind === 'approval_granted' || event.kind === 'approval_denied' ? event.requestSeq : null,
+      JSON.stringify(body),
+    );
+  }
+
+  /** Writes already-numbered events (create, import) in one transaction; the triggers keep seq dense. */
+  private insertAll(events: readonly SessionEvent[]): SessionEvent[] {
+    return this.db.transaction(() => {
+      const parsed = events.map((event) => SessionEvent.parse(event));
+      for (const event of parsed) this.insertEvent(event);
+      return parsed;
+    })();
+  }
+
+  private trackApprovals(events: readonly SessionEvent[]): void {
+    if (!this.unanswered) return;
+    for (const event of events) {
+      if (event.kind === 'approval_request') this.unanswered.add(event.seq);
+      if (event.kind === 'approval_granted' || event.kind === 'approval_denied') {
+        this.unanswered.delete(event.requestSeq);
+      }
+    }
+  }
+
+  private deriveStatus(): SessionStatus {
+    this.unanswered ??= new Set(this.statements.unansweredRequests.all());
+    if (this.unanswered.size > 0) return 'awaiting_approval';
+    const lastKind = this.statements.lastKind.get();
+    if (lastKind === 'interrupted') return 'interrupted';
+    if (lastKind === 'error') return 'error';
+    return this.running ? 'running' : 'idle';
+  }
+
+  /**
+   * The events are committed before the index is touched (two files cannot share a transaction in
+   * WAL mode). If the index write fails the append still stands; the index is caught up from the
+   * log on the next append, on close, or by the next writer's open.
+   */
+  private updateIndex(events: readonly SessionEvent[]): void {
+    if (this.indexBehind) {
+      this.tryCatchUpIndex();
+      return;
+    }
+    try {
+      this.index.recordAppend(this.id, toIndexUpdate(events, this.deriveStatus()));
+    } catch (error) {
+      this.indexBehind = true;
+      process.emitWarning(`session ${this.id}: index.sqlite not updated, will catch up: ${String(error)}`);
+    }
+  }
+
+  private tryCatchUpIndex(): void {
+    try {
+      this.catchUpIndex();
+    } catch (error) {
+      process.emitWarning(`session ${this.id}: index.sqlite still behind: ${String(error)}`);
+    }
+  }
+
+  /** Brings the index row to the log's last seq, page by page (each page one index transaction). */
+  private catchUpIndex(): void {
+    const last = this.lastSeq();
+    const position = this.index.position(this.id);
+    if (!position) throw new Error(`session ${this.id} has no row in index.sqlite`);
+    const status = this.deriveStatus();
+    if (position.lastSeq > last) {
+      this.index.truncateTo(this.id, last, status);
+    } else {
+      for (let from = position.lastSeq + 1; from <= last; from += INDEX_PAGE) {
+        const page = this.read({ fromSeq: from, limit: INDEX_PAGE });
+        if (page.length === 0) break;
+        this.index.recordAppend(this.id, toIndexUpdate(page, status));
+      }
+      if (position.status !== status) this.index.setStatus(this.id, status);
+    }
+    this.indexBehind = false;
+  }
+}

@@ -1,0 +1,457 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { openDatabase } from './database.js';
+import type { Db, Synchronous } from './database.js';
+import { INDEX_MIGRATIONS } from './schema.js';
+
+/**
+ * `<home>/index.sqlite`: one row per session (what the list shows), full-text search over message
+ * text, and the writer lease of each session. The session log keeps it in step on every append;
+ * listing and search read only this file, never a per-session database.
+ */
+
+/** What a session is doing, as the list shows it. */
+export const SessionStatus = z.enum(['idle', 'running', 'awaiting_approval', 'interrupted', 'error']);
+export type SessionStatus = z.infer<typeof SessionStatus>;
+
+/** Options of `SessionIndex.open`. */
+export type OpenSessionIndexOptions = {
+  /** Default FULL (see `Synchronous`). */
+  synchronous?: Synchronous;
+  /** Tuning: up to how many matching messages search groups hits instead of walking sessions. */
+  fewHits?: number;
+};
+
+/** One session as the list shows it. Times are ISO-8601 strings. */
+export type SessionSummary = {
+  id: string;
+  title?: string;
+  projectFolder: string;
+  provider: string;
+  model: string;
+  /** `running` is reported as `interrupted` when the process that was running it is gone. */
+  status: SessionStatus;
+  parentId?: string;
+  createdAt: string;
+  updatedAt: string;
+  eventCount: number;
+  lastSeq: number;
+  archived: boolean;
+  /** With `search`: the newest matching message text, the matches in [brackets]. */
+  snippet?: string;
+};
+
+/** Options of `SessionIndex.list`. */
+export type ListSessionsOptions = {
+  /** Page size (1..1000). */
+  limit: number;
+  /** Rows to skip, for paging. Default 0. */
+  offset?: number;
+  /** Words to find in message text (all of them, any word form). Blank = no search. */
+  search?: string;
+  /** Only sessions of this project folder (exact path). */
+  projectFolder?: string;
+  /** Include archived sessions. Default false. */
+  includeArchived?: boolean;
+};
+
+/** The process holding a session's writer lease. */
+export type LeaseHolder = { pid: number; hostname: string; acquiredAt: string };
+
+/** A new index row, as the session log registers it. */
+export type NewSessionRow = {
+  id: string;
+  title?: string;
+  projectFolder: string;
+  provider: string;
+  model: string;
+  parentId?: string;
+  createdAt: string;
+};
+
+/** The index's view of what an append changed; the session log computes it from the events. */
+export type IndexUpdate = {
+  lastSeq: number;
+  updatedAt: string;
+  status: SessionStatus;
+  /** Used only while the session has no title yet. */
+  title?: string;
+  provider?: string;
+  model?: string;
+  /** Searchable text of the appended events. */
+  messages: readonly { seq: number; text: string }[];
+};
+
+/** The index row's position in the log, for catching the index up after a crash. */
+export type IndexPosition = { lastSeq: number; status: SessionStatus };
+
+type SessionRow = {
+  num: number;
+  id: string;
+  title: string | null;
+  project_folder: string;
+  provider: string;
+  model: string;
+  status: string;
+  parent_id: string | null;
+  created_at: string;
+  updated_at: string;
+  event_count: number;
+  last_seq: number;
+  archived: number;
+  lease_pid: number | null;
+  lease_hostname: string | null;
+  lease_acquired_at: string | null;
+  snippet?: string | null;
+};
+
+type LeaseRow = { pid: number; hostname: string; acquired_at: string };
+type PageParams = { all: 0 | 1; limit: number; offset: number };
+type SearchParams = PageParams & { project: string | null; query: string };
+
+const MAX_PAGE = 1000;
+
+/**
+ * Up to this many matching messages, search groups all hits (fast when hits are few); beyond it,
+ * search walks sessions newest first (fast when many sessions match). Measured on 1M messages:
+ * grouping costs ~0.5 µs per hit, walking ~12 µs per session walked.
+ */
+const FEW_HITS = 20_000;
+
+/** Leases taken before the machine booted (minus clock slack) belong to processes that are gone. */
+const BOOT_SLACK_MS = 5_000;
+
+const SESSION_COLUMNS = `
+  s.num, s.id, s.title, s.project_folder, s.provider, s.model, s.status, s.parent_id,
+  s.created_at, s.updated_at, s.event_count, s.last_seq, s.archived,
+  l.pid AS lease_pid, l.hostname AS lease_hostname, l.acquired_at AS lease_acquired_at`;
+
+function rowToSessionSummary(row: SessionRow): SessionSummary {
+  const stored = SessionStatus.catch('idle').parse(row.status);
+  const lease: LeaseHolder | undefined =
+    row.lease_pid === null || row.lease_hostname === null || row.lease_acquired_at === null
+      ? undefined
+      : { pid: row.lease_pid, hostname: row.lease_hostname, acquiredAt: row.lease_acquired_at };
+  const status = stored === 'running' && (!lease || isLeaseStale(lease)) ? 'interrupted' : stored;
+  return {
+    id: row.id,
+    ...(row.title === null ? {} : { title: row.title }),
+    projectFolder: row.project_folder,
+    provider: row.provider,
+    model: row.model,
+    status,
+    ...(row.parent_id === null ? {} : { parentId: row.parent_id }),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    eventCount: row.event_count,
+    lastSeq: row.last_seq,
+    archived: row.archived === 1,
+    ...(row.snippet === undefined || row.snippet === null ? {} : { snippet: row.snippet }),
+  };
+}
+
+/** True when the lease's holder is known to be gone: same host and its pid is dead or predates the boot. */
+export function isLeaseStale(holder: LeaseHolder): boolean {
+  if (holder.hostname !== os.hostname()) return false;
+  const acquired = Date.parse(holder.acquiredAt);
+  const bootedAt = Date.now() - os.uptime() * 1000;
+  if (Number.isFinite(acquired) && acquired < bootedAt - BOOT_SLACK_MS) return true;
+  return !isProcessAlive(holder.pid);
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+function toSessionValues(row: NewSessionRow) {
+  return {
+    id: row.id,
+    title: row.title ?? null,
+    projectFolder: row.projectFolder,
+    provider: row.provider,
+    model: row.model,
+    parentId: row.parentId ?? null,
+    createdAt: toIndexTime(row.createdAt),
+  };
+}
+
+/** Turns what a person typed into an FTS5 query: every word must occur (in any form: "limits" finds "limiting"). */
+export function toSearchQuery(text: string): string | undefined {
+  const words = text.split(/\s+/).filter((word) => word !== '');
+  if (words.length === 0) return undefined;
+  // Quoting each word makes FTS5 operators and punctuation plain text, so no input is a syntax error.
+  // No prefix queries: without a prefix index a short prefix expands to thousands of terms (seconds on 1M rows).
+  return words.map((word) => `"${word.replaceAll('"', '""')}"`).join(' ');
+}
+
+/** Normalises an event time to ISO-8601 UTC so the list's text ordering is time ordering. */
+export function toIndexTime(at: string): string {
+  const ms = Date.parse(at);
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : at;
+}
+
+/** The session index of one home. Statements are prepared once per connection. */
+export class SessionIndex {
+  private readonly statements;
+  private readonly hostname = os.hostname();
+
+  private constructor(
+    /** The home folder this index belongs to. */
+    readonly home: string,
+    private readonly db: Db,
+    private readonly fewHits: number,
+  ) {
+    this.statements = {
+      listAll: db.prepare<[PageParams], SessionRow>(`
+        SELECT ${SESSION_COLUMNS} FROM sessions s LEFT JOIN writer_leases l ON l.session_id = s.id
+        WHERE (@all = 1 OR s.archived = 0)
+        ORDER BY s.updated_at DESC, s.num DESC LIMIT @limit OFFSET @offset`),
+      listProject: db.prepare<[PageParams & { project: string }], SessionRow>(`
+        SELECT ${SESSION_COLUMNS} FROM sessions s LEFT JOIN writer_leases l ON l.session_id = s.id
+        WHERE s.project_folder = @project AND (@all = 1 OR s.archived = 0)
+        ORDER BY s.updated_at DESC, s.num DESC LIMIT @limit OFFSET @offset`),
+      // Search has two plans with the same result order; `list` picks one by how many messages match.
+      countHits: db
+        .prepare<[string], number>(
+          `SELECT count(*) FROM (SELECT 1 FROM message_search WHERE message_search MATCH ? LIMIT ${fewHits + 1})`,
+        )
+        .pluck(),
+      // Few hits: group them by session through rowid arithmetic (rowid >> 32 = sessions.num), cut the
+      // page, then make one snippet per row by rowid. Cost O(hits) + O(page).
+      searchFewHits: db.prepare<[SearchParams], SessionRow>(`
+        WITH hits AS (
+          SELECT rowid >> 32 AS num, max(rowid) AS hit FROM message_search
+          WHERE message_search MATCH @query GROUP BY 1
+        ),
+        page AS MATERIALIZED (
+          SELECT ${SESSION_COLUMNS}, hits.hit
+          FROM hits JOIN sessions s ON s.num = hits.num
+          LEFT JOIN writer_leases l ON l.session_id = s.id
+          WHERE (@project IS NULL OR s.project_folder = @project) AND (@all = 1 OR s.archived = 0)
+          ORDER BY s.updated_at DESC, s.num DESC LIMIT @limit OFFSET @offset
+        )
+        SELECT page.*, (
+          SELECT snippet(message_search, 0, '[', ']', '…', 12) FROM message_search
+          WHERE message_search MATCH @query AND rowid = page.hit
+        ) AS snippet
+        FROM page ORDER BY page.updated_at DESC, page.num DESC`),
+      // Many hits: walk sessions newest first and probe each one's rowid range for a match (a seek
+      // in the term's doclist), stopping when the page is full. Cost O(sessions walked).
+      searchManyHits: db.prepare<[SearchParams], SessionRow>(`
+        WITH page AS MATERIALIZED (
+          SELECT ${SESSION_COLUMNS}
+          FROM sessions s LEFT JOIN writer_leases l ON l.session_id = s.id
+          WHERE (@project IS NULL OR s.project_folder = @project) AND (@all = 1 OR s.archived = 0)
+            AND EXISTS (
+              SELECT 1 FROM message_search WHERE message_search MATCH @query
+              AND rowid >= (s.num << 32) AND rowid < ((s.num + 1) << 32)
+            )
+          ORDER BY s.updated_at DESC, s.num DESC LIMIT @limit OFFSET @offset
+        )
+        SELECT page.*, (
+          SELECT snippet(message_search, 0, '[', ']', '…', 12) FROM message_search
+          WHERE message_search MATCH @query AND rowid >= (page.num << 32) AND rowid < ((page.num + 1) << 32)
+          ORDER BY rowid DESC LIMIT 1
+        ) AS snippet
+        FROM page ORDER BY page.updated_at DESC, page.num DESC`),
+      get: db.prepare<[string], SessionRow>(`
+        SELECT ${SESSION_COLUMNS} FROM sessions s LEFT JOIN writer_leases l ON l.session_id = s.id
+        WHERE s.id = ?`),
+      position: db.prepare<[string], { last_seq: number; status: string }>(
+        'SELECT last_seq, status FROM sessions WHERE id = ?',
+      ),
+      insert: db.prepare(`
+        INSERT INTO sessions (id, title, project_folder, provider, model, parent_id, created_at, updated_at)
+        VALUES (@id, @title, @projectFolder, @provider, @model, @parentId, @createdAt, @createdAt)`),
+      insertIfMissing: db.prepare(`
+        INSERT INTO sessions (id, title, project_folder, provider, model, parent_id, created_at, updated_at)
+        VALUES (@id, @title, @projectFolder, @provider, @model, @parentId, @createdAt, @createdAt)
+        ON CONFLICT (id) DO NOTHING`),
+      num: db.prepare<[string], number>('SELECT num FROM sessions WHERE id = ?').pluck(),
+      update: db.prepare(`
+        UPDATE sessions SET
+          last_seq = @lastSeq, event_count = @lastSeq, updated_at = @updatedAt, status = @status,
+          title = coalesce(title, @title), provider = coalesce(@provider, provider),
+          model = coalesce(@model, model)
+        WHERE id = @id`),
+      setStatus: db.prepare('UPDATE sessions SET status = ? WHERE id = ?'),
+      setArchived: db.prepare('UPDATE sessions SET archived = ? WHERE id = ?'),
+      truncate: db.prepare<[{ id: string; lastSeq: number; status: SessionStatus }]>(
+        'UPDATE sessions SET last_seq = @lastSeq, event_count = @lastSeq, status = @status WHERE id = @id',
+      ),
+      insertMessage: db.prepare<[{ num: number; seq: number; text: string }]>(
+        'INSERT OR REPLACE INTO message_search (rowid, text) VALUES ((@num << 32) + CAST(@seq AS INTEGER), @text)',
+      ),
+      deleteMessagesAfter: db.prepare<[{ num: number; seq: number }]>(
+        'DELETE FROM message_search WHERE rowid > (@num << 32) + CAST(@seq AS INTEGER) AND rowid < ((@num + 1) << 32)',
+      ),
+      deleteSession: db.prepare('DELETE FROM sessions WHERE id = ?'),
+      lease: db.prepare<[string], LeaseRow>(
+        'SELECT pid, hostname, acquired_at FROM writer_leases WHERE session_id = ?',
+      ),
+      putLease: db.prepare(`
+        INSERT INTO writer_leases (session_id, pid, hostname, acquired_at) VALUES (?, ?, ?, ?)
+        ON CONFLICT (session_id) DO UPDATE SET
+          pid = excluded.pid, hostname = excluded.hostname, acquired_at = excluded.acquired_at`),
+      releaseLease: db.prepare('DELETE FROM writer_leases WHERE session_id = ? AND pid = ? AND hostname = ?'),
+    };
+  }
+
+  /** Opens (creating if needed) `<home>/index.sqlite`, migrated to the newest schema. */
+  static open(home: string, options: OpenSessionIndexOptions = {}): SessionIndex {
+    fs.mkdirSync(home, { recursive: true });
+    const db = openDatabase(path.join(home, 'index.sqlite'), {
+      migrations: INDEX_MIGRATIONS,
+      ...(options.synchronous ? { synchronous: options.synchronous } : {}),
+    });
+    return new SessionIndex(home, db, options.fewHits ?? FEW_HITS);
+  }
+
+  /** Returns one page of sessions, most recently updated first; with `search`, only sessions whose messages match. */
+  list(options: ListSessionsOptions): SessionSummary[] {
+    const limit = Math.min(Math.max(Math.floor(options.limit), 1), MAX_PAGE);
+    const offset = Math.max(Math.floor(options.offset ?? 0), 0);
+    const query = options.search === undefined ? undefined : toSearchQuery(options.search);
+    const page: PageParams = { all: options.includeArchived ? 1 : 0, limit, offset };
+    if (query !== undefined) {
+      const search =
+        this.statements.countHits.get(query)! > this.fewHits ? 'searchManyHits' : 'searchFewHits';
+      return this.statements[search]
+        .all({ ...page, project: options.projectFolder ?? null, query })
+        .map(rowToSessionSummary);
+    }
+    const rows =
+      options.projectFolder !== undefined
+        ? this.statements.listProject.all({ ...page, project: options.projectFolder })
+        : this.statements.listAll.all(page);
+    return rows.map(rowToSessionSummary);
+  }
+
+  /** Returns the session's row, or undefined when the home has no such session. */
+  get(id: string): SessionSummary | undefined {
+    const row = this.statements.get.get(id);
+    return row ? rowToSessionSummary(row) : undefined;
+  }
+
+  /** Archives or unarchives a session (archived sessions are left out of `list` by default); false if unknown. */
+  setArchived(id: string, archived: boolean): boolean {
+    return this.statements.setArchived.run(archived ? 1 : 0, id).changes > 0;
+  }
+
+  /** Closes the connection. Idempotent. */
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  // The methods below are the session log's: it is the only writer of index rows.
+
+  /**
+   * Registers a new session in one transaction: its row, the index update of its first events and,
+   * with `lease`, this process's writer lease. Throws (and registers nothing) if the id exists.
+   */
+  registerSession(row: NewSessionRow, update: IndexUpdate, options: { lease?: boolean } = {}): void {
+    this.db
+      .transaction(() => {
+        this.statements.insert.run(toSessionValues(row));
+        this.recordAppend(row.id, update);
+        if (options.lease)
+          this.statements.putLease.run(row.id, process.pid, this.hostname, new Date().toISOString());
+      })
+      .immediate();
+  }
+
+  /** Adds the row of a session the index lost (its log exists); leaves an existing row as it is. */
+  restoreSession(row: NewSessionRow): void {
+    this.statements.insertIfMissing.run(toSessionValues(row));
+  }
+
+  /** Where the index row stands in the log, or undefined if the session has no row. */
+  position(id: string): IndexPosition | undefined {
+    const row = this.statements.position.get(id);
+    return row && { lastSeq: row.last_seq, status: SessionStatus.catch('idle').parse(row.status) };
+  }
+
+  /** Applies an append to the session's row and search text, in one transaction. */
+  recordAppend(id: string, update: IndexUpdate): void {
+    this.db.transaction(() => {
+      const num = this.statements.num.get(id);
+      if (num === undefined) throw new Error(`session ${id} has no row in index.sqlite`);
+      this.statements.update.run({
+        id,
+        lastSeq: update.lastSeq,
+        updatedAt: toIndexTime(update.updatedAt),
+        status: update.status,
+        title: update.title ?? null,
+        provider: update.provider ?? null,
+        model: update.model ?? null,
+      });
+      for (const message of update.messages) {
+        this.statements.insertMessage.run({ num, seq: message.seq, text: message.text });
+      }
+    })();
+  }
+
+  /** Forgets everything after `lastSeq` (the log lost commits the index had seen: power loss under NORMAL). */
+  truncateTo(id: string, lastSeq: number, status: SessionStatus): void {
+    this.db.transaction(() => {
+      const num = this.statements.num.get(id);
+      if (num === undefined) return;
+      this.statements.deleteMessagesAfter.run({ num, seq: lastSeq });
+      this.statements.truncate.run({ id, lastSeq, status });
+    })();
+  }
+
+  /** Sets the status without an append (a turn started or ended). */
+  setStatus(id: string, status: SessionStatus): void {
+    this.statements.setStatus.run(status, id);
+  }
+
+  /** Removes a session's row, search text and lease (its folder is the caller's). */
+  removeSession(id: string): void {
+    this.db.transaction(() => {
+      const num = this.statements.num.get(id);
+      if (num === undefined) return;
+      this.statements.deleteMessagesAfter.run({ num, seq: -1 });
+      this.statements.deleteSession.run(id);
+    })();
+  }
+
+  /**
+   * Takes the session's writer lease for this process, replacing a lease whose holder is gone.
+   * Returns undefined when taken, else the live holder (possibly this very process).
+   */
+  acquireLease(id: string): LeaseHolder | undefined {
+    return this.db
+      .transaction((): LeaseHolder | undefined => {
+        const row = this.statements.lease.get(id);
+        if (row) {
+          const holder = { pid: row.pid, hostname: row.hostname, acquiredAt: row.acquired_at };
+          const self = holder.pid === process.pid && holder.hostname === this.hostname;
+          if (self || !isLeaseStale(holder)) return holder;
+        }
+        this.statements.putLease.run(id, process.pid, this.hostname, new Date().toISOString());
+        return undefined;
+      })
+      .immediate();
+  }
+
+  /** Returns the session's lease holder, live or not, or undefined when nobody holds it. */
+  leaseHolder(id: string): LeaseHolder | undefined {
+    const row = this.statements.lease.get(id);
+    return row && { pid: row.pid, hostname: row.hostname, acquiredAt: row.acquired_at };
+  }
+
+  /** Releases the lease if this process holds it. Safe to call after `close` (does nothing then). */
+  releaseLease(id: string): void {
+    if (!this.db.open) return;
+    this.statements.releaseLease.run(id, process.pid, this.hostname);
+  }
+}

@@ -1,0 +1,113 @@
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { migrate, openDatabase, readSchemaVersion, SchemaTooNewError } from '../../../main/store/database.js';
+import type { Migration } from '../../../main/store/database.js';
+import { useTempHomes } from './support/tempHomes.js';
+
+const tempDir = useTempHomes();
+
+const FULL = 2;
+const NORMAL = 1;
+
+const twoTables: Migration[] = [
+  { version: 1, name: 'a', up: (db) => void db.exec('CREATE TABLE a (x INTEGER)') },
+  { version: 2, name: 'b', up: (db) => void db.exec('CREATE TABLE b (y INTEGER)') },
+];
+
+function tableNames(db: Database.Database): string[] {
+  return db
+    .prepare<[], string>("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+    .pluck()
+    .all();
+}
+
+describe('openDatabase', () => {
+  it('sets synchronous=FULL again when re-opening a WAL database (SQLite alone would say NORMAL)', () => {
+    const file = path.join(tempDir(), 'x.sqlite');
+    openDatabase(file, { migrations: twoTables }).close();
+
+    // The trap: this SQLite build re-opens WAL databases as NORMAL.
+    const raw = new Database(file);
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(raw.pragma('synchronous', { simple: true })).toBe(NORMAL);
+    raw.close();
+
+    const reopened = openDatabase(file, { migrations: twoTables });
+    expect(reopened.pragma('synchronous', { simple: true })).toBe(FULL);
+    reopened.close();
+  });
+
+  it('uses NORMAL when asked to', () => {
+    const db = openDatabase(path.join(tempDir(), 'x.sqlite'), { migrations: [], synchronous: 'NORMAL' });
+    expect(db.pragma('synchronous', { simple: true })).toBe(NORMAL);
+    db.close();
+  });
+
+  it('turns on WAL, foreign keys and a busy timeout', () => {
+    const db = openDatabase(path.join(tempDir(), 'x.sqlite'), { migrations: [], busyTimeoutMs: 1234 });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('busy_timeout', { simple: true })).toBe(1234);
+    db.close();
+  });
+
+  it('refuses to create the file when it must exist', () => {
+    expect(() =>
+      openDatabase(path.join(tempDir(), 'missing.sqlite'), { migrations: [], mustExist: true }),
+    ).toThrow();
+  });
+});
+
+describe('migrate', () => {
+  it('applies every migration in order and records the version in user_version', () => {
+    const db = openDatabase(path.join(tempDir(), 'x.sqlite'), { migrations: twoTables });
+    expect(readSchemaVersion(db)).toBe(2);
+    expect(tableNames(db)).toEqual(['a', 'b']);
+    db.close();
+  });
+
+  it('applies only the migrations newer than the file', () => {
+    const file = path.join(tempDir(), 'x.sqlite');
+    openDatabase(file, { migrations: twoTables.slice(0, 1) }).close();
+    let ranFirstAgain = false;
+    const again: Migration[] = [{ ...twoTables[0]!, up: () => void (ranFirstAgain = true) }, twoTables[1]!];
+    const db = openDatabase(file, { migrations: again });
+    expect(ranFirstAgain).toBe(false);
+    expect(tableNames(db)).toEqual(['a', 'b']);
+    db.close();
+  });
+
+  it('leaves the file at the last whole step when a migration fails', () => {
+    const file = path.join(tempDir(), 'x.sqlite');
+    const failing: Migration[] = [
+      twoTables[0]!,
+      {
+        version: 2,
+        name: 'half',
+        up: (db) => {
+          db.exec('CREATE TABLE half (z INTEGER)');
+          throw new Error('boom');
+        },
+      },
+    ];
+    expect(() => openDatabase(file, { migrations: failing })).toThrow('boom');
+    const db = new Database(file);
+    expect(readSchemaVersion(db)).toBe(1);
+    expect(tableNames(db)).toEqual(['a']);
+    db.close();
+  });
+
+  it('refuses a file written by a newer schema, saying what to do', () => {
+    const file = path.join(tempDir(), 'x.sqlite');
+    openDatabase(file, { migrations: twoTables }).close();
+    expect(() => openDatabase(file, { migrations: twoTables.slice(0, 1) })).toThrow(SchemaTooNewError);
+    expect(() => openDatabase(file, { migrations: twoTables.slice(0, 1) })).toThrow(/Upgrade Keel/);
+  });
+
+  it('rejects a migration list with a gap', () => {
+    const db = new Database(':memory:');
+    expect(() => migrate(db, [twoTables[1]!])).toThrow(/expected 1/);
+    db.close();
+  });
+});
