@@ -7,7 +7,8 @@ import { spawn, type IPty } from 'node-pty';
 import { z } from 'zod';
 import { NetworkPolicy, wrapCommand, type SandboxInfo, type SandboxKind } from '../sandbox/box.js';
 import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js';
-import { buildChildEnv, createRedactor } from './boundary.js';
+import { buildChildEnv } from '../sandbox/env.js';
+import { createRedactor, type RedactionStream } from '../sandbox/redact.js';
 import { cgroupLauncher, createRunCgroup, type RunCgroup } from './cgroup.js';
 import { createExcerptCollector } from './excerpt.js';
 import { createExitMarkerScanner, wrapWithExitMarker } from './exitMarker.js';
@@ -170,17 +171,21 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
     if (memoryBy === 'rlimit') argv = ['prlimit', `--as=${memoryMb * 1024 * 1024}`, ...argv];
     if (cgroup !== null) argv = [...cgroupLauncher(cgroup.procsFiles), ...argv];
 
-    const baseEnv = buildChildEnv({ base: process.env, extra: input.env });
-    const env: Record<string, string> = {
-      ...baseEnv,
-      TERM: 'xterm-256color',
-      PAGER: 'cat',
-      GIT_PAGER: 'cat',
-      GIT_TERMINAL_PROMPT: '0',
-      [RUN_MARKER_VARIABLE]: runId,
-      ...wrapped.env,
-    };
-    if (input.idempotencyKey !== undefined) env.KEEL_IDEMPOTENCY_KEY = input.idempotencyKey;
+    // HOME and TMPDIR are private: the box's own (bwrap) or folders in this run's scratch area.
+    const home = wrapped.env.HOME ?? path.join(scratch, 'home');
+    if (sandbox.kind !== 'bwrap') mkdirSync(home, { recursive: true });
+    const env = buildChildEnv({
+      base: process.env,
+      home,
+      tmpDir: wrapped.env.TMPDIR ?? scratch,
+      extra: {
+        ...(input.env ?? {}),
+        TERM: 'xterm-256color',
+        [RUN_MARKER_VARIABLE]: runId,
+        ...(input.idempotencyKey === undefined ? {} : { KEEL_IDEMPOTENCY_KEY: input.idempotencyKey }),
+        ...wrapped.env,
+      },
+    });
 
     const redactor = createRedactor({
       workspaceRoot: workspace,
@@ -232,6 +237,12 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
   }
 }
 
+/**
+ * Quiet time after which held-back output is released to the live view. A secret printed in two
+ * halves more than this far apart is not recognised (the redactor's documented trade-off).
+ */
+const IDLE_FLUSH_MS = 250;
+
 /** Messages programs print when an allocation fails under RLIMIT_AS (the limit does not kill, it refuses). */
 const OUT_OF_MEMORY =
   /MemoryError|Cannot allocate memory|out of memory|std::bad_alloc|memory exhausted|heap out of memory|xmalloc: cannot allocate/i;
@@ -247,7 +258,7 @@ interface ExecuteOptions {
   rows: number;
   artifactPath: string;
   artifactHandle: string;
-  stream: { push(chunk: string): string; flush(): string };
+  stream: RedactionStream;
   excerptLimits: { headBytes: number; tailBytes: number };
   onData?: (text: string) => void;
   signal?: AbortSignal;
@@ -315,12 +326,20 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
       });
     }
   };
+  // The redactor holds back a few hundred characters to catch a secret split across chunks; when the
+  // command goes quiet, release them so the live view never sits on a prompt or a last line.
+  let idleTimer: NodeJS.Timeout | undefined;
+  const flushWhenIdle = (): void => {
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => emit(options.stream.flush()), IDLE_FLUSH_MS);
+  };
   const marker = createExitMarkerScanner(options.nonce);
   let finishedWith: number | null = null;
   pty.onData((data: string | Buffer) => {
     const chunk = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     const scan = marker.push(decoder.write(chunk));
     emit(options.stream.push(scan.text));
+    flushWhenIdle();
     if (scan.exitCode !== undefined && !timedOut && !aborted) {
       // Everything the command wrote has been read (the marker comes last); now end the tree.
       finishedWith = scan.exitCode;
@@ -369,9 +388,10 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
     rootExited: true,
   });
 
+  clearTimeout(idleTimer);
   emit(options.stream.push(marker.push(decoder.end()).text));
   emit(options.stream.push(marker.flush()));
-  emit(options.stream.flush());
+  emit(options.stream.end());
   if (paused) pty.resume();
   await new Promise<void>((resolve) => artifact.end(() => resolve()));
   if (failure.artifact !== null) {
