@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,13 +10,16 @@ import { BENCHES, main, parseArgs } from './run.js';
 // No timing is asserted: these machines are shared and noisy; only the shape and the cleanup are.
 
 let scratchParent: string;
+let outDir: string;
 
 beforeAll(() => {
   scratchParent = mkdtempSync(join(tmpdir(), 'keel-bench-test-'));
+  outDir = mkdtempSync(join(tmpdir(), 'keel-bench-out-'));
 });
 
 afterAll(() => {
   rmSync(scratchParent, { recursive: true, force: true });
+  rmSync(outDir, { recursive: true, force: true });
 });
 
 async function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -26,17 +29,14 @@ async function runCli(args: string[]): Promise<{ code: number; stdout: string; s
   return { code, stdout, stderr };
 }
 
+/** Tiny sizes, everything scratch under this test's own temp dir. */
+function tiny(...args: string[]): string[] {
+  return ['--size', 'tiny', '--tmp', scratchParent, '--fixture-tmp', scratchParent, ...args];
+}
+
 describe('bench runner', () => {
   it('prints only a JSON report on stdout with --json, covering every benchmark and target', async () => {
-    const { code, stdout, stderr } = await runCli([
-      '--json',
-      '--size',
-      'tiny',
-      '--tmp',
-      scratchParent,
-      '--fixture-tmp',
-      scratchParent,
-    ]);
+    const { code, stdout, stderr } = await runCli(tiny('--json'));
     expect(stderr).toContain('[bench] running append');
     const report = JSON.parse(stdout) as BenchReport;
     expect(code, JSON.stringify(report.failures)).toBe(0);
@@ -68,32 +68,17 @@ describe('bench runner', () => {
     for (const target of report.targets) expect(typeof target.pass).toBe('boolean');
   });
 
-  it('leaves no scratch files behind', async () => {
-    await runCli([
-      '--json',
-      '--size',
-      'tiny',
-      '--only',
-      'list',
-      '--tmp',
-      scratchParent,
-      '--fixture-tmp',
-      scratchParent,
-    ]);
+  it('leaves no scratch files behind, and writes the JSON report to --out', async () => {
+    const out = join(outDir, 'report.json');
+    const { code } = await runCli(tiny('--only', 'list', '--out', out));
+    expect(code).toBe(0);
     expect(readdirSync(scratchParent)).toEqual([]);
+    const report = JSON.parse(readFileSync(out, 'utf8')) as BenchReport;
+    expect(report.benches.map((b) => b.name)).toEqual(['list']);
   });
 
   it('prints a readable table with targets, and runs only the benchmarks named by --only', async () => {
-    const { code, stdout } = await runCli([
-      '--size',
-      'tiny',
-      '--only',
-      'search',
-      '--tmp',
-      scratchParent,
-      '--fixture-tmp',
-      scratchParent,
-    ]);
+    const { code, stdout } = await runCli(tiny('--only', 'search'));
     expect(code).toBe(0);
     expect(stdout).toContain('[search]');
     expect(stdout).not.toContain('[append]');

@@ -1,4 +1,4 @@
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -36,10 +36,13 @@ export type RunOptions = {
   scratchParent: string;
   /** Parent of big read-only fixtures (default /dev/shm when it is tmpfs, else scratchParent). */
   fixtureParent: string | undefined;
+  /** Also write the JSON report to this file (npm prints its own banner on stdout unless run with -s). */
+  outFile: string | undefined;
 };
 
-const USAGE = `usage: npm run bench -- [--json] [--quick | --size full|quick|tiny] [--only <name>[,<name>...]] [--tmp <dir>]
-  --json         print the report as JSON on stdout (progress goes to stderr)
+const USAGE = `usage: npm run -s bench -- [--json] [--out <file>] [--quick | --size full|quick|tiny] [--only <name>[,...]]
+  --json         print the report as JSON on stdout (progress goes to stderr; -s keeps npm's banner off stdout)
+  --out <file>   also write the JSON report to this file
   --quick        smaller workloads (same as --size quick), for a fast look
   --size <name>  full (default), quick or tiny
   --only <name>  run only these benchmarks: ${BENCHES.map((b) => b.name).join(', ')}
@@ -54,6 +57,7 @@ export function parseArgs(argv: readonly string[]): RunOptions | { help: true } 
     size: 'full',
     scratchParent: resolve('.bench-tmp'),
     fixtureParent: undefined,
+    outFile: undefined,
   };
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
@@ -101,6 +105,12 @@ export function parseArgs(argv: readonly string[]): RunOptions | { help: true } 
         const dir = value();
         if (dir === undefined) return { error: '--fixture-tmp takes a directory' };
         options.fixtureParent = resolve(dir);
+        break;
+      }
+      case '--out': {
+        const file = value();
+        if (file === undefined) return { error: '--out takes a file name' };
+        options.outFile = resolve(file);
         break;
       }
       case '--help':
@@ -196,7 +206,9 @@ export async function main(argv: readonly string[], io: RunnerIo): Promise<numbe
     return 2;
   }
   const report = await runBenches(parsed, (message) => io.stderr(`[bench] ${message}\n`));
-  io.stdout(parsed.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatTable(report)}\n`);
+  const json = `${JSON.stringify(report, null, 2)}\n`;
+  if (parsed.outFile !== undefined) writeFileSync(parsed.outFile, json);
+  io.stdout(parsed.json ? json : `${formatTable(report)}\n`);
   return report.failures.length === 0 ? 0 : 1;
 }
 
