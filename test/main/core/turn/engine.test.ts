@@ -336,7 +336,7 @@ describe('a turn', () => {
 
   it('keeps the system block and the prefix byte-identical across turns', async () => {
     const log = createSession('ask');
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 20; i++) {
       server.enqueue({ kind: 'reply', text: `answer ${i}` });
       await runTurn(hostFor(log), { prompt: `question ${i}` });
     }
@@ -345,5 +345,74 @@ describe('a turn', () => {
       const previous = JSON.stringify((bodies[i - 1] as Body).messages);
       expect(JSON.stringify((bodies[i] as Body).messages).startsWith(previous.slice(0, -1))).toBe(true);
     }
+  });
+
+  it('is accepted by the next request after a stop at any delta position (100 random stops)', async () => {
+    const log = createSession('full-auto');
+    const words = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ');
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let run = 0; run < 100; run++) {
+      const stopAt = 1 + Math.floor(random() * 45);
+      const withCall = run % 3 === 0;
+      server.enqueue({
+        kind: 'reply',
+        text: words,
+        ...(withCall
+          ? { toolCalls: [{ id: `r${run}`, name: 'read_file', arguments: { path: 'src/server.go' } }] }
+          : {}),
+      });
+      const controller = new AbortController();
+      let seen = 0;
+      await runTurn(
+        hostFor(log, {
+          signal: controller.signal,
+          hooks: { onDelta: () => ++seen === stopAt && controller.abort() },
+        }),
+        { prompt: `run ${run}` },
+      );
+      // Anything after the scripted reply (the tool's follow-up) gets the server's default answer.
+      expect(server.pending).toBe(0);
+    }
+    expect(server.requests.filter((r) => r.rejected !== undefined)).toEqual([]);
+    const interrupted = log.read().filter((e) => e.kind === 'interrupted');
+    expect(interrupted.length).toBeGreaterThan(50);
+  }, 120_000);
+
+  it('speaks the Anthropic wire format end to end, with cache breakpoints', async () => {
+    const log = SessionLog.create(home, {
+      projectFolder: project,
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      baseUrl: server.anthropicBaseUrl,
+      contextWindow: 200_000,
+      toolMode: 'write',
+      policy: 'ask',
+    });
+    logs.push(log);
+    server.enqueue(
+      {
+        kind: 'reply',
+        text: 'Reading.',
+        toolCalls: [{ id: 'toolu_1', name: 'read_file', arguments: { path: 'src/server.go' } }],
+      },
+      { kind: 'reply', text: 'Done.', usage: { cacheReadTokens: 900 } },
+    );
+    const outcome = await runTurn(
+      hostFor(log, { createProvider: (pin) => createProvider(pin, { anthropic: 'k' }, {}) }),
+      {
+        prompt: 'read it',
+      },
+    );
+    expect(outcome).toEqual({ status: 'completed', text: 'Done.' });
+    expect(server.requests.map((r) => r.rejected)).toEqual([undefined, undefined]);
+    const body = server.requests[1]?.body as {
+      system: { cache_control?: unknown }[];
+      messages: { role: string }[];
+    };
+    expect(body.system.at(-1)?.cache_control).toEqual({ type: 'ephemeral' });
+    expect(body.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    const final = log.read().at(-1);
+    expect(final?.kind === 'assistant_message' && final.usage?.cacheReadTokens).toBe(900);
   });
 });
