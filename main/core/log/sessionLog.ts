@@ -282,6 +282,7 @@ export class SessionLog {
 
     let db: Db | undefined;
     let index: SessionIndex | undefined;
+    let leased = false;
     try {
       db = openDatabase(file, {
         migrations: EVENTS_MIGRATIONS,
@@ -298,6 +299,7 @@ export class SessionLog {
         index.restoreSession(toSessionRow(created, id));
         const holder = index.acquireLease(id);
         if (holder) throw new SessionLockedError(id, holder.pid);
+        leased = true;
         fs.mkdirSync(log.artifactsDir, { recursive: true });
         fs.mkdirSync(path.join(log.workspaceDir, 'session'), { recursive: true });
         log.catchUpIndex();
@@ -305,8 +307,8 @@ export class SessionLog {
       }
       return log;
     } catch (error) {
-      // Never leave a lease behind for a log that was not handed out (this only removes our own).
-      if (options.write) index?.releaseLease(id);
+      // Never leave a lease behind for a log that was not handed out.
+      if (leased) index?.releaseLease(id);
       db?.close();
       index?.close();
       if ((error as { code?: string }).code === 'SQLITE_CANTOPEN') throw new SessionNotFoundError(id);

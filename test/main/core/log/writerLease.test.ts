@@ -67,6 +67,11 @@ describe('the writer lease across processes', () => {
     const id = createSession(home);
     const first = SessionLog.open(home, id, { write: true });
     expect(() => SessionLog.open(home, id, { write: true })).toThrow(SessionLockedError);
+    // The refused open must not have released the first writer's lease.
+    const index = SessionIndex.open(home);
+    expect(index.leaseHolder(id)?.pid).toBe(process.pid);
+    index.close();
+    expect(() => SessionLog.open(home, id, { write: true })).toThrow(SessionLockedError);
     first.close();
     SessionLog.open(home, id, { write: true }).close();
   });
