@@ -10,9 +10,21 @@
 const PREFIX = '\u001b]7777;keel-exit;';
 const BEL = '\u0007';
 
-/** Shell text that runs `command` in a child bash, prints the exit marker, and then waits to be killed. */
-export function wrapWithExitMarker(command: string, nonce: string): string {
+/**
+ * Shell text that runs `command` in a child bash, prints the exit marker, and then waits to be killed.
+ * `memoryKb` sets RLIMIT_AS (`ulimit -v`) for the command when no cgroup caps its memory.
+ */
+export function wrapWithExitMarker(
+  command: string,
+  nonce: string,
+  options: { memoryKb?: number } = {},
+): string {
+  const limit =
+    options.memoryKb === undefined
+      ? []
+      : [`ulimit -v ${Math.trunc(options.memoryKb)} || echo 'keel: could not set the memory limit' >&2`];
   return [
+    ...limit,
     `bash -c ${shellQuote(command)}`,
     'keel_status=$?',
     `printf '\\033]7777;keel-exit;${nonce};%d\\007' "$keel_status"`,

@@ -147,9 +147,16 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
         listen: sandbox.kind === 'bwrap' ? { socketPath: path.join(scratch, 'proxy.sock') } : { port: 0 },
       });
     }
+    if (input.useCgroup !== false) {
+      cgroup = createRunCgroup(runId, { pidsMax: input.pidsMax ?? DEFAULT_PIDS_MAX, memoryMb });
+    }
+    const memoryBy =
+      cgroup?.enforces.memory === true ? 'cgroup' : process.platform === 'linux' ? 'rlimit' : 'none';
     const wrapped = wrapCommand({
       sandbox,
-      command: wrapWithExitMarker(input.command, nonce),
+      command: wrapWithExitMarker(input.command, nonce, {
+        memoryKb: memoryBy === 'rlimit' ? memoryMb * 1024 : undefined,
+      }),
       workspace,
       cwd,
       writable: input.writable,
@@ -158,17 +165,11 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
       home: input.home,
       hostHome: input.hostHome,
       tmpDir: sandbox.kind === 'bwrap' ? undefined : scratch,
-      network,
+      // Without a sandbox nothing confines the network; the approval covers that.
+      network: sandbox.kind === 'none' ? 'none' : network,
       proxy: proxy?.endpoint,
     });
-
-    if (input.useCgroup !== false) {
-      cgroup = createRunCgroup(runId, { pidsMax: input.pidsMax ?? DEFAULT_PIDS_MAX, memoryMb });
-    }
     let argv = wrapped.argv;
-    const memoryBy =
-      cgroup?.enforces.memory === true ? 'cgroup' : process.platform === 'linux' ? 'rlimit' : 'none';
-    if (memoryBy === 'rlimit') argv = ['prlimit', `--as=${memoryMb * 1024 * 1024}`, ...argv];
     if (cgroup !== null) argv = [...cgroupLauncher(cgroup.procsFiles), ...argv];
 
     // HOME and TMPDIR are private: the box's own (bwrap) or folders in this run's scratch area.

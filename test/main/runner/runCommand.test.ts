@@ -2,7 +2,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxInfo } from '../../../main/sandbox/box.js';
-import { MAX_TIMEOUT_MS, RunCommandError, runCommand } from '../../../main/runner/runCommand.js';
+import {
+  killAllRunningCommands,
+  MAX_TIMEOUT_MS,
+  RunCommandError,
+  runCommand,
+} from '../../../main/runner/runCommand.js';
 import { boxedSandbox, createArea, noSandbox, run, type RunnerArea } from './runnerFixtures.js';
 
 let area: RunnerArea;
@@ -80,6 +85,25 @@ describe('runCommand', () => {
     expect(result.timedOut).toBe(false);
     expect(result.signal).toBe('SIGKILL');
     expect(result.durationMs).toBeLessThan(5_000);
+  });
+
+  it('session end kills every running command', async () => {
+    let started = 0;
+    const onData = (text: string): void => {
+      if (text.includes('started')) started += 1;
+    };
+    const runs = [
+      run(area, sandbox, 'echo started; sleep 30', { onData }),
+      run(area, noSandbox, 'echo started; sleep 30', { onData }),
+    ];
+    const deadline = Date.now() + 5_000;
+    while (started < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await killAllRunningCommands();
+    for (const result of await Promise.all(runs)) {
+      expect(result.signal).toBe('SIGKILL');
+      expect(result.exitCode).toBeNull();
+      expect(result.durationMs).toBeLessThan(8_000);
+    }
   });
 
   it('sets the non-interactive environment and the idempotency key', async () => {
