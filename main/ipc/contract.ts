@@ -1,0 +1,556 @@
+import { z } from 'zod';
+import {
+  ApprovalRequest,
+  ApprovalScope,
+  Compaction,
+  ModelPin,
+  Policy,
+  ProviderKind,
+  SessionEvent,
+  ToolMode,
+} from '../core/log/events.js';
+
+/**
+ * The one contract between the UI and main: every channel's input and output schema, every pushed
+ * event's schema, and the `KeelApi` type that both the Electron preload and the `keel serve` browser
+ * bridge implement. The renderer imports this file for types only; it may import nothing but zod and
+ * the event kinds, because it is compiled for the browser too (tsconfig.web.json).
+ */
+
+/** What a session is doing, as the list shows it (same values as the session index). */
+export const SessionStatus = z.enum(['idle', 'running', 'awaiting_approval', 'interrupted', 'error']);
+export type SessionStatus = z.infer<typeof SessionStatus>;
+
+/** Why a call failed, in a form the UI can branch on; `message` is a sentence a person can act on. */
+export const ErrorCode = z.enum([
+  /** The input did not match the channel's schema. */
+  'invalid_input',
+  /** No such session, request, compaction or folder. */
+  'not_found',
+  /** A turn is already running for this session (one at a time). */
+  'busy',
+  /** Another process (the CLI, another window) holds the session's writer lease. */
+  'locked',
+  /** The action does not apply in the session's current state (e.g. nothing to resume). */
+  'invalid_state',
+  /** The feature is not built yet or not offered in this mode (e.g. a native dialog in `keel serve`). */
+  'not_available',
+  /** The provider refused or could not be reached (test connection, turn setup). */
+  'provider',
+  /** The user cancelled (a dialog). */
+  'cancelled',
+  /** A bug: main produced something outside the contract or threw unexpectedly. */
+  'internal',
+]);
+export type ErrorCode = z.infer<typeof ErrorCode>;
+
+/** The error half of every channel's result. */
+export const IpcError = z.object({ code: ErrorCode, message: z.string() });
+export type IpcError = z.infer<typeof IpcError>;
+
+/** Every channel resolves to this; nothing is ever thrown across the bridge. */
+export type IpcResult<T> = { ok: true; value: T } | { ok: false; error: IpcError };
+
+/** Builds the result schema of a channel from its output schema. */
+export function resultSchema<T extends z.ZodType>(value: T) {
+  return z.discriminatedUnion('ok', [
+    z.object({ ok: z.literal(true), value }),
+    z.object({ ok: z.literal(false), error: IpcError }),
+  ]);
+}
+
+const sessionId = z.string().min(1).max(200);
+const seq = z.number().int().positive();
+const folder = z.string().min(1).max(4096);
+
+/** One session as the list shows it. Times are ISO-8601 strings. */
+export const SessionSummary = z.object({
+  id: z.string(),
+  title: z.string().optional(),
+  projectFolder: z.string(),
+  /** False when the project folder no longer exists: the session opens read-only. */
+  projectExists: z.boolean(),
+  provider: z.string(),
+  model: z.string(),
+  /** `running` only while some live process runs a turn; a dead runner's session shows `interrupted`. */
+  status: SessionStatus,
+  parentId: z.string().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  eventCount: z.number().int().nonnegative(),
+  lastSeq: z.number().int().nonnegative(),
+  archived: z.boolean(),
+  /** With a search: the newest matching message text, the matches in [brackets]. */
+  snippet: z.string().optional(),
+});
+export type SessionSummary = z.infer<typeof SessionSummary>;
+
+/** A project folder as the session browser groups by it. */
+export const ProjectGroup = z.object({
+  folder: z.string(),
+  exists: z.boolean(),
+  /** Newest activity among the page's sessions of this folder. */
+  lastActivity: z.string(),
+  /** How many of the page's sessions belong to it (in page order). */
+  sessionIds: z.array(z.string()),
+});
+export type ProjectGroup = z.infer<typeof ProjectGroup>;
+
+/** A pushed text delta or the start of a streamed tool call. */
+export const Delta = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.literal('tool_call'), id: z.string(), name: z.string() }),
+]);
+export type Delta = z.infer<typeof Delta>;
+
+/** How a turn ended (mirrors the engine's TurnOutcome, without the pending events). */
+export const TurnOutcome = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('completed') }),
+  z.object({ status: z.literal('awaiting_approval'), pendingSeqs: z.array(seq) }),
+  z.object({ status: z.literal('interrupted') }),
+  z.object({ status: z.literal('failed'), error: z.string() }),
+  z.object({ status: z.literal('budget_exhausted'), steps: z.number().int().nonnegative() }),
+]);
+export type TurnOutcome = z.infer<typeof TurnOutcome>;
+
+/** Whether an API key is configured for each provider (never the key itself). */
+export const KeyPresence = z.object({
+  anthropic: z.boolean(),
+  openai: z.boolean(),
+  openaiCompatible: z.boolean(),
+});
+
+/** settings.json as the UI edits it (same shape as main/store/settings.ts; keys are never in it). */
+export const SettingsValue = z.object({
+  defaults: z.object({
+    provider: ProviderKind.optional(),
+    model: z.string().min(1).optional(),
+    baseUrl: z.string().url().optional(),
+    policy: Policy.optional(),
+    networkAllow: z.array(z.string().min(1)).optional(),
+  }),
+  contextWindows: z.record(z.string(), z.number().int().positive()),
+  providers: z.object({
+    anthropic: z.object({ baseUrl: z.string().url().optional() }).optional(),
+    openai: z.object({ baseUrl: z.string().url().optional() }).optional(),
+    'openai-compatible': z.object({ baseUrl: z.string().url().optional() }).optional(),
+  }),
+  compaction: z.object({ threshold: z.number().min(0).max(0.95), keepRecent: z.number().min(0).max(0.5) }),
+});
+export type SettingsValue = z.infer<typeof SettingsValue>;
+
+/** What settings.get returns: the file, which keys are set, and where keys are kept. */
+export const SettingsView = z.object({
+  settings: SettingsValue,
+  keys: KeyPresence,
+  /** `keychain`: safeStorage (Electron); `environment`: read-only, from env vars (`keel serve`). */
+  keyStorage: z.enum(['keychain', 'environment']),
+});
+export type SettingsView = z.infer<typeof SettingsView>;
+
+/** A compaction as the list shows it. */
+export const CompactionSummary = z.object({
+  seq,
+  at: z.string(),
+  fromSeq: seq.optional(),
+  through: seq,
+  tokensBefore: z.number().int().nonnegative().optional(),
+  tokensAfter: z.number().int().nonnegative().optional(),
+  model: z.string().optional(),
+  supersedes: seq.optional(),
+  /** True when a later compaction re-ran this one (both stay in the log). */
+  superseded: z.boolean(),
+});
+
+/** One changed file of a Persistent Dir checkout. */
+export const PersistentFileChange = z.object({
+  path: z.string(),
+  change: z.enum(['added', 'modified', 'deleted']),
+});
+
+/** A channel: its input schema, its output schema and a one-line doc. */
+type ChannelSpec = { input: z.ZodType; output: z.ZodType; doc: string };
+
+const empty = z.object({}).strict();
+
+/** Every channel the UI can call. Adding one here adds it to the preload, the ws bridge and the handler table's type. */
+export const channels = {
+  'sessions.list': {
+    doc: 'Sessions newest first (paged, optional full-text search over titles and message text), with project groups.',
+    input: z.object({
+      limit: z.number().int().min(1).max(1000).default(100),
+      offset: z.number().int().nonnegative().default(0),
+      search: z.string().max(1000).optional(),
+      projectFolder: folder.optional(),
+      includeArchived: z.boolean().default(false),
+    }),
+    output: z.object({
+      sessions: z.array(SessionSummary),
+      /** The page's project folders in order of their newest session. */
+      projects: z.array(ProjectGroup),
+      /** True when another page may follow (the page was full). */
+      hasMore: z.boolean(),
+    }),
+  },
+  'sessions.create': {
+    doc: 'Creates a session on a project folder with its pinned model, policy and network allowlist; nothing runs yet.',
+    input: z.object({
+      projectFolder: folder,
+      provider: ProviderKind,
+      model: z.string().min(1),
+      baseUrl: z.string().url().optional(),
+      /** Defaults to the catalogue's window, else settings.contextWindows, else 128k. */
+      contextWindow: z.number().int().positive().optional(),
+      policy: Policy.default('ask'),
+      toolMode: ToolMode.default('write'),
+      networkAllow: z.array(z.string().min(1)).default([]),
+      title: z.string().max(500).optional(),
+    }),
+    output: z.object({ session: SessionSummary }),
+  },
+  'sessions.open': {
+    doc: 'Everything the session view needs besides events: summary, pinned model, policy, status, pending approvals, context use.',
+    input: z.object({ sessionId }),
+    output: z.object({
+      session: SessionSummary,
+      pin: ModelPin,
+      policy: Policy,
+      toolMode: ToolMode,
+      networkAllow: z.array(z.string()),
+      /** True when a turn of this session runs in this process (Stop applies). */
+      running: z.boolean(),
+      /** True when the project folder is gone or another process holds the lease: no sending. */
+      readOnly: z.boolean(),
+      /** Last turn was interrupted or crashed: Resume applies. */
+      canResume: z.boolean(),
+      pendingApprovals: z.array(ApprovalRequest),
+      context: z.object({
+        /** Tokens of the last request (input + output) since the newest compaction; null before any. */
+        usedTokens: z.number().int().nonnegative().nullable(),
+        window: z.number().int().positive(),
+        /** Tokens at which automatic compaction triggers; null when it is off. */
+        compactAt: z.number().int().nonnegative().nullable(),
+      }),
+    }),
+  },
+  'sessions.rename': {
+    doc: 'Sets the title shown in the list.',
+    input: z.object({ sessionId, title: z.string().min(1).max(500) }),
+    output: z.object({ session: SessionSummary }),
+  },
+  'sessions.archive': {
+    doc: 'Hides (archived: true) or restores a session in the list; its log is untouched.',
+    input: z.object({ sessionId, archived: z.boolean().default(true) }),
+    output: z.object({ session: SessionSummary }),
+  },
+  'sessions.delete': {
+    doc: 'Deletes a session and its folder for good; `confirm` must repeat the session id.',
+    input: z.object({ sessionId, confirm: z.string() }).refine((value) => value.confirm === value.sessionId, {
+      message: 'confirm must repeat the session id',
+      path: ['confirm'],
+    }),
+    output: z.object({ deleted: z.literal(true) }),
+  },
+  'events.page': {
+    doc: 'A page of a session log in seq order: from `fromSeq` forwards, or the `limit` events before `beforeSeq` (default: the newest).',
+    input: z.object({
+      sessionId,
+      fromSeq: seq.optional(),
+      toSeq: seq.optional(),
+      beforeSeq: seq.optional(),
+      limit: z.number().int().min(1).max(5000).default(500),
+    }),
+    output: z.object({
+      events: z.array(SessionEvent),
+      /** The log's last seq when read (0 when empty). */
+      lastSeq: z.number().int().nonnegative(),
+      /** Events exist before the page's first one. */
+      hasBefore: z.boolean(),
+      /** Events exist after the page's last one. */
+      hasAfter: z.boolean(),
+    }),
+  },
+  'turns.send': {
+    doc: 'Starts a turn with a prompt; resolves once it started (progress is pushed). `busy` if one runs.',
+    input: z.object({ sessionId, prompt: z.string().min(1).max(1_000_000) }),
+    output: z.object({ turnId: z.string() }),
+  },
+  'turns.stop': {
+    doc: 'Stops the session turn running here (partial text recorded as interrupted); `stopped: false` if none ran.',
+    input: z.object({ sessionId }),
+    output: z.object({ stopped: z.boolean() }),
+  },
+  'turns.resume': {
+    doc: 'Continues an interrupted, crashed or approved turn from the log; resolves once it started.',
+    input: z.object({ sessionId }),
+    output: z.object({ turnId: z.string() }),
+  },
+  'approvals.list': {
+    doc: 'The pending approval requests of a session, oldest first.',
+    input: z.object({ sessionId }),
+    output: z.object({ pending: z.array(ApprovalRequest) }),
+  },
+  'approvals.decide': {
+    doc: 'Grants (with a scope) or denies (with a reason) one pending request; with resume (default) the turn continues.',
+    input: z.discriminatedUnion('decision', [
+      z.object({
+        sessionId,
+        requestSeq: seq,
+        decision: z.literal('grant'),
+        scope: ApprovalScope,
+        resume: z.boolean().default(true),
+      }),
+      z.object({
+        sessionId,
+        requestSeq: seq,
+        decision: z.literal('deny'),
+        reason: z.string().max(10_000).optional(),
+        resume: z.boolean().default(true),
+      }),
+    ]),
+    output: z.object({
+      event: SessionEvent,
+      /** Set when the decision resumed the turn. */
+      turnId: z.string().optional(),
+    }),
+  },
+  'compactions.list': {
+    doc: 'The compactions of a session, oldest first.',
+    input: z.object({ sessionId }),
+    output: z.object({ compactions: z.array(CompactionSummary) }),
+  },
+  'compactions.inspect': {
+    doc: 'One compaction: its summary, pinned goal and the range of original events it replaces.',
+    input: z.object({ sessionId, seq }),
+    output: z.object({
+      compaction: Compaction,
+      /** How many original events the summary stands for (they stay in the log). */
+      replacedCount: z.number().int().nonnegative(),
+    }),
+  },
+  'compactions.run': {
+    doc: 'Compacts the session now from its original events; `busy` while a turn runs.',
+    input: z.object({ sessionId }),
+    output: z.object({ compaction: Compaction }),
+  },
+  'persistent.diff': {
+    doc: "The uncommitted changes of the session's Persistent Dir checkouts, as a unified diff per dir.",
+    input: z.object({ sessionId, dir: z.string().min(1).optional() }),
+    output: z.object({
+      dirs: z.array(z.object({ dir: z.string(), files: z.array(PersistentFileChange), diff: z.string() })),
+    }),
+  },
+  'persistent.apply': {
+    doc: "Commits a checkout's changes (all, or the listed files) back to the project folder; records persistent_commit.",
+    input: z.object({ sessionId, dir: z.string().min(1), files: z.array(z.string()).optional() }),
+    output: z.object({ event: SessionEvent }),
+  },
+  'persistent.discard': {
+    doc: "Throws away a checkout's changes (all, or the listed files).",
+    input: z.object({ sessionId, dir: z.string().min(1), files: z.array(z.string()).optional() }),
+    output: z.object({ discarded: z.array(z.string()) }),
+  },
+  'settings.get': {
+    doc: 'The settings, which provider keys are set (never their values) and where keys are kept.',
+    input: empty,
+    output: SettingsView,
+  },
+  'settings.set': {
+    doc: 'Replaces the settings and/or sets (string) or removes (null) provider keys; returns the new view.',
+    input: z.object({
+      settings: SettingsValue.optional(),
+      keys: z
+        .object({
+          anthropic: z.string().min(1).nullable().optional(),
+          openai: z.string().min(1).nullable().optional(),
+          openaiCompatible: z.string().min(1).nullable().optional(),
+        })
+        .optional(),
+    }),
+    output: SettingsView,
+  },
+  'settings.testProvider': {
+    doc: 'Sends a tiny request to a provider (stored key unless one is given) and reports whether it answered.',
+    input: z.object({
+      provider: ProviderKind,
+      model: z.string().min(1),
+      baseUrl: z.string().url().optional(),
+      apiKey: z.string().min(1).optional(),
+    }),
+    output: z.object({
+      ok: z.boolean(),
+      /** What happened, in words (the provider's error when not ok). */
+      message: z.string(),
+      latencyMs: z.number().nonnegative(),
+    }),
+  },
+  'providers.catalogue': {
+    doc: 'Known models with their context windows, for the new-session form.',
+    input: empty,
+    output: z.object({
+      models: z.array(
+        z.object({ id: z.string(), provider: ProviderKind, contextWindow: z.number().int().positive() }),
+      ),
+    }),
+  },
+  'providers.detectLocal': {
+    doc: 'Looks for local OpenAI-compatible servers (Ollama :11434, LM Studio :1234) and lists their models.',
+    input: empty,
+    output: z.object({
+      servers: z.array(z.object({ name: z.string(), baseUrl: z.string(), models: z.array(z.string()) })),
+    }),
+  },
+  'projects.openFolder': {
+    doc: 'Picks a project folder: the native dialog in the app (`path` is its start), the given `path` in `keel serve`.',
+    input: z.object({ path: folder.optional() }),
+    output: z.object({
+      /** Absolute real path; null when the dialog was cancelled. */
+      folder: z.string().nullable(),
+    }),
+  },
+  'projects.recent': {
+    doc: 'Recently used project folders, newest first, with whether they still exist.',
+    input: empty,
+    output: z.object({
+      projects: z.array(z.object({ folder: z.string(), exists: z.boolean(), lastUsedAt: z.string() })),
+    }),
+  },
+  'app.info': {
+    doc: 'Version, mode (electron or serve), platform, home folder and what sandbox confines commands here, and why.',
+    input: empty,
+    output: z.object({
+      version: z.string(),
+      mode: z.enum(['electron', 'serve']),
+      platform: z.string(),
+      home: z.string(),
+      sandbox: z.object({
+        kind: z.enum(['bwrap', 'sandbox-exec', 'none']),
+        reason: z.string(),
+        version: z.string().nullable(),
+      }),
+    }),
+  },
+} as const satisfies Record<string, ChannelSpec>;
+
+/** Every channel name, e.g. `sessions.list`. */
+export type ChannelName = keyof typeof channels;
+
+/** All channel names, in contract order. */
+export const CHANNEL_NAMES = Object.keys(channels) as ChannelName[];
+
+/** What the caller passes (defaults not yet applied). */
+export type ChannelInput<C extends ChannelName> = z.input<(typeof channels)[C]['input']>;
+/** What a handler receives (validated, defaults applied). */
+export type ChannelArgs<C extends ChannelName> = z.output<(typeof channels)[C]['input']>;
+/** What a channel resolves to on success. */
+export type ChannelOutput<C extends ChannelName> = z.output<(typeof channels)[C]['output']>;
+
+/** Every event main pushes to subscribers, by topic. */
+export const topics = {
+  /** An event was committed to a session log (by a turn, a decision, a rename...). */
+  'event.appended': z.object({ sessionId: z.string(), event: SessionEvent }),
+  /** A provider delta of a running turn; `sentAt` is main's Date.now() when pushed (latency measurement). */
+  'turn.delta': z.object({ sessionId: z.string(), turnId: z.string(), delta: Delta, sentAt: z.number() }),
+  /** Live redacted output of a running command. */
+  'tool.output': z.object({
+    sessionId: z.string(),
+    turnId: z.string(),
+    toolCallId: z.string(),
+    chunk: z.string(),
+  }),
+  /** Progress that is not an event (a retry after a transient failure), in words. */
+  'turn.notice': z.object({ sessionId: z.string(), turnId: z.string(), text: z.string() }),
+  /** A session's status changed (turn started/ended); `outcome` is set when a turn ended. */
+  'session.status': z.object({
+    sessionId: z.string(),
+    status: SessionStatus,
+    running: z.boolean(),
+    turnId: z.string().optional(),
+    outcome: TurnOutcome.optional(),
+  }),
+  /** The session list changed (created, renamed, archived, deleted, status or activity): re-query it. */
+  'sessions.changed': z.object({
+    sessionId: z.string(),
+    change: z.enum(['created', 'updated', 'renamed', 'archived', 'deleted']),
+  }),
+} as const;
+
+/** Every topic name, e.g. `turn.delta`. */
+export type TopicName = keyof typeof topics;
+
+/** All topic names. */
+export const TOPIC_NAMES = Object.keys(topics) as TopicName[];
+
+/** The payload of a pushed event of `T`. */
+export type TopicPayload<T extends TopicName> = z.output<(typeof topics)[T]>;
+
+type GroupOf<C extends string> = C extends `${infer G}.${string}` ? G : never;
+type MethodOf<C extends string, G extends string> = C extends `${G}.${infer M}` ? M : never;
+
+/** The function for one channel: input optional when every field is optional. */
+export type ChannelFunction<C extends ChannelName> =
+  Record<string, never> extends ChannelInput<C>
+    ? (input?: ChannelInput<C>) => Promise<IpcResult<ChannelOutput<C>>>
+    : (input: ChannelInput<C>) => Promise<IpcResult<ChannelOutput<C>>>;
+
+/**
+ * `window.keel`: exactly one function per channel, grouped by the part before the dot
+ * (`keel.sessions.list(...)` calls `sessions.list`), plus `subscribe`. Nothing else.
+ */
+export type KeelApi = {
+  readonly [G in GroupOf<ChannelName>]: {
+    readonly [M in MethodOf<ChannelName, G>]: ChannelFunction<`${G}.${M}` & ChannelName>;
+  };
+} & {
+  /** Calls `handler` for every pushed event of `topic` until the returned function is called. */
+  readonly subscribe: <T extends TopicName>(
+    topic: T,
+    handler: (payload: TopicPayload<T>) => void,
+  ) => () => void;
+};
+
+/** Splits a channel name into its API group and method (`sessions.list` → [`sessions`, `list`]). */
+export function splitChannel(channel: ChannelName): [string, string] {
+  const dot = channel.indexOf('.');
+  return [channel.slice(0, dot), channel.slice(dot + 1)];
+}
+
+/** Builds a KeelApi from one `invoke(channel, input)` transport and one `subscribe`: the preload and the ws bridge share it. */
+export function buildKeelApi(
+  invoke: (channel: ChannelName, input: unknown) => Promise<IpcResult<unknown>>,
+  subscribe: (topic: TopicName, handler: (payload: unknown) => void) => () => void,
+): KeelApi {
+  const api: Record<string, Record<string, (input?: unknown) => Promise<IpcResult<unknown>>>> = {};
+  for (const channel of CHANNEL_NAMES) {
+    const [group, method] = splitChannel(channel);
+    api[group] ??= {};
+    api[group][method] = (input?: unknown) => invoke(channel, input ?? {});
+  }
+  const topicsKnown = new Set<string>(TOPIC_NAMES);
+  const subscribeChecked = (topic: TopicName, handler: (payload: unknown) => void) => {
+    if (!topicsKnown.has(topic)) throw new Error(`unknown topic ${String(topic)}`);
+    return subscribe(topic, handler);
+  };
+  return Object.freeze({
+    ...Object.fromEntries(Object.entries(api).map(([group, methods]) => [group, Object.freeze(methods)])),
+    subscribe: subscribeChecked,
+  }) as unknown as KeelApi;
+}
+
+/** True when `name` is a channel of the contract (the router rejects anything else). */
+export function isChannelName(name: unknown): name is ChannelName {
+  return typeof name === 'string' && Object.hasOwn(channels, name);
+}
+
+/** True when `name` is a topic of the contract. */
+export function isTopicName(name: unknown): name is TopicName {
+  return typeof name === 'string' && Object.hasOwn(topics, name);
+}
+
+/** The Electron IPC channel of a contract channel (`keel:sessions.list`); the router handles exactly these. */
+export function ipcChannelOf(channel: ChannelName): string {
+  return `keel:${channel}`;
+}
+
+/** The one Electron push channel: main sends `{ topic, payload }` to the window. */
+export const IPC_PUSH = 'keel:push';
