@@ -42,7 +42,9 @@ export function buildSeatbeltProfile(options: WrapOptions & { network: NetworkPo
   }
   if (options.home !== undefined) rules.push({ kind: 'write', path: options.home });
   for (const pinned of options.readOnly ?? []) rules.push({ kind: 'pin', path: pinned });
-  rules.sort((a, b) => depth(a.path) - depth(b.path) || ruleRank[a.kind] - ruleRank[b.kind]);
+  // Never hide `/` (a service account's home can be `/`): that would hide the whole system.
+  const kept = rules.filter((rule) => rule.kind !== 'hide' || depth(rule.path) > 0);
+  kept.sort((a, b) => depth(a.path) - depth(b.path) || ruleRank[a.kind] - ruleRank[b.kind]);
 
   const params: Record<string, string> = {};
   const lines = [
@@ -59,7 +61,7 @@ export function buildSeatbeltProfile(options: WrapOptions & { network: NetworkPo
     }
     lines.push(`(allow network-outbound (remote ip "localhost:${Math.trunc(proxy.port)}"))`);
   }
-  rules.forEach((rule, index) => {
+  kept.forEach((rule, index) => {
     const name = `${rule.kind.toUpperCase()}_${index}`;
     params[name] = canonical(rule.path);
     const subpath = `(subpath (param "${name}"))`;

@@ -105,7 +105,8 @@ export function buildBwrapArgs(
 
   const mounts: Mount[] = [];
   const hide = (target: string): void => {
-    if (pathExists(target)) mounts.push({ kind: 'hide', path: target });
+    // A service account's home can be `/`: hiding it would hide the whole system.
+    if (depth(target) > 0 && pathExists(target)) mounts.push({ kind: 'hide', path: target });
   };
   hide(hostHome);
   for (const toolchain of HOME_TOOLCHAINS) {

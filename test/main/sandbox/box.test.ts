@@ -140,6 +140,12 @@ describe('wrapCommand with bwrap', () => {
     expect(argv).not.toContain(path.join(home, '.ssh'));
   });
 
+  it('never hides the root, even when the home folder is /', () => {
+    const { argv } = wrapCommand(options({ hostHome: '/' }));
+    expect(indexOfSequence(argv, ['--tmpfs', '/'])).toBe(-1);
+    expect(indexOfSequence(argv, ['--ro-bind', '/', '/'])).toBeGreaterThan(0);
+  });
+
   it('pins protected paths read-only on top of the writable workspace, and binds a private home', () => {
     const hooks = path.join(workspace, '.git', 'hooks');
     const privateHome = path.join(root, 'session-home');
