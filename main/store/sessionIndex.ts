@@ -18,7 +18,10 @@ export type SessionStatus = z.infer<typeof SessionStatus>;
 
 /** Options of `SessionIndex.open`. */
 export type OpenSessionIndexOptions = {
-  /** Default FULL (see `Synchronous`). */
+  /**
+   * Default FULL (see `Synchronous`). The session log uses NORMAL: everything it writes here except
+   * a new session's row can be rebuilt from the event logs, and `registerSession` is always FULL.
+   */
   synchronous?: Synchronous;
   /** Tuning: up to how many matching messages search groups hits instead of walking sessions. */
   fewHits?: number;
@@ -208,6 +211,7 @@ export class SessionIndex {
     readonly home: string,
     private readonly db: Db,
     private readonly fewHits: number,
+    private readonly synchronous: Synchronous,
   ) {
     this.statements = {
       listAll: db.prepare<[PageParams], SessionRow>(`
@@ -312,7 +316,7 @@ export class SessionIndex {
       migrations: INDEX_MIGRATIONS,
       ...(options.synchronous ? { synchronous: options.synchronous } : {}),
     });
-    return new SessionIndex(home, db, options.fewHits ?? FEW_HITS);
+    return new SessionIndex(home, db, options.fewHits ?? FEW_HITS, options.synchronous ?? 'FULL');
   }
 
   /** Returns one page of sessions, most recently updated first; with `search`, only sessions whose messages match. */
@@ -358,14 +362,24 @@ export class SessionIndex {
    * with `lease`, this process's writer lease. Throws (and registers nothing) if the id exists.
    */
   registerSession(row: NewSessionRow, update: IndexUpdate, options: { lease?: boolean } = {}): void {
-    this.db
-      .transaction(() => {
-        this.statements.insert.run(toSessionValues(row));
-        this.recordAppend(row.id, update);
-        if (options.lease)
-          this.statements.putLease.run(row.id, process.pid, this.hostname, new Date().toISOString());
-      })
-      .immediate();
+    const register = this.db.transaction(() => {
+      this.statements.insert.run(toSessionValues(row));
+      this.recordAppend(row.id, update);
+      if (options.lease)
+        this.statements.putLease.run(row.id, process.pid, this.hostname, new Date().toISOString());
+    });
+    if (this.synchronous === 'FULL') {
+      register.immediate();
+      return;
+    }
+    // Always durable: a session whose row a power cut lost would be missing from the list, and
+    // nothing would open it to catch the index up.
+    this.db.pragma('synchronous = FULL');
+    try {
+      register.immediate();
+    } finally {
+      this.db.pragma(`synchronous = ${this.synchronous}`);
+    }
   }
 
   /** Adds the row of a session the index lost (its log exists); leaves an existing row as it is. */

@@ -79,6 +79,13 @@ type TraceRow = {
   detail: string | null;
 };
 
+/**
+ * The log's index connection commits without its own fsync: counts, status and search text are
+ * rebuilt from events.sqlite (FULL) by seq watermark if a power cut loses them, and a lost lease
+ * belonged to a process that did not survive the cut either. New session rows are still FULL.
+ */
+const INDEX_OPTIONS = { synchronous: 'NORMAL' } as const;
+
 /** Events read per page when catching the index up. */
 const INDEX_PAGE = 5_000;
 /** Longest title taken from the first user message. */
@@ -289,7 +296,7 @@ export class SessionLog {
         mustExist: true,
         ...(options.synchronous ? { synchronous: options.synchronous } : {}),
       });
-      index = SessionIndex.open(home);
+      index = SessionIndex.open(home, INDEX_OPTIONS);
       const log = new SessionLog(id, dir, db, index, options.write === true);
       const created = log.firstEvent();
       // A folder whose session_created never committed is a create that crashed: not a session.
@@ -343,7 +350,7 @@ export class SessionLog {
     assertValidSessionId(id);
     const sessionsDir = path.join(home, 'sessions');
     const dir = path.join(sessionsDir, id);
-    const index = SessionIndex.open(home);
+    const index = SessionIndex.open(home, INDEX_OPTIONS);
     let claimed = false;
     let db: Db | undefined;
     try {
