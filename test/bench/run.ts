@@ -10,6 +10,8 @@ import { BENCH_SYSTEM_PROMPT } from './benches/context.js';
 import { ftsSearchBench } from './benches/ftsSearch.js';
 import { listSessionsBench } from './benches/listSessions.js';
 import { openProjectBench } from './benches/openProject.js';
+import { runnerBench } from './benches/runner.js';
+import { turnBench } from './benches/turn.js';
 import type { BenchResult, Progress } from './harness.js';
 import { Scratch, isOnTmpfs, round } from './harness.js';
 import type { BenchReport } from './report.js';
@@ -25,6 +27,8 @@ export const BENCHES: readonly Bench[] = [
   openProjectBench,
   listSessionsBench,
   ftsSearchBench,
+  turnBench,
+  runnerBench,
 ];
 
 /** Parsed command line of the bench runner. */

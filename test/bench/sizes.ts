@@ -33,6 +33,17 @@ export type Sizes = {
   ftsMessages: number;
   ftsMessagesPerSession: number;
   ftsRunsPerQuery: number;
+  /** Session lengths at which a turn's harness overhead is measured, and timed turns per length. */
+  turnEventCounts: readonly number[];
+  turnRuns: number;
+  /** Deltas streamed through a turn to time provider delta → subscriber callback. */
+  deltaCount: number;
+  /** Timed run_command spawns per sandbox mode. */
+  runnerSpawnRuns: number;
+  /** Megabytes a flooding command writes while the runner captures it. */
+  floodMb: number;
+  /** Files in the tree grep searches. */
+  grepFiles: number;
 };
 
 /** Named size profiles: `full` (default), `quick` (--quick) and `tiny` (the smoke test). */
@@ -54,6 +65,12 @@ export const SIZE_PROFILES = {
     ftsMessages: 1_000_000,
     ftsMessagesPerSession: 1_000,
     ftsRunsPerQuery: 9,
+    turnEventCounts: [100, 1_000, 10_000],
+    turnRuns: 15,
+    deltaCount: 10_000,
+    runnerSpawnRuns: 21,
+    floodMb: 100,
+    grepFiles: 10_000,
   },
   quick: {
     conversationSteps: 220,
@@ -72,6 +89,12 @@ export const SIZE_PROFILES = {
     ftsMessages: 50_000,
     ftsMessagesPerSession: 500,
     ftsRunsPerQuery: 5,
+    turnEventCounts: [100, 1_000],
+    turnRuns: 7,
+    deltaCount: 2_000,
+    runnerSpawnRuns: 9,
+    floodMb: 20,
+    grepFiles: 2_000,
   },
   tiny: {
     conversationSteps: 24,
@@ -90,6 +113,12 @@ export const SIZE_PROFILES = {
     ftsMessages: 400,
     ftsMessagesPerSession: 100,
     ftsRunsPerQuery: 1,
+    turnEventCounts: [50],
+    turnRuns: 2,
+    deltaCount: 200,
+    runnerSpawnRuns: 2,
+    floodMb: 1,
+    grepFiles: 50,
   },
 } as const satisfies Record<string, Sizes>;
 

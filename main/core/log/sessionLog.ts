@@ -7,7 +7,7 @@ import { EVENTS_MIGRATIONS } from '../../store/schema.js';
 import { SessionIndex } from '../../store/sessionIndex.js';
 import type { IndexUpdate, NewSessionRow, SessionStatus } from '../../store/sessionIndex.js';
 import { SessionEvent } from './events.js';
-import type { EventOf, NewEvent } from './events.js';
+import type { EventKind, EventOf, NewEvent } from './events.js';
 import type { ProjectionView } from '../projection/types.js';
 import { assertValidSessionId, isValidSessionId, newSessionId } from './sessionId.js';
 
@@ -66,7 +66,15 @@ export type CreateSessionOptions = { id?: string; synchronous?: Synchronous };
 export type OpenSessionOptions = { write?: boolean; synchronous?: Synchronous };
 
 /** Options of `log.read`: an inclusive seq range and a row limit. */
-export type ReadOptions = { fromSeq?: number; toSeq?: number; limit?: number };
+/** Token counts summed over a session's assistant messages. */
+export type UsageTotals = {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+};
+
+export type ReadOptions = { fromSeq?: number; toSeq?: number; limit?: number; validate?: boolean };
 
 export type { NewEvent, ProjectionView };
 
@@ -91,8 +99,10 @@ const INDEX_PAGE = 5_000;
 /** Longest title taken from the first user message. */
 const TITLE_LENGTH = 80;
 
-function rowToEvent(sessionId: string, row: EventRow): SessionEvent {
+function rowToEvent(sessionId: string, row: EventRow, validate = true): SessionEvent {
   const body = JSON.parse(row.body) as Record<string, unknown>;
+  // Every event was validated when it was appended; hot paths (the turn engine) may skip re-checking.
+  if (!validate) return { ...body, seq: row.seq, kind: row.kind, at: row.at } as SessionEvent;
   const result = SessionEvent.safeParse({ ...body, seq: row.seq, kind: row.kind, at: row.at });
   if (!result.success) {
     throw new Error(
@@ -233,6 +243,19 @@ export class SessionLog {
         ORDER BY through DESC, seq DESC LIMIT 1`),
       firstOfKind: db.prepare<[string], EventRow>(
         'SELECT seq, kind, at, body FROM events WHERE kind = ? ORDER BY seq LIMIT 1',
+      ),
+      lastSeqOfKind: db
+        .prepare<[string], number>('SELECT seq FROM events WHERE kind = ? ORDER BY seq DESC LIMIT 1')
+        .pluck(),
+      countOfKind: db.prepare<[string], number>('SELECT count(*) FROM events WHERE kind = ?').pluck(),
+      usageTotals: db.prepare<[], UsageTotals>(`
+        SELECT coalesce(sum(json_extract(body, '$.usage.inputTokens')), 0) AS inputTokens,
+               coalesce(sum(json_extract(body, '$.usage.outputTokens')), 0) AS outputTokens,
+               coalesce(sum(json_extract(body, '$.usage.cacheReadTokens')), 0) AS cacheReadTokens,
+               coalesce(sum(json_extract(body, '$.usage.cacheWriteTokens')), 0) AS cacheWriteTokens
+        FROM events WHERE kind = 'assistant_message'`),
+      ofKinds: db.prepare<[string], EventRow>(
+        'SELECT seq, kind, at, body FROM events WHERE kind IN (SELECT value FROM json_each(?)) ORDER BY seq',
       ),
       // A request is answered by a granted/denied event naming it (index events_decisions).
       unansweredRequests: db
@@ -429,14 +452,39 @@ export class SessionLog {
     return this.statements.lastSeq.get() ?? 0;
   }
 
-  /** Events with `fromSeq <= seq <= toSeq` in seq order, at most `limit`, each validated with zod. */
+  /**
+   * Events with `fromSeq <= seq <= toSeq` in seq order, at most `limit`, each validated with zod unless
+   * `validate: false` (events were validated on append; the turn engine's hot path skips the re-check).
+   */
   read(options: ReadOptions = {}): SessionEvent[] {
     const rows = this.statements.range.all(
       options.fromSeq ?? 1,
       options.toSeq ?? Number.MAX_SAFE_INTEGER,
       options.limit ?? -1,
     );
-    return rows.map((row) => rowToEvent(this.id, row));
+    return rows.map((row) => rowToEvent(this.id, row, options.validate));
+  }
+
+  /** Every event of these kinds in seq order (an index lookup per kind, not a scan). */
+  readKinds(kinds: readonly EventKind[], options: { validate?: boolean } = {}): SessionEvent[] {
+    return this.statements.ofKinds
+      .all(JSON.stringify(kinds))
+      .map((row) => rowToEvent(this.id, row, options.validate));
+  }
+
+  /** Seq of the newest event of a kind, or undefined when there is none. */
+  lastSeqOfKind(kind: EventKind): number | undefined {
+    return this.statements.lastSeqOfKind.get(kind);
+  }
+
+  /** Token usage summed over every assistant message (computed in SQLite, no events are decoded). */
+  usageTotals(): UsageTotals {
+    return { ...(this.statements.usageTotals.get() as UsageTotals) };
+  }
+
+  /** How many events of a kind the log holds. */
+  countOfKind(kind: EventKind): number {
+    return this.statements.countOfKind.get(kind) ?? 0;
   }
 
   /**
@@ -444,13 +492,16 @@ export class SessionLog {
    * (largest `through`, ties to the larger seq, skipping `withoutCompaction`), the first user
    * message, and every event after that compaction's `through`.
    */
-  projectionView(options: { withoutCompaction?: number } = {}): ProjectionView {
+  projectionView(options: { withoutCompaction?: number; validate?: boolean } = {}): ProjectionView {
+    const { validate } = options;
     return this.db.transaction((): ProjectionView => {
       const compactionRow = this.statements.compactionInEffect.get(options.withoutCompaction ?? 0);
-      const compaction = compactionRow && (rowToEvent(this.id, compactionRow) as EventOf<'compaction'>);
+      const compaction =
+        compactionRow && (rowToEvent(this.id, compactionRow, validate) as EventOf<'compaction'>);
       const firstUserRow = this.statements.firstOfKind.get('user_message');
-      const firstUserMessage = firstUserRow && (rowToEvent(this.id, firstUserRow) as EventOf<'user_message'>);
-      const tail = this.read({ fromSeq: (compaction?.through ?? 0) + 1 });
+      const firstUserMessage =
+        firstUserRow && (rowToEvent(this.id, firstUserRow, validate) as EventOf<'user_message'>);
+      const tail = this.read({ fromSeq: (compaction?.through ?? 0) + 1, validate });
       return {
         ...(compaction ? { compaction } : {}),
         ...(firstUserMessage ? { firstUserMessage } : {}),
@@ -474,17 +525,24 @@ export class SessionLog {
     this.assertWritable();
     const list: readonly TraceEntry[] = Array.isArray(entries) ? entries : [entries as TraceEntry];
     const parsed = list.map((entry) => TraceEntry.parse(entry));
-    this.db.transaction(() => {
-      for (const entry of parsed) {
-        this.statements.insertTrace.run(
-          entry.turn,
-          entry.stage,
-          entry.startedAt,
-          entry.durationMs ?? null,
-          entry.detail === undefined ? null : JSON.stringify(entry.detail),
-        );
-      }
-    })();
+    // Trace is observability, not state: its commit skips the fsync and becomes durable with the next event.
+    const synchronous = this.db.pragma('synchronous', { simple: true }) as number;
+    this.db.pragma('synchronous = NORMAL');
+    try {
+      this.db.transaction(() => {
+        for (const entry of parsed) {
+          this.statements.insertTrace.run(
+            entry.turn,
+            entry.stage,
+            entry.startedAt,
+            entry.durationMs ?? null,
+            entry.detail === undefined ? null : JSON.stringify(entry.detail),
+          );
+        }
+      })();
+    } finally {
+      this.db.pragma(`synchronous = ${synchronous}`);
+    }
   }
 
   /** Trace records in the order written, all or those of one turn. */

@@ -14,6 +14,8 @@ import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js
 import type { Policy, SessionEvent } from '../../../../main/core/log/events.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { runTurn, TurnSetupError, type TurnHost } from '../../../../main/core/turn/engine.js';
+import { loadSessionState } from '../../../../main/core/turn/loadState.js';
+import { foldSession } from '../../../../main/core/turn/state.js';
 import { createProvider } from '../../../../main/providers/index.js';
 import { createToolRegistry } from '../../../../main/tools/registry.js';
 import { ProviderServer } from '../../../support/providerServer.js';
@@ -39,6 +41,8 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  // The indexed state loader must agree with a fold over the whole log for every session a test built.
+  for (const log of logs) expect(loadSessionState(log)).toEqual(foldSession(log.read()));
   for (const log of logs.splice(0)) log.close();
   await server.close();
   rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,36 @@
+import type { EventKind, SessionEvent } from '../log/events.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { foldSession, type SessionState } from './state.js';
+
+/** Kinds whose every occurrence shapes the state (pin, policy, grants); they are few in any session. */
+const STATE_KINDS: readonly EventKind[] = [
+  'model_changed',
+  'policy_changed',
+  'approval_request',
+  'approval_granted',
+  'approval_denied',
+  'approval_revoked',
+];
+
+/**
+ * The same state `foldSession(log.read())` gives, read with index lookups instead of decoding the whole
+ * log: session_created, every pin/policy/approval event, and the tail from the newest user or assistant
+ * message (the current turn, its calls and their results). Turn counts and usage totals come from SQLite.
+ * Costs O(approval events + current turn), so a turn's overhead does not grow with the session.
+ */
+export function loadSessionState(log: SessionLog): SessionState {
+  const [created] = log.read({ fromSeq: 1, limit: 1, validate: false });
+  if (created?.kind !== 'session_created') throw new Error(`session ${log.id} has no session_created event`);
+  const anchors = [log.lastSeqOfKind('user_message'), log.lastSeqOfKind('assistant_message')].filter(
+    (seq): seq is number => seq !== undefined,
+  );
+  const from = anchors.length > 0 ? Math.min(...anchors) : 2;
+  const tail = log.read({ fromSeq: Math.max(2, from), validate: false });
+  const earlier = log.readKinds(STATE_KINDS, { validate: false }).filter((event) => event.seq < from);
+  const events: SessionEvent[] = [created, ...earlier, ...tail];
+  const state = foldSession(events);
+  state.turns = log.countOfKind('user_message');
+  state.totals = log.usageTotals();
+  state.lastSeq = log.lastSeq();
+  return state;
+}

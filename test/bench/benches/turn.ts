@@ -1,0 +1,194 @@
+import { mkdirSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { NewEvent, SessionEvent } from '../../../main/core/log/events.js';
+import { SessionLog } from '../../../main/core/log/sessionLog.js';
+import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
+import type { ModelProvider, StreamEvent } from '../../../main/providers/types.js';
+import { detectSandbox } from '../../../main/sandbox/box.js';
+import { createToolRegistry } from '../../../main/tools/registry.js';
+import { makeMetric, median, percentile, round } from '../harness.js';
+import type { Bench } from './context.js';
+
+/** A provider that answers at once, so a turn's time is the harness's own (projection, appends, fsync, trace). */
+function instantProvider(deltas = 1, sentAt: number[] = []): ModelProvider {
+  return {
+    kind: 'openai-compatible',
+    async *stream(): AsyncGenerator<StreamEvent> {
+      await Promise.resolve();
+      for (let i = 0; i < deltas; i++) {
+        sentAt.push(performance.now());
+        yield { type: 'text', text: 'x' };
+      }
+      yield {
+        type: 'done',
+        message: {
+          content: 'x'.repeat(deltas),
+          toolCalls: [],
+          stopReason: 'stop',
+          usage: { inputTokens: 10, outputTokens: 1 },
+        },
+      };
+    },
+  };
+}
+
+/** A session of `count` events shaped like a coding session: prompt, tool call, result, answer. */
+function sessionEvents(id: string, project: string, count: number): SessionEvent[] {
+  const at = '2026-01-01T00:00:00.000Z';
+  const events: SessionEvent[] = [
+    {
+      seq: 1,
+      at,
+      kind: 'session_created',
+      sessionId: id,
+      projectFolder: project,
+      provider: 'openai-compatible',
+      model: 'bench',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      contextWindow: 10_000_000,
+      toolMode: 'write',
+      policy: 'full-auto',
+    },
+  ];
+  const push = (event: NewEvent) => events.push({ ...event, seq: events.length + 1, at });
+  for (let block = 0; events.length < count; block++) {
+    const call = `c${block}`;
+    push({ kind: 'user_message', content: `step ${block}: tighten the rate limiter in src/limit.go` });
+    push({
+      kind: 'assistant_message',
+      content: 'Reading the limiter.',
+      toolCalls: [{ id: call, name: 'read_file', arguments: '{"path":"src/limit.go"}' }],
+    });
+    push({
+      kind: 'tool_call_started',
+      toolCallId: call,
+      tool: 'read_file',
+      idempotencyKey: `ev${events.length}-read_file`,
+    });
+    push({
+      kind: 'tool_result',
+      toolCallId: call,
+      tool: 'read_file',
+      content: '1  package limit\n2  // token bucket, 100 req/s\n',
+    });
+    push({
+      kind: 'assistant_message',
+      content: 'The limiter allows 100 requests per second; I lowered the burst.',
+      toolCalls: [],
+    });
+  }
+  return events;
+}
+
+/**
+ * Harness overhead per turn (everything but model and tool time: read and fold the log, append the user
+ * and assistant messages durably, project, validate, trace) at several session lengths, and the time from
+ * a provider delta to the subscriber callback. No peer: the targets are absolute (< 5 ms at 1k events,
+ * < 1 ms p99 per delta).
+ */
+export const turnBench: Bench = {
+  name: 'turn',
+  title: 'Turn engine: harness overhead per turn, delta to subscriber',
+  async run({ sizes, scratch, progress }) {
+    const started = performance.now();
+    const dir = scratch.dir('turn');
+    const project = join(dir, 'project');
+    mkdirSync(project, { recursive: true });
+    const sandbox = await detectSandbox();
+    const metrics = [];
+    const params: Record<string, number | string | boolean> = {
+      runs: sizes.turnRuns,
+      deltas: sizes.deltaCount,
+    };
+    const hostFor = (log: SessionLog, provider: ModelProvider, hooks: TurnHost['hooks'] = {}): TurnHost => ({
+      log,
+      createProvider: () => provider,
+      registry: createToolRegistry('write'),
+      tools: {
+        workspace: realpathSync(project),
+        sessionDir: log.dir,
+        artifactsDir: log.artifactsDir,
+        redactor: { redact: (t) => t },
+        sandbox,
+        protectedGlobs: [],
+      },
+      sandboxAvailable: sandbox.kind !== 'none',
+      systemPrompt: 'You are Keel.',
+      hooks,
+    });
+    try {
+      for (const count of sizes.turnEventCounts) {
+        progress(`turn: ${count}-event session`);
+        const home = join(dir, `home-${count}`);
+        const id = SessionLog.importEvents(
+          home,
+          sessionEvents(`bench-${count}`, realpathSync(project), count),
+        );
+        const log = SessionLog.open(home, id, { write: true });
+        const times: number[] = [];
+        try {
+          for (let run = 0; run < sizes.turnRuns + 1; run++) {
+            const t0 = performance.now();
+            const outcome = await runTurn(hostFor(log, instantProvider()), { prompt: `question ${run}` });
+            const elapsed = performance.now() - t0;
+            if (outcome.status !== 'completed') throw new Error(`turn ended ${outcome.status}`);
+            if (run > 0) times.push(elapsed); // the first run warms the JIT and the page cache
+          }
+        } finally {
+          log.close();
+        }
+        const sorted = [...times].sort((a, b) => a - b);
+        metrics.push(
+          makeMetric(`harness overhead per turn at ${count} events (median)`, 'ms', 'lower', {
+            keel: round(median(times), 3),
+          }),
+          makeMetric(`harness overhead per turn at ${count} events (p95)`, 'ms', 'lower', {
+            keel: round(percentile(sorted, 0.95), 3),
+          }),
+        );
+      }
+      progress('turn: delta latency');
+      const home = join(dir, 'home-delta');
+      const id = SessionLog.importEvents(home, sessionEvents('bench-delta', realpathSync(project), 10));
+      const log = SessionLog.open(home, id, { write: true });
+      const sentAt: number[] = [];
+      const latencies: number[] = [];
+      try {
+        await runTurn(
+          hostFor(log, instantProvider(sizes.deltaCount, sentAt), {
+            onDelta: () => {
+              const sent = sentAt[latencies.length];
+              if (sent !== undefined) latencies.push(performance.now() - sent);
+            },
+          }),
+          { prompt: 'stream' },
+        );
+      } finally {
+        log.close();
+      }
+      const sorted = [...latencies].sort((a, b) => a - b);
+      metrics.push(
+        makeMetric('provider delta → subscriber callback (p50)', 'ms', 'lower', {
+          keel: round(percentile(sorted, 0.5), 4),
+        }),
+        makeMetric('provider delta → subscriber callback (p99)', 'ms', 'lower', {
+          keel: round(percentile(sorted, 0.99), 4),
+        }),
+      );
+    } finally {
+      scratch.remove(dir);
+    }
+    return {
+      name: this.name,
+      title: this.title,
+      params,
+      metrics,
+      notes: [
+        'The provider answers in-process at once, so each turn time is harness overhead: reading and folding the log, two durable appends (synchronous=FULL), projection, validation, trace.',
+      ],
+      skipped: {},
+      durationMs: round(performance.now() - started, 1),
+    };
+  },
+};
