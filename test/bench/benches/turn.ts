@@ -144,7 +144,7 @@ export const turnBench: Bench = {
             keel: round(median(times), 3),
           }),
           makeMetric(`harness overhead per turn at ${count} events (p95)`, 'ms', 'lower', {
-            keel: round(percentile(sorted, 0.95), 3),
+            keel: round(percentile(sorted, 95), 3),
           }),
         );
       }
@@ -170,10 +170,10 @@ export const turnBench: Bench = {
       const sorted = [...latencies].sort((a, b) => a - b);
       metrics.push(
         makeMetric('provider delta → subscriber callback (p50)', 'ms', 'lower', {
-          keel: round(percentile(sorted, 0.5), 4),
+          keel: round(percentile(sorted, 50), 4),
         }),
         makeMetric('provider delta → subscriber callback (p99)', 'ms', 'lower', {
-          keel: round(percentile(sorted, 0.99), 4),
+          keel: round(percentile(sorted, 99), 4),
         }),
       );
     } finally {
