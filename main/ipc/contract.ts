@@ -39,6 +39,8 @@ export const ErrorCode = z.enum([
   'provider',
   /** The user cancelled (a dialog). */
   'cancelled',
+  /** The caller is not allowed (a message from a foreign frame or origin). */
+  'forbidden',
   /** A bug: main produced something outside the contract or threw unexpectedly. */
   'internal',
 ]);
@@ -199,7 +201,7 @@ export const channels = {
       provider: ProviderKind,
       model: z.string().min(1),
       baseUrl: z.string().url().optional(),
-      /** Defaults to the catalogue's window, else settings.contextWindows, else 128k. */
+      /** Defaults to settings.contextWindows[model], else the catalogue's; unknown models must give it. */
       contextWindow: z.number().int().positive().optional(),
       policy: Policy.default('ask'),
       toolMode: ToolMode.default('write'),
@@ -276,7 +278,7 @@ export const channels = {
     output: z.object({ turnId: z.string() }),
   },
   'turns.stop': {
-    doc: 'Stops the session turn running here (partial text recorded as interrupted); `stopped: false` if none ran.',
+    doc: 'Stops the running turn (partial text recorded as interrupted; another process is asked via its stop file); `stopped: false` if none ran.',
     input: z.object({ sessionId }),
     output: z.object({ stopped: z.boolean() }),
   },

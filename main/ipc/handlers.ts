@@ -1,0 +1,583 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { pendingApprovals, checkDecision } from '../core/approvals/state.js';
+import type { EventOf, NewEvent, SessionEvent } from '../core/log/events.js';
+import { SessionLog } from '../core/log/sessionLog.js';
+import { foldSession, needsModel, unansweredCalls } from '../core/turn/state.js';
+import {
+  createProvider,
+  MODEL_CATALOGUE,
+  resolveContextWindow,
+  toProviderError,
+} from '../providers/index.js';
+import type { ProviderKeys } from '../providers/index.js';
+import { detectSandbox } from '../sandbox/box.js';
+import { isLeaseStale, SessionIndex, type SessionSummary as IndexSummary } from '../store/sessionIndex.js';
+import { readSettings, writeSettings } from '../store/settings.js';
+import {
+  channels,
+  isChannelName,
+  type ChannelArgs,
+  type ChannelName,
+  type ChannelOutput,
+  type IpcResult,
+  type ProjectGroup,
+  type SessionSummary,
+  type SettingsView,
+} from './contract.js';
+import { describeInvalidInput, IpcFailure, toIpcError } from './errors.js';
+import { createHub, type Hub } from './hub.js';
+import { environmentKeyStore, keyPresence, type KeyStore } from './keys.js';
+import { readRecentProjects, rememberProject } from './recentProjects.js';
+import { TurnManager } from './turns.js';
+
+/** A local OpenAI-compatible server `providers.detectLocal` looks for. */
+export type LocalServerCandidate = { name: string; baseUrl: string };
+
+/** The servers first run offers when they answer: Ollama and LM Studio on their default ports. */
+export const LOCAL_SERVERS: readonly LocalServerCandidate[] = [
+  { name: 'Ollama', baseUrl: 'http://127.0.0.1:11434/v1' },
+  { name: 'LM Studio', baseUrl: 'http://127.0.0.1:1234/v1' },
+];
+
+/** What the handler table is built over: a home, and what differs between the app and `keel serve`. */
+export type HandlerOptions = {
+  /** The Keel home (index.sqlite, sessions/, settings.json). */
+  home: string;
+  mode: 'electron' | 'serve';
+  /** The app version app.info reports. */
+  version: string;
+  /** Providers' key fallback and commands' allowlisted variables. Default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Where API keys live. Default: the environment (read-only). */
+  keyStore?: KeyStore;
+  /** The native folder picker (Electron); without it projects.openFolder needs a path. */
+  pickFolder?: (startFolder: string | undefined) => Promise<string | null>;
+  /** Model requests per turn (the turn's budget). */
+  maxSteps?: number;
+  /** Where providers.detectLocal looks (tests point it at a scripted server). */
+  localServers?: readonly LocalServerCandidate[];
+  /** Called when a project folder was opened or used (Electron adds it to the OS recent list). */
+  onProjectUsed?: (folder: string) => void;
+};
+
+/** The handler of every channel: validated arguments in, a contract value out (validated by `invoke`). */
+export type HandlerTable = {
+  [C in ChannelName]: (args: ChannelArgs<C>) => Promise<ChannelOutput<C>> | ChannelOutput<C>;
+};
+
+/** The handler table mounted by a transport. */
+export type Handlers = {
+  /** Pushed events for every subscriber of this table. */
+  readonly hub: Hub;
+  /** Validates input, runs the channel, validates output. Never throws: every failure is `{ ok: false, error }`. */
+  invoke(channel: unknown, input: unknown): Promise<IpcResult<unknown>>;
+  /** Sessions with a turn running in this process. */
+  runningSessions(): string[];
+  /** Stops running turns (interruptions recorded), releases their leases and closes the index. Idempotent. */
+  close(): Promise<void>;
+};
+
+const PROVIDER_TEST_TIMEOUT_MS = 20_000;
+const LOCAL_PROBE_TIMEOUT_MS = 800;
+
+/** Creates the handler table over one home. Nothing holds a session lease except a running turn or one write. */
+export function createHandlers(options: HandlerOptions): Handlers {
+  const { home } = options;
+  const env = options.env ?? process.env;
+  const keyStore = options.keyStore ?? environmentKeyStore();
+  const hub = createHub();
+  fs.mkdirSync(home, { recursive: true });
+  const index = SessionIndex.open(home);
+  const turns = new TurnManager({
+    home,
+    hub,
+    index,
+    env,
+    keys: () => keyStore.read(),
+    ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
+  });
+  let closed = false;
+
+  const folderExists = (() => {
+    return (folder: string) => {
+      try {
+        return fs.statSync(folder).isDirectory();
+      } catch {
+        return false;
+      }
+    };
+  })();
+
+  const toSummary = (row: IndexSummary, exists = folderExists(row.projectFolder)): SessionSummary => ({
+    ...row,
+    projectExists: exists,
+  });
+
+  const summaryOf = (sessionId: string): SessionSummary => {
+    const row = index.get(sessionId);
+    if (!row) throw new IpcFailure('not_found', `no session ${sessionId}`);
+    return toSummary(row);
+  };
+
+  const readLog = <T>(sessionId: string, use: (log: SessionLog) => T): T => {
+    const log = SessionLog.open(home, sessionId, { write: false });
+    try {
+      return use(log);
+    } finally {
+      log.close();
+    }
+  };
+
+  const useProject = (folder: string) => {
+    rememberProject(home, folder);
+    options.onProjectUsed?.(folder);
+  };
+
+  const settingsView = (): SettingsView => ({
+    settings: readSettings(home),
+    keys: keyPresence(keyStore, env),
+    keyStorage: keyStore.kind,
+  });
+
+  const heldElsewhere = (sessionId: string): boolean => {
+    const holder = index.leaseHolder(sessionId);
+    if (!holder || isLeaseStale(holder)) return false;
+    return !(holder.pid === process.pid && turns.isRunning(sessionId));
+  };
+
+  const decide = (args: ChannelArgs<'approvals.decide'>) =>
+    turns.appendWhileIdle(args.sessionId, (log) => {
+      const checked = checkDecision(log.read(), args.requestSeq);
+      if (!checked.ok) throw new IpcFailure('invalid_state', checked.error);
+      const request = checked.request;
+      let event: NewEvent;
+      if (args.decision === 'grant') {
+        if (args.scope.startsWith('prefix:') && request.tool !== 'run_command') {
+          throw new IpcFailure(
+            'invalid_input',
+            `a prefix scope is for commands; request ${request.seq} is a ${request.tool} call`,
+          );
+        }
+        if (request.unknownOutcome && args.scope !== 'once') {
+          throw new IpcFailure(
+            'invalid_input',
+            `request ${request.seq} re-runs a call whose outcome is unknown: only the scope "once" applies`,
+          );
+        }
+        event = { kind: 'approval_granted', requestSeq: request.seq, scope: args.scope };
+      } else {
+        event = {
+          kind: 'approval_denied',
+          requestSeq: request.seq,
+          ...(args.reason ? { reason: args.reason } : {}),
+        };
+      }
+      const appended = log.append(event, { expectedLastSeq: log.lastSeq() });
+      if (!appended.ok) throw new IpcFailure('invalid_state', 'the session changed meanwhile: try again');
+      const recorded = appended.events[0] as SessionEvent;
+      const stillPending = pendingApprovals(log.read({ fromSeq: request.seq })).length > 0;
+      return { events: appended.events, value: { recorded, stillPending } };
+    });
+
+  const table: HandlerTable = {
+    'sessions.list': (args) => {
+      const rows = index.list({
+        limit: args.limit + 1,
+        offset: args.offset,
+        ...(args.search !== undefined && args.search.trim() !== '' ? { search: args.search } : {}),
+        ...(args.projectFolder !== undefined ? { projectFolder: args.projectFolder } : {}),
+        includeArchived: args.includeArchived,
+      });
+      const page = rows.slice(0, args.limit);
+      const exists = new Map<string, boolean>();
+      const groups = new Map<string, ProjectGroup>();
+      const sessions = page.map((row) => {
+        let present = exists.get(row.projectFolder);
+        if (present === undefined) {
+          present = folderExists(row.projectFolder);
+          exists.set(row.projectFolder, present);
+        }
+        const group = groups.get(row.projectFolder);
+        if (group) group.sessionIds.push(row.id);
+        else
+          groups.set(row.projectFolder, {
+            folder: row.projectFolder,
+            exists: present,
+            lastActivity: row.updatedAt,
+            sessionIds: [row.id],
+          });
+        return toSummary(row, present);
+      });
+      return { sessions, projects: [...groups.values()], hasMore: rows.length > args.limit };
+    },
+
+    'sessions.create': (args) => {
+      const folder = path.resolve(args.projectFolder);
+      if (!folderExists(folder)) {
+        throw new IpcFailure('not_found', `the project folder ${folder} does not exist or is not a folder`);
+      }
+      const settings = readSettings(home);
+      const baseUrl = args.baseUrl ?? settings.providers[args.provider]?.baseUrl;
+      if (args.provider === 'openai-compatible' && baseUrl === undefined) {
+        throw new IpcFailure(
+          'invalid_input',
+          'an OpenAI-compatible provider needs a base URL (e.g. http://127.0.0.1:11434/v1 for Ollama)',
+        );
+      }
+      let contextWindow: number;
+      try {
+        contextWindow = resolveContextWindow(
+          args.model,
+          args.contextWindow ?? settings.contextWindows[args.model],
+        );
+      } catch {
+        throw new IpcFailure(
+          'invalid_input',
+          `Keel does not know the context window of "${args.model}": enter it (in tokens) for this model`,
+        );
+      }
+      const real = fs.realpathSync(folder);
+      const log = SessionLog.create(home, {
+        ...(args.title ? { title: args.title } : {}),
+        projectFolder: real,
+        provider: args.provider,
+        model: args.model,
+        ...(baseUrl ? { baseUrl } : {}),
+        contextWindow,
+        toolMode: args.policy === 'read-only' ? 'read-only' : args.toolMode,
+        policy: args.policy,
+        ...(args.networkAllow.length > 0 ? { networkAllow: args.networkAllow } : {}),
+      });
+      const id = log.id;
+      const [created] = log.read({ fromSeq: 1, limit: 1 });
+      log.close();
+      useProject(real);
+      if (created) hub.publish('event.appended', { sessionId: id, event: created });
+      hub.publish('sessions.changed', { sessionId: id, change: 'created' });
+      return { session: summaryOf(id) };
+    },
+
+    'sessions.open': (args) =>
+      readLog(args.sessionId, (log) => {
+        const events = log.read();
+        const state = foldSession(events);
+        const session = summaryOf(args.sessionId);
+        const pending = pendingApprovals(events);
+        let compactedAt = 0;
+        for (const event of events)
+          if (event.kind === 'compaction') compactedAt = Math.max(compactedAt, event.seq);
+        const usage =
+          state.lastUsage && (state.lastUsageSeq ?? 0) > compactedAt ? state.lastUsage : undefined;
+        const threshold = readSettings(home).compaction.threshold;
+        const created = events[0] as EventOf<'session_created'>;
+        const running = turns.isRunning(args.sessionId);
+        return {
+          session,
+          pin: state.pin,
+          policy: state.policy,
+          toolMode: state.toolMode,
+          networkAllow: created.networkAllow ?? [],
+          running,
+          readOnly: !session.projectExists || heldElsewhere(args.sessionId),
+          canResume:
+            !running && pending.length === 0 && (needsModel(state) || unansweredCalls(state).length > 0),
+          pendingApprovals: pending,
+          context: {
+            usedTokens: usage
+              ? usage.inputTokens +
+                usage.outputTokens +
+                (usage.cacheReadTokens ?? 0) +
+                (usage.cacheWriteTokens ?? 0)
+              : null,
+            window: state.pin.contextWindow,
+            compactAt: threshold > 0 ? Math.floor(threshold * state.pin.contextWindow) : null,
+          },
+        };
+      }),
+
+    'sessions.rename': () => {
+      throw new IpcFailure(
+        'not_available',
+        'renaming is not available yet: the session index has no title update (main/store)',
+      );
+    },
+
+    'sessions.archive': (args) => {
+      if (!index.setArchived(args.sessionId, args.archived)) {
+        throw new IpcFailure('not_found', `no session ${args.sessionId}`);
+      }
+      hub.publish('sessions.changed', { sessionId: args.sessionId, change: 'archived' });
+      return { session: summaryOf(args.sessionId) };
+    },
+
+    'sessions.delete': (args) => {
+      turns.assertIdle(args.sessionId);
+      // Taking the lease proves no other process is writing; the folder goes once it is released.
+      const log = SessionLog.open(home, args.sessionId, { write: true });
+      const dir = log.dir;
+      log.close();
+      index.removeSession(args.sessionId);
+      fs.rmSync(dir, { recursive: true, force: true });
+      hub.publish('sessions.changed', { sessionId: args.sessionId, change: 'deleted' });
+      return { deleted: true as const };
+    },
+
+    'events.page': (args) =>
+      readLog(args.sessionId, (log) => {
+        const lastSeq = log.lastSeq();
+        let fromSeq: number;
+        let toSeq: number;
+        if (args.fromSeq !== undefined) {
+          fromSeq = args.fromSeq;
+          toSeq = Math.min(args.toSeq ?? lastSeq, fromSeq + args.limit - 1);
+        } else {
+          toSeq = Math.min(args.toSeq ?? lastSeq, (args.beforeSeq ?? lastSeq + 1) - 1);
+          fromSeq = Math.max(1, toSeq - args.limit + 1);
+        }
+        const events = toSeq >= fromSeq ? log.read({ fromSeq, toSeq, limit: args.limit }) : [];
+        const first = events[0]?.seq ?? fromSeq;
+        const last = events[events.length - 1]?.seq ?? toSeq;
+        return { events, lastSeq, hasBefore: first > 1 && lastSeq > 0, hasAfter: last < lastSeq };
+      }),
+
+    'turns.send': async (args) => ({ turnId: await turns.start(args.sessionId, { prompt: args.prompt }) }),
+
+    'turns.stop': async (args) => {
+      if (!index.get(args.sessionId)) throw new IpcFailure('not_found', `no session ${args.sessionId}`);
+      return { stopped: await turns.stop(args.sessionId) };
+    },
+
+    'turns.resume': async (args) => {
+      turns.assertIdle(args.sessionId);
+      readLog(args.sessionId, (log) => {
+        const events = log.read();
+        const pending = pendingApprovals(events);
+        if (pending.length > 0) {
+          throw new IpcFailure(
+            'invalid_state',
+            `the turn waits on ${pending.length === 1 ? 'an approval' : `${pending.length} approvals`}: decide first`,
+          );
+        }
+        const state = foldSession(events);
+        if (!needsModel(state) && unansweredCalls(state).length === 0) {
+          throw new IpcFailure('invalid_state', 'nothing to resume: the last turn completed');
+        }
+      });
+      return { turnId: await turns.start(args.sessionId, {}) };
+    },
+
+    'approvals.list': (args) => readLog(args.sessionId, (log) => ({ pending: pendingApprovals(log.read()) })),
+
+    'approvals.decide': async (args) => {
+      const { recorded, stillPending } = decide(args);
+      if (!args.resume || stillPending) return { event: recorded };
+      return { event: recorded, turnId: await turns.start(args.sessionId, {}) };
+    },
+
+    'compactions.list': (args) =>
+      readLog(args.sessionId, (log) => {
+        const compactions = log.read().filter((event) => event.kind === 'compaction');
+        const superseded = new Set(compactions.flatMap((c) => (c.supersedes ? [c.supersedes] : [])));
+        return {
+          compactions: compactions.map((c) => ({
+            seq: c.seq,
+            at: c.at,
+            through: c.through,
+            ...(c.fromSeq !== undefined ? { fromSeq: c.fromSeq } : {}),
+            ...(c.tokensBefore !== undefined ? { tokensBefore: c.tokensBefore } : {}),
+            ...(c.tokensAfter !== undefined ? { tokensAfter: c.tokensAfter } : {}),
+            ...(c.model !== undefined ? { model: c.model } : {}),
+            ...(c.supersedes !== undefined ? { supersedes: c.supersedes } : {}),
+            superseded: superseded.has(c.seq),
+          })),
+        };
+      }),
+
+    'compactions.inspect': (args) =>
+      readLog(args.sessionId, (log) => {
+        const [event] = log.read({ fromSeq: args.seq, toSeq: args.seq });
+        if (event?.kind !== 'compaction') {
+          throw new IpcFailure(
+            'not_found',
+            `event ${args.seq} of session ${args.sessionId} is not a compaction`,
+          );
+        }
+        return { compaction: event, replacedCount: event.through - (event.fromSeq ?? 1) + 1 };
+      }),
+
+    'compactions.run': (args) => {
+      turns.assertIdle(args.sessionId);
+      throw new IpcFailure(
+        'not_available',
+        'compacting on demand is not available yet (main/core/compaction)',
+      );
+    },
+
+    'persistent.diff': () => notAvailablePersistent(),
+    'persistent.apply': () => notAvailablePersistent(),
+    'persistent.discard': () => notAvailablePersistent(),
+
+    'settings.get': () => settingsView(),
+
+    'settings.set': (args) => {
+      if (args.keys && Object.keys(args.keys).length > 0) {
+        if (!keyStore.write) {
+          throw new IpcFailure(
+            'not_available',
+            'keel serve reads API keys from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, KEEL_OPENAI_COMPATIBLE_API_KEY); set them there and restart',
+          );
+        }
+        keyStore.write(args.keys);
+      }
+      if (args.settings) writeSettings(home, args.settings);
+      return settingsView();
+    },
+
+    'settings.testProvider': async (args) => {
+      const settings = readSettings(home);
+      const baseUrl = args.baseUrl ?? settings.providers[args.provider]?.baseUrl;
+      const keyName = args.provider === 'openai-compatible' ? 'openaiCompatible' : args.provider;
+      const keys: ProviderKeys = args.apiKey ? { [keyName]: args.apiKey } : keyStore.read();
+      const started = performance.now();
+      const signal = AbortSignal.timeout(PROVIDER_TEST_TIMEOUT_MS);
+      try {
+        const provider = createProvider(
+          { provider: args.provider, ...(baseUrl ? { baseUrl } : {}) },
+          keys,
+          env,
+        );
+        for await (const event of provider.stream({
+          payload: { messages: [{ role: 'user', content: 'Reply with the word OK.' }] },
+          tools: [],
+          model: args.model,
+          maxOutputTokens: 16,
+          signal,
+        })) {
+          if (event.type === 'text' || event.type === 'done' || event.type === 'tool_call') break;
+        }
+        return {
+          ok: true,
+          message: `${args.provider} answered with ${args.model}`,
+          latencyMs: performance.now() - started,
+        };
+      } catch (error) {
+        const failure = toProviderError(error, args.provider, signal);
+        const message = signal.aborted
+          ? `no answer within ${PROVIDER_TEST_TIMEOUT_MS / 1000} s`
+          : failure.message;
+        return { ok: false, message, latencyMs: performance.now() - started };
+      }
+    },
+
+    'providers.catalogue': () => ({
+      models: MODEL_CATALOGUE.map((model) => ({
+        id: model.id,
+        provider: model.provider,
+        contextWindow: model.contextWindow,
+      })),
+    }),
+
+    'providers.detectLocal': async () => {
+      const candidates = options.localServers ?? LOCAL_SERVERS;
+      const found = await Promise.all(candidates.map((candidate) => probeLocalServer(candidate)));
+      return { servers: found.filter((server) => server !== undefined) };
+    },
+
+    'projects.openFolder': async (args) => {
+      let chosen: string | null;
+      if (options.pickFolder) chosen = await options.pickFolder(args.path);
+      else if (args.path === undefined) {
+        throw new IpcFailure('not_available', 'keel serve has no folder dialog: type the folder path');
+      } else chosen = args.path;
+      if (chosen === null) return { folder: null };
+      const folder = path.resolve(chosen);
+      if (!folderExists(folder))
+        throw new IpcFailure('not_found', `${folder} does not exist or is not a folder`);
+      const real = fs.realpathSync(folder);
+      useProject(real);
+      return { folder: real };
+    },
+
+    'projects.recent': () => ({
+      projects: readRecentProjects(home).map((entry) => ({ ...entry, exists: folderExists(entry.folder) })),
+    }),
+
+    'app.info': async () => {
+      const sandbox = await detectSandbox();
+      return {
+        version: options.version,
+        mode: options.mode,
+        platform: process.platform,
+        home,
+        sandbox: { kind: sandbox.kind, reason: sandbox.reason, version: sandbox.version },
+      };
+    },
+  };
+
+  return {
+    hub,
+    async invoke(channel, input) {
+      if (!isChannelName(channel)) {
+        return { ok: false, error: { code: 'not_found', message: `unknown channel ${String(channel)}` } };
+      }
+      if (closed) return { ok: false, error: { code: 'invalid_state', message: 'Keel is shutting down' } };
+      const spec = channels[channel];
+      const parsed = spec.input.safeParse(input ?? {});
+      if (!parsed.success) {
+        return { ok: false, error: { code: 'invalid_input', message: describeInvalidInput(parsed.error) } };
+      }
+      try {
+        const handler = table[channel] as (args: unknown) => unknown;
+        const value = await handler(parsed.data);
+        const checked = spec.output.safeParse(value);
+        if (!checked.success) {
+          process.emitWarning(
+            `keel: ${channel} returned a value outside the contract: ${checked.error.message}`,
+          );
+          return {
+            ok: false,
+            error: {
+              code: 'internal',
+              message: `${channel} produced an invalid result (${describeInvalidInput(checked.error)})`,
+            },
+          };
+        }
+        return { ok: true, value: checked.data };
+      } catch (error) {
+        return { ok: false, error: toIpcError(error) };
+      }
+    },
+    runningSessions: () => turns.runningSessions(),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await turns.stopAll();
+      index.close();
+    },
+  };
+}
+
+function notAvailablePersistent(): never {
+  throw new IpcFailure(
+    'not_available',
+    'Persistent Dirs are not available yet: the session API (main/core/sessions) does not offer them',
+  );
+}
+
+/** Asks one candidate for its models; undefined when nothing answers quickly. */
+async function probeLocalServer(
+  candidate: LocalServerCandidate,
+): Promise<{ name: string; baseUrl: string; models: string[] } | undefined> {
+  try {
+    const response = await fetch(`${candidate.baseUrl}/models`, {
+      signal: AbortSignal.timeout(LOCAL_PROBE_TIMEOUT_MS),
+    });
+    if (!response.ok) return undefined;
+    const body = (await response.json()) as { data?: { id?: unknown }[] };
+    const models = (body.data ?? []).flatMap((model) => (typeof model.id === 'string' ? [model.id] : []));
+    return { name: candidate.name, baseUrl: candidate.baseUrl, models };
+  } catch {
+    return undefined;
+  }
+}

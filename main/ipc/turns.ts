@@ -1,0 +1,224 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { SessionEvent } from '../core/log/events.js';
+import { SessionLog } from '../core/log/sessionLog.js';
+import { createTurnHost, STOP_REQUEST_FILE } from '../core/sessions/turnHost.js';
+import { runTurn, TurnSetupError, type TurnOutcome as EngineOutcome } from '../core/turn/engine.js';
+import type { ProviderKeys } from '../providers/index.js';
+import type { SessionIndex } from '../store/sessionIndex.js';
+import type { SessionStatus, TurnOutcome } from './contract.js';
+import { IpcFailure, toIpcError } from './errors.js';
+import type { Hub } from './hub.js';
+
+/** What the turn manager needs from its owner. */
+export type TurnManagerOptions = {
+  home: string;
+  hub: Hub;
+  /** The handlers' long-lived index connection (status after a turn, lease holders). */
+  index: SessionIndex;
+  env: NodeJS.ProcessEnv;
+  /** Read at every turn start, so a key set in settings applies to the next turn. */
+  keys: () => ProviderKeys;
+  maxSteps?: number;
+};
+
+type RunningTurn = {
+  turnId: string;
+  controller: AbortController;
+  /** Settles (never rejects) once the turn ended and its log is closed. */
+  done: Promise<void>;
+};
+
+/** How long stop and shutdown wait for a turn to record its interruption before giving up on it. */
+const STOP_WAIT_MS = 15_000;
+
+/** The engine's outcome in contract form (pending requests by seq). */
+export function toContractOutcome(outcome: EngineOutcome): TurnOutcome {
+  switch (outcome.status) {
+    case 'awaiting_approval':
+      return { status: 'awaiting_approval', pendingSeqs: outcome.pending.map((request) => request.seq) };
+    case 'completed':
+      return { status: 'completed' };
+    case 'interrupted':
+      return { status: 'interrupted' };
+    case 'failed':
+      return { status: 'failed', error: outcome.error };
+    case 'budget_exhausted':
+      return { status: 'budget_exhausted', steps: outcome.steps };
+  }
+}
+
+const waitAtMost = (promise: Promise<void>, ms: number) =>
+  Promise.race([promise, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]);
+
+/**
+ * Runs turns for the UI: at most one per session, each holding the session's writer lease only while it runs
+ * (so the CLI can use the same home), pushing deltas, events, tool output, notices and status to the hub.
+ */
+export class TurnManager {
+  private readonly running = new Map<string, RunningTurn | 'starting'>();
+  private closing = false;
+
+  constructor(private readonly options: TurnManagerOptions) {}
+
+  /** True while a turn of `sessionId` runs (or is starting) in this process. */
+  isRunning(sessionId: string): boolean {
+    return this.running.has(sessionId);
+  }
+
+  /** Ids of sessions with a turn running in this process. */
+  runningSessions(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /** Throws `busy` when a turn of the session runs here: writers must wait for it. */
+  assertIdle(sessionId: string): void {
+    if (this.running.has(sessionId)) {
+      throw new IpcFailure('busy', `session ${sessionId} is running a turn: stop it or wait for it to end`);
+    }
+  }
+
+  /**
+   * Starts a turn (with a prompt) or resumes the unfinished one (without); resolves with its id once the
+   * turn started, i.e. after the prompt was recorded. Fails with `busy`, `locked`, `not_found`, `provider`
+   * (the pinned provider cannot be used) or `invalid_state` (the project folder is gone).
+   */
+  async start(sessionId: string, input: { prompt?: string }): Promise<string> {
+    if (this.closing) throw new IpcFailure('invalid_state', 'Keel is shutting down');
+    this.assertIdle(sessionId);
+    this.running.set(sessionId, 'starting');
+    let log: SessionLog | undefined;
+    try {
+      log = SessionLog.open(this.options.home, sessionId, { write: true });
+      const [created] = log.read({ fromSeq: 1, limit: 1 });
+      if (created?.kind === 'session_created' && !fs.existsSync(created.projectFolder)) {
+        throw new IpcFailure(
+          'invalid_state',
+          `the project folder ${created.projectFolder} no longer exists: the session is read-only`,
+        );
+      }
+      const turnId = crypto.randomUUID();
+      const controller = new AbortController();
+      const { hub } = this.options;
+      const host = await createTurnHost(log, {
+        keys: this.options.keys(),
+        env: this.options.env,
+        signal: controller.signal,
+        ...(this.options.maxSteps ? { maxSteps: this.options.maxSteps } : {}),
+        hooks: {
+          onDelta: (delta) => hub.publish('turn.delta', { sessionId, turnId, delta, sentAt: Date.now() }),
+          onEvent: (event) => hub.publish('event.appended', { sessionId, event }),
+          onToolOutput: (toolCallId, chunk) =>
+            hub.publish('tool.output', { sessionId, turnId, toolCallId, chunk }),
+          onNotice: (text) => hub.publish('turn.notice', { sessionId, turnId, text }),
+        },
+      });
+      // The engine builds the provider synchronously before its first await, so a setup failure (no key)
+      // is known when runTurn returns and can be the caller's error rather than a pushed one.
+      let setupError: unknown;
+      const promise = runTurn(
+        {
+          ...host,
+          createProvider: (pin) => {
+            try {
+              return host.createProvider(pin);
+            } catch (error) {
+              setupError = error;
+              throw error;
+            }
+          },
+        },
+        input,
+      );
+      if (setupError !== undefined) {
+        await promise.catch(() => undefined);
+        throw new TurnSetupError(
+          `this session's model cannot be used here: ${toIpcError(setupError).message}. Add the provider's key in Settings.`,
+        );
+      }
+      const opened = log;
+      const done = promise
+        .then(toContractOutcome, (error: unknown): TurnOutcome => ({
+          status: 'failed',
+          error: toIpcError(error).message,
+        }))
+        .then((outcome) => this.finish(sessionId, turnId, opened, outcome));
+      this.running.set(sessionId, { turnId, controller, done });
+      hub.publish('session.status', { sessionId, status: 'running', running: true, turnId });
+      hub.publish('sessions.changed', { sessionId, change: 'updated' });
+      return turnId;
+    } catch (error) {
+      log?.close();
+      this.running.delete(sessionId);
+      throw error;
+    }
+  }
+
+  /**
+   * Stops the session's turn and waits until the interruption is recorded. A turn running in another
+   * process (the CLI) is asked through its stop file. Returns false when no turn was running.
+   */
+  async stop(sessionId: string): Promise<boolean> {
+    const turn = this.running.get(sessionId);
+    if (turn === 'starting') return false;
+    if (turn) {
+      turn.controller.abort();
+      await waitAtMost(turn.done, STOP_WAIT_MS);
+      return true;
+    }
+    const summary = this.options.index.get(sessionId);
+    if (summary?.status !== 'running') return false;
+    fs.writeFileSync(
+      path.join(this.options.home, 'sessions', sessionId, STOP_REQUEST_FILE),
+      `${process.pid}\n`,
+    );
+    return true;
+  }
+
+  /** Stops every running turn (each records its interruption) and waits for their logs to close. */
+  async stopAll(): Promise<void> {
+    this.closing = true;
+    const turns = [...this.running.values()].filter((turn): turn is RunningTurn => turn !== 'starting');
+    for (const turn of turns) turn.controller.abort();
+    await waitAtMost(
+      Promise.all(turns.map((turn) => turn.done)).then(() => undefined),
+      STOP_WAIT_MS,
+    );
+  }
+
+  /** Appends events to an idle session under its lease, publishes them, and releases the lease. */
+  appendWhileIdle<T>(sessionId: string, write: (log: SessionLog) => { events: SessionEvent[]; value: T }): T {
+    this.assertIdle(sessionId);
+    const log = SessionLog.open(this.options.home, sessionId, { write: true });
+    let result: { events: SessionEvent[]; value: T };
+    try {
+      result = write(log);
+    } finally {
+      log.close();
+    }
+    for (const event of result.events) this.options.hub.publish('event.appended', { sessionId, event });
+    this.options.hub.publish('sessions.changed', { sessionId, change: 'updated' });
+    return result.value;
+  }
+
+  private finish(sessionId: string, turnId: string, log: SessionLog, outcome: TurnOutcome): void {
+    try {
+      log.close();
+    } catch (error) {
+      process.emitWarning(`keel: closing session ${sessionId} failed: ${String(error)}`);
+    }
+    this.running.delete(sessionId);
+    const status: SessionStatus = this.statusOf(sessionId);
+    this.options.hub.publish('session.status', { sessionId, status, running: false, turnId, outcome });
+    this.options.hub.publish('sessions.changed', { sessionId, change: 'updated' });
+  }
+
+  private statusOf(sessionId: string): SessionStatus {
+    try {
+      return this.options.index.get(sessionId)?.status ?? 'idle';
+    } catch {
+      return 'idle';
+    }
+  }
+}
