@@ -17,6 +17,7 @@ export function startKeel(home: string, args: readonly string[], env: NodeJS.Pro
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   if (env.KEEL_HOME === undefined) delete childEnv.KEEL_HOME;
   if (env.KEEL_CRASH_AT === undefined) delete childEnv.KEEL_CRASH_AT;
+  if (env.KEEL_CRASH_KIND === undefined) delete childEnv.KEEL_CRASH_KIND;
   const child = spawn(process.execPath, [CLI_BIN, '--home', home, ...args], {
     cwd: REPO_ROOT,
     env: childEnv,

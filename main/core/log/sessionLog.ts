@@ -10,6 +10,7 @@ import { SessionEvent } from './events.js';
 import type { EventKind, EventOf, NewEvent } from './events.js';
 import type { ProjectionView } from '../projection/types.js';
 import { assertValidSessionId, isValidSessionId, newSessionId } from './sessionId.js';
+import { crashDuringAppend } from '../turn/crash.js';
 
 /** What a new session pins at creation: everything in session_created but seq/at/kind. */
 export type SessionInit = Omit<EventOf<'session_created'>, 'seq' | 'at' | 'kind'>;
@@ -437,6 +438,7 @@ export class SessionLog {
           return SessionEvent.parse({ ...event, seq: last + 1 + i, at });
         });
         for (const event of appended) this.insertEvent(event);
+        crashDuringAppend(appended.map((event) => event.kind));
         return { ok: true, events: appended, lastSeq: last + appended.length };
       })
       .immediate();

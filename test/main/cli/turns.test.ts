@@ -303,4 +303,39 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
     expect(events.filter((e) => e.kind === 'tool_result')).toHaveLength(1);
     expect(rejected()).toEqual([]);
   });
+
+  it('during_append: a result whose commit died is unknown, never half-written, and not repeated', async () => {
+    server.enqueue(appendLine('once.txt'));
+    const run = await keel(home, newSession('full-auto', 'go'), {
+      KEEL_CRASH_AT: 'during_append',
+      KEEL_CRASH_KIND: 'tool_result',
+    });
+    expect(run.signal).toBe('SIGKILL');
+    const id = onlySessionId();
+    expect(lines('once.txt')).toEqual(['ran']);
+    expect(kinds(eventsOf(id))).toEqual([
+      'session_created',
+      'user_message',
+      'assistant_message',
+      'tool_call_started',
+    ]);
+    expect((await keel(home, ['resume', id])).code).toBe(3);
+    server.enqueue({ kind: 'reply', text: 'noted' });
+    expect((await keel(home, ['deny', id, '--reason', 'it ran', '--resume'])).code).toBe(0);
+    expect(lines('once.txt')).toEqual(['ran']);
+    expect(rejected()).toEqual([]);
+  });
+
+  it('during_append of the first event: nothing was acknowledged, and the session still works', async () => {
+    const run = await keel(home, newSession('ask', 'hello'), {
+      KEEL_CRASH_AT: 'during_append',
+      KEEL_CRASH_KIND: 'user_message',
+    });
+    expect(run.signal).toBe('SIGKILL');
+    const id = onlySessionId();
+    expect(kinds(eventsOf(id))).toEqual(['session_created']);
+    server.enqueue({ kind: 'reply', text: 'hi again' });
+    expect((await keel(home, ['run', '--session', id, 'hello'])).code).toBe(0);
+    expect(kinds(eventsOf(id))).toEqual(['session_created', 'user_message', 'assistant_message']);
+  });
 });
