@@ -281,14 +281,6 @@ describe('SessionIndex at scale', () => {
     raw.close();
 
     const index = SessionIndex.open(home);
-    const time = (run: () => unknown): number => {
-      const samples = [0, 1, 2, 3, 4].map(() => {
-        const start = performance.now();
-        run();
-        return performance.now() - start;
-      });
-      return samples.sort((a, b) => a - b)[2]!;
-    };
     expect(index.list({ limit: 50 })[0]!.id).toBe('s10000');
     // 30k hits: more than the default FEW_HITS, so this walks sessions.
     const notes = index.list({ limit: 50, search: 'note' });
@@ -298,10 +290,7 @@ describe('SessionIndex at scale', () => {
     const golf = index.list({ limit: 50, search: 'golf' });
     expect(golf[0]!.id).toBe('s9998');
     expect(golf[0]!.snippet).toBe('note [golf] 9998');
-    // Generous bounds for a shared machine; the benchmarks measure the real numbers.
-    expect(time(() => index.list({ limit: 50 }))).toBeLessThan(50);
-    expect(time(() => index.list({ limit: 50, search: 'note' }))).toBeLessThan(250);
-    expect(time(() => index.list({ limit: 50, search: 'golf' }))).toBeLessThan(250);
+    // Speed is measured by `npm run bench` (list, search); the query plans are checked in the migration tests.
     index.close();
   });
 });

@@ -302,13 +302,11 @@ describe('SessionLog.projectionView', () => {
     log.append(Array.from({ length: 20_000 }, (_, i) => assistant(`step ${i}`)));
     log.append(compaction(20_000, 'long story'));
     log.append(user('next'));
-    const start = performance.now();
     const view = log.projectionView();
-    const elapsed = performance.now() - start;
     expect(view.tail.map((e) => e.seq)).toEqual([20_001, 20_002, 20_003, 20_004]);
     expect(view.firstUserMessage?.content).toBe('goal');
-    // O(tail): a scan of 20k rows with zod would take far longer than this.
-    expect(elapsed).toBeLessThan(20);
+    // O(tail) by construction: the view holds only the tail; the query plans are checked in the migration tests
+    // and the time is measured by `npm run bench` (project).
     log.close();
   });
 });
