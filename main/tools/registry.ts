@@ -5,6 +5,7 @@ import { grepTool } from './grep.js';
 import { listDirTool } from './listDir.js';
 import { readFileTool } from './readFile.js';
 import { runCommandTool } from './runCommand.js';
+import { spawnSubagentTool } from './spawnSubagent.js';
 import type { ToolDefinition, ToolMode, ToolModule } from './types.js';
 import { writeFileTool } from './writeFile.js';
 
@@ -35,9 +36,25 @@ export interface ToolRegistry {
   definitions(): ToolDefinition[];
 }
 
+/** Options of createToolRegistry. */
+export type ToolRegistryOptions = {
+  /**
+   * Adds spawn_subagent after the mode's tools. Only a host with a subagent runner sets it (the turn engine
+   * refuses the tool without one); child sessions never get it, so subagents do not nest.
+   */
+  subagents?: boolean;
+  /** Keeps only these of the mode's tools, in registration order (a child session's subset). */
+  only?: readonly string[];
+};
+
 /** Builds the registry of a mode; read-only never contains a tool that writes or runs commands. */
-export function createToolRegistry(mode: ToolMode): ToolRegistry {
-  const tools = mode === 'write' ? writeTools : readOnlyTools;
+export function createToolRegistry(mode: ToolMode, options: ToolRegistryOptions = {}): ToolRegistry {
+  const base = mode === 'write' ? writeTools : readOnlyTools;
+  const only = options.only === undefined ? undefined : new Set(options.only);
+  const tools = [
+    ...(only === undefined ? base : base.filter((tool) => only.has(tool.name))),
+    ...(options.subagents ? [spawnSubagentTool] : []),
+  ];
   // A Map, not an object, so names like "__proto__" or "constructor" find nothing.
   const byName = new Map<string, ToolModule>(tools.map((t) => [t.name, t]));
   const definitions = tools.map(toToolDefinition);

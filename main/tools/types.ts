@@ -5,8 +5,11 @@ import type { Redactor } from '../sandbox/redact.js';
 
 export type { ToolMode };
 
-/** What a tool does to the world: the approval gate and resume treat each kind differently. */
-export type ToolKind = 'read' | 'edit' | 'command';
+/**
+ * What a tool does to the world: the approval gate and resume treat each kind differently. A `subagent`
+ * tool runs a child session; the turn engine hands it to the subagent runner instead of executing it.
+ */
+export type ToolKind = 'read' | 'edit' | 'command' | 'subagent';
 
 /** The part of the sandbox's redactor tools use: whole-text redaction, safe to apply twice. */
 export type TextRedactor = Pick<Redactor, 'redact'>;

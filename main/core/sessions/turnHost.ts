@@ -3,6 +3,8 @@ import path from 'node:path';
 import type { ModelPin } from '../log/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
+import { createSubagentRunner } from '../subagents/runner.js';
+import { readSubagentSpec } from '../subagents/spec.js';
 import type { TurnHooks, TurnHost } from '../turn/engine.js';
 import { createProvider, type ProviderKeys } from '../../providers/index.js';
 import { detectSandbox } from '../../sandbox/box.js';
@@ -28,6 +30,8 @@ export type TurnHostOptions = {
  * Builds everything a turn needs for a session open for writing: the pinned provider factory, the tool
  * registry of its mode, the box (detected OS sandbox, network allowlist, protected paths), a redactor that
  * knows the workspace's .env values and the environment's secrets (Keel's own keys included), the stop file.
+ * A top-level session also gets spawn_subagent and the runner of its children; a child session (its
+ * session_created carries a subagent spec) gets only the tools of its spec and spawns nothing.
  */
 export async function createTurnHost(log: SessionLog, options: TurnHostOptions = {}): Promise<TurnHost> {
   const [created] = log.read({ fromSeq: 1, limit: 1 });
@@ -41,10 +45,11 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   const redactor = createRedactor({ workspaceRoot: workspace, env, extraSecrets });
   const sandbox = await detectSandbox();
   const allow = created.networkAllow ?? [];
-  return {
+  const spec = readSubagentSpec(created);
+  const host: TurnHost = {
     log,
     createProvider: (pin: ModelPin) => createProvider(pin, keys, env),
-    registry: createToolRegistry(created.toolMode),
+    registry: createToolRegistry(created.toolMode, spec ? { only: spec.tools } : { subagents: true }),
     tools: {
       workspace,
       sessionDir: log.dir,
@@ -61,4 +66,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
   };
+  // A session's folder is <home>/sessions/<id>: its children are sessions of the same home.
+  if (!spec) host.subagents = createSubagentRunner({ home: path.resolve(log.dir, '..', '..'), parent: host });
+  return host;
 }

@@ -12,7 +12,7 @@ import type { CompletedMessage, ModelProvider } from '../../providers/types.js';
 import { parseToolCall, runParsed, type ParsedToolCall } from '../../tools/execute.js';
 import { applyEditOnce, previewEdit, type FileChangeArgs } from '../../tools/fileChange.js';
 import { resolvePath } from '../../tools/confine.js';
-import { toRelative } from '../../tools/outcome.js';
+import { errorOutcome, toRelative } from '../../tools/outcome.js';
 import type { ToolRegistry } from '../../tools/registry.js';
 import type { ToolContext, ToolOutcome } from '../../tools/types.js';
 import { crashPoint } from './crash.js';
@@ -66,7 +66,40 @@ export type TurnHost = {
    * the turn's state stays in step with the log.
    */
   beforeRequest?: (context: BeforeRequestContext) => Promise<void>;
+  /**
+   * Runs spawn_subagent calls as child sessions (main/core/subagents). Without one, such a call is answered
+   * with a tool error.
+   */
+  subagents?: SubagentRunner;
 };
+
+/** What the engine hands the subagent runner for one unanswered call of a `subagent` tool. */
+export type SubagentCall = {
+  /** The call and what the log says about it in this session (its approval request and decision, if any). */
+  record: CallRecord;
+  /** The call's arguments, validated by the tool's schema. */
+  args: Record<string, unknown>;
+  state: SessionState;
+  /** The turn's signal: aborting the parent aborts the child. */
+  signal: AbortSignal;
+  /** The turn's own append (events reach the state and the hooks). */
+  append: (event: NewEvent) => SessionEvent;
+};
+
+/**
+ * How a subagent call ended for this turn. `answered`: the runner appended the call's result (a
+ * subagent_result, or a tool_result error when it refused). `awaiting_approval`: it appended an
+ * approval_request for the call (the child's, mirrored). `interrupted`: the turn was stopped and the
+ * child's partial answer is recorded. `failed`: nothing answers the call yet; resuming runs the child on.
+ */
+export type SubagentSettlement =
+  | { status: 'answered' }
+  | { status: 'awaiting_approval' }
+  | { status: 'interrupted' }
+  | { status: 'failed'; error: string };
+
+/** Settles subagent calls; implemented by main/core/subagents. */
+export type SubagentRunner = { settle: (call: SubagentCall) => Promise<SubagentSettlement> };
 
 /** What a beforeRequest hook gets: the session state, the pinned provider, and the turn's own append. */
 export type BeforeRequestContext = {
@@ -144,10 +177,17 @@ class Turn {
     }
   }
 
-  private readonly onHostAbort = () => this.controller.abort();
+  // The host's abort reason is kept: a subagent's budget stop says so in the child's `interrupted` event.
+  private readonly onHostAbort = () => this.controller.abort(this.host.signal?.reason);
 
   private get signal(): AbortSignal {
     return this.controller.signal;
+  }
+
+  /** Why the turn was stopped: the host's abort reason when it is text (a subagent budget), else `fallback`. */
+  private stopReason<T extends string | undefined>(fallback: T): string | T {
+    const reason: unknown = this.signal.reason;
+    return typeof reason === 'string' ? reason : fallback;
   }
 
   private get turnNumber(): number {
@@ -169,7 +209,7 @@ class Turn {
 
   private watchForStop(): ReturnType<typeof setInterval> | undefined {
     const { host } = this;
-    if (host.signal?.aborted) this.controller.abort();
+    if (host.signal?.aborted) this.controller.abort(host.signal.reason);
     host.signal?.addEventListener('abort', this.onHostAbort, { once: true });
     const stopFile = host.stopFile;
     if (!stopFile) return undefined;
@@ -219,7 +259,7 @@ class Turn {
       const settled = await this.settleCalls();
       if (settled) return settled;
       if (!needsModel(this.state)) return { status: 'completed', text: this.finalText };
-      if (this.signal.aborted) return this.interrupt('', STOPPED);
+      if (this.signal.aborted) return this.interrupt('', this.stopReason(STOPPED));
       if (steps >= maxSteps) return { status: 'budget_exhausted', steps };
       steps++;
       const outcome = await this.requestModel();
@@ -296,7 +336,7 @@ class Turn {
         error instanceof ProviderError ? error : new ProviderError('bad_response', String(error));
       this.record('request', requestStart, { failed: failure.code });
       if (failure.code === 'aborted' || this.signal.aborted)
-        return this.interrupt(failure.partial || partial, undefined);
+        return this.interrupt(failure.partial || partial, this.stopReason(undefined));
       if (failure.partial)
         this.append({
           kind: 'interrupted',
@@ -371,7 +411,7 @@ class Turn {
    */
   private async settleCalls(): Promise<TurnOutcome | undefined> {
     for (const record of unansweredCalls(this.state)) {
-      if (this.signal.aborted) return this.interrupt('', STOPPED);
+      if (this.signal.aborted) return this.interrupt('', this.stopReason(STOPPED));
       const outcome = await this.settleCall(record);
       if (outcome) return outcome;
     }
@@ -389,6 +429,8 @@ class Turn {
       });
       return undefined;
     }
+    // Before the approval checks: a subagent call's request and decision are the child's, mirrored here.
+    if (parsed.call.tool.kind === 'subagent') return this.settleSubagent(record, parsed.call);
     if (record.request && !record.decision) return this.awaiting();
     if (record.decision?.kind === 'approval_denied') {
       const reason = record.decision.reason ? `: ${record.decision.reason}` : '';
@@ -408,6 +450,38 @@ class Turn {
       crashPoint('after_approval_before_execute');
     }
     return this.execute(record, parsed.call, granted);
+  }
+
+  /**
+   * A spawn_subagent call: the runner starts (or resumes) the child session and appends what answers the call;
+   * the engine only ends the turn the way the runner reports (approval pending, stopped, failed).
+   */
+  private async settleSubagent(record: CallRecord, parsed: ParsedToolCall): Promise<TurnOutcome | undefined> {
+    const runner = this.host.subagents;
+    if (!runner) {
+      this.appendResult(record, errorOutcome('subagents are not available in this session'));
+      return undefined;
+    }
+    const started = Date.now();
+    const settled = await runner.settle({
+      record,
+      args: parsed.args,
+      state: this.state,
+      signal: this.signal,
+      append: (event) => this.append(event),
+    });
+    this.record(`tool:${parsed.tool.name}`, started, { toolCallId: record.call.id, status: settled.status });
+    switch (settled.status) {
+      case 'awaiting_approval':
+        return this.awaiting();
+      case 'interrupted':
+        return this.interrupt('', this.stopReason(STOPPED));
+      case 'failed':
+        this.append({ kind: 'error', message: settled.error, code: 'subagent_failed' });
+        return { status: 'failed', error: settled.error };
+      default:
+        return undefined;
+    }
   }
 
   /** Policy, grants and protection for a call not yet decided. Appends a request or a denial when needed. */
@@ -516,7 +590,7 @@ class Turn {
     });
     crashPoint('after_tool_executed_before_result');
     this.appendResult(record, outcome, key);
-    if (this.signal.aborted) return this.interrupt('', STOPPED);
+    if (this.signal.aborted) return this.interrupt('', this.stopReason(STOPPED));
     return undefined;
   }
 
@@ -549,7 +623,7 @@ class Turn {
       const outcome = await runParsed(parsed, ctx);
       this.record(`tool:${parsed.tool.name}`, begun, { toolCallId: record.call.id, rerun: true });
       this.appendResult(record, outcome, key);
-      return this.signal.aborted ? this.interrupt('', STOPPED) : undefined;
+      return this.signal.aborted ? this.interrupt('', this.stopReason(STOPPED)) : undefined;
     }
     this.append({
       kind: 'approval_request',
