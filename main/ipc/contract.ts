@@ -10,6 +10,20 @@ import {
   ToolMode,
 } from '../core/log/events.js';
 
+/** The event kinds and the pieces of them the UI needs, re-exported so the renderer imports only this file. */
+export {
+  ApprovalScope,
+  EVENT_KINDS,
+  ModelPin,
+  Policy,
+  ProviderKind,
+  SessionEvent,
+  ToolCall,
+  ToolMode,
+  Usage,
+} from '../core/log/events.js';
+export type { EventKind, EventOf } from '../core/log/events.js';
+
 /**
  * The one contract between the UI and main: every channel's input and output schema, every pushed
  * event's schema, and the `KeelApi` type that both the Electron preload and the `keel serve` browser
@@ -121,6 +135,8 @@ export const KeyPresence = z.object({
   openai: z.boolean(),
   openaiCompatible: z.boolean(),
 });
+/** A provider key's name in settings.set / settings.get (`openaiCompatible` for openai-compatible). */
+export type KeyName = keyof z.infer<typeof KeyPresence>;
 
 /** settings.json as the UI edits it (same shape as main/store/settings.ts; keys are never in it). */
 export const SettingsValue = z.object({
@@ -556,3 +572,27 @@ export function ipcChannelOf(channel: ChannelName): string {
 
 /** The one Electron push channel: main sends `{ topic, payload }` to the window. */
 export const IPC_PUSH = 'keel:push';
+
+/** `keel serve`: the WebSocket path; the URL carries the per-launch token as `?token=`. */
+export const WS_PATH = '/ws';
+
+/** `keel serve` wire format, browser → main: one call. */
+export const WsRequest = z.object({
+  id: z.number().int().nonnegative(),
+  channel: z.string(),
+  input: z.unknown(),
+});
+export type WsRequest = z.infer<typeof WsRequest>;
+
+/** `keel serve` wire format, main → browser: a call's result, or a pushed event. */
+export const WsMessage = z.union([
+  z.object({
+    id: z.number().int().nonnegative(),
+    result: z.discriminatedUnion('ok', [
+      z.object({ ok: z.literal(true), value: z.unknown() }),
+      z.object({ ok: z.literal(false), error: IpcError }),
+    ]),
+  }),
+  z.object({ topic: z.string(), payload: z.unknown() }),
+]);
+export type WsMessage = z.infer<typeof WsMessage>;

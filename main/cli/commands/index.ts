@@ -11,6 +11,7 @@ import { registerApproval } from './approve.js';
 import { registerStop } from './stop.js';
 import { registerModel } from './model.js';
 import { registerTrace } from './trace.js';
+import { registerServe } from './serve.js';
 
 /** Adds one subcommand to the program. A new command is a new file here plus one entry below. */
 export type RegisterCommand = (program: Command, context: CliContext) => void;
@@ -28,4 +29,5 @@ export const registerCommands: readonly RegisterCommand[] = [
   registerPayload,
   registerExport,
   registerImport,
+  registerServe,
 ];

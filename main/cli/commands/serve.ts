@@ -1,0 +1,73 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { createHandlers } from '../../ipc/handlers.js';
+import { defaultRendererDir, findPackageRoot, readKeelVersion } from '../../server/paths.js';
+import { startKeelServer } from '../../server/server.js';
+import type { CliContext } from '../context.js';
+import { CliError } from '../errors.js';
+
+type ServeOptions = { port?: number; renderer?: string };
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value.trim()) || port < 0 || port > 65_535) {
+    throw new InvalidArgumentError('Expected a port number from 0 to 65535 (0 picks a free one).');
+  }
+  return port;
+}
+
+/**
+ * `keel serve [--port N] [--renderer DIR]`: serves the built renderer and the app's handler table on
+ * 127.0.0.1 only, behind a per-launch token carried by the printed URL. Runs until SIGINT/SIGTERM, then
+ * stops running turns (interruptions recorded) and releases their leases.
+ */
+export function registerServe(program: Command, context: CliContext): void {
+  program
+    .command('serve')
+    .description('serve the app to a local browser on 127.0.0.1 (open the printed URL; it carries the token)')
+    .option('--port <n>', 'port to listen on (default: a free one)', parsePort)
+    .option('--renderer <dir>', 'the built renderer folder (default: out/renderer of this install)')
+    .action(async (options: ServeOptions) => {
+      const root = findPackageRoot(import.meta.dirname);
+      const rendererDir = path.resolve(options.renderer ?? defaultRendererDir(root));
+      if (!fs.existsSync(path.join(rendererDir, 'index.html'))) {
+        context.io.stderr(
+          `keel: warning: ${rendererDir} has no index.html (run npm run build); serving the API only\n`,
+        );
+      }
+      const handlers = createHandlers({
+        home: context.home(),
+        mode: 'serve',
+        version: readKeelVersion(root),
+        env: context.io.env,
+      });
+      let server;
+      try {
+        server = await startKeelServer({
+          handlers,
+          rendererDir,
+          ...(options.port !== undefined ? { port: options.port } : {}),
+        });
+      } catch (error) {
+        await handlers.close();
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EADDRINUSE')
+          throw new CliError(`port ${options.port ?? 0} is in use: choose another with --port`);
+        throw error;
+      }
+      context.io.stderr('keel: serving on 127.0.0.1 only; open this URL (Ctrl-C stops):\n');
+      context.io.stdout(`${server.url}\n`);
+      const signal = await new Promise<NodeJS.Signals>((resolve) => {
+        process.once('SIGINT', () => resolve('SIGINT'));
+        process.once('SIGTERM', () => resolve('SIGTERM'));
+      });
+      const running = handlers.runningSessions().length;
+      context.io.stderr(
+        `keel: ${signal}: ${running > 0 ? `stopping ${running} running turn${running === 1 ? '' : 's'}, ` : ''}shutting down\n`,
+      );
+      await server.close();
+      await handlers.close();
+    });
+}

@@ -1,0 +1,252 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import path from 'node:path';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { WS_PATH, WsRequest, type WsMessage } from '../ipc/contract.js';
+import { buildContentSecurityPolicy } from '../ipc/csp.js';
+import type { Handlers } from '../ipc/handlers.js';
+
+/** The only address `keel serve` listens on: never reachable from another machine. */
+export const SERVE_HOST = '127.0.0.1';
+
+/** The cookie that lets the page's own asset requests through once the tokened URL was opened. */
+export const TOKEN_COOKIE = 'keel_token';
+
+/** Largest WebSocket message accepted (a prompt is at most 1M characters). */
+const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+
+/** Options of `startKeelServer`. */
+export type KeelServerOptions = {
+  handlers: Handlers;
+  /** The built renderer (out/renderer): index.html and its assets. */
+  rendererDir: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Tests may fix it; default 32 random bytes, base64url. */
+  token?: string;
+};
+
+/** A running `keel serve`. */
+export type KeelServer = {
+  /** The URL to open, token included: `http://127.0.0.1:PORT/?token=...`. */
+  readonly url: string;
+  readonly port: number;
+  readonly token: string;
+  /** Closes every WebSocket and the listener (the handlers are the caller's). */
+  close(): Promise<void>;
+};
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.woff': 'font/woff',
+  '.woff2': 'font/woff2',
+  '.ttf': 'font/ttf',
+  '.wasm': 'application/wasm',
+  '.map': 'application/json; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+/** True when both strings are equal, compared in constant time. */
+function sameSecret(given: string | undefined, expected: string): boolean {
+  if (given === undefined) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && crypto.timingSafeEqual(a, b);
+}
+
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const [key, ...rest] = part.trim().split('=');
+    if (key === name) return rest.join('=');
+  }
+  return undefined;
+}
+
+/**
+ * Checks one request for the token (`?token=` or the cookie), a Host naming this very listener (DNS
+ * rebinding) and an Origin, if any, equal to our own (cross-site pages). Returns the refusal, or undefined.
+ */
+export function checkRequest(
+  request: Pick<http.IncomingMessage, 'headers' | 'url'>,
+  expected: { token: string; port: number },
+): { status: 401 | 403; reason: string } | undefined {
+  const own = [`${SERVE_HOST}:${expected.port}`, `localhost:${expected.port}`];
+  const host = request.headers.host;
+  if (host === undefined || !own.includes(host)) {
+    return { status: 403, reason: 'this server only answers requests addressed to 127.0.0.1' };
+  }
+  const origin = request.headers.origin;
+  if (origin !== undefined && !own.some((hostPort) => origin === `http://${hostPort}`)) {
+    return { status: 403, reason: `requests from ${origin} are refused` };
+  }
+  const url = new URL(request.url ?? '/', `http://${host}`);
+  const token = url.searchParams.get('token') ?? cookieValue(request.headers.cookie, TOKEN_COOKIE);
+  if (!sameSecret(token ?? undefined, expected.token)) {
+    return { status: 401, reason: 'open the URL keel serve printed: it carries the access token' };
+  }
+  return undefined;
+}
+
+/** Resolves a URL path to a file inside `root`, or undefined (outside it, hidden, or not a file). */
+export function resolveStaticFile(root: string, urlPath: string): string | undefined {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(urlPath);
+  } catch {
+    return undefined;
+  }
+  if (decoded.includes('\0')) return undefined;
+  const relative = decoded === '/' || decoded === '' ? 'index.html' : decoded.replace(/^\/+/, '');
+  const file = path.resolve(root, relative);
+  if (file !== root && !file.startsWith(root + path.sep)) return undefined;
+  if (relative.split('/').some((part) => part.startsWith('.'))) return undefined;
+  try {
+    const real = fs.realpathSync(file);
+    const realRoot = fs.realpathSync(root);
+    if (!real.startsWith(realRoot + path.sep)) return undefined;
+    return fs.statSync(real).isFile() ? real : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Serves the built renderer over HTTP and the handler table over a WebSocket on 127.0.0.1 only. Every
+ * request and upgrade needs the per-launch token (the printed URL carries it; the page then holds it as an
+ * HttpOnly SameSite=Strict cookie), a Host of this listener and no foreign Origin.
+ */
+export async function startKeelServer(options: KeelServerOptions): Promise<KeelServer> {
+  const token = options.token ?? crypto.randomBytes(32).toString('base64url');
+  const rendererDir = path.resolve(options.rendererDir);
+  const { handlers } = options;
+  let port = 0;
+  const sockets = new Set<Socket>();
+
+  const headersFor = (): Record<string, string> => ({
+    'content-security-policy': buildContentSecurityPolicy({
+      connectSources: [`ws://${SERVE_HOST}:${port}`, `ws://localhost:${port}`],
+    }),
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+    'cross-origin-opener-policy': 'same-origin',
+    'cross-origin-resource-policy': 'same-origin',
+    'permissions-policy': 'camera=(), microphone=(), geolocation=()',
+  });
+
+  const server = http.createServer((request, response) => {
+    const refusal = checkRequest(request, { token, port });
+    if (refusal) {
+      response.writeHead(refusal.status, { 'content-type': 'text/plain; charset=utf-8', ...headersFor() });
+      response.end(`${refusal.reason}\n`);
+      return;
+    }
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      response.writeHead(405, { allow: 'GET, HEAD', ...headersFor() });
+      response.end();
+      return;
+    }
+    const url = new URL(request.url ?? '/', `http://${request.headers.host}`);
+    const file = resolveStaticFile(rendererDir, url.pathname);
+    if (!file) {
+      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', ...headersFor() });
+      response.end(
+        url.pathname === '/'
+          ? `the renderer is not built (no ${path.join(rendererDir, 'index.html')}): run npm run build\n`
+          : 'not found\n',
+      );
+      return;
+    }
+    const headers: Record<string, string> = {
+      ...headersFor(),
+      'content-type': CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
+      'cache-control': file.endsWith('.html') ? 'no-store' : 'private, max-age=3600',
+    };
+    if (url.searchParams.has('token')) {
+      headers['set-cookie'] = `${TOKEN_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`;
+    }
+    response.writeHead(200, headers);
+    if (request.method === 'HEAD') {
+      response.end();
+      return;
+    }
+    fs.createReadStream(file)
+      .on('error', () => response.destroy())
+      .pipe(response);
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  server.on('upgrade', (request, socket, head) => {
+    const refusal = checkRequest(request, { token, port });
+    const pathname = new URL(request.url ?? '/', 'http://x').pathname;
+    if (refusal || pathname !== WS_PATH) {
+      const status = refusal
+        ? `${refusal.status} ${refusal.status === 401 ? 'Unauthorized' : 'Forbidden'}`
+        : '404 Not Found';
+      socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => serveClient(ws, handlers));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, SERVE_HOST, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  port = (server.address() as AddressInfo).port;
+
+  return {
+    url: `http://${SERVE_HOST}:${port}/?token=${token}`,
+    port,
+    token,
+    async close() {
+      for (const client of wss.clients) client.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** One browser connection: calls in, results and every pushed event out. */
+function serveClient(ws: WebSocket, handlers: Handlers): void {
+  const send = (message: WsMessage) => {
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+  };
+  const unsubscribe = handlers.hub.subscribe((push) => send(push));
+  ws.on('close', unsubscribe);
+  ws.on('error', unsubscribe);
+  ws.on('message', (data, isBinary) => {
+    let raw: unknown;
+    try {
+      raw = isBinary
+        ? undefined
+        : (JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : '') as unknown);
+    } catch {
+      raw = undefined;
+    }
+    const parsed = WsRequest.safeParse(raw);
+    if (!parsed.success) {
+      ws.close(1003, 'messages are JSON {id, channel, input}');
+      return;
+    }
+    const { id, channel, input } = parsed.data;
+    void handlers.invoke(channel, input).then((result) => send({ id, result }));
+  });
+}

@@ -1,0 +1,157 @@
+import {
+  buildKeelApi,
+  WS_PATH,
+  type ChannelName,
+  type IpcResult,
+  type KeelApi,
+  type TopicName,
+} from '../../main/ipc/contract.js';
+
+/**
+ * `window.keel` for the renderer under `keel serve`: the same API as the Electron preload (both are
+ * `buildKeelApi` over a transport), carried over one WebSocket to 127.0.0.1 with the per-launch token. The
+ * socket reconnects after a drop; calls made meanwhile wait for it, and calls in flight when it dropped
+ * resolve with an error (never a rejection). Written against a minimal socket interface so it runs in the
+ * browser and, in tests, under Node with the `ws` package.
+ */
+
+/** The part of the browser WebSocket this bridge uses. */
+export type BridgeSocket = {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((event: unknown) => void) | null;
+  onmessage: ((event: { data: unknown }) => void) | null;
+  onclose: ((event: unknown) => void) | null;
+  onerror: ((event: unknown) => void) | null;
+};
+
+/** Options of `connectWsBridge`. */
+export type WsBridgeOptions = {
+  /** `ws://127.0.0.1:PORT/ws?token=...` */
+  url: string;
+  /** Opens a socket; the browser's WebSocket by default. */
+  openSocket?: (url: string) => BridgeSocket;
+  /** First reconnect delay; doubles up to 5 s. Default 250 ms. */
+  reconnectDelayMs?: number;
+};
+
+/** A connected bridge: the API plus a way to shut it down (tests, page unload). */
+export type WsBridge = { api: KeelApi; close(): void };
+
+const OPEN = 1;
+const MAX_RECONNECT_DELAY_MS = 5_000;
+
+type Pending = { resolve: (result: IpcResult<unknown>) => void };
+
+/** Connects to `keel serve` and returns the KeelApi over that connection. */
+export function connectWsBridge(options: WsBridgeOptions): WsBridge {
+  const openSocket =
+    options.openSocket ??
+    ((url: string) => {
+      const WebSocketClass = (globalThis as unknown as { WebSocket: new (url: string) => BridgeSocket })
+        .WebSocket;
+      return new WebSocketClass(url);
+    });
+  const firstDelay = options.reconnectDelayMs ?? 250;
+  const pending = new Map<number, Pending>();
+  const queue: string[] = [];
+  const handlers = new Map<string, Set<(payload: unknown) => void>>();
+  let nextId = 1;
+  let delay = firstDelay;
+  let closed = false;
+  let socket: BridgeSocket;
+
+  const failPending = (message: string) => {
+    for (const entry of pending.values()) entry.resolve({ ok: false, error: { code: 'internal', message } });
+    pending.clear();
+  };
+
+  const connect = () => {
+    socket = openSocket(options.url);
+    socket.onopen = () => {
+      delay = firstDelay;
+      for (const text of queue.splice(0)) socket.send(text);
+    };
+    socket.onmessage = (event) => {
+      let message: { id?: unknown; result?: IpcResult<unknown>; topic?: unknown; payload?: unknown };
+      try {
+        message = JSON.parse(String(event.data)) as typeof message;
+      } catch {
+        return;
+      }
+      if (typeof message.id === 'number' && message.result) {
+        const entry = pending.get(message.id);
+        pending.delete(message.id);
+        entry?.resolve(message.result);
+      } else if (typeof message.topic === 'string') {
+        for (const handler of handlers.get(message.topic) ?? []) {
+          try {
+            handler(message.payload);
+          } catch (error) {
+            console.error(`keel: a ${message.topic} handler failed`, error);
+          }
+        }
+      }
+    };
+    socket.onerror = () => undefined;
+    socket.onclose = () => {
+      failPending('the connection to keel serve was lost; try again');
+      if (closed) return;
+      setTimeout(connect, delay);
+      delay = Math.min(delay * 2, MAX_RECONNECT_DELAY_MS);
+    };
+  };
+  connect();
+
+  const invoke = (channel: ChannelName, input: unknown) =>
+    new Promise<IpcResult<unknown>>((resolve) => {
+      if (closed) {
+        resolve({ ok: false, error: { code: 'internal', message: 'the bridge is closed' } });
+        return;
+      }
+      const id = nextId++;
+      pending.set(id, { resolve });
+      const text = JSON.stringify({ id, channel, input });
+      if (socket.readyState === OPEN) socket.send(text);
+      else queue.push(text);
+    });
+
+  const subscribe = (topic: TopicName, handler: (payload: unknown) => void) => {
+    let set = handlers.get(topic);
+    if (!set) handlers.set(topic, (set = new Set()));
+    // A wrapper per subscription, so subscribing one function twice needs two unsubscribes.
+    const wrapper = (payload: unknown) => handler(payload);
+    set.add(wrapper);
+    return () => {
+      set.delete(wrapper);
+    };
+  };
+
+  return {
+    api: buildKeelApi(invoke, subscribe),
+    close() {
+      closed = true;
+      failPending('the bridge is closed');
+      socket.close(1000, 'closed');
+    },
+  };
+}
+
+/** The bridge's WebSocket URL for a page served by `keel serve` (same host, token from the page URL). */
+export function bridgeUrlFor(location: { host: string; search: string }): string {
+  const token = new URLSearchParams(location.search).get('token') ?? '';
+  return `ws://${location.host}${WS_PATH}?token=${encodeURIComponent(token)}`;
+}
+
+/**
+ * Gives the page its `window.keel`: the preload's in Electron (already there), else a WebSocket bridge to
+ * the `keel serve` that served the page. Call once at startup, before rendering.
+ */
+export function installKeelBridge(): KeelApi {
+  const page = globalThis as unknown as { keel?: KeelApi; location: { host: string; search: string } };
+  if (page.keel) return page.keel;
+  const { api } = connectWsBridge({ url: bridgeUrlFor(page.location) });
+  Object.defineProperty(globalThis, 'keel', { value: api, writable: false, configurable: false });
+  return api;
+}

@@ -1,0 +1,240 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import type { TopicPayload } from '../../../main/ipc/contract.js';
+import { createHandlers, type Handlers } from '../../../main/ipc/handlers.js';
+import { resolveStaticFile, startKeelServer, type KeelServer } from '../../../main/server/server.js';
+import { connectWsBridge, type BridgeSocket, type WsBridge } from '../../../renderer/bridge/wsBridge.js';
+import { makeTempDir, removeTempDir } from '../../support/cli.js';
+import { ProviderServer } from '../../support/providerServer.js';
+
+let dir: string;
+let rendererDir: string;
+let handlers: Handlers;
+let keelServer: KeelServer;
+let provider: ProviderServer;
+const bridges: WsBridge[] = [];
+
+beforeEach(async () => {
+  dir = fs.realpathSync(makeTempDir('keel-serve-'));
+  rendererDir = path.join(dir, 'renderer');
+  fs.mkdirSync(path.join(rendererDir, 'assets'), { recursive: true });
+  fs.writeFileSync(path.join(rendererDir, 'index.html'), '<!doctype html><title>Keel</title>');
+  fs.writeFileSync(path.join(rendererDir, 'assets', 'app.js'), 'console.log(1);');
+  fs.writeFileSync(path.join(dir, 'secret.txt'), 'outside the renderer');
+  fs.mkdirSync(path.join(dir, 'project'));
+  provider = await new ProviderServer().start();
+  handlers = createHandlers({
+    home: path.join(dir, 'home'),
+    mode: 'serve',
+    version: '1.2.3',
+    env: { PATH: process.env.PATH },
+  });
+  keelServer = await startKeelServer({ handlers, rendererDir });
+});
+
+afterEach(async () => {
+  for (const bridge of bridges.splice(0)) bridge.close();
+  await keelServer.close();
+  await handlers.close();
+  await provider.close();
+  removeTempDir(dir);
+});
+
+type Reply = { status: number; headers: http.IncomingHttpHeaders; body: string };
+
+function get(pathAndQuery: string, headers: Record<string, string> = {}, host = '127.0.0.1'): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(
+      {
+        host,
+        port: keelServer.port,
+        path: pathAndQuery,
+        headers: { host: `127.0.0.1:${keelServer.port}`, ...headers },
+      },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body }),
+        );
+      },
+    );
+    request.on('error', reject);
+  });
+}
+
+/** Opens a raw ws connection and reports the upgrade's HTTP status, or 101 when it was accepted. */
+function upgradeStatus(url: string, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(url, { headers });
+    socket.on('open', () => {
+      socket.close();
+      resolve(101);
+    });
+    socket.on('unexpected-response', (_request, response) => {
+      resolve(response.statusCode ?? 0);
+      socket.terminate();
+    });
+    socket.on('error', (error) => {
+      if (!/Unexpected server response/.test(error.message)) reject(error);
+    });
+  });
+}
+
+const wsUrl = (token = keelServer.token) =>
+  `ws://127.0.0.1:${keelServer.port}/ws?token=${encodeURIComponent(token)}`;
+
+function bridge(): WsBridge {
+  const connected = connectWsBridge({
+    url: wsUrl(),
+    openSocket: (url) => new WebSocket(url) as unknown as BridgeSocket,
+  });
+  bridges.push(connected);
+  return connected;
+}
+
+describe('keel serve over HTTP', () => {
+  it('prints a 127.0.0.1 URL carrying the token, and listens on loopback only', async () => {
+    expect(keelServer.url).toBe(`http://127.0.0.1:${keelServer.port}/?token=${keelServer.token}`);
+    expect(keelServer.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const external = Object.values(os.networkInterfaces())
+      .flat()
+      .find((address) => address && address.family === 'IPv4' && !address.internal);
+    if (external) {
+      const refused = await new Promise<string>((resolve) => {
+        const socket = net.connect(keelServer.port, external.address);
+        socket.on('connect', () => {
+          socket.destroy();
+          resolve('connected');
+        });
+        socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+      });
+      expect(refused).toBe('ECONNREFUSED');
+    }
+  });
+
+  it('refuses requests without the token, serves the renderer with it, and remembers it in a strict cookie', async () => {
+    expect((await get('/')).status).toBe(401);
+    expect((await get('/?token=wrong')).status).toBe(401);
+    expect((await get('/assets/app.js')).status).toBe(401);
+    const page = await get(`/?token=${keelServer.token}`);
+    expect(page.status).toBe(200);
+    expect(page.body).toBe('<!doctype html><title>Keel</title>');
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.headers['set-cookie']).toEqual([
+      `keel_token=${keelServer.token}; HttpOnly; SameSite=Strict; Path=/`,
+    ]);
+    const csp = page.headers['content-security-policy'];
+    expect(csp).toBe(
+      "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; " +
+        `connect-src 'self' ws://127.0.0.1:${keelServer.port} ws://localhost:${keelServer.port}; worker-src 'self'; manifest-src 'self'; ` +
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'; frame-src 'none'; object-src 'none'",
+    );
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    const asset = await get('/assets/app.js', { cookie: `keel_token=${keelServer.token}` });
+    expect(asset.status).toBe(200);
+    expect(asset.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(asset.body).toBe('console.log(1);');
+  });
+
+  it('refuses foreign Origins and Hosts (cross-site pages, DNS rebinding), and never serves outside the renderer', async () => {
+    const token = `?token=${keelServer.token}`;
+    expect((await get(`/${token}`, { origin: 'https://evil.example' })).status).toBe(403);
+    expect((await get(`/${token}`, { origin: `http://127.0.0.1:${keelServer.port}` })).status).toBe(200);
+    expect((await get(`/${token}`, { host: `evil.example:${keelServer.port}` })).status).toBe(403);
+    expect((await get(`/../secret.txt${token}`)).status).toBe(404);
+    expect((await get(`/%2e%2e/secret.txt${token}`)).status).toBe(404);
+    expect(resolveStaticFile(rendererDir, '/../secret.txt')).toBeUndefined();
+    expect(resolveStaticFile(rendererDir, '/%2e%2e%2fsecret.txt')).toBeUndefined();
+    expect(resolveStaticFile(rendererDir, '/assets/app.js')).toBe(path.join(rendererDir, 'assets', 'app.js'));
+    fs.symlinkSync(path.join(dir, 'secret.txt'), path.join(rendererDir, 'assets', 'link.txt'));
+    expect(resolveStaticFile(rendererDir, '/assets/link.txt')).toBeUndefined();
+  });
+});
+
+describe('keel serve over WebSocket', () => {
+  it('refuses upgrades without the token, with a foreign Origin or on another path', async () => {
+    expect(await upgradeStatus(wsUrl('nope'))).toBe(401);
+    expect(await upgradeStatus(`ws://127.0.0.1:${keelServer.port}/ws`)).toBe(401);
+    expect(await upgradeStatus(wsUrl(), { origin: 'https://evil.example' })).toBe(403);
+    expect(await upgradeStatus(`ws://127.0.0.1:${keelServer.port}/other?token=${keelServer.token}`)).toBe(
+      404,
+    );
+    expect(await upgradeStatus(wsUrl(), { origin: `http://127.0.0.1:${keelServer.port}` })).toBe(101);
+  });
+
+  it('closes a connection that sends something other than a call', async () => {
+    const socket = new WebSocket(wsUrl());
+    const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
+    socket.on('open', () => socket.send('not json'));
+    expect(await closed).toBe(1003);
+  });
+
+  it('carries the handler table and the pushes through the browser bridge', async () => {
+    const { api } = bridge();
+    const info = await api.app.info();
+    expect(info.ok && info.value).toMatchObject({ version: '1.2.3', mode: 'serve' });
+    expect(await api.turns.send({ sessionId: 'x', prompt: '' })).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_input' },
+    });
+
+    const created = await api.sessions.create({
+      projectFolder: path.join(dir, 'project'),
+      provider: 'openai-compatible',
+      baseUrl: provider.openaiBaseUrl,
+      model: 'scripted-model',
+      contextWindow: 8000,
+    });
+    if (!created.ok) throw new Error(created.error.message);
+    const sessionId = created.value.session.id;
+    const deltas: string[] = [];
+    const ended = new Promise<TopicPayload<'session.status'>>((resolve) => {
+      const off = api.subscribe('session.status', (status) => {
+        if (!status.running) {
+          off();
+          resolve(status);
+        }
+      });
+    });
+    api.subscribe('turn.delta', (payload) => {
+      if (payload.delta.type === 'text') deltas.push(payload.delta.text);
+    });
+    provider.enqueue({ kind: 'reply', text: 'streamed over the socket' });
+    const sent = await api.turns.send({ sessionId, prompt: 'hello' });
+    expect(sent.ok).toBe(true);
+    expect((await ended).outcome).toEqual({ status: 'completed' });
+    expect(deltas.join('')).toBe('streamed over the socket');
+    const page = await api.events.page({ sessionId });
+    expect(page.ok && page.value.events.map((e) => e.kind)).toEqual([
+      'session_created',
+      'user_message',
+      'assistant_message',
+    ]);
+  });
+
+  it('resolves calls in flight with an error when the connection drops, then reconnects', async () => {
+    const { api } = bridge();
+    expect((await api.projects.recent()).ok).toBe(true);
+    await keelServer.close();
+    const lost = await api.app.info();
+    expect(lost).toMatchObject({ ok: false, error: { code: 'internal' } });
+    keelServer = await startKeelServer({
+      handlers,
+      rendererDir,
+      port: Number(new URL(wsUrl()).port),
+      token: keelServer.token,
+    });
+    let again = await api.projects.recent();
+    for (let attempt = 0; !again.ok && attempt < 40; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      again = await api.projects.recent();
+    }
+    expect(again.ok).toBe(true);
+  });
+});
