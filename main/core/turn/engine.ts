@@ -16,9 +16,9 @@ import { errorOutcome, toRelative } from '../../tools/outcome.js';
 import type { ToolRegistry } from '../../tools/registry.js';
 import type { ToolContext, ToolOutcome } from '../../tools/types.js';
 import { crashPoint } from './crash.js';
+import { loadSessionState } from './loadState.js';
 import {
   applyEvent,
-  foldSession,
   needsModel,
   unansweredCalls,
   type CallRecord,
@@ -151,7 +151,7 @@ class Turn {
   private finalText = '';
 
   constructor(private readonly host: TurnHost) {
-    this.state = foldSession(host.log.read());
+    this.state = loadSessionState(host.log);
   }
 
   async run(input: { prompt?: string; messageId?: string }): Promise<TurnOutcome> {
@@ -281,7 +281,7 @@ class Turn {
       });
     }
     const projectionStart = Date.now();
-    const payload = projectView(host.log.projectionView(), { system: host.systemPrompt });
+    const payload = projectView(host.log.projectionView({ validate: false }), { system: host.systemPrompt });
     this.record('projection', projectionStart, { messages: payload.messages.length });
     const validation = validatePayload(payload);
     if (!validation.ok) {
