@@ -6,6 +6,7 @@ import path from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { WS_PATH, WsRequest, type WsMessage } from '../ipc/contract.js';
 import { buildContentSecurityPolicy } from '../ipc/csp.js';
+import { contentTypeOf, resolveStaticFile } from './staticFiles.js';
 import type { Handlers } from '../ipc/handlers.js';
 
 /** The only address `keel serve` listens on: never reachable from another machine. */
@@ -36,23 +37,6 @@ export type KeelServer = {
   readonly token: string;
   /** Closes every WebSocket and the listener (the handlers are the caller's). */
   close(): Promise<void>;
-};
-
-const CONTENT_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.woff': 'font/woff',
-  '.woff2': 'font/woff2',
-  '.ttf': 'font/ttf',
-  '.wasm': 'application/wasm',
-  '.map': 'application/json; charset=utf-8',
-  '.txt': 'text/plain; charset=utf-8',
 };
 
 /** True when both strings are equal, compared in constant time. */
@@ -94,29 +78,6 @@ export function checkRequest(
     return { status: 401, reason: 'open the URL keel serve printed: it carries the access token' };
   }
   return undefined;
-}
-
-/** Resolves a URL path to a file inside `root`, or undefined (outside it, hidden, or not a file). */
-export function resolveStaticFile(root: string, urlPath: string): string | undefined {
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(urlPath);
-  } catch {
-    return undefined;
-  }
-  if (decoded.includes('\0')) return undefined;
-  const relative = decoded === '/' || decoded === '' ? 'index.html' : decoded.replace(/^\/+/, '');
-  const file = path.resolve(root, relative);
-  if (file !== root && !file.startsWith(root + path.sep)) return undefined;
-  if (relative.split('/').some((part) => part.startsWith('.'))) return undefined;
-  try {
-    const real = fs.realpathSync(file);
-    const realRoot = fs.realpathSync(root);
-    if (!real.startsWith(realRoot + path.sep)) return undefined;
-    return fs.statSync(real).isFile() ? real : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -168,7 +129,7 @@ export async function startKeelServer(options: KeelServerOptions): Promise<KeelS
     }
     const headers: Record<string, string> = {
       ...headersFor(),
-      'content-type': CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
+      'content-type': contentTypeOf(file),
       'cache-control': file.endsWith('.html') ? 'no-store' : 'private, max-age=3600',
     };
     if (url.searchParams.has('token')) {

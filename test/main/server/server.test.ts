@@ -5,10 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import type { TopicPayload } from '../../../main/ipc/contract.js';
 import { createHandlers, type Handlers } from '../../../main/ipc/handlers.js';
-import { resolveStaticFile, startKeelServer, type KeelServer } from '../../../main/server/server.js';
-import { connectWsBridge, type BridgeSocket, type WsBridge } from '../../../renderer/bridge/wsBridge.js';
+import { startKeelServer, type KeelServer } from '../../../main/server/server.js';
+import { resolveStaticFile } from '../../../main/server/staticFiles.js';
 import { makeTempDir, removeTempDir } from '../../support/cli.js';
 import { ProviderServer } from '../../support/providerServer.js';
 
@@ -17,7 +16,6 @@ let rendererDir: string;
 let handlers: Handlers;
 let keelServer: KeelServer;
 let provider: ProviderServer;
-const bridges: WsBridge[] = [];
 
 beforeEach(async () => {
   dir = fs.realpathSync(makeTempDir('keel-serve-'));
@@ -38,7 +36,6 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const bridge of bridges.splice(0)) bridge.close();
   await keelServer.close();
   await handlers.close();
   await provider.close();
@@ -88,15 +85,6 @@ function upgradeStatus(url: string, headers: Record<string, string> = {}): Promi
 
 const wsUrl = (token = keelServer.token) =>
   `ws://127.0.0.1:${keelServer.port}/ws?token=${encodeURIComponent(token)}`;
-
-function bridge(): WsBridge {
-  const connected = connectWsBridge({
-    url: wsUrl(),
-    openSocket: (url) => new WebSocket(url) as unknown as BridgeSocket,
-  });
-  bridges.push(connected);
-  return connected;
-}
 
 describe('keel serve over HTTP', () => {
   it('prints a 127.0.0.1 URL carrying the token, and listens on loopback only', async () => {
@@ -175,66 +163,51 @@ describe('keel serve over WebSocket', () => {
     expect(await closed).toBe(1003);
   });
 
-  it('carries the handler table and the pushes through the browser bridge', async () => {
-    const { api } = bridge();
-    const info = await api.app.info();
-    expect(info.ok && info.value).toMatchObject({ version: '1.2.3', mode: 'serve' });
-    expect(await api.turns.send({ sessionId: 'x', prompt: '' })).toMatchObject({
-      ok: false,
-      error: { code: 'invalid_input' },
-    });
-
-    const created = await api.sessions.create({
-      projectFolder: path.join(dir, 'project'),
-      provider: 'openai-compatible',
-      baseUrl: provider.openaiBaseUrl,
-      model: 'scripted-model',
-      contextWindow: 8000,
-    });
-    if (!created.ok) throw new Error(created.error.message);
-    const sessionId = created.value.session.id;
-    const deltas: string[] = [];
-    const ended = new Promise<TopicPayload<'session.status'>>((resolve) => {
-      const off = api.subscribe('session.status', (status) => {
-        if (!status.running) {
-          off();
-          resolve(status);
-        }
+  it('answers calls by id and pushes every topic to the connection', async () => {
+    const socket = new WebSocket(wsUrl());
+    const messages: { id?: number; result?: unknown; topic?: string; payload?: unknown }[] = [];
+    const waitFor = (match: (m: (typeof messages)[number]) => boolean) =>
+      new Promise<(typeof messages)[number]>((resolve) => {
+        const check = () => {
+          const found = messages.find(match);
+          if (found) resolve(found);
+          else setTimeout(check, 10);
+        };
+        check();
       });
+    socket.on('message', (data: Buffer) =>
+      messages.push(JSON.parse(data.toString('utf8')) as (typeof messages)[number]),
+    );
+    await new Promise((resolve) => socket.on('open', resolve));
+    socket.send(JSON.stringify({ id: 7, channel: 'projects.recent', input: {} }));
+    expect(await waitFor((m) => m.id === 7)).toEqual({
+      id: 7,
+      result: { ok: true, value: { projects: [] } },
     });
-    api.subscribe('turn.delta', (payload) => {
-      if (payload.delta.type === 'text') deltas.push(payload.delta.text);
+    socket.send(JSON.stringify({ id: 8, channel: 'nope.nothing', input: {} }));
+    expect(await waitFor((m) => m.id === 8)).toEqual({
+      id: 8,
+      result: { ok: false, error: { code: 'not_found', message: 'unknown channel nope.nothing' } },
     });
-    provider.enqueue({ kind: 'reply', text: 'streamed over the socket' });
-    const sent = await api.turns.send({ sessionId, prompt: 'hello' });
-    expect(sent.ok).toBe(true);
-    expect((await ended).outcome).toEqual({ status: 'completed' });
-    expect(deltas.join('')).toBe('streamed over the socket');
-    const page = await api.events.page({ sessionId });
-    expect(page.ok && page.value.events.map((e) => e.kind)).toEqual([
-      'session_created',
-      'user_message',
-      'assistant_message',
-    ]);
-  });
-
-  it('resolves calls in flight with an error when the connection drops, then reconnects', async () => {
-    const { api } = bridge();
-    expect((await api.projects.recent()).ok).toBe(true);
-    await keelServer.close();
-    const lost = await api.app.info();
-    expect(lost).toMatchObject({ ok: false, error: { code: 'internal' } });
-    keelServer = await startKeelServer({
-      handlers,
-      rendererDir,
-      port: Number(new URL(wsUrl()).port),
-      token: keelServer.token,
+    socket.send(
+      JSON.stringify({
+        id: 9,
+        channel: 'sessions.create',
+        input: {
+          projectFolder: path.join(dir, 'project'),
+          provider: 'openai-compatible',
+          baseUrl: provider.openaiBaseUrl,
+          model: 'scripted-model',
+          contextWindow: 8000,
+        },
+      }),
+    );
+    const created = await waitFor((m) => m.id === 9);
+    const id = (created.result as { value: { session: { id: string } } }).value.session.id;
+    expect(await waitFor((m) => m.topic === 'sessions.changed')).toEqual({
+      topic: 'sessions.changed',
+      payload: { sessionId: id, change: 'created' },
     });
-    let again = await api.projects.recent();
-    for (let attempt = 0; !again.ok && attempt < 40; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      again = await api.projects.recent();
-    }
-    expect(again.ok).toBe(true);
+    socket.close();
   });
 });
