@@ -1,4 +1,5 @@
-import { contextBridge } from 'electron';
+import { contextBridge, ipcRenderer } from 'electron';
+import { exposeKeelApi } from './api.js';
 
-// The bridge grows with main/ipc/contract.ts; it never exposes ipcRenderer itself.
-contextBridge.exposeInMainWorld('keel', { version: '0.1.0' });
+// The whole preload: window.keel, one function per contract channel plus subscribe. ipcRenderer stays here.
+exposeKeelApi(contextBridge, ipcRenderer);

@@ -491,6 +491,13 @@ export const topics = {
     sessionId: z.string(),
     change: z.enum(['created', 'updated', 'renamed', 'archived', 'deleted']),
   }),
+  /** The desktop shell asks the UI to act (app menu, a folder passed to a second launch); never sent by `keel serve`. */
+  'app.command': z.discriminatedUnion('command', [
+    /** Start a new session on this folder (menu Open Folder, `keel-app /path/to/project`). */
+    z.object({ command: z.literal('newSession'), folder: z.string().optional() }),
+    z.object({ command: z.literal('openSettings') }),
+    z.object({ command: z.literal('focusSearch') }),
+  ]),
 } as const;
 
 /** Every topic name, e.g. `turn.delta`. */
