@@ -1,4 +1,3 @@
-import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { ModelPin } from '../log/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
@@ -6,10 +5,11 @@ import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 import { createSubagentRunner } from '../subagents/runner.js';
 import { readSubagentSpec } from '../subagents/spec.js';
 import type { TurnHooks, TurnHost } from '../turn/engine.js';
-import { createProvider, type ProviderKeys } from '../../providers/index.js';
+import { createProvider, type ModelProvider, type ProviderKeys } from '../../providers/index.js';
 import { detectSandbox } from '../../sandbox/box.js';
 import { createRedactor } from '../../sandbox/redact.js';
 import { createToolRegistry } from '../../tools/registry.js';
+import { sessionWorkspace } from './workspaceHost.js';
 
 /** Name of the file in a session folder that asks a running turn to stop (written by `keel stop`). */
 export const STOP_REQUEST_FILE = 'stop-request';
@@ -22,8 +22,13 @@ export type TurnHostOptions = {
   hooks?: TurnHooks;
   signal?: AbortSignal;
   maxSteps?: number;
-  /** The workspace tools act in; defaults to the session's project folder. */
+  /**
+   * The workspace tools act in; defaults to `<dataDir>/workspace` for a session with Persistent Dirs
+   * (see layout.ts) and to the project folder for one without.
+   */
   workspace?: string;
+  /** Builds the pinned provider instead of the built-in factory (a custom or test provider). */
+  createProvider?: (pin: ModelPin) => ModelProvider;
 };
 
 /**
@@ -37,7 +42,8 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   const [created] = log.read({ fromSeq: 1, limit: 1 });
   if (created?.kind !== 'session_created') throw new Error(`session ${log.id} has no session_created event`);
   const env = options.env ?? process.env;
-  const workspace = realpathSync(options.workspace ?? created.projectFolder);
+  const layout = sessionWorkspace(log, created, options.workspace);
+  const workspace = layout.workspace;
   const keys = options.keys ?? {};
   const extraSecrets: Record<string, string> = {};
   for (const [name, value] of Object.entries(keys))
@@ -46,21 +52,25 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   const sandbox = await detectSandbox();
   const allow = created.networkAllow ?? [];
   const spec = readSubagentSpec(created);
+  // boxReadOnly / boxHidden ride along on the context for run_command (Persistent Dir checkouts).
+  const toolContext: TurnHost['tools'] & { boxReadOnly: string[]; boxHidden: string[] } = {
+    workspace,
+    sessionDir: log.dir,
+    artifactsDir: log.artifactsDir,
+    redactor,
+    sandbox,
+    network: allow.length > 0 ? { allow } : 'none',
+    protectedGlobs: [...(created.protectedGlobs ?? []), ...layout.protectedGlobs],
+    boxReadOnly: layout.boxReadOnly,
+    boxHidden: layout.boxHidden,
+  };
   const host: TurnHost = {
     log,
-    createProvider: (pin: ModelPin) => createProvider(pin, keys, env),
+    createProvider: options.createProvider ?? ((pin: ModelPin) => createProvider(pin, keys, env)),
     registry: createToolRegistry(created.toolMode, spec ? { only: spec.tools } : { subagents: true }),
-    tools: {
-      workspace,
-      sessionDir: log.dir,
-      artifactsDir: log.artifactsDir,
-      redactor,
-      sandbox,
-      network: allow.length > 0 ? { allow } : 'none',
-      protectedGlobs: created.protectedGlobs ?? [],
-    },
+    tools: toolContext,
     sandboxAvailable: sandbox.kind !== 'none',
-    systemPrompt: created.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+    systemPrompt: (created.systemPrompt ?? DEFAULT_SYSTEM_PROMPT) + layout.promptSuffix,
     stopFile: path.join(log.dir, STOP_REQUEST_FILE),
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.signal ? { signal: options.signal } : {}),

@@ -1,0 +1,191 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+/**
+ * Settings every git call of the checkout engine runs with, whatever the user's configuration says: no
+ * hooks (a checkout must not run the project's code in Keel's process), no line-ending or fsmonitor
+ * magic (checkout bytes must equal backing bytes), no automatic gc, a fixed identity for snapshot commits.
+ */
+const FIXED_CONFIG = [
+  'core.hooksPath=/dev/null',
+  'core.autocrlf=false',
+  'core.safecrlf=false',
+  'core.fsmonitor=false',
+  'core.quotePath=false',
+  'core.symlinks=true',
+  'gc.auto=0',
+  'maintenance.auto=false',
+  'advice.detachedHead=false',
+  'commit.gpgSign=false',
+  'user.name=Keel',
+  'user.email=keel@localhost',
+];
+
+/** Where one git call runs: a folder and the variables that pick its git dir, work tree and index. */
+export type GitSide = {
+  cwd: string;
+  /** GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE for the shadow and private-index views; empty for a plain repo. */
+  env: Readonly<Record<string, string>>;
+  /** Extra `-c name=value` settings (the checkout's exclude file). */
+  config?: readonly string[];
+};
+
+/** A git command failed; the message names the command and git's own words. */
+export class GitError extends Error {
+  constructor(
+    readonly args: readonly string[],
+    readonly code: number | null,
+    readonly stderr: string,
+  ) {
+    super(
+      `git ${args.slice(0, 3).join(' ')} failed (exit ${code ?? 'signal'}): ${stderr.trim().slice(0, 500)}`,
+    );
+    this.name = 'GitError';
+  }
+}
+
+/** The environment of git children: the parent's, minus every GIT_* variable that could redirect it. */
+function gitEnv(extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('GIT_')) env[name] = value;
+  return {
+    ...env,
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_OPTIONAL_LOCKS: '0',
+    GIT_CONFIG_NOSYSTEM: '1',
+    LC_ALL: 'C',
+    ...extra,
+  };
+}
+
+function argv(side: GitSide, args: readonly string[]): string[] {
+  const config = [...FIXED_CONFIG, ...(side.config ?? [])].flatMap((c) => ['-c', c]);
+  return [...config, ...args];
+}
+
+/** Options of `runGit`. */
+export type RunGitOptions = {
+  input?: string | Buffer;
+  /** Exit codes that are answers, not failures (merge-file's conflict count, diff --quiet). */
+  okCodes?: readonly number[];
+};
+
+/** Runs git to completion; resolves with stdout and the exit code, throws GitError on any other exit. */
+export function runGit(
+  side: GitSide,
+  args: readonly string[],
+  options: RunGitOptions = {},
+): Promise<{ stdout: Buffer; code: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', argv(side, args), {
+      cwd: side.cwd,
+      env: gitEnv(side.env),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', (error) => reject(new GitError(args, null, `cannot start git: ${error.message}`)));
+    child.on('close', (code) => {
+      const stderr = Buffer.concat(err).toString('utf8');
+      if (code === 0 || (code !== null && options.okCodes?.includes(code))) {
+        resolve({ stdout: Buffer.concat(out), code: code ?? 0 });
+      } else {
+        reject(new GitError(args, code, stderr));
+      }
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** Runs git and returns stdout as trimmed text. */
+export async function gitText(
+  side: GitSide,
+  args: readonly string[],
+  options: RunGitOptions = {},
+): Promise<string> {
+  const { stdout } = await runGit(side, args, options);
+  return stdout.toString('utf8').trim();
+}
+
+/**
+ * Streams one blob's bytes (`git cat-file blob <oid>`), so a big file never sits in memory. The stream
+ * errors with a GitError when git fails.
+ */
+export function streamBlob(side: GitSide, oid: string): Readable {
+  const child = spawn('git', argv(side, ['cat-file', 'blob', oid]), {
+    cwd: side.cwd,
+    env: gitEnv(side.env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const err: Buffer[] = [];
+  child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+  child.on('close', (code) => {
+    if (code !== 0)
+      child.stdout.destroy(new GitError(['cat-file', 'blob', oid], code, Buffer.concat(err).toString()));
+  });
+  return child.stdout;
+}
+
+/** Runs git with its stdout streamed into `file` (a patch of any size); throws GitError when git fails. */
+export async function gitToFile(side: GitSide, args: readonly string[], file: string): Promise<void> {
+  const child = spawn('git', argv(side, args), {
+    cwd: side.cwd,
+    env: gitEnv(side.env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const err: Buffer[] = [];
+  child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  await pipeline(child.stdout, fs.createWriteStream(file));
+  const code = await exited;
+  if (code !== 0) throw new GitError(args, code, Buffer.concat(err).toString('utf8'));
+}
+
+/** One entry of `git diff-tree -r --raw -z`: what happened to one path between two trees. */
+export type TreeChange = {
+  path: string;
+  /** A added, D deleted, M modified, T type changed (file ↔ link). */
+  status: 'A' | 'D' | 'M' | 'T';
+  oldMode: string;
+  newMode: string;
+  oldOid: string;
+  newOid: string;
+};
+
+const ZERO_OID = /^0+$/;
+
+/** True for git's all-zero object id (the side where a path does not exist). */
+export function isZeroOid(oid: string): boolean {
+  return ZERO_OID.test(oid);
+}
+
+/** The paths that differ between two trees, with both sides' modes and blob ids (renames off). */
+export async function diffTrees(side: GitSide, from: string, to: string): Promise<TreeChange[]> {
+  if (from === to) return [];
+  const { stdout } = await runGit(side, ['diff-tree', '-r', '-z', '--raw', '--no-renames', from, to]);
+  const parts = stdout.toString('utf8').split('\0');
+  const changes: TreeChange[] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const meta = parts[i] as string;
+    const path = parts[i + 1] as string;
+    const [oldMode, newMode, oldOid, newOid, status] = meta.replace(/^:/, '').split(' ');
+    if (!oldMode || !newMode || !oldOid || !newOid || !status) continue;
+    const kind = status[0] as TreeChange['status'];
+    if (kind !== 'A' && kind !== 'D' && kind !== 'M' && kind !== 'T') continue;
+    changes.push({ path, status: kind, oldMode, newMode, oldOid, newOid });
+  }
+  return changes;
+}
+
+/** `git ls-files` style NUL-separated output as a list (empty entries dropped). */
+export function splitNul(output: Buffer): string[] {
+  return output
+    .toString('utf8')
+    .split('\0')
+    .filter((entry) => entry !== '');
+}

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+
+/** When a session's changes to a Persistent Dir reach its backing folder. */
+export const CommitModel = z.enum(['auto', 'manual']);
+export type CommitModel = z.infer<typeof CommitModel>;
+
+/** A Persistent Dir's name: one folder under `persistent/`, the same on every OS. */
+export const PersistentDirName = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+    'use 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit',
+  )
+  .refine((name) => !name.endsWith('.'), 'a name cannot end with "."');
+
+/** One Persistent Dir of a session: its name, the absolute backing folder, and its commit model. */
+export const PersistentDirSpec = z.object({
+  name: PersistentDirName,
+  path: z.string().min(1),
+  commit: CommitModel,
+});
+export type PersistentDirSpec = z.infer<typeof PersistentDirSpec>;
+
+/** One file a commit wrote (or found already written) in the backing folder. */
+export type CommittedFile = {
+  /** Path relative to the Persistent Dir, with `/`. */
+  path: string;
+  /** sha256 of the backing file before the commit; null when it did not exist. */
+  preHash: string | null;
+  /** sha256 after; null when the commit deleted it. */
+  postHash: string | null;
+  /** The backing file had changed since the checkout too, and the two versions were merged. */
+  merged?: boolean;
+};
+
+/**
+ * What one commit of one Persistent Dir did. `committed`: files written (and a diff artifact);
+ * `unchanged`: the session changed nothing; `conflict`: nothing was written, `conflicts` names the
+ * files both sides changed incompatibly and `patchArtifact` keeps the session's version as a patch.
+ */
+export type CommitReport =
+  | { dir: string; status: 'unchanged' }
+  | { dir: string; status: 'committed'; files: CommittedFile[]; diffArtifact: string }
+  | { dir: string; status: 'conflict'; conflicts: string[]; patchArtifact: string };
+
+/** A path the session changed in its checkout and has not committed. */
+export type UncommittedFile = { path: string; status: 'added' | 'modified' | 'deleted' };

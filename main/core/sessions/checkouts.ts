@@ -1,0 +1,262 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { SessionEvent } from '../log/events.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { Checkout } from '../persistent/checkout.js';
+import type { CommitReport, PersistentDirSpec } from '../persistent/types.js';
+import { checkoutLocation, readPersistentConfig, type PersistentConfig } from './layout.js';
+import type { UncommittedDir } from './types.js';
+
+/**
+ * The turn lifecycle of a session's Persistent Dirs, around the turn engine (which knows nothing of them):
+ * `prepareTurn` before a new user turn (commit auto leftovers, then reset every checkout), `finishTurn`
+ * when the turn stops (commit auto dirs), and `commitDirs` / `discardDirs` for manual dirs. Every function
+ * takes the session's log open for writing: the writer lease is what serializes checkout work across
+ * processes. Sessions without a persistent.json (they work on their project folder directly) are no-ops.
+ */
+
+/** Marker file in a checkout's state folder: a turn ran in it and its auto commit has not happened yet. */
+const TURN_PENDING = 'turn-pending';
+
+/**
+ * Marks every writable auto dir as worked on by a turn (createTurnHost calls it): until finishTurn commits
+ * it, the next new turn commits those changes before it resets. Host writes alone never set it, so they
+ * are discarded by the reset, as the session API promises.
+ */
+export function markTurnPending(dataDir: string, config: PersistentConfig): void {
+  for (const dir of config.dirs) {
+    if (dir.commit !== 'auto' || config.readOnly.includes(dir.name)) continue;
+    const { stateDir } = checkoutLocation(dataDir, dir.name);
+    if (fs.existsSync(stateDir)) fs.writeFileSync(path.join(stateDir, TURN_PENDING), '');
+  }
+}
+
+function isTurnPending(dataDir: string, name: string): boolean {
+  return fs.existsSync(path.join(checkoutLocation(dataDir, name).stateDir, TURN_PENDING));
+}
+
+function clearTurnPending(dataDir: string, name: string): void {
+  fs.rmSync(path.join(checkoutLocation(dataDir, name).stateDir, TURN_PENDING), { force: true });
+}
+
+/** What prepareTurn did. */
+export type TurnPreparation = {
+  /** Auto changes a previous turn left uncommitted (a crash, a turn finished by a host that does not commit), committed first. */
+  commits: CommitReport[];
+  /** Dirs whose checkouts were reset to their backing folders. */
+  reset: string[];
+};
+
+/** Options of prepareTurn. */
+export type PrepareTurnOptions = {
+  /** A new user turn resets the checkouts; continuing a paused or interrupted turn only makes missing ones. */
+  newTurn: boolean;
+  /** Called with each commit event appended. */
+  onEvent?: (event: SessionEvent) => void;
+  /** The turn number the trace records are filed under. */
+  turn?: number;
+};
+
+/** Options shared by the commit functions. */
+export type CommitDirsOptions = {
+  onEvent?: (event: SessionEvent) => void;
+  /** The turn number the trace record is filed under. */
+  turn?: number;
+};
+
+/** The session's Persistent Dir configuration, or undefined for a session that works on its project folder directly. */
+export function persistentConfigOf(log: SessionLog): PersistentConfig | undefined {
+  return readPersistentConfig(log.dir);
+}
+
+/** Opens (creating when missing) the checkout of one dir. */
+export function openCheckout(log: SessionLog, dir: PersistentDirSpec): Promise<Checkout> {
+  return Checkout.open(dir, checkoutLocation(log.dir, dir.name));
+}
+
+/** Checkouts that exist already, without creating any (for the box's read-only paths). */
+export function existingCheckouts(dataDir: string, config: PersistentConfig): Checkout[] {
+  return config.dirs.flatMap((dir) => Checkout.existing(dir, checkoutLocation(dataDir, dir.name)) ?? []);
+}
+
+/**
+ * Before a turn: makes every checkout exist; for a new turn, first commits what auto dirs still hold
+ * uncommitted, then resets every checkout from its backing folder (discarding uncommitted writes,
+ * the host's included). Times each step into the trace.
+ */
+export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions): Promise<TurnPreparation> {
+  const config = persistentConfigOf(log);
+  const preparation: TurnPreparation = { commits: [], reset: [] };
+  if (!config) return preparation;
+  const started = Date.now();
+  for (const dir of config.dirs) {
+    const checkout = await openCheckout(log, dir);
+    if (!options.newTurn) continue;
+    if (dir.commit === 'auto' && !config.readOnly.includes(dir.name) && isTurnPending(log.dir, dir.name)) {
+      const report = await commitCheckout(log, checkout, options.onEvent);
+      clearTurnPending(log.dir, dir.name);
+      if (report.status !== 'unchanged') preparation.commits.push(report);
+    }
+    await checkout.reset();
+    preparation.reset.push(dir.name);
+  }
+  trace(log, options.turn, 'persistent_reset', started, {
+    reset: preparation.reset,
+    leftoverCommits: preparation.commits.length,
+  });
+  return preparation;
+}
+
+/** When a turn stops (it ended, paused for approval, or was interrupted): commits every writable auto dir. */
+export async function finishTurn(log: SessionLog, options: CommitDirsOptions = {}): Promise<CommitReport[]> {
+  const config = persistentConfigOf(log);
+  if (!config) return [];
+  const started = Date.now();
+  const auto = config.dirs.filter((dir) => dir.commit === 'auto' && !config.readOnly.includes(dir.name));
+  const reports = await commitEach(log, auto, options.onEvent);
+  trace(log, options.turn, 'persistent_commit', started, {
+    dirs: auto.map((d) => d.name),
+    reports: summarize(reports),
+  });
+  return reports;
+}
+
+/**
+ * Commits the named dirs (default: every manual dir) now, e.g. `result.commitManual()` or `keel commit`.
+ * Read-only dirs are never committed; naming one (or an unknown dir) is an error.
+ */
+export async function commitDirs(
+  log: SessionLog,
+  options: CommitDirsOptions & { dirs?: readonly string[] } = {},
+): Promise<CommitReport[]> {
+  const config = persistentConfigOf(log);
+  if (!config) return [];
+  const chosen = chooseDirs(config, options.dirs, (dir) => dir.commit === 'manual');
+  const started = Date.now();
+  const reports = await commitEach(log, chosen, options.onEvent);
+  trace(log, options.turn, 'persistent_commit', started, {
+    dirs: chosen.map((d) => d.name),
+    manual: true,
+    reports: summarize(reports),
+  });
+  return reports;
+}
+
+/** Discards the uncommitted changes of the named dirs (default: every manual dir) by resetting their checkouts. */
+export async function discardDirs(
+  log: SessionLog,
+  options: { dirs?: readonly string[] } = {},
+): Promise<string[]> {
+  const config = persistentConfigOf(log);
+  if (!config) return [];
+  const chosen = chooseDirs(config, options.dirs, (dir) => dir.commit === 'manual', true);
+  for (const dir of chosen) await (await openCheckout(log, dir)).reset();
+  return chosen.map((dir) => dir.name);
+}
+
+/** Every dir with changes not yet committed (only dirs whose checkout exists). Runs git; the lease is not needed. */
+export async function uncommittedDirs(dataDir: string): Promise<UncommittedDir[]> {
+  const config = readPersistentConfig(dataDir);
+  if (!config) return [];
+  const found: UncommittedDir[] = [];
+  for (const checkout of existingCheckouts(dataDir, config)) {
+    const files = await checkout.uncommitted();
+    if (files.length === 0) continue;
+    found.push({
+      dir: checkout.spec.name,
+      commit: checkout.spec.commit,
+      readOnly: config.readOnly.includes(checkout.spec.name),
+      files,
+    });
+  }
+  return found;
+}
+
+async function commitEach(
+  log: SessionLog,
+  dirs: readonly PersistentDirSpec[],
+  onEvent: ((event: SessionEvent) => void) | undefined,
+): Promise<CommitReport[]> {
+  const reports: CommitReport[] = [];
+  for (const dir of dirs) reports.push(await commitCheckout(log, await openCheckout(log, dir), onEvent));
+  return reports;
+}
+
+/** Commits one checkout and records a `persistent_commit` event for what reached the backing folder. */
+async function commitCheckout(
+  log: SessionLog,
+  checkout: Checkout,
+  onEvent: ((event: SessionEvent) => void) | undefined,
+): Promise<CommitReport> {
+  const name = checkout.spec.name;
+  const stem = `commits/${log.lastSeq() + 1}-${name}-${Date.now().toString(36)}`;
+  const report = await checkout.commit({ artifactsDir: log.artifactsDir, artifactStem: stem });
+  if (report.status !== 'committed') return report;
+  const result = log.append(
+    {
+      kind: 'persistent_commit',
+      dir: name,
+      files: report.files.map(({ path, preHash, postHash }) => ({ path, preHash, postHash })),
+      diffArtifact: report.diffArtifact,
+    },
+    { expectedLastSeq: log.lastSeq() },
+  );
+  if (result.ok) for (const event of result.events) onEvent?.(event);
+  return report;
+}
+
+function chooseDirs(
+  config: PersistentConfig,
+  names: readonly string[] | undefined,
+  byDefault: (dir: PersistentDirSpec) => boolean,
+  allowReadOnly = false,
+): PersistentDirSpec[] {
+  if (names === undefined) {
+    return config.dirs.filter(
+      (dir) => byDefault(dir) && (allowReadOnly || !config.readOnly.includes(dir.name)),
+    );
+  }
+  return names.map((name) => {
+    const dir = config.dirs.find((d) => d.name === name);
+    if (!dir)
+      throw new Error(
+        `no Persistent Dir "${name}" in this session (it has: ${config.dirs.map((d) => d.name).join(', ')})`,
+      );
+    if (!allowReadOnly && config.readOnly.includes(name)) {
+      throw new Error(
+        `Persistent Dir "${name}" is read-only for this session; its changes are never committed`,
+      );
+    }
+    return dir;
+  });
+}
+
+function summarize(reports: readonly CommitReport[]): unknown[] {
+  return reports.map((r) =>
+    r.status === 'committed'
+      ? { dir: r.dir, status: r.status, files: r.files.length }
+      : r.status === 'conflict'
+        ? { dir: r.dir, status: r.status, conflicts: r.conflicts }
+        : { dir: r.dir, status: r.status },
+  );
+}
+
+function trace(
+  log: SessionLog,
+  turn: number | undefined,
+  stage: string,
+  started: number,
+  detail: unknown,
+): void {
+  try {
+    log.appendTrace({
+      turn: turn ?? 0,
+      stage,
+      startedAt: new Date(started).toISOString(),
+      durationMs: Date.now() - started,
+      detail,
+    });
+  } catch {
+    // Trace is observability only; a failed trace write never fails a commit.
+  }
+}

@@ -1,0 +1,138 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import type { CheckoutLocation } from '../persistent/checkout.js';
+import { PersistentDirName, PersistentDirSpec } from '../persistent/types.js';
+
+/**
+ * The session workspace layout. The tools' workspace root is `<dataDir>/workspace`:
+ *
+ *   session/               private to the session: uploads/, app-context/, scratch/
+ *   persistent/<name>/     the session's checkout of each Persistent Dir (the project is `project`)
+ *
+ * A session without `persistent.json` predates Persistent Dirs (or was made by `keel run` without
+ * `--commit`): its workspace is its project folder itself, as before.
+ */
+
+/** Folders made in `session/` of every new session. */
+export const SESSION_FOLDERS = ['uploads', 'app-context', 'scratch'] as const;
+
+/** `<dataDir>/persistent.json`: the session's Persistent Dirs and which of them are read-only. */
+export const PersistentConfig = z.object({
+  version: z.literal(1),
+  dirs: z.array(PersistentDirSpec),
+  readOnly: z.array(PersistentDirName).default([]),
+});
+export type PersistentConfig = z.infer<typeof PersistentConfig>;
+
+const CONFIG_FILE = 'persistent.json';
+
+/** The session's Persistent Dir configuration, or undefined for a session that works on its project folder directly. */
+export function readPersistentConfig(dataDir: string): PersistentConfig | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(path.join(dataDir, CONFIG_FILE), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  const parsed = PersistentConfig.safeParse(JSON.parse(text));
+  if (!parsed.success) {
+    throw new Error(`${path.join(dataDir, CONFIG_FILE)} is not valid: ${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data;
+}
+
+/** Writes the configuration atomically (temp file + rename), validated first. */
+export function writePersistentConfig(dataDir: string, config: PersistentConfig): void {
+  const valid = PersistentConfig.parse(config);
+  const names = new Set<string>();
+  for (const dir of valid.dirs) {
+    if (names.has(dir.name)) throw new Error(`two Persistent Dirs are named "${dir.name}"`);
+    names.add(dir.name);
+  }
+  const file = path.join(dataDir, CONFIG_FILE);
+  const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  fs.writeFileSync(temp, JSON.stringify(valid, null, 2));
+  fs.renameSync(temp, file);
+}
+
+/** Creates the private area's folders of a session workspace. */
+export function makeSessionFolders(dataDir: string): void {
+  for (const folder of SESSION_FOLDERS)
+    fs.mkdirSync(path.join(dataDir, 'workspace', 'session', folder), { recursive: true });
+  fs.mkdirSync(path.join(dataDir, 'workflows'), { recursive: true });
+}
+
+/** The Keel home a session folder (`<home>/sessions/<id>`) belongs to. */
+export function homeOf(dataDir: string): string {
+  return path.resolve(dataDir, '..', '..');
+}
+
+/** Where the checkout of one Persistent Dir of a session lives. */
+export function checkoutLocation(dataDir: string, name: string): CheckoutLocation {
+  return {
+    workspaceRoot: path.join(dataDir, 'workspace'),
+    checkout: path.join(dataDir, 'workspace', 'persistent', name),
+    stateDir: path.join(dataDir, 'checkouts', name),
+    locksRoot: path.join(homeOf(dataDir), 'locks'),
+  };
+}
+
+/** A staging path mapped into the workspace: the private area, or one Persistent Dir's checkout. */
+export type StagingTarget =
+  | { area: 'session'; relative: string; virtualPath: string }
+  | { area: 'persistent'; dir: PersistentDirSpec; relative: string; virtualPath: string };
+
+/**
+ * Maps a host's staging path (`/session/...` or `/persistent/<name>/...`; the leading slash is optional)
+ * to the workspace. Throws an error naming the path when it is neither, or names an unknown Persistent Dir.
+ */
+export function mapStagingPath(config: PersistentConfig | undefined, stagingPath: string): StagingTarget {
+  const parts = stagingPath.split('/').filter((part) => part !== '' && part !== '.');
+  const [area, ...rest] = parts;
+  if (area === 'session' && rest.length > 0) {
+    const relative = rest.join('/');
+    return { area: 'session', relative, virtualPath: `/session/${relative}` };
+  }
+  if (area === 'persistent' && rest.length > 1) {
+    const [name, ...inside] = rest;
+    const dir = config?.dirs.find((d) => d.name === name);
+    if (!dir) {
+      const known = config?.dirs.map((d) => d.name).join(', ') || 'none';
+      throw new Error(
+        `staging path ${JSON.stringify(stagingPath)}: no Persistent Dir "${name}" (this session has: ${known})`,
+      );
+    }
+    const relative = inside.join('/');
+    return { area: 'persistent', dir, relative, virtualPath: `/persistent/${dir.name}/${relative}` };
+  }
+  throw new Error(
+    `staging path ${JSON.stringify(stagingPath)}: stage files under /session/... (private to the session) or /persistent/<name>/...`,
+  );
+}
+
+/**
+ * The system prompt's description of the workspace. Fixed text per configuration (no counters, times or
+ * host paths), so it stays in the cached prefix.
+ */
+export function describeWorkspace(config: PersistentConfig): string {
+  const lines = [
+    'Your workspace root has two areas; every path you use is relative to that root:',
+    '- session/ is private to this conversation: files the user or app staged for you (session/uploads/, session/app-context/) and your scratch space (session/scratch/).',
+  ];
+  for (const dir of config.dirs) {
+    const readOnly = config.readOnly.includes(dir.name);
+    const how = readOnly
+      ? 'read-only for this session: changes there are discarded'
+      : dir.commit === 'auto'
+        ? 'your changes are applied to the real folder when your turn ends'
+        : 'your changes are applied to the real folder only when the user accepts them';
+    const what = dir.name === 'project' ? 'the project you work on' : `the shared folder "${dir.name}"`;
+    lines.push(`- persistent/${dir.name}/ is a checkout of ${what}; ${how}.`);
+  }
+  lines.push(
+    "Commands start in the workspace root: cd into persistent/<name>/ before running the project's own commands. Each new turn starts from the folders' current state.",
+  );
+  return lines.join('\n');
+}

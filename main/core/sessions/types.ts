@@ -1,0 +1,236 @@
+import type { Readable } from 'node:stream';
+import type { ModelPin, Policy, SessionEvent, ToolMode, Usage } from '../log/events.js';
+import type { TraceEntry } from '../log/sessionLog.js';
+import type { StreamSource } from '../persistent/streamWrite.js';
+import type { CommitModel, CommitReport, UncommittedFile } from '../persistent/types.js';
+import type { TurnOutcome } from '../turn/engine.js';
+import type { ModelProvider, ProviderKeys } from '../../providers/index.js';
+
+export type { CommitModel, CommitReport, UncommittedFile, StreamSource, TraceEntry };
+
+/** What a session is doing. */
+export type HarnessSessionState = 'idle' | 'running' | 'awaiting_approval' | 'interrupted' | 'error';
+
+/** An approval the session waits for (the `approval_request` event, trimmed). */
+export type HarnessPendingApproval = {
+  seq: number;
+  toolCallId: string;
+  tool: string;
+  arguments: string;
+  reason?: string;
+};
+
+/** Token usage summed over every model request of the session so far. */
+export type HarnessUsage = {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+};
+
+/**
+ * A session's status: derived from its log (and the index's view of a running turn) plus the host's
+ * persisted patch, so it survives a restart. `turn` is the number of user turns so far.
+ */
+export type HarnessSessionStatus = {
+  state: HarnessSessionState;
+  turn: number;
+  lastSeq: number;
+  pendingApprovals: HarnessPendingApproval[];
+  usage: HarnessUsage;
+  updatedAt: string;
+  /** Free-form host fields set through setStatus (kept across restarts). */
+  [hostField: string]: unknown;
+};
+
+/** Options of `files.write`. */
+export type FileWriteOptions = {
+  mediaType?: string;
+  /** Where the data came from (`background-upload`, `app-context`...), recorded in the event. */
+  source?: string;
+  /** The host message the file belongs to: a message staged twice is recorded once. */
+  messageId?: string;
+};
+
+/** What `files.write` staged (the `file_staged` event's facts). */
+export type StagedFile = {
+  /** The path as the session knows it: `/session/...` or `/persistent/<name>/...`. */
+  path: string;
+  size: number;
+  sha256: string;
+  /** Seq of the `file_staged` event. */
+  seq: number;
+  /** True when this exact staging was already recorded (a host retry) and nothing was written. */
+  alreadyStaged: boolean;
+};
+
+/** Stages files into a session between turns. */
+export type FileWriter = {
+  /**
+   * Streams `data` to `path` in the session's private workspace (`/session/...`) or its checkout of a
+   * Persistent Dir (`/persistent/<name>/...`, discarded at the next turn unless committed), with bounded
+   * memory, confined like the tools' paths, and records a `file_staged` event.
+   */
+  write(path: string, data: StreamSource, options?: FileWriteOptions): Promise<StagedFile>;
+};
+
+/** One artifact: large tool outputs, commit diffs, conflict patches. Handles are paths under the artifacts folder. */
+export type HarnessArtifact = { handle: string; size: number; modifiedAt: string };
+
+/** Reads a session's artifacts by handle, confined to its artifacts folder. */
+export type HarnessArtifactAccessor = {
+  list(): Promise<HarnessArtifact[]>;
+  /** The artifact's size and time, or undefined when there is no such artifact. */
+  stat(handle: string): Promise<HarnessArtifact | undefined>;
+  /** The whole artifact (up to `maxBytes`, default 64 MiB; bigger ones: use `stream`). */
+  read(handle: string, options?: { maxBytes?: number }): Promise<Buffer>;
+  /** The artifact as a stream, for artifacts of any size. */
+  stream(handle: string): Promise<Readable>;
+};
+
+/** A reference to the session's trace (per-turn stages, timings, tokens). */
+export type TraceRef = {
+  sessionId: string;
+  read(options?: { turn?: number }): Promise<TraceEntry[]>;
+};
+
+/** The durable, isolated boundary of one conversation or job (the seed's HarnessSession). */
+export type HarnessSession = {
+  id: string;
+  /** Absolute session folder; workflow stores live under `<dataDir>/workflows`. */
+  dataDir?: string;
+  files: FileWriter;
+  artifacts: HarnessArtifactAccessor;
+  trace: TraceRef;
+  status(): Promise<HarnessSessionStatus>;
+  setStatus(patch: Partial<HarnessSessionStatus>): Promise<void>;
+  markMessageStaged(messageId: string): Promise<void>;
+  setReadOnlyPersistentDirs(harnessDirs: readonly string[]): void;
+  getReadOnlyPersistentDirs(): readonly string[];
+};
+
+/**
+ * What the loops accept: a session written against the older five-member shape still runs. The loops call
+ * the mutators as optional; without them the session loses status tracking and staging dedupe.
+ */
+export type HarnessSessionPort = Pick<HarnessSession, 'id' | 'files' | 'artifacts' | 'trace'> & {
+  dataDir?: string;
+} & Partial<Omit<HarnessSession, 'id' | 'dataDir' | 'files' | 'artifacts' | 'trace'>>;
+
+/** Options of `getOrCreate`. */
+export type GetOrCreateSessionOptions<TExtraBody = unknown> = {
+  /** App-defined session key (1–128 letters, digits, `.`, `_`, `-`). */
+  id: string;
+  /** App-defined context stored with the session; it reaches policy, events (session_created) and traces. */
+  extraBody?: TExtraBody;
+  /** Host metadata for traces and debugging. */
+  metadata?: Record<string, unknown>;
+  /** A title for a new session. */
+  title?: string;
+};
+
+/** Creates and finds sessions. */
+export type HarnessSessionManager<TExtraBody = unknown> = {
+  getOrCreate(options: GetOrCreateSessionOptions<TExtraBody>): Promise<HarnessSession>;
+  get(id: string): Promise<HarnessSession | undefined>;
+};
+
+/** A Persistent Dir as the harness is configured with it: a folder, or a folder and its commit model. */
+export type PersistentDirOption = string | { path: string; commit?: CommitModel };
+
+/** What a policy function sees: the session's key and its stored context. */
+export type PolicyContext<TExtraBody = unknown> = {
+  sessionId: string;
+  extraBody: TExtraBody | undefined;
+  metadata: Record<string, unknown> | undefined;
+};
+
+/** Options of `createHarness`. */
+export type HarnessOptions<TExtraBody = unknown> = {
+  /** Keel home: `<home>/sessions/<id>` are the sessions' folders. */
+  home: string;
+  /** The model new sessions are pinned to; defaults to settings.json's defaults. */
+  model?: Omit<ModelPin, 'contextWindow'> & { contextWindow?: number };
+  /** API keys (else the environment's). */
+  keys?: ProviderKeys;
+  /** Builds providers yourself (a custom or test provider); overrides keys. */
+  createProvider?: (pin: ModelPin) => ModelProvider;
+  /** The environment providers read keys from and commands get allowlisted variables from. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Persistent Dirs by name, mounted at `persistent/<name>/`. `project` defaults to commit `auto`,
+   * every other name to `manual`.
+   */
+  persistentDirs?: Record<string, PersistentDirOption>;
+  /** The approval policy, fixed or decided per session from its extraBody (re-checked every turn). */
+  policy?: Policy | ((context: PolicyContext<TExtraBody>) => Policy);
+  /** Tool mode of new sessions; default `write` (`read-only` when the policy is read-only). */
+  toolMode?: ToolMode;
+  /** System prompt of new sessions (Keel's default otherwise); the workspace layout is appended to it. */
+  systemPrompt?: string;
+  /** Hosts commands may reach through the allowlist proxy. */
+  networkAllow?: string[];
+  /** Model requests one turn may make (default 50). */
+  maxSteps?: number;
+};
+
+/** A harness: the session manager of one home, with its configuration. */
+export type Harness<TExtraBody = unknown> = {
+  readonly home: string;
+  readonly sessions: HarnessSessionManager<TExtraBody>;
+};
+
+/** A message of the host's conversation; the last `user` message is the new turn's input. */
+export type HarnessMessage = {
+  id?: string;
+  role: 'user' | 'assistant' | 'system' | 'tool';
+  content: string | readonly { type: string; text?: string }[];
+};
+
+/** Options of `streamHarness` / `generateHarness`. */
+export type StreamHarnessOptions = {
+  harness: Harness<unknown>;
+  messages: readonly HarnessMessage[];
+  /** A session handle (any object with the session's `id`) or the session key itself. */
+  session: HarnessSessionPort | string;
+  signal?: AbortSignal;
+  maxSteps?: number;
+};
+
+/** One part of a streamed turn. */
+export type HarnessStreamPart =
+  | { type: 'text'; text: string }
+  | { type: 'tool_call'; id: string; name: string }
+  | { type: 'event'; event: SessionEvent }
+  | { type: 'tool_output'; toolCallId: string; chunk: string }
+  | { type: 'notice'; text: string }
+  | { type: 'commit'; report: CommitReport };
+
+/** A Persistent Dir's uncommitted changes. */
+export type UncommittedDir = {
+  dir: string;
+  commit: CommitModel;
+  readOnly: boolean;
+  files: UncommittedFile[];
+};
+
+/** What a turn produced. */
+export type HarnessResult = {
+  sessionId: string;
+  outcome: TurnOutcome;
+  /** The final text of a completed turn ('' otherwise). */
+  text: string;
+  /** Every event this call appended, in order (commits included). */
+  events: SessionEvent[];
+  /** Tokens of this call's model requests. */
+  usage: Usage;
+  /** Auto commits made when the turn stopped (and leftovers committed before it began). */
+  commits: CommitReport[];
+  /** True when the message had been staged before (a host retry): nothing new was appended for it. */
+  alreadyStaged: boolean;
+  /** Present when the session has manual Persistent Dirs: commits them now (all, or the named ones). */
+  commitManual?: (dirs?: readonly string[]) => Promise<CommitReport[]>;
+};
+
+/** A streamed turn: iterate it for deltas and events; `result` settles when the turn stops. */
+export type HarnessStream = AsyncIterable<HarnessStreamPart> & { result: Promise<HarnessResult> };

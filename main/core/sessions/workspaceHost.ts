@@ -1,0 +1,54 @@
+import fs from 'node:fs';
+import type { EventOf } from '../log/events.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { existingCheckouts, markTurnPending } from './checkouts.js';
+import { describeWorkspace, homeOf, readPersistentConfig } from './layout.js';
+
+/** How a session's tools see the world: their workspace root, the prompt that explains it, and the box's extra paths. */
+export type SessionWorkspace = {
+  /** Real path of the tools' workspace root. */
+  workspace: string;
+  /** Appended to the system prompt (fixed text per configuration); empty for a project-folder session. */
+  promptSuffix: string;
+  /** Workspace-relative globs whose writes need approval: the read-only Persistent Dirs. */
+  protectedGlobs: string[];
+  /**
+   * Host paths a boxed command must read (read-only): the git folder of worktree checkouts and the
+   * dependency folders the checkouts link to. Carried on the tool context as `boxReadOnly`.
+   */
+  boxReadOnly: string[];
+  /** Host paths a boxed command must not see: the Keel home (this session's workspace is bound back on top). */
+  boxHidden: string[];
+};
+
+/**
+ * The workspace of a session: with Persistent Dirs, `<dataDir>/workspace` (session/ + persistent/<name>/);
+ * without (`keel run` without --commit, sessions from before), its project folder itself. `override`
+ * (TurnHostOptions.workspace) wins over both. With Persistent Dirs it also marks the auto checkouts as
+ * worked on by a turn, so a turn finished by a host that does not commit is committed before the next reset.
+ */
+export function sessionWorkspace(
+  log: SessionLog,
+  created: EventOf<'session_created'>,
+  override: string | undefined,
+): SessionWorkspace {
+  const config = readPersistentConfig(log.dir);
+  if (override !== undefined || !config) {
+    return {
+      workspace: fs.realpathSync(override ?? created.projectFolder),
+      promptSuffix: '',
+      protectedGlobs: [],
+      boxReadOnly: [],
+      boxHidden: [],
+    };
+  }
+  fs.mkdirSync(log.workspaceDir, { recursive: true });
+  markTurnPending(log.dir, config);
+  return {
+    workspace: fs.realpathSync(log.workspaceDir),
+    promptSuffix: `\n\n${describeWorkspace(config)}`,
+    protectedGlobs: config.readOnly.map((name) => `persistent/${name}/**`),
+    boxReadOnly: existingCheckouts(log.dir, config).flatMap((checkout) => checkout.boxReadOnlyPaths()),
+    boxHidden: [fs.realpathSync(homeOf(log.dir))],
+  };
+}

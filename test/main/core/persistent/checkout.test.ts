@@ -1,0 +1,154 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Checkout, type CheckoutLocation } from '../../../../main/core/persistent/checkout.js';
+import type { PersistentDirSpec } from '../../../../main/core/persistent/types.js';
+import { git, makeRepo, makeTemp, read, writeFiles } from './support.js';
+
+let dir: string;
+let artifactsDir: string;
+
+beforeEach(() => {
+  dir = makeTemp('keel-checkout-');
+  artifactsDir = path.join(dir, 'artifacts');
+});
+
+afterEach(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function location(session = 's1', name = 'project'): CheckoutLocation {
+  return {
+    workspaceRoot: path.join(dir, 'home', session, 'workspace'),
+    checkout: path.join(dir, 'home', session, 'workspace', 'persistent', name),
+    stateDir: path.join(dir, 'home', session, 'checkouts', name),
+    locksRoot: path.join(dir, 'home', 'locks'),
+  };
+}
+
+function spec(backing: string, name = 'project'): PersistentDirSpec {
+  return { name, path: backing, commit: 'auto' };
+}
+
+const commitOptions = (stem = 'commits/1-project') => ({ artifactsDir, artifactStem: stem });
+
+describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
+  let backing: string;
+
+  beforeEach(() => {
+    backing = path.join(dir, 'backing');
+    const files = {
+      'src/a.txt': 'one\ntwo\nthree\n',
+      'README.md': 'hello\n',
+      'bin/run.sh': '#!/bin/sh\necho run\n',
+    };
+    if (kind === 'worktree') makeRepo(backing, files);
+    else {
+      fs.mkdirSync(backing);
+      writeFiles(backing, files);
+    }
+    fs.chmodSync(path.join(backing, 'bin/run.sh'), 0o755);
+    if (kind === 'worktree') git(backing, 'commit', '-qam', 'executable');
+  });
+
+  it('starts equal to the backing folder, uncommitted work included, and reports its kind', async () => {
+    writeFiles(backing, { 'notes.txt': 'untracked\n', 'README.md': 'hello, edited\n' });
+    const checkout = await Checkout.open(spec(backing), location());
+    expect(checkout.kind).toBe(kind);
+    const co = location().checkout;
+    expect(read(path.join(co, 'src/a.txt'))).toBe('one\ntwo\nthree\n');
+    expect(read(path.join(co, 'notes.txt'))).toBe('untracked\n');
+    expect(read(path.join(co, 'README.md'))).toBe('hello, edited\n');
+    expect(fs.statSync(path.join(co, 'bin/run.sh')).mode & 0o111).not.toBe(0);
+    expect(await checkout.uncommitted()).toEqual([]);
+    if (kind === 'worktree') {
+      // The backing repository's branch, index and files are untouched.
+      expect(git(backing, 'status', '--porcelain')).toBe(' M README.md\n?? notes.txt\n');
+    }
+  });
+
+  it('reset discards every uncommitted write and follows the backing folder', async () => {
+    const checkout = await Checkout.open(spec(backing), location());
+    const co = location().checkout;
+    writeFiles(co, { 'src/a.txt': 'changed\n', 'new/file.txt': 'x\n' });
+    fs.rmSync(path.join(co, 'README.md'));
+    writeFiles(backing, { 'later.txt': 'from the user\n' });
+    expect((await checkout.uncommitted()).map((f) => `${f.status} ${f.path}`).sort()).toEqual([
+      'added new/file.txt',
+      'deleted README.md',
+      'modified src/a.txt',
+    ]);
+    await checkout.reset();
+    expect(read(path.join(co, 'src/a.txt'))).toBe('one\ntwo\nthree\n');
+    expect(fs.existsSync(path.join(co, 'new'))).toBe(false);
+    expect(read(path.join(co, 'README.md'))).toBe('hello\n');
+    expect(read(path.join(co, 'later.txt'))).toBe('from the user\n');
+    expect(await checkout.uncommitted()).toEqual([]);
+  });
+
+  it('commits added, modified, deleted and executable files with hashes and a diff artifact', async () => {
+    const checkout = await Checkout.open(spec(backing), location());
+    const co = location().checkout;
+    writeFiles(co, { 'src/a.txt': 'one\nTWO\nthree\n', 'src/deep/new.txt': 'new\n', 'tool.sh': 'echo\n' });
+    fs.chmodSync(path.join(co, 'tool.sh'), 0o755);
+    fs.rmSync(path.join(co, 'README.md'));
+    const report = await checkout.commit(commitOptions());
+    expect(report.status).toBe('committed');
+    if (report.status !== 'committed') return;
+    expect(report.files.map((f) => f.path).sort()).toEqual([
+      'README.md',
+      'src/a.txt',
+      'src/deep/new.txt',
+      'tool.sh',
+    ]);
+    const readme = report.files.find((f) => f.path === 'README.md');
+    expect(readme?.preHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(readme?.postHash).toBeNull();
+    expect(report.files.find((f) => f.path === 'src/deep/new.txt')?.preHash).toBeNull();
+    expect(read(path.join(backing, 'src/a.txt'))).toBe('one\nTWO\nthree\n');
+    expect(read(path.join(backing, 'src/deep/new.txt'))).toBe('new\n');
+    expect(fs.existsSync(path.join(backing, 'README.md'))).toBe(false);
+    expect(fs.statSync(path.join(backing, 'tool.sh')).mode & 0o111).not.toBe(0);
+    const patch = read(path.join(artifactsDir, report.diffArtifact)) ?? '';
+    expect(patch).toContain('-two\n+TWO');
+    expect(patch).toContain('deleted file mode');
+    // Committed work is no longer uncommitted; a second commit has nothing to do.
+    expect(await checkout.uncommitted()).toEqual([]);
+    expect((await checkout.commit(commitOptions('commits/2-project'))).status).toBe('unchanged');
+  });
+
+  it('merges a file the backing folder changed since the checkout', async () => {
+    const checkout = await Checkout.open(spec(backing), location());
+    writeFiles(location().checkout, { 'src/a.txt': 'ONE\ntwo\nthree\n' });
+    writeFiles(backing, { 'src/a.txt': 'one\ntwo\nTHREE\n' });
+    const report = await checkout.commit(commitOptions());
+    expect(report.status).toBe('committed');
+    expect(report.status === 'committed' && report.files[0]?.merged).toBe(true);
+    expect(read(path.join(backing, 'src/a.txt'))).toBe('ONE\ntwo\nTHREE\n');
+  });
+
+  it('writes nothing on a conflict, names the file and keeps the session version as a patch', async () => {
+    const checkout = await Checkout.open(spec(backing), location());
+    writeFiles(location().checkout, { 'src/a.txt': 'one\nsession\nthree\n', 'other.txt': 'mine\n' });
+    writeFiles(backing, { 'src/a.txt': 'one\nuser\nthree\n' });
+    const report = await checkout.commit(commitOptions());
+    expect(report).toMatchObject({ status: 'conflict', conflicts: ['src/a.txt'] });
+    expect(read(path.join(backing, 'src/a.txt'))).toBe('one\nuser\nthree\n');
+    expect(fs.existsSync(path.join(backing, 'other.txt'))).toBe(false);
+    if (report.status !== 'conflict') return;
+    const patch = read(path.join(artifactsDir, report.patchArtifact)) ?? '';
+    expect(patch).toContain('+session');
+    expect(patch).toContain('+mine');
+  });
+
+  it('never follows a link the session planted when committing', async () => {
+    const checkout = await Checkout.open(spec(backing), location());
+    const secret = path.join(dir, 'secret.txt');
+    fs.writeFileSync(secret, 'do not copy\n');
+    fs.symlinkSync(secret, path.join(location().checkout, 'leak.txt'));
+    const report = await checkout.commit(commitOptions());
+    expect(report.status).toBe('committed');
+    expect(fs.lstatSync(path.join(backing, 'leak.txt')).isSymbolicLink()).toBe(true);
+    expect(fs.readlinkSync(path.join(backing, 'leak.txt'))).toBe(secret);
+  });
+});

@@ -1,0 +1,49 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/** A temp folder (real path) removed by `cleanup`. */
+export function makeTemp(prefix: string): string {
+  return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+}
+
+/** Runs git in `cwd` with a fixed identity; returns stdout. */
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync(
+    'git',
+    ['-c', 'user.name=T', '-c', 'user.email=t@t', '-c', 'init.defaultBranch=main', ...args],
+    {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+    },
+  );
+}
+
+/** Writes files (relative path → text) under `root`, creating folders. */
+export function writeFiles(root: string, files: Record<string, string>): void {
+  for (const [rel, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    fs.writeFileSync(path.join(root, rel), text);
+  }
+}
+
+/** A git repository at `dir` with `files` committed. */
+export function makeRepo(dir: string, files: Record<string, string>): string {
+  fs.mkdirSync(dir, { recursive: true });
+  git(dir, 'init', '-q');
+  writeFiles(dir, files);
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-qm', 'initial');
+  return dir;
+}
+
+/** Text of a file, or undefined when it does not exist. */
+export function read(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
