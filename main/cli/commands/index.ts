@@ -12,6 +12,7 @@ import { registerStop } from './stop.js';
 import { registerModel } from './model.js';
 import { registerTrace } from './trace.js';
 import { registerServe } from './serve.js';
+import { registerCompact } from './compact.js';
 
 /** Adds one subcommand to the program. A new command is a new file here plus one entry below. */
 export type RegisterCommand = (program: Command, context: CliContext) => void;
@@ -27,6 +28,7 @@ export const registerCommands: readonly RegisterCommand[] = [
   registerSessions,
   registerShow,
   registerPayload,
+  registerCompact,
   registerExport,
   registerImport,
   registerServe,

@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { createCompactionHook } from '../compaction/hook.js';
+import { resolveCompactionSettings, type CompactionSettings } from '../compaction/settings.js';
 import type { ModelPin } from '../log/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
@@ -29,6 +31,11 @@ export type TurnHostOptions = {
   workspace?: string;
   /** Builds the pinned provider instead of the built-in factory (a custom or test provider). */
   createProvider?: (pin: ModelPin) => ModelProvider;
+  /**
+   * Global compaction settings (settings.json's `compaction`); a session's own
+   * `session_created.metadata.compaction` overrides them. Defaults: 75% threshold, 20% kept; threshold 0 = off.
+   */
+  compaction?: Partial<CompactionSettings>;
 };
 
 /**
@@ -52,6 +59,8 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   const sandbox = await detectSandbox();
   const allow = created.networkAllow ?? [];
   const spec = readSubagentSpec(created);
+  const registry = createToolRegistry(created.toolMode, spec ? { only: spec.tools } : { subagents: true });
+  const compaction = resolveCompactionSettings(options.compaction, created);
   // boxReadOnly / boxHidden ride along on the context for run_command (Persistent Dir checkouts).
   const toolContext: TurnHost['tools'] & { boxReadOnly: string[]; boxHidden: string[] } = {
     workspace,
@@ -67,7 +76,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   const host: TurnHost = {
     log,
     createProvider: options.createProvider ?? ((pin: ModelPin) => createProvider(pin, keys, env)),
-    registry: createToolRegistry(created.toolMode, spec ? { only: spec.tools } : { subagents: true }),
+    registry,
     tools: toolContext,
     sandboxAvailable: sandbox.kind !== 'none',
     systemPrompt: (created.systemPrompt ?? DEFAULT_SYSTEM_PROMPT) + layout.promptSuffix,
@@ -75,6 +84,9 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
+    ...(compaction.threshold > 0
+      ? { beforeRequest: createCompactionHook({ log, settings: compaction, tools: registry.definitions() }) }
+      : {}),
   };
   // A session's folder is <home>/sessions/<id>: its children are sessions of the same home.
   if (!spec) host.subagents = createSubagentRunner({ home: path.resolve(log.dir, '..', '..'), parent: host });

@@ -1,0 +1,109 @@
+import type { SessionLog } from '../log/sessionLog.js';
+import type { BeforeRequestContext } from '../turn/engine.js';
+import type { RetryOptions } from '../../providers/retry.js';
+import type { ToolSpec } from '../../providers/types.js';
+import { buildCompaction, measureNextRequest } from './compact.js';
+import type { CompactionSettings } from './settings.js';
+import { factorFor, loadEstimator, tokenUpperBound, type TokenEstimator } from './tokens.js';
+import { compactionLimit } from './trigger.js';
+
+/** What the automatic compaction hook needs beyond what each request's context gives it. */
+export type CompactionHookOptions = {
+  /** The session's log, open for writing (the same one the turn appends to). */
+  log: SessionLog;
+  settings: CompactionSettings;
+  /** The tool definitions sent with every request (they count against the window). */
+  tools: readonly ToolSpec[];
+  retry?: Omit<RetryOptions, 'signal'>;
+};
+
+/** Trace stage of every compaction attempt (compacted, skipped or failed). */
+export const COMPACTION_TRACE_STAGE = 'compaction';
+
+/**
+ * A turn's beforeRequest hook that compacts when the next request would pass threshold × the pinned
+ * window. Below the limit it costs a read of the projection view and a byte count (the tokenizer is
+ * loaded only when the byte bound is over the limit). It appends at most one compaction event, through
+ * the turn's own `append`; a failed or stopped summary appends nothing and the request goes ahead as it
+ * was. Every attempt is written to the trace (stage `compaction`).
+ */
+export function createCompactionHook(
+  options: CompactionHookOptions,
+): (context: BeforeRequestContext) => Promise<void> {
+  const { log, settings, tools } = options;
+  return async (context) => {
+    const { state } = context;
+    const limit = compactionLimit(state.pin.contextWindow, settings.threshold);
+    if (!Number.isFinite(limit)) return;
+    const view = log.projectionView();
+    const base = {
+      view,
+      ...(state.lastUsage ? { lastUsage: state.lastUsage } : {}),
+      ...(state.lastUsageSeq !== undefined ? { lastUsageSeq: state.lastUsageSeq } : {}),
+      systemPrompt: context.systemPrompt,
+      tools,
+    };
+    const factor = factorFor(state.pin);
+    const upper = (text: string) => tokenUpperBound(text, factor);
+    const bound: TokenEstimator = {
+      encoding: 'cl100k_base',
+      factor,
+      lowFactor: factor,
+      count: upper,
+      countLow: upper,
+    };
+    if (measureNextRequest({ ...base, estimator: bound }).tokens <= limit) return;
+
+    const started = Date.now();
+    const estimator = await loadEstimator(state.pin);
+    const measure = measureNextRequest({ ...base, estimator });
+    if (measure.tokens <= limit) return;
+    const trace = (detail: Record<string, unknown>) =>
+      log.appendTrace({
+        turn: state.turns,
+        stage: COMPACTION_TRACE_STAGE,
+        startedAt: new Date(started).toISOString(),
+        durationMs: Date.now() - started,
+        detail: { trigger: 'auto', limit, measuredBy: measure.source, ...detail },
+      });
+    let outcome;
+    try {
+      outcome = await buildCompaction({
+        events: log.read(),
+        pin: state.pin,
+        provider: context.provider,
+        estimator,
+        systemPrompt: context.systemPrompt,
+        tools,
+        keepRecent: settings.keepRecent,
+        mode: 'auto',
+        tokensBefore: measure.tokens,
+        signal: context.signal,
+        ...(options.retry ? { retry: options.retry } : {}),
+      });
+    } catch (error) {
+      // A bug here must not cost the user the turn: the request goes ahead uncompacted.
+      trace({
+        status: 'failed',
+        reason: error instanceof Error ? error.message : String(error),
+        tokensBefore: measure.tokens,
+      });
+      return;
+    }
+    if (outcome.status !== 'compacted') {
+      trace({ ...outcome, tokensBefore: measure.tokens });
+      return;
+    }
+    const event = context.append(outcome.event);
+    trace({
+      status: 'compacted',
+      seq: event.seq,
+      fromSeq: outcome.event.fromSeq,
+      through: outcome.event.through,
+      tokensBefore: outcome.event.tokensBefore,
+      tokensAfter: outcome.event.tokensAfter,
+      requests: outcome.requests,
+      chunks: outcome.chunks,
+    });
+  };
+}
