@@ -12,6 +12,7 @@ import { registerStop } from './stop.js';
 import { registerModel } from './model.js';
 import { registerTrace } from './trace.js';
 import { registerServe } from './serve.js';
+import { registerCommit } from './commit.js';
 import { registerCompact } from './compact.js';
 
 /** Adds one subcommand to the program. A new command is a new file here plus one entry below. */
@@ -20,6 +21,7 @@ export type RegisterCommand = (program: Command, context: CliContext) => void;
 /** Every `keel` subcommand, in the order `keel --help` lists them. */
 export const registerCommands: readonly RegisterCommand[] = [
   registerRun,
+  registerCommit,
   registerResume,
   registerApproval,
   registerStop,

@@ -9,6 +9,7 @@ import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { driveTurn } from '../turn.js';
+import { applyCommitOption, finishCliTurn, parseCommitOption, prepareCliTurn } from './commit.js';
 
 type RunOptions = {
   project?: string;
@@ -22,6 +23,7 @@ type RunOptions = {
   title?: string;
   json?: boolean;
   maxSteps?: number;
+  commit?: string;
 };
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -47,10 +49,16 @@ export function registerRun(program: Command, context: CliContext): void {
     .option('--title <title>', 'a title for the new session')
     .option('--max-steps <n>', 'model requests this turn may make (default 50)', parsePositiveInteger)
     .option('--json', 'print deltas, events and the outcome as JSON lines')
+    .option(
+      '--commit <mode>',
+      'work on a checkout (persistent/project/) of the project folder: auto applies the changes when the turn ends, ' +
+        'manual waits for keel commit (default: work in the folder itself)',
+    )
     .action(async (words: string[], options: RunOptions) => {
       const home = context.home();
       const prompt = words.join(' ');
       if (prompt.trim() === '') throw new CliError('the prompt is empty');
+      const commit = parseCommitOption(options.commit);
       if (options.session !== undefined) {
         const pinFlags = ['provider', 'model', 'baseUrl', 'contextWindow', 'policy', 'project'] as const;
         const given = pinFlags.filter((flag) => options[flag] !== undefined);
@@ -63,7 +71,10 @@ export function registerRun(program: Command, context: CliContext): void {
         }
         const log = SessionLog.open(home, options.session, { write: true });
         try {
+          applyCommitOption(log, commit, { newSession: false });
+          await prepareCliTurn(context, log, options);
           await driveTurn(context, log, { prompt }, options);
+          await finishCliTurn(context, log, options);
         } finally {
           log.close();
         }
@@ -72,7 +83,10 @@ export function registerRun(program: Command, context: CliContext): void {
       const log = createSession(home, options);
       try {
         if (!options.json) context.io.stderr(`keel: session ${log.id}\n`);
+        applyCommitOption(log, commit, { newSession: true });
+        await prepareCliTurn(context, log, options);
         await driveTurn(context, log, { prompt }, options);
+        await finishCliTurn(context, log, options);
       } finally {
         log.close();
       }

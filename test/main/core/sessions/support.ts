@@ -39,7 +39,11 @@ export function eventsOf(home: string, id: string): SessionEvent[] {
 }
 
 /** A scripted step calling one tool. */
-export function callTool(name: string, args: Record<string, unknown>, id?: string): ScriptStep {
+export function callTool(
+  name: string,
+  args: Record<string, unknown>,
+  id?: string,
+): Extract<ScriptStep, { kind: 'reply' }> {
   return { kind: 'reply', toolCalls: [{ ...(id ? { id } : {}), name, arguments: args }] };
 }
 

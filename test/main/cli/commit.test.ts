@@ -1,0 +1,118 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SessionLog } from '../../../main/core/log/sessionLog.js';
+import { ensureCliBuilt, makeTempDir, removeTempDir } from '../../support/cli.js';
+import { keel } from '../../support/keelProcess.js';
+import { ProviderServer, type ScriptStep } from '../../support/providerServer.js';
+
+let dir: string;
+let home: string;
+let project: string;
+let server: ProviderServer;
+
+beforeAll(async () => {
+  await ensureCliBuilt();
+}, 180_000);
+
+beforeEach(async () => {
+  dir = fs.realpathSync(makeTempDir('keel-commit-'));
+  home = path.join(dir, 'home');
+  project = path.join(dir, 'project');
+  fs.mkdirSync(path.join(project, 'src'), { recursive: true });
+  fs.writeFileSync(path.join(project, 'src', 'main.go'), 'package main\n');
+  server = await new ProviderServer().start();
+});
+
+afterEach(async () => {
+  await server.close();
+  removeTempDir(dir);
+});
+
+const run = (prompt: string, extra: string[]) => [
+  'run',
+  '--project',
+  project,
+  '--provider',
+  'openai-compatible',
+  '--base-url',
+  server.openaiBaseUrl,
+  '--model',
+  'scripted-model',
+  '--context-window',
+  '32000',
+  '--policy',
+  'full-auto',
+  ...extra,
+  prompt,
+];
+
+const write = (file: string, content: string): ScriptStep => ({
+  kind: 'reply',
+  toolCalls: [{ name: 'write_file', arguments: { path: file, content } }],
+});
+
+function onlySessionId(): string {
+  const ids = fs.readdirSync(path.join(home, 'sessions'));
+  expect(ids).toHaveLength(1);
+  return ids[0] as string;
+}
+
+function commitsOf(id: string) {
+  const log = SessionLog.open(home, id);
+  try {
+    return log.read().filter((e) => e.kind === 'persistent_commit');
+  } finally {
+    log.close();
+  }
+}
+
+describe('keel run --commit', () => {
+  it('auto: the model works on persistent/project/ and the folder gets the changes when the turn ends', async () => {
+    server.enqueue(write('persistent/project/src/new.go', 'package main // new\n'), {
+      kind: 'reply',
+      text: 'done',
+    });
+    const result = await keel(home, run('add a file', ['--commit', 'auto']));
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/committed 1 file to project/);
+    expect(fs.readFileSync(path.join(project, 'src', 'new.go'), 'utf8')).toBe('package main // new\n');
+    const system = (server.requests[0]?.body as { messages: { role: string; content: string }[] })
+      .messages[0];
+    expect(system?.content).toContain('persistent/project/');
+    expect(commitsOf(onlySessionId())).toHaveLength(1);
+  });
+
+  it('manual: nothing reaches the folder until keel commit; a new turn is refused while changes wait', async () => {
+    server.enqueue(write('persistent/project/notes.md', 'draft\n'), { kind: 'reply', text: 'drafted' });
+    expect((await keel(home, run('draft notes', ['--commit', 'manual']))).code).toBe(0);
+    const id = onlySessionId();
+    expect(fs.existsSync(path.join(project, 'notes.md'))).toBe(false);
+    const refused = await keel(home, ['run', '--session', id, 'more']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/uncommitted changes in project \(1 file\).*keel commit .*keel discard/);
+    const committed = await keel(home, ['commit', id]);
+    expect(committed.code).toBe(0);
+    expect(committed.stderr).toMatch(/committed 1 file to project/);
+    expect(fs.readFileSync(path.join(project, 'notes.md'), 'utf8')).toBe('draft\n');
+    expect(commitsOf(id)).toHaveLength(1);
+    server.enqueue(write('persistent/project/notes.md', 'second draft\n'), { kind: 'reply', text: 'again' });
+    expect((await keel(home, ['run', '--session', id, 'redo'])).code).toBe(0);
+    const discarded = await keel(home, ['discard', id]);
+    expect(discarded.stderr).toMatch(/discarded the uncommitted changes of project/);
+    expect(fs.readFileSync(path.join(project, 'notes.md'), 'utf8')).toBe('draft\n');
+    expect((await keel(home, ['commit', id])).stderr).toMatch(/nothing to commit in project/);
+  });
+
+  it('refuses a bad mode before creating anything, and commit on a session without checkouts', async () => {
+    const bad = await keel(home, run('x', ['--commit', 'sometimes']));
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--commit must be auto or manual/);
+    expect(fs.existsSync(path.join(home, 'sessions'))).toBe(false);
+    server.enqueue({ kind: 'reply', text: 'direct' });
+    expect((await keel(home, run('plain', []))).code).toBe(0);
+    const direct = await keel(home, ['commit', onlySessionId()]);
+    expect(direct.code).toBe(2);
+    expect(direct.stderr).toMatch(/works on its project folder directly/);
+  });
+});
