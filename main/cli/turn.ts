@@ -1,6 +1,7 @@
 import type { SessionEvent } from '../core/log/events.js';
 import type { SessionLog } from '../core/log/sessionLog.js';
 import { createTurnHost } from '../core/sessions/turnHost.js';
+import { readSettings } from '../store/settings.js';
 import { runTurn, TurnSetupError, type TurnOutcome } from '../core/turn/engine.js';
 import { foldSession } from '../core/turn/state.js';
 import type { CliContext } from './context.js';
@@ -81,6 +82,7 @@ export async function driveTurn(
   try {
     const host = await createTurnHost(log, {
       env: io.env,
+      compaction: readSettings(context.home()).compaction,
       signal: controller.signal,
       ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
       hooks: {
