@@ -93,10 +93,10 @@ describe('keel run: a turn through the CLI', () => {
   });
 
   it('runs each policy as specified: read-only, ask, auto-edit, full-auto', async () => {
-    const edit = {
+    const edit: ScriptStep = {
       kind: 'reply',
       toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'x\n' } }],
-    } as const;
+    };
     // read-only: the write tool does not exist; the model is told so and the turn completes.
     server.enqueue(edit, { kind: 'reply', text: 'cannot' });
     expect((await keel(home, newSession('read-only', 'write it'))).code).toBe(0);
