@@ -186,6 +186,15 @@ export const PersistentFileChange = z.object({
   change: z.enum(['added', 'modified', 'deleted']),
 });
 
+/** A command from the desktop shell to the UI (menu entries, a folder passed on the command line). */
+export const AppCommand = z.discriminatedUnion('command', [
+  /** Start a new session, on this folder when given (menu Open Folder, `keel-app /path/to/project`). */
+  z.object({ command: z.literal('newSession'), folder: z.string().optional() }),
+  z.object({ command: z.literal('openSettings') }),
+  z.object({ command: z.literal('focusSearch') }),
+]);
+export type AppCommand = z.infer<typeof AppCommand>;
+
 /** A channel: its input schema, its output schema and a one-line doc. */
 type ChannelSpec = { input: z.ZodType; output: z.ZodType; doc: string };
 
@@ -433,6 +442,11 @@ export const channels = {
       projects: z.array(z.object({ folder: z.string(), exists: z.boolean(), lastUsedAt: z.string() })),
     }),
   },
+  'app.launchCommands': {
+    doc: 'Takes the commands that arrived before the UI was listening (a folder passed at launch); call once after subscribing to app.command.',
+    input: empty,
+    output: z.object({ commands: z.array(AppCommand) }),
+  },
   'app.info': {
     doc: 'Version, mode (electron or serve), platform, home folder and what sandbox confines commands here, and why.',
     input: empty,
@@ -492,12 +506,7 @@ export const topics = {
     change: z.enum(['created', 'updated', 'renamed', 'archived', 'deleted']),
   }),
   /** The desktop shell asks the UI to act (app menu, a folder passed to a second launch); never sent by `keel serve`. */
-  'app.command': z.discriminatedUnion('command', [
-    /** Start a new session on this folder (menu Open Folder, `keel-app /path/to/project`). */
-    z.object({ command: z.literal('newSession'), folder: z.string().optional() }),
-    z.object({ command: z.literal('openSettings') }),
-    z.object({ command: z.literal('focusSearch') }),
-  ]),
+  'app.command': AppCommand,
 } as const;
 
 /** Every topic name, e.g. `turn.delta`. */

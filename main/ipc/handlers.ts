@@ -17,6 +17,7 @@ import { readSettings, writeSettings } from '../store/settings.js';
 import {
   channels,
   isChannelName,
+  type AppCommand,
   type ChannelArgs,
   type ChannelName,
   type ChannelOutput,
@@ -57,6 +58,8 @@ export type HandlerOptions = {
   maxSteps?: number;
   /** Where providers.detectLocal looks (tests point it at a scripted server). */
   localServers?: readonly LocalServerCandidate[];
+  /** Drains the shell's commands that arrived before the UI listened (Electron); none in `keel serve`. */
+  takeLaunchCommands?: () => AppCommand[];
   /** Called when a project folder was opened or used (Electron adds it to the OS recent list). */
   onProjectUsed?: (folder: string) => void;
 };
@@ -502,6 +505,8 @@ export function createHandlers(options: HandlerOptions): Handlers {
     'projects.recent': () => ({
       projects: readRecentProjects(home).map((entry) => ({ ...entry, exists: folderExists(entry.folder) })),
     }),
+
+    'app.launchCommands': () => ({ commands: options.takeLaunchCommands?.() ?? [] }),
 
     'app.info': async () => {
       const sandbox = await detectSandbox();
