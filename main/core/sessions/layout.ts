@@ -119,7 +119,7 @@ export function mapStagingPath(config: PersistentConfig | undefined, stagingPath
 export function describeWorkspace(config: PersistentConfig): string {
   const lines = [
     'Your workspace root has two areas; every path you use is relative to that root:',
-    '- session/ is private to this conversation: files the user or app staged for you (session/uploads/, session/app-context/) and your scratch space (session/scratch/).',
+    '- session/ is private to this conversation: files the user or app staged for you (session/uploads/, session/app-context/) and your scratch space (session/scratch/). A file announced as staged at /session/x is at session/x.',
   ];
   for (const dir of config.dirs) {
     const readOnly = config.readOnly.includes(dir.name);
