@@ -3,6 +3,8 @@
 // `first` (stage a CSV between messages, stream a turn that reads it, commit manually) and `second` (a
 // restart: find the session, read its status and trace, continue the conversation, retry a message).
 import fs from 'node:fs';
+import process from 'node:process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHarness, generateHarness, streamHarness } from 'keel/core';
 
 const config = JSON.parse(process.env.KEEL_HOST_CONFIG ?? '{}');
@@ -30,7 +32,7 @@ const a2 = { id: 'a2', role: 'assistant', content: 'Done.' };
 const m3 = { id: 'm3', role: 'user', content: 'What did you write?' };
 
 async function race() {
-  while (Date.now() < config.startAt) await new Promise((resolve) => setTimeout(resolve, 1));
+  while (Date.now() < config.startAt) await sleep(1);
   const session = await harness().sessions.getOrCreate({
     id: config.sessionId,
     extraBody: { by: process.pid },
