@@ -118,10 +118,10 @@ export function createHarness<TExtraBody = unknown>(
       if (known) return Promise.resolve(known);
       let pending = creating.get(request.id);
       if (!pending) {
-        pending = (async () => {
+        pending = retryWhileBusy(async () => {
           if (!exists(request.id)) await createSession(runtime, request);
           return runtime.handle(request.id);
-        })().finally(() => creating.delete(request.id));
+        }).finally(() => creating.delete(request.id));
         creating.set(request.id, pending);
       }
       return pending;
@@ -221,6 +221,23 @@ async function completeRacedCreate(runtime: HarnessRuntime, id: string): Promise
       if (!transient || Date.now() > deadline) throw error;
     }
     await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
+ * Retries `work` while SQLite reports the database busy beyond its busy timeout: two processes opening a
+ * brand-new home at once can meet SQLITE_BUSY while one of them switches index.sqlite to WAL.
+ */
+async function retryWhileBusy<T>(work: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + CREATE_WAIT_MS;
+  for (;;) {
+    try {
+      return await work();
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if ((code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') || Date.now() > deadline) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
   }
 }
 
