@@ -170,21 +170,47 @@ export type SettingsView = z.infer<typeof SettingsView>;
 export const CompactionSummary = z.object({
   seq,
   at: z.string(),
-  fromSeq: seq.optional(),
+  /** First and last seq of the original events it replaces (they stay in the log: page them with events.page). */
+  fromSeq: seq,
   through: seq,
   tokensBefore: z.number().int().nonnegative().optional(),
   tokensAfter: z.number().int().nonnegative().optional(),
   model: z.string().optional(),
+  /** Seq of the compaction this one re-ran. */
   supersedes: seq.optional(),
-  /** True when a later compaction re-ran this one (both stay in the log). */
+  /** `in_effect`: the projection uses it now; `superseded`: a later compaction covers as much or more. */
+  status: z.enum(['in_effect', 'superseded']),
+  /** The later compaction that took its place. */
+  supersededBy: seq.optional(),
+  /** True when status is `superseded` (both stay in the log). */
   superseded: z.boolean(),
 });
+export type CompactionSummary = z.infer<typeof CompactionSummary>;
 
 /** One changed file of a Persistent Dir checkout. */
 export const PersistentFileChange = z.object({
   path: z.string(),
   change: z.enum(['added', 'modified', 'deleted']),
 });
+
+/** What committing one Persistent Dir did (nothing is written on a conflict; the session's version is kept as a patch). */
+export const PersistentCommitReport = z.discriminatedUnion('status', [
+  z.object({ dir: z.string(), status: z.literal('unchanged') }),
+  z.object({
+    dir: z.string(),
+    status: z.literal('committed'),
+    files: z.array(z.object({ path: z.string(), merged: z.boolean() })),
+    /** Artifact handle of the diff that was applied. */
+    diffArtifact: z.string(),
+  }),
+  z.object({
+    dir: z.string(),
+    status: z.literal('conflict'),
+    conflicts: z.array(z.string()),
+    patchArtifact: z.string(),
+  }),
+]);
+export type PersistentCommitReport = z.infer<typeof PersistentCommitReport>;
 
 /** A command from the desktop shell to the UI (menu entries, a folder passed on the command line). */
 export const AppCommand = z.discriminatedUnion('command', [
@@ -232,6 +258,11 @@ export const channels = {
       toolMode: ToolMode.default('write'),
       networkAllow: z.array(z.string().min(1)).default([]),
       title: z.string().max(500).optional(),
+      /**
+       * Work on a checkout of the project folder instead of the folder itself: `auto` commits the changes when
+       * each turn ends, `manual` keeps them for review (persistent.diff / apply / discard). Absent: the folder itself.
+       */
+      checkout: z.enum(['auto', 'manual']).optional(),
     }),
     output: z.object({ session: SessionSummary }),
   },
@@ -244,6 +275,10 @@ export const channels = {
       policy: Policy,
       toolMode: ToolMode,
       networkAllow: z.array(z.string()),
+      /** The session's Persistent Dir checkouts (empty: it works on its project folder directly). */
+      persistentDirs: z.array(
+        z.object({ dir: z.string(), commit: z.enum(['auto', 'manual']), readOnly: z.boolean() }),
+      ),
       /** True when a turn of this session runs in this process (Stop applies). */
       running: z.boolean(),
       /** True when the project folder is gone or another process holds the lease: no sending. */
@@ -351,30 +386,45 @@ export const channels = {
     input: z.object({ sessionId, seq }),
     output: z.object({
       compaction: Compaction,
+      summary: CompactionSummary,
       /** How many original events the summary stands for (they stay in the log). */
       replacedCount: z.number().int().nonnegative(),
     }),
   },
   'compactions.run': {
-    doc: 'Compacts the session now from its original events; `busy` while a turn runs.',
-    input: z.object({ sessionId }),
-    output: z.object({ compaction: Compaction }),
+    doc: 'Compacts the session now from its original events (or re-runs compaction `rerun` over the same range); `busy` while a turn runs.',
+    input: z.object({ sessionId, rerun: seq.optional() }),
+    output: z.discriminatedUnion('status', [
+      z.object({ status: z.literal('compacted'), compaction: Compaction }),
+      /** Nothing old enough to summarize yet. */
+      z.object({ status: z.literal('skipped'), reason: z.string() }),
+    ]),
   },
   'persistent.diff': {
-    doc: "The uncommitted changes of the session's Persistent Dir checkouts, as a unified diff per dir.",
+    doc: "The uncommitted changes of the session's Persistent Dir checkouts (all, or one dir), with a unified diff against the project folder.",
     input: z.object({ sessionId, dir: z.string().min(1).optional() }),
     output: z.object({
-      dirs: z.array(z.object({ dir: z.string(), files: z.array(PersistentFileChange), diff: z.string() })),
+      /** False for a session that works on its project folder directly (nothing to review). */
+      hasCheckouts: z.boolean(),
+      dirs: z.array(
+        z.object({
+          dir: z.string(),
+          /** `manual`: changes wait for persistent.apply; `auto`: committed when a turn ends. */
+          commit: z.enum(['auto', 'manual']),
+          files: z.array(PersistentFileChange),
+          diff: z.string(),
+        }),
+      ),
     }),
   },
   'persistent.apply': {
-    doc: "Commits a checkout's changes (all, or the listed files) back to the project folder; records persistent_commit.",
-    input: z.object({ sessionId, dir: z.string().min(1), files: z.array(z.string()).optional() }),
-    output: z.object({ event: SessionEvent }),
+    doc: 'Commits the uncommitted changes of the named dirs (default: every manual one) to their folders, three-way merged; records persistent_commit.',
+    input: z.object({ sessionId, dirs: z.array(z.string().min(1)).optional() }),
+    output: z.object({ reports: z.array(PersistentCommitReport) }),
   },
   'persistent.discard': {
-    doc: "Throws away a checkout's changes (all, or the listed files).",
-    input: z.object({ sessionId, dir: z.string().min(1), files: z.array(z.string()).optional() }),
+    doc: 'Throws away the uncommitted changes of the named dirs (default: every manual one); returns the dirs reset.',
+    input: z.object({ sessionId, dirs: z.array(z.string().min(1)).optional() }),
     output: z.object({ discarded: z.array(z.string()) }),
   },
   'settings.get': {

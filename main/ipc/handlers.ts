@@ -3,6 +3,13 @@ import path from 'node:path';
 import { pendingApprovals, checkDecision } from '../core/approvals/state.js';
 import type { EventOf, NewEvent, SessionEvent } from '../core/log/events.js';
 import { SessionLog } from '../core/log/sessionLog.js';
+import {
+  inspectCompactions,
+  inspectSessionCompactions,
+  type CompactionRecord,
+} from '../core/compaction/inspect.js';
+import { commitDirs, discardDirs, persistentConfigOf } from '../core/sessions/checkouts.js';
+import { makeSessionFolders, readPersistentConfig, writePersistentConfig } from '../core/sessions/layout.js';
 import { foldSession, needsModel, unansweredCalls } from '../core/turn/state.js';
 import {
   createProvider,
@@ -21,14 +28,17 @@ import {
   type ChannelArgs,
   type ChannelName,
   type ChannelOutput,
+  type CompactionSummary,
   type IpcResult,
   type ProjectGroup,
   type SessionSummary,
   type SettingsView,
 } from './contract.js';
 import { describeInvalidInput, IpcFailure, toIpcError } from './errors.js';
+import { compactNow } from './compactNow.js';
 import { createHub, type Hub } from './hub.js';
 import { environmentKeyStore, keyPresence, type KeyStore } from './keys.js';
+import { reviewPersistentDirs } from './persistentReview.js';
 import { readRecentProjects, rememberProject } from './recentProjects.js';
 import { TurnManager } from './turns.js';
 
@@ -254,7 +264,18 @@ export function createHandlers(options: HandlerOptions): Handlers {
       });
       const id = log.id;
       const [created] = log.read({ fromSeq: 1, limit: 1 });
-      log.close();
+      try {
+        if (args.checkout) {
+          makeSessionFolders(log.dir);
+          writePersistentConfig(log.dir, {
+            version: 1,
+            dirs: [{ name: 'project', path: real, commit: args.checkout }],
+            readOnly: [],
+          });
+        }
+      } finally {
+        log.close();
+      }
       useProject(real);
       if (created) hub.publish('event.appended', { sessionId: id, event: created });
       hub.publish('sessions.changed', { sessionId: id, change: 'created' });
@@ -281,6 +302,14 @@ export function createHandlers(options: HandlerOptions): Handlers {
           policy: state.policy,
           toolMode: state.toolMode,
           networkAllow: created.networkAllow ?? [],
+          persistentDirs: (() => {
+            const config = readPersistentConfig(log.dir);
+            return (config?.dirs ?? []).map((dir) => ({
+              dir: dir.name,
+              commit: dir.commit,
+              readOnly: config?.readOnly.includes(dir.name) ?? false,
+            }));
+          })(),
           running,
           readOnly: !session.projectExists || heldElsewhere(args.sessionId),
           canResume:
@@ -379,47 +408,66 @@ export function createHandlers(options: HandlerOptions): Handlers {
     },
 
     'compactions.list': (args) =>
-      readLog(args.sessionId, (log) => {
-        const compactions = log.read().filter((event) => event.kind === 'compaction');
-        const superseded = new Set(compactions.flatMap((c) => (c.supersedes ? [c.supersedes] : [])));
-        return {
-          compactions: compactions.map((c) => ({
-            seq: c.seq,
-            at: c.at,
-            through: c.through,
-            ...(c.fromSeq !== undefined ? { fromSeq: c.fromSeq } : {}),
-            ...(c.tokensBefore !== undefined ? { tokensBefore: c.tokensBefore } : {}),
-            ...(c.tokensAfter !== undefined ? { tokensAfter: c.tokensAfter } : {}),
-            ...(c.model !== undefined ? { model: c.model } : {}),
-            ...(c.supersedes !== undefined ? { supersedes: c.supersedes } : {}),
-            superseded: superseded.has(c.seq),
-          })),
-        };
-      }),
+      readLog(args.sessionId, (log) => ({
+        compactions: inspectSessionCompactions(log).map(toCompactionSummary),
+      })),
 
     'compactions.inspect': (args) =>
       readLog(args.sessionId, (log) => {
-        const [event] = log.read({ fromSeq: args.seq, toSeq: args.seq });
-        if (event?.kind !== 'compaction') {
+        const events = log.read();
+        const event = events.find((candidate) => candidate.seq === args.seq);
+        const record = inspectCompactions(events).find((candidate) => candidate.seq === args.seq);
+        if (event?.kind !== 'compaction' || !record) {
           throw new IpcFailure(
             'not_found',
             `event ${args.seq} of session ${args.sessionId} is not a compaction`,
           );
         }
-        return { compaction: event, replacedCount: event.through - (event.fromSeq ?? 1) + 1 };
+        return {
+          compaction: event,
+          summary: toCompactionSummary(record),
+          replacedCount: record.replaced.events.length,
+        };
       }),
 
-    'compactions.run': (args) => {
-      turns.assertIdle(args.sessionId);
-      throw new IpcFailure(
-        'not_available',
-        'compacting on demand is not available yet (main/core/compaction)',
-      );
+    'compactions.run': (args) =>
+      turns.exclusive(args.sessionId, (log, onEvent) =>
+        compactNow(log, {
+          compaction: readSettings(home).compaction,
+          keys: keyStore.read(),
+          env,
+          onEvent,
+          ...(args.rerun !== undefined ? { rerun: args.rerun } : {}),
+        }),
+      ),
+
+    'persistent.diff': async (args) => {
+      const dir = readLog(args.sessionId, (log) => log.dir);
+      const reviews = await reviewPersistentDirs(dir, args.dir);
+      return { hasCheckouts: reviews !== undefined, dirs: reviews ?? [] };
     },
 
-    'persistent.diff': () => notAvailablePersistent(),
-    'persistent.apply': () => notAvailablePersistent(),
-    'persistent.discard': () => notAvailablePersistent(),
+    'persistent.apply': (args) =>
+      turns.exclusive(args.sessionId, async (log, onEvent) => {
+        assertHasCheckouts(log);
+        const reports = await commitDirs(log, { onEvent, ...(args.dirs ? { dirs: args.dirs } : {}) });
+        return {
+          reports: reports.map((report) =>
+            report.status === 'committed'
+              ? {
+                  ...report,
+                  files: report.files.map((file) => ({ path: file.path, merged: file.merged === true })),
+                }
+              : report,
+          ),
+        };
+      }),
+
+    'persistent.discard': (args) =>
+      turns.exclusive(args.sessionId, async (log) => {
+        assertHasCheckouts(log);
+        return { discarded: await discardDirs(log, args.dirs ? { dirs: args.dirs } : {}) };
+      }),
 
     'settings.get': () => settingsView(),
 
@@ -563,11 +611,29 @@ export function createHandlers(options: HandlerOptions): Handlers {
   };
 }
 
-function notAvailablePersistent(): never {
-  throw new IpcFailure(
-    'not_available',
-    'Persistent Dirs are not available yet: the session API (main/core/sessions) does not offer them',
-  );
+function assertHasCheckouts(log: SessionLog): void {
+  if (!persistentConfigOf(log)) {
+    throw new IpcFailure(
+      'invalid_state',
+      `session ${log.id} works on its project folder directly: there are no checkout changes to apply or discard`,
+    );
+  }
+}
+
+function toCompactionSummary(record: CompactionRecord): CompactionSummary {
+  return {
+    seq: record.seq,
+    at: record.at,
+    fromSeq: record.fromSeq,
+    through: record.through,
+    ...(record.tokensBefore !== undefined ? { tokensBefore: record.tokensBefore } : {}),
+    ...(record.tokensAfter !== undefined ? { tokensAfter: record.tokensAfter } : {}),
+    ...(record.model !== undefined ? { model: record.model } : {}),
+    ...(record.supersedes !== undefined ? { supersedes: record.supersedes } : {}),
+    status: record.status,
+    ...(record.supersededBy !== undefined ? { supersededBy: record.supersededBy } : {}),
+    superseded: record.status === 'superseded',
+  };
 }
 
 /** Asks one candidate for its models; undefined when nothing answers quickly. */

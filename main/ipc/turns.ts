@@ -3,10 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionEvent } from '../core/log/events.js';
 import { SessionLog } from '../core/log/sessionLog.js';
+import { finishTurn, persistentConfigOf, prepareTurn, uncommittedDirs } from '../core/sessions/checkouts.js';
 import { createTurnHost, STOP_REQUEST_FILE } from '../core/sessions/turnHost.js';
 import { runTurn, TurnSetupError, type TurnOutcome as EngineOutcome } from '../core/turn/engine.js';
 import type { ProviderKeys } from '../providers/index.js';
 import type { SessionIndex } from '../store/sessionIndex.js';
+import { readSettings } from '../store/settings.js';
 import type { SessionStatus, TurnOutcome } from './contract.js';
 import { IpcFailure, toIpcError } from './errors.js';
 import type { Hub } from './hub.js';
@@ -57,7 +59,8 @@ const waitAtMost = (promise: Promise<void>, ms: number) =>
  * (so the CLI can use the same home), pushing deltas, events, tool output, notices and status to the hub.
  */
 export class TurnManager {
-  private readonly running = new Map<string, RunningTurn | 'starting'>();
+  /** A session's turn, or `reserved` while a turn starts or an exclusive write (compaction, commit) runs. */
+  private readonly running = new Map<string, RunningTurn | 'reserved'>();
   private closing = false;
 
   constructor(private readonly options: TurnManagerOptions) {}
@@ -87,7 +90,7 @@ export class TurnManager {
   async start(sessionId: string, input: { prompt?: string }): Promise<string> {
     if (this.closing) throw new IpcFailure('invalid_state', 'Keel is shutting down');
     this.assertIdle(sessionId);
-    this.running.set(sessionId, 'starting');
+    this.running.set(sessionId, 'reserved');
     let log: SessionLog | undefined;
     try {
       log = SessionLog.open(this.options.home, sessionId, { write: true });
@@ -101,14 +104,22 @@ export class TurnManager {
       const turnId = crypto.randomUUID();
       const controller = new AbortController();
       const { hub } = this.options;
+      const onEvent = (event: SessionEvent) => hub.publish('event.appended', { sessionId, event });
+      const newTurn = input.prompt !== undefined;
+      if (persistentConfigOf(log)) {
+        if (newTurn) await this.refuseUncommittedManual(log);
+        // A new turn starts from the project folder's current files (auto leftovers committed first).
+        await prepareTurn(log, { newTurn, onEvent });
+      }
       const host = await createTurnHost(log, {
         keys: this.options.keys(),
         env: this.options.env,
+        compaction: readSettings(this.options.home).compaction,
         signal: controller.signal,
         ...(this.options.maxSteps ? { maxSteps: this.options.maxSteps } : {}),
         hooks: {
           onDelta: (delta) => hub.publish('turn.delta', { sessionId, turnId, delta, sentAt: Date.now() }),
-          onEvent: (event) => hub.publish('event.appended', { sessionId, event }),
+          onEvent,
           onToolOutput: (toolCallId, chunk) =>
             hub.publish('tool.output', { sessionId, turnId, toolCallId, chunk }),
           onNotice: (text) => hub.publish('turn.notice', { sessionId, turnId, text }),
@@ -143,6 +154,17 @@ export class TurnManager {
           status: 'failed',
           error: toIpcError(error).message,
         }))
+        .then(async (outcome) => {
+          // Auto Persistent Dirs reach the project folder when the turn stops, however it stopped.
+          await finishTurn(opened, { onEvent }).catch((error: unknown) =>
+            hub.publish('turn.notice', {
+              sessionId,
+              turnId,
+              text: `committing the session's changes failed: ${toIpcError(error).message}`,
+            }),
+          );
+          return outcome;
+        })
         .then((outcome) => this.finish(sessionId, turnId, opened, outcome));
       this.running.set(sessionId, { turnId, controller, done });
       hub.publish('session.status', { sessionId, status: 'running', running: true, turnId });
@@ -161,7 +183,7 @@ export class TurnManager {
    */
   async stop(sessionId: string): Promise<boolean> {
     const turn = this.running.get(sessionId);
-    if (turn === 'starting') return false;
+    if (turn === 'reserved') return false;
     if (turn) {
       turn.controller.abort();
       await waitAtMost(turn.done, STOP_WAIT_MS);
@@ -179,11 +201,49 @@ export class TurnManager {
   /** Stops every running turn (each records its interruption) and waits for their logs to close. */
   async stopAll(): Promise<void> {
     this.closing = true;
-    const turns = [...this.running.values()].filter((turn): turn is RunningTurn => turn !== 'starting');
+    const turns = [...this.running.values()].filter((turn): turn is RunningTurn => turn !== 'reserved');
     for (const turn of turns) turn.controller.abort();
     await waitAtMost(
       Promise.all(turns.map((turn) => turn.done)).then(() => undefined),
       STOP_WAIT_MS,
+    );
+  }
+
+  /**
+   * Runs an asynchronous write (a compaction, a commit) on an idle session: the session counts as busy
+   * meanwhile, the lease is held only for the call, and every event `use` reports is published.
+   */
+  async exclusive<T>(
+    sessionId: string,
+    use: (log: SessionLog, onEvent: (event: SessionEvent) => void) => Promise<T>,
+  ): Promise<T> {
+    if (this.closing) throw new IpcFailure('invalid_state', 'Keel is shutting down');
+    this.assertIdle(sessionId);
+    this.running.set(sessionId, 'reserved');
+    try {
+      const log = SessionLog.open(this.options.home, sessionId, { write: true });
+      try {
+        return await use(log, (event) => this.options.hub.publish('event.appended', { sessionId, event }));
+      } finally {
+        log.close();
+        this.options.hub.publish('sessions.changed', { sessionId, change: 'updated' });
+      }
+    } finally {
+      this.running.delete(sessionId);
+    }
+  }
+
+  private async refuseUncommittedManual(log: SessionLog): Promise<void> {
+    const pending = (await uncommittedDirs(log.dir)).filter(
+      (dir) => dir.commit === 'manual' && !dir.readOnly,
+    );
+    if (pending.length === 0) return;
+    const what = pending
+      .map((dir) => `${dir.dir} (${dir.files.length} file${dir.files.length === 1 ? '' : 's'})`)
+      .join(', ');
+    throw new IpcFailure(
+      'invalid_state',
+      `this session has changes in ${what} that a new turn would discard: apply or discard them first`,
     );
   }
 

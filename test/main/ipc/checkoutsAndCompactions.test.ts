@@ -1,0 +1,221 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ChannelName, ChannelOutput, IpcResult } from '../../../main/ipc/contract.js';
+import { createHandlers, type Handlers } from '../../../main/ipc/handlers.js';
+import type { Push } from '../../../main/ipc/hub.js';
+import { makeTempDir, removeTempDir } from '../../support/cli.js';
+import { ProviderServer, type RecordedRequest, type ScriptStep } from '../../support/providerServer.js';
+import { isSummaryRequest, messagesOf, replyWithUsage, summaryFor } from '../core/compaction/scripted.js';
+
+let dir: string;
+let home: string;
+let project: string;
+let server: ProviderServer;
+let handlers: Handlers;
+let pushes: Push[];
+
+const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+
+beforeEach(() => {
+  dir = fs.realpathSync(makeTempDir('keel-ipc-more-'));
+  home = path.join(dir, 'home');
+  project = path.join(dir, 'project');
+  fs.mkdirSync(path.join(project, 'src'), { recursive: true });
+  fs.writeFileSync(path.join(project, 'src', 'main.go'), 'package main\n');
+  pushes = [];
+});
+
+afterEach(async () => {
+  await handlers.close();
+  await server.close();
+  removeTempDir(dir);
+});
+
+async function start(respond?: (request: RecordedRequest) => ScriptStep) {
+  server = await new ProviderServer(respond ? { respond } : {}).start();
+  handlers = createHandlers({ home, mode: 'serve', version: '1', env });
+  handlers.hub.subscribe((push) => pushes.push(push));
+}
+
+async function call<C extends ChannelName>(channel: C, input: unknown = {}): Promise<ChannelOutput<C>> {
+  const result = (await handlers.invoke(channel, input)) as IpcResult<ChannelOutput<C>>;
+  if (!result.ok) throw new Error(`${channel} failed: ${result.error.code}: ${result.error.message}`);
+  return result.value;
+}
+
+async function fail(channel: string, input: unknown = {}) {
+  const result = await handlers.invoke(channel, input);
+  if (result.ok) throw new Error(`${channel} unexpectedly succeeded`);
+  return result.error;
+}
+
+function turnEnded(sessionId: string, turnId: string) {
+  return new Promise<void>((resolve) => {
+    const check = () =>
+      pushes.some(
+        (p) =>
+          p.topic === 'session.status' &&
+          p.payload.turnId === turnId &&
+          p.payload.sessionId === sessionId &&
+          !p.payload.running,
+      );
+    if (check()) return resolve();
+    const off = handlers.hub.subscribe(() => {
+      if (check()) {
+        off();
+        resolve();
+      }
+    });
+  });
+}
+
+async function turn(sessionId: string, prompt: string) {
+  const { turnId } = await call('turns.send', { sessionId, prompt });
+  await turnEnded(sessionId, turnId);
+}
+
+const write = (file: string, content: string): ScriptStep => ({
+  kind: 'reply',
+  toolCalls: [{ name: 'write_file', arguments: { path: file, content } }],
+});
+
+describe('Persistent Dir checkouts from the UI', () => {
+  it('manual: changes wait for review, block a new turn, and reach the folder only when applied', async () => {
+    await start();
+    const { session } = await call('sessions.create', {
+      projectFolder: project,
+      provider: 'openai-compatible',
+      baseUrl: server.openaiBaseUrl,
+      model: 'scripted-model',
+      contextWindow: 32_000,
+      policy: 'full-auto',
+      checkout: 'manual',
+    });
+    expect((await call('sessions.open', { sessionId: session.id })).persistentDirs).toEqual([
+      { dir: 'project', commit: 'manual', readOnly: false },
+    ]);
+    server.enqueue(write('persistent/project/notes.md', 'draft\n'), { kind: 'reply', text: 'drafted' });
+    await turn(session.id, 'draft notes');
+    expect(fs.existsSync(path.join(project, 'notes.md'))).toBe(false);
+
+    const review = await call('persistent.diff', { sessionId: session.id });
+    expect(review.hasCheckouts).toBe(true);
+    expect(review.dirs).toEqual([
+      {
+        dir: 'project',
+        commit: 'manual',
+        files: [{ path: 'notes.md', change: 'added' }],
+        diff: expect.stringContaining('+draft') as string,
+      },
+    ]);
+    const refused = await fail('turns.send', { sessionId: session.id, prompt: 'more' });
+    expect(refused.code).toBe('invalid_state');
+    expect(refused.message).toMatch(/changes in project \(1 file\).*apply or discard/);
+
+    const applied = await call('persistent.apply', { sessionId: session.id });
+    expect(applied.reports).toEqual([
+      {
+        dir: 'project',
+        status: 'committed',
+        files: [{ path: 'notes.md', merged: false }],
+        diffArtifact: expect.any(String) as string,
+      },
+    ]);
+    expect(fs.readFileSync(path.join(project, 'notes.md'), 'utf8')).toBe('draft\n');
+    expect(
+      pushes.some((p) => p.topic === 'event.appended' && p.payload.event.kind === 'persistent_commit'),
+    ).toBe(true);
+    expect((await call('persistent.diff', { sessionId: session.id })).dirs).toEqual([]);
+
+    server.enqueue(write('persistent/project/notes.md', 'second draft\n'), { kind: 'reply', text: 'again' });
+    await turn(session.id, 'redo');
+    expect(await call('persistent.discard', { sessionId: session.id })).toEqual({ discarded: ['project'] });
+    expect(fs.readFileSync(path.join(project, 'notes.md'), 'utf8')).toBe('draft\n');
+    expect(await call('persistent.apply', { sessionId: session.id })).toEqual({
+      reports: [{ dir: 'project', status: 'unchanged' }],
+    });
+  });
+
+  it('auto: the folder gets the changes when the turn ends; a session without checkouts has nothing to review', async () => {
+    await start();
+    const base = {
+      projectFolder: project,
+      provider: 'openai-compatible',
+      baseUrl: server.openaiBaseUrl,
+      model: 'scripted-model',
+      contextWindow: 32_000,
+      policy: 'full-auto',
+    };
+    const { session } = await call('sessions.create', { ...base, checkout: 'auto' });
+    server.enqueue(write('persistent/project/src/new.go', 'package main // new\n'), {
+      kind: 'reply',
+      text: 'done',
+    });
+    await turn(session.id, 'add a file');
+    expect(fs.readFileSync(path.join(project, 'src', 'new.go'), 'utf8')).toBe('package main // new\n');
+
+    const plain = (await call('sessions.create', base)).session;
+    expect(await call('persistent.diff', { sessionId: plain.id })).toEqual({ hasCheckouts: false, dirs: [] });
+    expect((await fail('persistent.apply', { sessionId: plain.id })).code).toBe('invalid_state');
+  });
+});
+
+describe('compactions from the UI', () => {
+  it('compacts on demand, lists and inspects it, re-runs it (both kept), and is busy-exclusive with turns', async () => {
+    fs.mkdirSync(home, { recursive: true });
+    fs.writeFileSync(
+      path.join(home, 'settings.json'),
+      JSON.stringify({ compaction: { threshold: 0.75, keepRecent: 0.05 } }),
+    );
+    const lines = Array.from({ length: 30 }, (_, n) => `billing line ${n + 1}: charge(account, amount)`);
+    fs.writeFileSync(path.join(project, 'src', 'billing.txt'), `${lines.join('\n')}\n`);
+    await start((request) => {
+      if (isSummaryRequest(request)) return { kind: 'reply', text: summaryFor(request) };
+      const messages = messagesOf(request);
+      if (messages[messages.length - 1]?.role === 'user') {
+        return replyWithUsage(request, {
+          toolCalls: [{ name: 'read_file', arguments: { path: 'src/billing.txt' } }],
+        });
+      }
+      return replyWithUsage(request, { text: 'Every line charges an account.' });
+    });
+    const { session } = await call('sessions.create', {
+      projectFolder: project,
+      provider: 'openai-compatible',
+      baseUrl: server.openaiBaseUrl,
+      model: 'scripted-model',
+      contextWindow: 8000,
+      policy: 'read-only',
+    });
+    for (let n = 1; n <= 4; n++)
+      await turn(session.id, `OBJECTIVE ${n}: read src/billing.txt and summarize it.`);
+    expect((await call('compactions.list', { sessionId: session.id })).compactions).toEqual([]);
+
+    const first = await call('compactions.run', { sessionId: session.id });
+    if (first.status !== 'compacted') throw new Error(`skipped: ${first.reason}`);
+    expect(first.compaction).toMatchObject({ kind: 'compaction', fromSeq: 2 });
+    expect(pushes).toContainEqual({
+      topic: 'event.appended',
+      payload: { sessionId: session.id, event: first.compaction },
+    });
+
+    const rerun = await call('compactions.run', { sessionId: session.id, rerun: first.compaction.seq });
+    if (rerun.status !== 'compacted') throw new Error('the re-run was skipped');
+    expect(rerun.compaction.supersedes).toBe(first.compaction.seq);
+    const { compactions } = await call('compactions.list', { sessionId: session.id });
+    expect(compactions.map((c) => [c.seq, c.status, c.supersededBy ?? null])).toEqual([
+      [first.compaction.seq, 'superseded', rerun.compaction.seq],
+      [rerun.compaction.seq, 'in_effect', null],
+    ]);
+    const inspected = await call('compactions.inspect', { sessionId: session.id, seq: rerun.compaction.seq });
+    expect(inspected.replacedCount).toBe(rerun.compaction.through - 2 + 1);
+    expect(inspected.summary.status).toBe('in_effect');
+    expect((await fail('compactions.run', { sessionId: session.id, rerun: 2 })).code).toBe('not_found');
+
+    // While a turn runs, compaction is refused (one writer per session).
+    const { turnId } = await call('turns.send', { sessionId: session.id, prompt: 'one more' });
+    expect((await fail('compactions.run', { sessionId: session.id })).code).toBe('busy');
+    await turnEnded(session.id, turnId);
+  });
+});
