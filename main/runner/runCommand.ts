@@ -12,6 +12,7 @@ import { createRedactor, type RedactionStream } from '../sandbox/redact.js';
 import { cgroupLauncher, createRunCgroup, type RunCgroup } from './cgroup.js';
 import { createExcerptCollector } from './excerpt.js';
 import { createExitMarkerScanner, wrapWithExitMarker } from './exitMarker.js';
+import type { FlowControl } from './flow.js';
 import { killRunTree, RUN_MARKER_VARIABLE } from './processTree.js';
 
 /** Default wall-clock limit of one command. */
@@ -63,9 +64,25 @@ export type RunCommandOptions = z.input<typeof RunCommandInput> & {
   sandbox: SandboxInfo;
   /** Live, redacted output (with colours) for the terminal view; never split inside a UTF-8 character. */
   onData?: (text: string) => void;
-  /** Aborting kills the whole process tree; the promise still resolves with what was captured. */
+  /**
+   * Ack-based flow control of the live view (`createFlowControl` in ./flow.js): every live chunk is also
+   * delivered through it, and the pty is paused while its consumer is behind. Without it, as before.
+   */
+  flow?: FlowControl;
+  /**
+   * Aborting kills the whole process tree; the promise still resolves with what was captured
+   * (`aborted: true`). A UI "Kill" button maps to this, or to `runningCommand(artifactPath).abort()`.
+   */
   signal?: AbortSignal;
 };
+
+/** A command while it runs, found by its artifact path (unique per session and call). */
+export interface RunningCommand {
+  /** Kills the command's whole tree exactly as aborting `signal` does; the run resolves with `aborted: true`. */
+  abort(): void;
+  /** Flow-controls the live output from now on (delivered uncounted before); returns a detach function. */
+  attachFlow(flow: FlowControl): () => void;
+}
 
 /** What happened to one command. Every field is filled whether it exited, timed out or was killed. */
 export interface RunCommandResult {
@@ -99,7 +116,16 @@ export class RunCommandError extends Error {
 }
 
 const running = new Map<string, () => Promise<void>>();
+const runningByArtifact = new Map<string, RunningCommand>();
 let exitHookInstalled = false;
+
+/**
+ * The command of this process currently writing `artifactPath`, if any. How a UI reaches a command the
+ * model's turn started: the artifact is `<session artifacts dir>/<artifactNameFor(idempotencyKey)>`.
+ */
+export function runningCommand(artifactPath: string): RunningCommand | undefined {
+  return runningByArtifact.get(path.resolve(artifactPath));
+}
 
 /** Kills every command still running (session end, app quit); resolves once each tree is gone. */
 export async function killAllRunningCommands(): Promise<void> {
@@ -209,6 +235,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
       },
       artifactHandle: input.artifactHandle ?? input.artifactPath,
       onData: options.onData,
+      flow: options.flow,
       signal: options.signal,
       cgroup,
     });
@@ -262,6 +289,7 @@ interface ExecuteOptions {
   stream: RedactionStream;
   excerptLimits: { headBytes: number; tailBytes: number };
   onData?: (text: string) => void;
+  flow?: FlowControl;
   signal?: AbortSignal;
   cgroup: RunCgroup | null;
 }
@@ -312,18 +340,56 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
     throw new RunCommandError(`Could not start the command: ${(error as Error).message}`);
   }
 
+  // Two independent reasons hold the pty: the artifact file is behind, or a live viewer is behind.
+  // It reads again only when neither holds; the command meanwhile blocks on write.
   let paused = false;
+  let artifactBehind = false;
+  const heldBy = new Set<FlowControl>();
+  const syncPause = (): void => {
+    const hold = artifactBehind || heldBy.size > 0;
+    if (hold === paused) return;
+    paused = hold;
+    if (hold) pty.pause();
+    else pty.resume();
+  };
+  const flows = new Set<FlowControl>();
+  const unbinds = new Map<FlowControl, () => void>();
+  const attachFlow = (flow: FlowControl): (() => void) => {
+    if (flows.has(flow)) return () => undefined;
+    flows.add(flow);
+    const unbind = flow.bind({
+      pause: () => {
+        heldBy.add(flow);
+        syncPause();
+      },
+      resume: () => {
+        heldBy.delete(flow);
+        syncPause();
+      },
+    });
+    const detach = (): void => {
+      if (!flows.delete(flow)) return;
+      unbinds.delete(flow);
+      unbind();
+      heldBy.delete(flow);
+      syncPause();
+    };
+    unbinds.set(flow, detach);
+    return detach;
+  };
+  if (options.flow) attachFlow(options.flow);
   const emit = (text: string): void => {
     if (text.length === 0) return;
     excerpt.push(text);
     options.onData?.(text);
-    if (!artifact.write(text) && !paused) {
+    for (const flow of flows) flow.deliver(text);
+    if (!artifact.write(text) && !artifactBehind) {
       // Backpressure: stop reading the pty (the command blocks on write) until the file catches up.
-      paused = true;
-      pty.pause();
+      artifactBehind = true;
+      syncPause();
       artifact.once('drain', () => {
-        paused = false;
-        pty.resume();
+        artifactBehind = false;
+        syncPause();
       });
     }
   };
@@ -372,6 +438,8 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
   };
   if (options.signal?.aborted === true) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
+  const artifactKey = path.resolve(options.artifactPath);
+  runningByArtifact.set(artifactKey, { abort: onAbort, attachFlow });
 
   let exit: { exitCode: number; signal: number };
   try {
@@ -380,6 +448,7 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
     running.delete(options.runId);
+    runningByArtifact.delete(artifactKey);
   }
   // The command is done; anything it left running in the background (or that escaped with setsid)
   // dies now, so a finished command never leaves processes behind.
@@ -393,6 +462,7 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
   emit(options.stream.push(marker.push(decoder.end()).text));
   emit(options.stream.push(marker.flush()));
   emit(options.stream.end());
+  for (const detach of [...unbinds.values()]) detach();
   if (paused) pty.resume();
   await new Promise<void>((resolve) => artifact.end(() => resolve()));
   if (failure.artifact !== null) {
