@@ -58,6 +58,8 @@ describe('the Electron main bundle', () => {
         manifest.dependencies[packageOf(specifier)] === undefined,
     );
     expect(strays).toEqual([]);
-    expect([...specifiers].map(packageOf)).toEqual(expect.arrayContaining(['electron', 'zod', 'better-sqlite3', 'node-pty']));
+    expect([...specifiers].map(packageOf)).toEqual(
+      expect.arrayContaining(['electron', 'zod', 'better-sqlite3', 'node-pty']),
+    );
   }, 120_000);
 });
