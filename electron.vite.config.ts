@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { defineConfig } from 'electron-vite';
 import react from '@vitejs/plugin-react';
 
-// One config for the three processes. Native modules stay external (loaded from node_modules/.native at run time).
+// One config for the three processes. Native modules stay external (better-sqlite3's Electron build is in .native/).
 export default defineConfig({
   main: {
     build: {
@@ -14,6 +14,8 @@ export default defineConfig({
   },
   preload: {
     build: {
+      // A sandboxed preload can require only electron: bundle zod and the contract into it.
+      externalizeDeps: false,
       rollupOptions: {
         input: { index: resolve(import.meta.dirname, 'preload/index.ts') },
         output: { format: 'cjs', entryFileNames: '[name].cjs' },

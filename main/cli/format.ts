@@ -102,6 +102,8 @@ export function summarizeEvent(event: SessionEvent): string {
       return `${event.provider}:${event.model}, window ${event.contextWindow}`;
     case 'policy_changed':
       return `policy ${event.policy}`;
+    case 'session_renamed':
+      return `title ${quote(event.title, 60)}`;
     case 'error':
       return joinParts(event.code === undefined ? undefined : `[${event.code}]`, clip(event.message, 100));
   }

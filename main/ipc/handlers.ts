@@ -328,11 +328,17 @@ export function createHandlers(options: HandlerOptions): Handlers {
         };
       }),
 
-    'sessions.rename': () => {
-      throw new IpcFailure(
-        'not_available',
-        'renaming is not available yet: the session index has no title update (main/store)',
-      );
+    'sessions.rename': (args) => {
+      turns.assertIdle(args.sessionId);
+      // A rename is an event, so the title survives an index rebuild and shows in the session's history.
+      const log = SessionLog.open(home, args.sessionId, { write: true });
+      try {
+        log.append({ kind: 'session_renamed', title: args.title });
+      } finally {
+        log.close();
+      }
+      hub.publish('sessions.changed', { sessionId: args.sessionId, change: 'renamed' });
+      return { session: summaryOf(args.sessionId) };
     },
 
     'sessions.archive': (args) => {

@@ -81,6 +81,8 @@ export type IndexUpdate = {
   status: SessionStatus;
   /** Used only while the session has no title yet. */
   title?: string;
+  /** An explicit rename: replaces the title. */
+  renamedTitle?: string;
   provider?: string;
   model?: string;
   /** Searchable text of the appended events. */
@@ -283,7 +285,7 @@ export class SessionIndex {
       update: db.prepare(`
         UPDATE sessions SET
           last_seq = @lastSeq, event_count = @lastSeq, updated_at = @updatedAt, status = @status,
-          title = coalesce(title, @title), provider = coalesce(@provider, provider),
+          title = coalesce(@renamedTitle, title, @title), provider = coalesce(@provider, provider),
           model = coalesce(@model, model)
         WHERE id = @id`),
       setStatus: db.prepare('UPDATE sessions SET status = ? WHERE id = ?'),
@@ -404,6 +406,7 @@ export class SessionIndex {
         updatedAt: toIndexTime(update.updatedAt),
         status: update.status,
         title: update.title ?? null,
+        renamedTitle: update.renamedTitle ?? null,
         provider: update.provider ?? null,
         model: update.model ?? null,
       });

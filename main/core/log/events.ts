@@ -223,6 +223,13 @@ export const ModelChanged = z.object({
   ...ModelPin.shape,
 });
 
+/** The user renamed the session; the newest one is the title lists show. */
+export const SessionRenamed = z.object({
+  ...base,
+  kind: z.literal('session_renamed'),
+  title: z.string().min(1).max(500),
+});
+
 export const PolicyChanged = z.object({
   ...base,
   kind: z.literal('policy_changed'),
@@ -256,6 +263,7 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   SubagentResult,
   ModelChanged,
   PolicyChanged,
+  SessionRenamed,
   ErrorEvent,
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;

@@ -161,6 +161,7 @@ function toIndexUpdate(events: readonly SessionEvent[], status: SessionStatus): 
       update.provider = event.provider;
       update.model = event.model;
     }
+    if (event.kind === 'session_renamed') update.renamedTitle = event.title;
   }
   return { ...update, messages };
 }

@@ -472,3 +472,17 @@ describe('SessionLog trace', () => {
     log.close();
   });
 });
+
+describe('renaming', () => {
+  it('shows the newest session_renamed title in the index, and later messages do not replace it', () => {
+    const home = tempHome();
+    const log = SessionLog.create(home, sessionInit());
+    log.append(user('add rate limiting to the api'));
+    expect(indexRow(home, log.id)?.title).toBe('add rate limiting to the api');
+    log.append({ kind: 'session_renamed', title: 'Rate limiter' });
+    expect(indexRow(home, log.id)?.title).toBe('Rate limiter');
+    log.append(user('and tests'));
+    expect(indexRow(home, log.id)?.title).toBe('Rate limiter');
+    log.close();
+  });
+});
