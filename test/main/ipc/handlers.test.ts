@@ -239,9 +239,13 @@ describe('the boundary', () => {
     });
   });
 
-  it('reports renaming, which the session index cannot do yet, as not_available', async () => {
+  it('renames a session with an event, and the list shows the new title', async () => {
     const session = await newSession();
-    expect((await fail('sessions.rename', { sessionId: session.id, title: 'x' })).code).toBe('not_available');
+    const renamed = await call('sessions.rename', { sessionId: session.id, title: 'Rate limiter' });
+    expect(renamed.session.title).toBe('Rate limiter');
+    const page = await call('events.page', { sessionId: session.id, limit: 10 });
+    expect(page.events.at(-1)).toMatchObject({ kind: 'session_renamed', title: 'Rate limiter' });
+    expect((await fail('sessions.rename', { sessionId: session.id, title: '' })).code).toBe('invalid_input');
   });
 });
 
