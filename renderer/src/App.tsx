@@ -1,11 +1,145 @@
-import type { JSX } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type JSX } from 'react';
+import { call } from './api/call.js';
+import { keel } from './api/keel.js';
+import { useQuery } from './api/useQuery.js';
+import {
+  AppContext,
+  needsProviderSetup,
+  type AppState,
+  type NewSessionPrefill,
+  type Route,
+} from './appContext.js';
+import { ErrorBoundary } from './components/ErrorBoundary.js';
+import { ErrorState, LoadingState } from './components/States.js';
+import { markOnce } from './lib/perf.js';
+import { SessionBrowser } from './screens/browser/SessionBrowser.js';
+import type * as SessionViewTypes from './screens/session/SessionView.js';
+import { FirstRun } from './screens/firstRun/FirstRun.js';
+import { Welcome } from './screens/firstRun/Welcome.js';
+import { NewSessionDialog } from './screens/newSession/NewSessionDialog.js';
+import { SettingsScreen } from './screens/settings/SettingsScreen.js';
 
-/** The application shell; screens arrive with the desktop-app work. */
+// The session view brings Markdown and syntax highlighting: kept out of the startup bundle, fetched once the
+// shell is up. Once loaded it is rendered directly: a Suspense reveal would be throttled by React (300 ms).
+type SessionViewModule = typeof SessionViewTypes;
+let sessionViewModule: SessionViewModule | undefined;
+const loadSessionView = async () => (sessionViewModule ??= await import('./screens/session/SessionView.js'));
+const LazySessionView = lazy(async () => ({ default: (await loadSessionView()).SessionView }));
+
+/** The application shell: the session browser on the left, the current screen on the right, dialogs above. */
 export function App(): JSX.Element {
+  const [route, setRoute] = useState<Route>({ screen: 'home' });
+  const [newSession, setNewSession] = useState<NewSessionPrefill | undefined>();
+  const settings = useQuery(() => call(keel().settings.get()), []);
+  const info = useQuery(() => call(keel().app.info()), []);
+  const searchRef = useRef<HTMLInputElement>(null);
+
+  useEffect(() => {
+    markOnce('keel:shell-rendered');
+    const warm = setTimeout(() => void loadSessionView(), 300);
+    return () => clearTimeout(warm);
+  }, []);
+
+  const focusSearch = useCallback(() => {
+    searchRef.current?.focus();
+    searchRef.current?.select();
+  }, []);
+
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === 'k') {
+        event.preventDefault();
+        focusSearch();
+      }
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [focusSearch]);
+
+  const state = useMemo<AppState>(
+    () => ({
+      route,
+      navigate: setRoute,
+      settings: settings.data,
+      reloadSettings: settings.reload,
+      applySettings: settings.set,
+      info: info.data,
+      openNewSession: (prefill = {}) => setNewSession(prefill),
+      focusSearch,
+    }),
+    [route, settings.data, settings.reload, settings.set, info.data, focusSearch],
+  );
+
   return (
-    <main>
-      <h1>Keel</h1>
-      <p>Sessions will appear here.</p>
-    </main>
+    <AppContext.Provider value={state}>
+      <div className="app">
+        <aside className="sidebar" aria-label="Session browser">
+          <header className="sidebar-header">
+            <button
+              type="button"
+              className="brand"
+              onClick={() => setRoute({ screen: 'home' })}
+              aria-label="Keel home"
+            >
+              <span className="brand-mark" aria-hidden="true">
+                ⚓
+              </span>
+              Keel
+            </button>
+            <div className="sidebar-actions">
+              <button type="button" className="button-primary" onClick={() => setNewSession({})}>
+                New session
+              </button>
+              <button
+                type="button"
+                className={`icon-button${route.screen === 'settings' ? ' is-current' : ''}`}
+                onClick={() => setRoute({ screen: 'settings' })}
+                aria-label="Settings"
+                title="Settings"
+              >
+                ⚙
+              </button>
+            </div>
+          </header>
+          <ErrorBoundary label="session list">
+            <SessionBrowser searchRef={searchRef} />
+          </ErrorBoundary>
+        </aside>
+        <main className="pane">
+          <ErrorBoundary label={route.screen === 'session' ? 'session view' : route.screen}>
+            {route.screen === 'session' ? (
+              sessionViewModule ? (
+                <sessionViewModule.SessionView key={route.sessionId} sessionId={route.sessionId} />
+              ) : (
+                <Suspense fallback={<LoadingState label="Opening session…" />}>
+                  <LazySessionView key={route.sessionId} sessionId={route.sessionId} />
+                </Suspense>
+              )
+            ) : route.screen === 'settings' ? (
+              settings.error ? (
+                <ErrorState
+                  message={`Settings could not be read: ${settings.error}`}
+                  onRetry={settings.reload}
+                />
+              ) : (
+                <SettingsScreen />
+              )
+            ) : settings.error ? (
+              <ErrorState
+                message={`Keel could not read its settings: ${settings.error}`}
+                onRetry={settings.reload}
+              />
+            ) : !settings.data ? (
+              <LoadingState />
+            ) : needsProviderSetup(settings.data) ? (
+              <FirstRun />
+            ) : (
+              <Welcome />
+            )}
+          </ErrorBoundary>
+        </main>
+      </div>
+      {newSession ? <NewSessionDialog prefill={newSession} onClose={() => setNewSession(undefined)} /> : null}
+    </AppContext.Provider>
   );
 }

@@ -1,11 +1,26 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { App } from './App';
+import { App } from './App.js';
+import './styles/index.css';
 
-const root = document.getElementById('root');
-if (root)
+/** Mounts the app once `window.keel` exists: Electron's preload provides it; in `keel serve` the WebSocket bridge does. */
+async function start(): Promise<void> {
+  if (window.keel === undefined) {
+    const { installKeelBridge } = await import('../bridge/wsBridge.js');
+    installKeelBridge();
+  }
+  const root = document.getElementById('root');
+  if (!root) return;
   createRoot(root).render(
     <StrictMode>
       <App />
     </StrictMode>,
   );
+}
+
+void start().catch(() => {
+  const root = document.getElementById('root');
+  if (root)
+    root.textContent =
+      'Keel could not connect to its backend. Check that keel is still running, then reload.';
+});

@@ -1,0 +1,42 @@
+import { createContext, useContext } from 'react';
+import type { ChannelOutput, SettingsView } from '../../main/ipc/contract.js';
+
+/** Where the main pane is. The session browser is always visible beside it. */
+export type Route = { screen: 'home' } | { screen: 'session'; sessionId: string } | { screen: 'settings' };
+
+/** What the new-session dialog starts with (e.g. a detected local model or a recent folder). */
+export type NewSessionPrefill = { projectFolder?: string };
+
+/** App-wide state every screen may read: settings, app info and navigation. */
+export type AppState = {
+  route: Route;
+  navigate: (route: Route) => void;
+  settings: SettingsView | undefined;
+  reloadSettings: () => void;
+  /** Shows settings a write just returned, without another read. */
+  applySettings: (view: SettingsView) => void;
+  info: ChannelOutput<'app.info'> | undefined;
+  openNewSession: (prefill?: NewSessionPrefill) => void;
+  /** Moves focus to the session search box (Ctrl/Cmd+K). */
+  focusSearch: () => void;
+};
+
+/** The app state; provided once by App. */
+export const AppContext = createContext<AppState | undefined>(undefined);
+
+/** The app state; throws when used outside App (a programming error). */
+export function useApp(): AppState {
+  const state = useContext(AppContext);
+  if (!state) throw new Error('useApp must be used inside App');
+  return state;
+}
+
+/** True when no provider can be used yet: no key set and no local (OpenAI-compatible) base URL configured. */
+export function needsProviderSetup(view: SettingsView): boolean {
+  const { keys, settings } = view;
+  if (keys.anthropic || keys.openai || keys.openaiCompatible) return false;
+  const localUrl =
+    settings.providers['openai-compatible']?.baseUrl ??
+    (settings.defaults.provider === 'openai-compatible' ? settings.defaults.baseUrl : undefined);
+  return localUrl === undefined;
+}

@@ -1,0 +1,249 @@
+import { useEffect, useMemo, useRef, useState, type FormEvent, type JSX } from 'react';
+import type { ProviderKind } from '../../api/types.js';
+import { call, describeError } from '../../api/call.js';
+import { keel } from '../../api/keel.js';
+import { useQuery } from '../../api/useQuery.js';
+import { useApp, type NewSessionPrefill } from '../../appContext.js';
+import { POLICIES, PROVIDERS } from '../settings/providers.js';
+import { RecentProjects } from './RecentProjects.js';
+
+/** The new-session form in a modal dialog: project folder, provider and model, policy, network allowlist. */
+export function NewSessionDialog({
+  prefill,
+  onClose,
+}: {
+  prefill: NewSessionPrefill;
+  onClose: () => void;
+}): JSX.Element {
+  const { settings, info, navigate } = useApp();
+  const dialogRef = useRef<HTMLDialogElement>(null);
+  const catalogue = useQuery(() => call(keel().providers.catalogue()), []);
+  const defaults = settings?.settings.defaults;
+  const [folder, setFolder] = useState(prefill.projectFolder ?? '');
+  const [provider, setProvider] = useState<ProviderKind>(defaults?.provider ?? 'openai-compatible');
+  const [model, setModel] = useState(defaults?.model ?? '');
+  const [baseUrl, setBaseUrl] = useState(
+    defaults?.baseUrl ??
+      settings?.settings.providers[defaults?.provider ?? 'openai-compatible']?.baseUrl ??
+      '',
+  );
+  const [contextWindow, setContextWindow] = useState('');
+  const [policy, setPolicy] = useState(defaults?.policy ?? 'ask');
+  const [network, setNetwork] = useState((defaults?.networkAllow ?? []).join('\n'));
+  const [title, setTitle] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | undefined>();
+  const electron = info?.mode === 'electron';
+
+  useEffect(() => {
+    const dialog = dialogRef.current;
+    if (dialog && !dialog.open) dialog.showModal();
+  }, []);
+
+  const models = useMemo(
+    () => (catalogue.data?.models ?? []).filter((entry) => entry.provider === provider),
+    [catalogue.data, provider],
+  );
+  const knownWindow =
+    models.find((entry) => entry.id === model.trim())?.contextWindow ??
+    settings?.settings.contextWindows[model.trim()];
+  const needsWindow = model.trim() !== '' && knownWindow === undefined;
+
+  const chooseProvider = (next: ProviderKind) => {
+    setProvider(next);
+    setBaseUrl(
+      settings?.settings.providers[next]?.baseUrl ??
+        (next === defaults?.provider ? (defaults.baseUrl ?? '') : ''),
+    );
+    if (next !== defaults?.provider) setModel('');
+  };
+
+  const browse = async () => {
+    setError(undefined);
+    try {
+      const picked = await call(keel().projects.openFolder(folder.trim() ? { path: folder.trim() } : {}));
+      if (picked.folder) setFolder(picked.folder);
+    } catch (failure) {
+      setError(describeError(failure));
+    }
+  };
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(undefined);
+    if (!folder.trim()) return setError('Choose the project folder the session works in.');
+    if (!model.trim()) return setError('Choose a model.');
+    if (provider === 'openai-compatible' && !baseUrl.trim())
+      return setError('A local or self-hosted server needs its base URL, e.g. http://127.0.0.1:11434/v1.');
+    const windowTokens = needsWindow ? Number(contextWindow) : undefined;
+    if (needsWindow && (!Number.isInteger(windowTokens) || (windowTokens ?? 0) <= 0))
+      return setError(`Keel does not know ${model.trim()}: enter its context window in tokens.`);
+    setBusy(true);
+    try {
+      // In `keel serve` the typed path is resolved (and checked) by main; in the app the dialog already did.
+      const projectFolder = electron
+        ? folder.trim()
+        : ((await call(keel().projects.openFolder({ path: folder.trim() }))).folder ?? folder.trim());
+      const created = await call(
+        keel().sessions.create({
+          projectFolder,
+          provider,
+          model: model.trim(),
+          ...(baseUrl.trim() ? { baseUrl: baseUrl.trim() } : {}),
+          ...(windowTokens ? { contextWindow: windowTokens } : {}),
+          policy,
+          networkAllow: network
+            .split(/[\s,]+/)
+            .map((host) => host.trim())
+            .filter(Boolean),
+          ...(title.trim() ? { title: title.trim() } : {}),
+        }),
+      );
+      navigate({ screen: 'session', sessionId: created.session.id });
+      onClose();
+    } catch (failure) {
+      setError(describeError(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <dialog ref={dialogRef} className="dialog" aria-labelledby="new-session-title" onClose={onClose}>
+      <form className="form" onSubmit={(event) => void submit(event)}>
+        <h2 id="new-session-title">New session</h2>
+        <div className="field">
+          <label htmlFor="ns-folder">Project folder</label>
+          <div className="field-row">
+            <input
+              id="ns-folder"
+              value={folder}
+              onChange={(event) => setFolder(event.target.value)}
+              placeholder="/home/you/projects/app"
+              spellCheck={false}
+              autoFocus
+              required
+            />
+            {electron ? (
+              <button type="button" className="button-secondary" onClick={() => void browse()}>
+                Choose…
+              </button>
+            ) : null}
+          </div>
+          <RecentProjects onPick={setFolder} />
+        </div>
+        <div className="field-grid">
+          <div className="field">
+            <label htmlFor="ns-provider">Provider</label>
+            <select
+              id="ns-provider"
+              value={provider}
+              onChange={(event) => chooseProvider(event.target.value as ProviderKind)}
+            >
+              {PROVIDERS.map((entry) => (
+                <option key={entry.kind} value={entry.kind}>
+                  {entry.label}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="ns-model">Model</label>
+            <input
+              id="ns-model"
+              list="ns-models"
+              value={model}
+              onChange={(event) => setModel(event.target.value)}
+              placeholder={models[0]?.id ?? 'model id'}
+              spellCheck={false}
+              required
+            />
+            <datalist id="ns-models">
+              {models.map((entry) => (
+                <option key={entry.id} value={entry.id}>
+                  {`${Math.round(entry.contextWindow / 1000)}k context`}
+                </option>
+              ))}
+            </datalist>
+          </div>
+        </div>
+        {provider === 'openai-compatible' || baseUrl ? (
+          <div className="field">
+            <label htmlFor="ns-base-url">Base URL</label>
+            <input
+              id="ns-base-url"
+              type="url"
+              value={baseUrl}
+              onChange={(event) => setBaseUrl(event.target.value)}
+              placeholder="http://127.0.0.1:11434/v1"
+              spellCheck={false}
+            />
+          </div>
+        ) : null}
+        {needsWindow ? (
+          <div className="field">
+            <label htmlFor="ns-window">Context window (tokens)</label>
+            <input
+              id="ns-window"
+              type="number"
+              min={1}
+              step={1}
+              value={contextWindow}
+              onChange={(event) => setContextWindow(event.target.value)}
+              placeholder="32768"
+            />
+            <p className="hint">Keel does not know this model; its window sets when compaction runs.</p>
+          </div>
+        ) : null}
+        <div className="field-grid">
+          <div className="field">
+            <label htmlFor="ns-policy">Approval policy</label>
+            <select
+              id="ns-policy"
+              value={policy}
+              onChange={(event) => setPolicy(event.target.value as typeof policy)}
+            >
+              {POLICIES.map((entry) => (
+                <option key={entry.value} value={entry.value}>
+                  {entry.label}
+                </option>
+              ))}
+            </select>
+            <p className="hint">{POLICIES.find((entry) => entry.value === policy)?.hint}</p>
+          </div>
+          <div className="field">
+            <label htmlFor="ns-title">Title (optional)</label>
+            <input id="ns-title" value={title} onChange={(event) => setTitle(event.target.value)} />
+          </div>
+        </div>
+        <div className="field">
+          <label htmlFor="ns-network">Network allowlist</label>
+          <textarea
+            id="ns-network"
+            rows={2}
+            value={network}
+            onChange={(event) => setNetwork(event.target.value)}
+            placeholder="registry.npmjs.org"
+            spellCheck={false}
+          />
+          <p className="hint">
+            Hosts commands may reach, one per line. Empty: commands get no network at all.
+          </p>
+        </div>
+        {error ? (
+          <p className="form-error" role="alert">
+            {error}
+          </p>
+        ) : null}
+        <div className="dialog-actions">
+          <button type="button" className="button-secondary" onClick={() => dialogRef.current?.close()}>
+            Cancel
+          </button>
+          <button type="submit" className="button-primary" disabled={busy}>
+            {busy ? 'Creating…' : 'Create session'}
+          </button>
+        </div>
+      </form>
+    </dialog>
+  );
+}

@@ -1,0 +1,222 @@
+import { useCallback, useEffect, useMemo, useRef, useState, type JSX } from 'react';
+import type { SessionStatus, TurnOutcome } from '../../../../main/ipc/contract.js';
+import { call, describeError } from '../../api/call.js';
+import { keel } from '../../api/keel.js';
+import { useQuery } from '../../api/useQuery.js';
+import { useSubscription } from '../../api/useSubscription.js';
+import { ErrorState, LoadingState } from '../../components/States.js';
+import { ApprovalPanel } from './ApprovalPanel.js';
+import { Composer } from './Composer.js';
+import { SessionHeader } from './SessionHeader.js';
+import { Transcript } from './Transcript.js';
+import { foldTranscript } from './transcriptItems.js';
+import { useTranscript } from './useTranscript.js';
+
+/** Events after which the session's summary (pending approvals, context use, resumability) is re-read. */
+const REFRESHING_KINDS = new Set([
+  'approval_request',
+  'approval_granted',
+  'approval_denied',
+  'assistant_message',
+  'interrupted',
+  'compaction',
+  'model_changed',
+  'policy_changed',
+  'error',
+]);
+
+/** One session: live transcript, pending approvals, composer (Send / Stop / Resume) and context meter. */
+export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
+  // The transcript's first page is requested before the summary: it is what the user waits to see.
+  const transcript = useTranscript(sessionId);
+  const opened = useQuery(() => call(keel().sessions.open({ sessionId })), [sessionId]);
+  const items = useMemo(() => foldTranscript(transcript.events), [transcript.events]);
+  const [running, setRunning] = useState(false);
+  const [status, setStatus] = useState<SessionStatus>('idle');
+  const [outcome, setOutcome] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const [actionError, setActionError] = useState<string | undefined>();
+  const inputRef = useRef<HTMLTextAreaElement>(null);
+  const reloadTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const { reload } = opened;
+
+  useEffect(() => {
+    if (!opened.data) return;
+    setRunning(opened.data.running);
+    setStatus(opened.data.session.status);
+  }, [opened.data]);
+
+  const scheduleReload = useCallback(() => {
+    clearTimeout(reloadTimer.current);
+    reloadTimer.current = setTimeout(reload, 120);
+  }, [reload]);
+  useEffect(() => () => clearTimeout(reloadTimer.current), []);
+
+  useSubscription('session.status', (payload) => {
+    if (payload.sessionId !== sessionId) return;
+    setRunning(payload.running);
+    setStatus(payload.status);
+    if (payload.running) setOutcome(undefined);
+    else {
+      setOutcome(payload.outcome ? describeOutcome(payload.outcome) : undefined);
+      scheduleReload();
+    }
+  });
+
+  useSubscription('event.appended', ({ sessionId: id, event }) => {
+    if (id === sessionId && REFRESHING_KINDS.has(event.kind)) scheduleReload();
+  });
+
+  const readOnly = opened.data?.readOnly ?? true;
+  const pending = opened.data?.pendingApprovals ?? [];
+
+  const send = useCallback(
+    async (prompt: string) => {
+      setBusy(true);
+      setActionError(undefined);
+      try {
+        await call(keel().turns.send({ sessionId, prompt }));
+        setRunning(true);
+        return true;
+      } catch (error) {
+        setActionError(describeError(error));
+        return false;
+      } finally {
+        setBusy(false);
+      }
+    },
+    [sessionId],
+  );
+
+  const stop = useCallback(async () => {
+    setActionError(undefined);
+    try {
+      await call(keel().turns.stop({ sessionId }));
+    } catch (error) {
+      setActionError(describeError(error));
+    }
+  }, [sessionId]);
+
+  const resume = useCallback(async () => {
+    setBusy(true);
+    setActionError(undefined);
+    try {
+      await call(keel().turns.resume({ sessionId }));
+      setRunning(true);
+    } catch (error) {
+      setActionError(describeError(error));
+    } finally {
+      setBusy(false);
+    }
+  }, [sessionId]);
+
+  const archive = useCallback(async () => {
+    if (!opened.data) return;
+    try {
+      await call(keel().sessions.archive({ sessionId, archived: !opened.data.session.archived }));
+      reload();
+    } catch (error) {
+      setActionError(describeError(error));
+    }
+  }, [opened.data, reload, sessionId]);
+
+  // Esc stops the running turn, unless something else (a dialog, the search box) used the key.
+  useEffect(() => {
+    if (!running) return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape' || event.defaultPrevented) return;
+      if (document.querySelector('dialog[open]')) return;
+      event.preventDefault();
+      void stop();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [running, stop]);
+
+  const focusedFor = useRef<string | undefined>(undefined);
+  useEffect(() => {
+    if (opened.data && !opened.data.readOnly && focusedFor.current !== sessionId) {
+      focusedFor.current = sessionId;
+      inputRef.current?.focus();
+    }
+  }, [opened.data, sessionId]);
+
+  const data = opened.data;
+  return (
+    <section className="session-view" aria-label="Session">
+      {data ? (
+        <SessionHeader opened={data} status={status} onArchive={() => void archive()} />
+      ) : opened.error ? (
+        <ErrorState message={opened.error} onRetry={opened.reload} />
+      ) : (
+        <header className="session-header">
+          <LoadingState label="Opening session…" />
+        </header>
+      )}
+      {data?.readOnly ? (
+        <p className="banner banner-warning" role="status">
+          {data.session.projectExists
+            ? 'Read-only: another Keel process (the CLI or another window) is using this session right now.'
+            : `Read-only: the project folder ${data.session.projectFolder} no longer exists. You can read this session but not continue it.`}
+        </p>
+      ) : null}
+      {transcript.error ? <ErrorState message={transcript.error} onRetry={transcript.retry} /> : null}
+      {transcript.loading ? (
+        <LoadingState label="Loading transcript…" />
+      ) : (
+        <Transcript
+          items={items}
+          live={transcript.live}
+          streaming={transcript.streaming}
+          running={running}
+          toolOutput={transcript.toolOutput}
+          hasBefore={transcript.hasBefore}
+          onLoadEarlier={transcript.loadEarlier}
+        />
+      )}
+      {data ? (
+        <div className="session-footer">
+          {transcript.notice && running ? (
+            <p className="turn-notice" role="status">
+              {transcript.notice}
+            </p>
+          ) : null}
+          {outcome && !running ? (
+            <p className="turn-outcome" role="status">
+              {outcome}
+            </p>
+          ) : null}
+          <ApprovalPanel sessionId={sessionId} pending={pending} readOnly={readOnly} onDecided={reload} />
+          <Composer
+            inputRef={inputRef}
+            running={running}
+            readOnly={readOnly}
+            canResume={data.canResume}
+            awaitingApproval={pending.length > 0}
+            busy={busy}
+            error={actionError}
+            onSend={send}
+            onStop={() => void stop()}
+            onResume={() => void resume()}
+          />
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+/** A sentence for how a turn ended, or nothing when it simply completed. */
+function describeOutcome(outcome: TurnOutcome): string | undefined {
+  switch (outcome.status) {
+    case 'completed':
+      return undefined;
+    case 'awaiting_approval':
+      return 'The turn is waiting for your approval.';
+    case 'interrupted':
+      return 'Stopped. Resume continues from where it was cut, or send a new message.';
+    case 'failed':
+      return `The turn failed: ${outcome.error}`;
+    case 'budget_exhausted':
+      return `The turn stopped after ${outcome.steps} steps (its step budget). Resume to continue.`;
+  }
+}

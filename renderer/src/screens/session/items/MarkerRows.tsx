@@ -1,0 +1,77 @@
+import type { JSX } from 'react';
+import type { EventOf } from '../../../api/types.js';
+import { Markdown } from '../../../components/Markdown.js';
+import { formatClock, formatDateTime, formatTokens } from '../../../lib/format.js';
+
+/** The first row: where and with what the session started. */
+export function SessionStartRow({ event }: { event: EventOf<'session_created'> }): JSX.Element {
+  return (
+    <div className="marker marker-start">
+      Session started {formatDateTime(event.at)} in <code>{event.projectFolder}</code> with{' '}
+      <strong>
+        {event.provider}:{event.model}
+      </strong>{' '}
+      · policy {event.policy} · {event.toolMode} tools
+      {event.networkAllow && event.networkAllow.length > 0
+        ? ` · network: ${event.networkAllow.join(', ')}`
+        : ' · no network'}
+    </div>
+  );
+}
+
+/** A compaction marker; its element id (`compaction-<seq>`) is the link target of the compaction inspector. */
+export function CompactionMarker({ event }: { event: EventOf<'compaction'> }): JSX.Element {
+  const range =
+    event.fromSeq !== undefined
+      ? `events ${event.fromSeq}–${event.through}`
+      : `events up to ${event.through}`;
+  const tokens =
+    event.tokensBefore !== undefined && event.tokensAfter !== undefined
+      ? ` (${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)} tokens)`
+      : '';
+  return (
+    <div className="marker marker-compaction" id={`compaction-${event.seq}`} data-compaction-seq={event.seq}>
+      <details>
+        <summary>
+          Context compacted: {range} summarized{tokens}
+          {event.supersedes !== undefined ? ` · re-runs compaction ${event.supersedes}` : ''}
+        </summary>
+        <div className="compaction-summary">
+          <Markdown text={event.summary} mode="deferred" />
+        </div>
+      </details>
+    </div>
+  );
+}
+
+/** A model switch: the pin every later request uses. */
+export function ModelSwitchRow({ event }: { event: EventOf<'model_changed'> }): JSX.Element {
+  return (
+    <div className="marker marker-model">
+      Model switched to{' '}
+      <strong>
+        {event.provider}:{event.model}
+      </strong>{' '}
+      ({formatTokens(event.contextWindow)} window) · {formatClock(event.at)}
+    </div>
+  );
+}
+
+/** An error the turn recorded, with its message. */
+export function ErrorRow({ message, code, at }: { message: string; code?: string; at: string }): JSX.Element {
+  return (
+    <div className="marker marker-error" role="note">
+      <strong>Error{code ? ` (${code})` : ''}:</strong> {message}
+      <time dateTime={at}> · {formatClock(at)}</time>
+    </div>
+  );
+}
+
+/** Any other fact of the log, in one line. */
+export function NoteRow({ text, at }: { text: string; at: string }): JSX.Element {
+  return (
+    <div className="marker marker-note">
+      {text} <time dateTime={at}>· {formatClock(at)}</time>
+    </div>
+  );
+}

@@ -1,0 +1,94 @@
+import { memo, type JSX } from 'react';
+import { formatClock, plural, prettyJson, truncateText } from '../../../lib/format.js';
+import type { ToolItem, ToolStatus } from '../transcriptItems.js';
+
+const STATUS_LABELS: Record<ToolStatus, string> = {
+  requested: 'Queued',
+  awaiting_approval: 'Awaiting approval',
+  denied: 'Denied',
+  running: 'Running',
+  succeeded: 'Done',
+  failed: 'Failed',
+  cancelled: 'Cancelled',
+};
+
+const SHOWN_RESULT = 20_000;
+
+/** A tool call: name, arguments, status, its approval decision and a collapsible result (or live output while it runs). */
+export const ToolCallCard = memo(function ToolCallCard({
+  item,
+  liveOutput,
+  sessionRunning,
+}: {
+  item: ToolItem;
+  liveOutput: string | undefined;
+  sessionRunning: boolean;
+}): JSX.Element {
+  // A call left "running" by a turn that is no longer running has an unknown outcome until resume decides it.
+  const status: ToolStatus | 'unknown' =
+    item.status === 'running' && !sessionRunning ? 'unknown' : item.status;
+  const label = status === 'unknown' ? 'Outcome unknown' : STATUS_LABELS[status];
+  const args = prettyJson(item.arguments);
+  const result = item.result ? truncateText(item.result.content, SHOWN_RESULT) : undefined;
+  return (
+    <article className={`tool-card tool-${status}`} aria-label={`Tool call ${item.name}: ${label}`}>
+      <header className="tool-header">
+        <span className="tool-icon" aria-hidden="true">
+          ⚙
+        </span>
+        <code className="tool-name">{item.name}</code>
+        <span className={`tool-status tool-status-${status}`}>{label}</span>
+        {item.result?.exitCode !== undefined && item.result.exitCode !== null ? (
+          <span className="tool-exit">exit {item.result.exitCode}</span>
+        ) : null}
+        {item.result?.durationMs !== undefined ? (
+          <span className="tool-duration">{Math.round(item.result.durationMs)} ms</span>
+        ) : null}
+      </header>
+      <pre className="tool-args" aria-label="Arguments">
+        {args}
+      </pre>
+      {item.decision ? (
+        <p className="tool-decision">
+          {item.decision.kind === 'approval_granted'
+            ? `Allowed (${item.decision.scope}) at ${formatClock(item.decision.at)}`
+            : `Denied${item.decision.reason ? `: ${item.decision.reason}` : ''}`}
+        </p>
+      ) : item.approval && status === 'awaiting_approval' ? (
+        <p className="tool-decision">
+          Waiting for your decision below{item.approval.reason ? `: ${item.approval.reason}` : ''}.
+        </p>
+      ) : null}
+      {status === 'running' && liveOutput ? (
+        <pre className="tool-output is-live" aria-label="Live output" aria-live="off">
+          {liveOutput}
+        </pre>
+      ) : null}
+      {result ? (
+        <details className="tool-result">
+          <summary>
+            {item.result?.isError ? 'Error result' : 'Result'} ·{' '}
+            {plural(lineCount(item.result?.content ?? ''), 'line')}
+            {item.result?.artifact ? ` · full output in ${item.result.artifact}` : ''}
+          </summary>
+          <pre className="tool-output">
+            {result.text}
+            {result.omitted > 0 ? `\n… ${result.omitted} more characters` : ''}
+          </pre>
+          {item.result?.diff ? (
+            <pre className="tool-diff" aria-label="Diff">
+              {item.result.diff}
+            </pre>
+          ) : null}
+        </details>
+      ) : null}
+    </article>
+  );
+});
+
+function lineCount(text: string): number {
+  if (text === '') return 0;
+  let lines = 1;
+  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) lines++;
+  return text.endsWith('\n') ? lines - 1 : lines;
+}

@@ -1,0 +1,264 @@
+import type { EventOf, SessionEvent } from '../../api/types.js';
+
+/** Where a tool call stands, as the log says. */
+export type ToolStatus =
+  'requested' | 'awaiting_approval' | 'denied' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** A tool call with everything the log recorded about it, gathered in one row. */
+export type ToolItem = {
+  type: 'tool';
+  key: string;
+  seq: number;
+  toolCallId: string;
+  name: string;
+  arguments: string;
+  status: ToolStatus;
+  /** The request seq of the newest approval request for this call, when one was made. */
+  approval?: EventOf<'approval_request'>;
+  decision?: EventOf<'approval_granted'> | EventOf<'approval_denied'>;
+  result?: EventOf<'tool_result'>;
+};
+
+/** One row of the transcript. Every row has a stable `key` (it survives re-folding). */
+export type TranscriptItem =
+  | { type: 'session_start'; key: string; event: EventOf<'session_created'> }
+  | { type: 'user'; key: string; seq: number; at: string; content: string }
+  | {
+      type: 'assistant';
+      key: string;
+      seq: number;
+      at: string;
+      content: string;
+      model?: string;
+      /** Set when the user stopped the stream: the text ends where it was cut. */
+      interrupted?: { reason?: string };
+    }
+  | ToolItem
+  | { type: 'compaction'; key: string; event: EventOf<'compaction'> }
+  | { type: 'model_changed'; key: string; event: EventOf<'model_changed'> }
+  | { type: 'error'; key: string; seq: number; at: string; message: string; code?: string }
+  | { type: 'note'; key: string; seq: number; at: string; text: string };
+
+/**
+ * Folds a session log (seq order) into transcript rows: messages in order, each tool call as one
+ * row right after the message that asked for it, updated in place by its approval, start and
+ * result events. Pure: the same events always give equal rows.
+ */
+export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[] {
+  const items: TranscriptItem[] = [];
+  const toolRows = new Map<string, number>();
+  const approvalRows = new Map<number, number>();
+
+  const updateTool = (toolCallId: string, update: (item: ToolItem) => ToolItem): boolean => {
+    const index = toolRows.get(toolCallId);
+    const item = index === undefined ? undefined : items[index];
+    if (index === undefined || item?.type !== 'tool') return false;
+    items[index] = update(item);
+    return true;
+  };
+
+  const addCalls = (
+    seq: number,
+    calls: readonly { id: string; name: string; arguments: string }[],
+    cut: boolean,
+  ) => {
+    for (const toolCall of calls) {
+      toolRows.set(toolCall.id, items.length);
+      items.push({
+        type: 'tool',
+        key: `tool:${seq}:${toolCall.id}`,
+        seq,
+        toolCallId: toolCall.id,
+        name: toolCall.name,
+        arguments: toolCall.arguments,
+        status: cut ? 'cancelled' : 'requested',
+      });
+    }
+  };
+
+  for (const event of events) {
+    const key = `e${event.seq}`;
+    switch (event.kind) {
+      case 'session_created':
+        items.push({ type: 'session_start', key, event });
+        break;
+      case 'user_message':
+        items.push({ type: 'user', key, seq: event.seq, at: event.at, content: event.content });
+        break;
+      case 'assistant_message':
+        if (event.content.trim() !== '')
+          items.push({
+            type: 'assistant',
+            key,
+            seq: event.seq,
+            at: event.at,
+            content: event.content,
+            ...(event.model ? { model: event.model } : {}),
+          });
+        addCalls(event.seq, event.toolCalls, false);
+        break;
+      case 'interrupted':
+        items.push({
+          type: 'assistant',
+          key,
+          seq: event.seq,
+          at: event.at,
+          content: event.content,
+          interrupted: event.reason ? { reason: event.reason } : {},
+        });
+        addCalls(event.seq, event.toolCalls, true);
+        break;
+      case 'approval_request': {
+        const found = updateTool(event.toolCallId, (item) => {
+          const { decision: _previous, ...rest } = item;
+          return { ...rest, approval: event, status: 'awaiting_approval' };
+        });
+        if (found) approvalRows.set(event.seq, toolRows.get(event.toolCallId) ?? -1);
+        else
+          items.push({
+            type: 'note',
+            key,
+            seq: event.seq,
+            at: event.at,
+            text: `Approval requested for ${event.tool}${event.reason ? `: ${event.reason}` : ''}`,
+          });
+        break;
+      }
+      case 'approval_granted':
+      case 'approval_denied': {
+        const index = approvalRows.get(event.requestSeq);
+        const item = index === undefined ? undefined : items[index];
+        if (index !== undefined && item?.type === 'tool') {
+          items[index] = {
+            ...item,
+            decision: event,
+            status: item.result ? item.status : event.kind === 'approval_denied' ? 'denied' : 'requested',
+          };
+        } else {
+          items.push({
+            type: 'note',
+            key,
+            seq: event.seq,
+            at: event.at,
+            text:
+              event.kind === 'approval_granted'
+                ? `Approval granted (${event.scope})`
+                : `Approval denied${event.reason ? `: ${event.reason}` : ''}`,
+          });
+        }
+        break;
+      }
+      case 'tool_call_started':
+        updateTool(event.toolCallId, (item) => (item.result ? item : { ...item, status: 'running' }));
+        break;
+      case 'tool_result':
+        if (
+          !updateTool(event.toolCallId, (item) => ({
+            ...item,
+            result: event,
+            status: item.status === 'denied' ? 'denied' : event.isError ? 'failed' : 'succeeded',
+          }))
+        )
+          items.push({
+            type: 'note',
+            key,
+            seq: event.seq,
+            at: event.at,
+            text: `Result of ${event.tool ?? 'a tool call'}${event.isError ? ' (failed)' : ''}`,
+          });
+        break;
+      case 'compaction':
+        items.push({ type: 'compaction', key, event });
+        break;
+      case 'model_changed':
+        items.push({ type: 'model_changed', key, event });
+        break;
+      case 'policy_changed':
+        items.push({
+          type: 'note',
+          key,
+          seq: event.seq,
+          at: event.at,
+          text: `Policy changed to ${event.policy}`,
+        });
+        break;
+      case 'error':
+        items.push({
+          type: 'error',
+          key,
+          seq: event.seq,
+          at: event.at,
+          message: event.message,
+          ...(event.code ? { code: event.code } : {}),
+        });
+        break;
+      case 'approval_revoked':
+        items.push({
+          type: 'note',
+          key,
+          seq: event.seq,
+          at: event.at,
+          text: `Approval revoked${event.reason ? `: ${event.reason}` : ''}`,
+        });
+        break;
+      case 'file_staged':
+        items.push({ type: 'note', key, seq: event.seq, at: event.at, text: `File staged: ${event.path}` });
+        break;
+      case 'persistent_commit':
+        items.push({
+          type: 'note',
+          key,
+          seq: event.seq,
+          at: event.at,
+          text: `Committed ${event.files.length} file${event.files.length === 1 ? '' : 's'} from ${event.dir} to the project`,
+        });
+        break;
+      case 'subagent_started':
+        items.push({
+          type: 'note',
+          key,
+          seq: event.seq,
+          at: event.at,
+          text: `Subagent started: ${event.task}`,
+        });
+        break;
+      case 'subagent_result':
+        items.push({
+          type: 'note',
+          key,
+          seq: event.seq,
+          at: event.at,
+          text: `Subagent finished${event.outOfBudget ? ' (out of budget)' : ''}${event.truncated ? ' (result truncated)' : ''}`,
+        });
+        break;
+    }
+  }
+  return items;
+}
+
+/**
+ * Splits streaming Markdown into blocks that can no longer change (ended by a blank line outside a
+ * code fence) and the tail still being written, so a long reply re-parses only its last block per delta.
+ */
+export function splitSettledMarkdown(text: string): { settled: string[]; tail: string } {
+  const settled: string[] = [];
+  let fence: string | undefined;
+  let blockStart = 0;
+  let position = 0;
+  while (position <= text.length) {
+    const end = text.indexOf('\n', position);
+    if (end === -1) break;
+    const line = text.slice(position, end);
+    const marker = /^\s{0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (marker) {
+      if (fence === undefined) fence = marker;
+      else if (marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
+    } else if (fence === undefined && line.trim() === '' && end > blockStart) {
+      const block = text.slice(blockStart, end);
+      if (block.trim() !== '') settled.push(block);
+      blockStart = end + 1;
+    }
+    position = end + 1;
+  }
+  return { settled, tail: text.slice(blockStart) };
+}

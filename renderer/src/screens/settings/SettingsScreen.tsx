@@ -1,0 +1,158 @@
+import { useEffect, useState, type FormEvent, type JSX } from 'react';
+import type { SettingsValue } from '../../../../main/ipc/contract.js';
+import type { ProviderKind } from '../../api/types.js';
+import { call, describeError } from '../../api/call.js';
+import { keel } from '../../api/keel.js';
+import { useApp } from '../../appContext.js';
+import { LoadingState } from '../../components/States.js';
+import { ProviderCard } from './ProviderCard.js';
+import { PROVIDERS } from './providers.js';
+import { SandboxStatus } from './SandboxStatus.js';
+
+/** Settings: providers (keys set-only, base URLs, test connection), default model, compaction threshold, sandbox status. */
+export function SettingsScreen(): JSX.Element {
+  const { settings, reloadSettings, applySettings } = useApp();
+  const [draft, setDraft] = useState<SettingsValue | undefined>(settings?.settings);
+  const [saving, setSaving] = useState(false);
+  const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | undefined>();
+
+  useEffect(() => {
+    if (settings && !draft) setDraft(settings.settings);
+  }, [settings, draft]);
+
+  if (!settings || !draft) return <LoadingState label="Loading settings…" />;
+
+  const setBaseUrl = (kind: ProviderKind, baseUrl: string) =>
+    setDraft({
+      ...draft,
+      providers: { ...draft.providers, [kind]: baseUrl.trim() ? { baseUrl: baseUrl.trim() } : {} },
+    });
+
+  const save = async (event: FormEvent) => {
+    event.preventDefault();
+    setSaving(true);
+    setMessage(undefined);
+    try {
+      const saved = await call(keel().settings.set({ settings: draft }));
+      setDraft(saved.settings);
+      applySettings(saved);
+      setMessage({ kind: 'ok', text: 'Settings saved.' });
+    } catch (error) {
+      setMessage({ kind: 'error', text: describeError(error) });
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  const threshold = Math.round(draft.compaction.threshold * 100);
+  const defaults = draft.defaults;
+
+  return (
+    <section className="settings" aria-labelledby="settings-title">
+      <h1 id="settings-title">Settings</h1>
+      <form className="form" onSubmit={(event) => void save(event)}>
+        <h2>Providers</h2>
+        <p className="hint">
+          {settings.keyStorage === 'keychain'
+            ? 'API keys are kept in your system keychain. They are never shown again once saved.'
+            : 'In keel serve, API keys come from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, KEEL_OPENAI_COMPATIBLE_API_KEY): set them before starting it.'}
+        </p>
+        <div className="provider-cards">
+          {PROVIDERS.map((provider) => (
+            <ProviderCard
+              key={provider.kind}
+              provider={provider}
+              keySet={settings.keys[provider.keyName]}
+              keyStorage={settings.keyStorage}
+              baseUrl={draft.providers[provider.kind]?.baseUrl ?? ''}
+              onBaseUrl={(value) => setBaseUrl(provider.kind, value)}
+              defaultModel={defaults.provider === provider.kind ? defaults.model : undefined}
+              onKeysChanged={reloadSettings}
+            />
+          ))}
+        </div>
+
+        <h2>Defaults for new sessions</h2>
+        <div className="field-grid">
+          <div className="field">
+            <label htmlFor="set-provider">Default provider</label>
+            <select
+              id="set-provider"
+              value={defaults.provider ?? ''}
+              onChange={(event) => {
+                const { provider: _old, ...rest } = defaults;
+                setDraft({
+                  ...draft,
+                  defaults: event.target.value
+                    ? { ...rest, provider: event.target.value as ProviderKind }
+                    : rest,
+                });
+              }}
+            >
+              <option value="">None</option>
+              {PROVIDERS.map((provider) => (
+                <option key={provider.kind} value={provider.kind}>
+                  {provider.label}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="set-model">Default model</label>
+            <input
+              id="set-model"
+              value={defaults.model ?? ''}
+              spellCheck={false}
+              onChange={(event) => {
+                const { model: _old, ...rest } = defaults;
+                setDraft({
+                  ...draft,
+                  defaults: event.target.value ? { ...rest, model: event.target.value } : rest,
+                });
+              }}
+            />
+          </div>
+        </div>
+
+        <h2>Compaction</h2>
+        <div className="field">
+          <label htmlFor="set-threshold">Compact when the context is this full: {threshold}%</label>
+          <input
+            id="set-threshold"
+            type="range"
+            min={0}
+            max={95}
+            step={5}
+            value={threshold}
+            onChange={(event) =>
+              setDraft({
+                ...draft,
+                compaction: { ...draft.compaction, threshold: Number(event.target.value) / 100 },
+              })
+            }
+          />
+          <p className="hint">
+            {threshold === 0
+              ? 'Automatic compaction is off: long sessions will fail once they fill the window.'
+              : 'Before a request would pass this share of the model’s window, older events are summarized (they stay in the log).'}
+          </p>
+        </div>
+
+        {message ? (
+          <p
+            className={message.kind === 'ok' ? 'form-ok' : 'form-error'}
+            role={message.kind === 'ok' ? 'status' : 'alert'}
+          >
+            {message.text}
+          </p>
+        ) : null}
+        <div className="form-actions">
+          <button type="submit" className="button-primary" disabled={saving}>
+            {saving ? 'Saving…' : 'Save settings'}
+          </button>
+        </div>
+      </form>
+      <SandboxStatus />
+    </section>
+  );
+}

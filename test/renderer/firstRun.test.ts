@@ -1,0 +1,137 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { makeTempDir, removeTempDir } from '../support/cli.js';
+import { ProviderServer } from '../support/providerServer.js';
+import {
+  ensureBuilt,
+  HAS_CHROMIUM,
+  launchBrowser,
+  screenshot,
+  startServe,
+  watchPage,
+  type Browser,
+  type Serve,
+} from './harness.js';
+
+// Unset (not empty) in the server's environment: a developer's own keys would skip first run.
+const NO_KEYS = {
+  ANTHROPIC_API_KEY: undefined,
+  OPENAI_API_KEY: undefined,
+  KEEL_OPENAI_COMPATIBLE_API_KEY: undefined,
+};
+
+let dir: string;
+let home: string;
+let provider: ProviderServer;
+let serve: Serve | undefined;
+let browser: Browser | undefined;
+let fakeOllama: http.Server | undefined;
+
+/** Listens where Ollama does (127.0.0.1:11434) with one model; undefined when the port is taken on this machine. */
+async function startFakeOllama(): Promise<http.Server | undefined> {
+  const server = http.createServer((request, response) => {
+    if (request.url === '/v1/models') {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ object: 'list', data: [{ id: 'llama3.2:3b', object: 'model' }] }));
+    } else {
+      response.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(undefined));
+    server.listen(11434, '127.0.0.1', () => resolve(server));
+  });
+}
+
+beforeAll(async () => {
+  await ensureBuilt();
+  dir = fs.realpathSync(makeTempDir('keel-ui-first-'));
+  home = path.join(dir, 'home');
+  provider = await new ProviderServer().start();
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await serve?.stop();
+  await provider?.close();
+  await new Promise<void>((resolve) => (fakeOllama ? fakeOllama.close(() => resolve()) : resolve()));
+  if (dir) removeTempDir(dir);
+});
+
+describe.skipIf(!HAS_CHROMIUM)('first run and settings', () => {
+  it('explains how to add a provider, offers a local server it finds, and edits settings', async () => {
+    serve = await startServe(home, NO_KEYS);
+    browser = await launchBrowser();
+    const { page } = browser;
+    const watched = watchPage(page);
+    onTestFailed(async () => {
+      await screenshot(page, 'failed-first-run');
+    });
+    await page.goto(serve.url);
+
+    await page.getByRole('heading', { name: 'Welcome to Keel' }).waitFor();
+    await page.getByRole('button', { name: 'Open settings' }).waitFor();
+    await screenshot(page, '10-first-run');
+
+    fakeOllama = await startFakeOllama();
+    await page.getByRole('button', { name: 'Look for a local server' }).click();
+    if (fakeOllama) {
+      const use = page.getByRole('button', { name: 'Use llama3.2:3b on Ollama' });
+      await use.waitFor();
+      await screenshot(page, '11-first-run-local-server');
+      await use.click();
+      // First run is over: the new-session dialog opens on the chosen model.
+      const dialog = page.getByRole('dialog', { name: 'New session' });
+      await dialog.waitFor();
+      expect(await dialog.getByLabel('Model').inputValue()).toBe('llama3.2:3b');
+      expect(await dialog.getByLabel('Base URL').inputValue()).toBe('http://127.0.0.1:11434/v1');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
+      await page.getByRole('heading', { name: 'No session open' }).waitFor();
+      const saved = JSON.parse(fs.readFileSync(path.join(home, 'settings.json'), 'utf8')) as {
+        defaults: { provider?: string; model?: string; baseUrl?: string };
+      };
+      expect(saved.defaults).toMatchObject({
+        provider: 'openai-compatible',
+        model: 'llama3.2:3b',
+        baseUrl: 'http://127.0.0.1:11434/v1',
+      });
+    } else {
+      console.warn('port 11434 is taken here: the offer of a detected server is not exercised');
+    }
+
+    // Settings: keys are never shown (serve reads them from the environment), a connection test, the sandbox.
+    await page.getByRole('button', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    const card = page.getByRole('group', { name: /Local \/ OpenAI-compatible/ });
+    await card.getByLabel('Base URL').fill(provider.openaiBaseUrl);
+    await card.getByLabel(/Model to test/).fill('scripted-model');
+    await card.getByRole('button', { name: 'Test connection' }).click();
+    await card.getByText(/openai-compatible answered with scripted-model/).waitFor();
+    await page.getByRole('heading', { name: 'Sandbox' }).waitFor();
+    await page.getByText(/Commands run under/).waitFor();
+
+    await page.getByLabel(/Compact when the context is this full/).fill('60');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    const settings = JSON.parse(fs.readFileSync(path.join(home, 'settings.json'), 'utf8')) as {
+      compaction: { threshold: number };
+      providers: { 'openai-compatible'?: { baseUrl?: string } };
+    };
+    expect(settings.compaction.threshold).toBe(0.6);
+    expect(settings.providers['openai-compatible']?.baseUrl).toBe(provider.openaiBaseUrl);
+    await page.evaluate('window.scrollTo(0, 0)');
+    await screenshot(page, '12-settings');
+
+    // An unreachable server is reported in words, not a stack.
+    await card.getByLabel('Base URL').fill('http://127.0.0.1:9/v1');
+    await card.getByRole('button', { name: 'Test connection' }).click();
+    const failure = card.getByRole('alert');
+    await failure.waitFor();
+    expect(await failure.textContent()).not.toMatch(/\bat \S+:\d+:\d+/);
+
+    expect(watched.errors).toEqual([]);
+    expect(watched.foreignRequests).toEqual([]);
+  }, 90_000);
+});
