@@ -11,6 +11,7 @@ import { registerApproval } from './approve.js';
 import { registerStop } from './stop.js';
 import { registerModel } from './model.js';
 import { registerTrace } from './trace.js';
+import { registerGrants } from './grants.js';
 import { registerServe } from './serve.js';
 import { registerCommit } from './commit.js';
 import { registerCompact } from './compact.js';
@@ -24,6 +25,7 @@ export const registerCommands: readonly RegisterCommand[] = [
   registerCommit,
   registerResume,
   registerApproval,
+  registerGrants,
   registerStop,
   registerModel,
   registerTrace,

@@ -57,3 +57,84 @@ export function findGrant(call: GatedCall, grants: readonly ActiveGrant[]): Acti
     return false;
   });
 }
+
+/** A grant as a person reviews it: what it allows, when it was granted, and its revocation if any. */
+export type GrantRecord = ActiveGrant & {
+  grantedAt: string;
+  /** The model's call id of the request the grant answered. */
+  toolCallId: string;
+  /** One sentence: which future calls the grant pre-authorises. */
+  allows: string;
+  revoked?: { seq: number; at: string; reason?: string };
+};
+
+/** One sentence saying which calls a grant of `scope` (answering a `tool` request) pre-authorises, as findGrant matches them. */
+export function describeGrantScope(tool: string, scope: ApprovalScope): string {
+  if (scope === 'once') return `only the one ${tool} call it answered`;
+  if (scope === 'session') return `every ${tool} call in this session`;
+  if (scope.startsWith('path:')) {
+    return `any tool call on a workspace path matching ${scope.slice('path:'.length)} (protected paths still ask)`;
+  }
+  if (scope.startsWith('prefix:')) {
+    const prefix = scope.slice('prefix:'.length).trim();
+    return `commands that are "${prefix}" or "${prefix}" followed by plain arguments (no ; & | $ ( ) < > or backslash)`;
+  }
+  return scope;
+}
+
+/**
+ * Every grant wider than `once` in the order granted, each with what it allows and, when an
+ * approval_revoked names it, its revocation. The ones without `revoked` are exactly `activeGrants(events)`.
+ */
+export function listGrants(events: readonly SessionEvent[]): GrantRecord[] {
+  const requests = new Map<number, EventOf<'approval_request'>>();
+  const grants = new Map<number, GrantRecord>();
+  for (const event of events) {
+    if (event.kind === 'approval_request') requests.set(event.seq, event);
+    else if (event.kind === 'approval_granted' && event.scope !== 'once') {
+      const request = requests.get(event.requestSeq);
+      if (!request) continue;
+      grants.set(event.seq, {
+        seq: event.seq,
+        requestSeq: event.requestSeq,
+        tool: request.tool,
+        scope: event.scope,
+        grantedAt: event.at,
+        toolCallId: request.toolCallId,
+        allows: describeGrantScope(request.tool, event.scope),
+      });
+    } else if (event.kind === 'approval_revoked') {
+      const grant = grants.get(event.grantSeq);
+      if (grant && !grant.revoked) {
+        grant.revoked = { seq: event.seq, at: event.at, ...(event.reason ? { reason: event.reason } : {}) };
+      }
+    }
+  }
+  return [...grants.values()];
+}
+
+/**
+ * Whether `grantSeq` may be revoked now: it must be a grant wider than `once` that is still in effect.
+ * Returns the grant, or an error a person can act on. Pure; the caller appends approval_revoked.
+ */
+export function checkRevocation(
+  events: readonly SessionEvent[],
+  grantSeq: number,
+): { ok: true; grant: GrantRecord } | { ok: false; error: string } {
+  const event = events.find((candidate) => candidate.seq === grantSeq);
+  if (event?.kind !== 'approval_granted') {
+    return { ok: false, error: `event ${grantSeq} is not a grant (keel grants SESSION lists them)` };
+  }
+  if (event.scope === 'once') {
+    return {
+      ok: false,
+      error: `grant ${grantSeq} was for once: it authorised only its own request and is not in effect`,
+    };
+  }
+  const grant = listGrants(events).find((candidate) => candidate.seq === grantSeq);
+  if (!grant) return { ok: false, error: `grant ${grantSeq} answers no approval request in this session` };
+  if (grant.revoked) {
+    return { ok: false, error: `grant ${grantSeq} was already revoked (event ${grant.revoked.seq})` };
+  }
+  return { ok: true, grant };
+}

@@ -1,0 +1,3 @@
+export * from './types.js';
+export * from './summary.js';
+export * from './read.js';
