@@ -1,3 +1,4 @@
-export * from './types.js';
+export * from './schema.js';
+export type { SessionTraceSource, SummarizeOptions } from './types.js';
 export * from './summary.js';
 export * from './read.js';

@@ -3,6 +3,7 @@ import type { NewEvent, SessionEvent } from '../../../../main/core/log/events.js
 import type { TraceEntry } from '../../../../main/core/log/sessionLog.js';
 import {
   cacheHitRate,
+  SessionTraceSummarySchema,
   summarizeSession,
   type SessionTraceSource,
 } from '../../../../main/core/trace/index.js';
@@ -232,6 +233,14 @@ describe('summarizeSession', () => {
     expect(summary.totalsWithSubagents.inputTokens).toBe(1210 + 500);
     expect(summary.totalsWithSubagents.outputTokens).toBe(155 + 20);
     expect(second?.subagents).toEqual([]);
+  });
+
+  it('matches the schema the IPC contract can carry, nested child included, through JSON', () => {
+    const parsed = SessionTraceSummarySchema.safeParse(JSON.parse(JSON.stringify(summary)));
+    expect(parsed.success).toBe(true);
+    expect(parsed.data).toEqual(summary);
+    const broken = { ...summary, turns: [{ ...first, subagents: [{ childId: 'x' }] }] };
+    expect(SessionTraceSummarySchema.safeParse(broken).success).toBe(false);
   });
 
   it('bounds nesting by depth, marks missing children, and never follows a cycle', () => {
