@@ -353,7 +353,7 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
     else pty.resume();
   };
   const flows = new Set<FlowControl>();
-  const unbinds = new Map<FlowControl, () => void>();
+  const detachers = new Map<FlowControl, () => void>();
   const attachFlow = (flow: FlowControl): (() => void) => {
     if (flows.has(flow)) return () => undefined;
     flows.add(flow);
@@ -369,12 +369,12 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
     });
     const detach = (): void => {
       if (!flows.delete(flow)) return;
-      unbinds.delete(flow);
+      detachers.delete(flow);
       unbind();
       heldBy.delete(flow);
       syncPause();
     };
-    unbinds.set(flow, detach);
+    detachers.set(flow, detach);
     return detach;
   };
   if (options.flow) attachFlow(options.flow);
@@ -439,7 +439,8 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
   if (options.signal?.aborted === true) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
   const artifactKey = path.resolve(options.artifactPath);
-  runningByArtifact.set(artifactKey, { abort: onAbort, attachFlow });
+  const handle: RunningCommand = { abort: onAbort, attachFlow };
+  runningByArtifact.set(artifactKey, handle);
 
   let exit: { exitCode: number; signal: number };
   try {
@@ -448,7 +449,7 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
     clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
     running.delete(options.runId);
-    runningByArtifact.delete(artifactKey);
+    if (runningByArtifact.get(artifactKey) === handle) runningByArtifact.delete(artifactKey);
   }
   // The command is done; anything it left running in the background (or that escaped with setsid)
   // dies now, so a finished command never leaves processes behind.
@@ -462,7 +463,7 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
   emit(options.stream.push(marker.push(decoder.end()).text));
   emit(options.stream.push(marker.flush()));
   emit(options.stream.end());
-  for (const detach of [...unbinds.values()]) detach();
+  for (const detach of [...detachers.values()]) detach();
   if (paused) pty.resume();
   await new Promise<void>((resolve) => artifact.end(() => resolve()));
   if (failure.artifact !== null) {

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -81,6 +82,25 @@ describe('openInteractiveTerminal', () => {
       await until(/NO-ROUTE-2/);
       expect(output()).not.toContain('HELLO-FROM-HOST');
       expect(connections).toBe(0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('reaches an allowlisted host through the proxy, and nothing else', async () => {
+    const server = http.createServer((request, response) => response.end(`registry saw ${request.url}\n`));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      const { terminal, until } = await openCollecting({
+        network: { allow: ['registry.test'], hosts: { 'registry.test': '127.0.0.1' } },
+      });
+      terminal.write(
+        `curl -sS --max-time 5 http://registry.test:${port}/from-terminal; ` +
+          `curl -s --max-time 5 -o /dev/null -w 'evil=%{http_code}\\n' http://evil.test:${port}/\r`,
+      );
+      await until(/registry saw \/from-terminal/);
+      await until(/evil=403/);
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
