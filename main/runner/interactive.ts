@@ -181,9 +181,9 @@ export async function openInteractiveTerminal(
       home,
       tmpDir: wrapped.env.TMPDIR ?? scratch,
       extra: {
+        PS1: '\\w \\$ ',
         ...(input.env ?? {}),
         TERM: 'xterm-256color',
-        PS1: '\\w \\$ ',
         [RUN_MARKER_VARIABLE]: id,
         ...wrapped.env,
       },
