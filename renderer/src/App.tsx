@@ -36,8 +36,8 @@ export function App(): JSX.Element {
 
   useEffect(() => {
     markOnce('keel:shell-rendered');
-    const warm = setTimeout(() => void loadSessionView(), 300);
-    return () => clearTimeout(warm);
+    const warm = requestIdleCallback(() => void loadSessionView(), { timeout: 1000 });
+    return () => cancelIdleCallback(warm);
   }, []);
 
   const focusSearch = useCallback(() => {

@@ -172,7 +172,42 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     expect(sessionId).toBeTruthy();
     await screenshot(page, '07-reopened-after-restart');
 
+    // Archive hides the session from the list; "Show archived" brings it back, marked.
+    await page.getByRole('button', { name: 'Archive', exact: true }).click();
+    await page.getByText('No sessions yet.').waitFor();
+    await page.getByLabel('Show archived').check();
+    await page.getByRole('option', { name: /Parser work.*archived/ }).waitFor();
+    await page.getByRole('button', { name: 'Restore', exact: true }).click();
+    await page.getByLabel('Show archived').uncheck();
+    await page.getByRole('option', { name: /Parser work/ }).waitFor();
+
+    // A session whose project folder is gone: marked in the list, opens read-only.
+    const gone = path.join(dir, 'gone-project');
+    fs.mkdirSync(gone);
+    const created = await page.evaluate<{ ok: boolean }>(
+      `window.keel.sessions.create({ projectFolder: ${JSON.stringify(gone)}, provider: 'openai-compatible', model: 'scripted-model', title: 'Old experiment' })`,
+    );
+    expect(created.ok).toBe(true);
+    fs.rmSync(gone, { recursive: true });
+    await page.reload();
+    const goneRow = page.getByRole('option', { name: /Old experiment.*folder missing, read-only/ });
+    await goneRow.click();
+    await page.getByText(/Read-only: the project folder .* no longer exists/).waitFor();
+    expect(await page.getByRole('textbox', { name: 'Message' }).isDisabled()).toBe(true);
+    await screenshot(page, '08-read-only-missing-folder');
+
     expect(watched.errors).toEqual([]);
     expect(watched.foreignRequests).toEqual([]);
+
+    // The same screens follow a dark system theme.
+    const dark = await launchBrowser({ colorScheme: 'dark' });
+    try {
+      await dark.page.goto(serve.url);
+      await dark.page.getByRole('option', { name: /Parser work/ }).click();
+      await dark.page.getByText('The test file is written.').waitFor();
+      await screenshot(dark.page, '09-session-dark');
+    } finally {
+      await dark.close();
+    }
   }, 120_000);
 });

@@ -22,7 +22,7 @@ import { SessionRow } from './SessionRow.js';
 import { useSessionList } from './useSessionList.js';
 
 /** Must match the heights in browser.css. */
-const ROW_HEIGHTS = { project: 34, session: 58, sessionWithSnippet: 92 } as const;
+const ROW_HEIGHTS = { project: 34, session: 58, sessionWithSnippet: 100 } as const;
 
 const rowId = (row: ListRow) => `row-${row.key.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
 

@@ -254,7 +254,7 @@ export function splitSettledMarkdown(text: string): { settled: string[]; tail: s
       if (fence === undefined) fence = marker;
       else if (marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
     } else if (fence === undefined && line.trim() === '' && end > blockStart) {
-      const block = text.slice(blockStart, end);
+      const block = text.slice(blockStart, end).replace(/\n+$/, '');
       if (block.trim() !== '') settled.push(block);
       blockStart = end + 1;
     }

@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import type { SessionEvent } from '../../main/core/log/events.js';
+
+// The renderer is compiled by tsconfig.web.json, not the Node project these tests type-check in: the module
+// is loaded at run time and described here by the shape these tests rely on.
+type Item = { type: string; key: string; status?: string; [field: string]: unknown };
+type TranscriptModule = {
+  foldTranscript: (events: readonly SessionEvent[]) => Item[];
+  splitSettledMarkdown: (text: string) => { settled: string[]; tail: string };
+};
+const modulePath = '../../renderer/src/screens/session/transcriptItems.js';
+const { foldTranscript, splitSettledMarkdown } = (await import(
+  /* @vite-ignore */ modulePath
+)) as TranscriptModule;
+
+let seq = 0;
+const at = '2025-03-01T10:00:00.000Z';
+const event = (fields: Record<string, unknown>) => ({ ...fields, seq: ++seq, at }) as SessionEvent;
+const created = () =>
+  event({
+    kind: 'session_created',
+    sessionId: 's1',
+    projectFolder: '/p',
+    provider: 'openai-compatible',
+    model: 'm',
+    contextWindow: 1000,
+    toolMode: 'write',
+    policy: 'ask',
+  });
+const call = (id: string, name = 'write_file') => ({ id, name, arguments: '{"path":"a.txt"}' });
+
+describe('foldTranscript', () => {
+  it('puts each tool call right after the message that asked for it and updates it in place', () => {
+    seq = 0;
+    const events = [
+      created(),
+      event({ kind: 'user_message', content: 'edit it' }),
+      event({
+        kind: 'assistant_message',
+        content: 'Editing.',
+        toolCalls: [call('c1'), call('c2', 'read_file')],
+      }),
+      event({
+        kind: 'approval_request',
+        toolCallId: 'c1',
+        tool: 'write_file',
+        arguments: '{}',
+        reason: 'edits ask',
+      }),
+      event({ kind: 'tool_call_started', toolCallId: 'c2', tool: 'read_file', idempotencyKey: 'k2' }),
+      event({ kind: 'tool_result', toolCallId: 'c2', content: 'text', isError: false }),
+    ];
+    const items = foldTranscript(events);
+    expect(items.map((item) => item.type)).toEqual(['session_start', 'user', 'assistant', 'tool', 'tool']);
+    const [first, second] = items.filter((item) => item.type === 'tool');
+    expect(first?.status).toBe('awaiting_approval');
+    expect(second).toMatchObject({ status: 'succeeded', result: { content: 'text' } });
+  });
+
+  it('follows a call through its approval, start and failure', () => {
+    seq = 0;
+    const request = () =>
+      event({ kind: 'approval_request', toolCallId: 'c1', tool: 'run_command', arguments: '{}' });
+    const events = [
+      created(),
+      event({ kind: 'assistant_message', content: '', toolCalls: [call('c1', 'run_command')] }),
+    ];
+    events.push(request());
+    const requestSeq = seq;
+    events.push(event({ kind: 'approval_granted', requestSeq, scope: 'once' }));
+    expect(foldTranscript(events).at(-1)).toMatchObject({ type: 'tool', status: 'requested' });
+    events.push(
+      event({ kind: 'tool_call_started', toolCallId: 'c1', tool: 'run_command', idempotencyKey: 'k' }),
+    );
+    expect(foldTranscript(events).at(-1)).toMatchObject({ status: 'running' });
+    events.push(
+      event({ kind: 'tool_result', toolCallId: 'c1', content: 'boom', isError: true, exitCode: 1 }),
+    );
+    const last = foldTranscript(events).at(-1);
+    expect(last).toMatchObject({ type: 'tool', status: 'failed', decision: { kind: 'approval_granted' } });
+    // An empty assistant text with only tool calls adds no empty bubble.
+    expect(foldTranscript(events).filter((item) => item.type === 'assistant')).toEqual([]);
+  });
+
+  it('keeps a denial visible even after the denied result is recorded', () => {
+    seq = 0;
+    const events = [created(), event({ kind: 'assistant_message', content: 'x', toolCalls: [call('c1')] })];
+    events.push(event({ kind: 'approval_request', toolCallId: 'c1', tool: 'write_file', arguments: '{}' }));
+    events.push(event({ kind: 'approval_denied', requestSeq: seq, reason: 'no' }));
+    events.push(
+      event({ kind: 'tool_result', toolCallId: 'c1', content: 'denied by the user: no', isError: true }),
+    );
+    expect(foldTranscript(events).at(-1)).toMatchObject({ type: 'tool', status: 'denied' });
+  });
+
+  it('marks an interrupted reply and cancels the calls it never ran', () => {
+    seq = 0;
+    const events = [
+      created(),
+      event({ kind: 'user_message', content: 'go' }),
+      event({
+        kind: 'interrupted',
+        content: 'partial te',
+        toolCalls: [call('c9')],
+        reason: 'stopped by the user',
+      }),
+    ];
+    const items = foldTranscript(events);
+    expect(items.at(-2)).toMatchObject({
+      type: 'assistant',
+      content: 'partial te',
+      interrupted: { reason: 'stopped by the user' },
+    });
+    expect(items.at(-1)).toMatchObject({ type: 'tool', status: 'cancelled' });
+  });
+
+  it('shows errors, model switches and compactions as their own rows, with stable keys', () => {
+    seq = 0;
+    const events = [
+      created(),
+      event({ kind: 'error', message: 'the provider refused', code: 'provider' }),
+      event({ kind: 'model_changed', provider: 'anthropic', model: 'claude', contextWindow: 200000 }),
+      event({ kind: 'compaction', through: 2, fromSeq: 2, summary: 'so far', pinned: 'goal' }),
+      event({ kind: 'policy_changed', policy: 'full-auto' }),
+    ];
+    const items = foldTranscript(events);
+    expect(items.map((item) => item.type)).toEqual([
+      'session_start',
+      'error',
+      'model_changed',
+      'compaction',
+      'note',
+    ]);
+    expect(items.map((item) => item.key)).toEqual(['e1', 'e2', 'e3', 'e4', 'e5']);
+    expect(foldTranscript(events)).toEqual(items);
+  });
+});
+
+describe('splitSettledMarkdown', () => {
+  it('settles blocks ended by a blank line and keeps the one being written as the tail', () => {
+    expect(splitSettledMarkdown('one\n\ntwo\n\nthr')).toEqual({ settled: ['one', 'two'], tail: 'thr' });
+    expect(splitSettledMarkdown('only')).toEqual({ settled: [], tail: 'only' });
+  });
+
+  it('never splits inside a code fence, even at a blank line', () => {
+    const text = 'intro\n\n```ts\nconst a = 1;\n\nconst b = 2;\n```\n\nafter';
+    const { settled, tail } = splitSettledMarkdown(text);
+    expect(settled).toEqual(['intro', '```ts\nconst a = 1;\n\nconst b = 2;\n```']);
+    expect(tail).toBe('after');
+    const open = splitSettledMarkdown('```\ncode\n\nmore');
+    expect(open.settled).toEqual([]);
+    expect(open.tail).toBe('```\ncode\n\nmore');
+  });
+
+  it('loses no text: settled blocks and tail add up to the input without blank lines', () => {
+    const text = 'a\n\n\n\nb\n```\nx\n\n```\n\nc d';
+    const { settled, tail } = splitSettledMarkdown(text);
+    expect([...settled, tail].join('').replace(/\s/g, '')).toBe(text.replace(/\s/g, ''));
+  });
+});
