@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, type Hash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Transform } from 'node:stream';
 import { z } from 'zod';
 import { resolveInWorkspace } from '../../sandbox/paths.js';
 import {
@@ -44,6 +45,9 @@ const IGNORED_COPY_MAX_FILES = 200;
 /** Modes of the tree entries a checkout commits: regular, executable, symbolic link. */
 const FILE_MODES = new Set(['100644', '100755', '120000']);
 
+/** Marker file: something may have written into the checkout since it was last known clean. */
+const DIRTY_MARKER = 'dirty';
+
 /** How a checkout is made: a linked git worktree of the backing repository, or a private shadow repository. */
 export type CheckoutKind = 'worktree' | 'shadow';
 
@@ -54,13 +58,21 @@ const CheckoutState = z.object({
   checkout: z.string(),
   /** The worktree's admin folder (`.git/worktrees/<n>`) or the shadow repository. */
   gitDir: z.string(),
-  /** The snapshot commit of the backing folder the checkout was last reset to, and its tree. */
+  /** The commit whose tree the checkout was last made equal to, and that tree. */
   baseline: z.string(),
   baselineTree: z.string(),
   /** Checkout-relative paths of the dependency-folder links. */
   links: z.array(z.string()),
   /** Ignored files copied in, with the backing stat and the copy's mtime at copy time. */
   copies: z.record(z.string(), z.object({ size: z.number(), mtimeMs: z.number(), copyMtimeMs: z.number() })),
+  /** The checkout's files are exactly `baselineTree` (unless the dirty marker says someone wrote since). */
+  clean: z.boolean(),
+  /** The commit the checkout's HEAD names. */
+  head: z.string(),
+  /** The backing repository's HEAD at the last snapshot (parent of snapshot commits of a worktree). */
+  backingHead: z.string(),
+  /** The object id hash of the repository. */
+  objectFormat: z.enum(['sha1', 'sha256']),
 });
 type CheckoutState = z.infer<typeof CheckoutState>;
 
@@ -96,10 +108,10 @@ const plain = (cwd: string): GitSide => ({ cwd, env: {} });
 
 /**
  * One session's checkout of one Persistent Dir. Its baseline is a git snapshot of the backing folder's
- * current files (tracked, modified and untracked; not ignored), so "what did the session change" and "what
- * changed in the backing folder since" are both tree diffs computed from git's stat cache, and the base of
- * a three-way merge is always at hand. Not safe for concurrent use: the session's writer lease and its
- * in-process lock serialize callers.
+ * current files (tracked, modified and untracked; not ignored): "what did the session change" is a tree
+ * diff from git's stat cache, "did the backing folder change that file since" is a hash of the few files
+ * the session changed, and the base of a three-way merge is always at hand. Not safe for concurrent use:
+ * the session's writer lease and its in-process queue serialize callers.
  */
 export class Checkout {
   private constructor(
@@ -108,7 +120,7 @@ export class Checkout {
     private state: CheckoutState,
   ) {}
 
-  /** The checkout's state if it was created before, else undefined; runs no git. */
+  /** The checkout's state if it was created before and is intact, else undefined; runs no git. */
   static existing(spec: PersistentDirSpec, location: CheckoutLocation): Checkout | undefined {
     const state = readState(location.stateDir);
     if (!state || !isIntact(location)) return undefined;
@@ -130,12 +142,13 @@ export class Checkout {
       );
     }
     // The folders down to the checkout are made real first, so the removal never follows a planted link.
+    fs.mkdirSync(location.workspaceRoot, { recursive: true });
     ensureRealFolder(location.workspaceRoot, path.dirname(location.checkout));
     fs.rmSync(location.checkout, { recursive: true, force: true });
     fs.rmSync(location.stateDir, { recursive: true, force: true });
     fs.mkdirSync(location.stateDir, { recursive: true });
     const kind = await detectKind(backing);
-    const state: CheckoutState = {
+    const checkout = new Checkout(spec, location, {
       version: 1,
       kind,
       backing,
@@ -145,10 +158,21 @@ export class Checkout {
       baselineTree: '',
       links: [],
       copies: {},
-    };
-    const checkout = new Checkout(spec, location, state);
+      clean: false,
+      head: '',
+      backingHead: '',
+      objectFormat: 'sha1',
+    });
     await checkout.create();
     return checkout;
+  }
+
+  /**
+   * Records that something may have written into the checkout (a turn, a host's staged file), so the next
+   * reset rewrites it and the next commit looks at it. One marker file, no git.
+   */
+  static markDirty(location: CheckoutLocation): void {
+    if (fs.existsSync(location.stateDir)) fs.writeFileSync(path.join(location.stateDir, DIRTY_MARKER), '');
   }
 
   /** The backing folder (real path). */
@@ -173,7 +197,8 @@ export class Checkout {
 
   /**
    * Makes the checkout equal to the backing folder's current files again, discarding every uncommitted
-   * write (the model's and the host's); ignored files the session made (build output) stay.
+   * write (the model's and the host's); ignored files the session made (build output) stay. When nothing
+   * wrote into the checkout and the backing folder is unchanged, no file is touched.
    */
   async reset(): Promise<void> {
     if (!isIntact(this.location)) {
@@ -182,14 +207,20 @@ export class Checkout {
       return;
     }
     const snapshot = await this.snapshot();
-    await this.moveTo(snapshot, 'hard');
-    await this.syncExtras();
+    if (this.isQuiet() && snapshot.tree === this.state.baselineTree) {
+      this.setHead(snapshot.commit);
+      this.state.baseline = snapshot.commit;
+      this.refreshCopies();
+    } else {
+      await this.moveTo(snapshot);
+      await this.syncExtras();
+    }
     this.save();
   }
 
   /** What the session changed in the checkout since its baseline and has not committed. */
   async uncommitted(): Promise<UncommittedFile[]> {
-    if (!isIntact(this.location)) return [];
+    if (!isIntact(this.location) || this.isQuiet()) return [];
     const tree = await this.stageCheckout();
     const changes = await diffTrees(this.checkoutSide, this.state.baselineTree, tree);
     return changes.filter(isCommittable).map((change) => ({
@@ -201,29 +232,31 @@ export class Checkout {
   /**
    * Commits the session's changes to the backing folder. A file the backing folder changed too is merged
    * three-way (`git merge-file`); on any conflict nothing is written, the conflicting files are named and
-   * the session's whole change is kept as a patch artifact. Afterwards the checkout's baseline is the new
-   * backing state (the checkout keeps its files).
+   * the session's whole change is kept as a patch artifact. Afterwards the checkout's files are its new
+   * baseline; what the backing folder holds beyond them (merges, edits made meanwhile) comes with the next reset.
    */
   async commit(options: CommitOptions): Promise<CommitReport> {
     const dir = this.spec.name;
     // A checkout the session replaced by a link is never read: nothing of it is committed.
-    if (!isIntact(this.location)) return { dir, status: 'unchanged' };
+    if (!isIntact(this.location) || this.isQuiet()) return { dir, status: 'unchanged' };
     const sessionTree = await this.stageCheckout();
+    if (sessionTree === this.state.baselineTree) {
+      this.markClean();
+      return { dir, status: 'unchanged' };
+    }
     const changes = (await diffTrees(this.checkoutSide, this.state.baselineTree, sessionTree)).filter(
       isCommittable,
     );
     if (changes.length === 0) return { dir, status: 'unchanged' };
     return withBackingLock(this.location.locksRoot, this.state.backing, async () => {
-      const backingTree = await this.snapshotTree();
-      const backingChanges = new Map(
-        (await diffTrees(this.backingSide, this.state.baselineTree, backingTree)).map((c) => [c.path, c]),
-      );
       const plan: PlannedWrite[] = [];
       const conflicts: string[] = [];
       for (const change of changes) {
-        const theirs = backingChanges.get(change.path);
-        if (!theirs) plan.push({ change, kind: change.status === 'D' ? 'delete' : 'write' });
-        else if (sameResult(change, theirs)) plan.push({ change, kind: 'already' });
+        const ours = sideOf(change.newMode, change.newOid);
+        const base = sideOf(change.oldMode, change.oldOid);
+        const theirs = await this.backingEntry(change.path);
+        if (sameEntry(theirs, base)) plan.push({ change, kind: change.status === 'D' ? 'delete' : 'write' });
+        else if (sameEntry(theirs, ours)) plan.push({ change, kind: 'already' });
         else {
           const merged = await this.merge(change, theirs);
           if (merged === undefined) conflicts.push(change.path);
@@ -231,20 +264,30 @@ export class Checkout {
         }
       }
       for (const write of plan) {
-        if (write.kind !== 'delete' && write.kind !== 'already' && this.blockedByFile(write.change.path)) {
+        if ((write.kind === 'write' || write.kind === 'merged') && this.blockedByFile(write.change.path)) {
           conflicts.push(write.change.path);
         }
       }
       const artifactHandle = `${options.artifactStem}.patch`;
-      await this.writePatch(sessionTree, path.join(options.artifactsDir, artifactHandle));
-      if (conflicts.length > 0)
+      const patch = this.writePatch(sessionTree, path.join(options.artifactsDir, artifactHandle));
+      if (conflicts.length > 0) {
+        await patch;
         return { dir, status: 'conflict', conflicts: conflicts.sort(), patchArtifact: artifactHandle };
-      const files: CommittedFile[] = [];
-      for (const write of plan) files.push(await this.apply(write));
-      await this.advanceBaseline(
-        files.map((f) => f.path),
-        sessionTree,
-      );
+      }
+      // Every write goes to its own path and was planned above: they run side by side, fsyncs overlapping.
+      // Deletions come after (they remove folders left empty, which a write may be filling).
+      const writes = plan.filter((write) => write.kind !== 'delete');
+      const [written, commit] = await Promise.all([
+        mapLimited(writes, 8, (write) => this.apply(write)),
+        this.commitTree(sessionTree),
+        patch,
+      ]);
+      const files = [...written];
+      for (const write of plan) if (write.kind === 'delete') files.push(await this.apply(write));
+      this.setHead(commit);
+      this.state.baseline = commit;
+      this.state.baselineTree = sessionTree;
+      this.markClean();
       return { dir, status: 'committed', files, diffArtifact: artifactHandle };
     });
   }
@@ -265,8 +308,9 @@ export class Checkout {
     return { cwd: backing, env, config: this.excludeConfig };
   }
 
+  /** The checkout's excludes, and an untracked cache so unchanged folders are not re-read on every scan. */
   private get excludeConfig(): string[] {
-    return [`core.excludesFile=${path.join(this.location.stateDir, 'exclude')}`];
+    return [`core.excludesFile=${path.join(this.location.stateDir, 'exclude')}`, 'core.untrackedCache=true'];
   }
 
   private async create(): Promise<void> {
@@ -280,30 +324,24 @@ export class Checkout {
       );
       const snapshot = await this.snapshot();
       fs.mkdirSync(this.state.checkout, { recursive: true });
-      await this.moveTo(snapshot, 'hard');
+      await this.moveTo(snapshot);
     } else {
+      const backing = plain(this.state.backing);
+      const format = await gitText(backing, ['rev-parse', '--show-object-format']);
+      this.state.objectFormat = format === 'sha256' ? 'sha256' : 'sha1';
       // The backing index seeds the private one, so the first snapshot hashes only what is modified.
-      const realIndex = path.join(
-        await gitText(plain(this.state.backing), ['rev-parse', '--absolute-git-dir']),
-        'index',
-      );
+      const realIndex = path.join(await gitText(backing, ['rev-parse', '--absolute-git-dir']), 'index');
       if (fs.existsSync(realIndex)) fs.copyFileSync(realIndex, path.join(stateDir, 'backing.index'));
       const snapshot = await withBackingLock(this.location.locksRoot, this.state.backing, async () => {
         const taken = await this.snapshot();
-        await runGit(plain(this.state.backing), [
-          'worktree',
-          'add',
-          '-f',
-          '--detach',
-          '-q',
-          this.state.checkout,
-          taken.commit,
-        ]);
+        await runGit(backing, ['worktree', 'add', '-f', '--detach', '-q', this.state.checkout, taken.commit]);
         return taken;
       });
       this.state.gitDir = await gitText(plain(this.state.checkout), ['rev-parse', '--absolute-git-dir']);
       this.state.baseline = snapshot.commit;
       this.state.baselineTree = snapshot.tree;
+      this.state.head = snapshot.commit;
+      this.state.clean = true;
     }
     await this.syncExtras();
     this.save();
@@ -311,45 +349,66 @@ export class Checkout {
 
   /** Snapshot of the backing folder's current files: its tree, and a commit of it (reused when unchanged). */
   private async snapshot(): Promise<{ commit: string; tree: string }> {
-    const tree = await this.snapshotTree();
-    if (tree === this.state.baselineTree && this.state.baseline !== '')
+    await runGit(this.backingSide, ['add', '-A', '--ignore-errors', '--', '.'], { okCodes: [1] });
+    const tree = await gitText(this.backingSide, ['write-tree']);
+    if (tree === this.state.baselineTree && this.state.baseline !== '') {
       return { commit: this.state.baseline, tree };
+    }
+    if (this.state.kind === 'worktree') {
+      const backing = plain(this.state.backing);
+      this.state.backingHead = await gitText(backing, ['rev-parse', '--verify', 'HEAD']);
+      const headTree = await gitText(backing, ['rev-parse', `${this.state.backingHead}^{tree}`]);
+      if (headTree === tree) return { commit: this.state.backingHead, tree };
+    }
     return { commit: await this.commitTree(tree), tree };
   }
 
-  private async snapshotTree(): Promise<string> {
-    await runGit(this.backingSide, ['add', '-A', '--ignore-errors', '--', '.'], { okCodes: [1] });
-    return gitText(this.backingSide, ['write-tree']);
-  }
-
-  /** A commit of `tree`: the backing HEAD itself when the folder is clean, else a snapshot commit on top of it. */
+  /** A snapshot commit of `tree`: on the backing HEAD for a worktree, on the previous baseline for a shadow. */
   private async commitTree(tree: string): Promise<string> {
-    if (this.state.kind === 'worktree') {
-      const head = await gitText(plain(this.state.backing), ['rev-parse', '--verify', 'HEAD']);
-      const headTree = await gitText(plain(this.state.backing), ['rev-parse', `${head}^{tree}`]);
-      if (headTree === tree) return head;
-      return gitText(this.backingSide, [
-        'commit-tree',
-        tree,
-        '-p',
-        head,
-        '-m',
-        'keel: snapshot of the working folder',
-      ]);
+    const parent = this.state.kind === 'worktree' ? this.state.backingHead : this.state.baseline;
+    const commit = await gitText(this.backingSide, [
+      'commit-tree',
+      tree,
+      ...(parent === '' ? [] : ['-p', parent]),
+      '-m',
+      'keel: snapshot of the working folder',
+    ]);
+    if (this.state.kind === 'shadow') {
+      await runGit(this.backingSide, ['update-ref', 'refs/keel/baseline', commit]);
     }
-    const parent = this.state.baseline === '' ? [] : ['-p', this.state.baseline];
-    const commit = await gitText(this.backingSide, ['commit-tree', tree, ...parent, '-m', 'keel: snapshot']);
-    await runGit(this.backingSide, ['update-ref', 'refs/keel/baseline', commit]);
     return commit;
   }
 
-  /** Points the checkout at a snapshot: `hard` rewrites its files (and removes untracked ones), `soft` only HEAD. */
-  private async moveTo(snapshot: { commit: string; tree: string }, how: 'hard' | 'soft'): Promise<void> {
+  /** Rewrites the checkout to a snapshot: changed files rewritten, untracked ones removed, HEAD moved. */
+  private async moveTo(snapshot: { commit: string; tree: string }): Promise<void> {
     if (this.state.kind === 'worktree') this.restoreGitFile();
-    await runGit(this.checkoutSide, ['reset', '-q', `--${how}`, snapshot.commit]);
-    if (how === 'hard') await runGit(this.checkoutSide, ['clean', '-fdq']);
+    await runGit(this.checkoutSide, ['reset', '-q', '--hard', snapshot.commit]);
+    await runGit(this.checkoutSide, ['clean', '-fdq']);
+    this.state.head = snapshot.commit;
     this.state.baseline = snapshot.commit;
     this.state.baselineTree = snapshot.tree;
+    this.markClean();
+  }
+
+  /** Points the checkout's HEAD at a commit without touching files or index (a detached HEAD is a file). */
+  private setHead(commit: string): void {
+    if (this.state.head === commit) return;
+    const file = path.join(this.state.gitDir, 'HEAD');
+    const temp = `${file}.${process.pid}.keel-tmp`;
+    fs.writeFileSync(temp, `${commit}\n`);
+    fs.renameSync(temp, file);
+    this.state.head = commit;
+  }
+
+  /** True when the checkout is known to hold exactly its baseline: nothing marked it dirty since. */
+  private isQuiet(): boolean {
+    return this.state.clean && !fs.existsSync(path.join(this.location.stateDir, DIRTY_MARKER));
+  }
+
+  private markClean(): void {
+    this.state.clean = true;
+    fs.rmSync(path.join(this.location.stateDir, DIRTY_MARKER), { force: true });
+    this.save();
   }
 
   /** The worktree's `.git` file, rewritten so the model's git keeps working even if it was edited. */
@@ -362,25 +421,64 @@ export class Checkout {
     fs.writeFileSync(file, text);
   }
 
-  /** Stages every file of the checkout in its own index and returns the tree: the session's current state. */
+  /**
+   * Stages what changed in the checkout (found by `git status`, which reads stat data, not file bytes) in
+   * the checkout's own index and returns the tree: the session's current state.
+   */
   private async stageCheckout(): Promise<string> {
-    await runGit(this.checkoutSide, ['add', '-A', '--ignore-errors', '--', '.'], { okCodes: [1] });
+    const { stdout } = await runGit(this.checkoutSide, [
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+      '--no-renames',
+      '--ignore-submodules=all',
+    ]);
+    // A path ending in "/" is a repository nested in the checkout: never part of a commit.
+    const paths = splitNul(stdout)
+      .map((entry) => entry.slice(3))
+      .filter((entry) => !entry.endsWith('/'));
+    // HEAD is kept at the baseline, so a clean status means the checkout is exactly the baseline tree.
+    if (paths.length === 0 && this.state.head === this.state.baseline) return this.state.baselineTree;
+    if (paths.length > 0) {
+      // update-index touches only the paths named (add -A with pathspecs would walk the whole tree again).
+      await runGit(this.checkoutSide, ['update-index', '--add', '--remove', '-z', '--stdin'], {
+        input: paths.map((p) => `${p}\0`).join(''),
+      });
+    }
     return gitText(this.checkoutSide, ['write-tree']);
   }
 
+  /** The backing folder's entry at `relative` now, identified the way git would (to compare with tree entries). */
+  private async backingEntry(relative: string): Promise<Entry> {
+    const file = path.join(this.state.backing, relative);
+    const stat = lstatOrUndefined(file);
+    if (!stat) return { kind: 'none' };
+    const format = this.state.objectFormat;
+    if (stat.isSymbolicLink()) {
+      return { kind: 'link', oid: blobId(format, fs.readlinkSync(file, { encoding: 'buffer' })) };
+    }
+    if (!stat.isFile()) return { kind: 'other' };
+    return { kind: 'file', oid: await fileBlobId(format, file, stat.size) };
+  }
+
   /** Three-way merge of a file both sides modified; the merged bytes, or undefined on a conflict or binary data. */
-  private async merge(ours: TreeChange, theirs: TreeChange): Promise<Buffer | undefined> {
+  private async merge(ours: TreeChange, theirs: Entry): Promise<Buffer | undefined> {
     const regular = (mode: string) => mode === '100644' || mode === '100755';
-    if (ours.status !== 'M' || theirs.status !== 'M' || !regular(ours.newMode) || !regular(theirs.newMode))
+    if (ours.status !== 'M' || theirs.kind !== 'file' || !regular(ours.oldMode) || !regular(ours.newMode)) {
       return undefined;
+    }
     const temp = path.join(this.location.stateDir, `merge-${randomBytes(6).toString('hex')}`);
     fs.mkdirSync(temp);
     try {
-      const files = { ours: ours.newOid, base: ours.oldOid, theirs: theirs.newOid };
-      for (const [name, oid] of Object.entries(files)) {
-        const { stdout } = await runGit(this.backingSide, ['cat-file', 'blob', oid]);
-        if (stdout.subarray(0, 8000).includes(0)) return undefined;
-        fs.writeFileSync(path.join(temp, name), stdout);
+      const contents = {
+        ours: (await runGit(this.backingSide, ['cat-file', 'blob', ours.newOid])).stdout,
+        base: (await runGit(this.backingSide, ['cat-file', 'blob', ours.oldOid])).stdout,
+        theirs: fs.readFileSync(path.join(this.state.backing, ours.path)),
+      };
+      for (const [name, data] of Object.entries(contents)) {
+        if (data.subarray(0, 8000).includes(0)) return undefined;
+        fs.writeFileSync(path.join(temp, name), data);
       }
       const { stdout, code } = await runGit(
         plain(temp),
@@ -425,32 +523,44 @@ export class Checkout {
       writeSymlinkConfined(this.state.backing, change.path, stdout.toString('utf8'));
       return { path: change.path, preHash, postHash: await hashFile(target) };
     }
-    const result = await writeStreamConfined(
-      this.state.backing,
-      change.path,
-      streamBlob(this.backingSide, change.newOid),
-      {
-        mode,
-      },
-    );
+    const copied = await this.copyFromCheckout(change, mode);
+    if (copied !== undefined) return { path: change.path, preHash, postHash: copied };
+    const source = streamBlob(this.backingSide, change.newOid);
+    const result = await writeStreamConfined(this.state.backing, change.path, source, { mode });
     return { path: change.path, preHash, postHash: result.sha256 };
   }
 
-  /** After a commit: the backing folder's new state becomes the baseline without rewriting unchanged checkout files. */
-  private async advanceBaseline(paths: readonly string[], sessionTree: string): Promise<void> {
-    if (paths.length > 0) {
-      await runGit(
-        this.backingSide,
-        ['add', '-A', '--ignore-errors', '--', ...paths.map((p) => `:(literal)${p}`)],
-        {
-          okCodes: [1],
-        },
-      );
+  /**
+   * Copies a committed file straight from the checkout (no git process per file) and proves on the way that
+   * the bytes are the staged blob: opened without following links, hashed as git does, and renamed into
+   * the backing folder only when the id matches. Returns the sha256 written, or undefined to use git instead.
+   */
+  private async copyFromCheckout(change: TreeChange, mode: number): Promise<string | undefined> {
+    let real: string;
+    try {
+      real = resolveInWorkspace(this.state.checkout, change.path, { argName: 'path' });
+    } catch {
+      return undefined;
     }
-    const tree = await gitText(this.backingSide, ['write-tree']);
-    const commit = await this.commitTree(tree);
-    await this.moveTo({ commit, tree }, tree === sessionTree ? 'soft' : 'hard');
-    this.save();
+    if (real !== path.join(fs.realpathSync(this.state.checkout), change.path)) return undefined;
+    let fd: number;
+    try {
+      fd = fs.openSync(real, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+    } catch {
+      return undefined;
+    }
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) {
+      fs.closeSync(fd);
+      return undefined;
+    }
+    const hasher = new BlobHasher(this.state.objectFormat, stat.size);
+    const source = fs.createReadStream('', { fd, autoClose: true }).pipe(hasher);
+    const result = await writeStreamConfined(this.state.backing, change.path, source, {
+      mode,
+      beforeRename: () => hasher.digest() === change.newOid,
+    });
+    return result.written ? result.sha256 : undefined;
   }
 
   /** Writes the session's change (baseline → `sessionTree`) as a binary-safe patch, streamed to `file`. */
@@ -466,21 +576,17 @@ export class Checkout {
   /** Links dependency folders and copies small ignored files from the backing folder (see LINKED_DEPENDENCY_DIRS). */
   private async syncExtras(): Promise<void> {
     const { backing, checkout } = this.state;
-    const ignored = splitNul(
-      (
-        await runGit(this.backingSide, [
-          'ls-files',
-          '-z',
-          '--others',
-          '--ignored',
-          '--exclude-standard',
-          '--directory',
-        ])
-      ).stdout,
-    );
+    const listing = await runGit(this.backingSide, [
+      'ls-files',
+      '-z',
+      '--others',
+      '--ignored',
+      '--exclude-standard',
+      '--directory',
+    ]);
     const links: string[] = [];
     const files: string[] = [];
-    for (const entry of ignored) {
+    for (const entry of splitNul(listing.stdout)) {
       if (entry.endsWith('/')) {
         const rel = entry.slice(0, -1);
         if (LINKED_DEPENDENCY_DIRS.includes(path.posix.basename(rel))) links.push(rel);
@@ -506,44 +612,11 @@ export class Checkout {
       this.state.links = made;
       this.writeExcludes();
     }
-    await this.syncIgnoredFiles(files);
-  }
-
-  private async syncIgnoredFiles(files: readonly string[]): Promise<void> {
-    const { backing, checkout } = this.state;
     const copies: CheckoutState['copies'] = {};
     for (const rel of files) {
       const source = lstatOrUndefined(path.join(backing, rel));
       if (!source?.isFile() || source.size > IGNORED_COPY_MAX_BYTES) continue;
-      const known = this.state.copies[rel];
-      const copy = lstatOrUndefined(path.join(checkout, rel));
-      if (
-        known &&
-        copy?.isFile() &&
-        known.size === source.size &&
-        known.mtimeMs === source.mtimeMs &&
-        known.copyMtimeMs === copy.mtimeMs
-      ) {
-        copies[rel] = known;
-        continue;
-      }
-      try {
-        const written = await writeStreamConfined(
-          checkout,
-          rel,
-          fs.createReadStream(path.join(backing, rel)),
-          {
-            mode: source.mode & 0o777,
-          },
-        );
-        copies[rel] = {
-          size: source.size,
-          mtimeMs: source.mtimeMs,
-          copyMtimeMs: fs.statSync(written.realPath).mtimeMs,
-        };
-      } catch {
-        // A copy the checkout cannot take (a folder of that name, a link the model planted) is skipped.
-      }
+      copies[rel] = this.state.copies[rel] ?? { size: -1, mtimeMs: -1, copyMtimeMs: -1 };
     }
     for (const gone of Object.keys(this.state.copies).filter((rel) => !(rel in copies))) {
       try {
@@ -553,6 +626,41 @@ export class Checkout {
       }
     }
     this.state.copies = copies;
+    this.refreshCopies();
+  }
+
+  /** Copies again the known ignored files whose backing file or copy changed (stat only, no git). */
+  private refreshCopies(): void {
+    const { backing, checkout } = this.state;
+    for (const [rel, known] of Object.entries(this.state.copies)) {
+      const source = lstatOrUndefined(path.join(backing, rel));
+      const copy = lstatOrUndefined(path.join(checkout, rel));
+      if (
+        source?.isFile() &&
+        copy?.isFile() &&
+        known.size === source.size &&
+        known.mtimeMs === source.mtimeMs &&
+        known.copyMtimeMs === copy.mtimeMs
+      ) {
+        continue;
+      }
+      try {
+        if (!source?.isFile()) {
+          removeConfined(checkout, rel);
+          delete this.state.copies[rel];
+          continue;
+        }
+        const real = resolveInWorkspace(checkout, rel, { argName: 'path', forWrite: true });
+        fs.mkdirSync(path.dirname(real), { recursive: true });
+        fs.rmSync(real, { force: true });
+        fs.copyFileSync(path.join(backing, rel), real, fs.constants.COPYFILE_EXCL);
+        const copied = fs.statSync(real);
+        this.state.copies[rel] = { size: source.size, mtimeMs: source.mtimeMs, copyMtimeMs: copied.mtimeMs };
+      } catch {
+        // A copy the checkout cannot take (a folder of that name, a link the model planted) is skipped.
+        delete this.state.copies[rel];
+      }
+    }
   }
 
   private writeExcludes(): void {
@@ -574,6 +682,83 @@ export class Checkout {
 type PlannedWrite =
   | { change: TreeChange; kind: 'write' | 'delete' | 'already' }
   | { change: TreeChange; kind: 'merged'; content: Buffer };
+
+/** One side of a path in a three-way comparison. */
+type Entry = { kind: 'none' } | { kind: 'other' } | { kind: 'file' | 'link'; oid: string };
+
+function sideOf(mode: string, oid: string): Entry {
+  if (isZeroOid(oid)) return { kind: 'none' };
+  return { kind: mode === '120000' ? 'link' : 'file', oid };
+}
+
+/** Same kind and content (a changed executable bit alone does not count as a change by the other side). */
+function sameEntry(a: Entry, b: Entry): boolean {
+  if (a.kind === 'file' || a.kind === 'link') return b.kind === a.kind && b.oid === a.oid;
+  return a.kind === 'none' && b.kind === 'none';
+}
+
+/** git's id of a blob with these bytes. */
+function blobId(format: 'sha1' | 'sha256', data: Buffer): string {
+  return createHash(format).update(`blob ${data.length}\0`).update(data).digest('hex');
+}
+
+/** git's id of a file's bytes, streamed; a file that changed size while read matches no id. */
+async function fileBlobId(format: 'sha1' | 'sha256', file: string, size: number): Promise<string> {
+  const hash = createHash(format).update(`blob ${size}\0`);
+  let seen = 0;
+  for await (const chunk of fs.createReadStream(file)) {
+    seen += (chunk as Buffer).length;
+    hash.update(chunk as Buffer);
+  }
+  return seen === size ? hash.digest('hex') : `changed:${seen}`;
+}
+
+/** Passes bytes through while computing their git blob id; the size is the one stat gave before reading. */
+class BlobHasher extends Transform {
+  private readonly hash: Hash;
+  private seen = 0;
+
+  constructor(
+    format: 'sha1' | 'sha256',
+    private readonly size: number,
+  ) {
+    super();
+    this.hash = createHash(format).update(`blob ${size}\0`);
+  }
+
+  override _transform(
+    chunk: Buffer,
+    _encoding: BufferEncoding,
+    done: (error?: Error | null, data?: Buffer) => void,
+  ) {
+    this.seen += chunk.length;
+    this.hash.update(chunk);
+    done(null, chunk);
+  }
+
+  /** The blob id, or a value matching no id when the byte count differs from the announced size. */
+  digest(): string {
+    return this.seen === this.size ? this.hash.digest('hex') : `changed:${this.seen}`;
+  }
+}
+
+/** Maps with at most `limit` calls in flight, results in input order. */
+async function mapLimited<T, R>(
+  items: readonly T[],
+  limit: number,
+  map: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await map(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
 
 /** True when the checkout and the folders from the workspace root down to it are real folders, not links. */
 function isIntact(location: CheckoutLocation): boolean {
@@ -644,16 +829,10 @@ function isCommittable(change: TreeChange): boolean {
   return modeOk(change.oldMode, change.oldOid) && modeOk(change.newMode, change.newOid);
 }
 
-function sameResult(ours: TreeChange, theirs: TreeChange): boolean {
-  if (ours.status === 'D' || theirs.status === 'D') return ours.status === theirs.status;
-  return ours.newOid === theirs.newOid && ours.newMode === theirs.newMode;
-}
-
 /** Removes one file or link inside `root` (never following a link out), then its folders left empty. */
 function removeConfined(root: string, relative: string): void {
-  const parent = resolveInWorkspace(root, path.dirname(relative) === '.' ? '.' : path.dirname(relative), {
-    argName: 'path',
-  });
+  const parentArg = path.dirname(relative) === '.' ? '.' : path.dirname(relative);
+  const parent = resolveInWorkspace(root, parentArg, { argName: 'path' });
   const target = path.join(parent, path.basename(relative));
   const stat = lstatOrUndefined(target);
   if (stat && !stat.isDirectory()) fs.unlinkSync(target);

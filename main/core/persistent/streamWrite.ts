@@ -22,6 +22,8 @@ export type StreamWriteResult = {
   size: number;
   /** sha256 of the bytes written, hex. */
   sha256: string;
+  /** False when `beforeRename` refused the bytes: nothing was written. */
+  written: boolean;
 };
 
 /** Options of `writeStreamConfined`. */
@@ -32,6 +34,8 @@ export type StreamWriteOptions = {
   mode?: number;
   /** A real folder inside `root` the file must land in (one area of a workspace). */
   within?: string;
+  /** Last check before the file appears: false drops the bytes and leaves the target as it was. */
+  beforeRename?: () => boolean;
 };
 
 const { constants } = fs;
@@ -123,9 +127,12 @@ export async function writeStreamConfined(
         `Argument "${argName}": the folder moved during the write; nothing was written.`,
       );
     }
+    const sha256 = measure.hash.digest('hex');
+    if (options.beforeRename && !options.beforeRename())
+      return { realPath, size: measure.size, sha256, written: false };
     fs.renameSync(temp, realPath);
     renamed = true;
-    return { realPath, size: measure.size, sha256: measure.hash.digest('hex') };
+    return { realPath, size: measure.size, sha256, written: true };
   } finally {
     fs.closeSync(fd);
     if (!renamed) fs.rmSync(temp, { force: true });

@@ -19,15 +19,16 @@ import type { UncommittedDir } from './types.js';
 const TURN_PENDING = 'turn-pending';
 
 /**
- * Marks every writable auto dir as worked on by a turn (createTurnHost calls it): until finishTurn commits
- * it, the next new turn commits those changes before it resets. Host writes alone never set it, so they
- * are discarded by the reset, as the session API promises.
+ * Marks every checkout as written to by a turn (createTurnHost calls it), and every writable auto dir as
+ * owing a commit: until finishTurn commits it, the next new turn commits those changes before it resets.
+ * Host writes alone never set the second mark, so they are discarded by the reset, as the API promises.
  */
-export function markTurnPending(dataDir: string, config: PersistentConfig): void {
+export function markTurnStarted(dataDir: string, config: PersistentConfig): void {
   for (const dir of config.dirs) {
+    const location = checkoutLocation(dataDir, dir.name);
+    Checkout.markDirty(location);
     if (dir.commit !== 'auto' || config.readOnly.includes(dir.name)) continue;
-    const { stateDir } = checkoutLocation(dataDir, dir.name);
-    if (fs.existsSync(stateDir)) fs.writeFileSync(path.join(stateDir, TURN_PENDING), '');
+    if (fs.existsSync(location.stateDir)) fs.writeFileSync(path.join(location.stateDir, TURN_PENDING), '');
   }
 }
 
@@ -114,6 +115,7 @@ export async function finishTurn(log: SessionLog, options: CommitDirsOptions = {
   const started = Date.now();
   const auto = config.dirs.filter((dir) => dir.commit === 'auto' && !config.readOnly.includes(dir.name));
   const reports = await commitEach(log, auto, options.onEvent);
+  for (const dir of auto) clearTurnPending(log.dir, dir.name);
   trace(log, options.turn, 'persistent_commit', started, {
     dirs: auto.map((d) => d.name),
     reports: summarize(reports),

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { EventOf } from '../log/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
+import { Checkout } from '../persistent/checkout.js';
 import { ensureRealFolder, writeStreamConfined, type StreamSource } from '../persistent/streamWrite.js';
 import { openCheckout } from './checkouts.js';
 import { mapStagingPath, readPersistentConfig } from './layout.js';
@@ -36,7 +37,9 @@ export function createFileWriter(home: string, id: string): FileWriter {
           area = path.join(workspace, 'session');
           ensureRealFolder(workspace, area);
         } else {
-          area = (await openCheckout(log, target.dir)).location.checkout;
+          const checkout = await openCheckout(log, target.dir);
+          Checkout.markDirty(checkout.location);
+          area = checkout.location.checkout;
         }
         const relative = path.relative(workspace, path.join(area, target.relative));
         const written = await writeStreamConfined(workspace, relative, data, {

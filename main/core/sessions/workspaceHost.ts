@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { EventOf } from '../log/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { existingCheckouts, markTurnPending } from './checkouts.js';
+import { existingCheckouts, markTurnStarted } from './checkouts.js';
 import { describeWorkspace, homeOf, readPersistentConfig } from './layout.js';
 
 /** How a session's tools see the world: their workspace root, the prompt that explains it, and the box's extra paths. */
@@ -43,7 +43,7 @@ export function sessionWorkspace(
     };
   }
   fs.mkdirSync(log.workspaceDir, { recursive: true });
-  markTurnPending(log.dir, config);
+  markTurnStarted(log.dir, config);
   return {
     workspace: fs.realpathSync(log.workspaceDir),
     promptSuffix: `\n\n${describeWorkspace(config)}`,

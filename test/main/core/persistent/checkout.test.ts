@@ -72,6 +72,7 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
     const co = location().checkout;
     writeFiles(co, { 'src/a.txt': 'changed\n', 'new/file.txt': 'x\n' });
     fs.rmSync(path.join(co, 'README.md'));
+    Checkout.markDirty(location());
     writeFiles(backing, { 'later.txt': 'from the user\n' });
     expect((await checkout.uncommitted()).map((f) => `${f.status} ${f.path}`).sort()).toEqual([
       'added new/file.txt',
@@ -92,6 +93,7 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
     writeFiles(co, { 'src/a.txt': 'one\nTWO\nthree\n', 'src/deep/new.txt': 'new\n', 'tool.sh': 'echo\n' });
     fs.chmodSync(path.join(co, 'tool.sh'), 0o755);
     fs.rmSync(path.join(co, 'README.md'));
+    Checkout.markDirty(location());
     const report = await checkout.commit(commitOptions());
     expect(report.status).toBe('committed');
     if (report.status !== 'committed') return;
@@ -120,6 +122,7 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
   it('merges a file the backing folder changed since the checkout', async () => {
     const checkout = await Checkout.open(spec(backing), location());
     writeFiles(location().checkout, { 'src/a.txt': 'ONE\ntwo\nthree\n' });
+    Checkout.markDirty(location());
     writeFiles(backing, { 'src/a.txt': 'one\ntwo\nTHREE\n' });
     const report = await checkout.commit(commitOptions());
     expect(report.status).toBe('committed');
@@ -127,9 +130,29 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
     expect(read(path.join(backing, 'src/a.txt'))).toBe('ONE\ntwo\nTHREE\n');
   });
 
+  it('brings merged results and edits made meanwhile into the checkout at the next reset', async () => {
+    const checkout = await Checkout.open(spec(backing), location());
+    const co = location().checkout;
+    writeFiles(co, { 'src/a.txt': 'ONE\ntwo\nthree\n' });
+    Checkout.markDirty(location());
+    writeFiles(backing, { 'src/a.txt': 'one\ntwo\nTHREE\n', 'README.md': 'edited meanwhile\n' });
+    expect((await checkout.commit(commitOptions())).status).toBe('committed');
+    expect(read(path.join(co, 'src/a.txt'))).toBe('ONE\ntwo\nthree\n');
+    await checkout.reset();
+    expect(read(path.join(co, 'src/a.txt'))).toBe('ONE\ntwo\nTHREE\n');
+    expect(read(path.join(co, 'README.md'))).toBe('edited meanwhile\n');
+    if (kind === 'worktree') {
+      // The model's own git sees a clean checkout whose HEAD is the snapshot: `git diff` shows only its work.
+      expect(git(co, 'status', '--porcelain')).toBe('');
+      writeFiles(co, { 'README.md': 'model edit\n' });
+      expect(git(co, 'status', '--porcelain')).toBe(' M README.md\n');
+    }
+  });
+
   it('writes nothing on a conflict, names the file and keeps the session version as a patch', async () => {
     const checkout = await Checkout.open(spec(backing), location());
     writeFiles(location().checkout, { 'src/a.txt': 'one\nsession\nthree\n', 'other.txt': 'mine\n' });
+    Checkout.markDirty(location());
     writeFiles(backing, { 'src/a.txt': 'one\nuser\nthree\n' });
     const report = await checkout.commit(commitOptions());
     expect(report).toMatchObject({ status: 'conflict', conflicts: ['src/a.txt'] });
@@ -146,6 +169,7 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
     const secret = path.join(dir, 'secret.txt');
     fs.writeFileSync(secret, 'do not copy\n');
     fs.symlinkSync(secret, path.join(location().checkout, 'leak.txt'));
+    Checkout.markDirty(location());
     const report = await checkout.commit(commitOptions());
     expect(report.status).toBe('committed');
     expect(fs.lstatSync(path.join(backing, 'leak.txt')).isSymbolicLink()).toBe(true);

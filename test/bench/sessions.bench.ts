@@ -1,0 +1,249 @@
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Readable } from 'node:stream';
+import {
+  finishTurn,
+  markTurnStarted,
+  openCheckout,
+  persistentConfigOf,
+  prepareTurn,
+} from '../../main/core/sessions/checkouts.js';
+import { createHarness } from '../../main/core/sessions/harness.js';
+import { withWritableSession } from '../../main/core/sessions/sessionLock.js';
+import type { Bench } from './benches/context.js';
+import { makeMetric, median, percentile, round, summarize } from './harness.js';
+import type { Sizes } from './sizes.js';
+import { SIZE_PROFILES } from './sizes.js';
+
+/** Workload of the session benchmarks per size profile (sizes.ts is the bench runner's; these are ours). */
+export type SessionBenchSizes = {
+  /** Files in the git project that is checked out. */
+  projectFiles: number;
+  /** Files the model changes per turn. */
+  changedFiles: number;
+  /** Timed turns (reset + commit). */
+  turns: number;
+  /** Timed getOrCreate calls on an existing session: with a warm harness, and each with a new harness. */
+  warmLookups: number;
+  coldLookups: number;
+  /** Megabytes staged through files.write. */
+  stageMb: number;
+};
+
+/** The profiles: `full` is what the README reports (10k-file project, 1 GB staged). */
+export const SESSION_BENCH_SIZES: Record<'full' | 'quick' | 'tiny', SessionBenchSizes> = {
+  full: {
+    projectFiles: 10_000,
+    changedFiles: 10,
+    turns: 15,
+    warmLookups: 2_000,
+    coldLookups: 50,
+    stageMb: 1024,
+  },
+  quick: {
+    projectFiles: 10_000,
+    changedFiles: 10,
+    turns: 7,
+    warmLookups: 500,
+    coldLookups: 20,
+    stageMb: 128,
+  },
+  tiny: { projectFiles: 200, changedFiles: 10, turns: 2, warmLookups: 20, coldLookups: 3, stageMb: 4 },
+};
+
+function profileOf(sizes: Sizes): SessionBenchSizes {
+  if (sizes === SIZE_PROFILES.tiny) return SESSION_BENCH_SIZES.tiny;
+  if (sizes === SIZE_PROFILES.quick) return SESSION_BENCH_SIZES.quick;
+  return SESSION_BENCH_SIZES.full;
+}
+
+/** A git repository of `count` small files in folders of 100, committed once. */
+function buildProject(dir: string, count: number): void {
+  mkdirSync(dir, { recursive: true });
+  for (let i = 0; i < count; i++) {
+    const folder = join(dir, 'src', `d${Math.floor(i / 100)}`);
+    if (i % 100 === 0) mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, `f${i}.ts`), `export const value${i} = ${i};\n`);
+  }
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=b@b', ...args], {
+      cwd: dir,
+      stdio: 'ignore',
+    });
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-qm', 'fixture');
+}
+
+/**
+ * The session API's costs: getOrCreate of an existing session (warm handle cache, and a fresh harness as
+ * after a restart); the first checkout of a git project and, per turn, the reset before it and the auto
+ * commit after it with a few changed files (target: reset + commit < 200 ms for 10k files, 10 changed);
+ * staging a big upload through files.write (throughput, and peak memory growth, which must stay bounded).
+ */
+export const sessionsBench: Bench = {
+  name: 'sessions',
+  title: 'Session API: getOrCreate, checkout reset + auto-commit, file staging',
+  async run({ sizes, scratch, progress }) {
+    const started = performance.now();
+    const profile = profileOf(sizes);
+    const dir = scratch.dir('sessions');
+    const home = join(dir, 'home');
+    const project = join(dir, 'project');
+    const metrics = [];
+    const notes: string[] = [];
+
+    progress(`sessions: building a ${profile.projectFiles}-file git project`);
+    buildProject(project, profile.projectFiles);
+    const options = {
+      home,
+      model: {
+        provider: 'openai-compatible' as const,
+        model: 'bench',
+        baseUrl: 'http://127.0.0.1:9',
+        contextWindow: 32_000,
+      },
+      persistentDirs: { project },
+    };
+    const harness = createHarness(options);
+    const session = await harness.sessions.getOrCreate({ id: 'bench' });
+
+    progress('sessions: getOrCreate of an existing session');
+    const warm: number[] = [];
+    for (let i = 0; i < profile.warmLookups; i++) {
+      const t0 = performance.now();
+      await harness.sessions.getOrCreate({ id: 'bench' });
+      warm.push(performance.now() - t0);
+    }
+    const cold: number[] = [];
+    for (let i = 0; i < profile.coldLookups; i++) {
+      const t0 = performance.now();
+      await createHarness(options).sessions.getOrCreate({ id: 'bench' });
+      cold.push(performance.now() - t0);
+    }
+    metrics.push(
+      makeMetric('getOrCreate existing session, same harness (median)', 'ms', 'lower', {
+        keel: round(median(warm), 4),
+      }),
+      makeMetric('getOrCreate existing session, new harness (median)', 'ms', 'lower', {
+        keel: round(median(cold), 3),
+      }),
+    );
+
+    progress('sessions: first checkout');
+    const firstCheckout = await withWritableSession(home, 'bench', async (log) => {
+      const config = persistentConfigOf(log);
+      const spec = config?.dirs[0];
+      if (!spec) throw new Error('the bench session has no project dir');
+      const t0 = performance.now();
+      const checkout = await openCheckout(log, spec);
+      return { ms: performance.now() - t0, kind: checkout.kind, path: checkout.location.checkout };
+    });
+    metrics.push(
+      makeMetric(`first checkout of a ${profile.projectFiles}-file git project`, 'ms', 'lower', {
+        keel: round(firstCheckout.ms, 1),
+      }),
+    );
+    notes.push(
+      `checkout kind: ${firstCheckout.kind}; load average at the start of the turns: ${round(os.loadavg()[0] ?? 0, 2)} on ${os.cpus().length} cores`,
+    );
+
+    const resets: number[] = [];
+    const commits: number[] = [];
+    const totals: number[] = [];
+    for (let turn = 0; turn < profile.turns; turn++) {
+      progress(`sessions: turn ${turn + 1}/${profile.turns} (reset, ${profile.changedFiles} edits, commit)`);
+      await withWritableSession(home, 'bench', async (log) => {
+        const t0 = performance.now();
+        await prepareTurn(log, { newTurn: true });
+        const reset = performance.now() - t0;
+        const config = persistentConfigOf(log);
+        if (config) markTurnStarted(log.dir, config);
+        for (let i = 0; i < profile.changedFiles; i++) {
+          const index = ((turn * profile.changedFiles + i) * 7) % profile.projectFiles;
+          const file = join(firstCheckout.path, 'src', `d${Math.floor(index / 100)}`, `f${index}.ts`);
+          appendFileSync(file, `// turn ${turn}\n`);
+        }
+        const t1 = performance.now();
+        const reports = await finishTurn(log);
+        const commit = performance.now() - t1;
+        if (reports[0]?.status !== 'committed') throw new Error(`turn ${turn}: the commit did not happen`);
+        resets.push(reset);
+        commits.push(commit);
+        totals.push(reset + commit);
+      });
+    }
+    const totalSummary = summarize(totals);
+    metrics.push(
+      makeMetric('per-turn reset of the checkout (median)', 'ms', 'lower', {
+        keel: round(median(resets), 1),
+      }),
+      makeMetric(`per-turn auto-commit of ${profile.changedFiles} changed files (median)`, 'ms', 'lower', {
+        keel: round(median(commits), 1),
+      }),
+      makeMetric('per-turn reset + commit (median)', 'ms', 'lower', { keel: round(totalSummary.p50, 1) }),
+      makeMetric('per-turn reset + commit (p90)', 'ms', 'lower', {
+        keel: round(
+          percentile(
+            [...totals].sort((a, b) => a - b),
+            90,
+          ),
+          1,
+        ),
+      }),
+    );
+    if (profile.projectFiles >= 10_000) {
+      notes.push(
+        `target reset + commit < 200 ms per turn: ${totalSummary.p50 < 200 ? 'met' : 'missed'} (median ${round(totalSummary.p50, 1)} ms)`,
+      );
+    }
+
+    progress(`sessions: staging ${profile.stageMb} MB`);
+    const chunk = Buffer.alloc(1024 * 1024, 'k');
+    const total = profile.stageMb;
+    async function* upload() {
+      for (let i = 0; i < total; i++) {
+        yield chunk;
+        if (i % 64 === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    const baseline = process.memoryUsage().rss;
+    let peak = baseline;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
+    const t0 = performance.now();
+    const staged = await session.files.write('/session/uploads/big.bin', Readable.from(upload()), {
+      mediaType: 'application/octet-stream',
+    });
+    const stageMs = performance.now() - t0;
+    clearInterval(sampler);
+    if (staged.size !== total * 1024 * 1024)
+      throw new Error(`staged ${staged.size} bytes, expected ${total} MiB`);
+    metrics.push(
+      makeMetric(`files.write of ${total} MB (throughput)`, 'MB/s', 'higher', {
+        keel: round(total / (stageMs / 1000), 1),
+      }),
+      makeMetric(`files.write of ${total} MB: peak RSS growth`, 'MB', 'lower', {
+        keel: round((peak - baseline) / 1024 / 1024, 1),
+      }),
+    );
+    notes.push('staging hashes (sha256) and fsyncs the file before recording file_staged');
+    scratch.remove(dir);
+    return {
+      name: 'sessions',
+      title: sessionsBench.title,
+      params: {
+        projectFiles: profile.projectFiles,
+        changedFiles: profile.changedFiles,
+        turns: profile.turns,
+        stageMb: profile.stageMb,
+      },
+      metrics,
+      notes,
+      skipped: {},
+      durationMs: round(performance.now() - started, 0),
+    };
+  },
+};
