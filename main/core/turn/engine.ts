@@ -17,13 +17,7 @@ import type { ToolRegistry } from '../../tools/registry.js';
 import type { ToolContext, ToolOutcome } from '../../tools/types.js';
 import { crashPoint } from './crash.js';
 import { loadSessionState } from './loadState.js';
-import {
-  applyEvent,
-  needsModel,
-  unansweredCalls,
-  type CallRecord,
-  type SessionState,
-} from './state.js';
+import { applyEvent, needsModel, unansweredCalls, type CallRecord, type SessionState } from './state.js';
 
 /** What a turn pushes to its subscribers while it runs (the UI, the CLI's stdout). */
 export type TurnHooks = {
