@@ -89,6 +89,17 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
       : {}),
   };
   // A session's folder is <home>/sessions/<id>: its children are sessions of the same home.
-  if (!spec) host.subagents = createSubagentRunner({ home: path.resolve(log.dir, '..', '..'), parent: host });
+  if (!spec) {
+    host.subagents = createSubagentRunner({
+      home: path.resolve(log.dir, '..', '..'),
+      parent: host,
+      ...(compaction.threshold > 0
+        ? {
+            childBeforeRequest: (child, childRegistry) =>
+              createCompactionHook({ log: child, settings: compaction, tools: childRegistry.definitions() }),
+          }
+        : {}),
+    });
+  }
   return host;
 }
