@@ -15,6 +15,7 @@ import { turnBench } from './benches/turn.js';
 import type { BenchResult, Progress } from './harness.js';
 import { Scratch, isOnTmpfs, round } from './harness.js';
 import type { BenchReport } from './report.js';
+import { sessionsBench } from './sessions.bench.js';
 import { describeMachine, evaluateTargets, formatTable } from './report.js';
 import { SIZE_PROFILES } from './sizes.js';
 import type { SizeName } from './sizes.js';
@@ -29,6 +30,7 @@ export const BENCHES: readonly Bench[] = [
   ftsSearchBench,
   turnBench,
   runnerBench,
+  sessionsBench,
 ];
 
 /** Parsed command line of the bench runner. */
