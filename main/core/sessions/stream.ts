@@ -61,6 +61,7 @@ async function runStreamed(
     emit({ type: 'event', event });
   };
   const onCommit = (report: CommitReport) => {
+    if (report.status === 'unchanged') return;
     commits.push(report);
     emit({ type: 'commit', report });
   };

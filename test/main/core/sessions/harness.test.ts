@@ -2,7 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { generateHarness, streamHarness } from '../../../../main/core/sessions/stream.js';
+import { createTurnHost } from '../../../../main/core/sessions/turnHost.js';
+import { runTurn } from '../../../../main/core/turn/engine.js';
 import type { LocalHarnessSession } from '../../../../main/core/sessions/harness.js';
 import type { HarnessSessionPort, HarnessStreamPart } from '../../../../main/core/sessions/types.js';
 import { ProviderServer } from '../../../support/providerServer.js';
@@ -176,6 +179,53 @@ describe('files', () => {
     await generateHarness({ harness, session, messages: [{ role: 'user', content: 'go' }] });
     expect(read(checkoutFile)).toBeUndefined();
     expect(fs.existsSync(path.join(project, 'uploads'))).toBe(false);
+  });
+});
+
+describe('the turn lifecycle of checkouts', () => {
+  it('commits a turn that a host ended without committing before the next turn resets', async () => {
+    const harness = harnessFor(home, server, { project });
+    const session = await harness.sessions.getOrCreate({ id: 's' });
+    server.enqueue({ kind: 'reply', text: 'first' });
+    await generateHarness({ harness, session, messages: [{ role: 'user', content: 'one' }] });
+    // A host write after a committed turn is not owed a commit: the next reset discards it.
+    await session.files.write('/persistent/project/host-only.txt', 'host');
+    // A turn driven by createTurnHost + runTurn alone (as `keel resume` does) leaves its commit owed.
+    const log = SessionLog.open(home, 's', { write: true });
+    try {
+      server.enqueue(
+        callTool('write_file', { path: 'persistent/project/from-resume.txt', content: 'resumed\n' }),
+        { kind: 'reply', text: 'wrote' },
+      );
+      const host = await createTurnHost(log, { env: { PATH: process.env['PATH'] ?? '' } });
+      expect((await runTurn(host, { prompt: 'write it' })).status).toBe('completed');
+    } finally {
+      log.close();
+    }
+    expect(fs.existsSync(path.join(project, 'from-resume.txt'))).toBe(false);
+    server.enqueue({ kind: 'reply', text: 'next' });
+    const next = await generateHarness({ harness, session, messages: [{ role: 'user', content: 'next' }] });
+    expect(read(path.join(project, 'from-resume.txt'))).toBe('resumed\n');
+    expect(next.commits).toMatchObject([{ dir: 'project', status: 'committed' }]);
+    const kinds = next.events.map((e) => e.kind);
+    expect(kinds.indexOf('persistent_commit')).toBeLessThan(kinds.indexOf('user_message'));
+    // The host's write went into the same checkout before that turn, so it was committed with it.
+    expect(read(path.join(project, 'host-only.txt'))).toBe('host');
+  });
+
+  it('discards a host write into an auto dir when no turn owes a commit', async () => {
+    const harness = harnessFor(home, server, { project });
+    const session = await harness.sessions.getOrCreate({ id: 's' });
+    server.enqueue({ kind: 'reply', text: 'first' });
+    await generateHarness({ harness, session, messages: [{ role: 'user', content: 'one' }] });
+    await session.files.write('/persistent/project/host-only.txt', 'host');
+    server.enqueue({ kind: 'reply', text: 'second' });
+    const second = await generateHarness({ harness, session, messages: [{ role: 'user', content: 'two' }] });
+    expect(second.commits).toEqual([]);
+    expect(fs.existsSync(path.join(project, 'host-only.txt'))).toBe(false);
+    expect(
+      fs.existsSync(path.join(session.dataDir as string, 'workspace/persistent/project/host-only.txt')),
+    ).toBe(false);
   });
 });
 
