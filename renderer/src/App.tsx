@@ -1,4 +1,4 @@
-import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState, type JSX } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState, type JSX } from 'react';
 import { call } from './api/call.js';
 import { keel } from './api/keel.js';
 import { useQuery } from './api/useQuery.js';
@@ -19,12 +19,23 @@ import { Welcome } from './screens/firstRun/Welcome.js';
 import { NewSessionDialog } from './screens/newSession/NewSessionDialog.js';
 import { SettingsScreen } from './screens/settings/SettingsScreen.js';
 
-// The session view brings Markdown and syntax highlighting: kept out of the startup bundle, fetched once the
-// shell is up. Once loaded it is rendered directly: a Suspense reveal would be throttled by React (300 ms).
+// The session view brings Markdown and syntax highlighting: kept out of the startup bundle and fetched once
+// the shell is idle. Not React.lazy: a Suspense reveal is throttled by React (300 ms).
 type SessionViewModule = typeof SessionViewTypes;
 let sessionViewModule: SessionViewModule | undefined;
 const loadSessionView = async () => (sessionViewModule ??= await import('./screens/session/SessionView.js'));
-const LazySessionView = lazy(async () => ({ default: (await loadSessionView()).SessionView }));
+
+/** The session view once its code is loaded (at once when it already is). */
+function SessionScreen({ sessionId }: { sessionId: string }): JSX.Element {
+  const [loaded, setLoaded] = useState(sessionViewModule);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => {
+    if (!loaded) loadSessionView().then(setLoaded, () => setFailed(true));
+  }, [loaded]);
+  if (loaded) return <loaded.SessionView key={sessionId} sessionId={sessionId} />;
+  if (failed) return <ErrorState message="The session view could not be loaded. Reload the window." />;
+  return <LoadingState label="Opening session…" />;
+}
 
 /** The application shell: the session browser on the left, the current screen on the right, dialogs above. */
 export function App(): JSX.Element {
@@ -108,13 +119,7 @@ export function App(): JSX.Element {
         <main className="pane">
           <ErrorBoundary label={route.screen === 'session' ? 'session view' : route.screen}>
             {route.screen === 'session' ? (
-              sessionViewModule ? (
-                <sessionViewModule.SessionView key={route.sessionId} sessionId={route.sessionId} />
-              ) : (
-                <Suspense fallback={<LoadingState label="Opening session…" />}>
-                  <LazySessionView key={route.sessionId} sessionId={route.sessionId} />
-                </Suspense>
-              )
+              <SessionScreen sessionId={route.sessionId} />
             ) : route.screen === 'settings' ? (
               settings.error ? (
                 <ErrorState
