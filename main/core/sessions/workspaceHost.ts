@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import type { EventOf } from '../log/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { existingCheckouts, markTurnStarted } from './checkouts.js';
+import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 import { describeWorkspace, homeOf, readPersistentConfig } from './layout.js';
 
 /** How a session's tools see the world: their workspace root, the prompt that explains it, and the box's extra paths. */
@@ -51,4 +52,15 @@ export function sessionWorkspace(
     boxReadOnly: existingCheckouts(log.dir, config).flatMap((checkout) => checkout.boxReadOnlyPaths()),
     boxHidden: [fs.realpathSync(homeOf(log.dir))],
   };
+}
+
+/**
+ * The system prompt a session's requests carry: its pinned prompt (or Keel's default) plus, for a session
+ * with Persistent Dirs, the workspace description. What `keel payload` and a manual compaction must use to
+ * match the requests a turn sends.
+ */
+export function systemPromptFor(dataDir: string, created: EventOf<'session_created'>): string {
+  const config = readPersistentConfig(dataDir);
+  const base = created.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
+  return config ? `${base}\n\n${describeWorkspace(config)}` : base;
 }

@@ -6,6 +6,8 @@ import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { generateHarness, streamHarness } from '../../../../main/core/sessions/stream.js';
 import { createTurnHost } from '../../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
+import { systemPromptFor } from '../../../../main/core/sessions/workspaceHost.js';
+import type { EventOf } from '../../../../main/core/log/events.js';
 import type { LocalHarnessSession } from '../../../../main/core/sessions/harness.js';
 import type { HarnessSessionPort, HarnessStreamPart } from '../../../../main/core/sessions/types.js';
 import { ProviderServer } from '../../../support/providerServer.js';
@@ -331,6 +333,21 @@ describe('streamHarness', () => {
     // The project repository itself only gained a working-tree file: no commit, no branch move.
     expect(git(project, 'status', '--porcelain')).toBe('?? src/new.ts\n');
     expect(git(project, 'log', '--oneline').trim().split('\n')).toHaveLength(1);
+  });
+
+  it('tells the model the workspace layout in a fixed system prompt that systemPromptFor reproduces', async () => {
+    const harness = harnessFor(home, server, { project, docs: { path: project, commit: 'manual' } });
+    server.enqueue({ kind: 'reply', text: 'a' }, { kind: 'reply', text: 'b' });
+    await generateHarness({ harness, session: 's', messages: [{ role: 'user', content: 'one' }] });
+    await generateHarness({ harness, session: 's', messages: [{ role: 'user', content: 'two' }] });
+    const systems = server.requests.map(
+      (r) => (r.body as { messages: { content: string }[] }).messages[0]?.content,
+    );
+    expect(systems[0]).toBe(systems[1]);
+    expect(systems[0]).toContain('persistent/project/ is a checkout of the project you work on');
+    expect(systems[0]).toContain('persistent/docs/ is a checkout of the shared folder "docs"');
+    const created = eventsOf(home, 's')[0] as EventOf<'session_created'>;
+    expect(systemPromptFor(path.join(fs.realpathSync(home), 'sessions', 's'), created)).toBe(systems[0]);
   });
 
   it('does not append a retried message twice and reports the finished turn', async () => {
