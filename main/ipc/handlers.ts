@@ -10,6 +10,7 @@ import {
 } from '../core/compaction/inspect.js';
 import { commitDirs, discardDirs, persistentConfigOf } from '../core/sessions/checkouts.js';
 import { makeSessionFolders, readPersistentConfig, writePersistentConfig } from '../core/sessions/layout.js';
+import { loadSessionState } from '../core/turn/loadState.js';
 import { foldSession, needsModel, unansweredCalls } from '../core/turn/state.js';
 import {
   createProvider,
@@ -284,17 +285,17 @@ export function createHandlers(options: HandlerOptions): Handlers {
 
     'sessions.open': (args) =>
       readLog(args.sessionId, (log) => {
-        const events = log.read();
-        const state = foldSession(events);
+        // Index lookups, not a read of the whole log: opening a 10k-event session stays cheap.
+        const state = loadSessionState(log);
         const session = summaryOf(args.sessionId);
-        const pending = pendingApprovals(events);
-        let compactedAt = 0;
-        for (const event of events)
-          if (event.kind === 'compaction') compactedAt = Math.max(compactedAt, event.seq);
+        const pending = pendingApprovals(
+          log.readKinds(['approval_request', 'approval_granted', 'approval_denied'], { validate: false }),
+        );
+        const compactedAt = log.lastSeqOfKind('compaction') ?? 0;
         const usage =
           state.lastUsage && (state.lastUsageSeq ?? 0) > compactedAt ? state.lastUsage : undefined;
         const threshold = readSettings(home).compaction.threshold;
-        const created = events[0] as EventOf<'session_created'>;
+        const created = log.read({ fromSeq: 1, limit: 1 })[0] as EventOf<'session_created'>;
         const running = turns.isRunning(args.sessionId);
         return {
           session,

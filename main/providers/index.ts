@@ -23,22 +23,25 @@ export function createProvider(
   keys: ProviderKeys = {},
   env: NodeJS.ProcessEnv = process.env,
 ): ModelProvider {
+  // An empty value (`KEY=` in a shell profile) means "not set", not "send an empty key".
+  const key = (...candidates: (string | undefined)[]) =>
+    candidates.find((value) => value !== undefined && value !== '');
   switch (pin.provider) {
     case 'anthropic':
       return new AnthropicProvider({
-        apiKey: keys.anthropic ?? env['ANTHROPIC_API_KEY'],
+        apiKey: key(keys.anthropic, env['ANTHROPIC_API_KEY']),
         baseUrl: pin.baseUrl,
       });
     case 'openai':
       return new OpenAIProvider({
         kind: 'openai',
-        apiKey: keys.openai ?? env['OPENAI_API_KEY'],
+        apiKey: key(keys.openai, env['OPENAI_API_KEY']),
         baseUrl: pin.baseUrl,
       });
     case 'openai-compatible':
       return new OpenAIProvider({
         kind: 'openai-compatible',
-        apiKey: keys.openaiCompatible ?? env['KEEL_OPENAI_COMPATIBLE_API_KEY'],
+        apiKey: key(keys.openaiCompatible, env['KEEL_OPENAI_COMPATIBLE_API_KEY']),
         baseUrl: pin.baseUrl,
       });
     default:

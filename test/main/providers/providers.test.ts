@@ -143,6 +143,19 @@ describe.each(formats)('%s provider over real HTTP', (_name, make) => {
 });
 
 describe('provider configuration', () => {
+  it('treats an empty key variable as unset', async () => {
+    expect(() => createProvider({ provider: 'anthropic' }, {}, { ANTHROPIC_API_KEY: '' })).toThrow(
+      /ANTHROPIC_API_KEY/,
+    );
+    const local = createProvider(
+      { provider: 'openai-compatible', baseUrl: server.openaiBaseUrl },
+      {},
+      { KEEL_OPENAI_COMPATIBLE_API_KEY: '' },
+    );
+    server.enqueue({ kind: 'reply', text: 'fine' });
+    expect((await collect(local.stream({ payload, tools, model: 'm' }))).at(-1)?.type).toBe('done');
+  });
+
   it('names the missing key instead of sending a request that would 401', () => {
     expect(() => createProvider({ provider: 'anthropic' }, {}, {})).toThrow(/ANTHROPIC_API_KEY/);
     expect(() => createProvider({ provider: 'openai' }, {}, {})).toThrow(/OPENAI_API_KEY/);
