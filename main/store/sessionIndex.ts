@@ -366,7 +366,12 @@ export class SessionIndex {
   registerSession(row: NewSessionRow, update: IndexUpdate, options: { lease?: boolean } = {}): void {
     const register = this.db.transaction(() => {
       this.statements.insert.run(toSessionValues(row));
-      this.recordAppend(row.id, update);
+      this.recordAppend(
+        row.id,
+        row.title !== undefined && update.renamedTitle === undefined
+          ? { ...update, renamedTitle: row.title }
+          : update,
+      );
       if (options.lease)
         this.statements.putLease.run(row.id, process.pid, this.hostname, new Date().toISOString());
     });
@@ -412,6 +417,10 @@ export class SessionIndex {
       });
       for (const message of update.messages) {
         this.statements.insertMessage.run({ num, seq: message.seq, text: message.text });
+      }
+      // The title is searchable too, at seq 0 (no event has it), replaced by each rename.
+      if (update.renamedTitle !== undefined) {
+        this.statements.insertMessage.run({ num, seq: 0, text: update.renamedTitle });
       }
     })();
   }

@@ -483,6 +483,15 @@ describe('renaming', () => {
     expect(indexRow(home, log.id)?.title).toBe('Rate limiter');
     log.append(user('and tests'));
     expect(indexRow(home, log.id)?.title).toBe('Rate limiter');
+    expect(search(home, 'limiter')).toEqual([log.id]);
+    log.close();
+  });
+
+  it('finds a session by the title it was created with', () => {
+    const home = tempHome();
+    const log = SessionLog.create(home, { ...sessionInit(), title: 'Quasar refactor' });
+    log.append(user('start'));
+    expect(search(home, 'quasar')).toEqual([log.id]);
     log.close();
   });
 });
