@@ -25,6 +25,8 @@ export default defineConfig({
   renderer: {
     root: resolve(import.meta.dirname, 'renderer'),
     build: {
+      // Shipped to users (and served by keel serve): minified, no source maps.
+      minify: true,
       rollupOptions: { input: { index: resolve(import.meta.dirname, 'renderer/index.html') } },
     },
     plugins: [react()],
