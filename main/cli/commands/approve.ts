@@ -6,6 +6,7 @@ import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { withWritableSession } from '../session.js';
 import { driveTurn } from '../turn.js';
+import { finishCliTurn } from './commit.js';
 
 type DecisionOptions = {
   request?: number;
@@ -92,7 +93,10 @@ async function decide(
       );
       context.io.stderr(`keel: denied request ${request.seq} (${request.tool})\n`);
     }
-    if (options.resume) await driveTurn(context, log, {}, { json: options.json });
-    else context.io.stderr(`keel: continue with keel resume ${log.id}\n`);
+    if (options.resume) {
+      await driveTurn(context, log, {}, { json: options.json });
+      // The turn's changes reach the project folder now (auto dirs), as after keel run.
+      await finishCliTurn(context, log, { json: options.json });
+    } else context.io.stderr(`keel: continue with keel resume ${log.id}\n`);
   });
 }

@@ -6,6 +6,7 @@ import type { CliContext } from '../context.js';
 import { ExitCode } from '../exitCodes.js';
 import { withWritableSession } from '../session.js';
 import { describeApproval, driveTurn } from '../turn.js';
+import { finishCliTurn } from './commit.js';
 
 /**
  * `keel resume SESSION`: continues a turn that was interrupted, crashed, failed or waited on an approval
@@ -34,6 +35,7 @@ export function registerResume(program: Command, context: CliContext): void {
           return;
         }
         await driveTurn(context, log, {}, options);
+        await finishCliTurn(context, log, options);
       });
     });
 }

@@ -115,4 +115,20 @@ describe('keel run --commit', () => {
     expect(direct.code).toBe(2);
     expect(direct.stderr).toMatch(/works on its project folder directly/);
   });
+
+  it('auto: an edit approved with keel approve --resume reaches the folder when that turn ends', async () => {
+    server.enqueue(write('persistent/project/src/approved.go', 'package main // approved\n'));
+    const args = run('add a file', ['--commit', 'auto']);
+    args[args.indexOf('full-auto')] = 'ask';
+    expect((await keel(home, args)).code).toBe(3);
+    const id = onlySessionId();
+    expect(fs.existsSync(path.join(project, 'src', 'approved.go'))).toBe(false);
+    server.enqueue({ kind: 'reply', text: 'done' });
+    const approved = await keel(home, ['approve', id, '--scope', 'once', '--resume']);
+    expect(approved.code).toBe(0);
+    expect(fs.readFileSync(path.join(project, 'src', 'approved.go'), 'utf8')).toBe(
+      'package main // approved\n',
+    );
+    expect(commitsOf(id).length).toBeGreaterThan(0);
+  });
 });
