@@ -9,6 +9,7 @@ import {
   SessionEvent,
   ToolMode,
 } from '../core/log/events.js';
+import { SessionTraceSummarySchema } from '../core/trace/schema.js';
 
 /** The event kinds and the pieces of them the UI needs, re-exported so the renderer imports only this file. */
 export {
@@ -23,12 +24,23 @@ export {
   Usage,
 } from '../core/log/events.js';
 export type { EventKind, EventOf } from '../core/log/events.js';
+/** The trace summary's types, for the traces and cost views. */
+export type {
+  SessionTraceSummary,
+  StageKind,
+  SubagentTrace,
+  TimelineStage,
+  TokenCounts,
+  TokensAndCost,
+  TurnPoint,
+  TurnTraceSummary,
+} from '../core/trace/schema.js';
 
 /**
  * The one contract between the UI and main: every channel's input and output schema, every pushed
  * event's schema, and the `KeelApi` type that both the Electron preload and the `keel serve` browser
- * bridge implement. The renderer imports this file for types only; it may import nothing but zod and
- * the event kinds, because it is compiled for the browser too (tsconfig.web.json).
+ * bridge implement. The renderer imports this file for types only; it may import nothing but zod, the
+ * event kinds and the trace summary schema, because it is compiled for the browser too (tsconfig.web.json).
  */
 
 /** What a session is doing, as the list shows it (same values as the session index). */
@@ -221,6 +233,130 @@ export const AppCommand = z.discriminatedUnion('command', [
 ]);
 export type AppCommand = z.infer<typeof AppCommand>;
 
+/** A grant wider than `once` as the approvals panel lists it: what it allows, when, and its revocation if any. */
+export const GrantRecord = z.object({
+  /** Seq of the approval_granted event (what grants.revoke names). */
+  seq,
+  requestSeq: seq,
+  tool: z.string(),
+  scope: ApprovalScope,
+  grantedAt: z.string(),
+  /** The model's call id of the request the grant answered. */
+  toolCallId: z.string(),
+  /** One sentence: which future calls it pre-authorises. */
+  allows: z.string(),
+  revoked: z.object({ seq, at: z.string(), reason: z.string().optional() }).optional(),
+});
+export type GrantRecord = z.infer<typeof GrantRecord>;
+
+/** A scope kind a decision may take (`path` and `prefix` carry a value: `path:<glob>`, `prefix:<command>`). */
+export const ScopeKind = z.enum(['once', 'session', 'path', 'prefix']);
+export type ScopeKind = z.infer<typeof ScopeKind>;
+
+/** What an edit_file / write_file request would do to its file now, for a diff editor. */
+export const FileChangePreview = z.object({
+  /** Workspace-relative path. */
+  path: z.string(),
+  /** The file's current text; null when it does not exist yet (or is binary / too large: see the flags). */
+  original: z.string().nullable(),
+  /** The file's text after the call; null when the call cannot apply, or the file is binary / too large. */
+  proposed: z.string().nullable(),
+  /** Unified diff of the change (bounded, redacted), or the tool error when it cannot apply. */
+  diff: z.string(),
+  binary: z.boolean(),
+  /** Over the preview limit (4 MB a side): only the diff is given. */
+  tooLarge: z.boolean(),
+  /** Why the call cannot apply as asked now (e.g. old_string no longer found). */
+  error: z.string().optional(),
+  /** The file changed since the request: this diff differs from the one recorded with it. */
+  changedSinceRequest: z.boolean(),
+});
+export type FileChangePreview = z.infer<typeof FileChangePreview>;
+
+/** What a run_command request would run, where, for how long, and what the box lets it touch. */
+export const CommandPreview = z.object({
+  command: z.string(),
+  /** Working directory, workspace-relative (`.` is the workspace root) and absolute. */
+  cwd: z.string(),
+  cwdPath: z.string(),
+  /** The wall-clock limit it runs with (the model's ask, capped), and what the model asked for. */
+  timeoutMs: z.number().int().positive(),
+  requestedTimeoutMs: z.number().int().positive().optional(),
+  timeoutCapped: z.boolean(),
+  memoryMb: z.number().int().positive(),
+  sandbox: z.object({ kind: z.enum(['bwrap', 'sandbox-exec', 'none']), reason: z.string() }),
+  /** Hosts it may reach through the allowlist proxy; empty: no network at all. */
+  networkAllow: z.array(z.string()),
+  /** Absolute paths it may write (the workspace); everything else is read-only or hidden. */
+  writable: z.array(z.string()),
+  /** Paths inside the writable ones that stay read-only (git hooks and config, editor and tool folders). */
+  readOnly: z.array(z.string()),
+  /** Paths it cannot see at all (the Keel home, besides the real home folder). */
+  hidden: z.array(z.string()),
+});
+export type CommandPreview = z.infer<typeof CommandPreview>;
+
+/** One pending approval in full, for the approval panel. */
+export const ApprovalPreview = z.object({
+  request: ApprovalRequest,
+  /** The call's arguments as the model sent them (the log keeps them redacted); null when not a JSON object. */
+  arguments: z.record(z.string(), z.unknown()).nullable(),
+  /** Why the path is protected (.git, .vscode, a protected glob...), when that is why it asks. */
+  protectedReason: z.string().nullable(),
+  /** The scopes approvals.decide accepts for this request (`once` only for a call whose outcome is unknown). */
+  allowedScopes: z.array(ScopeKind),
+  /** Pre-filled, editable: `path:<folder>/**` for a file, `prefix:<first words>` for a command. */
+  suggested: z.object({ path: z.string().optional(), prefix: z.string().optional() }),
+  file: FileChangePreview.optional(),
+  command: CommandPreview.optional(),
+});
+export type ApprovalPreview = z.infer<typeof ApprovalPreview>;
+
+/** A payload rendered as text (`--- role ---` headers, as `keel payload` prints it), for a diff editor. */
+export const PayloadText = z.object({
+  text: z.string(),
+  messageCount: z.number().int().nonnegative(),
+});
+
+/** One file's two versions, for a diff editor; null stands for "absent" (or binary / too large: see the flags). */
+export const FileVersions = z.object({
+  dir: z.string(),
+  path: z.string(),
+  change: z.enum(['added', 'modified', 'deleted']),
+  /** Before: the project folder's file (uncommitted changes), or the folder's file before the commit. */
+  original: z.string().nullable(),
+  /** After: the session's checkout file, or the folder's file as the commit left it. */
+  modified: z.string().nullable(),
+  binary: z.boolean(),
+  tooLarge: z.boolean(),
+  /** Why the texts are missing (the file changed since the commit, binary...), in words. */
+  note: z.string().optional(),
+  /** The file's part of the commit's patch, when the texts could not be rebuilt. */
+  patch: z.string().optional(),
+});
+export type FileVersions = z.infer<typeof FileVersions>;
+
+/** What a new turn does to a dir's uncommitted changes: auto dirs commit them first, manual dirs refuse the turn, read-only dirs discard them. */
+export const NewTurnEffect = z.enum(['commit', 'refuse', 'discard']);
+
+/** An interactive terminal of this process. */
+export const TerminalInfo = z.object({
+  terminalId: z.string(),
+  sessionId: z.string(),
+  openedAt: z.string(),
+  /** Opened by this connection (the others' terminals are listed, their output is pushed to everyone). */
+  mine: z.boolean(),
+});
+export type TerminalInfo = z.infer<typeof TerminalInfo>;
+
+/** How an interactive terminal ended. */
+export const TerminalExit = z.object({
+  exitCode: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  /** True when terminal.kill (or session delete, disconnect, shutdown) ended it. */
+  killed: z.boolean(),
+});
+
 /** A channel: its input schema, its output schema and a one-line doc. */
 type ChannelSpec = { input: z.ZodType; output: z.ZodType; doc: string };
 
@@ -334,7 +470,15 @@ export const channels = {
   },
   'turns.send': {
     doc: 'Starts a turn with a prompt; resolves once it started (progress is pushed). `busy` if one runs.',
-    input: z.object({ sessionId, prompt: z.string().min(1).max(1_000_000) }),
+    input: z.object({
+      sessionId,
+      prompt: z.string().min(1).max(1_000_000),
+      /**
+       * A new turn resets the session's checkouts: with uncommitted manual changes it is refused
+       * (`invalid_state`) unless this is true, which discards them first (persistent.diff's newTurnWarning).
+       */
+      discardChanges: z.boolean().default(false),
+    }),
     output: z.object({ turnId: z.string() }),
   },
   'turns.stop': {
@@ -376,6 +520,95 @@ export const channels = {
       turnId: z.string().optional(),
     }),
   },
+  'approvals.preview': {
+    doc: 'One pending request in full: arguments, reason, protection, allowed scopes, the file change (original and proposed text) or the command and its box.',
+    input: z.object({ sessionId, requestSeq: seq }),
+    output: ApprovalPreview,
+  },
+  'grants.list': {
+    doc: 'The grants of a session wider than once, oldest first: in effect, or with includeRevoked also the revoked ones.',
+    input: z.object({ sessionId, includeRevoked: z.boolean().default(false) }),
+    output: z.object({ grants: z.array(GrantRecord) }),
+  },
+  'grants.revoke': {
+    doc: 'Revokes a grant in effect (records approval_revoked): the calls it covered ask again. `busy` while a turn runs.',
+    input: z.object({ sessionId, grantSeq: seq, reason: z.string().max(10_000).optional() }),
+    output: z.object({ event: SessionEvent, grant: GrantRecord }),
+  },
+  'trace.summary': {
+    doc: "A session's trace: per-turn timelines (stages, tool calls, approval waits, retries), tokens and cost, totals, cache hit rate, subagents nested.",
+    input: z.object({ sessionId, maxDepth: z.number().int().min(0).max(10).optional() }),
+    output: z.object({ summary: SessionTraceSummarySchema }),
+  },
+  'commands.kill': {
+    doc: "Kills a running command's whole process tree; the turn goes on with its (killed) result. `invalid_state` if it is not running here.",
+    input: z.object({ sessionId, toolCallId: z.string().min(1).max(500) }),
+    output: z.object({ killed: z.literal(true) }),
+  },
+  'tool.watch': {
+    doc: "This connection renders the session's live command output and acks it (tool.outputAck): commands pause while it falls behind.",
+    input: z.object({ sessionId }),
+    output: z.object({ watching: z.literal(true) }),
+  },
+  'tool.unwatch': {
+    doc: "Stops flow-controlling the session's command output for this connection (paused commands resume).",
+    input: z.object({ sessionId }),
+    output: z.object({ watching: z.literal(false) }),
+  },
+  'tool.outputAck': {
+    doc: "Acks `chars` (UTF-16 code units, chunk.length) of a command's tool.output as rendered; returns what is still unacked.",
+    input: z.object({
+      sessionId,
+      toolCallId: z.string().min(1).max(500),
+      chars: z.number().int().positive(),
+    }),
+    output: z.object({ unackedChars: z.number().int().nonnegative() }),
+  },
+  'terminal.open': {
+    doc: "Opens the user's interactive shell in the session's workspace, in the same box as commands; output is pushed as terminal.data.",
+    input: z.object({
+      sessionId,
+      cols: z.number().int().min(2).max(1000).default(120),
+      rows: z.number().int().min(2).max(1000).default(30),
+      /** Without an OS sandbox the shell would run unconfined: refused unless the user approved exactly that. */
+      unconfined: z.boolean().default(false),
+    }),
+    output: z.object({
+      terminalId: z.string(),
+      /** Where the shell starts, workspace-relative (`persistent/project` for a checkout session). */
+      cwd: z.string(),
+      sandbox: z.enum(['bwrap', 'sandbox-exec', 'none']),
+    }),
+  },
+  'terminal.write': {
+    doc: 'Sends keystrokes or pasted text to a terminal.',
+    input: z.object({ terminalId: z.string().min(1), data: z.string().min(1).max(1_000_000) }),
+    output: z.object({}),
+  },
+  'terminal.resize': {
+    doc: "Resizes a terminal's pty (the shell gets SIGWINCH).",
+    input: z.object({
+      terminalId: z.string().min(1),
+      cols: z.number().int().min(2).max(1000),
+      rows: z.number().int().min(2).max(1000),
+    }),
+    output: z.object({}),
+  },
+  'terminal.ack': {
+    doc: "Acks `chars` (chunk.length) of a terminal's output as rendered; the shell pauses past 100,000 unacked characters.",
+    input: z.object({ terminalId: z.string().min(1), chars: z.number().int().positive() }),
+    output: z.object({}),
+  },
+  'terminal.kill': {
+    doc: 'Kills a terminal and every process it started; resolves with how it ended.',
+    input: z.object({ terminalId: z.string().min(1) }),
+    output: TerminalExit,
+  },
+  'terminal.list': {
+    doc: 'The interactive terminals open in this process (of one session, or all).',
+    input: z.object({ sessionId: sessionId.optional() }),
+    output: z.object({ terminals: z.array(TerminalInfo) }),
+  },
   'compactions.list': {
     doc: 'The compactions of a session, oldest first.',
     input: z.object({ sessionId }),
@@ -390,6 +623,11 @@ export const channels = {
       /** How many original events the summary stands for (they stay in the log). */
       replacedCount: z.number().int().nonnegative(),
     }),
+  },
+  'compactions.payload': {
+    doc: 'The payload the next turn would send now, and the same payload rebuilt without compaction `seq`, as text for a diff editor.',
+    input: z.object({ sessionId, seq }),
+    output: z.object({ current: PayloadText, without: PayloadText }),
   },
   'compactions.run': {
     doc: 'Compacts the session now from its original events (or re-runs compaction `rerun` over the same range); `busy` while a turn runs.',
@@ -411,8 +649,48 @@ export const channels = {
           dir: z.string(),
           /** `manual`: changes wait for persistent.apply; `auto`: committed when a turn ends. */
           commit: z.enum(['auto', 'manual']),
+          /** Read-only for this session: its changes are never committed. */
+          readOnly: z.boolean(),
+          /** What the next new turn does to these changes. */
+          onNewTurn: NewTurnEffect,
           files: z.array(PersistentFileChange),
           diff: z.string(),
+        }),
+      ),
+      /** Set when a new turn would be refused or would discard changes: the sentence to warn with. */
+      newTurnWarning: z.string().nullable(),
+    }),
+  },
+  'persistent.file': {
+    doc: "One changed file's two texts for a diff editor: uncommitted (project folder vs checkout) or, with commitSeq, before/after a persistent_commit.",
+    input: z.object({
+      sessionId,
+      dir: z.string().min(1),
+      path: z.string().min(1).max(4096),
+      /** Seq of a persistent_commit event: the file as that commit changed it. Absent: the uncommitted change. */
+      commitSeq: seq.optional(),
+    }),
+    output: FileVersions,
+  },
+  'persistent.history': {
+    doc: "What each turn changed in the session's Persistent Dirs and committed (persistent_commit events, grouped by turn).",
+    input: z.object({ sessionId }),
+    output: z.object({
+      turns: z.array(
+        z.object({
+          /** Turn N: the Nth user message and what followed it (0: before the first prompt). */
+          turn: z.number().int().nonnegative(),
+          /** The prompt, first 200 characters. */
+          prompt: z.string().optional(),
+          commits: z.array(
+            z.object({
+              seq,
+              at: z.string(),
+              dir: z.string(),
+              files: z.array(PersistentFileChange),
+              diffArtifact: z.string().optional(),
+            }),
+          ),
         }),
       ),
     }),
@@ -533,7 +811,7 @@ export const topics = {
   'event.appended': z.object({ sessionId: z.string(), event: SessionEvent }),
   /** A provider delta of a running turn; `sentAt` is main's Date.now() when pushed (latency measurement). */
   'turn.delta': z.object({ sessionId: z.string(), turnId: z.string(), delta: Delta, sentAt: z.number() }),
-  /** Live redacted output of a running command. */
+  /** Live redacted output of a running command (never split inside a character); after tool.watch, ack it with tool.outputAck. */
   'tool.output': z.object({
     sessionId: z.string(),
     turnId: z.string(),
@@ -555,6 +833,10 @@ export const topics = {
     sessionId: z.string(),
     change: z.enum(['created', 'updated', 'renamed', 'archived', 'deleted']),
   }),
+  /** Output of an interactive terminal (redacted, never split inside a character); ack it with terminal.ack. */
+  'terminal.data': z.object({ terminalId: z.string(), sessionId: z.string(), chunk: z.string() }),
+  /** An interactive terminal ended (exited, or was killed). */
+  'terminal.exit': TerminalExit.extend({ terminalId: z.string(), sessionId: z.string() }),
   /** The desktop shell asks the UI to act (app menu, a folder passed to a second launch); never sent by `keel serve`. */
   'app.command': AppCommand,
 } as const;

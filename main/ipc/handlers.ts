@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { checkRevocation, listGrants } from '../core/approvals/grants.js';
 import { pendingApprovals, checkDecision } from '../core/approvals/state.js';
 import type { EventOf, NewEvent, SessionEvent } from '../core/log/events.js';
 import { SessionLog } from '../core/log/sessionLog.js';
@@ -8,9 +9,10 @@ import {
   inspectSessionCompactions,
   type CompactionRecord,
 } from '../core/compaction/inspect.js';
-import { commitDirs, discardDirs, persistentConfigOf } from '../core/sessions/checkouts.js';
+import { commitDirs, discardDirs, openCheckout, persistentConfigOf } from '../core/sessions/checkouts.js';
 import { makeSessionFolders, readPersistentConfig, writePersistentConfig } from '../core/sessions/layout.js';
 import { loadSessionState } from '../core/turn/loadState.js';
+import { readTraceSummary } from '../core/trace/read.js';
 import { foldSession, needsModel, unansweredCalls } from '../core/turn/state.js';
 import {
   createProvider,
@@ -35,12 +37,17 @@ import {
   type SessionSummary,
   type SettingsView,
 } from './contract.js';
+import { previewApproval } from './approvalPreview.js';
+import { comparePayloads } from './compactionPayload.js';
 import { describeInvalidInput, IpcFailure, toIpcError } from './errors.js';
 import { compactNow } from './compactNow.js';
 import { createHub, type Hub } from './hub.js';
 import { environmentKeyStore, keyPresence, type KeyStore } from './keys.js';
-import { reviewPersistentDirs } from './persistentReview.js';
+import { OutputFlows } from './outputFlows.js';
+import { commitHistory, newTurnWarning, readFileVersions, reviewPersistentDirs } from './persistentReview.js';
 import { readRecentProjects, rememberProject } from './recentProjects.js';
+import { readSessionBox } from './sessionBox.js';
+import { TerminalManager } from './terminals.js';
 import { TurnManager } from './turns.js';
 
 /** A local OpenAI-compatible server `providers.detectLocal` looks for. */
@@ -75,20 +82,34 @@ export type HandlerOptions = {
   onProjectUsed?: (folder: string) => void;
 };
 
+/**
+ * Who calls: the transport's connection (a `keel serve` WebSocket, the Electron window). Flow control and
+ * interactive terminals belong to a connection and are released when it goes (`Handlers.disconnect`).
+ */
+export type Caller = { client: string };
+
+/** The connection of callers that name none (the Electron window, tests). */
+export const DEFAULT_CLIENT = 'app';
+
 /** The handler of every channel: validated arguments in, a contract value out (validated by `invoke`). */
 export type HandlerTable = {
-  [C in ChannelName]: (args: ChannelArgs<C>) => Promise<ChannelOutput<C>> | ChannelOutput<C>;
+  [C in ChannelName]: (args: ChannelArgs<C>, caller: Caller) => Promise<ChannelOutput<C>> | ChannelOutput<C>;
 };
 
 /** The handler table mounted by a transport. */
 export type Handlers = {
   /** Pushed events for every subscriber of this table. */
   readonly hub: Hub;
-  /** Validates input, runs the channel, validates output. Never throws: every failure is `{ ok: false, error }`. */
-  invoke(channel: unknown, input: unknown): Promise<IpcResult<unknown>>;
+  /**
+   * Validates input, runs the channel, validates output. Never throws: every failure is `{ ok: false, error }`.
+   * `client` names the caller's connection (default DEFAULT_CLIENT).
+   */
+  invoke(channel: unknown, input: unknown, client?: string): Promise<IpcResult<unknown>>;
+  /** A connection went away: its command-output flows are released and its terminals killed. */
+  disconnect(client: string): Promise<void>;
   /** Sessions with a turn running in this process. */
   runningSessions(): string[];
-  /** Stops running turns (interruptions recorded), releases their leases and closes the index. Idempotent. */
+  /** Stops running turns (interruptions recorded) and terminals, releases their leases and closes the index. Idempotent. */
   close(): Promise<void>;
 };
 
@@ -103,6 +124,10 @@ export function createHandlers(options: HandlerOptions): Handlers {
   const hub = createHub();
   fs.mkdirSync(home, { recursive: true });
   const index = SessionIndex.open(home);
+  // The lookup runs only once a command streams, long after `turns` exists.
+  const outputFlows: OutputFlows = new OutputFlows({
+    lookup: (sessionId, toolCallId) => turns.runningCommandOf(sessionId, toolCallId),
+  });
   const turns = new TurnManager({
     home,
     hub,
@@ -110,6 +135,27 @@ export function createHandlers(options: HandlerOptions): Handlers {
     env,
     keys: () => keyStore.read(),
     ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
+    beforeToolOutput: (sessionId, toolCallId) => outputFlows.beforeOutput(sessionId, toolCallId),
+    afterEvent: (sessionId, event) => {
+      if (event.kind === 'tool_result') outputFlows.commandEnded(sessionId, event.toolCallId);
+    },
+  });
+  hub.subscribe((push) => {
+    if (push.topic === 'session.status' && !push.payload.running)
+      outputFlows.sessionEnded(push.payload.sessionId);
+  });
+  const terminals = new TerminalManager({
+    home,
+    hub,
+    env,
+    keys: () => keyStore.read(),
+    ensureCheckouts: async (sessionId) => {
+      // A running turn made them already (prepareTurn); an idle session gets them under its lease.
+      if (turns.isRunning(sessionId)) return;
+      await turns.exclusive(sessionId, async (log) => {
+        for (const dir of persistentConfigOf(log)?.dirs ?? []) await openCheckout(log, dir);
+      });
+    },
   });
   let closed = false;
 
@@ -192,6 +238,32 @@ export function createHandlers(options: HandlerOptions): Handlers {
       const recorded = appended.events[0] as SessionEvent;
       const stillPending = pendingApprovals(log.read({ fromSeq: request.seq })).length > 0;
       return { events: appended.events, value: { recorded, stillPending } };
+    });
+
+  const revoke = (args: ChannelArgs<'grants.revoke'>) =>
+    turns.appendWhileIdle(args.sessionId, (log) => {
+      const events = log.read();
+      const target = events.find((event) => event.seq === args.grantSeq);
+      if (target?.kind !== 'approval_granted') {
+        throw new IpcFailure(
+          'not_found',
+          `event ${args.grantSeq} of session ${args.sessionId} is not a grant`,
+        );
+      }
+      const checked = checkRevocation(events, args.grantSeq);
+      if (!checked.ok) throw new IpcFailure('invalid_state', checked.error);
+      const appended = log.append(
+        {
+          kind: 'approval_revoked',
+          grantSeq: args.grantSeq,
+          ...(args.reason ? { reason: args.reason } : {}),
+        },
+        { expectedLastSeq: log.lastSeq() },
+      );
+      if (!appended.ok) throw new IpcFailure('invalid_state', 'the session changed meanwhile: try again');
+      const event = appended.events[0] as SessionEvent;
+      const grant = listGrants(log.read({ fromSeq: 1 })).find((record) => record.seq === args.grantSeq);
+      return { events: appended.events, value: { event, grant: grant ?? checked.grant } };
     });
 
   const table: HandlerTable = {
@@ -350,8 +422,10 @@ export function createHandlers(options: HandlerOptions): Handlers {
       return { session: summaryOf(args.sessionId) };
     },
 
-    'sessions.delete': (args) => {
+    'sessions.delete': async (args) => {
       turns.assertIdle(args.sessionId);
+      // Its shells run inside the session's folder: they go first.
+      await terminals.killSession(args.sessionId);
       // Taking the lease proves no other process is writing; the folder goes once it is released.
       const log = SessionLog.open(home, args.sessionId, { write: true });
       const dir = log.dir;
@@ -380,7 +454,9 @@ export function createHandlers(options: HandlerOptions): Handlers {
         return { events, lastSeq, hasBefore: first > 1 && lastSeq > 0, hasAfter: last < lastSeq };
       }),
 
-    'turns.send': async (args) => ({ turnId: await turns.start(args.sessionId, { prompt: args.prompt }) }),
+    'turns.send': async (args) => ({
+      turnId: await turns.start(args.sessionId, { prompt: args.prompt, discardChanges: args.discardChanges }),
+    }),
 
     'turns.stop': async (args) => {
       if (!index.get(args.sessionId)) throw new IpcFailure('not_found', `no session ${args.sessionId}`);
@@ -414,6 +490,80 @@ export function createHandlers(options: HandlerOptions): Handlers {
       return { event: recorded, turnId: await turns.start(args.sessionId, {}) };
     },
 
+    'approvals.preview': (args) => {
+      const log = SessionLog.open(home, args.sessionId, { write: false });
+      const run = async () => {
+        const events = log.read();
+        const box = await readSessionBox(log, { env, keys: keyStore.read() });
+        return previewApproval(events, args.requestSeq, box, {
+          dir: log.dir,
+          artifactsDir: log.artifactsDir,
+        });
+      };
+      return run().finally(() => log.close());
+    },
+
+    'grants.list': (args) =>
+      readLog(args.sessionId, (log) => ({
+        grants: listGrants(log.read()).filter((grant) => args.includeRevoked || !grant.revoked),
+      })),
+
+    'grants.revoke': (args) => revoke(args),
+
+    'trace.summary': (args) => ({
+      summary: readTraceSummary(home, args.sessionId, {
+        now: new Date(),
+        ...(args.maxDepth !== undefined ? { maxDepth: args.maxDepth } : {}),
+      }),
+    }),
+
+    'commands.kill': (args) => {
+      const command = turns.runningCommandOf(args.sessionId, args.toolCallId);
+      if (command) {
+        command.abort();
+        return { killed: true as const };
+      }
+      return readLog(args.sessionId, (log) => {
+        throw whyNotRunning(log.read(), args.toolCallId);
+      });
+    },
+
+    'tool.watch': (args, caller) => {
+      summaryOf(args.sessionId);
+      outputFlows.watch(caller.client, args.sessionId);
+      return { watching: true as const };
+    },
+
+    'tool.unwatch': (args, caller) => {
+      outputFlows.unwatch(caller.client, args.sessionId);
+      return { watching: false as const };
+    },
+
+    'tool.outputAck': (args, caller) => ({
+      unackedChars: outputFlows.ack(caller.client, args.sessionId, args.toolCallId, args.chars),
+    }),
+
+    'terminal.open': (args, caller) => terminals.openTerminal(caller.client, args.sessionId, args),
+
+    'terminal.write': (args) => {
+      terminals.write(args.terminalId, args.data);
+      return {};
+    },
+
+    'terminal.resize': (args) => {
+      terminals.resize(args.terminalId, args.cols, args.rows);
+      return {};
+    },
+
+    'terminal.ack': (args) => {
+      terminals.ack(args.terminalId, args.chars);
+      return {};
+    },
+
+    'terminal.kill': (args) => terminals.kill(args.terminalId),
+
+    'terminal.list': (args, caller) => ({ terminals: terminals.list(caller.client, args.sessionId) }),
+
     'compactions.list': (args) =>
       readLog(args.sessionId, (log) => ({
         compactions: inspectSessionCompactions(log).map(toCompactionSummary),
@@ -437,6 +587,8 @@ export function createHandlers(options: HandlerOptions): Handlers {
         };
       }),
 
+    'compactions.payload': (args) => readLog(args.sessionId, (log) => comparePayloads(log, args.seq)),
+
     'compactions.run': (args) =>
       turns.exclusive(args.sessionId, (log, onEvent) =>
         compactNow(log, {
@@ -451,8 +603,23 @@ export function createHandlers(options: HandlerOptions): Handlers {
     'persistent.diff': async (args) => {
       const dir = readLog(args.sessionId, (log) => log.dir);
       const reviews = await reviewPersistentDirs(dir, args.dir);
-      return { hasCheckouts: reviews !== undefined, dirs: reviews ?? [] };
+      return {
+        hasCheckouts: reviews !== undefined,
+        dirs: reviews ?? [],
+        newTurnWarning: newTurnWarning(reviews ?? []),
+      };
     },
+
+    'persistent.file': async (args) => {
+      const { dir, artifactsDir, events } = readLog(args.sessionId, (log) => ({
+        dir: log.dir,
+        artifactsDir: log.artifactsDir,
+        events: args.commitSeq === undefined ? [] : log.read(),
+      }));
+      return readFileVersions(dir, artifactsDir, events, args);
+    },
+
+    'persistent.history': (args) => readLog(args.sessionId, (log) => ({ turns: commitHistory(log.read()) })),
 
     'persistent.apply': (args) =>
       turns.exclusive(args.sessionId, async (log, onEvent) => {
@@ -577,7 +744,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
 
   return {
     hub,
-    async invoke(channel, input) {
+    async invoke(channel, input, client = DEFAULT_CLIENT) {
       if (!isChannelName(channel)) {
         return { ok: false, error: { code: 'not_found', message: `unknown channel ${String(channel)}` } };
       }
@@ -588,8 +755,8 @@ export function createHandlers(options: HandlerOptions): Handlers {
         return { ok: false, error: { code: 'invalid_input', message: describeInvalidInput(parsed.error) } };
       }
       try {
-        const handler = table[channel] as (args: unknown) => unknown;
-        const value = await handler(parsed.data);
+        const handler = table[channel] as (args: unknown, caller: Caller) => unknown;
+        const value = await handler(parsed.data, { client });
         const checked = spec.output.safeParse(value);
         if (!checked.success) {
           process.emitWarning(
@@ -608,14 +775,40 @@ export function createHandlers(options: HandlerOptions): Handlers {
         return { ok: false, error: toIpcError(error) };
       }
     },
+    async disconnect(client) {
+      outputFlows.disconnect(client);
+      await terminals.disconnect(client);
+    },
     runningSessions: () => turns.runningSessions(),
     async close() {
       if (closed) return;
       closed = true;
-      await turns.stopAll();
+      await Promise.all([turns.stopAll(), terminals.closeAll()]);
+      outputFlows.close();
       index.close();
     },
   };
+}
+
+/** Why commands.kill found nothing to kill for `toolCallId`, as the error to answer with. */
+function whyNotRunning(events: readonly SessionEvent[], toolCallId: string): IpcFailure {
+  let started: EventOf<'tool_call_started'> | undefined;
+  let finished = false;
+  for (const event of events) {
+    if (event.kind === 'tool_call_started' && event.toolCallId === toolCallId) {
+      started = event;
+      finished = false;
+    } else if (event.kind === 'tool_result' && event.toolCallId === toolCallId) finished = true;
+  }
+  if (!started) return new IpcFailure('not_found', `no call ${toolCallId} was started in this session`);
+  if (started.tool !== 'run_command') {
+    return new IpcFailure('invalid_state', `call ${toolCallId} is a ${started.tool} call, not a command`);
+  }
+  if (finished) return new IpcFailure('invalid_state', `command ${toolCallId} has already finished`);
+  return new IpcFailure(
+    'invalid_state',
+    `command ${toolCallId} is not running in this Keel process (another process, such as the CLI, runs its turn: stop that turn)`,
+  );
 }
 
 function assertHasCheckouts(log: SessionLog): void {

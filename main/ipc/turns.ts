@@ -3,10 +3,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionEvent } from '../core/log/events.js';
 import { SessionLog } from '../core/log/sessionLog.js';
-import { finishTurn, persistentConfigOf, prepareTurn, uncommittedDirs } from '../core/sessions/checkouts.js';
+import {
+  discardDirs,
+  finishTurn,
+  persistentConfigOf,
+  prepareTurn,
+  uncommittedDirs,
+} from '../core/sessions/checkouts.js';
 import { createTurnHost, STOP_REQUEST_FILE } from '../core/sessions/turnHost.js';
 import { runTurn, TurnSetupError, type TurnOutcome as EngineOutcome } from '../core/turn/engine.js';
 import type { ProviderKeys } from '../providers/index.js';
+import { runningCommand, type RunningCommand } from '../runner/runCommand.js';
+import { artifactNameFor } from '../tools/runCommand.js';
 import type { SessionIndex } from '../store/sessionIndex.js';
 import { readSettings } from '../store/settings.js';
 import type { SessionStatus, TurnOutcome } from './contract.js';
@@ -23,6 +31,10 @@ export type TurnManagerOptions = {
   /** Read at every turn start, so a key set in settings applies to the next turn. */
   keys: () => ProviderKeys;
   maxSteps?: number;
+  /** Called with every live chunk of a command before it is pushed (flow control attaches here). */
+  beforeToolOutput?: (sessionId: string, toolCallId: string) => void;
+  /** Called with every event a turn or exclusive write appends, after it is pushed. */
+  afterEvent?: (sessionId: string, event: SessionEvent) => void;
 };
 
 type RunningTurn = {
@@ -30,6 +42,10 @@ type RunningTurn = {
   controller: AbortController;
   /** Settles (never rejects) once the turn ended and its log is closed. */
   done: Promise<void>;
+  /** The session's artifacts folder, where each command's output artifact is. */
+  artifactsDir: string;
+  /** Model call id → idempotency key of the commands this turn started (their artifact names). */
+  commands: Map<string, string>;
 };
 
 /** How long stop and shutdown wait for a turn to record its interruption before giving up on it. */
@@ -70,6 +86,17 @@ export class TurnManager {
     return this.running.has(sessionId);
   }
 
+  /**
+   * The command a turn of this process is running for the model's call `toolCallId`, if any (found by its
+   * artifact, as the runner registers it); undefined before it spawned and after it ended.
+   */
+  runningCommandOf(sessionId: string, toolCallId: string): RunningCommand | undefined {
+    const turn = this.running.get(sessionId);
+    if (turn === undefined || turn === 'reserved') return undefined;
+    const key = turn.commands.get(toolCallId);
+    return key === undefined ? undefined : runningCommand(path.join(turn.artifactsDir, artifactNameFor(key)));
+  }
+
   /** Ids of sessions with a turn running in this process. */
   runningSessions(): string[] {
     return [...this.running.keys()];
@@ -87,7 +114,7 @@ export class TurnManager {
    * turn started, i.e. after the prompt was recorded. Fails with `busy`, `locked`, `not_found`, `provider`
    * (the pinned provider cannot be used) or `invalid_state` (the project folder is gone).
    */
-  async start(sessionId: string, input: { prompt?: string }): Promise<string> {
+  async start(sessionId: string, input: { prompt?: string; discardChanges?: boolean }): Promise<string> {
     if (this.closing) throw new IpcFailure('invalid_state', 'Keel is shutting down');
     this.assertIdle(sessionId);
     this.running.set(sessionId, 'reserved');
@@ -104,10 +131,18 @@ export class TurnManager {
       const turnId = crypto.randomUUID();
       const controller = new AbortController();
       const { hub } = this.options;
-      const onEvent = (event: SessionEvent) => hub.publish('event.appended', { sessionId, event });
+      const commands = new Map<string, string>();
+      const onEvent = (event: SessionEvent) => {
+        if (event.kind === 'tool_call_started' && event.tool === 'run_command') {
+          commands.set(event.toolCallId, event.idempotencyKey);
+        }
+        hub.publish('event.appended', { sessionId, event });
+        this.options.afterEvent?.(sessionId, event);
+      };
       const newTurn = input.prompt !== undefined;
       if (persistentConfigOf(log)) {
-        if (newTurn) await this.refuseUncommittedManual(log);
+        if (newTurn && input.discardChanges === true) await discardDirs(log);
+        else if (newTurn) await this.refuseUncommittedManual(log);
         // A new turn starts from the project folder's current files (auto leftovers committed first).
         await prepareTurn(log, { newTurn, onEvent });
       }
@@ -120,8 +155,10 @@ export class TurnManager {
         hooks: {
           onDelta: (delta) => hub.publish('turn.delta', { sessionId, turnId, delta, sentAt: Date.now() }),
           onEvent,
-          onToolOutput: (toolCallId, chunk) =>
-            hub.publish('tool.output', { sessionId, turnId, toolCallId, chunk }),
+          onToolOutput: (toolCallId, chunk) => {
+            this.options.beforeToolOutput?.(sessionId, toolCallId);
+            hub.publish('tool.output', { sessionId, turnId, toolCallId, chunk });
+          },
           onNotice: (text) => hub.publish('turn.notice', { sessionId, turnId, text }),
         },
       });
@@ -166,7 +203,7 @@ export class TurnManager {
           return outcome;
         })
         .then((outcome) => this.finish(sessionId, turnId, opened, outcome));
-      this.running.set(sessionId, { turnId, controller, done });
+      this.running.set(sessionId, { turnId, controller, done, artifactsDir: log.artifactsDir, commands });
       hub.publish('session.status', { sessionId, status: 'running', running: true, turnId });
       hub.publish('sessions.changed', { sessionId, change: 'updated' });
       return turnId;
@@ -223,7 +260,10 @@ export class TurnManager {
     try {
       const log = SessionLog.open(this.options.home, sessionId, { write: true });
       try {
-        return await use(log, (event) => this.options.hub.publish('event.appended', { sessionId, event }));
+        return await use(log, (event) => {
+          this.options.hub.publish('event.appended', { sessionId, event });
+          this.options.afterEvent?.(sessionId, event);
+        });
       } finally {
         log.close();
         this.options.hub.publish('sessions.changed', { sessionId, change: 'updated' });

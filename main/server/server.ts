@@ -35,7 +35,7 @@ export type KeelServer = {
   readonly url: string;
   readonly port: number;
   readonly token: string;
-  /** Closes every WebSocket and the listener (the handlers are the caller's). */
+  /** Closes every WebSocket (releasing what each connection owned: its terminals die) and the listener; the handlers are the caller's. */
   close(): Promise<void>;
 };
 
@@ -91,6 +91,8 @@ export async function startKeelServer(options: KeelServerOptions): Promise<KeelS
   const { handlers } = options;
   let port = 0;
   const sockets = new Set<Socket>();
+  /** Disconnects still releasing what their connection owned. */
+  const leaving = new Set<Promise<void>>();
 
   const headersFor = (): Record<string, string> => ({
     'content-security-policy': buildContentSecurityPolicy({
@@ -160,7 +162,7 @@ export async function startKeelServer(options: KeelServerOptions): Promise<KeelS
       socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
       return;
     }
-    wss.handleUpgrade(request, socket, head, (ws) => serveClient(ws, handlers));
+    wss.handleUpgrade(request, socket, head, (ws) => serveClient(ws, handlers, leaving));
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -179,20 +181,34 @@ export async function startKeelServer(options: KeelServerOptions): Promise<KeelS
     async close() {
       for (const client of wss.clients) client.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
+      await Promise.all([...leaving]);
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
 
-/** One browser connection: calls in, results and every pushed event out. */
-function serveClient(ws: WebSocket, handlers: Handlers): void {
+/**
+ * One browser connection: calls in, results and every pushed event out. The connection is its own client of
+ * the handlers, so what it owns (command-output flows, interactive terminals) is released when it closes.
+ */
+function serveClient(ws: WebSocket, handlers: Handlers, leaving: Set<Promise<void>>): void {
+  const client = `ws-${crypto.randomUUID()}`;
   const send = (message: WsMessage) => {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
   };
   const unsubscribe = handlers.hub.subscribe((push) => send(push));
-  ws.on('close', unsubscribe);
-  ws.on('error', unsubscribe);
+  let gone = false;
+  const leave = () => {
+    if (gone) return;
+    gone = true;
+    unsubscribe();
+    const done = handlers.disconnect(client).catch(() => undefined);
+    leaving.add(done);
+    void done.finally(() => leaving.delete(done));
+  };
+  ws.on('close', leave);
+  ws.on('error', leave);
   ws.on('message', (data, isBinary) => {
     let raw: unknown;
     try {
@@ -208,6 +224,6 @@ function serveClient(ws: WebSocket, handlers: Handlers): void {
       return;
     }
     const { id, channel, input } = parsed.data;
-    void handlers.invoke(channel, input).then((result) => send({ id, result }));
+    void handlers.invoke(channel, input, client).then((result) => send({ id, result }));
   });
 }

@@ -105,10 +105,13 @@ describe('Persistent Dir checkouts from the UI', () => {
       {
         dir: 'project',
         commit: 'manual',
+        readOnly: false,
+        onNewTurn: 'refuse',
         files: [{ path: 'notes.md', change: 'added' }],
         diff: expect.stringContaining('+draft') as string,
       },
     ]);
+    expect(review.newTurnWarning).toMatch(/project \(1 file\).*discardChanges/);
     const refused = await fail('turns.send', { sessionId: session.id, prompt: 'more' });
     expect(refused.code).toBe('invalid_state');
     expect(refused.message).toMatch(/changes in project \(1 file\).*apply or discard/);
@@ -156,7 +159,11 @@ describe('Persistent Dir checkouts from the UI', () => {
     expect(fs.readFileSync(path.join(project, 'src', 'new.go'), 'utf8')).toBe('package main // new\n');
 
     const plain = (await call('sessions.create', base)).session;
-    expect(await call('persistent.diff', { sessionId: plain.id })).toEqual({ hasCheckouts: false, dirs: [] });
+    expect(await call('persistent.diff', { sessionId: plain.id })).toEqual({
+      hasCheckouts: false,
+      dirs: [],
+      newTurnWarning: null,
+    });
     expect((await fail('persistent.apply', { sessionId: plain.id })).code).toBe('invalid_state');
   });
 });

@@ -45,7 +45,7 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'sessions.archive': { sessionId: session, archived: false },
   'sessions.delete': { sessionId: session, confirm: session },
   'events.page': { sessionId: session, beforeSeq: 100, limit: 50 },
-  'turns.send': { sessionId: session, prompt: 'Fix the bug' },
+  'turns.send': { sessionId: session, prompt: 'Fix the bug', discardChanges: true },
   'turns.stop': { sessionId: session },
   'turns.resume': { sessionId: session },
   'approvals.list': { sessionId: session },
@@ -56,11 +56,28 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
     scope: 'prefix:npm test',
     resume: false,
   },
+  'approvals.preview': { sessionId: session, requestSeq: 5 },
+  'grants.list': { sessionId: session, includeRevoked: true },
+  'grants.revoke': { sessionId: session, grantSeq: 6, reason: 'too broad' },
+  'trace.summary': { sessionId: session, maxDepth: 2 },
+  'commands.kill': { sessionId: session, toolCallId: 'call_1' },
+  'tool.watch': { sessionId: session },
+  'tool.unwatch': { sessionId: session },
+  'tool.outputAck': { sessionId: session, toolCallId: 'call_1', chars: 4096 },
+  'terminal.open': { sessionId: session, cols: 100, rows: 40, unconfined: false },
+  'terminal.write': { terminalId: 'term-1', data: 'echo hi\r' },
+  'terminal.resize': { terminalId: 'term-1', cols: 80, rows: 24 },
+  'terminal.ack': { terminalId: 'term-1', chars: 12 },
+  'terminal.kill': { terminalId: 'term-1' },
+  'terminal.list': { sessionId: session },
   'compactions.list': { sessionId: session },
   'compactions.inspect': { sessionId: session, seq: 9 },
+  'compactions.payload': { sessionId: session, seq: 9 },
   'compactions.run': { sessionId: session, rerun: 9 },
   'persistent.diff': { sessionId: session, dir: 'project' },
   'persistent.apply': { sessionId: session, dirs: ['project'] },
+  'persistent.file': { sessionId: session, dir: 'project', path: 'src/main.go', commitSeq: 12 },
+  'persistent.history': { sessionId: session },
   'persistent.discard': { sessionId: session },
   'settings.get': {},
   'settings.set': { keys: { anthropic: 'sk-ant', openai: null } },
@@ -92,6 +109,14 @@ const payloads: { [T in TopicName]: TopicPayload<T> } = {
   },
   'sessions.changed': { sessionId: session, change: 'archived' },
   'app.command': { command: 'newSession', folder: '/p' },
+  'terminal.data': { terminalId: 'term-1', sessionId: session, chunk: '\u001b[32mhi\u001b[0m\r\n' },
+  'terminal.exit': {
+    terminalId: 'term-1',
+    sessionId: session,
+    exitCode: null,
+    signal: 'SIGKILL',
+    killed: true,
+  },
 };
 
 /** What crosses Electron IPC (structured clone) and the WebSocket (JSON). */
@@ -129,6 +154,21 @@ describe('the contract', () => {
         'projects.openFolder',
         'projects.recent',
         'app.info',
+        // Issue 8: the review surfaces.
+        'approvals.preview',
+        'grants.list',
+        'grants.revoke',
+        'trace.summary',
+        'commands.kill',
+        'tool.outputAck',
+        'terminal.open',
+        'terminal.write',
+        'terminal.resize',
+        'terminal.ack',
+        'terminal.kill',
+        'compactions.payload',
+        'persistent.file',
+        'persistent.history',
       ]),
     );
     for (const name of CHANNEL_NAMES) {
@@ -201,12 +241,26 @@ describe('the contract', () => {
     expect(schema.safeParse({ ok: true, value: { stopped: 'yes' } }).success).toBe(false);
   });
 
-  it('imports nothing but zod and the event kinds, so the renderer can compile it for the browser', () => {
+  it('imports nothing but zod, the event kinds and the trace schema, so the renderer can compile it for the browser', () => {
     const source = fs.readFileSync(path.join(REPO_ROOT, 'main/ipc/contract.ts'), 'utf8');
     const imported = [...source.matchAll(/^(?:import|export)[^;]*?from '([^']+)'/gms)].map(
       (match) => match[1],
     );
-    expect(new Set(imported)).toEqual(new Set(['zod', '../core/log/events.js']));
+    expect(new Set(imported)).toEqual(new Set(['zod', '../core/log/events.js', '../core/trace/schema.js']));
+    const traceSchema = fs.readFileSync(path.join(REPO_ROOT, 'main/core/trace/schema.ts'), 'utf8');
+    expect([...traceSchema.matchAll(/^import[^;]*?from '([^']+)'/gms)].map((match) => match[1])).toEqual([
+      'zod',
+    ]);
+    const web = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'tsconfig.web.json'), 'utf8')) as {
+      include: string[];
+    };
+    expect(web.include).toEqual(
+      expect.arrayContaining([
+        'main/ipc/contract.ts',
+        'main/core/log/events.ts',
+        'main/core/trace/schema.ts',
+      ]),
+    );
   });
 });
 

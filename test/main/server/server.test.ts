@@ -8,8 +8,11 @@ import WebSocket from 'ws';
 import { createHandlers, type Handlers } from '../../../main/ipc/handlers.js';
 import { startKeelServer, type KeelServer } from '../../../main/server/server.js';
 import { resolveStaticFile } from '../../../main/server/staticFiles.js';
+import { detectSandbox } from '../../../main/sandbox/box.js';
 import { makeTempDir, removeTempDir } from '../../support/cli.js';
 import { ProviderServer } from '../../support/providerServer.js';
+
+const boxed = (await detectSandbox()).kind !== 'none';
 
 let dir: string;
 let rendererDir: string;
@@ -210,4 +213,55 @@ describe('keel serve over WebSocket', () => {
     });
     socket.close();
   });
+
+  it.skipIf(!boxed)(
+    'owns what a connection opened: its terminal dies when it disconnects, and close waits for the rest',
+    async () => {
+      const open = async () => {
+        const socket = new WebSocket(wsUrl());
+        const replies = new Map<number, unknown>();
+        socket.on('message', (data: Buffer) => {
+          const message = JSON.parse(data.toString('utf8')) as { id?: number; result?: unknown };
+          if (message.id !== undefined) replies.set(message.id, message.result);
+        });
+        await new Promise((resolve) => socket.on('open', resolve));
+        let next = 1;
+        const call = async (channel: string, input: unknown) => {
+          const id = next++;
+          socket.send(JSON.stringify({ id, channel, input }));
+          while (!replies.has(id)) await new Promise((resolve) => setTimeout(resolve, 10));
+          const result = replies.get(id) as { ok: boolean; value?: unknown; error?: unknown };
+          if (!result.ok) throw new Error(JSON.stringify(result.error));
+          return result.value as Record<string, unknown>;
+        };
+        return { socket, call };
+      };
+      const first = await open();
+      const created = await first.call('sessions.create', {
+        projectFolder: path.join(dir, 'project'),
+        provider: 'openai-compatible',
+        baseUrl: provider.openaiBaseUrl,
+        model: 'scripted-model',
+        contextWindow: 8000,
+      });
+      const sessionId = (created['session'] as { id: string }).id;
+      const mine = (await first.call('terminal.open', { sessionId }))['terminalId'] as string;
+      const second = await open();
+      const theirs = (await second.call('terminal.open', { sessionId }))['terminalId'] as string;
+      const list = async () => {
+        const result = await handlers.invoke('terminal.list', {});
+        return result.ok ? (result.value as { terminals: { terminalId: string }[] }).terminals : [];
+      };
+      expect((await list()).map((t) => t.terminalId).sort()).toEqual([mine, theirs].sort());
+
+      first.socket.close();
+      const deadline = Date.now() + 10_000;
+      while ((await list()).length > 1 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect((await list()).map((t) => t.terminalId)).toEqual([theirs]);
+
+      await keelServer.close();
+      expect(await list()).toEqual([]);
+    },
+  );
 });

@@ -1,0 +1,215 @@
+import path from 'node:path';
+import { pendingApprovals } from '../core/approvals/state.js';
+import type { EventOf, SessionEvent } from '../core/log/events.js';
+import { planChange, previewEdit, type FileChangeArgs } from '../tools/fileChange.js';
+import { toolLimits } from '../tools/limits.js';
+import { looksBinary } from '../tools/outcome.js';
+import { createToolRegistry } from '../tools/registry.js';
+import type { ToolContext } from '../tools/types.js';
+import type { ApprovalPreview, CommandPreview, FileChangePreview, ScopeKind } from './contract.js';
+import { IpcFailure, toIpcError } from './errors.js';
+import type { SessionBox } from './sessionBox.js';
+
+/** Largest text given per side of a file preview; bigger files get the diff only. */
+export const PREVIEW_MAX_CHARS = 4 * 1024 * 1024;
+
+const FILE_TOOLS = new Set(['edit_file', 'write_file']);
+// Anything that could chain a second command after a prefix: such a command matches no prefix grant.
+const SHELL_CONTROL = /[;&|`$()<>\n\r\\]/;
+
+/** The pending request `requestSeq` of `events`, or the error a person can act on. */
+export function findPendingRequest(
+  events: readonly SessionEvent[],
+  requestSeq: number,
+): EventOf<'approval_request'> {
+  const pending = pendingApprovals(events).find((request) => request.seq === requestSeq);
+  if (pending) return pending;
+  const exists = events.some((event) => event.kind === 'approval_request' && event.seq === requestSeq);
+  throw new IpcFailure(
+    exists ? 'invalid_state' : 'not_found',
+    exists
+      ? `approval request ${requestSeq} was already decided`
+      : `event ${requestSeq} is not an approval request`,
+  );
+}
+
+/**
+ * Everything the approval panel shows about one pending request: its arguments (redacted, as logged), why it
+ * asks, which scopes a decision may take with pre-filled suggestions, and for a file change the original and
+ * proposed text computed now (what previewEdit would write; redacted like the diff), or for a command its
+ * working directory, limits and box. Reads only.
+ */
+export async function previewApproval(
+  events: readonly SessionEvent[],
+  requestSeq: number,
+  box: SessionBox,
+  session: { dir: string; artifactsDir: string },
+): Promise<ApprovalPreview> {
+  const request = findPendingRequest(events, requestSeq);
+  const logged = parseObject(request.arguments);
+  // The log keeps the arguments redacted; the exact change is computed from the model's own call.
+  const raw = parseObject(rawArgumentsOf(events, request) ?? request.arguments) ?? logged;
+  const ctx: ToolContext = {
+    workspace: box.workspace,
+    sessionDir: session.dir,
+    artifactsDir: session.artifactsDir,
+    idempotencyKey: 'approval-preview',
+    redactor: box.redactor,
+    sandbox: box.sandbox,
+    network: box.networkAllow.length > 0 ? { allow: box.networkAllow } : 'none',
+    protectedGlobs: box.protectedGlobs,
+  };
+  const preview: ApprovalPreview = {
+    request,
+    arguments: logged,
+    protectedReason: null,
+    allowedScopes: allowedScopes(request),
+    suggested: {},
+  };
+  if (FILE_TOOLS.has(request.tool)) {
+    const file = await previewFile(request, raw, ctx);
+    preview.file = file.preview;
+    preview.protectedReason = file.protectedReason;
+    const target = file.preview.path;
+    if (target !== '') {
+      const folder = path.posix.dirname(target);
+      preview.suggested.path = folder === '.' ? `path:${target}` : `path:${folder}/**`;
+    }
+  } else if (request.tool === 'run_command') {
+    preview.command = previewCommand(logged, raw, box);
+    const prefix = suggestPrefix(preview.command.command);
+    if (prefix) preview.suggested.prefix = `prefix:${prefix}`;
+  }
+  return preview;
+}
+
+function allowedScopes(request: EventOf<'approval_request'>): ScopeKind[] {
+  if (request.unknownOutcome) return ['once'];
+  if (request.tool === 'run_command') return ['once', 'session', 'prefix'];
+  if (FILE_TOOLS.has(request.tool)) return ['once', 'session', 'path'];
+  return ['once', 'session'];
+}
+
+/** The arguments of the model's call the request answers, as the assistant message recorded them. */
+function rawArgumentsOf(
+  events: readonly SessionEvent[],
+  request: EventOf<'approval_request'>,
+): string | undefined {
+  for (let index = events.length - 1; index >= 0; index--) {
+    const event = events[index];
+    if (!event || event.seq > request.seq || event.kind !== 'assistant_message') continue;
+    const call = event.toolCalls.find((candidate) => candidate.id === request.toolCallId);
+    if (call) return call.arguments;
+  }
+  return undefined;
+}
+
+function parseObject(text: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(text.trim() === '' ? '{}' : text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+async function previewFile(
+  request: EventOf<'approval_request'>,
+  raw: Record<string, unknown> | null,
+  ctx: ToolContext,
+): Promise<{ preview: FileChangePreview; protectedReason: string | null }> {
+  const failed = (error: string, target = ''): { preview: FileChangePreview; protectedReason: null } => ({
+    preview: {
+      path: target,
+      original: null,
+      proposed: null,
+      diff: error,
+      binary: false,
+      tooLarge: false,
+      error,
+      changedSinceRequest: false,
+    },
+    protectedReason: null,
+  });
+  const tool = createToolRegistry('write').get(request.tool);
+  const parsed = tool?.parameters.safeParse(raw ?? {});
+  if (!parsed?.success) return failed(`the call's arguments are not valid for ${request.tool}`);
+  const args = parsed.data as FileChangeArgs;
+  const outcome = await previewEdit(args, ctx);
+  if (outcome.isError) return failed(ctx.redactor.redact(errorText(outcome.content)), args.path);
+  const target = outcome.path ?? args.path;
+  let original: string | null = null;
+  let proposed: string | null = null;
+  let binary = false;
+  let tooLarge = false;
+  try {
+    const plan = await planChange(args, ctx);
+    binary = (plan.before !== null && looksBinary(plan.before)) || looksBinary(plan.after);
+    // A UTF-8 byte is at most one UTF-16 unit, so a side under the limit in bytes is under it in characters.
+    tooLarge = Math.max(plan.before?.length ?? 0, plan.after.length) > PREVIEW_MAX_CHARS;
+    if (!binary && !tooLarge) {
+      original = plan.before === null ? null : ctx.redactor.redact(plan.before.toString('utf8'));
+      proposed = ctx.redactor.redact(plan.after.toString('utf8'));
+    }
+  } catch (error) {
+    return failed(ctx.redactor.redact(toIpcError(error).message), target);
+  }
+  const diff = outcome.diff ?? '';
+  return {
+    preview: {
+      path: target,
+      original,
+      proposed,
+      diff,
+      binary,
+      tooLarge,
+      changedSinceRequest: request.diff !== undefined && request.diff !== diff,
+    },
+    protectedReason: outcome.approvalRequired ?? null,
+  };
+}
+
+function errorText(content: string): string {
+  const parsed = parseObject(content);
+  return typeof parsed?.['error'] === 'string' ? parsed['error'] : content;
+}
+
+function previewCommand(
+  logged: Record<string, unknown> | null,
+  raw: Record<string, unknown> | null,
+  box: SessionBox,
+): CommandPreview {
+  const command = typeof logged?.['command'] === 'string' ? logged['command'] : '';
+  const asked = raw?.['timeout_ms'];
+  const requested =
+    typeof asked === 'number' && Number.isInteger(asked) && asked > 0 ? Math.floor(asked) : undefined;
+  const timeoutMs = Math.min(requested ?? toolLimits.commandDefaultTimeoutMs, toolLimits.commandMaxTimeoutMs);
+  return {
+    command,
+    // run_command starts every command in the workspace root.
+    cwd: '.',
+    cwdPath: box.workspace,
+    timeoutMs,
+    ...(requested !== undefined ? { requestedTimeoutMs: requested } : {}),
+    timeoutCapped: requested !== undefined && requested > timeoutMs,
+    memoryMb: toolLimits.commandMemoryMb,
+    sandbox: { kind: box.sandbox.kind, reason: box.sandbox.reason },
+    networkAllow: box.networkAllow,
+    writable: box.writable,
+    readOnly: box.readOnly,
+    hidden: box.hidden,
+  };
+}
+
+/** The command's first word, and its second unless that is an option: what a prefix grant would usually name. */
+export function suggestPrefix(command: string): string | undefined {
+  const trimmed = command.trim();
+  if (trimmed === '') return undefined;
+  const words = trimmed.split(/\s+/);
+  const plain = (word: string | undefined): word is string => word !== undefined && !SHELL_CONTROL.test(word);
+  const [first, second] = words;
+  if (!plain(first)) return undefined;
+  return plain(second) && !second.startsWith('-') ? `${first} ${second}` : first;
+}

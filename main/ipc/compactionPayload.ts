@@ -1,0 +1,45 @@
+import type { SessionLog } from '../core/log/sessionLog.js';
+import { projectView } from '../core/projection/projectPayload.js';
+import type { Payload } from '../core/projection/types.js';
+import { DEFAULT_SYSTEM_PROMPT } from '../core/prompts/system.js';
+import { describeWorkspace, readPersistentConfig } from '../core/sessions/layout.js';
+import { IpcFailure } from './errors.js';
+
+/** A payload as text: `--- role ---` (tool: `--- tool (call id) ---`), the content, `→ name id arguments` per call. */
+export function formatPayloadText(payload: Payload): string {
+  return payload.messages
+    .map((message) => {
+      const header =
+        message.role === 'tool' ? `--- tool (${message.toolCallId ?? '?'}) ---` : `--- ${message.role} ---`;
+      const calls = (message.toolCalls ?? []).map((call) => `→ ${call.name} ${call.id} ${call.arguments}`);
+      return [header, ...(message.content === '' ? [] : [message.content]), ...calls].join('\n');
+    })
+    .join('\n\n');
+}
+
+/**
+ * The payload the next turn would send, and the same rebuilt as if compaction `seq` had never been appended,
+ * both as text for a diff editor. The system prompt is the one turns send (the session's, plus the workspace
+ * description of a checkout session). Reads only. `not_found` when `seq` is not a compaction.
+ */
+export function comparePayloads(
+  log: SessionLog,
+  seq: number,
+): { current: { text: string; messageCount: number }; without: { text: string; messageCount: number } } {
+  const [event] = log.read({ fromSeq: seq, toSeq: seq });
+  if (event?.kind !== 'compaction') {
+    throw new IpcFailure('not_found', `event ${seq} of session ${log.id} is not a compaction`);
+  }
+  const [created] = log.read({ fromSeq: 1, limit: 1 });
+  const pinned = created?.kind === 'session_created' ? created.systemPrompt : undefined;
+  const config = readPersistentConfig(log.dir);
+  const system = `${pinned ?? DEFAULT_SYSTEM_PROMPT}${config ? `\n\n${describeWorkspace(config)}` : ''}`;
+  const render = (payload: Payload) => ({
+    text: formatPayloadText(payload),
+    messageCount: payload.messages.length,
+  });
+  return {
+    current: render(projectView(log.projectionView(), { system })),
+    without: render(projectView(log.projectionView({ withoutCompaction: seq }), { system })),
+  };
+}

@@ -1,0 +1,85 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { EventOf } from '../core/log/events.js';
+import type { SessionLog } from '../core/log/sessionLog.js';
+import { existingCheckouts } from '../core/sessions/checkouts.js';
+import { homeOf, readPersistentConfig } from '../core/sessions/layout.js';
+import type { ProviderKeys } from '../providers/index.js';
+import { detectSandbox, type SandboxInfo } from '../sandbox/box.js';
+import { createRedactor, type Redactor } from '../sandbox/redact.js';
+import { readOnlyPathsFor } from '../tools/runCommand.js';
+import { IpcFailure } from './errors.js';
+
+/**
+ * The box a session's tools run in, seen from outside a turn: what the approval panel shows about a command
+ * and what an interactive terminal is opened in. Mirrors createTurnHost's layout (main/core/sessions) without
+ * its side effect (sessionWorkspace marks the checkouts as written by a turn).
+ */
+export type SessionBox = {
+  created: EventOf<'session_created'>;
+  /** Real path of the tools' workspace root: `<dataDir>/workspace` with checkouts, else the project folder. */
+  workspace: string;
+  /** True for a session with Persistent Dir checkouts. */
+  hasCheckouts: boolean;
+  /** Workspace-relative globs whose writes need approval besides the built-in names. */
+  protectedGlobs: string[];
+  /** Absolute paths writable inside the box. */
+  writable: string[];
+  /** Absolute paths kept read-only inside the box (protected folders, the checkouts' git and dependency folders). */
+  readOnly: string[];
+  /** Absolute paths hidden in the box (the Keel home; the workspace is bound back on top). */
+  hidden: string[];
+  networkAllow: string[];
+  sandbox: SandboxInfo;
+  redactor: Redactor;
+};
+
+/** Reads a session's box. Needs the log (read-only is enough); writes nothing. `invalid_state` when the project folder is gone. */
+export async function readSessionBox(
+  log: SessionLog,
+  options: { env: NodeJS.ProcessEnv; keys: ProviderKeys },
+): Promise<SessionBox> {
+  const [created] = log.read({ fromSeq: 1, limit: 1 });
+  if (created?.kind !== 'session_created') {
+    throw new IpcFailure('invalid_state', `session ${log.id} has no session_created event`);
+  }
+  const config = readPersistentConfig(log.dir);
+  let workspace: string;
+  try {
+    if (config) fs.mkdirSync(log.workspaceDir, { recursive: true });
+    workspace = fs.realpathSync(config ? log.workspaceDir : created.projectFolder);
+  } catch {
+    throw new IpcFailure(
+      'invalid_state',
+      `the project folder ${created.projectFolder} no longer exists: the session is read-only`,
+    );
+  }
+  const extraSecrets: Record<string, string> = {};
+  for (const [name, value] of Object.entries(options.keys))
+    if (typeof value === 'string') extraSecrets[`keel:${name}`] = value;
+  const checkoutPaths = config
+    ? existingCheckouts(log.dir, config).flatMap((checkout) => checkout.boxReadOnlyPaths())
+    : [];
+  return {
+    created,
+    workspace,
+    hasCheckouts: config !== undefined,
+    protectedGlobs: [
+      ...(created.protectedGlobs ?? []),
+      ...(config?.readOnly.map((name) => `persistent/${name}/**`) ?? []),
+    ],
+    writable: [workspace],
+    readOnly: [...readOnlyPathsFor(workspace), ...checkoutPaths],
+    hidden: config ? [fs.realpathSync(homeOf(log.dir))] : [],
+    networkAllow: created.networkAllow ?? [],
+    sandbox: await detectSandbox(),
+    redactor: createRedactor({ workspaceRoot: workspace, env: options.env, extraSecrets }),
+  };
+}
+
+/** Where a user's shell starts: the project's checkout when the session has one, else the workspace root. */
+export function shellStartFolder(box: SessionBox): string {
+  if (!box.hasCheckouts) return box.workspace;
+  const project = path.join(box.workspace, 'persistent', 'project');
+  return fs.existsSync(project) ? project : box.workspace;
+}
