@@ -39,6 +39,10 @@ export interface ToolContext {
   onOutput?: (chunk: string) => void;
   /** Extra workspace-relative globs that need approval to write, on top of .git/.keel/.vscode. */
   protectedGlobs: readonly string[];
+  /** Host paths a boxed command may read but not write (a checkout's git folder, linked dependency folders). */
+  boxReadOnly?: readonly string[];
+  /** Host paths a boxed command must not see at all (the Keel home: other sessions live there). */
+  boxHidden?: readonly string[];
   /**
    * Set by the approval gate when the user approved this exact call: a protected path may be
    * written, and a command may run without an OS sandbox.

@@ -83,6 +83,46 @@ describe('isolation between two sessions', () => {
     expect(fs.existsSync(path.join(project, 'b-only.txt'))).toBe(false);
   });
 
+  it('hides the Keel home from boxed commands even where /tmp masking does not (a home outside /tmp)', async () => {
+    const sandbox = await detectSandbox();
+    if (sandbox.kind !== 'bwrap') {
+      console.warn(`skipped: needs bwrap (${sandbox.reason})`);
+      return;
+    }
+    const outside = fs.mkdtempSync('/var/tmp/keel-home-');
+    try {
+      const visibleHome = path.join(outside, 'home');
+      const harness = harnessFor(visibleHome, server, { project });
+      const b = (await harness.sessions.getOrCreate({ id: 'session-b' })) as LocalHarnessSession;
+      await b.files.write('/session/uploads/secret.txt', SECRET);
+      const bSecret = path.join(b.dataDir, 'workspace', 'session', 'uploads', 'secret.txt');
+      server.enqueue(
+        {
+          kind: 'reply',
+          toolCalls: [
+            {
+              name: 'run_command',
+              arguments: {
+                command: `ls ${path.join(visibleHome, 'sessions')}; cat ${bSecret}; echo mine > session/scratch/own.txt && cat session/scratch/own.txt`,
+              },
+            },
+          ],
+        },
+        { kind: 'reply', text: 'ok' },
+      );
+      await generateHarness({ harness, session: 'session-a', messages: [{ role: 'user', content: 'look' }] });
+      const result = eventsOf(visibleHome, 'session-a').find((e) => e.kind === 'tool_result');
+      const content = result?.kind === 'tool_result' ? result.content : '';
+      expect(content).not.toContain(SECRET);
+      // `ls` of the sessions folder lists only this session (its workspace is bound back on top).
+      expect(content).not.toMatch(/^session-b$/m);
+      expect(content).toMatch(/^session-a$/m);
+      expect(content).toContain('mine');
+    } finally {
+      fs.rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
   it('links dependency folders read-only: a boxed command can use them and cannot change them', async () => {
     const sandbox = await detectSandbox();
     if (sandbox.kind !== 'bwrap') {
