@@ -47,6 +47,23 @@ export class SchemaTooNewError extends Error {
 }
 
 /**
+ * Switches to WAL. Two processes creating the same new database race here, and SQLite answers the loser
+ * SQLITE_BUSY without consulting busy_timeout, so the switch is retried for a short while.
+ */
+function setWalMode(db: Database.Database): void {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
+}
+
+/**
  * Opens (creating if needed) a SQLite file with WAL, busy_timeout, foreign_keys and the chosen
  * synchronous level set on this connection, then applies pending migrations. The synchronous level
  * is set on every open because better-sqlite3's SQLite re-opens WAL databases as NORMAL.
@@ -59,7 +76,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Db {
   });
   try {
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
-    db.pragma('journal_mode = WAL');
+    setWalMode(db);
     // After journal_mode: entering WAL applies the compiled-in WAL default (NORMAL).
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     db.pragma('foreign_keys = ON');

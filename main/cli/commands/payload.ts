@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { DEFAULT_SYSTEM_PROMPT } from '../../core/prompts/system.js';
+import { systemPromptFor } from '../../core/sessions/workspaceHost.js';
 import { projectView } from '../../core/projection/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
@@ -36,7 +37,8 @@ export function registerPayload(program: Command, context: CliContext): void {
           }
         }
         const [created] = log.read({ fromSeq: 1, limit: 1 });
-        const pinned = created?.kind === 'session_created' ? created.systemPrompt : undefined;
+        // The same system text a turn sends: the pinned prompt plus the workspace paragraph of checkout sessions.
+        const pinned = created?.kind === 'session_created' ? systemPromptFor(log.dir, created) : undefined;
         const system = options.system ?? pinned ?? DEFAULT_SYSTEM_PROMPT;
         const view = log.projectionView(skip === undefined ? {} : { withoutCompaction: skip });
         return projectView(view, { system });

@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { migrate, openDatabase, readSchemaVersion, SchemaTooNewError } from '../../../main/store/database.js';
 import type { Migration } from '../../../main/store/database.js';
+import { spawnTypescript, waitForExit } from './support/childProcess.js';
 import { useTempHomes } from './support/tempHomes.js';
 
 const tempDir = useTempHomes();
@@ -109,5 +110,21 @@ describe('migrate', () => {
     const db = new Database(':memory:');
     expect(() => migrate(db, [twoTables[1]!])).toThrow(/expected 1/);
     db.close();
+  });
+});
+
+describe('openDatabase across processes', () => {
+  it('lets two processes create the same new databases at once (the WAL switch is retried, not an error)', async () => {
+    const dir = tempDir();
+    const files = Array.from({ length: 150 }, (_, i) => path.join(dir, `race-${i}.sqlite`));
+    const script = path.join(import.meta.dirname, 'support', 'openRace.ts');
+    const children = [spawnTypescript(script, files), spawnTypescript(script, files)];
+    const codes = await Promise.all(children.map((child) => waitForExit(child)));
+    expect(codes).toEqual([0, 0]);
+    for (const file of files) {
+      const db = new Database(file);
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      db.close();
+    }
   });
 });
