@@ -216,6 +216,7 @@ export class SessionLog {
   private unanswered: Set<number> | undefined;
   private indexBehind = false;
   private closed = false;
+  private tailCache: { fromSeq: number; events: SessionEvent[] } | undefined;
 
   private constructor(
     /** The session id (also its folder name). */
@@ -504,13 +505,31 @@ export class SessionLog {
       const firstUserRow = this.statements.firstOfKind.get('user_message');
       const firstUserMessage =
         firstUserRow && (rowToEvent(this.id, firstUserRow, validate) as EventOf<'user_message'>);
-      const tail = this.read({ fromSeq: (compaction?.through ?? 0) + 1, validate });
+      const fromSeq = (compaction?.through ?? 0) + 1;
+      const tail = validate === false ? this.cachedTail(fromSeq) : this.read({ fromSeq, validate });
       return {
         ...(compaction ? { compaction } : {}),
         ...(firstUserMessage ? { firstUserMessage } : {}),
         tail,
       };
     })();
+  }
+
+  /**
+   * The events from `fromSeq` to the end, decoded once per log handle: the log is append-only, so a tail
+   * read before stays valid and only newer rows are decoded (a turn projects before every model request).
+   * Returns a fresh array; the events themselves are shared and must not be mutated.
+   */
+  private cachedTail(fromSeq: number): SessionEvent[] {
+    const cache = this.tailCache;
+    if (cache === undefined || cache.fromSeq !== fromSeq) {
+      const events = this.read({ fromSeq, validate: false });
+      this.tailCache = { fromSeq, events };
+      return [...events];
+    }
+    const lastCached = cache.events.at(-1)?.seq ?? fromSeq - 1;
+    cache.events.push(...this.read({ fromSeq: lastCached + 1, validate: false }));
+    return [...cache.events];
   }
 
   /**

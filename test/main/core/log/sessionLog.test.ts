@@ -495,3 +495,23 @@ describe('renaming', () => {
     log.close();
   });
 });
+
+describe('the hot-path projection view', () => {
+  it('equals the validated view after every append, across a new compaction, with the tail decoded once', () => {
+    const log = SessionLog.create(tempHome(), sessionInit());
+    const check = () => expect(log.projectionView({ validate: false })).toEqual(log.projectionView());
+    check();
+    log.append(user('goal'));
+    check();
+    log.append([assistant('one'), user('two')]);
+    check();
+    log.append(compaction(3, 'summary of 1..3'));
+    check();
+    log.append(user('after the compaction'));
+    check();
+    // A returned tail is the caller's own array: changing it does not change the next view.
+    log.projectionView({ validate: false }).tail.length = 0;
+    check();
+    log.close();
+  });
+});
