@@ -545,6 +545,31 @@ export const channels = {
     input: z.object({ sessionId, toolCallId: z.string().min(1).max(500) }),
     output: z.object({ killed: z.literal(true) }),
   },
+  'artifacts.read': {
+    doc: "A page of an artifact's text (a command's whole output, a commit's patch), never cut inside a character: replays a finished run.",
+    input: z.object({
+      sessionId,
+      /** As tool_result.artifact or persistent_commit.diffArtifact name it (relative to the session's artifacts). */
+      handle: z.string().min(1).max(1000),
+      /** Byte offset: 0, then the previous page's nextOffset. */
+      offset: z.number().int().nonnegative().default(0),
+      maxBytes: z
+        .number()
+        .int()
+        .min(4096)
+        .max(4 * 1024 * 1024)
+        .default(1024 * 1024),
+    }),
+    output: z.object({
+      handle: z.string(),
+      /** Bytes in the artifact when read (a running command's still grows). */
+      size: z.number().int().nonnegative(),
+      offset: z.number().int().nonnegative(),
+      nextOffset: z.number().int().nonnegative(),
+      text: z.string(),
+      eof: z.boolean(),
+    }),
+  },
   'tool.watch': {
     doc: "This connection renders the session's live command output and acks it (tool.outputAck): commands pause while it falls behind.",
     input: z.object({ sessionId }),

@@ -38,6 +38,7 @@ import {
   type SettingsView,
 } from './contract.js';
 import { previewApproval } from './approvalPreview.js';
+import { readArtifactPage } from './artifactPages.js';
 import { comparePayloads } from './compactionPayload.js';
 import { describeInvalidInput, IpcFailure, toIpcError } from './errors.js';
 import { compactNow } from './compactNow.js';
@@ -526,6 +527,11 @@ export function createHandlers(options: HandlerOptions): Handlers {
       return readLog(args.sessionId, (log) => {
         throw whyNotRunning(log.read(), args.toolCallId);
       });
+    },
+
+    'artifacts.read': (args) => {
+      const artifactsDir = readLog(args.sessionId, (log) => log.artifactsDir);
+      return readArtifactPage(artifactsDir, args.handle, args.offset, args.maxBytes);
     },
 
     'tool.watch': (args, caller) => {

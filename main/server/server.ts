@@ -27,7 +27,17 @@ export type KeelServerOptions = {
   port?: number;
   /** Tests may fix it; default 32 random bytes, base64url. */
   token?: string;
+  /**
+   * How long what a connection owns (terminals, output flows) outlives it, so a page that reconnects with the
+   * same client id (the bridge's `?client=`) keeps its terminals. Default 5 s.
+   */
+  reconnectGraceMs?: number;
 };
+
+/** Default of KeelServerOptions.reconnectGraceMs. */
+export const RECONNECT_GRACE_MS = 5_000;
+
+const CLIENT_ID = /^[A-Za-z0-9_-]{8,64}$/;
 
 /** A running `keel serve`. */
 export type KeelServer = {
@@ -91,8 +101,7 @@ export async function startKeelServer(options: KeelServerOptions): Promise<KeelS
   const { handlers } = options;
   let port = 0;
   const sockets = new Set<Socket>();
-  /** Disconnects still releasing what their connection owned. */
-  const leaving = new Set<Promise<void>>();
+  const clients = trackClients(handlers, options.reconnectGraceMs ?? RECONNECT_GRACE_MS);
 
   const headersFor = (): Record<string, string> => ({
     'content-security-policy': buildContentSecurityPolicy({
@@ -162,7 +171,9 @@ export async function startKeelServer(options: KeelServerOptions): Promise<KeelS
       socket.end(`HTTP/1.1 ${status}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
       return;
     }
-    wss.handleUpgrade(request, socket, head, (ws) => serveClient(ws, handlers, leaving));
+    const asked = new URL(request.url ?? '/', 'http://x').searchParams.get('client');
+    const client = `ws-${asked !== null && CLIENT_ID.test(asked) ? asked : crypto.randomUUID()}`;
+    wss.handleUpgrade(request, socket, head, (ws) => serveClient(ws, handlers, client, clients));
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -181,19 +192,71 @@ export async function startKeelServer(options: KeelServerOptions): Promise<KeelS
     async close() {
       for (const client of wss.clients) client.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
-      await Promise.all([...leaving]);
+      await clients.releaseAll();
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
 
+type ClientTracker = {
+  /** A socket of `client` opened: a pending release of that client is cancelled. */
+  joined(client: string): void;
+  /** A socket of `client` closed: once it has none left for the grace period, the handlers release it. */
+  left(client: string): void;
+  /** Releases every client now (server close) and waits until their terminals are gone. */
+  releaseAll(): Promise<void>;
+};
+
+/** Counts each client's live sockets and releases a client (Handlers.disconnect) a grace period after its last one. */
+function trackClients(handlers: Handlers, graceMs: number): ClientTracker {
+  const live = new Map<string, number>();
+  const pending = new Map<string, NodeJS.Timeout>();
+  const releasing = new Set<Promise<void>>();
+  let closed = false;
+  const release = (client: string) => {
+    pending.delete(client);
+    const done = handlers.disconnect(client).catch(() => undefined);
+    releasing.add(done);
+    void done.finally(() => releasing.delete(done));
+  };
+  return {
+    joined(client) {
+      clearTimeout(pending.get(client));
+      pending.delete(client);
+      live.set(client, (live.get(client) ?? 0) + 1);
+    },
+    left(client) {
+      if (closed) return;
+      const count = (live.get(client) ?? 1) - 1;
+      if (count > 0) {
+        live.set(client, count);
+        return;
+      }
+      live.delete(client);
+      const timer = setTimeout(() => release(client), graceMs);
+      timer.unref();
+      pending.set(client, timer);
+    },
+    async releaseAll() {
+      closed = true;
+      for (const [client, timer] of [...pending]) {
+        clearTimeout(timer);
+        release(client);
+      }
+      for (const client of [...live.keys()]) release(client);
+      live.clear();
+      await Promise.all([...releasing]);
+    },
+  };
+}
+
 /**
- * One browser connection: calls in, results and every pushed event out. The connection is its own client of
- * the handlers, so what it owns (command-output flows, interactive terminals) is released when it closes.
+ * One browser connection: calls in, results and every pushed event out, as `client` of the handlers: what it
+ * owns (command-output flows, interactive terminals) is released when its last socket is gone for the grace period.
  */
-function serveClient(ws: WebSocket, handlers: Handlers, leaving: Set<Promise<void>>): void {
-  const client = `ws-${crypto.randomUUID()}`;
+function serveClient(ws: WebSocket, handlers: Handlers, client: string, clients: ClientTracker): void {
+  clients.joined(client);
   const send = (message: WsMessage) => {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
   };
@@ -203,9 +266,7 @@ function serveClient(ws: WebSocket, handlers: Handlers, leaving: Set<Promise<voi
     if (gone) return;
     gone = true;
     unsubscribe();
-    const done = handlers.disconnect(client).catch(() => undefined);
-    leaving.add(done);
-    void done.finally(() => leaving.delete(done));
+    clients.left(client);
   };
   ws.on('close', leave);
   ws.on('error', leave);

@@ -34,10 +34,15 @@ export type WsBridgeOptions = {
   openSocket?: (url: string) => BridgeSocket;
   /** First reconnect delay; doubles up to 5 s. Default 250 ms. */
   reconnectDelayMs?: number;
+  /**
+   * Names this page to the server across reconnects (added to the URL as `client=`), so what it owns there
+   * (interactive terminals, output flow control) survives a dropped connection. Default: random per bridge.
+   */
+  clientId?: string;
 };
 
 /** A connected bridge: the API plus a way to shut it down (tests, page unload). */
-export type WsBridge = { api: KeelApi; close(): void };
+export type WsBridge = { api: KeelApi; close(): void; readonly clientId: string };
 
 const OPEN = 1;
 const MAX_RECONNECT_DELAY_MS = 5_000;
@@ -54,6 +59,8 @@ export function connectWsBridge(options: WsBridgeOptions): WsBridge {
       return new WebSocketClass(url);
     });
   const firstDelay = options.reconnectDelayMs ?? 250;
+  const clientId = options.clientId ?? newClientId();
+  const url = `${options.url}${options.url.includes('?') ? '&' : '?'}client=${encodeURIComponent(clientId)}`;
   const pending = new Map<number, Pending>();
   const queue: string[] = [];
   const handlers = new Map<string, Set<(payload: unknown) => void>>();
@@ -68,7 +75,7 @@ export function connectWsBridge(options: WsBridgeOptions): WsBridge {
   };
 
   const connect = () => {
-    socket = openSocket(options.url);
+    socket = openSocket(url);
     socket.onopen = () => {
       delay = firstDelay;
       for (const text of queue.splice(0)) socket.send(text);
@@ -130,12 +137,20 @@ export function connectWsBridge(options: WsBridgeOptions): WsBridge {
 
   return {
     api: buildKeelApi(invoke, subscribe),
+    clientId,
     close() {
       closed = true;
       failPending('the bridge is closed');
       socket.close(1000, 'closed');
     },
   };
+}
+
+/** A random client id (the page's name to the server across reconnects). */
+function newClientId(): string {
+  const bytes = new Uint8Array(16);
+  globalThis.crypto.getRandomValues(bytes);
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
 
 /** The bridge's WebSocket URL for a page served by `keel serve` (same host, token from the page URL). */

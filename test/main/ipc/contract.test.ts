@@ -61,6 +61,12 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'grants.revoke': { sessionId: session, grantSeq: 6, reason: 'too broad' },
   'trace.summary': { sessionId: session, maxDepth: 2 },
   'commands.kill': { sessionId: session, toolCallId: 'call_1' },
+  'artifacts.read': {
+    sessionId: session,
+    handle: 'ev5-run_command.log',
+    offset: 1_048_576,
+    maxBytes: 65_536,
+  },
   'tool.watch': { sessionId: session },
   'tool.unwatch': { sessionId: session },
   'tool.outputAck': { sessionId: session, toolCallId: 'call_1', chars: 4096 },

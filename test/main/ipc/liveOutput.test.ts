@@ -181,4 +181,32 @@ describe.skipIf(!boxed)('running commands', () => {
       'not_found',
     );
   });
+
+  it('replays a finished run from its artifact, in pages that never cut a character', async () => {
+    const session = await f.newSession({ policy: 'full-auto' });
+    f.server.enqueue(runCommand("for i in $(seq 1 3000); do printf 'é€'; done; echo"), {
+      kind: 'reply',
+      text: 'printed',
+    });
+    const { turnId } = await f.call('turns.send', { sessionId: session.id, prompt: 'print' });
+    await f.turnEnded(session.id, turnId);
+    const result = f.eventsOf(session.id).find((event) => event.kind === 'tool_result');
+    const handle = result?.kind === 'tool_result' ? result.artifact : undefined;
+    if (!handle) throw new Error('no artifact');
+    let offset = 0;
+    let text = '';
+    let pages = 0;
+    for (;;) {
+      const page = await f.call('artifacts.read', { sessionId: session.id, handle, offset, maxBytes: 4097 });
+      text += page.text;
+      pages += 1;
+      offset = page.nextOffset;
+      if (page.eof) break;
+    }
+    expect(pages).toBeGreaterThan(3);
+    expect(text).toBe(`${'é€'.repeat(3000)}\r\n`);
+    expect((await f.fail('artifacts.read', { sessionId: session.id, handle: '../events.sqlite' })).code).toBe(
+      'not_found',
+    );
+  });
 });

@@ -215,10 +215,12 @@ describe('keel serve over WebSocket', () => {
   });
 
   it.skipIf(!boxed)(
-    'owns what a connection opened: its terminal dies when it disconnects, and close waits for the rest',
+    'owns what a connection opened: its terminal outlives a reconnect, dies when the page is gone, and close waits for the rest',
     async () => {
-      const open = async () => {
-        const socket = new WebSocket(wsUrl());
+      await keelServer.close();
+      keelServer = await startKeelServer({ handlers, rendererDir, reconnectGraceMs: 150 });
+      const open = async (client: string) => {
+        const socket = new WebSocket(`${wsUrl()}&client=${client}`);
         const replies = new Map<number, unknown>();
         socket.on('message', (data: Buffer) => {
           const message = JSON.parse(data.toString('utf8')) as { id?: number; result?: unknown };
@@ -234,10 +236,23 @@ describe('keel serve over WebSocket', () => {
           if (!result.ok) throw new Error(JSON.stringify(result.error));
           return result.value as Record<string, unknown>;
         };
-        return { socket, call };
+        const closed = () =>
+          new Promise<void>((resolve) => {
+            socket.on('close', () => resolve());
+            socket.close();
+          });
+        return { call, closed };
       };
-      const first = await open();
-      const created = await first.call('sessions.create', {
+      const list = async () => {
+        const result = await handlers.invoke('terminal.list', {});
+        return result.ok
+          ? (result.value as { terminals: { terminalId: string }[] }).terminals.map((t) => t.terminalId)
+          : [];
+      };
+      const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+      const page = await open('page-aaaaaaaa');
+      const created = await page.call('sessions.create', {
         projectFolder: path.join(dir, 'project'),
         provider: 'openai-compatible',
         baseUrl: provider.openaiBaseUrl,
@@ -245,20 +260,25 @@ describe('keel serve over WebSocket', () => {
         contextWindow: 8000,
       });
       const sessionId = (created['session'] as { id: string }).id;
-      const mine = (await first.call('terminal.open', { sessionId }))['terminalId'] as string;
-      const second = await open();
-      const theirs = (await second.call('terminal.open', { sessionId }))['terminalId'] as string;
-      const list = async () => {
-        const result = await handlers.invoke('terminal.list', {});
-        return result.ok ? (result.value as { terminals: { terminalId: string }[] }).terminals : [];
-      };
-      expect((await list()).map((t) => t.terminalId).sort()).toEqual([mine, theirs].sort());
+      const mine = (await page.call('terminal.open', { sessionId }))['terminalId'] as string;
+      const other = await open('page-bbbbbbbb');
+      const theirs = (await other.call('terminal.open', { sessionId }))['terminalId'] as string;
+      expect((await list()).sort()).toEqual([mine, theirs].sort());
 
-      first.socket.close();
+      // A dropped connection that comes back with the same client id keeps its terminal.
+      await page.closed();
+      const back = await open('page-aaaaaaaa');
+      await pause(400);
+      expect((await list()).sort()).toEqual([mine, theirs].sort());
+      expect((await back.call('terminal.list', { sessionId }))['terminals']).toEqual(
+        expect.arrayContaining([expect.objectContaining({ terminalId: mine, mine: true })]),
+      );
+
+      // A page that is gone for the grace period loses its terminal.
+      await back.closed();
       const deadline = Date.now() + 10_000;
-      while ((await list()).length > 1 && Date.now() < deadline)
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      expect((await list()).map((t) => t.terminalId)).toEqual([theirs]);
+      while ((await list()).length > 1 && Date.now() < deadline) await pause(20);
+      expect(await list()).toEqual([theirs]);
 
       await keelServer.close();
       expect(await list()).toEqual([]);
