@@ -525,7 +525,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
         return { killed: true as const };
       }
       return readLog(args.sessionId, (log) => {
-        throw whyNotRunning(log.read(), args.toolCallId);
+        throw whyNotRunning(log.read(), args.toolCallId, turns.isRunning(args.sessionId));
       });
     },
 
@@ -797,7 +797,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
 }
 
 /** Why commands.kill found nothing to kill for `toolCallId`, as the error to answer with. */
-function whyNotRunning(events: readonly SessionEvent[], toolCallId: string): IpcFailure {
+function whyNotRunning(events: readonly SessionEvent[], toolCallId: string, turnHere: boolean): IpcFailure {
   let started: EventOf<'tool_call_started'> | undefined;
   let finished = false;
   for (const event of events) {
@@ -811,6 +811,9 @@ function whyNotRunning(events: readonly SessionEvent[], toolCallId: string): Ipc
     return new IpcFailure('invalid_state', `call ${toolCallId} is a ${started.tool} call, not a command`);
   }
   if (finished) return new IpcFailure('invalid_state', `command ${toolCallId} has already finished`);
+  if (turnHere) {
+    return new IpcFailure('invalid_state', `command ${toolCallId} is still starting: try again in a moment`);
+  }
   return new IpcFailure(
     'invalid_state',
     `command ${toolCallId} is not running in this Keel process (another process, such as the CLI, runs its turn: stop that turn)`,
