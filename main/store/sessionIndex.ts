@@ -391,6 +391,8 @@ export class SessionIndex {
 
   /** Adds the row of a session the index lost (its log exists); leaves an existing row as it is. */
   restoreSession(row: NewSessionRow): void {
+    // Nearly always present: a read first spares every writer's open a write transaction (and its fsync).
+    if (this.statements.num.get(row.id) !== undefined) return;
     this.statements.insertIfMissing.run(toSessionValues(row));
   }
 
