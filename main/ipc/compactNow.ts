@@ -4,7 +4,7 @@ import { resolveCompactionSettings, type CompactionSettings } from '../core/comp
 import { loadEstimator } from '../core/compaction/tokens.js';
 import type { EventOf, SessionEvent } from '../core/log/events.js';
 import type { SessionLog } from '../core/log/sessionLog.js';
-import { DEFAULT_SYSTEM_PROMPT } from '../core/prompts/system.js';
+import { systemPromptFor } from '../core/sessions/workspaceHost.js';
 import { foldSession } from '../core/turn/state.js';
 import { createProvider, type ProviderKeys } from '../providers/index.js';
 import { createToolRegistry } from '../tools/registry.js';
@@ -53,7 +53,8 @@ export async function compactNow(
     );
   }
   const settings = resolveCompactionSettings(options.compaction, created);
-  const systemPrompt = created.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
+  // The prompt turns send (with a checkout session's workspace description), so the measure matches them.
+  const systemPrompt = systemPromptFor(log.dir, created);
   const tools = createToolRegistry(created.toolMode).definitions();
   const estimator = await loadEstimator(state.pin);
   const started = Date.now();

@@ -1,8 +1,7 @@
 import type { SessionLog } from '../core/log/sessionLog.js';
 import { projectView } from '../core/projection/projectPayload.js';
 import type { Payload } from '../core/projection/types.js';
-import { DEFAULT_SYSTEM_PROMPT } from '../core/prompts/system.js';
-import { describeWorkspace, readPersistentConfig } from '../core/sessions/layout.js';
+import { systemPromptFor } from '../core/sessions/workspaceHost.js';
 import { IpcFailure } from './errors.js';
 
 /** A payload as text: `--- role ---` (tool: `--- tool (call id) ---`), the content, `→ name id arguments` per call. */
@@ -31,9 +30,10 @@ export function comparePayloads(
     throw new IpcFailure('not_found', `event ${seq} of session ${log.id} is not a compaction`);
   }
   const [created] = log.read({ fromSeq: 1, limit: 1 });
-  const pinned = created?.kind === 'session_created' ? created.systemPrompt : undefined;
-  const config = readPersistentConfig(log.dir);
-  const system = `${pinned ?? DEFAULT_SYSTEM_PROMPT}${config ? `\n\n${describeWorkspace(config)}` : ''}`;
+  if (created?.kind !== 'session_created') {
+    throw new IpcFailure('invalid_state', `session ${log.id} has no session_created event`);
+  }
+  const system = systemPromptFor(log.dir, created);
   const render = (payload: Payload) => ({
     text: formatPayloadText(payload),
     messageCount: payload.messages.length,
