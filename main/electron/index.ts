@@ -19,7 +19,7 @@ import { createSafeStorageKeyStore } from './keys.js';
 import { folderFromArgv } from './launchArgs.js';
 import { buildMenuTemplate } from './menu.js';
 import { createAppProtocolHandler } from './protocol.js';
-import { createIpcRouter, mountIpcRouter } from './router.js';
+import { createIpcRouter, mountIpcRouter, windowClient } from './router.js';
 import {
   APP_ENTRY_URL,
   APP_SCHEME,
@@ -135,8 +135,11 @@ function runApp(): void {
     const current = window;
     if (state.maximized) current.maximize();
     current.once('ready-to-show', () => current.show());
+    const client = windowClient(current.webContents.id);
     current.webContents.on('did-start-loading', () => {
       pageLoaded = false;
+      // A reload starts a new page: the old page's terminals and output flows go with it.
+      void handlers?.disconnect(client);
     });
     current.webContents.on('did-finish-load', () => {
       pageLoaded = true;
@@ -146,6 +149,7 @@ function runApp(): void {
       writeWindowState(userData, { ...bounds, maximized: current.isMaximized() });
     });
     current.on('closed', () => {
+      void handlers?.disconnect(client);
       if (window === current) window = undefined;
     });
     void current.loadURL(devServerUrl ?? APP_ENTRY_URL);

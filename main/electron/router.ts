@@ -10,10 +10,18 @@ export type IpcRouter = {
   /** Answers one invoke: `forbidden` unless the sender is the app's top frame, else the handler's result. */
   handle(
     channel: ChannelName,
-    sender: { senderFrame: SenderFrame },
+    sender: { senderFrame: SenderFrame; sender?: { id: number } },
     input: unknown,
   ): Promise<IpcResult<unknown>>;
 };
+
+/**
+ * The handler-table client of a window's page: its terminals and output flows belong to it and are released
+ * (Handlers.disconnect) when the page reloads or the window closes.
+ */
+export function windowClient(webContentsId: number): string {
+  return `window-${webContentsId}`;
+}
 
 /** Builds the router over a handler table; `origins` names the dev server in development. */
 export function createIpcRouter(
@@ -36,7 +44,7 @@ export function createIpcRouter(
           error: { code: 'forbidden', message: 'IPC is accepted only from the Keel window' },
         };
       }
-      return handlers.invoke(channel, input);
+      return handlers.invoke(channel, input, sender.sender ? windowClient(sender.sender.id) : undefined);
     },
   };
 }

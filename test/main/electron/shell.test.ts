@@ -95,6 +95,20 @@ describe('the IPC router', () => {
     });
   });
 
+  it("passes the sending window's client, so its terminals belong to that page", async () => {
+    const calls: (string | undefined)[] = [];
+    const router = createIpcRouter({
+      invoke: (_channel, _input, client) => {
+        calls.push(client);
+        return Promise.resolve({ ok: true, value: {} });
+      },
+    });
+    const top = { url: APP_ENTRY_URL, parent: null };
+    await router.handle('terminal.list', { senderFrame: top, sender: { id: 7 } }, {});
+    await router.handle('terminal.list', { senderFrame: top }, {});
+    expect(calls).toEqual(['window-7', undefined]);
+  });
+
   it('is mounted with one ipcMain.handle per channel and unmounted completely', async () => {
     // A recorder with ipcMain's two methods: Electron itself cannot run here.
     const registered = new Map<string, (event: unknown, input: unknown) => Promise<unknown>>();
