@@ -41,7 +41,7 @@ import { previewApproval } from './approvalPreview.js';
 import { readArtifactPage } from './artifactPages.js';
 import { comparePayloads } from './compactionPayload.js';
 import { describeInvalidInput, IpcFailure, toIpcError } from './errors.js';
-import { compactNow } from './compactNow.js';
+import { runCompaction } from './compactNow.js';
 import { createHub, type Hub } from './hub.js';
 import { environmentKeyStore, keyPresence, type KeyStore } from './keys.js';
 import { OutputFlows } from './outputFlows.js';
@@ -597,7 +597,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
 
     'compactions.run': (args) =>
       turns.exclusive(args.sessionId, (log, onEvent) =>
-        compactNow(log, {
+        runCompaction(log, {
           compaction: readSettings(home).compaction,
           keys: keyStore.read(),
           env,

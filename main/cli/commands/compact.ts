@@ -1,14 +1,8 @@
 import type { Command } from 'commander';
-import { buildCompaction, measureNextRequest } from '../../core/compaction/compact.js';
-import { COMPACTION_TRACE_STAGE } from '../../core/compaction/hook.js';
 import { inspectSessionCompactions, type CompactionRecord } from '../../core/compaction/inspect.js';
-import { resolveCompactionSettings } from '../../core/compaction/settings.js';
-import { loadEstimator } from '../../core/compaction/tokens.js';
-import { DEFAULT_SYSTEM_PROMPT } from '../../core/prompts/system.js';
-import { foldSession } from '../../core/turn/state.js';
+import { compactNow } from '../../core/compaction/manual.js';
 import { createProvider } from '../../providers/index.js';
 import { readSettings } from '../../store/settings.js';
-import { createToolRegistry } from '../../tools/registry.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
@@ -67,103 +61,51 @@ async function compact(context: CliContext, session: string, options: CompactOpt
   process.on('SIGINT', onSigint);
   try {
     await withWritableSession(home, session, async (log) => {
-      const events = log.read();
-      const created = events[0];
-      if (created?.kind !== 'session_created')
-        throw new CliError(`session ${session} has no session_created event`);
-      if (options.rerun !== undefined && events.find((e) => e.seq === options.rerun)?.kind !== 'compaction') {
-        throw new CliError(
-          `event ${options.rerun} of session ${session} is not a compaction; see keel compactions ${session}`,
-        );
-      }
-      const state = foldSession(events);
-      let provider;
-      try {
-        provider = createProvider(state.pin, {}, context.io.env);
-      } catch (error) {
-        throw new CliError(
-          `this session is pinned to ${state.pin.provider}:${state.pin.model}, which cannot be used here: ${(error as Error).message}`,
-          ExitCode.failure,
-        );
-      }
-      const compaction = resolveCompactionSettings(settings.compaction, created);
-      const systemPrompt = created.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
-      const tools = createToolRegistry(created.toolMode).definitions();
-      const estimator = await loadEstimator(state.pin);
-      const started = Date.now();
-      const measure = measureNextRequest({
-        view: log.projectionView(),
-        ...(state.lastUsage ? { lastUsage: state.lastUsage } : {}),
-        ...(state.lastUsageSeq !== undefined ? { lastUsageSeq: state.lastUsageSeq } : {}),
-        systemPrompt,
-        tools,
-        estimator,
-      });
-      const outcome = await buildCompaction({
-        events,
-        pin: state.pin,
-        provider,
-        estimator,
-        systemPrompt,
-        tools,
-        keepRecent: compaction.keepRecent,
-        mode: 'manual',
-        tokensBefore: measure.tokens,
+      const outcome = await compactNow(log, {
+        settings: settings.compaction,
+        provider: (pin) => {
+          try {
+            return createProvider(pin, {}, context.io.env);
+          } catch (error) {
+            throw new CliError(
+              `this session is pinned to ${pin.provider}:${pin.model}, which cannot be used here: ${(error as Error).message}`,
+              ExitCode.failure,
+            );
+          }
+        },
         signal: controller.signal,
         ...(options.rerun !== undefined ? { rerun: options.rerun } : {}),
       });
-      const trace = (detail: Record<string, unknown>) =>
-        log.appendTrace({
-          turn: state.turns,
-          stage: COMPACTION_TRACE_STAGE,
-          startedAt: new Date(started).toISOString(),
-          durationMs: Date.now() - started,
-          detail: {
-            trigger: options.rerun !== undefined ? 'rerun' : 'manual',
-            measuredBy: measure.source,
-            ...detail,
-          },
-        });
-      if (outcome.status === 'failed') {
-        trace({ ...outcome, tokensBefore: measure.tokens });
-        if (outcome.aborted) {
-          context.io.stderr('keel: compaction stopped; the log is unchanged\n');
-          context.setExitCode(ExitCode.interrupted);
+      switch (outcome.status) {
+        case 'invalid_session':
+          throw new CliError(outcome.reason);
+        case 'not_a_compaction':
+          throw new CliError(`${outcome.reason}; see keel compactions ${session}`);
+        case 'conflict':
+          throw new CliError(
+            'the session changed while it was being compacted; run keel compact again',
+            ExitCode.failure,
+          );
+        case 'failed':
+          if (outcome.aborted) {
+            context.io.stderr('keel: compaction stopped; the log is unchanged\n');
+            context.setExitCode(ExitCode.interrupted);
+            return;
+          }
+          throw new CliError(`${outcome.reason}; the log is unchanged`, ExitCode.failure);
+        case 'skipped':
+          if (options.json) context.io.stdout(`${JSON.stringify(outcome)}\n`);
+          else context.io.stderr(`keel: nothing compacted: ${outcome.reason}\n`);
           return;
-        }
-        throw new CliError(`${outcome.reason}; the log is unchanged`, ExitCode.failure);
       }
-      if (outcome.status === 'skipped') {
-        trace({ ...outcome, tokensBefore: measure.tokens });
-        if (options.json) context.io.stdout(`${JSON.stringify(outcome)}\n`);
-        else context.io.stderr(`keel: nothing compacted: ${outcome.reason}\n`);
-        return;
-      }
-      const appended = log.append(outcome.event, { expectedLastSeq: events[events.length - 1]?.seq ?? 0 });
-      if (!appended.ok)
-        throw new CliError(
-          'the session changed while it was being compacted; run keel compact again',
-          ExitCode.failure,
-        );
-      const event = appended.events[0];
-      if (event?.kind !== 'compaction') throw new Error('the compaction event was not appended');
-      trace({
-        status: 'compacted',
-        seq: event.seq,
-        fromSeq: event.fromSeq,
-        through: event.through,
-        tokensBefore: event.tokensBefore,
-        tokensAfter: event.tokensAfter,
-        requests: outcome.requests,
-        chunks: outcome.chunks,
-      });
+      const { event, requests } = outcome;
       if (options.json) {
-        context.io.stdout(`${JSON.stringify({ status: 'compacted', event, requests: outcome.requests })}\n`);
+        context.io.stdout(`${JSON.stringify({ status: 'compacted', event, requests })}\n`);
         return;
       }
       const rerun = event.supersedes !== undefined ? ` (re-runs #${event.supersedes}; both are kept)` : '';
       context.io.stdout(
-        `compaction #${event.seq} replaces events #${event.fromSeq ?? 1}–#${event.through}${rerun}: ${event.tokensBefore ?? '?'} → ${event.tokensAfter ?? '?'} tokens, ${outcome.requests} summary request${outcome.requests === 1 ? '' : 's'}\n`,
+        `compaction #${event.seq} replaces events #${event.fromSeq ?? 1}–#${event.through}${rerun}: ${event.tokensBefore ?? '?'} → ${event.tokensAfter ?? '?'} tokens, ${requests} summary request${requests === 1 ? '' : 's'}\n`,
       );
     });
   } finally {

@@ -1,3 +1,4 @@
+import type { EventOf } from '../log/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import type { BeforeRequestContext } from '../turn/engine.js';
 import type { RetryOptions } from '../../providers/retry.js';
@@ -19,6 +20,43 @@ export type CompactionHookOptions = {
 
 /** Trace stage of every compaction attempt (compacted, skipped or failed). */
 export const COMPACTION_TRACE_STAGE = 'compaction';
+
+/**
+ * A writer of one compaction attempt's trace row (stage `compaction`): `base` (trigger, measuredBy, …)
+ * then the attempt's own detail, timed from `started` to the call.
+ */
+export function traceCompaction(
+  log: SessionLog,
+  turn: number,
+  started: number,
+  base: Record<string, unknown>,
+): (detail: Record<string, unknown>) => void {
+  return (detail) =>
+    log.appendTrace({
+      turn,
+      stage: COMPACTION_TRACE_STAGE,
+      startedAt: new Date(started).toISOString(),
+      durationMs: Date.now() - started,
+      detail: { ...base, ...detail },
+    });
+}
+
+/** The trace detail of an appended compaction: the same fields for automatic and manual ones. */
+export function compactedTraceDetail(
+  event: Pick<EventOf<'compaction'>, 'seq' | 'fromSeq' | 'through' | 'tokensBefore' | 'tokensAfter'>,
+  outcome: { requests: number; chunks: number },
+): Record<string, unknown> {
+  return {
+    status: 'compacted',
+    seq: event.seq,
+    fromSeq: event.fromSeq,
+    through: event.through,
+    tokensBefore: event.tokensBefore,
+    tokensAfter: event.tokensAfter,
+    requests: outcome.requests,
+    chunks: outcome.chunks,
+  };
+}
 
 /**
  * A turn's beforeRequest hook that compacts when the next request would pass threshold × the pinned
@@ -58,14 +96,11 @@ export function createCompactionHook(
     const estimator = await loadEstimator(state.pin);
     const measure = measureNextRequest({ ...base, estimator });
     if (measure.tokens <= limit) return;
-    const trace = (detail: Record<string, unknown>) =>
-      log.appendTrace({
-        turn: state.turns,
-        stage: COMPACTION_TRACE_STAGE,
-        startedAt: new Date(started).toISOString(),
-        durationMs: Date.now() - started,
-        detail: { trigger: 'auto', limit, measuredBy: measure.source, ...detail },
-      });
+    const trace = traceCompaction(log, state.turns, started, {
+      trigger: 'auto',
+      limit,
+      measuredBy: measure.source,
+    });
     let outcome;
     try {
       outcome = await buildCompaction({
@@ -95,15 +130,6 @@ export function createCompactionHook(
       return;
     }
     const event = context.append(outcome.event);
-    trace({
-      status: 'compacted',
-      seq: event.seq,
-      fromSeq: outcome.event.fromSeq,
-      through: outcome.event.through,
-      tokensBefore: outcome.event.tokensBefore,
-      tokensAfter: outcome.event.tokensAfter,
-      requests: outcome.requests,
-      chunks: outcome.chunks,
-    });
+    trace(compactedTraceDetail({ ...outcome.event, seq: event.seq }, outcome));
   };
 }
