@@ -2,8 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { EventOf } from '../core/log/events.js';
 import type { SessionLog } from '../core/log/sessionLog.js';
-import { existingCheckouts } from '../core/sessions/checkouts.js';
-import { homeOf, readPersistentConfig } from '../core/sessions/layout.js';
+import { readSessionWorkspace, type SessionWorkspace } from '../core/sessions/workspaceHost.js';
 import type { ProviderKeys } from '../providers/index.js';
 import { detectSandbox, type SandboxInfo } from '../sandbox/box.js';
 import { createRedactor, type Redactor } from '../sandbox/redact.js';
@@ -12,8 +11,8 @@ import { IpcFailure } from './errors.js';
 
 /**
  * The box a session's tools run in, seen from outside a turn: what the approval panel shows about a command
- * and what an interactive terminal is opened in. Mirrors createTurnHost's layout (main/core/sessions) without
- * its side effect (sessionWorkspace marks the checkouts as written by a turn).
+ * and what an interactive terminal is opened in. The layout createTurnHost uses (readSessionWorkspace), without
+ * marking the checkouts as written by a turn.
  */
 export type SessionBox = {
   created: EventOf<'session_created'>;
@@ -43,34 +42,27 @@ export async function readSessionBox(
   if (created?.kind !== 'session_created') {
     throw new IpcFailure('invalid_state', `session ${log.id} has no session_created event`);
   }
-  const config = readPersistentConfig(log.dir);
-  let workspace: string;
+  let layout: SessionWorkspace;
   try {
-    if (config) fs.mkdirSync(log.workspaceDir, { recursive: true });
-    workspace = fs.realpathSync(config ? log.workspaceDir : created.projectFolder);
+    layout = readSessionWorkspace(log, created);
   } catch {
     throw new IpcFailure(
       'invalid_state',
       `the project folder ${created.projectFolder} no longer exists: the session is read-only`,
     );
   }
+  const { workspace } = layout;
   const extraSecrets: Record<string, string> = {};
   for (const [name, value] of Object.entries(options.keys))
     if (typeof value === 'string') extraSecrets[`keel:${name}`] = value;
-  const checkoutPaths = config
-    ? existingCheckouts(log.dir, config).flatMap((checkout) => checkout.boxReadOnlyPaths())
-    : [];
   return {
     created,
     workspace,
-    hasCheckouts: config !== undefined,
-    protectedGlobs: [
-      ...(created.protectedGlobs ?? []),
-      ...(config?.readOnly.map((name) => `persistent/${name}/**`) ?? []),
-    ],
+    hasCheckouts: layout.hasCheckouts,
+    protectedGlobs: [...(created.protectedGlobs ?? []), ...layout.protectedGlobs],
     writable: [workspace],
-    readOnly: [...readOnlyPathsFor(workspace), ...checkoutPaths],
-    hidden: config ? [fs.realpathSync(homeOf(log.dir))] : [],
+    readOnly: [...readOnlyPathsFor(workspace), ...layout.boxReadOnly],
+    hidden: layout.boxHidden,
     networkAllow: created.networkAllow ?? [],
     sandbox: await detectSandbox(),
     redactor: createRedactor({ workspaceRoot: workspace, env: options.env, extraSecrets }),

@@ -3,12 +3,14 @@ import type { EventOf } from '../log/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { existingCheckouts, markTurnStarted } from './checkouts.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
-import { describeWorkspace, homeOf, readPersistentConfig } from './layout.js';
+import { describeWorkspace, homeOf, readPersistentConfig, type PersistentConfig } from './layout.js';
 
 /** How a session's tools see the world: their workspace root, the prompt that explains it, and the box's extra paths. */
 export type SessionWorkspace = {
   /** Real path of the tools' workspace root. */
   workspace: string;
+  /** True for a session with Persistent Dir checkouts (its workspace is `<dataDir>/workspace`). */
+  hasCheckouts: boolean;
   /** Appended to the system prompt (fixed text per configuration); empty for a project-folder session. */
   promptSuffix: string;
   /** Workspace-relative globs whose writes need approval: the read-only Persistent Dirs. */
@@ -23,20 +25,44 @@ export type SessionWorkspace = {
 };
 
 /**
- * The workspace of a session: with Persistent Dirs, `<dataDir>/workspace` (session/ + persistent/<name>/);
- * without (`keel run` without --commit, sessions from before), its project folder itself. `override`
- * (TurnHostOptions.workspace) wins over both. With Persistent Dirs it also marks the auto checkouts as
- * worked on by a turn, so a turn finished by a host that does not commit is committed before the next reset.
+ * The workspace of a session for a turn: its layout (readSessionWorkspace) and, with Persistent Dirs, the
+ * auto checkouts marked as worked on by a turn, so a turn finished by a host that does not commit is
+ * committed before the next reset.
  */
 export function sessionWorkspace(
   log: SessionLog,
   created: EventOf<'session_created'>,
   override: string | undefined,
 ): SessionWorkspace {
-  const config = readPersistentConfig(log.dir);
-  if (override !== undefined || !config) {
+  const config = override === undefined ? readPersistentConfig(log.dir) : undefined;
+  if (config) markTurnStarted(log.dir, config);
+  return layoutOf(log, created, override, config);
+}
+
+/**
+ * The workspace of a session seen from outside a turn (a terminal, an approval preview): with Persistent
+ * Dirs, `<dataDir>/workspace` (session/ + persistent/<name>/); without (`keel run` without --commit,
+ * sessions from before), its project folder itself; `override` wins over both. Marks nothing: the only
+ * write is creating a checkout session's workspace folder. Throws when the folder is gone.
+ */
+export function readSessionWorkspace(
+  log: SessionLog,
+  created: EventOf<'session_created'>,
+  override?: string,
+): SessionWorkspace {
+  return layoutOf(log, created, override, override === undefined ? readPersistentConfig(log.dir) : undefined);
+}
+
+function layoutOf(
+  log: SessionLog,
+  created: EventOf<'session_created'>,
+  override: string | undefined,
+  config: PersistentConfig | undefined,
+): SessionWorkspace {
+  if (!config) {
     return {
       workspace: fs.realpathSync(override ?? created.projectFolder),
+      hasCheckouts: false,
       promptSuffix: '',
       protectedGlobs: [],
       boxReadOnly: [],
@@ -44,9 +70,9 @@ export function sessionWorkspace(
     };
   }
   fs.mkdirSync(log.workspaceDir, { recursive: true });
-  markTurnStarted(log.dir, config);
   return {
     workspace: fs.realpathSync(log.workspaceDir),
+    hasCheckouts: true,
     promptSuffix: `\n\n${describeWorkspace(config)}`,
     protectedGlobs: config.readOnly.map((name) => `persistent/${name}/**`),
     boxReadOnly: existingCheckouts(log.dir, config).flatMap((checkout) => checkout.boxReadOnlyPaths()),
