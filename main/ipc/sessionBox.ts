@@ -2,10 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { EventOf } from '../core/log/events.js';
 import type { SessionLog } from '../core/log/sessionLog.js';
-import { readSessionWorkspace, type SessionWorkspace } from '../core/sessions/workspaceHost.js';
+import {
+  readSessionWorkspace,
+  sessionRedactor,
+  type SessionWorkspace,
+} from '../core/sessions/workspaceHost.js';
 import type { ProviderKeys } from '../providers/index.js';
 import { detectSandbox, type SandboxInfo } from '../sandbox/box.js';
-import { createRedactor, type Redactor } from '../sandbox/redact.js';
+import type { Redactor } from '../sandbox/redact.js';
 import { readOnlyPathsFor } from '../tools/runCommand.js';
 import { IpcFailure } from './errors.js';
 
@@ -52,9 +56,6 @@ export async function readSessionBox(
     );
   }
   const { workspace } = layout;
-  const extraSecrets: Record<string, string> = {};
-  for (const [name, value] of Object.entries(options.keys))
-    if (typeof value === 'string') extraSecrets[`keel:${name}`] = value;
   return {
     created,
     workspace,
@@ -65,7 +66,7 @@ export async function readSessionBox(
     hidden: layout.boxHidden,
     networkAllow: created.networkAllow ?? [],
     sandbox: await detectSandbox(),
-    redactor: createRedactor({ workspaceRoot: workspace, env: options.env, extraSecrets }),
+    redactor: sessionRedactor(workspace, options.env, options.keys),
   };
 }
 

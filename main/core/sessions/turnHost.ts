@@ -9,9 +9,8 @@ import { readSubagentSpec } from '../subagents/spec.js';
 import type { TurnHooks, TurnHost } from '../turn/engine.js';
 import { createProvider, type ModelProvider, type ProviderKeys } from '../../providers/index.js';
 import { detectSandbox } from '../../sandbox/box.js';
-import { createRedactor } from '../../sandbox/redact.js';
 import { createToolRegistry } from '../../tools/registry.js';
-import { sessionWorkspace } from './workspaceHost.js';
+import { sessionRedactor, sessionWorkspace } from './workspaceHost.js';
 
 /** Name of the file in a session folder that asks a running turn to stop (written by `keel stop`). */
 export const STOP_REQUEST_FILE = 'stop-request';
@@ -52,10 +51,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   const layout = sessionWorkspace(log, created, options.workspace);
   const workspace = layout.workspace;
   const keys = options.keys ?? {};
-  const extraSecrets: Record<string, string> = {};
-  for (const [name, value] of Object.entries(keys))
-    if (typeof value === 'string') extraSecrets[`keel:${name}`] = value;
-  const redactor = createRedactor({ workspaceRoot: workspace, env, extraSecrets });
+  const redactor = sessionRedactor(workspace, env, keys);
   const sandbox = await detectSandbox();
   const allow = created.networkAllow ?? [];
   const spec = readSubagentSpec(created);

@@ -3,6 +3,8 @@ import type { EventOf } from '../log/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { existingCheckouts, markTurnStarted } from './checkouts.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
+import type { ProviderKeys } from '../../providers/index.js';
+import { createRedactor, type Redactor } from '../../sandbox/redact.js';
 import { describeWorkspace, homeOf, readPersistentConfig, type PersistentConfig } from './layout.js';
 
 /** How a session's tools see the world: their workspace root, the prompt that explains it, and the box's extra paths. */
@@ -89,4 +91,15 @@ export function systemPromptFor(dataDir: string, created: EventOf<'session_creat
   const config = readPersistentConfig(dataDir);
   const base = created.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
   return config ? `${base}\n\n${describeWorkspace(config)}` : base;
+}
+
+/**
+ * The redactor of a session's tool output: the workspace's .env values, the environment's secrets and
+ * Keel's own API keys (named `keel:<provider>`), so no command or terminal shows them.
+ */
+export function sessionRedactor(workspace: string, env: NodeJS.ProcessEnv, keys: ProviderKeys): Redactor {
+  const extraSecrets: Record<string, string> = {};
+  for (const [name, value] of Object.entries(keys))
+    if (typeof value === 'string') extraSecrets[`keel:${name}`] = value;
+  return createRedactor({ workspaceRoot: workspace, env, extraSecrets });
 }
