@@ -1,5 +1,4 @@
 import type { SessionEvent, ToolCall } from '../core/log/events.js';
-import type { Payload } from '../core/projection/index.js';
 
 /** Text squeezed to one line of at most `max` characters (an ellipsis marks a cut). */
 export function clip(text: string, max: number): string {
@@ -107,18 +106,6 @@ export function summarizeEvent(event: SessionEvent): string {
     case 'error':
       return joinParts(event.code === undefined ? undefined : `[${event.code}]`, clip(event.message, 100));
   }
-}
-
-/** The payload as a person reads it: each message under a role header, tool calls and ids shown. */
-export function formatPayload(payload: Payload): string {
-  return payload.messages
-    .map((message) => {
-      const header =
-        message.role === 'tool' ? `--- tool (${message.toolCallId ?? '?'}) ---` : `--- ${message.role} ---`;
-      const calls = (message.toolCalls ?? []).map((call) => `→ ${call.name} ${call.id} ${call.arguments}`);
-      return [header, ...(message.content === '' ? [] : [message.content]), ...calls].join('\n');
-    })
-    .join('\n\n');
 }
 
 function formatCalls(calls: readonly ToolCall[]): string | undefined {

@@ -1,20 +1,9 @@
 import type { SessionLog } from '../core/log/sessionLog.js';
+import { formatPayloadText } from '../core/projection/payloadText.js';
 import { projectView } from '../core/projection/projectPayload.js';
 import type { Payload } from '../core/projection/types.js';
 import { systemPromptFor } from '../core/sessions/workspaceHost.js';
 import { IpcFailure } from './errors.js';
-
-/** A payload as text: `--- role ---` (tool: `--- tool (call id) ---`), the content, `→ name id arguments` per call. */
-export function formatPayloadText(payload: Payload): string {
-  return payload.messages
-    .map((message) => {
-      const header =
-        message.role === 'tool' ? `--- tool (${message.toolCallId ?? '?'}) ---` : `--- ${message.role} ---`;
-      const calls = (message.toolCalls ?? []).map((call) => `→ ${call.name} ${call.id} ${call.arguments}`);
-      return [header, ...(message.content === '' ? [] : [message.content]), ...calls].join('\n');
-    })
-    .join('\n\n');
-}
 
 /**
  * The payload the next turn would send, and the same rebuilt as if compaction `seq` had never been appended,

@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
 import { DEFAULT_SYSTEM_PROMPT } from '../../core/prompts/system.js';
 import { systemPromptFor } from '../../core/sessions/workspaceHost.js';
-import { projectView } from '../../core/projection/index.js';
+import { formatPayloadText, projectView } from '../../core/projection/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
-import { formatPayload } from '../format.js';
 import { withSessionLog } from '../session.js';
 
 type PayloadOptions = { json?: boolean; withoutCompaction?: number; system?: string };
@@ -44,7 +43,7 @@ export function registerPayload(program: Command, context: CliContext): void {
         return projectView(view, { system });
       });
       context.io.stdout(
-        options.json ? `${JSON.stringify(payload, null, 2)}\n` : `${formatPayload(payload)}\n`,
+        options.json ? `${JSON.stringify(payload, null, 2)}\n` : `${formatPayloadText(payload)}\n`,
       );
     });
 }

@@ -2,3 +2,4 @@
 export * from './types.js';
 export * from './projectPayload.js';
 export * from './validate.js';
+export * from './payloadText.js';
