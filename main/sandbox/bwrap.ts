@@ -49,20 +49,16 @@ const HOST_SECRET_FILES = [
   '/etc/ssl/private',
 ];
 
+/**
+ * The mounts every box starts from, the trial one included: root read-only, private /dev and /proc, and a
+ * private /tmp (host Unix sockets such as docker.sock or ssh-agent live there, and a read-only bind does not
+ * stop connect() on a socket).
+ */
+const BWRAP_BASE_MOUNTS = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+
 /** The arguments of a trial box, with the same flags as a real one, used to check that bwrap works here. */
 export function bwrapProbeArgs(): string[] {
-  return [
-    ...BWRAP_SECURITY_FLAGS,
-    '--ro-bind',
-    '/',
-    '/',
-    '--dev',
-    '/dev',
-    '--proc',
-    '/proc',
-    '--tmpfs',
-    '/tmp',
-  ];
+  return [...BWRAP_SECURITY_FLAGS, ...BWRAP_BASE_MOUNTS];
 }
 
 type Mount = { kind: 'hide' | 'expose' | 'write' | 'pin'; path: string };
@@ -79,22 +75,8 @@ export function buildBwrapArgs(
   const bwrap = options.sandbox.executable ?? 'bwrap';
   const hostHome = options.hostHome ?? os.homedir();
   const env: Record<string, string> = { TMPDIR: '/tmp' };
-  const args = [
-    ...BWRAP_SECURITY_FLAGS,
-    '--ro-bind',
-    '/',
-    '/',
-    '--dev',
-    '/dev',
-    '--proc',
-    '/proc',
-    // Private /tmp and /run: host Unix sockets (docker.sock, D-Bus, ssh-agent) live there and a
-    // read-only bind does not stop connect() on a socket.
-    '--tmpfs',
-    '/tmp',
-    '--tmpfs',
-    '/run',
-  ];
+  // A private /run too, for the same reason as /tmp (D-Bus and other host sockets live there).
+  const args = [...BWRAP_SECURITY_FLAGS, ...BWRAP_BASE_MOUNTS, '--tmpfs', '/run'];
 
   if (options.home === undefined) {
     args.push('--dir', '/tmp/home');
