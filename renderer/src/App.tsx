@@ -12,6 +12,7 @@ import {
 import { ErrorBoundary } from './components/ErrorBoundary.js';
 import { ErrorState, LoadingState } from './components/States.js';
 import { markOnce } from './lib/perf.js';
+import { PendingApprovalsBadge } from './screens/approvals/PendingApprovalsBadge.js';
 import { SessionBrowser } from './screens/browser/SessionBrowser.js';
 import type * as SessionViewTypes from './screens/session/SessionView.js';
 import { FirstRun } from './screens/firstRun/FirstRun.js';
@@ -98,6 +99,7 @@ export function App(): JSX.Element {
               Keel
             </button>
             <div className="sidebar-actions">
+              <PendingApprovalsBadge onOpen={(sessionId) => setRoute({ screen: 'session', sessionId })} />
               <button type="button" className="button-primary" onClick={() => setNewSession({})}>
                 New session
               </button>

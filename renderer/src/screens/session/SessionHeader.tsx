@@ -1,4 +1,4 @@
-import type { JSX } from 'react';
+import type { JSX, ReactNode } from 'react';
 import type { ChannelOutput, SessionStatus } from '../../../../main/ipc/contract.js';
 import { StatusBadge } from '../../components/StatusBadge.js';
 import { sessionTitle } from '../browser/SessionRow.js';
@@ -6,15 +6,18 @@ import { ContextMeter } from './ContextMeter.js';
 
 type Opened = ChannelOutput<'sessions.open'>;
 
-/** The session's title, status, pinned model, policy, folder and context meter. */
+/** The session's title, status, surface toggles, pinned model, policy, folder and context meter. */
 export function SessionHeader({
   opened,
   status,
   onArchive,
+  children,
 }: {
   opened: Opened;
   status: SessionStatus;
   onArchive: () => void;
+  /** Extra controls of the session's surfaces (Changes…), after the status. */
+  children?: ReactNode;
 }): JSX.Element {
   const { session, pin, policy, context } = opened;
   return (
@@ -22,6 +25,7 @@ export function SessionHeader({
       <div className="session-header-main">
         <h1 className="session-heading">{sessionTitle(session)}</h1>
         <StatusBadge status={status} />
+        {children}
         <button type="button" className="link-button" onClick={onArchive}>
           {session.archived ? 'Restore' : 'Archive'}
         </button>

@@ -1,0 +1,322 @@
+import {
+  useCallback,
+  useEffect,
+  useRef,
+  useState,
+  useSyncExternalStore,
+  type JSX,
+  type ReactNode,
+} from 'react';
+import type { editor as MonacoEditor } from 'monaco-editor/editor/editor.api';
+import { plural } from '../../lib/format.js';
+import { languageForPath } from './language.js';
+import { loadMonaco, type Monaco } from './loadMonaco.js';
+import './monaco.css';
+
+/** Side by side (two panes) or inline (one pane, removed lines above added ones). */
+export type DiffMode = 'side-by-side' | 'inline';
+
+/** Files with more lines (or characters) than this open with unchanged regions collapsed and without word wrap. */
+const LARGE_LINES = 3000;
+const LARGE_CHARS = 1_000_000;
+const LINE_HEIGHT = 19;
+const MONO =
+  "ui-monospace, 'SF Mono', 'Cascadia Code', 'JetBrains Mono', Menlo, Consolas, 'DejaVu Sans Mono', monospace";
+
+type Props = {
+  /** The file's path: names the view and picks the language by extension. */
+  path: string;
+  /** Text before; null when the file did not exist (shown empty, labelled "new file"). */
+  original: string | null;
+  /** Text after; null when the file is deleted (shown empty, labelled "deleted"). */
+  modified: string | null;
+  /** Accessible name of the view. */
+  label: string;
+  /** `fill`: as tall as its container (give it a height); `fit`: as tall as the diff, between 80 px and maxHeight. */
+  sizing?: 'fill' | 'fit';
+  maxHeight?: number;
+  /** Words for the two sides in the toolbar (default "before" / "after"). */
+  sides?: { original: string; modified: string };
+  /** Extra controls at the end of the toolbar. */
+  actions?: ReactNode;
+};
+
+/** The user's side-by-side / inline choice, shared by every diff view and kept across reloads. */
+const modeStore = (() => {
+  const key = 'keel.diffMode';
+  const listeners = new Set<() => void>();
+  let mode: DiffMode = readStoredMode(key);
+  return {
+    get: (): DiffMode => mode,
+    set: (next: DiffMode): void => {
+      mode = next;
+      try {
+        localStorage.setItem(key, next);
+      } catch {
+        // Storage can be unavailable (private mode, quota): the choice then lasts for this page only.
+      }
+      for (const listener of listeners) listener();
+    },
+    subscribe: (listener: () => void): (() => void) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+})();
+
+function readStoredMode(key: string): DiffMode {
+  try {
+    return localStorage.getItem(key) === 'inline' ? 'inline' : 'side-by-side';
+  } catch {
+    return 'side-by-side';
+  }
+}
+
+/** The side-by-side / inline choice every diff view follows, and its setter. */
+export function useDiffMode(): [DiffMode, (mode: DiffMode) => void] {
+  const mode = useSyncExternalStore(modeStore.subscribe, modeStore.get);
+  return [mode, modeStore.set];
+}
+
+const darkQuery = () => window.matchMedia('(prefers-color-scheme: dark)');
+function subscribeScheme(listener: () => void): () => void {
+  const query = darkQuery();
+  query.addEventListener('change', listener);
+  return () => query.removeEventListener('change', listener);
+}
+
+/** Line count of a text without splitting it (a 10,000-line file is scanned, not copied). */
+function countLines(text: string): number {
+  let lines = 1;
+  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) lines++;
+  return lines;
+}
+
+type Stats = { added: number; removed: number; identical: boolean };
+
+/**
+ * A read-only Monaco diff of two texts: language from the path, side-by-side or inline (the toolbar toggle,
+ * remembered), unchanged regions collapsed (expandable), whitespace changes shown (an approval is of the
+ * exact change). Large files stay fast: the diff runs in the editor worker, and past 3,000 lines word wrap is
+ * off. The container carries `data-state="ready"` and `data-ready-at` (performance.now()) once the diff is
+ * computed and painted, for tests and measurements.
+ */
+export function DiffView({
+  path,
+  original,
+  modified,
+  label,
+  sizing = 'fill',
+  maxHeight = 420,
+  sides = { original: 'before', modified: 'after' },
+  actions,
+}: Props): JSX.Element {
+  const host = useRef<HTMLDivElement>(null);
+  const editorRef = useRef<MonacoEditor.IStandaloneDiffEditor | undefined>(undefined);
+  const [monaco, setMonaco] = useState<Monaco | undefined>();
+  const [failed, setFailed] = useState(false);
+  const [mode, setMode] = useDiffMode();
+  const [collapse, setCollapse] = useState(true);
+  const [stats, setStats] = useState<Stats | undefined>();
+  const [readyAt, setReadyAt] = useState<number | undefined>();
+  const [fitHeight, setFitHeight] = useState(160);
+  const dark = useSyncExternalStore(subscribeScheme, () => darkQuery().matches);
+  const originalText = original ?? '';
+  const modifiedText = modified ?? '';
+  const large =
+    Math.max(originalText.length, modifiedText.length) > LARGE_CHARS ||
+    Math.max(countLines(originalText), countLines(modifiedText)) > LARGE_LINES;
+
+  useEffect(() => {
+    let live = true;
+    loadMonaco().then(
+      (loaded) => live && setMonaco(loaded),
+      () => live && setFailed(true),
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
+
+  const measure = useCallback(() => {
+    const editor = editorRef.current;
+    if (!editor) return;
+    const heights = [editor.getModifiedEditor().getContentHeight()];
+    if (editor.getOriginalEditor().getLayoutInfo().width > 0) {
+      heights.push(editor.getOriginalEditor().getContentHeight());
+    }
+    setFitHeight(Math.max(80, Math.min(maxHeight, Math.max(...heights) + 2)));
+  }, [maxHeight]);
+
+  // One editor per view; models are swapped when the texts change (creating an editor costs more than a model).
+  useEffect(() => {
+    if (!monaco || !host.current) return;
+    const editor = monaco.editor.createDiffEditor(host.current, {
+      readOnly: true,
+      domReadOnly: true,
+      originalEditable: false,
+      automaticLayout: true,
+      renderSideBySide: modeStore.get() === 'side-by-side',
+      useInlineViewWhenSpaceIsLimited: false,
+      ignoreTrimWhitespace: false,
+      renderMarginRevertIcon: false,
+      renderGutterMenu: false,
+      minimap: { enabled: false },
+      scrollBeyondLastLine: false,
+      fontFamily: MONO,
+      fontSize: 12.5,
+      lineHeight: LINE_HEIGHT,
+      maxComputationTime: 5000,
+      ariaLabel: label,
+      scrollbar: { alwaysConsumeMouseWheel: false },
+      hideUnchangedRegions: { enabled: true, contextLineCount: 3, minimumLineCount: 3, revealLineCount: 20 },
+    });
+    editorRef.current = editor;
+    const subscriptions = [
+      editor.onDidUpdateDiff(() => {
+        const changes = editor.getLineChanges() ?? [];
+        let added = 0;
+        let removed = 0;
+        for (const change of changes) {
+          if (
+            change.modifiedEndLineNumber >= change.modifiedStartLineNumber &&
+            change.modifiedEndLineNumber > 0
+          ) {
+            added += change.modifiedEndLineNumber - change.modifiedStartLineNumber + 1;
+          }
+          if (
+            change.originalEndLineNumber >= change.originalStartLineNumber &&
+            change.originalEndLineNumber > 0
+          ) {
+            removed += change.originalEndLineNumber - change.originalStartLineNumber + 1;
+          }
+        }
+        setStats({ added, removed, identical: changes.length === 0 });
+        // Ready once the computed diff has been painted, not merely computed.
+        requestAnimationFrame(() => setReadyAt(performance.now()));
+      }),
+      editor.getModifiedEditor().onDidContentSizeChange(measure),
+      editor.getOriginalEditor().onDidContentSizeChange(measure),
+    ];
+    return () => {
+      for (const subscription of subscriptions) subscription.dispose();
+      const models = editor.getModel();
+      editorRef.current = undefined;
+      // The editor lets go of its models before they are disposed (the reverse order logs an error).
+      editor.dispose();
+      models?.original.dispose();
+      models?.modified.dispose();
+    };
+    // The label is applied below; recreating the editor for it would lose the scroll position.
+  }, [monaco, measure]);
+
+  useEffect(() => {
+    const editor = editorRef.current;
+    if (!monaco || !editor) return;
+    const language = languageForPath(path, monaco.languages.getLanguages());
+    const previous = editor.getModel();
+    setStats(undefined);
+    setReadyAt(undefined);
+    editor.setModel({
+      original: monaco.editor.createModel(originalText, language),
+      modified: monaco.editor.createModel(modifiedText, language),
+    });
+    previous?.original.dispose();
+    previous?.modified.dispose();
+  }, [monaco, path, originalText, modifiedText]);
+
+  useEffect(() => {
+    editorRef.current?.updateOptions({
+      renderSideBySide: mode === 'side-by-side',
+      hideUnchangedRegions: { enabled: collapse },
+      diffWordWrap: large ? 'off' : 'inherit',
+      ariaLabel: label,
+    });
+    // The other pane appears or disappears: the fitted height follows.
+    requestAnimationFrame(measure);
+  }, [mode, collapse, large, label, monaco, measure]);
+
+  useEffect(() => {
+    monaco?.editor.setTheme(dark ? 'vs-dark' : 'vs');
+  }, [monaco, dark]);
+
+  const language = monaco ? languageForPath(path, monaco.languages.getLanguages()) : undefined;
+  const state = failed ? 'failed' : readyAt !== undefined ? 'ready' : 'loading';
+  return (
+    <div
+      className={`diff-view diff-view-${sizing}`}
+      data-state={state}
+      data-ready-at={readyAt}
+      data-mode={mode}
+      role="group"
+      aria-label={label}
+    >
+      <div className="diff-toolbar">
+        <code className="diff-path" title={path}>
+          {path}
+        </code>
+        {original === null ? <span className="tag tag-ok">new file</span> : null}
+        {modified === null ? <span className="tag tag-danger">deleted</span> : null}
+        {language && language !== 'plaintext' ? <span className="diff-language">{language}</span> : null}
+        {stats ? (
+          <span
+            className="diff-stats"
+            aria-label={`${plural(stats.added, 'line')} added, ${plural(stats.removed, 'line')} removed`}
+          >
+            {stats.identical ? (
+              <span className="muted">no changes</span>
+            ) : (
+              <>
+                <span className="diff-stat-added">+{stats.added}</span>{' '}
+                <span className="diff-stat-removed">−{stats.removed}</span>
+              </>
+            )}
+          </span>
+        ) : null}
+        <span className="diff-sides muted">
+          {mode === 'side-by-side'
+            ? `${sides.original} | ${sides.modified}`
+            : `${sides.original} → ${sides.modified}`}
+        </span>
+        <span className="diff-toolbar-spacer" />
+        <div className="segmented" role="group" aria-label="Diff layout">
+          <button
+            type="button"
+            aria-pressed={mode === 'side-by-side'}
+            onClick={() => setMode('side-by-side')}
+          >
+            Side by side
+          </button>
+          <button type="button" aria-pressed={mode === 'inline'} onClick={() => setMode('inline')}>
+            Inline
+          </button>
+        </div>
+        <label className="diff-collapse">
+          <input
+            type="checkbox"
+            checked={!collapse}
+            onChange={(event) => setCollapse(!event.target.checked)}
+          />
+          Whole file
+        </label>
+        {actions}
+      </div>
+      {failed ? (
+        <p className="diff-note" role="alert">
+          The diff editor could not be loaded. Reload the window to try again.
+        </p>
+      ) : null}
+      <div
+        ref={host}
+        className="diff-editor"
+        style={sizing === 'fit' ? { height: fitHeight } : undefined}
+        data-testid="diff-editor"
+      />
+      {state === 'loading' && !failed ? (
+        <div className="diff-loading muted" aria-hidden="true">
+          Computing diff…
+        </div>
+      ) : null}
+    </div>
+  );
+}
