@@ -1,10 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { SessionLog } from '../../../main/core/log/sessionLog.js';
-import { ensureCliBuilt, makeTempDir, removeTempDir } from '../../support/cli.js';
+import { ensureCliBuilt } from '../../support/cli.js';
 import { keel } from '../../support/keelProcess.js';
-import { ProviderServer, type ScriptStep } from '../../support/providerServer.js';
+import type { ProviderServer, ScriptStep } from '../../support/providerServer.js';
+import {
+  closeSessionFixture,
+  eventsOf,
+  newSessionArgs,
+  onlySessionId,
+  startSessionFixture,
+} from '../../support/sessionFixture.js';
 
 let dir: string;
 let home: string;
@@ -16,56 +22,24 @@ beforeAll(async () => {
 }, 180_000);
 
 beforeEach(async () => {
-  dir = fs.realpathSync(makeTempDir('keel-commit-'));
-  home = path.join(dir, 'home');
-  project = path.join(dir, 'project');
+  ({ dir, home, project, server } = await startSessionFixture('keel-commit-'));
   fs.mkdirSync(path.join(project, 'src'), { recursive: true });
   fs.writeFileSync(path.join(project, 'src', 'main.go'), 'package main\n');
-  server = await new ProviderServer().start();
 });
 
 afterEach(async () => {
-  await server.close();
-  removeTempDir(dir);
+  await closeSessionFixture({ dir, server });
 });
 
-const run = (prompt: string, extra: string[]) => [
-  'run',
-  '--project',
-  project,
-  '--provider',
-  'openai-compatible',
-  '--base-url',
-  server.openaiBaseUrl,
-  '--model',
-  'scripted-model',
-  '--context-window',
-  '32000',
-  '--policy',
-  'full-auto',
-  ...extra,
-  prompt,
-];
+const run = (prompt: string, extra: string[]) =>
+  newSessionArgs({ project, server }, { policy: 'full-auto', prompt, extra });
 
 const write = (file: string, content: string): ScriptStep => ({
   kind: 'reply',
   toolCalls: [{ name: 'write_file', arguments: { path: file, content } }],
 });
 
-function onlySessionId(): string {
-  const ids = fs.readdirSync(path.join(home, 'sessions'));
-  expect(ids).toHaveLength(1);
-  return ids[0] as string;
-}
-
-function commitsOf(id: string) {
-  const log = SessionLog.open(home, id);
-  try {
-    return log.read().filter((e) => e.kind === 'persistent_commit');
-  } finally {
-    log.close();
-  }
-}
+const commitsOf = (id: string) => eventsOf(home, id).filter((e) => e.kind === 'persistent_commit');
 
 describe('keel run --commit', () => {
   it('auto: the model works on persistent/project/ and the folder gets the changes when the turn ends', async () => {
@@ -80,13 +54,13 @@ describe('keel run --commit', () => {
     const system = (server.requests[0]?.body as { messages: { role: string; content: string }[] })
       .messages[0];
     expect(system?.content).toContain('persistent/project/');
-    expect(commitsOf(onlySessionId())).toHaveLength(1);
+    expect(commitsOf(onlySessionId(home))).toHaveLength(1);
   });
 
   it('manual: nothing reaches the folder until keel commit; a new turn is refused while changes wait', async () => {
     server.enqueue(write('persistent/project/notes.md', 'draft\n'), { kind: 'reply', text: 'drafted' });
     expect((await keel(home, run('draft notes', ['--commit', 'manual']))).code).toBe(0);
-    const id = onlySessionId();
+    const id = onlySessionId(home);
     expect(fs.existsSync(path.join(project, 'notes.md'))).toBe(false);
     const refused = await keel(home, ['run', '--session', id, 'more']);
     expect(refused.code).toBe(2);
@@ -111,7 +85,7 @@ describe('keel run --commit', () => {
     expect(fs.existsSync(path.join(home, 'sessions'))).toBe(false);
     server.enqueue({ kind: 'reply', text: 'direct' });
     expect((await keel(home, run('plain', []))).code).toBe(0);
-    const direct = await keel(home, ['commit', onlySessionId()]);
+    const direct = await keel(home, ['commit', onlySessionId(home)]);
     expect(direct.code).toBe(2);
     expect(direct.stderr).toMatch(/works on its project folder directly/);
   });
@@ -121,7 +95,7 @@ describe('keel run --commit', () => {
     const args = run('add a file', ['--commit', 'auto']);
     args[args.indexOf('full-auto')] = 'ask';
     expect((await keel(home, args)).code).toBe(3);
-    const id = onlySessionId();
+    const id = onlySessionId(home);
     expect(fs.existsSync(path.join(project, 'src', 'approved.go'))).toBe(false);
     server.enqueue({ kind: 'reply', text: 'done' });
     const approved = await keel(home, ['approve', id, '--scope', 'once', '--resume']);

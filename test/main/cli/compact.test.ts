@@ -2,11 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CompactionRecord } from '../../../main/core/compaction/inspect.js';
-import type { EventOf, SessionEvent } from '../../../main/core/log/events.js';
-import { SessionLog } from '../../../main/core/log/sessionLog.js';
-import { ensureCliBuilt, makeTempDir, removeTempDir, runKeel } from '../../support/cli.js';
+import type { EventOf } from '../../../main/core/log/events.js';
+import { ensureCliBuilt, runKeel } from '../../support/cli.js';
 import { keel } from '../../support/keelProcess.js';
-import { ProviderServer, type RecordedRequest, type ScriptStep } from '../../support/providerServer.js';
+import type { ProviderServer, RecordedRequest, ScriptStep } from '../../support/providerServer.js';
+import {
+  closeSessionFixture,
+  eventsOf,
+  newSessionArgs,
+  startSessionFixture,
+} from '../../support/sessionFixture.js';
 import { isSummaryRequest, messagesOf, replyWithUsage, summaryFor } from '../core/compaction/scripted.js';
 
 let dir: string;
@@ -21,9 +26,22 @@ beforeAll(async () => {
 }, 180_000);
 
 beforeEach(async () => {
-  dir = fs.realpathSync(makeTempDir('keel-compact-'));
-  home = path.join(dir, 'home');
-  project = path.join(dir, 'project');
+  ({ dir, home, project, server } = await startSessionFixture('keel-compact-', {
+    server: {
+      respond: (request: RecordedRequest): ScriptStep => {
+        if (isSummaryRequest(request)) return { kind: 'reply', text: summaryFor(request) };
+        const messages = messagesOf(request);
+        if (messages[messages.length - 1]?.role === 'user') {
+          return replyWithUsage(request, {
+            toolCalls: [{ name: 'read_file', arguments: { path: 'src/billing.txt' } }],
+          });
+        }
+        return replyWithUsage(request, {
+          text: 'Every line charges an account; nothing touches the schema.',
+        });
+      },
+    },
+  }));
   fs.mkdirSync(path.join(project, 'src'), { recursive: true });
   const lines = Array.from({ length: 30 }, (_, n) => `billing line ${n + 1}: charge(account, amount)`);
   fs.writeFileSync(path.join(project, 'src', 'billing.txt'), `${lines.join('\n')}\n`);
@@ -33,63 +51,29 @@ beforeEach(async () => {
     path.join(home, 'settings.json'),
     JSON.stringify({ compaction: { threshold: 0.75, keepRecent: 0.05 } }),
   );
-  server = await new ProviderServer({
-    respond: (request: RecordedRequest): ScriptStep => {
-      if (isSummaryRequest(request)) return { kind: 'reply', text: summaryFor(request) };
-      const messages = messagesOf(request);
-      if (messages[messages.length - 1]?.role === 'user') {
-        return replyWithUsage(request, {
-          toolCalls: [{ name: 'read_file', arguments: { path: 'src/billing.txt' } }],
-        });
-      }
-      return replyWithUsage(request, { text: 'Every line charges an account; nothing touches the schema.' });
-    },
-  }).start();
 });
 
 afterEach(async () => {
-  await server.close();
-  removeTempDir(dir);
+  await closeSessionFixture({ dir, server });
 });
 
-function eventsOf(id: string): SessionEvent[] {
-  const log = SessionLog.open(home, id);
-  try {
-    return log.read();
-  } finally {
-    log.close();
-  }
-}
+const newSession = () =>
+  newSessionArgs({ project, server }, { policy: 'read-only', prompt: OBJECTIVE, contextWindow: 8000 });
 
 describe('keel compact and keel compactions', () => {
   it('compacts on demand, lists what was replaced, re-runs a compaction, and rebuilds the payload without it', async () => {
-    const first = await keel(home, [
-      'run',
-      '--project',
-      project,
-      '--provider',
-      'openai-compatible',
-      '--base-url',
-      server.openaiBaseUrl,
-      '--model',
-      'scripted-model',
-      '--context-window',
-      '8000',
-      '--policy',
-      'read-only',
-      OBJECTIVE,
-    ]);
+    const first = await keel(home, newSession());
     expect(first.code, first.stderr).toBe(0);
     const id = fs.readdirSync(path.join(home, 'sessions'))[0] as string;
     for (let turn = 2; turn <= 5; turn++) {
       const run = await keel(home, ['run', '--session', id, `Turn ${turn}: read src/billing.txt again.`]);
       expect(run.code, run.stderr).toBe(0);
     }
-    expect(eventsOf(id).some((event) => event.kind === 'compaction')).toBe(false);
+    expect(eventsOf(home, id).some((event) => event.kind === 'compaction')).toBe(false);
 
     const compacted = await keel(home, ['compact', id]);
     expect(compacted.code, compacted.stderr).toBe(0);
-    const made = eventsOf(id).filter((e): e is EventOf<'compaction'> => e.kind === 'compaction');
+    const made = eventsOf(home, id).filter((e): e is EventOf<'compaction'> => e.kind === 'compaction');
     expect(made).toHaveLength(1);
     const seq = made[0]?.seq as number;
     expect(compacted.stdout).toMatch(
@@ -113,7 +97,7 @@ describe('keel compact and keel compactions', () => {
       pinned: OBJECTIVE,
     });
     expect(record.replaced.events.map((e) => e.seq)).toEqual(
-      eventsOf(id)
+      eventsOf(home, id)
         .filter((e) => e.seq >= 2 && e.seq <= record.through)
         .map((e) => e.seq),
     );
@@ -126,7 +110,7 @@ describe('keel compact and keel compactions', () => {
     const rerun = await keel(home, ['compact', id, '--rerun', String(seq)]);
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(rerun.stdout).toMatch(new RegExp(`re-runs #${seq}; both are kept`));
-    const after = eventsOf(id).filter((e): e is EventOf<'compaction'> => e.kind === 'compaction');
+    const after = eventsOf(home, id).filter((e): e is EventOf<'compaction'> => e.kind === 'compaction');
     expect(after).toHaveLength(2);
     expect(after[1]).toMatchObject({ through: after[0]?.through, fromSeq: 2, supersedes: seq });
 
@@ -152,22 +136,7 @@ describe('keel compact and keel compactions', () => {
   }, 120_000);
 
   it('explains what is wrong in one line: a seq that is not a compaction, a session without any', async () => {
-    const created = await keel(home, [
-      'run',
-      '--project',
-      project,
-      '--provider',
-      'openai-compatible',
-      '--base-url',
-      server.openaiBaseUrl,
-      '--model',
-      'scripted-model',
-      '--context-window',
-      '8000',
-      '--policy',
-      'read-only',
-      OBJECTIVE,
-    ]);
+    const created = await keel(home, newSession());
     expect(created.code, created.stderr).toBe(0);
     const id = fs.readdirSync(path.join(home, 'sessions'))[0] as string;
     const wrong = runKeel(home, ['compact', id, '--rerun', '2']);

@@ -1,12 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionEvent } from '../../../main/core/log/events.js';
-import { SessionLog } from '../../../main/core/log/sessionLog.js';
 import type { SessionTraceSummary } from '../../../main/core/trace/index.js';
-import { ensureCliBuilt, makeTempDir, removeTempDir } from '../../support/cli.js';
+import { ensureCliBuilt } from '../../support/cli.js';
 import { keel } from '../../support/keelProcess.js';
-import { ProviderServer, type ScriptStep } from '../../support/providerServer.js';
+import type { ProviderServer, ScriptStep } from '../../support/providerServer.js';
+import {
+  closeSessionFixture,
+  eventsOf,
+  newSessionArgs,
+  startSessionFixture,
+} from '../../support/sessionFixture.js';
 
 let dir: string;
 let home: string;
@@ -15,16 +19,11 @@ let server: ProviderServer;
 
 beforeAll(async () => {
   await ensureCliBuilt();
-  dir = fs.realpathSync(makeTempDir('keel-grants-'));
-  home = path.join(dir, 'home');
-  project = path.join(dir, 'project');
-  fs.mkdirSync(project, { recursive: true });
-  server = await new ProviderServer().start();
+  ({ dir, home, project, server } = await startSessionFixture('keel-grants-'));
 }, 180_000);
 
 afterAll(async () => {
-  await server.close();
-  removeTempDir(dir);
+  await closeSessionFixture({ dir, server });
 });
 
 const write = (file: string): ScriptStep => ({
@@ -32,36 +31,15 @@ const write = (file: string): ScriptStep => ({
   toolCalls: [{ name: 'write_file', arguments: { path: file, content: `${file}\n` } }],
 });
 
-function eventsOf(id: string): SessionEvent[] {
-  const log = SessionLog.open(home, id);
-  try {
-    return log.read();
-  } finally {
-    log.close();
-  }
-}
-
 const exists = (file: string) => fs.existsSync(path.join(project, file));
 
 describe('keel grants / keel revoke', () => {
   it('lists a path grant, revokes it, and the next edit under that path asks again', async () => {
     server.enqueue(write('notes/a.md'));
-    const first = await keel(home, [
-      'run',
-      '--project',
-      project,
-      '--provider',
-      'openai-compatible',
-      '--base-url',
-      server.openaiBaseUrl,
-      '--model',
-      'scripted-model',
-      '--context-window',
-      '32000',
-      '--policy',
-      'ask',
-      'take notes',
-    ]);
+    const first = await keel(
+      home,
+      newSessionArgs({ project, server }, { policy: 'ask', prompt: 'take notes' }),
+    );
     expect(first.code, first.stderr).toBe(3);
     const id = fs.readdirSync(path.join(home, 'sessions'))[0] as string;
 
@@ -70,8 +48,8 @@ describe('keel grants / keel revoke', () => {
     const approved = await keel(home, ['approve', id, '--scope', 'path:notes/**', '--resume']);
     expect(approved.code, approved.stderr).toBe(0);
     expect(exists('notes/a.md') && exists('notes/b.md')).toBe(true);
-    expect(eventsOf(id).filter((e) => e.kind === 'approval_request')).toHaveLength(1);
-    const grantSeq = eventsOf(id).find((e) => e.kind === 'approval_granted')?.seq as number;
+    expect(eventsOf(home, id).filter((e) => e.kind === 'approval_request')).toHaveLength(1);
+    const grantSeq = eventsOf(home, id).find((e) => e.kind === 'approval_granted')?.seq as number;
 
     const listed = await keel(home, ['grants', id, '--json']);
     expect(listed.code, listed.stderr).toBe(0);
@@ -91,7 +69,11 @@ describe('keel grants / keel revoke', () => {
     const revoked = await keel(home, ['revoke', id, String(grantSeq), '--reason', 'too broad']);
     expect(revoked.code, revoked.stderr).toBe(0);
     expect(revoked.stderr).toContain(`revoked grant ${grantSeq} (write_file, path:notes/**)`);
-    expect(eventsOf(id).at(-1)).toMatchObject({ kind: 'approval_revoked', grantSeq, reason: 'too broad' });
+    expect(eventsOf(home, id).at(-1)).toMatchObject({
+      kind: 'approval_revoked',
+      grantSeq,
+      reason: 'too broad',
+    });
     expect((await keel(home, ['grants', id])).stdout).toBe('no grants in effect (keel grants --all)\n');
     const all = JSON.parse((await keel(home, ['grants', id, '--all', '--json'])).stdout) as {
       grants: { revoked?: { reason?: string } }[];
@@ -103,7 +85,7 @@ describe('keel grants / keel revoke', () => {
     const next = await keel(home, ['run', '--session', id, 'one more note']);
     expect(next.code, next.stderr).toBe(3);
     expect(exists('notes/c.md')).toBe(false);
-    expect(eventsOf(id).filter((e) => e.kind === 'approval_request')).toHaveLength(2);
+    expect(eventsOf(home, id).filter((e) => e.kind === 'approval_request')).toHaveLength(2);
 
     const again = await keel(home, ['revoke', id, String(grantSeq)]);
     expect(again.code).toBe(2);

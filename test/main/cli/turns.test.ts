@@ -1,11 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SessionEvent } from '../../../main/core/log/events.js';
-import { SessionLog } from '../../../main/core/log/sessionLog.js';
-import { ensureCliBuilt, makeTempDir, removeTempDir } from '../../support/cli.js';
+import { ensureCliBuilt } from '../../support/cli.js';
 import { keel, startKeel } from '../../support/keelProcess.js';
-import { ProviderServer, type ScriptStep } from '../../support/providerServer.js';
+import type { ProviderServer, ScriptStep } from '../../support/providerServer.js';
+import {
+  closeSessionFixture,
+  eventsOf,
+  kinds,
+  newSessionArgs,
+  onlySessionId,
+  rejected,
+  startSessionFixture,
+} from '../../support/sessionFixture.js';
 
 let dir: string;
 let home: string;
@@ -17,54 +24,18 @@ beforeAll(async () => {
 }, 180_000);
 
 beforeEach(async () => {
-  dir = fs.realpathSync(makeTempDir('keel-turns-'));
-  home = path.join(dir, 'home');
-  project = path.join(dir, 'project');
+  ({ dir, home, project, server } = await startSessionFixture('keel-turns-'));
   fs.mkdirSync(path.join(project, 'src'), { recursive: true });
   fs.writeFileSync(path.join(project, 'src', 'server.go'), 'package main\n\nfunc main() {}\n');
-  server = await new ProviderServer().start();
 });
 
 afterEach(async () => {
-  await server.close();
-  removeTempDir(dir);
+  await closeSessionFixture({ dir, server });
 });
 
-const newSession = (policy: string, prompt: string, extra: string[] = []) => [
-  'run',
-  '--project',
-  project,
-  '--provider',
-  'openai-compatible',
-  '--base-url',
-  server.openaiBaseUrl,
-  '--model',
-  'scripted-model',
-  '--context-window',
-  '32000',
-  '--policy',
-  policy,
-  ...extra,
-  prompt,
-];
+const newSession = (policy: string, prompt: string, extra: string[] = []) =>
+  newSessionArgs({ project, server }, { policy, prompt, extra });
 
-function onlySessionId(): string {
-  const ids = fs.readdirSync(path.join(home, 'sessions'));
-  expect(ids).toHaveLength(1);
-  return ids[0] as string;
-}
-
-function eventsOf(id: string): SessionEvent[] {
-  const log = SessionLog.open(home, id);
-  try {
-    return log.read();
-  } finally {
-    log.close();
-  }
-}
-
-const kinds = (events: SessionEvent[]) => events.map((e) => e.kind);
-const rejected = () => server.requests.filter((r) => r.rejected !== undefined).map((r) => r.rejected);
 const appendLine = (file: string): ScriptStep => ({
   kind: 'reply',
   toolCalls: [{ name: 'run_command', arguments: { command: `echo ran >> ${file}` } }],
@@ -89,7 +60,7 @@ describe('keel run: a turn through the CLI', () => {
     expect(run.stdout).toBe('Reading. \nIt only declares main.\n');
     expect(run.stderr).toMatch(/→ read_file \{"path":"src\/server.go"\}/);
     expect(run.stderr).toMatch(/← read_file ok/);
-    expect(rejected()).toEqual([]);
+    expect(rejected(server)).toEqual([]);
   });
 
   it('runs each policy as specified: read-only, ask, auto-edit, full-auto', async () => {
@@ -121,7 +92,7 @@ describe('keel run: a turn through the CLI', () => {
     const first = await keel(home, newSession('ask', 'run it'));
     expect(first.code).toBe(3);
     expect(first.stderr).toMatch(/approval needed \(request 4\): run_command/);
-    const id = onlySessionId();
+    const id = onlySessionId(home);
     expect((await keel(home, ['resume', id])).code).toBe(3);
     expect((await keel(home, ['deny', id, '--reason', 'not now'])).code).toBe(0);
     server.enqueue({ kind: 'reply', text: 'ok, skipped' });
@@ -138,7 +109,7 @@ describe('keel run: a turn through the CLI', () => {
   it('refuses provider flags on --session and keeps the pinned model across a default change', async () => {
     server.enqueue({ kind: 'reply', text: 'one' });
     await keel(home, newSession('ask', 'hi'));
-    const id = onlySessionId();
+    const id = onlySessionId(home);
     fs.writeFileSync(
       path.join(home, 'settings.json'),
       JSON.stringify({ defaults: { provider: 'anthropic', model: 'claude-sonnet-4-5' } }),
@@ -168,7 +139,7 @@ describe('keel run: a turn through the CLI', () => {
     server.enqueue({ kind: 'reply', text: 'three' });
     await keel(home, ['run', '--session', id, 'once more']);
     expect((server.requests.at(-1)?.body as { model: string }).model).toBe('bigger');
-    expect(kinds(eventsOf(id))).toContain('model_changed');
+    expect(kinds(eventsOf(home, id))).toContain('model_changed');
   });
 
   it('stops on Ctrl-C mid-stream with exit 130, and the resumed request is accepted', async () => {
@@ -182,13 +153,13 @@ describe('keel run: a turn through the CLI', () => {
     running.child.kill('SIGINT');
     const ended = await running.done;
     expect(ended.code).toBe(130);
-    const id = onlySessionId();
-    const interrupted = eventsOf(id).at(-1);
+    const id = onlySessionId(home);
+    const interrupted = eventsOf(home, id).at(-1);
     expect(interrupted?.kind).toBe('interrupted');
     expect(interrupted?.kind === 'interrupted' && interrupted.content).toMatch(/^w0 w1 w2 w3/);
     server.enqueue({ kind: 'reply', text: 'continuing' });
     expect((await keel(home, ['resume', id])).code).toBe(0);
-    expect(rejected()).toEqual([]);
+    expect(rejected(server)).toEqual([]);
   });
 
   it('stops a turn running in another process with keel stop', async () => {
@@ -199,17 +170,17 @@ describe('keel run: a turn through the CLI', () => {
     });
     const running = startKeel(home, newSession('ask', 'talk'));
     await running.waitFor(/w2 /);
-    const id = onlySessionId();
+    const id = onlySessionId(home);
     const stop = await keel(home, ['stop', id]);
     expect(stop.stderr).toMatch(/asked session .* to stop/);
     expect((await running.done).code).toBe(130);
-    expect(eventsOf(id).at(-1)?.kind).toBe('interrupted');
+    expect(eventsOf(home, id).at(-1)?.kind).toBe('interrupted');
   });
 
   it('shows the trace with stages and tokens', async () => {
     server.enqueue({ kind: 'reply', text: 'hi', usage: { inputTokens: 1000, outputTokens: 100 } });
     await keel(home, newSession('ask', 'hello'));
-    const trace = await keel(home, ['trace', onlySessionId(), '--json']);
+    const trace = await keel(home, ['trace', onlySessionId(home), '--json']);
     const parsed = JSON.parse(trace.stdout) as {
       entries: { stage: string }[];
       totals: { inputTokens: number };
@@ -230,18 +201,18 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
   it('after_stream_before_append: the model is asked again, the command runs once', async () => {
     server.enqueue(appendLine('once.txt'));
     await crashed(newSession('full-auto', 'go'), 'after_stream_before_append');
-    const id = onlySessionId();
-    expect(kinds(eventsOf(id))).toEqual(['session_created', 'user_message']);
+    const id = onlySessionId(home);
+    expect(kinds(eventsOf(home, id))).toEqual(['session_created', 'user_message']);
     server.enqueue(appendLine('once.txt'), { kind: 'reply', text: 'done' });
     expect((await keel(home, ['resume', id])).code).toBe(0);
     expect(lines('once.txt')).toEqual(['ran']);
-    expect(rejected()).toEqual([]);
+    expect(rejected(server)).toEqual([]);
   });
 
   it('after_tool_started: a command that never ran is not re-run blindly; approved once, it runs once', async () => {
     server.enqueue(appendLine('once.txt'));
     await crashed(newSession('full-auto', 'go'), 'after_tool_started');
-    const id = onlySessionId();
+    const id = onlySessionId(home);
     expect(lines('once.txt')).toEqual([]);
     const resumed = await keel(home, ['resume', id]);
     expect(resumed.code).toBe(3);
@@ -249,19 +220,19 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
     server.enqueue({ kind: 'reply', text: 'done' });
     expect((await keel(home, ['approve', id, '--scope', 'once', '--resume'])).code).toBe(0);
     expect(lines('once.txt')).toEqual(['ran']);
-    expect(rejected()).toEqual([]);
+    expect(rejected(server)).toEqual([]);
   });
 
   it('after_tool_executed_before_result: a command that ran is not repeated when denied', async () => {
     server.enqueue(appendLine('once.txt'));
     await crashed(newSession('full-auto', 'go'), 'after_tool_executed_before_result');
-    const id = onlySessionId();
+    const id = onlySessionId(home);
     expect(lines('once.txt')).toEqual(['ran']);
     expect((await keel(home, ['resume', id])).code).toBe(3);
     server.enqueue({ kind: 'reply', text: 'understood' });
     expect((await keel(home, ['deny', id, '--reason', 'it already ran', '--resume'])).code).toBe(0);
     expect(lines('once.txt')).toEqual(['ran']);
-    expect(rejected()).toEqual([]);
+    expect(rejected(server)).toEqual([]);
   });
 
   it('after_tool_executed_before_result: an edit that landed is recognised by its image and not applied twice', async () => {
@@ -279,10 +250,10 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
       ],
     });
     await crashed(newSession('full-auto', 'edit'), 'after_tool_executed_before_result');
-    const id = onlySessionId();
+    const id = onlySessionId(home);
     server.enqueue({ kind: 'reply', text: 'edited' });
     expect((await keel(home, ['resume', id])).code).toBe(0);
-    const result = eventsOf(id).find((e) => e.kind === 'tool_result');
+    const result = eventsOf(home, id).find((e) => e.kind === 'tool_result');
     expect(result?.kind === 'tool_result' && result.content).toMatch(/already applied/);
     expect(fs.readFileSync(path.join(project, 'src/server.go'), 'utf8')).toBe(
       'package main\n\nfunc main() { serve() }\n',
@@ -292,16 +263,16 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
   it('after_approval_before_execute: the approved command runs exactly once after the crash', async () => {
     server.enqueue(appendLine('once.txt'));
     expect((await keel(home, newSession('ask', 'go'))).code).toBe(3);
-    const id = onlySessionId();
+    const id = onlySessionId(home);
     expect((await keel(home, ['approve', id, '--scope', 'once'])).code).toBe(0);
     await crashed(['resume', id], 'after_approval_before_execute');
     expect(lines('once.txt')).toEqual([]);
     server.enqueue({ kind: 'reply', text: 'done' });
     expect((await keel(home, ['resume', id])).code).toBe(0);
     expect(lines('once.txt')).toEqual(['ran']);
-    const events = eventsOf(id);
+    const events = eventsOf(home, id);
     expect(events.filter((e) => e.kind === 'tool_result')).toHaveLength(1);
-    expect(rejected()).toEqual([]);
+    expect(rejected(server)).toEqual([]);
   });
 
   it('during_append: a result whose commit died is unknown, never half-written, and not repeated', async () => {
@@ -311,9 +282,9 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
       KEEL_CRASH_KIND: 'tool_result',
     });
     expect(run.signal).toBe('SIGKILL');
-    const id = onlySessionId();
+    const id = onlySessionId(home);
     expect(lines('once.txt')).toEqual(['ran']);
-    expect(kinds(eventsOf(id))).toEqual([
+    expect(kinds(eventsOf(home, id))).toEqual([
       'session_created',
       'user_message',
       'assistant_message',
@@ -323,7 +294,7 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
     server.enqueue({ kind: 'reply', text: 'noted' });
     expect((await keel(home, ['deny', id, '--reason', 'it ran', '--resume'])).code).toBe(0);
     expect(lines('once.txt')).toEqual(['ran']);
-    expect(rejected()).toEqual([]);
+    expect(rejected(server)).toEqual([]);
   });
 
   it('during_append of the first event: nothing was acknowledged, and the session still works', async () => {
@@ -332,10 +303,10 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
       KEEL_CRASH_KIND: 'user_message',
     });
     expect(run.signal).toBe('SIGKILL');
-    const id = onlySessionId();
-    expect(kinds(eventsOf(id))).toEqual(['session_created']);
+    const id = onlySessionId(home);
+    expect(kinds(eventsOf(home, id))).toEqual(['session_created']);
     server.enqueue({ kind: 'reply', text: 'hi again' });
     expect((await keel(home, ['run', '--session', id, 'hello'])).code).toBe(0);
-    expect(kinds(eventsOf(id))).toEqual(['session_created', 'user_message', 'assistant_message']);
+    expect(kinds(eventsOf(home, id))).toEqual(['session_created', 'user_message', 'assistant_message']);
   });
 });

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { SessionEvent } from '../../../../main/core/log/events.js';
-import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { createHarness } from '../../../../main/core/sessions/harness.js';
 import type { HarnessOptions, PersistentDirOption } from '../../../../main/core/sessions/types.js';
 import type { ProviderServer, ScriptStep } from '../../../support/providerServer.js';
+
+/** Every event of a session, read from its log (the shared helper). */
+export { eventsOf } from '../../../support/sessionFixture.js';
 
 /** A harness on a scripted provider server. */
 export function harnessFor(
@@ -26,16 +27,6 @@ export function harnessFor(
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
     ...extra,
   });
-}
-
-/** Every event of a session, read from its log. */
-export function eventsOf(home: string, id: string): SessionEvent[] {
-  const log = SessionLog.open(home, id);
-  try {
-    return log.read();
-  } finally {
-    log.close();
-  }
 }
 
 /** A scripted step calling one tool. */

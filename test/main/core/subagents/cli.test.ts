@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ensureCliBuilt, makeTempDir, removeTempDir } from '../../../support/cli.js';
+import { ensureCliBuilt } from '../../../support/cli.js';
 import { keel } from '../../../support/keelProcess.js';
-import { ProviderServer, type RecordedRequest, type ScriptStep } from '../../../support/providerServer.js';
+import type { ProviderServer, RecordedRequest, ScriptStep } from '../../../support/providerServer.js';
+import { closeSessionFixture, newSessionArgs, startSessionFixture } from '../../../support/sessionFixture.js';
 import { eventsOf, isChildRequest, ofKind, scriptBoth, toolNamesOf, writeLargeTree } from './support.js';
 
 const TASK = 'Count the TODO-MARK lines under src/ and write the count to notes.txt.';
@@ -19,35 +20,18 @@ beforeAll(async () => {
 }, 180_000);
 
 beforeEach(async () => {
-  dir = fs.realpathSync(makeTempDir('keel-subagents-cli-'));
-  home = path.join(dir, 'home');
-  project = path.join(dir, 'project');
-  writeLargeTree(project, 'TODO-MARK', { dirs: 2, filesPerDir: 2, linesPerFile: 50 });
   script = () => ({ kind: 'reply', text: 'unscripted' });
-  server = await new ProviderServer({ respond: (request) => script(request) }).start();
+  ({ dir, home, project, server } = await startSessionFixture('keel-subagents-cli-', {
+    server: { respond: (request) => script(request) },
+  }));
+  writeLargeTree(project, 'TODO-MARK', { dirs: 2, filesPerDir: 2, linesPerFile: 50 });
 });
 
 afterEach(async () => {
-  await server.close();
-  removeTempDir(dir);
+  await closeSessionFixture({ dir, server });
 });
 
-const run = (policy: string, prompt: string) => [
-  'run',
-  '--project',
-  project,
-  '--provider',
-  'openai-compatible',
-  '--base-url',
-  server.openaiBaseUrl,
-  '--model',
-  'scripted-model',
-  '--context-window',
-  '32000',
-  '--policy',
-  policy,
-  prompt,
-];
+const run = (policy: string, prompt: string) => newSessionArgs({ project, server }, { policy, prompt });
 
 const spawn = (tools: string[]): ScriptStep => ({
   kind: 'reply',

@@ -1,8 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { SessionEvent } from '../../../../main/core/log/events.js';
-import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import type { RecordedRequest, ScriptStep } from '../../../support/providerServer.js';
+
+/** Every event of a session, read from its log (the shared helper). */
+export { eventsOf } from '../../../support/sessionFixture.js';
 
 /** A chat-completions request body as the scripted server records it. */
 export type Body = {
@@ -58,16 +60,6 @@ export function writeLargeTree(
       );
       writeFileSync(path.join(dir, `file${f}.ts`), `${lines.join('\n')}\n`);
     }
-  }
-}
-
-/** Every event of a session, read through a read-only handle. */
-export function eventsOf(home: string, id: string): SessionEvent[] {
-  const log = SessionLog.open(home, id);
-  try {
-    return log.read();
-  } finally {
-    log.close();
   }
 }
 

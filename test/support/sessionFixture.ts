@@ -1,0 +1,110 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'vitest';
+import type { Policy, SessionEvent, ToolMode } from '../../main/core/log/events.js';
+import { SessionLog } from '../../main/core/log/sessionLog.js';
+import { makeTempDir, removeTempDir } from './cli.js';
+import { ProviderServer, type ProviderServerOptions } from './providerServer.js';
+
+/** A fresh temp folder holding a Keel home and a project folder, and a started scripted provider server. */
+export type SessionFixture = {
+  /** Real path of the temp folder (removed by closeSessionFixture). */
+  dir: string;
+  /** `<dir>/home`, not created: Keel makes it on first use. */
+  home: string;
+  /** `<dir>/project`, created empty. */
+  project: string;
+  server: ProviderServer;
+};
+
+/** Makes the temp folder (`prefix` names it), the empty project folder, and starts the provider server. */
+export async function startSessionFixture(
+  prefix: string,
+  options: { server?: ProviderServerOptions } = {},
+): Promise<SessionFixture> {
+  const dir = fs.realpathSync(makeTempDir(prefix));
+  const project = path.join(dir, 'project');
+  fs.mkdirSync(project, { recursive: true });
+  const server = await new ProviderServer(options.server).start();
+  return { dir, home: path.join(dir, 'home'), project, server };
+}
+
+/** Stops the server and removes the temp folder. */
+export async function closeSessionFixture(fixture: Pick<SessionFixture, 'dir' | 'server'>): Promise<void> {
+  await fixture.server.close();
+  removeTempDir(fixture.dir);
+}
+
+/** The scripted model every fixture session is pinned to. */
+export const SCRIPTED_MODEL = 'scripted-model';
+
+/**
+ * Arguments of `keel run` making a new session in `project` on the server's scripted OpenAI-compatible
+ * model (context window 32 000 unless given); `extra` goes before the prompt.
+ */
+export function newSessionArgs(
+  fixture: Pick<SessionFixture, 'project' | 'server'>,
+  options: { policy: string; prompt: string; contextWindow?: number; extra?: readonly string[] },
+): string[] {
+  return [
+    'run',
+    '--project',
+    fixture.project,
+    '--provider',
+    'openai-compatible',
+    '--base-url',
+    fixture.server.openaiBaseUrl,
+    '--model',
+    SCRIPTED_MODEL,
+    '--context-window',
+    String(options.contextWindow ?? 32_000),
+    '--policy',
+    options.policy,
+    ...(options.extra ?? []),
+    options.prompt,
+  ];
+}
+
+/**
+ * Creates a session log (open for writing; the caller closes it) in `project` on the server's scripted
+ * model, context window 32 000; `systemPrompt` only when given (else Keel's default).
+ */
+export function createScriptedSession(
+  fixture: Pick<SessionFixture, 'home' | 'project' | 'server'>,
+  options: { policy: Policy; toolMode: ToolMode; systemPrompt?: string },
+): SessionLog {
+  return SessionLog.create(fixture.home, {
+    projectFolder: fixture.project,
+    provider: 'openai-compatible',
+    model: SCRIPTED_MODEL,
+    baseUrl: fixture.server.openaiBaseUrl,
+    contextWindow: 32_000,
+    toolMode: options.toolMode,
+    policy: options.policy,
+    ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
+  });
+}
+
+/** Every event of a session, read through a log opened and closed again. */
+export function eventsOf(home: string, id: string): SessionEvent[] {
+  const log = SessionLog.open(home, id);
+  try {
+    return log.read();
+  } finally {
+    log.close();
+  }
+}
+
+/** The id of the one session in `home`; fails the test when there is not exactly one. */
+export function onlySessionId(home: string): string {
+  const ids = fs.readdirSync(path.join(home, 'sessions'));
+  expect(ids).toHaveLength(1);
+  return ids[0] as string;
+}
+
+/** The events' kinds, in order. */
+export const kinds = (events: readonly SessionEvent[]) => events.map((event) => event.kind);
+
+/** Why the server rejected each request it rejected (an invalid tool sequence), in order; empty when none. */
+export const rejected = (server: ProviderServer) =>
+  server.requests.filter((request) => request.rejected !== undefined).map((request) => request.rejected);
