@@ -3,6 +3,10 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import type { Policy, SessionEvent, ToolMode } from '../../main/core/log/events.js';
 import { SessionLog } from '../../main/core/log/sessionLog.js';
+import type { TurnHost } from '../../main/core/turn/engine.js';
+import { createProvider } from '../../main/providers/index.js';
+import type { SandboxInfo } from '../../main/sandbox/box.js';
+import { createToolRegistry, type ToolRegistryOptions } from '../../main/tools/registry.js';
 import { makeTempDir, removeTempDir } from './cli.js';
 import { ProviderServer, type ProviderServerOptions } from './providerServer.js';
 
@@ -83,6 +87,37 @@ export function createScriptedSession(
     policy: options.policy,
     ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
   });
+}
+
+/**
+ * A turn host on a fixture session, without createTurnHost's layout: the pinned provider with no keys,
+ * the tools of the session's mode (`registry` options added), tools acting in `workspace` with no
+ * redaction and no protected globs, "You are Keel.", retries 1 ms apart; `extra` overrides any of it.
+ */
+export function scriptedTurnHost(
+  log: SessionLog,
+  options: { workspace: string; sandbox: SandboxInfo; registry?: ToolRegistryOptions },
+  extra: Partial<TurnHost> = {},
+): TurnHost {
+  const created = log.read({ limit: 1 })[0];
+  const mode = created?.kind === 'session_created' ? created.toolMode : 'write';
+  return {
+    log,
+    createProvider: (pin) => createProvider(pin, {}, {}),
+    registry: createToolRegistry(mode, options.registry),
+    tools: {
+      workspace: options.workspace,
+      sessionDir: log.dir,
+      artifactsDir: log.artifactsDir,
+      redactor: { redact: (text) => text },
+      sandbox: options.sandbox,
+      protectedGlobs: [],
+    },
+    sandboxAvailable: options.sandbox.kind !== 'none',
+    systemPrompt: 'You are Keel.',
+    retry: { baseDelayMs: 1 },
+    ...extra,
+  };
 }
 
 /** Every event of a session, read through a log opened and closed again. */

@@ -1,5 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Policy, ToolMode } from '../../../../main/core/log/events.js';
@@ -7,11 +6,16 @@ import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { createSubagentRunner } from '../../../../main/core/subagents/runner.js';
 import { readSubagentSpec } from '../../../../main/core/subagents/spec.js';
 import { runTurn, type TurnHost } from '../../../../main/core/turn/engine.js';
-import { createProvider } from '../../../../main/providers/index.js';
 import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js';
 import { SessionIndex } from '../../../../main/store/sessionIndex.js';
-import { createToolRegistry } from '../../../../main/tools/registry.js';
-import { ProviderServer, type ScriptStep } from '../../../support/providerServer.js';
+import type { ProviderServer, ScriptStep } from '../../../support/providerServer.js';
+import {
+  closeSessionFixture,
+  createScriptedSession,
+  rejected,
+  scriptedTurnHost,
+  startSessionFixture,
+} from '../../../support/sessionFixture.js';
 import { isChildRequest, ofKind, scriptBoth, toolNamesOf, writeLargeTree, type Body } from './support.js';
 
 const TASK = 'Find every TODO-MARK in src/ and tell me how many there are and where.';
@@ -30,56 +34,30 @@ beforeAll(async () => {
 });
 
 beforeEach(async () => {
-  dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'keel-subagents-')));
-  home = path.join(dir, 'home');
-  project = path.join(dir, 'project');
-  mkdirSync(path.join(project, 'src'), { recursive: true });
   script = () => ({ kind: 'reply', text: 'unscripted' });
-  server = await new ProviderServer({ respond: (request) => script(request) }).start();
+  ({ dir, home, project, server } = await startSessionFixture('keel-subagents-', {
+    server: { respond: (request) => script(request) },
+  }));
+  mkdirSync(path.join(project, 'src'), { recursive: true });
 });
 
 afterEach(async () => {
   for (const log of logs.splice(0)) log.close();
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
+  await closeSessionFixture({ dir, server });
 });
 
 function createParent(policy: Policy, toolMode: ToolMode = policy === 'read-only' ? 'read-only' : 'write') {
-  const log = SessionLog.create(home, {
-    projectFolder: project,
-    provider: 'openai-compatible',
-    model: 'scripted-model',
-    baseUrl: server.openaiBaseUrl,
-    contextWindow: 32_000,
-    toolMode,
-    policy,
-    systemPrompt: 'You are Keel.',
-  });
+  const log = createScriptedSession(
+    { home, project, server },
+    { policy, toolMode, systemPrompt: 'You are Keel.' },
+  );
   logs.push(log);
   return log;
 }
 
 /** A parent host as createTurnHost builds one: the mode's tools plus spawn_subagent, and the runner. */
 function parentHost(log: SessionLog, extra: Partial<TurnHost> = {}): TurnHost {
-  const created = log.read({ limit: 1 })[0];
-  const mode = created?.kind === 'session_created' ? created.toolMode : 'write';
-  const host: TurnHost = {
-    log,
-    createProvider: (pin) => createProvider(pin, {}, {}),
-    registry: createToolRegistry(mode, { subagents: true }),
-    tools: {
-      workspace: project,
-      sessionDir: log.dir,
-      artifactsDir: log.artifactsDir,
-      redactor: { redact: (text) => text },
-      sandbox,
-      protectedGlobs: [],
-    },
-    sandboxAvailable: sandbox.kind !== 'none',
-    systemPrompt: 'You are Keel.',
-    retry: { baseDelayMs: 1 },
-    ...extra,
-  };
+  const host = scriptedTurnHost(log, { workspace: project, sandbox, registry: { subagents: true } }, extra);
   host.subagents = createSubagentRunner({ home, parent: host });
   return host;
 }
@@ -92,7 +70,6 @@ const spawn = (args: Record<string, unknown>): ScriptStep => ({
 
 const parentRequests = () => server.requests.filter((request) => !isChildRequest(request));
 const childRequests = () => server.requests.filter((request) => isChildRequest(request));
-const rejected = () => server.requests.filter((r) => r.rejected !== undefined).map((r) => r.rejected);
 const childIdOf = (log: SessionLog) => {
   const started = ofKind(log.read(), 'subagent_started')[0];
   if (!started) throw new Error('no subagent_started in the parent');
@@ -133,7 +110,7 @@ describe('a subagent keeps the parent window clean', () => {
     const outcome = await runTurn(parentHost(parent), { prompt: 'How many TODO-MARKs are there?' });
 
     expect(outcome).toEqual({ status: 'completed', text: 'There are 3000.' });
-    expect(rejected()).toEqual([]);
+    expect(rejected(server)).toEqual([]);
     const events = parent.read();
     expect(events.map((e) => e.kind)).toEqual([
       'session_created',
@@ -242,7 +219,7 @@ describe('a subagent gets a subset of the parent tools', () => {
     expect(ofKind(events, 'subagent_started')).toEqual([]);
     expect(childRequests()).toEqual([]);
     expect(readdirSync(path.join(home, 'sessions'))).toEqual([parent.id]);
-    expect(rejected()).toEqual([]);
+    expect(rejected(server)).toEqual([]);
   });
 
   it('refuses spawn_subagent itself: subagents do not nest', async () => {
@@ -343,7 +320,7 @@ describe('a subagent has its own budget', () => {
     expect(result?.outOfBudget).toBe(true);
     expect(result?.content).toContain('out of budget: ran for 1000 ms');
     expect(result?.content).toContain('slowly thinking');
-    expect(rejected()).toEqual([]);
+    expect(rejected(server)).toEqual([]);
   });
 });
 
@@ -376,7 +353,7 @@ describe('interrupting and resuming', () => {
     expect(result?.content).toContain('partial findings');
 
     expect(await runTurn(parentHost(parent))).toEqual({ status: 'completed', text: 'resumed fine' });
-    expect(rejected()).toEqual([]);
+    expect(rejected(server)).toEqual([]);
     expect(childRequests()).toHaveLength(1);
   });
 
@@ -446,7 +423,7 @@ describe('interrupting and resuming', () => {
     expect(ofKind(child, 'user_message')).toHaveLength(1);
     expect(ofKind(child, 'tool_result')).toHaveLength(1);
     expect(ofKind(parent.read(), 'subagent_result')[0]?.content).toContain('child done');
-    expect(rejected()).toEqual([]);
+    expect(rejected(server)).toEqual([]);
   });
 });
 

@@ -1,13 +1,4 @@
-import {
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-  mkdirSync,
-  existsSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js';
@@ -17,8 +8,14 @@ import { runTurn, TurnSetupError, type TurnHost } from '../../../../main/core/tu
 import { loadSessionState } from '../../../../main/core/turn/loadState.js';
 import { foldSession } from '../../../../main/core/turn/state.js';
 import { createProvider } from '../../../../main/providers/index.js';
-import { createToolRegistry } from '../../../../main/tools/registry.js';
-import { ProviderServer } from '../../../support/providerServer.js';
+import type { ProviderServer } from '../../../support/providerServer.js';
+import {
+  closeSessionFixture,
+  createScriptedSession,
+  kinds,
+  scriptedTurnHost,
+  startSessionFixture,
+} from '../../../support/sessionFixture.js';
 
 let dir: string;
 let home: string;
@@ -32,59 +29,28 @@ beforeAll(async () => {
 });
 
 beforeEach(async () => {
-  dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'keel-turn-')));
-  home = path.join(dir, 'home');
-  project = path.join(dir, 'project');
+  ({ dir, home, project, server } = await startSessionFixture('keel-turn-'));
   mkdirSync(path.join(project, 'src'), { recursive: true });
   writeFileSync(path.join(project, 'src', 'server.go'), 'package main\n\nfunc main() {}\n');
-  server = await new ProviderServer().start();
 });
 
 afterEach(async () => {
   // The indexed state loader must agree with a fold over the whole log for every session a test built.
   for (const log of logs) expect(loadSessionState(log)).toEqual(foldSession(log.read()));
   for (const log of logs.splice(0)) log.close();
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
+  await closeSessionFixture({ dir, server });
 });
 
 function createSession(policy: Policy, toolMode: 'read-only' | 'write' = 'write'): SessionLog {
-  const log = SessionLog.create(home, {
-    projectFolder: project,
-    provider: 'openai-compatible',
-    model: 'scripted-model',
-    baseUrl: server.openaiBaseUrl,
-    contextWindow: 32_000,
-    toolMode,
-    policy,
-  });
+  const log = createScriptedSession({ home, project, server }, { policy, toolMode });
   logs.push(log);
   return log;
 }
 
 function hostFor(log: SessionLog, extra: Partial<TurnHost> = {}): TurnHost {
-  const created = log.read({ limit: 1 })[0];
-  const mode = created?.kind === 'session_created' ? created.toolMode : 'write';
-  return {
-    log,
-    createProvider: (pin) => createProvider(pin, {}, {}),
-    registry: createToolRegistry(mode),
-    tools: {
-      workspace: project,
-      sessionDir: log.dir,
-      artifactsDir: log.artifactsDir,
-      redactor: { redact: (text) => text },
-      sandbox,
-      protectedGlobs: [],
-    },
-    sandboxAvailable: sandbox.kind !== 'none',
-    systemPrompt: 'You are Keel.',
-    retry: { baseDelayMs: 1 },
-    ...extra,
-  };
+  return scriptedTurnHost(log, { workspace: project, sandbox }, extra);
 }
 
-const kinds = (events: SessionEvent[]) => events.map((e) => e.kind);
 type Body = { messages: { role: string; content: string | null; tool_call_id?: string }[] };
 const bodyOf = (i: number) => server.requests[i]?.body as Body;
 
