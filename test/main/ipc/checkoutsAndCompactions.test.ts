@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ChannelName, ChannelOutput, IpcResult } from '../../../main/ipc/contract.js';
 import { createHandlers, type Handlers } from '../../../main/ipc/handlers.js';
 import type { Push } from '../../../main/ipc/hub.js';
 import { makeTempDir, removeTempDir } from '../../support/cli.js';
 import { ProviderServer, type RecordedRequest, type ScriptStep } from '../../support/providerServer.js';
 import { isSummaryRequest, messagesOf, replyWithUsage, summaryFor } from '../core/compaction/scripted.js';
+import { ipcCalls } from './support.js';
 
 let dir: string;
 let home: string;
@@ -38,17 +38,7 @@ async function start(respond?: (request: RecordedRequest) => ScriptStep) {
   handlers.hub.subscribe((push) => pushes.push(push));
 }
 
-async function call<C extends ChannelName>(channel: C, input: unknown = {}): Promise<ChannelOutput<C>> {
-  const result = (await handlers.invoke(channel, input)) as IpcResult<ChannelOutput<C>>;
-  if (!result.ok) throw new Error(`${channel} failed: ${result.error.code}: ${result.error.message}`);
-  return result.value;
-}
-
-async function fail(channel: string, input: unknown = {}) {
-  const result = await handlers.invoke(channel, input);
-  if (result.ok) throw new Error(`${channel} unexpectedly succeeded`);
-  return result.error;
-}
+const { call, fail } = ipcCalls(() => handlers);
 
 function turnEnded(sessionId: string, turnId: string) {
   return new Promise<void>((resolve) => {

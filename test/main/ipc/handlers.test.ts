@@ -1,15 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { SessionEvent } from '../../../main/core/log/events.js';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
-import type { ChannelName, ChannelOutput, IpcResult, TopicName } from '../../../main/ipc/contract.js';
 import { createHandlers, type Handlers } from '../../../main/ipc/handlers.js';
 import type { Push } from '../../../main/ipc/hub.js';
 import type { KeyChanges, KeyStore } from '../../../main/ipc/keys.js';
 import type { ProviderKeys } from '../../../main/providers/index.js';
-import { makeTempDir, removeTempDir } from '../../support/cli.js';
 import { ProviderServer } from '../../support/providerServer.js';
+import { closeSessionFixture, eventsOf, startSessionFixture } from '../../support/sessionFixture.js';
+import { ipcCalls, pushWaiter, scriptedSessionInput } from './support.js';
 
 let dir: string;
 let home: string;
@@ -21,12 +20,8 @@ let pushes: Push[];
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
 
 beforeEach(async () => {
-  dir = fs.realpathSync(makeTempDir('keel-ipc-'));
-  home = path.join(dir, 'home');
-  project = path.join(dir, 'project');
-  fs.mkdirSync(project, { recursive: true });
+  ({ dir, home, project, server } = await startSessionFixture('keel-ipc-'));
   fs.writeFileSync(path.join(project, 'notes.txt'), 'hello\n');
-  server = await new ProviderServer().start();
   handlers = createHandlers({ home, mode: 'serve', version: '9.9.9', env });
   pushes = [];
   handlers.hub.subscribe((push) => pushes.push(push));
@@ -34,67 +29,22 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await handlers.close();
-  await server.close();
-  removeTempDir(dir);
+  await closeSessionFixture({ dir, server });
 });
 
-/** Calls a channel and returns its value, failing the test with the error when it is not ok. */
-async function call<C extends ChannelName>(channel: C, input: unknown = {}): Promise<ChannelOutput<C>> {
-  const result = (await handlers.invoke(channel, input)) as IpcResult<ChannelOutput<C>>;
-  if (!result.ok) throw new Error(`${channel} failed: ${result.error.code}: ${result.error.message}`);
-  return result.value;
-}
-
-async function fail(channel: string, input: unknown = {}) {
-  const result = await handlers.invoke(channel, input);
-  if (result.ok) throw new Error(`${channel} unexpectedly succeeded`);
-  return result.error;
-}
-
-function waitForPush<T extends TopicName>(
-  topic: T,
-  match: (payload: Extract<Push, { topic: T }>['payload']) => boolean = () => true,
-  timeoutMs = 15_000,
-): Promise<Extract<Push, { topic: T }>['payload']> {
-  const seen = pushes.find((push) => push.topic === topic && match(push.payload as never));
-  if (seen) return Promise.resolve(seen.payload as never);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      off();
-      reject(new Error(`no ${topic} push within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const off = handlers.hub.subscribe((push) => {
-      if (push.topic === topic && match(push.payload as never)) {
-        clearTimeout(timer);
-        off();
-        resolve(push.payload as never);
-      }
-    });
-  });
-}
+const { call, fail } = ipcCalls(() => handlers);
+const waitForPush = pushWaiter(
+  () => handlers,
+  () => pushes,
+  15_000,
+);
 
 const turnEnded = (sessionId: string, turnId: string) =>
   waitForPush('session.status', (p) => p.sessionId === sessionId && p.turnId === turnId && !p.running);
 
 async function newSession(extra: Record<string, unknown> = {}) {
-  const { session } = await call('sessions.create', {
-    projectFolder: project,
-    provider: 'openai-compatible',
-    baseUrl: server.openaiBaseUrl,
-    model: 'scripted-model',
-    contextWindow: 32_000,
-    ...extra,
-  });
+  const { session } = await call('sessions.create', scriptedSessionInput({ project, server }, extra));
   return session;
-}
-
-function eventsOf(id: string): SessionEvent[] {
-  const log = SessionLog.open(home, id);
-  try {
-    return log.read();
-  } finally {
-    log.close();
-  }
 }
 
 /** The lease is free when this process can open the session for writing (and closes it again). */
@@ -275,7 +225,7 @@ describe('turns', () => {
       topic: 'session.status',
       payload: { sessionId: session.id, status: 'running', running: true, turnId },
     });
-    expect(eventsOf(session.id).map((e) => e.kind)).toEqual([
+    expect(eventsOf(home, session.id).map((e) => e.kind)).toEqual([
       'session_created',
       'user_message',
       'assistant_message',
@@ -310,7 +260,7 @@ describe('turns', () => {
     await waitForPush('turn.delta', (p) => p.turnId === turnId);
     expect(await call('turns.stop', { sessionId: session.id })).toEqual({ stopped: true });
     // stop resolves after the interruption is committed and the lease released.
-    const events = eventsOf(session.id);
+    const events = eventsOf(home, session.id);
     const last = events[events.length - 1];
     expect(last?.kind).toBe('interrupted');
     expect(last?.kind === 'interrupted' && last.content.startsWith('alpha')).toBe(true);
@@ -323,7 +273,7 @@ describe('turns', () => {
     server.enqueue({ kind: 'reply', text: 'resumed and done' });
     const resumed = await call('turns.resume', { sessionId: session.id });
     expect(await turnEnded(session.id, resumed.turnId)).toMatchObject({ outcome: { status: 'completed' } });
-    expect(eventsOf(session.id).map((e) => e.kind)).toEqual([
+    expect(eventsOf(home, session.id).map((e) => e.kind)).toEqual([
       'session_created',
       'user_message',
       'interrupted',
@@ -434,7 +384,7 @@ describe('turns', () => {
     const error = await fail('turns.send', { sessionId: session.id, prompt: 'hi' });
     expect(error.code).toBe('provider');
     expect(error.message).toMatch(/Settings/);
-    expect(eventsOf(session.id).map((e) => e.kind)).toEqual(['session_created']);
+    expect(eventsOf(home, session.id).map((e) => e.kind)).toEqual(['session_created']);
     expect(leaseIsFree(session.id)).toBe(true);
   });
 
@@ -445,7 +395,7 @@ describe('turns', () => {
     await waitForPush('turn.delta', (p) => p.turnId === turnId);
     await handlers.close();
     expect(
-      eventsOf(session.id)
+      eventsOf(home, session.id)
         .map((e) => e.kind)
         .at(-1),
     ).toBe('interrupted');

@@ -1,12 +1,9 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { SessionEvent } from '../../../main/core/log/events.js';
-import { SessionLog } from '../../../main/core/log/sessionLog.js';
 import type { ChannelName, ChannelOutput, IpcResult, TopicName } from '../../../main/ipc/contract.js';
 import { createHandlers, type Handlers } from '../../../main/ipc/handlers.js';
 import type { Push } from '../../../main/ipc/hub.js';
-import { makeTempDir, removeTempDir } from '../../support/cli.js';
-import { ProviderServer } from '../../support/providerServer.js';
+import type { ProviderServer } from '../../support/providerServer.js';
+import { closeSessionFixture, eventsOf, startSessionFixture } from '../../support/sessionFixture.js';
 
 /** A real home, project folder, scripted provider server and handler table, as the IPC tests use them. */
 export type IpcFixture = {
@@ -40,42 +37,17 @@ const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
 
 /** Builds the fixture in a fresh temp folder; `close` removes everything again. */
 export async function startFixture(prefix: string): Promise<IpcFixture> {
-  const dir = fs.realpathSync(makeTempDir(prefix));
-  const home = path.join(dir, 'home');
-  const project = path.join(dir, 'project');
-  fs.mkdirSync(project, { recursive: true });
-  const server = await new ProviderServer().start();
+  const { dir, home, project, server } = await startSessionFixture(prefix);
   const handlers = createHandlers({ home, mode: 'serve', version: '1', env });
   const pushes: Push[] = [];
   handlers.hub.subscribe((push) => pushes.push(push));
 
-  const call = async <C extends ChannelName>(channel: C, input: unknown = {}, client?: string) => {
-    const result = (await handlers.invoke(channel, input, client)) as IpcResult<ChannelOutput<C>>;
-    if (!result.ok) throw new Error(`${channel} failed: ${result.error.code}: ${result.error.message}`);
-    return result.value;
-  };
-  const fail = async (channel: string, input: unknown = {}, client?: string) => {
-    const result = await handlers.invoke(channel, input, client);
-    if (result.ok) throw new Error(`${channel} unexpectedly succeeded`);
-    return result.error;
-  };
-  const waitForPush: IpcFixture['waitForPush'] = (topic, match = () => true, timeoutMs = 20_000) => {
-    const seen = pushes.find((push) => push.topic === topic && match(push.payload as never));
-    if (seen) return Promise.resolve(seen.payload as never);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        off();
-        reject(new Error(`no ${topic} push within ${timeoutMs} ms`));
-      }, timeoutMs);
-      const off = handlers.hub.subscribe((push) => {
-        if (push.topic === topic && match(push.payload as never)) {
-          clearTimeout(timer);
-          off();
-          resolve(push.payload as never);
-        }
-      });
-    });
-  };
+  const { call, fail } = ipcCalls(() => handlers);
+  const waitForPush = pushWaiter(
+    () => handlers,
+    () => pushes,
+    20_000,
+  );
   return {
     dir,
     home,
@@ -89,28 +61,74 @@ export async function startFixture(prefix: string): Promise<IpcFixture> {
     turnEnded: (sessionId, turnId) =>
       waitForPush('session.status', (p) => p.sessionId === sessionId && p.turnId === turnId && !p.running),
     newSession: async (extra = {}) =>
-      (
-        await call('sessions.create', {
-          projectFolder: project,
-          provider: 'openai-compatible',
-          baseUrl: server.openaiBaseUrl,
-          model: 'scripted-model',
-          contextWindow: 32_000,
-          ...extra,
-        })
-      ).session,
-    eventsOf: (sessionId) => {
-      const log = SessionLog.open(home, sessionId);
-      try {
-        return log.read();
-      } finally {
-        log.close();
-      }
-    },
+      (await call('sessions.create', scriptedSessionInput({ project, server }, extra))).session,
+    eventsOf: (sessionId) => eventsOf(home, sessionId),
     close: async () => {
       await handlers.close();
-      await server.close();
-      removeTempDir(dir);
+      await closeSessionFixture({ dir, server });
     },
+  };
+}
+
+/**
+ * `call` / `fail` on the handler table `current()` returns at the time of the call (a test may swap it):
+ * `call` returns the value and throws with the error when it is not ok; `fail` returns the error and
+ * throws when the call succeeded.
+ */
+export function ipcCalls(current: () => Handlers): Pick<IpcFixture, 'call' | 'fail'> {
+  return {
+    call: async <C extends ChannelName>(channel: C, input: unknown = {}, client?: string) => {
+      const result = (await current().invoke(channel, input, client)) as IpcResult<ChannelOutput<C>>;
+      if (!result.ok) throw new Error(`${channel} failed: ${result.error.code}: ${result.error.message}`);
+      return result.value;
+    },
+    fail: async (channel: string, input: unknown = {}, client?: string) => {
+      const result = await current().invoke(channel, input, client);
+      if (result.ok) throw new Error(`${channel} unexpectedly succeeded`);
+      return result.error;
+    },
+  };
+}
+
+/**
+ * Resolves with the first push of `topic` matching `match`, among `pushes()` already seen or from the hub of
+ * `current()`; rejects after `timeoutMs` (default `defaultTimeoutMs`).
+ */
+export function pushWaiter(
+  current: () => Handlers,
+  pushes: () => readonly Push[],
+  defaultTimeoutMs: number,
+): IpcFixture['waitForPush'] {
+  return (topic, match = () => true, timeoutMs = defaultTimeoutMs) => {
+    const seen = pushes().find((push) => push.topic === topic && match(push.payload as never));
+    if (seen) return Promise.resolve(seen.payload as never);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        off();
+        reject(new Error(`no ${topic} push within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const off = current().hub.subscribe((push) => {
+        if (push.topic === topic && match(push.payload as never)) {
+          clearTimeout(timer);
+          off();
+          resolve(push.payload as never);
+        }
+      });
+    });
+  };
+}
+
+/** sessions.create's input for a session in `project` on the server's scripted model (context 32 000), plus `extra`. */
+export function scriptedSessionInput(
+  fixture: { project: string; server: ProviderServer },
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    projectFolder: fixture.project,
+    provider: 'openai-compatible',
+    baseUrl: fixture.server.openaiBaseUrl,
+    model: 'scripted-model',
+    contextWindow: 32_000,
+    ...extra,
   };
 }
