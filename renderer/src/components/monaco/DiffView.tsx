@@ -93,13 +93,14 @@ function countLines(text: string): number {
 }
 
 type Stats = { added: number; removed: number; identical: boolean };
+type Texts = { path: string; original: string; modified: string };
 
 /**
  * A read-only Monaco diff of two texts: language from the path, side-by-side or inline (the toolbar toggle,
  * remembered), unchanged regions collapsed (expandable), whitespace changes shown (an approval is of the
  * exact change). Large files stay fast: the diff runs in the editor worker, and past 3,000 lines word wrap is
- * off. The container carries `data-state="ready"` and `data-ready-at` (performance.now()) once the diff is
- * computed and painted, for tests and measurements.
+ * off. The container carries `data-path`, and `data-state="ready"` with `data-ready-at` (performance.now())
+ * once the diff of those texts is computed and painted, for tests and measurements.
  */
 export function DiffView({
   path,
@@ -118,9 +119,13 @@ export function DiffView({
   const [mode, setMode] = useDiffMode();
   const [collapse, setCollapse] = useState(true);
   const [stats, setStats] = useState<Stats | undefined>();
-  const [readyAt, setReadyAt] = useState<number | undefined>();
+  // Readiness names the texts it is for: new props are "loading" until their own diff is painted.
+  const [ready, setReady] = useState<{ texts: Texts; at: number } | undefined>();
+  const shown = useRef<Texts | undefined>(undefined);
   const [fitHeight, setFitHeight] = useState(160);
   const dark = useSyncExternalStore(subscribeScheme, () => darkQuery().matches);
+  const darkRef = useRef(dark);
+  darkRef.current = dark;
   const originalText = original ?? '';
   const modifiedText = modified ?? '';
   const large =
@@ -152,6 +157,8 @@ export function DiffView({
   useEffect(() => {
     if (!monaco || !host.current) return;
     const editor = monaco.editor.createDiffEditor(host.current, {
+      // Created in the page's scheme: no light flash before the theme effect runs.
+      theme: darkRef.current ? 'vs-dark' : 'vs',
       readOnly: true,
       domReadOnly: true,
       originalEditable: false,
@@ -193,7 +200,8 @@ export function DiffView({
         }
         setStats({ added, removed, identical: changes.length === 0 });
         // Ready once the computed diff has been painted, not merely computed.
-        requestAnimationFrame(() => setReadyAt(performance.now()));
+        const texts = shown.current;
+        requestAnimationFrame(() => texts && setReady({ texts, at: performance.now() }));
       }),
       editor.getModifiedEditor().onDidContentSizeChange(measure),
       editor.getOriginalEditor().onDidContentSizeChange(measure),
@@ -216,7 +224,7 @@ export function DiffView({
     const language = languageForPath(path, monaco.languages.getLanguages());
     const previous = editor.getModel();
     setStats(undefined);
-    setReadyAt(undefined);
+    shown.current = { path, original: originalText, modified: modifiedText };
     editor.setModel({
       original: monaco.editor.createModel(originalText, language),
       modified: monaco.editor.createModel(modifiedText, language),
@@ -241,11 +249,19 @@ export function DiffView({
   }, [monaco, dark]);
 
   const language = monaco ? languageForPath(path, monaco.languages.getLanguages()) : undefined;
+  const readyAt =
+    ready &&
+    ready.texts.path === path &&
+    ready.texts.original === originalText &&
+    ready.texts.modified === modifiedText
+      ? ready.at
+      : undefined;
   const state = failed ? 'failed' : readyAt !== undefined ? 'ready' : 'loading';
   return (
     <div
       className={`diff-view diff-view-${sizing}`}
       data-state={state}
+      data-path={path}
       data-ready-at={readyAt}
       data-mode={mode}
       role="group"

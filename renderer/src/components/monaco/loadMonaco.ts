@@ -16,3 +16,10 @@ export function loadMonaco(): Promise<Monaco> {
   );
   return pending;
 }
+
+/** Starts loading Monaco when the browser is idle (a surface that will likely show a diff is on screen); returns a cancel. */
+export function prefetchMonaco(): () => void {
+  if (pending) return () => undefined;
+  const idle = requestIdleCallback(() => void loadMonaco().catch(() => undefined), { timeout: 2000 });
+  return () => cancelIdleCallback(idle);
+}

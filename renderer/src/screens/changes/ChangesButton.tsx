@@ -1,4 +1,5 @@
-import type { JSX } from 'react';
+import { useEffect, type JSX } from 'react';
+import { prefetchMonaco } from '../../components/monaco/loadMonaco.js';
 import { useUncommitted } from './useChanges.js';
 import './changes.css';
 
@@ -13,6 +14,8 @@ export function ChangesButton({
   onToggle: () => void;
 }): JSX.Element {
   const uncommitted = useUncommitted(sessionId, true);
+  // A session with checkouts is likely to be reviewed: the diff editor's code loads while nothing else runs.
+  useEffect(() => prefetchMonaco(), []);
   const count = (uncommitted.data?.dirs ?? []).reduce((sum, dir) => sum + dir.files.length, 0);
   return (
     <button

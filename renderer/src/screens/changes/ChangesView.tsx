@@ -61,12 +61,15 @@ export function ChangesView({ sessionId, readOnly, running, onClose }: Props): J
   // Every re-read of the uncommitted changes may have changed the selected file's texts.
   useEffect(() => setRevision((n) => n + 1), [uncommitted.data]);
 
-  // The selection follows the data: a file no longer listed is let go; with none, the first file is shown.
+  // The selection follows the data: a file no longer listed is let go; with none, once both lists are read,
+  // the first uncommitted file (else the newest committed one) is shown.
+  const loaded = uncommitted.data !== undefined && history.data !== undefined;
   useEffect(() => {
     const files = rows.filter((row): row is Extract<ChangeRow, { kind: 'file' }> => row.kind === 'file');
     if (selected && files.some((row) => fileKey(row.ref) === fileKey(selected))) return;
+    if (!loaded) return;
     setSelected(files[0]?.ref);
-  }, [rows, selected]);
+  }, [rows, selected, loaded]);
 
   useEffect(() => {
     if (confirmDiscard === undefined) return;

@@ -6,6 +6,7 @@ import { ErrorState, LoadingState } from '../../components/States.js';
 import { DiffView } from '../../components/monaco/DiffView.js';
 import { PatchView } from '../../components/monaco/PatchView.js';
 import type { FileRef } from './changeRows.js';
+import { readCheckout } from './useChanges.js';
 
 type Props = {
   sessionId: string;
@@ -24,13 +25,15 @@ type Props = {
 export function FileDiff({ sessionId, file, revision, conflict }: Props): JSX.Element {
   const versions = useQuery(
     () =>
-      call(
-        keel().persistent.file({
-          sessionId,
-          dir: file.dir,
-          path: file.path,
-          ...(file.commitSeq !== undefined ? { commitSeq: file.commitSeq } : {}),
-        }),
+      readCheckout(() =>
+        call(
+          keel().persistent.file({
+            sessionId,
+            dir: file.dir,
+            path: file.path,
+            ...(file.commitSeq !== undefined ? { commitSeq: file.commitSeq } : {}),
+          }),
+        ),
       ),
     [sessionId, file.dir, file.path, file.commitSeq, revision],
   );

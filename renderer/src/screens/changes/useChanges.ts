@@ -1,6 +1,6 @@
-import { useEffect, useRef } from 'react';
+import { useCallback, useEffect, useRef, useSyncExternalStore } from 'react';
 import type { ChannelOutput } from '../../../../main/ipc/contract.js';
-import { call } from '../../api/call.js';
+import { call, describeError } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
 import { useQuery, type QueryState } from '../../api/useQuery.js';
 import { useSubscription } from '../../api/useSubscription.js';
@@ -15,39 +15,137 @@ export type CommitHistory = ChannelOutput<'persistent.history'>;
 const CHANGING_KINDS = new Set(['tool_result', 'persistent_commit']);
 const COMMIT_KINDS = new Set(['persistent_commit']);
 const DEBOUNCE_MS = 250;
+const RETRY_DELAYS_MS = [200, 600];
 
-const NO_CHECKOUTS: Uncommitted = { hasCheckouts: false, dirs: [], newTurnWarning: null };
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Calls `reload` (debounced) whenever something may have changed the session's checkouts. */
+/**
+ * Runs a checkout read, retrying twice on failure: reading a checkout's status runs git, and two reads of
+ * the same checkout at once can collide on its index lock (the second fails; a moment later it succeeds).
+ */
+export async function readCheckout<T>(read: () => Promise<T>): Promise<T> {
+  for (const delay of RETRY_DELAYS_MS) {
+    try {
+      return await read();
+    } catch {
+      await sleep(delay);
+    }
+  }
+  return read();
+}
+
+type Entry = {
+  data?: Uncommitted;
+  error?: string;
+  inFlight: boolean;
+  again: boolean;
+  timer?: ReturnType<typeof setTimeout>;
+  listeners: Set<() => void>;
+};
+
+// One read per session at a time, shared by every view of it (the header count, the warning, the list).
+const entries = new Map<string, Entry>();
+
+function entryOf(sessionId: string): Entry {
+  let entry = entries.get(sessionId);
+  if (!entry) {
+    entry = { inFlight: false, again: false, listeners: new Set() };
+    entries.set(sessionId, entry);
+  }
+  return entry;
+}
+
+function refresh(sessionId: string): void {
+  const entry = entryOf(sessionId);
+  if (entry.inFlight) {
+    entry.again = true;
+    return;
+  }
+  entry.inFlight = true;
+  readCheckout(() => call(keel().persistent.diff({ sessionId })))
+    .then(
+      (data) => {
+        entry.data = data;
+        entry.error = undefined;
+      },
+      (error: unknown) => {
+        entry.error = describeError(error);
+      },
+    )
+    .finally(() => {
+      entry.inFlight = false;
+      for (const listener of entry.listeners) listener();
+      if (entry.again) {
+        entry.again = false;
+        refresh(sessionId);
+      }
+    });
+}
+
+function schedule(sessionId: string, delay = DEBOUNCE_MS): void {
+  const entry = entryOf(sessionId);
+  clearTimeout(entry.timer);
+  entry.timer = setTimeout(() => refresh(sessionId), delay);
+}
+
+/** Schedules `reload` (debounced) whenever something may have changed the session's checkouts. */
 function useReloadOnChange(sessionId: string, reload: () => void, kinds: ReadonlySet<string>): void {
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
-  const schedule = () => {
+  const later = () => {
     clearTimeout(timer.current);
     timer.current = setTimeout(reload, DEBOUNCE_MS);
   };
   useEffect(() => () => clearTimeout(timer.current), []);
   useSubscription('event.appended', ({ sessionId: id, event }) => {
-    if (id === sessionId && kinds.has(event.kind)) schedule();
+    if (id === sessionId && kinds.has(event.kind)) later();
   });
   // A turn ended (auto dirs were committed) or started (checkouts were reset).
   useSubscription('session.status', ({ sessionId: id }) => {
-    if (id === sessionId) schedule();
+    if (id === sessionId) later();
   });
 }
 
+/** The shared read of a session's uncommitted changes: its latest answer (or error) and a way to re-read. */
+export type UncommittedState = {
+  data: Uncommitted | undefined;
+  error: string | undefined;
+  reload: () => void;
+};
+
+const NO_CHECKOUTS: UncommittedState = {
+  data: { hasCheckouts: false, dirs: [], newTurnWarning: null },
+  error: undefined,
+  reload: () => undefined,
+};
+
 /**
- * The session's uncommitted checkout changes, kept current: re-read after tool results, commits, turn
- * starts and ends, and an apply or discard anywhere in this window. Asks nothing when `enabled` is false
- * (a session without checkouts).
+ * The session's uncommitted checkout changes, kept current and shared by every caller: re-read after tool
+ * results, commits, turn starts and ends, and an apply or discard anywhere in this window (one read at a
+ * time per session). Asks nothing when `enabled` is false (a session without checkouts).
  */
-export function useUncommitted(sessionId: string, enabled: boolean): QueryState<Uncommitted> {
+export function useUncommitted(sessionId: string, enabled: boolean): UncommittedState {
   const revision = useChangesRevision(sessionId);
-  const query = useQuery(
-    () => (enabled ? call(keel().persistent.diff({ sessionId })) : Promise.resolve(NO_CHECKOUTS)),
-    [sessionId, enabled, revision],
+  const subscribe = useCallback(
+    (listener: () => void) => {
+      const entry = entryOf(sessionId);
+      entry.listeners.add(listener);
+      return () => entry.listeners.delete(listener);
+    },
+    [sessionId],
   );
-  useReloadOnChange(sessionId, query.reload, CHANGING_KINDS);
-  return query;
+  const snapshot = useSyncExternalStore(subscribe, () => {
+    const entry = entryOf(sessionId);
+    return entry.error !== undefined ? entry.error : entry.data;
+  });
+  useEffect(() => {
+    if (enabled) schedule(sessionId, 0);
+  }, [sessionId, enabled, revision]);
+  const reload = useCallback(() => schedule(sessionId, 0), [sessionId]);
+  useReloadOnChange(sessionId, () => enabled && schedule(sessionId), CHANGING_KINDS);
+  if (!enabled) return NO_CHECKOUTS;
+  return typeof snapshot === 'string'
+    ? { data: entryOf(sessionId).data, error: snapshot, reload }
+    : { data: snapshot, error: undefined, reload };
 }
 
 /** What each turn of the session committed, re-read when a commit lands or the checkouts change. */
