@@ -5,7 +5,16 @@ import { keel } from '../../api/keel.js';
 import { useQuery } from '../../api/useQuery.js';
 import { useSubscription } from '../../api/useSubscription.js';
 import { ErrorState, LoadingState } from '../../components/States.js';
-import { ApprovalPanel } from './ApprovalPanel.js';
+import { ApprovalPanel } from '../approvals/ApprovalPanel.js';
+import { ChangesButton } from '../changes/ChangesButton.js';
+import { ChangesView } from '../changes/ChangesView.js';
+import { NewTurnWarning } from '../changes/NewTurnWarning.js';
+import { CompactionInspector } from '../inspector/CompactionInspector.js';
+import { LazyTerminalDock } from '../terminal/LazyTerminalDock.js';
+import { commandRunsOf } from '../terminal/runStatus.js';
+import { useTerminalDock } from '../terminal/useTerminalDock.js';
+import { SurfaceLinks, SurfaceToggles, type MainSurface } from '../trace/SurfaceToggles.js';
+import { TraceView } from '../trace/TraceView.js';
 import { Composer } from './Composer.js';
 import { SessionHeader } from './SessionHeader.js';
 import { Transcript } from './Transcript.js';
@@ -36,6 +45,9 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
   const [outcome, setOutcome] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const [actionError, setActionError] = useState<string | undefined>();
+  const [changesOpen, setChangesOpen] = useState(false);
+  const [surface, setSurface] = useState<MainSurface>('transcript');
+  const [inspected, setInspected] = useState<number | undefined>();
   const inputRef = useRef<HTMLTextAreaElement>(null);
   const reloadTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
   const { reload } = opened;
@@ -141,11 +153,41 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
     }
   }, [opened.data, sessionId]);
 
+  const commandRuns = useMemo(() => commandRunsOf(items), [items]);
+  const dock = useTerminalDock(sessionId, commandRuns, running);
+  const showSurface = useCallback((next: MainSurface) => {
+    setSurface(next);
+    if (next !== 'transcript') setChangesOpen(false);
+  }, []);
+  const openInspector = useCallback(
+    (seq: number) => {
+      setInspected(seq);
+      showSurface('compactions');
+    },
+    [showSurface],
+  );
+
   const data = opened.data;
   return (
     <section className="session-view" aria-label="Session">
       {data ? (
-        <SessionHeader opened={data} status={status} onArchive={() => void archive()} />
+        <SessionHeader opened={data} status={status} onArchive={() => void archive()}>
+          <SurfaceToggles
+            surface={changesOpen ? 'transcript' : surface}
+            onSurface={showSurface}
+            compactions={items.filter((item) => item.type === 'compaction').length}
+            terminalOpen={dock.open}
+            commandRunning={running && commandRuns.some((run) => run.status === 'running' && !run.result)}
+            onTerminal={() => dock.setOpen(!dock.open)}
+          />
+          {data.persistentDirs.length > 0 ? (
+            <ChangesButton
+              sessionId={sessionId}
+              open={changesOpen}
+              onToggle={() => setChangesOpen((open) => !open)}
+            />
+          ) : null}
+        </SessionHeader>
       ) : opened.error ? (
         <ErrorState message={opened.error} onRetry={opened.reload} />
       ) : (
@@ -161,19 +203,47 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
         </p>
       ) : null}
       {transcript.error ? <ErrorState message={transcript.error} onRetry={transcript.retry} /> : null}
-      {transcript.loading ? (
+      {changesOpen ? (
+        <ChangesView
+          sessionId={sessionId}
+          readOnly={readOnly}
+          running={running}
+          onClose={() => setChangesOpen(false)}
+        />
+      ) : surface === 'compactions' ? (
+        <CompactionInspector
+          sessionId={sessionId}
+          seq={inspected}
+          onSelect={setInspected}
+          running={running}
+          readOnly={readOnly}
+        />
+      ) : surface === 'trace' ? (
+        <TraceView sessionId={sessionId} />
+      ) : transcript.loading ? (
         <LoadingState label="Loading transcript…" />
       ) : (
-        <Transcript
-          items={items}
-          live={transcript.live}
-          streaming={transcript.streaming}
-          running={running}
-          toolOutput={transcript.toolOutput}
-          hasBefore={transcript.hasBefore}
-          onLoadEarlier={transcript.loadEarlier}
-        />
+        <SurfaceLinks inspector={openInspector} terminal={dock.link}>
+          <Transcript
+            items={items}
+            live={transcript.live}
+            streaming={transcript.streaming}
+            running={running}
+            toolOutput={transcript.toolOutput}
+            hasBefore={transcript.hasBefore}
+            onLoadEarlier={transcript.loadEarlier}
+          />
+        </SurfaceLinks>
       )}
+      {dock.open ? (
+        <LazyTerminalDock
+          sessionId={sessionId}
+          dock={dock}
+          runs={commandRuns}
+          sessionRunning={running}
+          readOnly={readOnly}
+        />
+      ) : null}
       {data ? (
         <div className="session-footer">
           {transcript.notice && running ? (
@@ -186,7 +256,19 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
               {outcome}
             </p>
           ) : null}
-          <ApprovalPanel sessionId={sessionId} pending={pending} readOnly={readOnly} onDecided={reload} />
+          <ApprovalPanel
+            sessionId={sessionId}
+            pending={pending}
+            readOnly={readOnly}
+            running={running}
+            onDecided={reload}
+          />
+          <NewTurnWarning
+            sessionId={sessionId}
+            hasCheckouts={data.persistentDirs.length > 0}
+            running={running}
+            onReview={() => setChangesOpen(true)}
+          />
           <Composer
             inputRef={inputRef}
             running={running}

@@ -2,6 +2,7 @@ import type { JSX } from 'react';
 import type { EventOf } from '../../../api/types.js';
 import { Markdown } from '../../../components/Markdown.js';
 import { formatClock, formatDateTime, formatTokens } from '../../../lib/format.js';
+import { useInspectorLink } from '../../inspector/inspectorLink.js';
 
 /** The first row: where and with what the session started. */
 export function SessionStartRow({ event }: { event: EventOf<'session_created'> }): JSX.Element {
@@ -29,8 +30,14 @@ export function CompactionMarker({ event }: { event: EventOf<'compaction'> }): J
     event.tokensBefore !== undefined && event.tokensAfter !== undefined
       ? ` (${formatTokens(event.tokensBefore)} → ${formatTokens(event.tokensAfter)} tokens)`
       : '';
+  const inspect = useInspectorLink();
   return (
     <div className="marker marker-compaction" id={`compaction-${event.seq}`} data-compaction-seq={event.seq}>
+      {inspect ? (
+        <button type="button" className="link-button marker-inspect" onClick={() => inspect(event.seq)}>
+          Inspect
+        </button>
+      ) : null}
       <details>
         <summary>
           Context compacted: {range} summarized{tokens}

@@ -1,5 +1,6 @@
 import { memo, type JSX } from 'react';
 import { formatClock, plural, prettyJson, truncateText } from '../../../lib/format.js';
+import { useTerminalLink } from '../../terminal/terminalLink.js';
 import type { ToolItem, ToolStatus } from '../transcriptItems.js';
 
 const STATUS_LABELS: Record<ToolStatus, string> = {
@@ -30,6 +31,8 @@ export const ToolCallCard = memo(function ToolCallCard({
   const label = status === 'unknown' ? 'Outcome unknown' : STATUS_LABELS[status];
   const args = prettyJson(item.arguments);
   const result = item.result ? truncateText(item.result.content, SHOWN_RESULT) : undefined;
+  const terminal = useTerminalLink();
+  const inTerminal = terminal?.showing.has(item.toolCallId) ?? false;
   return (
     <article className={`tool-card tool-${status}`} aria-label={`Tool call ${item.name}: ${label}`}>
       <header className="tool-header">
@@ -43,6 +46,15 @@ export const ToolCallCard = memo(function ToolCallCard({
         ) : null}
         {item.result?.durationMs !== undefined ? (
           <span className="tool-duration">{Math.round(item.result.durationMs)} ms</span>
+        ) : null}
+        {terminal && item.name === 'run_command' && status !== 'awaiting_approval' && status !== 'denied' ? (
+          <button
+            type="button"
+            className="link-button tool-terminal"
+            onClick={() => terminal.openRun(item.toolCallId)}
+          >
+            {inTerminal ? 'In the terminal' : 'Open in terminal'}
+          </button>
         ) : null}
       </header>
       <pre className="tool-args" aria-label="Arguments">
@@ -59,7 +71,7 @@ export const ToolCallCard = memo(function ToolCallCard({
           Waiting for your decision below{item.approval.reason ? `: ${item.approval.reason}` : ''}.
         </p>
       ) : null}
-      {status === 'running' && liveOutput ? (
+      {status === 'running' && liveOutput && !inTerminal ? (
         <pre className="tool-output is-live" aria-label="Live output" aria-live="off">
           {liveOutput}
         </pre>

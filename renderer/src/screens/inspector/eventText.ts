@@ -1,0 +1,95 @@
+import type { SessionEvent } from '../../api/types.js';
+
+/** How a replaced event reads in the inspector: who or what, and its text. */
+export type EventLine = {
+  who: string;
+  tone: 'user' | 'assistant' | 'tool' | 'approval' | 'other';
+  text: string;
+};
+
+/** Characters of one event shown before it is expanded. */
+const PREVIEW = 2_000;
+
+/**
+ * One event of the log as the compaction inspector lists it, close to how the summarizer saw it
+ * (`#seq who: text`): messages with their text, tool calls and results with their name and content,
+ * decisions with their scope or reason. Texts are capped at `max` characters. Pure.
+ */
+export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
+  const clip = (text: string) =>
+    text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
+  switch (event.kind) {
+    case 'user_message':
+      return { who: 'User', tone: 'user', text: clip(event.content) };
+    case 'assistant_message': {
+      const calls = event.toolCalls.map((call) => `→ ${call.name}(${call.arguments})`);
+      return {
+        who: 'Assistant',
+        tone: 'assistant',
+        text: clip([event.content, ...calls].filter(Boolean).join('\n')),
+      };
+    }
+    case 'interrupted':
+      return { who: 'Assistant (interrupted)', tone: 'assistant', text: clip(event.content) };
+    case 'tool_call_started':
+      return { who: `Tool ${event.tool}`, tone: 'tool', text: `started (${event.toolCallId})` };
+    case 'tool_result':
+      return {
+        who: `Result ${event.tool ?? event.toolCallId}`,
+        tone: 'tool',
+        text: clip(`${event.isError ? '[error] ' : ''}${event.content}`),
+      };
+    case 'approval_request':
+      return {
+        who: `Approval asked: ${event.tool}`,
+        tone: 'approval',
+        text: clip(event.reason ?? event.arguments),
+      };
+    case 'approval_granted':
+      return {
+        who: 'Approved',
+        tone: 'approval',
+        text: `request #${event.requestSeq}, scope ${event.scope}`,
+      };
+    case 'approval_denied':
+      return {
+        who: 'Denied',
+        tone: 'approval',
+        text: `request #${event.requestSeq}${event.reason ? `: ${clip(event.reason)}` : ''}`,
+      };
+    case 'approval_revoked':
+      return {
+        who: 'Grant revoked',
+        tone: 'approval',
+        text: `grant #${event.grantSeq}${event.reason ? `: ${event.reason}` : ''}`,
+      };
+    case 'compaction':
+      return {
+        who: 'Compaction',
+        tone: 'other',
+        text: `summary of #${event.fromSeq ?? '?'}–#${event.through}`,
+      };
+    case 'subagent_started':
+      return { who: 'Subagent started', tone: 'tool', text: clip(event.task) };
+    case 'subagent_result':
+      return { who: 'Subagent result', tone: 'tool', text: clip(event.content) };
+    case 'file_staged':
+      return { who: 'File staged', tone: 'other', text: `${event.path} (${event.size} bytes)` };
+    case 'persistent_commit':
+      return {
+        who: 'Committed',
+        tone: 'other',
+        text: `${event.dir}: ${event.files.map((file) => file.path).join(', ')}`,
+      };
+    case 'model_changed':
+      return { who: 'Model switched', tone: 'other', text: `${event.provider}:${event.model}` };
+    case 'policy_changed':
+      return { who: 'Policy changed', tone: 'other', text: event.policy };
+    case 'session_renamed':
+      return { who: 'Renamed', tone: 'other', text: event.title };
+    case 'session_created':
+      return { who: 'Session created', tone: 'other', text: `${event.provider}:${event.model}` };
+    case 'error':
+      return { who: 'Error', tone: 'other', text: clip(event.message) };
+  }
+}

@@ -1,0 +1,90 @@
+import type { StageKind, TimelineStage } from '../../../../main/ipc/contract.js';
+
+/** "0 ms", "350 ms", "1.2 s", "14 s", "2 min 05 s", "1 h 02 min": durations at a glance. */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '—';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const seconds = ms / 1000;
+  if (seconds < 10) return `${seconds.toFixed(1)} s`;
+  if (seconds < 60) return `${Math.round(seconds)} s`;
+  const totalSeconds = Math.round(seconds);
+  const minutes = Math.floor(totalSeconds / 60);
+  if (minutes < 60) return `${minutes} min ${String(totalSeconds % 60).padStart(2, '0')} s`;
+  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, '0')} min`;
+}
+
+/** "$0", "$0.0042", "$0.31", "$12.40": USD with enough digits to tell small requests apart. */
+export function formatCost(usd: number): string {
+  if (!Number.isFinite(usd) || usd <= 0) return '$0';
+  if (usd < 0.01) return `$${usd.toPrecision(2)}`;
+  if (usd < 1) return `$${usd.toFixed(3)}`;
+  return `$${usd.toFixed(2)}`;
+}
+
+/** The cost; when some model had no price, the known part marked as a lower bound (or "no price" when none was known). */
+export function formatCostKnown(usd: number, known: boolean): string {
+  if (known) return formatCost(usd);
+  return usd > 0 ? `≥ ${formatCost(usd)}` : 'no price';
+}
+
+/** Why a cost is partial, for a tooltip; undefined when it is complete. */
+export function costNote(known: boolean): string | undefined {
+  return known ? undefined : "The model's price is not in Keel's catalogue: those requests are not counted.";
+}
+
+/** "42%", or "—" when there is nothing to rate yet. */
+export function formatPercent(share: number | null): string {
+  if (share === null || !Number.isFinite(share)) return '—';
+  return `${Math.round(share * 100)}%`;
+}
+
+const STAGE_LABELS: Record<StageKind, string> = {
+  projection: 'Projection',
+  request: 'Request',
+  time_to_first_token: 'Time to first token',
+  stream: 'Stream',
+  retry: 'Retry',
+  tool: 'Tool',
+  approval_wait: 'Approval wait',
+  compaction: 'Compaction',
+  persistent: 'Checkout',
+  other: 'Other',
+};
+
+/** What a timeline bar is called: the tool's name for tools, the decision for approval waits. */
+export function stageLabel(stage: TimelineStage): string {
+  switch (stage.kind) {
+    case 'tool':
+      return stage.tool ?? stage.name.replace(/^tool:/, '');
+    case 'approval_wait':
+      return `Approval wait${stage.tool ? ` · ${stage.tool}` : ''}${
+        stage.pending ? ' (pending)' : stage.decision ? ` (${stage.decision})` : ''
+      }`;
+    case 'other':
+    case 'persistent':
+      return stage.name;
+    default:
+      return STAGE_LABELS[stage.kind];
+  }
+}
+
+/** The stage kind in words, for legends. */
+export function stageKindLabel(kind: StageKind): string {
+  return STAGE_LABELS[kind];
+}
+
+/** A short line of what a stage's record carried (retry reason, compaction status…), or nothing. */
+export function stageDetail(stage: TimelineStage): string | undefined {
+  const detail = stage.detail;
+  if (detail === undefined || detail === null) return undefined;
+  if (typeof detail === 'string') return detail;
+  if (typeof detail === 'number' || typeof detail === 'boolean') return String(detail);
+  if (typeof detail !== 'object') return undefined;
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(detail as Record<string, unknown>)) {
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') continue;
+    parts.push(`${key}: ${String(value)}`);
+    if (parts.length >= 4) break;
+  }
+  return parts.length > 0 ? parts.join(' · ') : undefined;
+}

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+
+// Renderer modules are compiled by tsconfig.web.json, not the Node project these tests type-check in: they are
+// loaded at run time and described here by the shapes these tests rely on.
+type ScaleModule = {
+  niceCeiling: (value: number) => number;
+  ticksUpTo: (max: number, count?: number) => number[];
+  shareOf: (value: number, max: number) => number;
+};
+type Stage = {
+  kind: string;
+  name: string;
+  tool?: string;
+  decision?: string;
+  pending?: boolean;
+  detail?: unknown;
+};
+type FormatModule = {
+  formatDuration: (ms: number) => string;
+  formatCost: (usd: number) => string;
+  formatCostKnown: (usd: number, known: boolean) => string;
+  formatPercent: (share: number | null) => string;
+  stageLabel: (stage: Stage) => string;
+  stageDetail: (stage: Stage) => string | undefined;
+};
+const scalePath = '../../renderer/src/components/charts/scale.js';
+const formatPath = '../../renderer/src/screens/trace/traceFormat.js';
+const { niceCeiling, ticksUpTo, shareOf } = (await import(/* @vite-ignore */ scalePath)) as ScaleModule;
+const format = (await import(/* @vite-ignore */ formatPath)) as FormatModule;
+
+describe('chart scales', () => {
+  it('rounds an axis up to 1, 2, 2.5 or 5 times a power of ten', () => {
+    expect([0, -3, 0.3, 1, 3, 9, 11, 240, 2_100, 0.0042].map(niceCeiling)).toEqual([
+      1, 1, 0.5, 1, 5, 10, 20, 250, 2_500, 0.005,
+    ]);
+    expect(niceCeiling(0.1 + 0.2)).toBe(0.5);
+    expect(niceCeiling(0.25)).toBe(0.25);
+  });
+
+  it('spaces ticks evenly and clamps shares', () => {
+    expect(ticksUpTo(2_500)).toEqual([0, 625, 1_250, 1_875, 2_500]);
+    expect([shareOf(5, 10), shareOf(20, 10), shareOf(-1, 10), shareOf(1, 0)]).toEqual([0.5, 1, 0, 0]);
+  });
+});
+
+describe('trace wording', () => {
+  it('formats durations, costs and shares for people', () => {
+    expect([0, 349.6, 1_234, 14_400, 125_000, 3_725_000].map(format.formatDuration)).toEqual([
+      '0 ms',
+      '350 ms',
+      '1.2 s',
+      '14 s',
+      '2 min 05 s',
+      '1 h 02 min',
+    ]);
+    expect([0, 0.0042, 0.31, 12.4].map(format.formatCost)).toEqual(['$0', '$0.0042', '$0.310', '$12.40']);
+    expect(format.formatCostKnown(0.5, false)).toBe('≥ $0.500');
+    expect(format.formatCostKnown(0, false)).toBe('no price');
+    expect([null, 0.424].map(format.formatPercent)).toEqual(['—', '42%']);
+  });
+
+  it('labels stages by what they are and says what their record carried', () => {
+    expect(format.stageLabel({ kind: 'tool', name: 'tool:run_command', tool: 'run_command' })).toBe(
+      'run_command',
+    );
+    expect(
+      format.stageLabel({
+        kind: 'approval_wait',
+        name: 'approval_wait',
+        tool: 'write_file',
+        decision: 'denied',
+      }),
+    ).toBe('Approval wait · write_file (denied)');
+    expect(format.stageLabel({ kind: 'approval_wait', name: 'approval_wait', pending: true })).toBe(
+      'Approval wait (pending)',
+    );
+    expect(format.stageLabel({ kind: 'time_to_first_token', name: 'time_to_first_token' })).toBe(
+      'Time to first token',
+    );
+    expect(
+      format.stageDetail({
+        kind: 'retry',
+        name: 'retry',
+        detail: { attempt: 2, reason: 'overloaded', nested: {} },
+      }),
+    ).toBe('attempt: 2 · reason: overloaded');
+    expect(format.stageDetail({ kind: 'other', name: 'x', detail: null })).toBeUndefined();
+  });
+});
