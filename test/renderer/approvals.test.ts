@@ -108,9 +108,11 @@ async function waitForDiff(card: Locator): Promise<void> {
   await card.locator('.diff-view[data-state="ready"]').waitFor();
 }
 
-/** Monaco renders spaces as no-break spaces: the text of the diff's modified side, normalised. */
+/** Monaco renders spaces as no-break spaces: the text after the change, normalised. */
 async function modifiedText(card: Locator): Promise<string> {
-  const text = await card.locator('.editor.modified .view-lines').textContent();
+  // The modified side of a diff, or the one editor of a new file.
+  const lines = card.locator('.editor.modified .view-lines, .diff-editor > .monaco-editor .view-lines');
+  const text = await lines.first().textContent();
   return (text ?? '').replace(/\u00a0/g, ' ');
 }
 
@@ -340,6 +342,27 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     const toolMessage = last.messages.find((message) => message.role === 'tool');
     expect(JSON.stringify(toolMessage?.content)).toContain(reason);
     expect(fs.existsSync(path.join(project, 'build'))).toBe(false);
+
+    // A protected path says why it is protected; Enter in the reason box denies.
+    provider.enqueue({
+      kind: 'reply',
+      toolCalls: [
+        { name: 'write_file', arguments: { path: '.vscode/tasks.json', content: '{"tasks": []}\n' } },
+      ],
+    });
+    await send(page, 'Add an editor task.');
+    const protectedCard = page.getByRole('article', { name: 'Approval needed: write_file' });
+    await protectedCard
+      .getByRole('note')
+      .getByText(/Protected path\. .*\.vscode \(editor tasks and launch configs run code\)/)
+      .waitFor();
+    await waitForDiff(protectedCard);
+    await screenshot(page, 'approvals-07-protected-path');
+    provider.enqueue({ kind: 'reply', text: 'No editor task then.' });
+    await protectedCard.getByLabel('Reason').fill('Not in .vscode.');
+    await protectedCard.getByLabel('Reason').press('Enter');
+    await page.getByText('No editor task then.').waitFor();
+    expect(fs.existsSync(path.join(project, '.vscode'))).toBe(false);
     expect(watched.errors).toEqual([]);
   }, 60_000);
 
@@ -368,7 +391,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     const card = page.getByRole('article', { name: 'Approval needed: write_file' });
     await waitForDiff(card);
     expect(await modifiedText(card)).toContain('survived');
-    await screenshot(page, 'approvals-07-after-restart');
+    await screenshot(page, 'approvals-08-after-restart');
     provider.enqueue({ kind: 'reply', text: 'Written after the restart.' });
     await card.getByRole('button', { name: 'Allow once' }).click();
     await page.getByText('Written after the restart.').waitFor();

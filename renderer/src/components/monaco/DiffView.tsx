@@ -93,14 +93,25 @@ function countLines(text: string): number {
 }
 
 type Stats = { added: number; removed: number; identical: boolean };
-type Texts = { path: string; original: string; modified: string };
+/** The texts a view shows; `single` when one side is absent (a new or deleted file shows one editor). */
+type Texts = { path: string; original: string; modified: string; single: 'added' | 'deleted' | undefined };
+type Editors =
+  | { kind: 'diff'; editor: MonacoEditor.IStandaloneDiffEditor }
+  | { kind: 'single'; editor: MonacoEditor.IStandaloneCodeEditor };
+
+/** Lines of a file's text as people count them (a final newline does not start another line). */
+function lineCount(text: string): number {
+  if (text === '') return 0;
+  return countLines(text) - (text.endsWith('\n') ? 1 : 0);
+}
 
 /**
  * A read-only Monaco diff of two texts: language from the path, side-by-side or inline (the toolbar toggle,
  * remembered), unchanged regions collapsed (expandable), whitespace changes shown (an approval is of the
- * exact change). Large files stay fast: the diff runs in the editor worker, and past 3,000 lines word wrap is
- * off. The container carries `data-path`, and `data-state="ready"` with `data-ready-at` (performance.now())
- * once the diff of those texts is computed and painted, for tests and measurements.
+ * exact change). A new or deleted file is one editor of its text, not a diff against nothing. Large files
+ * stay fast: the diff runs in the editor worker, and past 3,000 lines word wrap is off. The container
+ * carries `data-path`, and `data-state="ready"` with `data-ready-at` (performance.now()) once the diff of
+ * those texts is computed and painted, for tests and measurements.
  */
 export function DiffView({
   path,
@@ -113,7 +124,7 @@ export function DiffView({
   actions,
 }: Props): JSX.Element {
   const host = useRef<HTMLDivElement>(null);
-  const editorRef = useRef<MonacoEditor.IStandaloneDiffEditor | undefined>(undefined);
+  const editorRef = useRef<Editors | undefined>(undefined);
   const [monaco, setMonaco] = useState<Monaco | undefined>();
   const [failed, setFailed] = useState(false);
   const [mode, setMode] = useDiffMode();
@@ -128,6 +139,12 @@ export function DiffView({
   darkRef.current = dark;
   const originalText = original ?? '';
   const modifiedText = modified ?? '';
+  const single =
+    original === null && modified !== null
+      ? 'added'
+      : modified === null && original !== null
+        ? 'deleted'
+        : undefined;
   const large =
     Math.max(originalText.length, modifiedText.length) > LARGE_CHARS ||
     Math.max(countLines(originalText), countLines(modifiedText)) > LARGE_LINES;
@@ -144,41 +161,66 @@ export function DiffView({
   }, []);
 
   const measure = useCallback(() => {
-    const editor = editorRef.current;
-    if (!editor) return;
-    const heights = [editor.getModifiedEditor().getContentHeight()];
-    if (editor.getOriginalEditor().getLayoutInfo().width > 0) {
-      heights.push(editor.getOriginalEditor().getContentHeight());
+    const editors = editorRef.current;
+    if (!editors) return;
+    const heights =
+      editors.kind === 'single'
+        ? [editors.editor.getContentHeight()]
+        : [editors.editor.getModifiedEditor().getContentHeight()];
+    if (editors.kind === 'diff' && editors.editor.getOriginalEditor().getLayoutInfo().width > 0) {
+      heights.push(editors.editor.getOriginalEditor().getContentHeight());
     }
     setFitHeight(Math.max(80, Math.min(maxHeight, Math.max(...heights) + 2)));
   }, [maxHeight]);
 
+  const markReady = useCallback(() => {
+    const texts = shown.current;
+    // Ready once the result has been painted, not merely computed.
+    requestAnimationFrame(() => texts && setReady({ texts, at: performance.now() }));
+  }, []);
+
   // One editor per view; models are swapped when the texts change (creating an editor costs more than a model).
+  const isSingle = single !== undefined;
   useEffect(() => {
     if (!monaco || !host.current) return;
-    const editor = monaco.editor.createDiffEditor(host.current, {
+    const common = {
       // Created in the page's scheme: no light flash before the theme effect runs.
       theme: darkRef.current ? 'vs-dark' : 'vs',
       readOnly: true,
       domReadOnly: true,
-      originalEditable: false,
       automaticLayout: true,
-      renderSideBySide: modeStore.get() === 'side-by-side',
-      useInlineViewWhenSpaceIsLimited: false,
-      ignoreTrimWhitespace: false,
-      renderMarginRevertIcon: false,
-      renderGutterMenu: false,
       minimap: { enabled: false },
       scrollBeyondLastLine: false,
       fontFamily: MONO,
       fontSize: 12.5,
       lineHeight: LINE_HEIGHT,
-      maxComputationTime: 5000,
       ariaLabel: label,
       scrollbar: { alwaysConsumeMouseWheel: false },
+    };
+    if (isSingle) {
+      const editor = monaco.editor.create(host.current, common);
+      editorRef.current = { kind: 'single', editor };
+      const sizeChange = editor.onDidContentSizeChange(measure);
+      return () => {
+        sizeChange.dispose();
+        const model = editor.getModel();
+        editorRef.current = undefined;
+        editor.dispose();
+        model?.dispose();
+      };
+    }
+    const editor = monaco.editor.createDiffEditor(host.current, {
+      ...common,
+      originalEditable: false,
+      renderSideBySide: modeStore.get() === 'side-by-side',
+      useInlineViewWhenSpaceIsLimited: false,
+      ignoreTrimWhitespace: false,
+      renderMarginRevertIcon: false,
+      renderGutterMenu: false,
+      maxComputationTime: 5000,
       hideUnchangedRegions: { enabled: true, contextLineCount: 3, minimumLineCount: 3, revealLineCount: 20 },
     });
-    editorRef.current = editor;
+    editorRef.current = { kind: 'diff', editor };
     const subscriptions = [
       editor.onDidUpdateDiff(() => {
         const changes = editor.getLineChanges() ?? [];
@@ -199,9 +241,7 @@ export function DiffView({
           }
         }
         setStats({ added, removed, identical: changes.length === 0 });
-        // Ready once the computed diff has been painted, not merely computed.
-        const texts = shown.current;
-        requestAnimationFrame(() => texts && setReady({ texts, at: performance.now() }));
+        markReady();
       }),
       editor.getModifiedEditor().onDidContentSizeChange(measure),
       editor.getOriginalEditor().onDidContentSizeChange(measure),
@@ -216,33 +256,52 @@ export function DiffView({
       models?.modified.dispose();
     };
     // The label is applied below; recreating the editor for it would lose the scroll position.
-  }, [monaco, measure]);
+  }, [monaco, measure, markReady, isSingle]);
 
   useEffect(() => {
-    const editor = editorRef.current;
-    if (!monaco || !editor) return;
+    const editors = editorRef.current;
+    if (!monaco || !editors) return;
     const language = languageForPath(path, monaco.languages.getLanguages());
-    const previous = editor.getModel();
     setStats(undefined);
-    shown.current = { path, original: originalText, modified: modifiedText };
-    editor.setModel({
+    shown.current = { path, original: originalText, modified: modifiedText, single };
+    if (editors.kind === 'single') {
+      const text = single === 'deleted' ? originalText : modifiedText;
+      const previous = editors.editor.getModel();
+      editors.editor.setModel(monaco.editor.createModel(text, language));
+      previous?.dispose();
+      const lines = lineCount(text);
+      setStats({
+        added: single === 'deleted' ? 0 : lines,
+        removed: single === 'deleted' ? lines : 0,
+        identical: false,
+      });
+      markReady();
+      return;
+    }
+    const previous = editors.editor.getModel();
+    editors.editor.setModel({
       original: monaco.editor.createModel(originalText, language),
       modified: monaco.editor.createModel(modifiedText, language),
     });
     previous?.original.dispose();
     previous?.modified.dispose();
-  }, [monaco, path, originalText, modifiedText]);
+  }, [monaco, path, originalText, modifiedText, single, isSingle, markReady]);
 
   useEffect(() => {
-    editorRef.current?.updateOptions({
-      renderSideBySide: mode === 'side-by-side',
-      hideUnchangedRegions: { enabled: collapse },
-      diffWordWrap: large ? 'off' : 'inherit',
-      ariaLabel: label,
-    });
+    const editors = editorRef.current;
+    if (editors?.kind === 'diff') {
+      editors.editor.updateOptions({
+        renderSideBySide: mode === 'side-by-side',
+        hideUnchangedRegions: { enabled: collapse },
+        diffWordWrap: large ? 'off' : 'inherit',
+        ariaLabel: label,
+      });
+    } else {
+      editors?.editor.updateOptions({ wordWrap: large ? 'off' : 'on', ariaLabel: label });
+    }
     // The other pane appears or disappears: the fitted height follows.
     requestAnimationFrame(measure);
-  }, [mode, collapse, large, label, monaco, measure]);
+  }, [mode, collapse, large, label, monaco, measure, isSingle]);
 
   useEffect(() => {
     monaco?.editor.setTheme(dark ? 'vs-dark' : 'vs');
@@ -253,7 +312,8 @@ export function DiffView({
     ready &&
     ready.texts.path === path &&
     ready.texts.original === originalText &&
-    ready.texts.modified === modifiedText
+    ready.texts.modified === modifiedText &&
+    ready.texts.single === single
       ? ready.at
       : undefined;
   const state = failed ? 'failed' : readyAt !== undefined ? 'ready' : 'loading';
@@ -271,8 +331,8 @@ export function DiffView({
         <code className="diff-path" title={path}>
           {path}
         </code>
-        {original === null ? <span className="tag tag-ok">new file</span> : null}
-        {modified === null ? <span className="tag tag-danger">deleted</span> : null}
+        {single === 'added' ? <span className="tag tag-ok">new file</span> : null}
+        {single === 'deleted' ? <span className="tag tag-danger">deleted</span> : null}
         {language && language !== 'plaintext' ? <span className="diff-language">{language}</span> : null}
         {stats ? (
           <span
@@ -281,6 +341,10 @@ export function DiffView({
           >
             {stats.identical ? (
               <span className="muted">no changes</span>
+            ) : single === 'added' ? (
+              <span className="diff-stat-added">+{stats.added}</span>
+            ) : single === 'deleted' ? (
+              <span className="diff-stat-removed">−{stats.removed}</span>
             ) : (
               <>
                 <span className="diff-stat-added">+{stats.added}</span>{' '}
@@ -289,32 +353,40 @@ export function DiffView({
             )}
           </span>
         ) : null}
-        <span className="diff-sides muted">
-          {mode === 'side-by-side'
-            ? `${sides.original} | ${sides.modified}`
-            : `${sides.original} → ${sides.modified}`}
-        </span>
+        {single ? (
+          <span className="diff-sides muted">{single === 'added' ? sides.modified : sides.original}</span>
+        ) : (
+          <span className="diff-sides muted">
+            {mode === 'side-by-side'
+              ? `${sides.original} | ${sides.modified}`
+              : `${sides.original} → ${sides.modified}`}
+          </span>
+        )}
         <span className="diff-toolbar-spacer" />
-        <div className="segmented" role="group" aria-label="Diff layout">
-          <button
-            type="button"
-            aria-pressed={mode === 'side-by-side'}
-            onClick={() => setMode('side-by-side')}
-          >
-            Side by side
-          </button>
-          <button type="button" aria-pressed={mode === 'inline'} onClick={() => setMode('inline')}>
-            Inline
-          </button>
-        </div>
-        <label className="diff-collapse">
-          <input
-            type="checkbox"
-            checked={!collapse}
-            onChange={(event) => setCollapse(!event.target.checked)}
-          />
-          Whole file
-        </label>
+        {single ? null : (
+          <>
+            <div className="segmented" role="group" aria-label="Diff layout">
+              <button
+                type="button"
+                aria-pressed={mode === 'side-by-side'}
+                onClick={() => setMode('side-by-side')}
+              >
+                Side by side
+              </button>
+              <button type="button" aria-pressed={mode === 'inline'} onClick={() => setMode('inline')}>
+                Inline
+              </button>
+            </div>
+            <label className="diff-collapse">
+              <input
+                type="checkbox"
+                checked={!collapse}
+                onChange={(event) => setCollapse(!event.target.checked)}
+              />
+              Whole file
+            </label>
+          </>
+        )}
         {actions}
       </div>
       {failed ? (
@@ -330,7 +402,7 @@ export function DiffView({
       />
       {state === 'loading' && !failed ? (
         <div className="diff-loading muted" aria-hidden="true">
-          Computing diff…
+          {single ? 'Loading…' : 'Computing diff…'}
         </div>
       ) : null}
     </div>

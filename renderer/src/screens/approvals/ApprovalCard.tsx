@@ -168,7 +168,9 @@ export function ApprovalCard({
           asked {formatClock(request.at)}
         </time>
       </header>
-      {request.reason ? <p className="approval-reason">{request.reason}</p> : null}
+      {request.reason && request.reason !== data?.protectedReason ? (
+        <p className="approval-reason">{request.reason}</p>
+      ) : null}
       {data?.protectedReason ? (
         <p className="approval-protected" role="note">
           <strong>Protected path.</strong> {data.protectedReason}
@@ -215,6 +217,7 @@ export function ApprovalCard({
         tool={request.tool}
         allowedScopes={allowedScopes}
         suggested={data?.suggested ?? {}}
+        protectedPath={Boolean(data?.protectedReason)}
         disabled={busy || readOnly}
         showShortcuts={primary && !readOnly}
         platform={platform}

@@ -11,6 +11,8 @@ type Props = {
   allowedScopes: readonly ScopeKind[];
   /** Pre-filled `path:<glob>` / `prefix:<command>`. */
   suggested: { path?: string | undefined; prefix?: string | undefined };
+  /** The call is on a protected path: no grant ever covers such a call, it asks every time. */
+  protectedPath: boolean;
   disabled: boolean;
   /** The shortcuts act on this request (the oldest pending one): show them. */
   showShortcuts: boolean;
@@ -27,6 +29,7 @@ export function DecisionBar({
   tool,
   allowedScopes,
   suggested,
+  protectedPath,
   disabled,
   showShortcuts,
   platform,
@@ -116,6 +119,11 @@ export function DecisionBar({
           </div>
         ) : null}
       </div>
+      {protectedPath ? (
+        <p className="decision-hint">
+          Protected paths ask every time: a wider grant here covers only other, unprotected calls.
+        </p>
+      ) : null}
       {scoped ? (
         <p id={scopeHintId} className={`decision-hint${built?.ok === false ? ' is-error' : ''}`}>
           {built?.ok ? describeScope(tool, built.scope) : built?.error}
