@@ -141,7 +141,7 @@ describe.skipIf(!HAS_CHROMIUM || !boxed)('the live terminal', () => {
       )
       .toBe(0);
 
-    // After a reload the finished run replays from the log (the excerpt the model got) in its own pane.
+    // After a reload the finished run replays from its artifact (the whole output, colours kept) in its own pane.
     await page.reload();
     await page.getByRole('option', { name: /Terminal session/ }).click();
     await page.getByRole('heading', { name: 'Terminal session' }).waitFor();
@@ -152,11 +152,9 @@ describe.skipIf(!HAS_CHROMIUM || !boxed)('the live terminal', () => {
     const replay = page
       .getByRole('region', { name: 'Terminals' })
       .getByRole('region', { name: /^Command for i in/ });
-    await replay.locator('.xterm-rows').getByText('line 30 ✓ naïve café 日本').waitFor();
-    await replay
-      .locator('.xterm-rows')
-      .getByText(/excerpt the model got/)
-      .waitFor();
+    const replayed = replay.locator('.xterm-rows');
+    await replayed.getByText('── Killed by you').waitFor();
+    expect(await replayed.locator('span.xterm-fg-2', { hasText: 'line 30 ✓ naïve café' }).count()).toBe(1);
     expect(await replay.locator('.run-state').textContent()).toBe('Killed by you');
     await screenshot(page, '53-terminal-replay');
     expect(watched.errors).toEqual([]);
@@ -235,6 +233,22 @@ describe.skipIf(!HAS_CHROMIUM || !boxed)('the live terminal', () => {
       loadAverage: os.loadavg().map(round),
     });
     await screenshot(page, '54-terminal-flood-100k');
+
+    // Replayed after a reload from its artifact: past 2 MB only the tail (the terminal keeps 10,000 lines), to the last line.
+    await page.reload();
+    await page.getByRole('option', { name: /Flood session/ }).click();
+    await page
+      .getByRole('article', { name: /Tool call run_command/ })
+      .getByRole('button', { name: 'Open in terminal' })
+      .click();
+    const replay = page
+      .getByRole('region', { name: 'Terminals' })
+      .getByRole('region', { name: /^Command seq 1/ });
+    await replay.locator('.xterm-rows').getByText('── Exit 0').waitFor({ timeout: 30_000 });
+    await replay
+      .locator('.xterm-rows')
+      .getByText(`${String(lines)} row ✓ ünïcödé`)
+      .waitFor();
     // Every character arrived (the stream is redacted, never shortened) and the screen shows the end.
     expect(flood.chars).toBeGreaterThanOrEqual(expectedChars);
     expect(frames.length).toBeGreaterThan(10);

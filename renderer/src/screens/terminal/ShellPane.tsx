@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState, type JSX } from 'react';
 import { call, describeError } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
+import { send } from './send.js';
 import { useSubscription } from '../../api/useSubscription.js';
 import { AckBatcher } from './outputRouter.js';
 import type { DockTab } from './useTerminalDock.js';
@@ -42,7 +43,7 @@ export function ShellPane({
       clearTimeout(resizeTimer.current);
       resizeTimer.current = setTimeout(() => {
         const id = terminalId.current;
-        if (id) void keel().terminal.resize({ terminalId: id, cols, rows });
+        if (id) send(keel().terminal.resize({ terminalId: id, cols, rows }));
       }, 80);
     },
   });
@@ -52,7 +53,7 @@ export function ShellPane({
   const write = (chunk: string) => {
     const id = terminalId.current;
     if (!terminal || !id) return;
-    acks.current ??= new AckBatcher((chars) => void keel().terminal.ack({ terminalId: id, chars }));
+    acks.current ??= new AckBatcher((chars) => send(keel().terminal.ack({ terminalId: id, chars })));
     const batcher = acks.current;
     terminal.write(chunk, () => batcher.add(chunk.length));
   };
@@ -97,16 +98,16 @@ export function ShellPane({
     if (!terminal) return;
     const input = terminal.onData((data) => {
       const id = terminalId.current;
-      if (id) void keel().terminal.write({ terminalId: id, data });
+      if (id) send(keel().terminal.write({ terminalId: id, data }));
     });
     if (tab.terminalId) {
       // Reattached: what it printed while no terminal showed it is gone; release anything it waits on.
       terminal.write(
         `${DIM}[reattached to a shell opened earlier; its earlier output is not shown]${RESET}\r\n`,
       );
-      void keel().terminal.ack({ terminalId: tab.terminalId, chars: 10_000_000 });
+      send(keel().terminal.ack({ terminalId: tab.terminalId, chars: 10_000_000 }));
       const size = xterm.fit();
-      if (size) void keel().terminal.resize({ terminalId: tab.terminalId, ...size });
+      if (size) send(keel().terminal.resize({ terminalId: tab.terminalId, ...size }));
     } else void openShell(false);
     return () => input.dispose();
   }, [terminal]);

@@ -1,5 +1,6 @@
 import { memo, type JSX } from 'react';
 import { keel } from '../../api/keel.js';
+import { send } from './send.js';
 import { CommandRunPane } from './CommandRunPane.js';
 import { commandOf, runStatusOf, type DockRunInfo } from './runStatus.js';
 import { ShellPane } from './ShellPane.js';
@@ -26,7 +27,7 @@ export const TerminalDock = memo(function TerminalDock({
   const byId = new Map(runs.map((run) => [run.toolCallId, run]));
   const close = (key: string) => {
     const tab = dock.tabs.find((candidate) => candidate.key === key);
-    if (tab?.kind === 'shell' && tab.terminalId) void keel().terminal.kill({ terminalId: tab.terminalId });
+    if (tab?.kind === 'shell' && tab.terminalId) send(keel().terminal.kill({ terminalId: tab.terminalId }));
     dock.closeTab(key);
   };
   return (

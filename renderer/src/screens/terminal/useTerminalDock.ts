@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { call } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
+import { send } from './send.js';
 import { useSubscription } from '../../api/useSubscription.js';
 import { OutputRouter } from './outputRouter.js';
 import type { DockRunInfo } from './runStatus.js';
@@ -43,7 +44,7 @@ export function useTerminalDock(
   const router = useMemo(
     () =>
       new OutputRouter((toolCallId, chars) => {
-        void keel().tool.outputAck({ sessionId, toolCallId, chars });
+        send(keel().tool.outputAck({ sessionId, toolCallId, chars }));
       }),
     [sessionId],
   );
@@ -62,11 +63,11 @@ export function useTerminalDock(
   useEffect(() => {
     if (!open) return;
     router.watching = true;
-    void keel().tool.watch({ sessionId });
+    send(keel().tool.watch({ sessionId }));
     return () => {
       router.flush();
       router.watching = false;
-      void keel().tool.unwatch({ sessionId });
+      send(keel().tool.unwatch({ sessionId }));
     };
   }, [open, router, sessionId]);
 
