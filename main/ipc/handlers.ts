@@ -123,6 +123,20 @@ export function createHandlers(options: HandlerOptions): Handlers {
   const env = options.env ?? process.env;
   const keyStore = options.keyStore ?? environmentKeyStore();
   const hub = createHub();
+  // Reviewing a checkout runs git on its index (update-index): two at once collide on index.lock, so the
+  // reads of one session run one after another.
+  const reviewQueues = new Map<string, Promise<unknown>>();
+  const serialReview = <T>(sessionId: string, read: () => Promise<T>): Promise<T> => {
+    const previous = reviewQueues.get(sessionId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(read);
+    reviewQueues.set(sessionId, next);
+    void next
+      .finally(() => {
+        if (reviewQueues.get(sessionId) === next) reviewQueues.delete(sessionId);
+      })
+      .catch(() => undefined);
+    return next;
+  };
   fs.mkdirSync(home, { recursive: true });
   const index = SessionIndex.open(home);
   // The lookup runs only once a command streams, long after `turns` exists.
@@ -608,7 +622,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
 
     'persistent.diff': async (args) => {
       const dir = readLog(args.sessionId, (log) => log.dir);
-      const reviews = await reviewPersistentDirs(dir, args.dir);
+      const reviews = await serialReview(args.sessionId, () => reviewPersistentDirs(dir, args.dir));
       return {
         hasCheckouts: reviews !== undefined,
         dirs: reviews ?? [],
@@ -622,7 +636,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
         artifactsDir: log.artifactsDir,
         events: args.commitSeq === undefined ? [] : log.read(),
       }));
-      return readFileVersions(dir, artifactsDir, events, args);
+      return serialReview(args.sessionId, () => readFileVersions(dir, artifactsDir, events, args));
     },
 
     'persistent.history': (args) => readLog(args.sessionId, (log) => ({ turns: commitHistory(log.read()) })),
