@@ -103,18 +103,16 @@ describe('Persistent Dir checkouts from the UI', () => {
     ]);
     expect(review.newTurnWarning).toMatch(/project \(1 file\).*discardChanges/);
     // The UI asks for the review and the files at once: git must not trip over its own index lock.
-    const together = await Promise.all([
-      call('persistent.diff', { sessionId: session.id }),
-      call('persistent.file', { sessionId: session.id, dir: 'project', path: 'notes.md' }),
-      call('persistent.diff', { sessionId: session.id }),
-      call('persistent.file', { sessionId: session.id, dir: 'project', path: 'notes.md' }),
-    ]);
-    expect(together.map((r) => ('dirs' in r ? r.dirs.length : r.path))).toEqual([
-      1,
-      'notes.md',
-      1,
-      'notes.md',
-    ]);
+    const together = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        i % 2 === 0
+          ? call('persistent.diff', { sessionId: session.id })
+          : call('persistent.file', { sessionId: session.id, dir: 'project', path: 'notes.md' }),
+      ),
+    );
+    expect(together.map((r) => ('dirs' in r ? r.dirs.length : r.path))).toEqual(
+      Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? 1 : 'notes.md')),
+    );
     const refused = await fail('turns.send', { sessionId: session.id, prompt: 'more' });
     expect(refused.code).toBe('invalid_state');
     expect(refused.message).toMatch(/changes in project \(1 file\).*apply or discard/);
