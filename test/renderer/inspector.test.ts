@@ -253,5 +253,17 @@ describe.skipIf(!HAS_CHROMIUM)('the compaction inspector', () => {
     await screenshot(page, '33-inspector-after-rerun');
     expect(watched.errors).toEqual([]);
     expect(watched.foreignRequests).toEqual([]);
+
+    // The same surface follows a dark system theme.
+    const dark = await launchBrowser({ colorScheme: 'dark' });
+    try {
+      await dark.page.goto(serve!.url);
+      await dark.page.locator(`[data-session-id="${sessionId}"]`).click();
+      await dark.page.getByRole('button', { name: /^Compactions/ }).click();
+      await dark.page.getByRole('region', { name: 'Summary' }).getByText('re-run summary').waitFor();
+      await screenshot(dark.page, '34-inspector-dark');
+    } finally {
+      await dark.close();
+    }
   }, 90_000);
 });

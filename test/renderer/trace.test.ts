@@ -60,6 +60,8 @@ describe.skipIf(!HAS_CHROMIUM)('traces and cost', () => {
       await screenshot(page, 'failed-trace');
     });
     await page.goto(serve!.url);
+    // window.keel exists once the app has mounted.
+    await page.getByRole('button', { name: 'New session' }).first().waitFor();
     const created = await page.evaluate<{ ok: boolean }>(
       `window.keel.sessions.create({ projectFolder: ${JSON.stringify(project)}, provider: 'openai-compatible', model: 'scripted-model', title: 'Traced session', policy: 'ask' })`,
     );
@@ -161,6 +163,19 @@ describe.skipIf(!HAS_CHROMIUM)('traces and cost', () => {
     await subagent.getByRole('article', { name: 'Turn 1' }).waitFor();
     await subagent.scrollIntoViewIfNeeded();
     await screenshot(page, '42-trace-subagent-nested');
+    const dark = await launchBrowser({ colorScheme: 'dark' });
+    try {
+      await dark.page.goto(serve!.url);
+      await dark.page.getByRole('option', { name: /Traced session/ }).click();
+      await dark.page.getByRole('button', { name: 'Trace', exact: true }).click();
+      await dark.page
+        .getByRole('article', { name: 'Turn 2' })
+        .getByRole('table', { name: 'Timeline of turn 2' })
+        .waitFor();
+      await screenshot(dark.page, '43-trace-dark');
+    } finally {
+      await dark.close();
+    }
     await subagent.getByRole('button', { name: 'Open session' }).click();
     await page.getByText('src/parse.ts has 1 line.').waitFor();
     expect(provider.requests.filter((request) => request.rejected !== undefined)).toEqual([]);

@@ -38,7 +38,10 @@ describe('chart scales', () => {
   });
 
   it('spaces ticks evenly and clamps shares', () => {
-    expect(ticksUpTo(2_500)).toEqual([0, 625, 1_250, 1_875, 2_500]);
+    expect(ticksUpTo(2_500)).toEqual([0, 500, 1_000, 1_500, 2_000, 2_500]);
+    expect(ticksUpTo(2_000)).toEqual([0, 500, 1_000, 1_500, 2_000]);
+    expect(ticksUpTo(5)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(ticksUpTo(100, 4)).toEqual([0, 25, 50, 75, 100]);
     expect([shareOf(5, 10), shareOf(20, 10), shareOf(-1, 10), shareOf(1, 0)]).toEqual([0.5, 1, 0, 0]);
   });
 });

@@ -1,6 +1,6 @@
 import './charts.css';
-import type { JSX } from 'react';
-import { niceCeiling, shareOf, ticksUpTo } from './scale.js';
+import type { CSSProperties, JSX } from 'react';
+import { niceCeiling, niceTickCount, shareOf, ticksUpTo } from './scale.js';
 
 /** One bar of a timeline: where it starts and how long it lasts, in milliseconds from the start. */
 export type TimelineBar = {
@@ -32,12 +32,15 @@ export function TimelineChart({
   label: string;
 }): JSX.Element {
   const axisMax = niceCeiling(Math.max(totalMs, ...bars.map((bar) => bar.startMs + bar.durationMs), 1));
+  const steps = niceTickCount(axisMax);
+  // Grid lines in every row's track fall on the axis ticks.
+  const grid = { '--tick-step': `${100 / steps}%` } as CSSProperties;
   return (
-    <div className="timeline" role="table" aria-label={label}>
+    <div className="timeline" role="table" aria-label={label} style={grid}>
       <div className="timeline-axis" role="row" aria-hidden="true">
         <span className="timeline-label" />
         <span className="timeline-track">
-          {ticksUpTo(axisMax).map((tick) => (
+          {ticksUpTo(axisMax, steps).map((tick) => (
             <span key={tick} className="timeline-tick" style={{ left: `${shareOf(tick, axisMax) * 100}%` }}>
               {formatDuration(tick)}
             </span>

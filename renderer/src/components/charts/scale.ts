@@ -15,8 +15,15 @@ export function niceCeiling(value: number): number {
   return 10 * power;
 }
 
-/** `count + 1` ticks from 0 to `max` inclusive, evenly spaced. */
-export function ticksUpTo(max: number, count = 4): number[] {
+/** How many steps split a round maximum into round steps: 4 for 2×10ⁿ (0.5 each), else 5 (0.2, 0.5 or 1). */
+export function niceTickCount(max: number): number {
+  if (!(max > 0) || !Number.isFinite(max)) return 4;
+  const mantissa = max / 10 ** Math.floor(Math.log10(max));
+  return Math.abs(mantissa - 2) < 1e-9 ? 4 : 5;
+}
+
+/** `count + 1` ticks from 0 to `max` inclusive, evenly spaced (by default round steps of a round maximum). */
+export function ticksUpTo(max: number, count = niceTickCount(max)): number[] {
   return Array.from({ length: count + 1 }, (_, index) => (max * index) / count);
 }
 

@@ -12,8 +12,8 @@ import { SummaryPane } from './SummaryPane.js';
 type Tab = 'events' | 'rebuild';
 
 /**
- * One compaction in full: status, range, tokens before and after, model, the pinned goal, then either its
- * summary beside the events it replaced or the payload rebuilt without it.
+ * One compaction in full: status, range, tokens before and after, model, then either its summary (with the
+ * pinned goal) beside the events it replaced, or the payload rebuilt without it.
  */
 export function CompactionDetail({
   sessionId,
@@ -33,7 +33,6 @@ export function CompactionDetail({
   );
   const [tab, setTab] = useState<Tab>('events');
   const [focus, setFocus] = useState<FocusRequest | undefined>();
-  const [pinnedOpen, setPinnedOpen] = useState(false);
 
   if (inspected.error) return <ErrorState message={inspected.error} onRetry={inspected.reload} />;
   const data = inspected.data;
@@ -99,18 +98,6 @@ export function CompactionDetail({
             </div>
           ) : null}
         </dl>
-        <figure className={`pinned-goal${pinnedOpen ? ' is-open' : ''}`}>
-          <figcaption>
-            Pinned goal{' '}
-            <span className="muted">— the first user message, kept verbatim beside the summary</span>
-            {compaction.pinned.length > 300 || compaction.pinned.split('\n').length > 3 ? (
-              <button type="button" className="link-button" onClick={() => setPinnedOpen((open) => !open)}>
-                {pinnedOpen ? 'Less' : 'All of it'}
-              </button>
-            ) : null}
-          </figcaption>
-          <blockquote data-testid="pinned-goal">{compaction.pinned}</blockquote>
-        </figure>
       </div>
       <div className="inspector-tabs" role="tablist" aria-label="Compaction views">
         <button
@@ -143,6 +130,7 @@ export function CompactionDetail({
           />
           <SummaryPane
             summary={compaction.summary}
+            pinned={compaction.pinned}
             fromSeq={entry.fromSeq}
             through={entry.through}
             onShowEvent={(seq) => setFocus({ seq, nonce: Date.now() })}
