@@ -14,7 +14,9 @@ export function createProgram(
   // Read when a command first asks for the home, i.e. after the options were parsed.
   const context = createContext(io, () => program.opts<{ home?: string }>().home);
   const program = new Command('keel')
-    .description('Keel: durable sessions for coding agents. Inspect, export and import sessions.')
+    .description(
+      'Keel: durable sessions for coding agents. Run turns in a sandbox, approve, stop, resume, inspect and export them.',
+    )
     .option('--home <dir>', 'the Keel home folder (default: $KEEL_HOME, else the app-data folder)')
     .showSuggestionAfterError(true)
     .exitOverride()
@@ -25,7 +27,7 @@ export function createProgram(
     })
     .addHelpText(
       'after',
-      '\nExit codes: 0 ok, 1 failure (locked session, corrupt database, I/O), 2 bad input (flag, argument, file, unknown session).\nSet KEEL_DEBUG=1 to see stack traces.',
+      '\nExit codes: 0 ok, 1 failure (provider, locked session, corrupt database, I/O), 2 bad input (flag, argument, file, unknown session), 3 a turn waits on an approval, 130 stopped (Ctrl-C, keel stop).\nSet KEEL_DEBUG=1 to see stack traces.',
     );
   for (const register of commands) register(program, context);
   return Object.assign(context, { program });
