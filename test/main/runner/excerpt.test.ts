@@ -42,7 +42,9 @@ describe('excerpt', () => {
         const collector = createExcerptCollector({ headBytes: 50, tailBytes: 50 });
         for (const chunk of chunks) collector.push(chunk);
         const excerpt = collector.finish('h');
-        expect(excerpt.text).not.toContain('\uFFFD');
+        // The input may itself contain U+FFFD (fast-check generates it); the excerpt must add none.
+        const replacements = (text: string) => text.split('\uFFFD').length - 1;
+        expect(replacements(excerpt.text)).toBeLessThanOrEqual(replacements(chunks.join('')));
         expect(excerpt.bytes).toBe(Buffer.byteLength(chunks.join('')));
         const body = excerpt.text.replace(/\n?\[\.\.\. \d+ bytes omitted; full output in artifact h\]\n/, '');
         expect(Buffer.byteLength(body)).toBeLessThanOrEqual(100);
