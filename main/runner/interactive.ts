@@ -1,5 +1,6 @@
+import { realPathOf, signalNameOf } from './processNames.js';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -132,8 +133,16 @@ export async function openInteractiveTerminal(
       `No OS sandbox is available (${sandbox.reason}); a terminal would run unconfined, which needs your explicit approval.`,
     );
   }
-  const workspace = realPath(input.workspace, 'workspace');
-  const cwd = realPath(input.cwd ?? workspace, 'working directory');
+  const workspace = realPathOf(
+    input.workspace,
+    'workspace',
+    (message) => new InteractiveTerminalError(message),
+  );
+  const cwd = realPathOf(
+    input.cwd ?? workspace,
+    'working directory',
+    (message) => new InteractiveTerminalError(message),
+  );
   const network = input.network ?? 'none';
   const id = randomUUID();
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'keel-terminal-'));
@@ -352,19 +361,6 @@ function withControllingTerminal(argv: readonly string[]): string[] {
 
 function clamp(size: number): number {
   return Math.min(1000, Math.max(2, Math.round(Number.isFinite(size) ? size : 2)));
-}
-
-function signalNameOf(signal: number): string {
-  const entry = Object.entries(os.constants.signals).find(([, value]) => value === signal);
-  return entry?.[0] ?? `signal ${signal}`;
-}
-
-function realPath(target: string, what: string): string {
-  try {
-    return realpathSync(target);
-  } catch {
-    throw new InteractiveTerminalError(`The ${what} ${target} does not exist.`);
-  }
 }
 
 function installExitHook(): void {

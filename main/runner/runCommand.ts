@@ -1,5 +1,6 @@
+import { realPathOf, signalNameOf } from './processNames.js';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -153,8 +154,12 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
       `No OS sandbox is available (${sandbox.reason}); this command needs the user's explicit approval to run unconfined.`,
     );
   }
-  const workspace = realPath(input.workspace, 'workspace');
-  const cwd = realPath(input.cwd ?? workspace, 'working directory');
+  const workspace = realPathOf(input.workspace, 'workspace', (message) => new RunCommandError(message));
+  const cwd = realPathOf(
+    input.cwd ?? workspace,
+    'working directory',
+    (message) => new RunCommandError(message),
+  );
   const timeoutMs = Math.min(input.timeoutMs ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
   const memoryMb = input.memoryMb ?? DEFAULT_MEMORY_MB;
   const network = input.network ?? 'none';
@@ -491,19 +496,6 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
     excerpt: excerpt.finish(options.artifactHandle),
     lastOutput: excerpt.tail(),
   };
-}
-
-function signalNameOf(signal: number): string {
-  const entry = Object.entries(os.constants.signals).find(([, value]) => value === signal);
-  return entry?.[0] ?? `signal ${signal}`;
-}
-
-function realPath(target: string, what: string): string {
-  try {
-    return realpathSync(target);
-  } catch {
-    throw new RunCommandError(`The ${what} ${target} does not exist.`);
-  }
 }
 
 function installExitHook(): void {
