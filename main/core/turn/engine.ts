@@ -29,6 +29,10 @@ export type TurnHooks = {
   onToolOutput?: (toolCallId: string, chunk: string) => void;
   /** Progress that is not an event (a retry after a transient failure), in words for the user. */
   onNotice?: (text: string) => void;
+  /** Every event a subagent (a child session of this turn) appends, with the child's session id. */
+  onSubagentEvent?: (childSessionId: string, event: SessionEvent) => void;
+  /** Live, redacted output of a command a subagent runs, with the child's session id and call id. */
+  onSubagentToolOutput?: (childSessionId: string, toolCallId: string, chunk: string) => void;
 };
 
 /** The parts of a tool context that stay the same for every call of a session. */
