@@ -3,20 +3,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionEvent } from '../core/log/events.js';
 import { SessionLog } from '../core/log/sessionLog.js';
-import {
-  discardDirs,
-  finishTurn,
-  persistentConfigOf,
-  prepareTurn,
-  uncommittedDirs,
-} from '../core/sessions/checkouts.js';
-import { createTurnHost, STOP_REQUEST_FILE } from '../core/sessions/turnHost.js';
-import { runTurn, TurnSetupError, type TurnOutcome as EngineOutcome } from '../core/turn/engine.js';
-import type { ProviderKeys } from '../providers/index.js';
+import { createHarness, type LocalHarnessSession } from '../core/sessions/harness.js';
+import { HarnessSessionBusyError } from '../core/sessions/sessionLock.js';
+import { streamHarness } from '../core/sessions/stream.js';
+import { STOP_REQUEST_FILE } from '../core/sessions/turnHost.js';
+import type { Harness, HarnessStreamPart } from '../core/sessions/types.js';
+import { TurnSetupError, type TurnOutcome as EngineOutcome } from '../core/turn/engine.js';
+import { loadSessionState } from '../core/turn/loadState.js';
+import { createProvider, type ProviderKeys } from '../providers/index.js';
 import { runningCommand, type RunningCommand } from '../runner/runCommand.js';
 import { artifactNameFor } from '../tools/runCommand.js';
 import type { SessionIndex } from '../store/sessionIndex.js';
-import { readSettings } from '../store/settings.js';
 import type { SessionStatus, TurnOutcome } from './contract.js';
 import { IpcFailure, toIpcError } from './errors.js';
 import type { Hub } from './hub.js';
@@ -33,20 +30,22 @@ export type TurnManagerOptions = {
   maxSteps?: number;
   /** Called with every live chunk of a command before it is pushed (flow control attaches here). */
   beforeToolOutput?: (sessionId: string, toolCallId: string) => void;
-  /** Called with every event a turn or exclusive write appends, after it is pushed. */
+  /** Called with every event a turn or exclusive write appends, after it is pushed (a subagent's too). */
   afterEvent?: (sessionId: string, event: SessionEvent) => void;
 };
 
 type RunningTurn = {
   turnId: string;
   controller: AbortController;
-  /** Settles (never rejects) once the turn ended and its log is closed. */
+  /** Settles (never rejects) once the turn ended and the session is released. */
   done: Promise<void>;
-  /** The session's artifacts folder, where each command's output artifact is. */
-  artifactsDir: string;
-  /** Model call id → idempotency key of the commands this turn started (their artifact names). */
+  /** Session + model call id → artifact path of the commands this turn (and its subagents) started. */
   commands: Map<string, string>;
+  /** Child sessions (subagents) this turn has run. */
+  children: Set<string>;
 };
+
+const commandKey = (sessionId: string, toolCallId: string) => `${sessionId}\u0000${toolCallId}`;
 
 /** How long stop and shutdown wait for a turn to record its interruption before giving up on it. */
 const STOP_WAIT_MS = 15_000;
@@ -78,8 +77,17 @@ export class TurnManager {
   /** A session's turn, or `reserved` while a turn starts or an exclusive write (compaction, commit) runs. */
   private readonly running = new Map<string, RunningTurn | 'reserved'>();
   private closing = false;
+  /** The session API every turn runs through: this process is one of its hosts. */
+  private readonly harness: Harness;
 
-  constructor(private readonly options: TurnManagerOptions) {}
+  constructor(private readonly options: TurnManagerOptions) {
+    this.harness = createHarness({
+      home: options.home,
+      env: options.env,
+      keys: options.keys,
+      ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
+    });
+  }
 
   /** True while a turn of `sessionId` runs (or is starting) in this process. */
   isRunning(sessionId: string): boolean {
@@ -87,14 +95,25 @@ export class TurnManager {
   }
 
   /**
-   * The command a turn of this process is running for the model's call `toolCallId`, if any (found by its
-   * artifact, as the runner registers it); undefined before it spawned and after it ended.
+   * The command a turn of this process (or a subagent of one) is running for the model's call `toolCallId`
+   * of session `sessionId`, if any (found by its artifact, as the runner registers it); undefined before it
+   * spawned and after it ended.
    */
   runningCommandOf(sessionId: string, toolCallId: string): RunningCommand | undefined {
-    const turn = this.running.get(sessionId);
-    if (turn === undefined || turn === 'reserved') return undefined;
-    const key = turn.commands.get(toolCallId);
-    return key === undefined ? undefined : runningCommand(path.join(turn.artifactsDir, artifactNameFor(key)));
+    for (const turn of this.running.values()) {
+      if (turn === 'reserved') continue;
+      const artifact = turn.commands.get(commandKey(sessionId, toolCallId));
+      if (artifact !== undefined) return runningCommand(artifact);
+    }
+    return undefined;
+  }
+
+  /** The session whose running turn runs `childId` as a subagent, if a turn of this process does. */
+  parentTurnOf(childId: string): string | undefined {
+    for (const [sessionId, turn] of this.running) {
+      if (turn !== 'reserved' && turn.children.has(childId)) return sessionId;
+    }
+    return undefined;
   }
 
   /** Ids of sessions with a turn running in this process. */
@@ -110,17 +129,125 @@ export class TurnManager {
   }
 
   /**
-   * Starts a turn (with a prompt) or resumes the unfinished one (without); resolves with its id once the
-   * turn started, i.e. after the prompt was recorded. Fails with `busy`, `locked`, `not_found`, `provider`
-   * (the pinned provider cannot be used) or `invalid_state` (the project folder is gone).
+   * Starts a turn (with a prompt) or resumes the unfinished one (without) through the session API
+   * (`streamHarness`, which resets and commits the session's checkouts around the engine's turn); resolves
+   * with its id once the turn holds the session. Fails with `busy`, `locked` (another process holds it),
+   * `not_found`, `provider` (the pinned provider cannot be used) or `invalid_state` (the project folder is
+   * gone, or a new turn would discard uncommitted manual changes).
    */
   async start(sessionId: string, input: { prompt?: string; discardChanges?: boolean }): Promise<string> {
     if (this.closing) throw new IpcFailure('invalid_state', 'Keel is shutting down');
     this.assertIdle(sessionId);
     this.running.set(sessionId, 'reserved');
-    let log: SessionLog | undefined;
     try {
-      log = SessionLog.open(this.options.home, sessionId, { write: true });
+      this.assertStartable(sessionId);
+      const session = (await this.harness.sessions.get(sessionId)) as LocalHarnessSession | undefined;
+      if (!session) throw new IpcFailure('not_found', `no session ${sessionId}`);
+      const newTurn = input.prompt !== undefined;
+      if (newTurn && session.persistentDirs().length > 0) {
+        if (input.discardChanges === true) await session.discard();
+        else await this.refuseUncommittedManual(session);
+      }
+      return await this.run(sessionId, input.prompt);
+    } catch (error) {
+      if (this.running.get(sessionId) === 'reserved') this.running.delete(sessionId);
+      if (error instanceof HarnessSessionBusyError) {
+        throw new IpcFailure(
+          'locked',
+          `${error.message}; wait for it to finish or stop it there (keel stop ${sessionId})`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** Streams the turn, forwarding every part to the hub; resolves once the turn holds the session. */
+  private async run(sessionId: string, prompt: string | undefined): Promise<string> {
+    const { hub, afterEvent, beforeToolOutput } = this.options;
+    const turnId = crypto.randomUUID();
+    const controller = new AbortController();
+    const commands = new Map<string, string>();
+    const children = new Set<string>();
+    const artifactsOf = (id: string) => path.join(this.options.home, 'sessions', id, 'artifacts');
+    const publishEvent = (id: string, event: SessionEvent) => {
+      if (event.kind === 'tool_call_started' && event.tool === 'run_command') {
+        commands.set(
+          commandKey(id, event.toolCallId),
+          path.join(artifactsOf(id), artifactNameFor(event.idempotencyKey)),
+        );
+      }
+      hub.publish('event.appended', { sessionId: id, event });
+      afterEvent?.(id, event);
+    };
+    const publishOutput = (id: string, toolCallId: string, chunk: string) => {
+      beforeToolOutput?.(id, toolCallId);
+      hub.publish('tool.output', { sessionId: id, turnId, toolCallId, chunk });
+    };
+    let started!: () => void;
+    const holding = new Promise<void>((resolve) => (started = resolve));
+    const onPart = (part: HarnessStreamPart) => {
+      switch (part.type) {
+        case 'started':
+          return started();
+        case 'text':
+          return hub.publish('turn.delta', { sessionId, turnId, delta: part, sentAt: Date.now() });
+        case 'tool_call':
+          return hub.publish('turn.delta', {
+            sessionId,
+            turnId,
+            delta: { type: 'tool_call', id: part.id, name: part.name },
+            sentAt: Date.now(),
+          });
+        case 'event':
+          return publishEvent(sessionId, part.event);
+        case 'tool_output':
+          return publishOutput(sessionId, part.toolCallId, part.chunk);
+        case 'notice':
+          return hub.publish('turn.notice', { sessionId, turnId, text: part.text });
+        case 'commit':
+          return;
+        case 'subagent_event':
+          children.add(part.sessionId);
+          publishEvent(part.sessionId, part.event);
+          return hub.publish('sessions.changed', { sessionId: part.sessionId, change: 'updated' });
+        case 'subagent_output':
+          return publishOutput(part.sessionId, part.toolCallId, part.chunk);
+      }
+    };
+    const stream = streamHarness({
+      harness: this.harness,
+      session: sessionId,
+      messages: prompt !== undefined ? [{ role: 'user', content: prompt }] : [],
+      signal: controller.signal,
+      ...(this.options.maxSteps ? { maxSteps: this.options.maxSteps } : {}),
+      onPart,
+    });
+    // Until the turn holds the session, a failure (another process holds it) is the caller's error.
+    let began = false;
+    await Promise.race([
+      holding.then(() => (began = true)),
+      stream.result.then(
+        () => undefined,
+        () => undefined,
+      ),
+    ]);
+    if (!began) await stream.result;
+    const done = stream.result
+      .then(
+        (result) => toContractOutcome(result.outcome),
+        (error: unknown): TurnOutcome => ({ status: 'failed', error: toIpcError(error).message }),
+      )
+      .then((outcome) => this.finish(sessionId, turnId, outcome));
+    this.running.set(sessionId, { turnId, controller, done, commands, children });
+    hub.publish('session.status', { sessionId, status: 'running', running: true, turnId });
+    hub.publish('sessions.changed', { sessionId, change: 'updated' });
+    return turnId;
+  }
+
+  /** Refuses a turn whose project folder is gone or whose pinned provider cannot be built (no key). */
+  private assertStartable(sessionId: string): void {
+    const log = SessionLog.open(this.options.home, sessionId, { write: false });
+    try {
       const [created] = log.read({ fromSeq: 1, limit: 1 });
       if (created?.kind === 'session_created' && !fs.existsSync(created.projectFolder)) {
         throw new IpcFailure(
@@ -128,89 +255,15 @@ export class TurnManager {
           `the project folder ${created.projectFolder} no longer exists: the session is read-only`,
         );
       }
-      const turnId = crypto.randomUUID();
-      const controller = new AbortController();
-      const { hub } = this.options;
-      const commands = new Map<string, string>();
-      const onEvent = (event: SessionEvent) => {
-        if (event.kind === 'tool_call_started' && event.tool === 'run_command') {
-          commands.set(event.toolCallId, event.idempotencyKey);
-        }
-        hub.publish('event.appended', { sessionId, event });
-        this.options.afterEvent?.(sessionId, event);
-      };
-      const newTurn = input.prompt !== undefined;
-      if (persistentConfigOf(log)) {
-        if (newTurn && input.discardChanges === true) await discardDirs(log);
-        else if (newTurn) await this.refuseUncommittedManual(log);
-        // A new turn starts from the project folder's current files (auto leftovers committed first).
-        await prepareTurn(log, { newTurn, onEvent });
-      }
-      const host = await createTurnHost(log, {
-        keys: this.options.keys(),
-        env: this.options.env,
-        compaction: readSettings(this.options.home).compaction,
-        signal: controller.signal,
-        ...(this.options.maxSteps ? { maxSteps: this.options.maxSteps } : {}),
-        hooks: {
-          onDelta: (delta) => hub.publish('turn.delta', { sessionId, turnId, delta, sentAt: Date.now() }),
-          onEvent,
-          onToolOutput: (toolCallId, chunk) => {
-            this.options.beforeToolOutput?.(sessionId, toolCallId);
-            hub.publish('tool.output', { sessionId, turnId, toolCallId, chunk });
-          },
-          onNotice: (text) => hub.publish('turn.notice', { sessionId, turnId, text }),
-        },
-      });
-      // The engine builds the provider synchronously before its first await, so a setup failure (no key)
-      // is known when runTurn returns and can be the caller's error rather than a pushed one.
-      let setupError: unknown;
-      const promise = runTurn(
-        {
-          ...host,
-          createProvider: (pin) => {
-            try {
-              return host.createProvider(pin);
-            } catch (error) {
-              setupError = error;
-              throw error;
-            }
-          },
-        },
-        input,
-      );
-      if (setupError !== undefined) {
-        await promise.catch(() => undefined);
+      try {
+        createProvider(loadSessionState(log).pin, this.options.keys(), this.options.env);
+      } catch (error) {
         throw new TurnSetupError(
-          `this session's model cannot be used here: ${toIpcError(setupError).message}. Add the provider's key in Settings.`,
+          `this session's model cannot be used here: ${toIpcError(error).message}. Add the provider's key in Settings.`,
         );
       }
-      const opened = log;
-      const done = promise
-        .then(toContractOutcome, (error: unknown): TurnOutcome => ({
-          status: 'failed',
-          error: toIpcError(error).message,
-        }))
-        .then(async (outcome) => {
-          // Auto Persistent Dirs reach the project folder when the turn stops, however it stopped.
-          await finishTurn(opened, { onEvent }).catch((error: unknown) =>
-            hub.publish('turn.notice', {
-              sessionId,
-              turnId,
-              text: `committing the session's changes failed: ${toIpcError(error).message}`,
-            }),
-          );
-          return outcome;
-        })
-        .then((outcome) => this.finish(sessionId, turnId, opened, outcome));
-      this.running.set(sessionId, { turnId, controller, done, artifactsDir: log.artifactsDir, commands });
-      hub.publish('session.status', { sessionId, status: 'running', running: true, turnId });
-      hub.publish('sessions.changed', { sessionId, change: 'updated' });
-      return turnId;
-    } catch (error) {
-      log?.close();
-      this.running.delete(sessionId);
-      throw error;
+    } finally {
+      log.close();
     }
   }
 
@@ -273,10 +326,8 @@ export class TurnManager {
     }
   }
 
-  private async refuseUncommittedManual(log: SessionLog): Promise<void> {
-    const pending = (await uncommittedDirs(log.dir)).filter(
-      (dir) => dir.commit === 'manual' && !dir.readOnly,
-    );
+  private async refuseUncommittedManual(session: LocalHarnessSession): Promise<void> {
+    const pending = (await session.uncommitted()).filter((dir) => dir.commit === 'manual' && !dir.readOnly);
     if (pending.length === 0) return;
     const what = pending
       .map((dir) => `${dir.dir} (${dir.files.length} file${dir.files.length === 1 ? '' : 's'})`)
@@ -302,12 +353,7 @@ export class TurnManager {
     return result.value;
   }
 
-  private finish(sessionId: string, turnId: string, log: SessionLog, outcome: TurnOutcome): void {
-    try {
-      log.close();
-    } catch (error) {
-      process.emitWarning(`keel: closing session ${sessionId} failed: ${String(error)}`);
-    }
+  private finish(sessionId: string, turnId: string, outcome: TurnOutcome): void {
     this.running.delete(sessionId);
     const status: SessionStatus = this.statusOf(sessionId);
     this.options.hub.publish('session.status', { sessionId, status, running: false, turnId, outcome });

@@ -34,6 +34,7 @@ import type {
   HarnessSession,
   HarnessSessionManager,
   HarnessSessionStatus,
+  PersistentDirOption,
   TraceRef,
   UncommittedDir,
 } from './types.js';
@@ -71,14 +72,7 @@ export function createHarness<TExtraBody = unknown>(
 ): Harness<TExtraBody> {
   fs.mkdirSync(options.home, { recursive: true });
   const home = fs.realpathSync(options.home);
-  const dirs = Object.entries(options.persistentDirs ?? {}).map(([name, option]): PersistentDirSpec => {
-    const spec = typeof option === 'string' ? { path: option } : option;
-    return {
-      name,
-      path: path.resolve(spec.path),
-      commit: spec.commit ?? (name === 'project' ? 'auto' : 'manual'),
-    };
-  });
+  const dirs = dirSpecs(options.persistentDirs);
   let index: SessionIndex | undefined;
   const handles = new Map<string, LocalHarnessSession>();
   const runtime: HarnessRuntime = {
@@ -132,6 +126,18 @@ export function createHarness<TExtraBody = unknown>(
   return harness;
 }
 
+/** Persistent Dirs as options name them, with their commit models (`project` defaults to auto, others to manual). */
+function dirSpecs(options: Record<string, PersistentDirOption> | undefined): PersistentDirSpec[] {
+  return Object.entries(options ?? {}).map(([name, option]): PersistentDirSpec => {
+    const spec = typeof option === 'string' ? { path: option } : option;
+    return {
+      name,
+      path: path.resolve(spec.path),
+      commit: spec.commit ?? (name === 'project' ? 'auto' : 'manual'),
+    };
+  });
+}
+
 /** The policy the harness gives this session now (a function of its stored context, or fixed). */
 export function policyFor(
   runtime: HarnessRuntime,
@@ -152,7 +158,10 @@ async function createSession(
   runtime: HarnessRuntime,
   request: GetOrCreateSessionOptions<unknown>,
 ): Promise<void> {
-  const { options, home } = runtime;
+  const { home } = runtime;
+  const setup = request.create ?? {};
+  const options = { ...runtime.options, ...setup };
+  const dirs = setup.persistentDirs ? dirSpecs(setup.persistentDirs) : runtime.dirs;
   const settings = readSettings(home);
   const provider = options.model?.provider ?? settings.defaults.provider;
   const model = options.model?.model ?? settings.defaults.model;
@@ -167,14 +176,21 @@ async function createSession(
     options.model?.contextWindow ?? settings.contextWindows[model],
   );
   const policy =
-    policyFor(runtime, request.id, request.extraBody, request.metadata) ?? settings.defaults.policy ?? 'ask';
-  const project = runtime.dirs.find((dir) => dir.name === 'project');
+    setup.policy ??
+    policyFor(runtime, request.id, request.extraBody, request.metadata) ??
+    settings.defaults.policy ??
+    'ask';
+  const project = dirs.find((dir) => dir.name === 'project');
+  if (project && setup.projectFolder !== undefined) {
+    throw new Error('a session works on a project folder directly or on a checkout of it, not both');
+  }
+  const projectFolder = project?.path ?? setup.projectFolder;
   let log: SessionLog;
   try {
     log = SessionLog.create(home, {
       sessionId: request.id,
       ...(request.title ? { title: request.title } : {}),
-      projectFolder: project ? fs.realpathSync(project.path) : '',
+      projectFolder: projectFolder !== undefined ? fs.realpathSync(projectFolder) : '',
       provider,
       model,
       ...(baseUrl ? { baseUrl } : {}),
@@ -188,30 +204,37 @@ async function createSession(
     });
   } catch (error) {
     if (!(error instanceof SessionExistsError)) throw error;
-    await completeRacedCreate(runtime, request.id);
+    await completeRacedCreate(runtime, request.id, setup.projectFolder !== undefined ? undefined : dirs);
     return;
   }
   try {
-    finishCreate(runtime, log.dir);
+    finishCreate(log.dir, setup.projectFolder !== undefined ? undefined : dirs);
   } finally {
     log.close();
   }
 }
 
-/** The parts of a new session beyond its log; done under the writer lease, so exactly one process does them. */
-function finishCreate(runtime: HarnessRuntime, dataDir: string): void {
+/**
+ * The parts of a new session beyond its log; done under the writer lease, so exactly one process does them.
+ * A session working on its project folder directly (`dirs` undefined) gets no persistent.json.
+ */
+function finishCreate(dataDir: string, dirs: PersistentDirSpec[] | undefined): void {
   makeSessionFolders(dataDir);
-  if (!readPersistentConfig(dataDir))
-    writePersistentConfig(dataDir, { version: 1, dirs: runtime.dirs, readOnly: [] });
+  if (dirs && !readPersistentConfig(dataDir))
+    writePersistentConfig(dataDir, { version: 1, dirs, readOnly: [] });
 }
 
-async function completeRacedCreate(runtime: HarnessRuntime, id: string): Promise<void> {
+async function completeRacedCreate(
+  runtime: HarnessRuntime,
+  id: string,
+  dirs: PersistentDirSpec[] | undefined,
+): Promise<void> {
   const deadline = Date.now() + CREATE_WAIT_MS;
   for (;;) {
     try {
       const log = SessionLog.open(runtime.home, id, { write: true });
       try {
-        finishCreate(runtime, log.dir);
+        finishCreate(log.dir, dirs);
       } finally {
         log.close();
       }

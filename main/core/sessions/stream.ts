@@ -2,7 +2,9 @@ import type { EventOf, SessionEvent, Usage } from '../log/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import type { CommitReport } from '../persistent/types.js';
 import { runTurn, type TurnOutcome } from '../turn/engine.js';
-import { foldSession, needsModel, unansweredCalls } from '../turn/state.js';
+import { loadSessionState } from '../turn/loadState.js';
+import { needsModel, unansweredCalls } from '../turn/state.js';
+import { readSettings } from '../../store/settings.js';
 import { commitDirs, finishTurn, prepareTurn } from './checkouts.js';
 import { policyFor, runtimeOf, type HarnessRuntime } from './harness.js';
 import { readPersistentConfig, writePersistentConfig } from './layout.js';
@@ -27,7 +29,11 @@ import type {
  */
 export function streamHarness(options: StreamHarnessOptions): HarnessStream {
   const queue = new PartQueue();
-  const result = runStreamed(options, (part) => queue.push(part));
+  const { onPart } = options;
+  const result = runStreamed(options, (part) => {
+    onPart?.(part);
+    queue.push(part);
+  });
   // An iterating caller sees a failure through the stream too; the result stays the caller's to await.
   result.then(
     () => queue.close(),
@@ -69,7 +75,8 @@ async function runStreamed(
   const turn = await withWritableSession(runtime.home, id, async (log) => {
     reconcileDirs(runtime, log);
     const created = log.read({ fromSeq: 1, limit: 1 })[0] as EventOf<'session_created'>;
-    const state = foldSession(log.read());
+    // The state from the log's tail and kind index: a 10k-event session costs no more per turn than a short one.
+    const state = loadSessionState(log);
     applyPolicy(runtime, log, created, state.policy, onEvent);
     const staged =
       input?.id !== undefined && (own.isMessageStaged(input.id) || hasUserMessage(log, input.id));
@@ -77,11 +84,12 @@ async function runStreamed(
     if (!newTurn && !needsModel(state) && unansweredCalls(state).length === 0) {
       return { outcome: finishedOutcome(log), alreadyStaged: staged, resumed: false };
     }
-    const preparation = await prepareTurn(log, { newTurn, onEvent, turn: state.turns + (newTurn ? 1 : 0) });
+    const turnNumber = state.turns + (newTurn ? 1 : 0);
+    const preparation = await prepareTurn(log, { newTurn, onEvent, turn: turnNumber });
     for (const report of preparation.commits) onCommit(report);
     await port.setStatus?.({ state: 'running' });
     log.appendTrace({
-      turn: state.turns + (newTurn ? 1 : 0),
+      turn: turnNumber,
       stage: 'harness_turn',
       startedAt: new Date().toISOString(),
       detail: {
@@ -91,9 +99,11 @@ async function runStreamed(
         ...(created.extraBody !== undefined ? { extraBody: created.extraBody } : {}),
       },
     });
+    const { keys } = runtime.options;
     const host = await createTurnHost(log, {
-      ...(runtime.options.keys ? { keys: runtime.options.keys } : {}),
+      ...(keys ? { keys: typeof keys === 'function' ? keys() : keys } : {}),
       ...(runtime.options.env ? { env: runtime.options.env } : {}),
+      compaction: runtime.options.compaction ?? readSettings(runtime.home).compaction,
       ...(runtime.options.createProvider ? { createProvider: runtime.options.createProvider } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       maxSteps: options.maxSteps ?? runtime.options.maxSteps ?? 50,
@@ -107,8 +117,12 @@ async function runStreamed(
         onEvent,
         onToolOutput: (toolCallId, chunk) => emit({ type: 'tool_output', toolCallId, chunk }),
         onNotice: (text) => emit({ type: 'notice', text }),
+        onSubagentEvent: (sessionId, event) => emit({ type: 'subagent_event', sessionId, event }),
+        onSubagentToolOutput: (sessionId, toolCallId, chunk) =>
+          emit({ type: 'subagent_output', sessionId, toolCallId, chunk }),
       },
     });
+    emit({ type: 'started', turn: turnNumber, resumed: !newTurn });
     let outcome: TurnOutcome;
     try {
       outcome = await runTurn(
@@ -121,8 +135,7 @@ async function runStreamed(
         await port.markMessageStaged?.(input.id);
       }
     }
-    for (const report of await finishTurn(log, { onEvent, turn: state.turns + (newTurn ? 1 : 0) }))
-      onCommit(report);
+    for (const report of await finishTurn(log, { onEvent, turn: turnNumber })) onCommit(report);
     return { outcome, alreadyStaged: staged, resumed: true };
   });
 
@@ -168,12 +181,14 @@ function textOf(message: HarnessMessage): string {
 }
 
 function hasUserMessage(log: SessionLog, messageId: string): boolean {
-  return log.read().some((event) => event.kind === 'user_message' && event.messageId === messageId);
+  return log
+    .readKinds(['user_message'], { validate: false })
+    .some((event) => event.kind === 'user_message' && event.messageId === messageId);
 }
 
 /** How the session's last turn ended, for a retried message whose turn already finished. */
 function finishedOutcome(log: SessionLog): TurnOutcome {
-  const events = log.read();
+  const events = log.readKinds(['user_message', 'assistant_message'], { validate: false });
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i] as SessionEvent;
     if (event.kind === 'assistant_message') return { status: 'completed', text: event.content };

@@ -4,6 +4,7 @@ import type { TraceEntry } from '../log/sessionLog.js';
 import type { StreamSource } from '../persistent/streamWrite.js';
 import type { CommitModel, CommitReport, UncommittedFile } from '../persistent/types.js';
 import type { TurnOutcome } from '../turn/engine.js';
+import type { CompactionSettings } from '../compaction/settings.js';
 import type { ModelProvider, ProviderKeys } from '../../providers/index.js';
 
 export type { CommitModel, CommitReport, UncommittedFile, StreamSource, TraceEntry };
@@ -127,6 +128,26 @@ export type GetOrCreateSessionOptions<TExtraBody = unknown> = {
   metadata?: Record<string, unknown>;
   /** A title for a new session. */
   title?: string;
+  /**
+   * How a new session is set up, over the harness's options (a host with many projects, like the app, keeps
+   * one harness and gives each session its own folder and model). Ignored when the session exists.
+   */
+  create?: SessionSetup;
+};
+
+/** A new session's own settings; each field replaces the harness option of the same name. */
+export type SessionSetup = {
+  model?: Omit<ModelPin, 'contextWindow'> & { contextWindow?: number };
+  persistentDirs?: Record<string, PersistentDirOption>;
+  /**
+   * A project folder the session works on directly, without a checkout (its tools write into the folder
+   * itself). Only without a `project` Persistent Dir; the default is a checkout.
+   */
+  projectFolder?: string;
+  policy?: Policy;
+  toolMode?: ToolMode;
+  systemPrompt?: string;
+  networkAllow?: string[];
 };
 
 /** Creates and finds sessions. */
@@ -151,8 +172,8 @@ export type HarnessOptions<TExtraBody = unknown> = {
   home: string;
   /** The model new sessions are pinned to; defaults to settings.json's defaults. */
   model?: Omit<ModelPin, 'contextWindow'> & { contextWindow?: number };
-  /** API keys (else the environment's). */
-  keys?: ProviderKeys;
+  /** API keys (else the environment's); a function is read at every turn, so a key set meanwhile applies. */
+  keys?: ProviderKeys | (() => ProviderKeys);
   /** Builds providers yourself (a custom or test provider); overrides keys. */
   createProvider?: (pin: ModelPin) => ModelProvider;
   /** The environment providers read keys from and commands get allowlisted variables from. */
@@ -172,6 +193,8 @@ export type HarnessOptions<TExtraBody = unknown> = {
   networkAllow?: string[];
   /** Model requests one turn may make (default 50). */
   maxSteps?: number;
+  /** Automatic compaction; defaults to settings.json's `compaction` (read at every turn). */
+  compaction?: Partial<CompactionSettings>;
 };
 
 /** A harness: the session manager of one home, with its configuration. */
@@ -195,16 +218,27 @@ export type StreamHarnessOptions = {
   session: HarnessSessionPort | string;
   signal?: AbortSignal;
   maxSteps?: number;
+  /**
+   * Called with every part as it happens, before it is queued for iteration: a host that forwards parts
+   * (the app's push channel, flow control of live output) sees them without an await in between.
+   */
+  onPart?: (part: HarnessStreamPart) => void;
 };
 
 /** One part of a streamed turn. */
 export type HarnessStreamPart =
+  /** The turn holds the session and is about to ask the model (after the checkouts were prepared). */
+  | { type: 'started'; turn: number; resumed: boolean }
   | { type: 'text'; text: string }
   | { type: 'tool_call'; id: string; name: string }
   | { type: 'event'; event: SessionEvent }
   | { type: 'tool_output'; toolCallId: string; chunk: string }
   | { type: 'notice'; text: string }
-  | { type: 'commit'; report: CommitReport };
+  | { type: 'commit'; report: CommitReport }
+  /** An event a subagent (a child session of this turn) appended. */
+  | { type: 'subagent_event'; sessionId: string; event: SessionEvent }
+  /** Live output of a command a subagent runs. */
+  | { type: 'subagent_output'; sessionId: string; toolCallId: string; chunk: string };
 
 /** A Persistent Dir's uncommitted changes. */
 export type UncommittedDir = {
