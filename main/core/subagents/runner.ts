@@ -148,7 +148,10 @@ class SubagentCallRun {
     } catch (error) {
       if (!(error instanceof SessionNotFoundError)) throw error;
     }
-    return SessionLog.create(this.options.home, this.childInit(started), { id: started.childId });
+    const child = SessionLog.create(this.options.home, this.childInit(started), { id: started.childId });
+    // The child's first events are not a turn's: the parent's host still learns of them (a UI opens the child).
+    for (const event of child.read()) this.forwardEvent(child.id, event);
+    return child;
   }
 
   /** The child's session_created: the parent's pin, project and box settings, its own tools and budget. */
@@ -197,7 +200,10 @@ class SubagentCallRun {
     if (!mirror || !decision) return;
     const target = findMirrored(pendingApprovals(child.read()), mirror);
     if (target) {
-      child.append(forwardedDecision(decision, target.seq), { expectedLastSeq: child.lastSeq() });
+      const appended = child.append(forwardedDecision(decision, target.seq), {
+        expectedLastSeq: child.lastSeq(),
+      });
+      if (appended.ok) for (const event of appended.events) this.forwardEvent(childId, event);
       this.notice(`forwarded the decision on request ${mirror.seq} to subagent ${childId}`);
     }
     if (decision.kind === 'approval_granted' && state.grants.has(decision.seq)) {
@@ -256,7 +262,12 @@ class SubagentCallRun {
             if (usedTokens >= budget.maxTokens) stopForBudget(tokenReason());
           }
           if (event.kind === 'tool_call_started') this.notice(`subagent ${child.id}: → ${event.tool}`);
+          this.forwardEvent(child.id, event);
         },
+        // The parent's host publishes these under the child's id, so the child's commands can be watched,
+        // flow-controlled and killed like a top-level session's.
+        onToolOutput: (toolCallId, chunk) =>
+          parent.hooks?.onSubagentToolOutput?.(child.id, toolCallId, chunk),
         onNotice: (text) => this.notice(`subagent ${child.id}: ${text}`),
       },
       ...(parent.stopFile ? { stopFile: path.join(child.dir, path.basename(parent.stopFile)) } : {}),
@@ -348,6 +359,11 @@ class SubagentCallRun {
     this.notice(
       `subagent ${child.id} answered (${Buffer.byteLength(composed.content)} bytes, event ${event.seq})`,
     );
+  }
+
+  /** Hands one committed event of the child to the parent's host, with the child's id. */
+  private forwardEvent(childId: string, event: SessionEvent): void {
+    this.parent.hooks?.onSubagentEvent?.(childId, event);
   }
 
   private notice(text: string): void {
