@@ -395,10 +395,11 @@ export const channels = {
       networkAllow: z.array(z.string().min(1)).default([]),
       title: z.string().max(500).optional(),
       /**
-       * Work on a checkout of the project folder instead of the folder itself: `auto` commits the changes when
-       * each turn ends, `manual` keeps them for review (persistent.diff / apply / discard). Absent: the folder itself.
+       * How changes reach the project folder: `auto` (the default) works on a checkout and commits the changes
+       * when each turn ends, `manual` keeps them for review (persistent.diff / apply / discard), `direct` works
+       * in the folder itself (no checkout).
        */
-      checkout: z.enum(['auto', 'manual']).optional(),
+      checkout: z.enum(['auto', 'manual', 'direct']).default('auto'),
     }),
     output: z.object({ session: SessionSummary }),
   },

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { checkRevocation, listGrants } from '../core/approvals/grants.js';
 import { pendingApprovals, checkDecision } from '../core/approvals/state.js';
 import type { EventOf, NewEvent, SessionEvent } from '../core/log/events.js';
+import { newSessionId } from '../core/log/sessionId.js';
 import { SessionLog } from '../core/log/sessionLog.js';
 import {
   inspectCompactions,
@@ -10,7 +11,7 @@ import {
   type CompactionRecord,
 } from '../core/compaction/inspect.js';
 import { commitDirs, discardDirs, openCheckout, persistentConfigOf } from '../core/sessions/checkouts.js';
-import { makeSessionFolders, readPersistentConfig, writePersistentConfig } from '../core/sessions/layout.js';
+import { readPersistentConfig } from '../core/sessions/layout.js';
 import { loadSessionState } from '../core/turn/loadState.js';
 import { readTraceSummary } from '../core/trace/read.js';
 import { foldSession, needsModel, unansweredCalls } from '../core/turn/state.js';
@@ -313,7 +314,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
       return { sessions, projects: [...groups.values()], hasMore: rows.length > args.limit };
     },
 
-    'sessions.create': (args) => {
+    'sessions.create': async (args) => {
       const folder = path.resolve(args.projectFolder);
       if (!folderExists(folder)) {
         throw new IpcFailure('not_found', `the project folder ${folder} does not exist or is not a folder`);
@@ -339,31 +340,27 @@ export function createHandlers(options: HandlerOptions): Handlers {
         );
       }
       const real = fs.realpathSync(folder);
-      const log = SessionLog.create(home, {
+      // The app is a host of the session API: its sessions are made as a library user's are.
+      const session = await turns.harness.sessions.getOrCreate({
+        id: newSessionId(),
         ...(args.title ? { title: args.title } : {}),
-        projectFolder: real,
-        provider: args.provider,
-        model: args.model,
-        ...(baseUrl ? { baseUrl } : {}),
-        contextWindow,
-        toolMode: args.policy === 'read-only' ? 'read-only' : args.toolMode,
-        policy: args.policy,
-        ...(args.networkAllow.length > 0 ? { networkAllow: args.networkAllow } : {}),
+        create: {
+          model: {
+            provider: args.provider,
+            model: args.model,
+            ...(baseUrl ? { baseUrl } : {}),
+            contextWindow,
+          },
+          ...(args.checkout === 'direct'
+            ? { projectFolder: real }
+            : { persistentDirs: { project: { path: real, commit: args.checkout } } }),
+          policy: args.policy,
+          toolMode: args.policy === 'read-only' ? 'read-only' : args.toolMode,
+          networkAllow: args.networkAllow,
+        },
       });
-      const id = log.id;
-      const [created] = log.read({ fromSeq: 1, limit: 1 });
-      try {
-        if (args.checkout) {
-          makeSessionFolders(log.dir);
-          writePersistentConfig(log.dir, {
-            version: 1,
-            dirs: [{ name: 'project', path: real, commit: args.checkout }],
-            readOnly: [],
-          });
-        }
-      } finally {
-        log.close();
-      }
+      const id = session.id;
+      const created = readLog(id, (log) => log.read({ fromSeq: 1, limit: 1 })[0]);
       useProject(real);
       if (created) hub.publish('event.appended', { sessionId: id, event: created });
       hub.publish('sessions.changed', { sessionId: id, change: 'created' });

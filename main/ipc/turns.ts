@@ -77,8 +77,8 @@ export class TurnManager {
   /** A session's turn, or `reserved` while a turn starts or an exclusive write (compaction, commit) runs. */
   private readonly running = new Map<string, RunningTurn | 'reserved'>();
   private closing = false;
-  /** The session API every turn runs through: this process is one of its hosts. */
-  private readonly harness: Harness;
+  /** The session API every session and turn of the app goes through: this process is one of its hosts. */
+  readonly harness: Harness;
 
   constructor(private readonly options: TurnManagerOptions) {
     this.harness = createHarness({

@@ -7,7 +7,28 @@ import { useApp, type NewSessionPrefill } from '../../appContext.js';
 import { POLICIES, PROVIDERS } from '../settings/providers.js';
 import { RecentProjects } from './RecentProjects.js';
 
-/** The new-session form in a modal dialog: project folder, provider and model, policy, network allowlist. */
+/** How a session's changes reach the project folder (the `checkout` of sessions.create). */
+const CHANGE_MODES = [
+  {
+    value: 'auto',
+    label: 'Apply when each turn ends',
+    hint: 'The agent works on its own checkout; its changes are merged into the folder when a turn ends.',
+  },
+  {
+    value: 'manual',
+    label: 'Review, then apply',
+    hint: 'The agent works on its own checkout; you review the diff in Changes and apply or discard it.',
+  },
+  {
+    value: 'direct',
+    label: 'Edit the folder directly',
+    hint: 'No checkout: the agent writes into the folder itself as it works.',
+  },
+] as const;
+
+type ChangeMode = (typeof CHANGE_MODES)[number]['value'];
+
+/** The new-session form in a modal dialog: project folder, provider and model, policy, changes, network allowlist. */
 export function NewSessionDialog({
   prefill,
   onClose,
@@ -31,6 +52,7 @@ export function NewSessionDialog({
   const [policy, setPolicy] = useState(defaults?.policy ?? 'ask');
   const [network, setNetwork] = useState((defaults?.networkAllow ?? []).join('\n'));
   const [title, setTitle] = useState('');
+  const [changes, setChanges] = useState<ChangeMode>('auto');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
   const electron = info?.mode === 'electron';
@@ -92,6 +114,7 @@ export function NewSessionDialog({
           ...(baseUrl.trim() ? { baseUrl: baseUrl.trim() } : {}),
           ...(windowTokens ? { contextWindow: windowTokens } : {}),
           policy,
+          checkout: changes,
           networkAllow: network
             .split(/[\s,]+/)
             .map((host) => host.trim())
@@ -210,6 +233,21 @@ export function NewSessionDialog({
               ))}
             </select>
             <p className="hint">{POLICIES.find((entry) => entry.value === policy)?.hint}</p>
+          </div>
+          <div className="field">
+            <label htmlFor="ns-changes">Changes</label>
+            <select
+              id="ns-changes"
+              value={changes}
+              onChange={(event) => setChanges(event.target.value as ChangeMode)}
+            >
+              {CHANGE_MODES.map((entry) => (
+                <option key={entry.value} value={entry.value}>
+                  {entry.label}
+                </option>
+              ))}
+            </select>
+            <p className="hint">{CHANGE_MODES.find((entry) => entry.value === changes)?.hint}</p>
           </div>
           <div className="field">
             <label htmlFor="ns-title">Title (optional)</label>
