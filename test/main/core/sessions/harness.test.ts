@@ -449,3 +449,99 @@ describe('streamHarness', () => {
     expect((await session.artifacts.read(report.patchArtifact)).toString()).toContain('+from the session');
   });
 });
+
+describe('hosts of the API (the app, the CLI)', () => {
+  it("creates each session with its own setup: model, project checkout or folder, policy; the harness's options otherwise", async () => {
+    const other = makeRepo(path.join(dir, 'other'), { 'b.txt': 'b\n' });
+    const harness = harnessFor(home, server, { project });
+    const own = await harness.sessions.getOrCreate({
+      id: 'own',
+      title: 'Own setup',
+      create: {
+        model: {
+          provider: 'openai-compatible',
+          model: 'other-model',
+          baseUrl: server.openaiBaseUrl,
+          contextWindow: 8_000,
+        },
+        persistentDirs: { project: { path: other, commit: 'manual' } },
+        policy: 'ask',
+        networkAllow: ['registry.npmjs.org'],
+      },
+    });
+    expect(eventsOf(home, 'own')[0]).toMatchObject({
+      model: 'other-model',
+      contextWindow: 8_000,
+      policy: 'ask',
+      projectFolder: fs.realpathSync(other),
+      networkAllow: ['registry.npmjs.org'],
+      title: 'Own setup',
+    });
+    expect((own as LocalHarnessSession).persistentDirs()).toEqual([
+      { name: 'project', path: other, commit: 'manual' },
+    ]);
+    // A direct session works in the folder itself: no persistent.json, tools write into the folder.
+    const direct = (await harness.sessions.getOrCreate({
+      id: 'direct',
+      create: { projectFolder: other, persistentDirs: {} },
+    })) as LocalHarnessSession;
+    expect(direct.persistentDirs()).toEqual([]);
+    expect(eventsOf(home, 'direct')[0]).toMatchObject({
+      projectFolder: fs.realpathSync(other),
+      model: 'scripted-model',
+    });
+    server.enqueue(callTool('write_file', { path: 'c.txt', content: 'c\n' }), { kind: 'reply', text: 'ok' });
+    await generateHarness({ harness, session: 'direct', messages: [{ role: 'user', content: 'write c' }] });
+    expect(read(path.join(other, 'c.txt'))).toBe('c\n');
+    // The setup applies only when creating: an existing session keeps its own.
+    await harness.sessions.getOrCreate({ id: 'own', create: { policy: 'full-auto' } });
+    expect(eventsOf(home, 'own').filter((e) => e.kind === 'session_created')).toHaveLength(1);
+    await expect(
+      harness.sessions.getOrCreate({ id: 'both', create: { projectFolder: other } }),
+    ).rejects.toThrow(/directly or on a checkout/);
+  });
+
+  it('hands every part to onPart as it happens, starting with started once the session is held, and reads keys per turn', async () => {
+    let key = 'first-key';
+    const harness = harnessFor(home, server, { project }, { keys: () => ({ openaiCompatible: key }) });
+    server.enqueue({ kind: 'reply', text: 'one' }, { kind: 'reply', text: 'two' });
+    const seen: HarnessStreamPart[] = [];
+    const stream = streamHarness({
+      harness,
+      session: 's',
+      messages: [{ role: 'user', content: 'hi' }],
+      onPart: (part) => seen.push(part),
+    });
+    const result = await stream.result;
+    expect(result.outcome.status).toBe('completed');
+    expect(seen[0]).toEqual({ type: 'started', turn: 1, resumed: false });
+    const iterated: HarnessStreamPart[] = [];
+    for await (const part of stream) iterated.push(part);
+    expect(iterated).toEqual(seen);
+    expect(seen.filter((p) => p.type === 'event').map((p) => p.type === 'event' && p.event.kind)).toEqual(
+      result.events.map((e) => e.kind),
+    );
+    expect(server.requests.at(-1)?.headers['authorization']).toBe('Bearer first-key');
+    key = 'second-key';
+    await generateHarness({ harness, session: 's', messages: [{ role: 'user', content: 'again' }] });
+    expect(server.requests.at(-1)?.headers['authorization']).toBe('Bearer second-key');
+  });
+
+  it('continues an unfinished turn without a new message and says so in its started part', async () => {
+    const harness = harnessFor(home, server, { project });
+    server.enqueue({ kind: 'fail', status: 400, message: 'bad request' });
+    const failed = await generateHarness({
+      harness,
+      session: 's',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    expect(failed.outcome.status).toBe('failed');
+    server.enqueue({ kind: 'reply', text: 'recovered' });
+    const parts: HarnessStreamPart[] = [];
+    const result = await streamHarness({ harness, session: 's', messages: [], onPart: (p) => parts.push(p) })
+      .result;
+    expect(parts[0]).toEqual({ type: 'started', turn: 1, resumed: true });
+    expect(result.outcome).toEqual({ status: 'completed', text: 'recovered' });
+    expect(eventsOf(home, 's').filter((e) => e.kind === 'user_message')).toHaveLength(1);
+  });
+});
