@@ -66,9 +66,16 @@ export function createToolRegistry(mode: ToolMode, options: ToolRegistryOptions 
   });
 }
 
+/** Definitions already converted: a tool module is immutable, and converting costs ~0.3 ms a tool per turn. */
+const converted = new WeakMap<ToolModule, ToolDefinition>();
+
 /** Converts a tool's zod schema to the JSON Schema providers take (draft 2020-12, no $schema key). */
 export function toToolDefinition(tool: ToolModule): ToolDefinition {
+  const known = converted.get(tool);
+  if (known) return structuredClone(known);
   const schema = z.toJSONSchema(tool.parameters, { io: 'input' }) as Record<string, unknown>;
   delete schema.$schema;
-  return { name: tool.name, description: tool.description, parameters: schema };
+  const definition = { name: tool.name, description: tool.description, parameters: schema };
+  converted.set(tool, definition);
+  return structuredClone(definition);
 }

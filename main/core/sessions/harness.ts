@@ -306,6 +306,11 @@ export class LocalHarnessSession implements HarnessSession {
     return Promise.resolve().then(() => this.fold.read());
   }
 
+  /** Status read through a log the caller holds open (a turn's), so it costs no second open. */
+  statusFrom(log: SessionLog): HarnessSessionStatus {
+    return this.fold.read(log);
+  }
+
   /** Persists a status patch; fields the log decides only stand until the next event. */
   setStatus(patch: Partial<HarnessSessionStatus>): Promise<void> {
     return Promise.resolve().then(() => {

@@ -49,15 +49,19 @@ export class StatusFold {
     private readonly indexStatus: () => SessionStatus | undefined,
   ) {}
 
-  /** Status now: the log (read-only, no lease) and the index's running flag, then the host's persisted patch. */
-  read(): HarnessSessionStatus {
-    const log = SessionLog.open(this.home, this.id, { write: false });
+  /**
+   * Status now: the log (read-only, no lease; or `open`, a log the caller holds) and the index's running
+   * flag, then the host's persisted patch.
+   */
+  read(open?: SessionLog): HarnessSessionStatus {
+    const log = open ?? SessionLog.open(this.home, this.id, { write: false });
     let indexStatus: SessionStatus | undefined;
     try {
-      for (const event of log.read({ fromSeq: this.lastSeq + 1 })) this.apply(event);
+      // Stored events were validated when appended: folding needs their fields, not a second check.
+      for (const event of log.read({ fromSeq: this.lastSeq + 1, validate: false })) this.apply(event);
       indexStatus = this.indexStatus();
     } finally {
-      log.close();
+      if (!open) log.close();
     }
     const derived: HarnessSessionStatus = {
       state: this.state(indexStatus),

@@ -82,12 +82,13 @@ async function runStreamed(
       input?.id !== undefined && (own.isMessageStaged(input.id) || hasUserMessage(log, input.id));
     const newTurn = input !== undefined && !staged;
     if (!newTurn && !needsModel(state) && unansweredCalls(state).length === 0) {
-      return { outcome: finishedOutcome(log), alreadyStaged: staged, resumed: false };
+      return { outcome: finishedOutcome(log), alreadyStaged: staged, resumed: false, ended: undefined };
     }
     const turnNumber = state.turns + (newTurn ? 1 : 0);
     const preparation = await prepareTurn(log, { newTurn, onEvent, turn: turnNumber });
     for (const report of preparation.commits) onCommit(report);
-    await port.setStatus?.({ state: 'running' });
+    // Keel's own handle derives running from the log and the index; a host's own object is told.
+    if (port !== own) await port.setStatus?.({ state: 'running' });
     log.appendTrace({
       turn: turnNumber,
       stage: 'harness_turn',
@@ -136,11 +137,11 @@ async function runStreamed(
       }
     }
     for (const report of await finishTurn(log, { onEvent, turn: turnNumber })) onCommit(report);
-    return { outcome, alreadyStaged: staged, resumed: true };
+    const ended = port === own ? undefined : own.statusFrom(log).state;
+    return { outcome, alreadyStaged: staged, resumed: true, ended };
   });
 
-  const status = await own.status();
-  await port.setStatus?.({ state: status.state });
+  if (port !== own) await port.setStatus?.({ state: turn.ended ?? (await own.status()).state });
   const hasManual = own.persistentDirs().some((dir) => dir.commit === 'manual');
   return {
     sessionId: id,
