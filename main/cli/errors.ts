@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ZodError } from 'zod';
 import { SessionExistsError, SessionLockedError, SessionNotFoundError } from '../core/log/sessionLog.js';
 import { UnknownCompactionError } from '../core/projection/index.js';
+import { HarnessSessionBusyError } from '../core/sessions/sessionLock.js';
 import { ExitCode } from './exitCodes.js';
 
 /** An error meant for the person at the terminal: `message` is one line; `details` are printed below it. */
@@ -38,7 +39,7 @@ export function describeError(
   if (error instanceof SessionNotFoundError) {
     return report(`no session ${error.sessionId} (see keel sessions)`, ExitCode.usage);
   }
-  if (error instanceof SessionLockedError) {
+  if (error instanceof SessionLockedError || error instanceof HarnessSessionBusyError) {
     return report(
       `session ${error.sessionId} is in use by another Keel process (pid ${error.holderPid}); ` +
         'wait for it to finish or stop it, then retry',

@@ -1,4 +1,5 @@
 import type { SessionEvent, ToolCall } from '../core/log/events.js';
+import type { CommitReport } from '../core/persistent/types.js';
 
 /** Text squeezed to one line of at most `max` characters (an ellipsis marks a cut). */
 export function clip(text: string, max: number): string {
@@ -119,4 +120,25 @@ function quote(text: string, max: number): string {
 
 function joinParts(...parts: (string | undefined)[]): string {
   return parts.filter((part) => part !== undefined && part !== '').join(' ');
+}
+
+/** One line for the terminal about one Persistent Dir commit (what reached the folder, or the conflict). */
+export function describeCommit(report: CommitReport): string {
+  switch (report.status) {
+    case 'unchanged':
+      return `keel: nothing to commit in ${report.dir}`;
+    case 'committed': {
+      const merged = report.files.filter((f) => f.merged).length;
+      return (
+        `keel: committed ${report.files.length} file${report.files.length === 1 ? '' : 's'} to ${report.dir}` +
+        (merged > 0 ? ` (${merged} merged with changes made there meanwhile)` : '') +
+        ` (diff: artifact ${report.diffArtifact})`
+      );
+    }
+    case 'conflict':
+      return (
+        `keel: nothing committed to ${report.dir}: ${report.conflicts.join(', ')} changed there too and cannot be merged; ` +
+        `the session's version is kept in artifact ${report.patchArtifact}`
+      );
+  }
 }

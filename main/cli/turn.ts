@@ -1,17 +1,36 @@
 import type { SessionEvent } from '../core/log/events.js';
-import type { SessionLog } from '../core/log/sessionLog.js';
-import { createTurnHost } from '../core/sessions/turnHost.js';
-import { readSettings } from '../store/settings.js';
-import { runTurn, TurnSetupError, type TurnOutcome } from '../core/turn/engine.js';
-import { foldSession } from '../core/turn/state.js';
+import { SessionNotFoundError } from '../core/log/sessionLog.js';
+import { createHarness, type LocalHarnessSession } from '../core/sessions/harness.js';
+import { streamHarness } from '../core/sessions/stream.js';
+import type { Harness, HarnessStreamPart } from '../core/sessions/types.js';
+import { TurnSetupError, type TurnOutcome } from '../core/turn/engine.js';
+import { loadSessionState } from '../core/turn/loadState.js';
 import type { CliContext } from './context.js';
 import { CliError } from './errors.js';
 import { ExitCode } from './exitCodes.js';
+import { describeCommit } from './format.js';
+import { withSessionLog } from './session.js';
 
 /** Shortens text for one line of tool activity on stderr. */
 function clip(text: string, max = 120): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/**
+ * The session API over the CLI's home: the CLI is a host of `keel/core` like the app, so sessions are
+ * made with `harness.sessions.getOrCreate` and turns run through `streamHarness` (which resets and commits
+ * Persistent Dir checkouts around them). Keys come from the process environment.
+ */
+export function cliHarness(context: CliContext): Harness {
+  return createHarness({ home: context.home(), env: context.io.env });
+}
+
+/** The session's handle; a SessionNotFoundError (exit 2, "see keel sessions") when there is no such session. */
+export async function cliSession(harness: Harness, id: string): Promise<LocalHarnessSession> {
+  const session = (await harness.sessions.get(id)) as LocalHarnessSession | undefined;
+  if (!session) throw new SessionNotFoundError(id);
+  return session;
 }
 
 /** How to answer a pending approval, for the terminal. */
@@ -52,13 +71,16 @@ export function exitCodeOf(outcome: TurnOutcome): number {
 }
 
 /**
- * Runs one turn of a session open for writing, streaming assistant text to stdout and tool activity to
- * stderr (or JSON lines to stdout with `json`). Ctrl-C stops the turn: the partial text is recorded as
- * interrupted and the exit code is 130. Sets the exit code from the outcome.
+ * Runs one turn of a session through `streamHarness` (a new one with `prompt`, else the unfinished one
+ * continues), streaming assistant text to stdout and tool activity, approvals, commits and notices to
+ * stderr (or JSON lines to stdout with `json`: delta, event, notice, commit, outcome). Ctrl-C aborts the
+ * turn through its signal: the partial text is recorded as interrupted and the exit code is 130. Takes the
+ * session's writer lease only while the turn runs. Sets the exit code from the outcome.
  */
 export async function driveTurn(
   context: CliContext,
-  log: SessionLog,
+  harness: Harness,
+  sessionId: string,
   input: { prompt?: string },
   options: { json?: boolean; maxSteps?: number },
 ): Promise<TurnOutcome> {
@@ -77,51 +99,70 @@ export async function driveTurn(
   const emit = (value: unknown) => io.stdout(`${JSON.stringify(value)}\n`);
   // Calls made before this process started (a resumed turn) are printed with their arguments too.
   const callArguments = new Map<string, string>(
-    foldSession(log.read()).openCalls.map((record) => [record.call.id, record.call.arguments]),
+    withSessionLog(harness.home, sessionId, (log) =>
+      loadSessionState(log).openCalls.map((record) => [record.call.id, record.call.arguments]),
+    ),
   );
+  const printEvent = (event: SessionEvent) => {
+    if (event.kind === 'assistant_message') {
+      endLine();
+      for (const call of event.toolCalls) callArguments.set(call.id, call.arguments);
+    } else if (event.kind === 'tool_call_started') {
+      io.stderr(`→ ${event.tool} ${clip(callArguments.get(event.toolCallId) ?? '')}\n`);
+    } else if (event.kind === 'tool_result') {
+      const status = event.isError ? 'error' : 'ok';
+      const exit = event.exitCode !== undefined && event.exitCode !== null ? ` exit ${event.exitCode}` : '';
+      io.stderr(`← ${event.tool ?? 'tool'} ${status}${exit}: ${clip(event.content)}\n`);
+    } else if (event.kind === 'approval_request') {
+      endLine();
+      for (const line of describeApproval(sessionId, event)) io.stderr(`${line}\n`);
+    } else if (event.kind === 'interrupted') {
+      endLine();
+      io.stderr(
+        `keel: turn interrupted${event.reason ? ` (${event.reason})` : ''}; continue with keel resume ${sessionId}\n`,
+      );
+    } else if (event.kind === 'error') {
+      endLine();
+      io.stderr(`keel: ${event.message}\n`);
+    }
+  };
+  const print = (part: HarnessStreamPart) => {
+    switch (part.type) {
+      case 'text':
+        if (options.json) return emit({ type: 'delta', delta: part });
+        io.stdout(part.text);
+        midLine = !part.text.endsWith('\n');
+        return;
+      case 'tool_call':
+        if (options.json) emit({ type: 'delta', delta: part });
+        return;
+      case 'event':
+        return options.json ? emit({ type: 'event', event: part.event }) : printEvent(part.event);
+      case 'notice':
+        return options.json ? emit({ type: 'notice', text: part.text }) : io.stderr(`keel: ${part.text}\n`);
+      case 'commit':
+        if (options.json) return emit({ type: 'commit', report: part.report });
+        endLine();
+        io.stderr(`${describeCommit(part.report)}\n`);
+        return;
+      // Live command output and subagents' own events stay in their logs (keel show, keel trace).
+      case 'started':
+      case 'tool_output':
+      case 'subagent_event':
+      case 'subagent_output':
+        return;
+    }
+  };
   try {
-    const host = await createTurnHost(log, {
-      env: io.env,
-      compaction: readSettings(context.home()).compaction,
+    const stream = streamHarness({
+      harness,
+      session: sessionId,
+      messages: input.prompt !== undefined ? [{ role: 'user', content: input.prompt }] : [],
       signal: controller.signal,
       ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
-      hooks: {
-        onDelta: (delta) => {
-          if (options.json) return emit({ type: 'delta', delta });
-          if (delta.type === 'text') {
-            io.stdout(delta.text);
-            midLine = !delta.text.endsWith('\n');
-          }
-        },
-        onNotice: (text) => (options.json ? emit({ type: 'notice', text }) : io.stderr(`keel: ${text}\n`)),
-        onEvent: (event) => {
-          if (options.json) return emit({ type: 'event', event });
-          if (event.kind === 'assistant_message') {
-            endLine();
-            for (const call of event.toolCalls) callArguments.set(call.id, call.arguments);
-          } else if (event.kind === 'tool_call_started') {
-            io.stderr(`→ ${event.tool} ${clip(callArguments.get(event.toolCallId) ?? '')}\n`);
-          } else if (event.kind === 'tool_result') {
-            const status = event.isError ? 'error' : 'ok';
-            const exit =
-              event.exitCode !== undefined && event.exitCode !== null ? ` exit ${event.exitCode}` : '';
-            io.stderr(`← ${event.tool ?? 'tool'} ${status}${exit}: ${clip(event.content)}\n`);
-          } else if (event.kind === 'approval_request') {
-            endLine();
-            for (const line of describeApproval(log.id, event)) io.stderr(`${line}\n`);
-          } else if (event.kind === 'interrupted') {
-            endLine();
-            io.stderr(
-              `keel: turn interrupted${event.reason ? ` (${event.reason})` : ''}; continue with keel resume ${log.id}\n`,
-            );
-          } else if (event.kind === 'error') {
-            endLine();
-            io.stderr(`keel: ${event.message}\n`);
-          }
-        },
-      },
     });
-    const outcome = await runTurn(host, input);
+    for await (const part of stream) print(part);
+    const { outcome } = await stream.result;
     endLine();
     if (options.json) emit({ type: 'outcome', ...outcome });
     else if (outcome.status === 'budget_exhausted')
@@ -129,6 +170,7 @@ export async function driveTurn(
     context.setExitCode(exitCodeOf(outcome));
     return outcome;
   } catch (error) {
+    endLine();
     if (error instanceof TurnSetupError) throw new CliError(error.message, ExitCode.failure);
     throw error;
   } finally {

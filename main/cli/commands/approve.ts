@@ -5,8 +5,7 @@ import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { withWritableSession } from '../session.js';
-import { driveTurn } from '../turn.js';
-import { finishCliTurn } from './commit.js';
+import { cliHarness, driveTurn } from '../turn.js';
 
 type DecisionOptions = {
   request?: number;
@@ -19,7 +18,8 @@ type DecisionOptions = {
 /**
  * `keel approve SESSION [--request SEQ] --scope once|session|path:GLOB|prefix:CMD [--resume]` and
  * `keel deny SESSION [--request SEQ] [--reason TEXT] [--resume]`: the only way an approval request moves
- * (an event in the log). With --resume the turn continues in this process.
+ * (an event in the log). With --resume the turn continues in this process, through the session API (its
+ * auto checkouts are committed when it stops, as after keel run).
  */
 export function registerApproval(program: Command, context: CliContext): void {
   program
@@ -56,7 +56,8 @@ async function decide(
   options: DecisionOptions,
   decision: 'grant' | 'deny',
 ) {
-  await withWritableSession(context.home(), session, async (log) => {
+  // The decision is appended under the lease, which is released before the turn takes it again.
+  const id = await withWritableSession(context.home(), session, (log) => {
     const checked = checkDecision(log.read(), options.request);
     if (!checked.ok) throw new CliError(checked.error);
     const request = checked.request;
@@ -93,10 +94,8 @@ async function decide(
       );
       context.io.stderr(`keel: denied request ${request.seq} (${request.tool})\n`);
     }
-    if (options.resume) {
-      await driveTurn(context, log, {}, { json: options.json });
-      // The turn's changes reach the project folder now (auto dirs), as after keel run.
-      await finishCliTurn(context, log, { json: options.json });
-    } else context.io.stderr(`keel: continue with keel resume ${log.id}\n`);
+    return log.id;
   });
+  if (options.resume) await driveTurn(context, cliHarness(context), id, {}, { json: options.json });
+  else context.io.stderr(`keel: continue with keel resume ${id}\n`);
 }

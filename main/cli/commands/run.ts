@@ -2,14 +2,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { Policy, ProviderKind } from '../../core/log/events.js';
-import { SessionLog } from '../../core/log/sessionLog.js';
+import { newSessionId } from '../../core/log/sessionId.js';
+import type { LocalHarnessSession } from '../../core/sessions/harness.js';
+import { readPersistentConfig, writePersistentConfig } from '../../core/sessions/layout.js';
+import { withWritableSession } from '../../core/sessions/sessionLock.js';
+import type { Harness, SessionSetup } from '../../core/sessions/types.js';
 import { resolveContextWindow } from '../../providers/catalogue.js';
 import { readSettings } from '../../store/settings.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
-import { driveTurn } from '../turn.js';
-import { applyCommitOption, finishCliTurn, parseCommitOption, prepareCliTurn } from './commit.js';
+import { cliHarness, cliSession, driveTurn } from '../turn.js';
 
 type RunOptions = {
   project?: string;
@@ -29,9 +32,24 @@ type RunOptions = {
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /**
+ * How a session works on its project folder: `auto` and `manual` on a checkout (`persistent/project/`)
+ * whose changes reach the folder when the turn stops, or when `keel commit` applies them; `direct` in the
+ * folder itself.
+ */
+export type CommitMode = 'auto' | 'manual' | 'direct';
+
+/** Checks `--commit` before anything is created: auto, manual, direct, or not given. */
+export function parseCommitMode(mode: string | undefined): CommitMode | undefined {
+  if (mode === undefined) return undefined;
+  if (mode === 'auto' || mode === 'manual' || mode === 'direct') return mode;
+  throw new CliError(`--commit must be auto, manual or direct (got "${mode}")`);
+}
+
+/**
  * `keel run --project DIR [--session ID] [--provider P] [--model M] [--base-url URL] [--policy P]
- * [--context-window N] [--json] PROMPT`: one user turn, streamed. A new session pins provider, model,
- * base URL and context window; `--session` continues one and needs no provider flags.
+ * [--context-window N] [--commit auto|manual|direct] [--json] PROMPT`: one user turn, streamed, through the
+ * session API. A new session pins provider, model, base URL and context window and works on a checkout of
+ * DIR (`--commit auto` by default); `--session` continues one and needs no provider flags.
  */
 export function registerRun(program: Command, context: CliContext): void {
   program
@@ -48,17 +66,17 @@ export function registerRun(program: Command, context: CliContext): void {
     .option('--allow-host <host>', 'let commands reach this host through the proxy (repeatable)', collect)
     .option('--title <title>', 'a title for the new session')
     .option('--max-steps <n>', 'model requests this turn may make (default 50)', parsePositiveInteger)
-    .option('--json', 'print deltas, events and the outcome as JSON lines')
+    .option('--json', 'print deltas, events, commits and the outcome as JSON lines')
     .option(
       '--commit <mode>',
-      'work on a checkout (persistent/project/) of the project folder: auto applies the changes when the turn ends, ' +
-        'manual waits for keel commit (default: work in the folder itself)',
+      'auto (default): the session works on a checkout (persistent/project/) of the project folder and the ' +
+        "turn's changes reach the folder when the turn stops; manual: they wait for keel commit; " +
+        'direct: work in the folder itself (new sessions). On --session: switches a checkout between auto and manual',
     )
     .action(async (words: string[], options: RunOptions) => {
-      const home = context.home();
       const prompt = words.join(' ');
       if (prompt.trim() === '') throw new CliError('the prompt is empty');
-      const commit = parseCommitOption(options.commit);
+      const mode = parseCommitMode(options.commit);
       if (options.session !== undefined) {
         const pinFlags = ['provider', 'model', 'baseUrl', 'contextWindow', 'policy', 'project'] as const;
         const given = pinFlags.filter((flag) => options[flag] !== undefined);
@@ -69,31 +87,28 @@ export function registerRun(program: Command, context: CliContext): void {
               .join(', --')} (switch models with keel model, policies with keel policy)`,
           );
         }
-        const log = SessionLog.open(home, options.session, { write: true });
-        try {
-          applyCommitOption(log, commit, { newSession: false });
-          await prepareCliTurn(context, log, options);
-          await driveTurn(context, log, { prompt }, options);
-          await finishCliTurn(context, log, options);
-        } finally {
-          log.close();
-        }
+        const harness = cliHarness(context);
+        const session = await cliSession(harness, options.session);
+        if (mode !== undefined) await switchCommitMode(harness, session, mode);
+        await refuseUncommittedManual(session);
+        await driveTurn(context, harness, session.id, { prompt }, options);
         return;
       }
-      const log = createSession(home, options);
-      try {
-        if (!options.json) context.io.stderr(`keel: session ${log.id}\n`);
-        applyCommitOption(log, commit, { newSession: true });
-        await prepareCliTurn(context, log, options);
-        await driveTurn(context, log, { prompt }, options);
-        await finishCliTurn(context, log, options);
-      } finally {
-        log.close();
-      }
+      // Every flag is checked before the harness makes the home or anything in it.
+      const setup = newSessionSetup(context.home(), options, mode ?? 'auto');
+      const harness = cliHarness(context);
+      const { id } = await harness.sessions.getOrCreate({
+        id: newSessionId(),
+        ...(options.title ? { title: options.title } : {}),
+        create: setup,
+      });
+      if (!options.json) context.io.stderr(`keel: session ${id}\n`);
+      await driveTurn(context, harness, id, { prompt }, options);
     });
 }
 
-function createSession(home: string, options: RunOptions): SessionLog {
+/** A new session's setup from the flags and settings.json's defaults; each problem is one line. */
+function newSessionSetup(home: string, options: RunOptions, mode: CommitMode): SessionSetup {
   if (options.project === undefined)
     throw new CliError('a new session needs --project DIR (or continue one with --session ID)');
   const project = path.resolve(options.project);
@@ -132,15 +147,61 @@ function createSession(home: string, options: RunOptions): SessionLog {
     throw new CliError((error as Error).message);
   }
   const networkAllow = options.allowHost ?? settings.defaults.networkAllow ?? [];
-  return SessionLog.create(home, {
-    ...(options.title ? { title: options.title } : {}),
-    projectFolder: fs.realpathSync(project),
-    provider: provider.data,
-    model,
-    ...(baseUrl ? { baseUrl } : {}),
-    contextWindow,
-    toolMode: policy.data === 'read-only' ? 'read-only' : 'write',
+  const folder = fs.realpathSync(project);
+  return {
+    model: { provider: provider.data, model, ...(baseUrl ? { baseUrl } : {}), contextWindow },
+    ...(mode === 'direct'
+      ? { projectFolder: folder }
+      : { persistentDirs: { project: { path: folder, commit: mode } } }),
     policy: policy.data,
-    ...(networkAllow.length > 0 ? { networkAllow } : {}),
+    toolMode: policy.data === 'read-only' ? 'read-only' : 'write',
+    networkAllow,
+  };
+}
+
+/**
+ * `--commit` on a continued session: switches its project checkout between auto and manual (under the
+ * session's lease, so no turn reads the configuration meanwhile). A session working in its folder directly
+ * stays so, and a checkout never becomes direct.
+ */
+async function switchCommitMode(harness: Harness, session: LocalHarnessSession, mode: CommitMode) {
+  const direct = session.persistentDirs().length === 0;
+  if (direct) {
+    if (mode === 'direct') return;
+    throw new CliError(
+      `session ${session.id} works on its project folder directly; --commit ${mode} applies to new sessions (keel run --project DIR --commit ${mode})`,
+    );
+  }
+  if (mode === 'direct') {
+    throw new CliError(
+      `session ${session.id} works on a checkout of its project folder; --commit direct applies to new sessions (keel run --project DIR --commit direct)`,
+    );
+  }
+  await withWritableSession(harness.home, session.id, (log) => {
+    const config = readPersistentConfig(log.dir);
+    if (config) {
+      writePersistentConfig(log.dir, {
+        ...config,
+        dirs: config.dirs.map((dir) => (dir.name === 'project' ? { ...dir, commit: mode } : dir)),
+      });
+    }
+    return Promise.resolve();
   });
+}
+
+/**
+ * Before a new turn: refuses when manual Persistent Dirs hold uncommitted changes that the turn's reset
+ * would discard, naming the commands that apply or drop them (the warning comes before anything is lost).
+ */
+async function refuseUncommittedManual(session: LocalHarnessSession): Promise<void> {
+  if (session.persistentDirs().length === 0) return;
+  const pending = (await session.uncommitted()).filter((d) => d.commit === 'manual' && !d.readOnly);
+  if (pending.length === 0) return;
+  const what = pending
+    .map((d) => `${d.dir} (${d.files.length} file${d.files.length === 1 ? '' : 's'})`)
+    .join(', ');
+  throw new CliError(
+    `session ${session.id} has uncommitted changes in ${what} that a new turn would discard: ` +
+      `keel commit ${session.id} applies them, keel discard ${session.id} drops them`,
+  );
 }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -41,20 +42,87 @@ const write = (file: string, content: string): ScriptStep => ({
 
 const commitsOf = (id: string) => eventsOf(home, id).filter((e) => e.kind === 'persistent_commit');
 
-describe('keel run --commit', () => {
-  it('auto: the model works on persistent/project/ and the folder gets the changes when the turn ends', async () => {
-    server.enqueue(write('persistent/project/src/new.go', 'package main // new\n'), {
+const systemPromptOf = (index: number) =>
+  (server.requests[index]?.body as { messages: { role: string; content: string }[] }).messages[0]?.content;
+
+/** Runs git in the project folder with a fixed identity and no system config; returns stdout. */
+const git = (...args: string[]) =>
+  execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@t', ...args], {
+    cwd: project,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+  });
+
+describe('keel run: the project checkout (--commit auto by default)', () => {
+  it('by default the model works on persistent/project/ and the folder gets the changes when the turn ends, not as a git commit', async () => {
+    git('init', '-q', '-b', 'main');
+    git('add', '-A');
+    git('commit', '-qm', 'initial');
+    server.enqueue(
+      write('persistent/project/src/new.go', 'package main // new\n'),
+      write('persistent/project/src/main.go', 'package main // edited\n'),
+      { kind: 'reply', text: 'done' },
+    );
+    const result = await keel(home, run('add a file', []));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/committed 2 files to project \(diff: artifact commits\//);
+    expect(fs.readFileSync(path.join(project, 'src', 'new.go'), 'utf8')).toBe('package main // new\n');
+    expect(fs.readFileSync(path.join(project, 'src', 'main.go'), 'utf8')).toBe('package main // edited\n');
+    expect(systemPromptOf(0)).toContain('persistent/project/');
+    const id = onlySessionId(home);
+    const [commit] = commitsOf(id);
+    expect(commit?.kind === 'persistent_commit' && commit.files.map((f) => f.path).sort()).toEqual([
+      'src/main.go',
+      'src/new.go',
+    ]);
+    // Keel writes the files into the folder; the repository's history and index are the user's.
+    expect(git('rev-list', '--count', 'HEAD').trim()).toBe('1');
+    expect(git('status', '--porcelain').split('\n').filter(Boolean).sort()).toEqual([
+      ' M src/main.go',
+      '?? src/new.go',
+    ]);
+    expect(git('diff', 'src/main.go')).toContain('+package main // edited');
+  });
+
+  it('--commit direct: the model works in the folder itself, with nothing to commit', async () => {
+    server.enqueue(write('src/direct.go', 'package main // direct\n'), { kind: 'reply', text: 'done' });
+    const result = await keel(home, run('add a file', ['--commit', 'direct']));
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toMatch(/committed/);
+    expect(fs.readFileSync(path.join(project, 'src', 'direct.go'), 'utf8')).toBe('package main // direct\n');
+    const id = onlySessionId(home);
+    expect(commitsOf(id)).toEqual([]);
+    expect(fs.existsSync(path.join(home, 'sessions', id, 'persistent.json'))).toBe(false);
+    expect(systemPromptOf(0)).not.toContain('persistent/project/');
+    const commit = await keel(home, ['commit', id]);
+    expect(commit.code).toBe(2);
+    expect(commit.stderr).toMatch(/works on its project folder directly \(keel run --commit direct\)/);
+  });
+
+  it('--json: the stream has the commit line and its event before the outcome', async () => {
+    server.enqueue(write('persistent/project/src/json.go', 'package main // json\n'), {
       kind: 'reply',
       text: 'done',
     });
-    const result = await keel(home, run('add a file', ['--commit', 'auto']));
-    expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/committed 1 file to project/);
-    expect(fs.readFileSync(path.join(project, 'src', 'new.go'), 'utf8')).toBe('package main // new\n');
-    const system = (server.requests[0]?.body as { messages: { role: string; content: string }[] })
-      .messages[0];
-    expect(system?.content).toContain('persistent/project/');
-    expect(commitsOf(onlySessionId(home))).toHaveLength(1);
+    const result = await keel(home, run('add a file', ['--json']));
+    expect(result.code, result.stderr).toBe(0);
+    const lines = result.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { type: string; [key: string]: unknown });
+    const commit = lines.find((line) => line.type === 'commit') as
+      { report: { status: string; dir: string; files: { path: string }[] } } | undefined;
+    expect(commit?.report).toMatchObject({ status: 'committed', dir: 'project' });
+    expect(commit?.report.files.map((f) => f.path)).toEqual(['src/json.go']);
+    const kindsSeen = lines
+      .filter((line) => line.type === 'event')
+      .map((line) => (line.event as { kind: string }).kind);
+    expect(kindsSeen).toEqual(
+      expect.arrayContaining(['user_message', 'tool_result', 'assistant_message', 'persistent_commit']),
+    );
+    expect(lines.some((line) => line.type === 'delta')).toBe(true);
+    expect(lines.at(-1)).toMatchObject({ type: 'outcome', status: 'completed', text: 'done' });
+    expect(lines.findIndex((line) => line.type === 'commit')).toBeLessThan(lines.length - 1);
   });
 
   it('manual: nothing reaches the folder until keel commit; a new turn is refused while changes wait', async () => {
@@ -64,7 +132,10 @@ describe('keel run --commit', () => {
     expect(fs.existsSync(path.join(project, 'notes.md'))).toBe(false);
     const refused = await keel(home, ['run', '--session', id, 'more']);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/uncommitted changes in project \(1 file\).*keel commit .*keel discard/);
+    expect(refused.stderr).toBe(
+      `keel: session ${id} has uncommitted changes in project (1 file) that a new turn would discard: ` +
+        `keel commit ${id} applies them, keel discard ${id} drops them\n`,
+    );
     const committed = await keel(home, ['commit', id]);
     expect(committed.code).toBe(0);
     expect(committed.stderr).toMatch(/committed 1 file to project/);
@@ -78,21 +149,46 @@ describe('keel run --commit', () => {
     expect((await keel(home, ['commit', id])).stderr).toMatch(/nothing to commit in project/);
   });
 
-  it('refuses a bad mode before creating anything, and commit on a session without checkouts', async () => {
-    const bad = await keel(home, run('x', ['--commit', 'sometimes']));
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--commit must be auto or manual/);
-    expect(fs.existsSync(path.join(home, 'sessions'))).toBe(false);
+  it('--commit on --session switches a checkout between auto and manual; direct stays direct', async () => {
+    server.enqueue({ kind: 'reply', text: 'hello' });
+    expect((await keel(home, run('hi', []))).code).toBe(0);
+    const id = onlySessionId(home);
+    server.enqueue(write('persistent/project/later.md', 'later\n'), { kind: 'reply', text: 'held' });
+    expect((await keel(home, ['run', '--session', id, '--commit', 'manual', 'write later'])).code).toBe(0);
+    expect(fs.existsSync(path.join(project, 'later.md'))).toBe(false);
+    expect((await keel(home, ['commit', id])).code).toBe(0);
+    expect(fs.readFileSync(path.join(project, 'later.md'), 'utf8')).toBe('later\n');
+    server.enqueue(write('persistent/project/back.md', 'back\n'), { kind: 'reply', text: 'auto again' });
+    expect((await keel(home, ['run', '--session', id, '--commit', 'auto', 'write back'])).code).toBe(0);
+    expect(fs.readFileSync(path.join(project, 'back.md'), 'utf8')).toBe('back\n');
+    const toDirect = await keel(home, ['run', '--session', id, '--commit', 'direct', 'x']);
+    expect(toDirect.code).toBe(2);
+    expect(toDirect.stderr).toMatch(
+      /works on a checkout of its project folder; --commit direct applies to new sessions/,
+    );
+
+    fs.rmSync(path.join(home, 'sessions'), { recursive: true });
+    fs.rmSync(path.join(home, 'index.sqlite'), { force: true });
     server.enqueue({ kind: 'reply', text: 'direct' });
-    expect((await keel(home, run('plain', []))).code).toBe(0);
-    const direct = await keel(home, ['commit', onlySessionId(home)]);
-    expect(direct.code).toBe(2);
-    expect(direct.stderr).toMatch(/works on its project folder directly/);
+    expect((await keel(home, run('plain', ['--commit', 'direct']))).code).toBe(0);
+    const direct = onlySessionId(home);
+    const toAuto = await keel(home, ['run', '--session', direct, '--commit', 'auto', 'x']);
+    expect(toAuto.code).toBe(2);
+    expect(toAuto.stderr).toMatch(
+      /works on its project folder directly; --commit auto applies to new sessions/,
+    );
   });
 
-  it('auto: an edit approved with keel approve --resume reaches the folder when that turn ends', async () => {
+  it('refuses a bad mode before creating anything', async () => {
+    const bad = await keel(home, run('x', ['--commit', 'sometimes']));
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toBe('keel: --commit must be auto, manual or direct (got "sometimes")\n');
+    expect(fs.existsSync(home)).toBe(false);
+  });
+
+  it('an edit approved with keel approve --resume reaches the folder when that turn ends', async () => {
     server.enqueue(write('persistent/project/src/approved.go', 'package main // approved\n'));
-    const args = run('add a file', ['--commit', 'auto']);
+    const args = run('add a file', []);
     args[args.indexOf('full-auto')] = 'ask';
     expect((await keel(home, args)).code).toBe(3);
     const id = onlySessionId(home);
@@ -100,9 +196,10 @@ describe('keel run --commit', () => {
     server.enqueue({ kind: 'reply', text: 'done' });
     const approved = await keel(home, ['approve', id, '--scope', 'once', '--resume']);
     expect(approved.code).toBe(0);
+    expect(approved.stderr).toMatch(/committed 1 file to project/);
     expect(fs.readFileSync(path.join(project, 'src', 'approved.go'), 'utf8')).toBe(
       'package main // approved\n',
     );
-    expect(commitsOf(id).length).toBeGreaterThan(0);
+    expect(commitsOf(id)).toHaveLength(1);
   });
 });

@@ -5,11 +5,13 @@ import { ensureCliBuilt } from '../../support/cli.js';
 import { keel, startKeel } from '../../support/keelProcess.js';
 import type { ProviderServer, ScriptStep } from '../../support/providerServer.js';
 import {
+  checkoutPath,
   closeSessionFixture,
   eventsOf,
   kinds,
   newSessionArgs,
   onlySessionId,
+  PROJECT_IN_WORKSPACE,
   rejected,
   startSessionFixture,
 } from '../../support/sessionFixture.js';
@@ -36,14 +38,19 @@ afterEach(async () => {
 const newSession = (policy: string, prompt: string, extra: string[] = []) =>
   newSessionArgs({ project, server }, { policy, prompt, extra });
 
+// Sessions work on a checkout (the default, --commit auto): the model's paths and commands are relative to
+// the workspace root, whose persistent/project/ is the checkout; the folder gets the changes when a turn stops.
+const inProject = (file: string) => `${PROJECT_IN_WORKSPACE}/${file}`;
 const appendLine = (file: string): ScriptStep => ({
   kind: 'reply',
-  toolCalls: [{ name: 'run_command', arguments: { command: `echo ran >> ${file}` } }],
+  toolCalls: [{ name: 'run_command', arguments: { command: `echo ran >> ${inProject(file)}` } }],
 });
-const lines = (file: string) =>
-  fs.existsSync(path.join(project, file))
-    ? fs.readFileSync(path.join(project, file), 'utf8').split('\n').filter(Boolean)
-    : [];
+const linesOf = (file: string) =>
+  fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+/** The file's lines in the project folder itself. */
+const lines = (file: string) => linesOf(path.join(project, file));
+/** The file's lines in the session's checkout, where a command's side effect lands first. */
+const checkoutLines = (id: string, file: string) => linesOf(checkoutPath(home, id, file));
 
 describe('keel run: a turn through the CLI', () => {
   it('streams a multi-step turn with a tool call to stdout and tool activity to stderr', async () => {
@@ -51,14 +58,14 @@ describe('keel run: a turn through the CLI', () => {
       {
         kind: 'reply',
         text: 'Reading. ',
-        toolCalls: [{ name: 'read_file', arguments: { path: 'src/server.go' } }],
+        toolCalls: [{ name: 'read_file', arguments: { path: inProject('src/server.go') } }],
       },
       { kind: 'reply', text: 'It only declares main.' },
     );
     const run = await keel(home, newSession('ask', 'what does server.go do?'));
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('Reading. \nIt only declares main.\n');
-    expect(run.stderr).toMatch(/→ read_file \{"path":"src\/server.go"\}/);
+    expect(run.stderr).toMatch(/→ read_file \{"path":"persistent\/project\/src\/server.go"\}/);
     expect(run.stderr).toMatch(/← read_file ok/);
     expect(rejected(server)).toEqual([]);
   });
@@ -66,7 +73,7 @@ describe('keel run: a turn through the CLI', () => {
   it('runs each policy as specified: read-only, ask, auto-edit, full-auto', async () => {
     const edit: ScriptStep = {
       kind: 'reply',
-      toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'x\n' } }],
+      toolCalls: [{ name: 'write_file', arguments: { path: inProject('out.txt'), content: 'x\n' } }],
     };
     // read-only: the write tool does not exist; the model is told so and the turn completes.
     server.enqueue(edit, { kind: 'reply', text: 'cannot' });
@@ -76,7 +83,7 @@ describe('keel run: a turn through the CLI', () => {
     server.enqueue(edit);
     expect((await keel(home, newSession('ask', 'write it'))).code).toBe(3);
     expect(fs.existsSync(path.join(project, 'out.txt'))).toBe(false);
-    // auto-edit: the edit runs, a command asks.
+    // auto-edit: the edit runs, a command asks (the edit reaches the folder when the turn pauses).
     server.enqueue(edit, appendLine('auto.txt'));
     expect((await keel(home, newSession('auto-edit', 'write it'))).code).toBe(3);
     expect(fs.readFileSync(path.join(project, 'out.txt'), 'utf8')).toBe('x\n');
@@ -192,6 +199,9 @@ describe('keel run: a turn through the CLI', () => {
   });
 });
 
+// Under the default mode a command's side effect lands in the session's checkout first and reaches the
+// project folder when a turn stops (ends or pauses for approval); a crash commits nothing. "Ran once" is
+// checked in both places: the checkout right after the crash, the folder after the resumed turn.
 describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
   async function crashed(args: string[], point: string) {
     const run = await keel(home, args, { KEEL_CRASH_AT: point });
@@ -213,12 +223,14 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
     server.enqueue(appendLine('once.txt'));
     await crashed(newSession('full-auto', 'go'), 'after_tool_started');
     const id = onlySessionId(home);
-    expect(lines('once.txt')).toEqual([]);
+    expect(checkoutLines(id, 'once.txt')).toEqual([]);
     const resumed = await keel(home, ['resume', id]);
     expect(resumed.code).toBe(3);
     expect(resumed.stderr).toMatch(/outcome unknown/);
+    expect(lines('once.txt')).toEqual([]);
     server.enqueue({ kind: 'reply', text: 'done' });
     expect((await keel(home, ['approve', id, '--scope', 'once', '--resume'])).code).toBe(0);
+    expect(checkoutLines(id, 'once.txt')).toEqual(['ran']);
     expect(lines('once.txt')).toEqual(['ran']);
     expect(rejected(server)).toEqual([]);
   });
@@ -227,10 +239,14 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
     server.enqueue(appendLine('once.txt'));
     await crashed(newSession('full-auto', 'go'), 'after_tool_executed_before_result');
     const id = onlySessionId(home);
-    expect(lines('once.txt')).toEqual(['ran']);
+    expect(checkoutLines(id, 'once.txt')).toEqual(['ran']);
+    expect(lines('once.txt')).toEqual([]);
     expect((await keel(home, ['resume', id])).code).toBe(3);
+    // The resumed turn paused for the question: what the command did reached the folder, once.
+    expect(lines('once.txt')).toEqual(['ran']);
     server.enqueue({ kind: 'reply', text: 'understood' });
     expect((await keel(home, ['deny', id, '--reason', 'it already ran', '--resume'])).code).toBe(0);
+    expect(checkoutLines(id, 'once.txt')).toEqual(['ran']);
     expect(lines('once.txt')).toEqual(['ran']);
     expect(rejected(server)).toEqual([]);
   });
@@ -242,7 +258,7 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
         {
           name: 'edit_file',
           arguments: {
-            path: 'src/server.go',
+            path: inProject('src/server.go'),
             old_string: 'func main() {}',
             new_string: 'func main() { serve() }',
           },
@@ -251,6 +267,9 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
     });
     await crashed(newSession('full-auto', 'edit'), 'after_tool_executed_before_result');
     const id = onlySessionId(home);
+    expect(fs.readFileSync(path.join(project, 'src/server.go'), 'utf8')).toBe(
+      'package main\n\nfunc main() {}\n',
+    );
     server.enqueue({ kind: 'reply', text: 'edited' });
     expect((await keel(home, ['resume', id])).code).toBe(0);
     const result = eventsOf(home, id).find((e) => e.kind === 'tool_result');
@@ -266,9 +285,10 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
     const id = onlySessionId(home);
     expect((await keel(home, ['approve', id, '--scope', 'once'])).code).toBe(0);
     await crashed(['resume', id], 'after_approval_before_execute');
-    expect(lines('once.txt')).toEqual([]);
+    expect(checkoutLines(id, 'once.txt')).toEqual([]);
     server.enqueue({ kind: 'reply', text: 'done' });
     expect((await keel(home, ['resume', id])).code).toBe(0);
+    expect(checkoutLines(id, 'once.txt')).toEqual(['ran']);
     expect(lines('once.txt')).toEqual(['ran']);
     const events = eventsOf(home, id);
     expect(events.filter((e) => e.kind === 'tool_result')).toHaveLength(1);
@@ -283,7 +303,7 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
     });
     expect(run.signal).toBe('SIGKILL');
     const id = onlySessionId(home);
-    expect(lines('once.txt')).toEqual(['ran']);
+    expect(checkoutLines(id, 'once.txt')).toEqual(['ran']);
     expect(kinds(eventsOf(home, id))).toEqual([
       'session_created',
       'user_message',
@@ -293,6 +313,7 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
     expect((await keel(home, ['resume', id])).code).toBe(3);
     server.enqueue({ kind: 'reply', text: 'noted' });
     expect((await keel(home, ['deny', id, '--reason', 'it ran', '--resume'])).code).toBe(0);
+    expect(checkoutLines(id, 'once.txt')).toEqual(['ran']);
     expect(lines('once.txt')).toEqual(['ran']);
     expect(rejected(server)).toEqual([]);
   });
