@@ -4,6 +4,8 @@ type Props = {
   inputRef: RefObject<HTMLTextAreaElement | null>;
   running: boolean;
   readOnly: boolean;
+  /** Why the session is read-only, when the generic sentence would mislead (a subagent run by its parent). */
+  readOnlyHint?: string;
   canResume: boolean;
   awaitingApproval: boolean;
   busy: boolean;
@@ -18,6 +20,7 @@ export function Composer({
   inputRef,
   running,
   readOnly,
+  readOnlyHint,
   canResume,
   awaitingApproval,
   busy,
@@ -44,7 +47,7 @@ export function Composer({
   };
 
   const placeholder = readOnly
-    ? 'This session is read-only.'
+    ? (readOnlyHint ?? 'This session is read-only.')
     : awaitingApproval
       ? 'Decide the pending approval above to continue.'
       : running

@@ -1,7 +1,8 @@
-import { useCallback, useEffect, useMemo, useRef, useState, type JSX } from 'react';
+import { useCallback, useContext, useEffect, useMemo, useRef, useState, type JSX } from 'react';
 import type { SessionStatus, TurnOutcome } from '../../../../main/ipc/contract.js';
 import { call, describeError } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
+import { AppContext } from '../../appContext.js';
 import { useQuery } from '../../api/useQuery.js';
 import { useSubscription } from '../../api/useSubscription.js';
 import { ErrorState, LoadingState } from '../../components/States.js';
@@ -19,7 +20,9 @@ import { Composer } from './Composer.js';
 import { SessionHeader } from './SessionHeader.js';
 import { Transcript } from './Transcript.js';
 import { foldTranscript } from './transcriptItems.js';
+import { useParentTurn } from './useParentTurn.js';
 import { useTranscript } from './useTranscript.js';
+import './subagent.css';
 
 /** Events after which the session's summary (pending approvals, context use, resumability) is re-read. */
 const REFRESHING_KINDS = new Set([
@@ -34,13 +37,18 @@ const REFRESHING_KINDS = new Set([
   'error',
 ]);
 
-/** One session: live transcript, pending approvals, composer (Send / Stop / Resume) and context meter. */
+/**
+ * One session: live transcript, pending approvals, composer (Send / Stop / Resume) and context meter. A
+ * subagent session counts as running while its own turn runs inside its parent's running turn: its commands
+ * then stream into the terminal and can be killed, as a top-level session's.
+ */
 export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
   // The transcript's first page is requested before the summary: it is what the user waits to see.
   const transcript = useTranscript(sessionId);
   const opened = useQuery(() => call(keel().sessions.open({ sessionId })), [sessionId]);
   const items = useMemo(() => foldTranscript(transcript.events), [transcript.events]);
-  const [running, setRunning] = useState(false);
+  // A turn of this session itself runs in this process (sessions.open / session.status).
+  const [ownTurn, setOwnTurn] = useState(false);
   const [status, setStatus] = useState<SessionStatus>('idle');
   const [outcome, setOutcome] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
@@ -54,7 +62,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
 
   useEffect(() => {
     if (!opened.data) return;
-    setRunning(opened.data.running);
+    setOwnTurn(opened.data.running);
     setStatus(opened.data.session.status);
   }, [opened.data]);
 
@@ -66,7 +74,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
 
   useSubscription('session.status', (payload) => {
     if (payload.sessionId !== sessionId) return;
-    setRunning(payload.running);
+    setOwnTurn(payload.running);
     setStatus(payload.status);
     if (payload.running) setOutcome(undefined);
     else {
@@ -79,6 +87,14 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
     if (id === sessionId && REFRESHING_KINDS.has(event.kind)) scheduleReload();
   });
 
+  // A subagent runs no turn of its own here: its log's status (re-read as its events arrive) says whether
+  // its turn is on, and it is live only while the parent's turn, which runs it, runs in this process.
+  const parentId = opened.data?.session.parentId;
+  const parentRunning = useParentTurn(sessionId, parentId, scheduleReload);
+  const childLive = parentId !== undefined && parentRunning && status === 'running';
+  const running = ownTurn || childLive;
+  const navigate = useContext(AppContext)?.navigate;
+
   const readOnly = opened.data?.readOnly ?? true;
   const pending = opened.data?.pendingApprovals ?? [];
 
@@ -88,7 +104,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
       setActionError(undefined);
       try {
         await call(keel().turns.send({ sessionId, prompt }));
-        setRunning(true);
+        setOwnTurn(true);
         return true;
       } catch (error) {
         setActionError(describeError(error));
@@ -114,7 +130,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
     setActionError(undefined);
     try {
       await call(keel().turns.resume({ sessionId }));
-      setRunning(true);
+      setOwnTurn(true);
     } catch (error) {
       setActionError(describeError(error));
     } finally {
@@ -195,7 +211,23 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
           <LoadingState label="Opening session…" />
         </header>
       )}
-      {data?.readOnly ? (
+      {parentId !== undefined ? (
+        <p className="banner subagent-banner" role="status">
+          {childLive
+            ? 'Subagent session, running inside its parent’s turn: its commands stream here live and can be killed.'
+            : 'Subagent session: another session ran it for one task, and got only its final message.'}{' '}
+          {navigate ? (
+            <button
+              type="button"
+              className="link-button"
+              onClick={() => navigate({ screen: 'session', sessionId: parentId })}
+            >
+              Open parent session
+            </button>
+          ) : null}
+        </p>
+      ) : null}
+      {data?.readOnly && !childLive ? (
         <p className="banner banner-warning" role="status">
           {data.session.projectExists
             ? 'Read-only: another Keel process (the CLI or another window) is using this session right now.'
@@ -273,6 +305,12 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
             inputRef={inputRef}
             running={running}
             readOnly={readOnly}
+            {...(childLive
+              ? {
+                  readOnlyHint:
+                    'A subagent takes no messages while its parent’s turn runs it. Stop (or Esc) ends this subagent only.',
+                }
+              : {})}
             canResume={data.canResume}
             awaitingApproval={pending.length > 0}
             busy={busy}

@@ -17,6 +17,10 @@ export type ToolItem = {
   approval?: EventOf<'approval_request'>;
   decision?: EventOf<'approval_granted'> | EventOf<'approval_denied'>;
   result?: EventOf<'tool_result'>;
+  /** A spawn_subagent call: the child session it runs (from subagent_started), openable as its own session. */
+  subagent?: { childId: string; task: string };
+  /** A spawn_subagent call's answer: the child's bounded final message. */
+  subagentResult?: EventOf<'subagent_result'>;
 };
 
 /** One row of the transcript. Every row has a stable `key` (it survives re-folding). */
@@ -132,7 +136,14 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
           items[index] = {
             ...item,
             decision: event,
-            status: item.result ? item.status : event.kind === 'approval_denied' ? 'denied' : 'requested',
+            status: item.result
+              ? item.status
+              : item.subagent && !item.subagentResult
+                ? // A mirrored request of a subagent: either way the child goes on (a denial is its to handle).
+                  'running'
+                : event.kind === 'approval_denied'
+                  ? 'denied'
+                  : 'requested',
           };
         } else {
           items.push({
@@ -214,15 +225,33 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
         });
         break;
       case 'subagent_started':
-        items.push({
-          type: 'note',
-          key,
-          seq: event.seq,
-          at: event.at,
-          text: `Subagent started: ${event.task}`,
-        });
+        if (
+          event.toolCallId === undefined ||
+          !updateTool(event.toolCallId, (item) => ({
+            ...item,
+            subagent: { childId: event.childId, task: event.task },
+            status: item.subagentResult ? item.status : 'running',
+          }))
+        )
+          items.push({
+            type: 'note',
+            key,
+            seq: event.seq,
+            at: event.at,
+            text: `Subagent started: ${event.task}`,
+          });
         break;
       case 'subagent_result':
+        if (
+          event.toolCallId !== undefined &&
+          updateTool(event.toolCallId, (item) => ({
+            ...item,
+            subagent: item.subagent ?? { childId: event.childId, task: '' },
+            subagentResult: event,
+            status: 'succeeded',
+          }))
+        )
+          break;
         items.push({
           type: 'note',
           key,

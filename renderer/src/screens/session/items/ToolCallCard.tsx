@@ -1,4 +1,5 @@
-import { memo, type JSX } from 'react';
+import { memo, useContext, type JSX } from 'react';
+import { AppContext } from '../../../appContext.js';
 import { formatClock, plural, prettyJson, truncateText } from '../../../lib/format.js';
 import { useTerminalLink } from '../../terminal/terminalLink.js';
 import type { ToolItem, ToolStatus } from '../transcriptItems.js';
@@ -33,6 +34,10 @@ export const ToolCallCard = memo(function ToolCallCard({
   const result = item.result ? truncateText(item.result.content, SHOWN_RESULT) : undefined;
   const terminal = useTerminalLink();
   const inTerminal = terminal?.showing.has(item.toolCallId) ?? false;
+  // Optional: a card rendered outside the app (a test) offers no navigation.
+  const navigate = useContext(AppContext)?.navigate;
+  const subagent = item.subagent;
+  const answer = item.subagentResult ? truncateText(item.subagentResult.content, SHOWN_RESULT) : undefined;
   return (
     <article className={`tool-card tool-${status}`} aria-label={`Tool call ${item.name}: ${label}`}>
       <header className="tool-header">
@@ -56,6 +61,16 @@ export const ToolCallCard = memo(function ToolCallCard({
             {inTerminal ? 'In the terminal' : 'Open in terminal'}
           </button>
         ) : null}
+        {subagent && navigate ? (
+          <button
+            type="button"
+            className="link-button tool-subagent-open"
+            title={`Subagent session ${subagent.childId}: its transcript, and its commands live while it runs`}
+            onClick={() => navigate({ screen: 'session', sessionId: subagent.childId })}
+          >
+            Open subagent
+          </button>
+        ) : null}
       </header>
       <pre className="tool-args" aria-label="Arguments">
         {args}
@@ -75,6 +90,18 @@ export const ToolCallCard = memo(function ToolCallCard({
         <pre className="tool-output is-live" aria-label="Live output" aria-live="off">
           {liveOutput}
         </pre>
+      ) : null}
+      {answer ? (
+        <details className="tool-result">
+          <summary>
+            Subagent answer{item.subagentResult?.outOfBudget ? ' (out of budget)' : ''}
+            {item.subagentResult?.truncated ? ' (truncated)' : ''}
+          </summary>
+          <pre className="tool-output">
+            {answer.text}
+            {answer.omitted > 0 ? `\n… ${answer.omitted} more characters` : ''}
+          </pre>
+        </details>
       ) : null}
       {result ? (
         <details className="tool-result">

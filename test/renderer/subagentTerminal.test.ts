@@ -1,0 +1,287 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import type { SessionEvent } from '../../main/core/log/events.js';
+import { detectSandbox } from '../../main/sandbox/box.js';
+import { makeTempDir, removeTempDir } from '../support/cli.js';
+import { ProviderServer } from '../support/providerServer.js';
+import {
+  ensureBuilt,
+  HAS_CHROMIUM,
+  launchBrowser,
+  screenshot,
+  startServe,
+  watchPage,
+  writeScriptedSettings,
+  type Browser,
+  type Serve,
+} from './harness.js';
+
+/*
+ * A subagent's command in the live terminal, in a browser against keel serve: the parent's turn spawns a
+ * subagent whose run_command prints a line every 100 ms; from the parent's spawn_subagent card the user opens
+ * the child session, watches the output stream into its terminal, kills it; the command ends as killed, the
+ * child answers and the parent's turn ends cleanly. Also, purely: how the transcript folds a subagent call.
+ */
+
+// The renderer is compiled by tsconfig.web.json: its fold is loaded at run time, described by what is read here.
+type Item = {
+  type: string;
+  status?: string;
+  subagent?: { childId: string; task: string };
+  [k: string]: unknown;
+};
+const transcriptModule = '../../renderer/src/screens/session/transcriptItems.js';
+const { foldTranscript } = (await import(/* @vite-ignore */ transcriptModule)) as {
+  foldTranscript: (events: readonly SessionEvent[]) => Item[];
+};
+
+const sandbox = await detectSandbox();
+const boxed = sandbox.kind !== 'none';
+
+describe('a spawn_subagent call in the transcript', () => {
+  let seq = 0;
+  const at = '2025-03-01T10:00:00.000Z';
+  const event = (fields: Record<string, unknown>) => ({ ...fields, seq: ++seq, at }) as SessionEvent;
+  const spawnCall = { id: 'spawn1', name: 'spawn_subagent', arguments: '{"task":"Run it."}' };
+
+  it('is one card that runs while its child does, carries the child id, and holds the answer', () => {
+    seq = 0;
+    const events = [
+      event({ kind: 'assistant_message', content: 'Delegating.', toolCalls: [spawnCall] }),
+      event({
+        kind: 'subagent_started',
+        childId: 'child1',
+        toolCallId: 'spawn1',
+        task: 'Run it.',
+        tools: [],
+      }),
+    ];
+    const running = foldTranscript(events).filter((item) => item.type === 'tool' || item.type === 'note');
+    expect(running).toEqual([
+      expect.objectContaining({
+        type: 'tool',
+        status: 'running',
+        subagent: { childId: 'child1', task: 'Run it.' },
+      }),
+    ]);
+    // A mirrored approval of the child's: waiting, then (whatever the decision) running again.
+    events.push(
+      event({ kind: 'approval_request', toolCallId: 'spawn1', tool: 'run_command', arguments: '{}' }),
+    );
+    expect(foldTranscript(events).at(-1)).toMatchObject({ status: 'awaiting_approval' });
+    events.push(event({ kind: 'approval_denied', requestSeq: seq, reason: 'no' }));
+    expect(foldTranscript(events).at(-1)).toMatchObject({ status: 'running' });
+    events.push(
+      event({ kind: 'subagent_result', childId: 'child1', toolCallId: 'spawn1', content: 'It ran.' }),
+    );
+    const done = foldTranscript(events).filter((item) => item.type === 'tool' || item.type === 'note');
+    expect(done).toHaveLength(1);
+    expect(done[0]).toMatchObject({
+      status: 'succeeded',
+      subagent: { childId: 'child1', task: 'Run it.' },
+      subagentResult: { content: 'It ran.' },
+    });
+  });
+});
+
+describe.skipIf(!HAS_CHROMIUM || !boxed)("a subagent's command in the live terminal", () => {
+  let dir: string;
+  let project: string;
+  let provider: ProviderServer;
+  let serve: Serve | undefined;
+  let browser: Browser | undefined;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    dir = fs.realpathSync(makeTempDir('keel-ui-subagent-terminal-'));
+    const home = path.join(dir, 'home');
+    project = path.join(dir, 'project');
+    fs.mkdirSync(project, { recursive: true });
+    provider = await new ProviderServer().start();
+    writeScriptedSettings(home, provider.openaiBaseUrl);
+    serve = await startServe(home);
+    browser = await launchBrowser();
+  }, 240_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await serve?.stop();
+    await provider?.close();
+    if (dir) removeTempDir(dir);
+  });
+
+  /** Every event of a session, read through the page's bridge. */
+  const eventsOf = (sessionId: string) =>
+    browser!.page.evaluate<SessionEvent[]>(
+      `window.keel.events.page({ sessionId: ${JSON.stringify(sessionId)}, fromSeq: 1, limit: 5000 }).then((r) => r.value.events)`,
+    );
+
+  it('opens the running subagent from its card, streams its command live, kills it, and both turns end', async () => {
+    const page = browser!.page;
+    const watched = watchPage(page);
+    onTestFailed(async () => {
+      await screenshot(page, 'failed-subagent-terminal');
+    });
+    await page.goto(serve!.url);
+    await page.getByRole('button', { name: 'New session' }).first().waitFor();
+    const created = await page.evaluate<{ ok: boolean; value: { session: { id: string } } }>(
+      `window.keel.sessions.create({ projectFolder: ${JSON.stringify(project)}, provider: 'openai-compatible', model: 'scripted-model', title: 'Parent session', policy: 'full-auto' })`,
+    );
+    expect(created.ok).toBe(true);
+    const parentId = created.value.session.id;
+    await page.getByRole('option', { name: /Parent session/ }).click();
+    await page.getByRole('heading', { name: 'Parent session' }).waitFor();
+
+    // One request after another: the parent spawns, the child runs its command, the child answers, the parent ends.
+    const command = 'for i in $(seq 1 600); do echo "sub-line $i"; sleep 0.1; done';
+    provider.enqueue(
+      {
+        kind: 'reply',
+        text: 'Delegating the slow count.',
+        toolCalls: [
+          {
+            name: 'spawn_subagent',
+            arguments: { task: 'Run the slow counter and report.', tools: ['run_command'] },
+          },
+        ],
+      },
+      {
+        kind: 'reply',
+        text: 'Running the counter.',
+        toolCalls: [{ name: 'run_command', arguments: { command } }],
+      },
+      { kind: 'reply', text: 'The counter was killed before it finished.' },
+      { kind: 'reply', text: 'The subagent reports its counter was killed.' },
+    );
+    const composer = page.getByRole('textbox', { name: 'Message' });
+    await composer.fill('Run the slow counter in a subagent.');
+    await composer.press('Enter');
+
+    // The spawn_subagent card runs while its child does, and opens the child.
+    const card = page.getByRole('article', { name: 'Tool call spawn_subagent: Running' });
+    await card.getByRole('button', { name: 'Open subagent' }).waitFor();
+    await screenshot(page, '60-subagent-card-running');
+    await card.getByRole('button', { name: 'Open subagent' }).click();
+    const banner = page.getByText(/Subagent session, running inside its parent’s turn/);
+    await banner.waitFor();
+    // The child's run_command card counts as running (its parent's turn runs it), not as an unknown outcome.
+    const commandCard = page.getByRole('article', { name: 'Tool call run_command: Running' });
+    await commandCard.waitFor();
+
+    // Its terminal streams the output live: later lines keep arriving while the pane watches.
+    await commandCard.getByRole('button', { name: /Open in terminal|In the terminal/ }).click();
+    const pane = page
+      .getByRole('region', { name: 'Terminals' })
+      .getByRole('region', { name: /^Command for i in/ });
+    const screen = pane.locator('.xterm-rows');
+    await screen.getByText('sub-line 3', { exact: true }).waitFor();
+    expect(await pane.locator('.run-state').getAttribute('data-state')).toBe('running');
+    const lineCount = async () =>
+      Math.max(
+        0,
+        ...[...(await screen.innerText()).matchAll(/sub-line (\d+)/g)].map((match) => Number(match[1])),
+      );
+    const seen = await lineCount();
+    await expect.poll(lineCount, { timeout: 10_000 }).toBeGreaterThan(seen + 5);
+    await screenshot(page, '61-subagent-terminal-live');
+
+    // Kill: the child's command ends as killed by the user, and the child then the parent go on to their ends.
+    await pane.getByRole('button', { name: 'Kill' }).click();
+    await expect
+      .poll(() => pane.locator('.run-state').getAttribute('data-state'), { timeout: 15_000 })
+      .toBe('stopped');
+    expect(await pane.locator('.run-state').textContent()).toBe('Killed by you');
+    await screen.getByText(/── Killed by you/).waitFor();
+    await page.getByText('The counter was killed before it finished.').waitFor();
+    // The child's turn is over: no longer live, so no Kill and no running card.
+    await page.getByText(/Subagent session: another session ran it/).waitFor();
+    await screenshot(page, '62-subagent-terminal-killed');
+
+    // The parent: its turn ended cleanly with the child's answer.
+    await page.getByRole('button', { name: 'Open parent session' }).click();
+    await page.getByRole('heading', { name: 'Parent session' }).waitFor();
+    await page.getByText('The subagent reports its counter was killed.').waitFor();
+    await expect.poll(() => page.locator('.session-header .badge').getAttribute('data-status')).toBe('idle');
+    await page.getByRole('article', { name: 'Tool call spawn_subagent: Done' }).waitFor();
+    await screenshot(page, '63-subagent-parent-done');
+
+    // The logs agree: the child's command was stopped by the user, the child answered, the parent completed.
+    const parentEvents = await eventsOf(parentId);
+    const started = parentEvents.find((event) => event.kind === 'subagent_started');
+    expect(started?.kind).toBe('subagent_started');
+    const child = started?.kind === 'subagent_started' ? started.childId : '';
+    const childEvents = await eventsOf(child);
+    const result = childEvents.find((event) => event.kind === 'tool_result');
+    expect(result?.kind === 'tool_result' ? result.content : '').toMatch(/\[stopped by the user/);
+    expect(childEvents.at(-1)).toMatchObject({
+      kind: 'assistant_message',
+      content: 'The counter was killed before it finished.',
+    });
+    const turnKinds = parentEvents
+      .map((event) => event.kind)
+      .filter((kind) => ['assistant_message', 'subagent_started', 'subagent_result'].includes(kind));
+    expect(turnKinds).toEqual([
+      'assistant_message',
+      'subagent_started',
+      'subagent_result',
+      'assistant_message',
+    ]);
+    expect(parentEvents.some((event) => event.kind === 'interrupted' || event.kind === 'error')).toBe(false);
+    expect(provider.pending).toBe(0);
+    expect(watched.errors).toEqual([]);
+    expect(watched.foreignRequests).toEqual([]);
+  }, 120_000);
+
+  it("stops the subagent alone from its own view: the parent's turn takes the partial answer and goes on", async () => {
+    const page = browser!.page;
+    const watched = watchPage(page);
+    onTestFailed(async () => {
+      await screenshot(page, 'failed-subagent-stop');
+    });
+    await page.goto(serve!.url);
+    await page.getByRole('button', { name: 'New session' }).first().waitFor();
+    const created = await page.evaluate<{ ok: boolean; value: { session: { id: string } } }>(
+      `window.keel.sessions.create({ projectFolder: ${JSON.stringify(project)}, provider: 'openai-compatible', model: 'scripted-model', title: 'Stopping parent', policy: 'full-auto' })`,
+    );
+    expect(created.ok).toBe(true);
+    await page.getByRole('option', { name: /Stopping parent/ }).click();
+    await page.getByRole('heading', { name: 'Stopping parent' }).waitFor();
+    provider.enqueue(
+      {
+        kind: 'reply',
+        text: 'Delegating.',
+        toolCalls: [
+          { name: 'spawn_subagent', arguments: { task: 'Wait a long time.', tools: ['run_command'] } },
+        ],
+      },
+      {
+        kind: 'reply',
+        text: 'Waiting.',
+        toolCalls: [{ name: 'run_command', arguments: { command: 'echo waiting; sleep 300' } }],
+      },
+      { kind: 'reply', text: 'The subagent was stopped; I carry on without it.' },
+    );
+    const composer = page.getByRole('textbox', { name: 'Message' });
+    await composer.fill('Wait in a subagent.');
+    await composer.press('Enter');
+    await page
+      .getByRole('article', { name: 'Tool call spawn_subagent: Running' })
+      .getByRole('button', { name: 'Open subagent' })
+      .click();
+    await page.getByRole('article', { name: 'Tool call run_command: Running' }).waitFor();
+    expect(await composer.getAttribute('placeholder')).toMatch(/ends this subagent only/);
+    await page.getByRole('button', { name: 'Stop', exact: true }).click();
+
+    await page.getByText(/Subagent session: another session ran it/).waitFor({ timeout: 15_000 });
+    await page.getByRole('button', { name: 'Open parent session' }).click();
+    await page.getByText('The subagent was stopped; I carry on without it.').waitFor();
+    await expect.poll(() => page.locator('.session-header .badge').getAttribute('data-status')).toBe('idle');
+    const parentEvents = await eventsOf(created.value.session.id);
+    const answer = parentEvents.find((event) => event.kind === 'subagent_result');
+    expect(answer?.kind === 'subagent_result' ? answer.content : '').toMatch(/stopped/i);
+    expect(parentEvents.some((event) => event.kind === 'interrupted')).toBe(false);
+    expect(provider.pending).toBe(0);
+    expect(watched.errors).toEqual([]);
+  }, 90_000);
+});
