@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { inspectSessionCompactions, type CompactionRecord } from '../../core/compaction/inspect.js';
 import { compactNow } from '../../core/compaction/manual.js';
+import type { SessionLog } from '../../core/log/sessionLog.js';
+import { systemPromptFor } from '../../core/sessions/workspaceHost.js';
 import { createProvider } from '../../providers/index.js';
 import { readSettings } from '../../store/settings.js';
 import { parsePositiveInteger } from '../arguments.js';
@@ -40,7 +42,9 @@ export function registerCompact(program: Command, context: CliContext): void {
     .argument('<session>', 'session id')
     .option('--json', 'print them as JSON, with the replaced events and the payload rebuilt without each')
     .action((session: string, options: { json?: boolean }) => {
-      const records = withSessionLog(context.home(), session, (log) => inspectSessionCompactions(log));
+      const records = withSessionLog(context.home(), session, (log) =>
+        inspectSessionCompactions(log, systemOf(log)),
+      );
       if (options.json) {
         context.io.stdout(`${JSON.stringify({ compactions: records }, null, 2)}\n`);
         return;
@@ -51,6 +55,12 @@ export function registerCompact(program: Command, context: CliContext): void {
       }
       for (const record of records) context.io.stdout(`${formatRecord(session, record)}\n`);
     });
+}
+
+/** The system text a turn of this session sends (with the workspace paragraph of a checkout session), as keel payload shows it. */
+function systemOf(log: SessionLog): { system?: string } {
+  const [created] = log.read({ fromSeq: 1, limit: 1 });
+  return created?.kind === 'session_created' ? { system: systemPromptFor(log.dir, created) } : {};
 }
 
 async function compact(context: CliContext, session: string, options: CompactOptions): Promise<void> {

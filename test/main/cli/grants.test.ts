@@ -31,11 +31,14 @@ const write = (file: string): ScriptStep => ({
   toolCalls: [{ name: 'write_file', arguments: { path: file, content: `${file}\n` } }],
 });
 
+// The session works on a checkout (the default): the model writes persistent/project/<file>, which reaches
+// the folder when the turn stops; grants match those workspace paths.
+const NOTES = 'persistent/project/notes';
 const exists = (file: string) => fs.existsSync(path.join(project, file));
 
 describe('keel grants / keel revoke', () => {
   it('lists a path grant, revokes it, and the next edit under that path asks again', async () => {
-    server.enqueue(write('notes/a.md'));
+    server.enqueue(write(`${NOTES}/a.md`));
     const first = await keel(
       home,
       newSessionArgs({ project, server }, { policy: 'ask', prompt: 'take notes' }),
@@ -44,8 +47,8 @@ describe('keel grants / keel revoke', () => {
     const id = fs.readdirSync(path.join(home, 'sessions'))[0] as string;
 
     // Granted for notes/**: the pending write runs, and so does the next one without asking.
-    server.enqueue(write('notes/b.md'), { kind: 'reply', text: 'noted' });
-    const approved = await keel(home, ['approve', id, '--scope', 'path:notes/**', '--resume']);
+    server.enqueue(write(`${NOTES}/b.md`), { kind: 'reply', text: 'noted' });
+    const approved = await keel(home, ['approve', id, '--scope', `path:${NOTES}/**`, '--resume']);
     expect(approved.code, approved.stderr).toBe(0);
     expect(exists('notes/a.md') && exists('notes/b.md')).toBe(true);
     expect(eventsOf(home, id).filter((e) => e.kind === 'approval_request')).toHaveLength(1);
@@ -57,18 +60,21 @@ describe('keel grants / keel revoke', () => {
       grants: { seq: number; tool: string; scope: string; grantedAt: string; allows: string }[];
     };
     expect(grants).toEqual([
-      expect.objectContaining({ seq: grantSeq, tool: 'write_file', scope: 'path:notes/**' }),
+      expect.objectContaining({ seq: grantSeq, tool: 'write_file', scope: `path:${NOTES}/**` }),
     ]);
-    expect(grants[0]?.allows).toContain('notes/**');
+    expect(grants[0]?.allows).toContain(`${NOTES}/**`);
     expect(Date.parse(grants[0]?.grantedAt ?? '')).not.toBeNaN();
     const table = await keel(home, ['grants', id]);
     expect(table.stdout).toMatch(
-      new RegExp(`^${grantSeq}\\s+write_file\\s+path:notes/\\*\\*\\s+\\S+\\s+in effect`, 'm'),
+      new RegExp(
+        `^${grantSeq}\\s+write_file\\s+path:persistent/project/notes/\\*\\*\\s+\\S+\\s+in effect`,
+        'm',
+      ),
     );
 
     const revoked = await keel(home, ['revoke', id, String(grantSeq), '--reason', 'too broad']);
     expect(revoked.code, revoked.stderr).toBe(0);
-    expect(revoked.stderr).toContain(`revoked grant ${grantSeq} (write_file, path:notes/**)`);
+    expect(revoked.stderr).toContain(`revoked grant ${grantSeq} (write_file, path:${NOTES}/**)`);
     expect(eventsOf(home, id).at(-1)).toMatchObject({
       kind: 'approval_revoked',
       grantSeq,
@@ -81,7 +87,7 @@ describe('keel grants / keel revoke', () => {
     expect(all.grants[0]?.revoked?.reason).toBe('too broad');
 
     // The revoked grant no longer pre-authorises: the next write under notes/ waits for approval.
-    server.enqueue(write('notes/c.md'));
+    server.enqueue(write(`${NOTES}/c.md`));
     const next = await keel(home, ['run', '--session', id, 'one more note']);
     expect(next.code, next.stderr).toBe(3);
     expect(exists('notes/c.md')).toBe(false);
