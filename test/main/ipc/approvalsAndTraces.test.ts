@@ -28,7 +28,8 @@ async function turn(sessionId: string, prompt: string) {
 
 describe('approvals.preview', () => {
   it('gives an edit the original and proposed file text, its diff, scopes and a path suggestion', async () => {
-    const session = await f.newSession({ policy: 'ask' });
+    // In the folder itself, so a change made to the project folder under the pending request is the tools' file.
+    const session = await f.newSession({ policy: 'ask', checkout: 'direct' });
     f.server.enqueue({
       kind: 'reply',
       toolCalls: [
@@ -78,9 +79,10 @@ describe('approvals.preview', () => {
   });
 
   it('says why a path is protected, and redacts secrets from the proposed text', async () => {
+    // On the default checkout: the project's .env and .vscode are under persistent/project.
     fs.writeFileSync(path.join(f.project, '.env'), 'DEPLOY_TOKEN=tok-9f8e7d6c5b4a\n');
     const session = await f.newSession({ policy: 'auto-edit' });
-    f.server.enqueue(write('.vscode/tasks.json', '{"token": "tok-9f8e7d6c5b4a"}\n'));
+    f.server.enqueue(write('persistent/project/.vscode/tasks.json', '{"token": "tok-9f8e7d6c5b4a"}\n'));
     expect((await turn(session.id, 'add a task'))?.status).toBe('awaiting_approval');
     const [request] = (await f.call('approvals.list', { sessionId: session.id })).pending;
     const preview = await f.call('approvals.preview', { sessionId: session.id, requestSeq: request?.seq });
@@ -88,11 +90,16 @@ describe('approvals.preview', () => {
     expect(preview.file?.original).toBeNull();
     expect(preview.file?.proposed).toContain('{"token": ');
     expect(JSON.stringify(preview)).not.toContain('tok-9f8e7d6c5b4a');
-    expect(preview.suggested.path).toBe('path:.vscode/**');
+    expect(preview.suggested.path).toBe('path:persistent/project/.vscode/**');
+    expect(fs.existsSync(path.join(f.project, '.vscode'))).toBe(false);
   });
 
   it("shows a command's working directory, capped timeout and what the box lets it touch", async () => {
-    const session = await f.newSession({ policy: 'ask', networkAllow: ['registry.npmjs.org'] });
+    const session = await f.newSession({
+      policy: 'ask',
+      networkAllow: ['registry.npmjs.org'],
+      checkout: 'direct',
+    });
     f.server.enqueue({
       kind: 'reply',
       toolCalls: [
@@ -118,11 +125,32 @@ describe('approvals.preview', () => {
     expect(preview.suggested).toEqual({ prefix: 'prefix:npm test' });
     expect(preview.file).toBeUndefined();
   });
+
+  it('shows a command of a checkout session starting in the workspace root, the Keel home hidden', async () => {
+    const session = await f.newSession({ policy: 'ask' });
+    f.server.enqueue({
+      kind: 'reply',
+      toolCalls: [{ name: 'run_command', arguments: { command: 'make -C persistent/project' } }],
+    });
+    await turn(session.id, 'build it');
+    const [request] = (await f.call('approvals.list', { sessionId: session.id })).pending;
+    const preview = await f.call('approvals.preview', { sessionId: session.id, requestSeq: request?.seq });
+    const workspace = path.join(f.home, 'sessions', session.id, 'workspace');
+    expect(preview.command).toMatchObject({
+      command: 'make -C persistent/project',
+      cwd: '.',
+      cwdPath: workspace,
+      writable: [workspace],
+      hidden: [f.home],
+    });
+    expect(preview.command?.writable).not.toContain(f.project);
+    expect(preview.suggested).toEqual({ prefix: 'prefix:make' });
+  });
 });
 
 describe('grants', () => {
   it('lists a session grant, revokes it (an event), and the next edit asks again', async () => {
-    const session = await f.newSession({ policy: 'ask' });
+    const session = await f.newSession({ policy: 'ask', checkout: 'direct' });
     f.server.enqueue(write('a.txt', 'a\n'), { kind: 'reply', text: 'wrote a' });
     await turn(session.id, 'write a');
     const [request] = (await f.call('approvals.list', { sessionId: session.id })).pending;
@@ -196,12 +224,14 @@ describe('trace.summary', () => {
     f.server.enqueue(
       {
         kind: 'reply',
-        toolCalls: [{ name: 'read_file', arguments: { path: 'notes.txt' } }],
+        toolCalls: [{ name: 'read_file', arguments: { path: 'persistent/project/notes.txt' } }],
         usage: { inputTokens: 300, outputTokens: 20, cacheReadTokens: 100 },
       },
       { kind: 'reply', text: 'It says hello.', usage: { inputTokens: 350, outputTokens: 10 } },
     );
     expect(await turn(session.id, 'what does notes.txt say?')).toEqual({ status: 'completed' });
+    const read = f.eventsOf(session.id).find((event) => event.kind === 'tool_result');
+    expect(read?.kind === 'tool_result' && !read.isError && read.content).toContain('second line');
     const { summary } = await f.call('trace.summary', { sessionId: session.id });
     expect(summary.sessionId).toBe(session.id);
     expect(summary.turns).toHaveLength(1);

@@ -141,6 +141,59 @@ describe('Persistent Dir checkouts from the UI', () => {
     });
   });
 
+  it('by default: an auto checkout of the project; a file the turn writes is in the folder when the turn ends', async () => {
+    await start();
+    // No checkout field: what the New session dialog sends by default and what an older client sends.
+    const { session } = await call('sessions.create', {
+      projectFolder: project,
+      provider: 'openai-compatible',
+      baseUrl: server.openaiBaseUrl,
+      model: 'scripted-model',
+      contextWindow: 32_000,
+      policy: 'full-auto',
+    });
+    expect((await call('sessions.open', { sessionId: session.id })).persistentDirs).toEqual([
+      { dir: 'project', commit: 'auto', readOnly: false },
+    ]);
+    server.enqueue(
+      {
+        kind: 'reply',
+        toolCalls: [
+          { name: 'write_file', arguments: { path: 'persistent/project/x.txt', content: 'from the turn\n' } },
+        ],
+      },
+      { kind: 'reply', text: 'wrote x' },
+    );
+    // While the turn runs, its write is in the session's checkout only (pushes are published synchronously).
+    const seenAtToolResult: { inFolder: boolean; inCheckout: boolean }[] = [];
+    const checkout = path.join(home, 'sessions', session.id, 'workspace', 'persistent', 'project', 'x.txt');
+    const off = handlers.hub.subscribe((p) => {
+      if (p.topic === 'event.appended' && p.payload.event.kind === 'tool_result') {
+        seenAtToolResult.push({
+          inFolder: fs.existsSync(path.join(project, 'x.txt')),
+          inCheckout: fs.existsSync(checkout),
+        });
+      }
+    });
+    await turn(session.id, 'write x.txt');
+    off();
+    expect(seenAtToolResult).toEqual([{ inFolder: false, inCheckout: true }]);
+    expect(fs.readFileSync(path.join(project, 'x.txt'), 'utf8')).toBe('from the turn\n');
+    // Nothing is written at the workspace root's level of the project folder, nor under persistent/.
+    expect(fs.existsSync(path.join(project, 'persistent'))).toBe(false);
+    const commits = pushes.flatMap((p) =>
+      p.topic === 'event.appended' && p.payload.event.kind === 'persistent_commit' ? [p.payload.event] : [],
+    );
+    expect(commits).toEqual([
+      expect.objectContaining({ dir: 'project', files: [expect.objectContaining({ path: 'x.txt' })] }),
+    ]);
+    expect(await call('persistent.diff', { sessionId: session.id })).toEqual({
+      hasCheckouts: true,
+      dirs: [],
+      newTurnWarning: null,
+    });
+  });
+
   it('auto: the folder gets the changes when the turn ends; a session without checkouts has nothing to review', async () => {
     await start();
     const base = {
@@ -159,7 +212,8 @@ describe('Persistent Dir checkouts from the UI', () => {
     await turn(session.id, 'add a file');
     expect(fs.readFileSync(path.join(project, 'src', 'new.go'), 'utf8')).toBe('package main // new\n');
 
-    const plain = (await call('sessions.create', base)).session;
+    const plain = (await call('sessions.create', { ...base, checkout: 'direct' })).session;
+    expect((await call('sessions.open', { sessionId: plain.id })).persistentDirs).toEqual([]);
     expect(await call('persistent.diff', { sessionId: plain.id })).toEqual({
       hasCheckouts: false,
       dirs: [],
@@ -183,7 +237,7 @@ describe('compactions from the UI', () => {
       const messages = messagesOf(request);
       if (messages[messages.length - 1]?.role === 'user') {
         return replyWithUsage(request, {
-          toolCalls: [{ name: 'read_file', arguments: { path: 'src/billing.txt' } }],
+          toolCalls: [{ name: 'read_file', arguments: { path: 'persistent/project/src/billing.txt' } }],
         });
       }
       return replyWithUsage(request, { text: 'Every line charges an account.' });
@@ -203,6 +257,8 @@ describe('compactions from the UI', () => {
     const first = await call('compactions.run', { sessionId: session.id });
     if (first.status !== 'compacted') throw new Error(`skipped: ${first.reason}`);
     expect(first.compaction).toMatchObject({ kind: 'compaction', fromSeq: 2 });
+    // Four real reads of the 30-line file: the summary more than halves the request.
+    expect(first.compaction.tokensAfter).toBeLessThan((first.compaction.tokensBefore ?? 0) / 2);
     expect(pushes).toContainEqual({
       topic: 'event.appended',
       payload: { sessionId: session.id, event: first.compaction },

@@ -289,7 +289,10 @@ describe('turns', () => {
     server.enqueue(
       {
         kind: 'reply',
-        toolCalls: [{ name: 'run_command', arguments: { command: 'echo approved > out.txt' } }],
+        // Commands start in the workspace root; the project's checkout is persistent/project.
+        toolCalls: [
+          { name: 'run_command', arguments: { command: 'echo approved > persistent/project/out.txt' } },
+        ],
       },
       { kind: 'reply', text: 'wrote it' },
     );
@@ -297,6 +300,7 @@ describe('turns', () => {
     const ended = await turnEnded(session.id, turnId);
     expect(ended.status).toBe('awaiting_approval');
     expect(ended.outcome?.status).toBe('awaiting_approval');
+    expect(fs.existsSync(path.join(project, 'out.txt'))).toBe(false);
     const { pending } = await call('approvals.list', { sessionId: session.id });
     expect(pending).toHaveLength(1);
     const request = pending[0];
@@ -326,7 +330,13 @@ describe('turns', () => {
     expect(decided.turnId).toBeDefined();
     const resumed = await turnEnded(session.id, decided.turnId as string);
     expect(resumed.outcome).toEqual({ status: 'completed' });
+    // The resumed turn's auto commit brought the command's file into the project folder.
     expect(fs.readFileSync(path.join(project, 'out.txt'), 'utf8')).toBe('approved\n');
+    expect(eventsOf(home, session.id).at(-1)).toMatchObject({
+      kind: 'persistent_commit',
+      dir: 'project',
+      files: [{ path: 'out.txt', preHash: null }],
+    });
     expect(
       (await fail('approvals.decide', { sessionId: session.id, requestSeq: request.seq, decision: 'deny' }))
         .code,

@@ -32,7 +32,8 @@ const runCommand = (command: string) => ({
 
 describe.skipIf(!boxed)('interactive terminals', () => {
   it('opens a shell in the box, runs what is typed, and kill ends it with its tree', async () => {
-    const session = await f.newSession();
+    // In the folder itself: what the shell writes lands there at once (checkout shells are tested below).
+    const session = await f.newSession({ checkout: 'direct' });
     const opened = await f.call('terminal.open', { sessionId: session.id, cols: 100, rows: 30 }, 'window-1');
     expect(opened).toEqual({ terminalId: expect.any(String) as string, cwd: '.', sandbox: sandbox.kind });
     const { terminalId } = opened;
