@@ -7,7 +7,7 @@ import { resolveInWorkspace } from '../../sandbox/paths.js';
 import {
   diffTrees,
   gitText,
-  gitToFile,
+  diffTreesWithPatch,
   isZeroOid,
   runGit,
   splitNul,
@@ -45,6 +45,9 @@ const IGNORED_COPY_MAX_FILES = 200;
 /** Modes of the tree entries a checkout commits: regular, executable, symbolic link. */
 const FILE_MODES = new Set(['100644', '100755', '120000']);
 
+/** Bytes the next snapshot hashes at most to recognise the last commit's files instead of running write-tree. */
+const KNOWN_TREE_MAX_BYTES = 16 * 1024 * 1024;
+
 /** Marker file: something may have written into the checkout since it was last known clean. */
 const DIRTY_MARKER = 'dirty';
 
@@ -73,6 +76,20 @@ const CheckoutState = z.object({
   backingHead: z.string(),
   /** The object id hash of the repository. */
   objectFormat: z.enum(['sha1', 'sha256']),
+  /**
+   * The tree the private backing index held after the last snapshot, and that index file's identity then
+   * (inode, size, times): while the identity is unchanged, nothing else wrote the index.
+   */
+  indexTree: z.string().optional(),
+  indexStamp: z.string().optional(),
+  /** What the last commit wrote into the backing folder, for the next snapshot to recognise (see `expectedBacking`). */
+  expected: z
+    .object({
+      from: z.string(),
+      to: z.string(),
+      files: z.record(z.string(), z.object({ mode: z.string(), oid: z.string() }).nullable()),
+    })
+    .optional(),
 });
 type CheckoutState = z.infer<typeof CheckoutState>;
 
@@ -244,21 +261,35 @@ export class Checkout {
       this.markClean();
       return { dir, status: 'unchanged' };
     }
-    const changes = (await diffTrees(this.checkoutSide, this.state.baselineTree, sessionTree)).filter(
-      isCommittable,
-    );
-    if (changes.length === 0) return { dir, status: 'unchanged' };
+    const artifactHandle = `${options.artifactStem}.patch`;
+    const patchFile = path.join(options.artifactsDir, artifactHandle);
+    // The tree diff, the patch and the snapshot commit need only the two trees (objects, no lock): they
+    // run side by side, one git for the diff and the patch. The background promises are observed at once,
+    // so a failure never goes unhandled.
+    const diff = diffTreesWithPatch(this.checkoutSide, this.state.baselineTree, sessionTree, patchFile);
+    const patch = observed(diff.written);
+    const snapshotCommit = observed(this.createCommit(sessionTree));
+    const allChanges = await diff.changes;
+    const changes = allChanges.filter(isCommittable);
+    if (changes.length === 0) {
+      await Promise.allSettled([patch, snapshotCommit]);
+      fs.rmSync(patchFile, { force: true });
+      return { dir, status: 'unchanged' };
+    }
     return withBackingLock(this.location.locksRoot, this.state.backing, async () => {
       const plan: PlannedWrite[] = [];
       const conflicts: string[] = [];
-      for (const change of changes) {
+      // Hashing the backing side of each changed file is independent per file; merges stay one at a time.
+      const theirs = await mapLimited(changes, 8, (change) => this.backingEntry(change.path));
+      for (const [index, change] of changes.entries()) {
+        const backingNow = theirs[index] as Entry;
         const ours = sideOf(change.newMode, change.newOid);
         const base = sideOf(change.oldMode, change.oldOid);
-        const theirs = await this.backingEntry(change.path);
-        if (sameEntry(theirs, base)) plan.push({ change, kind: change.status === 'D' ? 'delete' : 'write' });
-        else if (sameEntry(theirs, ours)) plan.push({ change, kind: 'already' });
+        if (sameEntry(backingNow, base))
+          plan.push({ change, kind: change.status === 'D' ? 'delete' : 'write' });
+        else if (sameEntry(backingNow, ours)) plan.push({ change, kind: 'already' });
         else {
-          const merged = await this.merge(change, theirs);
+          const merged = await this.merge(change, backingNow);
           if (merged === undefined) conflicts.push(change.path);
           else plan.push({ change, kind: 'merged', content: merged });
         }
@@ -268,9 +299,8 @@ export class Checkout {
           conflicts.push(write.change.path);
         }
       }
-      const artifactHandle = `${options.artifactStem}.patch`;
-      const patch = this.writePatch(sessionTree, path.join(options.artifactsDir, artifactHandle));
       if (conflicts.length > 0) {
+        await Promise.allSettled([snapshotCommit]);
         await patch;
         return { dir, status: 'conflict', conflicts: conflicts.sort(), patchArtifact: artifactHandle };
       }
@@ -279,11 +309,16 @@ export class Checkout {
       const writes = plan.filter((write) => write.kind !== 'delete');
       const [written, commit] = await Promise.all([
         mapLimited(writes, 8, (write) => this.apply(write)),
-        this.commitTree(sessionTree),
+        snapshotCommit,
         patch,
       ]);
       const files = [...written];
       for (const write of plan) if (write.kind === 'delete') files.push(await this.apply(write));
+      if (this.state.kind === 'shadow') await this.keepReachable(commit);
+      this.state.expected =
+        changes.length === allChanges.length && plan.every((write) => write.kind !== 'merged')
+          ? expectedBacking(this.state.baselineTree, sessionTree, changes)
+          : undefined;
       this.setHead(commit);
       this.state.baseline = commit;
       this.state.baselineTree = sessionTree;
@@ -302,7 +337,7 @@ export class Checkout {
   private get backingSide(): GitSide {
     const { kind, gitDir, backing } = this.state;
     const env: Record<string, string> = {
-      GIT_INDEX_FILE: path.join(this.location.stateDir, 'backing.index'),
+      GIT_INDEX_FILE: this.backingIndex,
     };
     if (kind === 'shadow') Object.assign(env, { GIT_DIR: gitDir, GIT_WORK_TREE: backing });
     return { cwd: backing, env, config: this.excludeConfig };
@@ -347,10 +382,26 @@ export class Checkout {
     this.save();
   }
 
-  /** Snapshot of the backing folder's current files: its tree, and a commit of it (reused when unchanged). */
+  /**
+   * Snapshot of the backing folder's current files: its tree, and a commit of it (reused when unchanged).
+   * `add -A -v` stages what changed and names each path it staged; when the index file is the one the last
+   * snapshot left and git staged nothing, or exactly what the last commit wrote, the tree is already known
+   * and `write-tree` (a second pass over the index) is skipped.
+   */
   private async snapshot(): Promise<{ commit: string; tree: string }> {
-    await runGit(this.backingSide, ['add', '-A', '--ignore-errors', '--', '.'], { okCodes: [1] });
-    const tree = await gitText(this.backingSide, ['write-tree']);
+    const indexKnown =
+      this.state.indexTree !== undefined && this.state.indexStamp === indexStamp(this.backingIndex);
+    const expected = this.state.expected;
+    this.state.expected = undefined;
+    const { stdout, code } = await runGit(
+      this.backingSide,
+      ['add', '-A', '-v', '--ignore-errors', '--', '.'],
+      { okCodes: [1] },
+    );
+    let tree = indexKnown && code === 0 ? await this.knownTree(stdout, expected) : undefined;
+    tree ??= await gitText(this.backingSide, ['write-tree']);
+    this.state.indexTree = tree;
+    this.state.indexStamp = indexStamp(this.backingIndex);
     if (tree === this.state.baselineTree && this.state.baseline !== '') {
       return { commit: this.state.baseline, tree };
     }
@@ -363,20 +414,67 @@ export class Checkout {
     return { commit: await this.commitTree(tree), tree };
   }
 
+  /**
+   * The tree of the backing index after an `add -A -v` whose output is `added`, when it follows from what
+   * is known without git: nothing staged (the index still holds `indexTree`), or exactly the paths the last
+   * commit wrote, each still holding the bytes and kind it wrote (then the index is that commit's tree).
+   * Undefined when anything else was staged: the caller asks `write-tree`.
+   */
+  private async knownTree(added: Buffer, expected: CheckoutState['expected']): Promise<string | undefined> {
+    const lines = added
+      .toString('utf8')
+      .split('\n')
+      .filter((line) => line !== '');
+    if (lines.length === 0) return this.state.indexTree;
+    if (!expected || expected.from !== this.state.indexTree) return undefined;
+    const files = Object.entries(expected.files);
+    const wanted = files.map(([file, entry]) => (entry ? `add '${file}'` : `remove '${file}'`));
+    if (lines.length !== wanted.length || lines.sort().join('\n') !== wanted.sort().join('\n'))
+      return undefined;
+    let bytes = 0;
+    for (const [file, entry] of files) {
+      if (!entry) {
+        if (lstatOrUndefined(path.join(this.state.backing, file))) return undefined;
+        continue;
+      }
+      const stat = lstatOrUndefined(path.join(this.state.backing, file));
+      bytes += stat?.size ?? 0;
+      // Hashing is bounded: beyond a few megabytes, write-tree is the cheaper answer.
+      if (!stat || bytes > KNOWN_TREE_MAX_BYTES) return undefined;
+      if (entry.mode === '120000' ? !stat.isSymbolicLink() : !stat.isFile()) return undefined;
+      if (stat.isFile() && (entry.mode === '100755') !== ((stat.mode & 0o100) !== 0)) return undefined;
+      const now = await this.backingEntry(file);
+      if (now.kind === 'none' || now.kind === 'other' || now.oid !== entry.oid) return undefined;
+    }
+    return expected.to;
+  }
+
+  private get backingIndex(): string {
+    return path.join(this.location.stateDir, 'backing.index');
+  }
+
   /** A snapshot commit of `tree`: on the backing HEAD for a worktree, on the previous baseline for a shadow. */
   private async commitTree(tree: string): Promise<string> {
+    const commit = await this.createCommit(tree);
+    if (this.state.kind === 'shadow') await this.keepReachable(commit);
+    return commit;
+  }
+
+  /** Writes the commit object of a snapshot of `tree` (no ref moves: it may never become a baseline). */
+  private createCommit(tree: string): Promise<string> {
     const parent = this.state.kind === 'worktree' ? this.state.backingHead : this.state.baseline;
-    const commit = await gitText(this.backingSide, [
+    return gitText(this.backingSide, [
       'commit-tree',
       tree,
       ...(parent === '' ? [] : ['-p', parent]),
       '-m',
       'keel: snapshot of the working folder',
     ]);
-    if (this.state.kind === 'shadow') {
-      await runGit(this.backingSide, ['update-ref', 'refs/keel/baseline', commit]);
-    }
-    return commit;
+  }
+
+  /** Names a shadow repository's baseline in a ref, so its objects are never pruned. */
+  private async keepReachable(commit: string): Promise<void> {
+    await runGit(this.backingSide, ['update-ref', 'refs/keel/baseline', commit]);
   }
 
   /** Rewrites the checkout to a snapshot: changed files rewritten, untracked ones removed, HEAD moved. */
@@ -563,16 +661,6 @@ export class Checkout {
     return result.written ? result.sha256 : undefined;
   }
 
-  /** Writes the session's change (baseline → `sessionTree`) as a binary-safe patch, streamed to `file`. */
-  private async writePatch(sessionTree: string, file: string): Promise<void> {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    await gitToFile(
-      this.checkoutSide,
-      ['diff-tree', '-p', '--binary', '--no-renames', this.state.baselineTree, sessionTree],
-      file,
-    );
-  }
-
   /** Links dependency folders and copies small ignored files from the backing folder (see LINKED_DEPENDENCY_DIRS). */
   private async syncExtras(): Promise<void> {
     const { backing, checkout } = this.state;
@@ -740,6 +828,40 @@ class BlobHasher extends Transform {
   digest(): string {
     return this.seen === this.size ? this.hash.digest('hex') : `changed:${this.seen}`;
   }
+}
+
+/**
+ * What a commit leaves in the backing folder, for the next snapshot: the backing index held `from` (the
+ * baseline the session started from) and, once git stages exactly these files, holds `to`. Paths with a
+ * line break are left out of that shortcut (git's verbose output could not name them unambiguously).
+ */
+function expectedBacking(
+  from: string,
+  to: string,
+  changes: readonly TreeChange[],
+): CheckoutState['expected'] {
+  if (changes.some((change) => change.path.includes('\n'))) return undefined;
+  const files: NonNullable<CheckoutState['expected']>['files'] = {};
+  for (const change of changes) {
+    files[change.path] = isZeroOid(change.newOid) ? null : { mode: change.newMode, oid: change.newOid };
+  }
+  return { from, to, files };
+}
+
+/** Identity of a file's current version (git replaces its index by rename, so any rewrite changes it). */
+function indexStamp(file: string): string {
+  try {
+    const stat = fs.statSync(file, { bigint: true });
+    return `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+  } catch {
+    return 'none';
+  }
+}
+
+/** The same promise, with a no-op handler attached so a rejection before anyone awaits it is not "unhandled". */
+function observed<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
 
 /** Maps with at most `limit` calls in flight, results in input order. */

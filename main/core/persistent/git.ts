@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
@@ -131,21 +132,6 @@ export function streamBlob(side: GitSide, oid: string): Readable {
   return child.stdout;
 }
 
-/** Runs git with its stdout streamed into `file` (a patch of any size); throws GitError when git fails. */
-export async function gitToFile(side: GitSide, args: readonly string[], file: string): Promise<void> {
-  const child = spawn('git', argv(side, args), {
-    cwd: side.cwd,
-    env: gitEnv(side.env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const err: Buffer[] = [];
-  child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  await pipeline(child.stdout, fs.createWriteStream(file));
-  const code = await exited;
-  if (code !== 0) throw new GitError(args, code, Buffer.concat(err).toString('utf8'));
-}
-
 /** One entry of `git diff-tree -r --raw -z`: what happened to one path between two trees. */
 export type TreeChange = {
   path: string;
@@ -168,7 +154,98 @@ export function isZeroOid(oid: string): boolean {
 export async function diffTrees(side: GitSide, from: string, to: string): Promise<TreeChange[]> {
   if (from === to) return [];
   const { stdout } = await runGit(side, ['diff-tree', '-r', '-z', '--raw', '--no-renames', from, to]);
-  const parts = stdout.toString('utf8').split('\0');
+  return parseRawDiff(stdout, stdout.length);
+}
+
+/**
+ * One `git diff-tree` for both answers a commit needs: the changed paths (`changes`, resolved as soon as
+ * git has listed them, before the patch is written) and the binary-safe patch streamed into `file`
+ * (`written`). Renames off. Both promises reject with a GitError when git fails.
+ */
+export function diffTreesWithPatch(
+  side: GitSide,
+  from: string,
+  to: string,
+  file: string,
+): { changes: Promise<TreeChange[]>; written: Promise<void> } {
+  const args = ['diff-tree', '-r', '-z', '--raw', '-p', '--binary', '--no-renames', from, to];
+  let listed!: (changes: TreeChange[]) => void;
+  let failed!: (error: unknown) => void;
+  const changes = new Promise<TreeChange[]>((resolve, reject) => {
+    listed = resolve;
+    failed = reject;
+  });
+  changes.catch(() => undefined);
+  const written = (async () => {
+    const child = spawn('git', argv(side, args), {
+      cwd: side.cwd,
+      env: gitEnv(side.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const err: Buffer[] = [];
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    const exited = new Promise<number | null>((resolve) => {
+      child.on('error', () => resolve(null));
+      child.on('close', resolve);
+    });
+    // The raw listing comes first and ends with an empty record; everything after it is the patch.
+    let head: Buffer = Buffer.alloc(0);
+    let scanned = 0;
+    let parsed = false;
+    async function* patchBytes(): AsyncGenerator<Buffer> {
+      for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+        if (parsed) {
+          yield chunk;
+          continue;
+        }
+        head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
+        const end = rawListingEnd(head, scanned);
+        scanned = end.scanned;
+        if (end.at === undefined) continue;
+        parsed = true;
+        listed(parseRawDiff(head, end.at));
+        if (end.at + 1 < head.length) yield head.subarray(end.at + 1);
+      }
+    }
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    try {
+      await pipeline(patchBytes, fs.createWriteStream(file));
+    } catch (error) {
+      child.kill();
+      failed(error);
+      throw error;
+    }
+    const code = await exited;
+    if (code !== 0) {
+      const error = new GitError(args, code, Buffer.concat(err).toString('utf8'));
+      failed(error);
+      throw error;
+    }
+    // Identical trees print nothing at all.
+    if (!parsed) listed(parseRawDiff(head, head.length));
+  })();
+  return { changes, written };
+}
+
+/**
+ * Where the raw part of `diff-tree -z --raw -p` output ends (the NUL of its empty closing record), scanning
+ * whole `meta NUL path NUL` records from `from`; `scanned` is where the next call resumes.
+ */
+function rawListingEnd(buffer: Buffer, from: number): { at: number | undefined; scanned: number } {
+  let at = from;
+  for (;;) {
+    if (at >= buffer.length) return { at: undefined, scanned: at };
+    if (buffer[at] === 0) return { at, scanned: at };
+    const metaEnd = buffer.indexOf(0, at);
+    const pathEnd = metaEnd < 0 ? -1 : buffer.indexOf(0, metaEnd + 1);
+    if (pathEnd < 0) return { at: undefined, scanned: at };
+    at = pathEnd + 1;
+  }
+}
+
+/** Parses `diff-tree -r -z --raw` records in `buffer` up to `end`. */
+function parseRawDiff(buffer: Buffer, end: number): TreeChange[] {
+  const parts = buffer.subarray(0, end).toString('utf8').split('\0');
   const changes: TreeChange[] = [];
   for (let i = 0; i + 1 < parts.length; i += 2) {
     const meta = parts[i] as string;

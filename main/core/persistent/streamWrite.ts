@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
 import { Transform } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { ConfinedFileError, resolveInWorkspace } from '../../sandbox/paths.js';
@@ -39,6 +40,7 @@ export type StreamWriteOptions = {
 };
 
 const { constants } = fs;
+const fsyncAsync = promisify(fs.fsync);
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
 function toReadable(source: StreamSource): Readable {
@@ -118,7 +120,8 @@ export async function writeStreamConfined(
     const measure = new Measure();
     const sink = fs.createWriteStream('', { fd, autoClose: false });
     await pipeline(toReadable(source), measure, sink);
-    fs.fsyncSync(fd);
+    // Asynchronous, so the fsyncs of writes running side by side (a commit's files) overlap.
+    await fsyncAsync(fd);
     fs.fchmodSync(fd, mode);
     if (fs.realpathSync.native(dir) !== dir) {
       throw new ConfinedFileError(

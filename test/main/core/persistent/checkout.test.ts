@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -147,6 +148,56 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
       writeFiles(co, { 'README.md': 'model edit\n' });
       expect(git(co, 'status', '--porcelain')).toBe(' M README.md\n');
     }
+  });
+
+  it('after a commit, the next reset still brings in every later change to the backing folder', async () => {
+    const checkout = await Checkout.open(spec(backing), location());
+    const co = location().checkout;
+    // Turn 1: the session edits two files; nobody touches the backing folder before the next reset.
+    writeFiles(co, { 'src/a.txt': 'turn one\n', 'src/b.txt': 'new in turn one\n' });
+    Checkout.markDirty(location());
+    expect((await checkout.commit(commitOptions())).status).toBe('committed');
+    const untouched = fs.statSync(path.join(co, 'README.md')).mtimeMs;
+    await checkout.reset();
+    expect(read(path.join(co, 'src/a.txt'))).toBe('turn one\n');
+    expect(fs.statSync(path.join(co, 'README.md')).mtimeMs).toBe(untouched);
+    // Turn 2: after the commit the user edits a committed file again, another file, and an executable bit.
+    writeFiles(co, { 'src/a.txt': 'turn two\n' });
+    fs.rmSync(path.join(co, 'src/b.txt'));
+    Checkout.markDirty(location());
+    expect((await checkout.commit(commitOptions('commits/2-project'))).status).toBe('committed');
+    writeFiles(backing, { 'src/a.txt': 'user after turn two\n', 'README.md': 'user edit\n' });
+    await checkout.reset();
+    expect(read(path.join(co, 'src/a.txt'))).toBe('user after turn two\n');
+    expect(read(path.join(co, 'README.md'))).toBe('user edit\n');
+    expect(fs.existsSync(path.join(co, 'src/b.txt'))).toBe(false);
+    // Turn 3: the user only changes the mode of the file the session committed.
+    writeFiles(co, { 'bin/run.sh': '#!/bin/sh\necho changed\n' });
+    Checkout.markDirty(location());
+    expect((await checkout.commit(commitOptions('commits/3-project'))).status).toBe('committed');
+    fs.chmodSync(path.join(backing, 'bin/run.sh'), 0o644);
+    await checkout.reset();
+    expect(fs.statSync(path.join(co, 'bin/run.sh')).mode & 0o111).toBe(0);
+    expect(await checkout.uncommitted()).toEqual([]);
+    if (kind === 'worktree') expect(git(co, 'status', '--porcelain')).toBe('');
+  });
+
+  it('notices a backing index it did not write itself (a crash between staging and saving)', async () => {
+    const checkout = await Checkout.open(spec(backing), location());
+    const co = location().checkout;
+    writeFiles(backing, { 'staged-elsewhere.txt': 'x\n' });
+    // Someone stages into the private index without Keel recording it: the next `add -A` stages nothing new.
+    const index = path.join(location().stateDir, 'backing.index');
+    const side =
+      kind === 'shadow'
+        ? { GIT_DIR: path.join(location().stateDir, 'shadow.git'), GIT_WORK_TREE: backing }
+        : {};
+    execFileSync('git', ['add', '-A'], {
+      cwd: backing,
+      env: { ...process.env, ...side, GIT_INDEX_FILE: index },
+    });
+    await checkout.reset();
+    expect(read(path.join(co, 'staged-elsewhere.txt'))).toBe('x\n');
   });
 
   it('writes nothing on a conflict, names the file and keeps the session version as a patch', async () => {
