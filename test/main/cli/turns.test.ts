@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ensureCliBuilt } from '../../support/cli.js';
+import { ensureCliBuilt, holdSessionLease } from '../../support/cli.js';
 import { keel, startKeel } from '../../support/keelProcess.js';
 import type { ProviderServer, ScriptStep } from '../../support/providerServer.js';
 import {
@@ -182,6 +182,42 @@ describe('keel run: a turn through the CLI', () => {
     expect(stop.stderr).toMatch(/asked session .* to stop/);
     expect((await running.done).code).toBe(130);
     expect(eventsOf(home, id).at(-1)?.kind).toBe('interrupted');
+  });
+
+  it('fails in one line when the pinned provider has no key, and the session is left idle with nothing appended', async () => {
+    const run = await keel(
+      home,
+      ['run', '--project', project, '--provider', 'anthropic', '--model', 'claude-sonnet-4-5', 'hi'],
+      { ANTHROPIC_API_KEY: '' },
+    );
+    expect(run.code).toBe(1);
+    const id = onlySessionId(home);
+    expect(run.stderr.trimEnd().split('\n')).toEqual([
+      `keel: session ${id}`,
+      expect.stringMatching(
+        /^keel: this session is pinned to anthropic:claude-sonnet-4-5, which cannot be used here: Anthropic needs an API key/,
+      ),
+    ]);
+    expect(kinds(eventsOf(home, id))).toEqual(['session_created']);
+    const listed = JSON.parse((await keel(home, ['sessions', '--json'])).stdout) as { status: string }[];
+    expect(listed.map((session) => session.status)).toEqual(['idle']);
+  });
+
+  it('refuses a turn in one line while another process holds the session, naming its pid', async () => {
+    server.enqueue({ kind: 'reply', text: 'one' });
+    expect((await keel(home, newSession('ask', 'hi'))).code).toBe(0);
+    const id = onlySessionId(home);
+    const holder = await holdSessionLease(home, id);
+    try {
+      const busy = await keel(home, ['run', '--session', id, 'again']);
+      expect(busy.code).toBe(1);
+      expect(busy.stderr).toBe(
+        `keel: session ${id} is in use by another Keel process (pid ${holder.pid}); wait for it to finish or stop it, then retry\n`,
+      );
+    } finally {
+      await holder.release();
+    }
+    expect(kinds(eventsOf(home, id))).toEqual(['session_created', 'user_message', 'assistant_message']);
   });
 
   it('shows the trace with stages and tokens', async () => {
