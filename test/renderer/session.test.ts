@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import type { ChannelOutput, IpcResult } from '../../main/ipc/contract.js';
 import { makeTempDir, removeTempDir } from '../support/cli.js';
 import { ProviderServer } from '../support/providerServer.js';
 import {
@@ -24,6 +26,38 @@ let browser: Browser | undefined;
 
 const words = (count: number, prefix = 'w') =>
   Array.from({ length: count }, (_, i) => `${prefix}${i}`).join(' ');
+
+const readIfExists = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined);
+
+/** The text of a select's chosen option. */
+const selectedLabel = (select: Locator) => select.locator('option:checked').textContent();
+
+/** What a form control looks like: the computed styles a user sees, and its height and row. */
+const lookOf = (page: Page, id: string) =>
+  page.evaluate<Record<string, string | number>>(`(() => {
+    const element = document.querySelector(${JSON.stringify(id)});
+    const style = getComputedStyle(element);
+    const box = element.getBoundingClientRect();
+    return {
+      height: Math.round(box.height),
+      top: Math.round(box.top),
+      font: style.fontSize + ' ' + style.fontFamily + ' ' + style.fontWeight,
+      border: style.borderTopWidth + ' ' + style.borderTopStyle + ' ' + style.borderTopColor,
+      radius: style.borderTopLeftRadius,
+      padding: style.paddingTop + ' ' + style.paddingRight + ' ' + style.paddingBottom + ' ' + style.paddingLeft,
+      background: style.backgroundColor,
+      color: style.color,
+    };
+  })()`);
+
+/** sessions.open through window.keel. */
+async function openSession(page: Page, sessionId: string | null): Promise<ChannelOutput<'sessions.open'>> {
+  const opened = await page.evaluate<IpcResult<ChannelOutput<'sessions.open'>>>(
+    `window.keel.sessions.open(${JSON.stringify({ sessionId })})`,
+  );
+  if (!opened.ok) throw new Error(`sessions.open failed: ${opened.error.message}`);
+  return opened.value;
+}
 
 beforeAll(async () => {
   await ensureBuilt();
@@ -69,9 +103,15 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     await dialog.getByLabel('Project folder').fill(project);
     await dialog.getByLabel('Title (optional)').fill('Parser work');
     expect(await dialog.getByLabel('Model').inputValue()).toBe('scripted-model');
+    // By default the agent works on a checkout whose changes reach the folder when each turn ends.
+    expect(await selectedLabel(dialog.getByLabel('Changes'))).toBe('Apply when each turn ends');
     await screenshot(page, '02-new-session-dialog');
     await dialog.getByRole('button', { name: 'Create session' }).click();
     await page.getByRole('heading', { name: 'Parser work' }).waitFor();
+    const parserId = await page.getByRole('option', { name: /Parser work/ }).getAttribute('data-session-id');
+    expect((await openSession(page, parserId)).persistentDirs).toEqual([
+      { dir: 'project', commit: 'auto', readOnly: false },
+    ]);
 
     // Send a prompt: the reply streams into the live bubble before it is committed.
     provider.enqueue({
@@ -118,12 +158,18 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     await page.getByText('Resumed: every line is now explained.').waitFor();
     await expect.poll(() => page.locator('.session-header .badge').getAttribute('data-status')).toBe('idle');
 
-    // An edit under the "ask" policy waits for approval; Allow once runs it.
+    // An edit under the "ask" policy waits for approval; Allow once runs it in the session's checkout, and
+    // the file reaches the project folder when the turn ends.
     provider.enqueue(
       {
         kind: 'reply',
         text: 'I will add a test file.',
-        toolCalls: [{ name: 'write_file', arguments: { path: 'src/parse.test.ts', content: 'test\n' } }],
+        toolCalls: [
+          {
+            name: 'write_file',
+            arguments: { path: 'persistent/project/src/parse.test.ts', content: 'test\n' },
+          },
+        ],
       },
       { kind: 'reply', text: 'The test file is written.' },
     );
@@ -136,7 +182,7 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     await approval.getByRole('button', { name: 'Allow once' }).click();
     await page.getByText('The test file is written.').waitFor();
     await page.getByRole('article', { name: /Tool call write_file: Done/ }).waitFor();
-    expect(fs.readFileSync(path.join(project, 'src', 'parse.test.ts'), 'utf8')).toBe('test\n');
+    await expect.poll(() => readIfExists(path.join(project, 'src', 'parse.test.ts'))).toBe('test\n');
     expect(provider.requests.filter((request) => request.rejected !== undefined)).toEqual([]);
 
     // Search finds the session by a word from its transcript (Ctrl+K focuses the box).
@@ -210,4 +256,83 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
       await dark.close();
     }
   }, 120_000);
+
+  it('the Changes field picks how edits reach the folder: after each turn by default, after review, or directly', async () => {
+    serve ??= await startServe(home);
+    browser ??= await launchBrowser();
+    const { page } = browser;
+    const watched = watchPage(page);
+    onTestFailed(async () => {
+      await screenshot(page, 'failed-session-changes');
+    });
+    await page.goto(serve.url);
+    await page.getByRole('button', { name: 'New session' }).first().waitFor();
+
+    /** Fills the dialog for `title`, picks `changes` unless null (the default), creates, returns the new id. */
+    const create = async (title: string, changes: string | null) => {
+      await page.getByRole('button', { name: 'New session' }).first().click();
+      const dialog = page.getByRole('dialog', { name: 'New session' });
+      await dialog.waitFor();
+      await dialog.getByLabel('Project folder').fill(project);
+      await dialog.getByLabel('Title (optional)').fill(title);
+      const select = dialog.getByLabel('Changes');
+      // Each dialog starts on the default, whatever the last one chose.
+      expect(await selectedLabel(select)).toBe('Apply when each turn ends');
+      expect(await select.locator('option').allTextContents()).toEqual([
+        'Apply when each turn ends',
+        'Review, then apply',
+        'Edit the folder directly',
+      ]);
+      if (changes !== null) await select.selectOption({ label: changes });
+      return { dialog, select };
+    };
+    const submit = async (dialog: Locator, title: string) => {
+      await dialog.getByRole('button', { name: 'Create session' }).click();
+      await page.getByRole('heading', { name: title }).waitFor();
+      return page.getByRole('option', { name: new RegExp(title) }).getAttribute('data-session-id');
+    };
+
+    // Review, then apply: a manual checkout. The hint says what the choice means; the select looks like
+    // the policy select beside it.
+    const manual = await create('Reviewed edits', 'Review, then apply');
+    await manual.dialog.getByText(/you review the diff in Changes and apply or discard it/).waitFor();
+    expect(await lookOf(page, '#ns-changes')).toEqual(await lookOf(page, '#ns-policy'));
+    await screenshot(page, '10-new-session-changes-review');
+    const manualId = await submit(manual.dialog, 'Reviewed edits');
+    expect((await openSession(page, manualId)).persistentDirs).toEqual([
+      { dir: 'project', commit: 'manual', readOnly: false },
+    ]);
+
+    // Edit the folder directly: no checkout; the tools' paths are the folder's own and a write lands at once.
+    const direct = await create('Direct edits', 'Edit the folder directly');
+    await direct.dialog.getByText(/No checkout: the agent writes into the folder itself/).waitFor();
+    await screenshot(page, '11-new-session-changes-direct');
+    const directId = await submit(direct.dialog, 'Direct edits');
+    expect((await openSession(page, directId)).persistentDirs).toEqual([]);
+    provider.enqueue(
+      {
+        kind: 'reply',
+        toolCalls: [{ name: 'write_file', arguments: { path: 'src/direct.ts', content: 'direct\n' } }],
+      },
+      { kind: 'reply', text: 'Written in the folder.' },
+    );
+    const composer = page.getByLabel('Message');
+    await composer.fill('Write src/direct.ts.');
+    await composer.press('Enter');
+    await page
+      .getByRole('article', { name: 'Approval needed: write_file' })
+      .getByRole('button', { name: 'Allow once' })
+      .click();
+    await page.getByText('Written in the folder.').waitFor();
+    expect(readIfExists(path.join(project, 'src', 'direct.ts'))).toBe('direct\n');
+
+    // The default again, for the record: an auto checkout.
+    const auto = await create('Default edits', null);
+    await auto.dialog.getByText(/merged into the folder when a turn ends/).waitFor();
+    const autoId = await submit(auto.dialog, 'Default edits');
+    expect((await openSession(page, autoId)).persistentDirs).toEqual([
+      { dir: 'project', commit: 'auto', readOnly: false },
+    ]);
+    expect(watched.errors).toEqual([]);
+  }, 90_000);
 });
