@@ -132,7 +132,8 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     await page.goto(serve.url);
     await page.getByRole('heading', { name: 'No session open' }).waitFor();
     const project = makeProject('approve-project');
-    const sessionId = await openNewSession(page, 'Approvals', project);
+    // In the folder itself: the tools' paths are the project's own (the restart test below uses the checkout).
+    const sessionId = await openNewSession(page, 'Approvals', project, { checkout: 'direct' });
 
     // Allow once, from the diff, with the keyboard (focus is still in the composer).
     provider.enqueue(
@@ -305,6 +306,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     const project = makeProject('command-project');
     const sessionId = await openNewSession(page, 'Commands', project, {
       networkAllow: ['registry.npmjs.org'],
+      checkout: 'direct',
     });
     const reason = 'Do not delete the build folder; run npm test instead.';
 
@@ -371,13 +373,20 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     const { page } = browser;
     const watched = watchPage(page);
     const project = makeProject('restart-project');
+    // The default: a checkout whose changes reach the folder when the turn ends.
     await openNewSession(page, 'Restart', project);
     provider.enqueue({
       kind: 'reply',
-      toolCalls: [{ name: 'write_file', arguments: { path: 'after-restart.txt', content: 'survived\n' } }],
+      toolCalls: [
+        {
+          name: 'write_file',
+          arguments: { path: 'persistent/project/after-restart.txt', content: 'survived\n' },
+        },
+      ],
     });
     await send(page, 'Write the file.');
     await page.getByRole('article', { name: 'Approval needed: write_file' }).waitFor();
+    expect(fs.existsSync(path.join(project, 'after-restart.txt'))).toBe(false);
 
     await serve.stop();
     serve = await startServe(home);
@@ -395,7 +404,13 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     provider.enqueue({ kind: 'reply', text: 'Written after the restart.' });
     await card.getByRole('button', { name: 'Allow once' }).click();
     await page.getByText('Written after the restart.').waitFor();
-    expect(fs.readFileSync(path.join(project, 'after-restart.txt'), 'utf8')).toBe('survived\n');
+    await expect
+      .poll(
+        () =>
+          fs.existsSync(path.join(project, 'after-restart.txt')) &&
+          fs.readFileSync(path.join(project, 'after-restart.txt'), 'utf8'),
+      )
+      .toBe('survived\n');
     await expect.poll(() => page.title()).toBe('Keel');
     expect(watched.errors).toEqual([]);
   }, 60_000);

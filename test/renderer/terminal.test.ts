@@ -65,13 +65,13 @@ afterAll(async () => {
   if (dir) removeTempDir(dir);
 });
 
-/** Creates a full-auto session (commands run without asking) in the page and opens it. */
-async function openNewSession(title: string): Promise<void> {
+/** Creates a full-auto session (commands run without asking) in the page and opens it; `checkout` as sessions.create takes it. */
+async function openNewSession(title: string, checkout?: 'auto' | 'manual' | 'direct'): Promise<void> {
   const page = browser!.page;
   // window.keel exists once the app has mounted.
   await page.getByRole('button', { name: 'New session' }).first().waitFor();
   const created = await page.evaluate<{ ok: boolean }>(
-    `window.keel.sessions.create({ projectFolder: ${JSON.stringify(project)}, provider: 'openai-compatible', model: 'scripted-model', title: ${JSON.stringify(title)}, policy: 'full-auto' })`,
+    `window.keel.sessions.create(${JSON.stringify({ projectFolder: project, provider: 'openai-compatible', model: 'scripted-model', title, policy: 'full-auto', ...(checkout ? { checkout } : {}) })})`,
   );
   expect(created.ok).toBe(true);
   await page.getByRole('option', { name: new RegExp(title) }).click();
@@ -86,7 +86,8 @@ describe.skipIf(!HAS_CHROMIUM || !boxed)('the live terminal', () => {
       await screenshot(page, 'failed-terminal');
     });
     await page.goto(serve!.url);
-    await openNewSession('Terminal session');
+    // In the folder itself, so the shell's file lands there at once (the flood below runs on the default checkout).
+    await openNewSession('Terminal session', 'direct');
     await page.getByRole('button', { name: 'Terminal', exact: true }).click();
     const dock = page.getByRole('region', { name: 'Terminals' });
     await dock.getByText(/Command runs show here live/).waitFor();
