@@ -75,7 +75,13 @@ describe.skipIf(!HAS_CHROMIUM)('traces and cost', () => {
       {
         kind: 'reply',
         text: 'Adding a test.',
-        toolCalls: [{ name: 'write_file', arguments: { path: 'src/parse.test.ts', content: 'test\n' } }],
+        // The default session works on a checkout of the project: persistent/project.
+        toolCalls: [
+          {
+            name: 'write_file',
+            arguments: { path: 'persistent/project/src/parse.test.ts', content: 'test\n' },
+          },
+        ],
         usage: { inputTokens: 1200, outputTokens: 80, cacheReadTokens: 600, cacheWriteTokens: 300 },
       },
       {
@@ -92,6 +98,7 @@ describe.skipIf(!HAS_CHROMIUM)('traces and cost', () => {
     await approval.getByRole('button', { name: 'Allow once' }).click();
     await page.getByText('The test is written.').waitFor();
     await expect.poll(() => page.locator('.session-header .badge').getAttribute('data-status')).toBe('idle');
+    await expect.poll(() => fs.existsSync(path.join(project, 'src', 'parse.test.ts'))).toBe(true);
 
     // Turn 2: a subagent does part of the work in its own session.
     provider.enqueue(
