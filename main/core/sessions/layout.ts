@@ -10,8 +10,8 @@ import { PersistentDirName, PersistentDirSpec } from '../persistent/types.js';
  *   session/               private to the session: uploads/, app-context/, scratch/
  *   persistent/<name>/     the session's checkout of each Persistent Dir (the project is `project`)
  *
- * A session without `persistent.json` predates Persistent Dirs (or was made by `keel run` without
- * `--commit`): its workspace is its project folder itself, as before.
+ * A session without `persistent.json` predates Persistent Dirs or was made to work on its folder directly
+ * (`keel run --commit direct`, the app's "Edit the folder directly"): its workspace is its project folder.
  */
 
 /** Folders made in `session/` of every new session. */

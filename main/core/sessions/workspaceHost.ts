@@ -43,8 +43,8 @@ export function sessionWorkspace(
 
 /**
  * The workspace of a session seen from outside a turn (a terminal, an approval preview): with Persistent
- * Dirs, `<dataDir>/workspace` (session/ + persistent/<name>/); without (`keel run` without --commit,
- * sessions from before), its project folder itself; `override` wins over both. Marks nothing: the only
+ * Dirs, `<dataDir>/workspace` (session/ + persistent/<name>/); without (`--commit direct`, sessions
+ * from before), its project folder itself; `override` wins over both. Marks nothing: the only
  * write is creating a checkout session's workspace folder. Throws when the folder is gone.
  */
 export function readSessionWorkspace(

@@ -16,6 +16,7 @@ import {
   type TurnHost,
   type TurnOutcome,
 } from '../turn/engine.js';
+import { makeSessionFolders, readPersistentConfig, writePersistentConfig } from '../sessions/layout.js';
 import { foldSession } from '../turn/state.js';
 import { createToolRegistry, type ToolRegistry } from '../../tools/registry.js';
 import { subagentLimits, type SpawnSubagentArgs } from '../../tools/spawnSubagent.js';
@@ -149,6 +150,13 @@ class SubagentCallRun {
       if (!(error instanceof SessionNotFoundError)) throw error;
     }
     const child = SessionLog.create(this.options.home, this.childInit(started), { id: started.childId });
+    // The child works in its parent's workspace; continued on its own later, it gets checkouts of the same
+    // Persistent Dirs, so the paths it used (persistent/project/...) still mean the same files.
+    const parentDirs = readPersistentConfig(this.parent.log.dir);
+    if (parentDirs) {
+      makeSessionFolders(child.dir);
+      writePersistentConfig(child.dir, parentDirs);
+    }
     // The child's first events are not a turn's: the parent's host still learns of them (a UI opens the child).
     for (const event of child.read()) this.forwardEvent(child.id, event);
     return child;

@@ -62,7 +62,11 @@ describe('subagents through the keel CLI', () => {
             ? {
                 kind: 'reply',
                 toolCalls: [
-                  { id: 'w1', name: 'write_file', arguments: { path: 'notes.txt', content: '200\n' } },
+                  {
+                    id: 'w1',
+                    name: 'write_file',
+                    arguments: { path: 'persistent/project/notes.txt', content: '200\n' },
+                  },
                 ],
               }
             : { kind: 'reply', text: 'There are 200; notes.txt says so.' },
@@ -150,5 +154,11 @@ describe('subagents through the keel CLI', () => {
     const requests = server.requests.slice(before);
     expect(requests).toHaveLength(1);
     expect(toolNamesOf(requests[0]!)).toEqual(['grep']);
+    // On its own it works on checkouts of its parent's Persistent Dirs: persistent/project/ means the same files.
+    const system = JSON.stringify((requests[0]!.body as { messages: { role: string }[] }).messages[0]);
+    expect(system).toContain('persistent/project');
+    expect(
+      JSON.parse(fs.readFileSync(path.join(home, 'sessions', child, 'persistent.json'), 'utf8')),
+    ).toMatchObject({ dirs: [{ name: 'project', commit: 'auto' }] });
   });
 });
