@@ -223,6 +223,49 @@ describe('Persistent Dir checkouts from the UI', () => {
   });
 });
 
+describe('the Changes view reading while a turn commits', () => {
+  // Skipped until fixed in main: a review read (persistent.diff runs `git status` / `update-index` on the
+  // checkout's index without the lease) takes checkout.index.lock while finishTurn's auto commit needs it, and
+  // the turn fails ("git update-index ... Unable to create .../checkout.index.lock"); about 2 runs in 3 fail today.
+  it.skip("a turn's auto commit is not failed by review reads made while it commits", async () => {
+    await start();
+    fs.mkdirSync(path.join(project, 'lib'));
+    for (let i = 0; i < 200; i++)
+      fs.writeFileSync(path.join(project, 'lib', `f${i}.ts`), `export const x = ${i};\n`);
+    const { session } = await call('sessions.create', {
+      projectFolder: project,
+      provider: 'openai-compatible',
+      baseUrl: server.openaiBaseUrl,
+      model: 'scripted-model',
+      contextWindow: 32_000,
+      policy: 'full-auto',
+    });
+    for (let round = 0; round < 16; round++) {
+      server.enqueue(write(`persistent/project/r${round}.txt`, 'x\n'), { kind: 'reply', text: 'done' });
+      const reads: Promise<unknown>[] = [];
+      // What the Changes view does when a tool result or the answer arrives.
+      const off = handlers.hub.subscribe((p) => {
+        const kind = p.topic === 'event.appended' ? p.payload.event.kind : undefined;
+        if (kind === 'tool_result' || kind === 'assistant_message') {
+          for (let i = 0; i < 4; i++)
+            reads.push(handlers.invoke('persistent.diff', { sessionId: session.id }));
+        }
+      });
+      const { turnId } = await call('turns.send', { sessionId: session.id, prompt: `round ${round}` });
+      await turnEnded(session.id, turnId);
+      off();
+      await Promise.all(reads);
+      const status = pushes.findLast(
+        (p) => p.topic === 'session.status' && p.payload.turnId === turnId && !p.payload.running,
+      );
+      expect(status?.topic === 'session.status' && status.payload.outcome, `round ${round}`).toEqual({
+        status: 'completed',
+      });
+      expect(fs.existsSync(path.join(project, `r${round}.txt`)), `round ${round}`).toBe(true);
+    }
+  }, 60_000);
+});
+
 describe('compactions from the UI', () => {
   it('compacts on demand, lists and inspects it, re-runs it (both kept), and is busy-exclusive with turns', async () => {
     fs.mkdirSync(home, { recursive: true });

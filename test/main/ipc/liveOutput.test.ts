@@ -105,6 +105,29 @@ describe.skipIf(!boxed)('interactive terminals', () => {
     expect(review.dirs[0]?.files).toEqual([{ path: 'added.txt', change: 'added' }]);
     expect(fs.existsSync(`${f.project}/added.txt`)).toBe(false);
   });
+
+  // Skipped until fixed in main: the review says a new turn commits the shell's file (onNewTurn 'commit', no
+  // warning), but prepareTurn commits auto leftovers only after a turn (the turn-pending mark), so the reset
+  // silently discards what the user made in the shell of an auto session.
+  it.skip('keeps a file made in the shell of an auto session: the next turn commits it, as the review says', async () => {
+    const session = await f.newSession({ policy: 'full-auto' });
+    const { terminalId } = await f.call('terminal.open', { sessionId: session.id });
+    await f.call('terminal.write', {
+      terminalId,
+      data: 'echo mine > from-shell.txt && echo made=$((0+1))\r',
+    });
+    await f.waitForPush('terminal.data', () => terminalText(terminalId).includes('made=1'));
+    await f.call('terminal.kill', { terminalId });
+    const review = await f.call('persistent.diff', { sessionId: session.id });
+    expect(review.dirs).toMatchObject([
+      { dir: 'project', commit: 'auto', onNewTurn: 'commit', files: [{ path: 'from-shell.txt' }] },
+    ]);
+    expect(review.newTurnWarning).toBeNull();
+    f.server.enqueue({ kind: 'reply', text: 'ok' });
+    const { turnId } = await f.call('turns.send', { sessionId: session.id, prompt: 'hello' });
+    await f.turnEnded(session.id, turnId);
+    expect(fs.readFileSync(`${f.project}/from-shell.txt`, 'utf8')).toBe('mine\n');
+  });
 });
 
 describe.skipIf(!boxed)('running commands', () => {
