@@ -409,6 +409,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
         () =>
           fs.existsSync(path.join(project, 'after-restart.txt')) &&
           fs.readFileSync(path.join(project, 'after-restart.txt'), 'utf8'),
+        { timeout: 10_000 },
       )
       .toBe('survived\n');
     await expect.poll(() => page.title()).toBe('Keel');

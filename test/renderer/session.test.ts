@@ -182,7 +182,10 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     await approval.getByRole('button', { name: 'Allow once' }).click();
     await page.getByText('The test file is written.').waitFor();
     await page.getByRole('article', { name: /Tool call write_file: Done/ }).waitFor();
-    await expect.poll(() => readIfExists(path.join(project, 'src', 'parse.test.ts'))).toBe('test\n');
+    // The auto commit runs after the answer is recorded; on a busy machine that can take a while.
+    await expect
+      .poll(() => readIfExists(path.join(project, 'src', 'parse.test.ts')), { timeout: 10_000 })
+      .toBe('test\n');
     expect(provider.requests.filter((request) => request.rejected !== undefined)).toEqual([]);
 
     // Search finds the session by a word from its transcript (Ctrl+K focuses the box).

@@ -98,7 +98,9 @@ describe.skipIf(!HAS_CHROMIUM)('traces and cost', () => {
     await approval.getByRole('button', { name: 'Allow once' }).click();
     await page.getByText('The test is written.').waitFor();
     await expect.poll(() => page.locator('.session-header .badge').getAttribute('data-status')).toBe('idle');
-    await expect.poll(() => fs.existsSync(path.join(project, 'src', 'parse.test.ts'))).toBe(true);
+    await expect
+      .poll(() => fs.existsSync(path.join(project, 'src', 'parse.test.ts')), { timeout: 10_000 })
+      .toBe(true);
 
     // Turn 2: a subagent does part of the work in its own session.
     provider.enqueue(
