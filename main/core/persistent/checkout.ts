@@ -285,13 +285,14 @@ export class Checkout {
         const backingNow = theirs[index] as Entry;
         const ours = sideOf(change.newMode, change.newOid);
         const base = sideOf(change.oldMode, change.oldOid);
+        const before = backingNow;
         if (sameEntry(backingNow, base))
-          plan.push({ change, kind: change.status === 'D' ? 'delete' : 'write' });
-        else if (sameEntry(backingNow, ours)) plan.push({ change, kind: 'already' });
+          plan.push({ change, before, kind: change.status === 'D' ? 'delete' : 'write' });
+        else if (sameEntry(backingNow, ours)) plan.push({ change, before, kind: 'already' });
         else {
           const merged = await this.merge(change, backingNow);
           if (merged === undefined) conflicts.push(change.path);
-          else plan.push({ change, kind: 'merged', content: merged });
+          else plan.push({ change, before, kind: 'merged', content: merged });
         }
       }
       for (const write of plan) {
@@ -498,6 +499,20 @@ export class Checkout {
     this.state.head = commit;
   }
 
+  /**
+   * True when the checkout's HEAD still names the baseline. A command run in a worktree checkout can move it
+   * (its own `git commit`): then a clean status says nothing about the baseline, and the index decides.
+   */
+  private headIsBaseline(): boolean {
+    if (this.state.head !== this.state.baseline) return false;
+    if (this.state.kind === 'shadow') return true;
+    try {
+      return fs.readFileSync(path.join(this.state.gitDir, 'HEAD'), 'utf8').trim() === this.state.baseline;
+    } catch {
+      return false;
+    }
+  }
+
   /** True when the checkout is known to hold exactly its baseline: nothing marked it dirty since. */
   private isQuiet(): boolean {
     return this.state.clean && !fs.existsSync(path.join(this.location.stateDir, DIRTY_MARKER));
@@ -537,7 +552,7 @@ export class Checkout {
       .map((entry) => entry.slice(3))
       .filter((entry) => !entry.endsWith('/'));
     // HEAD is kept at the baseline, so a clean status means the checkout is exactly the baseline tree.
-    if (paths.length === 0 && this.state.head === this.state.baseline) return this.state.baselineTree;
+    if (paths.length === 0 && this.headIsBaseline()) return this.state.baselineTree;
     if (paths.length > 0) {
       // update-index touches only the paths named (add -A with pathspecs would walk the whole tree again).
       await runGit(this.checkoutSide, ['update-index', '--add', '--remove', '-z', '--stdin'], {
@@ -547,17 +562,32 @@ export class Checkout {
     return gitText(this.checkoutSide, ['write-tree']);
   }
 
-  /** The backing folder's entry at `relative` now, identified the way git would (to compare with tree entries). */
+  /**
+   * The backing folder's entry at `relative` now, identified the way git would (to compare with tree
+   * entries), with the sha256 a commit reports as the file's previous content. Read once, never through a link.
+   */
   private async backingEntry(relative: string): Promise<Entry> {
     const file = path.join(this.state.backing, relative);
     const stat = lstatOrUndefined(file);
     if (!stat) return { kind: 'none' };
     const format = this.state.objectFormat;
     if (stat.isSymbolicLink()) {
-      return { kind: 'link', oid: blobId(format, fs.readlinkSync(file, { encoding: 'buffer' })) };
+      const text = fs.readlinkSync(file, { encoding: 'buffer' });
+      return {
+        kind: 'link',
+        oid: blobId(format, text),
+        sha256: createHash('sha256').update(text.toString('utf8')).digest('hex'),
+      };
     }
     if (!stat.isFile()) return { kind: 'other' };
-    return { kind: 'file', oid: await fileBlobId(format, file, stat.size) };
+    let fd: number;
+    try {
+      fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+    } catch {
+      // Replaced by a link (or removed) since the lstat: not a file the session's change can be compared with.
+      return { kind: 'other' };
+    }
+    return { kind: 'file', ...(await hashOpenFile(format, fd)) };
   }
 
   /** Three-way merge of a file both sides modified; the merged bytes, or undefined on a conflict or binary data. */
@@ -605,7 +635,8 @@ export class Checkout {
   private async apply(write: PlannedWrite): Promise<CommittedFile> {
     const { change } = write;
     const target = path.join(this.state.backing, change.path);
-    const preHash = await hashFile(target);
+    const preHash =
+      write.before.kind === 'file' || write.before.kind === 'link' ? (write.before.sha256 ?? null) : null;
     if (write.kind === 'already') return { path: change.path, preHash, postHash: preHash };
     if (write.kind === 'delete') {
       removeConfined(this.state.backing, change.path);
@@ -651,6 +682,17 @@ export class Checkout {
     if (!stat.isFile()) {
       fs.closeSync(fd);
       return undefined;
+    }
+    if (stat.size <= SMALL_FILE_BYTES) {
+      // Small files are read whole and checked before anything is written.
+      let bytes: Buffer;
+      try {
+        bytes = readAll(fd, stat.size);
+      } finally {
+        fs.closeSync(fd);
+      }
+      if (blobId(this.state.objectFormat, bytes) !== change.newOid) return undefined;
+      return (await writeStreamConfined(this.state.backing, change.path, bytes, { mode })).sha256;
     }
     const hasher = new BlobHasher(this.state.objectFormat, stat.size);
     const source = fs.createReadStream('', { fd, autoClose: true }).pipe(hasher);
@@ -767,12 +809,13 @@ export class Checkout {
   }
 }
 
+/** One change of a commit and what to do with it; `before` is the backing entry the decision was made on. */
 type PlannedWrite =
-  | { change: TreeChange; kind: 'write' | 'delete' | 'already' }
-  | { change: TreeChange; kind: 'merged'; content: Buffer };
+  | { change: TreeChange; before: Entry; kind: 'write' | 'delete' | 'already' }
+  | { change: TreeChange; before: Entry; kind: 'merged'; content: Buffer };
 
-/** One side of a path in a three-way comparison. */
-type Entry = { kind: 'none' } | { kind: 'other' } | { kind: 'file' | 'link'; oid: string };
+/** One side of a path in a three-way comparison (the backing side also carries its sha256). */
+type Entry = { kind: 'none' } | { kind: 'other' } | { kind: 'file' | 'link'; oid: string; sha256?: string };
 
 function sideOf(mode: string, oid: string): Entry {
   if (isZeroOid(oid)) return { kind: 'none' };
@@ -790,15 +833,60 @@ function blobId(format: 'sha1' | 'sha256', data: Buffer): string {
   return createHash(format).update(`blob ${data.length}\0`).update(data).digest('hex');
 }
 
-/** git's id of a file's bytes, streamed; a file that changed size while read matches no id. */
-async function fileBlobId(format: 'sha1' | 'sha256', file: string, size: number): Promise<string> {
-  const hash = createHash(format).update(`blob ${size}\0`);
-  let seen = 0;
-  for await (const chunk of fs.createReadStream(file)) {
-    seen += (chunk as Buffer).length;
-    hash.update(chunk as Buffer);
+/** Files up to this size are read whole (one read) rather than streamed when hashed or copied. */
+const SMALL_FILE_BYTES = 1024 * 1024;
+
+/** Reads an open file to its end; a file that grew past `size` is read to the end too (its id will not match). */
+function readAll(fd: number, size: number): Buffer {
+  const chunks: Buffer[] = [];
+  let buffer = Buffer.allocUnsafe(size + 1);
+  let filled = 0;
+  for (;;) {
+    const read = fs.readSync(fd, buffer, filled, buffer.length - filled, null);
+    if (read === 0) break;
+    filled += read;
+    if (filled === buffer.length) {
+      chunks.push(buffer);
+      buffer = Buffer.allocUnsafe(64 * 1024);
+      filled = 0;
+    }
   }
-  return seen === size ? hash.digest('hex') : `changed:${seen}`;
+  chunks.push(buffer.subarray(0, filled));
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+}
+
+/**
+ * git's id and the sha256 of an open file's bytes (read whole when small, else streamed), closing it. A
+ * file that changed size while read matches no id.
+ */
+async function hashOpenFile(format: 'sha1' | 'sha256', fd: number): Promise<{ oid: string; sha256: string }> {
+  let size: number;
+  try {
+    size = fs.fstatSync(fd).size;
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+  const id = createHash(format).update(`blob ${size}\0`);
+  const sha256 = createHash('sha256');
+  let seen = 0;
+  if (size <= SMALL_FILE_BYTES) {
+    try {
+      const bytes = readAll(fd, size);
+      seen = bytes.length;
+      id.update(bytes);
+      sha256.update(bytes);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } else {
+    for await (const chunk of fs.createReadStream('', { fd, autoClose: true })) {
+      seen += (chunk as Buffer).length;
+      id.update(chunk as Buffer);
+      sha256.update(chunk as Buffer);
+    }
+  }
+  return { oid: seen === size ? id.digest('hex') : `changed:${seen}`, sha256: sha256.digest('hex') };
 }
 
 /** Passes bytes through while computing their git blob id; the size is the one stat gave before reading. */

@@ -70,6 +70,24 @@ class Measure extends Transform {
   }
 }
 
+/** Sources up to this size that are already in memory are written with one call instead of a stream. */
+const DIRECT_WRITE_MAX_BYTES = 1024 * 1024;
+
+/** Writes every byte of `source` to `fd`; returns their count and sha256. */
+async function writeAll(fd: number, source: StreamSource): Promise<{ size: number; sha256: string }> {
+  if (typeof source === 'string' || source instanceof Uint8Array) {
+    const bytes = typeof source === 'string' ? Buffer.from(source, 'utf8') : source;
+    if (bytes.byteLength <= DIRECT_WRITE_MAX_BYTES) {
+      let offset = 0;
+      while (offset < bytes.byteLength) offset += fs.writeSync(fd, bytes, offset);
+      return { size: bytes.byteLength, sha256: createHash('sha256').update(bytes).digest('hex') };
+    }
+  }
+  const measure = new Measure();
+  await pipeline(toReadable(source), measure, fs.createWriteStream('', { fd, autoClose: false }));
+  return { size: measure.size, sha256: measure.hash.digest('hex') };
+}
+
 /**
  * Streams bytes to a file inside `root` with bounded memory (one chunk at a time), never writing outside
  * it: the path is resolved by the sandbox's `resolveInWorkspace` (links followed, escapes refused), the
@@ -117,9 +135,7 @@ export async function writeStreamConfined(
   const fd = fs.openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, mode);
   let renamed = false;
   try {
-    const measure = new Measure();
-    const sink = fs.createWriteStream('', { fd, autoClose: false });
-    await pipeline(toReadable(source), measure, sink);
+    const bytes = await writeAll(fd, source);
     // Asynchronous, so the fsyncs of writes running side by side (a commit's files) overlap.
     await fsyncAsync(fd);
     fs.fchmodSync(fd, mode);
@@ -130,12 +146,12 @@ export async function writeStreamConfined(
         `Argument "${argName}": the folder moved during the write; nothing was written.`,
       );
     }
-    const sha256 = measure.hash.digest('hex');
+    const sha256 = bytes.sha256;
     if (options.beforeRename && !options.beforeRename())
-      return { realPath, size: measure.size, sha256, written: false };
+      return { realPath, size: bytes.size, sha256, written: false };
     fs.renameSync(temp, realPath);
     renamed = true;
-    return { realPath, size: measure.size, sha256, written: true };
+    return { realPath, size: bytes.size, sha256, written: true };
   } finally {
     fs.closeSync(fd);
     if (!renamed) fs.rmSync(temp, { force: true });

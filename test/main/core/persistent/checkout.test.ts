@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -30,6 +31,8 @@ function location(session = 's1', name = 'project'): CheckoutLocation {
 function spec(backing: string, name = 'project'): PersistentDirSpec {
   return { name, path: backing, commit: 'auto' };
 }
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 const commitOptions = (stem = 'commits/1-project') => ({ artifactsDir, artifactStem: stem });
 
@@ -119,6 +122,37 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
     expect(await checkout.uncommitted()).toEqual([]);
     expect((await checkout.commit(commitOptions('commits/2-project'))).status).toBe('unchanged');
   });
+
+  it('commits files bigger than a megabyte byte for byte, with the hashes before and after', async () => {
+    const old = Buffer.alloc(2 * 1024 * 1024 + 3, 'o');
+    fs.writeFileSync(path.join(backing, 'big.bin'), old);
+    const checkout = await Checkout.open(spec(backing), location());
+    const fresh = Buffer.alloc(3 * 1024 * 1024 + 1, 'n');
+    fresh[12345] = 0;
+    fs.writeFileSync(path.join(location().checkout, 'big.bin'), fresh);
+    Checkout.markDirty(location());
+    const report = await checkout.commit(commitOptions());
+    expect(report.status).toBe('committed');
+    if (report.status !== 'committed') return;
+    expect(fs.readFileSync(path.join(backing, 'big.bin')).equals(fresh)).toBe(true);
+    expect(report.files).toEqual([{ path: 'big.bin', preHash: sha256(old), postHash: sha256(fresh) }]);
+  });
+
+  it.runIf(kind === 'worktree')(
+    'commits work the session committed with its own git in the checkout',
+    async () => {
+      const checkout = await Checkout.open(spec(backing), location());
+      const co = location().checkout;
+      writeFiles(co, { 'src/a.txt': 'committed by the model\n' });
+      git(co, 'commit', '-qam', 'model commit');
+      Checkout.markDirty(location());
+      const report = await checkout.commit(commitOptions());
+      expect(report.status).toBe('committed');
+      expect(read(path.join(backing, 'src/a.txt'))).toBe('committed by the model\n');
+      // The backing repository's history is untouched: the model's commit lives only in the checkout.
+      expect(git(backing, 'log', '--format=%s', '-1').trim()).toBe('executable');
+    },
+  );
 
   it('merges a file the backing folder changed since the checkout', async () => {
     const checkout = await Checkout.open(spec(backing), location());
