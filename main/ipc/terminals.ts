@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { Checkout } from '../core/persistent/checkout.js';
 import { SessionLog } from '../core/log/sessionLog.js';
-import { checkoutLocation, readPersistentConfig } from '../core/sessions/layout.js';
+import { markTurnStarted } from '../core/sessions/checkouts.js';
+import { readPersistentConfig } from '../core/sessions/layout.js';
 import type { ProviderKeys } from '../providers/index.js';
 import {
   InteractiveTerminalError,
@@ -29,7 +29,7 @@ type OpenTerminal = {
   sessionId: string;
   client: string;
   openedAt: string;
-  /** Marks the checkouts as written to (so review and commit look at them); throttled. */
+  /** Marks the checkouts as written to and auto dirs as owing a commit (see markChanged); throttled. */
   touch: () => void;
 };
 
@@ -86,8 +86,11 @@ export class TerminalManager {
       throw error;
     }
     const config = readPersistentConfig(dataDir);
+    // What the user does in the shell is the session's work, as a turn's is: the checkouts are marked
+    // changed and the auto dirs as owing a commit, so the next turn commits it before its reset (the review
+    // says so) instead of discarding it like a host's stray write.
     const markChanged = () => {
-      for (const dir of config?.dirs ?? []) Checkout.markDirty(checkoutLocation(dataDir, dir.name));
+      if (config) markTurnStarted(dataDir, config);
     };
     let touchedAt = 0;
     const entry: OpenTerminal = {

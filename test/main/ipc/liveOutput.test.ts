@@ -106,10 +106,7 @@ describe.skipIf(!boxed)('interactive terminals', () => {
     expect(fs.existsSync(`${f.project}/added.txt`)).toBe(false);
   });
 
-  // Skipped until fixed in main: the review says a new turn commits the shell's file (onNewTurn 'commit', no
-  // warning), but prepareTurn commits auto leftovers only after a turn (the turn-pending mark), so the reset
-  // silently discards what the user made in the shell of an auto session.
-  it.skip('keeps a file made in the shell of an auto session: the next turn commits it, as the review says', async () => {
+  it('keeps a file made in the shell of an auto session: the next turn commits it, as the review says', async () => {
     const session = await f.newSession({ policy: 'full-auto' });
     const { terminalId } = await f.call('terminal.open', { sessionId: session.id });
     await f.call('terminal.write', {
