@@ -8,7 +8,7 @@ import { createToolRegistry } from '../tools/registry.js';
 import type { ToolContext } from '../tools/types.js';
 import type { ApprovalPreview, CommandPreview, FileChangePreview, ScopeKind } from './contract.js';
 import { IpcFailure, toIpcError } from './errors.js';
-import type { SessionBox } from './sessionBox.js';
+import { shellStartFolder, type SessionBox } from './sessionBox.js';
 
 /** Largest text given per side of a file preview; bigger files get the diff only. */
 export const PREVIEW_MAX_CHARS = 4 * 1024 * 1024;
@@ -186,11 +186,13 @@ function previewCommand(
   const requested =
     typeof asked === 'number' && Number.isInteger(asked) && asked > 0 ? Math.floor(asked) : undefined;
   const timeoutMs = Math.min(requested ?? toolLimits.commandDefaultTimeoutMs, toolLimits.commandMaxTimeoutMs);
+  // The call's cwd, else where run_command starts by default (a checkout session's project).
+  const named = typeof raw?.['cwd'] === 'string' && raw['cwd'] !== '' ? raw['cwd'] : undefined;
+  const cwdPath = named !== undefined ? path.resolve(box.workspace, named) : shellStartFolder(box);
   return {
     command,
-    // run_command starts every command in the workspace root.
-    cwd: '.',
-    cwdPath: box.workspace,
+    cwd: named ?? (path.relative(box.workspace, cwdPath).split(path.sep).join('/') || '.'),
+    cwdPath,
     timeoutMs,
     ...(requested !== undefined ? { requestedTimeoutMs: requested } : {}),
     timeoutCapped: requested !== undefined && requested > timeoutMs,

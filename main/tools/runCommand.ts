@@ -1,16 +1,22 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { runCommand, type RunCommandResult } from '../runner/runCommand.js';
 import { DEFAULT_PROTECTED_NAMES } from '../sandbox/protectedPaths.js';
+import { resolvePath } from './confine.js';
 import { toolLimits } from './limits.js';
+import { errorOutcome } from './outcome.js';
 import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
 
 const parameters = z.strictObject({
-  command: z
+  command: z.string().min(1).describe('Shell command to run (bash -c), in cwd. No interactive input.'),
+  cwd: z
     .string()
     .min(1)
-    .describe('Shell command to run in the workspace root (bash -c). No interactive input.'),
+    .optional()
+    .describe(
+      'Folder to run the command in, relative to the workspace root. Default: the project (persistent/project/ when the workspace has checkouts, else the root).',
+    ),
   timeout_ms: z
     .number()
     .int()
@@ -49,7 +55,7 @@ export function readOnlyPathsFor(workspace: string): string[] {
 export const runCommandTool: ToolModule<typeof parameters> = {
   name: 'run_command',
   description:
-    'Run a shell command in the workspace root and get its exit status and output (long output is ' +
+    'Run a shell command in the project folder (or cwd) and get its exit status and output (long output is ' +
     'shortened to its head and tail; the full output is kept as an artifact). Commands cannot read input.',
   parameters,
   mode: 'write',
@@ -61,10 +67,12 @@ async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<
   const requested = args.timeout_ms ?? toolLimits.commandDefaultTimeoutMs;
   const timeoutMs = Math.min(requested, toolLimits.commandMaxTimeoutMs);
   const artifact = artifactNameFor(ctx.idempotencyKey);
+  const cwd = commandFolder(args, ctx);
+  if (typeof cwd !== 'string') return cwd;
   const result = await runCommand({
     command: args.command,
     workspace: ctx.workspace,
-    cwd: ctx.workspace,
+    cwd,
     timeoutMs,
     memoryMb: toolLimits.commandMemoryMb,
     sandbox: ctx.sandbox,
@@ -94,6 +102,23 @@ async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<
     timedOut: result.timedOut,
     durationMs: result.durationMs,
   };
+}
+
+/**
+ * The real folder the command runs in: the call's `cwd`, else the session's default, confined to the
+ * workspace like every path argument (links followed); an error outcome when it is not an existing folder.
+ */
+function commandFolder(args: RunCommandArgs, ctx: ToolContext): string | ToolOutcome {
+  const asked = args.cwd ?? ctx.commandCwd ?? '.';
+  const real = resolvePath(ctx, asked, 'cwd');
+  let isFolder = false;
+  try {
+    isFolder = statSync(real).isDirectory();
+  } catch {
+    isFolder = false;
+  }
+  if (isFolder) return real;
+  return errorOutcome(`cwd ${JSON.stringify(asked)} is not a folder in the workspace`);
 }
 
 function describeStatus(result: RunCommandResult): string {

@@ -44,6 +44,11 @@ export interface ToolContext {
   /** Host paths a boxed command must not see at all (the Keel home: other sessions live there). */
   boxHidden?: readonly string[];
   /**
+   * Workspace-relative folder a command runs in when the call names none: a checkout session's project
+   * (`persistent/project`), so `npm test` works as written and prefix grants match it. Default: the root.
+   */
+  commandCwd?: string;
+  /**
    * Set by the approval gate when the user approved this exact call: a protected path may be
    * written, and a command may run without an OS sandbox.
    */

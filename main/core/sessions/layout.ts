@@ -132,7 +132,15 @@ export function describeWorkspace(config: PersistentConfig): string {
     lines.push(`- persistent/${dir.name}/ is a checkout of ${what}; ${how}.`);
   }
   lines.push(
-    "Commands start in the workspace root: cd into persistent/<name>/ before running the project's own commands. Each new turn starts from the folders' current state.",
+    commandFolderOf(config) === '.'
+      ? "Commands run in the workspace root unless you pass cwd: use cwd persistent/<name> to run a folder's own commands there."
+      : 'Commands run in persistent/project/ unless you pass cwd (a folder relative to the workspace root).',
+    "Each new turn starts from the folders' current state.",
   );
   return lines.join('\n');
+}
+
+/** Where commands run by default: the project's checkout when the session has one, else the workspace root. */
+export function commandFolderOf(config: PersistentConfig): string {
+  return config.dirs.some((dir) => dir.name === 'project') ? 'persistent/project' : '.';
 }

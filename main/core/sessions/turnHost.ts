@@ -68,6 +68,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     protectedGlobs: [...(created.protectedGlobs ?? []), ...layout.protectedGlobs],
     boxReadOnly: layout.boxReadOnly,
     boxHidden: layout.boxHidden,
+    commandCwd: layout.commandCwd,
   };
   const host: TurnHost = {
     log,

@@ -5,7 +5,13 @@ import { existingCheckouts, markTurnStarted } from './checkouts.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 import type { ProviderKeys } from '../../providers/index.js';
 import { createRedactor, type Redactor } from '../../sandbox/redact.js';
-import { describeWorkspace, homeOf, readPersistentConfig, type PersistentConfig } from './layout.js';
+import {
+  commandFolderOf,
+  describeWorkspace,
+  homeOf,
+  readPersistentConfig,
+  type PersistentConfig,
+} from './layout.js';
 
 /** How a session's tools see the world: their workspace root, the prompt that explains it, and the box's extra paths. */
 export type SessionWorkspace = {
@@ -15,6 +21,8 @@ export type SessionWorkspace = {
   hasCheckouts: boolean;
   /** Appended to the system prompt (fixed text per configuration); empty for a project-folder session. */
   promptSuffix: string;
+  /** Workspace-relative folder commands run in by default: the project checkout, else the root. */
+  commandCwd: string;
   /** Workspace-relative globs whose writes need approval: the read-only Persistent Dirs. */
   protectedGlobs: string[];
   /**
@@ -66,6 +74,7 @@ function layoutOf(
       workspace: fs.realpathSync(override ?? created.projectFolder),
       hasCheckouts: false,
       promptSuffix: '',
+      commandCwd: '.',
       protectedGlobs: [],
       boxReadOnly: [],
       boxHidden: [],
@@ -76,6 +85,7 @@ function layoutOf(
     workspace: fs.realpathSync(log.workspaceDir),
     hasCheckouts: true,
     promptSuffix: `\n\n${describeWorkspace(config)}`,
+    commandCwd: commandFolderOf(config),
     protectedGlobs: config.readOnly.map((name) => `persistent/${name}/**`),
     boxReadOnly: existingCheckouts(log.dir, config).flatMap((checkout) => checkout.boxReadOnlyPaths()),
     boxHidden: [fs.realpathSync(homeOf(log.dir))],

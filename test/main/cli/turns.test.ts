@@ -43,7 +43,8 @@ const newSession = (policy: string, prompt: string, extra: string[] = []) =>
 const inProject = (file: string) => `${PROJECT_IN_WORKSPACE}/${file}`;
 const appendLine = (file: string): ScriptStep => ({
   kind: 'reply',
-  toolCalls: [{ name: 'run_command', arguments: { command: `echo ran >> ${inProject(file)}` } }],
+  // Commands run in the project's checkout by default.
+  toolCalls: [{ name: 'run_command', arguments: { command: `echo ran >> ${file}` } }],
 });
 const linesOf = (file: string) =>
   fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];

@@ -126,25 +126,43 @@ describe('approvals.preview', () => {
     expect(preview.file).toBeUndefined();
   });
 
-  it('shows a command of a checkout session starting in the workspace root, the Keel home hidden', async () => {
+  it('shows a command of a checkout session starting in the project checkout (or its cwd), the Keel home hidden', async () => {
     const session = await f.newSession({ policy: 'ask' });
     f.server.enqueue({
       kind: 'reply',
-      toolCalls: [{ name: 'run_command', arguments: { command: 'make -C persistent/project' } }],
+      toolCalls: [
+        { id: 'm1', name: 'run_command', arguments: { command: 'make' } },
+        { id: 'm2', name: 'run_command', arguments: { command: 'ls', cwd: 'session/uploads' } },
+      ],
     });
     await turn(session.id, 'build it');
-    const [request] = (await f.call('approvals.list', { sessionId: session.id })).pending;
-    const preview = await f.call('approvals.preview', { sessionId: session.id, requestSeq: request?.seq });
-    const workspace = path.join(f.home, 'sessions', session.id, 'workspace');
+    const [first] = (await f.call('approvals.list', { sessionId: session.id })).pending;
+    const preview = await f.call('approvals.preview', { sessionId: session.id, requestSeq: first?.seq });
+    const workspace = fs.realpathSync(path.join(f.home, 'sessions', session.id, 'workspace'));
     expect(preview.command).toMatchObject({
-      command: 'make -C persistent/project',
-      cwd: '.',
-      cwdPath: workspace,
+      command: 'make',
+      cwd: 'persistent/project',
+      cwdPath: path.join(workspace, 'persistent', 'project'),
       writable: [workspace],
       hidden: [f.home],
     });
     expect(preview.command?.writable).not.toContain(f.project);
     expect(preview.suggested).toEqual({ prefix: 'prefix:make' });
+    // The second call asks once the first ran: grant the first and let the turn go on to it.
+    const decided = await f.call('approvals.decide', {
+      sessionId: session.id,
+      requestSeq: first?.seq,
+      decision: 'grant',
+      scope: 'once',
+    });
+    await f.turnEnded(session.id, decided.turnId as string);
+    const [second] = (await f.call('approvals.list', { sessionId: session.id })).pending;
+    const named = await f.call('approvals.preview', { sessionId: session.id, requestSeq: second?.seq });
+    expect(named.command).toMatchObject({
+      command: 'ls',
+      cwd: 'session/uploads',
+      cwdPath: path.join(workspace, 'session', 'uploads'),
+    });
   });
 });
 

@@ -290,9 +290,7 @@ describe('turns', () => {
       {
         kind: 'reply',
         // Commands start in the workspace root; the project's checkout is persistent/project.
-        toolCalls: [
-          { name: 'run_command', arguments: { command: 'echo approved > persistent/project/out.txt' } },
-        ],
+        toolCalls: [{ name: 'run_command', arguments: { command: 'echo approved > out.txt' } }],
       },
       { kind: 'reply', text: 'wrote it' },
     );

@@ -62,6 +62,28 @@ describe('run_command in the box', () => {
     expect(readFileSync(path.join(t.sessionDir, 'artifacts', handle), 'utf8')).toContain('done');
   });
 
+  it('runs in cwd, else in the session default, and refuses a cwd that leaves the workspace or is no folder', async () => {
+    mkdirSync(path.join(t.workspace, 'persistent', 'project', 'src'), { recursive: true });
+    writeFileSync(path.join(t.workspace, 'persistent', 'project', 'here.txt'), 'project file\n');
+    const withDefault = t.ctx({ commandCwd: 'persistent/project' });
+    expect((await run({ command: 'cat here.txt' }, withDefault)).content).toMatch(/^project file/);
+    expect((await run({ command: 'pwd', cwd: 'persistent/project/src' }, withDefault)).content).toMatch(
+      /persistent\/project\/src\r?\n/,
+    );
+    expect((await run({ command: 'pwd', cwd: '.' }, withDefault)).content.split(/\r?\n/)[0]).toBe(
+      t.workspace,
+    );
+    expect((await run({ command: 'pwd' })).content.split(/\r?\n/)[0]).toBe(t.workspace);
+    const escaped = await run({ command: 'touch ran', cwd: '../outside' });
+    expect(escaped.isError).toBe(true);
+    expect(errorOf(escaped.content)).toMatch(/cwd.*escapes the workspace/);
+    const missing = await run({ command: 'touch ran', cwd: 'nope' });
+    expect(errorOf(missing.content)).toBe('cwd "nope" is not a folder in the workspace');
+    const file = await run({ command: 'touch ran', cwd: 'persistent/project/here.txt' });
+    expect(errorOf(file.content)).toMatch(/is not a folder/);
+    expect(existsSync(path.join(t.workspace, 'ran'))).toBe(false);
+  });
+
   it('a failing command is an error outcome with its exit code', async () => {
     const outcome = await run({ command: 'echo oops >&2; exit 3' });
     expect(outcome).toMatchObject({ isError: true, exitCode: 3 });

@@ -103,7 +103,7 @@ describe('isolation between two sessions', () => {
             {
               name: 'run_command',
               arguments: {
-                command: `ls ${path.join(visibleHome, 'sessions')}; cat ${bSecret}; echo mine > session/scratch/own.txt && cat session/scratch/own.txt`,
+                command: `ls ${path.join(visibleHome, 'sessions')}; cat ${bSecret}; echo mine > ../../session/scratch/own.txt && cat ../../session/scratch/own.txt`,
               },
             },
           ],
@@ -145,11 +145,12 @@ describe('isolation between two sessions', () => {
           toolCalls: [
             {
               name: 'run_command',
-              arguments: { command: 'cd persistent/project && node -p "require(\'pkg\')"' },
+              // Commands run in the project's checkout unless the call names a cwd.
+              arguments: { command: 'node -p "require(\'pkg\')"' },
             },
             {
               name: 'run_command',
-              arguments: { command: 'echo changed > persistent/project/node_modules/pkg/index.js' },
+              arguments: { command: 'echo changed > node_modules/pkg/index.js', cwd: 'persistent/project' },
             },
           ],
         },
