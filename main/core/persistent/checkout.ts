@@ -224,13 +224,17 @@ export class Checkout {
       return;
     }
     const snapshot = await this.snapshot();
-    if (this.isQuiet() && snapshot.tree === this.state.baselineTree) {
+    const backingChanged = snapshot.tree !== this.state.baselineTree;
+    if (this.isQuiet() && !backingChanged) {
       this.setHead(snapshot.commit);
       this.state.baseline = snapshot.commit;
       this.refreshCopies();
     } else {
-      await this.moveTo(snapshot);
-      await this.syncExtras();
+      // Untouched since its baseline: only the paths the backing folder changed are rewritten.
+      if (!(this.isQuiet() && (await this.advance(snapshot)))) await this.moveTo(snapshot);
+      // The ignored files are listed again only when the backing tree moved; else the known ones are
+      // checked (a link or copy the session removed comes back).
+      await this.syncExtras(backingChanged);
     }
     this.save();
   }
@@ -408,8 +412,14 @@ export class Checkout {
     }
     if (this.state.kind === 'worktree') {
       const backing = plain(this.state.backing);
-      this.state.backingHead = await gitText(backing, ['rev-parse', '--verify', 'HEAD']);
-      const headTree = await gitText(backing, ['rev-parse', `${this.state.backingHead}^{tree}`]);
+      // One rev-parse for both (an unresolvable HEAD fails it); anything but two object ids is refused.
+      const [head, headTree, ...rest] = (await gitText(backing, ['rev-parse', 'HEAD', 'HEAD^{tree}'])).split(
+        '\n',
+      );
+      if (!head || !headTree || rest.length > 0 || !/^[0-9a-f]{40,64}$/.test(head)) {
+        throw new PersistentDirError(`cannot read the HEAD commit of ${this.state.backing}`);
+      }
+      this.state.backingHead = head;
       if (headTree === tree) return { commit: this.state.backingHead, tree };
     }
     return { commit: await this.commitTree(tree), tree };
@@ -476,6 +486,26 @@ export class Checkout {
   /** Names a shadow repository's baseline in a ref, so its objects are never pruned. */
   private async keepReachable(commit: string): Promise<void> {
     await runGit(this.backingSide, ['update-ref', 'refs/keel/baseline', commit]);
+  }
+
+  /**
+   * Moves a checkout that holds exactly its baseline to a snapshot with a two-way `read-tree -m -u`: only
+   * the paths that differ between the two trees are written or removed, nothing else is scanned. False
+   * (nothing changed) when git refuses, e.g. an ignored file the session made is in the way; then `moveTo`.
+   */
+  private async advance(snapshot: { commit: string; tree: string }): Promise<boolean> {
+    if (!this.headIsBaseline()) return false;
+    if (this.state.kind === 'worktree') this.restoreGitFile();
+    try {
+      await runGit(this.checkoutSide, ['read-tree', '-m', '-u', this.state.baselineTree, snapshot.tree]);
+    } catch {
+      return false;
+    }
+    this.setHead(snapshot.commit);
+    this.state.baseline = snapshot.commit;
+    this.state.baselineTree = snapshot.tree;
+    this.markClean();
+    return true;
   }
 
   /** Rewrites the checkout to a snapshot: changed files rewritten, untracked ones removed, HEAD moved. */
@@ -704,23 +734,31 @@ export class Checkout {
   }
 
   /** Links dependency folders and copies small ignored files from the backing folder (see LINKED_DEPENDENCY_DIRS). */
-  private async syncExtras(): Promise<void> {
+  private async syncExtras(relist = true): Promise<void> {
     const { backing, checkout } = this.state;
-    const listing = await runGit(this.backingSide, [
-      'ls-files',
-      '-z',
-      '--others',
-      '--ignored',
-      '--exclude-standard',
-      '--directory',
-    ]);
     const links: string[] = [];
     const files: string[] = [];
-    for (const entry of splitNul(listing.stdout)) {
-      if (entry.endsWith('/')) {
-        const rel = entry.slice(0, -1);
-        if (LINKED_DEPENDENCY_DIRS.includes(path.posix.basename(rel))) links.push(rel);
-      } else if (files.length < IGNORED_COPY_MAX_FILES) files.push(entry);
+    if (relist) {
+      const listing = await runGit(this.backingSide, [
+        'ls-files',
+        '-z',
+        '--others',
+        '--ignored',
+        '--exclude-standard',
+        '--directory',
+      ]);
+      for (const entry of splitNul(listing.stdout)) {
+        if (entry.endsWith('/')) {
+          const rel = entry.slice(0, -1);
+          if (LINKED_DEPENDENCY_DIRS.includes(path.posix.basename(rel))) links.push(rel);
+        } else if (files.length < IGNORED_COPY_MAX_FILES) files.push(entry);
+      }
+    } else {
+      // The last listing, minus dependency folders the backing folder no longer has.
+      links.push(
+        ...this.state.links.filter((rel) => lstatOrUndefined(path.join(backing, rel))?.isDirectory()),
+      );
+      files.push(...Object.keys(this.state.copies));
     }
     for (const stale of this.state.links.filter((link) => !links.includes(link))) {
       const at = path.join(checkout, stale);

@@ -216,6 +216,64 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
     if (kind === 'worktree') expect(git(co, 'status', '--porcelain')).toBe('');
   });
 
+  it('follows backing changes into an untouched checkout, rewriting only the paths that changed', async () => {
+    writeFiles(backing, { 'old/one.txt': '1\n', 'old/two.txt': '2\n', 'keep.txt': 'keep\n' });
+    if (kind === 'worktree') git(backing, 'add', '-A');
+    const checkout = await Checkout.open(spec(backing), location());
+    const co = location().checkout;
+    const kept = fs.statSync(path.join(co, 'keep.txt'));
+    writeFiles(backing, { 'src/a.txt': 'user\n', 'fresh/deep/new.txt': 'new\n' });
+    fs.rmSync(path.join(backing, 'old'), { recursive: true });
+    fs.rmSync(path.join(backing, 'README.md'));
+    writeFiles(backing, { 'README.md/now-a-folder.txt': 'x\n' });
+    await checkout.reset();
+    expect(read(path.join(co, 'src/a.txt'))).toBe('user\n');
+    expect(read(path.join(co, 'fresh/deep/new.txt'))).toBe('new\n');
+    expect(fs.existsSync(path.join(co, 'old'))).toBe(false);
+    expect(read(path.join(co, 'README.md/now-a-folder.txt'))).toBe('x\n');
+    const after = fs.statSync(path.join(co, 'keep.txt'));
+    expect([after.ino, after.mtimeMs]).toEqual([kept.ino, kept.mtimeMs]);
+    expect(await checkout.uncommitted()).toEqual([]);
+    if (kind === 'worktree') expect(git(co, 'status', '--porcelain')).toBe('');
+  });
+
+  it('still follows the backing folder when files the checkout holds outside git are in the way', async () => {
+    writeFiles(backing, { '.gitignore': 'out/\n' });
+    if (kind === 'worktree') git(backing, 'add', '-A');
+    const checkout = await Checkout.open(spec(backing), location());
+    const co = location().checkout;
+    // The session's build output (ignored: no commit carries it), and a file something wrote outside any
+    // turn (nothing marked the checkout dirty).
+    writeFiles(co, { 'out/result.txt': 'session build\n', 'stray.txt': 'stray\n' });
+    // The user stops ignoring out/ and has files of those names.
+    writeFiles(backing, { '.gitignore': '', 'out/result.txt': 'user file\n', 'stray.txt': 'user stray\n' });
+    await checkout.reset();
+    expect(read(path.join(co, 'out/result.txt'))).toBe('user file\n');
+    expect(read(path.join(co, 'stray.txt'))).toBe('user stray\n');
+    expect(await checkout.uncommitted()).toEqual([]);
+  });
+
+  it('brings back a dependency link and an ignored copy the session removed or changed', async () => {
+    writeFiles(backing, {
+      '.gitignore': 'node_modules/\n.env\n',
+      'node_modules/pkg/index.js': 'module.exports = 1;\n',
+      '.env': 'KEY=backing\n',
+    });
+    if (kind === 'worktree') git(backing, 'add', '-A');
+    const checkout = await Checkout.open(spec(backing), location());
+    const co = location().checkout;
+    expect(fs.lstatSync(path.join(co, 'node_modules')).isSymbolicLink()).toBe(true);
+    expect(read(path.join(co, '.env'))).toBe('KEY=backing\n');
+    fs.rmSync(path.join(co, 'node_modules'));
+    writeFiles(co, { '.env': 'KEY=session\n', 'src/a.txt': 'session\n' });
+    Checkout.markDirty(location());
+    await checkout.reset();
+    expect(fs.lstatSync(path.join(co, 'node_modules')).isSymbolicLink()).toBe(true);
+    expect(read(path.join(co, 'node_modules/pkg/index.js'))).toBe('module.exports = 1;\n');
+    expect(read(path.join(co, '.env'))).toBe('KEY=backing\n');
+    expect(read(path.join(co, 'src/a.txt'))).toBe('one\ntwo\nthree\n');
+  });
+
   it('notices a backing index it did not write itself (a crash between staging and saving)', async () => {
     const checkout = await Checkout.open(spec(backing), location());
     const co = location().checkout;
