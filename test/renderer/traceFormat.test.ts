@@ -89,4 +89,88 @@ describe('trace wording', () => {
     ).toBe('attempt: 2 · reason: overloaded');
     expect(format.stageDetail({ kind: 'other', name: 'x', detail: null })).toBeUndefined();
   });
+
+  it('names every stage the core records in words, never by its raw name', () => {
+    // Each stage name main/core writes to the trace (turn engine, compaction hook, checkouts, harness stream),
+    // with the kind main/core/trace/summary.ts gives it.
+    const recorded: Stage[] = [
+      { kind: 'projection', name: 'projection' },
+      { kind: 'request', name: 'request' },
+      { kind: 'time_to_first_token', name: 'time_to_first_token' },
+      { kind: 'stream', name: 'stream' },
+      { kind: 'retry', name: 'retry' },
+      { kind: 'compaction', name: 'compaction' },
+      { kind: 'tool', name: 'tool:read_file', tool: 'read_file' },
+      { kind: 'persistent', name: 'persistent_reset' },
+      { kind: 'persistent', name: 'persistent_commit' },
+      { kind: 'other', name: 'harness_turn' },
+      { kind: 'other', name: 'usage' },
+    ];
+    const labels = recorded.map((stage) => format.stageLabel(stage));
+    expect(labels).toEqual([
+      'Projection',
+      'Request',
+      'Time to first token',
+      'Stream',
+      'Retry',
+      'Compaction',
+      'read_file',
+      'Reset checkouts',
+      'Apply changes to the folder',
+      'Turn',
+      'Usage',
+    ]);
+    // A stage added later without words of its own still reads as words.
+    expect(format.stageLabel({ kind: 'other', name: 'sandbox_setup' })).toBe('Sandbox setup');
+    expect(format.stageLabel({ kind: 'persistent', name: 'persistent_merge' })).toBe('Persistent merge');
+  });
+
+  it('says what a checkout step did: the dirs it reset, what each commit applied or refused', () => {
+    expect(
+      format.stageDetail({
+        kind: 'persistent',
+        name: 'persistent_reset',
+        detail: { reset: ['project', 'docs'], leftoverCommits: 0 },
+      }),
+    ).toBe('reset project, docs');
+    expect(
+      format.stageDetail({
+        kind: 'persistent',
+        name: 'persistent_reset',
+        detail: { reset: ['project'], leftoverCommits: 1 },
+      }),
+    ).toBe('reset project · applied what the last turn left in 1 dir first');
+    expect(
+      format.stageDetail({
+        kind: 'persistent',
+        name: 'persistent_commit',
+        detail: {
+          dirs: ['project', 'docs', 'notes'],
+          reports: [
+            { dir: 'project', status: 'committed', files: 3 },
+            { dir: 'docs', status: 'conflict', conflicts: ['a.md', 'b.md'] },
+            { dir: 'notes', status: 'unchanged' },
+          ],
+        },
+      }),
+    ).toBe('project: 3 files applied · docs: conflict in a.md, b.md, nothing applied · notes: no changes');
+    expect(
+      format.stageDetail({
+        kind: 'persistent',
+        name: 'persistent_commit',
+        detail: {
+          dirs: ['project'],
+          manual: true,
+          reports: [{ dir: 'project', status: 'committed', files: 1 }],
+        },
+      }),
+    ).toBe('project: 1 file applied · after review');
+    expect(
+      format.stageDetail({
+        kind: 'persistent',
+        name: 'persistent_commit',
+        detail: { dirs: [], reports: [] },
+      }),
+    ).toBe('nothing to apply');
+  });
 });

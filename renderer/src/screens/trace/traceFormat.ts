@@ -51,7 +51,24 @@ const STAGE_LABELS: Record<StageKind, string> = {
   other: 'Other',
 };
 
-/** What a timeline bar is called: the tool's name for tools, the decision for approval waits. */
+/**
+ * Trace stages the core records under their own names (main/core/sessions: checkouts.ts, stream.ts; the turn
+ * engine's usage marker): what a person reads instead of the name.
+ */
+const NAMED_STAGE_LABELS: Readonly<Record<string, string>> = {
+  persistent_reset: 'Reset checkouts',
+  persistent_commit: 'Apply changes to the folder',
+  harness_turn: 'Turn',
+  usage: 'Usage',
+};
+
+/** "some_new_stage" → "Some new stage": a stage this module has no words for still reads as words. */
+function humanizeStageName(name: string): string {
+  const words = name.replace(/[_:.-]+/g, ' ').trim();
+  return words ? `${words.charAt(0).toUpperCase()}${words.slice(1)}` : name;
+}
+
+/** What a timeline bar is called: the tool's name for tools, the decision for approval waits, words for the rest. */
 export function stageLabel(stage: TimelineStage): string {
   switch (stage.kind) {
     case 'tool':
@@ -62,7 +79,7 @@ export function stageLabel(stage: TimelineStage): string {
       }`;
     case 'other':
     case 'persistent':
-      return stage.name;
+      return NAMED_STAGE_LABELS[stage.name] ?? humanizeStageName(stage.name);
     default:
       return STAGE_LABELS[stage.kind];
   }
@@ -73,10 +90,12 @@ export function stageKindLabel(kind: StageKind): string {
   return STAGE_LABELS[kind];
 }
 
-/** A short line of what a stage's record carried (retry reason, compaction status…), or nothing. */
+/** A short line of what a stage's record carried (retry reason, compaction status, what a checkout step did…), or nothing. */
 export function stageDetail(stage: TimelineStage): string | undefined {
   const detail = stage.detail;
   if (detail === undefined || detail === null) return undefined;
+  const checkout = checkoutDetail(stage.name, detail);
+  if (checkout !== undefined) return checkout;
   if (typeof detail === 'string') return detail;
   if (typeof detail === 'number' || typeof detail === 'boolean') return String(detail);
   if (typeof detail !== 'object') return undefined;
@@ -87,4 +106,47 @@ export function stageDetail(stage: TimelineStage): string | undefined {
     if (parts.length >= 4) break;
   }
   return parts.length > 0 ? parts.join(' · ') : undefined;
+}
+
+const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
+
+/** One dir's commit report (main/core/sessions/checkouts.ts `summarize`) in words: "project: 3 files applied". */
+function describeCommitReport(report: unknown): string | undefined {
+  if (typeof report !== 'object' || report === null) return undefined;
+  const { dir, status, files, conflicts } = report as Record<string, unknown>;
+  if (typeof dir !== 'string') return undefined;
+  if (status === 'committed')
+    return `${dir}: ${typeof files === 'number' ? plural(files, 'file') : 'changes'} applied`;
+  if (status === 'conflict') {
+    const paths = Array.isArray(conflicts) ? conflicts.filter((path) => typeof path === 'string') : [];
+    return `${dir}: conflict${paths.length > 0 ? ` in ${paths.slice(0, 3).join(', ')}` : ''}, nothing applied`;
+  }
+  if (status === 'unchanged') return `${dir}: no changes`;
+  return undefined;
+}
+
+/**
+ * The checkout steps' records in words (their generic key: value line would show only counters): which dirs
+ * were reset, what each commit applied or refused, whether it was a reviewed (manual) apply.
+ */
+function checkoutDetail(name: string, detail: unknown): string | undefined {
+  if (typeof detail !== 'object' || detail === null) return undefined;
+  const record = detail as Record<string, unknown>;
+  if (name === 'persistent_reset') {
+    const dirs = Array.isArray(record['reset'])
+      ? record['reset'].filter((dir) => typeof dir === 'string')
+      : [];
+    const leftover = typeof record['leftoverCommits'] === 'number' ? record['leftoverCommits'] : 0;
+    const parts = [dirs.length > 0 ? `reset ${dirs.join(', ')}` : 'nothing to reset'];
+    if (leftover > 0) parts.push(`applied what the last turn left in ${plural(leftover, 'dir')} first`);
+    return parts.join(' · ');
+  }
+  if (name === 'persistent_commit') {
+    const reports = Array.isArray(record['reports']) ? record['reports'] : [];
+    const parts = reports.flatMap((report) => describeCommitReport(report) ?? []);
+    if (parts.length === 0) parts.push('nothing to apply');
+    if (record['manual'] === true) parts.push('after review');
+    return parts.join(' · ');
+  }
+  return undefined;
 }
