@@ -61,7 +61,7 @@ describe.each(formats)('%s provider over real HTTP', (_name, make) => {
       toolCalls: [{ id: 'call_1', name: 'grep', arguments: { pattern: 'http.Handle' } }],
       usage: { inputTokens: 120, outputTokens: 30, cacheReadTokens: 100 },
     });
-    const events = await collect(make().stream({ payload, tools, model: 'claude-sonnet-4-5' }));
+    const events = await collect(make().stream({ payload, tools, model: 'claude-opus-5-5' }));
     const text = events.flatMap((e) => (e.type === 'text' ? [e.text] : [])).join('');
     expect(text).toBe('Looking for handlers.');
     expect(events.filter((e) => e.type === 'text').length).toBeGreaterThan(1);
