@@ -1,3 +1,5 @@
+import { findModel, isRetired, SUGGESTED_MODEL, type ModelInfo } from './catalogue.js';
+
 /** Why a provider request failed, in words a person can act on. */
 export type ProviderErrorCode =
   | 'missing_key'
@@ -49,8 +51,58 @@ function providerMessage(error: SdkError): string {
   return body?.error?.message ?? body?.message ?? error.message ?? 'unknown error';
 }
 
-/** Maps an SDK or network error to a ProviderError with a readable message naming the provider. */
-export function toProviderError(error: unknown, provider: string, signal?: AbortSignal): ProviderError {
+/**
+ * The model a 404 says is unknown: Anthropic answers `not_found_error` "model: ID", OpenAI
+ * `model_not_found` "The model `ID` does not exist…", Ollama "model \"ID\" not found…". Undefined for
+ * any other 404 (a wrong base URL, a missing route).
+ */
+function missingModel(error: SdkError, detail: string): string | undefined {
+  const body = error.error as { error?: { type?: string }; type?: string } | undefined;
+  const anthropic = /^model: (\S+)$/.exec(detail);
+  if (anthropic && (body?.error?.type ?? body?.type) === 'not_found_error') return anthropic[1];
+  const openai = /^The model `([^`]+)` does not exist/.exec(detail);
+  if (openai) return openai[1];
+  const ollama = /^model "([^"]+)" not found/.exec(detail);
+  return ollama?.[1];
+}
+
+/**
+ * Why a pinned model's requests fail, and how to move the session on: sessions keep their model, so a
+ * retired model fails every turn until the session is switched to another one.
+ */
+function modelNotServed(provider: string, model: string, detail: string, now: Date): string {
+  const known = findModel(model);
+  const kind =
+    known?.provider ??
+    (provider === 'Anthropic' ? 'anthropic' : provider === 'OpenAI' ? 'openai' : undefined);
+  const target = kind ? `${kind}:${suggestedSwitch(kind, known) ?? 'MODEL'}` : 'PROVIDER:MODEL';
+  const why =
+    known && isRetired(known, now)
+      ? `${provider} no longer serves ${model}: it was retired${known.retiresOn ? ` on ${known.retiresOn}` : ''}`
+      : `${provider} does not serve the model ${model} (404: ${detail}); it may be retired, misspelt, or not available to this key`;
+  return (
+    `${why}. This session is pinned to it, so every request fails until you switch the session's model: ` +
+    `keel model SESSION ${target}, or the model switch in the app.`
+  );
+}
+
+/** The model to suggest instead: the documented replacement when Keel knows it, else the suggested one. */
+function suggestedSwitch(kind: ModelInfo['provider'], failed: ModelInfo | undefined): string | undefined {
+  const replacement = failed?.replacement ? findModel(failed.replacement) : undefined;
+  if (replacement && replacement.status !== 'retired') return replacement.id;
+  return SUGGESTED_MODEL[kind] === failed?.id ? undefined : SUGGESTED_MODEL[kind];
+}
+
+/**
+ * Maps an SDK or network error to a ProviderError with a readable message naming the provider. A 404 for
+ * an unknown or retired model names the model and says how to switch the session (`now` dates retirement).
+ */
+export function toProviderError(
+  error: unknown,
+  provider: string,
+  signal?: AbortSignal,
+  now: Date = new Date(),
+): ProviderError {
   if (error instanceof ProviderError) return error;
   const e = (error ?? {}) as SdkError;
   if (signal?.aborted || e.name === 'APIUserAbortError' || e.name === 'AbortError') {
@@ -69,7 +121,11 @@ export function toProviderError(error: unknown, provider: string, signal?: Abort
       status,
     );
   }
-  if (status === 404) return new ProviderError('not_found', `${provider}: ${detail} (404)`, false, status);
+  if (status === 404) {
+    const missing = missingModel(e, detail);
+    const message = missing ? modelNotServed(provider, missing, detail, now) : `${provider}: ${detail} (404)`;
+    return new ProviderError('not_found', message, false, status);
+  }
   if (status === 429) {
     const retryAfter = Number(header(e.headers, 'retry-after'));
     return new ProviderError(
