@@ -11,6 +11,7 @@ import {
   persistentConfigOf,
   prepareTurn,
 } from '../../main/core/sessions/checkouts.js';
+import { gitProcessCount } from '../../main/core/persistent/git.js';
 import { createHarness } from '../../main/core/sessions/harness.js';
 import { withWritableSession } from '../../main/core/sessions/sessionLock.js';
 import type { Bench } from './benches/context.js';
@@ -76,7 +77,16 @@ async function measureCheckouts(
   id: string,
   profile: SessionBenchSizes,
   progress: (message: string) => void,
-): Promise<{ kind: string; firstMs: number; resets: number[]; commits: number[]; totals: number[] }> {
+): Promise<{
+  kind: string;
+  firstMs: number;
+  resets: number[];
+  commits: number[];
+  totals: number[];
+  /** git processes started per turn by the reset and by the commit. */
+  resetGits: number[];
+  commitGits: number[];
+}> {
   progress(`sessions: first checkout (${id})`);
   const first = await withWritableSession(home, id, async (log) => {
     const spec = persistentConfigOf(log)?.dirs[0];
@@ -88,14 +98,18 @@ async function measureCheckouts(
   const resets: number[] = [];
   const commits: number[] = [];
   const totals: number[] = [];
+  const resetGits: number[] = [];
+  const commitGits: number[] = [];
   for (let turn = 0; turn < profile.turns; turn++) {
     progress(
       `sessions: ${id} turn ${turn + 1}/${profile.turns} (reset, ${profile.changedFiles} edits, commit)`,
     );
     await withWritableSession(home, id, async (log) => {
+      const g0 = gitProcessCount();
       const t0 = performance.now();
       await prepareTurn(log, { newTurn: true });
       const reset = performance.now() - t0;
+      const g1 = gitProcessCount();
       const config = persistentConfigOf(log);
       if (config) markTurnStarted(log.dir, config);
       for (let i = 0; i < profile.changedFiles; i++) {
@@ -108,6 +122,8 @@ async function measureCheckouts(
       const t1 = performance.now();
       const reports = await finishTurn(log);
       const commit = performance.now() - t1;
+      resetGits.push(g1 - g0);
+      commitGits.push(gitProcessCount() - g1);
       if (reports[0]?.status !== 'committed')
         throw new Error(`${id} turn ${turn}: the commit did not happen`);
       resets.push(reset);
@@ -115,7 +131,7 @@ async function measureCheckouts(
       totals.push(reset + commit);
     });
   }
-  return { kind: first.kind, firstMs: first.ms, resets, commits, totals };
+  return { kind: first.kind, firstMs: first.ms, resets, commits, totals, resetGits, commitGits };
 }
 
 /** A git repository of `count` small files in folders of 100, committed once. */
@@ -212,6 +228,12 @@ export const sessionsBench: Bench = {
       }),
       makeMetric('per-turn reset + commit (median)', 'ms', 'lower', { keel: round(median(git.totals), 1) }),
       makeMetric('per-turn reset + commit (p90)', 'ms', 'lower', { keel: round(p90(git.totals), 1) }),
+      makeMetric('git processes per turn: reset + commit (median)', 'count', 'lower', {
+        keel: median(git.resetGits.map((n, i) => n + (git.commitGits[i] ?? 0))),
+      }),
+    );
+    notes.push(
+      `git processes per turn: reset ${median(git.resetGits)}, commit ${median(git.commitGits)} (medians)`,
     );
     if (profile.projectFiles >= 10_000) {
       const value = median(git.totals);
