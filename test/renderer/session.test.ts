@@ -305,6 +305,34 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     expect((await openSession(page, manualId)).persistentDirs).toEqual([
       { dir: 'project', commit: 'manual', readOnly: false },
     ]);
+    // The header says so, with the explanation as its tooltip; once the turn has written a file in the
+    // checkout it counts it, as the Changes button beside it does.
+    const modeTag = page.locator('.session-header .checkout-mode');
+    await expect.poll(() => modeTag.getAttribute('data-mode')).toBe('manual');
+    await modeTag.getByText('Checkout · review, then apply').waitFor();
+    expect(await modeTag.getAttribute('title')).toMatch(
+      /reach the folder only when you apply them in Changes/,
+    );
+    provider.enqueue(
+      {
+        kind: 'reply',
+        toolCalls: [
+          { name: 'write_file', arguments: { path: 'persistent/project/src/reviewed.ts', content: 'r\n' } },
+        ],
+      },
+      { kind: 'reply', text: 'Written in the checkout.' },
+    );
+    await page.getByLabel('Message').fill('Write src/reviewed.ts.');
+    await page.getByLabel('Message').press('Enter');
+    await page
+      .getByRole('article', { name: 'Approval needed: write_file' })
+      .getByRole('button', { name: 'Allow once' })
+      .click();
+    await page.getByText('Written in the checkout.').waitFor();
+    await modeTag.locator('.checkout-mode-count', { hasText: '1 uncommitted' }).waitFor();
+    await page.getByRole('button', { name: 'Changes, 1 uncommitted' }).waitFor();
+    expect(fs.existsSync(path.join(project, 'src', 'reviewed.ts'))).toBe(false);
+    await screenshot(page, 'header-checkout-manual');
 
     // Edit the folder directly: no checkout; the tools' paths are the folder's own and a write lands at once.
     const direct = await create('Direct edits', 'Edit the folder directly');
@@ -312,6 +340,14 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     await screenshot(page, '11-new-session-changes-direct');
     const directId = await submit(direct.dialog, 'Direct edits');
     expect((await openSession(page, directId)).persistentDirs).toEqual([]);
+    // No checkout: the header says edits land in the folder, and there is no Changes screen to open.
+    await expect.poll(() => modeTag.getAttribute('data-mode')).toBe('direct');
+    await modeTag.getByText('Edits the folder directly').waitFor();
+    expect(await modeTag.getAttribute('title')).toMatch(
+      /^No checkout: the agent writes into the folder itself/,
+    );
+    expect(await page.locator('.session-header .changes-toggle').count()).toBe(0);
+    await screenshot(page, 'header-checkout-direct');
     provider.enqueue(
       {
         kind: 'reply',
@@ -336,6 +372,12 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     expect((await openSession(page, autoId)).persistentDirs).toEqual([
       { dir: 'project', commit: 'auto', readOnly: false },
     ]);
+    await expect.poll(() => modeTag.getAttribute('data-mode')).toBe('auto');
+    await modeTag.getByText('Checkout · applies when each turn ends').waitFor();
+    expect(await modeTag.getAttribute('title')).toMatch(/When each turn ends, the turn's changes are merged/);
+    expect(await modeTag.locator('.checkout-mode-count').count()).toBe(0);
+    await page.getByRole('button', { name: 'Changes', exact: true }).waitFor();
+    await screenshot(page, 'header-checkout-auto');
     expect(watched.errors).toEqual([]);
   }, 90_000);
 });

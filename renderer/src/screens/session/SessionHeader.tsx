@@ -2,11 +2,14 @@ import type { JSX, ReactNode } from 'react';
 import type { ChannelOutput, SessionStatus } from '../../../../main/ipc/contract.js';
 import { StatusBadge } from '../../components/StatusBadge.js';
 import { sessionTitle } from '../browser/SessionRow.js';
+import { useUncommitted } from '../changes/useChanges.js';
+import { describeCheckoutMode } from './checkoutMode.js';
 import { ContextMeter } from './ContextMeter.js';
+import './sessionHeader.css';
 
 type Opened = ChannelOutput<'sessions.open'>;
 
-/** The session's title, status, surface toggles, pinned model, policy, folder and context meter. */
+/** The session's title, status, surface toggles, pinned model, policy, folder (and how changes reach it) and context meter. */
 export function SessionHeader({
   opened,
   status,
@@ -35,12 +38,49 @@ export function SessionHeader({
           {pin.provider}:<strong>{pin.model}</strong>
         </span>
         <span title="Approval policy">policy {policy}</span>
-        <span className="session-folder" title={session.projectFolder}>
-          <code>{session.projectFolder}</code>
-          {session.projectExists ? null : <span className="tag tag-warning">folder missing</span>}
-        </span>
         <ContextMeter usedTokens={context.usedTokens} window={context.window} compactAt={context.compactAt} />
+        {/* The folder and how changes reach it, on a line of their own: the same header for every mode. */}
+        <span className="session-place">
+          <span className="session-folder" title={session.projectFolder}>
+            <code>{session.projectFolder}</code>
+            {session.projectExists ? null : <span className="tag tag-warning">folder missing</span>}
+          </span>
+          <CheckoutModeTag sessionId={session.id} checkouts={opened.persistentDirs} />
+        </span>
       </div>
     </header>
+  );
+}
+
+/**
+ * How the session's changes reach its folder, with a tooltip (read to screen readers too) that explains it.
+ * A manual checkout also counts its uncommitted files, from the read the Changes button already shares.
+ */
+function CheckoutModeTag({
+  sessionId,
+  checkouts,
+}: {
+  sessionId: string;
+  checkouts: Opened['persistentDirs'];
+}): JSX.Element {
+  const reviewed = checkouts.some((dir) => dir.commit === 'manual' && !dir.readOnly);
+  const uncommitted = useUncommitted(sessionId, reviewed);
+  const {
+    mode,
+    label,
+    tooltip,
+    uncommitted: count,
+  } = describeCheckoutMode(checkouts, uncommitted.data?.dirs);
+  return (
+    <span className="checkout-mode" data-mode={mode} title={tooltip}>
+      <span className="checkout-mode-icon" aria-hidden="true">
+        {mode === 'direct' ? '✎' : '⎇'}
+      </span>
+      {label}
+      {count !== undefined && count > 0 ? (
+        <span className="checkout-mode-count">{count} uncommitted</span>
+      ) : null}
+      <span className="visually-hidden">. {tooltip}</span>
+    </span>
   );
 }
