@@ -155,6 +155,9 @@ describe.skipIf(!HAS_CHROMIUM)('traces and cost', () => {
       'Time to first token',
       'Stream',
       'write_file',
+      // The checkout's steps, in words: reset before the turn, its changes applied when it ended.
+      'Reset checkouts',
+      'Apply changes to the folder',
     ]) {
       expect(labels).toContain(expected);
     }
