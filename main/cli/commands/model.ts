@@ -17,7 +17,7 @@ export function registerModel(program: Command, context: CliContext): void {
     .command('model')
     .description("switch a session's pinned model (recorded as model_changed)")
     .argument('<session>', 'session id')
-    .argument('<provider:model>', 'e.g. anthropic:claude-sonnet-4-5 or openai-compatible:qwen2.5-coder')
+    .argument('<provider:model>', 'e.g. anthropic:claude-sonnet-5-5 or openai-compatible:qwen2.5-coder')
     .option('--base-url <url>', 'provider base URL (needed for openai-compatible)')
     .option('--context-window <tokens>', 'context window of a model Keel does not know', parsePositiveInteger)
     .action(

@@ -330,8 +330,10 @@ class Turn {
         }
       }
     } catch (error) {
-      const failure =
+      const thrown =
         error instanceof ProviderError ? error : new ProviderError('bad_response', String(error));
+      // Providers don't know the session: their "switch the model" hint names it here.
+      const failure = withSessionId(thrown, this.host.log.id);
       this.record('request', requestStart, { failed: failure.code });
       if (failure.code === 'aborted' || this.signal.aborted)
         return this.interrupt(failure.partial || partial, this.stopReason(undefined));
@@ -654,3 +656,17 @@ class Turn {
 }
 
 export type { ToolCall };
+
+/** The provider's error with its `keel model SESSION` hint naming the session it happened in. */
+function withSessionId(failure: ProviderError, sessionId: string): ProviderError {
+  if (!failure.message.includes('keel model SESSION ')) return failure;
+  const named = new ProviderError(
+    failure.code,
+    failure.message.replace('keel model SESSION ', `keel model ${sessionId} `),
+    failure.retryable,
+    failure.status,
+    failure.retryAfterMs,
+  );
+  named.partial = failure.partial;
+  return named;
+}

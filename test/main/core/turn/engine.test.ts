@@ -228,6 +228,16 @@ describe('a turn', () => {
     expect(await runTurn(hostFor(log))).toEqual({ status: 'completed', text: 'back' });
   });
 
+  it('tells the user how to switch this session off a model the provider no longer serves', async () => {
+    const log = createSession('ask');
+    server.enqueue({ kind: 'fail', status: 404, message: 'The model `scripted-model` does not exist' });
+    const outcome = await runTurn(hostFor(log), { prompt: 'hello' });
+    expect(outcome.status).toBe('failed');
+    const error = log.read().at(-1);
+    expect(error?.kind === 'error' && error.code).toBe('not_found');
+    expect(error?.kind === 'error' && error.message).toContain(`keel model ${log.id} PROVIDER:MODEL`);
+  });
+
   it('asks again instead of re-running a command whose outcome is unknown', async () => {
     const log = createSession('full-auto');
     log.append([
