@@ -164,7 +164,8 @@ export class Checkout {
     fs.rmSync(location.checkout, { recursive: true, force: true });
     fs.rmSync(location.stateDir, { recursive: true, force: true });
     fs.mkdirSync(location.stateDir, { recursive: true });
-    const kind = await detectKind(backing);
+    const repository = await detectKind(backing);
+    const { kind } = repository;
     const checkout = new Checkout(spec, location, {
       version: 1,
       kind,
@@ -178,9 +179,9 @@ export class Checkout {
       clean: false,
       head: '',
       backingHead: '',
-      objectFormat: 'sha1',
+      objectFormat: repository.kind === 'worktree' ? repository.objectFormat : 'sha1',
     });
-    await checkout.create();
+    await checkout.create(repository.kind === 'worktree' ? repository.gitDir : '');
     return checkout;
   }
 
@@ -319,7 +320,7 @@ export class Checkout {
       ]);
       const files = [...written];
       for (const write of plan) if (write.kind === 'delete') files.push(await this.apply(write));
-      if (this.state.kind === 'shadow') await this.keepReachable(commit);
+      if (this.state.kind === 'shadow') this.keepReachable(commit);
       this.state.expected =
         changes.length === allChanges.length && plan.every((write) => write.kind !== 'merged')
           ? expectedBacking(this.state.baselineTree, sessionTree, changes)
@@ -353,7 +354,8 @@ export class Checkout {
     return [`core.excludesFile=${path.join(this.location.stateDir, 'exclude')}`, 'core.untrackedCache=true'];
   }
 
-  private async create(): Promise<void> {
+  /** Makes the checkout; `repositoryGitDir` is the backing repository's git folder (worktree kind). */
+  private async create(repositoryGitDir: string): Promise<void> {
     const { stateDir } = this.location;
     this.writeExcludes();
     if (this.state.kind === 'shadow') {
@@ -367,17 +369,15 @@ export class Checkout {
       await this.moveTo(snapshot);
     } else {
       const backing = plain(this.state.backing);
-      const format = await gitText(backing, ['rev-parse', '--show-object-format']);
-      this.state.objectFormat = format === 'sha256' ? 'sha256' : 'sha1';
       // The backing index seeds the private one, so the first snapshot hashes only what is modified.
-      const realIndex = path.join(await gitText(backing, ['rev-parse', '--absolute-git-dir']), 'index');
+      const realIndex = path.join(repositoryGitDir, 'index');
       if (fs.existsSync(realIndex)) fs.copyFileSync(realIndex, path.join(stateDir, 'backing.index'));
       const snapshot = await withBackingLock(this.location.locksRoot, this.state.backing, async () => {
         const taken = await this.snapshot();
         await runGit(backing, ['worktree', 'add', '-f', '--detach', '-q', this.state.checkout, taken.commit]);
         return taken;
       });
-      this.state.gitDir = await gitText(plain(this.state.checkout), ['rev-parse', '--absolute-git-dir']);
+      this.state.gitDir = worktreeGitDir(this.state.checkout);
       this.state.baseline = snapshot.commit;
       this.state.baselineTree = snapshot.tree;
       this.state.head = snapshot.commit;
@@ -467,7 +467,7 @@ export class Checkout {
   /** A snapshot commit of `tree`: on the backing HEAD for a worktree, on the previous baseline for a shadow. */
   private async commitTree(tree: string): Promise<string> {
     const commit = await this.createCommit(tree);
-    if (this.state.kind === 'shadow') await this.keepReachable(commit);
+    if (this.state.kind === 'shadow') this.keepReachable(commit);
     return commit;
   }
 
@@ -483,9 +483,16 @@ export class Checkout {
     ]);
   }
 
-  /** Names a shadow repository's baseline in a ref, so its objects are never pruned. */
-  private async keepReachable(commit: string): Promise<void> {
-    await runGit(this.backingSide, ['update-ref', 'refs/keel/baseline', commit]);
+  /**
+   * Names a shadow repository's baseline in a ref, so its objects are never pruned. The repository is
+   * private to this checkout, so the loose ref file is written directly (temp + rename), without a git.
+   */
+  private keepReachable(commit: string): void {
+    const file = path.join(this.state.gitDir, 'refs', 'keel', 'baseline');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const temp = `${file}.${process.pid}.keel-tmp`;
+    fs.writeFileSync(temp, `${commit}\n`);
+    fs.renameSync(temp, file);
   }
 
   /**
@@ -1046,20 +1053,39 @@ function realBacking(spec: PersistentDirSpec): string {
   return real;
 }
 
-async function detectKind(backing: string): Promise<CheckoutKind> {
+/** What git says about the backing folder: a repository root with a commit gets a worktree. */
+type BackingRepository =
+  { kind: 'shadow' } | { kind: 'worktree'; gitDir: string; objectFormat: 'sha1' | 'sha256' };
+
+async function detectKind(backing: string): Promise<BackingRepository> {
   try {
-    const top = await gitText(plain(backing), ['rev-parse', '--show-toplevel']);
-    if (fs.realpathSync.native(top) !== backing) return 'shadow';
+    const [top, gitDir, format] = (
+      await gitText(plain(backing), [
+        'rev-parse',
+        '--show-toplevel',
+        '--absolute-git-dir',
+        '--show-object-format',
+      ])
+    ).split('\n');
+    if (!top || !gitDir || fs.realpathSync.native(top) !== backing) return { kind: 'shadow' };
     await gitText(plain(backing), ['rev-parse', '--verify', '-q', 'HEAD']);
-    return 'worktree';
+    return { kind: 'worktree', gitDir, objectFormat: format === 'sha256' ? 'sha256' : 'sha1' };
   } catch (error) {
     if ((error as { code?: number | null }).code === null) {
       throw new PersistentDirError(
         'Persistent Dirs need git on the PATH (it makes checkouts and commits); install git',
       );
     }
-    return 'shadow';
+    return { kind: 'shadow' };
   }
+}
+
+/** The admin folder a new worktree's `.git` file names (`gitdir: <path>`), as a real absolute path. */
+function worktreeGitDir(checkout: string): string {
+  const text = fs.readFileSync(path.join(checkout, '.git'), 'utf8');
+  const named = /^gitdir: (.+)$/m.exec(text)?.[1];
+  if (!named) throw new PersistentDirError(`git made a worktree at ${checkout} without a readable .git file`);
+  return fs.realpathSync.native(path.resolve(checkout, named.trim()));
 }
 
 /** The common git folder of a worktree's admin folder (`<repo>/.git` for `<repo>/.git/worktrees/<n>`). */

@@ -36,6 +36,29 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
 
 const commitOptions = (stem = 'commits/1-project') => ({ artifactsDir, artifactStem: stem });
 
+describe('a checkout of a sha256 repository', () => {
+  it('commits, recognises its own commit at the next reset and follows the user', async () => {
+    const backing = path.join(dir, 'sha256');
+    fs.mkdirSync(backing);
+    git(backing, 'init', '-q', '--object-format=sha256');
+    writeFiles(backing, { 'a.txt': 'one\n', 'b.txt': 'two\n' });
+    git(backing, 'add', '-A');
+    git(backing, 'commit', '-qm', 'initial');
+    const checkout = await Checkout.open(spec(backing), location());
+    expect(checkout.kind).toBe('worktree');
+    writeFiles(location().checkout, { 'a.txt': 'session\n' });
+    Checkout.markDirty(location());
+    expect((await checkout.commit(commitOptions())).status).toBe('committed');
+    expect(read(path.join(backing, 'a.txt'))).toBe('session\n');
+    await checkout.reset();
+    expect(read(path.join(location().checkout, 'a.txt'))).toBe('session\n');
+    writeFiles(backing, { 'b.txt': 'user\n' });
+    await checkout.reset();
+    expect(read(path.join(location().checkout, 'b.txt'))).toBe('user\n');
+    expect(git(location().checkout, 'status', '--porcelain')).toBe('');
+  });
+});
+
 describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
   let backing: string;
 
@@ -118,6 +141,13 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
     const patch = read(path.join(artifactsDir, report.diffArtifact)) ?? '';
     expect(patch).toContain('-two\n+TWO');
     expect(patch).toContain('deleted file mode');
+    if (kind === 'shadow') {
+      // The shadow repository names the committed state, so git never prunes it.
+      const shadowDir = path.join(location().stateDir, 'shadow.git');
+      const names = git(shadowDir, 'ls-tree', '-r', '--name-only', 'refs/keel/baseline').split('\n');
+      expect(names).toContain('src/deep/new.txt');
+      expect(names).not.toContain('README.md');
+    }
     // Committed work is no longer uncommitted; a second commit has nothing to do.
     expect(await checkout.uncommitted()).toEqual([]);
     expect((await checkout.commit(commitOptions('commits/2-project'))).status).toBe('unchanged');
