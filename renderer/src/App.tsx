@@ -11,6 +11,7 @@ import {
 } from './appContext.js';
 import { ErrorBoundary } from './components/ErrorBoundary.js';
 import { ErrorState, LoadingState } from './components/States.js';
+import { prefetchMonacoAfterStartup } from './components/monaco/loadMonaco.js';
 import { markOnce } from './lib/perf.js';
 import { PendingApprovalsBadge } from './screens/approvals/PendingApprovalsBadge.js';
 import { SessionBrowser } from './screens/browser/SessionBrowser.js';
@@ -51,6 +52,10 @@ export function App(): JSX.Element {
     const warm = requestIdleCallback(() => void loadSessionView(), { timeout: 1000 });
     return () => cancelIdleCallback(warm);
   }, []);
+
+  // Monaco (its 3 MB chunk, then its diff worker) loads once the session list is shown and the user has been
+  // idle for a moment, so the first diff opened does not wait for it. Still a lazy chunk, not in this bundle.
+  useEffect(() => prefetchMonacoAfterStartup(), []);
 
   const focusSearch = useCallback(() => {
     searchRef.current?.focus();

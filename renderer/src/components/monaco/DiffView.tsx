@@ -9,19 +9,20 @@ import {
 } from 'react';
 import type { editor as MonacoEditor } from 'monaco-editor/editor/editor.api';
 import { plural } from '../../lib/format.js';
+import {
+  diffOptions,
+  LARGE_CHARS,
+  LARGE_LINES,
+  LARGE_MODEL_OPTIONS,
+  readOnlyOptions,
+  sizeOptions,
+} from './editorOptions.js';
 import { languageForPath } from './language.js';
-import { loadMonaco, type Monaco } from './loadMonaco.js';
+import { loadMonaco, noteDiffComputed, type Monaco } from './loadMonaco.js';
 import './monaco.css';
 
 /** Side by side (two panes) or inline (one pane, removed lines above added ones). */
 export type DiffMode = 'side-by-side' | 'inline';
-
-/** Files with more lines (or characters) than this open with unchanged regions collapsed and without word wrap. */
-const LARGE_LINES = 3000;
-const LARGE_CHARS = 1_000_000;
-const LINE_HEIGHT = 19;
-const MONO =
-  "ui-monospace, 'SF Mono', 'Cascadia Code', 'JetBrains Mono', Menlo, Consolas, 'DejaVu Sans Mono', monospace";
 
 type Props = {
   /** The file's path: names the view and picks the language by extension. */
@@ -109,9 +110,10 @@ function lineCount(text: string): number {
  * A read-only Monaco diff of two texts: language from the path, side-by-side or inline (the toolbar toggle,
  * remembered), unchanged regions collapsed (expandable), whitespace changes shown (an approval is of the
  * exact change). A new or deleted file is one editor of its text, not a diff against nothing. Large files
- * stay fast: the diff runs in the editor worker, and past 3,000 lines word wrap is off. The container
- * carries `data-path`, and `data-state="ready"` with `data-ready-at` (performance.now()) once the diff of
- * those texts is computed and painted, for tests and measurements.
+ * stay fast: the diff runs in the editor worker, and past 3,000 lines word wrap and bracket-pair colours
+ * are off. The container carries `data-path`, and `data-state="ready"` with `data-ready-at`
+ * (performance.now()) once the diff of those texts is computed and painted (the frame after Monaco drew
+ * it), for tests and measurements.
  */
 export function DiffView({
   path,
@@ -175,30 +177,19 @@ export function DiffView({
 
   const markReady = useCallback(() => {
     const texts = shown.current;
-    // Ready once the result has been painted, not merely computed.
-    requestAnimationFrame(() => texts && setReady({ texts, at: performance.now() }));
+    // Ready once the result has been painted: Monaco renders in an animation frame; the next frame starts
+    // after that one reached the screen.
+    requestAnimationFrame(() =>
+      requestAnimationFrame(() => texts && setReady({ texts, at: performance.now() })),
+    );
   }, []);
 
   // One editor per view; models are swapped when the texts change (creating an editor costs more than a model).
   const isSingle = single !== undefined;
   useEffect(() => {
     if (!monaco || !host.current) return;
-    const common = {
-      // Created in the page's scheme: no light flash before the theme effect runs.
-      theme: darkRef.current ? 'vs-dark' : 'vs',
-      readOnly: true,
-      domReadOnly: true,
-      automaticLayout: true,
-      minimap: { enabled: false },
-      scrollBeyondLastLine: false,
-      fontFamily: MONO,
-      fontSize: 12.5,
-      lineHeight: LINE_HEIGHT,
-      ariaLabel: label,
-      scrollbar: { alwaysConsumeMouseWheel: false },
-    };
     if (isSingle) {
-      const editor = monaco.editor.create(host.current, common);
+      const editor = monaco.editor.create(host.current, readOnlyOptions(label, darkRef.current));
       editorRef.current = { kind: 'single', editor };
       const sizeChange = editor.onDidContentSizeChange(measure);
       return () => {
@@ -209,20 +200,14 @@ export function DiffView({
         model?.dispose();
       };
     }
-    const editor = monaco.editor.createDiffEditor(host.current, {
-      ...common,
-      originalEditable: false,
-      renderSideBySide: modeStore.get() === 'side-by-side',
-      useInlineViewWhenSpaceIsLimited: false,
-      ignoreTrimWhitespace: false,
-      renderMarginRevertIcon: false,
-      renderGutterMenu: false,
-      maxComputationTime: 5000,
-      hideUnchangedRegions: { enabled: true, contextLineCount: 3, minimumLineCount: 3, revealLineCount: 20 },
-    });
+    const editor = monaco.editor.createDiffEditor(
+      host.current,
+      diffOptions(label, darkRef.current, modeStore.get() === 'side-by-side'),
+    );
     editorRef.current = { kind: 'diff', editor };
     const subscriptions = [
       editor.onDidUpdateDiff(() => {
+        noteDiffComputed();
         const changes = editor.getLineChanges() ?? [];
         let added = 0;
         let removed = 0;
@@ -262,12 +247,19 @@ export function DiffView({
     const editors = editorRef.current;
     if (!monaco || !editors) return;
     const language = languageForPath(path, monaco.languages.getLanguages());
+    const createModel = (text: string) => {
+      const model = monaco.editor.createModel(text, language);
+      if (large) model.updateOptions(LARGE_MODEL_OPTIONS);
+      return model;
+    };
     setStats(undefined);
     shown.current = { path, original: originalText, modified: modifiedText, single };
+    // Before the model: a large file's first render is already without wrapping.
+    editors.editor.updateOptions(sizeOptions(large, editors.kind));
     if (editors.kind === 'single') {
       const text = single === 'deleted' ? originalText : modifiedText;
       const previous = editors.editor.getModel();
-      editors.editor.setModel(monaco.editor.createModel(text, language));
+      editors.editor.setModel(createModel(text));
       previous?.dispose();
       const lines = lineCount(text);
       setStats({
@@ -280,12 +272,12 @@ export function DiffView({
     }
     const previous = editors.editor.getModel();
     editors.editor.setModel({
-      original: monaco.editor.createModel(originalText, language),
-      modified: monaco.editor.createModel(modifiedText, language),
+      original: createModel(originalText),
+      modified: createModel(modifiedText),
     });
     previous?.original.dispose();
     previous?.modified.dispose();
-  }, [monaco, path, originalText, modifiedText, single, isSingle, markReady]);
+  }, [monaco, path, originalText, modifiedText, single, isSingle, large, markReady]);
 
   useEffect(() => {
     const editors = editorRef.current;
@@ -293,15 +285,14 @@ export function DiffView({
       editors.editor.updateOptions({
         renderSideBySide: mode === 'side-by-side',
         hideUnchangedRegions: { enabled: collapse },
-        diffWordWrap: large ? 'off' : 'inherit',
         ariaLabel: label,
       });
     } else {
-      editors?.editor.updateOptions({ wordWrap: large ? 'off' : 'on', ariaLabel: label });
+      editors?.editor.updateOptions({ ariaLabel: label });
     }
     // The other pane appears or disappears: the fitted height follows.
     requestAnimationFrame(measure);
-  }, [mode, collapse, large, label, monaco, measure, isSingle]);
+  }, [mode, collapse, label, monaco, measure, isSingle]);
 
   useEffect(() => {
     monaco?.editor.setTheme(dark ? 'vs-dark' : 'vs');
