@@ -52,6 +52,48 @@ export function registerListFixture(home: string, root: string, count: number, f
   }
 }
 
+/** A session log being written for `SessionLog.importEvents`: its events so far, and `push` to add one. */
+export type ImportedLog = {
+  events: SessionEvent[];
+  /** Appends `event` with the next seq, a second after the one before; returns its seq. */
+  push: (event: Record<string, unknown>) => number;
+};
+
+/**
+ * Starts a log to import: session_created (the scripted model at `baseUrl`, write tools, policy ask) at
+ * `startedAt`, each later event a second after the one before.
+ */
+export function startImportedLog(options: {
+  title: string;
+  projectFolder: string;
+  baseUrl: string;
+  startedAt: number;
+}): ImportedLog {
+  const events: SessionEvent[] = [];
+  const push = (event: Record<string, unknown>) => {
+    const seq = events.length + 1;
+    events.push({
+      ...event,
+      seq,
+      at: new Date(options.startedAt + seq * 1000).toISOString(),
+    } as SessionEvent);
+    return seq;
+  };
+  push({
+    kind: 'session_created',
+    sessionId: 'placeholder',
+    title: options.title,
+    projectFolder: options.projectFolder,
+    provider: 'openai-compatible',
+    model: 'scripted-model',
+    baseUrl: options.baseUrl,
+    contextWindow: 32000,
+    toolMode: 'write',
+    policy: 'ask',
+  });
+  return { events, push };
+}
+
 /** Imports one session of exactly `count` events (messages with Markdown and code, tool calls with results); returns its id. */
 export function importTranscriptFixture(
   home: string,
@@ -59,23 +101,11 @@ export function importTranscriptFixture(
   count: number,
   baseUrl: string,
 ): string {
-  const base = Date.now() - count * 1000;
-  const events: SessionEvent[] = [];
-  const push = (event: Record<string, unknown>) => {
-    const seq = events.length + 1;
-    events.push({ ...event, seq, at: new Date(base + seq * 1000).toISOString() } as SessionEvent);
-  };
-  push({
-    kind: 'session_created',
-    sessionId: 'placeholder',
+  const { events, push } = startImportedLog({
     title: 'Ten thousand events',
     projectFolder,
-    provider: 'openai-compatible',
-    model: 'scripted-model',
     baseUrl,
-    contextWindow: 32000,
-    toolMode: 'write',
-    policy: 'ask',
+    startedAt: Date.now() - count * 1000,
   });
   for (let turn = 0; events.length < count; turn++) {
     const callId = `call_${turn}`;

@@ -1,21 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import type { SessionEvent } from '../../main/core/log/events.js';
+import { describe, expect, it } from 'vitest';
 import { SessionLog } from '../../main/core/log/sessionLog.js';
-import { makeTempDir, removeTempDir } from '../support/cli.js';
-import { ProviderServer } from '../support/providerServer.js';
-import {
-  ensureBuilt,
-  HAS_CHROMIUM,
-  launchBrowser,
-  screenshot,
-  startServe,
-  watchPage,
-  writeScriptedSettings,
-  type Browser,
-  type Serve,
-} from './harness.js';
+import { inDarkTheme, setUpApp } from './appFixture.js';
+import { startImportedLog } from './fixtures.js';
+import { HAS_CHROMIUM, screenshot } from './harness.js';
 
 /*
  * The compaction inspector in a browser against keel serve: a session imported with two compactions (the
@@ -23,12 +12,7 @@ import {
  * the payload rebuilt without it are shown; a re-run appends a new compaction that takes its place.
  */
 
-let dir: string;
-let home: string;
 let project: string;
-let provider: ProviderServer;
-let serve: Serve | undefined;
-let browser: Browser | undefined;
 let sessionId: string;
 
 const GOAL = 'Build the CSV parser in src/parse.ts. Constraint: never touch the migrations folder.';
@@ -37,25 +21,12 @@ let firstCompaction = 0;
 let secondCompaction = 0;
 
 /** A session of `turns` small turns (prompt, read_file call, result, answer) with two compactions, imported into `home`. */
-function importCompactedSession(turns: number, baseUrl: string): string {
-  const base = Date.now() - 3_600_000;
-  const events: SessionEvent[] = [];
-  const push = (event: Record<string, unknown>) => {
-    const seq = events.length + 1;
-    events.push({ ...event, seq, at: new Date(base + seq * 1000).toISOString() } as SessionEvent);
-    return seq;
-  };
-  push({
-    kind: 'session_created',
-    sessionId: 'placeholder',
+function importCompactedSession(home: string, turns: number, baseUrl: string): string {
+  const { events, push } = startImportedLog({
     title: 'Compacted parser session',
     projectFolder: project,
-    provider: 'openai-compatible',
-    model: 'scripted-model',
     baseUrl,
-    contextWindow: 32000,
-    toolMode: 'write',
-    policy: 'ask',
+    startedAt: Date.now() - 3_600_000,
   });
   const turn = (n: number) => {
     push({ kind: 'user_message', content: n === 0 ? GOAL : `Step ${n}: look at src/module${n}.ts` });
@@ -134,34 +105,19 @@ function importCompactedSession(turns: number, baseUrl: string): string {
   return SessionLog.importEvents(home, events);
 }
 
-beforeAll(async () => {
-  await ensureBuilt();
-  dir = fs.realpathSync(makeTempDir('keel-ui-inspector-'));
-  home = path.join(dir, 'home');
-  project = path.join(dir, 'project');
-  fs.mkdirSync(path.join(project, 'src'), { recursive: true });
-  provider = await new ProviderServer().start();
-  writeScriptedSettings(home, provider.openaiBaseUrl);
-  sessionId = importCompactedSession(60, provider.openaiBaseUrl);
-  serve = await startServe(home);
-  browser = await launchBrowser();
-}, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  await provider?.close();
-  if (dir) removeTempDir(dir);
-});
-
 describe.skipIf(!HAS_CHROMIUM)('the compaction inspector', () => {
+  const app = setUpApp({
+    prefix: 'keel-ui-inspector-',
+    prepare: ({ dir, home, provider }) => {
+      project = path.join(dir, 'project');
+      fs.mkdirSync(path.join(project, 'src'), { recursive: true });
+      sessionId = importCompactedSession(home, 60, provider.openaiBaseUrl);
+    },
+  });
+
   it('opens a compaction from its transcript marker and shows its summary, replaced events and the payload without it; a re-run takes its place', async () => {
-    const page = browser!.page;
-    const watched = watchPage(page);
-    onTestFailed(async () => {
-      await screenshot(page, 'failed-inspector');
-    });
-    await page.goto(serve!.url);
+    const watched = app.watch('inspector');
+    const page = await app.goto();
     await page.locator(`[data-session-id="${sessionId}"]`).click();
     await page.getByRole('heading', { name: 'Compacted parser session' }).waitFor();
 
@@ -235,14 +191,14 @@ describe.skipIf(!HAS_CHROMIUM)('the compaction inspector', () => {
     await screenshot(page, '32-inspector-rebuild-unified');
 
     // Re-run: a new summary of the same range from the originals, appended; the old one is superseded.
-    provider.enqueue({
+    app.provider.enqueue({
       kind: 'reply',
       text: '## Objective\n> the parser\n\n## Constraints\n- never touch the migrations folder\n\n## Work done\n- re-run summary',
     });
-    const before = provider.requests.length;
+    const before = app.provider.requests.length;
     await inspector.getByRole('button', { name: `Re-run #${secondCompaction}` }).click();
     await inspector.getByText(/Compaction #\d+ written/).waitFor({ timeout: 20_000 });
-    const rerun = provider.requests.slice(before).map((request) => request.raw);
+    const rerun = app.provider.requests.slice(before).map((request) => request.raw);
     expect(rerun.some((raw) => raw.includes('compaction summarizer'))).toBe(true);
     await inspector.getByRole('region', { name: 'Summary' }).getByText('re-run summary').waitFor();
     await inspector.getByRole('button', { name: `compaction #${secondCompaction}` }).waitFor();
@@ -255,15 +211,11 @@ describe.skipIf(!HAS_CHROMIUM)('the compaction inspector', () => {
     expect(watched.foreignRequests).toEqual([]);
 
     // The same surface follows a dark system theme.
-    const dark = await launchBrowser({ colorScheme: 'dark' });
-    try {
-      await dark.page.goto(serve!.url);
-      await dark.page.locator(`[data-session-id="${sessionId}"]`).click();
-      await dark.page.getByRole('button', { name: /^Compactions/ }).click();
-      await dark.page.getByRole('region', { name: 'Summary' }).getByText('re-run summary').waitFor();
-      await screenshot(dark.page, '34-inspector-dark');
-    } finally {
-      await dark.close();
-    }
+    await inDarkTheme(app.serve.url, async (dark) => {
+      await dark.locator(`[data-session-id="${sessionId}"]`).click();
+      await dark.getByRole('button', { name: /^Compactions/ }).click();
+      await dark.getByRole('region', { name: 'Summary' }).getByText('re-run summary').waitFor();
+      await screenshot(dark, '34-inspector-dark');
+    });
   }, 90_000);
 });
