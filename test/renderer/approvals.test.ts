@@ -1,21 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import type { Locator } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../main/core/log/events.js';
-import { makeTempDir, removeTempDir } from '../support/cli.js';
-import { ProviderServer } from '../support/providerServer.js';
-import {
-  ensureBuilt,
-  HAS_CHROMIUM,
-  launchBrowser,
-  screenshot,
-  startServe,
-  watchPage,
-  writeScriptedSettings,
-  type Browser,
-  type Serve,
-} from './harness.js';
+import { createSession, readEvents, sendMessage, setUpApp } from './appFixture.js';
+import { HAS_CHROMIUM, screenshot } from './harness.js';
 
 /*
  * The approvals panel in a browser against `keel serve` and the scripted provider: the exact change as a
@@ -23,12 +12,6 @@ import {
  * decision recorded in the log and on disk, grants and their revocation, and a pending approval that
  * outlives a server restart.
  */
-
-let dir: string;
-let home: string;
-let provider: ProviderServer;
-let serve: Serve | undefined;
-let browser: Browser | undefined;
 
 const APP_LINES = [
   '// The server entry point.',
@@ -38,23 +21,8 @@ const APP_LINES = [
   '',
 ];
 
-beforeAll(async () => {
-  await ensureBuilt();
-  dir = fs.realpathSync(makeTempDir('keel-ui-approvals-'));
-  home = path.join(dir, 'home');
-  provider = await new ProviderServer().start();
-  writeScriptedSettings(home, provider.openaiBaseUrl);
-}, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  await provider?.close();
-  if (dir) removeTempDir(dir);
-});
-
-/** A project folder with src/app.ts and src/util/math.ts. */
-function makeProject(name: string): string {
+/** A project folder with src/app.ts and src/util/math.ts, in `dir`. */
+function makeProject(dir: string, name: string): string {
   const project = path.join(dir, name);
   fs.mkdirSync(path.join(project, 'src', 'util'), { recursive: true });
   fs.writeFileSync(path.join(project, 'src', 'app.ts'), APP_LINES.join('\n'));
@@ -63,44 +31,6 @@ function makeProject(name: string): string {
     'export const add = (a: number, b: number) => a + b;\n',
   );
   return project;
-}
-
-/** Creates a session through window.keel and opens it from the list. */
-async function openNewSession(
-  page: Page,
-  title: string,
-  project: string,
-  extra: object = {},
-): Promise<string> {
-  const input = {
-    projectFolder: project,
-    provider: 'openai-compatible',
-    model: 'scripted-model',
-    title,
-    ...extra,
-  };
-  const created = await page.evaluate<{ ok: boolean; value: { session: { id: string } } }>(
-    `window.keel.sessions.create(${JSON.stringify(input)})`,
-  );
-  expect(created.ok).toBe(true);
-  await page.getByRole('option', { name: new RegExp(title) }).click();
-  await page.getByRole('heading', { name: title }).waitFor();
-  return created.value.session.id;
-}
-
-/** The session's events, from the log through window.keel. */
-async function readEvents(page: Page, sessionId: string): Promise<SessionEvent[]> {
-  const result = await page.evaluate<{ ok: boolean; value: { events: SessionEvent[] } }>(
-    `window.keel.events.page(${JSON.stringify({ sessionId, limit: 5000 })})`,
-  );
-  expect(result.ok).toBe(true);
-  return result.value.events;
-}
-
-async function send(page: Page, prompt: string): Promise<void> {
-  const composer = page.getByLabel('Message');
-  await composer.fill(prompt);
-  await composer.press('Enter');
 }
 
 /** Waits for the card's Monaco diff to be computed and painted; returns the card. */
@@ -121,22 +51,23 @@ const grantOf = (events: SessionEvent[], requestSeq: number) =>
 const requestsOf = (events: SessionEvent[]) => events.filter((event) => event.kind === 'approval_request');
 
 describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
+  const app = setUpApp({ prefix: 'keel-ui-approvals-', startIn: 'test' });
+
   it('approves edits from their diff once, for the session and for a path glob, and revokes a grant', async () => {
-    serve = await startServe(home);
-    browser = await launchBrowser();
-    const { page } = browser;
-    const watched = watchPage(page);
-    onTestFailed(async () => {
-      await screenshot(page, 'failed-approvals');
-    });
-    await page.goto(serve.url);
+    await app.start();
+    const watched = app.watch('approvals');
+    const page = await app.goto();
     await page.getByRole('heading', { name: 'No session open' }).waitFor();
-    const project = makeProject('approve-project');
+    const project = makeProject(app.dir, 'approve-project');
     // In the folder itself: the tools' paths are the project's own (the restart test below uses the checkout).
-    const sessionId = await openNewSession(page, 'Approvals', project, { checkout: 'direct' });
+    const sessionId = await createSession(page, {
+      title: 'Approvals',
+      projectFolder: project,
+      checkout: 'direct',
+    });
 
     // Allow once, from the diff, with the keyboard (focus is still in the composer).
-    provider.enqueue(
+    app.provider.enqueue(
       {
         kind: 'reply',
         text: 'Changing the port.',
@@ -153,7 +84,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
       },
       { kind: 'reply', text: 'Port changed.' },
     );
-    await send(page, 'Use port 8080.');
+    await sendMessage(page, 'Use port 8080.');
     const editCard = page.getByRole('article', { name: 'Approval needed: edit_file' });
     await waitForDiff(editCard);
     expect(await editCard.locator('.diff-stats').getAttribute('aria-label')).toBe(
@@ -183,14 +114,14 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     await expect.poll(() => page.title()).toBe('Keel');
 
     // Allow for this session: a later write_file runs without asking.
-    provider.enqueue(
+    app.provider.enqueue(
       {
         kind: 'reply',
         toolCalls: [{ name: 'write_file', arguments: { path: 'notes/todo.md', content: '- ship it\n' } }],
       },
       { kind: 'reply', text: 'Noted.' },
     );
-    await send(page, 'Write a todo.');
+    await sendMessage(page, 'Write a todo.');
     const writeCard = page.getByRole('article', { name: 'Approval needed: write_file' });
     await waitForDiff(writeCard);
     await writeCard.getByText('new file', { exact: true }).waitFor();
@@ -201,20 +132,20 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     const sessionRequest = requestsOf(events)[1];
     const sessionGrant = sessionRequest && grantOf(events, sessionRequest.seq);
     expect(sessionGrant).toMatchObject({ scope: 'session' });
-    provider.enqueue(
+    app.provider.enqueue(
       {
         kind: 'reply',
         toolCalls: [{ name: 'write_file', arguments: { path: 'notes/later.md', content: '- later\n' } }],
       },
       { kind: 'reply', text: 'Also noted.' },
     );
-    await send(page, 'And another.');
+    await sendMessage(page, 'And another.');
     await page.getByText('Also noted.').waitFor();
     expect(fs.readFileSync(path.join(project, 'notes', 'later.md'), 'utf8')).toBe('- later\n');
     expect(requestsOf(await readEvents(page, sessionId))).toHaveLength(2);
 
     // Allow for a path glob: pre-filled from the file's folder, widened by hand to src/**.
-    provider.enqueue(
+    app.provider.enqueue(
       {
         kind: 'reply',
         toolCalls: [
@@ -226,7 +157,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
       },
       { kind: 'reply', text: 'Math edited.' },
     );
-    await send(page, 'Touch the math.');
+    await sendMessage(page, 'Touch the math.');
     const pathCard = page.getByRole('article', { name: 'Approval needed: edit_file' });
     await waitForDiff(pathCard);
     const glob = pathCard.getByLabel('Path glob');
@@ -243,7 +174,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     events = await readEvents(page, sessionId);
     const pathRequest = requestsOf(events)[2];
     expect(pathRequest && grantOf(events, pathRequest.seq)).toMatchObject({ scope: 'path:src/**' });
-    provider.enqueue(
+    app.provider.enqueue(
       {
         kind: 'reply',
         toolCalls: [
@@ -259,7 +190,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
       },
       { kind: 'reply', text: 'Port changed again.' },
     );
-    await send(page, 'Port 9090 now.');
+    await sendMessage(page, 'Port 9090 now.');
     await page.getByText('Port changed again.').waitFor();
     expect(fs.readFileSync(path.join(project, 'src', 'app.ts'), 'utf8')).toContain(
       'export const port = 9090;',
@@ -280,44 +211,46 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     expect(events.find((event) => event.kind === 'approval_revoked')).toMatchObject({
       grantSeq: sessionGrant?.seq,
     });
-    provider.enqueue(
+    app.provider.enqueue(
       {
         kind: 'reply',
         toolCalls: [{ name: 'write_file', arguments: { path: 'notes/third.md', content: '- third\n' } }],
       },
       { kind: 'reply', text: 'Third written.' },
     );
-    await send(page, 'One more note.');
+    await sendMessage(page, 'One more note.');
     const askedAgain = page.getByRole('article', { name: 'Approval needed: write_file' });
     await waitForDiff(askedAgain);
     await askedAgain.getByRole('button', { name: 'Allow once' }).click();
     await page.getByText('Third written.').waitFor();
     expect(requestsOf(await readEvents(page, sessionId))).toHaveLength(4);
 
-    expect(provider.requests.filter((request) => request.rejected !== undefined)).toEqual([]);
+    expect(app.provider.requests.filter((request) => request.rejected !== undefined)).toEqual([]);
     expect(watched.errors).toEqual([]);
     expect(watched.foreignRequests).toEqual([]);
   }, 90_000);
 
   it('denies a command with a reason that the next request carries to the model', async () => {
-    if (!serve || !browser) throw new Error('the first test starts the server');
-    const { page } = browser;
-    const watched = watchPage(page);
-    const project = makeProject('command-project');
-    const sessionId = await openNewSession(page, 'Commands', project, {
+    // The first test starts the server and opens the app.
+    const page = app.page;
+    const watched = app.watch('approvals-command');
+    const project = makeProject(app.dir, 'command-project');
+    const sessionId = await createSession(page, {
+      title: 'Commands',
+      projectFolder: project,
       networkAllow: ['registry.npmjs.org'],
       checkout: 'direct',
     });
     const reason = 'Do not delete the build folder; run npm test instead.';
 
-    provider.enqueue({
+    app.provider.enqueue({
       kind: 'reply',
       text: 'Cleaning first.',
       toolCalls: [
         { name: 'run_command', arguments: { command: 'rm -rf build && npm run build', timeout_ms: 900000 } },
       ],
     });
-    await send(page, 'Rebuild everything.');
+    await sendMessage(page, 'Rebuild everything.');
     const card = page.getByRole('article', { name: 'Approval needed: run_command' });
     await card.getByLabel('Command').getByText('rm -rf build && npm run build').waitFor();
     await card.getByText('10 min').waitFor();
@@ -329,7 +262,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     await screenshot(page, 'approvals-05-command');
 
     // Ctrl+Backspace denies (focus outside any text field), sending the reason typed.
-    provider.enqueue({ kind: 'reply', text: 'Understood: I will not delete it.' });
+    app.provider.enqueue({ kind: 'reply', text: 'Understood: I will not delete it.' });
     await card.locator('.approval-header').click();
     await page.keyboard.press('Control+Backspace');
     await page.getByText('Understood: I will not delete it.').waitFor();
@@ -340,19 +273,19 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     await screenshot(page, 'approvals-06-denied');
     const events = await readEvents(page, sessionId);
     expect(events.find((event) => event.kind === 'approval_denied')).toMatchObject({ reason });
-    const last = provider.requests.at(-1)?.body as { messages: { role: string; content: unknown }[] };
+    const last = app.provider.requests.at(-1)?.body as { messages: { role: string; content: unknown }[] };
     const toolMessage = last.messages.find((message) => message.role === 'tool');
     expect(JSON.stringify(toolMessage?.content)).toContain(reason);
     expect(fs.existsSync(path.join(project, 'build'))).toBe(false);
 
     // A protected path says why it is protected; Enter in the reason box denies.
-    provider.enqueue({
+    app.provider.enqueue({
       kind: 'reply',
       toolCalls: [
         { name: 'write_file', arguments: { path: '.vscode/tasks.json', content: '{"tasks": []}\n' } },
       ],
     });
-    await send(page, 'Add an editor task.');
+    await sendMessage(page, 'Add an editor task.');
     const protectedCard = page.getByRole('article', { name: 'Approval needed: write_file' });
     await protectedCard
       .getByRole('note')
@@ -360,7 +293,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
       .waitFor();
     await waitForDiff(protectedCard);
     await screenshot(page, 'approvals-07-protected-path');
-    provider.enqueue({ kind: 'reply', text: 'No editor task then.' });
+    app.provider.enqueue({ kind: 'reply', text: 'No editor task then.' });
     await protectedCard.getByLabel('Reason').fill('Not in .vscode.');
     await protectedCard.getByLabel('Reason').press('Enter');
     await page.getByText('No editor task then.').waitFor();
@@ -369,13 +302,13 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
   }, 60_000);
 
   it('keeps a pending approval across a server restart and decides it after', async () => {
-    if (!serve || !browser) throw new Error('the first test starts the server');
-    const { page } = browser;
-    const watched = watchPage(page);
-    const project = makeProject('restart-project');
+    // The first test starts the server and opens the app.
+    const page = app.page;
+    const watched = app.watch('approvals-restart');
+    const project = makeProject(app.dir, 'restart-project');
     // The default: a checkout whose changes reach the folder when the turn ends.
-    await openNewSession(page, 'Restart', project);
-    provider.enqueue({
+    await createSession(page, { title: 'Restart', projectFolder: project });
+    app.provider.enqueue({
       kind: 'reply',
       toolCalls: [
         {
@@ -384,13 +317,12 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
         },
       ],
     });
-    await send(page, 'Write the file.');
+    await sendMessage(page, 'Write the file.');
     await page.getByRole('article', { name: 'Approval needed: write_file' }).waitFor();
     expect(fs.existsSync(path.join(project, 'after-restart.txt'))).toBe(false);
 
-    await serve.stop();
-    serve = await startServe(home);
-    await page.goto(serve.url);
+    await app.restartServe();
+    await app.goto();
     // The old page's bridge logged its failed reconnects while the server was down: expected.
     watched.errors.length = 0;
     const badge = page.getByRole('button', { name: /1 session awaits approval: open Restart/ });
@@ -401,7 +333,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     await waitForDiff(card);
     expect(await modifiedText(card)).toContain('survived');
     await screenshot(page, 'approvals-08-after-restart');
-    provider.enqueue({ kind: 'reply', text: 'Written after the restart.' });
+    app.provider.enqueue({ kind: 'reply', text: 'Written after the restart.' });
     await card.getByRole('button', { name: 'Allow once' }).click();
     await page.getByText('Written after the restart.').waitFor();
     await expect

@@ -1,22 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import type { SessionEvent } from '../../main/core/log/events.js';
-import { makeTempDir, removeTempDir } from '../support/cli.js';
-import { ProviderServer } from '../support/providerServer.js';
-import {
-  ensureBuilt,
-  HAS_CHROMIUM,
-  launchBrowser,
-  recordMeasurement,
-  screenshot,
-  startServe,
-  watchPage,
-  writeScriptedSettings,
-  type Browser,
-  type Serve,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { createSession, inDarkTheme, readEvents, sendMessage, setUpApp } from './appFixture.js';
+import { HAS_CHROMIUM, recordMeasurement, screenshot } from './harness.js';
 
 /*
  * The Changes view in a browser against `keel serve`: a session on a `manual` checkout edits files, the
@@ -25,12 +12,7 @@ import {
  * 10,000-line file is measured.
  */
 
-let dir: string;
-let home: string;
 let project: string;
-let provider: ProviderServer;
-let serve: Serve | undefined;
-let browser: Browser | undefined;
 
 const BIG_LINES = 10_000;
 const bigLine = (i: number) => `export const value${i} = ${i}; // generated line ${i} of the fixture`;
@@ -42,44 +24,7 @@ const APP = [
   '',
 ].join('\n');
 
-beforeAll(async () => {
-  await ensureBuilt();
-  dir = fs.realpathSync(makeTempDir('keel-ui-changes-'));
-  home = path.join(dir, 'home');
-  project = path.join(dir, 'checkout-project');
-  fs.mkdirSync(path.join(project, 'src', 'util'), { recursive: true });
-  fs.writeFileSync(path.join(project, 'src', 'app.ts'), APP);
-  fs.writeFileSync(path.join(project, 'src', 'util', 'small.ts'), 'export const small = 1;\n');
-  fs.writeFileSync(
-    path.join(project, 'src', 'big.ts'),
-    `${Array.from({ length: BIG_LINES }, (_, i) => bigLine(i)).join('\n')}\n`,
-  );
-  provider = await new ProviderServer().start();
-  writeScriptedSettings(home, provider.openaiBaseUrl);
-}, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  await provider?.close();
-  if (dir) removeTempDir(dir);
-});
-
 const projectFile = (file: string) => fs.readFileSync(path.join(project, file), 'utf8');
-
-async function readEvents(page: Page, sessionId: string): Promise<SessionEvent[]> {
-  const result = await page.evaluate<{ ok: boolean; value: { events: SessionEvent[] } }>(
-    `window.keel.events.page(${JSON.stringify({ sessionId, limit: 5000 })})`,
-  );
-  expect(result.ok).toBe(true);
-  return result.value.events;
-}
-
-async function send(page: Page, prompt: string): Promise<void> {
-  const composer = page.getByLabel('Message');
-  await composer.fill(prompt);
-  await composer.press('Enter');
-}
 
 /** Clicks `selector` in the page and returns ms from the click to the diff of `diffPath` being painted. */
 async function timeDiffOpen(page: Page, selector: string, diffPath: string): Promise<number> {
@@ -100,33 +45,35 @@ const editCall = (file: string, from: string, to: string) => ({
 });
 
 describe.skipIf(!HAS_CHROMIUM)('changes in the browser', () => {
+  const app = setUpApp({
+    prefix: 'keel-ui-changes-',
+    startIn: 'test',
+    prepare: ({ dir }) => {
+      project = path.join(dir, 'checkout-project');
+      fs.mkdirSync(path.join(project, 'src', 'util'), { recursive: true });
+      fs.writeFileSync(path.join(project, 'src', 'app.ts'), APP);
+      fs.writeFileSync(path.join(project, 'src', 'util', 'small.ts'), 'export const small = 1;\n');
+      fs.writeFileSync(
+        path.join(project, 'src', 'big.ts'),
+        `${Array.from({ length: BIG_LINES }, (_, i) => bigLine(i)).join('\n')}\n`,
+      );
+    },
+  });
+
   it('reviews, applies and discards manual checkout changes, conflicts file by file, and opens a 10,000-line diff', async () => {
-    serve = await startServe(home);
-    browser = await launchBrowser();
-    const { page } = browser;
-    const watched = watchPage(page);
-    onTestFailed(async () => {
-      await screenshot(page, 'failed-changes');
-    });
-    await page.goto(serve.url);
+    await app.start();
+    const watched = app.watch('changes');
+    const page = await app.goto();
     await page.getByRole('heading', { name: 'No session open' }).waitFor();
-    const created = await page.evaluate<{ ok: boolean; value: { session: { id: string } } }>(
-      `window.keel.sessions.create(${JSON.stringify({
-        projectFolder: project,
-        provider: 'openai-compatible',
-        model: 'scripted-model',
-        title: 'Checkout work',
-        policy: 'auto-edit',
-        checkout: 'manual',
-      })})`,
-    );
-    expect(created.ok).toBe(true);
-    const sessionId = created.value.session.id;
-    await page.getByRole('option', { name: /Checkout work/ }).click();
-    await page.getByRole('heading', { name: 'Checkout work' }).waitFor();
+    const sessionId = await createSession(page, {
+      projectFolder: project,
+      title: 'Checkout work',
+      policy: 'auto-edit',
+      checkout: 'manual',
+    });
 
     // Turn 1 edits the checkout; the project folder is untouched until Apply.
-    provider.enqueue(
+    app.provider.enqueue(
       {
         kind: 'reply',
         toolCalls: [
@@ -139,7 +86,7 @@ describe.skipIf(!HAS_CHROMIUM)('changes in the browser', () => {
       },
       { kind: 'reply', text: 'Edited in the checkout.' },
     );
-    await send(page, 'Change the port and add a module.');
+    await sendMessage(page, 'Change the port and add a module.');
     await page.getByText('Edited in the checkout.').waitFor();
     expect(projectFile('src/app.ts')).toContain('port = 3000;');
     expect(fs.existsSync(path.join(project, 'src', 'new.ts'))).toBe(false);
@@ -149,13 +96,13 @@ describe.skipIf(!HAS_CHROMIUM)('changes in the browser', () => {
     await warning.getByText(/Uncommitted changes in project \(2 files\) wait for review/).waitFor();
     await page.getByRole('button', { name: 'Changes, 2 uncommitted' }).waitFor();
     await screenshot(page, 'changes-01-new-turn-warning');
-    const requestsBefore = provider.requests.length;
-    await send(page, 'Keep going.');
+    const requestsBefore = app.provider.requests.length;
+    await sendMessage(page, 'Keep going.');
     await page
       .getByRole('alert')
       .getByText(/a new turn would discard: apply or discard them first/)
       .waitFor();
-    expect(provider.requests.length).toBe(requestsBefore);
+    expect(app.provider.requests.length).toBe(requestsBefore);
 
     // Review: the first file is shown at once; each file is a Monaco diff against the project folder.
     await warning.getByRole('button', { name: 'Review changes' }).click();
@@ -190,14 +137,14 @@ describe.skipIf(!HAS_CHROMIUM)('changes in the browser', () => {
 
     // Turn 2 changes the port again while someone edits the same line in the folder: Apply refuses it.
     await view.getByRole('button', { name: 'Back to transcript' }).click();
-    provider.enqueue(
+    app.provider.enqueue(
       {
         kind: 'reply',
         toolCalls: [editCall('src/app.ts', 'export const port = 8080;', 'export const port = 9090;')],
       },
       { kind: 'reply', text: 'Port 9090 in the checkout.' },
     );
-    await send(page, 'Now 9090.');
+    await sendMessage(page, 'Now 9090.');
     await page.getByText('Port 9090 in the checkout.').waitFor();
     fs.writeFileSync(path.join(project, 'src', 'app.ts'), APP.replace('port = 3000;', 'port = 7070;'));
     await page.getByRole('button', { name: 'Changes, 1 uncommitted' }).click();
@@ -226,7 +173,7 @@ describe.skipIf(!HAS_CHROMIUM)('changes in the browser', () => {
     // A 10,000-line file: the time from a click to its diff being painted, first in a freshly loaded page
     // (Monaco's chunk possibly still loading) and then warm.
     await view.getByRole('button', { name: 'Back to transcript' }).click();
-    provider.enqueue(
+    app.provider.enqueue(
       {
         kind: 'reply',
         toolCalls: [
@@ -237,7 +184,7 @@ describe.skipIf(!HAS_CHROMIUM)('changes in the browser', () => {
       },
       { kind: 'reply', text: 'Big file edited.' },
     );
-    await send(page, 'Edit the big file.');
+    await sendMessage(page, 'Edit the big file.');
     await page.getByText('Big file edited.').waitFor();
     await page.reload();
     await page.getByRole('option', { name: /Checkout work/ }).click();
@@ -278,20 +225,16 @@ describe.skipIf(!HAS_CHROMIUM)('changes in the browser', () => {
     expect(coldMs).toBeLessThan(5000);
     expect(warmMs).toBeLessThan(2500);
 
-    expect(provider.requests.filter((request) => request.rejected !== undefined)).toEqual([]);
+    expect(app.provider.requests.filter((request) => request.rejected !== undefined)).toEqual([]);
     expect(watched.errors).toEqual([]);
     expect(watched.foreignRequests).toEqual([]);
 
     // The same view follows a dark system theme (Monaco's theme too).
-    const dark = await launchBrowser({ colorScheme: 'dark' });
-    try {
-      await dark.page.goto(serve.url);
-      await dark.page.getByRole('option', { name: /Checkout work/ }).click();
-      await dark.page.getByRole('button', { name: 'Changes, 2 uncommitted' }).click();
-      await dark.page.locator('.diff-view[data-state="ready"]').waitFor();
-      await screenshot(dark.page, 'changes-06-dark');
-    } finally {
-      await dark.close();
-    }
+    await inDarkTheme(app.serve.url, async (dark) => {
+      await dark.getByRole('option', { name: /Checkout work/ }).click();
+      await dark.getByRole('button', { name: 'Changes, 2 uncommitted' }).click();
+      await dark.locator('.diff-view[data-state="ready"]').waitFor();
+      await screenshot(dark, 'changes-06-dark');
+    });
   }, 120_000);
 });

@@ -1,28 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ChannelOutput, IpcResult } from '../../main/ipc/contract.js';
-import { makeTempDir, removeTempDir } from '../support/cli.js';
-import { ProviderServer } from '../support/providerServer.js';
-import {
-  ensureBuilt,
-  HAS_CHROMIUM,
-  launchBrowser,
-  screenshot,
-  startServe,
-  watchPage,
-  writeScriptedSettings,
-  type Browser,
-  type Serve,
-} from './harness.js';
+import { createSession, inDarkTheme, sendMessage, setUpApp, waitForIdle } from './appFixture.js';
+import { HAS_CHROMIUM, screenshot } from './harness.js';
 
-let dir: string;
-let home: string;
 let project: string;
-let provider: ProviderServer;
-let serve: Serve | undefined;
-let browser: Browser | undefined;
 
 const words = (count: number, prefix = 'w') =>
   Array.from({ length: count }, (_, i) => `${prefix}${i}`).join(' ');
@@ -59,37 +43,24 @@ async function openSession(page: Page, sessionId: string | null): Promise<Channe
   return opened.value;
 }
 
-beforeAll(async () => {
-  await ensureBuilt();
-  dir = fs.realpathSync(makeTempDir('keel-ui-'));
-  home = path.join(dir, 'home');
-  project = path.join(dir, 'parser-project');
-  fs.mkdirSync(path.join(project, 'src'), { recursive: true });
-  fs.writeFileSync(
-    path.join(project, 'src', 'parse.ts'),
-    'export const parse = (text: string) => text.split(",");\n',
-  );
-  provider = await new ProviderServer().start();
-  writeScriptedSettings(home, provider.openaiBaseUrl);
-}, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  await provider?.close();
-  if (dir) removeTempDir(dir);
-});
-
 describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => {
+  const app = setUpApp({
+    prefix: 'keel-ui-',
+    startIn: 'test',
+    prepare: ({ dir }) => {
+      project = path.join(dir, 'parser-project');
+      fs.mkdirSync(path.join(project, 'src'), { recursive: true });
+      fs.writeFileSync(
+        path.join(project, 'src', 'parse.ts'),
+        'export const parse = (text: string) => text.split(",");\n',
+      );
+    },
+  });
+
   it('creates a session, streams, stops, resumes, approves, finds it by search and reopens it after a restart', async () => {
-    serve = await startServe(home);
-    browser = await launchBrowser();
-    const { page } = browser;
-    const watched = watchPage(page);
-    onTestFailed(async () => {
-      await screenshot(page, 'failed-session');
-    });
-    await page.goto(serve.url);
+    await app.start();
+    const watched = app.watch('session');
+    const page = await app.goto();
 
     // The shell, with a provider configured: the welcome pane and an empty list.
     await page.getByRole('heading', { name: 'No session open' }).waitFor();
@@ -114,7 +85,7 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     ]);
 
     // Send a prompt: the reply streams into the live bubble before it is committed.
-    provider.enqueue({
+    app.provider.enqueue({
       kind: 'reply',
       text: [
         'The zephyrine parser splits on commas. ',
@@ -125,21 +96,18 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
       ],
       delayMs: 25,
     });
-    const composer = page.getByLabel('Message');
-    await composer.fill('What does src/parse.ts do?');
-    await composer.press('Enter');
+    await sendMessage(page, 'What does src/parse.ts do?');
     const live = page.locator('[data-testid="live-text"]');
     await live.getByText(/w5/).waitFor();
     expect(await page.locator('.bubble-assistant:not(.is-live)').count()).toBe(0);
     await page.locator('.bubble-assistant:not(.is-live)').getByText('zephyrine parser').waitFor();
     await page.locator('.bubble-assistant:not(.is-live) code.hljs').first().waitFor();
-    await expect.poll(() => page.locator('.session-header .badge').getAttribute('data-status')).toBe('idle');
+    await waitForIdle(page);
     await screenshot(page, '03-session-streamed');
 
     // Stop mid-stream with Esc: the partial text is kept and marked where it was cut.
-    provider.enqueue({ kind: 'reply', text: words(200, 'cut'), delayMs: 30 });
-    await composer.fill('Now explain every line.');
-    await composer.press('Enter');
+    app.provider.enqueue({ kind: 'reply', text: words(200, 'cut'), delayMs: 30 });
+    await sendMessage(page, 'Now explain every line.');
     await live.getByText(/cut6/).waitFor();
     await page.keyboard.press('Escape');
     const interrupted = page.locator('.bubble.is-interrupted');
@@ -153,14 +121,14 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     await screenshot(page, '04-interrupted');
 
     // Resume: the turn continues from the log and completes.
-    provider.enqueue({ kind: 'reply', text: 'Resumed: every line is now explained.' });
+    app.provider.enqueue({ kind: 'reply', text: 'Resumed: every line is now explained.' });
     await resume.click();
     await page.getByText('Resumed: every line is now explained.').waitFor();
-    await expect.poll(() => page.locator('.session-header .badge').getAttribute('data-status')).toBe('idle');
+    await waitForIdle(page);
 
     // An edit under the "ask" policy waits for approval; Allow once runs it in the session's checkout, and
     // the file reaches the project folder when the turn ends.
-    provider.enqueue(
+    app.provider.enqueue(
       {
         kind: 'reply',
         text: 'I will add a test file.',
@@ -173,8 +141,7 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
       },
       { kind: 'reply', text: 'The test file is written.' },
     );
-    await composer.fill('Add a test.');
-    await composer.press('Enter');
+    await sendMessage(page, 'Add a test.');
     const approval = page.getByRole('article', { name: 'Approval needed: write_file' });
     await approval.waitFor();
     await page.getByRole('article', { name: /Tool call write_file: Awaiting approval/ }).waitFor();
@@ -186,7 +153,7 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     await expect
       .poll(() => readIfExists(path.join(project, 'src', 'parse.test.ts')), { timeout: 10_000 })
       .toBe('test\n');
-    expect(provider.requests.filter((request) => request.rejected !== undefined)).toEqual([]);
+    expect(app.provider.requests.filter((request) => request.rejected !== undefined)).toEqual([]);
 
     // Search finds the session by a word from its transcript (Ctrl+K focuses the box).
     await page.keyboard.press('Control+k');
@@ -205,9 +172,8 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     // Restart the server: a new URL and token; the session is still there and opens with its history.
     const sessionId = await option.getAttribute('data-session-id');
     expect(watched.errors).toEqual([]);
-    await serve.stop();
-    serve = await startServe(home);
-    await page.goto(serve.url);
+    await app.restartServe();
+    await app.goto();
     // The old page's bridge logged its failed reconnects while the server was down: expected, not an error.
     watched.errors.length = 0;
     await page.getByRole('option', { name: /Parser work/ }).waitFor();
@@ -231,12 +197,9 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     await page.getByRole('option', { name: /Parser work/ }).waitFor();
 
     // A session whose project folder is gone: marked in the list, opens read-only.
-    const gone = path.join(dir, 'gone-project');
+    const gone = path.join(app.dir, 'gone-project');
     fs.mkdirSync(gone);
-    const created = await page.evaluate<{ ok: boolean }>(
-      `window.keel.sessions.create({ projectFolder: ${JSON.stringify(gone)}, provider: 'openai-compatible', model: 'scripted-model', title: 'Old experiment' })`,
-    );
-    expect(created.ok).toBe(true);
+    await createSession(page, { projectFolder: gone, title: 'Old experiment' }, { open: false });
     fs.rmSync(gone, { recursive: true });
     await page.reload();
     const goneRow = page.getByRole('option', { name: /Old experiment.*folder missing, read-only/ });
@@ -249,26 +212,17 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     expect(watched.foreignRequests).toEqual([]);
 
     // The same screens follow a dark system theme.
-    const dark = await launchBrowser({ colorScheme: 'dark' });
-    try {
-      await dark.page.goto(serve.url);
-      await dark.page.getByRole('option', { name: /Parser work/ }).click();
-      await dark.page.getByText('The test file is written.').waitFor();
-      await screenshot(dark.page, '09-session-dark');
-    } finally {
-      await dark.close();
-    }
+    await inDarkTheme(app.serve.url, async (dark) => {
+      await dark.getByRole('option', { name: /Parser work/ }).click();
+      await dark.getByText('The test file is written.').waitFor();
+      await screenshot(dark, '09-session-dark');
+    });
   }, 120_000);
 
   it('the Changes field picks how edits reach the folder: after each turn by default, after review, or directly', async () => {
-    serve ??= await startServe(home);
-    browser ??= await launchBrowser();
-    const { page } = browser;
-    const watched = watchPage(page);
-    onTestFailed(async () => {
-      await screenshot(page, 'failed-session-changes');
-    });
-    await page.goto(serve.url);
+    await app.start();
+    const watched = app.watch('session-changes');
+    const page = await app.goto();
     await page.getByRole('button', { name: 'New session' }).first().waitFor();
 
     /** Fills the dialog for `title`, picks `changes` unless null (the default), creates, returns the new id. */
@@ -288,6 +242,19 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
       ]);
       if (changes !== null) await select.selectOption({ label: changes });
       return { dialog, select };
+    };
+    /** A turn whose write_file of `file` the user allows once; waits for the turn's `answer`. */
+    const writeAllowedOnce = async (file: string, content: string, answer: string) => {
+      app.provider.enqueue(
+        { kind: 'reply', toolCalls: [{ name: 'write_file', arguments: { path: file, content } }] },
+        { kind: 'reply', text: answer },
+      );
+      await sendMessage(page, `Write ${file}.`);
+      await page
+        .getByRole('article', { name: 'Approval needed: write_file' })
+        .getByRole('button', { name: 'Allow once' })
+        .click();
+      await page.getByText(answer).waitFor();
     };
     const submit = async (dialog: Locator, title: string) => {
       await dialog.getByRole('button', { name: 'Create session' }).click();
@@ -313,22 +280,7 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     expect(await modeTag.getAttribute('title')).toMatch(
       /reach the folder only when you apply them in Changes/,
     );
-    provider.enqueue(
-      {
-        kind: 'reply',
-        toolCalls: [
-          { name: 'write_file', arguments: { path: 'persistent/project/src/reviewed.ts', content: 'r\n' } },
-        ],
-      },
-      { kind: 'reply', text: 'Written in the checkout.' },
-    );
-    await page.getByLabel('Message').fill('Write src/reviewed.ts.');
-    await page.getByLabel('Message').press('Enter');
-    await page
-      .getByRole('article', { name: 'Approval needed: write_file' })
-      .getByRole('button', { name: 'Allow once' })
-      .click();
-    await page.getByText('Written in the checkout.').waitFor();
+    await writeAllowedOnce('persistent/project/src/reviewed.ts', 'r\n', 'Written in the checkout.');
     await modeTag.locator('.checkout-mode-count', { hasText: '1 uncommitted' }).waitFor();
     await page.getByRole('button', { name: 'Changes, 1 uncommitted' }).waitFor();
     expect(fs.existsSync(path.join(project, 'src', 'reviewed.ts'))).toBe(false);
@@ -348,21 +300,7 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     );
     expect(await page.locator('.session-header .changes-toggle').count()).toBe(0);
     await screenshot(page, 'header-checkout-direct');
-    provider.enqueue(
-      {
-        kind: 'reply',
-        toolCalls: [{ name: 'write_file', arguments: { path: 'src/direct.ts', content: 'direct\n' } }],
-      },
-      { kind: 'reply', text: 'Written in the folder.' },
-    );
-    const composer = page.getByLabel('Message');
-    await composer.fill('Write src/direct.ts.');
-    await composer.press('Enter');
-    await page
-      .getByRole('article', { name: 'Approval needed: write_file' })
-      .getByRole('button', { name: 'Allow once' })
-      .click();
-    await page.getByText('Written in the folder.').waitFor();
+    await writeAllowedOnce('src/direct.ts', 'direct\n', 'Written in the folder.');
     expect(readIfExists(path.join(project, 'src', 'direct.ts'))).toBe('direct\n');
 
     // The default again, for the record: an auto checkout.

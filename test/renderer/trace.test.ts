@@ -1,19 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { makeTempDir, removeTempDir } from '../support/cli.js';
-import { ProviderServer } from '../support/providerServer.js';
-import {
-  ensureBuilt,
-  HAS_CHROMIUM,
-  launchBrowser,
-  screenshot,
-  startServe,
-  watchPage,
-  writeScriptedSettings,
-  type Browser,
-  type Serve,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { createSession, inDarkTheme, readEvents, sendMessage, setUpApp, waitForIdle } from './appFixture.js';
+import { HAS_CHROMIUM, screenshot } from './harness.js';
 
 /*
  * Traces and cost in a browser against keel serve: a turn with a retried request, an edit that waits for
@@ -22,55 +11,32 @@ import {
  * session.
  */
 
-let dir: string;
-let home: string;
 let project: string;
-let provider: ProviderServer;
-let serve: Serve | undefined;
-let browser: Browser | undefined;
-
-beforeAll(async () => {
-  await ensureBuilt();
-  dir = fs.realpathSync(makeTempDir('keel-ui-trace-'));
-  home = path.join(dir, 'home');
-  project = path.join(dir, 'project');
-  fs.mkdirSync(path.join(project, 'src'), { recursive: true });
-  fs.writeFileSync(
-    path.join(project, 'src', 'parse.ts'),
-    'export const parse = (t: string) => t.split(",");\n',
-  );
-  provider = await new ProviderServer().start();
-  writeScriptedSettings(home, provider.openaiBaseUrl);
-  serve = await startServe(home);
-  browser = await launchBrowser();
-}, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  await provider?.close();
-  if (dir) removeTempDir(dir);
-});
 
 describe.skipIf(!HAS_CHROMIUM)('traces and cost', () => {
+  const app = setUpApp({
+    prefix: 'keel-ui-trace-',
+    prepare: ({ dir }) => {
+      project = path.join(dir, 'project');
+      fs.mkdirSync(path.join(project, 'src'), { recursive: true });
+      fs.writeFileSync(
+        path.join(project, 'src', 'parse.ts'),
+        'export const parse = (t: string) => t.split(",");\n',
+      );
+    },
+  });
+
   it("reads a turn's timeline, tokens and cost, the session totals and a nested subagent", async () => {
-    const page = browser!.page;
-    const watched = watchPage(page);
-    onTestFailed(async () => {
-      await screenshot(page, 'failed-trace');
+    const watched = app.watch('trace');
+    const page = await app.goto();
+    const sessionId = await createSession(page, {
+      projectFolder: project,
+      title: 'Traced session',
+      policy: 'ask',
     });
-    await page.goto(serve!.url);
-    // window.keel exists once the app has mounted.
-    await page.getByRole('button', { name: 'New session' }).first().waitFor();
-    const created = await page.evaluate<{ ok: boolean }>(
-      `window.keel.sessions.create({ projectFolder: ${JSON.stringify(project)}, provider: 'openai-compatible', model: 'scripted-model', title: 'Traced session', policy: 'ask' })`,
-    );
-    expect(created.ok).toBe(true);
-    await page.getByRole('option', { name: /Traced session/ }).click();
-    const composer = page.getByRole('textbox', { name: 'Message' });
 
     // Turn 1: the first request fails once (retried), then an edit waits for approval before it runs.
-    provider.enqueue(
+    app.provider.enqueue(
       { kind: 'fail', status: 500, message: 'overloaded' },
       {
         kind: 'reply',
@@ -90,20 +56,19 @@ describe.skipIf(!HAS_CHROMIUM)('traces and cost', () => {
         usage: { inputTokens: 400, outputTokens: 20, cacheReadTokens: 1500 },
       },
     );
-    await composer.fill('Add a test for the parser.');
-    await composer.press('Enter');
+    await sendMessage(page, 'Add a test for the parser.');
     const approval = page.getByRole('article', { name: 'Approval needed: write_file' });
     await approval.waitFor();
     await page.waitForTimeout(700);
     await approval.getByRole('button', { name: 'Allow once' }).click();
     await page.getByText('The test is written.').waitFor();
-    await expect.poll(() => page.locator('.session-header .badge').getAttribute('data-status')).toBe('idle');
+    await waitForIdle(page);
     await expect
       .poll(() => fs.existsSync(path.join(project, 'src', 'parse.test.ts')), { timeout: 10_000 })
       .toBe(true);
 
     // Turn 2: a subagent does part of the work in its own session.
-    provider.enqueue(
+    app.provider.enqueue(
       {
         kind: 'reply',
         text: 'Delegating the count.',
@@ -117,10 +82,9 @@ describe.skipIf(!HAS_CHROMIUM)('traces and cost', () => {
         usage: { inputTokens: 2100, outputTokens: 15, cacheReadTokens: 1800 },
       },
     );
-    await composer.fill('How long is the parser?');
-    await composer.press('Enter');
+    await sendMessage(page, 'How long is the parser?');
     await page.getByText('The subagent counted 1 line.').waitFor();
-    await expect.poll(() => page.locator('.session-header .badge').getAttribute('data-status')).toBe('idle');
+    await waitForIdle(page);
 
     // The trace view: totals, the chart (a bar per turn) and the turns.
     await page.getByRole('button', { name: 'Trace', exact: true }).click();
@@ -128,13 +92,17 @@ describe.skipIf(!HAS_CHROMIUM)('traces and cost', () => {
     const totals = trace.getByRole('definition').filter({ hasText: /./ });
     await totals.first().waitFor();
     // The totals are the log's: every assistant message's reported usage, summed.
-    const sessionId = await page.locator('[role=option][aria-selected=true]').getAttribute('data-session-id');
-    const usage = await page.evaluate<number>(`(async () => {
-      const page = await window.keel.events.page({ sessionId: ${JSON.stringify(sessionId)}, fromSeq: 1, limit: 5000 });
-      return page.value.events
-        .filter((event) => event.kind === 'assistant_message' && event.usage)
-        .reduce((sum, { usage }) => sum + usage.inputTokens + usage.outputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0), 0);
-    })()`);
+    const usage = (await readEvents(page, sessionId)).reduce(
+      (sum, event) =>
+        event.kind === 'assistant_message' && event.usage
+          ? sum +
+            event.usage.inputTokens +
+            event.usage.outputTokens +
+            (event.usage.cacheReadTokens ?? 0) +
+            (event.usage.cacheWriteTokens ?? 0)
+          : sum,
+      0,
+    );
     expect(usage).toBeGreaterThan(5000);
     expect(await trace.getByTestId('trace-tokens').textContent()).toBe(`${(usage / 1000).toFixed(1)}k`);
     expect(await trace.getByTestId('trace-approval-wait').textContent()).not.toBe('0 ms');
@@ -175,22 +143,18 @@ describe.skipIf(!HAS_CHROMIUM)('traces and cost', () => {
     await subagent.getByRole('article', { name: 'Turn 1' }).waitFor();
     await subagent.scrollIntoViewIfNeeded();
     await screenshot(page, '42-trace-subagent-nested');
-    const dark = await launchBrowser({ colorScheme: 'dark' });
-    try {
-      await dark.page.goto(serve!.url);
-      await dark.page.getByRole('option', { name: /Traced session/ }).click();
-      await dark.page.getByRole('button', { name: 'Trace', exact: true }).click();
-      await dark.page
+    await inDarkTheme(app.serve.url, async (dark) => {
+      await dark.getByRole('option', { name: /Traced session/ }).click();
+      await dark.getByRole('button', { name: 'Trace', exact: true }).click();
+      await dark
         .getByRole('article', { name: 'Turn 2' })
         .getByRole('table', { name: 'Timeline of turn 2' })
         .waitFor();
-      await screenshot(dark.page, '43-trace-dark');
-    } finally {
-      await dark.close();
-    }
+      await screenshot(dark, '43-trace-dark');
+    });
     await subagent.getByRole('button', { name: 'Open session' }).click();
     await page.getByText('src/parse.ts has 1 line.').waitFor();
-    expect(provider.requests.filter((request) => request.rejected !== undefined)).toEqual([]);
+    expect(app.provider.requests.filter((request) => request.rejected !== undefined)).toEqual([]);
     expect(watched.errors).toEqual([]);
   }, 90_000);
 });
