@@ -1,19 +1,9 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { makeTempDir, removeTempDir } from '../support/cli.js';
-import { ProviderServer } from '../support/providerServer.js';
-import {
-  ensureBuilt,
-  HAS_CHROMIUM,
-  launchBrowser,
-  screenshot,
-  startServe,
-  watchPage,
-  type Browser,
-  type Serve,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { setUpApp } from './appFixture.js';
+import { HAS_CHROMIUM, screenshot } from './harness.js';
 
 // Unset (not empty) in the server's environment: a developer's own keys would skip first run.
 const NO_KEYS = {
@@ -22,11 +12,6 @@ const NO_KEYS = {
   KEEL_OPENAI_COMPATIBLE_API_KEY: undefined,
 };
 
-let dir: string;
-let home: string;
-let provider: ProviderServer;
-let serve: Serve | undefined;
-let browser: Browser | undefined;
 let fakeOllama: http.Server | undefined;
 
 /** Listens where Ollama does (127.0.0.1:11434) with one model; undefined when the port is taken on this machine. */
@@ -45,31 +30,21 @@ async function startFakeOllama(): Promise<http.Server | undefined> {
   });
 }
 
-beforeAll(async () => {
-  await ensureBuilt();
-  dir = fs.realpathSync(makeTempDir('keel-ui-first-'));
-  home = path.join(dir, 'home');
-  provider = await new ProviderServer().start();
-}, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  await provider?.close();
-  await new Promise<void>((resolve) => (fakeOllama ? fakeOllama.close(() => resolve()) : resolve()));
-  if (dir) removeTempDir(dir);
-});
-
 describe.skipIf(!HAS_CHROMIUM)('first run and settings', () => {
+  // No settings.json: the app starts on first run.
+  const app = setUpApp({
+    prefix: 'keel-ui-first-',
+    scriptedSettings: false,
+    serveEnv: NO_KEYS,
+    startIn: 'test',
+    teardown: () =>
+      new Promise<void>((resolve) => (fakeOllama ? fakeOllama.close(() => resolve()) : resolve())),
+  });
+
   it('explains how to add a provider, offers a local server it finds, and edits settings', async () => {
-    serve = await startServe(home, NO_KEYS);
-    browser = await launchBrowser();
-    const { page } = browser;
-    const watched = watchPage(page);
-    onTestFailed(async () => {
-      await screenshot(page, 'failed-first-run');
-    });
-    await page.goto(serve.url);
+    await app.start();
+    const watched = app.watch('first-run');
+    const page = await app.goto();
 
     await page.getByRole('heading', { name: 'Welcome to Keel' }).waitFor();
     await page.getByRole('button', { name: 'Open settings' }).waitFor();
@@ -89,7 +64,7 @@ describe.skipIf(!HAS_CHROMIUM)('first run and settings', () => {
       expect(await dialog.getByLabel('Base URL').inputValue()).toBe('http://127.0.0.1:11434/v1');
       await dialog.getByRole('button', { name: 'Cancel' }).click();
       await page.getByRole('heading', { name: 'No session open' }).waitFor();
-      const saved = JSON.parse(fs.readFileSync(path.join(home, 'settings.json'), 'utf8')) as {
+      const saved = JSON.parse(fs.readFileSync(path.join(app.home, 'settings.json'), 'utf8')) as {
         defaults: { provider?: string; model?: string; baseUrl?: string };
       };
       expect(saved.defaults).toMatchObject({
@@ -105,7 +80,7 @@ describe.skipIf(!HAS_CHROMIUM)('first run and settings', () => {
     await page.getByRole('button', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
     const card = page.getByRole('group', { name: /Local \/ OpenAI-compatible/ });
-    await card.getByLabel('Base URL').fill(provider.openaiBaseUrl);
+    await card.getByLabel('Base URL').fill(app.provider.openaiBaseUrl);
     await card.getByLabel(/Model to test/).fill('scripted-model');
     await card.getByRole('button', { name: 'Test connection' }).click();
     await card.getByText(/openai-compatible answered with scripted-model/).waitFor();
@@ -115,12 +90,12 @@ describe.skipIf(!HAS_CHROMIUM)('first run and settings', () => {
     await page.getByLabel(/Compact when the context is this full/).fill('60');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved.').waitFor();
-    const settings = JSON.parse(fs.readFileSync(path.join(home, 'settings.json'), 'utf8')) as {
+    const settings = JSON.parse(fs.readFileSync(path.join(app.home, 'settings.json'), 'utf8')) as {
       compaction: { threshold: number };
       providers: { 'openai-compatible'?: { baseUrl?: string } };
     };
     expect(settings.compaction.threshold).toBe(0.6);
-    expect(settings.providers['openai-compatible']?.baseUrl).toBe(provider.openaiBaseUrl);
+    expect(settings.providers['openai-compatible']?.baseUrl).toBe(app.provider.openaiBaseUrl);
     await page.evaluate('window.scrollTo(0, 0)');
     await screenshot(page, '12-settings');
 

@@ -1,21 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../main/core/log/events.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
-import { makeTempDir, removeTempDir } from '../support/cli.js';
-import { ProviderServer } from '../support/providerServer.js';
-import {
-  ensureBuilt,
-  HAS_CHROMIUM,
-  launchBrowser,
-  screenshot,
-  startServe,
-  watchPage,
-  writeScriptedSettings,
-  type Browser,
-  type Serve,
-} from './harness.js';
+import { createSession, readEvents, sendMessage, setUpApp, waitForIdle } from './appFixture.js';
+import { HAS_CHROMIUM, screenshot } from './harness.js';
 
 /*
  * A subagent's command in the live terminal, in a browser against keel serve: the parent's turn spawns a
@@ -86,56 +75,27 @@ describe('a spawn_subagent call in the transcript', () => {
 });
 
 describe.skipIf(!HAS_CHROMIUM || !boxed)("a subagent's command in the live terminal", () => {
-  let dir: string;
   let project: string;
-  let provider: ProviderServer;
-  let serve: Serve | undefined;
-  let browser: Browser | undefined;
-
-  beforeAll(async () => {
-    await ensureBuilt();
-    dir = fs.realpathSync(makeTempDir('keel-ui-subagent-terminal-'));
-    const home = path.join(dir, 'home');
-    project = path.join(dir, 'project');
-    fs.mkdirSync(project, { recursive: true });
-    provider = await new ProviderServer().start();
-    writeScriptedSettings(home, provider.openaiBaseUrl);
-    serve = await startServe(home);
-    browser = await launchBrowser();
-  }, 240_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await serve?.stop();
-    await provider?.close();
-    if (dir) removeTempDir(dir);
+  const app = setUpApp({
+    prefix: 'keel-ui-subagent-terminal-',
+    prepare: ({ dir }) => {
+      project = path.join(dir, 'project');
+      fs.mkdirSync(project, { recursive: true });
+    },
   });
 
-  /** Every event of a session, read through the page's bridge. */
-  const eventsOf = (sessionId: string) =>
-    browser!.page.evaluate<SessionEvent[]>(
-      `window.keel.events.page({ sessionId: ${JSON.stringify(sessionId)}, fromSeq: 1, limit: 5000 }).then((r) => r.value.events)`,
-    );
-
   it('opens the running subagent from its card, streams its command live, kills it, and both turns end', async () => {
-    const page = browser!.page;
-    const watched = watchPage(page);
-    onTestFailed(async () => {
-      await screenshot(page, 'failed-subagent-terminal');
+    const watched = app.watch('subagent-terminal');
+    const page = await app.goto();
+    const parentId = await createSession(page, {
+      projectFolder: project,
+      title: 'Parent session',
+      policy: 'full-auto',
     });
-    await page.goto(serve!.url);
-    await page.getByRole('button', { name: 'New session' }).first().waitFor();
-    const created = await page.evaluate<{ ok: boolean; value: { session: { id: string } } }>(
-      `window.keel.sessions.create({ projectFolder: ${JSON.stringify(project)}, provider: 'openai-compatible', model: 'scripted-model', title: 'Parent session', policy: 'full-auto' })`,
-    );
-    expect(created.ok).toBe(true);
-    const parentId = created.value.session.id;
-    await page.getByRole('option', { name: /Parent session/ }).click();
-    await page.getByRole('heading', { name: 'Parent session' }).waitFor();
 
     // One request after another: the parent spawns, the child runs its command, the child answers, the parent ends.
     const command = 'for i in $(seq 1 600); do echo "sub-line $i"; sleep 0.1; done';
-    provider.enqueue(
+    app.provider.enqueue(
       {
         kind: 'reply',
         text: 'Delegating the slow count.',
@@ -154,9 +114,7 @@ describe.skipIf(!HAS_CHROMIUM || !boxed)("a subagent's command in the live termi
       { kind: 'reply', text: 'The counter was killed before it finished.' },
       { kind: 'reply', text: 'The subagent reports its counter was killed.' },
     );
-    const composer = page.getByRole('textbox', { name: 'Message' });
-    await composer.fill('Run the slow counter in a subagent.');
-    await composer.press('Enter');
+    await sendMessage(page, 'Run the slow counter in a subagent.');
 
     // The spawn_subagent card runs while its child does, and opens the child.
     const card = page.getByRole('article', { name: 'Tool call spawn_subagent: Running' });
@@ -202,16 +160,16 @@ describe.skipIf(!HAS_CHROMIUM || !boxed)("a subagent's command in the live termi
     await page.getByRole('button', { name: 'Open parent session' }).click();
     await page.getByRole('heading', { name: 'Parent session' }).waitFor();
     await page.getByText('The subagent reports its counter was killed.').waitFor();
-    await expect.poll(() => page.locator('.session-header .badge').getAttribute('data-status')).toBe('idle');
+    await waitForIdle(page);
     await page.getByRole('article', { name: 'Tool call spawn_subagent: Done' }).waitFor();
     await screenshot(page, '63-subagent-parent-done');
 
     // The logs agree: the child's command was stopped by the user, the child answered, the parent completed.
-    const parentEvents = await eventsOf(parentId);
+    const parentEvents = await readEvents(page, parentId);
     const started = parentEvents.find((event) => event.kind === 'subagent_started');
     expect(started?.kind).toBe('subagent_started');
     const child = started?.kind === 'subagent_started' ? started.childId : '';
-    const childEvents = await eventsOf(child);
+    const childEvents = await readEvents(page, child);
     const result = childEvents.find((event) => event.kind === 'tool_result');
     expect(result?.kind === 'tool_result' ? result.content : '').toMatch(/\[stopped by the user/);
     expect(childEvents.at(-1)).toMatchObject({
@@ -228,26 +186,20 @@ describe.skipIf(!HAS_CHROMIUM || !boxed)("a subagent's command in the live termi
       'assistant_message',
     ]);
     expect(parentEvents.some((event) => event.kind === 'interrupted' || event.kind === 'error')).toBe(false);
-    expect(provider.pending).toBe(0);
+    expect(app.provider.pending).toBe(0);
     expect(watched.errors).toEqual([]);
     expect(watched.foreignRequests).toEqual([]);
   }, 120_000);
 
   it("stops the subagent alone from its own view: the parent's turn takes the partial answer and goes on", async () => {
-    const page = browser!.page;
-    const watched = watchPage(page);
-    onTestFailed(async () => {
-      await screenshot(page, 'failed-subagent-stop');
+    const watched = app.watch('subagent-stop');
+    const page = await app.goto();
+    const parentId = await createSession(page, {
+      projectFolder: project,
+      title: 'Stopping parent',
+      policy: 'full-auto',
     });
-    await page.goto(serve!.url);
-    await page.getByRole('button', { name: 'New session' }).first().waitFor();
-    const created = await page.evaluate<{ ok: boolean; value: { session: { id: string } } }>(
-      `window.keel.sessions.create({ projectFolder: ${JSON.stringify(project)}, provider: 'openai-compatible', model: 'scripted-model', title: 'Stopping parent', policy: 'full-auto' })`,
-    );
-    expect(created.ok).toBe(true);
-    await page.getByRole('option', { name: /Stopping parent/ }).click();
-    await page.getByRole('heading', { name: 'Stopping parent' }).waitFor();
-    provider.enqueue(
+    app.provider.enqueue(
       {
         kind: 'reply',
         text: 'Delegating.',
@@ -263,8 +215,7 @@ describe.skipIf(!HAS_CHROMIUM || !boxed)("a subagent's command in the live termi
       { kind: 'reply', text: 'The subagent was stopped; I carry on without it.' },
     );
     const composer = page.getByRole('textbox', { name: 'Message' });
-    await composer.fill('Wait in a subagent.');
-    await composer.press('Enter');
+    await sendMessage(page, 'Wait in a subagent.');
     await page
       .getByRole('article', { name: 'Tool call spawn_subagent: Running' })
       .getByRole('button', { name: 'Open subagent' })
@@ -276,12 +227,12 @@ describe.skipIf(!HAS_CHROMIUM || !boxed)("a subagent's command in the live termi
     await page.getByText(/Subagent session: another session ran it/).waitFor({ timeout: 15_000 });
     await page.getByRole('button', { name: 'Open parent session' }).click();
     await page.getByText('The subagent was stopped; I carry on without it.').waitFor();
-    await expect.poll(() => page.locator('.session-header .badge').getAttribute('data-status')).toBe('idle');
-    const parentEvents = await eventsOf(created.value.session.id);
+    await waitForIdle(page);
+    const parentEvents = await readEvents(page, parentId);
     const answer = parentEvents.find((event) => event.kind === 'subagent_result');
     expect(answer?.kind === 'subagent_result' ? answer.content : '').toMatch(/stopped/i);
     expect(parentEvents.some((event) => event.kind === 'interrupted')).toBe(false);
-    expect(provider.pending).toBe(0);
+    expect(app.provider.pending).toBe(0);
     expect(watched.errors).toEqual([]);
   }, 90_000);
 });

@@ -1,22 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { detectSandbox } from '../../main/sandbox/box.js';
-import { makeTempDir, removeTempDir } from '../support/cli.js';
-import { ProviderServer } from '../support/providerServer.js';
-import {
-  ensureBuilt,
-  HAS_CHROMIUM,
-  launchBrowser,
-  recordMeasurement,
-  screenshot,
-  startServe,
-  watchPage,
-  writeScriptedSettings,
-  type Browser,
-  type Serve,
-} from './harness.js';
+import { createSession, sendMessage, setUpApp } from './appFixture.js';
+import { HAS_CHROMIUM, recordMeasurement, screenshot } from './harness.js';
 
 /*
  * The live terminal in a browser against keel serve: a command's coloured UTF-8 output streams into its
@@ -27,12 +15,7 @@ import {
 const sandbox = await detectSandbox();
 const boxed = sandbox.kind !== 'none';
 
-let dir: string;
-let home: string;
 let project: string;
-let provider: ProviderServer;
-let serve: Serve | undefined;
-let browser: Browser | undefined;
 
 const round = (value: number) => Math.round(value * 10) / 10;
 const percentile = (values: number[], p: number) => {
@@ -46,62 +29,38 @@ const runCommand = (command: string) => ({
   toolCalls: [{ name: 'run_command', arguments: { command } }],
 });
 
-beforeAll(async () => {
-  await ensureBuilt();
-  dir = fs.realpathSync(makeTempDir('keel-ui-terminal-'));
-  home = path.join(dir, 'home');
-  project = path.join(dir, 'project');
-  fs.mkdirSync(project, { recursive: true });
-  provider = await new ProviderServer().start();
-  writeScriptedSettings(home, provider.openaiBaseUrl);
-  serve = await startServe(home);
-  browser = await launchBrowser();
-}, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  await provider?.close();
-  if (dir) removeTempDir(dir);
-});
-
-/** Creates a full-auto session (commands run without asking) in the page and opens it; `checkout` as sessions.create takes it. */
-async function openNewSession(title: string, checkout?: 'auto' | 'manual' | 'direct'): Promise<void> {
-  const page = browser!.page;
-  // window.keel exists once the app has mounted.
-  await page.getByRole('button', { name: 'New session' }).first().waitFor();
-  const created = await page.evaluate<{ ok: boolean }>(
-    `window.keel.sessions.create(${JSON.stringify({ projectFolder: project, provider: 'openai-compatible', model: 'scripted-model', title, policy: 'full-auto', ...(checkout ? { checkout } : {}) })})`,
-  );
-  expect(created.ok).toBe(true);
-  await page.getByRole('option', { name: new RegExp(title) }).click();
-  await page.getByRole('heading', { name: title }).waitFor();
-}
-
 describe.skipIf(!HAS_CHROMIUM || !boxed)('the live terminal', () => {
+  const app = setUpApp({
+    prefix: 'keel-ui-terminal-',
+    prepare: ({ dir }) => {
+      project = path.join(dir, 'project');
+      fs.mkdirSync(project, { recursive: true });
+    },
+  });
+
   it("streams a command's output live, kills it, opens a shell in the box and replays a finished run", async () => {
-    const page = browser!.page;
-    const watched = watchPage(page);
-    onTestFailed(async () => {
-      await screenshot(page, 'failed-terminal');
+    const watched = app.watch('terminal');
+    const page = await app.goto();
+    // A full-auto session (commands run without asking), in the folder itself, so the shell's file lands there
+    // at once (the flood below runs on the default checkout).
+    await createSession(page, {
+      projectFolder: project,
+      title: 'Terminal session',
+      policy: 'full-auto',
+      checkout: 'direct',
     });
-    await page.goto(serve!.url);
-    // In the folder itself, so the shell's file lands there at once (the flood below runs on the default checkout).
-    await openNewSession('Terminal session', 'direct');
     await page.getByRole('button', { name: 'Terminal', exact: true }).click();
     const dock = page.getByRole('region', { name: 'Terminals' });
     await dock.getByText(/Command runs show here live/).waitFor();
 
     // A command that prints coloured UTF-8 lines, then hangs: its tab opens and the output streams in.
-    provider.enqueue(
+    app.provider.enqueue(
       runCommand(
         "for i in $(seq 1 30); do printf '\\033[32mline %d ✓ naïve café 日本\\033[0m\\n' $i; sleep 0.03; done; sleep 120",
       ),
       { kind: 'reply', text: 'It was stopped.' },
     );
-    const composer = page.getByRole('textbox', { name: 'Message' });
-    await composer.fill('Run the slow script.');
-    await composer.press('Enter');
+    await sendMessage(page, 'Run the slow script.');
     const pane = dock.getByRole('region', { name: /^Command for i in/ });
     const screen = pane.locator('.xterm-rows');
     await screen.getByText('line 30 ✓ naïve café 日本').waitFor();
@@ -163,15 +122,12 @@ describe.skipIf(!HAS_CHROMIUM || !boxed)('the live terminal', () => {
   }, 90_000);
 
   it('streams a 100,000-line command output to the terminal (frame times measured)', async () => {
-    const page = browser!.page;
-    onTestFailed(async () => {
-      await screenshot(page, 'failed-terminal-flood');
-    });
-    await page.goto(serve!.url);
-    await openNewSession('Flood session');
+    app.watch('terminal-flood');
+    const page = await app.goto();
+    await createSession(page, { projectFolder: project, title: 'Flood session', policy: 'full-auto' });
     await page.getByRole('button', { name: 'Terminal', exact: true }).click();
     const lines = 100_000;
-    provider.enqueue(
+    app.provider.enqueue(
       runCommand(
         `seq 1 ${lines} | awk '{ printf "\\033[3%dm%06d\\033[0m row ✓ ünïcödé\\n", $1 % 7 + 1, $1 }'`,
       ),
@@ -192,9 +148,7 @@ describe.skipIf(!HAS_CHROMIUM || !boxed)('the live terminal', () => {
       new PerformanceObserver((list) => { for (const entry of list.getEntries()) if (state.recording) state.longTasks.push(entry.duration); })
         .observe({ type: 'longtask' });
     })()`);
-    const composer = page.getByRole('textbox', { name: 'Message' });
-    await composer.fill('Flood the terminal.');
-    await composer.press('Enter');
+    await sendMessage(page, 'Flood the terminal.');
     const pane = page
       .getByRole('region', { name: 'Terminals' })
       .getByRole('region', { name: /^Command seq 1/ });
