@@ -13,6 +13,8 @@ const STARTUP_FALLBACK_MS = 3000;
 const IDLE_TIMEOUT_MS = 2000;
 /** Monaco stops its worker after 5 minutes without a diff: a later prefetch warms it again. */
 const REWARM_AFTER_MS = 4 * 60_000;
+/** A warm-up is skipped when a view asked for Monaco this recently. */
+const WANTED_SKIPS_WARM_MS = 10_000;
 /** A warm-up whose diff never arrives (a broken worker) gives up after this long. */
 const WARM_TIMEOUT_MS = 10_000;
 
@@ -22,6 +24,8 @@ const QUIET_MS = 500;
 let pending: Promise<Monaco> | undefined;
 let warming: Promise<void> | undefined;
 let warmedAt: number | undefined;
+/** When a view last asked for Monaco: its own first diff is on its way. */
+let wantedAt = Number.NEGATIVE_INFINITY;
 let lastInputAt = Number.NEGATIVE_INFINITY;
 let trackingInput = false;
 
@@ -44,6 +48,11 @@ function markOnce(name: 'keel:monaco-loaded' | 'keel:monaco-warm'): void {
 
 /** Loads the bundled Monaco once (its chunk, workers and tokenizers); later calls share the same promise. A failed load is retried on the next call. */
 export function loadMonaco(): Promise<Monaco> {
+  wantedAt = performance.now();
+  return importMonaco();
+}
+
+function importMonaco(): Promise<Monaco> {
   pending ??= import('./monacoBundle.js').then(
     (bundle) => {
       markOnce('keel:monaco-loaded');
@@ -123,7 +132,7 @@ function schedulePrefetch(quietMs: number): () => void {
     );
   };
   whenQuiet(() => {
-    loadMonaco().then(
+    importMonaco().then(
       (monaco) => whenQuiet(() => void warmDiffPath(monaco)),
       () => undefined,
     );
@@ -147,7 +156,9 @@ function isWarm(): boolean {
 
 /** Runs the warm-up once at a time; a failure is silent (the first real diff then pays for it). */
 function warmDiffPath(monaco: Monaco): Promise<void> {
-  if (isWarm()) return Promise.resolve();
+  // A view that asked for Monaco lately is computing its own diff (which boots the worker): a hidden one
+  // now would only compete with it.
+  if (isWarm() || performance.now() - wantedAt < WANTED_SKIPS_WARM_MS) return Promise.resolve();
   warming ??= computeHiddenDiff(monaco)
     .then(
       () => {
