@@ -252,7 +252,8 @@ function trace(
 ): void {
   try {
     log.appendTrace({
-      turn: turn ?? 0,
+      // Without a turn (Apply after review, keel commit) the work belongs to the turn that made it: the last.
+      turn: turn ?? log.countOfKind('user_message'),
       stage,
       startedAt: new Date(started).toISOString(),
       durationMs: Date.now() - started,

@@ -406,6 +406,11 @@ describe('streamHarness', () => {
     expect(read(path.join(docs, 'guide.md'))).toBe('v2\n');
     expect(eventsOf(home, 's').filter((e) => e.kind === 'persistent_commit')).toHaveLength(1);
     expect(await session.uncommitted()).toEqual([]);
+    // The apply is traced under the turn whose work it applies, not a turn 0.
+    const applied = (await session.trace.read()).filter(
+      (entry) => entry.stage === 'persistent_commit' && (entry.detail as { manual?: boolean }).manual,
+    );
+    expect(applied.map((entry) => entry.turn)).toEqual([1]);
   });
 
   it('never commits a read-only dir and asks before writing into it', async () => {
