@@ -15,6 +15,12 @@ export type CommitHistory = ChannelOutput<'persistent.history'>;
 const CHANGING_KINDS = new Set(['tool_result', 'persistent_commit']);
 const COMMIT_KINDS = new Set(['persistent_commit']);
 const DEBOUNCE_MS = 250;
+/**
+ * A read this recent is reused when another view of the session mounts (opening Changes from the header):
+ * mounted views keep it current through the events that change checkouts, and a diff of a big file
+ * should not wait for git to be asked again.
+ */
+const FRESH_MS = 5_000;
 const RETRY_DELAYS_MS = [200, 600];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -36,6 +42,9 @@ export async function readCheckout<T>(read: () => Promise<T>): Promise<T> {
 
 type Entry = {
   data?: Uncommitted;
+  /** When data was last read, and at which changes revision (an apply or discard in this window). */
+  readAt?: number;
+  revision?: number;
   error?: string;
   inFlight: boolean;
   again: boolean;
@@ -55,7 +64,7 @@ function entryOf(sessionId: string): Entry {
   return entry;
 }
 
-function refresh(sessionId: string): void {
+function refresh(sessionId: string, revision?: number): void {
   const entry = entryOf(sessionId);
   if (entry.inFlight) {
     entry.again = true;
@@ -65,8 +74,12 @@ function refresh(sessionId: string): void {
   readCheckout(() => call(keel().persistent.diff({ sessionId })))
     .then(
       (data) => {
-        entry.data = data;
+        // The same answer keeps the same object, so views that key work on it (a file's diff) do not redo it.
+        if (entry.data === undefined || JSON.stringify(entry.data) !== JSON.stringify(data))
+          entry.data = data;
         entry.error = undefined;
+        entry.readAt = Date.now();
+        if (revision !== undefined) entry.revision = revision;
       },
       (error: unknown) => {
         entry.error = describeError(error);
@@ -82,10 +95,21 @@ function refresh(sessionId: string): void {
     });
 }
 
-function schedule(sessionId: string, delay = DEBOUNCE_MS): void {
+function schedule(sessionId: string, delay = DEBOUNCE_MS, revision?: number): void {
   const entry = entryOf(sessionId);
   clearTimeout(entry.timer);
-  entry.timer = setTimeout(() => refresh(sessionId), delay);
+  entry.timer = setTimeout(() => refresh(sessionId, revision), delay);
+}
+
+/** True when the entry holds an answer read at this revision within FRESH_MS and no read is due. */
+function isFresh(entry: Entry, revision: number): boolean {
+  return (
+    entry.data !== undefined &&
+    entry.error === undefined &&
+    entry.revision === revision &&
+    entry.readAt !== undefined &&
+    Date.now() - entry.readAt < FRESH_MS
+  );
 }
 
 /** Schedules `reload` (debounced) whenever something may have changed the session's checkouts. */
@@ -138,7 +162,7 @@ export function useUncommitted(sessionId: string, enabled: boolean): Uncommitted
     return entry.error !== undefined ? entry.error : entry.data;
   });
   useEffect(() => {
-    if (enabled) schedule(sessionId, 0);
+    if (enabled && !isFresh(entryOf(sessionId), revision)) schedule(sessionId, 0, revision);
   }, [sessionId, enabled, revision]);
   const reload = useCallback(() => schedule(sessionId, 0), [sessionId]);
   useReloadOnChange(sessionId, () => enabled && schedule(sessionId), CHANGING_KINDS);
