@@ -72,6 +72,10 @@ export const ErrorCode = z.enum([
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 
+/** Where a model is in its provider's lifecycle (the catalogue's ModelStatus). */
+export const ModelStatus = z.enum(['current', 'legacy', 'deprecated', 'retired']);
+export type ModelStatus = z.infer<typeof ModelStatus>;
+
 /** The error half of every channel's result. */
 export const IpcError = z.object({ code: ErrorCode, message: z.string() });
 export type IpcError = z.infer<typeof IpcError>;
@@ -437,6 +441,19 @@ export const channels = {
     input: z.object({ sessionId, title: z.string().min(1).max(500) }),
     output: z.object({ session: SessionSummary }),
   },
+  'sessions.setModel': {
+    doc: "Switches an idle session's pinned model (recorded as model_changed); the next request uses it.",
+    input: z.object({
+      sessionId,
+      provider: ProviderKind,
+      model: z.string().min(1),
+      /** Defaults to the session's own base URL when the provider stays, else the provider's in settings. */
+      baseUrl: z.string().url().optional(),
+      /** Defaults to settings.contextWindows[model], else the catalogue's; unknown models must give it. */
+      contextWindow: z.number().int().positive().optional(),
+    }),
+    output: z.object({ pin: ModelPin, previous: ModelPin }),
+  },
   'sessions.archive': {
     doc: 'Hides (archived: true) or restores a session in the list; its log is untouched.',
     input: z.object({ sessionId, archived: z.boolean().default(true) }),
@@ -766,12 +783,31 @@ export const channels = {
     }),
   },
   'providers.catalogue': {
-    doc: 'Known models with their context windows, for the new-session form.',
+    doc: 'Known models (newest first per provider) with windows, output limits, lifecycle and whether they are priced; the suggested model per provider.',
     input: empty,
     output: z.object({
       models: z.array(
-        z.object({ id: z.string(), provider: ProviderKind, contextWindow: z.number().int().positive() }),
+        z.object({
+          id: z.string(),
+          provider: ProviderKind,
+          contextWindow: z.number().int().positive(),
+          /** The most output tokens one request may ask for; absent when not documented. */
+          maxOutputTokens: z.number().int().positive().optional(),
+          /** Deprecated models answer until `retiresOn`; retired ones fail every request. */
+          status: ModelStatus,
+          /** First day (UTC, YYYY-MM-DD) the provider no longer serves the model, when announced. */
+          retiresOn: z
+            .string()
+            .regex(/^\d{4}-\d{2}-\d{2}$/)
+            .optional(),
+          /** The provider's recommended replacement (it may be a model Keel does not list). */
+          replacement: z.string().optional(),
+          /** False when a billed rate is undocumented: its cost is unknown, never $0. */
+          priced: z.boolean(),
+        }),
       ),
+      /** The model a new session or a connection test suggests, per provider the catalogue covers. */
+      suggested: z.partialRecord(ProviderKind, z.string()),
     }),
   },
   'providers.detectLocal': {

@@ -17,8 +17,11 @@ import { readTraceSummary } from '../core/trace/read.js';
 import { foldSession, needsModel, unansweredCalls } from '../core/turn/state.js';
 import {
   createProvider,
+  findModel,
+  isRetired,
   MODEL_CATALOGUE,
   resolveContextWindow,
+  SUGGESTED_MODEL,
   toProviderError,
 } from '../providers/index.js';
 import type { ProviderKeys } from '../providers/index.js';
@@ -426,6 +429,53 @@ export function createHandlers(options: HandlerOptions): Handlers {
       return { session: summaryOf(args.sessionId) };
     },
 
+    'sessions.setModel': (args) =>
+      turns.appendWhileIdle(args.sessionId, (log) => {
+        const previous = loadSessionState(log).pin;
+        const known = findModel(args.model);
+        if (known && isRetired(known, new Date())) {
+          throw new IpcFailure(
+            'invalid_input',
+            `${args.model} was retired${known.retiresOn ? ` on ${known.retiresOn}` : ''}: choose a current model` +
+              (known.replacement ? ` such as ${known.replacement}` : ''),
+          );
+        }
+        const settings = readSettings(home);
+        // Another model of the same provider keeps the session's endpoint (a proxy, a local server).
+        const baseUrl =
+          args.baseUrl ??
+          (args.provider === previous.provider
+            ? previous.baseUrl
+            : settings.providers[args.provider]?.baseUrl);
+        if (args.provider === 'openai-compatible' && baseUrl === undefined) {
+          throw new IpcFailure(
+            'invalid_input',
+            'an OpenAI-compatible provider needs a base URL (e.g. http://127.0.0.1:11434/v1 for Ollama)',
+          );
+        }
+        let contextWindow: number;
+        try {
+          contextWindow = resolveContextWindow(
+            args.model,
+            args.contextWindow ?? settings.contextWindows[args.model],
+          );
+        } catch {
+          throw new IpcFailure(
+            'invalid_input',
+            `Keel does not know the context window of "${args.model}": enter it (in tokens) for this model`,
+          );
+        }
+        const pin = {
+          provider: args.provider,
+          model: args.model,
+          ...(baseUrl ? { baseUrl } : {}),
+          contextWindow,
+        };
+        const appended = log.append({ kind: 'model_changed', ...pin }, { expectedLastSeq: log.lastSeq() });
+        if (!appended.ok) throw new IpcFailure('invalid_state', 'the session changed meanwhile: try again');
+        return { events: appended.events, value: { pin, previous } };
+      }),
+
     'sessions.archive': (args) => {
       if (!index.setArchived(args.sessionId, args.archived)) {
         throw new IpcFailure('not_found', `no session ${args.sessionId}`);
@@ -717,7 +767,13 @@ export function createHandlers(options: HandlerOptions): Handlers {
         id: model.id,
         provider: model.provider,
         contextWindow: model.contextWindow,
+        ...(model.maxOutputTokens !== undefined ? { maxOutputTokens: model.maxOutputTokens } : {}),
+        status: model.status,
+        ...(model.retiresOn !== undefined ? { retiresOn: model.retiresOn } : {}),
+        ...(model.replacement !== undefined ? { replacement: model.replacement } : {}),
+        priced: model.prices !== undefined,
       })),
+      suggested: { ...SUGGESTED_MODEL },
     }),
 
     'providers.detectLocal': async () => {
