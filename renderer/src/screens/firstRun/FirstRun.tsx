@@ -3,6 +3,8 @@ import type { ChannelOutput } from '../../../../main/ipc/contract.js';
 import { call, describeError } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
 import { useApp } from '../../appContext.js';
+import { useCatalogue } from '../newSession/useCatalogue.js';
+import { PROVIDERS } from '../settings/providers.js';
 
 type LocalServer = ChannelOutput<'providers.detectLocal'>['servers'][number];
 
@@ -12,6 +14,7 @@ export function FirstRun(): JSX.Element {
   const [servers, setServers] = useState<LocalServer[] | undefined>();
   const [detecting, setDetecting] = useState(false);
   const [error, setError] = useState<string | undefined>();
+  const suggested = Object.entries(useCatalogue().data?.suggested ?? {});
 
   const detect = async () => {
     setDetecting(true);
@@ -105,6 +108,18 @@ export function FirstRun(): JSX.Element {
               ? 'In keel serve, keys are read from ANTHROPIC_API_KEY or OPENAI_API_KEY when it starts.'
               : 'Keys are stored in your system keychain and never shown again.'}
           </p>
+          {suggested.length > 0 ? (
+            <p className="hint" data-testid="suggested-models">
+              A good first model:{' '}
+              {suggested.map(([kind, id], index) => (
+                <span key={kind}>
+                  {index > 0 ? ', ' : ''}
+                  <code>{id}</code> ({PROVIDERS.find((entry) => entry.kind === kind)?.label ?? kind})
+                </span>
+              ))}
+              . Older models are marked legacy or with their retirement day when you pick one.
+            </p>
+          ) : null}
           <button type="button" className="button-secondary" onClick={() => navigate({ screen: 'settings' })}>
             Open settings
           </button>

@@ -2,10 +2,21 @@ import { useEffect, useMemo, useRef, useState, type FormEvent, type JSX } from '
 import type { ProviderKind } from '../../api/types.js';
 import { call, describeError } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
-import { useQuery } from '../../api/useQuery.js';
 import { useApp, type NewSessionPrefill } from '../../appContext.js';
 import { POLICIES, PROVIDERS } from '../settings/providers.js';
+import { ModelList } from './ModelList.js';
+import {
+  findCatalogueModel,
+  formatWindow,
+  isRetiredOn,
+  lifecycleBadge,
+  modelChoices,
+  pinNote,
+  switchTarget,
+  utcDay,
+} from './modelLifecycle.js';
 import { RecentProjects } from './RecentProjects.js';
+import { useCatalogue } from './useCatalogue.js';
 
 /** How a session's changes reach the project folder (the `checkout` of sessions.create). */
 const CHANGE_MODES = [
@@ -38,11 +49,15 @@ export function NewSessionDialog({
 }): JSX.Element {
   const { settings, info, navigate } = useApp();
   const dialogRef = useRef<HTMLDialogElement>(null);
-  const catalogue = useQuery(() => call(keel().providers.catalogue()), []);
+  const catalogue = useCatalogue();
   const defaults = settings?.settings.defaults;
+  // Settings' default model belongs to the default provider; another provider starts on its suggestion.
+  const defaultModelOf = (kind: ProviderKind) => (kind === defaults?.provider ? defaults.model : undefined);
   const [folder, setFolder] = useState(prefill.projectFolder ?? '');
   const [provider, setProvider] = useState<ProviderKind>(defaults?.provider ?? 'openai-compatible');
-  const [model, setModel] = useState(defaults?.model ?? '');
+  const [model, setModel] = useState(defaultModelOf(provider) ?? '');
+  // Once the person typed or picked a model, a late catalogue no longer fills one in.
+  const [modelChosen, setModelChosen] = useState(false);
   const [baseUrl, setBaseUrl] = useState(
     defaults?.baseUrl ??
       settings?.settings.providers[defaults?.provider ?? 'openai-compatible']?.baseUrl ??
@@ -62,14 +77,25 @@ export function NewSessionDialog({
     if (dialog && !dialog.open) dialog.showModal();
   }, []);
 
+  const today = utcDay(new Date());
+  const suggested = catalogue.data?.suggested[provider];
   const models = useMemo(
-    () => (catalogue.data?.models ?? []).filter((entry) => entry.provider === provider),
-    [catalogue.data, provider],
+    () => modelChoices(catalogue.data, provider, today),
+    [catalogue.data, provider, today],
   );
-  const knownWindow =
-    models.find((entry) => entry.id === model.trim())?.contextWindow ??
-    settings?.settings.contextWindows[model.trim()];
+  const picked = findCatalogueModel(catalogue.data, provider, model.trim());
+  const note = pinNote(picked, today, picked && switchTarget(catalogue.data, provider, picked.id, today));
+  const knownWindow = picked?.contextWindow ?? settings?.settings.contextWindows[model.trim()];
   const needsWindow = model.trim() !== '' && knownWindow === undefined;
+
+  useEffect(() => {
+    if (!modelChosen && model === '' && suggested !== undefined) setModel(suggested);
+  }, [modelChosen, model, suggested]);
+
+  const chooseModel = (next: string) => {
+    setModel(next);
+    setModelChosen(true);
+  };
 
   const chooseProvider = (next: ProviderKind) => {
     setProvider(next);
@@ -77,7 +103,8 @@ export function NewSessionDialog({
       settings?.settings.providers[next]?.baseUrl ??
         (next === defaults?.provider ? (defaults.baseUrl ?? '') : ''),
     );
-    if (next !== defaults?.provider) setModel('');
+    setModel(defaultModelOf(next) ?? catalogue.data?.suggested[next] ?? '');
+    setModelChosen(false);
   };
 
   const browse = async () => {
@@ -95,6 +122,8 @@ export function NewSessionDialog({
     setError(undefined);
     if (!folder.trim()) return setError('Choose the project folder the session works in.');
     if (!model.trim()) return setError('Choose a model.');
+    if (picked && isRetiredOn(picked, today))
+      return setError(note?.text ?? `${picked.id} was retired: choose another model.`);
     if (provider === 'openai-compatible' && !baseUrl.trim())
       return setError('A local or self-hosted server needs its base URL, e.g. http://127.0.0.1:11434/v1.');
     const windowTokens = needsWindow ? Number(contextWindow) : undefined;
@@ -176,7 +205,7 @@ export function NewSessionDialog({
               id="ns-model"
               list="ns-models"
               value={model}
-              onChange={(event) => setModel(event.target.value)}
+              onChange={(event) => chooseModel(event.target.value)}
               placeholder={models[0]?.id ?? 'model id'}
               spellCheck={false}
               required
@@ -184,12 +213,30 @@ export function NewSessionDialog({
             <datalist id="ns-models">
               {models.map((entry) => (
                 <option key={entry.id} value={entry.id}>
-                  {`${Math.round(entry.contextWindow / 1000)}k context`}
+                  {[`${formatWindow(entry.contextWindow)} context`, lifecycleBadge(entry, today)?.text]
+                    .filter(Boolean)
+                    .join(' · ')}
                 </option>
               ))}
             </datalist>
           </div>
         </div>
+        {models.length > 0 ? (
+          <ModelList
+            name="ns-model-choice"
+            label={`${PROVIDERS.find((entry) => entry.kind === provider)?.label ?? provider} models`}
+            models={models}
+            selected={model.trim()}
+            suggested={suggested}
+            today={today}
+            onPick={chooseModel}
+          />
+        ) : null}
+        {note ? (
+          <p className={`model-note${note.tone === 'danger' ? ' model-note-danger' : ''}`} role="status">
+            {note.text}
+          </p>
+        ) : null}
         {provider === 'openai-compatible' || baseUrl ? (
           <div className="field">
             <label htmlFor="ns-base-url">Base URL</label>

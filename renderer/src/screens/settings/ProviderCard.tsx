@@ -1,8 +1,8 @@
-import { useState, type JSX } from 'react';
+import { useEffect, useState, type JSX } from 'react';
 import type { SettingsView } from '../../../../main/ipc/contract.js';
-import type { ProviderKind } from '../../api/types.js';
 import { call, describeError } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
+import { useCatalogue } from '../newSession/useCatalogue.js';
 import type { PROVIDERS } from './providers.js';
 
 type Props = {
@@ -13,12 +13,6 @@ type Props = {
   onBaseUrl: (value: string) => void;
   defaultModel: string | undefined;
   onKeysChanged: () => void;
-};
-
-const TEST_MODELS: Record<ProviderKind, string> = {
-  anthropic: 'claude-haiku-4-5',
-  openai: 'gpt-4.1-mini',
-  'openai-compatible': '',
 };
 
 /** One provider: whether its key is set (never the key), a set-only key field, its base URL and a connection test. */
@@ -32,7 +26,13 @@ export function ProviderCard({
   onKeysChanged,
 }: Props): JSX.Element {
   const [key, setKey] = useState('');
-  const [testModel, setTestModel] = useState(defaultModel ?? TEST_MODELS[provider.kind]);
+  // The catalogue's suggestion is a current model: a test with a retired one would only report a 404.
+  const suggested = useCatalogue().data?.suggested[provider.kind];
+  const [testModel, setTestModel] = useState(defaultModel ?? '');
+  const [testModelTyped, setTestModelTyped] = useState(false);
+  useEffect(() => {
+    if (!testModelTyped && testModel === '' && suggested !== undefined) setTestModel(suggested);
+  }, [testModelTyped, testModel, suggested]);
   const [status, setStatus] = useState<{ kind: 'ok' | 'error' | 'busy'; text: string } | undefined>();
   const id = `provider-${provider.kind}`;
   const keysWritable = keyStorage === 'keychain';
@@ -139,7 +139,10 @@ export function ProviderCard({
           id={`${id}-test-model`}
           value={testModel}
           spellCheck={false}
-          onChange={(event) => setTestModel(event.target.value)}
+          onChange={(event) => {
+            setTestModel(event.target.value);
+            setTestModelTyped(true);
+          }}
           placeholder="model to test with"
         />
         <button
