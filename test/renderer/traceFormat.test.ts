@@ -19,6 +19,7 @@ type FormatModule = {
   formatDuration: (ms: number) => string;
   formatCost: (usd: number) => string;
   formatCostKnown: (usd: number, known: boolean) => string;
+  costNote: (known: boolean) => string | undefined;
   formatPercent: (share: number | null) => string;
   stageLabel: (stage: Stage) => string;
   stageDetail: (stage: Stage) => string | undefined;
@@ -58,7 +59,10 @@ describe('trace wording', () => {
     ]);
     expect([0, 0.0042, 0.31, 12.4].map(format.formatCost)).toEqual(['$0', '$0.0042', '$0.310', '$12.40']);
     expect(format.formatCostKnown(0.5, false)).toBe('≥ $0.500');
-    expect(format.formatCostKnown(0, false)).toBe('no price');
+    // An unpriced model's cost is unknown, never $0.
+    expect(format.formatCostKnown(0, false)).toBe('—');
+    expect(format.formatCostKnown(0, true)).toBe('$0');
+    expect(format.costNote(false)).toMatch(/unknown/);
     expect([null, 0.424].map(format.formatPercent)).toEqual(['—', '42%']);
   });
 

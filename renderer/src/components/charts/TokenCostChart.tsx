@@ -12,6 +12,8 @@ export type TokenCostPoint = {
   cacheReadTokens: number;
   cacheWriteTokens: number;
   costUsd: number;
+  /** False when some request of the turn had no price: `costUsd` is then only the priced part. Default true. */
+  costKnown?: boolean;
 };
 
 const HEIGHT = 200;
@@ -36,7 +38,8 @@ export function TokenCostChart({
   label = 'Tokens and cost per turn',
 }: {
   points: readonly TokenCostPoint[];
-  formatCost: (usd: number) => string;
+  /** Words for a cost; `known` false means unpriced requests are missing from `usd`. */
+  formatCost: (usd: number, known: boolean) => string;
   onSelect?: (turn: number) => void;
   label?: string;
 }): JSX.Element {
@@ -58,17 +61,22 @@ export function TokenCostChart({
   const xCenter = (index: number) => PAD.left + slot * index + slot / 2;
   // Every turn labelled when there is room (about 28 px a label), else every k-th.
   const labelEvery = Math.max(1, Math.ceil(28 / Math.max(slot, 1)));
+  // A turn with no priced request has no cost to plot (unknown, not $0): the line breaks there.
+  const unknownCost = (point: TokenCostPoint) => point.costKnown === false && point.costUsd === 0;
   const costPath = points
-    .map(
-      (point, index) =>
-        `${index === 0 ? 'M' : 'L'}${xCenter(index).toFixed(1)},${yCost(point.costUsd).toFixed(1)}`,
-    )
+    .map((point, index) => {
+      if (unknownCost(point)) return '';
+      const previous = points[index - 1];
+      const move = index === 0 || (previous !== undefined && unknownCost(previous)) ? 'M' : 'L';
+      return `${move}${xCenter(index).toFixed(1)},${yCost(point.costUsd).toFixed(1)}`;
+    })
+    .filter(Boolean)
     .join(' ');
 
   const describe = (point: TokenCostPoint, total: number) =>
     `Turn ${point.turn}: ${formatTokens(total)} tokens (input ${formatTokens(point.inputTokens)}, output ${formatTokens(
       point.outputTokens,
-    )}, cache read ${formatTokens(point.cacheReadTokens)}, cache write ${formatTokens(point.cacheWriteTokens)}), ${formatCost(point.costUsd)}`;
+    )}, cache read ${formatTokens(point.cacheReadTokens)}, cache write ${formatTokens(point.cacheWriteTokens)}), cost ${formatCost(point.costUsd, point.costKnown ?? true)}`;
 
   return (
     <div className="chart token-cost-chart" ref={ref}>
@@ -90,7 +98,7 @@ export function TokenCostChart({
               y={yCost(tick)}
               dy="0.32em"
             >
-              {formatCost(tick)}
+              {formatCost(tick, true)}
             </text>
           ))}
           {points.map((point, index) => {
@@ -152,15 +160,17 @@ export function TokenCostChart({
           })}
           {showCost && points.length > 0 ? <path className="chart-cost-line" d={costPath} /> : null}
           {showCost && points.length <= 120
-            ? points.map((point, index) => (
-                <circle
-                  key={`d${point.turn}`}
-                  className="chart-cost-dot"
-                  cx={xCenter(index)}
-                  cy={yCost(point.costUsd)}
-                  r={2.5}
-                />
-              ))
+            ? points.map((point, index) =>
+                unknownCost(point) ? null : (
+                  <circle
+                    key={`d${point.turn}`}
+                    className="chart-cost-dot"
+                    cx={xCenter(index)}
+                    cy={yCost(point.costUsd)}
+                    r={2.5}
+                  />
+                ),
+              )
             : null}
           <line className="chart-baseline" x1={PAD.left} x2={PAD.left + plotWidth} y1={y(0)} y2={y(0)} />
         </svg>

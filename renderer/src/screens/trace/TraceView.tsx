@@ -10,7 +10,7 @@ import { TokenCostChart } from '../../components/charts/TokenCostChart.js';
 import { EmptyState, ErrorState, LoadingState } from '../../components/States.js';
 import { TraceTotals } from './TraceTotals.js';
 import { TurnTrace } from './TurnTrace.js';
-import { formatCost } from './traceFormat.js';
+import { formatCostKnown } from './traceFormat.js';
 
 /** While a turn runs, the trace is re-read at most this often (each read summarizes the whole log). */
 const REFRESH_MS = 1500;
@@ -90,7 +90,14 @@ export function TraceView({ sessionId }: { sessionId: string }): JSX.Element {
           <TraceTotals summary={summary} />
           <section className="trace-card" aria-labelledby="trace-chart-heading">
             <h2 id="trace-chart-heading">Tokens and cost per turn</h2>
-            <TokenCostChart points={summary.perTurn} formatCost={formatCost} onSelect={showTurn} />
+            <TokenCostChart
+              points={summary.perTurn.map((point) => ({
+                ...point,
+                costKnown: turns.find((turn) => turn.turn === point.turn)?.costKnown ?? true,
+              }))}
+              formatCost={formatCostKnown}
+              onSelect={showTurn}
+            />
           </section>
           <h2 className="trace-turns-heading">Turns</h2>
           <ol className="trace-turns" ref={listRef} style={{ height: virtualizer.getTotalSize() }}>

@@ -21,15 +21,20 @@ export function formatCost(usd: number): string {
   return `$${usd.toFixed(2)}`;
 }
 
-/** The cost; when some model had no price, the known part marked as a lower bound (or "no price" when none was known). */
+/**
+ * The cost; when some request's model had no price, the priced part as a lower bound ("≥ $0.31"), and "—"
+ * (unknown) when none had one: an unpriced model never reads as $0.
+ */
 export function formatCostKnown(usd: number, known: boolean): string {
   if (known) return formatCost(usd);
-  return usd > 0 ? `≥ ${formatCost(usd)}` : 'no price';
+  return usd > 0 ? `≥ ${formatCost(usd)}` : '—';
 }
 
-/** Why a cost is partial, for a tooltip; undefined when it is complete. */
+/** Why a cost is partial or unknown, for a tooltip; undefined when it is complete. */
 export function costNote(known: boolean): string | undefined {
-  return known ? undefined : "The model's price is not in Keel's catalogue: those requests are not counted.";
+  return known
+    ? undefined
+    : "Keel has no documented price for this model: its requests' cost is unknown and not counted.";
 }
 
 /** "42%", or "—" when there is nothing to rate yet. */
