@@ -1,15 +1,19 @@
-import type { JSX, ReactNode } from 'react';
+import { useState, type JSX, type ReactNode } from 'react';
 import type { ChannelOutput, SessionStatus } from '../../../../main/ipc/contract.js';
 import { StatusBadge } from '../../components/StatusBadge.js';
 import { sessionTitle } from '../browser/SessionRow.js';
 import { useUncommitted } from '../changes/useChanges.js';
 import { describeCheckoutMode } from './checkoutMode.js';
 import { ContextMeter } from './ContextMeter.js';
+import { ModelRetirementWarning, ModelSwitchDialog } from './ModelSwitch.js';
 import './sessionHeader.css';
 
 type Opened = ChannelOutput<'sessions.open'>;
 
-/** The session's title, status, surface toggles, pinned model, policy, folder (and how changes reach it) and context meter. */
+/**
+ * The session's title, status, surface toggles, pinned model (with its switch, and a warning when it is
+ * retired or retiring), policy, folder (and how changes reach it) and context meter.
+ */
 export function SessionHeader({
   opened,
   status,
@@ -23,6 +27,9 @@ export function SessionHeader({
   children?: ReactNode;
 }): JSX.Element {
   const { session, pin, policy, context } = opened;
+  // undefined: closed; otherwise the dialog is open on `model` (undefined: the pinned one).
+  const [switching, setSwitching] = useState<{ model: string | undefined } | undefined>();
+  const canSwitch = !opened.readOnly && !opened.running && status !== 'running';
   return (
     <header className="session-header">
       <div className="session-header-main">
@@ -35,7 +42,15 @@ export function SessionHeader({
       </div>
       <div className="session-header-meta">
         <span title="Pinned model">
-          {pin.provider}:<strong>{pin.model}</strong>
+          {pin.provider}:<strong>{pin.model}</strong>{' '}
+          <button
+            type="button"
+            className="link-button"
+            disabled={!canSwitch}
+            onClick={() => setSwitching({ model: undefined })}
+          >
+            Switch model
+          </button>
         </span>
         <span title="Approval policy">policy {policy}</span>
         <ContextMeter usedTokens={context.usedTokens} window={context.window} compactAt={context.compactAt} />
@@ -48,6 +63,15 @@ export function SessionHeader({
           <CheckoutModeTag sessionId={session.id} checkouts={opened.persistentDirs} />
         </span>
       </div>
+      <ModelRetirementWarning pin={pin} canSwitch={canSwitch} onSwitch={(model) => setSwitching({ model })} />
+      {switching ? (
+        <ModelSwitchDialog
+          sessionId={session.id}
+          pin={pin}
+          initialModel={switching.model}
+          onClose={() => setSwitching(undefined)}
+        />
+      ) : null}
     </header>
   );
 }

@@ -1,0 +1,271 @@
+import { useEffect, useMemo, useRef, useState, type FormEvent, type JSX } from 'react';
+import type { ModelPin } from '../../../../main/ipc/contract.js';
+import { call, describeError } from '../../api/call.js';
+import { keel } from '../../api/keel.js';
+import type { ProviderKind } from '../../api/types.js';
+import { useApp } from '../../appContext.js';
+import { ModelList } from '../newSession/ModelList.js';
+import {
+  findCatalogueModel,
+  isRetiredOn,
+  modelChoices,
+  pinNote,
+  retirementOf,
+  switchTarget,
+  utcDay,
+} from '../newSession/modelLifecycle.js';
+import { useCatalogue } from '../newSession/useCatalogue.js';
+import { PROVIDERS } from '../settings/providers.js';
+import './modelSwitch.css';
+
+const dayFormat = new Intl.DateTimeFormat(undefined, {
+  day: 'numeric',
+  month: 'short',
+  year: 'numeric',
+  timeZone: 'UTC',
+});
+
+/** A catalogue day (YYYY-MM-DD, UTC) in the reader's words, machine-readable in `dateTime`. */
+function Day({ day }: { day: string }): JSX.Element {
+  return <time dateTime={day}>{dayFormat.format(new Date(`${day}T00:00:00Z`))}</time>;
+}
+
+/**
+ * The session header's warning when its pinned model is retired (every request fails) or retires within 30
+ * days, with the day and a button that opens the model switch on the replacement (or suggested) model.
+ * Renders nothing for a model that is fine or that the catalogue does not know.
+ */
+export function ModelRetirementWarning({
+  pin,
+  canSwitch,
+  onSwitch,
+}: {
+  pin: ModelPin;
+  /** False while a turn runs or the session is read-only. */
+  canSwitch: boolean;
+  onSwitch: (model: string | undefined) => void;
+}): JSX.Element | null {
+  const catalogue = useCatalogue().data;
+  const today = utcDay(new Date());
+  const retirement = retirementOf(catalogue, pin.provider, pin.model, today);
+  if (!retirement) return null;
+  const target = switchTarget(catalogue, pin.provider, pin.model, today);
+  return (
+    <div
+      className={`model-retirement${retirement.retired ? ' is-retired' : ''}`}
+      role={retirement.retired ? 'alert' : 'status'}
+      aria-label="Model retirement"
+    >
+      <p>
+        {retirement.retired ? (
+          <>
+            <strong>
+              {pin.model} was retired
+              {retirement.retiresOn ? (
+                <>
+                  {' '}
+                  on <Day day={retirement.retiresOn} />
+                </>
+              ) : null}
+              .
+            </strong>{' '}
+            Every request to it fails: this session stays on it until you switch its model.
+          </>
+        ) : (
+          <>
+            <strong>
+              {pin.model} retires on <Day day={retirement.retiresOn ?? today} /> (
+              {retirement.daysLeft === 1 ? 'tomorrow' : `in ${retirement.daysLeft} days`}).
+            </strong>{' '}
+            From that day every request to it fails; switch this session&apos;s model before then.
+          </>
+        )}
+      </p>
+      <button
+        type="button"
+        className="button-primary"
+        disabled={!canSwitch}
+        title={canSwitch ? undefined : 'Wait for the turn to end (or for the session to be writable).'}
+        onClick={() => onSwitch(target)}
+      >
+        {target ? `Switch to ${target}…` : 'Switch model…'}
+      </button>
+    </div>
+  );
+}
+
+/**
+ * The model switch: provider, model (the catalogue's choices, retired ones left out), base URL and, for a
+ * model Keel does not know, its context window. Recorded as model_changed; the next request uses it.
+ */
+export function ModelSwitchDialog({
+  sessionId,
+  pin,
+  initialModel,
+  onClose,
+}: {
+  sessionId: string;
+  pin: ModelPin;
+  /** The model to start on (the replacement of a retiring one); default: the pinned one. */
+  initialModel?: string | undefined;
+  onClose: () => void;
+}): JSX.Element {
+  const { settings } = useApp();
+  const catalogue = useCatalogue().data;
+  const dialogRef = useRef<HTMLDialogElement>(null);
+  const [provider, setProvider] = useState<ProviderKind>(pin.provider);
+  const [model, setModel] = useState(initialModel ?? pin.model);
+  const [baseUrl, setBaseUrl] = useState(pin.baseUrl ?? '');
+  const [contextWindow, setContextWindow] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | undefined>();
+
+  useEffect(() => {
+    const dialog = dialogRef.current;
+    if (dialog && !dialog.open) dialog.showModal();
+  }, []);
+
+  const today = utcDay(new Date());
+  const models = useMemo(() => modelChoices(catalogue, provider, today), [catalogue, provider, today]);
+  const chosen = model.trim();
+  const picked = findCatalogueModel(catalogue, provider, chosen);
+  const note = pinNote(picked, today, picked && switchTarget(catalogue, provider, picked.id, today));
+  const knownWindow = picked?.contextWindow ?? settings?.settings.contextWindows[chosen];
+  const needsWindow = chosen !== '' && knownWindow === undefined;
+  const unchanged = provider === pin.provider && chosen === pin.model;
+
+  const chooseProvider = (next: ProviderKind) => {
+    setProvider(next);
+    // The same provider keeps the session's endpoint; another starts from its settings.
+    setBaseUrl(
+      next === pin.provider ? (pin.baseUrl ?? '') : (settings?.settings.providers[next]?.baseUrl ?? ''),
+    );
+    setModel(next === pin.provider ? pin.model : (catalogue?.suggested[next] ?? ''));
+  };
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(undefined);
+    if (!chosen) return setError('Choose a model.');
+    if (unchanged) return setError(`This session already uses ${pin.model}: choose another model.`);
+    if (picked && isRetiredOn(picked, today)) return setError(note?.text ?? `${picked.id} was retired.`);
+    const windowTokens = needsWindow ? Number(contextWindow) : undefined;
+    if (needsWindow && (!Number.isInteger(windowTokens) || (windowTokens ?? 0) <= 0))
+      return setError(`Keel does not know ${chosen}: enter its context window in tokens.`);
+    setBusy(true);
+    try {
+      await call(
+        keel().sessions.setModel({
+          sessionId,
+          provider,
+          model: chosen,
+          ...(baseUrl.trim() ? { baseUrl: baseUrl.trim() } : {}),
+          ...(windowTokens ? { contextWindow: windowTokens } : {}),
+        }),
+      );
+      dialogRef.current?.close();
+    } catch (failure) {
+      setError(describeError(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const providerLabel = PROVIDERS.find((entry) => entry.kind === provider)?.label ?? provider;
+  return (
+    <dialog ref={dialogRef} className="dialog" aria-labelledby="model-switch-title" onClose={onClose}>
+      <form className="form" onSubmit={(event) => void submit(event)}>
+        <h2 id="model-switch-title">Switch model</h2>
+        <p className="hint">
+          Now on{' '}
+          <code>
+            {pin.provider}:{pin.model}
+          </code>
+          . The switch is recorded in the session; its next request goes to the new model with the whole
+          conversation so far.
+        </p>
+        <div className="field-grid">
+          <div className="field">
+            <label htmlFor="ms-provider">Provider</label>
+            <select
+              id="ms-provider"
+              value={provider}
+              onChange={(event) => chooseProvider(event.target.value as ProviderKind)}
+            >
+              {PROVIDERS.map((entry) => (
+                <option key={entry.kind} value={entry.kind}>
+                  {entry.label}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="ms-model">Model</label>
+            <input
+              id="ms-model"
+              value={model}
+              onChange={(event) => setModel(event.target.value)}
+              placeholder="model id"
+              spellCheck={false}
+              required
+            />
+          </div>
+        </div>
+        <ModelList
+          name="ms-model-choice"
+          label={`${providerLabel} models`}
+          models={models}
+          selected={chosen}
+          suggested={catalogue?.suggested[provider]}
+          today={today}
+          onPick={setModel}
+        />
+        {note ? (
+          <p className={`model-note${note.tone === 'danger' ? ' model-note-danger' : ''}`} role="status">
+            {note.text}
+          </p>
+        ) : null}
+        {provider === 'openai-compatible' || baseUrl ? (
+          <div className="field">
+            <label htmlFor="ms-base-url">Base URL</label>
+            <input
+              id="ms-base-url"
+              type="url"
+              value={baseUrl}
+              onChange={(event) => setBaseUrl(event.target.value)}
+              placeholder="http://127.0.0.1:11434/v1"
+              spellCheck={false}
+            />
+          </div>
+        ) : null}
+        {needsWindow ? (
+          <div className="field">
+            <label htmlFor="ms-window">Context window (tokens)</label>
+            <input
+              id="ms-window"
+              type="number"
+              min={1}
+              step={1}
+              value={contextWindow}
+              onChange={(event) => setContextWindow(event.target.value)}
+              placeholder="32768"
+            />
+          </div>
+        ) : null}
+        {error ? (
+          <p className="form-error" role="alert">
+            {error}
+          </p>
+        ) : null}
+        <div className="dialog-actions">
+          <button type="button" className="button-secondary" onClick={() => dialogRef.current?.close()}>
+            Cancel
+          </button>
+          <button type="submit" className="button-primary" disabled={busy || unchanged}>
+            {busy ? 'Switching…' : 'Switch model'}
+          </button>
+        </div>
+      </form>
+    </dialog>
+  );
+}

@@ -1,0 +1,211 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MODEL_CATALOGUE, SUGGESTED_MODEL, type ModelInfo } from '../../main/providers/catalogue.js';
+import { createSession, readEvents, sendMessage, setUpApp, waitForIdle } from './appFixture.js';
+import { HAS_CHROMIUM, screenshot } from './harness.js';
+
+/*
+ * Model lifecycle in a browser against keel serve: a session pinned to a retiring (or retired) model warns with
+ * the day and switches to the replacement, whose model the next request carries; the new-session dialog badges
+ * older models and hides retired ones; an unpriced model's cost reads as unknown. The scripted provider speaks
+ * Anthropic's format, so the sessions are pinned to real catalogue models on provider `anthropic`.
+ */
+
+const DAY_MS = 86_400_000;
+const anthropic = MODEL_CATALOGUE.filter((model) => model.provider === 'anthropic');
+const known = (id: string | undefined) => anthropic.find((model) => model.id === id);
+// The soonest-retiring deprecated model with a listed replacement (claude-sonnet-4-5 when this was written).
+const retiring = anthropic
+  .filter(
+    (model) => model.retiresOn !== undefined && model.status === 'deprecated' && known(model.replacement),
+  )
+  .sort((a, b) => (a.retiresOn ?? '').localeCompare(b.retiresOn ?? ''))[0] as ModelInfo & {
+  retiresOn: string;
+  replacement: string;
+};
+const retired = anthropic.find((model) => model.status === 'retired') as ModelInfo;
+const legacy = anthropic.find(
+  (model) => model.status === 'legacy' && model.retiresOn === undefined,
+) as ModelInfo;
+// The window's clock is set 12 days before the retirement; main keeps the real one (it only refuses retired targets).
+const DAYS_LEFT = 12;
+const today = new Date(Date.parse(`${retiring.retiresOn}T12:00:00Z`) - DAYS_LEFT * DAY_MS);
+
+let project: string;
+
+describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
+  const app = setUpApp({
+    prefix: 'keel-ui-models-',
+    serveEnv: { ANTHROPIC_API_KEY: 'test-key' },
+    prepare: ({ dir }) => {
+      project = path.join(dir, 'project');
+      fs.mkdirSync(project, { recursive: true });
+      fs.writeFileSync(path.join(project, 'README.md'), '# models\n');
+    },
+  });
+
+  const onAnthropic = (title: string, model: string) => ({
+    title,
+    projectFolder: project,
+    provider: 'anthropic',
+    model,
+    baseUrl: app.provider.anthropicBaseUrl,
+    checkout: 'direct',
+  });
+
+  it('warns that the pinned model retires, switches to its replacement, and the next request uses it', async () => {
+    const watched = app.watch('model-retiring');
+    await app.page.clock.setFixedTime(today);
+    const page = await app.goto();
+
+    const sessionId = await createSession(page, onAnthropic('Retiring model', retiring.id));
+    const warning = page.getByRole('status', { name: 'Model retirement' });
+    await warning.waitFor();
+    expect(await warning.textContent()).toContain(`${retiring.id} retires on`);
+    expect(await warning.textContent()).toContain(`(in ${DAYS_LEFT} days)`);
+    expect(await warning.locator('time').getAttribute('datetime')).toBe(retiring.retiresOn);
+    await screenshot(page, '40-model-retiring');
+
+    await warning.getByRole('button', { name: `Switch to ${retiring.replacement}…` }).click();
+    const dialog = page.getByRole('dialog', { name: 'Switch model' });
+    await dialog.waitFor();
+    expect(await dialog.getByLabel('Model', { exact: true }).inputValue()).toBe(retiring.replacement);
+    const choices = dialog.getByRole('radiogroup', { name: 'Anthropic models' });
+    expect(
+      await choices.getByRole('radio', { name: new RegExp(`^${retiring.replacement}\\b`) }).isChecked(),
+    ).toBe(true);
+    // The session keeps its endpoint (the scripted server), shown for the same provider.
+    expect(await dialog.getByLabel('Base URL').inputValue()).toBe(app.provider.anthropicBaseUrl);
+    await screenshot(page, '41-model-switch-dialog');
+    await dialog.getByRole('button', { name: 'Switch model', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+
+    // The header follows the log: the new pin, no warning; the transcript marks the switch.
+    const header = page.locator('.session-header');
+    await header.getByText(retiring.replacement, { exact: true }).waitFor();
+    expect(await warning.count()).toBe(0);
+    const switched = (await readEvents(page, sessionId)).at(-1);
+    expect(switched).toMatchObject({
+      kind: 'model_changed',
+      provider: 'anthropic',
+      model: retiring.replacement,
+      baseUrl: app.provider.anthropicBaseUrl,
+    });
+
+    const before = app.provider.requests.length;
+    app.provider.enqueue({ kind: 'reply', text: 'Answered by the new model.' });
+    await sendMessage(page, 'Hello on the new model');
+    await page.getByText('Answered by the new model.').waitFor();
+    await waitForIdle(page);
+    const sent = app.provider.requests.slice(before);
+    expect(sent.length).toBeGreaterThan(0);
+    for (const request of sent) {
+      expect(request.format).toBe('anthropic');
+      expect((request.body as { model: string }).model).toBe(retiring.replacement);
+    }
+    await screenshot(page, '42-model-switched');
+    expect(watched.errors).toEqual([]);
+    expect(watched.foreignRequests).toEqual([]);
+  }, 90_000);
+
+  it('says a retired pinned model fails every request and offers its replacement', async () => {
+    const watched = app.watch('model-retired');
+    await app.page.clock.setFixedTime(today);
+    const page = await app.goto();
+    await createSession(page, onAnthropic('Retired model', retired.id));
+    const alert = page.getByRole('alert', { name: 'Model retirement' });
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain(`${retired.id} was retired`);
+    expect(await alert.textContent()).toContain('Every request to it fails');
+    const target = known(retired.replacement) ? retired.replacement : SUGGESTED_MODEL.anthropic;
+    await alert.getByRole('button', { name: `Switch to ${target}…` }).waitFor();
+    await screenshot(page, '43-model-retired');
+    expect(watched.errors).toEqual([]);
+  }, 60_000);
+
+  it('badges older models in the new-session dialog, hides retired ones and preselects the suggested model', async () => {
+    const watched = app.watch('model-choices');
+    await app.page.clock.setFixedTime(today);
+    const page = await app.goto();
+    await page.getByRole('button', { name: 'New session' }).first().click();
+    const dialog = page.getByRole('dialog', { name: 'New session' });
+    await dialog.waitFor();
+    // Settings' default model is for the scripted (OpenAI-compatible) provider: Anthropic starts on its suggestion.
+    await dialog.getByLabel('Provider').selectOption('anthropic');
+    const model = dialog.getByLabel('Model', { exact: true });
+    expect(await model.inputValue()).toBe(SUGGESTED_MODEL.anthropic);
+
+    const choices = dialog.getByRole('radiogroup', { name: 'Anthropic models' });
+    const rows = choices.locator('.model-option');
+    const ids = await rows.locator('.model-option-id').allTextContents();
+    expect(ids[0]).toBe(SUGGESTED_MODEL.anthropic);
+    expect(ids).not.toContain(retired.id);
+    expect(ids).toContain(retiring.id);
+    // Current models first, then the older ones.
+    const statuses = await Promise.all((await rows.all()).map((row) => row.getAttribute('data-status')));
+    const firstOlder = statuses.findIndex((status) => status !== 'current');
+    expect(statuses.slice(firstOlder).every((status) => status !== 'current')).toBe(true);
+    expect(await choices.getByRole('radio', { name: SUGGESTED_MODEL.anthropic }).isChecked()).toBe(true);
+    const retiringRow = rows.filter({
+      has: page.locator('.model-option-id', { hasText: new RegExp(`^${retiring.id}$`) }),
+    });
+    expect(await retiringRow.locator('.model-badge').textContent()).toBe(`retires in ${DAYS_LEFT} days`);
+    const legacyRow = rows.filter({
+      has: page.locator('.model-option-id', { hasText: new RegExp(`^${legacy.id}$`) }),
+    });
+    expect(await legacyRow.locator('.model-badge').textContent()).toBe('legacy');
+    await retiringRow.scrollIntoViewIfNeeded();
+    await screenshot(page, '44-new-session-models');
+
+    // Picking the retiring model says what that means; typing a retired one is refused before anything is made.
+    await retiringRow.locator('input').check();
+    expect(await model.inputValue()).toBe(retiring.id);
+    await dialog.getByText(`${retiring.id} retires in ${DAYS_LEFT} days`).waitFor();
+    await dialog.getByLabel('Project folder').fill(project);
+    await model.fill(retired.id);
+    await dialog.getByRole('button', { name: 'Create session' }).click();
+    const refused = dialog.getByRole('alert');
+    await refused.waitFor();
+    expect(await refused.textContent()).toContain(`${retired.id} was retired`);
+    await screenshot(page, '45-new-session-retired-model');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect(watched.errors).toEqual([]);
+  }, 60_000);
+
+  it("tests a hosted provider's connection with its suggested (current) model", async () => {
+    const watched = app.watch('model-settings');
+    const page = await app.goto();
+    await page.getByRole('button', { name: 'Settings' }).click();
+    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    for (const [label, kind] of [
+      ['Anthropic', 'anthropic'],
+      ['OpenAI', 'openai'],
+    ] as const) {
+      const testModel = page.getByLabel(`Model to test ${label} with`);
+      await expect.poll(() => testModel.inputValue()).toBe(SUGGESTED_MODEL[kind]);
+      const info = MODEL_CATALOGUE.find((model) => model.id === SUGGESTED_MODEL[kind]);
+      expect(info?.status).toBe('current');
+    }
+    expect(watched.errors).toEqual([]);
+  }, 60_000);
+
+  it("shows an unpriced model's cost as unknown (—), never $0", async () => {
+    const watched = app.watch('model-unpriced-cost');
+    const page = await app.goto();
+    // The scripted model is not in the catalogue: Keel has no price for it.
+    await createSession(page, { title: 'Unpriced model', projectFolder: project, checkout: 'direct' });
+    await sendMessage(page, 'How much did this cost?');
+    await waitForIdle(page);
+    await page.getByRole('button', { name: 'Trace', exact: true }).click();
+    const trace = page.getByRole('region', { name: 'Trace and cost' });
+    const cost = trace.getByTestId('trace-cost');
+    await cost.waitFor();
+    expect(await cost.textContent()).toBe('—');
+    const turnHeader = trace.getByRole('article', { name: 'Turn 1' }).locator('.turn-trace-figures');
+    expect(await turnHeader.textContent()).toContain('—');
+    expect(await trace.textContent()).not.toContain('$0');
+    await screenshot(page, '46-unpriced-cost');
+    expect(watched.errors).toEqual([]);
+  }, 60_000);
+});
