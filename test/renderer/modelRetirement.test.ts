@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MODEL_CATALOGUE, SUGGESTED_MODEL, type ModelInfo } from '../../main/providers/catalogue.js';
-import { createSession, readEvents, sendMessage, setUpApp, waitForIdle } from './appFixture.js';
+import { createSession, inDarkTheme, readEvents, sendMessage, setUpApp, waitForIdle } from './appFixture.js';
 import { HAS_CHROMIUM, screenshot } from './harness.js';
 
 /*
@@ -121,6 +121,11 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
     const target = known(retired.replacement) ? retired.replacement : SUGGESTED_MODEL.anthropic;
     await alert.getByRole('button', { name: `Switch to ${target}…` }).waitFor();
     await screenshot(page, '43-model-retired');
+    await inDarkTheme(app.serve.url, async (dark) => {
+      await dark.getByRole('option', { name: /Retired model/ }).click();
+      await dark.getByRole('alert', { name: 'Model retirement' }).waitFor();
+      await screenshot(dark, '43-model-retired-dark');
+    });
     expect(watched.errors).toEqual([]);
   }, 60_000);
 
@@ -195,13 +200,15 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
     const page = await app.goto();
     // The scripted model is not in the catalogue: Keel has no price for it.
     await createSession(page, { title: 'Unpriced model', projectFolder: project, checkout: 'direct' });
+    app.provider.enqueue({ kind: 'reply', text: 'Priced at nothing Keel knows.' });
     await sendMessage(page, 'How much did this cost?');
+    await page.getByText('Priced at nothing Keel knows.').waitFor();
     await waitForIdle(page);
     await page.getByRole('button', { name: 'Trace', exact: true }).click();
     const trace = page.getByRole('region', { name: 'Trace and cost' });
     const cost = trace.getByTestId('trace-cost');
     await cost.waitFor();
-    expect(await cost.textContent()).toBe('—');
+    await expect.poll(() => cost.textContent()).toBe('—');
     const turnHeader = trace.getByRole('article', { name: 'Turn 1' }).locator('.turn-trace-figures');
     expect(await turnHeader.textContent()).toContain('—');
     expect(await trace.textContent()).not.toContain('$0');
