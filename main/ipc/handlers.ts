@@ -17,10 +17,9 @@ import { readTraceSummary } from '../core/trace/read.js';
 import { foldSession, needsModel, unansweredCalls } from '../core/turn/state.js';
 import {
   createProvider,
-  findModel,
-  isRetired,
   MODEL_CATALOGUE,
   resolveContextWindow,
+  retiredModelProblem,
   SUGGESTED_MODEL,
   toProviderError,
 } from '../providers/index.js';
@@ -330,6 +329,9 @@ export function createHandlers(options: HandlerOptions): Handlers {
           'an OpenAI-compatible provider needs a base URL (e.g. http://127.0.0.1:11434/v1 for Ollama)',
         );
       }
+      // A session is pinned to its model: one made on a retired model could never answer.
+      const retired = args.provider === 'openai-compatible' ? undefined : retiredModelProblem(args.model);
+      if (retired) throw new IpcFailure('invalid_input', retired);
       let contextWindow: number;
       try {
         contextWindow = resolveContextWindow(
@@ -432,14 +434,8 @@ export function createHandlers(options: HandlerOptions): Handlers {
     'sessions.setModel': (args) =>
       turns.appendWhileIdle(args.sessionId, (log) => {
         const previous = loadSessionState(log).pin;
-        const known = findModel(args.model);
-        if (known && isRetired(known, new Date())) {
-          throw new IpcFailure(
-            'invalid_input',
-            `${args.model} was retired${known.retiresOn ? ` on ${known.retiresOn}` : ''}: choose a current model` +
-              (known.replacement ? ` such as ${known.replacement}` : ''),
-          );
-        }
+        const retired = retiredModelProblem(args.model);
+        if (retired) throw new IpcFailure('invalid_input', retired);
         const settings = readSettings(home);
         // Another model of the same provider keeps the session's endpoint (a proxy, a local server).
         const baseUrl =

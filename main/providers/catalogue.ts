@@ -374,6 +374,19 @@ export function isRetired(model: ModelInfo, today: Date | string): boolean {
 }
 
 /**
+ * Why a new session or a model switch may not use `model`: it is retired (a pinned session would fail every
+ * request). Undefined for a model that still works or that Keel does not know.
+ */
+export function retiredModelProblem(model: string, today: Date | string = new Date()): string | undefined {
+  const known = findModel(model);
+  if (!known || !isRetired(known, today)) return undefined;
+  return (
+    `${model} was retired${known.retiresOn ? ` on ${known.retiresOn}` : ''}: choose a current model` +
+    (known.replacement ? ` such as ${known.replacement}` : '')
+  );
+}
+
+/**
  * Cost in USD of one request's usage, or undefined for a model without documented prices. A request whose
  * prompt passes the model's long-context threshold is billed entirely at the long-context rates.
  */

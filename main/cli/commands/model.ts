@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { Policy, ProviderKind } from '../../core/log/events.js';
-import { resolveContextWindow } from '../../providers/catalogue.js';
+import { resolveContextWindow, retiredModelProblem } from '../../providers/catalogue.js';
 import { foldSession } from '../../core/turn/state.js';
 import { readSettings } from '../../store/settings.js';
 import { parsePositiveInteger } from '../arguments.js';
@@ -36,6 +36,8 @@ export function registerModel(program: Command, context: CliContext): void {
         if (provider.data === 'openai-compatible' && baseUrl === undefined) {
           throw new CliError('an openai-compatible model needs --base-url');
         }
+        const retired = provider.data === 'openai-compatible' ? undefined : retiredModelProblem(model);
+        if (retired) throw new CliError(retired);
         let contextWindow: number;
         try {
           contextWindow = resolveContextWindow(

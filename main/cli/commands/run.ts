@@ -7,7 +7,7 @@ import type { LocalHarnessSession } from '../../core/sessions/harness.js';
 import { readPersistentConfig, writePersistentConfig } from '../../core/sessions/layout.js';
 import { withWritableSession } from '../../core/sessions/sessionLock.js';
 import type { Harness, SessionSetup } from '../../core/sessions/types.js';
-import { resolveContextWindow } from '../../providers/catalogue.js';
+import { resolveContextWindow, retiredModelProblem } from '../../providers/catalogue.js';
 import { readSettings } from '../../store/settings.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
@@ -140,6 +140,9 @@ function newSessionSetup(home: string, options: RunOptions, mode: CommitMode): S
       'an openai-compatible provider needs --base-url (e.g. http://127.0.0.1:11434/v1 for Ollama)',
     );
   }
+  // A session is pinned to its model: one made on a retired model could never answer.
+  const retired = provider.data === 'openai-compatible' ? undefined : retiredModelProblem(model);
+  if (retired) throw new CliError(retired);
   let contextWindow: number;
   try {
     contextWindow = resolveContextWindow(model, options.contextWindow ?? settings.contextWindows[model]);

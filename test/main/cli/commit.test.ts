@@ -186,6 +186,24 @@ describe('keel run: the project checkout (--commit auto by default)', () => {
     expect(fs.existsSync(home)).toBe(false);
   });
 
+  it('refuses a retired model before creating anything, naming a current one', async () => {
+    const retired = await keel(home, [
+      'run',
+      '--project',
+      project,
+      '--provider',
+      'anthropic',
+      '--model',
+      'claude-opus-4-1',
+      'hello',
+    ]);
+    expect(retired.code).toBe(2);
+    expect(retired.stderr).toMatch(
+      /^keel: claude-opus-4-1 was retired: choose a current model such as claude-opus-5-5\n$/,
+    );
+    expect(fs.existsSync(home)).toBe(false);
+  });
+
   it('an edit approved with keel approve --resume reaches the folder when that turn ends', async () => {
     server.enqueue(write('persistent/project/src/approved.go', 'package main // approved\n'));
     const args = run('add a file', []);

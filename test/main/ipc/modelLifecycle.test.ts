@@ -163,6 +163,16 @@ describe('sessions.setModel', () => {
       /claude-opus-4-1 was retired: choose a current model such as claude-opus-5-5/,
     );
 
+    // Nor can a new session be made on one (it could never answer); the CLI refuses it the same way.
+    const created = await fail('sessions.create', {
+      projectFolder: project,
+      provider: 'anthropic',
+      model: 'claude-opus-4-1',
+      baseUrl: server.anthropicBaseUrl,
+    });
+    expect(created.code).toBe('invalid_input');
+    expect(created.message).toMatch(/claude-opus-4-1 was retired/);
+
     const unknown = await fail('sessions.setModel', {
       sessionId: id,
       provider: 'openai-compatible',
