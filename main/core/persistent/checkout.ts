@@ -576,7 +576,12 @@ export class Checkout {
    * the checkout's own index and returns the tree: the session's current state.
    */
   private async stageCheckout(): Promise<string> {
-    const { stdout } = await runGit(this.checkoutSide, [
+    // This status may save the checkout's index (git's "optional" lock, skipped when someone holds it):
+    // files git wrote in the same second as its index stay "racily clean", and every later status would
+    // hash them all again (a fresh worktree: the whole project) until the index is saved with their stat
+    // data. Git saves only when its refresh changed something, so a steady turn writes nothing extra.
+    const side = this.checkoutSide;
+    const { stdout } = await runGit({ ...side, env: { ...side.env, GIT_OPTIONAL_LOCKS: '1' } }, [
       'status',
       '--porcelain=v1',
       '-z',

@@ -304,6 +304,26 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
     expect(read(path.join(co, 'src/a.txt'))).toBe('one\ntwo\nthree\n');
   });
 
+  it('saves refreshed stat data of the checkout, so later scans do not hash unchanged files again', async () => {
+    const checkout = await Checkout.open(spec(backing), location());
+    const co = location().checkout;
+    const index =
+      kind === 'worktree'
+        ? path.join(git(co, 'rev-parse', '--absolute-git-dir').trim(), 'index')
+        : path.join(location().stateDir, 'checkout.index');
+    // Every file's stat data moves (content unchanged): git has to read them all once to know that.
+    const past = new Date(Date.now() - 3_600_000);
+    for (const file of ['src/a.txt', 'README.md', 'bin/run.sh'])
+      fs.utimesSync(path.join(co, file), past, past);
+    Checkout.markDirty(location());
+    const before = fs.statSync(index, { bigint: true }).mtimeNs;
+    expect(await checkout.uncommitted()).toEqual([]);
+    const saved = fs.statSync(index, { bigint: true }).mtimeNs;
+    expect(saved).not.toBe(before);
+    expect(await checkout.uncommitted()).toEqual([]);
+    expect(fs.statSync(index, { bigint: true }).mtimeNs).toBe(saved);
+  });
+
   it('notices a backing index it did not write itself (a crash between staging and saving)', async () => {
     const checkout = await Checkout.open(spec(backing), location());
     const co = location().checkout;
