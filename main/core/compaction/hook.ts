@@ -73,7 +73,8 @@ export function createCompactionHook(
     const { state } = context;
     const limit = compactionLimit(state.pin.contextWindow, settings.threshold);
     if (!Number.isFinite(limit)) return;
-    const view = log.projectionView();
+    // The engine projects the same view next: share its cached, already-validated tail (no second decode).
+    const view = log.projectionView({ validate: false });
     const base = {
       view,
       ...(state.lastUsage ? { lastUsage: state.lastUsage } : {}),
