@@ -7,7 +7,8 @@ import { resolveInWorkspace } from '../../sandbox/paths.js';
 import {
   diffTrees,
   gitText,
-  diffTreesWithPatch,
+  snapshotCommit,
+  stageCommitAndDiff,
   isZeroOid,
   runGit,
   splitNul,
@@ -47,6 +48,9 @@ const FILE_MODES = new Set(['100644', '100755', '120000']);
 
 /** Bytes the next snapshot hashes at most to recognise the last commit's files instead of running write-tree. */
 const KNOWN_TREE_MAX_BYTES = 16 * 1024 * 1024;
+
+/** Message of every snapshot commit. */
+const SNAPSHOT_MESSAGE = 'keel: snapshot of the working folder';
 
 /** Marker file: something may have written into the checkout since it was last known clean. */
 const DIRTY_MARKER = 'dirty';
@@ -219,6 +223,10 @@ export class Checkout {
    * wrote into the checkout and the backing folder is unchanged, no file is touched.
    */
   async reset(): Promise<void> {
+    return this.exclusive(() => this.resetNow());
+  }
+
+  private async resetNow(): Promise<void> {
     if (!isIntact(this.location)) {
       // The session replaced its checkout (or a folder above it) by something else: make it again.
       this.state = (await Checkout.open(this.spec, this.location)).state;
@@ -242,6 +250,10 @@ export class Checkout {
 
   /** What the session changed in the checkout since its baseline and has not committed. */
   async uncommitted(): Promise<UncommittedFile[]> {
+    return this.exclusive(() => this.uncommittedNow());
+  }
+
+  private async uncommittedNow(): Promise<UncommittedFile[]> {
     if (!isIntact(this.location) || this.isQuiet()) return [];
     const tree = await this.stageCheckout();
     const changes = await diffTrees(this.checkoutSide, this.state.baselineTree, tree);
@@ -258,29 +270,68 @@ export class Checkout {
    * baseline; what the backing folder holds beyond them (merges, edits made meanwhile) comes with the next reset.
    */
   async commit(options: CommitOptions): Promise<CommitReport> {
+    return this.exclusive(() => this.commitNow(options));
+  }
+
+  /**
+   * Runs one index-writing operation of this checkout at a time in this process: a review reading the
+   * uncommitted changes (update-index, write-tree) while a turn's auto commit stages the same index would
+   * otherwise fail one of them on git's index.lock. Each starts from the state on disk, which an operation
+   * through another handle of the same checkout may have moved.
+   */
+  private async exclusive<T>(operation: () => Promise<T>): Promise<T> {
+    const key = this.location.stateDir;
+    const previous = checkoutQueues.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const tail = previous.then(() => mine);
+    checkoutQueues.set(key, tail);
+    await previous;
+    try {
+      this.state = readState(this.location.stateDir) ?? this.state;
+      return await operation();
+    } finally {
+      release();
+      if (checkoutQueues.get(key) === tail) checkoutQueues.delete(key);
+    }
+  }
+
+  private async commitNow(options: CommitOptions): Promise<CommitReport> {
     const dir = this.spec.name;
     // A checkout the session replaced by a link is never read: nothing of it is committed.
     if (!isIntact(this.location) || this.isQuiet()) return { dir, status: 'unchanged' };
-    const sessionTree = await this.stageCheckout();
-    if (sessionTree === this.state.baselineTree) {
+    const paths = await this.changedPaths();
+    // HEAD is kept at the baseline, so a clean status means the checkout is exactly the baseline tree.
+    if (paths.length === 0 && this.headIsBaseline()) {
       this.markClean();
       return { dir, status: 'unchanged' };
     }
     const artifactHandle = `${options.artifactStem}.patch`;
     const patchFile = path.join(options.artifactsDir, artifactHandle);
-    // The tree diff, the patch and the snapshot commit need only the two trees (objects, no lock): they
-    // run side by side, one git for the diff and the patch. The background promises are observed at once,
-    // so a failure never goes unhandled.
-    const diff = diffTreesWithPatch(this.checkoutSide, this.state.baselineTree, sessionTree, patchFile);
-    const patch = observed(diff.written);
-    const snapshotCommit = observed(this.createCommit(sessionTree));
-    const allChanges = await diff.changes;
+    // One process stages the paths, writes the session's tree, its snapshot commit (an object, no lock
+    // needed) and the diff: the listing as soon as git prints it, the patch streamed behind it.
+    const staged = stageCommitAndDiff(this.checkoutSide, {
+      paths,
+      from: this.state.baselineTree,
+      message: SNAPSHOT_MESSAGE,
+      parent: this.snapshotParent,
+      patchFile,
+    });
+    const sessionTree = await staged.tree;
+    const allChanges = await staged.changes;
     const changes = allChanges.filter(isCommittable);
     if (changes.length === 0) {
-      await Promise.allSettled([patch, snapshotCommit]);
+      await Promise.allSettled([staged.written]);
       fs.rmSync(patchFile, { force: true });
+      if (sessionTree === this.state.baselineTree) this.markClean();
       return { dir, status: 'unchanged' };
     }
+    const patch = staged.written;
+    const snapshotCommit = staged.commit.then((commit) => {
+      if (commit === undefined) throw new PersistentDirError('git wrote no snapshot commit');
+      return commit;
+    });
+    snapshotCommit.catch(() => undefined);
     return withBackingLock(this.location.locksRoot, this.state.backing, async () => {
       const plan: PlannedWrite[] = [];
       const conflicts: string[] = [];
@@ -403,26 +454,23 @@ export class Checkout {
       ['add', '-A', '-v', '--ignore-errors', '--', '.'],
       { okCodes: [1] },
     );
-    let tree = indexKnown && code === 0 ? await this.knownTree(stdout, expected) : undefined;
-    tree ??= await gitText(this.backingSide, ['write-tree']);
-    this.state.indexTree = tree;
+    const known = indexKnown && code === 0 ? await this.knownTree(stdout, expected) : undefined;
+    const found =
+      known !== undefined && known === this.state.baselineTree && this.state.baseline !== ''
+        ? { tree: known }
+        : await snapshotCommit(this.backingSide, {
+            ...(known === undefined ? {} : { tree: known }),
+            baseline: this.state.baseline,
+            baselineTree: this.state.baselineTree,
+            onHead: this.state.kind === 'worktree',
+            message: SNAPSHOT_MESSAGE,
+          });
+    this.state.indexTree = found.tree;
     this.state.indexStamp = indexStamp(this.backingIndex);
-    if (tree === this.state.baselineTree && this.state.baseline !== '') {
-      return { commit: this.state.baseline, tree };
-    }
-    if (this.state.kind === 'worktree') {
-      const backing = plain(this.state.backing);
-      // One rev-parse for both (an unresolvable HEAD fails it); anything but two object ids is refused.
-      const [head, headTree, ...rest] = (await gitText(backing, ['rev-parse', 'HEAD', 'HEAD^{tree}'])).split(
-        '\n',
-      );
-      if (!head || !headTree || rest.length > 0 || !/^[0-9a-f]{40,64}$/.test(head)) {
-        throw new PersistentDirError(`cannot read the HEAD commit of ${this.state.backing}`);
-      }
-      this.state.backingHead = head;
-      if (headTree === tree) return { commit: this.state.backingHead, tree };
-    }
-    return { commit: await this.commitTree(tree), tree };
+    if (found.head !== undefined) this.state.backingHead = found.head;
+    if (found.commit === undefined) return { commit: this.state.baseline, tree: found.tree };
+    if (this.state.kind === 'shadow') this.keepReachable(found.commit);
+    return { commit: found.commit, tree: found.tree };
   }
 
   /**
@@ -464,23 +512,9 @@ export class Checkout {
     return path.join(this.location.stateDir, 'backing.index');
   }
 
-  /** A snapshot commit of `tree`: on the backing HEAD for a worktree, on the previous baseline for a shadow. */
-  private async commitTree(tree: string): Promise<string> {
-    const commit = await this.createCommit(tree);
-    if (this.state.kind === 'shadow') this.keepReachable(commit);
-    return commit;
-  }
-
-  /** Writes the commit object of a snapshot of `tree` (no ref moves: it may never become a baseline). */
-  private createCommit(tree: string): Promise<string> {
-    const parent = this.state.kind === 'worktree' ? this.state.backingHead : this.state.baseline;
-    return gitText(this.backingSide, [
-      'commit-tree',
-      tree,
-      ...(parent === '' ? [] : ['-p', parent]),
-      '-m',
-      'keel: snapshot of the working folder',
-    ]);
+  /** Parent of snapshot commits: the backing HEAD for a worktree, the previous baseline for a shadow. */
+  private get snapshotParent(): string {
+    return this.state.kind === 'worktree' ? this.state.backingHead : this.state.baseline;
   }
 
   /**
@@ -576,6 +610,14 @@ export class Checkout {
    * the checkout's own index and returns the tree: the session's current state.
    */
   private async stageCheckout(): Promise<string> {
+    const paths = await this.changedPaths();
+    // HEAD is kept at the baseline, so a clean status means the checkout is exactly the baseline tree.
+    if (paths.length === 0 && this.headIsBaseline()) return this.state.baselineTree;
+    return stageCommitAndDiff(this.checkoutSide, { paths, from: this.state.baselineTree }).tree;
+  }
+
+  /** The paths `git status` finds changed in the checkout (stat data, not file bytes), against its HEAD. */
+  private async changedPaths(): Promise<string[]> {
     // This status may save the checkout's index (git's "optional" lock, skipped when someone holds it):
     // files git wrote in the same second as its index stay "racily clean", and every later status would
     // hash them all again (a fresh worktree: the whole project) until the index is saved with their stat
@@ -590,18 +632,9 @@ export class Checkout {
       '--ignore-submodules=all',
     ]);
     // A path ending in "/" is a repository nested in the checkout: never part of a commit.
-    const paths = splitNul(stdout)
+    return splitNul(stdout)
       .map((entry) => entry.slice(3))
       .filter((entry) => !entry.endsWith('/'));
-    // HEAD is kept at the baseline, so a clean status means the checkout is exactly the baseline tree.
-    if (paths.length === 0 && this.headIsBaseline()) return this.state.baselineTree;
-    if (paths.length > 0) {
-      // update-index touches only the paths named (add -A with pathspecs would walk the whole tree again).
-      await runGit(this.checkoutSide, ['update-index', '--add', '--remove', '-z', '--stdin'], {
-        input: paths.map((p) => `${p}\0`).join(''),
-      });
-    }
-    return gitText(this.checkoutSide, ['write-tree']);
   }
 
   /**
@@ -996,12 +1029,6 @@ function indexStamp(file: string): string {
   }
 }
 
-/** The same promise, with a no-op handler attached so a rejection before anyone awaits it is not "unhandled". */
-function observed<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  return promise;
-}
-
 /** Maps with at most `limit` calls in flight, results in input order. */
 async function mapLimited<T, R>(
   items: readonly T[],
@@ -1036,6 +1063,9 @@ function isRealFolderBelow(root: string, target: string): boolean {
   }
   return true;
 }
+
+/** Per checkout (its state folder): the tail of the operations queued on it in this process. */
+const checkoutQueues = new Map<string, Promise<void>>();
 
 function readState(stateDir: string): CheckoutState | undefined {
   try {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -67,16 +67,42 @@ function gitEnv(extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
 
 let started = 0;
 
-/** How many git processes the checkout engine has started in this process (for benchmarks and tests). */
+/**
+ * How many processes the checkout engine has started in this process: a git, or one `sh` running a fixed
+ * batch of gits (for benchmarks and tests). Each start forks Keel's process, whose cost grows with its
+ * memory (~15 ms at 300 MB RSS), so it is the number to keep low.
+ */
 export function gitProcessCount(): number {
   return started;
+}
+
+/** The `-c name=value` pairs every git call carries. */
+function configArgs(side: GitSide): string[] {
+  return [...FIXED_CONFIG, ...(side.config ?? [])].flatMap((c) => ['-c', c]);
 }
 
 /** The arguments of one git process (the fixed settings first); counts the process. */
 function argv(side: GitSide, args: readonly string[]): string[] {
   started += 1;
-  const config = [...FIXED_CONFIG, ...(side.config ?? [])].flatMap((c) => ['-c', c]);
-  return [...config, ...args];
+  return [...configArgs(side), ...args];
+}
+
+/**
+ * Starts `/bin/sh` on a fixed script whose git calls read as `git "$@" ...`: the positional parameters are
+ * the fixed settings, so every git in the batch runs with them. `vars` (named KEEL_*) carry the values.
+ * Keel's process forks once; the shell, a small process, forks the gits.
+ */
+function spawnGitScript(
+  side: GitSide,
+  script: string,
+  vars: Readonly<Record<string, string>>,
+): ChildProcessWithoutNullStreams {
+  started += 1;
+  return spawn('/bin/sh', ['-c', script, 'keel-git', ...configArgs(side)], {
+    cwd: side.cwd,
+    env: { ...gitEnv(side.env), ...vars },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
 }
 
 /** Options of `runGit`. */
@@ -171,29 +197,73 @@ export async function diffTrees(side: GitSide, from: string, to: string): Promis
 }
 
 /**
- * One `git diff-tree` for both answers a commit needs: the changed paths (`changes`, resolved as soon as
- * git has listed them, before the patch is written) and the binary-safe patch streamed into `file`
- * (`written`). Renames off. Both promises reject with a GitError when git fails.
+ * The batch after a commit's `git status`: stage the paths it named (`update-index`), write the index's
+ * tree, and when that differs from `from` (and a message is given), a commit of it on `parent` and one
+ * `diff-tree --raw -p` from `from`: its listing first, then the binary-safe patch. First output line:
+ * `<tree>` or `<tree> <commit>`.
  */
-export function diffTreesWithPatch(
-  side: GitSide,
-  from: string,
-  to: string,
-  file: string,
-): { changes: Promise<TreeChange[]>; written: Promise<void> } {
-  const args = ['diff-tree', '-r', '-z', '--raw', '-p', '--binary', '--no-renames', from, to];
-  let listed!: (changes: TreeChange[]) => void;
-  let failed!: (error: unknown) => void;
-  const changes = new Promise<TreeChange[]>((resolve, reject) => {
-    listed = resolve;
-    failed = reject;
-  });
-  changes.catch(() => undefined);
+const STAGE_COMMIT_DIFF = `set -e
+if [ -n "$KEEL_STAGE" ]; then git "$@" update-index --add --remove -z --stdin; fi
+tree=$(git "$@" write-tree)
+if [ -z "$KEEL_MESSAGE" ] || [ "$tree" = "$KEEL_FROM" ]; then
+  printf '%s\\n' "$tree"
+  exit 0
+fi
+if [ -n "$KEEL_PARENT" ]; then
+  commit=$(git "$@" commit-tree "$tree" -p "$KEEL_PARENT" -m "$KEEL_MESSAGE")
+else
+  commit=$(git "$@" commit-tree "$tree" -m "$KEEL_MESSAGE")
+fi
+printf '%s %s\\n' "$tree" "$commit"
+exec git "$@" diff-tree -r -z --raw -p --binary --no-renames "$KEEL_FROM" "$tree"
+`;
+
+/** What `stageCommitAndDiff` answers, each as soon as git has printed it. */
+export type StagedCommit = {
+  /** The index's tree after staging. */
+  tree: Promise<string>;
+  /** The commit of that tree; undefined when it equals `from` or no message was given (nothing after). */
+  commit: Promise<string | undefined>;
+  /** The paths that differ from `from`, with both sides' modes and blob ids (renames off). */
+  changes: Promise<TreeChange[]>;
+  /** The patch from `from` streamed into `patchFile` (no file when there is no commit). */
+  written: Promise<void>;
+};
+
+/** Options of `stageCommitAndDiff`. */
+export type StageCommitOptions = {
+  /** Paths to stage (added, modified or removed as the work tree has them); none skips `update-index`. */
+  paths: readonly string[];
+  /** The tree the change is measured from. */
+  from: string;
+  /** Message of the commit; without one only the tree is written. */
+  message?: string;
+  /** Parent of the commit ('' for none). */
+  parent?: string;
+  /** Where the patch goes. */
+  patchFile?: string;
+};
+
+/**
+ * One process for a commit's git work after `git status` (see STAGE_COMMIT_DIFF): four gits would be four
+ * forks of Keel's process, the batch is one. Every promise rejects with a GitError when a git fails.
+ */
+export function stageCommitAndDiff(side: GitSide, options: StageCommitOptions): StagedCommit {
+  const label = ['update-index/write-tree/commit-tree/diff-tree'];
+  const tree = deferred<string>();
+  const commit = deferred<string | undefined>();
+  const changes = deferred<TreeChange[]>();
+  const fail = (error: unknown) => {
+    tree.reject(error);
+    commit.reject(error);
+    changes.reject(error);
+  };
   const written = (async () => {
-    const child = spawn('git', argv(side, args), {
-      cwd: side.cwd,
-      env: gitEnv(side.env),
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const child = spawnGitScript(side, STAGE_COMMIT_DIFF, {
+      KEEL_STAGE: options.paths.length > 0 ? '1' : '',
+      KEEL_FROM: options.from,
+      KEEL_MESSAGE: options.message ?? '',
+      KEEL_PARENT: options.parent ?? '',
     });
     const err: Buffer[] = [];
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
@@ -201,43 +271,175 @@ export function diffTreesWithPatch(
       child.on('error', () => resolve(null));
       child.on('close', resolve);
     });
-    // The raw listing comes first and ends with an empty record; everything after it is the patch.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.paths.map((p) => `${p}\0`).join(''));
+    // Header line, then the raw listing (ended by an empty record), then the patch.
     let head: Buffer = Buffer.alloc(0);
+    let listingStart: number | undefined;
     let scanned = 0;
-    let parsed = false;
+    // Where the reading is (an object: the reader below moves it on, which TypeScript cannot follow).
+    const at = { state: 'header' } as { state: 'header' | 'listing' | 'patch' | 'done' };
+    const take = (chunk: Buffer): Buffer | undefined => {
+      head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
+      if (at.state === 'header') {
+        const newline = head.indexOf(10);
+        if (newline < 0) return undefined;
+        const [treeId = '', commitId] = head.subarray(0, newline).toString('utf8').split(' ');
+        tree.resolve(treeId);
+        commit.resolve(commitId);
+        if (commitId === undefined) {
+          changes.resolve([]);
+          at.state = 'done';
+          return undefined;
+        }
+        at.state = 'listing';
+        listingStart = newline + 1;
+        scanned = listingStart;
+      }
+      const end = rawListingEnd(head, scanned);
+      scanned = end.scanned;
+      if (end.at === undefined) return undefined;
+      changes.resolve(parseRawDiff(head.subarray(listingStart), end.at - (listingStart ?? 0)));
+      at.state = 'patch';
+      return head.subarray(end.at + 1);
+    };
     async function* patchBytes(): AsyncGenerator<Buffer> {
       for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
-        if (parsed) {
-          yield chunk;
-          continue;
+        if (at.state === 'patch') yield chunk;
+        else if (at.state !== 'done') {
+          const rest = take(chunk);
+          if (rest !== undefined && rest.length > 0) yield rest;
         }
-        head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
-        const end = rawListingEnd(head, scanned);
-        scanned = end.scanned;
-        if (end.at === undefined) continue;
-        parsed = true;
-        listed(parseRawDiff(head, end.at));
-        if (end.at + 1 < head.length) yield head.subarray(end.at + 1);
       }
     }
-    fs.mkdirSync(path.dirname(file), { recursive: true });
     try {
-      await pipeline(patchBytes, fs.createWriteStream(file));
+      if (options.patchFile === undefined) {
+        for await (const _chunk of patchBytes()) {
+          // Nothing to keep: the output is read to its end (git would block on a full pipe).
+        }
+      } else {
+        fs.mkdirSync(path.dirname(options.patchFile), { recursive: true });
+        await pipeline(patchBytes, fs.createWriteStream(options.patchFile));
+        if (at.state === 'done') fs.rmSync(options.patchFile, { force: true });
+      }
     } catch (error) {
       child.kill();
-      failed(error);
+      fail(error);
       throw error;
     }
     const code = await exited;
     if (code !== 0) {
-      const error = new GitError(args, code, Buffer.concat(err).toString('utf8'));
-      failed(error);
+      const error = new GitError(label, code, Buffer.concat(err).toString('utf8'));
+      fail(error);
       throw error;
     }
-    // Identical trees print nothing at all.
-    if (!parsed) listed(parseRawDiff(head, head.length));
+    if (at.state === 'header') {
+      const error = new GitError(label, code, 'no tree was printed');
+      fail(error);
+      throw error;
+    }
+    if (at.state === 'listing')
+      changes.resolve(parseRawDiff(head.subarray(listingStart), head.length - (listingStart ?? 0)));
   })();
-  return { changes, written };
+  for (const answer of [tree.promise, commit.promise, changes.promise, written])
+    answer.catch(() => undefined);
+  return { tree: tree.promise, commit: commit.promise, changes: changes.promise, written };
+}
+
+/**
+ * The rest of a snapshot after `add -A`: the index's tree (unless known: KEEL_TREE); when it is the
+ * baseline's, nothing more (first line `<tree>`). Else a commit of it, on the backing HEAD for a worktree
+ * (the HEAD itself when its tree is this one) or on the previous baseline: `<tree> <head or -> <commit>`.
+ */
+const SNAPSHOT_COMMIT = `set -e
+tree=$KEEL_TREE
+if [ -z "$tree" ]; then tree=$(git "$@" write-tree); fi
+if [ -n "$KEEL_BASELINE" ] && [ "$tree" = "$KEEL_BASELINE_TREE" ]; then
+  printf '%s\\n' "$tree"
+  exit 0
+fi
+parent=$KEEL_BASELINE
+head=-
+if [ -n "$KEEL_ON_HEAD" ]; then
+  head=$(git "$@" rev-parse --verify HEAD)
+  parent=$head
+  if [ "$(git "$@" rev-parse --verify "$head^{tree}")" = "$tree" ]; then
+    printf '%s %s %s\\n' "$tree" "$head" "$head"
+    exit 0
+  fi
+fi
+if [ -n "$parent" ]; then
+  commit=$(git "$@" commit-tree "$tree" -p "$parent" -m "$KEEL_MESSAGE")
+else
+  commit=$(git "$@" commit-tree "$tree" -m "$KEEL_MESSAGE")
+fi
+printf '%s %s %s\\n' "$tree" "$head" "$commit"
+`;
+
+/** Options of `snapshotCommit`. */
+export type SnapshotCommitOptions = {
+  /** The index's tree when already known (no `write-tree`). */
+  tree?: string;
+  /** The current baseline commit ('' before the first) and its tree. */
+  baseline: string;
+  baselineTree: string;
+  /** Worktree kind: snapshot commits go on the repository's HEAD. */
+  onHead: boolean;
+  message: string;
+};
+
+/** What `snapshotCommit` found: the tree, the backing HEAD (worktree), and the commit (undefined: the baseline's). */
+export type SnapshotCommit = { tree: string; head?: string; commit?: string };
+
+/**
+ * Tree and commit of a snapshot after `add -A` in one process (see SNAPSHOT_COMMIT) instead of up to four
+ * forks of Keel's process. Throws a GitError when a git fails (a worktree's repository without HEAD).
+ */
+export async function snapshotCommit(side: GitSide, options: SnapshotCommitOptions): Promise<SnapshotCommit> {
+  const label = ['write-tree/rev-parse/commit-tree'];
+  const child = spawnGitScript(side, SNAPSHOT_COMMIT, {
+    KEEL_TREE: options.tree ?? '',
+    KEEL_BASELINE: options.baseline,
+    KEEL_BASELINE_TREE: options.baselineTree,
+    KEEL_ON_HEAD: options.onHead ? '1' : '',
+    KEEL_MESSAGE: options.message,
+  });
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+  child.stdin.on('error', () => undefined);
+  child.stdin.end();
+  const code = await new Promise<number | null>((resolve) => {
+    child.on('error', () => resolve(null));
+    child.on('close', resolve);
+  });
+  if (code !== 0) throw new GitError(label, code, Buffer.concat(err).toString('utf8'));
+  const [tree, head, commit, ...rest] = Buffer.concat(out).toString('utf8').trim().split(' ');
+  const oid = /^[0-9a-f]{40,64}$/;
+  const valid =
+    tree !== undefined &&
+    oid.test(tree) &&
+    rest.length === 0 &&
+    (head === undefined || ((head === '-' || oid.test(head)) && commit !== undefined && oid.test(commit)));
+  if (!valid) throw new GitError(label, code, `unexpected answer: ${Buffer.concat(out).toString('utf8')}`);
+  if (head === undefined) return { tree };
+  return { tree, commit, ...(head === '-' ? {} : { head }) };
+}
+
+/** A promise with its settle functions. */
+function deferred<T>(): {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+  reject: (error: unknown) => void;
+} {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
 }
 
 /**
