@@ -15,6 +15,7 @@ export default tseslint.config(
       '.tsbuild/',
       'coverage/',
       'test-results/',
+      '.bench-tmp/',
     ],
   },
   js.configs.recommended,
