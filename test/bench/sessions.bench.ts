@@ -83,7 +83,7 @@ async function measureCheckouts(
   resets: number[];
   commits: number[];
   totals: number[];
-  /** git processes started per turn by the reset and by the commit. */
+  /** Processes the checkout engine spawned per turn for the reset and for the commit. */
   resetGits: number[];
   commitGits: number[];
 }> {
@@ -232,12 +232,12 @@ export const sessionsBench: Bench = {
       }),
       makeMetric('per-turn reset + commit (median)', 'ms', 'lower', { keel: round(median(git.totals), 1) }),
       makeMetric('per-turn reset + commit (p90)', 'ms', 'lower', { keel: round(p90(git.totals), 1) }),
-      makeMetric('git processes per turn: reset + commit (median)', 'count', 'lower', {
+      makeMetric('processes spawned per turn: reset + commit (median)', 'count', 'lower', {
         keel: median(git.resetGits.map((n, i) => n + (git.commitGits[i] ?? 0))),
       }),
     );
     notes.push(
-      `git processes per turn: reset ${median(git.resetGits)}, commit ${median(git.commitGits)} (medians)`,
+      `processes spawned per turn (a git, or one sh running a batch of gits): reset ${median(git.resetGits)}, commit ${median(git.commitGits)} (medians)`,
     );
     if (profile.projectFiles >= 10_000) {
       const value = median(git.totals);
