@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SessionLog } from '../../main/core/log/sessionLog.js';
 import { MODEL_CATALOGUE, SUGGESTED_MODEL, type ModelInfo } from '../../main/providers/catalogue.js';
 import { createSession, inDarkTheme, readEvents, sendMessage, setUpApp, waitForIdle } from './appFixture.js';
 import { HAS_CHROMIUM, screenshot } from './harness.js';
@@ -113,7 +114,24 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
     const watched = app.watch('model-retired');
     await app.page.clock.setFixedTime(today);
     const page = await app.goto();
-    await createSession(page, onAnthropic('Retired model', retired.id));
+    // No new session may pin a retired model: this one was made before its model retired (its pin moved
+    // there by a model_changed recorded while the model still worked).
+    const sessionId = await createSession(page, onAnthropic('Retired model', retiring.id), { open: false });
+    const log = SessionLog.open(app.home, sessionId, { write: true });
+    try {
+      log.append({
+        kind: 'model_changed',
+        provider: 'anthropic',
+        model: retired.id,
+        baseUrl: app.provider.anthropicBaseUrl,
+        contextWindow: retired.contextWindow,
+      });
+    } finally {
+      log.close();
+    }
+    await page.reload();
+    await page.getByRole('option', { name: /Retired model/ }).click();
+    await page.getByRole('heading', { name: 'Retired model' }).waitFor();
     const alert = page.getByRole('alert', { name: 'Model retirement' });
     await alert.waitFor();
     expect(await alert.textContent()).toContain(`${retired.id} was retired`);

@@ -90,7 +90,7 @@ describe('Changes of a manual checkout', () => {
       step(
         edit('persistent/project/src/main.go', 'func main() {}', 'func main() { run() }'),
         write('persistent/project/notes.md', 'draft\n'),
-        remove('persistent/project/old.txt'),
+        remove('old.txt'), // commands run in the project's checkout
       ),
       { kind: 'reply', text: 'done' },
     );
