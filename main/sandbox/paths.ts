@@ -745,7 +745,10 @@ export function readFileConfinedSync(root: string, arg: string, options: ReadCon
 /** Options of writeFileConfined. */
 export interface WriteConfinedOptions {
   argName: string;
-  /** Write a temp file in the same folder and rename it over the target (default true). */
+  /**
+   * Write a temp file in the same folder and rename it over the target (default true). Only with procfd
+   * pinning: the portable strategy always writes in place (see writeFileConfined).
+   */
   atomic?: boolean;
   /** Create missing parent folders, each one without following links (default true). */
   createParents?: boolean;
@@ -898,7 +901,11 @@ export async function writeFileConfined(
       dir ? procChild(dir.fd, name) : path.join(target.dirPath, name);
     const existing = lstatOrUndefined(childPath(target.name));
     if (existing !== undefined) checkExistingForWrite(existing, target, options.exclusive ?? false);
-    const write = options.atomic === false ? writeInPlace : writeViaTemp;
+    // Portable pinning writes in place even when asked to be atomic: rename(2) looks up its source and its
+    // destination separately, so a parent folder swapped for a link between the two lookups would move the
+    // verified temp file out of the workspace (caught by the race test). In place, every byte goes through
+    // the one descriptor that was verified. Confinement wins over atomicity where openat/renameat are missing.
+    const write = options.atomic === false || pinning === 'portable' ? writeInPlace : writeViaTemp;
     await write({ target, dir, childPath, existing, bytes, options });
     return { path: target.realPath, bytes: bytes.length, created: existing === undefined };
   } catch (error) {
