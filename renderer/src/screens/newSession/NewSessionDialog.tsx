@@ -4,6 +4,7 @@ import { call, describeError } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
 import { useApp, type NewSessionPrefill } from '../../appContext.js';
 import { POLICIES, PROVIDERS } from '../settings/providers.js';
+import { ModelFields } from './ModelFields.js';
 import { ModelList } from './ModelList.js';
 import {
   findCatalogueModel,
@@ -232,39 +233,17 @@ export function NewSessionDialog({
             onPick={chooseModel}
           />
         ) : null}
-        {note ? (
-          <p className={`model-note${note.tone === 'danger' ? ' model-note-danger' : ''}`} role="status">
-            {note.text}
-          </p>
-        ) : null}
-        {provider === 'openai-compatible' || baseUrl ? (
-          <div className="field">
-            <label htmlFor="ns-base-url">Base URL</label>
-            <input
-              id="ns-base-url"
-              type="url"
-              value={baseUrl}
-              onChange={(event) => setBaseUrl(event.target.value)}
-              placeholder="http://127.0.0.1:11434/v1"
-              spellCheck={false}
-            />
-          </div>
-        ) : null}
-        {needsWindow ? (
-          <div className="field">
-            <label htmlFor="ns-window">Context window (tokens)</label>
-            <input
-              id="ns-window"
-              type="number"
-              min={1}
-              step={1}
-              value={contextWindow}
-              onChange={(event) => setContextWindow(event.target.value)}
-              placeholder="32768"
-            />
-            <p className="hint">Keel does not know this model; its window sets when compaction runs.</p>
-          </div>
-        ) : null}
+        <ModelFields
+          idPrefix="ns"
+          note={note}
+          provider={provider}
+          baseUrl={baseUrl}
+          onBaseUrl={setBaseUrl}
+          needsWindow={needsWindow}
+          contextWindow={contextWindow}
+          onContextWindow={setContextWindow}
+          windowHint="Keel does not know this model; its window sets when compaction runs."
+        />
         <div className="field-grid">
           <div className="field">
             <label htmlFor="ns-policy">Approval policy</label>

@@ -4,6 +4,7 @@ import { call, describeError } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
 import type { ProviderKind } from '../../api/types.js';
 import { useApp } from '../../appContext.js';
+import { ModelFields } from '../newSession/ModelFields.js';
 import { ModelList } from '../newSession/ModelList.js';
 import {
   findCatalogueModel,
@@ -220,38 +221,16 @@ export function ModelSwitchDialog({
           today={today}
           onPick={setModel}
         />
-        {note ? (
-          <p className={`model-note${note.tone === 'danger' ? ' model-note-danger' : ''}`} role="status">
-            {note.text}
-          </p>
-        ) : null}
-        {provider === 'openai-compatible' || baseUrl ? (
-          <div className="field">
-            <label htmlFor="ms-base-url">Base URL</label>
-            <input
-              id="ms-base-url"
-              type="url"
-              value={baseUrl}
-              onChange={(event) => setBaseUrl(event.target.value)}
-              placeholder="http://127.0.0.1:11434/v1"
-              spellCheck={false}
-            />
-          </div>
-        ) : null}
-        {needsWindow ? (
-          <div className="field">
-            <label htmlFor="ms-window">Context window (tokens)</label>
-            <input
-              id="ms-window"
-              type="number"
-              min={1}
-              step={1}
-              value={contextWindow}
-              onChange={(event) => setContextWindow(event.target.value)}
-              placeholder="32768"
-            />
-          </div>
-        ) : null}
+        <ModelFields
+          idPrefix="ms"
+          note={note}
+          provider={provider}
+          baseUrl={baseUrl}
+          onBaseUrl={setBaseUrl}
+          needsWindow={needsWindow}
+          contextWindow={contextWindow}
+          onContextWindow={setContextWindow}
+        />
         {error ? (
           <p className="form-error" role="alert">
             {error}
