@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../common/clock.js';
 import { resolveHome } from '../store/home.js';
 
 /** The process's streams and environment as the CLI sees them; tests and `keel serve` can swap them. */
@@ -18,15 +19,19 @@ export type CliContext = {
   home: () => string;
   /** Sets the exit code for an outcome that is not an error (e.g. a turn stopped on an approval). */
   setExitCode: (code: number) => void;
+  /** The clock model lifecycle is judged by. */
+  clock: Clock;
 };
 
 /** Builds a context whose home is read from the parsed global options when first asked for. */
 export function createContext(
   io: CliIo,
   globalHome: () => string | undefined,
+  clock: Clock = systemClock,
 ): CliContext & { exitCode: number } {
   const context = {
     io,
+    clock,
     exitCode: 0,
     home: () => {
       const home = globalHome();

@@ -10,6 +10,7 @@ import {
   ToolMode,
 } from '../core/log/events.js';
 import { SessionTraceSummarySchema } from '../core/trace/schema.js';
+import { ModelOverride, ModelStatus, UtcDay } from '../common/models.js';
 
 /** The event kinds and the pieces of them the UI needs, re-exported so the renderer imports only this file. */
 export {
@@ -73,8 +74,22 @@ export const ErrorCode = z.enum([
 export type ErrorCode = z.infer<typeof ErrorCode>;
 
 /** Where a model is in its provider's lifecycle (the catalogue's ModelStatus). */
-export const ModelStatus = z.enum(['current', 'legacy', 'deprecated', 'retired']);
-export type ModelStatus = z.infer<typeof ModelStatus>;
+export { ModelStatus } from '../common/models.js';
+
+/** A provider's models endpoint as last read: when, and how many it listed (its list is the truth). */
+export const ServedListSummary = z.object({
+  provider: ProviderKind,
+  /** Absent for the provider's default endpoint. */
+  baseUrl: z.string().optional(),
+  /** ISO time of the read. */
+  fetchedAt: z.string(),
+  /** How old the list is by main's clock, in words ("3 h ago"). */
+  age: z.string(),
+  /** Older than an hour: worth reading again. */
+  stale: z.boolean(),
+  count: z.number().int().nonnegative(),
+});
+export type ServedListSummary = z.infer<typeof ServedListSummary>;
 
 /** The error half of every channel's result. */
 export const IpcError = z.object({ code: ErrorCode, message: z.string() });
@@ -164,6 +179,8 @@ export const SettingsValue = z.object({
     networkAllow: z.array(z.string().min(1)).optional(),
   }),
   contextWindows: z.record(z.string(), z.number().int().positive()),
+  /** Corrections and additions to the model catalogue; absent in settings.set keeps the file's. */
+  models: z.record(z.string().min(1), ModelOverride).optional(),
   providers: z.object({
     anthropic: z.object({ baseUrl: z.string().url().optional() }).optional(),
     openai: z.object({ baseUrl: z.string().url().optional() }).optional(),
@@ -405,7 +422,11 @@ export const channels = {
        */
       checkout: z.enum(['auto', 'manual', 'direct']).default('auto'),
     }),
-    output: z.object({ session: SessionSummary }),
+    output: z.object({
+      session: SessionSummary,
+      /** Set when the model works today but its lifecycle says it may not for long (one line). */
+      warning: z.string().optional(),
+    }),
   },
   'sessions.open': {
     doc: 'Everything the session view needs besides events: summary, pinned model, policy, status, pending approvals, context use.',
@@ -452,7 +473,12 @@ export const channels = {
       /** Defaults to settings.contextWindows[model], else the catalogue's; unknown models must give it. */
       contextWindow: z.number().int().positive().optional(),
     }),
-    output: z.object({ pin: ModelPin, previous: ModelPin }),
+    output: z.object({
+      pin: ModelPin,
+      previous: ModelPin,
+      /** Set when the model works today but its lifecycle says it may not for long (one line). */
+      warning: z.string().optional(),
+    }),
   },
   'sessions.archive': {
     doc: 'Hides (archived: true) or restores a session in the list; its log is untouched.',
@@ -783,7 +809,7 @@ export const channels = {
     }),
   },
   'providers.catalogue': {
-    doc: 'Known models (newest first per provider) with windows, output limits, lifecycle and whether they are priced; the suggested model per provider.',
+    doc: "Known models (newest first per provider) with windows, output limits, lifecycle, whether they are priced and whether the provider's models endpoint lists them; the suggested model per provider; main's today.",
     input: empty,
     output: z.object({
       models: z.array(
@@ -804,11 +830,25 @@ export const channels = {
           replacement: z.string().optional(),
           /** False when a billed rate is undocumented: its cost is unknown, never $0. */
           priced: z.boolean(),
+          /**
+           * Whether the provider's last read list (its default endpoint in settings) has it; absent when no
+           * list was read. A listed model is served, whatever a catalogue date says.
+           */
+          listed: z.boolean().optional(),
         }),
       ),
       /** The model a new session or a connection test suggests, per provider the catalogue covers. */
       suggested: z.partialRecord(ProviderKind, z.string()),
+      /** Main's UTC day (its one clock): lifecycle is judged against this, never the page's clock. */
+      today: UtcDay,
+      /** The providers' model lists the answer used, with their age. */
+      served: z.array(ServedListSummary),
     }),
+  },
+  'providers.refreshModels': {
+    doc: "Reads a provider's models endpoint now (GET /v1/models) and caches it; fails with the provider's error in one line.",
+    input: z.object({ provider: ProviderKind, baseUrl: z.string().url().optional() }),
+    output: z.object({ served: ServedListSummary }),
   },
   'providers.detectLocal': {
     doc: 'Looks for local OpenAI-compatible servers (Ollama :11434, LM Studio :1234) and lists their models.',

@@ -15,14 +15,17 @@ import { readPersistentConfig } from '../core/sessions/layout.js';
 import { loadSessionState } from '../core/turn/loadState.js';
 import { readTraceSummary } from '../core/trace/read.js';
 import { foldSession, needsModel, unansweredCalls } from '../core/turn/state.js';
+import { systemClock, type Clock } from '../common/clock.js';
 import {
-  createProvider,
-  MODEL_CATALOGUE,
-  resolveContextWindow,
-  retiredModelProblem,
-  SUGGESTED_MODEL,
-  toProviderError,
-} from '../providers/index.js';
+  catalogueView,
+  chooseModel,
+  ModelChoiceError,
+  refreshServedModels,
+  summarizeServed,
+  type ModelRequest,
+} from '../core/models/index.js';
+import type { ModelPin } from '../core/log/events.js';
+import { createProvider, ProviderError, toProviderError } from '../providers/index.js';
 import type { ProviderKeys } from '../providers/index.js';
 import { detectSandbox } from '../sandbox/box.js';
 import { isLeaseStale, SessionIndex, type SessionSummary as IndexSummary } from '../store/sessionIndex.js';
@@ -84,6 +87,8 @@ export type HandlerOptions = {
   takeLaunchCommands?: () => AppCommand[];
   /** Called when a project folder was opened or used (Electron adds it to the OS recent list). */
   onProjectUsed?: (folder: string) => void;
+  /** The clock model lifecycle is judged by (tests pin their day). Default: the system's. */
+  clock?: Clock;
 };
 
 /**
@@ -125,6 +130,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
   const { home } = options;
   const env = options.env ?? process.env;
   const keyStore = options.keyStore ?? environmentKeyStore();
+  const clock = options.clock ?? systemClock;
   const hub = createHub();
   // Reviewing a checkout runs git on its index (update-index): two at once collide on index.lock, so the
   // reads of one session run one after another.
@@ -211,6 +217,38 @@ export function createHandlers(options: HandlerOptions): Handlers {
     rememberProject(home, folder);
     options.onProjectUsed?.(folder);
   };
+
+  // The core's one model choice; only its wording of an unknown window is the app's own.
+  const choose = async (request: ModelRequest, previous?: ModelPin) => {
+    try {
+      return await chooseModel(request, {
+        home,
+        clock,
+        keys: keyStore.read(),
+        env,
+        ...(previous ? { previous } : {}),
+      });
+    } catch (error) {
+      if (!(error instanceof ModelChoiceError)) throw error;
+      throw new IpcFailure(
+        'invalid_input',
+        error.code === 'unknown_window'
+          ? `Keel does not know the context window of "${request.model}": enter it (in tokens) for this model`
+          : error.message,
+      );
+    }
+  };
+  const modelRequest = (args: {
+    provider: ModelRequest['provider'];
+    model: string;
+    baseUrl?: string | undefined;
+    contextWindow?: number | undefined;
+  }): ModelRequest => ({
+    provider: args.provider,
+    model: args.model,
+    ...(args.baseUrl !== undefined ? { baseUrl: args.baseUrl } : {}),
+    ...(args.contextWindow !== undefined ? { contextWindow: args.contextWindow } : {}),
+  });
 
   const settingsView = (): SettingsView => ({
     settings: readSettings(home),
@@ -321,41 +359,15 @@ export function createHandlers(options: HandlerOptions): Handlers {
       if (!folderExists(folder)) {
         throw new IpcFailure('not_found', `the project folder ${folder} does not exist or is not a folder`);
       }
-      const settings = readSettings(home);
-      const baseUrl = args.baseUrl ?? settings.providers[args.provider]?.baseUrl;
-      if (args.provider === 'openai-compatible' && baseUrl === undefined) {
-        throw new IpcFailure(
-          'invalid_input',
-          'an OpenAI-compatible provider needs a base URL (e.g. http://127.0.0.1:11434/v1 for Ollama)',
-        );
-      }
-      // A session is pinned to its model: one made on a retired model could never answer.
-      const retired = args.provider === 'openai-compatible' ? undefined : retiredModelProblem(args.model);
-      if (retired) throw new IpcFailure('invalid_input', retired);
-      let contextWindow: number;
-      try {
-        contextWindow = resolveContextWindow(
-          args.model,
-          args.contextWindow ?? settings.contextWindows[args.model],
-        );
-      } catch {
-        throw new IpcFailure(
-          'invalid_input',
-          `Keel does not know the context window of "${args.model}": enter it (in tokens) for this model`,
-        );
-      }
+      // A session is pinned to its model: the provider's word on it decides, the catalogue only warns.
+      const { pin, warning } = await choose(modelRequest(args));
       const real = fs.realpathSync(folder);
       // The app is a host of the session API: its sessions are made as a library user's are.
       const session = await turns.harness.sessions.getOrCreate({
         id: newSessionId(),
         ...(args.title ? { title: args.title } : {}),
         create: {
-          model: {
-            provider: args.provider,
-            model: args.model,
-            ...(baseUrl ? { baseUrl } : {}),
-            contextWindow,
-          },
+          model: pin,
           ...(args.checkout === 'direct'
             ? { projectFolder: real }
             : { persistentDirs: { project: { path: real, commit: args.checkout } } }),
@@ -369,7 +381,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
       useProject(real);
       if (created) hub.publish('event.appended', { sessionId: id, event: created });
       hub.publish('sessions.changed', { sessionId: id, change: 'created' });
-      return { session: summaryOf(id) };
+      return { session: summaryOf(id), ...(warning ? { warning } : {}) };
     },
 
     'sessions.open': (args) =>
@@ -431,46 +443,23 @@ export function createHandlers(options: HandlerOptions): Handlers {
       return { session: summaryOf(args.sessionId) };
     },
 
-    'sessions.setModel': (args) =>
-      turns.appendWhileIdle(args.sessionId, (log) => {
-        const previous = loadSessionState(log).pin;
-        const retired = retiredModelProblem(args.model);
-        if (retired) throw new IpcFailure('invalid_input', retired);
-        const settings = readSettings(home);
-        // Another model of the same provider keeps the session's endpoint (a proxy, a local server).
-        const baseUrl =
-          args.baseUrl ??
-          (args.provider === previous.provider
-            ? previous.baseUrl
-            : settings.providers[args.provider]?.baseUrl);
-        if (args.provider === 'openai-compatible' && baseUrl === undefined) {
-          throw new IpcFailure(
-            'invalid_input',
-            'an OpenAI-compatible provider needs a base URL (e.g. http://127.0.0.1:11434/v1 for Ollama)',
-          );
-        }
-        let contextWindow: number;
-        try {
-          contextWindow = resolveContextWindow(
-            args.model,
-            args.contextWindow ?? settings.contextWindows[args.model],
-          );
-        } catch {
-          throw new IpcFailure(
-            'invalid_input',
-            `Keel does not know the context window of "${args.model}": enter it (in tokens) for this model`,
-          );
-        }
-        const pin = {
-          provider: args.provider,
-          model: args.model,
-          ...(baseUrl ? { baseUrl } : {}),
-          contextWindow,
-        };
-        const appended = log.append({ kind: 'model_changed', ...pin }, { expectedLastSeq: log.lastSeq() });
+    'sessions.setModel': async (args) => {
+      turns.assertIdle(args.sessionId);
+      const before = readLog(args.sessionId, (log) => ({
+        pin: loadSessionState(log).pin,
+        lastSeq: log.lastSeq(),
+      }));
+      const { pin, warning } = await choose(modelRequest(args), before.pin);
+      return turns.appendWhileIdle(args.sessionId, (log) => {
+        // The provider was asked meanwhile: a turn or another switch in between makes this one stale.
+        const appended = log.append({ kind: 'model_changed', ...pin }, { expectedLastSeq: before.lastSeq });
         if (!appended.ok) throw new IpcFailure('invalid_state', 'the session changed meanwhile: try again');
-        return { events: appended.events, value: { pin, previous } };
-      }),
+        return {
+          events: appended.events,
+          value: { pin, previous: before.pin, ...(warning ? { warning } : {}) },
+        };
+      });
+    },
 
     'sessions.archive': (args) => {
       if (!index.setArchived(args.sessionId, args.archived)) {
@@ -718,7 +707,9 @@ export function createHandlers(options: HandlerOptions): Handlers {
         }
         keyStore.write(args.keys);
       }
-      if (args.settings) writeSettings(home, args.settings);
+      // The model corrections are kept unless the caller sends its own (older UIs do not know them).
+      if (args.settings)
+        writeSettings(home, { ...args.settings, models: args.settings.models ?? readSettings(home).models });
       return settingsView();
     },
 
@@ -758,19 +749,30 @@ export function createHandlers(options: HandlerOptions): Handlers {
       }
     },
 
-    'providers.catalogue': () => ({
-      models: MODEL_CATALOGUE.map((model) => ({
-        id: model.id,
-        provider: model.provider,
-        contextWindow: model.contextWindow,
-        ...(model.maxOutputTokens !== undefined ? { maxOutputTokens: model.maxOutputTokens } : {}),
-        status: model.status,
-        ...(model.retiresOn !== undefined ? { retiresOn: model.retiresOn } : {}),
-        ...(model.replacement !== undefined ? { replacement: model.replacement } : {}),
-        priced: model.prices !== undefined,
-      })),
-      suggested: { ...SUGGESTED_MODEL },
-    }),
+    'providers.catalogue': () => {
+      try {
+        return catalogueView(home, readSettings(home), clock);
+      } catch (error) {
+        if (error instanceof ModelChoiceError) throw new IpcFailure('invalid_input', error.message);
+        throw error;
+      }
+    },
+
+    'providers.refreshModels': async (args) => {
+      const baseUrl = args.baseUrl ?? readSettings(home).providers[args.provider]?.baseUrl;
+      try {
+        const list = await refreshServedModels(args.provider, baseUrl, {
+          home,
+          clock,
+          keys: keyStore.read(),
+          env,
+        });
+        return { served: summarizeServed(list, clock) };
+      } catch (error) {
+        if (error instanceof ProviderError) throw new IpcFailure('provider', error.message);
+        throw error;
+      }
+    },
 
     'providers.detectLocal': async () => {
       const candidates = options.localServers ?? LOCAL_SERVERS;

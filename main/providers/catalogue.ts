@@ -1,4 +1,7 @@
+import type { ModelOverride, ModelStatus } from '../common/models.js';
 import type { Usage } from '../core/log/events.js';
+
+export type { ModelStatus } from '../common/models.js';
 
 /**
  * USD per million tokens. `cacheRead` is required: a model whose cache-hit price is not documented gets no
@@ -13,13 +16,6 @@ export type Prices = { input: number; output: number; cacheRead: number; cacheWr
  * output included, at the higher rates.
  */
 export type PriceSchedule = { base: Prices; longContext?: { above: number; prices: Prices } };
-
-/**
- * Where a model is in its provider's lifecycle (Anthropic: active / legacy / deprecated / retired; OpenAI:
- * active / legacy / deprecated / shutdown). Deprecated models still answer until `retiresOn`; retired
- * models fail every request.
- */
-export type ModelStatus = 'current' | 'legacy' | 'deprecated' | 'retired';
 
 /** What Keel knows about a model: context window, output limit, list prices and lifecycle. */
 export type ModelInfo = {
@@ -347,43 +343,74 @@ export const SUGGESTED_MODEL: Readonly<Record<ModelInfo['provider'], string>> = 
   openai: 'gpt-6.2-sol',
 };
 
+/** A catalogue: the models Keel knows and the model to suggest per provider. */
+export type ModelCatalogue = {
+  readonly models: readonly ModelInfo[];
+  readonly suggested: Readonly<Record<ModelInfo['provider'], string>>;
+};
+
+/** The catalogue this build of Keel ships with. */
+export const BUILT_IN_CATALOGUE: ModelCatalogue = { models: MODEL_CATALOGUE, suggested: SUGGESTED_MODEL };
+
+/**
+ * The built-in catalogue with settings.json's `models` applied: a known id takes the fields given (its prices
+ * stay), a new id needs provider and contextWindow and joins its provider's list first. Throws an Error naming
+ * the entry when a new one lacks them.
+ */
+export function withOverrides(
+  base: ModelCatalogue,
+  overrides: Readonly<Record<string, ModelOverride>>,
+): ModelCatalogue {
+  const models = [...base.models];
+  const added: ModelInfo[] = [];
+  for (const [id, override] of Object.entries(overrides)) {
+    const at = models.findIndex((model) => model.id === id);
+    const known = models[at];
+    if (known) {
+      models[at] = { ...known, ...override };
+      continue;
+    }
+    if (override.provider === undefined || override.contextWindow === undefined) {
+      throw new Error(
+        `settings.json models.${id}: a model Keel does not know needs "provider" (anthropic or openai) and "contextWindow"`,
+      );
+    }
+    added.push({
+      status: 'current',
+      ...override,
+      id,
+      provider: override.provider,
+      contextWindow: override.contextWindow,
+    });
+  }
+  return { models: [...added, ...models], suggested: base.suggested };
+}
+
 // A snapshot id is the alias plus a date (`claude-sonnet-4-5-20250929`, `gpt-4.1-2025-04-14`). Anything
 // else after the alias is another model (`claude-opus-5-5` is not a snapshot of `claude-opus-5`).
 const SNAPSHOT_SUFFIX = /^-(\d{8}|\d{4}-\d{2}-\d{2})$/;
+
+/** True when `id` names `alias` or a dated snapshot of it (`claude-sonnet-4-5-20250929` of `claude-sonnet-4-5`). */
+export function isSnapshotOf(id: string, alias: string): boolean {
+  return id === alias || (id.startsWith(alias) && SNAPSHOT_SUFFIX.test(id.slice(alias.length)));
+}
 
 /**
  * Finds a model by id, also under a dated snapshot id (`claude-sonnet-4-5-20250929` → `claude-sonnet-4-5`).
  * Unknown models (local ones, or ones newer than the catalogue) return undefined, never a near namesake.
  */
-export function findModel(id: string): ModelInfo | undefined {
-  return MODEL_CATALOGUE.find(
-    (model) =>
-      id === model.id || (id.startsWith(model.id) && SNAPSHOT_SUFFIX.test(id.slice(model.id.length))),
-  );
+export function findModel(id: string, catalogue: ModelCatalogue = BUILT_IN_CATALOGUE): ModelInfo | undefined {
+  return catalogue.models.find((model) => isSnapshotOf(id, model.id));
 }
 
 /**
- * True when the provider no longer serves the model on `today` (a Date, or YYYY-MM-DD in UTC): it is marked
- * retired, or its announced retirement day has come. Requests to such a model fail.
+ * True when Keel's catalogue says the provider no longer serves the model on `today` (YYYY-MM-DD, UTC): it is
+ * marked retired, or its announced retirement day has come. A hint, not the truth: the provider's models
+ * endpoint decides (see core/models).
  */
-export function isRetired(model: ModelInfo, today: Date | string): boolean {
+export function isRetired(model: ModelInfo, today: string): boolean {
   if (model.status === 'retired') return true;
-  if (model.retiresOn === undefined) return false;
-  const day = typeof today === 'string' ? today : today.toISOString().slice(0, 10);
-  return day >= model.retiresOn;
-}
-
-/**
- * Why a new session or a model switch may not use `model`: it is retired (a pinned session would fail every
- * request). Undefined for a model that still works or that Keel does not know.
- */
-export function retiredModelProblem(model: string, today: Date | string = new Date()): string | undefined {
-  const known = findModel(model);
-  if (!known || !isRetired(known, today)) return undefined;
-  return (
-    `${model} was retired${known.retiresOn ? ` on ${known.retiresOn}` : ''}: choose a current model` +
-    (known.replacement ? ` such as ${known.replacement}` : '')
-  );
+  return model.retiresOn !== undefined && today >= model.retiresOn;
 }
 
 /**
@@ -409,9 +436,13 @@ export function costOf(usage: Usage, model: string): number | undefined {
  * The context window to pin for a model: an explicit value wins, then the catalogue; a model the catalogue
  * does not know (a local one) needs an explicit value, and the error says how to give it.
  */
-export function resolveContextWindow(model: string, explicit?: number): number {
+export function resolveContextWindow(
+  model: string,
+  explicit?: number,
+  catalogue: ModelCatalogue = BUILT_IN_CATALOGUE,
+): number {
   if (explicit !== undefined) return explicit;
-  const known = findModel(model);
+  const known = findModel(model, catalogue);
   if (known) return known.contextWindow;
   throw new Error(
     `the context window of model "${model}" is unknown: pass --context-window N (or set it for the model in settings)`,

@@ -46,9 +46,10 @@ function header(headers: SdkError['headers'], name: string): string | undefined 
 }
 
 /** The provider's own error text from an SDK error body, without the SDK's status prefix or a stack. */
-function providerMessage(error: SdkError): string {
-  const body = error.error as { error?: { message?: string }; message?: string } | undefined;
-  return body?.error?.message ?? body?.message ?? error.message ?? 'unknown error';
+export function providerMessage(error: unknown): string {
+  const e = (error ?? {}) as SdkError;
+  const body = e.error as { error?: { message?: string }; message?: string } | undefined;
+  return body?.error?.message ?? body?.message ?? e.message ?? 'unknown error';
 }
 
 /**
@@ -77,7 +78,7 @@ function modelNotServed(provider: string, model: string, detail: string, now: Da
     (provider === 'Anthropic' ? 'anthropic' : provider === 'OpenAI' ? 'openai' : undefined);
   const target = kind ? `${kind}:${suggestedSwitch(kind, known) ?? 'MODEL'}` : 'PROVIDER:MODEL';
   const why =
-    known && isRetired(known, now)
+    known && isRetired(known, now.toISOString().slice(0, 10))
       ? `${provider} no longer serves ${model}: it was retired${known.retiresOn ? ` on ${known.retiresOn}` : ''}`
       : `${provider} does not serve the model ${model} (404: ${detail}); it may be retired, misspelt, or not available to this key`;
   return (

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { ModelOverride } from '../common/models.js';
 import { Policy, ProviderKind } from '../core/log/events.js';
 
 /**
@@ -22,6 +23,11 @@ export const Settings = z
       .default({}),
     /** Context windows of models the catalogue does not know (local ones), by model id. */
     contextWindows: z.record(z.string(), z.number().int().positive()).default({}),
+    /**
+     * Corrections and additions to the built-in model catalogue, by model id: a model newer than this Keel
+     * (provider and contextWindow), or a lifecycle the provider changed (status, retiresOn, replacement).
+     */
+    models: z.record(z.string().min(1), ModelOverride).default({}),
     providers: z
       .object({
         anthropic: z.object({ baseUrl: z.string().url().optional() }).strict().optional(),

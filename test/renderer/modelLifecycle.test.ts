@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChannelOutput } from '../../main/ipc/contract.js';
 import { createHandlers } from '../../main/ipc/handlers.js';
+import { fixedClock } from '../../main/common/clock.js';
 import { makeTempDir, removeTempDir } from '../support/cli.js';
 
 // Renderer modules are compiled by tsconfig.web.json: loaded at run time and described by the shapes used here.
@@ -66,6 +67,8 @@ const catalogue: Catalogue = {
     { id: 'gpt-x', provider: 'openai', contextWindow: 400_000, status: 'current', priced: true },
   ],
   suggested: { anthropic: 'sonnet-new', openai: 'gpt-x' },
+  today: '2026-11-29',
+  served: [],
 };
 const model = (id: string) => catalogue.models.find((entry) => entry.id === id) as Model;
 
@@ -149,14 +152,47 @@ describe('model lifecycle in the UI', () => {
     expect(lifecycle.pinNote(undefined, '2026-11-29')).toBeUndefined();
   });
 
+  it("never hides or refuses a model the provider still lists, whatever the catalogue's date says", () => {
+    const listed = { ...model('sonnet-old'), listed: true };
+    const unlisted = { ...model('sonnet-old'), listed: false };
+    const withLists: Catalogue = {
+      ...catalogue,
+      models: catalogue.models.map((entry) => (entry.id === 'sonnet-old' ? listed : entry)),
+    };
+    // Past its catalogue day: still offered, badged, no countdown, and a warning (not a refusal) when picked.
+    expect(lifecycle.modelChoices(withLists, 'anthropic', '2026-12-05').map((entry) => entry.id)).toContain(
+      'sonnet-old',
+    );
+    expect(lifecycle.lifecycleBadge(listed, '2026-12-05')).toEqual({
+      tone: 'warning',
+      text: 'past its retirement date',
+    });
+    expect(lifecycle.retirementOf(withLists, 'anthropic', 'sonnet-old', '2026-12-05')).toBeUndefined();
+    expect(lifecycle.pinNote(listed, '2026-12-05')).toEqual({
+      tone: 'warning',
+      text: "Keel's catalogue says sonnet-old retired on 2026-11-30, but the provider still lists it: it works for now.",
+    });
+    // Before the day, a listed model counts down as before; a list that lacks it changes nothing.
+    expect(lifecycle.lifecycleBadge(listed, '2026-11-29')?.text).toBe('retires tomorrow');
+    expect(lifecycle.lifecycleBadge(unlisted, '2026-12-05')?.text).toBe('retired');
+  });
+
   it("reads main's real catalogue: every suggested model is offered first and no retired model is offered", async () => {
     const dir = makeTempDir('keel-catalogue-ui-');
-    const handlers = createHandlers({ home: dir, mode: 'serve', version: '1', env: {} });
+    const handlers = createHandlers({
+      home: dir,
+      mode: 'serve',
+      version: '1',
+      env: {},
+      clock: fixedClock('2026-12-01'),
+    });
     try {
       const result = await handlers.invoke('providers.catalogue', {});
       if (!result.ok) throw new Error(result.error.message);
       const real = result.value as Catalogue;
-      const today = new Date().toISOString().slice(0, 10);
+      // Main's day is the one lifecycle is judged by: its clock, pinned here.
+      expect(real.today).toBe('2026-12-01');
+      const today = real.today;
       for (const provider of ['anthropic', 'openai'] as const) {
         const choices = lifecycle.modelChoices(real, provider, today);
         expect(choices[0]?.id).toBe(real.suggested[provider]);

@@ -53,7 +53,20 @@ export type ProviderServerOptions = {
   apiKey?: string;
   /** Used when the queue is empty; the default answers with a short text. */
   respond?: (request: RecordedRequest) => ScriptStep;
+  /**
+   * The models `GET /v1/models` lists (Anthropic's shape when the request carries `anthropic-version`, paged
+   * by `limit` / `after_id`; OpenAI's otherwise). Unset, the list is `scripted-model` and `GET /v1/models/{id}`
+   * answers for any id, as a permissive proxy would; set, only these are served and any other id is a 404 in
+   * the provider's own words. Changeable while running (`server.servedModels = …`).
+   */
+  servedModels?: readonly ServedModelSpec[];
 };
+
+/** A model the scripted server serves, with the limits Anthropic's endpoint states (`max_input_tokens`, `max_tokens`). */
+export type ServedModelSpec = { id: string; maxInputTokens?: number; maxTokens?: number };
+
+/** One request to a models endpoint, as received. */
+export type ModelsRequest = { path: string; format: WireFormat; query: string };
 
 type Json = Record<string, unknown>;
 
@@ -168,13 +181,19 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** A scripted provider server; `enqueue` steps, point a client at `openaiBaseUrl` or `anthropicBaseUrl`. */
 export class ProviderServer {
   readonly requests: RecordedRequest[] = [];
+  /** Every `GET /v1/models[/{id}]` received, in order. */
+  readonly modelRequests: ModelsRequest[] = [];
+  /** See ProviderServerOptions.servedModels. */
+  servedModels: readonly ServedModelSpec[] | undefined;
   private readonly queue: ScriptStep[] = [];
   private readonly sockets = new Set<Socket>();
   private server: Server | undefined;
   private port = 0;
   private callCounter = 0;
 
-  constructor(private readonly options: ProviderServerOptions = {}) {}
+  constructor(private readonly options: ProviderServerOptions = {}) {
+    this.servedModels = options.servedModels;
+  }
 
   /** Starts listening on an ephemeral loopback port. */
   async start(): Promise<this> {
@@ -231,9 +250,8 @@ export class ProviderServer {
           ? 'anthropic'
           : undefined;
     if (!format) {
-      if (req.method === 'GET' && path === '/v1/models') {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ object: 'list', data: [{ id: 'scripted-model', object: 'model' }] }));
+      if (req.method === 'GET' && (path === '/v1/models' || path?.startsWith('/v1/models/'))) {
+        this.answerModels(req, path, res);
         return;
       }
       res.writeHead(404, { 'content-type': 'application/json' });
@@ -265,13 +283,73 @@ export class ProviderServer {
     await this.perform(step, format, body as Json, req, res);
   }
 
+  /** `GET /v1/models` and `GET /v1/models/{id}` in the format the client speaks, with its auth and 404s. */
+  private answerModels(req: IncomingMessage, path: string, res: ServerResponse): void {
+    const format: WireFormat = req.headers['anthropic-version'] !== undefined ? 'anthropic' : 'openai';
+    const query = new URL(req.url ?? '', 'http://x').searchParams;
+    this.modelRequests.push({ path, format, query: query.toString() });
+    const authError = this.checkKey(format, req);
+    if (authError) {
+      this.sendError(res, format, 401, authError);
+      return;
+    }
+    const served = this.servedModels ?? [{ id: 'scripted-model' }];
+    const describe = (model: ServedModelSpec) =>
+      format === 'anthropic'
+        ? {
+            type: 'model',
+            id: model.id,
+            display_name: model.id,
+            created_at: '2026-01-01T00:00:00Z',
+            max_input_tokens: model.maxInputTokens ?? null,
+            max_tokens: model.maxTokens ?? null,
+          }
+        : { id: model.id, object: 'model', created: 1_767_225_600, owned_by: 'scripted' };
+    const send = (body: unknown) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (path !== '/v1/models') {
+      const id = decodeURIComponent(path.slice('/v1/models/'.length));
+      const model = this.servedModels === undefined ? { id } : served.find((entry) => entry.id === id);
+      if (model) return send(describe(model));
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify(
+          format === 'anthropic'
+            ? { type: 'error', error: { type: 'not_found_error', message: `model: ${id}` } }
+            : {
+                error: {
+                  message: `The model \`${id}\` does not exist or you do not have access to it.`,
+                  type: 'invalid_request_error',
+                  param: null,
+                  code: 'model_not_found',
+                },
+              },
+        ),
+      );
+      return;
+    }
+    if (format === 'openai') return send({ object: 'list', data: served.map(describe) });
+    // Anthropic pages the list: `limit` (default 20, 1..1000) from after `after_id`.
+    const limit = Math.min(1000, Math.max(1, Number(query.get('limit') ?? 20) || 20));
+    const after = query.get('after_id');
+    const start = after === null ? 0 : served.findIndex((model) => model.id === after) + 1;
+    const page = served.slice(start, start + limit);
+    send({
+      data: page.map(describe),
+      has_more: start + limit < served.length,
+      first_id: page[0]?.id ?? null,
+      last_id: page.at(-1)?.id ?? null,
+    });
+  }
+
   private checkKey(format: WireFormat, req: IncomingMessage): string | null {
     const expected = this.options.apiKey;
     if (expected === undefined) return null;
-    const given =
-      format === 'openai'
-        ? String(req.headers['authorization'] ?? '').replace(/^Bearer\s+/i, '')
-        : String(req.headers['x-api-key'] ?? '');
+    // Anthropic takes the key as x-api-key or, as its SDK (1.x) sends it, as a bearer token.
+    const bearer = String(req.headers['authorization'] ?? '').replace(/^Bearer\s+/i, '');
+    const given = format === 'openai' ? bearer : String(req.headers['x-api-key'] ?? '') || bearer;
     if (given === expected) return null;
     return format === 'openai' ? 'Incorrect API key provided.' : 'invalid x-api-key';
   }

@@ -1,12 +1,11 @@
 import type { Command } from 'commander';
 import { Policy, ProviderKind } from '../../core/log/events.js';
-import { resolveContextWindow, retiredModelProblem } from '../../providers/catalogue.js';
 import { foldSession } from '../../core/turn/state.js';
-import { readSettings } from '../../store/settings.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
-import { withWritableSession } from '../session.js';
+import { chooseCliModel } from '../models.js';
+import { withSessionLog, withWritableSession } from '../session.js';
 
 /**
  * `keel model SESSION PROVIDER:MODEL [--base-url URL] [--context-window N]`: the explicit switch of a
@@ -31,33 +30,26 @@ export function registerModel(program: Command, context: CliContext): void {
             `expected PROVIDER:MODEL with provider anthropic, openai or openai-compatible (got "${target}")`,
           );
         }
-        const settings = readSettings(home);
-        const baseUrl = options.baseUrl ?? settings.providers[provider.data]?.baseUrl;
-        if (provider.data === 'openai-compatible' && baseUrl === undefined) {
-          throw new CliError('an openai-compatible model needs --base-url');
-        }
-        const retired = provider.data === 'openai-compatible' ? undefined : retiredModelProblem(model);
-        if (retired) throw new CliError(retired);
-        let contextWindow: number;
-        try {
-          contextWindow = resolveContextWindow(
-            model,
-            options.contextWindow ?? settings.contextWindows[model],
-          );
-        } catch (error) {
-          throw new CliError((error as Error).message);
-        }
-        await withWritableSession(home, session, (log) => {
-          const before = foldSession(log.read()).pin;
-          log.append({
-            kind: 'model_changed',
+        // The provider is asked before the lease is taken; a turn in between makes the switch stale.
+        const before = withSessionLog(home, session, (log) => ({
+          pin: foldSession(log.read()).pin,
+          lastSeq: log.lastSeq(),
+        }));
+        const { pin } = await chooseCliModel(
+          context,
+          {
             provider: provider.data,
             model,
-            ...(baseUrl ? { baseUrl } : {}),
-            contextWindow,
-          });
+            ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
+            ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+          },
+          before.pin,
+        );
+        await withWritableSession(home, session, (log) => {
+          const appended = log.append({ kind: 'model_changed', ...pin }, { expectedLastSeq: before.lastSeq });
+          if (!appended.ok) throw new CliError(`session ${session} changed meanwhile: run keel model again`);
           context.io.stderr(
-            `keel: ${session} now uses ${provider.data}:${model} (was ${before.provider}:${before.model})\n`,
+            `keel: ${session} now uses ${pin.provider}:${pin.model} (was ${before.pin.provider}:${before.pin.model})\n`,
           );
         });
       },

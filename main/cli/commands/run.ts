@@ -7,11 +7,11 @@ import type { LocalHarnessSession } from '../../core/sessions/harness.js';
 import { readPersistentConfig, writePersistentConfig } from '../../core/sessions/layout.js';
 import { withWritableSession } from '../../core/sessions/sessionLock.js';
 import type { Harness, SessionSetup } from '../../core/sessions/types.js';
-import { resolveContextWindow, retiredModelProblem } from '../../providers/catalogue.js';
 import { readSettings } from '../../store/settings.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
+import { chooseCliModel } from '../models.js';
 import { cliHarness, cliSession, driveTurn } from '../turn.js';
 
 type RunOptions = {
@@ -95,7 +95,7 @@ export function registerRun(program: Command, context: CliContext): void {
         return;
       }
       // Every flag is checked before the harness makes the home or anything in it.
-      const setup = newSessionSetup(context.home(), options, mode ?? 'auto');
+      const setup = await newSessionSetup(context, options, mode ?? 'auto');
       const harness = cliHarness(context);
       const { id } = await harness.sessions.getOrCreate({
         id: newSessionId(),
@@ -108,7 +108,12 @@ export function registerRun(program: Command, context: CliContext): void {
 }
 
 /** A new session's setup from the flags and settings.json's defaults; each problem is one line. */
-function newSessionSetup(home: string, options: RunOptions, mode: CommitMode): SessionSetup {
+async function newSessionSetup(
+  context: CliContext,
+  options: RunOptions,
+  mode: CommitMode,
+): Promise<SessionSetup> {
+  const home = context.home();
   if (options.project === undefined)
     throw new CliError('a new session needs --project DIR (or continue one with --session ID)');
   const project = path.resolve(options.project);
@@ -131,28 +136,17 @@ function newSessionSetup(home: string, options: RunOptions, mode: CommitMode): S
   const policy = Policy.safeParse(options.policy ?? settings.defaults.policy ?? 'ask');
   if (!policy.success)
     throw new CliError(`unknown policy "${options.policy}": use read-only, ask, auto-edit or full-auto`);
-  const baseUrl =
-    options.baseUrl ??
-    settings.providers[provider.data]?.baseUrl ??
-    (provider.data === settings.defaults.provider ? settings.defaults.baseUrl : undefined);
-  if (provider.data === 'openai-compatible' && baseUrl === undefined) {
-    throw new CliError(
-      'an openai-compatible provider needs --base-url (e.g. http://127.0.0.1:11434/v1 for Ollama)',
-    );
-  }
-  // A session is pinned to its model: one made on a retired model could never answer.
-  const retired = provider.data === 'openai-compatible' ? undefined : retiredModelProblem(model);
-  if (retired) throw new CliError(retired);
-  let contextWindow: number;
-  try {
-    contextWindow = resolveContextWindow(model, options.contextWindow ?? settings.contextWindows[model]);
-  } catch (error) {
-    throw new CliError((error as Error).message);
-  }
+  // A session is pinned to its model: the provider's word on it decides, the catalogue only warns.
+  const { pin } = await chooseCliModel(context, {
+    provider: provider.data,
+    model,
+    ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
+    ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+  });
   const networkAllow = options.allowHost ?? settings.defaults.networkAllow ?? [];
   const folder = fs.realpathSync(project);
   return {
-    model: { provider: provider.data, model, ...(baseUrl ? { baseUrl } : {}), contextWindow },
+    model: pin,
     ...(mode === 'direct'
       ? { projectFolder: folder }
       : { persistentDirs: { project: { path: folder, commit: mode } } }),

@@ -90,6 +90,7 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'settings.set': { keys: { anthropic: 'sk-ant', openai: null } },
   'settings.testProvider': { provider: 'anthropic', model: 'claude-sonnet-4-5', apiKey: 'sk-ant' },
   'providers.catalogue': {},
+  'providers.refreshModels': { provider: 'anthropic', baseUrl: 'http://127.0.0.1:8080' },
   'providers.detectLocal': {},
   'projects.openFolder': { path: '/p' },
   'projects.recent': {},

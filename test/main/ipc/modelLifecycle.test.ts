@@ -1,5 +1,8 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { fixedClock, type Clock } from '../../../main/common/clock.js';
 import { channels } from '../../../main/ipc/contract.js';
 import { createHandlers, type Handlers } from '../../../main/ipc/handlers.js';
 import { MODEL_CATALOGUE, SUGGESTED_MODEL } from '../../../main/providers/catalogue.js';
@@ -9,8 +12,10 @@ import { ipcCalls, pushWaiter } from './support.js';
 import type { Push } from '../../../main/ipc/hub.js';
 
 /*
- * The catalogue as the UI reads it (lifecycle, pricing, suggestions) and the app's model switch: a session
- * pinned to a retiring model is moved to another one, and its next request goes out with the new model.
+ * The catalogue as the UI reads it (lifecycle, pricing, suggestions, the provider's own list) and the app's
+ * model switch: a session pinned to a retiring model is moved to another one, and its next request goes out
+ * with the new model. Lifecycle is judged by a pinned clock against a catalogue fixture (settings.json
+ * `models`), never by a real catalogue entry against the real calendar.
  */
 
 let dir: string;
@@ -19,13 +24,50 @@ let project: string;
 let server: ProviderServer;
 let handlers: Handlers;
 let pushes: Push[];
+let clock: Clock;
 
-// The scripted server speaks Anthropic's format too: a catalogue model can be pinned honestly.
+// The scripted server speaks Anthropic's format too (messages and models): provider `anthropic` is honest.
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ANTHROPIC_API_KEY: 'test-key' };
+const TODAY = '2031-03-10';
+/** Fictional models in every lifecycle state, dated against TODAY. */
+const FIXTURE_MODELS = {
+  'claude-test-current': { provider: 'anthropic', contextWindow: 500_000, status: 'current' },
+  'claude-test-retiring': {
+    provider: 'anthropic',
+    contextWindow: 200_000,
+    status: 'deprecated',
+    retiresOn: '2031-03-22',
+    replacement: 'claude-test-current',
+  },
+  'claude-test-gone': {
+    provider: 'anthropic',
+    contextWindow: 200_000,
+    status: 'deprecated',
+    retiresOn: '2031-01-15',
+    replacement: 'claude-test-current',
+  },
+} as const;
+
+function writeSettings(extra: Record<string, unknown> = {}) {
+  fs.mkdirSync(home, { recursive: true });
+  fs.writeFileSync(
+    path.join(home, 'settings.json'),
+    JSON.stringify({
+      models: FIXTURE_MODELS,
+      providers: { anthropic: { baseUrl: server.anthropicBaseUrl } },
+      ...extra,
+    }),
+  );
+}
 
 beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-ipc-models-'));
-  handlers = createHandlers({ home, mode: 'serve', version: '1', env });
+  ({ dir, home, project, server } = await startSessionFixture('keel-ipc-models-', {
+    server: { apiKey: 'test-key' },
+  }));
+  server.servedModels = [{ id: 'claude-test-current' }, { id: 'claude-test-retiring' }];
+  writeSettings();
+  clock = fixedClock(TODAY);
+  handlers = createHandlers({ home, mode: 'serve', version: '1', env, clock: { now: () => clock.now() } });
   pushes = [];
   handlers.hub.subscribe((push) => pushes.push(push));
 });
@@ -47,7 +89,6 @@ async function anthropicSession(model: string): Promise<string> {
     projectFolder: project,
     provider: 'anthropic',
     model,
-    baseUrl: server.anthropicBaseUrl,
     checkout: 'direct',
   });
   return session.id;
@@ -60,8 +101,13 @@ async function runTurn(sessionId: string, prompt: string): Promise<void> {
 
 describe('providers.catalogue', () => {
   it("lists every catalogue model with its lifecycle, output limit and whether it is priced, and each provider's suggested model", async () => {
-    const { models, suggested } = await call('providers.catalogue');
+    fs.rmSync(path.join(home, 'settings.json'));
+    const { models, suggested, today, served } = await call('providers.catalogue');
     expect(models.map((model) => model.id)).toEqual(MODEL_CATALOGUE.map((model) => model.id));
+    // Main's clock, and no provider list read yet: nothing is marked listed or not.
+    expect(today).toBe(TODAY);
+    expect(served).toEqual([]);
+    expect(models.some((model) => 'listed' in model)).toBe(false);
     expect(models.find((model) => model.id === 'claude-sonnet-4-5')).toEqual({
       id: 'claude-sonnet-4-5',
       provider: 'anthropic',
@@ -94,6 +140,7 @@ describe('providers.catalogue', () => {
   });
 
   it('still reads as the old shape (id, provider, contextWindow): the new fields are additions', async () => {
+    fs.rmSync(path.join(home, 'settings.json'));
     const value = await call('providers.catalogue');
     const before = z.object({
       models: z.array(
@@ -112,66 +159,212 @@ describe('providers.catalogue', () => {
   });
 });
 
+describe("the provider's list is the truth", () => {
+  it('reads the models endpoint in the background, caches it with its age, and marks each model listed or not', async () => {
+    server.servedModels = [
+      { id: 'claude-test-current' },
+      { id: 'claude-test-retiring' },
+      // A model Keel does not know whose window the endpoint states joins the list.
+      { id: 'claude-brand-new', maxInputTokens: 300_000, maxTokens: 32_000 },
+      ...Array.from({ length: 25 }, (_, i) => ({ id: `claude-filler-${i}` })),
+    ];
+    const refreshed = await call('providers.refreshModels', { provider: 'anthropic' });
+    expect(refreshed.served).toEqual({
+      provider: 'anthropic',
+      baseUrl: server.anthropicBaseUrl,
+      fetchedAt: clock.now().toISOString(),
+      age: 'just now',
+      stale: false,
+      count: 28,
+    });
+    // Every page was read (Anthropic pages by after_id), in Anthropic's format with the key.
+    expect(server.modelRequests.every((request) => request.format === 'anthropic')).toBe(true);
+    const cache = JSON.parse(fs.readFileSync(path.join(home, 'served-models.json'), 'utf8')) as {
+      lists: { models: unknown[] }[];
+    };
+    expect(cache.lists[0]?.models).toHaveLength(28);
+
+    clock = fixedClock(new Date(Date.parse(`${TODAY}T12:00:00Z`) + 3 * 3_600_000));
+    const { models, served } = await call('providers.catalogue');
+    expect(served).toEqual([expect.objectContaining({ provider: 'anthropic', age: '3 h ago', stale: true })]);
+    expect(models.find((model) => model.id === 'claude-test-retiring')?.listed).toBe(true);
+    expect(models.find((model) => model.id === 'claude-test-gone')?.listed).toBe(false);
+    expect(models.find((model) => model.id === 'claude-opus-5-5')?.listed).toBe(false);
+    expect(models.find((model) => model.id === 'claude-brand-new')).toEqual({
+      id: 'claude-brand-new',
+      provider: 'anthropic',
+      contextWindow: 300_000,
+      maxOutputTokens: 32_000,
+      status: 'current',
+      priced: false,
+      listed: true,
+    });
+    // Models a list lacks a window for are not offered as picks (the window would be a guess).
+    expect(models.some((model) => model.id === 'claude-filler-0')).toBe(false);
+  });
+
+  it("fails a refresh with the provider's own error in one line", async () => {
+    // Nothing listens on port 9 of the loopback: the connection is refused at once.
+    const refused = await fail('providers.refreshModels', {
+      provider: 'anthropic',
+      baseUrl: 'http://127.0.0.1:9',
+    });
+    expect(refused.code).toBe('provider');
+    expect(refused.message).toMatch(/^Anthropic: could not reach the server \(.+\)$/);
+    expect(refused.message).not.toContain('\n');
+    await handlers.close();
+    handlers = createHandlers({
+      home,
+      mode: 'serve',
+      version: '1',
+      env: { ...env, ANTHROPIC_API_KEY: 'wrong' },
+    });
+    const rejected = await fail('providers.refreshModels', { provider: 'anthropic' });
+    expect(rejected).toEqual({
+      code: 'provider',
+      message: 'Anthropic rejected the API key (401): invalid x-api-key',
+    });
+  });
+
+  it('never refuses a model the provider lists because a catalogue date passed: it warns', async () => {
+    server.servedModels = [{ id: 'claude-test-gone' }, { id: 'claude-test-current' }];
+    const created = await call('sessions.create', {
+      projectFolder: project,
+      provider: 'anthropic',
+      model: 'claude-test-gone',
+      checkout: 'direct',
+    });
+    expect(created.warning).toBe(
+      "Keel's catalogue says claude-test-gone was retired on 2031-01-15, but Anthropic still lists it (checked just now): it works for now",
+    );
+    await runTurn(created.session.id, 'still there?');
+    expect((server.requests.at(-1)?.body as { model: string }).model).toBe('claude-test-gone');
+    expect(server.requests.at(-1)?.rejected).toBeUndefined();
+  });
+
+  it("refuses a model the provider does not serve with the provider's own error, naming one it lists", async () => {
+    const refused = await fail('sessions.create', {
+      projectFolder: project,
+      provider: 'anthropic',
+      model: 'claude-test-gone',
+    });
+    expect(refused).toEqual({
+      code: 'invalid_input',
+      message:
+        'Anthropic does not serve claude-test-gone (model: claude-test-gone (404)): choose a model it lists, such as claude-test-current',
+    });
+    // It asked the endpoint about that id after the list lacked it.
+    expect(server.modelRequests.map((request) => request.path)).toEqual([
+      '/v1/models',
+      '/v1/models/claude-test-gone',
+    ]);
+  });
+
+  it('warns, and does not refuse, when the provider cannot be asked; a fresh cached list is not read again', async () => {
+    await handlers.close();
+    handlers = createHandlers({ home, mode: 'serve', version: '1', env: { PATH: env.PATH }, clock });
+    const created = await call('sessions.create', {
+      projectFolder: project,
+      provider: 'anthropic',
+      model: 'claude-test-gone',
+      checkout: 'direct',
+    });
+    expect(created.warning).toBe(
+      "Keel's catalogue says claude-test-gone was retired on 2031-01-15, and Anthropic could not be asked (Anthropic needs an API key to list its models): if it is gone, the first request says so",
+    );
+    expect(server.modelRequests).toEqual([]);
+
+    await handlers.close();
+    handlers = createHandlers({ home, mode: 'serve', version: '1', env, clock });
+    await anthropicSession('claude-test-current');
+    await anthropicSession('claude-test-retiring');
+    expect(server.modelRequests.map((request) => request.path)).toEqual(['/v1/models']);
+  });
+
+  it('takes the window the endpoint states over the catalogue', async () => {
+    server.servedModels = [{ id: 'claude-test-current', maxInputTokens: 640_000 }];
+    const id = await anthropicSession('claude-test-current');
+    expect((await call('sessions.open', { sessionId: id })).pin.contextWindow).toBe(640_000);
+  });
+});
+
 describe('sessions.setModel', () => {
   it('switches an idle session: model_changed is recorded and the next request uses the new model at the same endpoint', async () => {
-    const id = await anthropicSession('claude-sonnet-4-5');
+    const id = await anthropicSession('claude-test-retiring');
     await runTurn(id, 'first');
-    expect((server.requests.at(-1)?.body as { model: string }).model).toBe('claude-sonnet-4-5');
+    expect((server.requests.at(-1)?.body as { model: string }).model).toBe('claude-test-retiring');
 
     const switched = await call('sessions.setModel', {
       sessionId: id,
       provider: 'anthropic',
-      model: 'claude-sonnet-5-5',
+      model: 'claude-test-current',
     });
     expect(switched).toEqual({
       pin: {
         provider: 'anthropic',
-        model: 'claude-sonnet-5-5',
+        model: 'claude-test-current',
         baseUrl: server.anthropicBaseUrl,
-        contextWindow: 1_000_000,
+        contextWindow: 500_000,
       },
       previous: {
         provider: 'anthropic',
-        model: 'claude-sonnet-4-5',
+        model: 'claude-test-retiring',
         baseUrl: server.anthropicBaseUrl,
         contextWindow: 200_000,
       },
     });
-    expect(eventsOf(home, id).at(-1)).toMatchObject({ kind: 'model_changed', model: 'claude-sonnet-5-5' });
+    expect(eventsOf(home, id).at(-1)).toMatchObject({ kind: 'model_changed', model: 'claude-test-current' });
     expect(pushes).toContainEqual({
       topic: 'event.appended',
       payload: { sessionId: id, event: expect.objectContaining({ kind: 'model_changed' }) as unknown },
     });
-    expect((await call('sessions.open', { sessionId: id })).pin.model).toBe('claude-sonnet-5-5');
-    expect((await call('sessions.list')).sessions.find((s) => s.id === id)?.model).toBe('claude-sonnet-5-5');
+    expect((await call('sessions.open', { sessionId: id })).pin.model).toBe('claude-test-current');
+    expect((await call('sessions.list')).sessions.find((s) => s.id === id)?.model).toBe(
+      'claude-test-current',
+    );
 
     await runTurn(id, 'second');
     const last = server.requests.at(-1);
     expect(last?.format).toBe('anthropic');
-    expect((last?.body as { model: string }).model).toBe('claude-sonnet-5-5');
+    expect((last?.body as { model: string }).model).toBe('claude-test-current');
   });
 
-  it('refuses a retired model, a model whose window is unknown, and a session whose turn is running', async () => {
-    const id = await anthropicSession('claude-sonnet-4-5');
+  it('warns when switching to a model that retires within 30 days, by the pinned clock', async () => {
+    const id = await anthropicSession('claude-test-current');
+    const switched = await call('sessions.setModel', {
+      sessionId: id,
+      provider: 'anthropic',
+      model: 'claude-test-retiring',
+    });
+    expect(switched.warning).toBe(
+      'claude-test-retiring retires on 2031-03-22 (in 12 days); a session stays on its model, so it would need a switch by then (to claude-test-current)',
+    );
+    clock = fixedClock('2031-01-01');
+    const back = await call('sessions.setModel', {
+      sessionId: id,
+      provider: 'anthropic',
+      model: 'claude-test-current',
+    });
+    expect(back.warning).toBeUndefined();
+    const again = await call('sessions.setModel', {
+      sessionId: id,
+      provider: 'anthropic',
+      model: 'claude-test-retiring',
+    });
+    expect(again.warning).toBeUndefined();
+  });
+
+  it('refuses a model the provider does not serve, a model whose window is unknown, and a session whose turn is running', async () => {
+    const id = await anthropicSession('claude-test-retiring');
     const retired = await fail('sessions.setModel', {
       sessionId: id,
       provider: 'anthropic',
-      model: 'claude-opus-4-1',
+      model: 'claude-test-gone',
     });
     expect(retired.code).toBe('invalid_input');
     expect(retired.message).toMatch(
-      /claude-opus-4-1 was retired: choose a current model such as claude-opus-5-5/,
+      /^Anthropic does not serve claude-test-gone \(model: claude-test-gone \(404\)\): choose a model it lists, such as claude-test-current$/,
     );
-
-    // Nor can a new session be made on one (it could never answer); the CLI refuses it the same way.
-    const created = await fail('sessions.create', {
-      projectFolder: project,
-      provider: 'anthropic',
-      model: 'claude-opus-4-1',
-      baseUrl: server.anthropicBaseUrl,
-    });
-    expect(created.code).toBe('invalid_input');
-    expect(created.message).toMatch(/claude-opus-4-1 was retired/);
 
     const unknown = await fail('sessions.setModel', {
       sessionId: id,
@@ -211,7 +404,7 @@ describe('sessions.setModel', () => {
     const busy = await fail('sessions.setModel', {
       sessionId: id,
       provider: 'anthropic',
-      model: 'claude-sonnet-5-5',
+      model: 'claude-test-current',
     });
     expect(busy.code).toBe('busy');
     await waitForPush('session.status', (p) => p.sessionId === id && p.turnId === turnId && !p.running);

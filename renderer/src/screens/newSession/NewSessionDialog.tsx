@@ -9,12 +9,11 @@ import { ModelList } from './ModelList.js';
 import {
   findCatalogueModel,
   formatWindow,
-  isRetiredOn,
   lifecycleBadge,
   modelChoices,
   pinNote,
   switchTarget,
-  utcDay,
+  catalogueToday,
 } from './modelLifecycle.js';
 import { RecentProjects } from './RecentProjects.js';
 import { useCatalogue } from './useCatalogue.js';
@@ -78,7 +77,7 @@ export function NewSessionDialog({
     if (dialog && !dialog.open) dialog.showModal();
   }, []);
 
-  const today = utcDay(new Date());
+  const today = catalogueToday(catalogue.data);
   const suggested = catalogue.data?.suggested[provider];
   const models = useMemo(
     () => modelChoices(catalogue.data, provider, today),
@@ -123,8 +122,6 @@ export function NewSessionDialog({
     setError(undefined);
     if (!folder.trim()) return setError('Choose the project folder the session works in.');
     if (!model.trim()) return setError('Choose a model.');
-    if (picked && isRetiredOn(picked, today))
-      return setError(note?.text ?? `${picked.id} was retired: choose another model.`);
     if (provider === 'openai-compatible' && !baseUrl.trim())
       return setError('A local or self-hosted server needs its base URL, e.g. http://127.0.0.1:11434/v1.');
     const windowTokens = needsWindow ? Number(contextWindow) : undefined;
@@ -226,6 +223,7 @@ export function NewSessionDialog({
           <ModelList
             name="ns-model-choice"
             label={`${PROVIDERS.find((entry) => entry.kind === provider)?.label ?? provider} models`}
+            provider={provider}
             models={models}
             selected={model.trim()}
             suggested={suggested}

@@ -35,9 +35,27 @@ export function daysUntil(day: string, today: string): number {
   return Math.round((Date.parse(`${day}T00:00:00Z`) - Date.parse(`${today}T00:00:00Z`)) / DAY_MS);
 }
 
-/** True when the provider no longer serves `model` on `today` (marked retired, or its retirement day came). */
-export function isRetiredOn(model: CatalogueModel, today: string): boolean {
+/** True when Keel's catalogue says `model` is gone by `today` (marked retired, or its retirement day came). */
+function catalogueSaysRetired(model: CatalogueModel, today: string): boolean {
   return model.status === 'retired' || (model.retiresOn !== undefined && today >= model.retiresOn);
+}
+
+/**
+ * True when the provider no longer serves `model` on `today`: the catalogue says it retired and the provider's
+ * list does not contradict it. A model the provider lists is served, whatever a catalogue date says.
+ */
+export function isRetiredOn(model: CatalogueModel, today: string): boolean {
+  return model.listed !== true && catalogueSaysRetired(model, today);
+}
+
+/** True when the catalogue dates the model's retirement in the past but the provider still lists it. */
+export function listedPastRetirement(model: CatalogueModel, today: string): boolean {
+  return model.listed === true && catalogueSaysRetired(model, today);
+}
+
+/** Main's day (the one clock lifecycle is judged by); empty while the catalogue is loading. */
+export function catalogueToday(catalogue: Catalogue | undefined): string {
+  return catalogue?.today ?? '';
 }
 
 /** The catalogue entry of `id` for `provider` (also under a dated snapshot id); undefined for unknown models. */
@@ -73,6 +91,7 @@ export function lifecycleBadge(
   today: string,
 ): { tone: 'danger' | 'warning' | 'muted'; text: string } | undefined {
   if (isRetiredOn(model, today)) return { tone: 'danger', text: 'retired' };
+  if (listedPastRetirement(model, today)) return { tone: 'warning', text: 'past its retirement date' };
   if (model.retiresOn !== undefined) {
     return { tone: 'warning', text: describeDaysLeft(daysUntil(model.retiresOn, today)) };
   }
@@ -142,7 +161,8 @@ export function retirementOf(
   if (!model) return undefined;
   const dated = model.retiresOn !== undefined ? { retiresOn: model.retiresOn } : {};
   if (isRetiredOn(model, today)) return { model, retired: true, ...dated };
-  if (model.retiresOn === undefined) return undefined;
+  // The provider still lists it: it answers, and no day can be counted down.
+  if (model.retiresOn === undefined || listedPastRetirement(model, today)) return undefined;
   const daysLeft = daysUntil(model.retiresOn, today);
   return daysLeft <= withinDays ? { model, retired: false, retiresOn: model.retiresOn, daysLeft } : undefined;
 }
@@ -162,6 +182,12 @@ export function pinNote(
   if (isRetiredOn(model, today)) {
     const when = model.retiresOn ? ` on ${model.retiresOn}` : '';
     return { tone: 'danger', text: `${model.id} was retired${when}: every request to it fails.${instead}` };
+  }
+  if (listedPastRetirement(model, today)) {
+    return {
+      tone: 'warning',
+      text: `Keel's catalogue says ${model.id} retired on ${model.retiresOn ?? 'an earlier day'}, but the provider still lists it: it works for now.${instead}`,
+    };
   }
   if (model.retiresOn === undefined) return undefined;
   return {

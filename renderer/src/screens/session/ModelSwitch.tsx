@@ -8,12 +8,11 @@ import { ModelFields } from '../newSession/ModelFields.js';
 import { ModelList } from '../newSession/ModelList.js';
 import {
   findCatalogueModel,
-  isRetiredOn,
   modelChoices,
   pinNote,
   retirementOf,
   switchTarget,
-  utcDay,
+  catalogueToday,
 } from '../newSession/modelLifecycle.js';
 import { useCatalogue } from '../newSession/useCatalogue.js';
 import { PROVIDERS } from '../settings/providers.js';
@@ -47,7 +46,7 @@ export function ModelRetirementWarning({
   onSwitch: (model: string | undefined) => void;
 }): JSX.Element | null {
   const catalogue = useCatalogue().data;
-  const today = utcDay(new Date());
+  const today = catalogueToday(catalogue);
   const retirement = retirementOf(catalogue, pin.provider, pin.model, today);
   if (!retirement) return null;
   const target = switchTarget(catalogue, pin.provider, pin.model, today);
@@ -126,7 +125,7 @@ export function ModelSwitchDialog({
     if (dialog && !dialog.open) dialog.showModal();
   }, []);
 
-  const today = utcDay(new Date());
+  const today = catalogueToday(catalogue);
   const models = useMemo(() => modelChoices(catalogue, provider, today), [catalogue, provider, today]);
   const chosen = model.trim();
   const picked = findCatalogueModel(catalogue, provider, chosen);
@@ -149,7 +148,6 @@ export function ModelSwitchDialog({
     setError(undefined);
     if (!chosen) return setError('Choose a model.');
     if (unchanged) return setError(`This session already uses ${pin.model}: choose another model.`);
-    if (picked && isRetiredOn(picked, today)) return setError(note?.text ?? `${picked.id} was retired.`);
     const windowTokens = needsWindow ? Number(contextWindow) : undefined;
     if (needsWindow && (!Number.isInteger(windowTokens) || (windowTokens ?? 0) <= 0))
       return setError(`Keel does not know ${chosen}: enter its context window in tokens.`);
@@ -215,6 +213,7 @@ export function ModelSwitchDialog({
         <ModelList
           name="ms-model-choice"
           label={`${providerLabel} models`}
+          provider={provider}
           models={models}
           selected={chosen}
           suggested={catalogue?.suggested[provider]}

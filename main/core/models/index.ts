@@ -1,0 +1,3 @@
+export * from './choose.js';
+export * from './served.js';
+export * from './view.js';
