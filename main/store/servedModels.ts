@@ -39,16 +39,20 @@ export function readServedModelList(
   return readServedModelLists(home).find((list) => sameEndpoint(list, provider, baseUrl));
 }
 
-/** Replaces the cached list of `list`'s endpoint, atomically (temp file + rename). */
-export function writeServedModelList(home: string, list: ServedModelList): void {
+/**
+ * Replaces the cached list of `list`'s endpoint, atomically (temp file + rename). A home that does not exist
+ * yet is not made for a cache (a refused `keel run` leaves nothing behind): returns false then.
+ */
+export function writeServedModelList(home: string, list: ServedModelList): boolean {
   const valid = ServedModelList.parse(list);
+  if (!fs.existsSync(home)) return false;
   const lists = readServedModelLists(home).filter(
     (entry) => !sameEndpoint(entry, valid.provider, valid.baseUrl),
   );
   lists.push(valid);
-  fs.mkdirSync(home, { recursive: true });
   const file = fileOf(home);
   const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
   fs.writeFileSync(temp, `${JSON.stringify({ version: 1, lists }, null, 2)}\n`, { mode: 0o600 });
   fs.renameSync(temp, file);
+  return true;
 }

@@ -2,36 +2,50 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SessionLog } from '../../main/core/log/sessionLog.js';
-import { MODEL_CATALOGUE, SUGGESTED_MODEL, type ModelInfo } from '../../main/providers/catalogue.js';
+import { MODEL_CATALOGUE, SUGGESTED_MODEL } from '../../main/providers/catalogue.js';
 import { createSession, inDarkTheme, readEvents, sendMessage, setUpApp, waitForIdle } from './appFixture.js';
 import { HAS_CHROMIUM, screenshot } from './harness.js';
 
 /*
  * Model lifecycle in a browser against keel serve: a session pinned to a retiring (or retired) model warns with
  * the day and switches to the replacement, whose model the next request carries; the new-session dialog badges
- * older models and hides retired ones; an unpriced model's cost reads as unknown. The scripted provider speaks
- * Anthropic's format, so the sessions are pinned to real catalogue models on provider `anthropic`.
+ * older models, hides retired ones and shows the provider's list with its age; a model the provider does not
+ * serve is refused in its words; an unpriced model's cost reads as unknown. The models are fictional, added
+ * through settings.json `models` and dated from the day keel serve's clock reads (the same machine clock, so a
+ * run under faketime moves both), never real catalogue entries against the real calendar. The scripted provider
+ * speaks Anthropic's messages and models formats.
  */
 
 const DAY_MS = 86_400_000;
-const anthropic = MODEL_CATALOGUE.filter((model) => model.provider === 'anthropic');
-const known = (id: string | undefined) => anthropic.find((model) => model.id === id);
-// The soonest-retiring deprecated model with a listed replacement (claude-sonnet-4-5 when this was written).
-const retiring = anthropic
-  .filter(
-    (model) => model.retiresOn !== undefined && model.status === 'deprecated' && known(model.replacement),
-  )
-  .sort((a, b) => (a.retiresOn ?? '').localeCompare(b.retiresOn ?? ''))[0] as ModelInfo & {
-  retiresOn: string;
-  replacement: string;
-};
-const retired = anthropic.find((model) => model.status === 'retired') as ModelInfo;
-const legacy = anthropic.find(
-  (model) => model.status === 'legacy' && model.retiresOn === undefined,
-) as ModelInfo;
-// The window's clock is set 12 days before the retirement; main keeps the real one (it only refuses retired targets).
 const DAYS_LEFT = 12;
-const today = new Date(Date.parse(`${retiring.retiresOn}T12:00:00Z`) - DAYS_LEFT * DAY_MS);
+const day = (offsetDays: number) => new Date(Date.now() + offsetDays * DAY_MS).toISOString().slice(0, 10);
+const current = { id: 'claude-test-current', contextWindow: 500_000 };
+const retiring = { id: 'claude-test-retiring', retiresOn: day(DAYS_LEFT), replacement: current.id };
+const retired = { id: 'claude-test-gone', retiresOn: day(-40), replacement: current.id };
+const legacy = { id: 'claude-test-legacy', replacement: current.id };
+const FIXTURE_MODELS = {
+  [current.id]: { provider: 'anthropic', contextWindow: current.contextWindow, status: 'current' },
+  [retiring.id]: {
+    provider: 'anthropic',
+    contextWindow: 200_000,
+    status: 'deprecated',
+    retiresOn: retiring.retiresOn,
+    replacement: retiring.replacement,
+  },
+  [retired.id]: {
+    provider: 'anthropic',
+    contextWindow: 200_000,
+    status: 'deprecated',
+    retiresOn: retired.retiresOn,
+    replacement: retired.replacement,
+  },
+  [legacy.id]: {
+    provider: 'anthropic',
+    contextWindow: 200_000,
+    status: 'legacy',
+    replacement: legacy.replacement,
+  },
+};
 
 let project: string;
 
@@ -39,10 +53,25 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
   const app = setUpApp({
     prefix: 'keel-ui-models-',
     serveEnv: { ANTHROPIC_API_KEY: 'test-key' },
-    prepare: ({ dir }) => {
+    prepare: ({ dir, home, provider }) => {
       project = path.join(dir, 'project');
       fs.mkdirSync(project, { recursive: true });
       fs.writeFileSync(path.join(project, 'README.md'), '# models\n');
+      // Anthropic's endpoint is the scripted server, which lists the current, retiring and legacy models.
+      const settingsFile = path.join(home, 'settings.json');
+      const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as Record<string, unknown>;
+      fs.writeFileSync(
+        settingsFile,
+        JSON.stringify({
+          ...settings,
+          models: FIXTURE_MODELS,
+          providers: {
+            ...(settings['providers'] as Record<string, unknown>),
+            anthropic: { baseUrl: provider.anthropicBaseUrl },
+          },
+        }),
+      );
+      provider.servedModels = [{ id: current.id }, { id: retiring.id }, { id: legacy.id }];
     },
   });
 
@@ -57,7 +86,6 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
 
   it('warns that the pinned model retires, switches to its replacement, and the next request uses it', async () => {
     const watched = app.watch('model-retiring');
-    await app.page.clock.setFixedTime(today);
     const page = await app.goto();
 
     const sessionId = await createSession(page, onAnthropic('Retiring model', retiring.id));
@@ -112,7 +140,6 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
 
   it('says a retired pinned model fails every request and offers its replacement', async () => {
     const watched = app.watch('model-retired');
-    await app.page.clock.setFixedTime(today);
     const page = await app.goto();
     // No new session may pin a retired model: this one was made before its model retired (its pin moved
     // there by a model_changed recorded while the model still worked).
@@ -124,7 +151,7 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
         provider: 'anthropic',
         model: retired.id,
         baseUrl: app.provider.anthropicBaseUrl,
-        contextWindow: retired.contextWindow,
+        contextWindow: 200_000,
       });
     } finally {
       log.close();
@@ -136,8 +163,7 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
     await alert.waitFor();
     expect(await alert.textContent()).toContain(`${retired.id} was retired`);
     expect(await alert.textContent()).toContain('Every request to it fails');
-    const target = known(retired.replacement) ? retired.replacement : SUGGESTED_MODEL.anthropic;
-    await alert.getByRole('button', { name: `Switch to ${target}…` }).waitFor();
+    await alert.getByRole('button', { name: `Switch to ${retired.replacement}…` }).waitFor();
     await screenshot(page, '43-model-retired');
     await inDarkTheme(app.serve.url, async (dark) => {
       await dark.getByRole('option', { name: /Retired model/ }).click();
@@ -149,7 +175,6 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
 
   it('badges older models in the new-session dialog, hides retired ones and preselects the suggested model', async () => {
     const watched = app.watch('model-choices');
-    await app.page.clock.setFixedTime(today);
     const page = await app.goto();
     await page.getByRole('button', { name: 'New session' }).first().click();
     const dialog = page.getByRole('dialog', { name: 'New session' });
@@ -181,7 +206,12 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
     await retiringRow.scrollIntoViewIfNeeded();
     await screenshot(page, '44-new-session-models');
 
-    // Picking the retiring model says what that means; typing a retired one is refused before anything is made.
+    // The provider's own list is named with its age (read in the background when the page loaded).
+    const source = dialog.getByRole('note', { name: 'Model list source' });
+    await expect.poll(() => source.textContent()).toMatch(/^Anthropic lists 3 models · checked just now/);
+
+    // Picking the retiring model says what that means; typing one the provider does not serve is refused in
+    // the provider's words before anything is made.
     await retiringRow.locator('input').check();
     expect(await model.inputValue()).toBe(retiring.id);
     await dialog.getByText(`${retiring.id} retires in ${DAYS_LEFT} days`).waitFor();
@@ -190,7 +220,9 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
     await dialog.getByRole('button', { name: 'Create session' }).click();
     const refused = dialog.getByRole('alert');
     await refused.waitFor();
-    expect(await refused.textContent()).toContain(`${retired.id} was retired`);
+    expect(await refused.textContent()).toBe(
+      `Anthropic does not serve ${retired.id} (model: ${retired.id} (404)): choose a model it lists, such as ${current.id}`,
+    );
     await screenshot(page, '45-new-session-retired-model');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     expect(watched.errors).toEqual([]);

@@ -186,20 +186,27 @@ describe('keel run: the project checkout (--commit auto by default)', () => {
     expect(fs.existsSync(home)).toBe(false);
   });
 
-  it('refuses a retired model before creating anything, naming a current one', async () => {
-    const retired = await keel(home, [
-      'run',
-      '--project',
-      project,
-      '--provider',
-      'anthropic',
-      '--model',
-      'claude-opus-4-1',
-      'hello',
-    ]);
-    expect(retired.code).toBe(2);
-    expect(retired.stderr).toMatch(
-      /^keel: claude-opus-4-1 was retired: choose a current model such as claude-opus-5-5\n$/,
+  it("refuses a model the provider does not serve before creating anything, in the provider's words", async () => {
+    server.servedModels = [{ id: 'claude-test-current', maxInputTokens: 200_000 }];
+    const refused = await keel(
+      home,
+      [
+        'run',
+        '--project',
+        project,
+        '--provider',
+        'anthropic',
+        '--base-url',
+        server.anthropicBaseUrl,
+        '--model',
+        'claude-test-gone',
+        'hello',
+      ],
+      { ANTHROPIC_API_KEY: 'test-key' },
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe(
+      'keel: Anthropic does not serve claude-test-gone (model: claude-test-gone (404)): choose a model it lists\n',
     );
     expect(fs.existsSync(home)).toBe(false);
   });

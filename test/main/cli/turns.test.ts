@@ -188,7 +188,18 @@ describe('keel run: a turn through the CLI', () => {
   it('fails in one line when the pinned provider has no key, and the session is left idle with nothing appended', async () => {
     const run = await keel(
       home,
-      ['run', '--project', project, '--provider', 'anthropic', '--model', 'claude-sonnet-4-5', 'hi'],
+      [
+        'run',
+        '--project',
+        project,
+        '--provider',
+        'anthropic',
+        '--model',
+        'claude-test-model',
+        '--context-window',
+        '200000',
+        'hi',
+      ],
       { ANTHROPIC_API_KEY: '' },
     );
     expect(run.code).toBe(1);
@@ -196,7 +207,7 @@ describe('keel run: a turn through the CLI', () => {
     expect(run.stderr.trimEnd().split('\n')).toEqual([
       `keel: session ${id}`,
       expect.stringMatching(
-        /^keel: this session is pinned to anthropic:claude-sonnet-4-5, which cannot be used here: Anthropic needs an API key/,
+        /^keel: this session is pinned to anthropic:claude-test-model, which cannot be used here: Anthropic needs an API key/,
       ),
     ]);
     expect(kinds(eventsOf(home, id))).toEqual(['session_created']);

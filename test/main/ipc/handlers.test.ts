@@ -386,7 +386,8 @@ describe('turns', () => {
   it('reports a provider that cannot be used as the send error, with nothing appended', async () => {
     const session = await newSession({
       provider: 'anthropic',
-      model: 'claude-sonnet-4-5',
+      model: 'claude-test-model',
+      contextWindow: 200_000,
       baseUrl: undefined,
     });
     const error = await fail('turns.send', { sessionId: session.id, prompt: 'hi' });
