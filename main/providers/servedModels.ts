@@ -102,7 +102,8 @@ export async function listServedModels(
 
 /**
  * Asks the endpoint about one model (`GET /v1/models/{id}`, which also resolves aliases): served, or not
- * served with the provider's own words for why. Other failures throw a ProviderError.
+ * served with the provider's own words for why (its error text and status). Other failures throw a
+ * ProviderError.
  */
 export async function checkServedModel(
   endpoint: ModelsEndpoint,
@@ -122,7 +123,7 @@ export async function checkServedModel(
     return { served: true, model: toServed({ id: model.id }) };
   } catch (error) {
     if ((error as { status?: number }).status === 404) {
-      return { served: false, message: `${LABEL[endpoint.provider]}: ${providerMessage(error)} (404)` };
+      return { served: false, message: `${providerMessage(error)} (404)` };
     }
     throw toProviderError(error, LABEL[endpoint.provider], options.signal);
   }

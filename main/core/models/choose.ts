@@ -138,7 +138,7 @@ export async function chooseModel(
     const instead = alternative(known, request.provider, catalogue, status);
     throw new ModelChoiceError(
       'not_served',
-      `${NAMES[request.provider]} does not serve ${request.model} (${status.message.replace(/^[^:]+: /, '')}): choose a model it lists${instead ? `, such as ${instead}` : ''}`,
+      `${NAMES[request.provider]} does not serve ${request.model} (${status.message}): choose a model it lists${instead ? `, such as ${instead}` : ''}`,
     );
   }
   const served = status.kind === 'listed' ? status.model : undefined;
