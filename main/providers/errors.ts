@@ -1,4 +1,4 @@
-import { findModel, isRetired, SUGGESTED_MODEL, type ModelInfo } from './catalogue.js';
+import { findModel, SUGGESTED_MODEL, type ModelInfo } from './catalogue.js';
 
 /** Why a provider request failed, in words a person can act on. */
 export type ProviderErrorCode =
@@ -71,16 +71,19 @@ function missingModel(error: SdkError, detail: string): string | undefined {
  * Why a pinned model's requests fail, and how to move the session on: sessions keep their model, so a
  * retired model fails every turn until the session is switched to another one.
  */
-function modelNotServed(provider: string, model: string, detail: string, now: Date): string {
+function modelNotServed(provider: string, model: string, detail: string): string {
   const known = findModel(model);
   const kind =
     known?.provider ??
     (provider === 'Anthropic' ? 'anthropic' : provider === 'OpenAI' ? 'openai' : undefined);
   const target = kind ? `${kind}:${suggestedSwitch(kind, known) ?? 'MODEL'}` : 'PROVIDER:MODEL';
+  // The 404 is the provider's word; the catalogue only adds what it knows of the model's end (no clock needed).
   const why =
-    known && isRetired(known, now.toISOString().slice(0, 10))
+    known?.status === 'retired'
       ? `${provider} no longer serves ${model}: it was retired${known.retiresOn ? ` on ${known.retiresOn}` : ''}`
-      : `${provider} does not serve the model ${model} (404: ${detail}); it may be retired, misspelt, or not available to this key`;
+      : known?.retiresOn !== undefined
+        ? `${provider} no longer serves ${model} (404: ${detail}); its retirement was announced for ${known.retiresOn}`
+        : `${provider} does not serve the model ${model} (404: ${detail}); it may be retired, misspelt, or not available to this key`;
   return (
     `${why}. This session is pinned to it, so every request fails until you switch the session's model: ` +
     `keel model SESSION ${target}, or the model switch in the app.`
@@ -96,14 +99,9 @@ function suggestedSwitch(kind: ModelInfo['provider'], failed: ModelInfo | undefi
 
 /**
  * Maps an SDK or network error to a ProviderError with a readable message naming the provider. A 404 for
- * an unknown or retired model names the model and says how to switch the session (`now` dates retirement).
+ * an unknown or retired model names the model and says how to switch the session.
  */
-export function toProviderError(
-  error: unknown,
-  provider: string,
-  signal?: AbortSignal,
-  now: Date = new Date(),
-): ProviderError {
+export function toProviderError(error: unknown, provider: string, signal?: AbortSignal): ProviderError {
   if (error instanceof ProviderError) return error;
   const e = (error ?? {}) as SdkError;
   if (signal?.aborted || e.name === 'APIUserAbortError' || e.name === 'AbortError') {
@@ -124,7 +122,7 @@ export function toProviderError(
   }
   if (status === 404) {
     const missing = missingModel(e, detail);
-    const message = missing ? modelNotServed(provider, missing, detail, now) : `${provider}: ${detail} (404)`;
+    const message = missing ? modelNotServed(provider, missing, detail) : `${provider}: ${detail} (404)`;
     return new ProviderError('not_found', message, false, status);
   }
   if (status === 429) {

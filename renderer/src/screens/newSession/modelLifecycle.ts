@@ -25,11 +25,6 @@ const STATUS_ORDER: Record<CatalogueModel['status'], number> = {
   retired: 3,
 };
 
-/** The UTC calendar day of `now`, as YYYY-MM-DD. */
-export function utcDay(now: Date): string {
-  return now.toISOString().slice(0, 10);
-}
-
 /** Whole days from `today` to `day` (both YYYY-MM-DD): 1 for tomorrow, 0 for today, negative for the past. */
 export function daysUntil(day: string, today: string): number {
   return Math.round((Date.parse(`${day}T00:00:00Z`) - Date.parse(`${today}T00:00:00Z`)) / DAY_MS);
