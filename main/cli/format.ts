@@ -1,4 +1,4 @@
-import type { SessionEvent, ToolCall } from '../core/log/events.js';
+import type { SessionEvent, ToolCall } from '../common/events.js';
 import type { CommitReport } from '../core/persistent/types.js';
 
 /** Text squeezed to one line of at most `max` characters (an ellipsis marks a cut). */

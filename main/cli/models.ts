@@ -1,5 +1,5 @@
 import { chooseModel, ModelChoiceError, type ModelChoice, type ModelRequest } from '../core/models/index.js';
-import type { ModelPin } from '../core/log/events.js';
+import type { ModelPin } from '../common/events.js';
 import type { CliContext } from './context.js';
 import { CliError } from './errors.js';
 

@@ -1,4 +1,4 @@
-import type { SessionEvent } from '../core/log/events.js';
+import type { SessionEvent } from '../common/events.js';
 import { SessionLog } from '../core/log/sessionLog.js';
 
 /** Page size for reading a whole log: bounded memory per query, few round trips. */

@@ -1,4 +1,4 @@
-import type { SessionEvent } from '../core/log/events.js';
+import type { SessionEvent } from '../common/events.js';
 import { SessionNotFoundError } from '../core/log/sessionLog.js';
 import { createHarness, type LocalHarnessSession } from '../core/sessions/harness.js';
 import { streamHarness } from '../core/sessions/stream.js';

@@ -1,5 +1,5 @@
 /** keel/core: the harness as a library. Everything exported here runs under plain Node. */
-export * from './log/events.js';
+export * from '../common/events.js';
 export type { TraceEntry } from './log/sessionLog.js';
 export type { TurnOutcome } from './turn/engine.js';
 export type { ProviderKeys, ModelProvider } from '../providers/index.js';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { pendingApprovals } from '../core/approvals/state.js';
-import type { EventOf, SessionEvent } from '../core/log/events.js';
+import type { EventOf, SessionEvent } from '../common/events.js';
 import { planChange, previewEdit, type FileChangeArgs } from '../tools/fileChange.js';
 import { toolLimits } from '../tools/limits.js';
 import { looksBinary } from '../tools/outcome.js';

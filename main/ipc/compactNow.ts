@@ -1,4 +1,4 @@
-import type { EventOf, SessionEvent } from '../core/log/events.js';
+import type { EventOf, SessionEvent } from '../common/events.js';
 import type { SessionLog } from '../core/log/sessionLog.js';
 import { compactNow } from '../core/compaction/manual.js';
 import type { CompactionSettings } from '../core/compaction/settings.js';

@@ -1,7 +1,7 @@
 import type { SessionLog } from '../core/log/sessionLog.js';
 import { formatPayloadText } from '../core/projection/payloadText.js';
 import { projectView } from '../core/projection/projectPayload.js';
-import type { Payload } from '../core/projection/types.js';
+import type { Payload } from '../common/payload.js';
 import { systemPromptFor } from '../core/sessions/workspaceHost.js';
 import { IpcFailure } from './errors.js';
 

@@ -8,8 +8,8 @@ import {
   ProviderKind,
   SessionEvent,
   ToolMode,
-} from '../core/log/events.js';
-import { SessionTraceSummarySchema } from '../core/trace/schema.js';
+} from '../common/events.js';
+import { SessionTraceSummarySchema } from '../common/traceSchema.js';
 import { ModelOverride, ModelStatus, UtcDay } from '../common/models.js';
 
 /** The event kinds and the pieces of them the UI needs, re-exported so the renderer imports only this file. */
@@ -23,8 +23,8 @@ export {
   ToolCall,
   ToolMode,
   Usage,
-} from '../core/log/events.js';
-export type { EventKind, EventOf } from '../core/log/events.js';
+} from '../common/events.js';
+export type { EventKind, EventOf } from '../common/events.js';
 /** The trace summary's types, for the traces and cost views. */
 export type {
   SessionTraceSummary,
@@ -35,7 +35,7 @@ export type {
   TokensAndCost,
   TurnPoint,
   TurnTraceSummary,
-} from '../core/trace/schema.js';
+} from '../common/traceSchema.js';
 
 /**
  * The one contract between the UI and main: every channel's input and output schema, every pushed

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { checkRevocation, listGrants } from '../core/approvals/grants.js';
 import { pendingApprovals, checkDecision } from '../core/approvals/state.js';
-import type { EventOf, NewEvent, SessionEvent } from '../core/log/events.js';
+import type { EventOf, NewEvent, SessionEvent } from '../common/events.js';
 import { newSessionId } from '../core/log/sessionId.js';
 import { SessionLog } from '../core/log/sessionLog.js';
 import {
@@ -24,7 +24,7 @@ import {
   summarizeServed,
   type ModelRequest,
 } from '../core/models/index.js';
-import type { ModelPin } from '../core/log/events.js';
+import type { ModelPin } from '../common/events.js';
 import { createProvider, ProviderError, toProviderError } from '../providers/index.js';
 import type { ProviderKeys } from '../providers/index.js';
 import { detectSandbox } from '../sandbox/box.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { applyPatch, createTwoFilesPatch, parsePatch, reversePatch, type StructuredPatch } from 'diff';
-import type { EventOf, SessionEvent } from '../core/log/events.js';
+import type { EventOf, SessionEvent } from '../common/events.js';
 import { existingCheckouts, uncommittedDirs } from '../core/sessions/checkouts.js';
 import { readPersistentConfig } from '../core/sessions/layout.js';
 import type { FileVersions } from './contract.js';

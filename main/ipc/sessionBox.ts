@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { EventOf } from '../core/log/events.js';
+import type { EventOf } from '../common/events.js';
 import type { SessionLog } from '../core/log/sessionLog.js';
 import {
   readSessionWorkspace,

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { SessionEvent } from '../core/log/events.js';
+import type { SessionEvent } from '../common/events.js';
 import { SessionLog } from '../core/log/sessionLog.js';
 import { createHarness, type LocalHarnessSession } from '../core/sessions/harness.js';
 import { HarnessSessionBusyError } from '../core/sessions/sessionLock.js';

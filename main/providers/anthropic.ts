@@ -5,7 +5,7 @@ import type {
   Tool,
   ContentBlockParam,
 } from '@anthropic-ai/sdk/resources/messages/messages';
-import type { Payload } from '../core/projection/types.js';
+import type { Payload } from '../common/payload.js';
 import { assertComplete, ProviderError, toProviderError } from './errors.js';
 import type { CompletedMessage, ModelProvider, StreamEvent, StreamRequest, ToolSpec } from './types.js';
 

@@ -1,5 +1,5 @@
 import type { ModelOverride, ModelStatus } from '../common/models.js';
-import type { Usage } from '../core/log/events.js';
+import type { Usage } from '../common/events.js';
 
 export type { ModelStatus } from '../common/models.js';
 

@@ -1,4 +1,4 @@
-import type { ModelPin } from '../core/log/events.js';
+import type { ModelPin } from '../common/events.js';
 import { AnthropicProvider } from './anthropic.js';
 import { ProviderError } from './errors.js';
 import { providerKey, type ProviderKeys } from './keys.js';

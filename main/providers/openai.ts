@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { Payload } from '../core/projection/types.js';
+import type { Payload } from '../common/payload.js';
 import { assertComplete, ProviderError, toProviderError } from './errors.js';
 import type { CompletedMessage, ModelProvider, StreamEvent, StreamRequest, ToolSpec } from './types.js';
 

@@ -1,5 +1,5 @@
-import type { ToolCall, Usage } from '../core/log/events.js';
-import type { Payload } from '../core/projection/types.js';
+import type { ToolCall, Usage } from '../common/events.js';
+import type { Payload } from '../common/payload.js';
 
 /** A tool as providers see it: name, description and a JSON Schema for its arguments. */
 export type ToolSpec = { name: string; description: string; parameters: Record<string, unknown> };

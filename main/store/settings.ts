@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ModelOverride } from '../common/models.js';
-import { Policy, ProviderKind } from '../core/log/events.js';
+import { Policy, ProviderKind } from '../common/events.js';
 
 /**
  * `<home>/settings.json`: defaults for new sessions, per-model context windows, provider base URLs and

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ToolCall } from '../core/log/events.js';
+import type { ToolCall } from '../common/events.js';
 import { errorOutcome } from './outcome.js';
 import type { ToolRegistry } from './registry.js';
 import type { ToolContext, ToolModule, ToolOutcome } from './types.js';

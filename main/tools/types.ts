@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ToolMode } from '../core/log/events.js';
+import type { ToolMode } from '../common/events.js';
 import type { NetworkPolicy, SandboxInfo } from '../sandbox/box.js';
 import type { Redactor } from '../sandbox/redact.js';
 

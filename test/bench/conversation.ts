@@ -1,4 +1,4 @@
-import type { EventOf, NewEvent, SessionEvent, ToolCall } from '../../main/core/log/events.js';
+import type { EventOf, NewEvent, SessionEvent, ToolCall } from '../../main/common/events.js';
 import { createRandom } from './harness.js';
 
 /**

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, onTestFailed } from 'vitest';
-import type { SessionEvent } from '../../main/core/log/events.js';
+import type { SessionEvent } from '../../main/common/events.js';
 import { makeTempDir, removeTempDir } from '../support/cli.js';
 import { ProviderServer } from '../support/providerServer.js';
 import {

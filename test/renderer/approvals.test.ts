@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Locator } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import type { SessionEvent } from '../../main/core/log/events.js';
+import type { SessionEvent } from '../../main/common/events.js';
 import { createSession, readEvents, sendMessage, setUpApp } from './appFixture.js';
 import { HAS_CHROMIUM, screenshot } from './harness.js';
 

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { SessionEvent } from '../../main/core/log/events.js';
+import type { SessionEvent } from '../../main/common/events.js';
 import { SessionLog } from '../../main/core/log/sessionLog.js';
 import { SessionIndex } from '../../main/store/sessionIndex.js';
 

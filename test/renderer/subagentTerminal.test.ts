@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { SessionEvent } from '../../main/core/log/events.js';
+import type { SessionEvent } from '../../main/common/events.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
 import { createSession, readEvents, sendMessage, setUpApp, waitForIdle } from './appFixture.js';
 import { HAS_CHROMIUM, screenshot } from './harness.js';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { EventOf } from '../../main/core/log/events.js';
+import type { EventOf } from '../../main/common/events.js';
 
 // Renderer modules are compiled by tsconfig.web.json, not the Node project these tests type-check in: they are
 // loaded at run time and described here by the shapes these tests rely on.

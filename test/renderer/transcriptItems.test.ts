@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionEvent } from '../../main/core/log/events.js';
+import type { SessionEvent } from '../../main/common/events.js';
 
 // The renderer is compiled by tsconfig.web.json, not the Node project these tests type-check in: the module
 // is loaded at run time and described here by the shape these tests rely on.

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import type { Policy, SessionEvent, ToolMode } from '../../main/core/log/events.js';
+import type { Policy, SessionEvent, ToolMode } from '../../main/common/events.js';
 import { SessionLog } from '../../main/core/log/sessionLog.js';
 import type { TurnHost } from '../../main/core/turn/engine.js';
 import { createProvider } from '../../main/providers/index.js';

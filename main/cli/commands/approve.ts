@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ApprovalScope } from '../../core/log/events.js';
+import { ApprovalScope } from '../../common/events.js';
 import { checkDecision } from '../../core/approvals/state.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';

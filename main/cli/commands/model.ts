@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { Policy, ProviderKind } from '../../core/log/events.js';
+import { Policy, ProviderKind } from '../../common/events.js';
 import { foldSession } from '../../core/turn/state.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';

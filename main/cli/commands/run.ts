@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { Policy, ProviderKind } from '../../core/log/events.js';
+import { Policy, ProviderKind } from '../../common/events.js';
 import { newSessionId } from '../../core/log/sessionId.js';
 import type { LocalHarnessSession } from '../../core/sessions/harness.js';
 import { readPersistentConfig, writePersistentConfig } from '../../core/sessions/layout.js';

@@ -1,5 +1,5 @@
 import picomatch from 'picomatch';
-import type { ApprovalScope, EventOf, SessionEvent } from '../log/events.js';
+import type { ApprovalScope, EventOf, SessionEvent } from '../../common/events.js';
 
 /** A grant in effect: which request it answered, for which tool, with which scope. */
 export type ActiveGrant = { seq: number; requestSeq: number; tool: string; scope: ApprovalScope };

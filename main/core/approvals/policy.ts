@@ -1,4 +1,4 @@
-import type { Policy } from '../log/events.js';
+import type { Policy } from '../../common/events.js';
 
 /** What a tool does, as far as approval is concerned. */
 export type ToolKind = 'read' | 'edit' | 'command' | 'subagent';

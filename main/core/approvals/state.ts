@@ -1,4 +1,4 @@
-import type { EventOf, SessionEvent } from '../log/events.js';
+import type { EventOf, SessionEvent } from '../../common/events.js';
 
 /** An approval request with no decision yet. */
 export type PendingApproval = EventOf<'approval_request'>;

@@ -1,11 +1,11 @@
-import type { EventOf, ModelPin, SessionEvent, Usage } from '../log/events.js';
+import type { EventOf, ModelPin, SessionEvent, Usage } from '../../common/events.js';
 import {
   projectView,
   selectView,
   SUMMARY_PREFIX,
   UnknownCompactionError,
 } from '../projection/projectPayload.js';
-import type { ProjectionView } from '../projection/types.js';
+import type { ProjectionView } from '../../common/payload.js';
 import type { RetryOptions } from '../../providers/retry.js';
 import type { ModelProvider, ToolSpec } from '../../providers/types.js';
 import { selectRange } from './range.js';

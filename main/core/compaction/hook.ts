@@ -1,4 +1,4 @@
-import type { EventOf } from '../log/events.js';
+import type { EventOf } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import type { BeforeRequestContext } from '../turn/engine.js';
 import type { RetryOptions } from '../../providers/retry.js';

@@ -1,7 +1,7 @@
-import type { EventOf, SessionEvent } from '../log/events.js';
+import type { EventOf, SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { projectPayload, selectView } from '../projection/projectPayload.js';
-import type { Payload } from '../projection/types.js';
+import type { Payload } from '../../common/payload.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 
 /** Everything the inspector shows about one compaction. */

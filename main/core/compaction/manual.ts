@@ -1,4 +1,4 @@
-import type { EventOf, ModelPin, SessionEvent } from '../log/events.js';
+import type { EventOf, ModelPin, SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { systemPromptFor } from '../sessions/workspaceHost.js';
 import { foldSession } from '../turn/state.js';

@@ -1,4 +1,4 @@
-import type { SessionEvent } from '../log/events.js';
+import type { SessionEvent } from '../../common/events.js';
 
 /** What range selection needs; pure data plus a per-event token estimate. */
 export type RangeInput = {

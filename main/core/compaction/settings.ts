@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EventOf } from '../log/events.js';
+import type { EventOf } from '../../common/events.js';
 
 /** When to compact and how much to keep; the same ranges settings.json accepts. */
 export const CompactionSettings = z

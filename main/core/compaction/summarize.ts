@@ -1,5 +1,5 @@
-import type { SessionEvent } from '../log/events.js';
-import type { Payload } from '../projection/types.js';
+import type { SessionEvent } from '../../common/events.js';
+import type { Payload } from '../../common/payload.js';
 import { ProviderError } from '../../providers/errors.js';
 import { withRetries, type RetryOptions } from '../../providers/retry.js';
 import type { ModelProvider } from '../../providers/types.js';

@@ -1,7 +1,7 @@
 import { Tiktoken, type TiktokenBPE } from 'js-tiktoken/lite';
-import type { ModelPin, SessionEvent, ToolCall, Usage } from '../log/events.js';
+import type { ModelPin, SessionEvent, ToolCall, Usage } from '../../common/events.js';
 import { formatFileStaged, formatInterrupted } from '../projection/projectPayload.js';
-import type { Payload, PayloadMessage } from '../projection/types.js';
+import type { Payload, PayloadMessage } from '../../common/payload.js';
 import type { ToolSpec } from '../../providers/types.js';
 
 /** The two tiktoken vocabularies Keel estimates with. */

@@ -1,4 +1,4 @@
-import type { Usage } from '../log/events.js';
+import type { Usage } from '../../common/events.js';
 import { usageTotal } from './tokens.js';
 
 /** How full the next request is, and how that was measured. */

@@ -6,9 +6,9 @@ import type { Db, Synchronous } from '../../store/database.js';
 import { EVENTS_MIGRATIONS } from '../../store/schema.js';
 import { SessionIndex } from '../../store/sessionIndex.js';
 import type { IndexUpdate, NewSessionRow, SessionStatus } from '../../store/sessionIndex.js';
-import { SessionEvent } from './events.js';
-import type { EventKind, EventOf, NewEvent } from './events.js';
-import type { ProjectionView } from '../projection/types.js';
+import { SessionEvent } from '../../common/events.js';
+import type { EventKind, EventOf, NewEvent } from '../../common/events.js';
+import type { ProjectionView } from '../../common/payload.js';
 import { assertValidSessionId, isValidSessionId, newSessionId } from './sessionId.js';
 import { crashDuringAppend } from '../turn/crash.js';
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { EVENT_KINDS, SessionEvent } from './events.js';
+import { EVENT_KINDS, SessionEvent } from '../../common/events.js';
 import { isValidSessionId, newSessionId } from './sessionId.js';
 import { SessionLog } from './sessionLog.js';
 

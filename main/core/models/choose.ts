@@ -1,5 +1,5 @@
 import { daysBetween, todayOf } from '../../common/clock.js';
-import type { ModelPin, ProviderKind } from '../log/events.js';
+import type { ModelPin, ProviderKind } from '../../common/events.js';
 import {
   BUILT_IN_CATALOGUE,
   findModel,

@@ -1,6 +1,6 @@
 import type { Clock } from '../../common/clock.js';
 import type { ServedModel, ServedModelList } from '../../common/models.js';
-import type { ProviderKind } from '../log/events.js';
+import type { ProviderKind } from '../../common/events.js';
 import {
   checkServedModel,
   isSnapshotOf,

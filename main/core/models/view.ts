@@ -1,6 +1,6 @@
 import { todayOf, type Clock } from '../../common/clock.js';
 import type { ModelStatus, ServedModelList } from '../../common/models.js';
-import type { ProviderKind } from '../log/events.js';
+import type { ProviderKind } from '../../common/events.js';
 import { readServedModelList } from '../../store/servedModels.js';
 import type { Settings } from '../../store/settings.js';
 import { catalogueOf } from './choose.js';

@@ -1,4 +1,4 @@
-import type { Payload } from './types.js';
+import type { Payload } from '../../common/payload.js';
 
 /**
  * A payload as a person reads it (`keel payload`, the compaction inspector): each message under

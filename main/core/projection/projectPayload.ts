@@ -1,5 +1,5 @@
-import type { EventOf, SessionEvent, ToolCall } from '../log/events.js';
-import type { Payload, PayloadMessage, ProjectionView } from './types.js';
+import type { EventOf, SessionEvent, ToolCall } from '../../common/events.js';
+import type { Payload, PayloadMessage, ProjectionView } from '../../common/payload.js';
 
 /** Prefix of the system message that carries the summary of the compaction in effect. */
 export const SUMMARY_PREFIX = 'Session so far: ';

@@ -1,4 +1,4 @@
-import type { Payload, PayloadMessage } from './types.js';
+import type { Payload, PayloadMessage } from '../../common/payload.js';
 
 /** One reason a payload would be rejected by a provider; `index` is the offending message's position. */
 export type PayloadProblem = { index: number; message: string };

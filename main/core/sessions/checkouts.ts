@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { SessionEvent } from '../log/events.js';
+import type { SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { Checkout } from '../persistent/checkout.js';
 import type { CommitReport, PersistentDirSpec } from '../persistent/types.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import type { EventOf } from '../log/events.js';
+import type { EventOf } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { Checkout } from '../persistent/checkout.js';
 import { ensureRealFolder, writeStreamConfined, type StreamSource } from '../persistent/streamWrite.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Policy } from '../log/events.js';
+import type { Policy } from '../../common/events.js';
 import { assertValidSessionId } from '../log/sessionId.js';
 import {
   SessionExistsError,

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import type { EventOf, SessionEvent } from '../log/events.js';
+import type { EventOf, SessionEvent } from '../../common/events.js';
 import { SessionLog } from '../log/sessionLog.js';
 import type { SessionStatus } from '../../store/sessionIndex.js';
 import type {

@@ -1,4 +1,4 @@
-import type { EventOf, SessionEvent, Usage } from '../log/events.js';
+import type { EventOf, SessionEvent, Usage } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import type { CommitReport } from '../persistent/types.js';
 import { runTurn, type TurnOutcome } from '../turn/engine.js';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { createCompactionHook } from '../compaction/hook.js';
 import { resolveCompactionSettings, type CompactionSettings } from '../compaction/settings.js';
-import type { ModelPin } from '../log/events.js';
+import type { ModelPin } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 import { createSubagentRunner } from '../subagents/runner.js';

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { ModelPin, Policy, SessionEvent, ToolMode, Usage } from '../log/events.js';
+import type { ModelPin, Policy, SessionEvent, ToolMode, Usage } from '../../common/events.js';
 import type { TraceEntry } from '../log/sessionLog.js';
 import type { StreamSource } from '../persistent/streamWrite.js';
 import type { CommitModel, CommitReport, UncommittedFile } from '../persistent/types.js';

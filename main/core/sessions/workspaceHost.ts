@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { EventOf } from '../log/events.js';
+import type { EventOf } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { existingCheckouts, markTurnStarted } from './checkouts.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';

@@ -1,4 +1,4 @@
-import type { EventOf, NewEvent } from '../log/events.js';
+import type { EventOf, NewEvent } from '../../common/events.js';
 
 /**
  * A child's approval request as the parent records it: an approval_request for the parent's spawn_subagent

@@ -1,4 +1,4 @@
-import type { SessionEvent } from '../log/events.js';
+import type { SessionEvent } from '../../common/events.js';
 
 /** How a child's run ended, as far as its answer to the parent is concerned. */
 export type SubagentEnding =

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { pendingApprovals } from '../approvals/state.js';
-import type { EventOf, SessionEvent } from '../log/events.js';
+import type { EventOf, SessionEvent } from '../../common/events.js';
 import { newSessionId } from '../log/sessionId.js';
 import {
   SessionLockedError,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { EventOf, Policy, ToolMode } from '../log/events.js';
+import type { EventOf, Policy, ToolMode } from '../../common/events.js';
 import type { ToolRegistry } from '../../tools/registry.js';
 import { SPAWN_SUBAGENT, subagentLimits, type SpawnSubagentArgs } from '../../tools/spawnSubagent.js';
 

@@ -1,4 +1,4 @@
-import type { EventOf, SessionEvent, Usage } from '../log/events.js';
+import type { EventOf, SessionEvent, Usage } from '../../common/events.js';
 import type { TraceEntry } from '../log/sessionLog.js';
 import { costOf } from '../../providers/catalogue.js';
 import type {

@@ -1,4 +1,4 @@
-import type { SessionEvent } from '../log/events.js';
+import type { SessionEvent } from '../../common/events.js';
 import type { TraceEntry } from '../log/sessionLog.js';
 
 export type {
@@ -10,7 +10,7 @@ export type {
   TokensAndCost,
   TurnPoint,
   TurnTraceSummary,
-} from './schema.js';
+} from '../../common/traceSchema.js';
 
 /** What a summary is computed from: one session's events (seq order) and trace records (write order). */
 export type SessionTraceSource = {

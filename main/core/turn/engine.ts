@@ -1,7 +1,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { evaluatePolicy } from '../approvals/policy.js';
 import { findGrant } from '../approvals/grants.js';
-import type { EventOf, ModelPin, NewEvent, SessionEvent, ToolCall } from '../log/events.js';
+import type { EventOf, ModelPin, NewEvent, SessionEvent, ToolCall } from '../../common/events.js';
 import type { SessionLog, TraceEntry } from '../log/sessionLog.js';
 import { projectView } from '../projection/projectPayload.js';
 import { validatePayload } from '../projection/validate.js';

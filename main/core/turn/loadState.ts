@@ -1,4 +1,4 @@
-import type { EventKind, SessionEvent } from '../log/events.js';
+import type { EventKind, SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { foldSession, type SessionState } from './state.js';
 

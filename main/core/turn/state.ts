@@ -1,5 +1,13 @@
 import type { ActiveGrant } from '../approvals/grants.js';
-import type { EventOf, ModelPin, Policy, SessionEvent, ToolCall, ToolMode, Usage } from '../log/events.js';
+import type {
+  EventOf,
+  ModelPin,
+  Policy,
+  SessionEvent,
+  ToolCall,
+  ToolMode,
+  Usage,
+} from '../../common/events.js';
 
 /** What the log says about one tool call the model made. */
 export type CallRecord = {

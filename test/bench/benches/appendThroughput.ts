@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { NewEvent } from '../../../main/core/log/events.js';
+import type { NewEvent } from '../../../main/common/events.js';
 import type { ConversationStep } from '../conversation.js';
 import { REALISTIC_SHAPE, eventsOfStep, generateConversation, stampEvents } from '../conversation.js';
 import { makeMetric, round } from '../harness.js';

@@ -1,7 +1,7 @@
 import { mkdirSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { SessionEvent } from '../../../main/core/log/events.js';
+import type { SessionEvent } from '../../../main/common/events.js';
 import { benchSessionInit, stampEvents } from '../conversation.js';
 import { makeMetric, median, round } from '../harness.js';
 import { JsonlLog, listJsonlSessions } from '../peers/jsonlLog.js';

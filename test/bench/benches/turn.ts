@@ -1,7 +1,7 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { NewEvent, SessionEvent } from '../../../main/core/log/events.js';
+import type { NewEvent, SessionEvent } from '../../../main/common/events.js';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { createHarness } from '../../../main/core/sessions/harness.js';
 import { generateHarness } from '../../../main/core/sessions/stream.js';

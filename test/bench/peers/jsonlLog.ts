@@ -9,7 +9,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import type { SessionEvent } from '../../../main/core/log/events.js';
+import type { SessionEvent } from '../../../main/common/events.js';
 
 /**
  * The floor: a session as a JSON-lines file, one event per line, fsync after every append. Nothing

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { NewEvent, SessionEvent } from '../../../main/core/log/events.js';
+import type { NewEvent, SessionEvent } from '../../../main/common/events.js';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { projectView } from '../../../main/core/projection/index.js';
 import type { Payload } from '../../../main/core/projection/index.js';

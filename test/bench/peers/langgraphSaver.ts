@@ -9,7 +9,7 @@ import type {
   CheckpointMetadata,
 } from '@langchain/langgraph-checkpoint';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
-import type { SessionEvent } from '../../../main/core/log/events.js';
+import type { SessionEvent } from '../../../main/common/events.js';
 import type { ConversationStep } from '../conversation.js';
 
 /** The LangChain message a conversation step adds to the graph's `messages` channel. */

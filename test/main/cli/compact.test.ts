@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CompactionRecord } from '../../../main/core/compaction/inspect.js';
-import type { EventOf } from '../../../main/core/log/events.js';
+import type { EventOf } from '../../../main/common/events.js';
 import { ensureCliBuilt, runKeel } from '../../support/cli.js';
 import { keel } from '../../support/keelProcess.js';
 import type { ProviderServer, RecordedRequest, ScriptStep } from '../../support/providerServer.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EVENT_KINDS, SessionEvent } from '../../../main/core/log/events.js';
+import { EVENT_KINDS, SessionEvent } from '../../../main/common/events.js';
 
 describe('event kinds', () => {
   it('covers every kind the design names', () => {

@@ -1,4 +1,4 @@
-import type { SessionEvent } from '../../../main/core/log/events.js';
+import type { SessionEvent } from '../../../main/common/events.js';
 import type { ChannelName, ChannelOutput, IpcResult, TopicName } from '../../../main/ipc/contract.js';
 import { createHandlers, type Handlers } from '../../../main/ipc/handlers.js';
 import type { Push } from '../../../main/ipc/hub.js';

@@ -15,7 +15,7 @@ import {
   toProviderError,
   type ModelInfo,
 } from '../../../main/providers/index.js';
-import type { Payload } from '../../../main/core/projection/types.js';
+import type { Payload } from '../../../main/common/payload.js';
 
 const MTOK = 1_000_000;
 const model = (id: string): ModelInfo => {

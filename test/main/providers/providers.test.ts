@@ -10,7 +10,7 @@ import {
   type StreamEvent,
   type ToolSpec,
 } from '../../../main/providers/index.js';
-import type { Payload } from '../../../main/core/projection/types.js';
+import type { Payload } from '../../../main/common/payload.js';
 import { ProviderServer } from '../../support/providerServer.js';
 
 let server: ProviderServer;

@@ -8,7 +8,7 @@ import {
   pendingApprovals,
   type ToolKind,
 } from '../../../../main/core/approvals/index.js';
-import type { Policy, SessionEvent } from '../../../../main/core/log/events.js';
+import type { Policy, SessionEvent } from '../../../../main/common/events.js';
 
 const at = '2026-01-01T00:00:00.000Z';
 const request = (seq: number, tool: string, toolCallId = `c${seq}`): SessionEvent => ({

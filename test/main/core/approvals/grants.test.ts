@@ -6,7 +6,7 @@ import {
   findGrant,
   listGrants,
 } from '../../../../main/core/approvals/grants.js';
-import type { NewEvent, SessionEvent } from '../../../../main/core/log/events.js';
+import type { NewEvent, SessionEvent } from '../../../../main/common/events.js';
 
 function log(events: NewEvent[]): SessionEvent[] {
   const created = {

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildCompaction } from '../../../../main/core/compaction/compact.js';
 import { inspectCompactions, inspectSessionCompactions } from '../../../../main/core/compaction/inspect.js';
 import { loadEstimator } from '../../../../main/core/compaction/tokens.js';
-import type { NewEvent } from '../../../../main/core/log/events.js';
+import type { NewEvent } from '../../../../main/common/events.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { projectPayload, UnknownCompactionError } from '../../../../main/core/projection/index.js';
 import { createProvider } from '../../../../main/providers/index.js';

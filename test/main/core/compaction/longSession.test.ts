@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { measureNextRequest } from '../../../../main/core/compaction/compact.js';
 import type { ContextMeasure } from '../../../../main/core/compaction/trigger.js';
 import { loadEstimator } from '../../../../main/core/compaction/tokens.js';
-import type { EventOf, SessionEvent } from '../../../../main/core/log/events.js';
+import type { EventOf, SessionEvent } from '../../../../main/common/events.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { SUMMARY_PREFIX } from '../../../../main/core/projection/index.js';
 import { createTurnHost } from '../../../../main/core/sessions/turnHost.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { safeBoundaries, selectRange } from '../../../../main/core/compaction/range.js';
-import type { NewEvent, SessionEvent } from '../../../../main/core/log/events.js';
+import type { NewEvent, SessionEvent } from '../../../../main/common/events.js';
 import { projectView, selectView, validatePayload } from '../../../../main/core/projection/index.js';
 
 const AT = '2026-01-01T00:00:00.000Z';

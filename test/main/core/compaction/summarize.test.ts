@@ -8,7 +8,7 @@ import {
   SUMMARY_SYSTEM_PROMPT,
 } from '../../../../main/core/compaction/summarize.js';
 import { loadEstimator, type TokenEstimator } from '../../../../main/core/compaction/tokens.js';
-import type { NewEvent, SessionEvent } from '../../../../main/core/log/events.js';
+import type { NewEvent, SessionEvent } from '../../../../main/common/events.js';
 import { SUMMARY_PREFIX } from '../../../../main/core/projection/index.js';
 import { createProvider } from '../../../../main/providers/index.js';
 import { ProviderServer } from '../../../support/providerServer.js';

@@ -13,7 +13,7 @@ import {
   usageTotal,
   type TokenEstimator,
 } from '../../../../main/core/compaction/tokens.js';
-import type { SessionEvent } from '../../../../main/core/log/events.js';
+import type { SessionEvent } from '../../../../main/common/events.js';
 import { projectPayload } from '../../../../main/core/projection/index.js';
 import { toOpenAIRequest } from '../../../../main/providers/openai.js';
 import type { ToolSpec } from '../../../../main/providers/types.js';

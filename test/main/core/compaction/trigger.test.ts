@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { usageTotal } from '../../../../main/core/compaction/tokens.js';
 import { compactionLimit, measureContext, shouldCompact } from '../../../../main/core/compaction/trigger.js';
-import type { Usage } from '../../../../main/core/log/events.js';
+import type { Usage } from '../../../../main/common/events.js';
 
 const usageArb: fc.Arbitrary<Usage> = fc.record(
   {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import type { NewEvent, SessionEvent } from '../../../../main/core/log/events.js';
+import type { NewEvent, SessionEvent } from '../../../../main/common/events.js';
 import {
   SessionExistsError,
   SessionLockedError,

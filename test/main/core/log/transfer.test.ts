@@ -2,7 +2,7 @@ import fs, { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { SessionEvent } from '../../../../main/core/log/events.js';
+import type { SessionEvent } from '../../../../main/common/events.js';
 import {
   InvalidExportError,
   exportLines,

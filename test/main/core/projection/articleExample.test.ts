@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SessionEvent } from '../../../../main/core/log/events.js';
+import { SessionEvent } from '../../../../main/common/events.js';
 import { projectPayload, validatePayload } from '../../../../main/core/projection/index.js';
 import { AT } from './eventFactory.js';
 

@@ -1,5 +1,5 @@
-import { SessionEvent } from '../../../../main/core/log/events.js';
-import type { EventOf, NewEvent, ToolCall } from '../../../../main/core/log/events.js';
+import { SessionEvent } from '../../../../main/common/events.js';
+import type { EventOf, NewEvent, ToolCall } from '../../../../main/common/events.js';
 
 /** A fixed time: projections must not depend on it, and fixtures stay byte-stable. */
 export const AT = '2025-01-01T00:00:00.000Z';

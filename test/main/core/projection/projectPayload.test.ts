@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NewEvent } from '../../../../main/core/log/events.js';
+import type { NewEvent } from '../../../../main/common/events.js';
 import {
   CANCELLED_RESULT,
   CONVERSATION_START_NOTE,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionEvent } from '../../../../main/core/log/events.js';
+import type { SessionEvent } from '../../../../main/common/events.js';
 import {
   projectPayload,
   projectView,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { NewEvent, SessionEvent, ToolCall } from '../../../../main/core/log/events.js';
+import type { NewEvent, SessionEvent, ToolCall } from '../../../../main/common/events.js';
 import {
   CANCELLED_RESULT,
   projectPayload,

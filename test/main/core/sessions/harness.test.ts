@@ -7,7 +7,7 @@ import { generateHarness, streamHarness } from '../../../../main/core/sessions/s
 import { createTurnHost } from '../../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
 import { systemPromptFor } from '../../../../main/core/sessions/workspaceHost.js';
-import type { EventOf } from '../../../../main/core/log/events.js';
+import type { EventOf } from '../../../../main/common/events.js';
 import type { LocalHarnessSession } from '../../../../main/core/sessions/harness.js';
 import type { HarnessSessionPort, HarnessStreamPart } from '../../../../main/core/sessions/types.js';
 import { ProviderServer } from '../../../support/providerServer.js';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { SessionEvent } from '../../../../main/core/log/events.js';
+import type { SessionEvent } from '../../../../main/common/events.js';
 import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { createSubagentRunner } from '../../../../main/core/subagents/runner.js';
 import { runTurn, type TurnHooks, type TurnHost } from '../../../../main/core/turn/engine.js';

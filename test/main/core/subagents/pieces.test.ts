@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EventOf, SessionEvent } from '../../../../main/core/log/events.js';
+import type { EventOf, SessionEvent } from '../../../../main/common/events.js';
 import { findMirrored, forwardedDecision, mirrorRequest } from '../../../../main/core/subagents/approvals.js';
 import { composeResult, latestAnswer, truncateUtf8 } from '../../../../main/core/subagents/result.js';
 import {

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Policy, ToolMode } from '../../../../main/core/log/events.js';
+import type { Policy, ToolMode } from '../../../../main/common/events.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { createSubagentRunner } from '../../../../main/core/subagents/runner.js';
 import { readSubagentSpec } from '../../../../main/core/subagents/spec.js';

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { SessionEvent } from '../../../../main/core/log/events.js';
+import type { SessionEvent } from '../../../../main/common/events.js';
 import type { RecordedRequest, ScriptStep } from '../../../support/providerServer.js';
 
 /** Every event of a session, read from its log (the shared helper). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NewEvent, SessionEvent } from '../../../../main/core/log/events.js';
+import type { NewEvent, SessionEvent } from '../../../../main/common/events.js';
 import type { TraceEntry } from '../../../../main/core/log/sessionLog.js';
 import {
   cacheHitRate,

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js';
-import type { Policy, SessionEvent } from '../../../../main/core/log/events.js';
+import type { Policy, SessionEvent } from '../../../../main/common/events.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { runTurn, TurnSetupError, type TurnHost } from '../../../../main/core/turn/engine.js';
 import { loadSessionState } from '../../../../main/core/turn/loadState.js';

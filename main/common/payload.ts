@@ -1,4 +1,4 @@
-import type { EventOf, SessionEvent, ToolCall } from '../log/events.js';
+import type { EventOf, SessionEvent, ToolCall } from './events.js';
 
 /** One provider-neutral message. `toolCalls` only on assistant messages, `toolCallId` only on tool messages. */
 export type PayloadMessage = {
