@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkRevocation, listGrants } from '../core/approvals/grants.js';
-import { pendingApprovals, checkDecision } from '../core/approvals/state.js';
-import type { EventOf, NewEvent, SessionEvent } from '../common/events.js';
+import { recordDecision, recordRevocation } from '../core/approvals/decide.js';
+import { listGrants } from '../core/approvals/grants.js';
+import { pendingApprovals } from '../core/approvals/state.js';
+import type { EventOf, SessionEvent } from '../common/events.js';
 import { newSessionId } from '../core/log/sessionId.js';
 import { SessionLog } from '../core/log/sessionLog.js';
 import {
@@ -262,64 +263,27 @@ export function createHandlers(options: HandlerOptions): Handlers {
     return !(holder.pid === process.pid && turns.isRunning(sessionId));
   };
 
+  // The core's approval front door; a refusal becomes the channel's error as it is.
   const decide = (args: ChannelArgs<'approvals.decide'>) =>
     turns.appendWhileIdle(args.sessionId, (log) => {
-      const checked = checkDecision(log.read(), args.requestSeq);
-      if (!checked.ok) throw new IpcFailure('invalid_state', checked.error);
-      const request = checked.request;
-      let event: NewEvent;
-      if (args.decision === 'grant') {
-        if (args.scope.startsWith('prefix:') && request.tool !== 'run_command') {
-          throw new IpcFailure(
-            'invalid_input',
-            `a prefix scope is for commands; request ${request.seq} is a ${request.tool} call`,
-          );
-        }
-        if (request.unknownOutcome && args.scope !== 'once') {
-          throw new IpcFailure(
-            'invalid_input',
-            `request ${request.seq} re-runs a call whose outcome is unknown: only the scope "once" applies`,
-          );
-        }
-        event = { kind: 'approval_granted', requestSeq: request.seq, scope: args.scope };
-      } else {
-        event = {
-          kind: 'approval_denied',
-          requestSeq: request.seq,
-          ...(args.reason ? { reason: args.reason } : {}),
-        };
-      }
-      const appended = log.append(event, { expectedLastSeq: log.lastSeq() });
-      if (!appended.ok) throw new IpcFailure('invalid_state', 'the session changed meanwhile: try again');
-      const recorded = appended.events[0] as SessionEvent;
-      const stillPending = pendingApprovals(log.read({ fromSeq: request.seq })).length > 0;
-      return { events: appended.events, value: { recorded, stillPending } };
+      const result = recordDecision(log, {
+        requestSeq: args.requestSeq,
+        ...(args.decision === 'grant'
+          ? { decision: 'grant' as const, scope: args.scope }
+          : { decision: 'deny' as const, ...(args.reason ? { reason: args.reason } : {}) }),
+      });
+      if (!result.ok) throw new IpcFailure(result.code, result.message);
+      return {
+        events: [result.recorded],
+        value: { recorded: result.recorded, stillPending: result.stillPending },
+      };
     });
 
   const revoke = (args: ChannelArgs<'grants.revoke'>) =>
     turns.appendWhileIdle(args.sessionId, (log) => {
-      const events = log.read();
-      const target = events.find((event) => event.seq === args.grantSeq);
-      if (target?.kind !== 'approval_granted') {
-        throw new IpcFailure(
-          'not_found',
-          `event ${args.grantSeq} of session ${args.sessionId} is not a grant`,
-        );
-      }
-      const checked = checkRevocation(events, args.grantSeq);
-      if (!checked.ok) throw new IpcFailure('invalid_state', checked.error);
-      const appended = log.append(
-        {
-          kind: 'approval_revoked',
-          grantSeq: args.grantSeq,
-          ...(args.reason ? { reason: args.reason } : {}),
-        },
-        { expectedLastSeq: log.lastSeq() },
-      );
-      if (!appended.ok) throw new IpcFailure('invalid_state', 'the session changed meanwhile: try again');
-      const event = appended.events[0] as SessionEvent;
-      const grant = listGrants(log.read({ fromSeq: 1 })).find((record) => record.seq === args.grantSeq);
-      return { events: appended.events, value: { event, grant: grant ?? checked.grant } };
+      const result = recordRevocation(log, args.grantSeq, args.reason);
+      if (!result.ok) throw new IpcFailure(result.code, result.message);
+      return { events: [result.recorded], value: { event: result.recorded, grant: result.grant } };
     });
 
   const table: HandlerTable = {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ApprovalScope } from '../../common/events.js';
-import { checkDecision } from '../../core/approvals/state.js';
+import { recordDecision } from '../../core/approvals/decide.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
@@ -57,43 +57,30 @@ async function decide(
   decision: 'grant' | 'deny',
 ) {
   // The decision is appended under the lease, which is released before the turn takes it again.
-  const id = await withWritableSession(context.home(), session, (log) => {
-    const checked = checkDecision(log.read(), options.request);
-    if (!checked.ok) throw new CliError(checked.error);
-    const request = checked.request;
-    if (decision === 'grant') {
-      const scope = ApprovalScope.safeParse(options.scope);
-      if (!scope.success) {
-        throw new CliError(
-          `--scope must be once, session, path:GLOB or prefix:COMMAND (got "${options.scope ?? ''}")`,
-        );
-      }
-      if (scope.data.startsWith('prefix:') && request.tool !== 'run_command') {
-        throw new CliError(
-          `a prefix scope is for commands; request ${request.seq} is a ${request.tool} call`,
-        );
-      }
-      if (request.unknownOutcome && scope.data !== 'once') {
-        throw new CliError(
-          `request ${request.seq} re-runs a call whose outcome is unknown: only --scope once applies`,
-        );
-      }
-      log.append(
-        { kind: 'approval_granted', requestSeq: request.seq, scope: scope.data },
-        { expectedLastSeq: log.lastSeq() },
+  let scope: ApprovalScope | undefined;
+  if (decision === 'grant') {
+    const parsed = ApprovalScope.safeParse(options.scope);
+    if (!parsed.success) {
+      throw new CliError(
+        `--scope must be once, session, path:GLOB or prefix:COMMAND (got "${options.scope ?? ''}")`,
       );
-      context.io.stderr(`keel: granted request ${request.seq} (${request.tool}, ${scope.data})\n`);
-    } else {
-      log.append(
-        {
-          kind: 'approval_denied',
-          requestSeq: request.seq,
-          ...(options.reason ? { reason: options.reason } : {}),
-        },
-        { expectedLastSeq: log.lastSeq() },
-      );
-      context.io.stderr(`keel: denied request ${request.seq} (${request.tool})\n`);
     }
+    scope = parsed.data;
+  }
+  const id = await withWritableSession(context.home(), session, (log) => {
+    // The core's approval front door decides; the CLI only words the outcome.
+    const result = recordDecision(log, {
+      ...(options.request !== undefined ? { requestSeq: options.request } : {}),
+      ...(scope !== undefined
+        ? { decision: 'grant' as const, scope }
+        : { decision: 'deny' as const, ...(options.reason ? { reason: options.reason } : {}) }),
+    });
+    if (!result.ok) throw new CliError(result.message);
+    context.io.stderr(
+      scope !== undefined
+        ? `keel: granted request ${result.request.seq} (${result.request.tool}, ${scope})\n`
+        : `keel: denied request ${result.request.seq} (${result.request.tool})\n`,
+    );
     return log.id;
   });
   if (options.resume) await driveTurn(context, cliHarness(context), id, {}, { json: options.json });

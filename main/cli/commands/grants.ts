@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { checkRevocation, listGrants, type GrantRecord } from '../../core/approvals/grants.js';
+import { recordRevocation } from '../../core/approvals/decide.js';
+import { listGrants, type GrantRecord } from '../../core/approvals/grants.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
@@ -49,14 +50,10 @@ export function registerGrants(program: Command, context: CliContext): void {
     .option('--reason <text>', 'why, kept in the log')
     .action(async (session: string, grantSeq: number, options: { reason?: string }) => {
       await withWritableSession(context.home(), session, (log) => {
-        const checked = checkRevocation(log.read(), grantSeq);
-        if (!checked.ok) throw new CliError(checked.error);
-        log.append(
-          { kind: 'approval_revoked', grantSeq, ...(options.reason ? { reason: options.reason } : {}) },
-          { expectedLastSeq: log.lastSeq() },
-        );
+        const result = recordRevocation(log, grantSeq, options.reason);
+        if (!result.ok) throw new CliError(result.message);
         context.io.stderr(
-          `keel: revoked grant ${grantSeq} (${checked.grant.tool}, ${checked.grant.scope}); matching calls ask again\n`,
+          `keel: revoked grant ${grantSeq} (${result.grant.tool}, ${result.grant.scope}); matching calls ask again\n`,
         );
       });
     });

@@ -1,0 +1,109 @@
+import type { ApprovalScope, NewEvent, SessionEvent } from '../../common/events.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { checkRevocation, listGrants, type GrantRecord } from './grants.js';
+import { checkDecision, pendingApprovals, type PendingApproval } from './state.js';
+
+/*
+ * The front door for moving the approval state machine: the app's approvals.decide / grants.revoke and the
+ * CLI's keel approve / deny / revoke call these and only word the outcome. Results are values, never throws
+ * for a refused decision.
+ */
+
+/** A person's answer to an approval request (the only pending one when `requestSeq` is absent). */
+export type ApprovalDecision = { requestSeq?: number } & (
+  { decision: 'grant'; scope: ApprovalScope } | { decision: 'deny'; reason?: string }
+);
+
+/**
+ * Why a decision or a revocation was refused: `invalid_state` (the log says no), `invalid_input` (the scope),
+ * `not_found` (the event named is no grant).
+ */
+export type Refusal = { ok: false; code: 'invalid_state' | 'invalid_input' | 'not_found'; message: string };
+
+/**
+ * Pure: the event that answers the request, or why it may not be answered so. A prefix scope is only for
+ * run_command; a call whose outcome is unknown (resumed after a crash) is approvable only once.
+ */
+export function decideApproval(
+  events: readonly SessionEvent[],
+  decision: ApprovalDecision,
+): { ok: true; request: PendingApproval; event: NewEvent } | Refusal {
+  const checked = checkDecision(events, decision.requestSeq);
+  if (!checked.ok) return { ok: false, code: 'invalid_state', message: checked.error };
+  const request = checked.request;
+  if (decision.decision === 'deny') {
+    return {
+      ok: true,
+      request,
+      event: {
+        kind: 'approval_denied',
+        requestSeq: request.seq,
+        ...(decision.reason ? { reason: decision.reason } : {}),
+      },
+    };
+  }
+  if (decision.scope.startsWith('prefix:') && request.tool !== 'run_command') {
+    return {
+      ok: false,
+      code: 'invalid_input',
+      message: `a prefix scope is for commands; request ${request.seq} is a ${request.tool} call`,
+    };
+  }
+  if (request.unknownOutcome && decision.scope !== 'once') {
+    return {
+      ok: false,
+      code: 'invalid_input',
+      message: `request ${request.seq} re-runs a call whose outcome is unknown: only the scope "once" applies`,
+    };
+  }
+  return {
+    ok: true,
+    request,
+    event: { kind: 'approval_granted', requestSeq: request.seq, scope: decision.scope },
+  };
+}
+
+/**
+ * Records a decision in a log held for writing, against the seq it was decided on (a concurrent write makes
+ * it stale). Returns the appended event and whether requests of the same turn still wait.
+ */
+export function recordDecision(
+  log: SessionLog,
+  decision: ApprovalDecision,
+): { ok: true; request: PendingApproval; recorded: SessionEvent; stillPending: boolean } | Refusal {
+  const lastSeq = log.lastSeq();
+  const decided = decideApproval(log.read(), decision);
+  if (!decided.ok) return decided;
+  const appended = log.append(decided.event, { expectedLastSeq: lastSeq });
+  if (!appended.ok)
+    return { ok: false, code: 'invalid_state', message: 'the session changed meanwhile: try again' };
+  const recorded = appended.events[0] as SessionEvent;
+  const stillPending = pendingApprovals(log.read({ fromSeq: decided.request.seq })).length > 0;
+  return { ok: true, request: decided.request, recorded, stillPending };
+}
+
+/**
+ * Revokes a grant wider than `once` that is still in effect, with an approval_revoked event, so the next
+ * matching call asks again. Returns the event and the grant as it now reads.
+ */
+export function recordRevocation(
+  log: SessionLog,
+  grantSeq: number,
+  reason?: string,
+): { ok: true; recorded: SessionEvent; grant: GrantRecord } | Refusal {
+  const lastSeq = log.lastSeq();
+  const events = log.read();
+  const checked = checkRevocation(events, grantSeq);
+  if (!checked.ok) {
+    const isGrant = events.some((event) => event.seq === grantSeq && event.kind === 'approval_granted');
+    return { ok: false, code: isGrant ? 'invalid_state' : 'not_found', message: checked.error };
+  }
+  const appended = log.append(
+    { kind: 'approval_revoked', grantSeq, ...(reason ? { reason } : {}) },
+    { expectedLastSeq: lastSeq },
+  );
+  if (!appended.ok)
+    return { ok: false, code: 'invalid_state', message: 'the session changed meanwhile: try again' };
+  const grant = listGrants(log.read()).find((record) => record.seq === grantSeq) ?? checked.grant;
+  return { ok: true, recorded: appended.events[0] as SessionEvent, grant };
+}
