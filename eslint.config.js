@@ -1,8 +1,69 @@
 // Lint is where the layering rules of ARCHITECTURE.md are enforced: a wrong import fails here.
 import js from '@eslint/js';
+import boundaries from 'eslint-plugin-boundaries';
 import tseslint from 'typescript-eslint';
 
 const electronFree = ['electron', 'electron/*', '@electron/*'];
+
+/*
+ * The layering of ARCHITECTURE.md as a table: what each folder may import (imports only point down). A
+ * violation fails `npm run lint` with the rule's reason. `common` is the leaf every layer shares.
+ */
+const LAYERS = {
+  common: { pattern: 'main/common', may: [] },
+  store: { pattern: 'main/store', may: ['common'] },
+  providers: { pattern: 'main/providers', may: ['common'] },
+  sandbox: { pattern: 'main/sandbox', may: ['common'] },
+  runner: { pattern: 'main/runner', may: ['common', 'sandbox'] },
+  tools: { pattern: 'main/tools', may: ['common', 'sandbox', 'runner'] },
+  core: { pattern: 'main/core', may: ['common', 'store', 'providers', 'sandbox', 'tools', 'runner'] },
+  // ipc and cli are adapters over the core's front door; the folders after 'core' are what they still reach
+  // past it (each a place to move behind the core, never a place to grow).
+  ipc: { pattern: 'main/ipc', may: ['common', 'core', 'store', 'providers', 'sandbox', 'tools', 'runner'] },
+  server: { pattern: 'main/server', may: ['common', 'ipc'] },
+  cli: { pattern: 'main/cli', may: ['common', 'core', 'ipc', 'server', 'store', 'providers'] },
+  electron: { pattern: 'main/electron', may: ['common', 'ipc', 'server', 'providers'] },
+  preload: { pattern: 'preload', may: [] },
+  renderer: { pattern: 'renderer', may: [] },
+};
+/** The rules ARCHITECTURE.md states as "never", each with its reason. */
+const NEVER = [
+  {
+    from: ['core'],
+    to: ['electron', 'ipc', 'server', 'cli'],
+    message:
+      'main/core is the harness every host uses: it never imports a host (electron, ipc, server, cli).',
+  },
+  {
+    from: ['tools', 'sandbox', 'runner', 'store', 'providers'],
+    to: ['core', 'ipc', 'server', 'cli', 'electron'],
+    message:
+      'The parts the harness uses never import the harness or a host: share vocabulary through main/common.',
+  },
+  {
+    from: ['common'],
+    to: ['store', 'providers', 'sandbox', 'runner', 'tools', 'core', 'ipc', 'server', 'cli', 'electron'],
+    message: 'main/common is the leaf: it imports nothing from main/ but itself.',
+  },
+  {
+    from: ['renderer', 'preload'],
+    to: [
+      'common',
+      'store',
+      'providers',
+      'sandbox',
+      'runner',
+      'tools',
+      'core',
+      'ipc',
+      'server',
+      'cli',
+      'electron',
+    ],
+    message: 'The renderer is untrusted: it imports only the IPC contract (main/ipc/contract.ts) from main/.',
+  },
+];
+const typesOf = (names) => ({ element: { types: { anyOf: names } } });
 
 export default tseslint.config(
   {
@@ -33,6 +94,47 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-floating-promises': 'error',
+    },
+  },
+  {
+    // Layering: each folder imports only the folders its row of LAYERS names (tests and scripts are free).
+    files: ['main/**/*.ts', 'renderer/**/*.ts', 'renderer/**/*.tsx', 'preload/**/*.ts'],
+    plugins: { boundaries },
+    settings: {
+      'import/resolver': {
+        typescript: { project: ['tsconfig.node.json', 'tsconfig.web.json'], noWarnOnMultipleProjects: true },
+      },
+      'boundaries/elements': Object.entries(LAYERS).map(([type, layer]) => ({
+        type,
+        pattern: layer.pattern,
+      })),
+      // The contract is the one file of main/ipc the renderer and the preload may import.
+      'boundaries/files': [{ category: 'contract', pattern: 'main/ipc/contract.ts' }],
+    },
+    rules: {
+      'boundaries/dependencies': [
+        'error',
+        {
+          default: 'disallow',
+          message: 'imports only point down: see LAYERS in eslint.config.js for what this folder may import',
+          policies: [
+            ...Object.entries(LAYERS).map(([type, layer]) => ({
+              from: { element: { type } },
+              allow: { to: typesOf(layer.may) },
+            })),
+            ...NEVER.map((never) => ({
+              from: typesOf(never.from),
+              disallow: { to: typesOf(never.to) },
+              message: never.message,
+            })),
+            // Last, so no never above overrides it: the renderer and the preload may import the contract.
+            {
+              from: typesOf(['renderer', 'preload']),
+              allow: { to: { file: { categories: { anyOf: ['contract'] } } } },
+            },
+          ],
+        },
+      ],
     },
   },
   {

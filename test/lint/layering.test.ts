@@ -1,0 +1,51 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../support/cli.js';
+
+/*
+ * The layering table in eslint.config.js, run by ESLint itself on real files of the tree with one import
+ * added: each "never" of ARCHITECTURE.md fails with its reason, and an import the table allows passes.
+ */
+
+const eslint = new ESLint({ cwd: REPO_ROOT });
+
+async function layeringErrors(file: string, extraImport: string): Promise<string[]> {
+  const filePath = path.join(REPO_ROOT, file);
+  const text = `${extraImport}\n${fs.readFileSync(filePath, 'utf8')}`;
+  const [result] = await eslint.lintText(text, { filePath });
+  return (result?.messages ?? [])
+    .filter((message) => message.ruleId === 'boundaries/dependencies')
+    .map((message) => message.message);
+}
+
+describe('layering', () => {
+  it('refuses each never with its reason', async () => {
+    expect(await layeringErrors('main/tools/registry.ts', "import '../core/log/sessionLog.js';")).toEqual([
+      'The parts the harness uses never import the harness or a host: share vocabulary through main/common.',
+    ]);
+    expect(await layeringErrors('main/core/turn/state.ts', "import '../../ipc/handlers.js';")).toEqual([
+      'main/core is the harness every host uses: it never imports a host (electron, ipc, server, cli).',
+    ]);
+    expect(await layeringErrors('main/common/clock.ts', "import '../store/settings.js';")).toEqual([
+      'main/common is the leaf: it imports nothing from main/ but itself.',
+    ]);
+    expect(
+      await layeringErrors('renderer/src/api/keel.ts', "import '../../../main/ipc/handlers.js';"),
+    ).toEqual([
+      'The renderer is untrusted: it imports only the IPC contract (main/ipc/contract.ts) from main/.',
+    ]);
+  }, 60_000);
+
+  it('lets an import the table allows through, and the renderer import the contract', async () => {
+    expect(await layeringErrors('main/core/turn/state.ts', "import '../../store/settings.js';")).toEqual([]);
+    expect(
+      await layeringErrors('renderer/src/api/keel.ts', "import '../../../main/ipc/contract.js';"),
+    ).toEqual([]);
+    // Not in any row: the store may not import the tools.
+    expect(await layeringErrors('main/store/settings.ts', "import '../tools/registry.js';")).toEqual([
+      'imports only point down: see LAYERS in eslint.config.js for what this folder may import',
+    ]);
+  }, 60_000);
+});
