@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { ToolCall } from '../common/events.js';
-import { errorOutcome } from './outcome.js';
+import { describeError, errorOutcome, redactOutcome } from './outcome.js';
 import type { ToolRegistry } from './registry.js';
 import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
 
@@ -75,15 +75,6 @@ export async function runParsed(call: ParsedToolCall, ctx: ToolContext): Promise
   return redactOutcome(outcome, ctx);
 }
 
-/** Applies the redactor to every string of an outcome that leaves the tool layer. */
-export function redactOutcome(outcome: ToolOutcome, ctx: ToolContext): ToolOutcome {
-  const redacted: ToolOutcome = { ...outcome, content: ctx.redactor.redact(outcome.content) };
-  if (outcome.diff !== undefined) redacted.diff = ctx.redactor.redact(outcome.diff);
-  if (outcome.approvalRequired !== undefined)
-    redacted.approvalRequired = ctx.redactor.redact(outcome.approvalRequired);
-  return redacted;
-}
-
 /** Formats zod issues as `path: expected string` clauses, one per problem, for the model to fix. */
 export function formatIssues(issues: readonly z.core.$ZodIssue[], input: unknown): string {
   return issues
@@ -120,30 +111,4 @@ function describeType(value: unknown): string {
   if (Array.isArray(value)) return 'array';
   if (typeof value === 'number' && !Number.isInteger(value)) return String(value);
   return typeof value;
-}
-
-const errnoMessages: Record<string, string> = {
-  ENOENT: 'no such file or directory',
-  EISDIR: 'is a directory',
-  ENOTDIR: 'a parent of the path is not a directory',
-  EACCES: 'permission denied',
-  EPERM: 'operation not permitted',
-  ELOOP: 'too many levels of symbolic links, or a symbolic link where none is allowed',
-  EEXIST: 'already exists',
-  ENOSPC: 'no space left on the device',
-  EROFS: 'read-only file system',
-  EMFILE: 'too many open files, try again',
-  ENAMETOOLONG: 'file name too long',
-};
-
-/** One line a model can act on, from any thrown value; never a stack trace or a host path. */
-export function describeError(err: unknown): string {
-  if (err instanceof Error) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== undefined && code in errnoMessages) {
-      return errnoMessages[code] ?? err.message;
-    }
-    return err.message.split('\n')[0] ?? 'tool failed';
-  }
-  return String(err);
 }

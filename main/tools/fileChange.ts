@@ -1,13 +1,19 @@
 import { lstat } from 'node:fs/promises';
 import { createTwoFilesPatch } from 'diff';
 import { protectionReason, readConfined, resolvePath, writeConfined } from './confine.js';
-import type { EditFileArgs } from './editFile.js';
-import { describeError, redactOutcome } from './execute.js';
+import type { EditFileArgs, WriteFileArgs } from './fileChangeSchemas.js';
 import { toolLimits } from './limits.js';
-import { errorOutcome, hashBytes, looksBinary, toRelative, truncateText } from './outcome.js';
-import type { ToolContext, ToolOutcome } from './types.js';
+import {
+  describeError,
+  errorOutcome,
+  hashBytes,
+  looksBinary,
+  redactOutcome,
+  toRelative,
+  truncateText,
+} from './outcome.js';
+import type { CallPreview, ExpectedImages, ToolContext, ToolOutcome } from './types.js';
 import { ToolError } from './types.js';
-import type { WriteFileArgs } from './writeFile.js';
 
 /** The arguments of either file-changing tool; edit_file's carry old_string, write_file's content. */
 export type FileChangeArgs = WriteFileArgs | EditFileArgs;
@@ -26,12 +32,6 @@ export interface FileChangePlan {
   /** Lines added and removed, for the one-line summary the model sees. */
   added: number;
   removed: number;
-}
-
-/** The recorded hashes of a change, as tool_call_started keeps them for resume. */
-export interface ExpectedImages {
-  preImageHash: string | null;
-  postImageHash: string;
 }
 
 function isEdit(args: FileChangeArgs): args is EditFileArgs {
@@ -218,6 +218,22 @@ export async function previewEdit(args: FileChangeArgs, ctx: ToolContext): Promi
   } catch (err) {
     return redactOutcome(errorOutcome(describeError(err)), ctx);
   }
+}
+
+/**
+ * previewEdit as the approval gate takes it: the path as the grant subject, the protection reason, the diff
+ * and the images to record; a call that cannot apply gives its (redacted) tool error. Never throws.
+ */
+export async function previewFileChange(args: FileChangeArgs, ctx: ToolContext): Promise<CallPreview> {
+  const preview = await previewEdit(args, ctx);
+  if (preview.isError || preview.postImageHash === undefined) return { ok: false, outcome: preview };
+  return {
+    ok: true,
+    subject: preview.path ? { path: preview.path } : {},
+    protectedReason: preview.approvalRequired ?? null,
+    ...(preview.diff ? { diff: preview.diff } : {}),
+    images: { preImageHash: preview.preImageHash ?? null, postImageHash: preview.postImageHash },
+  };
 }
 
 /**

@@ -3,6 +3,7 @@ import { glob as runGlob } from 'tinyglobby';
 import { z } from 'zod';
 import { ignoredDirNames, toolLimits } from './limits.js';
 import { errorOutcome } from './outcome.js';
+import { previewSubject } from './preview.js';
 import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
 
 const parameters = z.strictObject({
@@ -29,6 +30,8 @@ export const globTool: ToolModule<typeof parameters> = {
   mode: 'read-only',
   kind: 'read',
   execute: globFiles,
+  preview: () => previewSubject(),
+  resume: { rule: 'rerun' },
 };
 
 /** Returns why a glob pattern may not be used, or null when it stays inside the workspace. */

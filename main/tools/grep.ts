@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { resolvePath } from './confine.js';
 import { ignoredDirNames, toolLimits } from './limits.js';
 import { errorOutcome, looksBinary, toRelative, truncateText } from './outcome.js';
+import { previewPathArg } from './preview.js';
 import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
 import { ToolError } from './types.js';
 
@@ -66,6 +67,8 @@ export const grepTool: ToolModule<typeof parameters> = {
   mode: 'read-only',
   kind: 'read',
   execute: (args, ctx) => grepToOutcome(args, ctx),
+  preview: (args, ctx) => previewPathArg(args.path, ctx),
+  resume: { rule: 'rerun' },
 };
 
 /** Runs a search and formats it for the model; the grep tool is this with the default options. */

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { resolvePath } from './confine.js';
 import { ignoredDirNames, toolLimits } from './limits.js';
 import { errorOutcome, toRelative } from './outcome.js';
+import { previewPathArg } from './preview.js';
 import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
 
 const parameters = z.strictObject({
@@ -36,6 +37,8 @@ export const listDirTool: ToolModule<typeof parameters> = {
   mode: 'read-only',
   kind: 'read',
   execute: listDir,
+  preview: (args, ctx) => previewPathArg(args.path, ctx),
+  resume: { rule: 'rerun' },
 };
 
 async function listDir(args: ListDirArgs, ctx: ToolContext): Promise<ToolOutcome> {

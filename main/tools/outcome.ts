@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import type { ToolOutcome } from './types.js';
+import type { ToolContext, ToolOutcome } from './types.js';
 
 /** Builds a tool error the model can act on: content is `{"error": "..."}`, never a stack trace. */
 export function errorOutcome(message: string, extra: Partial<ToolOutcome> = {}): ToolOutcome {
@@ -32,4 +32,39 @@ export function looksBinary(data: Uint8Array): boolean {
   const n = Math.min(data.length, 8192);
   for (let i = 0; i < n; i++) if (data[i] === 0) return true;
   return false;
+}
+
+/** Applies the redactor to every string of an outcome that leaves the tool layer. */
+export function redactOutcome(outcome: ToolOutcome, ctx: ToolContext): ToolOutcome {
+  const redacted: ToolOutcome = { ...outcome, content: ctx.redactor.redact(outcome.content) };
+  if (outcome.diff !== undefined) redacted.diff = ctx.redactor.redact(outcome.diff);
+  if (outcome.approvalRequired !== undefined)
+    redacted.approvalRequired = ctx.redactor.redact(outcome.approvalRequired);
+  return redacted;
+}
+
+const errnoMessages: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EISDIR: 'is a directory',
+  ENOTDIR: 'a parent of the path is not a directory',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ELOOP: 'too many levels of symbolic links, or a symbolic link where none is allowed',
+  EEXIST: 'already exists',
+  ENOSPC: 'no space left on the device',
+  EROFS: 'read-only file system',
+  EMFILE: 'too many open files, try again',
+  ENAMETOOLONG: 'file name too long',
+};
+
+/** One line a model can act on, from any thrown value; never a stack trace or a host path. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== undefined && code in errnoMessages) {
+      return errnoMessages[code] ?? err.message;
+    }
+    return err.message.split('\n')[0] ?? 'tool failed';
+  }
+  return String(err);
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { readConfined, resolvePath } from './confine.js';
 import { toolLimits } from './limits.js';
 import { errorOutcome, looksBinary, toRelative, truncateText } from './outcome.js';
+import { previewPathArg } from './preview.js';
 import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
 
 const parameters = z.strictObject({
@@ -35,6 +36,8 @@ export const readFileTool: ToolModule<typeof parameters> = {
   mode: 'read-only',
   kind: 'read',
   execute: readFile,
+  preview: (args, ctx) => previewPathArg(args.path, ctx),
+  resume: { rule: 'rerun' },
 };
 
 /** Splits text into lines the way editors count them: a final newline does not start a new line. */

@@ -6,6 +6,7 @@ import { DEFAULT_PROTECTED_NAMES } from '../sandbox/protectedPaths.js';
 import { resolvePath } from './confine.js';
 import { toolLimits } from './limits.js';
 import { errorOutcome } from './outcome.js';
+import { previewSubject } from './preview.js';
 import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
 
 const parameters = z.strictObject({
@@ -61,6 +62,8 @@ export const runCommandTool: ToolModule<typeof parameters> = {
   mode: 'write',
   kind: 'command',
   execute: runCommandInBox,
+  preview: (args) => previewSubject({ command: args.command }),
+  resume: { rule: 'ask' },
 };
 
 async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<ToolOutcome> {

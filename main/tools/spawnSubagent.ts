@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { errorOutcome } from './outcome.js';
+import { previewSubject } from './preview.js';
 import type { ToolModule } from './types.js';
 
 /** The model-facing name of the tool that delegates a sub-task to a child session. */
@@ -92,4 +93,6 @@ export const spawnSubagentTool: ToolModule<typeof parameters> = {
     Promise.resolve(
       errorOutcome(`${SPAWN_SUBAGENT} runs only inside a turn, where the subagent runner answers it`),
     ),
+  preview: () => previewSubject(),
+  resume: { rule: 'child_session' },
 };

@@ -81,15 +81,69 @@ export interface ToolOutcome {
   conflict?: boolean;
 }
 
-/** One tool: its model-facing name and description, its zod argument schema, and how to run it. */
+/** The recorded hashes of a change, as tool_call_started keeps them for resume. */
+export interface ExpectedImages {
+  /** sha256 (hex) of the file before the change; null when the file did not exist. */
+  preImageHash: string | null;
+  postImageHash: string;
+}
+
+/** What grants match a call on: the workspace-relative path it acts on, the shell command it runs. */
+export interface CallSubject {
+  path?: string;
+  command?: string;
+}
+
+/**
+ * What the approval gate sees of one call before it runs, computed without side effects. `ok: false`: the
+ * call cannot apply (an escaping path, old_string missing…); its tool error answers it, there is nothing
+ * to approve.
+ */
+export type CallPreview =
+  | {
+      ok: true;
+      subject: CallSubject;
+      /** Why the box insists on approval whatever the policy (a protected path), or null. */
+      protectedReason: string | null;
+      /** The change the call would make (redacted): shown with the request, compared again after approval. */
+      diff?: string;
+      /** Set by `recorded_images` tools: what tool_call_started records so the change applies at most once. */
+      images?: ExpectedImages;
+    }
+  | { ok: false; outcome: ToolOutcome };
+
+/**
+ * How a call that started but whose result was never recorded is settled on resume, without repeating a
+ * side effect. `rerun`: it has none (reads). `recorded_images`: `applyOnce` with the images tool_call_started
+ * kept writes at most once (edits; also how the first run applies them). `ask`: an approval request saying
+ * the outcome is unknown (commands). `child_session`: the subagent runner resumes the child from its own log.
+ */
+export type ResumeRule<A = unknown> =
+  | { rule: 'rerun' }
+  | { rule: 'ask' }
+  | { rule: 'child_session' }
+  | {
+      rule: 'recorded_images';
+      /** Post-image present → `alreadyApplied`; pre-image present → applied; else `conflict`. Never throws; redacted. */
+      applyOnce(args: A, ctx: ToolContext, images: ExpectedImages): Promise<ToolOutcome>;
+    };
+
+/**
+ * One tool: its model-facing name and description, its zod argument schema, how to run it, and how it
+ * describes itself to the approval gate and to resume. The turn engine knows tools only through this.
+ */
 export interface ToolModule<S extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   parameters: S;
   /** The least permissive mode whose registry contains this tool. */
   mode: ToolMode;
+  /** What it does to the world, as the policy sees it: `read` tools change nothing. */
   kind: ToolKind;
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolOutcome>;
+  /** What an approval request for this call shows and grants match on; never throws, writes nothing. */
+  preview(args: z.infer<S>, ctx: ToolContext): Promise<CallPreview>;
+  resume: ResumeRule<z.infer<S>>;
 }
 
 /** A tool as a provider is told about it: JSON Schema generated from the zod schema. */

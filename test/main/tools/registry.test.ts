@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executeToolCall } from '../../../main/tools/execute.js';
 import { createRedactor } from '../../../main/sandbox/redact.js';
+import { hashBytes } from '../../../main/tools/outcome.js';
 import { createToolRegistry } from '../../../main/tools/registry.js';
 import { errorOf, makeWorkspace, TEST_SECRET, type TempWorkspace } from './helpers.js';
 
@@ -80,6 +81,74 @@ describe('registries by mode', () => {
     const first = registry.definitions();
     (first[0]?.parameters as { properties: Record<string, unknown> }).properties.evil = { type: 'string' };
     expect(JSON.stringify(registry.definitions())).not.toContain('evil');
+  });
+});
+
+describe('each tool describes itself to the approval gate and to resume', () => {
+  const write = createToolRegistry('write', { subagents: true });
+  const tool = (name: string) => {
+    const found = write.get(name);
+    if (!found) throw new Error(`no ${name} in the write registry`);
+    return found;
+  };
+
+  it('reads re-run, edits apply by recorded images, commands ask, subagents resume their child', () => {
+    const rules = Object.fromEntries(write.names().map((name) => [name, tool(name).resume.rule]));
+    expect(rules).toEqual({
+      read_file: 'rerun',
+      list_dir: 'rerun',
+      glob: 'rerun',
+      grep: 'rerun',
+      write_file: 'recorded_images',
+      edit_file: 'recorded_images',
+      run_command: 'ask',
+      spawn_subagent: 'child_session',
+    });
+  });
+
+  it('a file change previews its path, diff, protection and the images resume will check, writing nothing', async () => {
+    const preview = await tool('edit_file').preview(
+      { path: 'a.txt', old_string: 'two', new_string: TEST_SECRET },
+      t.ctx(),
+    );
+    expect(preview).toMatchObject({
+      ok: true,
+      subject: { path: 'a.txt' },
+      protectedReason: null,
+      images: { preImageHash: hashBytes('one\ntwo\n'), postImageHash: hashBytes(`one\n${TEST_SECRET}\n`) },
+    });
+    expect(preview.ok && preview.diff).toContain('+[REDACTED]');
+    const hook = await tool('write_file').preview({ path: '.git/hooks/pre-push', content: 'x' }, t.ctx());
+    expect(hook).toMatchObject({ ok: true, subject: { path: '.git/hooks/pre-push' } });
+    expect(hook.ok && hook.protectedReason).toMatch(/\.git/);
+    expect(existsSync(path.join(t.workspace, '.git'))).toBe(false);
+  });
+
+  it('a file change that cannot apply previews as its tool error: there is nothing to approve', async () => {
+    const preview = await tool('edit_file').preview(
+      { path: 'a.txt', old_string: 'nope', new_string: 'x' },
+      t.ctx(),
+    );
+    expect(preview.ok).toBe(false);
+    expect(!preview.ok && errorOf(preview.outcome.content)).toMatch(/old_string was not found/);
+  });
+
+  it('a command previews its command; a read its resolved path, or none when the path escapes', async () => {
+    expect(await tool('run_command').preview({ command: 'npm test' }, t.ctx())).toEqual({
+      ok: true,
+      subject: { command: 'npm test' },
+      protectedReason: null,
+    });
+    expect(await tool('read_file').preview({ path: './a.txt' }, t.ctx())).toEqual({
+      ok: true,
+      subject: { path: 'a.txt' },
+      protectedReason: null,
+    });
+    expect(await tool('read_file').preview({ path: '../outside/x' }, t.ctx())).toEqual({
+      ok: true,
+      subject: {},
+      protectedReason: null,
+    });
   });
 });
 
