@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { ProviderKind } from '../../common/events.js';
+import { ModelStatus, UtcDay } from '../../common/models.js';
+import {
+  ServedListSummary,
+  folder,
+  SettingsValue,
+  SettingsView,
+  AppCommand,
+  empty,
+  type ChannelSpec,
+} from './schemas.js';
+
+/** The channels of settings, providers, projects and the app. */
+export const appChannels = {
+  'settings.get': {
+    doc: 'The settings, which provider keys are set (never their values) and where keys are kept.',
+    input: empty,
+    output: SettingsView,
+  },
+  'settings.set': {
+    doc: 'Replaces the settings and/or sets (string) or removes (null) provider keys; returns the new view.',
+    input: z.object({
+      settings: SettingsValue.optional(),
+      keys: z
+        .object({
+          anthropic: z.string().min(1).nullable().optional(),
+          openai: z.string().min(1).nullable().optional(),
+          openaiCompatible: z.string().min(1).nullable().optional(),
+        })
+        .optional(),
+    }),
+    output: SettingsView,
+  },
+  'settings.testProvider': {
+    doc: 'Sends a tiny request to a provider (stored key unless one is given) and reports whether it answered.',
+    input: z.object({
+      provider: ProviderKind,
+      model: z.string().min(1),
+      baseUrl: z.string().url().optional(),
+      apiKey: z.string().min(1).optional(),
+    }),
+    output: z.object({
+      ok: z.boolean(),
+      /** What happened, in words (the provider's error when not ok). */
+      message: z.string(),
+      latencyMs: z.number().nonnegative(),
+    }),
+  },
+  'providers.catalogue': {
+    doc: "Known models (newest first per provider) with windows, output limits, lifecycle, whether they are priced and whether the provider's models endpoint lists them; the suggested model per provider; main's today.",
+    input: empty,
+    output: z.object({
+      models: z.array(
+        z.object({
+          id: z.string(),
+          provider: ProviderKind,
+          contextWindow: z.number().int().positive(),
+          /** The most output tokens one request may ask for; absent when not documented. */
+          maxOutputTokens: z.number().int().positive().optional(),
+          /** Deprecated models answer until `retiresOn`; retired ones fail every request. */
+          status: ModelStatus,
+          /** First day (UTC, YYYY-MM-DD) the provider no longer serves the model, when announced. */
+          retiresOn: z
+            .string()
+            .regex(/^\d{4}-\d{2}-\d{2}$/)
+            .optional(),
+          /** The provider's recommended replacement (it may be a model Keel does not list). */
+          replacement: z.string().optional(),
+          /** False when a billed rate is undocumented: its cost is unknown, never $0. */
+          priced: z.boolean(),
+          /**
+           * Whether the provider's last read list (its default endpoint in settings) has it; absent when no
+           * list was read. A listed model is served, whatever a catalogue date says.
+           */
+          listed: z.boolean().optional(),
+        }),
+      ),
+      /** The model a new session or a connection test suggests, per provider the catalogue covers. */
+      suggested: z.partialRecord(ProviderKind, z.string()),
+      /** Main's UTC day (its one clock): lifecycle is judged against this, never the page's clock. */
+      today: UtcDay,
+      /** The providers' model lists the answer used, with their age. */
+      served: z.array(ServedListSummary),
+    }),
+  },
+  'providers.refreshModels': {
+    doc: "Reads a provider's models endpoint now (GET /v1/models) and caches it; fails with the provider's error in one line.",
+    input: z.object({ provider: ProviderKind, baseUrl: z.string().url().optional() }),
+    output: z.object({ served: ServedListSummary }),
+  },
+  'providers.detectLocal': {
+    doc: 'Looks for local OpenAI-compatible servers (Ollama :11434, LM Studio :1234) and lists their models.',
+    input: empty,
+    output: z.object({
+      servers: z.array(z.object({ name: z.string(), baseUrl: z.string(), models: z.array(z.string()) })),
+    }),
+  },
+  'projects.openFolder': {
+    doc: 'Picks a project folder: the native dialog in the app (`path` is its start), the given `path` in `keel serve`.',
+    input: z.object({ path: folder.optional() }),
+    output: z.object({
+      /** Absolute real path; null when the dialog was cancelled. */
+      folder: z.string().nullable(),
+    }),
+  },
+  'projects.recent': {
+    doc: 'Recently used project folders, newest first, with whether they still exist.',
+    input: empty,
+    output: z.object({
+      projects: z.array(z.object({ folder: z.string(), exists: z.boolean(), lastUsedAt: z.string() })),
+    }),
+  },
+  'app.launchCommands': {
+    doc: 'Takes the commands that arrived before the UI was listening (a folder passed at launch); call once after subscribing to app.command.',
+    input: empty,
+    output: z.object({ commands: z.array(AppCommand) }),
+  },
+  'app.info': {
+    doc: 'Version, mode (electron or serve), platform, home folder and what sandbox confines commands here, and why.',
+    input: empty,
+    output: z.object({
+      version: z.string(),
+      mode: z.enum(['electron', 'serve']),
+      platform: z.string(),
+      home: z.string(),
+      sandbox: z.object({
+        kind: z.enum(['bwrap', 'sandbox-exec', 'none']),
+        reason: z.string(),
+        version: z.string().nullable(),
+      }),
+    }),
+  },
+} as const satisfies Record<string, ChannelSpec>;

@@ -1,0 +1,374 @@
+import { z } from 'zod';
+import { ApprovalRequest, ApprovalScope, Policy, ProviderKind } from '../../common/events.js';
+import { ModelOverride } from '../../common/models.js';
+
+/** The event kinds and the pieces of them the UI needs, re-exported so the renderer imports only this file. */
+export {
+  ApprovalScope,
+  EVENT_KINDS,
+  ModelPin,
+  Policy,
+  ProviderKind,
+  SessionEvent,
+  ToolCall,
+  ToolMode,
+  Usage,
+} from '../../common/events.js';
+export type { EventKind, EventOf } from '../../common/events.js';
+/** The trace summary's types, for the traces and cost views. */
+export type {
+  SessionTraceSummary,
+  StageKind,
+  SubagentTrace,
+  TimelineStage,
+  TokenCounts,
+  TokensAndCost,
+  TurnPoint,
+  TurnTraceSummary,
+} from '../../common/traceSchema.js';
+
+/**
+ * The one contract between the UI and main: every channel's input and output schema, every pushed
+ * event's schema, and the `KeelApi` type that both the Electron preload and the `keel serve` browser
+ * bridge implement. The renderer imports this file for types only; it may import nothing but zod, the
+ * event kinds and the trace summary schema, because it is compiled for the browser too (tsconfig.web.json).
+ */
+
+/** What a session is doing, as the list shows it (same values as the session index). */
+export const SessionStatus = z.enum(['idle', 'running', 'awaiting_approval', 'interrupted', 'error']);
+export type SessionStatus = z.infer<typeof SessionStatus>;
+
+/** Why a call failed, in a form the UI can branch on; `message` is a sentence a person can act on. */
+export const ErrorCode = z.enum([
+  /** The input did not match the channel's schema. */
+  'invalid_input',
+  /** No such session, request, compaction or folder. */
+  'not_found',
+  /** A turn is already running for this session (one at a time). */
+  'busy',
+  /** Another process (the CLI, another window) holds the session's writer lease. */
+  'locked',
+  /** The action does not apply in the session's current state (e.g. nothing to resume). */
+  'invalid_state',
+  /** The feature is not built yet or not offered in this mode (e.g. a native dialog in `keel serve`). */
+  'not_available',
+  /** The provider refused or could not be reached (test connection, turn setup). */
+  'provider',
+  /** The user cancelled (a dialog). */
+  'cancelled',
+  /** The caller is not allowed (a message from a foreign frame or origin). */
+  'forbidden',
+  /** A bug: main produced something outside the contract or threw unexpectedly. */
+  'internal',
+]);
+export type ErrorCode = z.infer<typeof ErrorCode>;
+
+/** Where a model is in its provider's lifecycle (the catalogue's ModelStatus). */
+export { ModelStatus } from '../../common/models.js';
+
+/** A provider's models endpoint as last read: when, and how many it listed (its list is the truth). */
+export const ServedListSummary = z.object({
+  provider: ProviderKind,
+  /** Absent for the provider's default endpoint. */
+  baseUrl: z.string().optional(),
+  /** ISO time of the read. */
+  fetchedAt: z.string(),
+  /** How old the list is by main's clock, in words ("3 h ago"). */
+  age: z.string(),
+  /** Older than an hour: worth reading again. */
+  stale: z.boolean(),
+  count: z.number().int().nonnegative(),
+});
+export type ServedListSummary = z.infer<typeof ServedListSummary>;
+
+/** The error half of every channel's result. */
+export const IpcError = z.object({ code: ErrorCode, message: z.string() });
+export type IpcError = z.infer<typeof IpcError>;
+
+/** Every channel resolves to this; nothing is ever thrown across the bridge. */
+export type IpcResult<T> = { ok: true; value: T } | { ok: false; error: IpcError };
+
+/** Builds the result schema of a channel from its output schema. */
+export function resultSchema<T extends z.ZodType>(value: T) {
+  return z.discriminatedUnion('ok', [
+    z.object({ ok: z.literal(true), value }),
+    z.object({ ok: z.literal(false), error: IpcError }),
+  ]);
+}
+
+export const sessionId = z.string().min(1).max(200);
+export const seq = z.number().int().positive();
+export const folder = z.string().min(1).max(4096);
+
+/** One session as the list shows it. Times are ISO-8601 strings. */
+export const SessionSummary = z.object({
+  id: z.string(),
+  title: z.string().optional(),
+  projectFolder: z.string(),
+  /** False when the project folder no longer exists: the session opens read-only. */
+  projectExists: z.boolean(),
+  provider: z.string(),
+  model: z.string(),
+  /** `running` only while some live process runs a turn; a dead runner's session shows `interrupted`. */
+  status: SessionStatus,
+  parentId: z.string().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  eventCount: z.number().int().nonnegative(),
+  lastSeq: z.number().int().nonnegative(),
+  archived: z.boolean(),
+  /** With a search: the newest matching message text, the matches in [brackets]. */
+  snippet: z.string().optional(),
+});
+export type SessionSummary = z.infer<typeof SessionSummary>;
+
+/** A project folder as the session browser groups by it. */
+export const ProjectGroup = z.object({
+  folder: z.string(),
+  exists: z.boolean(),
+  /** Newest activity among the page's sessions of this folder. */
+  lastActivity: z.string(),
+  /** How many of the page's sessions belong to it (in page order). */
+  sessionIds: z.array(z.string()),
+});
+export type ProjectGroup = z.infer<typeof ProjectGroup>;
+
+/** A pushed text delta or the start of a streamed tool call. */
+export const Delta = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.literal('tool_call'), id: z.string(), name: z.string() }),
+]);
+export type Delta = z.infer<typeof Delta>;
+
+/** How a turn ended (mirrors the engine's TurnOutcome, without the pending events). */
+export const TurnOutcome = z.discriminatedUnion('status', [
+  z.object({ status: z.literal('completed') }),
+  z.object({ status: z.literal('awaiting_approval'), pendingSeqs: z.array(seq) }),
+  z.object({ status: z.literal('interrupted') }),
+  z.object({ status: z.literal('failed'), error: z.string() }),
+  z.object({ status: z.literal('budget_exhausted'), steps: z.number().int().nonnegative() }),
+]);
+export type TurnOutcome = z.infer<typeof TurnOutcome>;
+
+/** Whether an API key is configured for each provider (never the key itself). */
+export const KeyPresence = z.object({
+  anthropic: z.boolean(),
+  openai: z.boolean(),
+  openaiCompatible: z.boolean(),
+});
+/** A provider key's name in settings.set / settings.get (`openaiCompatible` for openai-compatible). */
+export type KeyName = keyof z.infer<typeof KeyPresence>;
+
+/** settings.json as the UI edits it (same shape as main/store/settings.ts; keys are never in it). */
+export const SettingsValue = z.object({
+  defaults: z.object({
+    provider: ProviderKind.optional(),
+    model: z.string().min(1).optional(),
+    baseUrl: z.string().url().optional(),
+    policy: Policy.optional(),
+    networkAllow: z.array(z.string().min(1)).optional(),
+  }),
+  contextWindows: z.record(z.string(), z.number().int().positive()),
+  /** Corrections and additions to the model catalogue; absent in settings.set keeps the file's. */
+  models: z.record(z.string().min(1), ModelOverride).optional(),
+  providers: z.object({
+    anthropic: z.object({ baseUrl: z.string().url().optional() }).optional(),
+    openai: z.object({ baseUrl: z.string().url().optional() }).optional(),
+    'openai-compatible': z.object({ baseUrl: z.string().url().optional() }).optional(),
+  }),
+  compaction: z.object({ threshold: z.number().min(0).max(0.95), keepRecent: z.number().min(0).max(0.5) }),
+});
+export type SettingsValue = z.infer<typeof SettingsValue>;
+
+/** What settings.get returns: the file, which keys are set, and where keys are kept. */
+export const SettingsView = z.object({
+  settings: SettingsValue,
+  keys: KeyPresence,
+  /** `keychain`: safeStorage (Electron); `environment`: read-only, from env vars (`keel serve`). */
+  keyStorage: z.enum(['keychain', 'environment']),
+});
+export type SettingsView = z.infer<typeof SettingsView>;
+
+/** A compaction as the list shows it. */
+export const CompactionSummary = z.object({
+  seq,
+  at: z.string(),
+  /** First and last seq of the original events it replaces (they stay in the log: page them with events.page). */
+  fromSeq: seq,
+  through: seq,
+  tokensBefore: z.number().int().nonnegative().optional(),
+  tokensAfter: z.number().int().nonnegative().optional(),
+  model: z.string().optional(),
+  /** Seq of the compaction this one re-ran. */
+  supersedes: seq.optional(),
+  /** `in_effect`: the projection uses it now; `superseded`: a later compaction covers as much or more. */
+  status: z.enum(['in_effect', 'superseded']),
+  /** The later compaction that took its place. */
+  supersededBy: seq.optional(),
+  /** True when status is `superseded` (both stay in the log). */
+  superseded: z.boolean(),
+});
+export type CompactionSummary = z.infer<typeof CompactionSummary>;
+
+/** One changed file of a Persistent Dir checkout. */
+export const PersistentFileChange = z.object({
+  path: z.string(),
+  change: z.enum(['added', 'modified', 'deleted']),
+});
+
+/** What committing one Persistent Dir did (nothing is written on a conflict; the session's version is kept as a patch). */
+export const PersistentCommitReport = z.discriminatedUnion('status', [
+  z.object({ dir: z.string(), status: z.literal('unchanged') }),
+  z.object({
+    dir: z.string(),
+    status: z.literal('committed'),
+    files: z.array(z.object({ path: z.string(), merged: z.boolean() })),
+    /** Artifact handle of the diff that was applied. */
+    diffArtifact: z.string(),
+  }),
+  z.object({
+    dir: z.string(),
+    status: z.literal('conflict'),
+    conflicts: z.array(z.string()),
+    patchArtifact: z.string(),
+  }),
+]);
+export type PersistentCommitReport = z.infer<typeof PersistentCommitReport>;
+
+/** A command from the desktop shell to the UI (menu entries, a folder passed on the command line). */
+export const AppCommand = z.discriminatedUnion('command', [
+  /** Start a new session, on this folder when given (menu Open Folder, `keel-app /path/to/project`). */
+  z.object({ command: z.literal('newSession'), folder: z.string().optional() }),
+  z.object({ command: z.literal('openSettings') }),
+  z.object({ command: z.literal('focusSearch') }),
+]);
+export type AppCommand = z.infer<typeof AppCommand>;
+
+/** A grant wider than `once` as the approvals panel lists it: what it allows, when, and its revocation if any. */
+export const GrantRecord = z.object({
+  /** Seq of the approval_granted event (what grants.revoke names). */
+  seq,
+  requestSeq: seq,
+  tool: z.string(),
+  scope: ApprovalScope,
+  grantedAt: z.string(),
+  /** The model's call id of the request the grant answered. */
+  toolCallId: z.string(),
+  /** One sentence: which future calls it pre-authorises. */
+  allows: z.string(),
+  revoked: z.object({ seq, at: z.string(), reason: z.string().optional() }).optional(),
+});
+export type GrantRecord = z.infer<typeof GrantRecord>;
+
+/** A scope kind a decision may take (`path` and `prefix` carry a value: `path:<glob>`, `prefix:<command>`). */
+export const ScopeKind = z.enum(['once', 'session', 'path', 'prefix']);
+export type ScopeKind = z.infer<typeof ScopeKind>;
+
+/** What an edit_file / write_file request would do to its file now, for a diff editor. */
+export const FileChangePreview = z.object({
+  /** Workspace-relative path. */
+  path: z.string(),
+  /** The file's current text; null when it does not exist yet (or is binary / too large: see the flags). */
+  original: z.string().nullable(),
+  /** The file's text after the call; null when the call cannot apply, or the file is binary / too large. */
+  proposed: z.string().nullable(),
+  /** Unified diff of the change (bounded, redacted), or the tool error when it cannot apply. */
+  diff: z.string(),
+  binary: z.boolean(),
+  /** Over the preview limit (4 MB a side): only the diff is given. */
+  tooLarge: z.boolean(),
+  /** Why the call cannot apply as asked now (e.g. old_string no longer found). */
+  error: z.string().optional(),
+  /** The file changed since the request: this diff differs from the one recorded with it. */
+  changedSinceRequest: z.boolean(),
+});
+export type FileChangePreview = z.infer<typeof FileChangePreview>;
+
+/** What a run_command request would run, where, for how long, and what the box lets it touch. */
+export const CommandPreview = z.object({
+  command: z.string(),
+  /** Working directory, workspace-relative (`.` is the workspace root) and absolute. */
+  cwd: z.string(),
+  cwdPath: z.string(),
+  /** The wall-clock limit it runs with (the model's ask, capped), and what the model asked for. */
+  timeoutMs: z.number().int().positive(),
+  requestedTimeoutMs: z.number().int().positive().optional(),
+  timeoutCapped: z.boolean(),
+  memoryMb: z.number().int().positive(),
+  sandbox: z.object({ kind: z.enum(['bwrap', 'sandbox-exec', 'none']), reason: z.string() }),
+  /** Hosts it may reach through the allowlist proxy; empty: no network at all. */
+  networkAllow: z.array(z.string()),
+  /** Absolute paths it may write (the workspace); everything else is read-only or hidden. */
+  writable: z.array(z.string()),
+  /** Paths inside the writable ones that stay read-only (git hooks and config, editor and tool folders). */
+  readOnly: z.array(z.string()),
+  /** Paths it cannot see at all (the Keel home, besides the real home folder). */
+  hidden: z.array(z.string()),
+});
+export type CommandPreview = z.infer<typeof CommandPreview>;
+
+/** One pending approval in full, for the approval panel. */
+export const ApprovalPreview = z.object({
+  request: ApprovalRequest,
+  /** The call's arguments as the model sent them (the log keeps them redacted); null when not a JSON object. */
+  arguments: z.record(z.string(), z.unknown()).nullable(),
+  /** Why the path is protected (.git, .vscode, a protected glob...), when that is why it asks. */
+  protectedReason: z.string().nullable(),
+  /** The scopes approvals.decide accepts for this request (`once` only for a call whose outcome is unknown). */
+  allowedScopes: z.array(ScopeKind),
+  /** Pre-filled, editable: `path:<folder>/**` for a file, `prefix:<first words>` for a command. */
+  suggested: z.object({ path: z.string().optional(), prefix: z.string().optional() }),
+  file: FileChangePreview.optional(),
+  command: CommandPreview.optional(),
+});
+export type ApprovalPreview = z.infer<typeof ApprovalPreview>;
+
+/** A payload rendered as text (`--- role ---` headers, as `keel payload` prints it), for a diff editor. */
+export const PayloadText = z.object({
+  text: z.string(),
+  messageCount: z.number().int().nonnegative(),
+});
+
+/** One file's two versions, for a diff editor; null stands for "absent" (or binary / too large: see the flags). */
+export const FileVersions = z.object({
+  dir: z.string(),
+  path: z.string(),
+  change: z.enum(['added', 'modified', 'deleted']),
+  /** Before: the project folder's file (uncommitted changes), or the folder's file before the commit. */
+  original: z.string().nullable(),
+  /** After: the session's checkout file, or the folder's file as the commit left it. */
+  modified: z.string().nullable(),
+  binary: z.boolean(),
+  tooLarge: z.boolean(),
+  /** Why the texts are missing (the file changed since the commit, binary...), in words. */
+  note: z.string().optional(),
+  /** The file's part of the commit's patch, when the texts could not be rebuilt. */
+  patch: z.string().optional(),
+});
+export type FileVersions = z.infer<typeof FileVersions>;
+
+/** What a new turn does to a dir's uncommitted changes: auto dirs commit them first, manual dirs refuse the turn, read-only dirs discard them. */
+export const NewTurnEffect = z.enum(['commit', 'refuse', 'discard']);
+
+/** An interactive terminal of this process. */
+export const TerminalInfo = z.object({
+  terminalId: z.string(),
+  sessionId: z.string(),
+  openedAt: z.string(),
+  /** Opened by this connection (the others' terminals are listed, their output is pushed to everyone). */
+  mine: z.boolean(),
+});
+export type TerminalInfo = z.infer<typeof TerminalInfo>;
+
+/** How an interactive terminal ended. */
+export const TerminalExit = z.object({
+  exitCode: z.number().int().nullable(),
+  signal: z.string().nullable(),
+  /** True when terminal.kill (or session delete, disconnect, shutdown) ended it. */
+  killed: z.boolean(),
+});
+
+/** A channel: its input schema, its output schema and a one-line doc. */
+export type ChannelSpec = { input: z.ZodType; output: z.ZodType; doc: string };
+
+export const empty = z.object({}).strict();
