@@ -1,0 +1,197 @@
+import { findGrant } from '../approvals/grants.js';
+import { evaluatePolicy } from '../approvals/policy.js';
+import { parseToolCall, runParsed, type ParsedToolCall } from '../../tools/execute.js';
+import { errorOutcome } from '../../tools/outcome.js';
+import type { ExpectedImages } from '../../tools/types.js';
+import { crashPoint } from './crash.js';
+import type { TurnOutcome } from './host.js';
+import { settleUnknownOutcome } from './resume.js';
+import { appendToolResult, awaitingApproval, stopTurn, toolContextFor, type TurnScope } from './scope.js';
+import { unansweredCalls, type CallRecord, type SessionState } from './state.js';
+
+/**
+ * Resolves every unanswered call of the newest assistant message, in order: each passes the mode's registry,
+ * the policy and grants, then the approval gate, and runs in the box. Returns an outcome when the turn must
+ * stop (an approval is pending, the user stopped it, a subagent failed), else undefined.
+ */
+export async function settleCalls(turn: TurnScope): Promise<TurnOutcome | undefined> {
+  for (const record of unansweredCalls(turn.state)) {
+    if (turn.signal.aborted) return stopTurn(turn);
+    const outcome = await settleCall(turn, record);
+    if (outcome) return outcome;
+  }
+  return undefined;
+}
+
+async function settleCall(turn: TurnScope, record: CallRecord): Promise<TurnOutcome | undefined> {
+  const { host } = turn;
+  const parsed = parseToolCall(host.registry, record.call);
+  if (!parsed.ok) {
+    appendToolResult(turn, record, {
+      ...parsed.outcome,
+      content: host.tools.redactor.redact(parsed.outcome.content),
+    });
+    return undefined;
+  }
+  // Before the approval checks: a subagent call's request and decision are the child's, mirrored here.
+  if (parsed.call.tool.kind === 'subagent') return settleSubagent(turn, record, parsed.call);
+  if (record.request && !record.decision) return awaitingApproval(turn.state);
+  if (record.decision?.kind === 'approval_denied') {
+    const reason = record.decision.reason ? `: ${record.decision.reason}` : '';
+    appendToolResult(turn, record, {
+      content: JSON.stringify({ error: `denied by the user${reason}` }),
+      isError: true,
+    });
+    return undefined;
+  }
+  const granted = record.decision?.kind === 'approval_granted';
+  if (record.started) return settleUnknownOutcome(turn, record, parsed.call, granted);
+  if (!granted) {
+    const gated = await gate(turn, record, parsed.call);
+    if (gated) return gated;
+    if (record.resultSeq !== undefined) return undefined;
+  } else {
+    crashPoint('after_approval_before_execute');
+  }
+  return execute(turn, record, parsed.call, granted);
+}
+
+/** The key a call's side effects carry: derived from the event that requested it, never from the attempt. */
+function keyFor(state: SessionState, record: CallRecord): string {
+  if (record.started) return record.started.idempotencyKey;
+  if (record.decision?.kind === 'approval_granted' && record.request)
+    return `ev${record.request.seq}-${record.call.name}`;
+  const sameTool = state.openCalls.filter((r) => r.call.name === record.call.name);
+  const suffix = sameTool.length > 1 ? `.${sameTool.indexOf(record) + 1}` : '';
+  return `ev${record.assistantSeq}-${record.call.name}${suffix}`;
+}
+
+/**
+ * A spawn_subagent call: the runner starts (or resumes) the child session and appends what answers the call;
+ * the engine only ends the turn the way the runner reports (approval pending, stopped, failed).
+ */
+async function settleSubagent(
+  turn: TurnScope,
+  record: CallRecord,
+  parsed: ParsedToolCall,
+): Promise<TurnOutcome | undefined> {
+  const runner = turn.host.subagents;
+  if (!runner) {
+    appendToolResult(turn, record, errorOutcome('subagents are not available in this session'));
+    return undefined;
+  }
+  const started = Date.now();
+  const settled = await runner.settle({
+    record,
+    args: parsed.args,
+    state: turn.state,
+    signal: turn.signal,
+    append: (event) => turn.append(event),
+  });
+  turn.record(`tool:${parsed.tool.name}`, started, { toolCallId: record.call.id, status: settled.status });
+  switch (settled.status) {
+    case 'awaiting_approval':
+      return awaitingApproval(turn.state);
+    case 'interrupted':
+      return stopTurn(turn);
+    case 'failed':
+      turn.append({ kind: 'error', message: settled.error, code: 'subagent_failed' });
+      return { status: 'failed', error: settled.error };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Policy, grants and protection for a call not yet decided, from the tool's own preview. Appends the call's
+ * tool error (it cannot apply), a denial, or an approval request when needed.
+ */
+async function gate(
+  turn: TurnScope,
+  record: CallRecord,
+  parsed: ParsedToolCall,
+): Promise<TurnOutcome | undefined> {
+  const { host, state } = turn;
+  const ctx = toolContextFor(turn, keyFor(state, record), record, false);
+  const preview = await parsed.tool.preview(parsed.args, ctx);
+  if (!preview.ok) {
+    appendToolResult(turn, record, preview.outcome);
+    return undefined;
+  }
+  const decision = evaluatePolicy({
+    policy: state.policy,
+    kind: parsed.tool.kind,
+    protectedReason: preview.protectedReason,
+    sandboxAvailable: host.sandboxAvailable,
+  });
+  if (decision.action === 'allow') return undefined;
+  if (decision.action === 'deny') {
+    appendToolResult(turn, record, { content: JSON.stringify({ error: decision.reason }), isError: true });
+    return undefined;
+  }
+  if (!preview.protectedReason) {
+    const grant = findGrant({ tool: parsed.tool.name, ...preview.subject }, [...state.grants.values()]);
+    if (grant) return undefined;
+  }
+  turn.append({
+    kind: 'approval_request',
+    toolCallId: record.call.id,
+    tool: parsed.tool.name,
+    arguments: host.tools.redactor.redact(record.call.arguments),
+    reason: decision.reason,
+    ...(preview.diff ? { diff: preview.diff } : {}),
+  });
+  return awaitingApproval(state);
+}
+
+/**
+ * Runs an allowed call: `tool_call_started` first (with the images a `recorded_images` tool will apply, after
+ * checking an approved change still has the approved diff), then the tool, then its `tool_result`.
+ */
+async function execute(
+  turn: TurnScope,
+  record: CallRecord,
+  parsed: ParsedToolCall,
+  approved: boolean,
+): Promise<TurnOutcome | undefined> {
+  const key = keyFor(turn.state, record);
+  const ctx = toolContextFor(turn, key, record, approved);
+  const { resume } = parsed.tool;
+  let images: ExpectedImages | undefined;
+  if (resume.rule === 'recorded_images') {
+    const preview = await parsed.tool.preview(parsed.args, ctx);
+    if (!preview.ok) {
+      appendToolResult(turn, record, preview.outcome);
+      return undefined;
+    }
+    if (approved && record.request?.diff !== undefined && preview.diff !== record.request.diff) {
+      appendToolResult(
+        turn,
+        record,
+        errorOutcome(
+          'the file changed after the edit was approved; it was not applied (read it again and redo the edit)',
+        ),
+      );
+      return undefined;
+    }
+    images = preview.images;
+  }
+  turn.append({
+    kind: 'tool_call_started',
+    toolCallId: record.call.id,
+    tool: parsed.tool.name,
+    idempotencyKey: key,
+    ...(images ?? {}),
+  });
+  crashPoint('after_tool_started');
+  const started = Date.now();
+  const outcome =
+    images && resume.rule === 'recorded_images'
+      ? await resume.applyOnce(parsed.args, ctx, images)
+      : await runParsed(parsed, ctx);
+  turn.record(`tool:${parsed.tool.name}`, started, { toolCallId: record.call.id, isError: outcome.isError });
+  crashPoint('after_tool_executed_before_result');
+  appendToolResult(turn, record, outcome, key);
+  if (turn.signal.aborted) return stopTurn(turn);
+  return undefined;
+}

@@ -1,0 +1,114 @@
+import type { EventOf, ModelPin, NewEvent, SessionEvent } from '../../common/events.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import type { RetryOptions } from '../../providers/retry.js';
+import type { ModelProvider } from '../../providers/types.js';
+import type { ToolRegistry } from '../../tools/registry.js';
+import type { ToolContext } from '../../tools/types.js';
+import type { CallRecord, SessionState } from './state.js';
+
+// The types a host builds a turn with and the outcomes it gets back; engine.ts is where hosts import them.
+
+/** What a turn pushes to its subscribers while it runs (the UI, the CLI's stdout). */
+export type TurnHooks = {
+  /** A text delta or a tool call starting to stream, as it arrives from the provider. */
+  onDelta?: (delta: { type: 'text'; text: string } | { type: 'tool_call'; id: string; name: string }) => void;
+  /** Every event the turn appends, after it is committed. */
+  onEvent?: (event: SessionEvent) => void;
+  /** Live, redacted output of a running command. */
+  onToolOutput?: (toolCallId: string, chunk: string) => void;
+  /** Progress that is not an event (a retry after a transient failure), in words for the user. */
+  onNotice?: (text: string) => void;
+  /** Every event a subagent (a child session of this turn) appends, with the child's session id. */
+  onSubagentEvent?: (childSessionId: string, event: SessionEvent) => void;
+  /** Live, redacted output of a command a subagent runs, with the child's session id and call id. */
+  onSubagentToolOutput?: (childSessionId: string, toolCallId: string, chunk: string) => void;
+};
+
+/** The parts of a tool context that stay the same for every call of a session. */
+export type SessionToolContext = Omit<ToolContext, 'idempotencyKey' | 'signal' | 'onOutput' | 'approved'>;
+
+/** Everything a turn needs from its host (the CLI, the app, `keel serve`, a library user). */
+export type TurnHost = {
+  /** The session's log, open for writing (the host holds the lease). */
+  log: SessionLog;
+  /** Builds the provider the session is pinned to; throws ProviderError('missing_key') when it cannot. */
+  createProvider: (pin: ModelPin) => ModelProvider;
+  /** The registry of the session's tool mode. */
+  registry: ToolRegistry;
+  tools: SessionToolContext;
+  /** False when no OS sandbox can start: every command then needs approval. */
+  sandboxAvailable: boolean;
+  systemPrompt: string;
+  /** Model requests one turn may make before it stops (the turn's budget). */
+  maxSteps?: number;
+  maxOutputTokens?: number;
+  /** Stops the turn (Ctrl-C, the Stop button). */
+  signal?: AbortSignal;
+  /** A file whose appearance stops the turn: how `keel stop` reaches a turn running in another process. */
+  stopFile?: string;
+  hooks?: TurnHooks;
+  retry?: Omit<RetryOptions, 'signal'>;
+  /**
+   * Runs before every model request (compaction hooks in here). Events it appends go through `append`, so
+   * the turn's state stays in step with the log.
+   */
+  beforeRequest?: (context: BeforeRequestContext) => Promise<void>;
+  /**
+   * Runs spawn_subagent calls as child sessions (main/core/subagents). Without one, such a call is answered
+   * with a tool error.
+   */
+  subagents?: SubagentRunner;
+};
+
+/** What the engine hands the subagent runner for one unanswered call of a `subagent` tool. */
+export type SubagentCall = {
+  /** The call and what the log says about it in this session (its approval request and decision, if any). */
+  record: CallRecord;
+  /** The call's arguments, validated by the tool's schema. */
+  args: Record<string, unknown>;
+  state: SessionState;
+  /** The turn's signal: aborting the parent aborts the child. */
+  signal: AbortSignal;
+  /** The turn's own append (events reach the state and the hooks). */
+  append: (event: NewEvent) => SessionEvent;
+};
+
+/**
+ * How a subagent call ended for this turn. `answered`: the runner appended the call's result (a
+ * subagent_result, or a tool_result error when it refused). `awaiting_approval`: it appended an
+ * approval_request for the call (the child's, mirrored). `interrupted`: the turn was stopped and the
+ * child's partial answer is recorded. `failed`: nothing answers the call yet; resuming runs the child on.
+ */
+export type SubagentSettlement =
+  | { status: 'answered' }
+  | { status: 'awaiting_approval' }
+  | { status: 'interrupted' }
+  | { status: 'failed'; error: string };
+
+/** Settles subagent calls; implemented by main/core/subagents. */
+export type SubagentRunner = { settle: (call: SubagentCall) => Promise<SubagentSettlement> };
+
+/** What a beforeRequest hook gets: the session state, the pinned provider, and the turn's own append. */
+export type BeforeRequestContext = {
+  state: SessionState;
+  provider: ModelProvider;
+  systemPrompt: string;
+  signal: AbortSignal;
+  append: (event: NewEvent) => SessionEvent;
+};
+
+/** How a turn ended. */
+export type TurnOutcome =
+  | { status: 'completed'; text: string }
+  | { status: 'awaiting_approval'; pending: EventOf<'approval_request'>[] }
+  | { status: 'interrupted' }
+  | { status: 'failed'; error: string }
+  | { status: 'budget_exhausted'; steps: number };
+
+/** A turn could not start (e.g. the pinned provider is not configured); nothing was appended. */
+export class TurnSetupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TurnSetupError';
+  }
+}

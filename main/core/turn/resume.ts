@@ -1,0 +1,50 @@
+import type { EventOf } from '../../common/events.js';
+import { runParsed, type ParsedToolCall } from '../../tools/execute.js';
+import type { TurnOutcome } from './host.js';
+import { appendToolResult, awaitingApproval, stopTurn, toolContextFor, type TurnScope } from './scope.js';
+import type { CallRecord } from './state.js';
+
+/**
+ * Settles a call started before a crash whose result was never recorded, the way its tool's resume rule says,
+ * without repeating a side effect: a read re-runs; an edit applies at most once by the images its
+ * tool_call_started recorded; anything else (a command, an edit without recorded images) becomes an approval
+ * request saying the outcome is unknown, and runs again only once that request is granted.
+ */
+export async function settleUnknownOutcome(
+  turn: TurnScope,
+  record: CallRecord,
+  parsed: ParsedToolCall,
+  granted: boolean,
+): Promise<TurnOutcome | undefined> {
+  const started = record.started as EventOf<'tool_call_started'>;
+  const key = started.idempotencyKey;
+  const { resume } = parsed.tool;
+  if (resume.rule === 'rerun') {
+    appendToolResult(turn, record, await runParsed(parsed, toolContextFor(turn, key, record, false)), key);
+    return undefined;
+  }
+  if (resume.rule === 'recorded_images' && started.postImageHash !== undefined) {
+    const outcome = await resume.applyOnce(parsed.args, toolContextFor(turn, key, record, true), {
+      preImageHash: started.preImageHash ?? null,
+      postImageHash: started.postImageHash,
+    });
+    appendToolResult(turn, record, outcome, key);
+    return undefined;
+  }
+  if (granted && record.request?.unknownOutcome) {
+    const begun = Date.now();
+    const outcome = await runParsed(parsed, toolContextFor(turn, key, record, true));
+    turn.record(`tool:${parsed.tool.name}`, begun, { toolCallId: record.call.id, rerun: true });
+    appendToolResult(turn, record, outcome, key);
+    return turn.signal.aborted ? stopTurn(turn) : undefined;
+  }
+  turn.append({
+    kind: 'approval_request',
+    toolCallId: record.call.id,
+    tool: parsed.tool.name,
+    arguments: turn.host.tools.redactor.redact(record.call.arguments),
+    reason: `outcome unknown: Keel stopped after starting this ${parsed.tool.name} (key ${key}) and before recording its result. Approve to run it again, or deny to tell the model it did not complete.`,
+    unknownOutcome: true,
+  });
+  return awaitingApproval(turn.state);
+}

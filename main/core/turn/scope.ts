@@ -1,0 +1,85 @@
+import type { EventOf, NewEvent, SessionEvent } from '../../common/events.js';
+import type { ToolContext, ToolOutcome } from '../../tools/types.js';
+import type { TurnHost, TurnOutcome } from './host.js';
+import { unansweredCalls, type CallRecord, type SessionState } from './state.js';
+
+/** The reason an `interrupted` event gives when the user stopped the turn. */
+export const STOPPED = 'stopped by the user';
+
+/** What the parts of one running turn share: its host, its state, its signal, and the only ways it records. */
+export interface TurnScope {
+  readonly host: TurnHost;
+  /** Kept current with the log: every append goes through `append`. */
+  readonly state: SessionState;
+  /** The turn's own signal: aborted by the host's signal, the stop file, or a subagent budget. */
+  readonly signal: AbortSignal;
+  /** Appends one event, applies it to the state and tells subscribers; throws if the log moved under the turn. */
+  append(event: NewEvent): SessionEvent;
+  /** Adds one stage to the turn's trace (written after each model request and when the turn ends). */
+  record(stage: string, started: number, detail?: unknown): void;
+}
+
+/** Why the turn was stopped: the abort reason when it is text (a subagent budget), else `fallback`. */
+export function stopReason<T extends string | undefined>(turn: TurnScope, fallback: T): string | T {
+  const reason: unknown = turn.signal.reason;
+  return typeof reason === 'string' ? reason : fallback;
+}
+
+/** Appends `interrupted` with the partial text (and the reason, when there is one); the turn ends interrupted. */
+export function interruptTurn(turn: TurnScope, partial: string, reason: string | undefined): TurnOutcome {
+  turn.append({ kind: 'interrupted', content: partial, toolCalls: [], ...(reason ? { reason } : {}) });
+  return { status: 'interrupted' };
+}
+
+/** Ends a stopped turn: `interrupted` with no partial text, for the user or with the abort's own reason. */
+export function stopTurn(turn: TurnScope): TurnOutcome {
+  return interruptTurn(turn, '', stopReason(turn, STOPPED));
+}
+
+/** The turn ends waiting for the user: every request of the newest message still without a decision. */
+export function awaitingApproval(state: SessionState): TurnOutcome {
+  const pending = unansweredCalls(state)
+    .filter((r) => r.request !== undefined && r.decision === undefined)
+    .map((r) => r.request as EventOf<'approval_request'>);
+  return { status: 'awaiting_approval', pending };
+}
+
+/** The tool context of one call: the session's, plus the call's key, the turn's signal and its live output. */
+export function toolContextFor(
+  turn: TurnScope,
+  key: string,
+  record: CallRecord,
+  approved: boolean,
+): ToolContext {
+  return {
+    ...turn.host.tools,
+    idempotencyKey: key,
+    signal: turn.signal,
+    approved,
+    onOutput: (chunk) => turn.host.hooks?.onToolOutput?.(record.call.id, chunk),
+  };
+}
+
+/** Appends the call's `tool_result`: the outcome's content and every fact it carries (status, artifact, images). */
+export function appendToolResult(
+  turn: TurnScope,
+  record: CallRecord,
+  outcome: ToolOutcome,
+  key?: string,
+): void {
+  turn.append({
+    kind: 'tool_result',
+    toolCallId: record.call.id,
+    tool: record.call.name,
+    content: outcome.content,
+    ...(outcome.isError ? { isError: true } : {}),
+    ...(outcome.exitCode !== undefined ? { exitCode: outcome.exitCode } : {}),
+    ...(outcome.signal !== undefined ? { signal: outcome.signal } : {}),
+    ...(outcome.artifact ? { artifact: outcome.artifact } : {}),
+    ...(key ? { idempotencyKey: key } : {}),
+    ...(outcome.preImageHash !== undefined ? { preImageHash: outcome.preImageHash } : {}),
+    ...(outcome.postImageHash ? { postImageHash: outcome.postImageHash } : {}),
+    ...(outcome.diff ? { diff: outcome.diff } : {}),
+    ...(outcome.durationMs !== undefined ? { durationMs: outcome.durationMs } : {}),
+  });
+}
