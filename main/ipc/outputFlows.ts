@@ -1,5 +1,5 @@
 import { createFlowControl, type FlowControl } from '../runner/flow.js';
-import type { RunningCommand } from '../runner/runCommand.js';
+import type { RunningCommand } from '../runner/boxedCommand.js';
 
 /** A watcher whose flow holds a command paused and has acked nothing for this long is taken for gone. */
 export const FLOW_STALL_MS = 15_000;

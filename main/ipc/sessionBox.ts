@@ -10,7 +10,7 @@ import {
 import type { ProviderKeys } from '../providers/index.js';
 import { detectSandbox, type SandboxInfo } from '../sandbox/box.js';
 import type { Redactor } from '../sandbox/redact.js';
-import { readOnlyPathsFor } from '../tools/runCommand.js';
+import { readOnlyPathsFor } from '../tools/runCommandTool.js';
 import { IpcFailure } from './errors.js';
 
 /**

@@ -13,7 +13,7 @@ import { createRedactor, type Redactor } from '../sandbox/redact.js';
 import { cgroupLauncher, createRunCgroup, type RunCgroup } from './cgroup.js';
 import { createFlowControl, type FlowControl } from './flow.js';
 import { killRunTree, RUN_MARKER_VARIABLE } from './processTree.js';
-import { DEFAULT_MEMORY_MB, DEFAULT_PIDS_MAX } from './runCommand.js';
+import { DEFAULT_MEMORY_MB, DEFAULT_PIDS_MAX } from './boxedCommand.js';
 
 /**
  * Quiet time after which the redactor's held-back tail is released. Much shorter than a command run's:

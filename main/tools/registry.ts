@@ -4,7 +4,7 @@ import { globTool } from './glob.js';
 import { grepTool } from './grep.js';
 import { listDirTool } from './listDir.js';
 import { readFileTool } from './readFile.js';
-import { runCommandTool } from './runCommand.js';
+import { runCommandTool } from './runCommandTool.js';
 import { spawnSubagentTool } from './spawnSubagent.js';
 import type { ToolDefinition, ToolMode, ToolModule } from './types.js';
 import { writeFileTool } from './writeFile.js';

@@ -4,7 +4,7 @@ import { resolveCompactionSettings, type CompactionSettings } from '../compactio
 import type { ModelPin } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
-import { createSubagentRunner } from '../subagents/runner.js';
+import { createSubagentRunner } from '../subagents/childSession.js';
 import { readSubagentSpec } from '../subagents/spec.js';
 import type { TurnHooks, TurnHost } from '../turn/engine.js';
 import { createProvider, type ModelProvider, type ProviderKeys } from '../../providers/index.js';

@@ -1,7 +1,7 @@
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { runCommand } from '../../../main/runner/runCommand.js';
+import { runCommand } from '../../../main/runner/boxedCommand.js';
 import { detectSandbox, type SandboxInfo } from '../../../main/sandbox/box.js';
 import { searchWorkspace } from '../../../main/tools/grep.js';
 import type { ToolContext } from '../../../main/tools/types.js';

@@ -6,7 +6,7 @@ import {
   LOW_WATERMARK_CHARS,
   type FlowControl,
 } from '../../../main/runner/flow.js';
-import { runningCommand } from '../../../main/runner/runCommand.js';
+import { runningCommand } from '../../../main/runner/boxedCommand.js';
 import type { SandboxInfo } from '../../../main/sandbox/box.js';
 import { boxedSandbox, createArea, run, waitFor, type RunnerArea } from './runnerFixtures.js';
 

@@ -6,7 +6,7 @@ import {
   runCommand,
   type RunCommandOptions,
   type RunCommandResult,
-} from '../../../main/runner/runCommand.js';
+} from '../../../main/runner/boxedCommand.js';
 
 /** A temp area with a workspace, an artifacts folder and a sibling "outside" folder, removed by `cleanup`. */
 export interface RunnerArea {

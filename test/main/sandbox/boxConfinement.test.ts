@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxInfo } from '../../../main/sandbox/box.js';
-import type { RunCommandOptions, RunCommandResult } from '../../../main/runner/runCommand.js';
+import type { RunCommandOptions, RunCommandResult } from '../../../main/runner/boxedCommand.js';
 import { boxedSandbox, createArea, run, snapshotTree, type RunnerArea } from '../runner/runnerFixtures.js';
 
 /**

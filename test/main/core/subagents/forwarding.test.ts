@@ -2,11 +2,11 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../../../main/common/events.js';
 import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
-import { createSubagentRunner } from '../../../../main/core/subagents/runner.js';
+import { createSubagentRunner } from '../../../../main/core/subagents/childSession.js';
 import { runTurn, type TurnHooks, type TurnHost } from '../../../../main/core/turn/engine.js';
-import { runningCommand } from '../../../../main/runner/runCommand.js';
+import { runningCommand } from '../../../../main/runner/boxedCommand.js';
 import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js';
-import { artifactNameFor } from '../../../../main/tools/runCommand.js';
+import { artifactNameFor } from '../../../../main/tools/runCommandTool.js';
 import type { ProviderServer, RecordedRequest, ScriptStep } from '../../../support/providerServer.js';
 import {
   closeSessionFixture,

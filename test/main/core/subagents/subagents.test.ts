@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Policy, ToolMode } from '../../../../main/common/events.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
-import { createSubagentRunner } from '../../../../main/core/subagents/runner.js';
+import { createSubagentRunner } from '../../../../main/core/subagents/childSession.js';
 import { readSubagentSpec } from '../../../../main/core/subagents/spec.js';
 import { runTurn, type TurnHost } from '../../../../main/core/turn/engine.js';
 import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js';

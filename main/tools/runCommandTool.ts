@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { runCommand, type RunCommandResult } from '../runner/runCommand.js';
+import { runCommand, type RunCommandResult } from '../runner/boxedCommand.js';
 import { DEFAULT_PROTECTED_NAMES } from '../sandbox/protectedPaths.js';
 import { resolvePath } from './confine.js';
 import { toolLimits } from './limits.js';

@@ -5,7 +5,7 @@ import { detectSandbox, type SandboxInfo } from '../../../main/sandbox/box.js';
 import { executeToolCall } from '../../../main/tools/execute.js';
 import { toolLimits } from '../../../main/tools/limits.js';
 import { createToolRegistry } from '../../../main/tools/registry.js';
-import { artifactNameFor } from '../../../main/tools/runCommand.js';
+import { artifactNameFor } from '../../../main/tools/runCommandTool.js';
 import type { ToolContext, ToolOutcome } from '../../../main/tools/types.js';
 import { errorOf, makeWorkspace, noSandbox, TEST_SECRET, type TempWorkspace } from './helpers.js';
 

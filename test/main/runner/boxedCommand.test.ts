@@ -7,7 +7,7 @@ import {
   MAX_TIMEOUT_MS,
   RunCommandError,
   runCommand,
-} from '../../../main/runner/runCommand.js';
+} from '../../../main/runner/boxedCommand.js';
 import { boxedSandbox, createArea, noSandbox, run, type RunnerArea } from './runnerFixtures.js';
 
 let area: RunnerArea;
