@@ -1,4 +1,3 @@
-import { realPathOf, signalNameOf } from './processNames.js';
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -10,10 +9,12 @@ import { NetworkPolicy, wrapCommand, type SandboxInfo, type SandboxKind } from '
 import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js';
 import { buildChildEnv } from '../sandbox/env.js';
 import { createRedactor, type RedactionStream } from '../sandbox/redact.js';
+import { admitBoxedRun } from './admit.js';
 import { cgroupLauncher, createRunCgroup, type RunCgroup } from './cgroup.js';
 import { createExcerptCollector } from './excerpt.js';
 import { createExitMarkerScanner, wrapWithExitMarker } from './exitMarker.js';
 import type { FlowControl } from './flow.js';
+import { signalNameOf } from './processNames.js';
 import { killRunTree, RUN_MARKER_VARIABLE } from './processTree.js';
 
 /** Default wall-clock limit of one command. */
@@ -141,25 +142,12 @@ export async function killAllRunningCommands(): Promise<void> {
  * Resolves with the outcome; rejects only with RunCommandError when nothing was started.
  */
 export async function runCommand(options: RunCommandOptions): Promise<RunCommandResult> {
-  const parsed = RunCommandInput.safeParse(options);
-  if (!parsed.success) {
-    throw new RunCommandError(
-      `Invalid command options: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
-    );
-  }
-  const input = parsed.data;
   const sandbox = options.sandbox;
-  if (sandbox.kind === 'none' && input.unconfinedApproved !== true) {
-    throw new RunCommandError(
-      `No OS sandbox is available (${sandbox.reason}); this command needs the user's explicit approval to run unconfined.`,
-    );
-  }
-  const workspace = realPathOf(input.workspace, 'workspace', (message) => new RunCommandError(message));
-  const cwd = realPathOf(
-    input.cwd ?? workspace,
-    'working directory',
-    (message) => new RunCommandError(message),
-  );
+  const { input, workspace, cwd } = admitBoxedRun(RunCommandInput, options, sandbox, {
+    what: 'command',
+    unconfined: "this command needs the user's explicit approval to run unconfined.",
+    fail: (message) => new RunCommandError(message),
+  });
   const timeoutMs = Math.min(input.timeoutMs ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
   const memoryMb = input.memoryMb ?? DEFAULT_MEMORY_MB;
   const network = input.network ?? 'none';

@@ -1,4 +1,3 @@
-import { realPathOf, signalNameOf } from './processNames.js';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -10,8 +9,10 @@ import { NetworkPolicy, wrapCommand, type SandboxInfo, type SandboxKind } from '
 import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js';
 import { buildChildEnv } from '../sandbox/env.js';
 import { createRedactor, type Redactor } from '../sandbox/redact.js';
+import { admitBoxedRun } from './admit.js';
 import { cgroupLauncher, createRunCgroup, type RunCgroup } from './cgroup.js';
 import { createFlowControl, type FlowControl } from './flow.js';
+import { signalNameOf } from './processNames.js';
 import { killRunTree, RUN_MARKER_VARIABLE } from './processTree.js';
 import { DEFAULT_MEMORY_MB, DEFAULT_PIDS_MAX } from './boxedCommand.js';
 
@@ -120,29 +121,12 @@ export async function killAllInteractiveTerminals(): Promise<void> {
 export async function openInteractiveTerminal(
   options: InteractiveTerminalOptions,
 ): Promise<InteractiveTerminal> {
-  const parsed = InteractiveTerminalInput.safeParse(options);
-  if (!parsed.success) {
-    throw new InteractiveTerminalError(
-      `Invalid terminal options: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
-    );
-  }
-  const input = parsed.data;
   const sandbox = options.sandbox;
-  if (sandbox.kind === 'none' && input.unconfinedApproved !== true) {
-    throw new InteractiveTerminalError(
-      `No OS sandbox is available (${sandbox.reason}); a terminal would run unconfined, which needs your explicit approval.`,
-    );
-  }
-  const workspace = realPathOf(
-    input.workspace,
-    'workspace',
-    (message) => new InteractiveTerminalError(message),
-  );
-  const cwd = realPathOf(
-    input.cwd ?? workspace,
-    'working directory',
-    (message) => new InteractiveTerminalError(message),
-  );
+  const { input, workspace, cwd } = admitBoxedRun(InteractiveTerminalInput, options, sandbox, {
+    what: 'terminal',
+    unconfined: 'a terminal would run unconfined, which needs your explicit approval.',
+    fail: (message) => new InteractiveTerminalError(message),
+  });
   const network = input.network ?? 'none';
   const id = randomUUID();
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'keel-terminal-'));
