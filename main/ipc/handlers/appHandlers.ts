@@ -1,0 +1,164 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  catalogueView,
+  ModelChoiceError,
+  refreshServedModels,
+  summarizeServed,
+} from '../../core/models/index.js';
+import { createProvider, ProviderError, toProviderError } from '../../providers/index.js';
+import type { ProviderKeys } from '../../providers/index.js';
+import { detectSandbox } from '../../sandbox/box.js';
+import { readSettings, writeSettings } from '../../store/settings.js';
+import { IpcFailure } from '../errors.js';
+import { readRecentProjects } from '../recentProjects.js';
+import type { appChannels } from '../contract/appChannels.js';
+import type { HandlerContext } from './context.js';
+import type { HandlerTable, LocalServerCandidate } from './types.js';
+
+/** The servers first run offers when they answer: Ollama and LM Studio on their default ports. */
+export const LOCAL_SERVERS: readonly LocalServerCandidate[] = [
+  { name: 'Ollama', baseUrl: 'http://127.0.0.1:11434/v1' },
+  { name: 'LM Studio', baseUrl: 'http://127.0.0.1:1234/v1' },
+];
+const PROVIDER_TEST_TIMEOUT_MS = 20_000;
+const LOCAL_PROBE_TIMEOUT_MS = 800;
+
+/** The handlers of settings, providers, projects and the app. */
+export function appHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeof appChannels> {
+  const { options, home, env, keyStore, clock, folderExists, useProject, settingsView } = ctx;
+  return {
+    'settings.get': () => settingsView(),
+
+    'settings.set': (args) => {
+      if (args.keys && Object.keys(args.keys).length > 0) {
+        if (!keyStore.write) {
+          throw new IpcFailure(
+            'not_available',
+            'keel serve reads API keys from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, KEEL_OPENAI_COMPATIBLE_API_KEY); set them there and restart',
+          );
+        }
+        keyStore.write(args.keys);
+      }
+      // The model corrections are kept unless the caller sends its own (older UIs do not know them).
+      if (args.settings)
+        writeSettings(home, { ...args.settings, models: args.settings.models ?? readSettings(home).models });
+      return settingsView();
+    },
+
+    'settings.testProvider': async (args) => {
+      const settings = readSettings(home);
+      const baseUrl = args.baseUrl ?? settings.providers[args.provider]?.baseUrl;
+      const keyName = args.provider === 'openai-compatible' ? 'openaiCompatible' : args.provider;
+      const keys: ProviderKeys = args.apiKey ? { [keyName]: args.apiKey } : keyStore.read();
+      const started = performance.now();
+      const signal = AbortSignal.timeout(PROVIDER_TEST_TIMEOUT_MS);
+      try {
+        const provider = createProvider(
+          { provider: args.provider, ...(baseUrl ? { baseUrl } : {}) },
+          keys,
+          env,
+        );
+        for await (const event of provider.stream({
+          payload: { messages: [{ role: 'user', content: 'Reply with the word OK.' }] },
+          tools: [],
+          model: args.model,
+          maxOutputTokens: 16,
+          signal,
+        })) {
+          if (event.type === 'text' || event.type === 'done' || event.type === 'tool_call') break;
+        }
+        return {
+          ok: true,
+          message: `${args.provider} answered with ${args.model}`,
+          latencyMs: performance.now() - started,
+        };
+      } catch (error) {
+        const failure = toProviderError(error, args.provider, signal);
+        const message = signal.aborted
+          ? `no answer within ${PROVIDER_TEST_TIMEOUT_MS / 1000} s`
+          : failure.message;
+        return { ok: false, message, latencyMs: performance.now() - started };
+      }
+    },
+
+    'providers.catalogue': () => {
+      try {
+        return catalogueView(home, readSettings(home), clock);
+      } catch (error) {
+        if (error instanceof ModelChoiceError) throw new IpcFailure('invalid_input', error.message);
+        throw error;
+      }
+    },
+
+    'providers.refreshModels': async (args) => {
+      const baseUrl = args.baseUrl ?? readSettings(home).providers[args.provider]?.baseUrl;
+      try {
+        const list = await refreshServedModels(args.provider, baseUrl, {
+          home,
+          clock,
+          keys: keyStore.read(),
+          env,
+        });
+        return { served: summarizeServed(list, clock) };
+      } catch (error) {
+        if (error instanceof ProviderError) throw new IpcFailure('provider', error.message);
+        throw error;
+      }
+    },
+
+    'providers.detectLocal': async () => {
+      const candidates = options.localServers ?? LOCAL_SERVERS;
+      const found = await Promise.all(candidates.map((candidate) => probeLocalServer(candidate)));
+      return { servers: found.filter((server) => server !== undefined) };
+    },
+
+    'projects.openFolder': async (args) => {
+      let chosen: string | null;
+      if (options.pickFolder) chosen = await options.pickFolder(args.path);
+      else if (args.path === undefined) {
+        throw new IpcFailure('not_available', 'keel serve has no folder dialog: type the folder path');
+      } else chosen = args.path;
+      if (chosen === null) return { folder: null };
+      const folder = path.resolve(chosen);
+      if (!folderExists(folder))
+        throw new IpcFailure('not_found', `${folder} does not exist or is not a folder`);
+      const real = fs.realpathSync(folder);
+      useProject(real);
+      return { folder: real };
+    },
+
+    'projects.recent': () => ({
+      projects: readRecentProjects(home).map((entry) => ({ ...entry, exists: folderExists(entry.folder) })),
+    }),
+
+    'app.launchCommands': () => ({ commands: options.takeLaunchCommands?.() ?? [] }),
+
+    'app.info': async () => {
+      const sandbox = await detectSandbox();
+      return {
+        version: options.version,
+        mode: options.mode,
+        platform: process.platform,
+        home,
+        sandbox: { kind: sandbox.kind, reason: sandbox.reason, version: sandbox.version },
+      };
+    },
+  };
+}
+
+async function probeLocalServer(
+  candidate: LocalServerCandidate,
+): Promise<{ name: string; baseUrl: string; models: string[] } | undefined> {
+  try {
+    const response = await fetch(`${candidate.baseUrl}/models`, {
+      signal: AbortSignal.timeout(LOCAL_PROBE_TIMEOUT_MS),
+    });
+    if (!response.ok) return undefined;
+    const body = (await response.json()) as { data?: { id?: unknown }[] };
+    const models = (body.data ?? []).flatMap((model) => (typeof model.id === 'string' ? [model.id] : []));
+    return { name: candidate.name, baseUrl: candidate.baseUrl, models };
+  } catch {
+    return undefined;
+  }
+}

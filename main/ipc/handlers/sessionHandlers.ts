@@ -1,0 +1,241 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { pendingApprovals } from '../../core/approvals/state.js';
+import type { EventOf } from '../../common/events.js';
+import { newSessionId } from '../../core/log/sessionId.js';
+import { SessionLog } from '../../core/log/sessionLog.js';
+import { readPersistentConfig } from '../../core/sessions/layout.js';
+import { loadSessionState } from '../../core/turn/loadState.js';
+import { foldSession, needsModel, unansweredCalls } from '../../core/turn/state.js';
+import { readSettings } from '../../store/settings.js';
+import { type ProjectGroup } from '../contract.js';
+import { IpcFailure } from '../errors.js';
+import type { sessionChannels } from '../contract/sessionChannels.js';
+import type { HandlerContext } from './context.js';
+import type { HandlerTable } from './types.js';
+
+/** The handlers of sessions, their events and turns. */
+export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeof sessionChannels> {
+  const {
+    home,
+    hub,
+    index,
+    turns,
+    terminals,
+    folderExists,
+    toSummary,
+    summaryOf,
+    readLog,
+    useProject,
+    choose,
+    modelRequest,
+    heldElsewhere,
+  } = ctx;
+  return {
+    'sessions.list': (args) => {
+      const rows = index.list({
+        limit: args.limit + 1,
+        offset: args.offset,
+        ...(args.search !== undefined && args.search.trim() !== '' ? { search: args.search } : {}),
+        ...(args.projectFolder !== undefined ? { projectFolder: args.projectFolder } : {}),
+        includeArchived: args.includeArchived,
+      });
+      const page = rows.slice(0, args.limit);
+      const exists = new Map<string, boolean>();
+      const groups = new Map<string, ProjectGroup>();
+      const sessions = page.map((row) => {
+        let present = exists.get(row.projectFolder);
+        if (present === undefined) {
+          present = folderExists(row.projectFolder);
+          exists.set(row.projectFolder, present);
+        }
+        const group = groups.get(row.projectFolder);
+        if (group) group.sessionIds.push(row.id);
+        else
+          groups.set(row.projectFolder, {
+            folder: row.projectFolder,
+            exists: present,
+            lastActivity: row.updatedAt,
+            sessionIds: [row.id],
+          });
+        return toSummary(row, present);
+      });
+      return { sessions, projects: [...groups.values()], hasMore: rows.length > args.limit };
+    },
+
+    'sessions.create': async (args) => {
+      const folder = path.resolve(args.projectFolder);
+      if (!folderExists(folder)) {
+        throw new IpcFailure('not_found', `the project folder ${folder} does not exist or is not a folder`);
+      }
+      // A session is pinned to its model: the provider's word on it decides, the catalogue only warns.
+      const { pin, warning } = await choose(modelRequest(args));
+      const real = fs.realpathSync(folder);
+      // The app is a host of the session API: its sessions are made as a library user's are.
+      const session = await turns.harness.sessions.getOrCreate({
+        id: newSessionId(),
+        ...(args.title ? { title: args.title } : {}),
+        create: {
+          model: pin,
+          ...(args.checkout === 'direct'
+            ? { projectFolder: real }
+            : { persistentDirs: { project: { path: real, commit: args.checkout } } }),
+          policy: args.policy,
+          toolMode: args.policy === 'read-only' ? 'read-only' : args.toolMode,
+          networkAllow: args.networkAllow,
+        },
+      });
+      const id = session.id;
+      const created = readLog(id, (log) => log.read({ fromSeq: 1, limit: 1 })[0]);
+      useProject(real);
+      if (created) hub.publish('event.appended', { sessionId: id, event: created });
+      hub.publish('sessions.changed', { sessionId: id, change: 'created' });
+      return { session: summaryOf(id), ...(warning ? { warning } : {}) };
+    },
+
+    'sessions.open': (args) =>
+      readLog(args.sessionId, (log) => {
+        // Index lookups, not a read of the whole log: opening a 10k-event session stays cheap.
+        const state = loadSessionState(log);
+        const session = summaryOf(args.sessionId);
+        const pending = pendingApprovals(
+          log.readKinds(['approval_request', 'approval_granted', 'approval_denied'], { validate: false }),
+        );
+        const compactedAt = log.lastSeqOfKind('compaction') ?? 0;
+        const usage =
+          state.lastUsage && (state.lastUsageSeq ?? 0) > compactedAt ? state.lastUsage : undefined;
+        const threshold = readSettings(home).compaction.threshold;
+        const created = log.read({ fromSeq: 1, limit: 1 })[0] as EventOf<'session_created'>;
+        const running = turns.isRunning(args.sessionId);
+        return {
+          session,
+          pin: state.pin,
+          policy: state.policy,
+          toolMode: state.toolMode,
+          networkAllow: created.networkAllow ?? [],
+          persistentDirs: (() => {
+            const config = readPersistentConfig(log.dir);
+            return (config?.dirs ?? []).map((dir) => ({
+              dir: dir.name,
+              commit: dir.commit,
+              readOnly: config?.readOnly.includes(dir.name) ?? false,
+            }));
+          })(),
+          running,
+          readOnly: !session.projectExists || heldElsewhere(args.sessionId),
+          canResume:
+            !running && pending.length === 0 && (needsModel(state) || unansweredCalls(state).length > 0),
+          pendingApprovals: pending,
+          context: {
+            usedTokens: usage
+              ? usage.inputTokens +
+                usage.outputTokens +
+                (usage.cacheReadTokens ?? 0) +
+                (usage.cacheWriteTokens ?? 0)
+              : null,
+            window: state.pin.contextWindow,
+            compactAt: threshold > 0 ? Math.floor(threshold * state.pin.contextWindow) : null,
+          },
+        };
+      }),
+
+    'sessions.rename': (args) => {
+      turns.assertIdle(args.sessionId);
+      // A rename is an event, so the title survives an index rebuild and shows in the session's history.
+      const log = SessionLog.open(home, args.sessionId, { write: true });
+      try {
+        log.append({ kind: 'session_renamed', title: args.title });
+      } finally {
+        log.close();
+      }
+      hub.publish('sessions.changed', { sessionId: args.sessionId, change: 'renamed' });
+      return { session: summaryOf(args.sessionId) };
+    },
+
+    'sessions.setModel': async (args) => {
+      turns.assertIdle(args.sessionId);
+      const before = readLog(args.sessionId, (log) => ({
+        pin: loadSessionState(log).pin,
+        lastSeq: log.lastSeq(),
+      }));
+      const { pin, warning } = await choose(modelRequest(args), before.pin);
+      return turns.appendWhileIdle(args.sessionId, (log) => {
+        // The provider was asked meanwhile: a turn or another switch in between makes this one stale.
+        const appended = log.append({ kind: 'model_changed', ...pin }, { expectedLastSeq: before.lastSeq });
+        if (!appended.ok) throw new IpcFailure('invalid_state', 'the session changed meanwhile: try again');
+        return {
+          events: appended.events,
+          value: { pin, previous: before.pin, ...(warning ? { warning } : {}) },
+        };
+      });
+    },
+
+    'sessions.archive': (args) => {
+      if (!index.setArchived(args.sessionId, args.archived)) {
+        throw new IpcFailure('not_found', `no session ${args.sessionId}`);
+      }
+      hub.publish('sessions.changed', { sessionId: args.sessionId, change: 'archived' });
+      return { session: summaryOf(args.sessionId) };
+    },
+
+    'sessions.delete': async (args) => {
+      turns.assertIdle(args.sessionId);
+      // Its shells run inside the session's folder: they go first.
+      await terminals.killSession(args.sessionId);
+      // Taking the lease proves no other process is writing; the folder goes once it is released.
+      const log = SessionLog.open(home, args.sessionId, { write: true });
+      const dir = log.dir;
+      log.close();
+      index.removeSession(args.sessionId);
+      fs.rmSync(dir, { recursive: true, force: true });
+      hub.publish('sessions.changed', { sessionId: args.sessionId, change: 'deleted' });
+      return { deleted: true as const };
+    },
+
+    'events.page': (args) =>
+      readLog(args.sessionId, (log) => {
+        const lastSeq = log.lastSeq();
+        let fromSeq: number;
+        let toSeq: number;
+        if (args.fromSeq !== undefined) {
+          fromSeq = args.fromSeq;
+          toSeq = Math.min(args.toSeq ?? lastSeq, fromSeq + args.limit - 1);
+        } else {
+          toSeq = Math.min(args.toSeq ?? lastSeq, (args.beforeSeq ?? lastSeq + 1) - 1);
+          fromSeq = Math.max(1, toSeq - args.limit + 1);
+        }
+        const events = toSeq >= fromSeq ? log.read({ fromSeq, toSeq, limit: args.limit }) : [];
+        const first = events[0]?.seq ?? fromSeq;
+        const last = events[events.length - 1]?.seq ?? toSeq;
+        return { events, lastSeq, hasBefore: first > 1 && lastSeq > 0, hasAfter: last < lastSeq };
+      }),
+
+    'turns.send': async (args) => ({
+      turnId: await turns.start(args.sessionId, { prompt: args.prompt, discardChanges: args.discardChanges }),
+    }),
+
+    'turns.stop': async (args) => {
+      if (!index.get(args.sessionId)) throw new IpcFailure('not_found', `no session ${args.sessionId}`);
+      return { stopped: await turns.stop(args.sessionId) };
+    },
+
+    'turns.resume': async (args) => {
+      turns.assertIdle(args.sessionId);
+      readLog(args.sessionId, (log) => {
+        const events = log.read();
+        const pending = pendingApprovals(events);
+        if (pending.length > 0) {
+          throw new IpcFailure(
+            'invalid_state',
+            `the turn waits on ${pending.length === 1 ? 'an approval' : `${pending.length} approvals`}: decide first`,
+          );
+        }
+        const state = foldSession(events);
+        if (!needsModel(state) && unansweredCalls(state).length === 0) {
+          throw new IpcFailure('invalid_state', 'nothing to resume: the last turn completed');
+        }
+      });
+      return { turnId: await turns.start(args.sessionId, {}) };
+    },
+  };
+}
