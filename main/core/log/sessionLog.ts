@@ -1,16 +1,29 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
 import { openDatabase } from '../../store/database.js';
 import type { Db, Synchronous } from '../../store/database.js';
 import { EVENTS_MIGRATIONS } from '../../store/schema.js';
 import { SessionIndex } from '../../store/sessionIndex.js';
-import type { IndexUpdate, NewSessionRow, SessionStatus } from '../../store/sessionIndex.js';
+import type { SessionStatus } from '../../store/sessionIndex.js';
 import { SessionEvent } from '../../common/events.js';
 import type { EventKind, EventOf, NewEvent } from '../../common/events.js';
 import type { ProjectionView } from '../../common/payload.js';
 import { assertValidSessionId, isValidSessionId, newSessionId } from './sessionId.js';
 import { crashDuringAppend } from '../turn/crash.js';
+import { SessionExistsError, SessionLockedError, SessionNotFoundError } from './logErrors.js';
+import {
+  rowToEvent,
+  rowToTraceEntry,
+  toIndexUpdate,
+  toSessionRow,
+  TraceEntry,
+  type EventRow,
+  type TraceRow,
+} from './logRows.js';
+import { trackWriter, untrackWriter } from './writerExit.js';
+
+export { SessionExistsError, SessionLockedError, SessionNotFoundError } from './logErrors.js';
+export { TraceEntry } from './logRows.js';
 
 /** What a new session pins at creation: everything in session_created but seq/at/kind. */
 export type SessionInit = Omit<EventOf<'session_created'>, 'seq' | 'at' | 'kind'>;
@@ -19,43 +32,6 @@ export type SessionInit = Omit<EventOf<'session_created'>, 'seq' | 'at' | 'kind'
 export type AppendResult =
   | { ok: true; events: SessionEvent[]; lastSeq: number }
   | { ok: false; conflict: { expectedLastSeq: number; actualLastSeq: number } };
-
-/** Thrown when another live process holds the session's writer lease. */
-export class SessionLockedError extends Error {
-  constructor(
-    readonly sessionId: string,
-    readonly holderPid: number,
-  ) {
-    super(`session ${sessionId} is open for writing in another process (pid ${holderPid})`);
-    this.name = 'SessionLockedError';
-  }
-}
-
-/** Thrown when a session id is not in the home. */
-export class SessionNotFoundError extends Error {
-  constructor(readonly sessionId: string) {
-    super(`no session ${sessionId}`);
-    this.name = 'SessionNotFoundError';
-  }
-}
-
-/** Thrown by create/importEvents when the home already has a session with that id. Nothing was written. */
-export class SessionExistsError extends Error {
-  constructor(readonly sessionId: string) {
-    super(`a session ${sessionId} already exists (import without keeping the id to get a new one)`);
-    this.name = 'SessionExistsError';
-  }
-}
-
-/** One trace record: a stage of a turn, when it started, how long it took, and free-form detail (tokens…). */
-export const TraceEntry = z.object({
-  turn: z.number().int().nonnegative(),
-  stage: z.string().min(1),
-  startedAt: z.string().min(1),
-  durationMs: z.number().nonnegative().optional(),
-  detail: z.unknown().optional(),
-});
-export type TraceEntry = z.infer<typeof TraceEntry>;
 
 /** `init` of `create`: `sessionId` may be left out (then `options.id` or a new id is used). */
 export type CreateSessionInit = Omit<SessionInit, 'sessionId'> & { sessionId?: string };
@@ -79,15 +55,6 @@ export type ReadOptions = { fromSeq?: number; toSeq?: number; limit?: number; va
 
 export type { NewEvent, ProjectionView };
 
-type EventRow = { seq: number; kind: string; at: string; body: string };
-type TraceRow = {
-  turn: number;
-  stage: string;
-  started_at: string;
-  duration_ms: number | null;
-  detail: string | null;
-};
-
 /**
  * The log's index connection commits without its own fsync: counts, status and search text are
  * rebuilt from events.sqlite (FULL) by seq watermark if a power cut loses them, and a lost lease
@@ -97,108 +64,6 @@ const INDEX_OPTIONS = { synchronous: 'NORMAL' } as const;
 
 /** Events read per page when catching the index up. */
 const INDEX_PAGE = 5_000;
-/** Longest title taken from the first user message. */
-const TITLE_LENGTH = 80;
-
-function rowToEvent(sessionId: string, row: EventRow, validate = true): SessionEvent {
-  const body = JSON.parse(row.body) as Record<string, unknown>;
-  // Every event was validated when it was appended; hot paths (the turn engine) may skip re-checking.
-  if (!validate) return { ...body, seq: row.seq, kind: row.kind, at: row.at } as SessionEvent;
-  const result = SessionEvent.safeParse({ ...body, seq: row.seq, kind: row.kind, at: row.at });
-  if (!result.success) {
-    throw new Error(
-      `session ${sessionId}: stored event ${row.seq} (${row.kind}) does not match its schema: ` +
-        z.prettifyError(result.error),
-    );
-  }
-  return result.data;
-}
-
-function rowToTraceEntry(row: TraceRow): TraceEntry {
-  return {
-    turn: row.turn,
-    stage: row.stage,
-    startedAt: row.started_at,
-    ...(row.duration_ms === null ? {} : { durationMs: row.duration_ms }),
-    ...(row.detail === null ? {} : { detail: JSON.parse(row.detail) as unknown }),
-  };
-}
-
-/** The text search finds an event by; undefined for events that carry no message text. */
-function searchableText(event: SessionEvent): string | undefined {
-  switch (event.kind) {
-    case 'user_message':
-    case 'assistant_message':
-    case 'interrupted':
-      return event.content === '' ? undefined : event.content;
-    case 'compaction':
-      return event.summary;
-    default:
-      return undefined;
-  }
-}
-
-function titleFrom(content: string): string | undefined {
-  const line = content.trim().split('\n', 1)[0]?.trim() ?? '';
-  if (line === '') return undefined;
-  return line.length <= TITLE_LENGTH ? line : line.slice(0, TITLE_LENGTH - 1) + '…';
-}
-
-/** What the index must learn from `events` (in seq order, non-empty). */
-function toIndexUpdate(events: readonly SessionEvent[], status: SessionStatus): IndexUpdate {
-  const last = events[events.length - 1];
-  if (!last) throw new Error('toIndexUpdate needs at least one event');
-  const update: IndexUpdate = { lastSeq: last.seq, updatedAt: last.at, status, messages: [] };
-  const messages: { seq: number; text: string }[] = [];
-  for (const event of events) {
-    const text = searchableText(event);
-    if (text !== undefined) messages.push({ seq: event.seq, text });
-    if (event.kind === 'user_message' && update.title === undefined) {
-      const title = titleFrom(event.content);
-      if (title !== undefined) update.title = title;
-    }
-    if (event.kind === 'model_changed') {
-      update.provider = event.provider;
-      update.model = event.model;
-    }
-    if (event.kind === 'session_renamed') update.renamedTitle = event.title;
-  }
-  return { ...update, messages };
-}
-
-function toSessionRow(created: EventOf<'session_created'>, id: string): NewSessionRow {
-  return {
-    id,
-    ...(created.title === undefined ? {} : { title: created.title }),
-    projectFolder: created.projectFolder,
-    provider: created.provider,
-    model: created.model,
-    ...(created.parentId === undefined ? {} : { parentId: created.parentId }),
-    createdAt: created.at,
-  };
-}
-
-/** Logs open for writing in this process, so their leases are released when the process exits. */
-const openWriters = new Set<SessionLog>();
-let exitHookInstalled = false;
-
-function trackWriter(log: SessionLog): void {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    // 'exit' handlers must be synchronous; better-sqlite3 is. A kill -9 skips this: the next
-    // writer takes the lease over because the pid is dead.
-    process.on('exit', () => {
-      for (const writer of [...openWriters]) {
-        try {
-          writer.close();
-        } catch {
-          // Exiting anyway; the lease is taken over once this pid is gone.
-        }
-      }
-    });
-  }
-  openWriters.add(log);
-}
 
 /**
  * The append-only event log of one session: `<home>/sessions/<id>/events.sqlite`. A log opened for
@@ -580,7 +445,7 @@ export class SessionLog {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    openWriters.delete(this);
+    untrackWriter(this);
     try {
       if (this.writable) {
         this.running = false;

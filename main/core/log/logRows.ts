@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import { SessionEvent } from '../../common/events.js';
+import type { EventOf } from '../../common/events.js';
+import type { IndexUpdate, NewSessionRow, SessionStatus } from '../../store/sessionIndex.js';
+
+/*
+ * Rows of the events and trace tables to values and back, and what the session index learns from events.
+ * Pure.
+ */
+
+/** One trace record: a stage of a turn, when it started, how long it took, and free-form detail (tokens…). */
+export const TraceEntry = z.object({
+  turn: z.number().int().nonnegative(),
+  stage: z.string().min(1),
+  startedAt: z.string().min(1),
+  durationMs: z.number().nonnegative().optional(),
+  detail: z.unknown().optional(),
+});
+export type TraceEntry = z.infer<typeof TraceEntry>;
+
+/** A row of the events table. */
+export type EventRow = { seq: number; kind: string; at: string; body: string };
+/** A row of the trace table. */
+export type TraceRow = {
+  turn: number;
+  stage: string;
+  started_at: string;
+  duration_ms: number | null;
+  detail: string | null;
+};
+
+/** Longest title taken from the first user message. */
+const TITLE_LENGTH = 80;
+
+/** The event of a stored row; throws naming the seq when it does not match its schema (unless `validate` is false). */
+export function rowToEvent(sessionId: string, row: EventRow, validate = true): SessionEvent {
+  const body = JSON.parse(row.body) as Record<string, unknown>;
+  // Every event was validated when it was appended; hot paths (the turn engine) may skip re-checking.
+  if (!validate) return { ...body, seq: row.seq, kind: row.kind, at: row.at } as SessionEvent;
+  const result = SessionEvent.safeParse({ ...body, seq: row.seq, kind: row.kind, at: row.at });
+  if (!result.success) {
+    throw new Error(
+      `session ${sessionId}: stored event ${row.seq} (${row.kind}) does not match its schema: ` +
+        z.prettifyError(result.error),
+    );
+  }
+  return result.data;
+}
+
+export function rowToTraceEntry(row: TraceRow): TraceEntry {
+  return {
+    turn: row.turn,
+    stage: row.stage,
+    startedAt: row.started_at,
+    ...(row.duration_ms === null ? {} : { durationMs: row.duration_ms }),
+    ...(row.detail === null ? {} : { detail: JSON.parse(row.detail) as unknown }),
+  };
+}
+
+/** The text search finds an event by; undefined for events that carry no message text. */
+function searchableText(event: SessionEvent): string | undefined {
+  switch (event.kind) {
+    case 'user_message':
+    case 'assistant_message':
+    case 'interrupted':
+      return event.content === '' ? undefined : event.content;
+    case 'compaction':
+      return event.summary;
+    default:
+      return undefined;
+  }
+}
+
+function titleFrom(content: string): string | undefined {
+  const line = content.trim().split('\n', 1)[0]?.trim() ?? '';
+  if (line === '') return undefined;
+  return line.length <= TITLE_LENGTH ? line : line.slice(0, TITLE_LENGTH - 1) + '…';
+}
+
+/** What the index must learn from `events` (in seq order, non-empty). */
+export function toIndexUpdate(events: readonly SessionEvent[], status: SessionStatus): IndexUpdate {
+  const last = events[events.length - 1];
+  if (!last) throw new Error('toIndexUpdate needs at least one event');
+  const update: IndexUpdate = { lastSeq: last.seq, updatedAt: last.at, status, messages: [] };
+  const messages: { seq: number; text: string }[] = [];
+  for (const event of events) {
+    const text = searchableText(event);
+    if (text !== undefined) messages.push({ seq: event.seq, text });
+    if (event.kind === 'user_message' && update.title === undefined) {
+      const title = titleFrom(event.content);
+      if (title !== undefined) update.title = title;
+    }
+    if (event.kind === 'model_changed') {
+      update.provider = event.provider;
+      update.model = event.model;
+    }
+    if (event.kind === 'session_renamed') update.renamedTitle = event.title;
+  }
+  return { ...update, messages };
+}
+
+export function toSessionRow(created: EventOf<'session_created'>, id: string): NewSessionRow {
+  return {
+    id,
+    ...(created.title === undefined ? {} : { title: created.title }),
+    projectFolder: created.projectFolder,
+    provider: created.provider,
+    model: created.model,
+    ...(created.parentId === undefined ? {} : { parentId: created.parentId }),
+    createdAt: created.at,
+  };
+}
