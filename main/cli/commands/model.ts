@@ -3,6 +3,7 @@ import { Policy, ProviderKind } from '../../common/events.js';
 import { foldSession } from '../../core/turn/state.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
+import { policyChangeProblem } from '../../core/approvals/policy.js';
 import { CliError } from '../errors.js';
 import { chooseCliModel } from '../models.js';
 import { withSessionLog, withWritableSession } from '../session.js';
@@ -65,11 +66,8 @@ export function registerModel(program: Command, context: CliContext): void {
         throw new CliError(`unknown policy "${policyText}": use read-only, ask, auto-edit or full-auto`);
       await withWritableSession(context.home(), session, (log) => {
         const state = foldSession(log.read());
-        if (state.toolMode === 'read-only' && policy.data !== 'read-only') {
-          throw new CliError(
-            'this session was created read-only: its tool set has no write tools; start a new session to write',
-          );
-        }
+        const problem = policyChangeProblem(state.toolMode, policy.data);
+        if (problem) throw new CliError(problem);
         log.append({ kind: 'policy_changed', policy: policy.data });
         context.io.stderr(`keel: ${session} policy is now ${policy.data} (was ${state.policy})\n`);
       });

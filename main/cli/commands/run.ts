@@ -10,6 +10,7 @@ import type { Harness, SessionSetup } from '../../core/sessions/types.js';
 import { readSettings } from '../../store/settings.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
+import { toolModeFor } from '../../core/approvals/policy.js';
 import { CliError } from '../errors.js';
 import { chooseCliModel } from '../models.js';
 import { cliHarness, cliSession, driveTurn } from '../turn.js';
@@ -151,7 +152,7 @@ async function newSessionSetup(
       ? { projectFolder: folder }
       : { persistentDirs: { project: { path: folder, commit: mode } } }),
     policy: policy.data,
-    toolMode: policy.data === 'read-only' ? 'read-only' : 'write',
+    toolMode: toolModeFor(policy.data),
     networkAllow,
   };
 }

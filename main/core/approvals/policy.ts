@@ -1,4 +1,4 @@
-import type { Policy } from '../../common/events.js';
+import type { Policy, ToolMode } from '../../common/events.js';
 
 /** What a tool does, as far as approval is concerned. */
 export type ToolKind = 'read' | 'edit' | 'command' | 'subagent';
@@ -42,4 +42,22 @@ export function evaluatePolicy(input: PolicyInput): PolicyDecision {
     action: 'ask',
     reason: kind === 'edit' ? 'edits need approval in this policy' : 'commands need approval in this policy',
   };
+}
+
+/**
+ * The tool set a new session gets: a read-only policy always means the read-only registry (its model never
+ * sees a write tool); otherwise the one asked for (write by default).
+ */
+export function toolModeFor(policy: Policy, requested: ToolMode = 'write'): ToolMode {
+  return policy === 'read-only' ? 'read-only' : requested;
+}
+
+/**
+ * Whether a session may move to `policy`: one created with the read-only tool set has no write tools, so
+ * only read-only applies. Returns why not, or undefined.
+ */
+export function policyChangeProblem(toolMode: ToolMode, policy: Policy): string | undefined {
+  return toolMode === 'read-only' && policy !== 'read-only'
+    ? 'this session was created read-only: its tool set has no write tools; start a new session to write'
+    : undefined;
 }

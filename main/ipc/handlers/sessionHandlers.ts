@@ -11,6 +11,7 @@ import { readSettings } from '../../store/settings.js';
 import { type ProjectGroup } from '../contract.js';
 import { IpcFailure } from '../errors.js';
 import type { sessionChannels } from '../contract/sessionChannels.js';
+import { toolModeFor } from '../../core/approvals/policy.js';
 import type { HandlerContext } from './context.js';
 import type { HandlerTable } from './types.js';
 
@@ -81,7 +82,7 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
             ? { projectFolder: real }
             : { persistentDirs: { project: { path: real, commit: args.checkout } } }),
           policy: args.policy,
-          toolMode: args.policy === 'read-only' ? 'read-only' : args.toolMode,
+          toolMode: toolModeFor(args.policy, args.toolMode),
           networkAllow: args.networkAllow,
         },
       });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../../../main/common/events.js';
 import { decideApproval } from '../../../../main/core/approvals/decide.js';
+import { policyChangeProblem, toolModeFor } from '../../../../main/core/approvals/policy.js';
 
 /* The one approval decision rule the app (approvals.decide) and the CLI (keel approve / deny) both go through. */
 
@@ -59,5 +60,18 @@ describe('decideApproval', () => {
       message: 'approval request 2 was already decided',
     });
     expect(decideApproval(decided, { decision: 'deny' })).toMatchObject({ ok: false, code: 'invalid_state' });
+  });
+});
+
+describe('the tool set a policy allows', () => {
+  it('gives a read-only session the read-only registry whatever was asked, and keeps it read-only', () => {
+    expect(toolModeFor('read-only', 'write')).toBe('read-only');
+    expect(toolModeFor('ask')).toBe('write');
+    expect(toolModeFor('full-auto', 'read-only')).toBe('read-only');
+    expect(policyChangeProblem('read-only', 'auto-edit')).toMatch(
+      /created read-only: its tool set has no write tools/,
+    );
+    expect(policyChangeProblem('read-only', 'read-only')).toBeUndefined();
+    expect(policyChangeProblem('write', 'read-only')).toBeUndefined();
   });
 });
