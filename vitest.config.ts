@@ -6,6 +6,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Kills the child processes a test started (test/support/childProcesses.ts) when it fails or its file ends.
+    setupFiles: ['./test/support/childProcessesSetup.ts'],
     reporters: ['default', './test/support/summaryReporter.ts'],
   },
 });
