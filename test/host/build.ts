@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { trackChild } from '../support/childProcesses.js';
 import { REPO_ROOT, ensureCliBuilt } from '../support/cli.js';
 
 /** The built package entry `keel/core` resolves to (package.json "exports" "./core"). */
@@ -76,11 +77,13 @@ export type HostRun = { code: number | null; lines: Record<string, unknown>[]; s
 /** Runs `node test/host/host.mjs <phase>` with its configuration, asynchronously (the provider server lives here). */
 export function runHost(phase: string, config: Record<string, unknown>): Promise<HostRun> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [HOST_SCRIPT, phase], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, KEEL_HOST_CONFIG: JSON.stringify(config) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = trackChild(
+      spawn(process.execPath, [HOST_SCRIPT, phase], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, KEEL_HOST_CONFIG: JSON.stringify(config) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { trackChild } from './childProcesses.js';
 
 /*
  * Helpers for tests that run the built `keel` CLI as a real child process against real temp homes.
@@ -149,9 +150,11 @@ export async function holdSessionLease(home: string, sessionId: string): Promise
     process.stdin.resume();
     process.stdin.on('end', () => { log.close(); process.exit(0); });
   `;
-  const child: ChildProcess = spawn(process.execPath, ['--input-type=module', '-e', script], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = trackChild(
+    spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }),
+  );
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   await new Promise<void>((resolve, reject) => {

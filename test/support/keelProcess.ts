@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { trackChild } from './childProcesses.js';
 import { CLI_BIN, REPO_ROOT } from './cli.js';
 
 /** A `keel` child process running asynchronously, so a server in the test process can answer it. */
@@ -18,11 +19,13 @@ export function startKeel(home: string, args: readonly string[], env: NodeJS.Pro
   if (env.KEEL_HOME === undefined) delete childEnv.KEEL_HOME;
   if (env.KEEL_CRASH_AT === undefined) delete childEnv.KEEL_CRASH_AT;
   if (env.KEEL_CRASH_KIND === undefined) delete childEnv.KEEL_CRASH_KIND;
-  const child = spawn(process.execPath, [CLI_BIN, '--home', home, ...args], {
-    cwd: REPO_ROOT,
-    env: childEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = trackChild(
+    spawn(process.execPath, [CLI_BIN, '--home', home, ...args], {
+      cwd: REPO_ROOT,
+      env: childEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let out = '';
   let err = '';
   const listeners = new Set<() => void>();

@@ -10,6 +10,7 @@ import {
   writeFileConfined,
 } from '../../../main/sandbox/paths.js';
 import type { Pinning } from '../../../main/sandbox/paths.js';
+import { trackChild } from '../../support/childProcesses.js';
 import { OUTSIDE_SECRET, createFixture } from './pathsFixture.js';
 import type { Fixture } from './pathsFixture.js';
 
@@ -45,12 +46,14 @@ afterEach(async () => {
 });
 
 function startSwapper(f: Fixture): Promise<void> {
-  const child = spawn(
-    process.execPath,
-    ['-e', SWAPPER, f.ws, path.join(f.outside, 'secret.txt'), path.join(f.outside, 'dir')],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+  const child = trackChild(
+    spawn(
+      process.execPath,
+      ['-e', SWAPPER, f.ws, path.join(f.outside, 'secret.txt'), path.join(f.outside, 'dir')],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    ),
   );
   swapper = child;
   return new Promise((resolve, reject) => {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRedactor, isPlaceholder, isSecretName, parseDotenv } from '../../../main/sandbox/redact.js';
 import type { Redactor } from '../../../main/sandbox/redact.js';
+import { trackChild } from '../../support/childProcesses.js';
 import { createFixture } from './pathsFixture.js';
 import type { Fixture } from './pathsFixture.js';
 
@@ -320,9 +321,11 @@ describe('bad input: secrets', () => {
     fs.symlinkSync(path.join(f.outside, '.env'), path.join(f.ws, '.env'));
     expect(spawnSync('mkfifo', [path.join(f.ws, '.env.pipe')]).status).toBe(0);
     // If the FIFO were opened blocking, this helper would unblock it after 3 s and the timing would fail.
-    const helper = spawn('sh', ['-c', 'sleep 3; exec 3<>"$0"; sleep 1', path.join(f.ws, '.env.pipe')], {
-      stdio: 'ignore',
-    });
+    const helper = trackChild(
+      spawn('sh', ['-c', 'sleep 3; exec 3<>"$0"; sleep 1', path.join(f.ws, '.env.pipe')], {
+        stdio: 'ignore',
+      }),
+    );
     const before = f.snapshotOutside();
     const started = performance.now();
     const redactor = createRedactor({ workspaceRoot: f.ws, env: noEnv });

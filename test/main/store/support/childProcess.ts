@@ -1,14 +1,17 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { trackChild } from '../../../support/childProcesses.js';
 
 const REGISTER = path.join(import.meta.dirname, 'registerTypescript.mjs');
 
-/** Starts `node <script.ts> ...args` in a real child process that runs the repo's TypeScript directly. */
+/** Starts `node <script.ts> ...args` in a real child process that runs the repo's TypeScript directly; tracked. */
 export function spawnTypescript(script: string, args: readonly string[]): ChildProcess {
-  return spawn(process.execPath, ['--import', REGISTER, script, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return trackChild(
+    spawn(process.execPath, ['--import', REGISTER, script, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
 }
 
 /** Resolves with the first stdout line matching `pattern`; rejects if the child exits first. */
