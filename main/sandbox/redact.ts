@@ -3,7 +3,7 @@
 // files in the workspace, secret-looking environment variables, and well-known credential formats.
 import path from 'node:path';
 import { globSync } from 'tinyglobby';
-import { readFileConfinedSync } from './paths.js';
+import { readFileConfinedSync } from './confinedRead.js';
 
 /** Values shorter than this are never redacted: redacting "true" or "3000" would wreck the output. */
 export const MIN_SECRET_LENGTH = 6;

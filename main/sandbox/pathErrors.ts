@@ -1,0 +1,94 @@
+// The refusals of path confinement: the two error classes callers catch, and how an errno met during a
+// confined operation becomes one of them. See README.md.
+
+/** Why a path argument was refused before any file was touched. */
+export type PathRefusal =
+  | 'escape'
+  | 'nul_byte'
+  | 'control_char'
+  | 'empty'
+  | 'home'
+  | 'too_long'
+  | 'symlink_loop'
+  | 'windows_device'
+  | 'root_invalid';
+
+/** Thrown when a path argument lands outside the workspace or is malformed; the message names the argument. */
+export class PathEscapeError extends Error {
+  override readonly name = 'PathEscapeError';
+  constructor(
+    readonly argName: string,
+    readonly code: PathRefusal,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Why a confined read or write refused a file that is inside the workspace. */
+export type FileRefusal =
+  | 'not_found'
+  | 'not_directory'
+  | 'is_directory'
+  | 'not_regular'
+  | 'hard_linked'
+  | 'too_large'
+  | 'exists'
+  | 'changed'
+  | 'protected'
+  | 'denied'
+  | 'io';
+
+/** Thrown by confined reads and writes for a file inside the workspace that is unsafe or unusable. */
+export class ConfinedFileError extends Error {
+  override readonly name = 'ConfinedFileError';
+  constructor(
+    readonly argName: string,
+    readonly code: FileRefusal,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function quoteArg(arg: string): string {
+  const shown = arg.length > 200 ? `${arg.slice(0, 200)}…` : arg;
+  return JSON.stringify(shown);
+}
+
+/** A PathEscapeError whose message names the argument, quotes it (cut at 200 characters) and says why. */
+export function refuse(argName: string, arg: string, code: PathRefusal, why: string): PathEscapeError {
+  return new PathEscapeError(argName, code, `Argument "${argName}" (${quoteArg(arg)}): ${why}.`);
+}
+
+/** A ConfinedFileError whose message names the argument, quotes it (cut at 200 characters) and says why. */
+export function refuseFile(argName: string, arg: string, code: FileRefusal, why: string): ConfinedFileError {
+  return new ConfinedFileError(argName, code, `Argument "${argName}" (${quoteArg(arg)}): ${why}.`);
+}
+
+/**
+ * Turns an errno error met after resolution into a ConfinedFileError a person can act on: a name that
+ * vanished or changed kind mid-operation is a race ("changed"), permissions are "denied", the rest "io".
+ */
+export function asConfinedError(error: unknown, argName: string, arg: string): Error {
+  if (error instanceof ConfinedFileError || error instanceof PathEscapeError) return error;
+  const code = errnoCode(error);
+  if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'ELOOP' || code === 'EINVAL' || code === 'EISDIR') {
+    return refuseFile(
+      argName,
+      arg,
+      'changed',
+      'the path changed during the operation; nothing was written outside the workspace',
+    );
+  }
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+    return refuseFile(argName, arg, 'denied', `permission denied (${code})`);
+  }
+  const detail = error instanceof Error ? error.message : String(error);
+  return refuseFile(argName, arg, 'io', `the file system refused the operation: ${detail}`);
+}
+
+/** The errno code of a Node file system error ("ENOENT"...), or undefined for anything else. */
+export function errnoCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
