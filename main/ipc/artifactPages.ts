@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { resolveInWorkspace } from '../sandbox/paths.js';
+import { resolveInWorkspace } from '../core/host.js';
 import { IpcFailure } from './errors.js';
 
 const O_NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;

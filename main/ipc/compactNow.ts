@@ -2,7 +2,7 @@ import type { EventOf, SessionEvent } from '../common/events.js';
 import type { SessionLog } from '../core/log/sessionLog.js';
 import { compactNow } from '../core/compaction/manual.js';
 import type { CompactionSettings } from '../core/compaction/settings.js';
-import { createProvider, type ProviderKeys } from '../providers/index.js';
+import { createProvider, type ProviderKeys } from '../core/host.js';
 import { IpcFailure, toIpcError } from './errors.js';
 
 /** What compacting on demand needs besides the log. */

@@ -1,8 +1,7 @@
 import type { z } from 'zod';
 import { SessionExistsError, SessionLockedError, SessionNotFoundError } from '../core/log/sessionLog.js';
 import { TurnSetupError } from '../core/turn/engine.js';
-import { ProviderError } from '../providers/errors.js';
-import { SettingsError } from '../store/settings.js';
+import { ProviderError, SettingsError } from '../core/host.js';
 import type { ErrorCode, IpcError } from './contract.js';
 
 /** A handler's deliberate failure: crosses the bridge as `{ ok: false, error: { code, message } }`. */

@@ -7,9 +7,7 @@ import {
   sessionRedactor,
   type SessionWorkspace,
 } from '../core/sessions/workspaceHost.js';
-import type { ProviderKeys } from '../providers/index.js';
-import { detectSandbox, type SandboxInfo } from '../sandbox/box.js';
-import type { Redactor } from '../sandbox/redact.js';
+import { type ProviderKeys, detectSandbox, type SandboxInfo, type Redactor } from '../core/host.js';
 import { readOnlyPathsFor } from '../tools/runCommandTool.js';
 import { IpcFailure } from './errors.js';
 

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { SessionLog } from '../core/log/sessionLog.js';
 import { markTurnStarted } from '../core/sessions/checkouts.js';
 import { readPersistentConfig } from '../core/sessions/layout.js';
-import type { ProviderKeys } from '../providers/index.js';
+import { type ProviderKeys } from '../core/host.js';
 import {
   InteractiveTerminalError,
   openInteractiveTerminal,

@@ -3,8 +3,7 @@ import { inspectSessionCompactions, type CompactionRecord } from '../../core/com
 import { compactNow } from '../../core/compaction/manual.js';
 import type { SessionLog } from '../../core/log/sessionLog.js';
 import { systemPromptFor } from '../../core/sessions/workspaceHost.js';
-import { createProvider } from '../../providers/index.js';
-import { readSettings } from '../../store/settings.js';
+import { createProvider, readSettings } from '../../core/host.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';

@@ -7,7 +7,7 @@ import type { LocalHarnessSession } from '../../core/sessions/harness.js';
 import { readPersistentConfig, writePersistentConfig } from '../../core/sessions/layout.js';
 import { withWritableSession } from '../../core/sessions/sessionLock.js';
 import type { Harness, SessionSetup } from '../../core/sessions/types.js';
-import { readSettings } from '../../store/settings.js';
+import { readSettings } from '../../core/host.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { toolModeFor } from '../../core/approvals/policy.js';

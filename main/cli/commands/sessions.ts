@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { SessionIndex } from '../../store/sessionIndex.js';
-import type { SessionSummary } from '../../store/sessionIndex.js';
+import { SessionIndex, type SessionSummary } from '../../core/host.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { clip, clipLeft, formatTable } from '../format.js';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { STOP_REQUEST_FILE } from '../../core/sessions/turnHost.js';
-import { SessionIndex } from '../../store/sessionIndex.js';
+import { SessionIndex } from '../../core/host.js';
 import type { CliContext } from '../context.js';
 import { withSessionLog } from '../session.js';
 

@@ -6,10 +6,15 @@ import {
   refreshServedModels,
   summarizeServed,
 } from '../../core/models/index.js';
-import { createProvider, ProviderError, toProviderError } from '../../providers/index.js';
-import type { ProviderKeys } from '../../providers/index.js';
-import { detectSandbox } from '../../sandbox/box.js';
-import { readSettings, writeSettings } from '../../store/settings.js';
+import {
+  createProvider,
+  ProviderError,
+  toProviderError,
+  type ProviderKeys,
+  detectSandbox,
+  readSettings,
+  writeSettings,
+} from '../../core/host.js';
 import { IpcFailure } from '../errors.js';
 import { readRecentProjects } from '../recentProjects.js';
 import type { appChannels } from '../contract/appChannels.js';

@@ -4,8 +4,12 @@ import { openCheckout, persistentConfigOf } from '../../core/sessions/checkouts.
 import { systemClock } from '../../common/clock.js';
 import { chooseModel, ModelChoiceError, type ModelRequest } from '../../core/models/index.js';
 import type { ModelPin } from '../../common/events.js';
-import { isLeaseStale, SessionIndex, type SessionSummary as IndexSummary } from '../../store/sessionIndex.js';
-import { readSettings } from '../../store/settings.js';
+import {
+  isLeaseStale,
+  SessionIndex,
+  type SessionSummary as IndexSummary,
+  readSettings,
+} from '../../core/host.js';
 import type { SessionSummary, SettingsView } from '../contract.js';
 import { IpcFailure } from '../errors.js';
 import { createHub } from '../hub.js';

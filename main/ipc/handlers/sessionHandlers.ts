@@ -7,7 +7,7 @@ import { SessionLog } from '../../core/log/sessionLog.js';
 import { readPersistentConfig } from '../../core/sessions/layout.js';
 import { loadSessionState } from '../../core/turn/loadState.js';
 import { foldSession, needsModel, unansweredCalls } from '../../core/turn/state.js';
-import { readSettings } from '../../store/settings.js';
+import { readSettings } from '../../core/host.js';
 import { type ProjectGroup } from '../contract.js';
 import { IpcFailure } from '../errors.js';
 import type { sessionChannels } from '../contract/sessionChannels.js';

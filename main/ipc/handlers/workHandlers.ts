@@ -5,7 +5,7 @@ import {
   type CompactionRecord,
 } from '../../core/compaction/inspect.js';
 import { commitDirs, discardDirs, persistentConfigOf } from '../../core/sessions/checkouts.js';
-import { readSettings } from '../../store/settings.js';
+import { readSettings } from '../../core/host.js';
 import { type CompactionSummary } from '../contract.js';
 import { comparePayloads } from '../compactionPayload.js';
 import { IpcFailure } from '../errors.js';
