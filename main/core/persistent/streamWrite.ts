@@ -177,17 +177,6 @@ export function writeSymlinkConfined(root: string, relativePath: string, target:
   return realPath;
 }
 
-/** sha256 (hex) of a file's bytes, streamed; null when there is no regular file at the path (links: of their text). */
-export async function hashFile(file: string): Promise<string | null> {
-  const stat = lstatOrUndefined(file);
-  if (!stat) return null;
-  if (stat.isSymbolicLink()) return createHash('sha256').update(fs.readlinkSync(file)).digest('hex');
-  if (!stat.isFile()) return null;
-  const hash = createHash('sha256');
-  for await (const chunk of fs.createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
 /** lstat that answers undefined for a path that does not exist. */
 export function lstatOrUndefined(file: string): fs.Stats | undefined {
   try {
@@ -219,5 +208,23 @@ export function ensureRealFolder(root: string, target: string): void {
     if (stat?.isDirectory()) continue;
     if (stat) fs.rmSync(current, { force: true });
     fs.mkdirSync(current);
+  }
+}
+
+/** Removes one file or link inside `root` (never following a link out), then its folders left empty. */
+export function removeConfined(root: string, relative: string): void {
+  const parentArg = path.dirname(relative) === '.' ? '.' : path.dirname(relative);
+  const parent = resolveInWorkspace(root, parentArg, { argName: 'path' });
+  const target = path.join(parent, path.basename(relative));
+  const stat = lstatOrUndefined(target);
+  if (stat && !stat.isDirectory()) fs.unlinkSync(target);
+  let dir = parent;
+  while (dir !== root && isInside(root, dir)) {
+    try {
+      fs.rmdirSync(dir);
+    } catch {
+      break;
+    }
+    dir = path.dirname(dir);
   }
 }

@@ -45,3 +45,11 @@ export type CommitReport =
 
 /** A path the session changed in its checkout and has not committed. */
 export type UncommittedFile = { path: string; status: 'added' | 'modified' | 'deleted' };
+
+/** Thrown when a Persistent Dir cannot be checked out; the message says what to fix. */
+export class PersistentDirError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PersistentDirError';
+  }
+}

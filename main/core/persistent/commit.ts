@@ -1,0 +1,260 @@
+// Commit: the session's changes in the checkout written back to the backing folder (three-way merged where
+// both sides changed a file, nothing written on a conflict), and the question "what is uncommitted". See README.md.
+import fs from 'node:fs';
+import path from 'node:path';
+import { resolveInWorkspace } from '../../sandbox/paths.js';
+import {
+  diffTrees,
+  isZeroOid,
+  runGit,
+  splitNul,
+  stageCommitAndDiff,
+  streamBlob,
+  type TreeChange,
+} from './git.js';
+import { backingEntry, BlobHasher, blobId, hashFile, readAll, SMALL_FILE_BYTES } from './hashing.js';
+import { withBackingLock } from './lock.js';
+import { planWrites, type PlannedWrite } from './merge.js';
+import { expectedBacking, SNAPSHOT_MESSAGE } from './snapshot.js';
+import {
+  backingSide,
+  checkoutSide,
+  headIsBaseline,
+  isIntact,
+  isQuiet,
+  keepReachable,
+  markClean,
+  setHead,
+  snapshotParent,
+  type CheckoutContext,
+} from './state.js';
+import { removeConfined, writeStreamConfined, writeSymlinkConfined } from './streamWrite.js';
+import { PersistentDirError, type CommitReport, type CommittedFile, type UncommittedFile } from './types.js';
+
+/** Modes of the tree entries a checkout commits: regular, executable, symbolic link. */
+const FILE_MODES = new Set(['100644', '100755', '120000']);
+
+/** Options of `Checkout.commit`. */
+export type CommitOptions = {
+  /** The session's artifacts folder; the diff (or the conflict patch) is written there. */
+  artifactsDir: string;
+  /** Artifact handle stem, e.g. `commits/12-project` (".patch" is added). */
+  artifactStem: string;
+};
+
+/** What the session changed in the checkout since its baseline and has not committed (nothing for a replaced checkout). */
+export async function uncommittedFiles(context: CheckoutContext): Promise<UncommittedFile[]> {
+  if (!isIntact(context.location) || isQuiet(context)) return [];
+  const tree = await stageCheckout(context);
+  const changes = await diffTrees(checkoutSide(context), context.state.baselineTree, tree);
+  return changes.filter(isCommittable).map((change) => ({
+    path: change.path,
+    status: change.status === 'A' ? 'added' : change.status === 'D' ? 'deleted' : 'modified',
+  }));
+}
+
+/**
+ * Commits the session's changes to the backing folder under the backing lock: a file the backing folder
+ * changed too is merged three-way; on any conflict nothing is written and the report names the files (the
+ * patch artifact keeps the session's change). Afterwards the checkout's tree is its new baseline.
+ */
+export async function commitChanges(context: CheckoutContext, options: CommitOptions): Promise<CommitReport> {
+  const { state } = context;
+  const dir = context.spec.name;
+  // A checkout the session replaced by a link is never read: nothing of it is committed.
+  if (!isIntact(context.location) || isQuiet(context)) return { dir, status: 'unchanged' };
+  const paths = await changedPaths(context);
+  // HEAD is kept at the baseline, so a clean status means the checkout is exactly the baseline tree.
+  if (paths.length === 0 && headIsBaseline(context)) {
+    markClean(context);
+    return { dir, status: 'unchanged' };
+  }
+  const artifactHandle = `${options.artifactStem}.patch`;
+  const patchFile = path.join(options.artifactsDir, artifactHandle);
+  // One process stages the paths, writes the session's tree, its snapshot commit (an object, no lock
+  // needed) and the diff: the listing as soon as git prints it, the patch streamed behind it.
+  const staged = stageCommitAndDiff(checkoutSide(context), {
+    paths,
+    from: state.baselineTree,
+    message: SNAPSHOT_MESSAGE,
+    parent: snapshotParent(context),
+    patchFile,
+  });
+  const sessionTree = await staged.tree;
+  const allChanges = await staged.changes;
+  const changes = allChanges.filter(isCommittable);
+  if (changes.length === 0) {
+    await Promise.allSettled([staged.written]);
+    fs.rmSync(patchFile, { force: true });
+    if (sessionTree === state.baselineTree) markClean(context);
+    return { dir, status: 'unchanged' };
+  }
+  const patch = staged.written;
+  const snapshotCommit = staged.commit.then((commit) => {
+    if (commit === undefined) throw new PersistentDirError('git wrote no snapshot commit');
+    return commit;
+  });
+  snapshotCommit.catch(() => undefined);
+  return withBackingLock(context.location.locksRoot, state.backing, async () => {
+    // Hashing the backing side of each changed file is independent per file; merges stay one at a time.
+    const theirs = await mapLimited(changes, 8, (change) => backingEntry(context, change.path));
+    const { plan, conflicts } = await planWrites(context, changes, theirs);
+    if (conflicts.length > 0) {
+      await Promise.allSettled([snapshotCommit]);
+      await patch;
+      return { dir, status: 'conflict', conflicts: conflicts.sort(), patchArtifact: artifactHandle };
+    }
+    // Every write goes to its own path and was planned above: they run side by side, fsyncs overlapping.
+    // Deletions come after (they remove folders left empty, which a write may be filling).
+    const writes = plan.filter((write) => write.kind !== 'delete');
+    const [written, commit] = await Promise.all([
+      mapLimited(writes, 8, (write) => apply(context, write)),
+      snapshotCommit,
+      patch,
+    ]);
+    const files = [...written];
+    for (const write of plan) if (write.kind === 'delete') files.push(await apply(context, write));
+    if (state.kind === 'shadow') keepReachable(context, commit);
+    state.expected =
+      changes.length === allChanges.length && plan.every((write) => write.kind !== 'merged')
+        ? expectedBacking(state.baselineTree, sessionTree, changes)
+        : undefined;
+    setHead(context, commit);
+    state.baseline = commit;
+    state.baselineTree = sessionTree;
+    markClean(context);
+    return { dir, status: 'committed', files, diffArtifact: artifactHandle };
+  });
+}
+
+async function apply(context: CheckoutContext, write: PlannedWrite): Promise<CommittedFile> {
+  const { backing } = context.state;
+  const { change } = write;
+  const target = path.join(backing, change.path);
+  const preHash =
+    write.before.kind === 'file' || write.before.kind === 'link' ? (write.before.sha256 ?? null) : null;
+  if (write.kind === 'already') return { path: change.path, preHash, postHash: preHash };
+  if (write.kind === 'delete') {
+    removeConfined(backing, change.path);
+    return { path: change.path, preHash, postHash: null };
+  }
+  const mode = change.newMode === '100755' ? 0o755 : 0o644;
+  if (write.kind === 'merged') {
+    const result = await writeStreamConfined(backing, change.path, write.content, { mode });
+    return { path: change.path, preHash, postHash: result.sha256, merged: true };
+  }
+  if (change.newMode === '120000') {
+    const { stdout } = await runGit(backingSide(context), ['cat-file', 'blob', change.newOid]);
+    writeSymlinkConfined(backing, change.path, stdout.toString('utf8'));
+    return { path: change.path, preHash, postHash: await hashFile(target) };
+  }
+  const copied = await copyFromCheckout(context, change, mode);
+  if (copied !== undefined) return { path: change.path, preHash, postHash: copied };
+  const source = streamBlob(backingSide(context), change.newOid);
+  const result = await writeStreamConfined(backing, change.path, source, { mode });
+  return { path: change.path, preHash, postHash: result.sha256 };
+}
+
+/**
+ * Copies a committed file straight from the checkout (no git process per file) and proves on the way that
+ * the bytes are the staged blob: opened without following links, hashed as git does, and put in the
+ * backing folder only when the id matches. Returns the sha256 written, or undefined to use git instead.
+ */
+async function copyFromCheckout(
+  context: CheckoutContext,
+  change: TreeChange,
+  mode: number,
+): Promise<string | undefined> {
+  const { backing, checkout, objectFormat } = context.state;
+  let real: string;
+  try {
+    real = resolveInWorkspace(checkout, change.path, { argName: 'path' });
+  } catch {
+    return undefined;
+  }
+  if (real !== path.join(fs.realpathSync(checkout), change.path)) return undefined;
+  let fd: number;
+  try {
+    fd = fs.openSync(real, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+  } catch {
+    return undefined;
+  }
+  const stat = fs.fstatSync(fd);
+  if (!stat.isFile()) {
+    fs.closeSync(fd);
+    return undefined;
+  }
+  if (stat.size <= SMALL_FILE_BYTES) {
+    // Small files are read whole and checked before anything is written.
+    let bytes: Buffer;
+    try {
+      bytes = readAll(fd, stat.size);
+    } finally {
+      fs.closeSync(fd);
+    }
+    if (blobId(objectFormat, bytes) !== change.newOid) return undefined;
+    return (await writeStreamConfined(backing, change.path, bytes, { mode })).sha256;
+  }
+  const hasher = new BlobHasher(objectFormat, stat.size);
+  const source = fs.createReadStream('', { fd, autoClose: true }).pipe(hasher);
+  const result = await writeStreamConfined(backing, change.path, source, {
+    mode,
+    beforeRename: () => hasher.digest() === change.newOid,
+  });
+  return result.written ? result.sha256 : undefined;
+}
+
+/**
+ * Stages what changed in the checkout (found by `git status`, which reads stat data, not file bytes) in
+ * the checkout's own index and returns the tree: the session's current state.
+ */
+async function stageCheckout(context: CheckoutContext): Promise<string> {
+  const paths = await changedPaths(context);
+  // HEAD is kept at the baseline, so a clean status means the checkout is exactly the baseline tree.
+  if (paths.length === 0 && headIsBaseline(context)) return context.state.baselineTree;
+  return stageCommitAndDiff(checkoutSide(context), { paths, from: context.state.baselineTree }).tree;
+}
+
+/** The paths `git status` finds changed in the checkout (stat data, not file bytes), against its HEAD. */
+async function changedPaths(context: CheckoutContext): Promise<string[]> {
+  // This status may save the checkout's index (git's "optional" lock, skipped when someone holds it):
+  // files git wrote in the same second as its index stay "racily clean", and every later status would
+  // hash them all again (a fresh worktree: the whole project) until the index is saved with their stat
+  // data. Git saves only when its refresh changed something, so a steady turn writes nothing extra.
+  const side = checkoutSide(context);
+  const { stdout } = await runGit({ ...side, env: { ...side.env, GIT_OPTIONAL_LOCKS: '1' } }, [
+    'status',
+    '--porcelain=v1',
+    '-z',
+    '--untracked-files=all',
+    '--no-renames',
+    '--ignore-submodules=all',
+  ]);
+  // A path ending in "/" is a repository nested in the checkout: never part of a commit.
+  return splitNul(stdout)
+    .map((entry) => entry.slice(3))
+    .filter((entry) => !entry.endsWith('/'));
+}
+
+/** Maps with at most `limit` calls in flight, results in input order. */
+async function mapLimited<T, R>(
+  items: readonly T[],
+  limit: number,
+  map: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await map(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+function isCommittable(change: TreeChange): boolean {
+  const modeOk = (mode: string, oid: string) => isZeroOid(oid) || FILE_MODES.has(mode);
+  return modeOk(change.oldMode, change.oldOid) && modeOk(change.newMode, change.newOid);
+}

@@ -1,0 +1,140 @@
+// Making a checkout: a `git worktree add --detach` of a snapshot for a git repository root with a commit,
+// else a shadow repository in the state folder. See README.md.
+import fs from 'node:fs';
+import path from 'node:path';
+import { LINKED_DEPENDENCY_DIRS, syncExtras, writeExcludes } from './extras.js';
+import { gitText, runGit } from './git.js';
+import { withBackingLock } from './lock.js';
+import { moveTo } from './reset.js';
+import { snapshot } from './snapshot.js';
+import { plain, saveState, type CheckoutContext, type CheckoutLocation } from './state.js';
+import { ensureRealFolder, isInside } from './streamWrite.js';
+import { PersistentDirError, type PersistentDirSpec } from './types.js';
+
+/**
+ * Makes the checkout of `spec` at `location` from nothing (whatever was there is removed first, never
+ * through a planted link) and returns it with its state saved; throws PersistentDirError when the backing
+ * folder is missing, contains the Keel home, or git is not installed.
+ */
+export async function createCheckout(
+  spec: PersistentDirSpec,
+  location: CheckoutLocation,
+): Promise<CheckoutContext> {
+  const backing = realBacking(spec);
+  if (isInside(backing, location.checkout)) {
+    throw new PersistentDirError(
+      `the Persistent Dir "${spec.name}" (${backing}) contains the Keel home; choose a folder outside it`,
+    );
+  }
+  // The folders down to the checkout are made real first, so the removal never follows a planted link.
+  fs.mkdirSync(location.workspaceRoot, { recursive: true });
+  ensureRealFolder(location.workspaceRoot, path.dirname(location.checkout));
+  fs.rmSync(location.checkout, { recursive: true, force: true });
+  fs.rmSync(location.stateDir, { recursive: true, force: true });
+  fs.mkdirSync(location.stateDir, { recursive: true });
+  const repository = await detectKind(backing);
+  const { kind } = repository;
+  const context: CheckoutContext = {
+    spec,
+    location,
+    state: {
+      version: 1,
+      kind,
+      backing,
+      checkout: location.checkout,
+      gitDir: kind === 'shadow' ? path.join(location.stateDir, 'shadow.git') : '',
+      baseline: '',
+      baselineTree: '',
+      links: [],
+      copies: {},
+      clean: false,
+      head: '',
+      backingHead: '',
+      objectFormat: repository.kind === 'worktree' ? repository.objectFormat : 'sha1',
+    },
+  };
+  await create(context, repository.kind === 'worktree' ? repository.gitDir : '');
+  return context;
+}
+
+/** Makes the checkout; `repositoryGitDir` is the backing repository's git folder (worktree kind). */
+async function create(context: CheckoutContext, repositoryGitDir: string): Promise<void> {
+  const { state } = context;
+  const { stateDir } = context.location;
+  writeExcludes(context);
+  if (state.kind === 'shadow') {
+    await runGit(plain(stateDir), ['init', '--bare', '-q', state.gitDir]);
+    fs.writeFileSync(
+      path.join(state.gitDir, 'info', 'exclude'),
+      LINKED_DEPENDENCY_DIRS.map((name) => `${name}/`).join('\n') + '\n',
+    );
+    const taken = await snapshot(context);
+    fs.mkdirSync(state.checkout, { recursive: true });
+    await moveTo(context, taken);
+  } else {
+    const backing = plain(state.backing);
+    // The backing index seeds the private one, so the first snapshot hashes only what is modified.
+    const realIndex = path.join(repositoryGitDir, 'index');
+    if (fs.existsSync(realIndex)) fs.copyFileSync(realIndex, path.join(stateDir, 'backing.index'));
+    const taken = await withBackingLock(context.location.locksRoot, state.backing, async () => {
+      const made = await snapshot(context);
+      await runGit(backing, ['worktree', 'add', '-f', '--detach', '-q', state.checkout, made.commit]);
+      return made;
+    });
+    state.gitDir = worktreeGitDir(state.checkout);
+    state.baseline = taken.commit;
+    state.baselineTree = taken.tree;
+    state.head = taken.commit;
+    state.clean = true;
+  }
+  await syncExtras(context);
+  saveState(context);
+}
+
+function realBacking(spec: PersistentDirSpec): string {
+  let real: string;
+  try {
+    real = fs.realpathSync.native(spec.path);
+  } catch {
+    throw new PersistentDirError(`the folder of Persistent Dir "${spec.name}" (${spec.path}) does not exist`);
+  }
+  if (!fs.statSync(real).isDirectory()) {
+    throw new PersistentDirError(`Persistent Dir "${spec.name}": ${spec.path} is not a folder`);
+  }
+  return real;
+}
+
+/** What git says about the backing folder: a repository root with a commit gets a worktree. */
+type BackingRepository =
+  { kind: 'shadow' } | { kind: 'worktree'; gitDir: string; objectFormat: 'sha1' | 'sha256' };
+
+async function detectKind(backing: string): Promise<BackingRepository> {
+  try {
+    const [top, gitDir, format] = (
+      await gitText(plain(backing), [
+        'rev-parse',
+        '--show-toplevel',
+        '--absolute-git-dir',
+        '--show-object-format',
+      ])
+    ).split('\n');
+    if (!top || !gitDir || fs.realpathSync.native(top) !== backing) return { kind: 'shadow' };
+    await gitText(plain(backing), ['rev-parse', '--verify', '-q', 'HEAD']);
+    return { kind: 'worktree', gitDir, objectFormat: format === 'sha256' ? 'sha256' : 'sha1' };
+  } catch (error) {
+    if ((error as { code?: number | null }).code === null) {
+      throw new PersistentDirError(
+        'Persistent Dirs need git on the PATH (it makes checkouts and commits); install git',
+      );
+    }
+    return { kind: 'shadow' };
+  }
+}
+
+/** The admin folder a new worktree's `.git` file names (`gitdir: <path>`), as a real absolute path. */
+function worktreeGitDir(checkout: string): string {
+  const text = fs.readFileSync(path.join(checkout, '.git'), 'utf8');
+  const named = /^gitdir: (.+)$/m.exec(text)?.[1];
+  if (!named) throw new PersistentDirError(`git made a worktree at ${checkout} without a readable .git file`);
+  return fs.realpathSync.native(path.resolve(checkout, named.trim()));
+}

@@ -1,0 +1,126 @@
+// Snapshots of the backing folder's current files (tracked, modified and untracked; not ignored) through
+// the private index, with the shortcut that skips `write-tree` when the tree is already known. See README.md.
+import fs from 'node:fs';
+import path from 'node:path';
+import { isZeroOid, runGit, snapshotCommit, type TreeChange } from './git.js';
+import { backingEntry } from './hashing.js';
+import {
+  backingIndex,
+  backingSide,
+  keepReachable,
+  type CheckoutContext,
+  type CheckoutState,
+} from './state.js';
+import { lstatOrUndefined } from './streamWrite.js';
+
+/** Message of every snapshot commit. */
+export const SNAPSHOT_MESSAGE = 'keel: snapshot of the working folder';
+
+/** Bytes the next snapshot hashes at most to recognise the last commit's files instead of running write-tree. */
+const KNOWN_TREE_MAX_BYTES = 16 * 1024 * 1024;
+
+/** A commit of the backing folder's files and its tree. */
+export type Snapshot = { commit: string; tree: string };
+
+/**
+ * Snapshot of the backing folder's current files: its tree, and a commit of it (reused when unchanged).
+ * `add -A -v` stages what changed and names each path it staged; when the index file is the one the last
+ * snapshot left and git staged nothing, or exactly what the last commit wrote, the tree is already known
+ * and `write-tree` (a second pass over the index) is skipped.
+ */
+export async function snapshot(context: CheckoutContext): Promise<Snapshot> {
+  const { state } = context;
+  const indexKnown = state.indexTree !== undefined && state.indexStamp === indexStamp(backingIndex(context));
+  const expected = state.expected;
+  state.expected = undefined;
+  const { stdout, code } = await runGit(
+    backingSide(context),
+    ['add', '-A', '-v', '--ignore-errors', '--', '.'],
+    { okCodes: [1] },
+  );
+  const known = indexKnown && code === 0 ? await knownTree(context, stdout, expected) : undefined;
+  const found =
+    known !== undefined && known === state.baselineTree && state.baseline !== ''
+      ? { tree: known }
+      : await snapshotCommit(backingSide(context), {
+          ...(known === undefined ? {} : { tree: known }),
+          baseline: state.baseline,
+          baselineTree: state.baselineTree,
+          onHead: state.kind === 'worktree',
+          message: SNAPSHOT_MESSAGE,
+        });
+  state.indexTree = found.tree;
+  state.indexStamp = indexStamp(backingIndex(context));
+  if (found.head !== undefined) state.backingHead = found.head;
+  if (found.commit === undefined) return { commit: state.baseline, tree: found.tree };
+  if (state.kind === 'shadow') keepReachable(context, found.commit);
+  return { commit: found.commit, tree: found.tree };
+}
+
+/**
+ * The tree of the backing index after an `add -A -v` whose output is `added`, when it follows from what
+ * is known without git: nothing staged (the index still holds `indexTree`), or exactly the paths the last
+ * commit wrote, each still holding the bytes and kind it wrote (then the index is that commit's tree).
+ * Undefined when anything else was staged: the caller asks `write-tree`.
+ */
+async function knownTree(
+  context: CheckoutContext,
+  added: Buffer,
+  expected: CheckoutState['expected'],
+): Promise<string | undefined> {
+  const { state } = context;
+  const lines = added
+    .toString('utf8')
+    .split('\n')
+    .filter((line) => line !== '');
+  if (lines.length === 0) return state.indexTree;
+  if (!expected || expected.from !== state.indexTree) return undefined;
+  const files = Object.entries(expected.files);
+  const wanted = files.map(([file, entry]) => (entry ? `add '${file}'` : `remove '${file}'`));
+  if (lines.length !== wanted.length || lines.sort().join('\n') !== wanted.sort().join('\n'))
+    return undefined;
+  let bytes = 0;
+  for (const [file, entry] of files) {
+    if (!entry) {
+      if (lstatOrUndefined(path.join(state.backing, file))) return undefined;
+      continue;
+    }
+    const stat = lstatOrUndefined(path.join(state.backing, file));
+    bytes += stat?.size ?? 0;
+    // Hashing is bounded: beyond a few megabytes, write-tree is the cheaper answer.
+    if (!stat || bytes > KNOWN_TREE_MAX_BYTES) return undefined;
+    if (entry.mode === '120000' ? !stat.isSymbolicLink() : !stat.isFile()) return undefined;
+    if (stat.isFile() && (entry.mode === '100755') !== ((stat.mode & 0o100) !== 0)) return undefined;
+    const now = await backingEntry(context, file);
+    if (now.kind === 'none' || now.kind === 'other' || now.oid !== entry.oid) return undefined;
+  }
+  return expected.to;
+}
+
+/**
+ * What a commit leaves in the backing folder, for the next snapshot: the backing index held `from` (the
+ * baseline the session started from) and, once git stages exactly these files, holds `to`. Paths with a
+ * line break are left out of that shortcut (git's verbose output could not name them unambiguously).
+ */
+export function expectedBacking(
+  from: string,
+  to: string,
+  changes: readonly TreeChange[],
+): CheckoutState['expected'] {
+  if (changes.some((change) => change.path.includes('\n'))) return undefined;
+  const files: NonNullable<CheckoutState['expected']>['files'] = {};
+  for (const change of changes) {
+    files[change.path] = isZeroOid(change.newOid) ? null : { mode: change.newMode, oid: change.newOid };
+  }
+  return { from, to, files };
+}
+
+/** Identity of a file's current version (git replaces its index by rename, so any rewrite changes it). */
+function indexStamp(file: string): string {
+  try {
+    const stat = fs.statSync(file, { bigint: true });
+    return `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+  } catch {
+    return 'none';
+  }
+}

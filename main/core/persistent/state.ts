@@ -1,0 +1,198 @@
+// A checkout's record: where it lives, its state.json, its HEAD and dirty marker, and the two git sides
+// (the checkout's own index, the private index over the backing folder). Every job of a checkout takes a
+// CheckoutContext. See README.md.
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import type { GitSide } from './git.js';
+import { lstatOrUndefined } from './streamWrite.js';
+import type { PersistentDirSpec } from './types.js';
+
+/** Marker file: something may have written into the checkout since it was last known clean. */
+const DIRTY_MARKER = 'dirty';
+
+/** How a checkout is made: a linked git worktree of the backing repository, or a private shadow repository. */
+export type CheckoutKind = 'worktree' | 'shadow';
+
+/** The schema of `state.json`: what a checkout knows about itself between operations. */
+export const CheckoutState = z.object({
+  version: z.literal(1),
+  kind: z.enum(['worktree', 'shadow']),
+  backing: z.string(),
+  checkout: z.string(),
+  /** The worktree's admin folder (`.git/worktrees/<n>`) or the shadow repository. */
+  gitDir: z.string(),
+  /** The commit whose tree the checkout was last made equal to, and that tree. */
+  baseline: z.string(),
+  baselineTree: z.string(),
+  /** Checkout-relative paths of the dependency-folder links. */
+  links: z.array(z.string()),
+  /** Ignored files copied in, with the backing stat and the copy's mtime at copy time. */
+  copies: z.record(z.string(), z.object({ size: z.number(), mtimeMs: z.number(), copyMtimeMs: z.number() })),
+  /** The checkout's files are exactly `baselineTree` (unless the dirty marker says someone wrote since). */
+  clean: z.boolean(),
+  /** The commit the checkout's HEAD names. */
+  head: z.string(),
+  /** The backing repository's HEAD at the last snapshot (parent of snapshot commits of a worktree). */
+  backingHead: z.string(),
+  /** The object id hash of the repository. */
+  objectFormat: z.enum(['sha1', 'sha256']),
+  /**
+   * The tree the private backing index held after the last snapshot, and that index file's identity then
+   * (inode, size, times): while the identity is unchanged, nothing else wrote the index.
+   */
+  indexTree: z.string().optional(),
+  indexStamp: z.string().optional(),
+  /** What the last commit wrote into the backing folder, for the next snapshot to recognise (see `expectedBacking`). */
+  expected: z
+    .object({
+      from: z.string(),
+      to: z.string(),
+      files: z.record(z.string(), z.object({ mode: z.string(), oid: z.string() }).nullable()),
+    })
+    .optional(),
+});
+export type CheckoutState = z.infer<typeof CheckoutState>;
+
+/** Where one checkout lives. */
+export type CheckoutLocation = {
+  /** The tools' workspace root the checkout lies in: `<dataDir>/workspace` (the model can change what is below it). */
+  workspaceRoot: string;
+  /** The work tree the model sees: `<dataDir>/workspace/persistent/<name>`. */
+  checkout: string;
+  /** Private state (indexes, shadow repository, state.json): `<dataDir>/checkouts/<name>`. */
+  stateDir: string;
+  /** Home-wide folder of backing locks: `<home>/locks`. */
+  locksRoot: string;
+};
+
+/** One checkout as its jobs see it; `state` is changed in place and written by `saveState`. */
+export type CheckoutContext = {
+  readonly spec: PersistentDirSpec;
+  readonly location: CheckoutLocation;
+  state: CheckoutState;
+};
+
+/** A git side with no private settings, running in `cwd`. */
+export const plain = (cwd: string): GitSide => ({ cwd, env: {} });
+
+/** The saved state of the checkout in `stateDir`, or undefined when there is none or it does not parse. */
+export function readState(stateDir: string): CheckoutState | undefined {
+  try {
+    return CheckoutState.parse(JSON.parse(fs.readFileSync(path.join(stateDir, 'state.json'), 'utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes `state.json` atomically (temp + rename in the private state folder). */
+export function saveState(context: CheckoutContext): void {
+  const file = path.join(context.location.stateDir, 'state.json');
+  const temp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, JSON.stringify(context.state));
+  fs.renameSync(temp, file);
+}
+
+/** Records that something may have written into the checkout; one marker file, no git. */
+export function markDirty(location: CheckoutLocation): void {
+  if (fs.existsSync(location.stateDir)) fs.writeFileSync(path.join(location.stateDir, DIRTY_MARKER), '');
+}
+
+/** True when the checkout is known to hold exactly its baseline: nothing marked it dirty since. */
+export function isQuiet(context: CheckoutContext): boolean {
+  return context.state.clean && !fs.existsSync(path.join(context.location.stateDir, DIRTY_MARKER));
+}
+
+/** Records the checkout as holding exactly its baseline (the marker removed) and saves the state. */
+export function markClean(context: CheckoutContext): void {
+  context.state.clean = true;
+  fs.rmSync(path.join(context.location.stateDir, DIRTY_MARKER), { force: true });
+  saveState(context);
+}
+
+/** Points the checkout's HEAD at a commit without touching files or index (a detached HEAD is a file). */
+export function setHead(context: CheckoutContext, commit: string): void {
+  if (context.state.head === commit) return;
+  replaceGitFile(path.join(context.state.gitDir, 'HEAD'), `${commit}\n`);
+  context.state.head = commit;
+}
+
+/**
+ * True when the checkout's HEAD still names the baseline. A command run in a worktree checkout can move it
+ * (its own `git commit`): then a clean status says nothing about the baseline, and the index decides.
+ */
+export function headIsBaseline(context: CheckoutContext): boolean {
+  const { state } = context;
+  if (state.head !== state.baseline) return false;
+  if (state.kind === 'shadow') return true;
+  try {
+    return fs.readFileSync(path.join(state.gitDir, 'HEAD'), 'utf8').trim() === state.baseline;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Names a shadow repository's baseline in a ref, so its objects are never pruned. The repository is
+ * private to this checkout, so the loose ref file is written directly (temp + rename), without a git.
+ */
+export function keepReachable(context: CheckoutContext, commit: string): void {
+  const file = path.join(context.state.gitDir, 'refs', 'keel', 'baseline');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  replaceGitFile(file, `${commit}\n`);
+}
+
+/** Replaces a small file of the checkout's private git folder (HEAD, a ref) by temp file + rename. */
+function replaceGitFile(file: string, text: string): void {
+  const temp = `${file}.${process.pid}.keel-tmp`;
+  fs.writeFileSync(temp, text);
+  fs.renameSync(temp, file);
+}
+
+/** Git run on the checkout: its work tree, and its own index (a shadow's lives in the state folder). */
+export function checkoutSide(context: CheckoutContext): GitSide {
+  const { kind, gitDir, checkout } = context.state;
+  const env: Record<string, string> = { GIT_DIR: gitDir, GIT_WORK_TREE: checkout };
+  if (kind === 'shadow') env['GIT_INDEX_FILE'] = path.join(context.location.stateDir, 'checkout.index');
+  return { cwd: checkout, env, config: excludeConfig(context) };
+}
+
+/** Git run on the backing folder through the private index, so the repository's own index is never touched. */
+export function backingSide(context: CheckoutContext): GitSide {
+  const { kind, gitDir, backing } = context.state;
+  const env: Record<string, string> = { GIT_INDEX_FILE: backingIndex(context) };
+  if (kind === 'shadow') Object.assign(env, { GIT_DIR: gitDir, GIT_WORK_TREE: backing });
+  return { cwd: backing, env, config: excludeConfig(context) };
+}
+
+/** The checkout's excludes, and an untracked cache so unchanged folders are not re-read on every scan. */
+function excludeConfig(context: CheckoutContext): string[] {
+  return [`core.excludesFile=${path.join(context.location.stateDir, 'exclude')}`, 'core.untrackedCache=true'];
+}
+
+/** The private index over the backing folder: `<stateDir>/backing.index`. */
+export function backingIndex(context: CheckoutContext): string {
+  return path.join(context.location.stateDir, 'backing.index');
+}
+
+/** Parent of snapshot commits: the backing HEAD for a worktree, the previous baseline for a shadow. */
+export function snapshotParent(context: CheckoutContext): string {
+  return context.state.kind === 'worktree' ? context.state.backingHead : context.state.baseline;
+}
+
+/** True when the checkout and the folders from the workspace root down to it are real folders, not links. */
+export function isIntact(location: CheckoutLocation): boolean {
+  return isRealFolderBelow(location.workspaceRoot, location.checkout);
+}
+
+/** True when every component from `root` (excluded) down to `target` is a folder, not a link or file. */
+export function isRealFolderBelow(root: string, target: string): boolean {
+  const rel = path.relative(root, target);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) return false;
+  let current = root;
+  for (const part of rel.split(path.sep).filter((p) => p !== '')) {
+    current = path.join(current, part);
+    if (!lstatOrUndefined(current)?.isDirectory()) return false;
+  }
+  return true;
+}
