@@ -1,5 +1,6 @@
 // Confined reads: the bytes of a regular file inside the workspace, never of anything outside it, even
-// while links are swapped under the read; FIFOs, devices and sockets are refused without blocking. See README.md.
+// while links are swapped under the read; FIFOs, devices and sockets are refused without blocking.
+// See README.md.
 import fs from 'node:fs';
 import {
   O_NOCTTY,

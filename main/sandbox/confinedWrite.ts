@@ -1,7 +1,9 @@
-// Confined writes: bytes into a file inside the workspace, never outside it, even while links are swapped
-// under the write. See README.md.
+// Confined writes: bytes, or a stream of them, into a file inside the workspace, never outside it, even
+// while links are swapped under the write. The one writer of the harness: tools, staging and Persistent
+// Dir commits all write through here. See README.md.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import {
   O_NOCTTY,
@@ -35,6 +37,17 @@ export interface WriteConfinedOptions {
   fsync?: boolean;
   /** Permission bits of a new file (default 0o666, minus the umask). */
   mode?: number;
+  /**
+   * The exact permission bits (no umask) the written file ends with, given the file it replaces
+   * (undefined for a new one). Without it a replaced file keeps its mode and a new one gets `mode`.
+   */
+  chmod?: (existing: fs.Stats | undefined) => number;
+  /**
+   * Replace an existing file that has other hard links with a new file at this name (the other names keep
+   * their bytes) instead of refusing it. Only where the write renames (procfd, atomic, not exclusive): an
+   * in-place write would change every name, so it still refuses.
+   */
+  replaceHardLinked?: boolean;
   /** The caller holds an approval for a protected path (.git, .keel, .vscode, user globs). */
   allowProtected?: boolean;
   /** User-listed protected globs, relative to the workspace root. */
@@ -51,6 +64,23 @@ export interface ConfinedWrite {
   created: boolean;
 }
 
+/** Chunks a streamed confined write takes, one at a time (strings as UTF-8): a Node Readable is one. */
+export type ConfinedChunks = AsyncIterable<Uint8Array | string>;
+
+/** Options of streamToFileConfined: those of writeFileConfined, and a last check. */
+export interface StreamConfinedOptions extends WriteConfinedOptions {
+  /**
+   * Called once every byte has arrived, before the target is created or changed: false drops the bytes
+   * and leaves the target as it was.
+   */
+  beforeCommit?: () => boolean;
+}
+
+/** What a streamed confined write did; `committed` is false when `beforeCommit` refused the bytes. */
+export interface ConfinedStreamWrite extends ConfinedWrite {
+  committed: boolean;
+}
+
 /**
  * Writes a file inside the workspace without ever writing outside it: the final component is opened
  * with O_NOFOLLOW (new files with O_EXCL), the opened file is proven to be the confined one before any
@@ -62,6 +92,49 @@ export async function writeFileConfined(
   data: string | Uint8Array,
   options: WriteConfinedOptions,
 ): Promise<ConfinedWrite> {
+  const bytes = toBuffer(data);
+  const { path: written, created } = await writeConfined(root, arg, bytes, options);
+  return { path: written, bytes: bytes.length, created };
+}
+
+/** Bytes a streamed confined write takes: text (UTF-8), bytes, or chunks arriving one at a time. */
+export type ConfinedData = string | Uint8Array | ConfinedChunks;
+
+/**
+ * writeFileConfined for a stream (or bytes), with a last check: chunks are written as they arrive (memory
+ * stays bounded by one chunk) with the same guarantees, and the target changes only once the whole stream
+ * arrived (an in-place write first parks it in a private temp file outside the workspace). An error of
+ * the stream itself is thrown as it was, with the target left as it was.
+ */
+export function streamToFileConfined(
+  root: string,
+  arg: string,
+  data: ConfinedData,
+  options: StreamConfinedOptions,
+): Promise<ConfinedStreamWrite> {
+  return writeConfined(
+    root,
+    arg,
+    typeof data === 'string' || data instanceof Uint8Array ? toBuffer(data) : data,
+    options,
+  );
+}
+
+function toBuffer(data: string | Uint8Array): Buffer {
+  return typeof data === 'string'
+    ? Buffer.from(data, 'utf8')
+    : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}
+
+/** The bytes a write puts in place: in memory, or chunks still to arrive. */
+type Source = Buffer | ConfinedChunks;
+
+async function writeConfined(
+  root: string,
+  arg: string,
+  source: Source,
+  options: StreamConfinedOptions,
+): Promise<ConfinedStreamWrite> {
   const target = prepareTarget(root, arg, options.argName, true);
   if (options.expectedRealPath !== undefined && options.expectedRealPath !== target.realPath) {
     throw refuseFile(
@@ -76,27 +149,41 @@ export async function writeFileConfined(
     if (reason !== null)
       throw refuseFile(options.argName, arg, 'protected', `${reason}; writing it needs an approval`);
   }
-  const bytes =
-    typeof data === 'string'
-      ? Buffer.from(data, 'utf8')
-      : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const pinning = options.pinning ?? DEFAULT_PINNING;
+  // Portable pinning writes in place even when asked to be atomic: rename(2) looks up its source and its
+  // destination separately, so a parent folder swapped for a link between the two lookups would move the
+  // verified temp file out of the workspace (caught by the race test). In place, every byte goes through
+  // the one descriptor that was verified. Confinement wins over atomicity where openat/renameat are missing.
+  const inPlace = options.atomic === false || pinning === 'portable';
+  let spool: Spool | undefined;
   let folder: PinnedFolder | undefined;
   try {
+    if (inPlace) {
+      // In place the target changes with the first byte: all of them must have arrived (and be agreed to).
+      if (!Buffer.isBuffer(source)) spool = await spoolChunks(source);
+      if (options.beforeCommit && !options.beforeCommit()) {
+        const bytes = Buffer.isBuffer(source) ? source.length : (spool?.bytes ?? 0);
+        return { path: target.realPath, bytes, created: false, committed: false };
+      }
+    }
     folder = pinFolder(target, pinning, options.createParents ?? true);
     const existing = lstatOrUndefined(folder.childPath(target.name));
-    if (existing !== undefined) checkExistingForWrite(existing, target, options.exclusive ?? false);
-    // Portable pinning writes in place even when asked to be atomic: rename(2) looks up its source and its
-    // destination separately, so a parent folder swapped for a link between the two lookups would move the
-    // verified temp file out of the workspace (caught by the race test). In place, every byte goes through
-    // the one descriptor that was verified. Confinement wins over atomicity where openat/renameat are missing.
-    const write = options.atomic === false || pinning === 'portable' ? writeInPlace : writeViaTemp;
-    await write({ target, folder, existing, bytes, options });
-    return { path: target.realPath, bytes: bytes.length, created: existing === undefined };
+    const replacesLinks = options.replaceHardLinked === true && !inPlace && !options.exclusive;
+    if (existing !== undefined)
+      checkExistingForWrite(existing, target, options.exclusive ?? false, replacesLinks);
+    const context: WriteContext = { target, folder, existing, options };
+    if (inPlace) {
+      const bytes = await writeInPlace(context, spool ? spool.read() : source);
+      return { path: target.realPath, bytes, created: existing === undefined, committed: true };
+    }
+    const written = await writeViaTemp(context, source);
+    return { path: target.realPath, ...written, created: written.committed && existing === undefined };
   } catch (error) {
+    if (error instanceof SourceFailure) throw error.cause;
     throw asConfinedError(error, options.argName, arg);
   } finally {
     folder?.release();
+    spool?.remove();
   }
 }
 
@@ -104,11 +191,15 @@ interface WriteContext {
   target: Target;
   folder: PinnedFolder;
   existing: fs.Stats | undefined;
-  bytes: Buffer;
-  options: WriteConfinedOptions;
+  options: StreamConfinedOptions;
 }
 
-function checkExistingForWrite(stat: fs.Stats, target: Target, exclusive: boolean): void {
+function checkExistingForWrite(
+  stat: fs.Stats,
+  target: Target,
+  exclusive: boolean,
+  replacesLinks: boolean,
+): void {
   const { argName, arg } = target;
   if (stat.isSymbolicLink()) {
     throw refuseFile(
@@ -121,7 +212,7 @@ function checkExistingForWrite(stat: fs.Stats, target: Target, exclusive: boolea
   if (stat.isDirectory()) throw refuseFile(argName, arg, 'is_directory', 'this is a folder, not a file');
   if (!stat.isFile())
     throw refuseFile(argName, arg, 'not_regular', `this is ${describeKind(stat)}, not a regular file`);
-  if (stat.nlink > 1) {
+  if (stat.nlink > 1 && !replacesLinks) {
     throw refuseFile(
       argName,
       arg,
@@ -159,26 +250,6 @@ function tempNameFor(name: string): string {
   return Buffer.byteLength(name) <= 200 ? `.${name}.${suffix}.keel-tmp` : `.${suffix}.keel-tmp`;
 }
 
-function writeAll(fd: number, data: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const step = (offset: number): void => {
-      if (offset >= data.length) {
-        resolve();
-        return;
-      }
-      fs.write(fd, data, offset, data.length - offset, offset, (error, written) => {
-        if (error) reject(error);
-        else step(offset + written);
-      });
-    };
-    step(0);
-  });
-}
-
-function fsyncAsync(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => fs.fsync(fd, (error) => (error ? reject(error) : resolve())));
-}
-
 function copyOwnership(fd: number, existing: fs.Stats): void {
   fs.fchmodSync(fd, existing.mode & 0o1777);
   if (process.getuid?.() === 0 && (existing.uid !== 0 || existing.gid !== 0)) {
@@ -190,8 +261,11 @@ function copyOwnership(fd: number, existing: fs.Stats): void {
   }
 }
 
-async function writeViaTemp(context: WriteContext): Promise<void> {
-  const { target, folder, existing, bytes, options } = context;
+async function writeViaTemp(
+  context: WriteContext,
+  source: Source,
+): Promise<{ bytes: number; committed: boolean }> {
+  const { target, folder, existing, options } = context;
   const tempName = tempNameFor(target.name);
   const tempPath = folder.childPath(tempName);
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW | O_NOCTTY;
@@ -200,9 +274,11 @@ async function writeViaTemp(context: WriteContext): Promise<void> {
   try {
     const tempStat = verifyOpenedFile(fd, path.join(target.dirPath, tempName), context);
     if (existing) copyOwnership(fd, existing);
-    await writeAll(fd, bytes);
+    if (options.chmod) fs.fchmodSync(fd, options.chmod(existing));
+    const bytes = await writeSource(fd, source);
     if (options.fsync ?? true) await fsyncAsync(fd);
     folder.verifyFolder();
+    if (options.beforeCommit && !options.beforeCommit()) return { bytes, committed: false };
     if (options.exclusive) {
       // link() fails if the name exists: an exclusive create that is still atomic for readers.
       try {
@@ -227,6 +303,7 @@ async function writeViaTemp(context: WriteContext): Promise<void> {
       );
     }
     folder.verifyFolder();
+    return { bytes, committed: true };
   } finally {
     closeQuietly(fd);
     if (!renamed) {
@@ -239,8 +316,8 @@ async function writeViaTemp(context: WriteContext): Promise<void> {
   }
 }
 
-async function writeInPlace(context: WriteContext): Promise<void> {
-  const { target, folder, existing, bytes, options } = context;
+async function writeInPlace(context: WriteContext, source: Source): Promise<number> {
+  const { target, folder, existing, options } = context;
   const create = existing === undefined ? constants.O_CREAT | constants.O_EXCL : 0;
   const flags = constants.O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | create;
   let fd: number;
@@ -264,9 +341,99 @@ async function writeInPlace(context: WriteContext): Promise<void> {
       );
     }
     fs.ftruncateSync(fd, 0);
-    await writeAll(fd, bytes);
+    if (options.chmod) fs.fchmodSync(fd, options.chmod(existing));
+    const bytes = await writeSource(fd, source);
     if (options.fsync ?? true) await fsyncAsync(fd);
+    return bytes;
   } finally {
     closeQuietly(fd);
+  }
+}
+
+/** An error thrown by the caller's stream itself (not by the file system): rethrown to the caller as it was. */
+class SourceFailure extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the stream being written failed');
+  }
+}
+
+/** Writes every byte of `source` to `fd` from offset 0, one chunk at a time; returns their count. */
+async function writeSource(fd: number, source: Source): Promise<number> {
+  if (Buffer.isBuffer(source)) {
+    await writeAll(fd, source, 0);
+    return source.length;
+  }
+  const iterator = source[Symbol.asyncIterator]();
+  let finished = false;
+  let offset = 0;
+  try {
+    for (;;) {
+      let next: IteratorResult<Uint8Array | string>;
+      try {
+        next = await iterator.next();
+      } catch (error) {
+        finished = true;
+        throw new SourceFailure(error);
+      }
+      if (next.done) {
+        finished = true;
+        return offset;
+      }
+      const bytes = toBuffer(next.value);
+      await writeAll(fd, bytes, offset);
+      offset += bytes.length;
+    }
+  } finally {
+    // A write that failed mid-stream releases the stream (a Readable is destroyed).
+    if (!finished) await iterator.return?.();
+  }
+}
+
+function writeAll(fd: number, data: Buffer, position: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const step = (offset: number): void => {
+      if (offset >= data.length) {
+        resolve();
+        return;
+      }
+      fs.write(fd, data, offset, data.length - offset, position + offset, (error, written) => {
+        if (error) reject(error);
+        else step(offset + written);
+      });
+    };
+    step(0);
+  });
+}
+
+function fsyncAsync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fsync(fd, (error) => (error ? reject(error) : resolve())));
+}
+
+/** A stream parked in a private temp file (its folder 0700) outside the workspace, until an in-place write. */
+interface Spool {
+  bytes: number;
+  read(): ConfinedChunks;
+  remove(): void;
+}
+
+async function spoolChunks(chunks: ConfinedChunks): Promise<Spool> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-spool-'));
+  const file = path.join(dir, 'bytes');
+  const remove = () => fs.rmSync(dir, { recursive: true, force: true });
+  try {
+    const fd = fs.openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    try {
+      const bytes = await writeSource(fd, chunks);
+      // Opened only when the write starts reading it, so a write refused before that leaves no descriptor.
+      const read = async function* () {
+        yield* fs.createReadStream(file) as AsyncIterable<Buffer>;
+      };
+      return { bytes, read, remove };
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch (error) {
+    remove();
+    throw error;
   }
 }

@@ -10,4 +10,13 @@ export {
   type ConfinedRead,
   type ReadConfinedOptions,
 } from './confinedRead.js';
-export { writeFileConfined, type ConfinedWrite, type WriteConfinedOptions } from './confinedWrite.js';
+export {
+  streamToFileConfined,
+  writeFileConfined,
+  type ConfinedChunks,
+  type ConfinedData,
+  type ConfinedStreamWrite,
+  type ConfinedWrite,
+  type StreamConfinedOptions,
+  type WriteConfinedOptions,
+} from './confinedWrite.js';

@@ -22,7 +22,7 @@ export interface RealRoot {
   stat: fs.Stats;
 }
 
-/** The real path and identity of the workspace root; throws PathEscapeError (`root_invalid`) when it is no folder. */
+/** The real path and identity of the workspace root; PathEscapeError (`root_invalid`) if it is no folder. */
 function realRoot(root: string): RealRoot {
   let real: string;
   try {

@@ -10,6 +10,7 @@ import {
   readFileConfined,
   readFileConfinedSync,
   resolveInWorkspace,
+  streamToFileConfined,
   writeFileConfined,
 } from '../../../main/sandbox/paths.js';
 import type { Pinning } from '../../../main/sandbox/paths.js';
@@ -260,6 +261,31 @@ const badCases: BadCase[] = [
     run: (f, p) => write(f, 'out/newdir/file.txt', p),
     code: 'escape',
     fileOp: true,
+  },
+  {
+    // Staging once wrote streams by temp file + rename by path: a parent swapped for a link meanwhile
+    // moved the bytes outside (test/main/core/persistent/streamWrite.race.test.ts runs the race itself).
+    name: 'parent folder swapped for a link outside while a stream is written',
+    setup: (f) => {
+      fs.mkdirSync(path.join(f.ws, 'up'));
+      fs.writeFileSync(path.join(f.ws, 'up', 'target'), 'inside');
+    },
+    run: (f, pinning) => {
+      async function* swapsItsFolder(): AsyncGenerator<string> {
+        yield 'PAYLOAD-1';
+        await new Promise((resolve) => setImmediate(resolve));
+        fs.renameSync(path.join(f.ws, 'up'), path.join(f.ws, 'up.real'));
+        fs.symlinkSync(path.join(f.outside, 'dir'), path.join(f.ws, 'up'));
+        yield 'PAYLOAD-2';
+      }
+      return streamToFileConfined(f.ws, 'up/target', swapsItsFolder(), { argName: 'path', pinning });
+    },
+    code: 'changed',
+    fileOp: true,
+    after: (f) => {
+      expect(fs.readFileSync(path.join(f.ws, 'up.real', 'target'), 'utf8')).toBe('inside');
+      expect(fs.readdirSync(path.join(f.ws, 'up.real'))).toEqual(['target']);
+    },
   },
   // Case and Unicode normalization (Linux is case-sensitive and does not normalize: these are siblings).
   {
