@@ -1,5 +1,5 @@
-// Commit: the session's changes in the checkout written back to the backing folder (three-way merged where
-// both sides changed a file, nothing written on a conflict), and the question "what is uncommitted". See README.md.
+// Commit: the session's changes in the checkout written back to the backing folder (three-way merged
+// where both sides changed a file, nothing written on a conflict), and what is uncommitted. See README.md.
 import fs from 'node:fs';
 import path from 'node:path';
 import { resolveInWorkspace } from '../../sandbox/paths.js';
@@ -42,7 +42,7 @@ export type CommitOptions = {
   artifactStem: string;
 };
 
-/** What the session changed in the checkout since its baseline and has not committed (nothing for a replaced checkout). */
+/** What the session changed in the checkout since its baseline and has not committed. */
 export async function uncommittedFiles(context: CheckoutContext): Promise<UncommittedFile[]> {
   if (!isIntact(context.location) || isQuiet(context)) return [];
   const tree = await stageCheckout(context);
@@ -199,7 +199,7 @@ async function copyFromCheckout(
   const source = fs.createReadStream('', { fd, autoClose: true }).pipe(hasher);
   const result = await writeStreamConfined(backing, change.path, source, {
     mode,
-    beforeRename: () => hasher.digest() === change.newOid,
+    beforeCommit: () => hasher.digest() === change.newOid,
   });
   return result.written ? result.sha256 : undefined;
 }

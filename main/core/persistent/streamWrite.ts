@@ -2,11 +2,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { promisify } from 'node:util';
-import { Transform } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { ConfinedFileError, resolveInWorkspace } from '../../sandbox/paths.js';
+import {
+  ConfinedFileError,
+  resolveInWorkspace,
+  streamToFileConfined,
+  type Pinning,
+} from '../../sandbox/paths.js';
 
 /** Bytes a host can stage: a buffer, text, a Node stream, a web ReadableStream or any async iterable of chunks. */
 export type StreamSource =
@@ -23,7 +25,7 @@ export type StreamWriteResult = {
   size: number;
   /** sha256 of the bytes written, hex. */
   sha256: string;
-  /** False when `beforeRename` refused the bytes: nothing was written. */
+  /** False when `beforeCommit` refused the bytes: nothing was written. */
   written: boolean;
 };
 
@@ -35,18 +37,15 @@ export type StreamWriteOptions = {
   mode?: number;
   /** A real folder inside `root` the file must land in (one area of a workspace). */
   within?: string;
-  /** Last check before the file appears: false drops the bytes and leaves the target as it was. */
-  beforeRename?: () => boolean;
+  /** Last check before the file appears or changes: false drops the bytes and leaves the target as it was. */
+  beforeCommit?: () => boolean;
+  /** How the sandbox's writer pins the folders (tests select; production uses the sandbox's default). */
+  pinning?: Pinning;
 };
 
-const { constants } = fs;
-const fsyncAsync = promisify(fs.fsync);
-const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-
-function toReadable(source: StreamSource): Readable {
-  if (typeof source === 'string') return Readable.from([Buffer.from(source, 'utf8')]);
-  if (source instanceof Uint8Array)
-    return Readable.from([Buffer.from(source.buffer, source.byteOffset, source.byteLength)]);
+function toReadable(
+  source: NodeJS.ReadableStream | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array | string>,
+): Readable {
   if (source instanceof Readable) return source;
   if (typeof (source as ReadableStream<Uint8Array>).getReader === 'function') {
     return Readable.fromWeb(source as WebReadableStream<Uint8Array>);
@@ -54,46 +53,26 @@ function toReadable(source: StreamSource): Readable {
   return Readable.from(source as AsyncIterable<Uint8Array | string>);
 }
 
-/** Sums and hashes the bytes passing through, turning strings into UTF-8. */
-class Measure extends Transform {
-  readonly hash = createHash('sha256');
-  size = 0;
-  override _transform(
-    chunk: Buffer | string,
-    _encoding: BufferEncoding,
-    done: (error?: Error | null, data?: Buffer) => void,
-  ) {
+/** Passes the chunks through as bytes (strings as UTF-8), adding each to `tally`'s count and sha256. */
+async function* measured(
+  chunks: AsyncIterable<Uint8Array | string>,
+  tally: { hash: ReturnType<typeof createHash>; size: number },
+): AsyncGenerator<Uint8Array> {
+  for await (const chunk of chunks) {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
-    this.hash.update(bytes);
-    this.size += bytes.length;
-    done(null, bytes);
+    tally.hash.update(bytes);
+    tally.size += bytes.byteLength;
+    yield bytes;
   }
-}
-
-/** Sources up to this size that are already in memory are written with one call instead of a stream. */
-const DIRECT_WRITE_MAX_BYTES = 1024 * 1024;
-
-/** Writes every byte of `source` to `fd`; returns their count and sha256. */
-async function writeAll(fd: number, source: StreamSource): Promise<{ size: number; sha256: string }> {
-  if (typeof source === 'string' || source instanceof Uint8Array) {
-    const bytes = typeof source === 'string' ? Buffer.from(source, 'utf8') : source;
-    if (bytes.byteLength <= DIRECT_WRITE_MAX_BYTES) {
-      let offset = 0;
-      while (offset < bytes.byteLength) offset += fs.writeSync(fd, bytes, offset);
-      return { size: bytes.byteLength, sha256: createHash('sha256').update(bytes).digest('hex') };
-    }
-  }
-  const measure = new Measure();
-  await pipeline(toReadable(source), measure, fs.createWriteStream('', { fd, autoClose: false }));
-  return { size: measure.size, sha256: measure.hash.digest('hex') };
 }
 
 /**
  * Streams bytes to a file inside `root` with bounded memory (one chunk at a time), never writing outside
- * it: the path is resolved by the sandbox's `resolveInWorkspace` (links followed, escapes refused), the
- * bytes go to a new temp file created O_EXCL|O_NOFOLLOW next to the target, which is fsynced and renamed
- * over the target (a link planted at the name is replaced, never followed). The folder is checked again
- * after the write; if it moved, the temp file is removed and the write is refused.
+ * it: the path is resolved by the sandbox's `resolveInWorkspace` (links followed, escapes refused) and the
+ * bytes are written by the sandbox's confined writer (`streamToFileConfined`: every folder opened without
+ * following links, the file proven to be the confined one; a temp file in the pinned folder renamed over
+ * the target on Linux, in place elsewhere). The target changes only once every byte arrived and was
+ * synced; a file with other hard links is replaced at this name, and protected names are the host's to write.
  */
 export async function writeStreamConfined(
   root: string,
@@ -110,52 +89,22 @@ export async function writeStreamConfined(
       `Argument "${argName}" (${JSON.stringify(relativePath)}): the path leads out of its area (${path.basename(options.within)}/).`,
     );
   }
-  const dir = path.dirname(realPath);
-  fs.mkdirSync(dir, { recursive: true });
-  if (fs.realpathSync.native(dir) !== dir) {
-    throw new ConfinedFileError(
-      argName,
-      'changed',
-      `Argument "${argName}": a folder on the path changed while it was created.`,
-    );
-  }
-  const existing = lstatOrUndefined(realPath);
-  if (existing && !existing.isFile() && !existing.isSymbolicLink()) {
-    throw new ConfinedFileError(
-      argName,
-      'not_regular',
-      `Argument "${argName}" (${JSON.stringify(relativePath)}): not a regular file.`,
-    );
-  }
-  const mode = options.mode ?? (existing?.isFile() ? existing.mode & 0o7777 : 0o644);
-  const temp = path.join(
-    dir,
-    `.${path.basename(realPath).slice(0, 100)}.${randomBytes(6).toString('hex')}.keel-tmp`,
-  );
-  const fd = fs.openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, mode);
-  let renamed = false;
-  try {
-    const bytes = await writeAll(fd, source);
-    // Asynchronous, so the fsyncs of writes running side by side (a commit's files) overlap.
-    await fsyncAsync(fd);
-    fs.fchmodSync(fd, mode);
-    if (fs.realpathSync.native(dir) !== dir) {
-      throw new ConfinedFileError(
-        argName,
-        'changed',
-        `Argument "${argName}": the folder moved during the write; nothing was written.`,
-      );
-    }
-    const sha256 = bytes.sha256;
-    if (options.beforeRename && !options.beforeRename())
-      return { realPath, size: bytes.size, sha256, written: false };
-    fs.renameSync(temp, realPath);
-    renamed = true;
-    return { realPath, size: bytes.size, sha256, written: true };
-  } finally {
-    fs.closeSync(fd);
-    if (!renamed) fs.rmSync(temp, { force: true });
-  }
+  const inMemory = typeof source === 'string' || source instanceof Uint8Array;
+  const tally = { hash: createHash('sha256'), size: 0 };
+  const data = inMemory ? source : measured(toReadable(source), tally);
+  const result = await streamToFileConfined(root, relativePath, data, {
+    argName,
+    // The resolved path was checked against the area: the write is refused if it now lands elsewhere.
+    expectedRealPath: realPath,
+    allowProtected: true,
+    replaceHardLinked: true,
+    chmod: (existing) => options.mode ?? (existing ? existing.mode & 0o7777 : 0o644),
+    ...(options.beforeCommit ? { beforeCommit: options.beforeCommit } : {}),
+    ...(options.pinning ? { pinning: options.pinning } : {}),
+  });
+  if (inMemory) tally.hash.update(source);
+  const size = inMemory ? result.bytes : tally.size;
+  return { realPath, size, sha256: tally.hash.digest('hex'), written: result.committed };
 }
 
 /** Creates or replaces a symbolic link inside `root` (its text stored as is, never followed), atomically. */
