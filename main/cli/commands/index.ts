@@ -10,6 +10,7 @@ import { registerResume } from './resume.js';
 import { registerApproval } from './approve.js';
 import { registerStop } from './stop.js';
 import { registerModel } from './model.js';
+import { registerModels } from './models.js';
 import { registerTrace } from './trace.js';
 import { registerGrants } from './grants.js';
 import { registerServe } from './serve.js';
@@ -28,6 +29,7 @@ export const registerCommands: readonly RegisterCommand[] = [
   registerGrants,
   registerStop,
   registerModel,
+  registerModels,
   registerTrace,
   registerSessions,
   registerShow,
