@@ -20,3 +20,4 @@ export {
   type StreamConfinedOptions,
   type WriteConfinedOptions,
 } from './confinedWrite.js';
+export { writeSymlinkConfined, type SymlinkConfinedOptions } from './confinedSymlink.js';

@@ -258,3 +258,28 @@ export function prepareTarget(root: string, arg: string, argName: string, forWri
     dirComponents: components,
   };
 }
+
+/**
+ * Resolves the folder of `arg` inside the workspace and keeps its last component as the name itself: a
+ * link at that name is what gets replaced, never followed. Refuses what resolveInWorkspace refuses.
+ */
+export function prepareTargetAtName(root: string, arg: string, argName: string): Target {
+  checkArgSyntax(arg, argName);
+  const components = splitComponents(arg);
+  const name = components.pop();
+  if (name === undefined || name === '..') {
+    throw refuseFile(argName, arg, 'is_directory', 'this names a folder, not a file');
+  }
+  const realRootInfo = realRoot(root);
+  const parentArg = path.join(path.isAbsolute(arg) ? path.parse(arg).root : '.', ...components);
+  const dirPath = resolveWithRoot(realRootInfo, parentArg, { argName });
+  return {
+    argName,
+    arg,
+    root: realRootInfo,
+    realPath: path.join(dirPath, name),
+    dirPath,
+    name,
+    dirComponents: splitComponents(path.relative(realRootInfo.real, dirPath)),
+  };
+}

@@ -2,7 +2,7 @@
 // where both sides changed a file, nothing written on a conflict), and what is uncommitted. See README.md.
 import fs from 'node:fs';
 import path from 'node:path';
-import { resolveInWorkspace } from '../../sandbox/paths.js';
+import { resolveInWorkspace, writeSymlinkConfined } from '../../sandbox/paths.js';
 import {
   diffTrees,
   isZeroOid,
@@ -28,7 +28,7 @@ import {
   snapshotParent,
   type CheckoutContext,
 } from './state.js';
-import { removeConfined, writeStreamConfined, writeSymlinkConfined } from './streamWrite.js';
+import { removeConfined, writeStreamConfined } from './streamWrite.js';
 import { PersistentDirError, type CommitReport, type CommittedFile, type UncommittedFile } from './types.js';
 
 /** Modes of the tree entries a checkout commits: regular, executable, symbolic link. */
@@ -145,7 +145,11 @@ async function apply(context: CheckoutContext, write: PlannedWrite): Promise<Com
   }
   if (change.newMode === '120000') {
     const { stdout } = await runGit(backingSide(context), ['cat-file', 'blob', change.newOid]);
-    writeSymlinkConfined(backing, change.path, stdout.toString('utf8'));
+    // The link itself is replaced (a link already at the name is never followed), in its pinned folder.
+    writeSymlinkConfined(backing, change.path, stdout.toString('utf8'), {
+      argName: 'path',
+      allowProtected: true,
+    });
     return { path: change.path, preHash, postHash: await hashFile(target) };
   }
   const copied = await copyFromCheckout(context, change, mode);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -105,25 +105,6 @@ export async function writeStreamConfined(
   if (inMemory) tally.hash.update(source);
   const size = inMemory ? result.bytes : tally.size;
   return { realPath, size, sha256: tally.hash.digest('hex'), written: result.committed };
-}
-
-/** Creates or replaces a symbolic link inside `root` (its text stored as is, never followed), atomically. */
-export function writeSymlinkConfined(root: string, relativePath: string, target: string): string {
-  const realPath = resolveInWorkspace(root, relativePath, { argName: 'path', forWrite: true });
-  const dir = path.dirname(realPath);
-  fs.mkdirSync(dir, { recursive: true });
-  const temp = path.join(
-    dir,
-    `.${path.basename(realPath).slice(0, 100)}.${randomBytes(6).toString('hex')}.keel-tmp`,
-  );
-  fs.symlinkSync(target, temp);
-  try {
-    fs.renameSync(temp, realPath);
-  } catch (error) {
-    fs.rmSync(temp, { force: true });
-    throw error;
-  }
-  return realPath;
 }
 
 /** lstat that answers undefined for a path that does not exist. */

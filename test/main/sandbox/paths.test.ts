@@ -12,6 +12,7 @@ import {
   resolveInWorkspace,
   streamToFileConfined,
   writeFileConfined,
+  writeSymlinkConfined,
 } from '../../../main/sandbox/paths.js';
 import type { Pinning } from '../../../main/sandbox/paths.js';
 import { OUTSIDE_SECRET, createFixture } from './pathsFixture.js';
@@ -259,6 +260,13 @@ const badCases: BadCase[] = [
     name: 'parent folder is a symlink outside, write creates nothing there',
     setup: (f) => fs.symlinkSync(f.outside, path.join(f.ws, 'out')),
     run: (f, p) => write(f, 'out/newdir/file.txt', p),
+    code: 'escape',
+    fileOp: true,
+  },
+  {
+    name: 'symbolic link written into a folder that is a link outside',
+    setup: (f) => fs.symlinkSync(f.outside, path.join(f.ws, 'out')),
+    run: (f, pinning) => writeSymlinkConfined(f.ws, 'out/link', 'anything', { argName: 'path', pinning }),
     code: 'escape',
     fileOp: true,
   },

@@ -368,4 +368,17 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
     expect(fs.lstatSync(path.join(backing, 'leak.txt')).isSymbolicLink()).toBe(true);
     expect(fs.readlinkSync(path.join(backing, 'leak.txt'))).toBe(secret);
   });
+
+  it('commits a re-pointed link as the link itself, leaving the file it pointed to alone', async () => {
+    fs.symlinkSync('README.md', path.join(backing, 'link'));
+    const checkout = await Checkout.open(spec(backing), location());
+    fs.unlinkSync(path.join(location().checkout, 'link'));
+    fs.symlinkSync('src/a.txt', path.join(location().checkout, 'link'));
+    Checkout.markDirty(location());
+    const report = await checkout.commit(commitOptions());
+    expect(report.status).toBe('committed');
+    expect(fs.readlinkSync(path.join(backing, 'link'))).toBe('src/a.txt');
+    expect(fs.lstatSync(path.join(backing, 'README.md')).isFile()).toBe(true);
+    expect(read(path.join(backing, 'README.md'))).toBe('hello\n');
+  });
 });
