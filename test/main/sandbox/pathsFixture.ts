@@ -62,3 +62,18 @@ export function createFixture(wsName = 'ws', parent = os.tmpdir()): Fixture {
     cleanup: () => fs.rmSync(base, { recursive: true, force: true }),
   };
 }
+
+/** Files outside the workspace (anywhere below `base`) whose text contains `needle`. */
+export function outsideFilesContaining(f: Fixture, needle: string): string[] {
+  const hits: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (full === f.ws) continue;
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile() && fs.readFileSync(full, 'utf8').includes(needle)) hits.push(full);
+    }
+  };
+  walk(f.base);
+  return hits;
+}

@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -7,8 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { writeStreamConfined } from '../../../../main/core/persistent/streamWrite.js';
 import { ConfinedFileError, PathEscapeError } from '../../../../main/sandbox/paths.js';
 import type { Pinning } from '../../../../main/sandbox/paths.js';
-import { OUTSIDE_SECRET, createFixture } from '../../sandbox/pathsFixture.js';
+import { OUTSIDE_SECRET, createFixture, outsideFilesContaining } from '../../sandbox/pathsFixture.js';
 import type { Fixture } from '../../sandbox/pathsFixture.js';
+import { startSwapper, type Swapper } from '../../sandbox/swapper.js';
 
 // Staging (a host's `session.files.write`) streams into the workspace while a second process swaps, as fast
 // as it can, ws/up between a real folder and a symlink to outside/dir: the parent of every staged file.
@@ -22,53 +21,30 @@ const deadline = Date.now() + 60000;
 let swaps = 0;
 const attempt = (fn) => { try { fn(); return true; } catch { return false; } };
 // Staging creates missing parents: a folder it made at ws/up while the real one was moved aside is dropped.
-const clear = () => { const stat = fs.lstatSync(ws + '/up', { throwIfNoEntry: false }); if (stat?.isSymbolicLink()) fs.unlinkSync(ws + '/up'); else if (stat) fs.rmSync(ws + '/up', { recursive: true }); };
+const clear = () => {
+  const stat = fs.lstatSync(ws + '/up', { throwIfNoEntry: false });
+  if (stat?.isSymbolicLink()) fs.unlinkSync(ws + '/up');
+  else if (stat) fs.rmSync(ws + '/up', { recursive: true });
+};
+const toLink = () => { fs.renameSync(ws + '/up', ws + '/up.real'); clear(); fs.symlinkSync(outsideDir, ws + '/up'); };
+const toFolder = () => { clear(); fs.renameSync(ws + '/up.real', ws + '/up'); };
 fs.writeSync(1, 'ready\\n');
 while (Date.now() < deadline) {
-  if (attempt(() => { fs.renameSync(ws + '/up', ws + '/up.real'); clear(); fs.symlinkSync(outsideDir, ws + '/up'); })) swaps++;
-  attempt(() => { clear(); fs.renameSync(ws + '/up.real', ws + '/up'); });
+  if (attempt(toLink)) swaps++;
+  attempt(toFolder);
   if (swaps % 256 === 0) fs.writeSync(1, 'swaps ' + swaps + '\\n');
 }
 `;
 
 let fixtureInUse: Fixture | undefined;
-let swapper: ChildProcess | undefined;
-let swapperOutput = '';
+let swapper: Swapper | undefined;
 
 afterEach(async () => {
-  await stopSwapper();
+  await swapper?.stop();
+  swapper = undefined;
   fixtureInUse?.cleanup();
   fixtureInUse = undefined;
 });
-
-function startSwapper(f: Fixture): Promise<void> {
-  const child = spawn(process.execPath, ['-e', SWAPPER, f.ws, path.join(f.outside, 'dir')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  swapper = child;
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.stdout?.on('data', (chunk: Buffer) => {
-      swapperOutput += chunk.toString();
-      if (swapperOutput.includes('ready')) resolve();
-    });
-  });
-}
-
-/** Stops the swapper (by its own pid) and returns how many swaps it reported. */
-async function stopSwapper(): Promise<number> {
-  const child = swapper;
-  swapper = undefined;
-  if (!child) return 0;
-  if (child.exitCode === null && child.signalCode === null) {
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGKILL');
-    await exited;
-  }
-  const counts = [...swapperOutput.matchAll(/swaps (\d+)/g)].map((match) => Number(match[1]));
-  swapperOutput = '';
-  return counts.length > 0 ? Math.max(...counts) : 0;
-}
 
 /** A source of several chunks, each after a turn of the event loop, so one write spans many swaps. */
 async function* chunked(i: number): AsyncGenerator<Uint8Array | string> {
@@ -76,20 +52,6 @@ async function* chunked(i: number): AsyncGenerator<Uint8Array | string> {
     await nextTurn();
     yield chunk % 2 === 0 ? `PAYLOAD-${i}-${chunk};` : Buffer.from(`PAYLOAD-${i}-${chunk};`);
   }
-}
-
-function outsideFilesContaining(f: Fixture, needle: string): string[] {
-  const hits: string[] = [];
-  const walk = (dir: string): void => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (full === f.ws) continue;
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile() && fs.readFileSync(full, 'utf8').includes(needle)) hits.push(full);
-    }
-  };
-  walk(f.base);
-  return hits;
 }
 
 const ITERATIONS = 1000;
@@ -106,7 +68,7 @@ describe.each<Pinning>(['procfd', 'portable'])('bad input: symlink races against
       fs.writeFileSync(path.join(f.ws, 'up', 'target'), 'inside');
       fs.writeFileSync(path.join(f.outside, 'dir', 'target'), OUTSIDE_SECRET);
       const before = f.snapshotOutside();
-      await startSwapper(f);
+      swapper = await startSwapper(SWAPPER, [f.ws, path.join(f.outside, 'dir')]);
       let written = 0;
       const refused: Record<string, number> = {};
       const other: string[] = [];
@@ -128,7 +90,7 @@ describe.each<Pinning>(['procfd', 'portable'])('bad input: symlink races against
           }
         }
       }
-      const swaps = await stopSwapper();
+      const swaps = await swapper.stop();
       console.info(`[${pinning}] staged: ${written} ok, refused ${JSON.stringify(refused)}, swaps ${swaps}`);
       expect(swaps).toBeGreaterThan(1000);
       expect(outsideFilesContaining(f, 'PAYLOAD')).toEqual([]);
