@@ -77,3 +77,15 @@ export function outsideFilesContaining(f: Fixture, needle: string): string[] {
   walk(f.base);
   return hits;
 }
+
+/** Entries that `after` has and `before` lacks (two `snapshotOutside()` results), relative to `base`. */
+export function addedOutside(before: Record<string, string>, after: Record<string, string>): string[] {
+  return Object.keys(after).filter((key) => !(key in before));
+}
+
+/** Entries of `before` that changed or vanished in `after`, folders aside (their mtimes move with any entry). */
+export function changedOutside(before: Record<string, string>, after: Record<string, string>): string[] {
+  return Object.entries(before)
+    .filter(([key, value]) => !value.startsWith('dir:') && after[key] !== value)
+    .map(([key]) => key);
+}
