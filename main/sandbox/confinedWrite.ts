@@ -2,6 +2,7 @@
 // while links are swapped under the write. The one writer of the harness: tools, staging and Persistent
 // Dir commits all write through here. See README.md.
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -424,9 +425,15 @@ async function spoolChunks(chunks: ConfinedChunks): Promise<Spool> {
     const fd = fs.openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
     try {
       const bytes = await writeSource(fd, chunks);
-      // Opened only when the write starts reading it, so a write refused before that leaves no descriptor.
+      // Opened only when the write starts reading it, so a write refused before that leaves no descriptor;
+      // closed before the write returns, so the folder can be removed (Windows refuses an open file).
       const read = async function* () {
-        yield* fs.createReadStream(file) as AsyncIterable<Buffer>;
+        const stream = fs.createReadStream(file);
+        try {
+          yield* stream as AsyncIterable<Buffer>;
+        } finally {
+          if (!stream.closed) await once(stream, 'close');
+        }
       };
       return { bytes, read, remove };
     } finally {
