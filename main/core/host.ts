@@ -11,3 +11,20 @@ export { createProvider, toProviderError, ProviderError, type ProviderKeys } fro
 export { detectSandbox, type SandboxInfo } from '../sandbox/box.js';
 export type { Redactor } from '../sandbox/redact.js';
 export { resolveInWorkspace } from '../sandbox/paths.js';
+// The command runner's flow control and running commands (output pushed to a window, Stop/Kill), and the
+// interactive terminal a window opens in a session's box.
+export { createFlowControl, type FlowControl } from '../runner/flow.js';
+export { runningCommand, type RunningCommand } from '../runner/boxedCommand.js';
+// The tools' own descriptions the approval panel and the command view show.
+export { planChange, previewEdit, type FileChangeArgs } from '../tools/fileChange.js';
+export { toolLimits } from '../tools/limits.js';
+export { looksBinary } from '../tools/outcome.js';
+export { createToolRegistry } from '../tools/registry.js';
+export type { ToolContext } from '../tools/types.js';
+export { readOnlyPathsFor, artifactNameFor } from '../tools/runCommandTool.js';
+export {
+  InteractiveTerminalError,
+  openInteractiveTerminal,
+  type InteractiveTerminal,
+  type TerminalExit,
+} from '../runner/interactive.js';

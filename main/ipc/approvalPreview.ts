@@ -1,14 +1,18 @@
 import path from 'node:path';
 import { pendingApprovals } from '../core/approvals/state.js';
 import type { EventOf, SessionEvent } from '../common/events.js';
-import { planChange, previewEdit, type FileChangeArgs } from '../tools/fileChange.js';
-import { toolLimits } from '../tools/limits.js';
-import { looksBinary } from '../tools/outcome.js';
-import { createToolRegistry } from '../tools/registry.js';
-import type { ToolContext } from '../tools/types.js';
 import type { ApprovalPreview, CommandPreview, FileChangePreview, ScopeKind } from './contract.js';
 import { IpcFailure, toIpcError } from './errors.js';
 import { shellStartFolder, type SessionBox } from './sessionBox.js';
+import {
+  planChange,
+  previewEdit,
+  type FileChangeArgs,
+  toolLimits,
+  looksBinary,
+  createToolRegistry,
+  type ToolContext,
+} from '../core/host.js';
 
 /** Largest text given per side of a file preview; bigger files get the diff only. */
 export const PREVIEW_MAX_CHARS = 4 * 1024 * 1024;

@@ -1,5 +1,4 @@
-import { createFlowControl, type FlowControl } from '../runner/flow.js';
-import type { RunningCommand } from '../runner/boxedCommand.js';
+import { createFlowControl, type FlowControl, type RunningCommand } from '../core/host.js';
 
 /** A watcher whose flow holds a command paused and has acked nothing for this long is taken for gone. */
 export const FLOW_STALL_MS = 15_000;

@@ -7,8 +7,13 @@ import {
   sessionRedactor,
   type SessionWorkspace,
 } from '../core/sessions/workspaceHost.js';
-import { type ProviderKeys, detectSandbox, type SandboxInfo, type Redactor } from '../core/host.js';
-import { readOnlyPathsFor } from '../tools/runCommandTool.js';
+import {
+  type ProviderKeys,
+  detectSandbox,
+  type SandboxInfo,
+  type Redactor,
+  readOnlyPathsFor,
+} from '../core/host.js';
 import { IpcFailure } from './errors.js';
 
 /**

@@ -2,13 +2,13 @@ import path from 'node:path';
 import { SessionLog } from '../core/log/sessionLog.js';
 import { markTurnStarted } from '../core/sessions/checkouts.js';
 import { readPersistentConfig } from '../core/sessions/layout.js';
-import { type ProviderKeys } from '../core/host.js';
 import {
+  type ProviderKeys,
   InteractiveTerminalError,
   openInteractiveTerminal,
   type InteractiveTerminal,
   type TerminalExit,
-} from '../runner/interactive.js';
+} from '../core/host.js';
 import type { TerminalInfo } from './contract.js';
 import { IpcFailure } from './errors.js';
 import type { Hub } from './hub.js';

@@ -10,9 +10,14 @@ import { STOP_REQUEST_FILE } from '../core/sessions/turnHost.js';
 import type { Harness, HarnessStreamPart } from '../core/sessions/types.js';
 import { TurnSetupError, type TurnOutcome as EngineOutcome } from '../core/turn/engine.js';
 import { loadSessionState } from '../core/turn/loadState.js';
-import { createProvider, type ProviderKeys, type SessionIndex } from '../core/host.js';
-import { runningCommand, type RunningCommand } from '../runner/boxedCommand.js';
-import { artifactNameFor } from '../tools/runCommandTool.js';
+import {
+  createProvider,
+  type ProviderKeys,
+  type SessionIndex,
+  runningCommand,
+  type RunningCommand,
+  artifactNameFor,
+} from '../core/host.js';
 import type { SessionStatus, TurnOutcome } from './contract.js';
 import { IpcFailure, toIpcError } from './errors.js';
 import type { Hub } from './hub.js';
