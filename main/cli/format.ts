@@ -104,6 +104,10 @@ export function summarizeEvent(event: SessionEvent): string {
       return `policy ${event.policy}`;
     case 'session_renamed':
       return `title ${quote(event.title, 60)}`;
+    case 'instructions_loaded':
+      return event.files.length === 0
+        ? 'none (the instruction files were removed)'
+        : event.files.map((file) => `${file.path}${file.truncated ? ' (cut)' : ''}`).join(', ');
     case 'error':
       return joinParts(event.code === undefined ? undefined : `[${event.code}]`, clip(event.message, 100));
   }

@@ -230,6 +230,31 @@ export const SessionRenamed = z.object({
   title: z.string().min(1).max(500),
 });
 
+/** One instruction file as a turn read it; `path` is project-relative with `/` separators. */
+export const InstructionFile = z.object({
+  path: z.string().min(1),
+  /** sha256 (hex) of the bytes read: the whole file, or its first MiB when it is larger. */
+  sha256: z.string().min(1),
+  /** The file's size in bytes. */
+  size: z.number().int().nonnegative(),
+  /** What the model is given: the file (redacted), or its first part when the size cap cut it. */
+  content: z.string(),
+  /** True when `content` is not the whole file (the cap on project instructions was reached). */
+  truncated: z.boolean().optional(),
+});
+export type InstructionFile = z.infer<typeof InstructionFile>;
+
+/**
+ * The project's instruction files (AGENTS.md, or CLAUDE.md where a folder has none) as a turn found them,
+ * appended when they differ from the newest such event (an empty list: they were removed). The newest is
+ * projected right after the system prompt, so the prefix only changes when the files do.
+ */
+export const InstructionsLoaded = z.object({
+  ...base,
+  kind: z.literal('instructions_loaded'),
+  files: z.array(InstructionFile),
+});
+
 export const PolicyChanged = z.object({
   ...base,
   kind: z.literal('policy_changed'),
@@ -264,6 +289,7 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   ModelChanged,
   PolicyChanged,
   SessionRenamed,
+  InstructionsLoaded,
   ErrorEvent,
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;

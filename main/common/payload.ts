@@ -13,11 +13,12 @@ export type Payload = { messages: PayloadMessage[] };
 
 /**
  * The part of a log a projection needs, so projecting costs O(events after the newest compaction):
- * the compaction in effect (if any), the first user message (the pinned goal) and every event after
- * the compaction's `through` (all events when there is none), in seq order.
+ * the compaction in effect (if any), the first user message (the pinned goal), the newest project
+ * instructions and every event after the compaction's `through` (all events when there is none), in seq order.
  */
 export type ProjectionView = {
   compaction?: EventOf<'compaction'>;
   firstUserMessage?: EventOf<'user_message'>;
+  instructions?: EventOf<'instructions_loaded'>;
   tail: readonly SessionEvent[];
 };

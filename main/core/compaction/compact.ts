@@ -6,6 +6,7 @@ import {
   UnknownCompactionError,
 } from '../projection/projectPayload.js';
 import type { ProjectionView } from '../../common/payload.js';
+import { formatInstructions } from '../projection/instructions.js';
 import type { RetryOptions } from '../../providers/retry.js';
 import type { ModelProvider, ToolSpec } from '../../providers/types.js';
 import { selectRange } from './range.js';
@@ -50,6 +51,8 @@ export function measureNextRequest(input: MeasureRequestInput): ContextMeasure {
     appendedAfter: (seq) => {
       let total = 0;
       for (const event of view.tail) if (event.seq > seq) total += estimateEventTokens(event, estimator);
+      // Instructions recorded since then head the next request (what they replace is not subtracted).
+      if (view.instructions && view.instructions.seq > seq) total += instructionsTokens(view, estimator);
       return total;
     },
     payloadTokens: () =>
@@ -131,7 +134,8 @@ export async function buildCompaction(input: BuildCompactionInput): Promise<Buil
         : estimateMessageTokens({ role: 'system', content: systemPrompt }, estimator)) +
       (first && first.seq <= through
         ? estimateMessageTokens({ role: 'user', content: pinned }, estimator)
-        : 0);
+        : 0) +
+      instructionsTokens(view, estimator);
     const predicted = fixed + keptTokens + summaryOutputTokens(pin.contextWindow);
     if (input.mode === 'auto' && predicted >= input.tokensBefore) {
       return {
@@ -183,6 +187,7 @@ export async function buildCompaction(input: BuildCompactionInput): Promise<Buil
   const after: ProjectionView = {
     compaction: { ...draft, seq: lastSeq + 1, at: '' },
     ...(first ? { firstUserMessage: first } : {}),
+    ...(view.instructions ? { instructions: view.instructions } : {}),
     tail: events.filter((event) => event.seq > through),
   };
   // Rebased on the measured size, so the estimate's error on everything kept (tool definitions, system
@@ -202,6 +207,12 @@ export async function buildCompaction(input: BuildCompactionInput): Promise<Buil
     };
   }
   return { status: 'compacted', event: draft, requests, chunks };
+}
+
+/** Estimated tokens of the project instructions message the view's requests carry (0 without one). */
+function instructionsTokens(view: ProjectionView, estimator: TokenEstimator): number {
+  const text = view.instructions && formatInstructions(view.instructions);
+  return text === undefined ? 0 : estimateMessageTokens({ role: 'system', content: text }, estimator);
 }
 
 /** The first seq a summary covers: the first event after session_created. */

@@ -143,6 +143,7 @@ export function renderEvent(event: SessionEvent, maxChars: number): string | und
     case 'tool_call_started':
     case 'compaction':
     case 'session_created':
+    case 'instructions_loaded':
       return undefined;
   }
 }

@@ -112,6 +112,9 @@ export class SessionLog {
       firstOfKind: db.prepare<[string], EventRow>(
         'SELECT seq, kind, at, body FROM events WHERE kind = ? ORDER BY seq LIMIT 1',
       ),
+      lastOfKind: db.prepare<[string], EventRow>(
+        'SELECT seq, kind, at, body FROM events WHERE kind = ? ORDER BY seq DESC LIMIT 1',
+      ),
       lastSeqOfKind: db
         .prepare<[string], number>('SELECT seq FROM events WHERE kind = ? ORDER BY seq DESC LIMIT 1')
         .pluck(),
@@ -359,7 +362,7 @@ export class SessionLog {
   /**
    * What the projection needs, read from one snapshot with index lookups: the compaction in effect
    * (largest `through`, ties to the larger seq, skipping `withoutCompaction`), the first user
-   * message, and every event after that compaction's `through`.
+   * message, the newest instructions_loaded, and every event after that compaction's `through`.
    */
   projectionView(options: { withoutCompaction?: number; validate?: boolean } = {}): ProjectionView {
     const { validate } = options;
@@ -370,11 +373,15 @@ export class SessionLog {
       const firstUserRow = this.statements.firstOfKind.get('user_message');
       const firstUserMessage =
         firstUserRow && (rowToEvent(this.id, firstUserRow, validate) as EventOf<'user_message'>);
+      const instructionsRow = this.statements.lastOfKind.get('instructions_loaded');
+      const instructions =
+        instructionsRow && (rowToEvent(this.id, instructionsRow, validate) as EventOf<'instructions_loaded'>);
       const fromSeq = (compaction?.through ?? 0) + 1;
       const tail = validate === false ? this.cachedTail(fromSeq) : this.read({ fromSeq, validate });
       return {
         ...(compaction ? { compaction } : {}),
         ...(firstUserMessage ? { firstUserMessage } : {}),
+        ...(instructions ? { instructions } : {}),
         tail,
       };
     })();

@@ -1,5 +1,6 @@
 import type { EventOf, SessionEvent, ToolCall } from '../../common/events.js';
 import type { Payload, PayloadMessage, ProjectionView } from '../../common/payload.js';
+import { formatInstructions } from './instructions.js';
 
 /** Prefix of the system message that carries the summary of the compaction in effect. */
 export const SUMMARY_PREFIX = 'Session so far: ';
@@ -57,8 +58,10 @@ export function selectView(events: readonly SessionEvent[], options: SelectViewO
   let skippedFound = false;
   let compaction: EventOf<'compaction'> | undefined;
   let firstUserMessage: EventOf<'user_message'> | undefined;
+  let instructions: EventOf<'instructions_loaded'> | undefined;
   for (const event of ordered) {
     if (event.kind === 'user_message' && firstUserMessage === undefined) firstUserMessage = event;
+    if (event.kind === 'instructions_loaded') instructions = event;
     if (event.kind !== 'compaction') continue;
     if (event.seq === skip) {
       skippedFound = true;
@@ -73,6 +76,7 @@ export function selectView(events: readonly SessionEvent[], options: SelectViewO
   const view: ProjectionView = { tail };
   if (compaction !== undefined) view.compaction = compaction;
   if (firstUserMessage !== undefined) view.firstUserMessage = firstUserMessage;
+  if (instructions !== undefined) view.instructions = instructions;
   return view;
 }
 
@@ -83,6 +87,8 @@ export function selectView(events: readonly SessionEvent[], options: SelectViewO
 export function projectView(view: ProjectionView, options: ProjectOptions): Payload {
   const head: PayloadMessage[] = [];
   if (options.system.trim() !== '') head.push({ role: 'system', content: options.system });
+  const instructions = view.instructions && formatInstructions(view.instructions);
+  if (instructions !== undefined) head.push({ role: 'system', content: instructions });
   const compaction = view.compaction;
   const through = compaction?.through ?? 0;
   if (compaction !== undefined) {
@@ -187,7 +193,8 @@ function projectTail(tail: readonly SessionEvent[], through: number): Block[] {
         break;
       default:
         // Approvals, tool_call_started, compactions, commits, model/policy changes, errors and
-        // session_created are facts about the session, not messages.
+        // session_created are facts about the session, not messages; instructions_loaded is projected
+        // in the head (the newest one), not where it sits in the log.
         break;
     }
   }

@@ -19,6 +19,7 @@ describe('event kinds', () => {
       'subagent_started',
       'subagent_result',
       'model_changed',
+      'instructions_loaded',
       'error',
     ]) {
       expect(EVENT_KINDS).toContain(kind);

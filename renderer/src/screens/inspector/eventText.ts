@@ -87,6 +87,12 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
       return { who: 'Policy changed', tone: 'other', text: event.policy };
     case 'session_renamed':
       return { who: 'Renamed', tone: 'other', text: event.title };
+    case 'instructions_loaded':
+      return {
+        who: 'Instructions',
+        tone: 'other',
+        text: event.files.length === 0 ? 'none' : event.files.map((file) => file.path).join(', '),
+      };
     case 'session_created':
       return { who: 'Session created', tone: 'other', text: `${event.provider}:${event.model}` };
     case 'error':

@@ -287,6 +287,25 @@ describe('SessionLog.projectionView', () => {
     log.close();
   });
 
+  it('carries the newest instructions_loaded, also when a compaction replaced it', () => {
+    const log = SessionLog.create(tempHome(), sessionInit());
+    const loaded = (content: string): NewEvent => ({
+      kind: 'instructions_loaded',
+      files: [{ path: 'AGENTS.md', sha256: content, size: content.length, content }],
+    });
+    log.append(loaded('v1')); // 2
+    log.append(user('goal')); // 3
+    log.append(loaded('v2')); // 4
+    log.append(assistant('a')); // 5
+    log.append(compaction(5, 'summary')); // 6
+    log.append(user('next')); // 7
+    const view = log.projectionView();
+    expect(view.instructions).toMatchObject({ seq: 4, files: [{ content: 'v2' }] });
+    expect(view.tail.map((e) => e.seq)).toEqual([6, 7]);
+    expect(log.projectionView({ validate: false })).toEqual(view);
+    log.close();
+  });
+
   it('returns the whole log when nothing was compacted', () => {
     const log = SessionLog.create(tempHome(), sessionInit());
     log.append(user('hi'));

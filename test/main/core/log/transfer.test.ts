@@ -282,6 +282,32 @@ describe('import validation', () => {
 });
 
 describe('importSession / exportSession', () => {
+  it('carries instructions_loaded through export and import byte for byte', () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-transfer-'));
+    try {
+      const loaded = JSON.stringify({
+        seq: 11,
+        kind: 'instructions_loaded',
+        at: '2025-01-01T00:10:00.000Z',
+        files: [
+          { path: 'AGENTS.md', sha256: 'ab12', size: 40, content: 'Run `npm test` before you finish.' },
+          { path: 'pkg/api/CLAUDE.md', sha256: 'cd34', size: 90_000, content: 'Tabs.', truncated: true },
+        ],
+      });
+      const text = `${fixture}${loaded}\n`;
+      const { id, events } = importSession(home, text);
+      expect(events).toBe(11);
+      let exported = '';
+      exportSession(home, id, (chunk) => (exported += chunk));
+      expect(exported.split('\n').slice(1).join('\n')).toBe(text.split('\n').slice(1).join('\n'));
+      expect(problemsOf(`${fixture}${loaded.replace('"size":40', '"size":-1')}\n`)).toEqual([
+        expect.stringMatching(/^line 11: .*size/),
+      ]);
+    } finally {
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it('refuses to keep an id that cannot be a folder name, and writes nothing', () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-transfer-'));
     try {

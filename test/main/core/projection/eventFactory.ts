@@ -36,6 +36,17 @@ export class LogBuilder {
     return this.add({ kind: 'interrupted', content, toolCalls, ...extra }) as EventOf<'interrupted'>;
   }
 
+  /** An instructions_loaded event listing these files (path → content, hashed as the content's length). */
+  instructions(files: Record<string, string>): EventOf<'instructions_loaded'> {
+    const list = Object.entries(files).map(([path, content]) => ({
+      path,
+      sha256: `h${content.length}`,
+      size: content.length,
+      content,
+    }));
+    return this.add({ kind: 'instructions_loaded', files: list }) as EventOf<'instructions_loaded'>;
+  }
+
   compaction(through: number, summary: string, pinned = ''): EventOf<'compaction'> {
     return this.add({ kind: 'compaction', through, summary, pinned }) as EventOf<'compaction'>;
   }

@@ -3,6 +3,7 @@ import type { NewEvent } from '../../../../main/common/events.js';
 import {
   CANCELLED_RESULT,
   CONVERSATION_START_NOTE,
+  INSTRUCTIONS_HEADING,
   UnknownCompactionError,
   projectPayload,
   projectView,
@@ -287,6 +288,76 @@ describe('events that are not messages', () => {
       { role: 'user', content: '[file staged: /session/uploads/report.pdf (1234 bytes, application/pdf)]' },
       { role: 'user', content: '[file staged: /session/uploads/notes (0 bytes)]' },
     ]);
+  });
+});
+
+describe('project instructions', () => {
+  it('puts the newest instruction files right after the system prompt, before the summary, root first', () => {
+    const log = new LogBuilder();
+    log.instructions({ 'AGENTS.md': 'old rules' });
+    log.user('goal');
+    log.assistant('a');
+    log.instructions({ 'AGENTS.md': 'Run npm test.', 'pkg/api/AGENTS.md': 'Use tabs.' });
+    log.compaction(4, 'goal, answered');
+    log.user('next');
+    const messages = project(log).messages;
+    expect(messages.map((message) => message.role)).toEqual(['system', 'system', 'system', 'user', 'user']);
+    expect(messages[0]).toEqual({ role: 'system', content: system });
+    const instructions = messages[1]?.content ?? '';
+    expect(instructions.startsWith(`${INSTRUCTIONS_HEADING}\n`)).toBe(true);
+    expect(instructions).not.toContain('old rules');
+    expect(instructions.indexOf('## AGENTS.md\n\nRun npm test.')).toBeGreaterThan(0);
+    expect(instructions.indexOf('## pkg/api/AGENTS.md (applies to pkg/api/)\n\nUse tabs.')).toBeGreaterThan(
+      instructions.indexOf('Run npm test.'),
+    );
+    expect(messages[2]?.content).toBe('Session so far: goal, answered');
+  });
+
+  it('sends no instructions message once the files were removed (an empty list)', () => {
+    const log = new LogBuilder();
+    log.instructions({ 'AGENTS.md': 'rules' });
+    log.user('goal');
+    log.add({ kind: 'instructions_loaded', files: [] });
+    expect(project(log).messages).toEqual([
+      { role: 'system', content: system },
+      { role: 'user', content: 'goal' },
+    ]);
+  });
+
+  it('ends a file the size cap cut with a note, and names one that did not fit at all', () => {
+    const log = new LogBuilder();
+    log.add({
+      kind: 'instructions_loaded',
+      files: [
+        { path: 'AGENTS.md', sha256: 'a', size: 50_000, content: 'first part', truncated: true },
+        { path: 'web/CLAUDE.md', sha256: 'b', size: 900, content: '', truncated: true },
+      ],
+    });
+    log.user('goal');
+    const text = project(log).messages[1]?.content ?? '';
+    expect(text).toContain(
+      'first part\n[cut here: AGENTS.md is 50000 bytes and the project instructions reached their size cap; read the file for the rest]',
+    );
+    expect(text).toContain(
+      '## web/CLAUDE.md (applies to web/)\n\n[not included: the project instructions reached their size cap; read web/CLAUDE.md for its 900 bytes]',
+    );
+  });
+
+  it('changes only the instructions message when they change; every later message stays byte for byte', () => {
+    const log = new LogBuilder();
+    log.instructions({ 'AGENTS.md': 'v1' });
+    log.user('goal');
+    log.assistant('', [call('a')]);
+    log.result('a', 'A');
+    const before = project(log).messages;
+    log.instructions({ 'AGENTS.md': 'v2' });
+    const after = project(log).messages;
+    expect(after).toHaveLength(before.length);
+    const changed = before.flatMap((message, i) =>
+      JSON.stringify(message) === JSON.stringify(after[i]) ? [] : [i],
+    );
+    expect(changed).toEqual([1]);
+    expect(after[1]?.content).toContain('v2');
   });
 });
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { NewEvent, SessionEvent, ToolCall } from '../../../../main/common/events.js';
 import {
   CANCELLED_RESULT,
+  INSTRUCTIONS_HEADING,
   projectPayload,
   selectView,
   validatePayload,
@@ -22,7 +23,8 @@ type Step =
   | { t: 'subagentResult'; back: number }
   | { t: 'orphan' }
   | { t: 'compaction'; fraction: number }
-  | { t: 'noise'; which: number };
+  | { t: 'noise'; which: number }
+  | { t: 'instructions'; which: number };
 
 const text = fc.constantFrom('', ' ', 'ok', 'look at src/a.ts', 'done.\n', 'partial ans');
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -58,6 +60,10 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('noise' as const), which: fc.nat({ max: 5 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ t: fc.constant('instructions' as const), which: fc.nat({ max: 2 }) }),
+  },
 );
 
 /** Interprets steps into a zod-valid log: results target recent calls, so delays and duplicates occur. */
@@ -114,6 +120,15 @@ function buildLog(steps: readonly Step[]): SessionEvent[] {
           `summary through ${through}`,
           first?.kind === 'user_message' ? first.content : '',
         );
+        break;
+      }
+      case 'instructions': {
+        const versions = [
+          {},
+          { 'AGENTS.md': 'run the tests' },
+          { 'AGENTS.md': 'v2', 'pkg/CLAUDE.md': 'tabs' },
+        ];
+        log.instructions(versions[s.which % versions.length] ?? {});
         break;
       }
       case 'noise': {
@@ -219,11 +234,12 @@ describe('projection properties over random logs', () => {
     );
   });
 
-  it('appending events without a new compaction in effect keeps every earlier message byte for byte', () => {
+  it('appending events without a new compaction or new instructions keeps every earlier message byte for byte', () => {
     fc.assert(
       fc.property(logs, fc.nat(), (events, cut) => {
         const before = events.slice(0, events.length === 0 ? 0 : cut % (events.length + 1));
         fc.pre(selectView(before).compaction?.seq === selectView(events).compaction?.seq);
+        fc.pre(selectView(before).instructions?.seq === selectView(events).instructions?.seq);
         const old = projectPayload(before, { system }).messages;
         const now = projectPayload(events, { system }).messages;
         expect(now.length).toBeGreaterThanOrEqual(old.length);
@@ -256,7 +272,7 @@ describe('projection properties over random logs', () => {
   });
 
   it('the generator reaches the interesting cases (so the properties above are not vacuous)', () => {
-    const seen = { cancelled: 0, answered: 0, orphanDropped: 0, renamed: 0, compacted: 0 };
+    const seen = { cancelled: 0, answered: 0, orphanDropped: 0, renamed: 0, compacted: 0, instructed: 0 };
     fc.assert(
       fc.property(logs, (events) => {
         const view = selectView(events);
@@ -265,6 +281,7 @@ describe('projection properties over random logs', () => {
         if (messages.some((m) => m.role === 'tool' && !isCancellation(m))) seen.answered++;
         if (messages.some((m) => m.toolCalls?.some((c) => c.id.includes('_ev')))) seen.renamed++;
         if (view.compaction !== undefined) seen.compacted++;
+        if (messages[1]?.content.startsWith(INSTRUCTIONS_HEADING)) seen.instructed++;
         const answeredIds = new Set(messages.map((m) => m.toolCallId));
         if (view.tail.some((e) => e.kind === 'tool_result' && !answeredIds.has(e.toolCallId)))
           seen.orphanDropped++;
