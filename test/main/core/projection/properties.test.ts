@@ -123,7 +123,7 @@ function buildLog(steps: readonly Step[]): SessionEvent[] {
         break;
       }
       case 'instructions': {
-        const versions = [
+        const versions: Record<string, string>[] = [
           {},
           { 'AGENTS.md': 'run the tests' },
           { 'AGENTS.md': 'v2', 'pkg/CLAUDE.md': 'tabs' },
