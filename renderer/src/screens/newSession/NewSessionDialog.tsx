@@ -6,15 +6,8 @@ import { useApp, type NewSessionPrefill } from '../../appContext.js';
 import { POLICIES, PROVIDERS } from '../settings/providers.js';
 import { ModelFields } from './ModelFields.js';
 import { ModelList } from './ModelList.js';
-import {
-  findCatalogueModel,
-  formatWindow,
-  lifecycleBadge,
-  modelChoices,
-  pinNote,
-  switchTarget,
-  catalogueToday,
-} from './modelLifecycle.js';
+import { ProviderModelPicker } from './ProviderModelPicker.js';
+import { findCatalogueModel, modelChoices, pinNote, switchTarget, catalogueToday } from './modelLifecycle.js';
 import { RecentProjects } from './RecentProjects.js';
 import { useCatalogue } from './useCatalogue.js';
 
@@ -182,43 +175,15 @@ export function NewSessionDialog({
           </div>
           <RecentProjects onPick={setFolder} />
         </div>
-        <div className="field-grid">
-          <div className="field">
-            <label htmlFor="ns-provider">Provider</label>
-            <select
-              id="ns-provider"
-              value={provider}
-              onChange={(event) => chooseProvider(event.target.value as ProviderKind)}
-            >
-              {PROVIDERS.map((entry) => (
-                <option key={entry.kind} value={entry.kind}>
-                  {entry.label}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor="ns-model">Model</label>
-            <input
-              id="ns-model"
-              list="ns-models"
-              value={model}
-              onChange={(event) => chooseModel(event.target.value)}
-              placeholder={models[0]?.id ?? 'model id'}
-              spellCheck={false}
-              required
-            />
-            <datalist id="ns-models">
-              {models.map((entry) => (
-                <option key={entry.id} value={entry.id}>
-                  {[`${formatWindow(entry.contextWindow)} context`, lifecycleBadge(entry, today)?.text]
-                    .filter(Boolean)
-                    .join(' · ')}
-                </option>
-              ))}
-            </datalist>
-          </div>
-        </div>
+        <ProviderModelPicker
+          idPrefix="ns"
+          provider={provider}
+          onProvider={chooseProvider}
+          model={model}
+          onModel={chooseModel}
+          suggestions={models}
+          today={today}
+        />
         {models.length > 0 ? (
           <ModelList
             name="ns-model-choice"

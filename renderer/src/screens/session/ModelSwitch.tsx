@@ -6,6 +6,7 @@ import type { ProviderKind } from '../../api/types.js';
 import { useApp } from '../../appContext.js';
 import { ModelFields } from '../newSession/ModelFields.js';
 import { ModelList } from '../newSession/ModelList.js';
+import { ProviderModelPicker } from '../newSession/ProviderModelPicker.js';
 import {
   findCatalogueModel,
   modelChoices,
@@ -183,33 +184,14 @@ export function ModelSwitchDialog({
           . The switch is recorded in the session; its next request goes to the new model with the whole
           conversation so far.
         </p>
-        <div className="field-grid">
-          <div className="field">
-            <label htmlFor="ms-provider">Provider</label>
-            <select
-              id="ms-provider"
-              value={provider}
-              onChange={(event) => chooseProvider(event.target.value as ProviderKind)}
-            >
-              {PROVIDERS.map((entry) => (
-                <option key={entry.kind} value={entry.kind}>
-                  {entry.label}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor="ms-model">Model</label>
-            <input
-              id="ms-model"
-              value={model}
-              onChange={(event) => setModel(event.target.value)}
-              placeholder="model id"
-              spellCheck={false}
-              required
-            />
-          </div>
-        </div>
+        <ProviderModelPicker
+          idPrefix="ms"
+          provider={provider}
+          onProvider={chooseProvider}
+          model={model}
+          onModel={setModel}
+          today={today}
+        />
         <ModelList
           name="ms-model-choice"
           label={`${providerLabel} models`}
