@@ -1,7 +1,8 @@
 import path from 'node:path';
+import { allowedScopes, toolKindOf } from '../core/approvals/decide.js';
 import { pendingApprovals } from '../core/approvals/state.js';
 import type { EventOf, SessionEvent } from '../common/events.js';
-import type { ApprovalPreview, CommandPreview, FileChangePreview, ScopeKind } from './contract.js';
+import type { ApprovalPreview, CommandPreview, FileChangePreview } from './contract.js';
 import { IpcFailure, toIpcError } from './errors.js';
 import { shellStartFolder, type SessionBox } from './sessionBox.js';
 import {
@@ -17,7 +18,6 @@ import {
 /** Largest text given per side of a file preview; bigger files get the diff only. */
 export const PREVIEW_MAX_CHARS = 4 * 1024 * 1024;
 
-const FILE_TOOLS = new Set(['edit_file', 'write_file']);
 // Anything that could chain a second command after a prefix: such a command matches no prefix grant.
 const SHELL_CONTROL = /[;&|`$()<>\n\r\\]/;
 
@@ -70,7 +70,8 @@ export async function previewApproval(
     allowedScopes: allowedScopes(request),
     suggested: {},
   };
-  if (FILE_TOOLS.has(request.tool)) {
+  const kind = toolKindOf(request.tool);
+  if (kind === 'edit') {
     const file = await previewFile(request, raw, ctx);
     preview.file = file.preview;
     preview.protectedReason = file.protectedReason;
@@ -79,19 +80,12 @@ export async function previewApproval(
       const folder = path.posix.dirname(target);
       preview.suggested.path = folder === '.' ? `path:${target}` : `path:${folder}/**`;
     }
-  } else if (request.tool === 'run_command') {
+  } else if (kind === 'command') {
     preview.command = previewCommand(logged, raw, box);
     const prefix = suggestPrefix(preview.command.command);
     if (prefix) preview.suggested.prefix = `prefix:${prefix}`;
   }
   return preview;
-}
-
-function allowedScopes(request: EventOf<'approval_request'>): ScopeKind[] {
-  if (request.unknownOutcome) return ['once'];
-  if (request.tool === 'run_command') return ['once', 'session', 'prefix'];
-  if (FILE_TOOLS.has(request.tool)) return ['once', 'session', 'path'];
-  return ['once', 'session'];
 }
 
 /** The arguments of the model's call the request answers, as the assistant message recorded them. */

@@ -1,5 +1,7 @@
 import type { ApprovalScope, NewEvent, SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
+import { createToolRegistry } from '../../tools/registry.js';
+import type { ToolKind } from '../../tools/types.js';
 import { checkRevocation, listGrants, type GrantRecord } from './grants.js';
 import { checkDecision, pendingApprovals, type PendingApproval } from './state.js';
 
@@ -20,10 +22,33 @@ export type ApprovalDecision = { requestSeq?: number } & (
  */
 export type Refusal = { ok: false; code: 'invalid_state' | 'invalid_input' | 'not_found'; message: string };
 
+/** The kinds of scope a grant can have: once, the whole session, a path glob, a command prefix. */
+export type ScopeKind = 'once' | 'session' | 'path' | 'prefix';
+
+const TOOLS = createToolRegistry('write', { subagents: true });
+
+/** What the named tool does (edit, command, read, subagent), from its own description; undefined if unknown. */
+export function toolKindOf(tool: string): ToolKind | undefined {
+  return TOOLS.get(tool)?.kind;
+}
+
 /**
- * Pure: the event that answers the request, or why it may not be answered so. A prefix scope is only for
- * run_command; a call whose outcome is unknown (resumed after a crash) is approvable only once.
+ * The scopes a grant of `request` may take, the one rule the approval panel offers and a decision checks: a
+ * call whose outcome is unknown (resumed after a crash) only once; a command also by prefix; a file change
+ * also by path glob.
  */
+export function allowedScopes(request: PendingApproval): ScopeKind[] {
+  if (request.unknownOutcome) return ['once'];
+  const kind = toolKindOf(request.tool);
+  if (kind === 'command') return ['once', 'session', 'prefix'];
+  if (kind === 'edit') return ['once', 'session', 'path'];
+  return ['once', 'session'];
+}
+
+const scopeKindOf = (scope: ApprovalScope): ScopeKind =>
+  scope === 'once' || scope === 'session' ? scope : scope.startsWith('prefix:') ? 'prefix' : 'path';
+
+/** Pure: the event that answers the request, or why it may not be answered so (see allowedScopes). */
 export function decideApproval(
   events: readonly SessionEvent[],
   decision: ApprovalDecision,
@@ -42,19 +67,14 @@ export function decideApproval(
       },
     };
   }
-  if (decision.scope.startsWith('prefix:') && request.tool !== 'run_command') {
-    return {
-      ok: false,
-      code: 'invalid_input',
-      message: `a prefix scope is for commands; request ${request.seq} is a ${request.tool} call`,
-    };
-  }
-  if (request.unknownOutcome && decision.scope !== 'once') {
-    return {
-      ok: false,
-      code: 'invalid_input',
-      message: `request ${request.seq} re-runs a call whose outcome is unknown: only the scope "once" applies`,
-    };
+  const kind = scopeKindOf(decision.scope);
+  if (!allowedScopes(request).includes(kind)) {
+    const message = request.unknownOutcome
+      ? `request ${request.seq} re-runs a call whose outcome is unknown: only the scope "once" applies`
+      : kind === 'prefix'
+        ? `a prefix scope is for commands; request ${request.seq} is a ${request.tool} call`
+        : `a path scope is for file changes; request ${request.seq} is a ${request.tool} call`;
+    return { ok: false, code: 'invalid_input', message };
   }
   return {
     ok: true,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../../../main/common/events.js';
-import { decideApproval } from '../../../../main/core/approvals/decide.js';
+import { allowedScopes, decideApproval } from '../../../../main/core/approvals/decide.js';
+import type { PendingApproval } from '../../../../main/core/approvals/state.js';
 import { policyChangeProblem, toolModeFor } from '../../../../main/core/approvals/policy.js';
 
 /* The one approval decision rule the app (approvals.decide) and the CLI (keel approve / deny) both go through. */
@@ -31,6 +32,24 @@ describe('decideApproval', () => {
       ok: true,
       event: { kind: 'approval_granted', requestSeq: 5, scope: 'prefix:npm test' },
     });
+  });
+
+  it('grants a path scope only to a file change, and says which scopes each request may take', () => {
+    const events = [request(4, 'write_file'), request(5, 'run_command'), request(6, 'spawn_subagent')];
+    expect(decideApproval(events, { requestSeq: 5, decision: 'grant', scope: 'path:src/**' })).toEqual({
+      ok: false,
+      code: 'invalid_input',
+      message: 'a path scope is for file changes; request 5 is a run_command call',
+    });
+    expect(decideApproval(events, { requestSeq: 4, decision: 'grant', scope: 'path:src/**' })).toMatchObject({
+      ok: true,
+    });
+    const [write, command, subagent] = events as PendingApproval[];
+    expect([write, command, subagent].map((entry) => allowedScopes(entry as PendingApproval))).toEqual([
+      ['once', 'session', 'path'],
+      ['once', 'session', 'prefix'],
+      ['once', 'session'],
+    ]);
   });
 
   it('approves a call whose outcome is unknown only once, and denies it with the reason', () => {
