@@ -1,28 +1,72 @@
-import { readFileConfined, resolveInWorkspace, writeFileConfined } from '../sandbox/paths.js';
+import {
+  ConfinedFileError,
+  PathEscapeError,
+  readFileConfined,
+  resolveInWorkspace,
+  writeFileConfined,
+} from '../sandbox/paths.js';
 import { isProtected } from '../sandbox/protectedPaths.js';
+import { locate, placeOf, UnknownAreaError, type Located } from './areas.js';
 import type { ToolContext } from './types.js';
+import { ToolError } from './types.js';
 
-// The one place tools meet the sandbox's path API; the confinement logic itself lives in main/sandbox.
+// The one place tools meet the sandbox's path API; the confinement logic itself lives in main/sandbox. A path
+// argument is first assigned to its folder (the root or an area, areas.ts), then confined to that folder.
 
-/** Real path of a path argument inside the workspace; throws PathEscapeError (naming the argument) if it escapes. */
-export function resolvePath(ctx: ToolContext, arg: string, argName: string, forWrite = false): string {
-  return resolveInWorkspace(ctx.workspace, arg, { argName, forWrite });
+/** The sandbox's refusal, naming the argument as the model wrote it (`/session/x`, not the area-relative `x`). */
+function restate(error: unknown, argName: string, located: Located, original: string): unknown {
+  if (located.arg === original) return error;
+  if (!(error instanceof PathEscapeError) && !(error instanceof ConfinedFileError)) return error;
+  const asResolved = `Argument "${argName}" (${JSON.stringify(located.arg)})`;
+  if (!error.message.startsWith(asResolved)) return error;
+  const message = `Argument "${argName}" (${JSON.stringify(original)})${error.message.slice(asResolved.length)}`;
+  return error instanceof PathEscapeError
+    ? new PathEscapeError(error.argName, error.code, message)
+    : new ConfinedFileError(error.argName, error.code, message);
 }
 
-/** A workspace file's bytes read without leaving the workspace; with `truncate`, the first maxBytes of a bigger file. */
+/** The folder `arg` belongs to; a ToolError for a prefix naming no area of this session. */
+export function locatePath(ctx: ToolContext, arg: string, argName: string): Located {
+  try {
+    return locate(ctx, arg);
+  } catch (error) {
+    if (error instanceof UnknownAreaError) throw new ToolError(`${argName}: "${arg}": ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * Real path of a path argument inside the root or the area it names; throws PathEscapeError (naming the
+ * argument) if it escapes that folder.
+ */
+export function resolvePath(ctx: ToolContext, arg: string, argName: string, forWrite = false): string {
+  const located = locatePath(ctx, arg, argName);
+  try {
+    return resolveInWorkspace(located.root, located.arg, { argName, forWrite });
+  } catch (error) {
+    throw restate(error, argName, located, arg);
+  }
+}
+
+/** A file's bytes read without leaving its folder; with `truncate`, the first maxBytes of a bigger file. */
 export async function readConfined(
   ctx: ToolContext,
   arg: string,
   maxBytes: number,
   truncate = false,
 ): Promise<{ data: Buffer; size: number; truncated: boolean }> {
-  return readFileConfined(ctx.workspace, arg, { argName: 'path', maxBytes, truncate });
+  const located = locatePath(ctx, arg, 'path');
+  try {
+    return await readFileConfined(located.root, located.arg, { argName: 'path', maxBytes, truncate });
+  } catch (error) {
+    throw restate(error, 'path', located, arg);
+  }
 }
 
 /**
- * Writes a workspace file through the sandbox's race-safe writer. Unless the call is approved, a
- * protected path is refused by the writer itself; `expectedRealPath` pins the write to the path
- * that was checked (and shown in a diff), so a link swapped in afterwards makes it fail.
+ * Writes a file through the sandbox's race-safe writer, confined to its folder. Unless the call is approved,
+ * a protected path is refused by the writer itself; `expectedRealPath` pins the write to the path that was
+ * checked (and shown in a diff), so a link swapped in afterwards makes it fail.
  */
 export async function writeConfined(
   ctx: ToolContext,
@@ -30,15 +74,22 @@ export async function writeConfined(
   data: Buffer,
   expectedRealPath: string,
 ): Promise<void> {
-  await writeFileConfined(ctx.workspace, arg, data, {
-    argName: 'path',
-    allowProtected: ctx.approved === true,
-    protectedGlobs: ctx.protectedGlobs,
-    expectedRealPath,
-  });
+  const located = locatePath(ctx, arg, 'path');
+  try {
+    await writeFileConfined(located.root, located.arg, data, {
+      argName: 'path',
+      allowProtected: ctx.approved === true,
+      protectedGlobs: located.protectedGlobs,
+      expectedRealPath,
+    });
+  } catch (error) {
+    throw restate(error, 'path', located, arg);
+  }
 }
 
 /** Why writing this real path needs the user's approval (.git, .keel, .vscode, user globs...), or null. */
 export function protectionReason(ctx: ToolContext, realPath: string): string | null {
-  return isProtected(ctx.workspace, realPath, ctx.protectedGlobs);
+  const place = placeOf(ctx, realPath);
+  if (!place) return isProtected(ctx.workspace, realPath, ctx.protectedGlobs);
+  return isProtected(place.root, realPath, place.protectedGlobs);
 }

@@ -1,5 +1,6 @@
 import { lstat } from 'node:fs/promises';
 import { createTwoFilesPatch } from 'diff';
+import { showPath } from './areas.js';
 import { protectionReason, readConfined, resolvePath, writeConfined } from './confine.js';
 import type { EditFileArgs, WriteFileArgs } from './fileChangeSchemas.js';
 import { toolLimits } from './limits.js';
@@ -9,9 +10,9 @@ import {
   hashBytes,
   looksBinary,
   redactOutcome,
-  toRelative,
   truncateText,
 } from './outcome.js';
+import { didYouMean, nearMatches } from './nearMatches.js';
 import type { CallPreview, ExpectedImages, ToolContext, ToolOutcome } from './types.js';
 import { ToolError } from './types.js';
 
@@ -20,7 +21,7 @@ export type FileChangeArgs = WriteFileArgs | EditFileArgs;
 
 /** A computed change, not yet written: both images, their hashes and the diff between them. */
 export interface FileChangePlan {
-  /** Workspace-relative path. */
+  /** The path as shown: relative to the root, or under an area's prefix. */
   path: string;
   /** Real path the change would land on (resolved inside the workspace). */
   realPath: string;
@@ -127,11 +128,16 @@ export function diffImages(
 /** Computes what write_file or edit_file would do, without writing; throws a ToolError if it cannot. */
 export async function planChange(args: FileChangeArgs, ctx: ToolContext): Promise<FileChangePlan> {
   const realPath = resolvePath(ctx, args.path, 'path', true);
-  const rel = toRelative(ctx.workspace, realPath);
+  const rel = showPath(ctx, realPath);
   const before = await readCurrent(ctx, args.path, realPath);
   let after: Buffer;
   if (isEdit(args)) {
-    if (!before) throw new ToolError(`path: "${args.path}" does not exist; use write_file to create a file`);
+    if (!before) {
+      const near = didYouMean(await nearMatches(ctx, args.path, 'file'));
+      throw new ToolError(
+        `path: "${args.path}" does not exist${near === '' ? '; use write_file to create a file' : `${near} (use write_file to create a file)`}`,
+      );
+    }
     if (looksBinary(before))
       throw new ToolError(`path: "${rel}" is a binary file; edit_file changes text files only`);
     after = Buffer.from(replaceInText(before.toString('utf8'), args, rel), 'utf8');
@@ -248,7 +254,7 @@ export async function applyEditOnce(
 ): Promise<ToolOutcome> {
   try {
     const realPath = resolvePath(ctx, args.path, 'path', true);
-    const rel = toRelative(ctx.workspace, realPath);
+    const rel = showPath(ctx, realPath);
     const current = await readCurrent(ctx, args.path, realPath);
     const currentHash = current ? hashBytes(current) : null;
     const hashes = { path: rel, preImageHash: expected.preImageHash, postImageHash: expected.postImageHash };

@@ -3,15 +3,25 @@ import { z } from 'zod';
 // The argument schemas of the two file-changing tools, in a module of their own: the tool modules and
 // fileChange.ts both depend on them, and so never on each other.
 
-/** write_file's arguments: the whole new content of one workspace file. */
+/** write_file's arguments: the whole new content of one file. */
 export const writeFileParameters = z.strictObject({
-  path: z.string().min(1).describe('File to create or replace, relative to the workspace root.'),
+  path: z
+    .string()
+    .min(1)
+    .describe(
+      'File to create or replace: relative to the project root, or absolute (/session/... for the session files).',
+    ),
   content: z.string().describe('The complete new content of the file.'),
 });
 
-/** edit_file's arguments: an exact text to replace in one workspace file. */
+/** edit_file's arguments: an exact text to replace in one file. */
 export const editFileParameters = z.strictObject({
-  path: z.string().min(1).describe('File to edit, relative to the workspace root.'),
+  path: z
+    .string()
+    .min(1)
+    .describe(
+      'File to edit: relative to the project root, or absolute (/session/... for the session files).',
+    ),
   old_string: z
     .string()
     .min(1, 'must not be empty; to create a file use write_file')

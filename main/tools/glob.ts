@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { glob as runGlob } from 'tinyglobby';
 import { z } from 'zod';
+import { showPath } from './areas.js';
+import { locatePath } from './confine.js';
 import { ignoredDirNames, toolLimits } from './limits.js';
 import { errorOutcome } from './outcome.js';
 import { previewSubject } from './preview.js';
@@ -10,7 +12,9 @@ const parameters = z.strictObject({
   pattern: z
     .string()
     .min(1)
-    .describe('Glob relative to the workspace root, e.g. "src/**/*.ts" or "**/package.json".'),
+    .describe(
+      'Glob relative to the project root, e.g. "src/**/*.ts" or "**/package.json"; /session/**/*.csv for the session files.',
+    ),
 });
 
 /** glob arguments after validation. */
@@ -24,8 +28,8 @@ export type GlobArgs = z.infer<typeof parameters>;
 export const globTool: ToolModule<typeof parameters> = {
   name: 'glob',
   description:
-    'Find files in the workspace whose path matches a glob pattern (e.g. "src/**/*.ts"). ' +
-    'Returns workspace-relative paths, sorted. Skips .git and node_modules unless the pattern names them.',
+    'Find files whose path matches a glob pattern (e.g. "src/**/*.ts"). ' +
+    'Returns paths relative to the project root, sorted. Skips .git and node_modules unless the pattern names them.',
   parameters,
   mode: 'read-only',
   kind: 'read',
@@ -48,14 +52,30 @@ export function checkGlobPattern(pattern: string): string | null {
   return null;
 }
 
+/**
+ * The folder a pattern searches and the pattern relative to it: the root for a relative pattern; an area for
+ * `/session/...` or `/persistent/<name>/...`; the root or an area for an absolute pattern on disk inside it.
+ * Any other absolute pattern is returned as it is, for checkGlobPattern to refuse.
+ */
+function placePattern(ctx: ToolContext, pattern: string): { root: string; pattern: string } {
+  if (!pattern.startsWith('/') && !path.isAbsolute(pattern)) return { root: ctx.workspace, pattern };
+  const located = locatePath(ctx, pattern, 'pattern');
+  if (located.arg !== pattern) return { root: located.root, pattern: located.arg };
+  const rel = path.relative(located.root, path.resolve(pattern));
+  if (rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel))
+    return { root: located.root, pattern };
+  return { root: located.root, pattern: rel === '' ? '.' : rel.split(path.sep).join('/') };
+}
+
 async function globFiles(args: GlobArgs, ctx: ToolContext): Promise<ToolOutcome> {
-  const refusal = checkGlobPattern(args.pattern);
+  const placed = placePattern(ctx, args.pattern);
+  const refusal = checkGlobPattern(placed.pattern);
   if (refusal) return errorOutcome(refusal);
   const ignore = ignoredDirNames
-    .filter((name) => !args.pattern.includes(name))
+    .filter((name) => !placed.pattern.includes(name))
     .flatMap((name) => [`**/${name}/**`, `**/${name}`]);
-  const found = await runGlob(args.pattern, {
-    cwd: ctx.workspace,
+  const found = await runGlob(placed.pattern, {
+    cwd: placed.root,
     dot: true,
     followSymbolicLinks: false,
     onlyFiles: true,
@@ -63,10 +83,10 @@ async function globFiles(args: GlobArgs, ctx: ToolContext): Promise<ToolOutcome>
     signal: ctx.signal,
   });
   // Defence in depth: whatever tinyglobby's expansion did, report nothing outside the root.
-  const inside = found.filter((rel) => {
-    const abs = path.resolve(ctx.workspace, rel);
-    return abs.startsWith(ctx.workspace + path.sep);
-  });
+  const inside = found
+    .map((rel) => path.resolve(placed.root, rel))
+    .filter((abs) => abs.startsWith(placed.root + path.sep))
+    .map((abs) => showPath(ctx, abs));
   inside.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   if (inside.length === 0) return { content: `No files match "${args.pattern}".`, isError: false };
   const shown = inside.slice(0, toolLimits.globMaxResults);

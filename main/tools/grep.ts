@@ -1,13 +1,15 @@
 import { spawn } from 'node:child_process';
 import { constants as fsConstants, type Dirent } from 'node:fs';
-import { open, readdir, stat } from 'node:fs/promises';
+import { lstat, open, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Worker } from 'node:worker_threads';
 import picomatch from 'picomatch';
 import { z } from 'zod';
+import { placeOf, showPath } from './areas.js';
 import { resolvePath } from './confine.js';
 import { ignoredDirNames, toolLimits } from './limits.js';
+import { missingPath } from './nearMatches.js';
 import { errorOutcome, looksBinary, toRelative, truncateText } from './outcome.js';
 import { previewPathArg } from './preview.js';
 import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
@@ -19,7 +21,9 @@ const parameters = z.strictObject({
     .string()
     .min(1)
     .optional()
-    .describe('File or directory to search, relative to the workspace root. Default: the whole workspace.'),
+    .describe(
+      'File or directory to search: relative to the project root, or absolute (/session for the session files). Default: the whole project.',
+    ),
   glob: z
     .string()
     .min(1)
@@ -30,7 +34,7 @@ const parameters = z.strictObject({
 /** grep arguments after validation. */
 export type GrepArgs = z.infer<typeof parameters>;
 
-/** One matching line: workspace-relative path, 1-based line number, line text (cut to a bound). */
+/** One matching line: the path as shown (root-relative, or `/session/...`), 1-based line number, line text (cut to a bound). */
 export interface GrepMatch {
   path: string;
   line: number;
@@ -61,7 +65,7 @@ export interface GrepOptions {
 export const grepTool: ToolModule<typeof parameters> = {
   name: 'grep',
   description:
-    'Search file contents in the workspace with a regular expression. Returns "path:line: text" for each ' +
+    'Search file contents with a regular expression. Returns "path:line: text" for each ' +
     'matching line, sorted by path. Narrow with path (a file or directory) and glob (e.g. "*.ts").',
   parameters,
   mode: 'read-only',
@@ -95,6 +99,11 @@ export async function searchWorkspace(
   options: GrepOptions = {},
 ): Promise<GrepResult> {
   const target = resolvePath(ctx, args.path ?? '.', 'path');
+  const exists = await lstat(target).then(
+    () => true,
+    () => false,
+  );
+  if (!exists) throw new ToolError(await missingPath(ctx, args.path ?? '.', 'any'));
   const engine = options.engine ?? 'auto';
   const limits = {
     maxMatches: options.maxMatches ?? toolLimits.grepMaxMatches,
@@ -148,9 +157,10 @@ function searchWithRipgrep(
     '--',
     target,
   ];
+  const base = placeOf(ctx, target)?.root ?? ctx.workspace;
   return new Promise((resolve, reject) => {
     const child = spawn(rgPath, rgArgs, {
-      cwd: ctx.workspace,
+      cwd: base,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C.UTF-8' },
     });
@@ -190,9 +200,9 @@ function searchWithRipgrep(
         child.kill('SIGTERM');
         return;
       }
-      const abs = path.resolve(ctx.workspace, rgText(event.data.path));
+      const abs = path.resolve(base, rgText(event.data.path));
       matches.push({
-        path: toRelative(ctx.workspace, abs),
+        path: showPath(ctx, abs),
         line: event.data.line_number ?? 0,
         text: shownLine(rgText(event.data.lines)),
       });
@@ -292,6 +302,8 @@ async function searchBuiltin(
   limits: SearchLimits,
 ): Promise<GrepResult> {
   const include = args.glob ? picomatch(args.glob, { dot: true, basename: !args.glob.includes('/') }) : null;
+  // The glob matches paths relative to the folder searched in (the root, or an area's folder), like ripgrep's.
+  const base = placeOf(ctx, target)?.root ?? ctx.workspace;
   const matcher = new Matcher(args.pattern, limits.maxMatches + 1);
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -341,9 +353,8 @@ async function searchBuiltin(
         await searchGroup();
         await walk(abs);
       } else if (entry.isFile()) {
-        const rel = toRelative(ctx.workspace, abs);
-        if (include && !include(rel)) continue;
-        group.push({ abs, rel });
+        if (include && !include(toRelative(base, abs))) continue;
+        group.push({ abs, rel: showPath(ctx, abs) });
         if (group.length >= 32) await searchGroup();
       }
     }
@@ -355,7 +366,7 @@ async function searchBuiltin(
     await matcher.ready;
     const info = await stat(target);
     if (info.isDirectory()) await walk(target);
-    else await add(toRelative(ctx.workspace, target), await readTextNoFollow(target));
+    else await add(showPath(ctx, target), await readTextNoFollow(target));
     if (!full()) await flush();
   } catch (err) {
     if (ctx.signal?.aborted) throw new ToolError('grep was cancelled');

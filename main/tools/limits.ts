@@ -37,6 +37,10 @@ export const toolLimits = {
   commandMaxTimeoutMs: 600_000,
   /** run_command: memory cap per command. */
   commandMemoryMb: 2048,
+  /** A path that does not exist: near matches offered ("did you mean ...?"). */
+  nearMatchesShown: 3,
+  /** A path that does not exist: files and folders looked at for near matches, nearest levels first. */
+  nearMatchMaxEntries: 20_000,
 } as const;
 
 /** Directories no listing, glob or grep descends into unless asked by path. */

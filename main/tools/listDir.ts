@@ -4,12 +4,19 @@ import path from 'node:path';
 import { z } from 'zod';
 import { resolvePath } from './confine.js';
 import { ignoredDirNames, toolLimits } from './limits.js';
-import { errorOutcome, toRelative } from './outcome.js';
+import { showPath } from './areas.js';
+import { missingPath } from './nearMatches.js';
+import { errorOutcome } from './outcome.js';
 import { previewPathArg } from './preview.js';
 import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
 
 const parameters = z.strictObject({
-  path: z.string().min(1).describe('Directory to list, relative to the workspace root ("." for the root).'),
+  path: z
+    .string()
+    .min(1)
+    .describe(
+      'Directory to list: relative to the project root ("." for the root), or absolute (/session for the session files).',
+    ),
   depth: z
     .number()
     .int()
@@ -31,7 +38,7 @@ export type ListDirArgs = z.infer<typeof parameters>;
 export const listDirTool: ToolModule<typeof parameters> = {
   name: 'list_dir',
   description:
-    'List the files and folders in a workspace directory, as a sorted tree. Directories end in "/", ' +
+    'List the files and folders in a directory, as a sorted tree. Directories end in "/", ' +
     'symbolic links end in "@" and are not followed. Use depth to see deeper levels.',
   parameters,
   mode: 'read-only',
@@ -44,7 +51,7 @@ export const listDirTool: ToolModule<typeof parameters> = {
 async function listDir(args: ListDirArgs, ctx: ToolContext): Promise<ToolOutcome> {
   const real = resolvePath(ctx, args.path, 'path');
   const info = await stat(real).catch(() => null);
-  if (!info) return errorOutcome(`path: "${args.path}" does not exist`);
+  if (!info) return errorOutcome(await missingPath(ctx, args.path, 'folder'));
   if (!info.isDirectory())
     return errorOutcome(`path: "${args.path}" is not a directory; use read_file for files`);
   const depth = args.depth ?? 2;
@@ -83,7 +90,7 @@ async function listDir(args: ListDirArgs, ctx: ToolContext): Promise<ToolOutcome
   };
   await walk(real, '', 1);
 
-  const where = toRelative(ctx.workspace, real);
+  const where = showPath(ctx, real);
   const header = `${where === '.' ? 'workspace root' : where + '/'} (depth ${depth}):`;
   const body = lines.length === 0 ? '(empty directory)' : lines.join('\n');
   const footer = truncated

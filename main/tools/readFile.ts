@@ -2,12 +2,19 @@ import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { readConfined, resolvePath } from './confine.js';
 import { toolLimits } from './limits.js';
-import { errorOutcome, looksBinary, toRelative, truncateText } from './outcome.js';
+import { showPath } from './areas.js';
+import { missingPath } from './nearMatches.js';
+import { errorOutcome, looksBinary, truncateText } from './outcome.js';
 import { previewPathArg } from './preview.js';
 import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
 
 const parameters = z.strictObject({
-  path: z.string().min(1).describe('File to read, relative to the workspace root.'),
+  path: z
+    .string()
+    .min(1)
+    .describe(
+      'File to read: relative to the project root, or absolute (/session/... for the session files).',
+    ),
   offset: z.number().int().min(1).optional().describe('First line to show, 1-based. Default 1.'),
   limit: z
     .number()
@@ -30,7 +37,7 @@ export type ReadFileArgs = z.infer<typeof parameters>;
 export const readFileTool: ToolModule<typeof parameters> = {
   name: 'read_file',
   description:
-    'Read a text file in the workspace. Returns numbered lines (like cat -n). Use offset and limit ' +
+    'Read a text file. Returns numbered lines (like cat -n). Use offset and limit ' +
     'to page through long files; the result says where to continue.',
   parameters,
   mode: 'read-only',
@@ -50,10 +57,10 @@ export function splitLines(text: string): string[] {
 
 async function readFile(args: ReadFileArgs, ctx: ToolContext): Promise<ToolOutcome> {
   const real = resolvePath(ctx, args.path, 'path');
-  const rel = toRelative(ctx.workspace, real);
+  const rel = showPath(ctx, real);
   // stat before any open: opening a FIFO or a device could block or never end.
   const info = await stat(real).catch(() => null);
-  if (!info) return errorOutcome(`path: "${args.path}" does not exist`);
+  if (!info) return errorOutcome(await missingPath(ctx, args.path, 'file'));
   if (info.isDirectory()) return errorOutcome(`path: "${args.path}" is a directory; use list_dir`);
   if (!info.isFile()) return errorOutcome(`path: "${args.path}" is not a regular file`);
 

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { runCommand, type RunCommandResult } from '../runner/boxedCommand.js';
 import { DEFAULT_PROTECTED_NAMES } from '../sandbox/protectedPaths.js';
 import { resolvePath } from './confine.js';
+import { didYouMean, nearMatches } from './nearMatches.js';
 import { toolLimits } from './limits.js';
 import { errorOutcome } from './outcome.js';
 import { previewSubject } from './preview.js';
@@ -16,7 +17,7 @@ const parameters = z.strictObject({
     .min(1)
     .optional()
     .describe(
-      'Folder to run the command in, relative to the workspace root. Default: the project (persistent/project/ when the workspace has checkouts, else the root).',
+      'Folder to run the command in: relative to the project root, or absolute (/session/scratch for the session files). Default: the project root.',
     ),
   timeout_ms: z
     .number()
@@ -70,17 +71,23 @@ async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<
   const requested = args.timeout_ms ?? toolLimits.commandDefaultTimeoutMs;
   const timeoutMs = Math.min(requested, toolLimits.commandMaxTimeoutMs);
   const artifact = artifactNameFor(ctx.idempotencyKey);
-  const cwd = commandFolder(args, ctx);
+  const cwd = await commandFolder(args, ctx);
   if (typeof cwd !== 'string') return cwd;
+  const boxRoot = ctx.boxRoot ?? ctx.workspace;
+  // Areas outside the box's folder (a direct session's /session) are writable too: file tools write there.
+  const writable = (ctx.areas ?? [])
+    .map((area) => area.root)
+    .filter((root) => isOutside(boxRoot, root) && existsSync(root));
   const result = await runCommand({
     command: args.command,
-    workspace: ctx.workspace,
+    workspace: boxRoot,
+    ...(writable.length > 0 ? { writable } : {}),
     cwd,
     timeoutMs,
     memoryMb: toolLimits.commandMemoryMb,
     sandbox: ctx.sandbox,
     network: ctx.network ?? 'none',
-    readOnly: [...readOnlyPathsFor(ctx.workspace), ...(ctx.boxReadOnly ?? [])],
+    readOnly: [...readOnlyPathsFor(boxRoot), ...(ctx.boxReadOnly ?? [])],
     ...(ctx.boxHidden && ctx.boxHidden.length > 0 ? { hidden: [...ctx.boxHidden] } : {}),
     artifactPath: path.join(ctx.artifactsDir, artifact),
     artifactHandle: artifact,
@@ -108,10 +115,11 @@ async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<
 }
 
 /**
- * The real folder the command runs in: the call's `cwd`, else the session's default, confined to the
- * workspace like every path argument (links followed); an error outcome when it is not an existing folder.
+ * The real folder the command runs in: the call's `cwd`, else the session's default (the root), confined
+ * like every path argument (links followed); an error outcome, with near matches, when it is not an existing
+ * folder.
  */
-function commandFolder(args: RunCommandArgs, ctx: ToolContext): string | ToolOutcome {
+async function commandFolder(args: RunCommandArgs, ctx: ToolContext): Promise<string | ToolOutcome> {
   const asked = args.cwd ?? ctx.commandCwd ?? '.';
   const real = resolvePath(ctx, asked, 'cwd');
   let isFolder = false;
@@ -121,7 +129,13 @@ function commandFolder(args: RunCommandArgs, ctx: ToolContext): string | ToolOut
     isFolder = false;
   }
   if (isFolder) return real;
-  return errorOutcome(`cwd ${JSON.stringify(asked)} is not a folder in the workspace`);
+  const near = didYouMean(await nearMatches(ctx, asked, 'folder'));
+  return errorOutcome(`cwd ${JSON.stringify(asked)} is not a folder in the workspace${near}`);
+}
+
+function isOutside(folder: string, candidate: string): boolean {
+  const rel = path.relative(folder, candidate);
+  return rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel);
 }
 
 function describeStatus(result: RunCommandResult): string {

@@ -15,12 +15,37 @@ export type ToolKind = 'read' | 'edit' | 'command' | 'subagent';
 export type TextRedactor = Pick<Redactor, 'redact'>;
 
 /**
- * Everything a tool may touch while it runs. `workspace` is the real (symlink-free) root that
- * every path argument is confined to; nothing outside it is read or written by a tool.
+ * A folder the model addresses by an absolute prefix of its own, as the session API names it (`/session`, the
+ * session's private area; `/persistent/<name>`, a Persistent Dir's checkout). Paths in it are confined to it
+ * exactly as paths in the root are confined to the root.
+ */
+export interface ToolArea {
+  /** `/session` or `/persistent/<name>`, without a trailing slash. */
+  prefix: string;
+  /** Real path of the folder. */
+  root: string;
+  /** Globs relative to `root` whose writes need approval (`**` for a read-only Persistent Dir). */
+  protectedGlobs?: readonly string[];
+}
+
+/**
+ * Everything a tool may touch while it runs. `workspace` is the real (symlink-free) root that relative
+ * path arguments start from and are confined to, `areas` the other folders a path may name; nothing outside
+ * them is read or written by a tool.
  */
 export interface ToolContext {
-  /** Real path of the workspace root (already passed through realpath). */
+  /**
+   * Real path of the model's root (already passed through realpath): the project's checkout or folder for a
+   * session, where relative paths start, commands run by default, and paths shown to people are relative to.
+   */
   workspace: string;
+  /** The other folders a path argument may name by prefix (`/session/...`, `/persistent/<name>/...`). */
+  areas?: readonly ToolArea[];
+  /**
+   * Real path of the folder a command's box makes writable; default `workspace`. A checkout session's
+   * `<dataDir>/workspace`, which holds the root and every area, so commands see them all as before.
+   */
+  boxRoot?: string;
   /** The session's data directory. */
   sessionDir: string;
   /** Where whole command outputs are captured; handles given to the model are relative to it. */
@@ -37,15 +62,15 @@ export interface ToolContext {
   network?: NetworkPolicy;
   /** Live, redacted command output for the UI terminal. */
   onOutput?: (chunk: string) => void;
-  /** Extra workspace-relative globs that need approval to write, on top of .git/.keel/.vscode. */
+  /** Extra globs relative to `workspace` that need approval to write, on top of .git/.keel/.vscode. */
   protectedGlobs: readonly string[];
   /** Host paths a boxed command may read but not write (a checkout's git folder, linked dependency folders). */
   boxReadOnly?: readonly string[];
   /** Host paths a boxed command must not see at all (the Keel home: other sessions live there). */
   boxHidden?: readonly string[];
   /**
-   * Workspace-relative folder a command runs in when the call names none: a checkout session's project
-   * (`persistent/project`), so `npm test` works as written and prefix grants match it. Default: the root.
+   * Folder (relative to `workspace`) a command runs in when the call names none. Default: the root. Only
+   * sessions from before the project was the root set it (`persistent/project`, their project's checkout).
    */
   commandCwd?: string;
   /**
@@ -67,7 +92,7 @@ export interface ToolOutcome {
   postImageHash?: string;
   /** Unified diff of the change (redacted), for approvals and the UI. */
   diff?: string;
-  /** Workspace-relative path a file tool acted on. */
+  /** The path a file tool acted on, as shown to people: relative to the root, or under an area's prefix. */
   path?: string;
   exitCode?: number | null;
   signal?: string | null;
@@ -88,7 +113,7 @@ export interface ExpectedImages {
   postImageHash: string;
 }
 
-/** What grants match a call on: the workspace-relative path it acts on, the shell command it runs. */
+/** What grants match a call on: the path it acts on (as shown: root-relative or `/session/...`), the shell command it runs. */
 export interface CallSubject {
   path?: string;
   command?: string;

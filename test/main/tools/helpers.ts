@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { SandboxInfo } from '../../../main/sandbox/box.js';
@@ -59,4 +59,51 @@ export function makeWorkspace(sandbox: SandboxInfo = noSandbox): TempWorkspace {
 /** The `{"error": ...}` message of a tool error outcome. */
 export function errorOf(content: string): string {
   return (JSON.parse(content) as { error: string }).error;
+}
+
+/**
+ * A temp tree shaped like a checkout session's box: `box/persistent/project` is the root (the project),
+ * `box/session` the `/session` area, `box/persistent/docs` a read-only Persistent Dir (`/persistent/docs`),
+ * `outside` what must stay untouched. `ctx()` is the tool context a session of this layout gets.
+ */
+export interface TempSessionBox extends TempWorkspace {
+  box: string;
+  project: string;
+  sessionArea: string;
+  docs: string;
+  /** Writes a file below `box` (parents made). */
+  put(rel: string, data?: string): void;
+}
+
+/** Creates the tree of TempSessionBox; the tool context's root is the project, with its areas. */
+export function makeSessionBox(sandbox: SandboxInfo = noSandbox): TempSessionBox {
+  const base = makeWorkspace(sandbox);
+  const box = path.join(base.root, 'box');
+  const project = path.join(box, 'persistent', 'project');
+  const sessionArea = path.join(box, 'session');
+  const docs = path.join(box, 'persistent', 'docs');
+  for (const dir of [project, path.join(sessionArea, 'uploads'), docs]) mkdirSync(dir, { recursive: true });
+  return {
+    ...base,
+    workspace: project,
+    box,
+    project,
+    sessionArea,
+    docs,
+    put: (rel, data = 'x\n') => {
+      mkdirSync(path.dirname(path.join(box, rel)), { recursive: true });
+      writeFileSync(path.join(box, rel), data);
+    },
+    ctx: (overrides = {}) =>
+      base.ctx({
+        workspace: project,
+        boxRoot: box,
+        areas: [
+          { prefix: '/session', root: sessionArea },
+          { prefix: '/persistent/project', root: project },
+          { prefix: '/persistent/docs', root: docs, protectedGlobs: ['**'] },
+        ],
+        ...overrides,
+      }),
+  };
 }
