@@ -3,6 +3,7 @@ import { createCompactionHook } from '../compaction/hook.js';
 import { resolveCompactionSettings, type CompactionSettings } from '../compaction/settings.js';
 import type { ModelPin } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
+import { readProjectInstructions } from '../prompts/instructions.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 import { createSubagentRunner } from '../subagents/childSession.js';
 import { readSubagentSpec } from '../subagents/spec.js';
@@ -77,6 +78,12 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     tools: toolContext,
     sandboxAvailable: sandbox.kind !== 'none',
     systemPrompt: (created.systemPrompt ?? DEFAULT_SYSTEM_PROMPT) + layout.promptSuffix,
+    instructions: () =>
+      readProjectInstructions({
+        workspace,
+        projectRoot: layout.commandCwd,
+        redact: (text) => redactor.redact(text),
+      }),
     stopFile: path.join(log.dir, STOP_REQUEST_FILE),
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.signal ? { signal: options.signal } : {}),

@@ -261,6 +261,8 @@ class SubagentCallRun {
       tools: { ...parent.tools, sessionDir: child.dir, artifactsDir: child.artifactsDir },
       sandboxAvailable: parent.sandboxAvailable,
       systemPrompt: created.systemPrompt ?? parent.systemPrompt,
+      // The child works in the parent's workspace: the same project instructions apply (in its own log).
+      ...(parent.instructions ? { instructions: parent.instructions } : {}),
       maxSteps: Math.max(0, budget.maxTurns - usedTurns),
       signal: controller.signal,
       hooks: {

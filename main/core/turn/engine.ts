@@ -4,6 +4,7 @@ import type { TraceEntry } from '../log/sessionLog.js';
 import type { ModelProvider } from '../../providers/types.js';
 import { settleCalls } from './calls.js';
 import { TurnSetupError, type TurnHost, type TurnOutcome } from './host.js';
+import { recordInstructionsChange } from './instructions.js';
 import { loadSessionState } from './loadState.js';
 import { requestModel } from './request.js';
 import { stopTurn, type TurnScope } from './scope.js';
@@ -62,6 +63,7 @@ class Turn implements TurnScope {
           ...(input.messageId ? { messageId: input.messageId } : {}),
         });
       }
+      await recordInstructionsChange(this);
       return await this.loop();
     } finally {
       clearInterval(stopWatch);

@@ -1,4 +1,4 @@
-import type { EventOf, ModelPin, NewEvent, SessionEvent } from '../../common/events.js';
+import type { EventOf, InstructionFile, ModelPin, NewEvent, SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import type { RetryOptions } from '../../providers/retry.js';
 import type { ModelProvider } from '../../providers/types.js';
@@ -39,6 +39,11 @@ export type TurnHost = {
   /** False when no OS sandbox can start: every command then needs approval. */
   sandboxAvailable: boolean;
   systemPrompt: string;
+  /**
+   * Reads the project's instruction files as they are now (main/core/prompts/instructions.ts); when a turn
+   * starts, a change from the newest `instructions_loaded` is recorded as a new one. Without it, none are read.
+   */
+  instructions?: () => Promise<InstructionFile[]>;
   /** Model requests one turn may make before it stops (the turn's budget). */
   maxSteps?: number;
   maxOutputTokens?: number;
