@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { allowedScopes, toolKindOf } from '../core/approvals/decide.js';
+import { suggestPrefix } from '../core/approvals/grants.js';
 import { pendingApprovals } from '../core/approvals/state.js';
 import type { EventOf, SessionEvent } from '../common/events.js';
 import type { ApprovalPreview, CommandPreview, FileChangePreview } from './contract.js';
@@ -17,9 +18,6 @@ import {
 
 /** Largest text given per side of a file preview; bigger files get the diff only. */
 export const PREVIEW_MAX_CHARS = 4 * 1024 * 1024;
-
-// Anything that could chain a second command after a prefix: such a command matches no prefix grant.
-const SHELL_CONTROL = /[;&|`$()<>\n\r\\]/;
 
 /** The pending request `requestSeq` of `events`, or the error a person can act on. */
 export function findPendingRequest(
@@ -201,15 +199,4 @@ function previewCommand(
     readOnly: box.readOnly,
     hidden: box.hidden,
   };
-}
-
-/** The command's first word, and its second unless that is an option: what a prefix grant would usually name. */
-export function suggestPrefix(command: string): string | undefined {
-  const trimmed = command.trim();
-  if (trimmed === '') return undefined;
-  const words = trimmed.split(/\s+/);
-  const plain = (word: string | undefined): word is string => word !== undefined && !SHELL_CONTROL.test(word);
-  const [first, second] = words;
-  if (!plain(first)) return undefined;
-  return plain(second) && !second.startsWith('-') ? `${first} ${second}` : first;
 }

@@ -41,6 +41,17 @@ export function commandMatchesPrefix(command: string, prefix: string): boolean {
   return trimmed === wanted || trimmed.startsWith(`${wanted} `);
 }
 
+/** The command's first word, and its second unless that is an option: what a prefix grant would usually name. */
+export function suggestPrefix(command: string): string | undefined {
+  const trimmed = command.trim();
+  if (trimmed === '') return undefined;
+  const words = trimmed.split(/\s+/);
+  const plain = (word: string | undefined): word is string => word !== undefined && !SHELL_CONTROL.test(word);
+  const [first, second] = words;
+  if (!plain(first)) return undefined;
+  return plain(second) && !second.startsWith('-') ? `${first} ${second}` : first;
+}
+
 /** The grant that pre-authorises `call`, if any: same tool for `session`, glob match for `path:`, prefix for `prefix:`. */
 export function findGrant(call: GatedCall, grants: readonly ActiveGrant[]): ActiveGrant | undefined {
   return grants.find((grant) => {
