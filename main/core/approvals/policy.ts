@@ -1,7 +1,8 @@
 import type { Policy, ToolMode } from '../../common/events.js';
+import type { ToolKind } from '../../tools/types.js';
 
-/** What a tool does, as far as approval is concerned. */
-export type ToolKind = 'read' | 'edit' | 'command' | 'subagent';
+/** What a tool does, as far as approval is concerned (the tool's own description says it). */
+export type { ToolKind };
 
 /** A policy's answer for one call before grants are consulted. */
 export type PolicyDecision =
