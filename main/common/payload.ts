@@ -8,8 +8,12 @@ export type PayloadMessage = {
   toolCallId?: string;
 };
 
-/** What a provider request is built from; providers translate it to their wire format. */
-export type Payload = { messages: PayloadMessage[] };
+/**
+ * What a provider request is built from; providers translate it to their wire format. `environment` is the
+ * volatile context of this one request (date, OS, git, box, policy): sent after every message, never
+ * logged, never part of the cached prefix.
+ */
+export type Payload = { messages: PayloadMessage[]; environment?: string };
 
 /**
  * The part of a log a projection needs, so projecting costs O(events after the newest compaction):

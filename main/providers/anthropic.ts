@@ -24,8 +24,9 @@ function parseArguments(text: string): Record<string, unknown> {
 
 /**
  * Translates a provider-neutral payload to the Messages API shape, with cache breakpoints on the stable
- * prefix: the last tool, the last system block (system prompt + compaction summary) and the newest message,
- * so each request reads the previous one's prefix from the cache. Pure: the same payload gives the same bytes.
+ * prefix: the last tool, the last system block (system prompt, instructions, compaction summary) and the
+ * newest message, so each request reads the previous one's prefix from the cache. The environment block
+ * comes last, after the breakpoint. Pure: the same payload gives the same bytes.
  */
 export function toAnthropicRequest(payload: Payload, tools: readonly ToolSpec[]) {
   const system: TextBlockParam[] = [];
@@ -71,6 +72,9 @@ export function toAnthropicRequest(payload: Payload, tools: readonly ToolSpec[])
   if (lastBlock && lastBlock.type !== 'thinking' && lastBlock.type !== 'redacted_thinking') {
     lastBlock.cache_control = EPHEMERAL;
   }
+  // After the breakpoint, so the next request still reads everything before it from the cache: a text
+  // block after the last user turn's blocks (tool results come first there, as the API requires).
+  if (payload.environment !== undefined) push('user', [{ type: 'text', text: payload.environment }]);
   const anthropicTools: Tool[] = tools.map((tool) => ({
     name: tool.name,
     description: tool.description,

@@ -4,7 +4,10 @@ import type { Payload } from '../common/payload.js';
 import { assertComplete, ProviderError, toProviderError } from './errors.js';
 import type { CompletedMessage, ModelProvider, StreamEvent, StreamRequest, ToolSpec } from './types.js';
 
-/** Translates a provider-neutral payload to chat-completions messages and tools. Pure and byte-stable. */
+/**
+ * Translates a provider-neutral payload to chat-completions messages and tools, the environment block as
+ * a last user message. Pure and byte-stable.
+ */
 export function toOpenAIRequest(payload: Payload, tools: readonly ToolSpec[]) {
   const messages: ChatCompletionMessageParam[] = payload.messages.map(
     (message): ChatCompletionMessageParam => {
@@ -30,6 +33,8 @@ export function toOpenAIRequest(payload: Payload, tools: readonly ToolSpec[]) {
       }
     },
   );
+  // Volatile per request, so after everything that is cached: a user message of its own, last.
+  if (payload.environment !== undefined) messages.push({ role: 'user', content: payload.environment });
   const openaiTools: ChatCompletionTool[] = tools.map((tool) => ({
     type: 'function',
     function: { name: tool.name, description: tool.description, parameters: tool.parameters },

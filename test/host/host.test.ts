@@ -142,7 +142,9 @@ describe('a plain Node host on keel/core', () => {
       'tool',
       'assistant',
       'user',
+      'user', // the environment block, last in every request
     ]);
+    expect(resumed.messages.at(-1)?.content.startsWith('<environment>\n')).toBe(true);
     expect(server.requests).toHaveLength(5);
   });
 });

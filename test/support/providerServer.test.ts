@@ -83,6 +83,19 @@ describe('scripted provider server: what it rejects', () => {
       }),
     ).toBeNull();
   });
+
+  it('takes text after the tool results of a user message, and rejects it before them', () => {
+    const use = { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'grep', input: {} }] };
+    const result = { type: 'tool_result', tool_use_id: 't1', content: 'ok' };
+    const note = { type: 'text', text: '<environment>…</environment>' };
+    const request = (content: unknown[]) => ({
+      model: 'm',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'hi' }, use, { role: 'user', content }],
+    });
+    expect(validateAnthropicRequest(request([result, note]))).toBeNull();
+    expect(validateAnthropicRequest(request([note, result]))).toMatch(/without `tool_result`/);
+  });
 });
 
 describe('scripted provider server over HTTP', () => {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { ENVIRONMENT_OPENING } from '../../main/core/prompts/environment.js';
 
 /**
  * A scripted model server on 127.0.0.1 that speaks the two wire formats Keel uses: OpenAI chat completions
@@ -149,6 +150,14 @@ export function validateAnthropicRequest(body: unknown): string | null {
       if (block['type'] === 'tool_use') uses.push(String(block['id']));
     }
     if (role === 'user') {
+      // Tool results come first in their user message; text may only follow them.
+      const firstOther = blocks.findIndex((block) => isObject(block) && block['type'] !== 'tool_result');
+      const lateResult = blocks.findIndex(
+        (block, index) => index > firstOther && isObject(block) && block['type'] === 'tool_result',
+      );
+      if (firstOther >= 0 && lateResult > firstOther && previousToolUses.length > 0) {
+        return `messages.${i - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${previousToolUses.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+      }
       const unexpected = results.filter((id) => !previousToolUses.includes(id));
       if (unexpected.length > 0) {
         return `messages.${i}.content.0: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${unexpected.join(', ')}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
@@ -164,6 +173,19 @@ export function validateAnthropicRequest(body: unknown): string | null {
     return `messages.${messages.length - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${previousToolUses.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
   }
   return null;
+}
+
+/**
+ * Chat-completions messages without the environment block Keel sends as the last user message of each
+ * turn request, so a scripted model can answer the conversation itself ("was the user the last to speak?").
+ */
+export function withoutEnvironment<M extends { role: string; content?: unknown }>(
+  messages: readonly M[],
+): M[] {
+  const last = messages.at(-1);
+  const isEnvironment =
+    last?.role === 'user' && typeof last.content === 'string' && last.content.startsWith(ENVIRONMENT_OPENING);
+  return isEnvironment ? messages.slice(0, -1) : [...messages];
 }
 
 function splitText(text: string | string[] | undefined): string[] {

@@ -110,6 +110,8 @@ export type RunGitOptions = {
   input?: string | Buffer;
   /** Exit codes that are answers, not failures (merge-file's conflict count, diff --quiet). */
   okCodes?: readonly number[];
+  /** Kills git after this many milliseconds (a GitError with no exit code); default: no limit. */
+  timeoutMs?: number;
 };
 
 /** Runs git to completion; resolves with stdout and the exit code, throws GitError on any other exit. */
@@ -123,6 +125,7 @@ export function runGit(
       cwd: side.cwd,
       env: gitEnv(side.env),
       stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];

@@ -12,7 +12,8 @@ const ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant', 'tool
  * Checks a payload against the rules both OpenAI and Anthropic enforce: known roles, system messages
  * only at the start, the conversation opens with a user message, user/assistant text is not blank,
  * tool-call ids are unique, and every assistant tool call is answered exactly once by the tool
- * messages immediately following it, with no other tool message anywhere. Pure; O(messages).
+ * messages immediately following it, with no other tool message anywhere; an environment block is not
+ * blank. Pure; O(messages).
  */
 export function validatePayload(payload: Payload): PayloadValidation {
   const problems: PayloadProblem[] = [];
@@ -72,6 +73,10 @@ export function validatePayload(payload: Payload): PayloadValidation {
       }
       i++;
     }
+  }
+  // Sent as user text after everything else: blank text is what Anthropic rejects.
+  if (payload.environment !== undefined && payload.environment.trim() === '') {
+    report(messages.length, 'the environment block is blank (Anthropic rejects blank text)');
   }
   return problems.length === 0 ? { ok: true } : { ok: false, problems };
 }

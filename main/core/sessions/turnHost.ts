@@ -1,8 +1,10 @@
 import path from 'node:path';
 import { createCompactionHook } from '../compaction/hook.js';
 import { resolveCompactionSettings, type CompactionSettings } from '../compaction/settings.js';
+import { systemClock, type Clock } from '../../common/clock.js';
 import type { ModelPin } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
+import { describeEnvironment } from '../prompts/environment.js';
 import { readProjectInstructions } from '../prompts/instructions.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 import { createSubagentRunner } from '../subagents/childSession.js';
@@ -36,6 +38,8 @@ export type TurnHostOptions = {
    * `session_created.metadata.compaction` overrides them. Defaults: 75% threshold, 20% kept; threshold 0 = off.
    */
   compaction?: Partial<CompactionSettings>;
+  /** The clock the environment block's date comes from (default: the machine's). */
+  clock?: Clock;
 };
 
 /**
@@ -83,6 +87,16 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
         workspace,
         projectRoot: layout.commandCwd,
         redact: (text) => redactor.redact(text),
+      }),
+    environment: (state) =>
+      describeEnvironment({
+        clock: options.clock ?? systemClock,
+        projectFolder: state.projectFolder,
+        projectRoot: path.resolve(workspace, layout.commandCwd),
+        sandbox,
+        network: toolContext.network ?? 'none',
+        policy: state.policy,
+        toolMode: state.toolMode,
       }),
     stopFile: path.join(log.dir, STOP_REQUEST_FILE),
     ...(options.hooks ? { hooks: options.hooks } : {}),

@@ -44,6 +44,11 @@ export type TurnHost = {
    * starts, a change from the newest `instructions_loaded` is recorded as a new one. Without it, none are read.
    */
   instructions?: () => Promise<InstructionFile[]>;
+  /**
+   * The environment block of one request (main/core/prompts/environment.ts: date, OS, git, box, policy),
+   * built before each request and sent after its last message; never logged. Without it, none is sent.
+   */
+  environment?: (state: SessionState) => Promise<string>;
   /** Model requests one turn may make before it stops (the turn's budget). */
   maxSteps?: number;
   maxOutputTokens?: number;

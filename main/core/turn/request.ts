@@ -31,6 +31,11 @@ export async function requestModel(
   const projectionStart = Date.now();
   const payload = projectView(host.log.projectionView({ validate: false }), { system: host.systemPrompt });
   turn.record('projection', projectionStart, { messages: payload.messages.length });
+  if (host.environment) {
+    const environmentStart = Date.now();
+    payload.environment = await host.environment(turn.state);
+    turn.record('environment', environmentStart);
+  }
   const validation = validatePayload(payload);
   if (!validation.ok) {
     const message = `internal error: the projected request is invalid (${validation.problems.map((p) => p.message).join('; ')})`;

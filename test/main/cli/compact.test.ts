@@ -12,7 +12,7 @@ import {
   newSessionArgs,
   startSessionFixture,
 } from '../../support/sessionFixture.js';
-import { isSummaryRequest, messagesOf, replyWithUsage, summaryFor } from '../core/compaction/scripted.js';
+import { conversationOf, isSummaryRequest, replyWithUsage, summaryFor } from '../core/compaction/scripted.js';
 
 let dir: string;
 let home: string;
@@ -30,7 +30,7 @@ beforeEach(async () => {
     server: {
       respond: (request: RecordedRequest): ScriptStep => {
         if (isSummaryRequest(request)) return { kind: 'reply', text: summaryFor(request) };
-        const messages = messagesOf(request);
+        const messages = conversationOf(request);
         if (messages[messages.length - 1]?.role === 'user') {
           return replyWithUsage(request, {
             toolCalls: [{ name: 'read_file', arguments: { path: 'persistent/project/src/billing.txt' } }],

@@ -5,7 +5,7 @@ import { createHandlers, type Handlers } from '../../../main/ipc/handlers.js';
 import type { Push } from '../../../main/ipc/hub.js';
 import { makeTempDir, removeTempDir } from '../../support/cli.js';
 import { ProviderServer, type RecordedRequest, type ScriptStep } from '../../support/providerServer.js';
-import { isSummaryRequest, messagesOf, replyWithUsage, summaryFor } from '../core/compaction/scripted.js';
+import { conversationOf, isSummaryRequest, replyWithUsage, summaryFor } from '../core/compaction/scripted.js';
 import { ipcCalls } from './support.js';
 
 let dir: string;
@@ -277,7 +277,7 @@ describe('compactions from the UI', () => {
     fs.writeFileSync(path.join(project, 'src', 'billing.txt'), `${lines.join('\n')}\n`);
     await start((request) => {
       if (isSummaryRequest(request)) return { kind: 'reply', text: summaryFor(request) };
-      const messages = messagesOf(request);
+      const messages = conversationOf(request);
       if (messages[messages.length - 1]?.role === 'user') {
         return replyWithUsage(request, {
           toolCalls: [{ name: 'read_file', arguments: { path: 'persistent/project/src/billing.txt' } }],

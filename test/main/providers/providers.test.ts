@@ -204,6 +204,42 @@ describe('provider configuration', () => {
     expect(body.messages.at(-1)?.content.at(-1)?.cache_control).toEqual({ type: 'ephemeral' });
   });
 
+  it('sends the environment block last: an OpenAI user message, an Anthropic text block after the breakpoint', async () => {
+    const withEnvironment: Payload = {
+      messages: [
+        { role: 'system', content: 'You are Keel.' },
+        { role: 'user', content: 'goal' },
+        { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'grep', arguments: '{}' }] },
+        { role: 'tool', content: 'hits', toolCallId: 'c1' },
+      ],
+      environment: '<environment>\nDate: 2026-12-01\n</environment>',
+    };
+    const anthropic = createProvider(
+      { provider: 'anthropic', baseUrl: server.anthropicBaseUrl },
+      { anthropic: 'k' },
+    );
+    const openai = createProvider({ provider: 'openai', baseUrl: server.openaiBaseUrl }, { openai: 'k' });
+    await collect(anthropic.stream({ payload: withEnvironment, tools, model: 'm' }));
+    await collect(openai.stream({ payload: withEnvironment, tools, model: 'm' }));
+    expect(server.requests.map((request) => request.rejected)).toEqual([undefined, undefined]);
+    const anthropicBody = server.requests[0]?.body as {
+      messages: { role: string; content: { type: string; text?: string; cache_control?: unknown }[] }[];
+    };
+    expect(anthropicBody.messages.at(-1)?.content).toEqual([
+      { type: 'tool_result', tool_use_id: 'c1', content: 'hits', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: withEnvironment.environment },
+    ]);
+    const openaiBody = server.requests[1]?.body as { messages: { role: string; content: string }[] };
+    expect(openaiBody.messages.map((message) => message.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'user',
+    ]);
+    expect(openaiBody.messages.at(-1)?.content).toBe(withEnvironment.environment);
+  });
+
   it('knows common models and prices, and asks for a context window for unknown ones', () => {
     expect(findModel('claude-sonnet-4-5-20250929')?.contextWindow).toBe(200_000);
     expect(

@@ -12,7 +12,7 @@ import { createTurnHost } from '../../../../main/core/sessions/turnHost.js';
 import { runTurn, type TurnHost } from '../../../../main/core/turn/engine.js';
 import { ProviderServer, type RecordedRequest, type ScriptStep } from '../../../support/providerServer.js';
 import { ESTIMATE_MESSAGES_ERROR, referenceRequestTokens } from './reference.js';
-import { isSummaryRequest, messagesOf, replyWithUsage, summaryFor } from './scripted.js';
+import { conversationOf, isSummaryRequest, messagesOf, replyWithUsage, summaryFor } from './scripted.js';
 
 /*
  * The acceptance test of compaction: a scripted 60-turn session on a 4,000-token window, run turn by turn
@@ -80,7 +80,7 @@ function createSession(metadata?: Record<string, unknown>): SessionLog {
 
 /** Normal answers: read the file the user named, then answer in a few sentences. */
 function answer(request: RecordedRequest): ScriptStep {
-  const messages = messagesOf(request);
+  const messages = conversationOf(request);
   const last = messages[messages.length - 1];
   if (last?.role === 'user') {
     const file = /src\/f\d\.txt/.exec(last.content ?? '')?.[0] ?? 'src/f1.txt';

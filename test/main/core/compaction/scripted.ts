@@ -1,5 +1,9 @@
 import { SUMMARY_SYSTEM_PROMPT } from '../../../../main/core/compaction/summarize.js';
-import type { RecordedRequest, ScriptStep } from '../../../support/providerServer.js';
+import {
+  withoutEnvironment,
+  type RecordedRequest,
+  type ScriptStep,
+} from '../../../support/providerServer.js';
 import { referenceRequestTokens, referenceTextTokens } from './reference.js';
 
 /** The wire messages of a recorded OpenAI request. */
@@ -8,6 +12,11 @@ export type WireMessages = { role: string; content: string | null; tool_call_id?
 /** The messages of a recorded request body. */
 export function messagesOf(request: RecordedRequest): WireMessages {
   return (request.body as { messages?: WireMessages }).messages ?? [];
+}
+
+/** The conversation a recorded request carries: its messages without Keel's trailing environment block. */
+export function conversationOf(request: RecordedRequest): WireMessages {
+  return withoutEnvironment(messagesOf(request));
 }
 
 /** True for a summary request: its system text is the fixed summarizer prompt. */

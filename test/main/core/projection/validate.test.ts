@@ -87,4 +87,13 @@ describe('validatePayload', () => {
       expect(problems).toContain(expected);
     }
   });
+
+  it('refuses a blank environment block and takes a non-blank one', () => {
+    const messages: PayloadMessage[] = [{ role: 'user', content: 'goal' }];
+    expect(validatePayload({ messages, environment: '<environment>\n</environment>' })).toEqual({ ok: true });
+    expect(validatePayload({ messages, environment: ' \n' })).toEqual({
+      ok: false,
+      problems: [{ index: 1, message: 'the environment block is blank (Anthropic rejects blank text)' }],
+    });
+  });
 });

@@ -35,7 +35,7 @@ function createSession(format: 'openai-compatible' | 'anthropic'): SessionLog {
   const log = SessionLog.create(home, {
     projectFolder: project,
     provider: format,
-    model: format === 'anthropic' ? 'claude-sonnet-4-5' : SCRIPTED_MODEL,
+    model: SCRIPTED_MODEL,
     baseUrl: format === 'anthropic' ? server.anthropicBaseUrl : server.openaiBaseUrl,
     contextWindow: 200_000,
     toolMode: 'write',

@@ -1,0 +1,225 @@
+import { readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Clock } from '../../common/clock.js';
+import type { Policy, ToolMode } from '../../common/events.js';
+import { runGit } from '../persistent/git.js';
+import type { NetworkPolicy, SandboxInfo } from '../../sandbox/box.js';
+
+/**
+ * The environment block: the volatile facts of one request (date, OS, shell, git, the box, the policy).
+ * The turn engine sends it after every message of each request (Payload.environment) and never logs it,
+ * so the system prompt and the conversation before it stay byte-stable for prompt caching.
+ */
+
+/** The block's first line (its last is `</environment>`): how a reader of a request tells it apart. */
+export const ENVIRONMENT_OPENING = '<environment>';
+
+/** Changed-file lines of `git status --short` shown at most; the rest are counted. */
+export const STATUS_LINES_SHOWN = 20;
+
+/** What the block says, gathered by describeEnvironment (or given by a test). */
+export type EnvironmentFacts = {
+  /** The local calendar day, YYYY-MM-DD, and the time zone it is in. */
+  date: string;
+  timeZone: string;
+  /** The operating system, e.g. "Debian GNU/Linux 12 (bookworm); Linux 6.1.0 x64". */
+  os: string;
+  /** The project's git branch (`detached at <sha>` when HEAD names no branch); absent outside a repository. */
+  branch?: string;
+  /** `git status --short` lines of the project folder (absent when git cannot tell). */
+  status?: string[];
+  sandbox: SandboxInfo['kind'];
+  network: NetworkPolicy;
+  policy: Policy;
+  toolMode: ToolMode;
+};
+
+/** The block as the model reads it. Pure: the same facts give the same bytes. */
+export function formatEnvironment(facts: EnvironmentFacts): string {
+  const lines = [
+    ENVIRONMENT_OPENING,
+    `Date: ${facts.date} (${facts.timeZone})`,
+    `OS: ${facts.os}`,
+    'Shell: bash (run_command runs `bash -c <command>`; no interactive input)',
+    ...gitLines(facts),
+    `Box: ${describeBox(facts.sandbox, facts.network)}`,
+    `Policy: ${describePolicy(facts.policy, facts.toolMode, facts.sandbox)}`,
+    '</environment>',
+  ];
+  return lines.join('\n');
+}
+
+function gitLines(facts: EnvironmentFacts): string[] {
+  if (facts.branch === undefined && facts.status === undefined) return ['Git: not a git repository'];
+  const branch = `Git: branch ${facts.branch ?? 'unknown'}`;
+  if (facts.status === undefined) return [branch];
+  if (facts.status.length === 0) return [`${branch}; git status: clean`];
+  const shown = facts.status.slice(0, STATUS_LINES_SHOWN);
+  const more = facts.status.length - shown.length;
+  return [
+    `${branch}; git status --short:`,
+    ...shown.map((line) => `  ${line}`),
+    ...(more > 0 ? [`  … and ${more} more`] : []),
+  ];
+}
+
+function describeBox(sandbox: SandboxInfo['kind'], network: NetworkPolicy): string {
+  const reach =
+    network === 'none'
+      ? 'no network access'
+      : `network access only to ${network.allow.join(', ')} (through Keel's proxy; other hosts are refused)`;
+  switch (sandbox) {
+    case 'bwrap':
+      return `commands run in a bubblewrap sandbox: only the workspace is writable, ${reach}`;
+    case 'sandbox-exec':
+      return `commands run under macOS sandbox-exec: only the workspace is writable, ${reach}`;
+    case 'none':
+      return 'no OS sandbox on this machine: commands run unconfined, so every command asks for approval';
+  }
+}
+
+function describePolicy(policy: Policy, toolMode: ToolMode, sandbox: SandboxInfo['kind']): string {
+  if (toolMode === 'read-only' || policy === 'read-only')
+    return 'read-only: you can read and search; nothing can be changed and no command runs';
+  switch (policy) {
+    case 'ask':
+      return 'ask: reads run; every edit and every command asks for approval first';
+    case 'auto-edit':
+      return 'auto-edit: reads and edits inside the project run; commands ask for approval first';
+    case 'full-auto':
+      return sandbox === 'none'
+        ? 'full-auto: reads and edits inside the project run without asking; commands ask (no OS sandbox here)'
+        : 'full-auto: reads, edits and commands inside the box run without asking';
+  }
+}
+
+/** Where describeEnvironment looks and what it reports about the session. */
+export type EnvironmentSource = {
+  clock: Clock;
+  /** The user's project folder (its branch is reported: a checkout has none of its own). */
+  projectFolder: string;
+  /** Absolute path of the folder the model works in (its `git status` is reported). */
+  projectRoot: string;
+  sandbox: SandboxInfo;
+  network: NetworkPolicy;
+  policy: Policy;
+  toolMode: ToolMode;
+};
+
+/**
+ * Gathers the facts and formats the block. Never throws: what cannot be read is left out. Git runs only
+ * where a `.git` entry exists (with Keel's fixed git settings: no hooks, no fsmonitor), limited to 3 s.
+ */
+export async function describeEnvironment(source: EnvironmentSource): Promise<string> {
+  const now = source.clock.now();
+  const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+  // A checkout (a folder other than the project's own) is asked about itself only.
+  const realFolder = await fs.realpath(source.projectFolder).catch(() => path.resolve(source.projectFolder));
+  const isCheckout = path.resolve(source.projectRoot) !== realFolder;
+  const [branch, status] = await Promise.all([
+    readBranch(source.projectFolder),
+    readStatus(source.projectRoot, isCheckout),
+  ]);
+  return formatEnvironment({
+    date: localDay(now, timeZone),
+    timeZone,
+    os: describeOs(),
+    ...(branch === undefined ? {} : { branch }),
+    ...(status === undefined ? {} : { status }),
+    sandbox: source.sandbox.kind,
+    network: source.network,
+    policy: source.policy,
+    toolMode: source.toolMode,
+  });
+}
+
+function localDay(now: Date, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).formatToParts(now);
+  const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
+  return `${part('year')}-${part('month')}-${part('day')}`;
+}
+
+let osDescription: string | undefined;
+
+/** The distribution's name (Linux: /etc/os-release PRETTY_NAME) and the kernel; read once per process. */
+function describeOs(): string {
+  if (osDescription !== undefined) return osDescription;
+  let distribution: string | undefined;
+  if (process.platform === 'linux') {
+    try {
+      const text = readFileSync('/etc/os-release', 'utf8');
+      distribution = /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(text)?.[1];
+    } catch {
+      distribution = undefined;
+    }
+  }
+  const kernel = `${os.type()} ${os.release()} ${os.arch()}`;
+  osDescription = distribution ? `${distribution}; ${kernel}` : kernel;
+  return osDescription;
+}
+
+/**
+ * The branch HEAD names in the repository holding `folder` (its own `.git` or an ancestor's), read from
+ * the HEAD file without running git; `detached at <sha>` for a detached HEAD; undefined outside one.
+ */
+async function readBranch(folder: string): Promise<string | undefined> {
+  const repository = await enclosingRepository(folder);
+  const gitDir = repository === undefined ? undefined : await gitDirOf(repository);
+  if (gitDir === undefined) return undefined;
+  const head = await fs.readFile(path.join(gitDir, 'HEAD'), 'utf8').catch(() => undefined);
+  if (head === undefined) return undefined;
+  const ref = /^ref: refs\/heads\/(.+)$/m.exec(head)?.[1];
+  if (ref !== undefined) return ref.trim();
+  const sha = /^[0-9a-f]{40,64}$/.exec(head.trim())?.[0];
+  return sha === undefined ? undefined : `detached at ${sha.slice(0, 7)}`;
+}
+
+/** The folder holding `.git` (a folder or a worktree's file): `folder` itself or its nearest ancestor that has one. */
+async function enclosingRepository(folder: string, onlyItself = false): Promise<string | undefined> {
+  for (let current = path.resolve(folder); ; current = path.dirname(current)) {
+    if ((await fs.lstat(path.join(current, '.git')).catch(() => undefined)) !== undefined) return current;
+    if (onlyItself || path.dirname(current) === current) return undefined;
+  }
+}
+
+/** The git folder `<folder>/.git` stands for: itself, or what a `.git` file's `gitdir:` line names. */
+async function gitDirOf(folder: string): Promise<string | undefined> {
+  const dotGit = path.join(folder, '.git');
+  const stat = await fs.stat(dotGit).catch(() => undefined);
+  if (stat === undefined) return undefined;
+  if (stat.isDirectory()) return dotGit;
+  const text = await fs.readFile(dotGit, 'utf8').catch(() => '');
+  const named = /^gitdir: (.+)$/m.exec(text)?.[1]?.trim();
+  return named === undefined ? undefined : path.resolve(folder, named);
+}
+
+/**
+ * `git status --short` of the folder (paths relative to it, only below it), or undefined when git cannot
+ * tell. No git runs unless the folder (or, with `onlyItself` false, an ancestor) holds `.git`; with
+ * `onlyItself` git never looks above the folder (a checkout inside Keel's home is not the home's repository).
+ */
+async function readStatus(folder: string, onlyItself: boolean): Promise<string[] | undefined> {
+  if ((await enclosingRepository(folder, onlyItself)) === undefined) return undefined;
+  try {
+    const { stdout } = await runGit(
+      {
+        cwd: folder,
+        env: onlyItself ? { GIT_CEILING_DIRECTORIES: path.dirname(path.resolve(folder)) } : {},
+        config: ['color.status=false', 'status.relativePaths=true'],
+      },
+      ['status', '--short', '--untracked-files=normal', '--', '.'],
+      { timeoutMs: 3_000 },
+    );
+    const text = stdout.toString('utf8').trimEnd();
+    return text === '' ? [] : text.split('\n');
+  } catch {
+    return undefined;
+  }
+}
