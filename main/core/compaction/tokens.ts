@@ -3,6 +3,7 @@ import type { ModelPin, SessionEvent, ToolCall, Usage } from '../../common/event
 import { formatFileStaged, formatInterrupted } from '../projection/projectPayload.js';
 import type { Payload, PayloadMessage } from '../../common/payload.js';
 import type { ToolSpec } from '../../providers/types.js';
+import { chunkedCounter } from './tokensChunked.js';
 
 /** The two tiktoken vocabularies Keel estimates with. */
 export type TokenEncoding = 'o200k_base' | 'cl100k_base';
@@ -20,8 +21,8 @@ export const CALL_OVERHEAD_TOKENS = 3;
 export const REPLY_PRIMING_TOKENS = 3;
 
 /**
- * Counts tokens of text for one model pin. `count` is tiktoken's exact count for the chosen vocabulary
- * times `factor` (rounded up): the high side, for providers whose tokenizer is not public. `countLow`
+ * Counts tokens of text for one model pin. `count` is tiktoken's count for the chosen vocabulary (exact,
+ * except in stretches of over 64 characters without a space, see tokensChunked.ts) times `factor` (rounded up): the high side, for providers whose tokenizer is not public. `countLow`
  * is the same count times `lowFactor`: the low side, used where an over-count would be the unsafe
  * direction (subtracting what a compaction removed).
  */
@@ -87,8 +88,9 @@ export async function loadEstimator(pin: Pick<ModelPin, 'provider' | 'model'>): 
   const encoder = await loadEncoder(encoding);
   const factor = factorFor(pin);
   const lowFactor = lowFactorFor(pin);
-  // allowedSpecial [] and disallowedSpecial []: "<|endoftext|>" in a file is text, not an error.
-  const raw = (text: string) => (text === '' ? 0 : encoder.encode(text, [], []).length);
+  // allowedSpecial [] and disallowedSpecial []: "<|endoftext|>" in a file is text, not an error. Long
+  // stretches are cut before BPE (quadratic in a piece's length otherwise): see tokensChunked.ts.
+  const raw = chunkedCounter((text) => encoder.encode(text, [], []).length);
   return {
     encoding,
     factor,
