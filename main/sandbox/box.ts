@@ -5,6 +5,7 @@ import { buildBwrapArgs, bwrapProbeArgs } from './bwrap.js';
 import { buildSeatbeltArgs } from './boxSeatbelt.js';
 import type { SandboxInfo, WrapOptions, WrappedCommand } from './boxCommon.js';
 import { isInside, NetworkPolicy } from './boxCommon.js';
+import { gitMetadataPaths } from './protectedPaths.js';
 
 export * from './boxCommon.js';
 
@@ -41,15 +42,18 @@ export function wrapCommand(options: WrapOptions): WrappedCommand {
       'A network allowlist needs the allowlist proxy to be running; pass its endpoint as `proxy`.',
     );
   }
+  // The git metadata of every writable root stays read-only, whatever the caller pinned: a git outside
+  // the box (Keel's, the user's) must never run hooks or config a command planted.
+  const readOnly = [...(options.readOnly ?? []), ...roots.flatMap(gitMetadataPaths)];
   switch (options.sandbox.kind) {
     case 'bwrap': {
       if (policy !== 'none' && options.sandbox.socat === null) {
         throw new Error('A network allowlist needs socat inside the box; install it (apt install socat).');
       }
-      return buildBwrapArgs({ ...options, cwd, network: policy });
+      return buildBwrapArgs({ ...options, readOnly, cwd, network: policy });
     }
     case 'sandbox-exec':
-      return buildSeatbeltArgs({ ...options, cwd, network: policy });
+      return buildSeatbeltArgs({ ...options, readOnly, cwd, network: policy });
     case 'none': {
       const env: Record<string, string> = {};
       if (options.home !== undefined) env.HOME = options.home;

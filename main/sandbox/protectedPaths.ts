@@ -93,3 +93,48 @@ export function isProtected(
 ): string | null {
   return protectionReason(canonicalPath(root), canonicalPath(realPath), extraGlobs);
 }
+
+/**
+ * The git metadata of `folder` that a boxed command must not change, so no git outside the box runs what a
+ * command planted (hooks, `core.fsmonitor`, a `commondir` or `gitdir` pointing elsewhere): its `.git` as a
+ * whole (a folder bound read-only cannot be renamed away, and nothing can be created inside it); for a
+ * worktree's `.git` file, the file, the admin folder it names and that folder's common git dir. Only paths
+ * that exist (real paths for the ones a `.git` file names).
+ */
+export function gitMetadataPaths(folder: string): string[] {
+  const dotGit = path.join(folder, '.git');
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(dotGit);
+  } catch {
+    return [];
+  }
+  if (!stat.isFile()) return [dotGit];
+  const paths = [dotGit];
+  const named = /^gitdir:\s*(.+?)\s*$/m.exec(readSmall(dotGit))?.[1];
+  const admin = named === undefined ? undefined : realOrUndefined(path.resolve(folder, named));
+  if (admin === undefined) return paths;
+  paths.push(admin);
+  const common = readSmall(path.join(admin, 'commondir')).trim();
+  const commonDir = common === '' ? undefined : realOrUndefined(path.resolve(admin, common));
+  if (commonDir !== undefined && !paths.includes(commonDir)) paths.push(commonDir);
+  return paths;
+}
+
+/** The text of a small file (a `.git` file, `commondir`), '' when it cannot be read or is not small. */
+function readSmall(file: string): string {
+  try {
+    const stat = fs.lstatSync(file);
+    return stat.isFile() && stat.size <= 4096 ? fs.readFileSync(file, 'utf8') : '';
+  } catch {
+    return '';
+  }
+}
+
+function realOrUndefined(target: string): string | undefined {
+  try {
+    return fs.realpathSync.native(target);
+  } catch {
+    return undefined;
+  }
+}

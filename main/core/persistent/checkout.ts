@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { commitChanges, uncommittedFiles, type CommitOptions } from './commit.js';
 import { createCheckout } from './create.js';
+import { gitMetadataPaths } from '../../sandbox/protectedPaths.js';
 import { resetIntact } from './reset.js';
 import {
   isIntact,
@@ -75,12 +76,18 @@ export class Checkout {
 
   /**
    * Host paths a boxed command in this checkout must be able to read (read-only): the repository's git
-   * folder (so git works in a worktree) and the targets of the dependency-folder links.
+   * folder (so git works in a worktree) and the targets of the dependency-folder links; and what it must not
+   * change: the checkout's `.git` file and the admin folder it names (a `gitdir:` pointing elsewhere would
+   * hand Keel's and the user's git a config the command wrote).
    */
   boxReadOnlyPaths(): string[] {
     const { state } = this.context;
     const paths = state.links.map((link) => path.join(state.backing, link));
-    if (state.kind === 'worktree') paths.push(commonGitDir(state.gitDir));
+    if (state.kind === 'worktree') {
+      paths.push(commonGitDir(state.gitDir));
+      for (const metadata of gitMetadataPaths(state.checkout))
+        if (!paths.includes(metadata)) paths.push(metadata);
+    }
     return paths;
   }
 
