@@ -3,10 +3,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
+import { Checkout } from '../../main/core/persistent/checkout.js';
+import { runGit } from '../../main/core/persistent/git.js';
 import { generateHarness } from '../../main/core/sessions/stream.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
 import { ProviderServer } from '../support/providerServer.js';
-import { makeRepo, makeTemp } from '../main/core/persistent/support.js';
+import { git, makeRepo, makeTemp } from '../main/core/persistent/support.js';
 import { callTool, eventsOf, harnessFor } from '../main/core/sessions/support.js';
 
 /**
@@ -153,5 +155,100 @@ describe('attacks: host code execution through git', () => {
     usersGit(path.join(project, 'sub'), 'status');
     usersGit(project, 'status');
     expect(fs.existsSync(marker)).toBe(false);
+  });
+});
+
+describe("attacks: Keel's own git runs nothing a repository's config names", () => {
+  it('checkout, reset, commit and git status run no hook, hooksPath, fsmonitor or submodule config, and ignore GIT_DIR', async () => {
+    // A nested repository registered as a submodule, with its own fsmonitor.
+    const sub = makeRepo(path.join(project, 'sub'), { 'x.txt': 'x\n' });
+    git(
+      project,
+      '-c',
+      'core.hooksPath=/dev/null',
+      'update-index',
+      '--add',
+      '--cacheinfo',
+      `160000,${git(sub, 'rev-parse', 'HEAD').trim()},sub`,
+    );
+    fs.writeFileSync(path.join(project, '.gitmodules'), '[submodule "sub"]\n\tpath = sub\n\turl = ./sub\n');
+    fs.writeFileSync(path.join(sub, 'x.txt'), 'changed\n');
+    // Planted by anything before this session (an old box, a tool): every way git runs a program on its own.
+    const planted = `#!/bin/sh\ntouch ${marker}\n`;
+    for (const folder of [path.join(project, '.git', 'hooks'), path.join(project, '.githooks')]) {
+      fs.mkdirSync(folder, { recursive: true });
+      for (const hook of [
+        'post-checkout',
+        'reference-transaction',
+        'pre-commit',
+        'post-commit',
+        'post-index-change',
+        'pre-auto-gc',
+      ])
+        fs.writeFileSync(path.join(folder, hook), planted, { mode: 0o755 });
+    }
+    const fsmonitor = path.join(dir, 'fsmonitor.sh');
+    fs.writeFileSync(fsmonitor, planted, { mode: 0o755 });
+    git(sub, 'config', 'core.fsmonitor', fsmonitor);
+    git(project, 'config', 'core.fsmonitor', fsmonitor);
+    git(project, 'config', 'core.hooksPath', '.githooks');
+    git(project, 'config', 'core.sshCommand', fsmonitor);
+    // GIT_DIR / GIT_WORK_TREE in Keel's own environment (a shell that exported them) redirect nothing.
+    const evil = path.join(dir, 'evil.git');
+    git(dir, 'init', '-q', '--bare', evil);
+    git(evil, 'config', 'core.fsmonitor', fsmonitor);
+    const saved = { dir: process.env['GIT_DIR'], tree: process.env['GIT_WORK_TREE'] };
+    process.env['GIT_DIR'] = evil;
+    process.env['GIT_WORK_TREE'] = project;
+    try {
+      const location = {
+        workspaceRoot: path.join(dir, 'keel', 'workspace'),
+        checkout: path.join(dir, 'keel', 'workspace', 'persistent', 'project'),
+        stateDir: path.join(dir, 'keel', 'checkouts', 'project'),
+        locksRoot: path.join(dir, 'keel', 'locks'),
+      };
+      const checkout = await Checkout.open({ name: 'project', path: project, commit: 'auto' }, location);
+      expect(checkout.kind).toBe('worktree');
+      fs.writeFileSync(path.join(location.checkout, 'src', 'app.ts'), 'export const z = 3;\n');
+      Checkout.markDirty(location);
+      const report = await checkout.commit({ artifactsDir: path.join(dir, 'artifacts'), artifactStem: 'c' });
+      expect(report.status).toBe('committed');
+      await checkout.reset();
+      for (const cwd of [project, location.checkout, sub])
+        await runGit({ cwd, env: {} }, ['status', '--porcelain']);
+      expect(fs.readFileSync(path.join(project, 'src', 'app.ts'), 'utf8')).toBe('export const z = 3;\n');
+    } finally {
+      for (const [name, value] of [
+        ['GIT_DIR', saved.dir],
+        ['GIT_WORK_TREE', saved.tree],
+      ] as const)
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+    }
+    expect(fs.existsSync(marker)).toBe(false);
+    // The control: the user's own git in the same folder does run it (the plant is real).
+    usersGit(project, 'status');
+    expect(fs.existsSync(marker)).toBe(true);
+  });
+
+  it('git is started in one place only (main/core/persistent/git.ts), so every call gets those settings', () => {
+    const offenders: string[] = [];
+    const walk = (folder: string): void => {
+      for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
+        const full = path.join(folder, entry.name);
+        if (entry.isDirectory()) walk(full);
+        else if (/\.(ts|tsx|mts|js)$/.test(entry.name)) {
+          const text = fs.readFileSync(full, 'utf8');
+          if (
+            /(spawn|execFile|execFileSync|spawnSync|exec|execSync)\(\s*['"`](git|\/usr\/bin\/git)\b/.test(
+              text,
+            )
+          )
+            offenders.push(path.relative(process.cwd(), full));
+        }
+      }
+    };
+    walk(path.join(process.cwd(), 'main'));
+    expect(offenders).toEqual(['main/core/persistent/git.ts']);
   });
 });

@@ -5,16 +5,24 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 /**
- * Settings every git call of the checkout engine runs with, whatever the user's configuration says: no
- * hooks (a checkout must not run the project's code in Keel's process), no line-ending or fsmonitor
- * magic (checkout bytes must equal backing bytes), no automatic gc, a fixed identity for snapshot commits,
- * parallel checkout for big file writes.
+ * Settings every git call Keel makes runs with, whatever the repository's or the user's configuration says:
+ * nothing a config names is executed (no hooks, no fsmonitor, no ssh or credential helper, no transport but
+ * local files, no submodule recursion: a git Keel runs must never run the project's code in Keel's process),
+ * no line-ending magic (checkout bytes must equal backing bytes), no automatic gc, a fixed identity for
+ * snapshot commits, parallel checkout for big file writes. `-c` settings reach the gits git itself starts.
  */
 const FIXED_CONFIG = [
   'core.hooksPath=/dev/null',
+  'core.fsmonitor=false',
+  'core.sshCommand=false',
+  'credential.helper=',
+  'protocol.allow=never',
+  'protocol.file.allow=always',
+  'diff.ignoreSubmodules=all',
+  'status.submoduleSummary=false',
+  'submodule.recurse=false',
   'core.autocrlf=false',
   'core.safecrlf=false',
-  'core.fsmonitor=false',
   'core.quotePath=false',
   'core.symlinks=true',
   'gc.auto=0',
@@ -51,15 +59,24 @@ export class GitError extends Error {
   }
 }
 
-/** The environment of git children: the parent's, minus every GIT_* variable that could redirect it. */
+/**
+ * The environment of git children: the parent's, minus every GIT_* variable (none from the workspace or the
+ * user's shell redirects git: GIT_DIR, GIT_WORK_TREE, GIT_CONFIG_*, GIT_EXEC_PATH...) and the askpass
+ * helpers; no system config or attributes, no replace refs, no prompt. The user's global config stays
+ * (it lies outside every box, and LFS and the like live there); `side.env` is Keel's own GIT_DIR and index.
+ */
 function gitEnv(extra: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('GIT_')) env[name] = value;
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith('GIT_') && name !== 'SSH_ASKPASS') env[name] = value;
   return {
     ...env,
     GIT_TERMINAL_PROMPT: '0',
     GIT_OPTIONAL_LOCKS: '0',
     GIT_CONFIG_NOSYSTEM: '1',
+    GIT_ATTR_NOSYSTEM: '1',
+    GIT_NO_REPLACE_OBJECTS: '1',
+    GIT_PROTOCOL_FROM_USER: '0',
     LC_ALL: 'C',
     ...extra,
   };
@@ -81,10 +98,17 @@ function configArgs(side: GitSide): string[] {
   return [...FIXED_CONFIG, ...(side.config ?? [])].flatMap((c) => ['-c', c]);
 }
 
-/** The arguments of one git process (the fixed settings first); counts the process. */
-function argv(side: GitSide, args: readonly string[]): string[] {
+/**
+ * Starts one git with the fixed settings and environment: the only place Keel starts git directly (the
+ * `sh` batches below pass the same settings to theirs). Counts the process.
+ */
+function spawnGit(side: GitSide, args: readonly string[]): ChildProcessWithoutNullStreams {
   started += 1;
-  return [...configArgs(side), ...args];
+  return spawn('git', [...configArgs(side), ...args], {
+    cwd: side.cwd,
+    env: gitEnv(side.env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
 }
 
 /**
@@ -110,8 +134,6 @@ export type RunGitOptions = {
   input?: string | Buffer;
   /** Exit codes that are answers, not failures (merge-file's conflict count, diff --quiet). */
   okCodes?: readonly number[];
-  /** Kills git after this many milliseconds (a GitError with no exit code); default: no limit. */
-  timeoutMs?: number;
 };
 
 /** Runs git to completion; resolves with stdout and the exit code, throws GitError on any other exit. */
@@ -121,12 +143,7 @@ export function runGit(
   options: RunGitOptions = {},
 ): Promise<{ stdout: Buffer; code: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', argv(side, args), {
-      cwd: side.cwd,
-      env: gitEnv(side.env),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
-    });
+    const child = spawnGit(side, args);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
@@ -160,11 +177,9 @@ export async function gitText(
  * errors with a GitError when git fails.
  */
 export function streamBlob(side: GitSide, oid: string): Readable {
-  const child = spawn('git', argv(side, ['cat-file', 'blob', oid]), {
-    cwd: side.cwd,
-    env: gitEnv(side.env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnGit(side, ['cat-file', 'blob', oid]);
+  child.stdin.on('error', () => undefined);
+  child.stdin.end();
   const err: Buffer[] = [];
   child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
   child.on('close', (code) => {
