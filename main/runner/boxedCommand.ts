@@ -222,6 +222,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
       rows: input.rows ?? 30,
       artifactPath: input.artifactPath,
       stream: redactor.stream(),
+      liveStream: redactor.stream(),
       excerptLimits: {
         headBytes: input.excerptHeadBytes ?? DEFAULT_EXCERPT_BYTES,
         tailBytes: input.excerptTailBytes ?? DEFAULT_EXCERPT_BYTES,
@@ -260,7 +261,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
 
 /**
  * Quiet time after which held-back output is released to the live view. A secret printed in two
- * halves more than this far apart is not recognised (the redactor's documented trade-off).
+ * halves more than this far apart may show in the live view; the artifact and the excerpt never hold it.
  */
 const IDLE_FLUSH_MS = 250;
 
@@ -279,7 +280,10 @@ interface ExecuteOptions {
   rows: number;
   artifactPath: string;
   artifactHandle: string;
+  /** Redacts what is kept (artifact, excerpt): never flushed early, so a secret split by a pause is caught. */
   stream: RedactionStream;
+  /** Redacts the live view: flushed when output goes idle, so a prompt or last line shows at once. */
+  liveStream: RedactionStream;
   excerptLimits: { headBytes: number; tailBytes: number };
   onData?: (text: string) => void;
   flow?: FlowControl;
@@ -371,11 +375,14 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
     return detach;
   };
   if (options.flow) attachFlow(options.flow);
+  const emitLive = (text: string): void => {
+    if (text.length === 0) return;
+    options.onData?.(text);
+    for (const flow of flows) flow.deliver(text);
+  };
   const emit = (text: string): void => {
     if (text.length === 0) return;
     excerpt.push(text);
-    options.onData?.(text);
-    for (const flow of flows) flow.deliver(text);
     if (!artifact.write(text) && !artifactBehind) {
       // Backpressure: stop reading the pty (the command blocks on write) until the file catches up.
       artifactBehind = true;
@@ -387,18 +394,24 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
     }
   };
   // The redactor holds back a few hundred characters to catch a secret split across chunks; when the
-  // command goes quiet, release them so the live view never sits on a prompt or a last line.
+  // command goes quiet, the live view's stream releases them so it never sits on a prompt or a last line.
+  // What is kept (artifact, excerpt) has its own stream that never releases early: a secret printed in
+  // two halves with a pause between is redacted there whatever the pause.
   let idleTimer: NodeJS.Timeout | undefined;
   const flushWhenIdle = (): void => {
     clearTimeout(idleTimer);
-    idleTimer = setTimeout(() => emit(options.stream.flush()), IDLE_FLUSH_MS);
+    idleTimer = setTimeout(() => emitLive(options.liveStream.flush()), IDLE_FLUSH_MS);
+  };
+  const pushText = (text: string): void => {
+    emitLive(options.liveStream.push(text));
+    emit(options.stream.push(text));
   };
   const marker = createExitMarkerScanner(options.nonce);
   let finishedWith: number | null = null;
   pty.onData((data: string | Buffer) => {
     const chunk = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     const scan = marker.push(decoder.write(chunk));
-    emit(options.stream.push(scan.text));
+    pushText(scan.text);
     flushWhenIdle();
     if (scan.exitCode !== undefined && !timedOut && !aborted) {
       // Everything the command wrote has been read (the marker comes last); now end the tree.
@@ -453,8 +466,9 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
   });
 
   clearTimeout(idleTimer);
-  emit(options.stream.push(marker.push(decoder.end()).text));
-  emit(options.stream.push(marker.flush()));
+  pushText(marker.push(decoder.end()).text);
+  pushText(marker.flush());
+  emitLive(options.liveStream.end());
   emit(options.stream.end());
   for (const detach of [...detachers.values()]) detach();
   if (paused) pty.resume();

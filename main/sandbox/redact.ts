@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { globSync } from 'tinyglobby';
 import { readFileConfinedSync } from './confinedRead.js';
+import { findKeyBodySpans, findNamedValueSpans, type KeySpan } from './redactKeys.js';
 
 /** Values shorter than this are never redacted: redacting "true" or "3000" would wreck the output. */
 export const MIN_SECRET_LENGTH = 6;
@@ -46,13 +47,8 @@ export interface Redactor {
   readonly envFiles: readonly string[];
 }
 
-interface Span {
-  start: number;
-  end: number;
-  label: string;
-  /** The characters that may continue this match in text not seen yet; undefined when it is complete. */
-  continuation?: RegExp;
-}
+/** A secret in text; `continuation` (the characters that may continue it) is undefined when complete. */
+type Span = KeySpan;
 
 interface PatternDetector {
   kind: string;
@@ -116,8 +112,9 @@ const DETECTORS: readonly PatternDetector[] = [
 
 const PEM_BEGIN = /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----/g;
 const PEM_END = /-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----/g;
-// A key body: base64 lines and RFC 1421 headers (Proc-Type, DEK-Info). Anything else ends the block.
-const PEM_BODY = /[A-Za-z0-9+/=\s:,-]*/y;
+// A key body: base64 lines and RFC 1421 headers (Proc-Type, DEK-Info), also with its line breaks escaped
+// (`\n` in a JSON service-account key). Anything else ends the block.
+const PEM_BODY = /[A-Za-z0-9+/=\s:,\\-]*/y;
 
 const PLACEHOLDER_VALUE =
   /^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^<>]*>|\{\{[^{}]*\}\}|%[A-Za-z_][A-Za-z0-9_]*%|process\.env\.[A-Za-z_][A-Za-z0-9_]*|(?:your|my)[-_ ].*|changeme|change_me|placeholder|redacted|null|undefined|none|example.*)$/i;
@@ -278,7 +275,7 @@ function findPemSpans(text: string, spans: Span[]): void {
       PEM_BEGIN.lastIndex = end.index + end[0].length;
     } else {
       // No END yet: the block runs as far as the text looks like a key body, and may go on.
-      spans.push({ start, end: bodyEnd, label: 'private-key', continuation: /^[A-Za-z0-9+/=\s:,-]+/ });
+      spans.push({ start, end: bodyEnd, label: 'private-key', continuation: /^[A-Za-z0-9+/=\s:,\\-]+/ });
       PEM_BEGIN.lastIndex = Math.max(bodyEnd, PEM_BEGIN.lastIndex);
     }
   }
@@ -293,6 +290,7 @@ function mergeSpans(spans: Span[]): Span[] {
       if (span.end > last.end) {
         last.end = span.end;
         last.continuation = span.continuation;
+        last.keyBody = span.keyBody;
       }
     } else {
       merged.push({ ...span });
@@ -315,6 +313,8 @@ function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
 }
 
+const NAMED_VALUE_RULES = { isSecretName, isPlaceholder, isBenign: isBenignConfigValue };
+
 class Matcher {
   private readonly literal: RegExp | undefined;
   readonly hold: number;
@@ -326,8 +326,11 @@ class Matcher {
     this.hold = Math.min(Math.max(PATTERN_HOLD, longest), HOLD_CAP);
   }
 
-  /** Every secret in `text`, merged into non-overlapping spans sorted by position. */
-  findSpans(text: string): Span[] {
+  /**
+   * Every secret in `text`, merged into non-overlapping spans sorted by position. `afterKeyBody`: the
+   * text comes right after a PEM body line (its first line may be the block's last).
+   */
+  findSpans(text: string, afterKeyBody = false): Span[] {
     const spans: Span[] = [];
     if (this.literal) {
       this.literal.lastIndex = 0;
@@ -359,7 +362,18 @@ class Matcher {
       }
     }
     findPemSpans(text, spans);
-    return mergeSpans(spans);
+    findKeyBodySpans(text, spans, afterKeyBody);
+    // A value under a secret name only where no known format matched (that one names it better).
+    const named: Span[] = [];
+    findNamedValueSpans(text, named, NAMED_VALUE_RULES);
+    const known = mergeSpans(spans);
+    let k = 0;
+    const free = named.filter((span) => {
+      while (k < known.length && (known[k] as Span).end <= span.start) k += 1;
+      const next = known[k];
+      return next === undefined || next.start >= span.end;
+    });
+    return free.length === 0 ? known : mergeSpans([...known, ...free]);
   }
 }
 
@@ -368,6 +382,8 @@ class Stream implements RedactionStream {
   private readonly decoder = new TextDecoder('utf-8');
   /** After a forced release mid-secret: swallow what continues it at the start of the next text. */
   private swallow: RegExp | undefined;
+  /** The text released last ended with a PEM body line (a key printed one line at a time). */
+  private afterKeyBody = false;
 
   constructor(private readonly matcher: Matcher) {}
 
@@ -391,7 +407,7 @@ class Stream implements RedactionStream {
       this.buffer = this.buffer.slice(continued);
       if (this.buffer.length > 0 || all) this.swallow = undefined;
     }
-    const spans = this.matcher.findSpans(this.buffer);
+    const spans = this.matcher.findSpans(this.buffer, this.afterKeyBody);
     let cut = all ? this.buffer.length : this.buffer.length - this.matcher.hold;
     if (!all) {
       let held: Span | undefined;
@@ -412,10 +428,10 @@ class Stream implements RedactionStream {
     }
     if (cut <= 0) return '';
     if (cut < this.buffer.length && isHighSurrogate(this.buffer.charCodeAt(cut - 1))) cut -= 1;
-    const released = applySpans(
-      this.buffer.slice(0, cut),
-      spans.filter((span) => span.end <= cut),
-    );
+    const releasedSpans = spans.filter((span) => span.end <= cut);
+    const released = applySpans(this.buffer.slice(0, cut), releasedSpans);
+    const last = releasedSpans[releasedSpans.length - 1];
+    this.afterKeyBody = last?.keyBody === true && /^={0,2}(?:\r?\n)?$/.test(this.buffer.slice(last.end, cut));
     this.buffer = this.buffer.slice(cut);
     return released;
   }
