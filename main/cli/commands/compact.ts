@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import { inspectSessionCompactions, type CompactionRecord } from '../../core/compaction/inspect.js';
 import { compactNow } from '../../core/compaction/manual.js';
+import { unconfirmedEndpoint } from '../../core/log/imported.js';
 import type { SessionLog } from '../../core/log/sessionLog.js';
 import { systemPromptFor } from '../../core/sessions/workspaceHost.js';
 import { createProvider, readSettings } from '../../core/host.js';
+import { foldSession } from '../../core/turn/state.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
@@ -73,6 +75,14 @@ async function compact(context: CliContext, session: string, options: CompactOpt
       const outcome = await compactNow(log, {
         settings: settings.compaction,
         provider: (pin) => {
+          const state = foldSession(log.read());
+          const unconfirmed = unconfirmedEndpoint({
+            sessionId: session,
+            mark: state.imported,
+            pin,
+            pinSeq: state.pinSeq,
+          });
+          if (unconfirmed) throw new CliError(unconfirmed, ExitCode.failure);
           try {
             return createProvider(pin, {}, context.io.env);
           } catch (error) {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { Policy, ProviderKind } from '../../common/events.js';
+import { unconfirmedEndpoint } from '../../core/log/imported.js';
 import { foldSession } from '../../core/turn/state.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
@@ -32,10 +33,14 @@ export function registerModel(program: Command, context: CliContext): void {
           );
         }
         // The provider is asked before the lease is taken; a turn in between makes the switch stale.
-        const before = withSessionLog(home, session, (log) => ({
-          pin: foldSession(log.read()).pin,
-          lastSeq: log.lastSeq(),
-        }));
+        const before = withSessionLog(home, session, (log) => {
+          const state = foldSession(log.read());
+          const input = { sessionId: session, mark: state.imported, pin: state.pin, pinSeq: state.pinSeq };
+          return { pin: state.pin, lastSeq: log.lastSeq(), unconfirmed: !!unconfirmedEndpoint(input) };
+        });
+        // An endpoint that came with an imported file is confirmed only by naming it (--base-url), never kept.
+        const { baseUrl: _unchosen, ...withoutEndpoint } = before.pin;
+        const previous = before.unconfirmed ? withoutEndpoint : before.pin;
         const { pin } = await chooseCliModel(
           context,
           {
@@ -44,7 +49,7 @@ export function registerModel(program: Command, context: CliContext): void {
             ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
             ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
           },
-          before.pin,
+          previous,
         );
         await withWritableSession(home, session, (log) => {
           const appended = log.append({ kind: 'model_changed', ...pin }, { expectedLastSeq: before.lastSeq });

@@ -1,5 +1,6 @@
 import picomatch from 'picomatch';
 import type { ApprovalScope, EventOf, SessionEvent } from '../../common/events.js';
+import { importMarkOf, isImportedSeq, type ImportMark } from '../log/imported.js';
 
 /** A grant in effect: which request it answered, for which tool, with which scope. */
 export type ActiveGrant = { seq: number; requestSeq: number; tool: string; scope: ApprovalScope };
@@ -7,16 +8,32 @@ export type ActiveGrant = { seq: number; requestSeq: number; tool: string; scope
 /** A call as the gate sees it: the tool and, where they apply, its workspace-relative path or command. */
 export type GatedCall = { tool: string; path?: string; command?: string };
 
+/** The import mark of the session whose log `events` is (its first event), or undefined. */
+function importMarkOfLog(events: readonly SessionEvent[]): ImportMark | undefined {
+  const first = events[0];
+  return first?.kind === 'session_created' ? importMarkOf(first) : undefined;
+}
+
 /**
- * The grants in effect after `events`: every approval_granted except `once` grants (they authorise only
- * their own request) and grants later revoked. Pure; re-read from the log on every resume.
+ * True when `grant` (an approval_granted of the session whose whole log is `events`, or whose mark is
+ * given) came from an imported file: a record of someone's decision elsewhere, in effect nowhere here.
+ */
+export function isImportedGrant(mark: ImportMark | undefined, grant: { seq: number }): boolean {
+  return isImportedSeq(mark, grant.seq);
+}
+
+/**
+ * The grants in effect after `events` (a session's log from its session_created): every approval_granted
+ * except `once` grants (they authorise only their own request), grants later revoked, and grants that came
+ * from an imported file (inactive until granted again here). Pure; re-read from the log on every resume.
  */
 export function activeGrants(events: readonly SessionEvent[]): ActiveGrant[] {
+  const mark = importMarkOfLog(events);
   const requests = new Map<number, EventOf<'approval_request'>>();
   const grants = new Map<number, ActiveGrant>();
   for (const event of events) {
     if (event.kind === 'approval_request') requests.set(event.seq, event);
-    else if (event.kind === 'approval_granted' && event.scope !== 'once') {
+    else if (event.kind === 'approval_granted' && event.scope !== 'once' && !isImportedGrant(mark, event)) {
       const request = requests.get(event.requestSeq);
       if (request)
         grants.set(event.seq, {
@@ -94,15 +111,17 @@ export function describeGrantScope(tool: string, scope: ApprovalScope): string {
 }
 
 /**
- * Every grant wider than `once` in the order granted, each with what it allows and, when an
- * approval_revoked names it, its revocation. The ones without `revoked` are exactly `activeGrants(events)`.
+ * Every grant wider than `once` made in this home, in the order granted, each with what it allows and,
+ * when an approval_revoked names it, its revocation. The ones without `revoked` are exactly
+ * `activeGrants(events)`; grants that came from an imported file are no grants here and are not listed.
  */
 export function listGrants(events: readonly SessionEvent[]): GrantRecord[] {
+  const mark = importMarkOfLog(events);
   const requests = new Map<number, EventOf<'approval_request'>>();
   const grants = new Map<number, GrantRecord>();
   for (const event of events) {
     if (event.kind === 'approval_request') requests.set(event.seq, event);
-    else if (event.kind === 'approval_granted' && event.scope !== 'once') {
+    else if (event.kind === 'approval_granted' && event.scope !== 'once' && !isImportedGrant(mark, event)) {
       const request = requests.get(event.requestSeq);
       if (!request) continue;
       grants.set(event.seq, {
@@ -140,6 +159,12 @@ export function checkRevocation(
     return {
       ok: false,
       error: `grant ${grantSeq} was for once: it authorised only its own request and is not in effect`,
+    };
+  }
+  if (isImportedGrant(importMarkOfLog(events), event)) {
+    return {
+      ok: false,
+      error: `grant ${grantSeq} came with the imported file: it was never in effect here`,
     };
   }
   const grant = listGrants(events).find((candidate) => candidate.seq === grantSeq);

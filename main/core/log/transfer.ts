@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { EVENT_KINDS, SessionEvent } from '../../common/events.js';
+import { IMPORT_METADATA_KEY } from './imported.js';
 import { isValidSessionId, newSessionId } from './sessionId.js';
 import { SessionLog } from './sessionLog.js';
 
@@ -43,7 +44,20 @@ export function serializeEvent(event: SessionEvent): string {
   // Re-parsing puts nested objects in schema order and drops anything the schema does not know.
   const parsed = SessionEvent.parse(event) as Record<string, unknown>;
   const { seq, kind, at, ...rest } = parsed;
+  if (kind === 'session_created') withoutImportMark(rest);
   return JSON.stringify({ seq, kind, at, ...rest });
+}
+
+/**
+ * The import mark is this home's verdict on a file, not part of the session: export leaves it out (and a
+ * metadata left empty by that), import writes its own. So an export of an imported session is the file.
+ */
+function withoutImportMark(fields: Record<string, unknown>): void {
+  const metadata = fields['metadata'] as Record<string, unknown> | undefined;
+  if (!metadata || !(IMPORT_METADATA_KEY in metadata)) return;
+  const { [IMPORT_METADATA_KEY]: _mark, ...others } = metadata;
+  if (Object.keys(others).length === 0) delete fields['metadata'];
+  else fields['metadata'] = others;
 }
 
 /** Yields the export lines (each ending in "\n") of events read page by page from `readPage`. */
@@ -89,11 +103,13 @@ export function exportSession(home: string, id: string, write: (chunk: string) =
  * Validates the whole export, then imports it as one session in one transaction. Throws
  * InvalidExportError (nothing written) on any bad line, SessionExistsError (from sessionLog.ts)
  * with `keepId` when the id is taken. Without `keepId` a new id is minted and session_created.sessionId rewritten to it.
+ * The session is marked imported (imported.ts): its grants and endpoint are inactive until confirmed here,
+ * and its projectFolder is `project` (a real folder the caller checked) or, without it, the file's, never used.
  */
 export function importSession(
   home: string,
   text: string,
-  options: { keepId?: boolean } = {},
+  options: { keepId?: boolean; project?: string } = {},
 ): { id: string; events: number } {
   const parsed = parseExport(text);
   if (!parsed.ok) throw new InvalidExportError(parsed.problems);
@@ -114,7 +130,18 @@ export function importSession(
       ]);
     }
   }
-  const imported = SessionLog.importEvents(home, [{ ...created, sessionId: id }, ...rest], { id });
+  const mark = {
+    at: new Date().toISOString(),
+    through: parsed.events.length,
+    projectChosen: !!options.project,
+  };
+  const marked = {
+    ...created,
+    sessionId: id,
+    ...(options.project ? { projectFolder: options.project } : {}),
+    metadata: { ...created.metadata, [IMPORT_METADATA_KEY]: mark },
+  };
+  const imported = SessionLog.importEvents(home, [marked, ...rest], { id });
   return { id: imported, events: parsed.events.length };
 }
 

@@ -1,5 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
 import type { NewEvent, SessionEvent } from '../../common/events.js';
+import { importedTrustProblem } from '../log/imported.js';
 import type { TraceEntry } from '../log/sessionLog.js';
 import type { ModelProvider } from '../../providers/types.js';
 import { settleCalls } from './calls.js';
@@ -86,6 +87,14 @@ class Turn implements TurnScope {
 
   private makeProvider(): ModelProvider {
     const { pin } = this.state;
+    // An imported session runs only once its folder and endpoint were chosen here (log/imported.ts).
+    const imported = importedTrustProblem({
+      sessionId: this.state.sessionId,
+      mark: this.state.imported,
+      pin,
+      pinSeq: this.state.pinSeq,
+    });
+    if (imported) throw new TurnSetupError(imported);
     try {
       return this.host.createProvider(pin);
     } catch (error) {

@@ -1,4 +1,5 @@
 import type { ActiveGrant } from '../approvals/grants.js';
+import { importMarkOf, isImportedSeq, type ImportMark } from '../log/imported.js';
 import type {
   EventOf,
   ModelPin,
@@ -33,6 +34,10 @@ export type SessionState = {
   toolMode: ToolMode;
   policy: Policy;
   pin: ModelPin;
+  /** Seq of the event that set the pin (session_created or the newest model_changed). */
+  pinSeq: number;
+  /** Set when the session was imported: events up to `imported.through` came from the file (imported.ts). */
+  imported?: ImportMark;
   systemPrompt?: string;
   lastSeq: number;
   /** Number of user messages: turn N is the Nth. */
@@ -66,6 +71,7 @@ export function foldSession(events: readonly SessionEvent[]): SessionState {
       baseUrl: first.baseUrl,
       contextWindow: first.contextWindow,
     },
+    pinSeq: first.seq,
     systemPrompt: first.systemPrompt,
     lastSeq: first.seq,
     turns: 0,
@@ -74,6 +80,8 @@ export function foldSession(events: readonly SessionEvent[]): SessionState {
     grants: new Map(),
     totals: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
   };
+  const mark = importMarkOf(first);
+  if (mark) state.imported = mark;
   for (let i = 1; i < events.length; i++) applyEvent(state, events[i] as SessionEvent);
   return state;
 }
@@ -127,6 +135,14 @@ export function applyEvent(state: SessionState, event: SessionEvent): void {
     case 'approval_denied': {
       const request = state.requests.get(event.requestSeq);
       const record = request ? callFor(state, request.toolCallId) : undefined;
+      if (event.kind === 'approval_granted' && isImportedSeq(state.imported, event.seq)) {
+        // A grant from an imported file authorises nothing here: its call asks again (a new request).
+        if (record && record.request?.seq === event.requestSeq) {
+          delete record.request;
+          delete record.decision;
+        }
+        break;
+      }
       if (record && record.request?.seq === event.requestSeq) record.decision = event;
       if (event.kind === 'approval_granted' && request && event.scope !== 'once') {
         state.grants.set(event.seq, {
@@ -149,6 +165,7 @@ export function applyEvent(state: SessionState, event: SessionEvent): void {
       state.lastConversational = event;
       break;
     case 'model_changed':
+      state.pinSeq = event.seq;
       state.pin = {
         provider: event.provider,
         model: event.model,
