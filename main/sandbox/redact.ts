@@ -23,6 +23,8 @@ export interface RedactorOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** More named secrets, e.g. Keel's own API keys read from the OS keychain. */
   extraSecrets?: Readonly<Record<string, string>>;
+  /** Dotenv texts read like .env files (e.g. the `.env` lines of a patch). */
+  envTexts?: readonly string[];
 }
 
 /** Redacts a stream of output chunks; a secret split across chunks is still redacted. */
@@ -251,13 +253,17 @@ function collectEnvFiles(root: string, secrets: SecretSet): string[] {
       continue;
     }
     read.push(file.split(path.sep).join('/'));
-    for (const entry of parseDotenv(text)) {
-      const secretName = isSecretName(entry.name);
-      secrets.add(entry.name, entry.value, secretName);
-      if (entry.raw !== undefined) secrets.add(entry.name, entry.raw, secretName);
-    }
+    addDotenvSecrets(text, secrets);
   }
   return read;
+}
+
+function addDotenvSecrets(text: string, secrets: SecretSet): void {
+  for (const entry of parseDotenv(text)) {
+    const secretName = isSecretName(entry.name);
+    secrets.add(entry.name, entry.value, secretName);
+    if (entry.raw !== undefined) secrets.add(entry.name, entry.raw, secretName);
+  }
 }
 
 function findPemSpans(text: string, spans: Span[]): void {
@@ -449,6 +455,7 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   }
   for (const [name, value] of Object.entries(options.extraSecrets ?? {})) secrets.add(name, value, true);
   const envFiles = options.workspaceRoot === undefined ? [] : collectEnvFiles(options.workspaceRoot, secrets);
+  for (const text of options.envTexts ?? []) addDotenvSecrets(text, secrets);
   const matcher = new Matcher(secrets.byValue);
   return {
     redact: (text) => applySpans(text, matcher.findSpans(text)),

@@ -7,8 +7,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Checkout } from '../../main/core/persistent/checkout.js';
 import type { SandboxInfo } from '../../main/sandbox/box.js';
 import { createRedactor } from '../../main/sandbox/redact.js';
+import { makeRepo, makeTemp, writeFiles } from '../main/core/persistent/support.js';
 import { boxedSandbox, createArea, run, type RunnerArea } from '../main/runner/runnerFixtures.js';
 
 const redactor = createRedactor({ env: {} });
@@ -173,5 +175,50 @@ describe('through the runner: result, artifact and live view', () => {
         'split=[REDACTED:DEPLOY_TOKEN]\n'.replace('\n', text.endsWith('\r\n') ? '\r\n' : '\n'),
       );
     }
+  });
+});
+
+describe("a persistent commit's patch artifact", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = makeTemp('keel-attack-patch-');
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('holds no .env value, old or new, and no key material', async () => {
+    const oldSecret = 'old-' + randomBytes(12).toString('hex');
+    const newSecret = 'new-' + randomBytes(12).toString('hex');
+    const pem = ecPkcs8();
+    const backing = makeRepo(path.join(dir, 'project'), {
+      '.env': `DATABASE_PASSWORD=${oldSecret}\nPORT=3000\n`,
+      'src/a.txt': 'one\n',
+    });
+    const workspaceRoot = path.join(dir, 'home', 'workspace');
+    const location = {
+      workspaceRoot,
+      checkout: path.join(workspaceRoot, 'persistent', 'project'),
+      stateDir: path.join(dir, 'home', 'checkouts', 'project'),
+      locksRoot: path.join(dir, 'home', 'locks'),
+    };
+    const checkout = await Checkout.open({ name: 'project', path: backing, commit: 'auto' }, location);
+    writeFiles(location.checkout, {
+      '.env': `DATABASE_PASSWORD=${newSecret}\nPORT=3001\n`,
+      'src/a.txt': 'two\n',
+      'keys/deploy.pem': pem,
+    });
+    Checkout.markDirty(location);
+    const artifactsDir = path.join(dir, 'artifacts');
+    const report = await checkout.commit({ artifactsDir, artifactStem: 'commits/1-project' });
+    expect(report.status).toBe('committed');
+    const patch =
+      report.status === 'committed' ? readFileSync(path.join(artifactsDir, report.diffArtifact), 'utf8') : '';
+    expect(patch).toContain('+two');
+    expect(patch).toContain('+PORT=3001');
+    expect(patch).not.toContain(oldSecret);
+    expect(patch).not.toContain(newSecret);
+    expect(patch).toContain('[REDACTED:DATABASE_PASSWORD]');
+    expectNoKeyMaterial(patch, pem);
+    // The backing folder got the real values: only the artifact is redacted.
+    expect(readFileSync(path.join(backing, '.env'), 'utf8')).toContain(newSecret);
   });
 });

@@ -29,6 +29,7 @@ import {
   type CheckoutContext,
 } from './state.js';
 import { removeConfined, writeStreamConfined } from './streamWrite.js';
+import { redactPatchFile } from '../../sandbox/redactFile.js';
 import { PersistentDirError, type CommitReport, type CommittedFile, type UncommittedFile } from './types.js';
 
 /** Modes of the tree entries a checkout commits: regular, executable, symbolic link. */
@@ -89,7 +90,10 @@ export async function commitChanges(context: CheckoutContext, options: CommitOpt
     if (sessionTree === state.baselineTree) markClean(context);
     return { dir, status: 'unchanged' };
   }
-  const patch = staged.written;
+  // The patch holds .env values (the session's on `+` lines, the old ones on `-` lines): redacted before
+  // anyone (the Changes view, the CLI) reads it.
+  const patch = staged.written.then(() => redactPatchFile(patchFile, context.location.checkout));
+  patch.catch(() => undefined);
   const snapshotCommit = staged.commit.then((commit) => {
     if (commit === undefined) throw new PersistentDirError('git wrote no snapshot commit');
     return commit;
