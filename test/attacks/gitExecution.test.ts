@@ -252,3 +252,47 @@ describe("attacks: Keel's own git runs nothing a repository's config names", () 
     expect(offenders).toEqual(['main/core/persistent/git.ts']);
   });
 });
+
+describe('attacks: git metadata changed during a turn', () => {
+  const location = () => ({
+    workspaceRoot: path.join(dir, 'keel', 'workspace'),
+    checkout: path.join(dir, 'keel', 'workspace', 'persistent', 'project'),
+    stateDir: path.join(dir, 'keel', 'checkouts', 'project'),
+    locksRoot: path.join(dir, 'keel', 'locks'),
+  });
+  const commitOptions = () => ({ artifactsDir: path.join(dir, 'artifacts'), artifactStem: 'c' });
+
+  it('a commit is refused, naming each change, when hooks, config or HEAD changed since the reset', async () => {
+    const checkout = await Checkout.open({ name: 'project', path: project, commit: 'auto' }, location());
+    await checkout.reset();
+    fs.writeFileSync(path.join(location().checkout, 'src', 'app.ts'), 'export const w = 4;\n');
+    Checkout.markDirty(location());
+    // During the turn, something outside Keel switches the branch and plants a hook and an fsmonitor.
+    git(project, 'checkout', '-q', '-b', 'elsewhere');
+    fs.mkdirSync(path.join(project, '.git', 'hooks'), { recursive: true });
+    fs.writeFileSync(path.join(project, '.git', 'hooks', 'pre-commit'), `#!/bin/sh\ntouch ${marker}\n`, {
+      mode: 0o755,
+    });
+    git(project, 'config', 'core.fsmonitor', `touch ${marker}`);
+    await expect(checkout.commit(commitOptions())).rejects.toThrow(
+      /^nothing was committed to project: its git metadata changed since the turn began \(\.git\/HEAD changed, \.git\/config changed, \.git\/hooks\/pre-commit added\)/,
+    );
+    expect(fs.readFileSync(path.join(project, 'src', 'app.ts'), 'utf8')).toBe('export {};\n');
+    // Said once: committing again (the user looked) goes ahead, and Keel's git still runs none of it.
+    expect((await checkout.commit(commitOptions())).status).toBe('committed');
+    expect(fs.readFileSync(path.join(project, 'src', 'app.ts'), 'utf8')).toBe('export const w = 4;\n');
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+
+  it('the user committing on the branch meanwhile is not a change of metadata', async () => {
+    const checkout = await Checkout.open({ name: 'project', path: project, commit: 'auto' }, location());
+    await checkout.reset();
+    fs.writeFileSync(path.join(location().checkout, 'session.txt'), 'session\n');
+    Checkout.markDirty(location());
+    fs.writeFileSync(path.join(project, 'user.txt'), 'user\n');
+    git(project, 'add', 'user.txt');
+    git(project, 'commit', '-qm', 'user');
+    expect((await checkout.commit(commitOptions())).status).toBe('committed');
+    expect(fs.readFileSync(path.join(project, 'session.txt'), 'utf8')).toBe('session\n');
+  });
+});

@@ -1,15 +1,16 @@
 // The checkout of one Persistent Dir: the API sessions use. Each job lives in its own file (create,
 // snapshot, reset, extras, merge, commit, hashing, state); this class runs them one at a time. See README.md.
-import fs from 'node:fs';
 import path from 'node:path';
 import { commitChanges, uncommittedFiles, type CommitOptions } from './commit.js';
 import { createCheckout } from './create.js';
+import { commonGitDir, gitMetadataFingerprint, refuseChangedGitMetadata } from './gitMetadata.js';
 import { gitMetadataPaths } from '../../sandbox/protectedPaths.js';
 import { resetIntact } from './reset.js';
 import {
   isIntact,
   markDirty,
   readState,
+  saveState,
   type CheckoutContext,
   type CheckoutKind,
   type CheckoutLocation,
@@ -43,7 +44,11 @@ export class Checkout {
    * snapshot hashes the folder once. A half-made checkout (a crash mid-creation) is removed and made again.
    */
   static async open(spec: PersistentDirSpec, location: CheckoutLocation): Promise<Checkout> {
-    return Checkout.existing(spec, location) ?? new Checkout(await createCheckout(spec, location));
+    const existing = Checkout.existing(spec, location);
+    if (existing) return existing;
+    const created = await createCheckout(spec, location);
+    recordGitMetadata(created);
+    return new Checkout(created);
   }
 
   /**
@@ -98,9 +103,11 @@ export class Checkout {
    */
   async reset(): Promise<void> {
     return this.exclusive(async () => {
-      if (isIntact(this.location)) return resetIntact(this.context);
+      if (isIntact(this.location)) await resetIntact(this.context);
       // The session replaced its checkout (or a folder above it) by something else: make it again.
-      this.context.state = (await Checkout.open(this.spec, this.location)).context.state;
+      else this.context.state = (await Checkout.open(this.spec, this.location)).context.state;
+      // A turn starts from here: the git metadata it will be compared with at the commit.
+      recordGitMetadata(this.context);
     });
   }
 
@@ -114,9 +121,20 @@ export class Checkout {
    * three-way (`git merge-file`); on any conflict nothing is written, the conflicting files are named and
    * the session's whole change is kept as a patch artifact. Afterwards the checkout's files are its new
    * baseline; what the backing folder holds beyond them (merges, edits made meanwhile) comes with the next reset.
+   * When the repository's git metadata (hooks, config, HEAD's branch, commondir, info/, alternates, the
+   * checkout's `.git` file) changed since the last reset, nothing is committed: a PersistentDirError names
+   * each change, once (the changed metadata becomes the new reference, so committing again goes ahead).
    */
   async commit(options: CommitOptions): Promise<CommitReport> {
-    return this.exclusive(() => commitChanges(this.context, options));
+    return this.exclusive(() => {
+      try {
+        refuseChangedGitMetadata(this.context.state, this.spec.name);
+      } catch (error) {
+        recordGitMetadata(this.context);
+        throw error;
+      }
+      return commitChanges(this.context, options);
+    });
   }
 
   /**
@@ -143,15 +161,11 @@ export class Checkout {
   }
 }
 
+/** Takes the fingerprint of the checkout's git metadata into its state (state.json). */
+function recordGitMetadata(context: CheckoutContext): void {
+  context.state.gitMetadata = gitMetadataFingerprint(context.state);
+  saveState(context);
+}
+
 /** Per checkout (its state folder): the tail of the operations queued on it in this process. */
 const checkoutQueues = new Map<string, Promise<void>>();
-
-/** The common git folder of a worktree's admin folder (`<repo>/.git` for `<repo>/.git/worktrees/<n>`). */
-function commonGitDir(adminDir: string): string {
-  try {
-    const common = fs.readFileSync(path.join(adminDir, 'commondir'), 'utf8').trim();
-    return path.resolve(adminDir, common);
-  } catch {
-    return adminDir;
-  }
-}

@@ -43,6 +43,8 @@ export const CheckoutState = z.object({
    */
   indexTree: z.string().optional(),
   indexStamp: z.string().optional(),
+  /** The git metadata's fingerprint at the last reset (gitMetadata.ts): a commit refuses when it changed. */
+  gitMetadata: z.record(z.string(), z.string()).optional(),
   /** What the last commit wrote into the backing folder, for the next snapshot to recognise (see `expectedBacking`). */
   expected: z
     .object({
