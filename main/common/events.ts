@@ -67,8 +67,15 @@ export const SessionCreated = z.object({
   systemPrompt: z.string().optional(),
   /** Hosts commands may reach through the allowlist proxy; absent or empty: no network at all. */
   networkAllow: z.array(z.string().min(1)).optional(),
-  /** Workspace-relative globs that need approval to write, on top of .git/.keel/.vscode. */
+  /** Globs relative to the tools' root (see `pathRoot`) that need approval to write, on top of .git/.keel/.vscode. */
   protectedGlobs: z.array(z.string().min(1)).optional(),
+  /**
+   * Where the model's paths start. `project`: the project's checkout (or folder) is the root of every file
+   * tool and the folder commands run in; the private area is `/session/...`, other Persistent Dirs
+   * `/persistent/<name>/...`. Absent (sessions made before): a checkout session's root is the workspace
+   * holding `session/` and `persistent/<name>/`, so its logged paths (`persistent/project/src/x`) keep meaning.
+   */
+  pathRoot: z.literal('project').optional(),
   parentId: z.string().optional(),
   extraBody: z.unknown().optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),

@@ -20,8 +20,11 @@ export { planChange, previewEdit, type FileChangeArgs } from '../tools/fileChang
 export { toolLimits } from '../tools/limits.js';
 export { looksBinary } from '../tools/outcome.js';
 export { createToolRegistry } from '../tools/registry.js';
-export type { ToolContext } from '../tools/types.js';
-export { readOnlyPathsFor, artifactNameFor } from '../tools/runCommandTool.js';
+export type { ToolArea, ToolContext } from '../tools/types.js';
+export { readOnlyPathsFor, artifactNameFor, extraWritablePaths } from '../tools/runCommandTool.js';
+// Where a tool's path argument lands and how a real path is shown (the approval panel's command folder).
+export { resolvePath as resolveToolPath } from '../tools/confine.js';
+export { showPath } from '../tools/areas.js';
 export {
   InteractiveTerminalError,
   openInteractiveTerminal,

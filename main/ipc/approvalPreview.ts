@@ -13,6 +13,8 @@ import {
   toolLimits,
   looksBinary,
   createToolRegistry,
+  resolveToolPath,
+  showPath,
   type ToolContext,
 } from '../core/host.js';
 
@@ -52,7 +54,10 @@ export async function previewApproval(
   // The log keeps the arguments redacted; the exact change is computed from the model's own call.
   const raw = parseObject(rawArgumentsOf(events, request) ?? request.arguments) ?? logged;
   const ctx: ToolContext = {
-    workspace: box.workspace,
+    workspace: box.root,
+    areas: box.areas,
+    boxRoot: box.workspace,
+    commandCwd: box.commandCwd,
     sessionDir: session.dir,
     artifactsDir: session.artifactsDir,
     idempotencyKey: 'approval-preview',
@@ -79,7 +84,7 @@ export async function previewApproval(
       preview.suggested.path = folder === '.' ? `path:${target}` : `path:${folder}/**`;
     }
   } else if (kind === 'command') {
-    preview.command = previewCommand(logged, raw, box);
+    preview.command = previewCommand(logged, raw, box, ctx);
     const prefix = suggestPrefix(preview.command.command);
     if (prefix) preview.suggested.prefix = `prefix:${prefix}`;
   }
@@ -176,18 +181,19 @@ function previewCommand(
   logged: Record<string, unknown> | null,
   raw: Record<string, unknown> | null,
   box: SessionBox,
+  ctx: ToolContext,
 ): CommandPreview {
   const command = typeof logged?.['command'] === 'string' ? logged['command'] : '';
   const asked = raw?.['timeout_ms'];
   const requested =
     typeof asked === 'number' && Number.isInteger(asked) && asked > 0 ? Math.floor(asked) : undefined;
   const timeoutMs = Math.min(requested ?? toolLimits.commandDefaultTimeoutMs, toolLimits.commandMaxTimeoutMs);
-  // The call's cwd, else where run_command starts by default (a checkout session's project).
+  // The call's cwd as run_command resolves it, else where it starts by default (the project).
   const named = typeof raw?.['cwd'] === 'string' && raw['cwd'] !== '' ? raw['cwd'] : undefined;
-  const cwdPath = named !== undefined ? path.resolve(box.workspace, named) : shellStartFolder(box);
+  const cwdPath = named !== undefined ? commandFolderOf(ctx, named) : shellStartFolder(box);
   return {
     command,
-    cwd: named ?? (path.relative(box.workspace, cwdPath).split(path.sep).join('/') || '.'),
+    cwd: named ?? showPath(ctx, cwdPath),
     cwdPath,
     timeoutMs,
     ...(requested !== undefined ? { requestedTimeoutMs: requested } : {}),
@@ -199,4 +205,13 @@ function previewCommand(
     readOnly: box.readOnly,
     hidden: box.hidden,
   };
+}
+
+/** Where run_command would run for this `cwd`; one that it would refuse is shown where it points. */
+function commandFolderOf(ctx: ToolContext, named: string): string {
+  try {
+    return resolveToolPath(ctx, named, 'cwd');
+  } catch {
+    return path.resolve(ctx.workspace, named);
+  }
 }

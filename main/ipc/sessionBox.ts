@@ -13,6 +13,8 @@ import {
   type SandboxInfo,
   type Redactor,
   readOnlyPathsFor,
+  extraWritablePaths,
+  type ToolArea,
 } from '../core/host.js';
 import { IpcFailure } from './errors.js';
 
@@ -23,11 +25,17 @@ import { IpcFailure } from './errors.js';
  */
 export type SessionBox = {
   created: EventOf<'session_created'>;
-  /** Real path of the tools' workspace root: `<dataDir>/workspace` with checkouts, else the project folder. */
+  /** Real path of the box's writable folder: `<dataDir>/workspace` with checkouts, else the project folder. */
   workspace: string;
+  /** Real path of the tools' root: the project's checkout or folder (the box itself for a checkout session from before). */
+  root: string;
+  /** The folders the tools' paths name by prefix (`/session`, `/persistent/<name>`). */
+  areas: ToolArea[];
+  /** Folder, relative to `root`, commands start in. */
+  commandCwd: string;
   /** True for a session with Persistent Dir checkouts. */
   hasCheckouts: boolean;
-  /** Workspace-relative globs whose writes need approval besides the built-in names. */
+  /** Globs relative to `root` whose writes need approval besides the built-in names. */
   protectedGlobs: string[];
   /** Absolute paths writable inside the box. */
   writable: string[];
@@ -58,13 +66,16 @@ export async function readSessionBox(
       `the project folder ${created.projectFolder} no longer exists: the session is read-only`,
     );
   }
-  const { workspace } = layout;
+  const workspace = layout.boxRoot;
   return {
     created,
     workspace,
+    root: layout.workspace,
+    areas: layout.areas,
+    commandCwd: layout.commandCwd,
     hasCheckouts: layout.hasCheckouts,
     protectedGlobs: [...(created.protectedGlobs ?? []), ...layout.protectedGlobs],
-    writable: [workspace],
+    writable: [workspace, ...extraWritablePaths(workspace, layout.areas)],
     readOnly: [...readOnlyPathsFor(workspace), ...layout.boxReadOnly],
     hidden: layout.boxHidden,
     networkAllow: created.networkAllow ?? [],
@@ -73,9 +84,8 @@ export async function readSessionBox(
   };
 }
 
-/** Where a user's shell starts: the project's checkout when the session has one, else the workspace root. */
+/** Where a user's shell starts: where the session's commands start (the project), else the tools' root. */
 export function shellStartFolder(box: SessionBox): string {
-  if (!box.hasCheckouts) return box.workspace;
-  const project = path.join(box.workspace, 'persistent', 'project');
-  return fs.existsSync(project) ? project : box.workspace;
+  const start = path.resolve(box.root, box.commandCwd);
+  return fs.existsSync(start) ? start : box.root;
 }

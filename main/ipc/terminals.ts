@@ -122,7 +122,7 @@ export class TerminalManager {
     }, 0);
     return {
       terminalId,
-      cwd: path.relative(box.workspace, cwd).split(path.sep).join('/') || '.',
+      cwd: path.relative(box.root, cwd).split(path.sep).join('/') || '.',
       sandbox: terminal.sandbox,
     };
   }

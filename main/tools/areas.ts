@@ -16,6 +16,8 @@ export interface Located {
   prefix: string | null;
   /** Globs relative to `root` whose writes need approval. */
   protectedGlobs: readonly string[];
+  /** The area is a read-only Persistent Dir. */
+  readOnly?: boolean;
 }
 
 /** A path argument that names an area that does not exist (`/persistent/nope/x`): a tool error, nothing resolved. */
@@ -37,6 +39,7 @@ function places(ctx: ToolContext): Located[] {
     arg: '',
     prefix: area.prefix,
     protectedGlobs: area.protectedGlobs ?? [],
+    ...(area.readOnly ? { readOnly: true } : {}),
   }));
   return [root, ...areas].sort((a, b) => b.root.length - a.root.length);
 }
@@ -76,12 +79,15 @@ export function locate(ctx: ToolContext, arg: string): Located {
   const onDisk = places(ctx).find((place) => isLexicallyInside(place.root, path.resolve(arg)));
   if (onDisk) return { ...onDisk, arg };
   const named = byPrefix(ctx, arg);
+  // `/persistent/project/x` when the project is the root: the root's, with the root's protections.
+  if (named?.area.root === root.root) return { ...root, arg: named.rest };
   if (named) {
     return {
       root: named.area.root,
       arg: named.rest,
       prefix: named.area.prefix,
       protectedGlobs: named.area.protectedGlobs ?? [],
+      ...(named.area.readOnly ? { readOnly: true } : {}),
     };
   }
   return { ...root, arg };

@@ -91,5 +91,7 @@ export async function writeConfined(
 export function protectionReason(ctx: ToolContext, realPath: string): string | null {
   const place = placeOf(ctx, realPath);
   if (!place) return isProtected(ctx.workspace, realPath, ctx.protectedGlobs);
+  if (place.readOnly && place.root !== realPath)
+    return `it is in ${place.prefix ?? 'the project'}/, which is read-only for this session`;
   return isProtected(place.root, realPath, place.protectedGlobs);
 }

@@ -8,7 +8,7 @@ import { didYouMean, nearMatches } from './nearMatches.js';
 import { toolLimits } from './limits.js';
 import { errorOutcome } from './outcome.js';
 import { previewSubject } from './preview.js';
-import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
+import type { ToolArea, ToolContext, ToolModule, ToolOutcome } from './types.js';
 
 const parameters = z.strictObject({
   command: z.string().min(1).describe('Shell command to run (bash -c), in cwd. No interactive input.'),
@@ -74,10 +74,7 @@ async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<
   const cwd = await commandFolder(args, ctx);
   if (typeof cwd !== 'string') return cwd;
   const boxRoot = ctx.boxRoot ?? ctx.workspace;
-  // Areas outside the box's folder (a direct session's /session) are writable too: file tools write there.
-  const writable = (ctx.areas ?? [])
-    .map((area) => area.root)
-    .filter((root) => isOutside(boxRoot, root) && existsSync(root));
+  const writable = extraWritablePaths(boxRoot, ctx.areas ?? []);
   const result = await runCommand({
     command: args.command,
     workspace: boxRoot,
@@ -133,9 +130,17 @@ async function commandFolder(args: RunCommandArgs, ctx: ToolContext): Promise<st
   return errorOutcome(`cwd ${JSON.stringify(asked)} is not a folder in the workspace${near}`);
 }
 
-function isOutside(folder: string, candidate: string): boolean {
-  const rel = path.relative(folder, candidate);
-  return rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel);
+/**
+ * The folders a command may write besides the box's folder: the areas outside it (a direct session's
+ * /session), since the file tools write there too. Only folders that exist.
+ */
+export function extraWritablePaths(boxRoot: string, areas: readonly ToolArea[]): string[] {
+  return areas
+    .map((area) => area.root)
+    .filter((root) => {
+      const rel = path.relative(boxRoot, root);
+      return (rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) && existsSync(root);
+    });
 }
 
 function describeStatus(result: RunCommandResult): string {

@@ -26,6 +26,8 @@ export interface ToolArea {
   root: string;
   /** Globs relative to `root` whose writes need approval (`**` for a read-only Persistent Dir). */
   protectedGlobs?: readonly string[];
+  /** A read-only Persistent Dir: every write needs approval, and the approval says why. */
+  readOnly?: boolean;
 }
 
 /**

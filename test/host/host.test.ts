@@ -71,14 +71,14 @@ describe('a plain Node host on keel/core', () => {
       {
         kind: 'reply',
         text: 'Reading the file. ',
-        toolCalls: [{ name: 'read_file', arguments: { path: 'session/uploads/sales.csv' } }],
+        toolCalls: [{ name: 'read_file', arguments: { path: '/session/uploads/sales.csv' } }],
       },
       {
         kind: 'reply',
         toolCalls: [
           {
             name: 'write_file',
-            arguments: { path: 'persistent/notes/summary.md', content: 'north leads: 120\n' },
+            arguments: { path: '/persistent/notes/summary.md', content: 'north leads: 120\n' },
           },
         ],
       },

@@ -313,7 +313,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
       toolCalls: [
         {
           name: 'write_file',
-          arguments: { path: 'persistent/project/after-restart.txt', content: 'survived\n' },
+          arguments: { path: 'after-restart.txt', content: 'survived\n' },
         },
       ],
     });

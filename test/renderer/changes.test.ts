@@ -41,7 +41,7 @@ async function timeDiffOpen(page: Page, selector: string, diffPath: string): Pro
 
 const editCall = (file: string, from: string, to: string) => ({
   name: 'edit_file',
-  arguments: { path: `persistent/project/${file}`, old_string: from, new_string: to },
+  arguments: { path: `${file}`, old_string: from, new_string: to },
 });
 
 describe.skipIf(!HAS_CHROMIUM)('changes in the browser', () => {
@@ -80,7 +80,7 @@ describe.skipIf(!HAS_CHROMIUM)('changes in the browser', () => {
           editCall('src/app.ts', 'export const port = 3000;', 'export const port = 8080;'),
           {
             name: 'write_file',
-            arguments: { path: 'persistent/project/src/new.ts', content: 'export {};\n' },
+            arguments: { path: 'src/new.ts', content: 'export {};\n' },
           },
         ],
       },

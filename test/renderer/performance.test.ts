@@ -337,7 +337,7 @@ describe.skipIf(!HAS_CHROMIUM)('renderer measurements', () => {
     expect(created.error?.message).toBeUndefined();
     const edit = (file: string, from: string, to: string) => ({
       name: 'edit_file',
-      arguments: { path: `persistent/project/${file}`, old_string: from, new_string: to },
+      arguments: { path: `${file}`, old_string: from, new_string: to },
     });
     provider.enqueue(
       {

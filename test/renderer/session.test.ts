@@ -135,7 +135,7 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
         toolCalls: [
           {
             name: 'write_file',
-            arguments: { path: 'persistent/project/src/parse.test.ts', content: 'test\n' },
+            arguments: { path: 'src/parse.test.ts', content: 'test\n' },
           },
         ],
       },
@@ -280,7 +280,7 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     expect(await modeTag.getAttribute('title')).toMatch(
       /reach the folder only when you apply them in Changes/,
     );
-    await writeAllowedOnce('persistent/project/src/reviewed.ts', 'r\n', 'Written in the checkout.');
+    await writeAllowedOnce('src/reviewed.ts', 'r\n', 'Written in the checkout.');
     await modeTag.locator('.checkout-mode-count', { hasText: '1 uncommitted' }).waitFor();
     await page.getByRole('button', { name: 'Changes, 1 uncommitted' }).waitFor();
     expect(fs.existsSync(path.join(project, 'src', 'reviewed.ts'))).toBe(false);

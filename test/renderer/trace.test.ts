@@ -41,11 +41,11 @@ describe.skipIf(!HAS_CHROMIUM)('traces and cost', () => {
       {
         kind: 'reply',
         text: 'Adding a test.',
-        // The default session works on a checkout of the project: persistent/project.
+        // The default session works on a checkout of the project, the model's root.
         toolCalls: [
           {
             name: 'write_file',
-            arguments: { path: 'persistent/project/src/parse.test.ts', content: 'test\n' },
+            arguments: { path: 'src/parse.test.ts', content: 'test\n' },
           },
         ],
         usage: { inputTokens: 1200, outputTokens: 80, cacheReadTokens: 600, cacheWriteTokens: 300 },

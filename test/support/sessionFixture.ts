@@ -40,14 +40,11 @@ export async function closeSessionFixture(fixture: Pick<SessionFixture, 'dir' | 
 }
 
 /**
- * Where a session's project is in its workspace (the model's paths are workspace-relative): a session made
- * by `keel run` works on a checkout there unless it was made with `--commit direct`.
+ * A file's path on disk in the session's checkout of its project (its writes before they reach the folder):
+ * a session made by `keel run` works on a checkout, its model's root, unless made with `--commit direct`.
  */
-export const PROJECT_IN_WORKSPACE = 'persistent/project';
-
-/** A file's path in the session's checkout of its project (its writes before they reach the folder). */
 export function checkoutPath(home: string, sessionId: string, file: string): string {
-  return path.join(home, 'sessions', sessionId, 'workspace', PROJECT_IN_WORKSPACE, file);
+  return path.join(home, 'sessions', sessionId, 'workspace', 'persistent', 'project', file);
 }
 
 /** The scripted model every fixture session is pinned to. */

@@ -33,7 +33,7 @@ type RunOptions = {
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 /**
- * How a session works on its project folder: `auto` and `manual` on a checkout (`persistent/project/`)
+ * How a session works on its project folder: `auto` and `manual` on a checkout (the model's root)
  * whose changes reach the folder when the turn stops, or when `keel commit` applies them; `direct` in the
  * folder itself.
  */
@@ -70,7 +70,7 @@ export function registerRun(program: Command, context: CliContext): void {
     .option('--json', 'print deltas, events, commits and the outcome as JSON lines')
     .option(
       '--commit <mode>',
-      'auto (default): the session works on a checkout (persistent/project/) of the project folder and the ' +
+      "auto (default): the session works on a checkout of the project folder (the model's root) and the " +
         "turn's changes reach the folder when the turn stops; manual: they wait for keel commit; " +
         'direct: work in the folder itself (new sessions). On --session: switches a checkout between auto and manual',
     )

@@ -198,6 +198,8 @@ async function createSession(
       toolMode: options.toolMode ?? (policy === 'read-only' ? 'read-only' : 'write'),
       policy,
       systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+      // The project is the model's root (the tools' paths, commands' folder): what a log made now means.
+      pathRoot: 'project',
       ...(options.networkAllow?.length ? { networkAllow: options.networkAllow } : {}),
       ...(request.extraBody !== undefined ? { extraBody: request.extraBody } : {}),
       ...(request.metadata !== undefined ? { metadata: request.metadata } : {}),

@@ -5,13 +5,17 @@ import type { CheckoutLocation } from '../persistent/checkout.js';
 import { PersistentDirName, PersistentDirSpec } from '../persistent/types.js';
 
 /**
- * The session workspace layout. The tools' workspace root is `<dataDir>/workspace`:
+ * The session workspace layout. A session's workspace is `<dataDir>/workspace`:
  *
  *   session/               private to the session: uploads/, app-context/, scratch/
  *   persistent/<name>/     the session's checkout of each Persistent Dir (the project is `project`)
  *
+ * The tools' root is the project's checkout (`persistent/project/`); the model addresses the private area
+ * as `/session/...` and the other checkouts as `/persistent/<name>/...`. A session from before (no `pathRoot`
+ * in its session_created) keeps the workspace itself as its root (`persistent/project/src/x`).
+ *
  * A session without `persistent.json` predates Persistent Dirs or was made to work on its folder directly
- * (`keel run --commit direct`, the app's "Edit the folder directly"): its workspace is its project folder.
+ * (`keel run --commit direct`, the app's "Edit the folder directly"): its root is its project folder.
  */
 
 /** Folders made in `session/` of every new session. */
@@ -112,9 +116,54 @@ export function mapStagingPath(config: PersistentConfig | undefined, stagingPath
   );
 }
 
+/** How the model is told its changes to one dir reach the real folder. */
+function commitSentence(config: PersistentConfig, dir: PersistentDirSpec): string {
+  if (config.readOnly.includes(dir.name)) return 'read-only for this session: changes there are discarded';
+  return dir.commit === 'auto'
+    ? 'your changes are applied to the real folder when your turn ends'
+    : 'your changes are applied to the real folder only when the user accepts them';
+}
+
+/** The private area's line of a prompt, in the `/session/...` form the tools take. */
+const SESSION_AREA_LINE =
+  '/session/ is private to this conversation: files the user or app staged for you (/session/uploads/, /session/app-context/) and your scratch space (/session/scratch/).';
+
 /**
- * The system prompt's description of the workspace. Fixed text per configuration (no counters, times or
- * host paths), so it stays in the cached prefix.
+ * The system prompt's description of where the model works (sessions whose root is the project: see
+ * `pathRoot` in session_created). Fixed text per configuration (no counters, times or host paths), so it
+ * stays in the cached prefix. `config` undefined: the session works on its project folder directly;
+ * `sessionArea`: it has a private area the tools reach as /session/.
+ */
+export function describeProjectRoot(config: PersistentConfig | undefined, sessionArea: boolean): string {
+  const project = config?.dirs.find((dir) => dir.name === 'project');
+  if (config && !project) return describeWorkspace(config);
+  const rootLine =
+    'The project is your root: every relative path is relative to it, commands run there unless you pass cwd, and its absolute path (as pwd prints it) works too.';
+  if (!config || !project) return sessionArea ? `${rootLine}\n${SESSION_AREA_LINE}` : rootLine;
+  const lines = [
+    `You work in a checkout of the project; ${commitSentence(config, project)}.`,
+    rootLine,
+    `- ${SESSION_AREA_LINE}`,
+  ];
+  for (const dir of config.dirs) {
+    if (dir === project) continue;
+    lines.push(
+      `- /persistent/${dir.name}/ is a checkout of the shared folder "${dir.name}"; ${commitSentence(config, dir)}.`,
+    );
+  }
+  lines.push(
+    config.dirs.length > 1
+      ? 'In commands, /session/ is ../../session/ and /persistent/<name>/ is ../<name>/ (from the project root).'
+      : 'In commands, /session/ is ../../session/ (from the project root).',
+    "Each new turn starts from the folders' current state.",
+  );
+  return lines.join('\n');
+}
+
+/**
+ * The system prompt's description of the workspace of a session from before the project was the root (no
+ * `pathRoot`). Fixed text per configuration (no counters, times or host paths), so it stays in the cached
+ * prefix; kept word for word, so such a session's requests keep their bytes.
  */
 export function describeWorkspace(config: PersistentConfig): string {
   const lines = [
@@ -122,12 +171,7 @@ export function describeWorkspace(config: PersistentConfig): string {
     '- session/ is private to this conversation: files the user or app staged for you (session/uploads/, session/app-context/) and your scratch space (session/scratch/). A file announced as staged at /session/x is at session/x.',
   ];
   for (const dir of config.dirs) {
-    const readOnly = config.readOnly.includes(dir.name);
-    const how = readOnly
-      ? 'read-only for this session: changes there are discarded'
-      : dir.commit === 'auto'
-        ? 'your changes are applied to the real folder when your turn ends'
-        : 'your changes are applied to the real folder only when the user accepts them';
+    const how = commitSentence(config, dir);
     const what = dir.name === 'project' ? 'the project you work on' : `the shared folder "${dir.name}"`;
     lines.push(`- persistent/${dir.name}/ is a checkout of ${what}; ${how}.`);
   }
@@ -140,7 +184,10 @@ export function describeWorkspace(config: PersistentConfig): string {
   return lines.join('\n');
 }
 
-/** Where commands run by default: the project's checkout when the session has one, else the workspace root. */
+/**
+ * Where commands of a session from before the project was the root run by default: the project's checkout
+ * when the session has one, else the workspace root.
+ */
 export function commandFolderOf(config: PersistentConfig): string {
   return config.dirs.some((dir) => dir.name === 'project') ? 'persistent/project' : '.';
 }

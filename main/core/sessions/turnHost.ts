@@ -27,8 +27,8 @@ export type TurnHostOptions = {
   signal?: AbortSignal;
   maxSteps?: number;
   /**
-   * The workspace tools act in; defaults to `<dataDir>/workspace` for a session with Persistent Dirs
-   * (see layout.ts) and to the project folder for one without.
+   * The folder tools act in (their root and the box's folder, without areas); defaults to the session's
+   * layout (workspaceHost.ts): the project's checkout or folder, or a session from before's workspace.
    */
   workspace?: string;
   /** Builds the pinned provider instead of the built-in factory (a custom or test provider). */
@@ -56,7 +56,8 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   const layout = sessionWorkspace(log, created, options.workspace);
   const workspace = layout.workspace;
   const keys = options.keys ?? {};
-  const redactor = sessionRedactor(workspace, env, keys);
+  // The whole box's .env values: the root, the private area and every checkout.
+  const redactor = sessionRedactor(layout.boxRoot, env, keys);
   const sandbox = await detectSandbox();
   const allow = created.networkAllow ?? [];
   const spec = readSubagentSpec(created);
@@ -65,6 +66,8 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   // boxReadOnly / boxHidden ride along on the context for run_command (Persistent Dir checkouts).
   const toolContext: TurnHost['tools'] & { boxReadOnly: string[]; boxHidden: string[] } = {
     workspace,
+    areas: layout.areas,
+    boxRoot: layout.boxRoot,
     sessionDir: log.dir,
     artifactsDir: log.artifactsDir,
     redactor,

@@ -1,33 +1,47 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { EventOf } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { existingCheckouts, markTurnStarted } from './checkouts.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 import type { ProviderKeys } from '../../providers/index.js';
 import { createRedactor, type Redactor } from '../../sandbox/redact.js';
+import { readOnlyPathsFor } from '../../tools/runCommandTool.js';
+import type { ToolArea } from '../../tools/types.js';
 import {
   commandFolderOf,
+  describeProjectRoot,
   describeWorkspace,
   homeOf,
   readPersistentConfig,
   type PersistentConfig,
 } from './layout.js';
 
-/** How a session's tools see the world: their workspace root, the prompt that explains it, and the box's extra paths. */
+/**
+ * How a session's tools see the world: their root and areas, the prompt that explains them, and the box.
+ * A session whose root is the project (`pathRoot: 'project'`): the root is the project's checkout (or
+ * folder), the areas `/session` and `/persistent/<name>`. One from before: the root is `<dataDir>/workspace`
+ * (or the project folder), no areas, commands in `persistent/project`, exactly as it ran then.
+ */
 export type SessionWorkspace = {
-  /** Real path of the tools' workspace root. */
+  /** Real path of the tools' root (their context's `workspace`): where relative paths start. */
   workspace: string;
-  /** True for a session with Persistent Dir checkouts (its workspace is `<dataDir>/workspace`). */
+  /** The folders a path names by prefix (`/session`, `/persistent/<name>`): existing ones only; none before. */
+  areas: ToolArea[];
+  /** Real path of the folder a command's box makes writable: `<dataDir>/workspace` with checkouts, else the root. */
+  boxRoot: string;
+  /** True for a session with Persistent Dir checkouts (its box is `<dataDir>/workspace`). */
   hasCheckouts: boolean;
-  /** Appended to the system prompt (fixed text per configuration); empty for a project-folder session. */
+  /** Appended to the system prompt (fixed text per configuration); may be empty. */
   promptSuffix: string;
-  /** Workspace-relative folder commands run in by default: the project checkout, else the root. */
+  /** Folder (relative to `workspace`) commands run in by default: `.`, or `persistent/project` for a checkout session from before. */
   commandCwd: string;
-  /** Workspace-relative globs whose writes need approval: the read-only Persistent Dirs. */
+  /** Globs relative to `workspace` whose writes need approval: the read-only Persistent Dirs in it. */
   protectedGlobs: string[];
   /**
-   * Host paths a boxed command must read (read-only): the git folder of worktree checkouts and the
-   * dependency folders the checkouts link to. Carried on the tool context as `boxReadOnly`.
+   * Host paths a boxed command must read (read-only): the git folder of worktree checkouts, the dependency
+   * folders the checkouts link to, and the protected folders of a project root inside the box (its .git
+   * hooks and config, .vscode...). Carried on the tool context as `boxReadOnly`.
    */
   boxReadOnly: string[];
   /** Host paths a boxed command must not see: the Keel home (this session's workspace is bound back on top). */
@@ -51,9 +65,10 @@ export function sessionWorkspace(
 
 /**
  * The workspace of a session seen from outside a turn (a terminal, an approval preview): with Persistent
- * Dirs, `<dataDir>/workspace` (session/ + persistent/<name>/); without (`--commit direct`, sessions
- * from before), its project folder itself; `override` wins over both. Marks nothing: the only
- * write is creating a checkout session's workspace folder. Throws when the folder is gone.
+ * Dirs, the box is `<dataDir>/workspace` (session/ + persistent/<name>/) and the root its project checkout
+ * (the box itself for a session from before); without (`--commit direct`, sessions from before Persistent
+ * Dirs), its project folder is both; `override` wins over both (no areas). Marks nothing: the only write is
+ * creating a checkout session's workspace folder. Throws when the folder is gone.
  */
 export function readSessionWorkspace(
   log: SessionLog,
@@ -69,11 +84,17 @@ function layoutOf(
   override: string | undefined,
   config: PersistentConfig | undefined,
 ): SessionWorkspace {
+  const projectRoot = created.pathRoot === 'project';
   if (!config) {
+    const folder = fs.realpathSync(override ?? created.projectFolder);
+    const sessionArea =
+      projectRoot && override === undefined ? existingArea(log.workspaceDir, 'session') : [];
     return {
-      workspace: fs.realpathSync(override ?? created.projectFolder),
+      workspace: folder,
+      areas: sessionArea,
+      boxRoot: folder,
       hasCheckouts: false,
-      promptSuffix: '',
+      promptSuffix: override === undefined ? promptSuffixOf(log.dir, created, undefined) : '',
       commandCwd: '.',
       protectedGlobs: [],
       boxReadOnly: [],
@@ -81,26 +102,79 @@ function layoutOf(
     };
   }
   fs.mkdirSync(log.workspaceDir, { recursive: true });
-  return {
-    workspace: fs.realpathSync(log.workspaceDir),
+  const boxRoot = fs.realpathSync(log.workspaceDir);
+  const checkoutsReadOnly = existingCheckouts(log.dir, config).flatMap((checkout) =>
+    checkout.boxReadOnlyPaths(),
+  );
+  const box = {
+    boxRoot,
     hasCheckouts: true,
-    promptSuffix: `\n\n${describeWorkspace(config)}`,
-    commandCwd: commandFolderOf(config),
-    protectedGlobs: config.readOnly.map((name) => `persistent/${name}/**`),
-    boxReadOnly: existingCheckouts(log.dir, config).flatMap((checkout) => checkout.boxReadOnlyPaths()),
+    promptSuffix: promptSuffixOf(log.dir, created, config),
     boxHidden: [fs.realpathSync(homeOf(log.dir))],
+  };
+  const hasProject = config.dirs.some((dir) => dir.name === 'project');
+  if (!projectRoot || !hasProject) {
+    return {
+      ...box,
+      workspace: boxRoot,
+      areas: projectRoot ? checkoutAreas(boxRoot, config) : [],
+      commandCwd: commandFolderOf(config),
+      protectedGlobs: config.readOnly.map((name) => `persistent/${name}/**`),
+      boxReadOnly: checkoutsReadOnly,
+    };
+  }
+  const checkout = path.join(boxRoot, 'persistent', 'project');
+  // A checkout not made yet (a preview before the first turn) is its future path; every turn makes it first.
+  const workspace = fs.existsSync(checkout) ? fs.realpathSync(checkout) : checkout;
+  return {
+    ...box,
+    workspace,
+    areas: checkoutAreas(boxRoot, config),
+    commandCwd: '.',
+    protectedGlobs: config.readOnly.includes('project') ? ['**'] : [],
+    boxReadOnly: [...readOnlyPathsFor(workspace), ...checkoutsReadOnly],
   };
 }
 
+/** The `/session` area of a workspace folder, when its private area exists. */
+function existingArea(workspaceDir: string, name: 'session'): ToolArea[] {
+  const folder = path.join(workspaceDir, name);
+  return fs.existsSync(folder) ? [{ prefix: `/${name}`, root: fs.realpathSync(folder) }] : [];
+}
+
+/** `/session` and `/persistent/<name>` for each checkout that exists (a read-only dir's writes need approval). */
+function checkoutAreas(boxRoot: string, config: PersistentConfig): ToolArea[] {
+  const areas = existingArea(boxRoot, 'session');
+  for (const dir of config.dirs) {
+    const folder = path.join(boxRoot, 'persistent', dir.name);
+    if (!fs.existsSync(folder)) continue;
+    areas.push({
+      prefix: `/persistent/${dir.name}`,
+      root: fs.realpathSync(folder),
+      ...(config.readOnly.includes(dir.name) ? { protectedGlobs: ['**'], readOnly: true } : {}),
+    });
+  }
+  return areas;
+}
+
+/** The text after the session's pinned system prompt: where it works (fixed per configuration). */
+function promptSuffixOf(
+  dataDir: string,
+  created: EventOf<'session_created'>,
+  config: PersistentConfig | undefined,
+): string {
+  if (created.pathRoot !== 'project') return config ? `\n\n${describeWorkspace(config)}` : '';
+  const sessionArea = fs.existsSync(path.join(dataDir, 'workspace', 'session'));
+  return `\n\n${describeProjectRoot(config, sessionArea)}`;
+}
+
 /**
- * The system prompt a session's requests carry: its pinned prompt (or Keel's default) plus, for a session
- * with Persistent Dirs, the workspace description. What `keel payload` and a manual compaction must use to
- * match the requests a turn sends.
+ * The system prompt a session's requests carry: its pinned prompt (or Keel's default) plus the description of
+ * where it works. What `keel payload` and a manual compaction must use to match the requests a turn sends.
  */
 export function systemPromptFor(dataDir: string, created: EventOf<'session_created'>): string {
-  const config = readPersistentConfig(dataDir);
   const base = created.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
-  return config ? `${base}\n\n${describeWorkspace(config)}` : base;
+  return base + promptSuffixOf(dataDir, created, readPersistentConfig(dataDir));
 }
 
 /**

@@ -151,7 +151,7 @@ class SubagentCallRun {
     }
     const child = SessionLog.create(this.options.home, this.childInit(started), { id: started.childId });
     // The child works in its parent's workspace; continued on its own later, it gets checkouts of the same
-    // Persistent Dirs, so the paths it used (persistent/project/...) still mean the same files.
+    // Persistent Dirs and its parent's pathRoot, so the paths it used still mean the same files.
     const parentDirs = readPersistentConfig(this.parent.log.dir);
     if (parentDirs) {
       makeSessionFolders(child.dir);
@@ -190,6 +190,7 @@ class SubagentCallRun {
       systemPrompt,
       ...(created.networkAllow ? { networkAllow: created.networkAllow } : {}),
       ...(created.protectedGlobs ? { protectedGlobs: created.protectedGlobs } : {}),
+      ...(created.pathRoot ? { pathRoot: created.pathRoot } : {}),
       ...(created.extraBody === undefined ? {} : { extraBody: created.extraBody }),
       parentId: this.parent.log.id,
       metadata: { [SUBAGENT_METADATA_KEY]: spec },

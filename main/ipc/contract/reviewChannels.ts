@@ -122,7 +122,7 @@ export const reviewChannels = {
     }),
     output: z.object({
       terminalId: z.string(),
-      /** Where the shell starts, workspace-relative (`persistent/project` for a checkout session). */
+      /** Where the shell starts, relative to the tools' root (`.`: the project; `persistent/project` for a checkout session from before). */
       cwd: z.string(),
       sandbox: z.enum(['bwrap', 'sandbox-exec', 'none']),
     }),

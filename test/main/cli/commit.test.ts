@@ -54,13 +54,13 @@ const git = (...args: string[]) =>
   });
 
 describe('keel run: the project checkout (--commit auto by default)', () => {
-  it('by default the model works on persistent/project/ and the folder gets the changes when the turn ends, not as a git commit', async () => {
+  it('by default the model works on a checkout, its root, and the folder gets the changes when the turn ends, not as a git commit', async () => {
     git('init', '-q', '-b', 'main');
     git('add', '-A');
     git('commit', '-qm', 'initial');
     server.enqueue(
-      write('persistent/project/src/new.go', 'package main // new\n'),
-      write('persistent/project/src/main.go', 'package main // edited\n'),
+      write('src/new.go', 'package main // new\n'),
+      write('src/main.go', 'package main // edited\n'),
       { kind: 'reply', text: 'done' },
     );
     const result = await keel(home, run('add a file', []));
@@ -68,7 +68,10 @@ describe('keel run: the project checkout (--commit auto by default)', () => {
     expect(result.stderr).toMatch(/committed 2 files to project \(diff: artifact commits\//);
     expect(fs.readFileSync(path.join(project, 'src', 'new.go'), 'utf8')).toBe('package main // new\n');
     expect(fs.readFileSync(path.join(project, 'src', 'main.go'), 'utf8')).toBe('package main // edited\n');
-    expect(systemPromptOf(0)).toContain('persistent/project/');
+    expect(systemPromptOf(0)).toContain(
+      'You work in a checkout of the project; your changes are applied to the real folder when your turn ends.',
+    );
+    expect(systemPromptOf(0)).not.toContain('persistent/project/');
     const id = onlySessionId(home);
     const [commit] = commitsOf(id);
     expect(commit?.kind === 'persistent_commit' && commit.files.map((f) => f.path).sort()).toEqual([
@@ -100,7 +103,7 @@ describe('keel run: the project checkout (--commit auto by default)', () => {
   });
 
   it('--json: the stream has the commit line and its event before the outcome', async () => {
-    server.enqueue(write('persistent/project/src/json.go', 'package main // json\n'), {
+    server.enqueue(write('src/json.go', 'package main // json\n'), {
       kind: 'reply',
       text: 'done',
     });
@@ -126,7 +129,7 @@ describe('keel run: the project checkout (--commit auto by default)', () => {
   });
 
   it('manual: nothing reaches the folder until keel commit; a new turn is refused while changes wait', async () => {
-    server.enqueue(write('persistent/project/notes.md', 'draft\n'), { kind: 'reply', text: 'drafted' });
+    server.enqueue(write('notes.md', 'draft\n'), { kind: 'reply', text: 'drafted' });
     expect((await keel(home, run('draft notes', ['--commit', 'manual']))).code).toBe(0);
     const id = onlySessionId(home);
     expect(fs.existsSync(path.join(project, 'notes.md'))).toBe(false);
@@ -141,7 +144,7 @@ describe('keel run: the project checkout (--commit auto by default)', () => {
     expect(committed.stderr).toMatch(/committed 1 file to project/);
     expect(fs.readFileSync(path.join(project, 'notes.md'), 'utf8')).toBe('draft\n');
     expect(commitsOf(id)).toHaveLength(1);
-    server.enqueue(write('persistent/project/notes.md', 'second draft\n'), { kind: 'reply', text: 'again' });
+    server.enqueue(write('notes.md', 'second draft\n'), { kind: 'reply', text: 'again' });
     expect((await keel(home, ['run', '--session', id, 'redo'])).code).toBe(0);
     const discarded = await keel(home, ['discard', id]);
     expect(discarded.stderr).toMatch(/discarded the uncommitted changes of project/);
@@ -153,12 +156,12 @@ describe('keel run: the project checkout (--commit auto by default)', () => {
     server.enqueue({ kind: 'reply', text: 'hello' });
     expect((await keel(home, run('hi', []))).code).toBe(0);
     const id = onlySessionId(home);
-    server.enqueue(write('persistent/project/later.md', 'later\n'), { kind: 'reply', text: 'held' });
+    server.enqueue(write('later.md', 'later\n'), { kind: 'reply', text: 'held' });
     expect((await keel(home, ['run', '--session', id, '--commit', 'manual', 'write later'])).code).toBe(0);
     expect(fs.existsSync(path.join(project, 'later.md'))).toBe(false);
     expect((await keel(home, ['commit', id])).code).toBe(0);
     expect(fs.readFileSync(path.join(project, 'later.md'), 'utf8')).toBe('later\n');
-    server.enqueue(write('persistent/project/back.md', 'back\n'), { kind: 'reply', text: 'auto again' });
+    server.enqueue(write('back.md', 'back\n'), { kind: 'reply', text: 'auto again' });
     expect((await keel(home, ['run', '--session', id, '--commit', 'auto', 'write back'])).code).toBe(0);
     expect(fs.readFileSync(path.join(project, 'back.md'), 'utf8')).toBe('back\n');
     const toDirect = await keel(home, ['run', '--session', id, '--commit', 'direct', 'x']);
@@ -212,10 +215,17 @@ describe('keel run: the project checkout (--commit auto by default)', () => {
   });
 
   it('an edit approved with keel approve --resume reaches the folder when that turn ends', async () => {
-    server.enqueue(write('persistent/project/src/approved.go', 'package main // approved\n'));
+    server.enqueue(write('src/approved.go', 'package main // approved\n'));
     const args = run('add a file', []);
     args[args.indexOf('full-auto')] = 'ask';
-    expect((await keel(home, args)).code).toBe(3);
+    const asked = await keel(home, args);
+    expect(asked.code).toBe(3);
+    // The approval shows the change as the project's, with project-relative paths.
+    expect(asked.stderr).toMatch(
+      /^keel: approval needed \(request \d+\): write_file \{"path":"src\/approved\.go",/m,
+    );
+    expect(asked.stderr).toContain('\n  +++ b/src/approved.go\n');
+    expect(asked.stderr).not.toContain('persistent/');
     const id = onlySessionId(home);
     expect(fs.existsSync(path.join(project, 'src', 'approved.go'))).toBe(false);
     server.enqueue({ kind: 'reply', text: 'done' });

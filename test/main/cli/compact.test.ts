@@ -33,7 +33,7 @@ beforeEach(async () => {
         const messages = conversationOf(request);
         if (messages[messages.length - 1]?.role === 'user') {
           return replyWithUsage(request, {
-            toolCalls: [{ name: 'read_file', arguments: { path: 'persistent/project/src/billing.txt' } }],
+            toolCalls: [{ name: 'read_file', arguments: { path: 'src/billing.txt' } }],
           });
         }
         return replyWithUsage(request, {

@@ -31,9 +31,9 @@ const write = (file: string): ScriptStep => ({
   toolCalls: [{ name: 'write_file', arguments: { path: file, content: `${file}\n` } }],
 });
 
-// The session works on a checkout (the default): the model writes persistent/project/<file>, which reaches
-// the folder when the turn stops; grants match those workspace paths.
-const NOTES = 'persistent/project/notes';
+// The session works on a checkout (the default), its model's root: the model writes notes/<file>, which
+// reaches the folder when the turn stops; grants match those project-relative paths.
+const NOTES = 'notes';
 const exists = (file: string) => fs.existsSync(path.join(project, file));
 
 describe('keel grants / keel revoke', () => {
@@ -66,10 +66,7 @@ describe('keel grants / keel revoke', () => {
     expect(Date.parse(grants[0]?.grantedAt ?? '')).not.toBeNaN();
     const table = await keel(home, ['grants', id]);
     expect(table.stdout).toMatch(
-      new RegExp(
-        `^${grantSeq}\\s+write_file\\s+path:persistent/project/notes/\\*\\*\\s+\\S+\\s+in effect`,
-        'm',
-      ),
+      new RegExp(`^${grantSeq}\\s+write_file\\s+path:notes/\\*\\*\\s+\\S+\\s+in effect`, 'm'),
     );
 
     const revoked = await keel(home, ['revoke', id, String(grantSeq), '--reason', 'too broad']);

@@ -11,7 +11,6 @@ import {
   kinds,
   newSessionArgs,
   onlySessionId,
-  PROJECT_IN_WORKSPACE,
   rejected,
   startSessionFixture,
 } from '../../support/sessionFixture.js';
@@ -38,9 +37,8 @@ afterEach(async () => {
 const newSession = (policy: string, prompt: string, extra: string[] = []) =>
   newSessionArgs({ project, server }, { policy, prompt, extra });
 
-// Sessions work on a checkout (the default, --commit auto): the model's paths and commands are relative to
-// the workspace root, whose persistent/project/ is the checkout; the folder gets the changes when a turn stops.
-const inProject = (file: string) => `${PROJECT_IN_WORKSPACE}/${file}`;
+// Sessions work on a checkout (the default, --commit auto): the checkout is the model's root, so its paths
+// and commands are project-relative, as real models send them; the folder gets the changes when a turn stops.
 const appendLine = (file: string): ScriptStep => ({
   kind: 'reply',
   // Commands run in the project's checkout by default.
@@ -59,14 +57,14 @@ describe('keel run: a turn through the CLI', () => {
       {
         kind: 'reply',
         text: 'Reading. ',
-        toolCalls: [{ name: 'read_file', arguments: { path: inProject('src/server.go') } }],
+        toolCalls: [{ name: 'read_file', arguments: { path: 'src/server.go' } }],
       },
       { kind: 'reply', text: 'It only declares main.' },
     );
     const run = await keel(home, newSession('ask', 'what does server.go do?'));
     expect(run.code).toBe(0);
     expect(run.stdout).toBe('Reading. \nIt only declares main.\n');
-    expect(run.stderr).toMatch(/→ read_file \{"path":"persistent\/project\/src\/server.go"\}/);
+    expect(run.stderr).toMatch(/→ read_file \{"path":"src\/server.go"\}/);
     expect(run.stderr).toMatch(/← read_file ok/);
     expect(rejected(server)).toEqual([]);
   });
@@ -74,7 +72,7 @@ describe('keel run: a turn through the CLI', () => {
   it('runs each policy as specified: read-only, ask, auto-edit, full-auto', async () => {
     const edit: ScriptStep = {
       kind: 'reply',
-      toolCalls: [{ name: 'write_file', arguments: { path: inProject('out.txt'), content: 'x\n' } }],
+      toolCalls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'x\n' } }],
     };
     // read-only: the write tool does not exist; the model is told so and the turn completes.
     server.enqueue(edit, { kind: 'reply', text: 'cannot' });
@@ -306,7 +304,7 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
         {
           name: 'edit_file',
           arguments: {
-            path: inProject('src/server.go'),
+            path: 'src/server.go',
             old_string: 'func main() {}',
             new_string: 'func main() { serve() }',
           },

@@ -79,10 +79,10 @@ describe('approvals.preview', () => {
   });
 
   it('says why a path is protected, and redacts secrets from the proposed text', async () => {
-    // On the default checkout: the project's .env and .vscode are under persistent/project.
+    // On the default checkout, the model's root: the project's .env and .vscode are at its top.
     fs.writeFileSync(path.join(f.project, '.env'), 'DEPLOY_TOKEN=tok-9f8e7d6c5b4a\n');
     const session = await f.newSession({ policy: 'auto-edit' });
-    f.server.enqueue(write('persistent/project/.vscode/tasks.json', '{"token": "tok-9f8e7d6c5b4a"}\n'));
+    f.server.enqueue(write('.vscode/tasks.json', '{"token": "tok-9f8e7d6c5b4a"}\n'));
     expect((await turn(session.id, 'add a task'))?.status).toBe('awaiting_approval');
     const [request] = (await f.call('approvals.list', { sessionId: session.id })).pending;
     const preview = await f.call('approvals.preview', { sessionId: session.id, requestSeq: request?.seq });
@@ -90,7 +90,8 @@ describe('approvals.preview', () => {
     expect(preview.file?.original).toBeNull();
     expect(preview.file?.proposed).toContain('{"token": ');
     expect(JSON.stringify(preview)).not.toContain('tok-9f8e7d6c5b4a');
-    expect(preview.suggested.path).toBe('path:persistent/project/.vscode/**');
+    expect(preview.file?.path).toBe('.vscode/tasks.json');
+    expect(preview.suggested.path).toBe('path:.vscode/**');
     expect(fs.existsSync(path.join(f.project, '.vscode'))).toBe(false);
   });
 
@@ -117,7 +118,11 @@ describe('approvals.preview', () => {
       requestedTimeoutMs: 99_999_999,
       timeoutCapped: true,
       networkAllow: ['registry.npmjs.org'],
-      writable: [f.project],
+      // The folder itself, and the session's private area (/session), which the file tools write too.
+      writable: [
+        f.project,
+        fs.realpathSync(path.join(f.home, 'sessions', session.id, 'workspace', 'session')),
+      ],
       hidden: [],
     });
     expect(['bwrap', 'sandbox-exec', 'none']).toContain(preview.command?.sandbox.kind);
@@ -132,7 +137,7 @@ describe('approvals.preview', () => {
       kind: 'reply',
       toolCalls: [
         { id: 'm1', name: 'run_command', arguments: { command: 'make' } },
-        { id: 'm2', name: 'run_command', arguments: { command: 'ls', cwd: 'session/uploads' } },
+        { id: 'm2', name: 'run_command', arguments: { command: 'ls', cwd: '/session/uploads' } },
       ],
     });
     await turn(session.id, 'build it');
@@ -141,7 +146,7 @@ describe('approvals.preview', () => {
     const workspace = fs.realpathSync(path.join(f.home, 'sessions', session.id, 'workspace'));
     expect(preview.command).toMatchObject({
       command: 'make',
-      cwd: 'persistent/project',
+      cwd: '.',
       cwdPath: path.join(workspace, 'persistent', 'project'),
       writable: [workspace],
       hidden: [f.home],
@@ -160,7 +165,7 @@ describe('approvals.preview', () => {
     const named = await f.call('approvals.preview', { sessionId: session.id, requestSeq: second?.seq });
     expect(named.command).toMatchObject({
       command: 'ls',
-      cwd: 'session/uploads',
+      cwd: '/session/uploads',
       cwdPath: path.join(workspace, 'session', 'uploads'),
     });
   });
@@ -242,7 +247,7 @@ describe('trace.summary', () => {
     f.server.enqueue(
       {
         kind: 'reply',
-        toolCalls: [{ name: 'read_file', arguments: { path: 'persistent/project/notes.txt' } }],
+        toolCalls: [{ name: 'read_file', arguments: { path: 'notes.txt' } }],
         usage: { inputTokens: 300, outputTokens: 20, cacheReadTokens: 100 },
       },
       { kind: 'reply', text: 'It says hello.', usage: { inputTokens: 350, outputTokens: 10 } },

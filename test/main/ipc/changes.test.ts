@@ -37,8 +37,8 @@ describe('Changes of a manual checkout', () => {
     const session = await f.newSession({ policy: 'full-auto', checkout: 'manual' });
     f.server.enqueue(
       step(
-        edit('persistent/project/src/main.go', 'func main() {}', 'func main() { println("hi") }'),
-        write('persistent/project/notes.md', 'draft\n'),
+        edit('src/main.go', 'func main() {}', 'func main() { println("hi") }'),
+        write('notes.md', 'draft\n'),
       ),
       { kind: 'reply', text: 'done' },
     );
@@ -88,8 +88,8 @@ describe('Changes of a manual checkout', () => {
     const session = await f.newSession({ policy: 'full-auto', checkout: 'manual' });
     f.server.enqueue(
       step(
-        edit('persistent/project/src/main.go', 'func main() {}', 'func main() { run() }'),
-        write('persistent/project/notes.md', 'draft\n'),
+        edit('src/main.go', 'func main() {}', 'func main() { run() }'),
+        write('notes.md', 'draft\n'),
         remove('old.txt'), // commands run in the project's checkout
       ),
       { kind: 'reply', text: 'done' },
@@ -143,11 +143,11 @@ describe('Changes of a manual checkout', () => {
 describe('Changes of an auto checkout', () => {
   it('groups the commits made at the end of each turn by turn', async () => {
     const session = await f.newSession({ policy: 'full-auto', checkout: 'auto' });
-    f.server.enqueue(step(write('persistent/project/a.txt', 'a\n')), { kind: 'reply', text: 'one' });
+    f.server.enqueue(step(write('a.txt', 'a\n')), { kind: 'reply', text: 'one' });
     await turn(session.id, 'first');
     f.server.enqueue({ kind: 'reply', text: 'nothing to do' });
     await turn(session.id, 'second');
-    f.server.enqueue(step(write('persistent/project/b.txt', 'b\n')), { kind: 'reply', text: 'three' });
+    f.server.enqueue(step(write('b.txt', 'b\n')), { kind: 'reply', text: 'three' });
     await turn(session.id, 'third');
     const { turns } = await f.call('persistent.history', { sessionId: session.id });
     expect(

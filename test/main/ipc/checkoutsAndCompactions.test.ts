@@ -85,7 +85,7 @@ describe('Persistent Dir checkouts from the UI', () => {
     expect((await call('sessions.open', { sessionId: session.id })).persistentDirs).toEqual([
       { dir: 'project', commit: 'manual', readOnly: false },
     ]);
-    server.enqueue(write('persistent/project/notes.md', 'draft\n'), { kind: 'reply', text: 'drafted' });
+    server.enqueue(write('notes.md', 'draft\n'), { kind: 'reply', text: 'drafted' });
     await turn(session.id, 'draft notes');
     expect(fs.existsSync(path.join(project, 'notes.md'))).toBe(false);
 
@@ -132,7 +132,7 @@ describe('Persistent Dir checkouts from the UI', () => {
     ).toBe(true);
     expect((await call('persistent.diff', { sessionId: session.id })).dirs).toEqual([]);
 
-    server.enqueue(write('persistent/project/notes.md', 'second draft\n'), { kind: 'reply', text: 'again' });
+    server.enqueue(write('notes.md', 'second draft\n'), { kind: 'reply', text: 'again' });
     await turn(session.id, 'redo');
     expect(await call('persistent.discard', { sessionId: session.id })).toEqual({ discarded: ['project'] });
     expect(fs.readFileSync(path.join(project, 'notes.md'), 'utf8')).toBe('draft\n');
@@ -158,9 +158,7 @@ describe('Persistent Dir checkouts from the UI', () => {
     server.enqueue(
       {
         kind: 'reply',
-        toolCalls: [
-          { name: 'write_file', arguments: { path: 'persistent/project/x.txt', content: 'from the turn\n' } },
-        ],
+        toolCalls: [{ name: 'write_file', arguments: { path: 'x.txt', content: 'from the turn\n' } }],
       },
       { kind: 'reply', text: 'wrote x' },
     );
@@ -205,7 +203,7 @@ describe('Persistent Dir checkouts from the UI', () => {
       policy: 'full-auto',
     };
     const { session } = await call('sessions.create', { ...base, checkout: 'auto' });
-    server.enqueue(write('persistent/project/src/new.go', 'package main // new\n'), {
+    server.enqueue(write('src/new.go', 'package main // new\n'), {
       kind: 'reply',
       text: 'done',
     });
@@ -241,7 +239,7 @@ describe('the Changes view reading while a turn commits', () => {
       policy: 'full-auto',
     });
     for (let round = 0; round < 16; round++) {
-      server.enqueue(write(`persistent/project/r${round}.txt`, 'x\n'), { kind: 'reply', text: 'done' });
+      server.enqueue(write(`r${round}.txt`, 'x\n'), { kind: 'reply', text: 'done' });
       const reads: Promise<unknown>[] = [];
       // What the Changes view does when a tool result or the answer arrives.
       const off = handlers.hub.subscribe((p) => {
@@ -280,7 +278,7 @@ describe('compactions from the UI', () => {
       const messages = conversationOf(request);
       if (messages[messages.length - 1]?.role === 'user') {
         return replyWithUsage(request, {
-          toolCalls: [{ name: 'read_file', arguments: { path: 'persistent/project/src/billing.txt' } }],
+          toolCalls: [{ name: 'read_file', arguments: { path: 'src/billing.txt' } }],
         });
       }
       return replyWithUsage(request, { text: 'Every line charges an account.' });

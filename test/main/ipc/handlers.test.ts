@@ -289,7 +289,7 @@ describe('turns', () => {
     server.enqueue(
       {
         kind: 'reply',
-        // Commands start in the workspace root; the project's checkout is persistent/project.
+        // Commands start in the project's checkout, the model's root.
         toolCalls: [{ name: 'run_command', arguments: { command: 'echo approved > out.txt' } }],
       },
       { kind: 'reply', text: 'wrote it' },

@@ -96,7 +96,8 @@ describe.skipIf(!boxed)('interactive terminals', () => {
     fs.writeFileSync(`${f.project}/main.go`, 'package main\n');
     const session = await f.newSession({ checkout: 'manual' });
     const { terminalId, cwd } = await f.call('terminal.open', { sessionId: session.id });
-    expect(cwd).toBe('persistent/project');
+    // Shown relative to the project, the root of the session's tools.
+    expect(cwd).toBe('.');
     await f.call('terminal.write', { terminalId, data: 'echo extra > added.txt && cat main.go\r' });
     await f.waitForPush('terminal.data', () => terminalText(terminalId).includes('package main'));
     await f.call('terminal.kill', { terminalId });

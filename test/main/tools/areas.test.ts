@@ -96,7 +96,7 @@ describe('paths as a model sends them', () => {
   it('asks before writing a read-only Persistent Dir', async () => {
     const outcome = await run('write_file', { path: '/persistent/docs/guide.md', content: 'changed\n' });
     expect(outcome.isError).toBe(true);
-    expect(outcome.approvalRequired).toBe('it matches the protected pattern "**"');
+    expect(outcome.approvalRequired).toBe('it is in /persistent/docs/, which is read-only for this session');
     expect(readFileSync(path.join(t.docs, 'guide.md'), 'utf8')).toBe('# guide\n');
     const approved = await run(
       'write_file',

@@ -101,7 +101,7 @@ export function makeSessionBox(sandbox: SandboxInfo = noSandbox): TempSessionBox
         areas: [
           { prefix: '/session', root: sessionArea },
           { prefix: '/persistent/project', root: project },
-          { prefix: '/persistent/docs', root: docs, protectedGlobs: ['**'] },
+          { prefix: '/persistent/docs', root: docs, protectedGlobs: ['**'], readOnly: true },
         ],
         ...overrides,
       }),

@@ -123,7 +123,7 @@ describe('files', () => {
       8,
       'test',
     ]);
-    server.enqueue(callTool('read_file', { path: 'session/uploads/node.csv' }), {
+    server.enqueue(callTool('read_file', { path: '/session/uploads/node.csv' }), {
       kind: 'reply',
       text: 'read it',
     });
@@ -195,10 +195,10 @@ describe('the turn lifecycle of checkouts', () => {
     // A turn driven by createTurnHost + runTurn alone (as `keel resume` does) leaves its commit owed.
     const log = SessionLog.open(home, 's', { write: true });
     try {
-      server.enqueue(
-        callTool('write_file', { path: 'persistent/project/from-resume.txt', content: 'resumed\n' }),
-        { kind: 'reply', text: 'wrote' },
-      );
+      server.enqueue(callTool('write_file', { path: 'from-resume.txt', content: 'resumed\n' }), {
+        kind: 'reply',
+        text: 'wrote',
+      });
       const host = await createTurnHost(log, { env: { PATH: process.env['PATH'] ?? '' } });
       expect((await runTurn(host, { prompt: 'write it' })).status).toBe('completed');
     } finally {
@@ -305,10 +305,10 @@ describe('status', () => {
 describe('streamHarness', () => {
   it('streams deltas and events in order and commits the project at turn end (auto)', async () => {
     const harness = harnessFor(home, server, { project });
-    server.enqueue(
-      callTool('write_file', { path: 'persistent/project/src/new.ts', content: 'export const b = 2;\n' }),
-      { kind: 'reply', text: 'Wrote it.' },
-    );
+    server.enqueue(callTool('write_file', { path: 'src/new.ts', content: 'export const b = 2;\n' }), {
+      kind: 'reply',
+      text: 'Wrote it.',
+    });
     const stream = streamHarness({
       harness,
       session: 's',
@@ -344,8 +344,10 @@ describe('streamHarness', () => {
       (r) => (r.body as { messages: { content: string }[] }).messages[0]?.content,
     );
     expect(systems[0]).toBe(systems[1]);
-    expect(systems[0]).toContain('persistent/project/ is a checkout of the project you work on');
-    expect(systems[0]).toContain('persistent/docs/ is a checkout of the shared folder "docs"');
+    expect(systems[0]).toContain('You work in a checkout of the project; your changes are applied');
+    expect(systems[0]).toContain('The project is your root: every relative path is relative to it');
+    expect(systems[0]).toContain('- /session/ is private to this conversation');
+    expect(systems[0]).toContain('- /persistent/docs/ is a checkout of the shared folder "docs"');
     const created = eventsOf(home, 's')[0] as EventOf<'session_created'>;
     expect(systemPromptFor(path.join(fs.realpathSync(home), 'sessions', 's'), created)).toBe(systems[0]);
   });
@@ -386,7 +388,7 @@ describe('streamHarness', () => {
     const docs = path.join(dir, 'docs');
     writeFiles(docs, { 'guide.md': 'v1\n' });
     const harness = harnessFor(home, server, { project, docs });
-    server.enqueue(callTool('write_file', { path: 'persistent/docs/guide.md', content: 'v2\n' }), {
+    server.enqueue(callTool('write_file', { path: '/persistent/docs/guide.md', content: 'v2\n' }), {
       kind: 'reply',
       text: 'ok',
     });
@@ -421,7 +423,7 @@ describe('streamHarness', () => {
     session.setReadOnlyPersistentDirs(['docs']);
     expect(session.getReadOnlyPersistentDirs()).toEqual(['docs']);
     expect(() => session.setReadOnlyPersistentDirs(['nope'])).toThrow(/no Persistent Dir "nope"/);
-    server.enqueue(callTool('write_file', { path: 'persistent/docs/guide.md', content: 'v2\n' }));
+    server.enqueue(callTool('write_file', { path: '/persistent/docs/guide.md', content: 'v2\n' }));
     const result = await generateHarness({
       harness,
       session,
@@ -430,15 +432,17 @@ describe('streamHarness', () => {
     expect(result.outcome.status).toBe('awaiting_approval');
     expect(read(path.join(docs, 'guide.md'))).toBe('v1\n');
     const request = result.events.find((e) => e.kind === 'approval_request');
-    expect(request?.kind === 'approval_request' && request.reason).toMatch(/persistent\/docs/);
+    expect(request?.kind === 'approval_request' && request.reason).toMatch(
+      /\/persistent\/docs\/, which is read-only/,
+    );
   });
 
   it('reports a conflict without writing, keeping the session version as a patch artifact', async () => {
     const harness = harnessFor(home, server, { project });
-    server.enqueue(
-      callTool('write_file', { path: 'persistent/project/README.md', content: 'from the session\n' }),
-      { kind: 'reply', text: 'ok' },
-    );
+    server.enqueue(callTool('write_file', { path: 'README.md', content: 'from the session\n' }), {
+      kind: 'reply',
+      text: 'ok',
+    });
     const session = await harness.sessions.getOrCreate({ id: 's' });
     // The user edits the same file while the turn runs (after the tool call, before the turn ends).
     const stream = streamHarness({ harness, session, messages: [{ role: 'user', content: 'edit readme' }] });

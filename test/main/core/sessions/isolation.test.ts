@@ -38,16 +38,30 @@ describe('isolation between two sessions', () => {
     const bWorkspace = path.join(b.dataDir, 'workspace');
     const bSecret = path.join(bWorkspace, 'session', 'uploads', 'secret.txt');
     expect(read(bSecret)).toBe(SECRET);
-    const relative = '../../session-b/workspace/session/uploads/secret.txt';
+    // From A's root (its project checkout, <home>/sessions/session-a/workspace/persistent/project), and
+    // from its private area (/session).
+    const relative = '../../../../session-b/workspace/session/uploads/secret.txt';
     const calls: ScriptedToolCall[] = [
       { name: 'read_file', arguments: { path: relative } },
       { name: 'read_file', arguments: { path: bSecret } },
-      { name: 'read_file', arguments: { path: 'persistent/project/b-only.txt' } },
-      { name: 'list_dir', arguments: { path: '../../session-b/workspace/session/uploads' } },
+      { name: 'read_file', arguments: { path: 'b-only.txt' } },
+      {
+        name: 'read_file',
+        arguments: { path: '/session/../../../session-b/workspace/session/uploads/secret.txt' },
+      },
+      {
+        name: 'read_file',
+        arguments: {
+          path: '/persistent/project/../../../../session-b/workspace/persistent/project/b-only.txt',
+        },
+      },
+      { name: 'list_dir', arguments: { path: '../../../../session-b/workspace/session/uploads' } },
       { name: 'list_dir', arguments: { path: path.dirname(bSecret) } },
-      { name: 'glob', arguments: { pattern: '../../session-b/**' } },
+      { name: 'glob', arguments: { pattern: '../../../../session-b/**' } },
       { name: 'glob', arguments: { pattern: `${path.dirname(bSecret)}/*` } },
-      { name: 'grep', arguments: { pattern: SECRET, path: '../..' } },
+      { name: 'glob', arguments: { pattern: '/session/../../../session-b/**' } },
+      { name: 'grep', arguments: { pattern: SECRET, path: '../../../..' } },
+      { name: 'grep', arguments: { pattern: SECRET, path: '/session/../..' } },
       { name: 'grep', arguments: { pattern: SECRET, path: path.join(home, 'sessions') } },
       { name: 'write_file', arguments: { path: relative, content: 'overwritten' } },
       { name: 'write_file', arguments: { path: bSecret, content: 'overwritten' } },
@@ -58,9 +72,11 @@ describe('isolation between two sessions', () => {
       },
       {
         name: 'run_command',
-        arguments: { command: `ln -s ${bSecret} session/scratch/link && cat session/scratch/link` },
+        arguments: {
+          command: `ln -s ${bSecret} ../../session/scratch/link && cat ../../session/scratch/link`,
+        },
       },
-      { name: 'read_file', arguments: { path: 'session/scratch/link' } },
+      { name: 'read_file', arguments: { path: '/session/scratch/link' } },
       {
         name: 'run_command',
         arguments: { command: `echo overwritten > ${bSecret}; echo overwritten > ${relative}` },
@@ -145,12 +161,12 @@ describe('isolation between two sessions', () => {
           toolCalls: [
             {
               name: 'run_command',
-              // Commands run in the project's checkout unless the call names a cwd.
+              // Commands run in the project's checkout, the root, unless the call names a cwd.
               arguments: { command: 'node -p "require(\'pkg\')"' },
             },
             {
               name: 'run_command',
-              arguments: { command: 'echo changed > node_modules/pkg/index.js', cwd: 'persistent/project' },
+              arguments: { command: 'echo changed > node_modules/pkg/index.js', cwd: '/persistent/project' },
             },
           ],
         },

@@ -65,7 +65,7 @@ describe('subagents through the keel CLI', () => {
                   {
                     id: 'w1',
                     name: 'write_file',
-                    arguments: { path: 'persistent/project/notes.txt', content: '200\n' },
+                    arguments: { path: 'notes.txt', content: '200\n' },
                   },
                 ],
               }
@@ -154,9 +154,10 @@ describe('subagents through the keel CLI', () => {
     const requests = server.requests.slice(before);
     expect(requests).toHaveLength(1);
     expect(toolNamesOf(requests[0]!)).toEqual(['grep']);
-    // On its own it works on checkouts of its parent's Persistent Dirs: persistent/project/ means the same files.
+    // On its own it works on checkouts of its parent's Persistent Dirs, with its parent's root: the project.
     const system = JSON.stringify((requests[0]!.body as { messages: { role: string }[] }).messages[0]);
-    expect(system).toContain('persistent/project');
+    expect(system).toContain('You work in a checkout of the project');
+    expect(eventsOf(home, child)[0]).toMatchObject({ kind: 'session_created', pathRoot: 'project' });
     expect(
       JSON.parse(fs.readFileSync(path.join(home, 'sessions', child, 'persistent.json'), 'utf8')),
     ).toMatchObject({ dirs: [{ name: 'project', commit: 'auto' }] });
