@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
-import { Checkout } from '../../main/core/persistent/checkout.js';
+import { Checkout, type CheckoutLocation } from '../../main/core/persistent/checkout.js';
 import { runGit } from '../../main/core/persistent/git.js';
 import { generateHarness } from '../../main/core/sessions/stream.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
@@ -71,6 +71,16 @@ async function runCommands(
   return eventsOf(home, session.id)
     .filter((e): e is EventOf<'tool_result'> => e.kind === 'tool_result')
     .map((e) => e.content);
+}
+
+/** Where a checkout of the project lives when the Checkout API is driven directly (no session). */
+function checkoutLocation(): CheckoutLocation {
+  return {
+    workspaceRoot: path.join(dir, 'keel', 'workspace'),
+    checkout: path.join(dir, 'keel', 'workspace', 'persistent', 'project'),
+    stateDir: path.join(dir, 'keel', 'checkouts', 'project'),
+    locksRoot: path.join(dir, 'keel', 'locks'),
+  };
 }
 
 /** A hook script that leaves the marker on the host when git runs it. */
@@ -201,12 +211,7 @@ describe("attacks: Keel's own git runs nothing a repository's config names", () 
     process.env['GIT_DIR'] = evil;
     process.env['GIT_WORK_TREE'] = project;
     try {
-      const location = {
-        workspaceRoot: path.join(dir, 'keel', 'workspace'),
-        checkout: path.join(dir, 'keel', 'workspace', 'persistent', 'project'),
-        stateDir: path.join(dir, 'keel', 'checkouts', 'project'),
-        locksRoot: path.join(dir, 'keel', 'locks'),
-      };
+      const location = checkoutLocation();
       const checkout = await Checkout.open({ name: 'project', path: project, commit: 'auto' }, location);
       expect(checkout.kind).toBe('worktree');
       fs.writeFileSync(path.join(location.checkout, 'src', 'app.ts'), 'export const z = 3;\n');
@@ -254,12 +259,7 @@ describe("attacks: Keel's own git runs nothing a repository's config names", () 
 });
 
 describe('attacks: git metadata changed during a turn', () => {
-  const location = () => ({
-    workspaceRoot: path.join(dir, 'keel', 'workspace'),
-    checkout: path.join(dir, 'keel', 'workspace', 'persistent', 'project'),
-    stateDir: path.join(dir, 'keel', 'checkouts', 'project'),
-    locksRoot: path.join(dir, 'keel', 'locks'),
-  });
+  const location = checkoutLocation;
   const commitOptions = () => ({ artifactsDir: path.join(dir, 'artifacts'), artifactStem: 'c' });
 
   it('a commit is refused, naming each change, when hooks, config or HEAD changed since the reset', async () => {
