@@ -15,6 +15,7 @@ import {
 } from '../../../../main/core/sessions/layout.js';
 import { generateHarness } from '../../../../main/core/sessions/stream.js';
 import { readSessionWorkspace, systemPromptFor } from '../../../../main/core/sessions/workspaceHost.js';
+import { detectSandbox } from '../../../../main/sandbox/box.js';
 import { ProviderServer } from '../../../support/providerServer.js';
 import { makeRepo, makeTemp } from '../persistent/support.js';
 import { callTool, eventsOf, harnessFor, read, toolResultsSeen } from './support.js';
@@ -178,6 +179,63 @@ describe('a session from before the project was the root', () => {
 });
 
 describe('a session made now', () => {
+  it('gets what a real model means: project-relative, ./, absolute, /session/..., /persistent/<name>/...; refuses the rest; hints near matches; runs commands in the project', async () => {
+    const sandbox = await detectSandbox();
+    fs.writeFileSync(path.join(project, 'src/server.js'), 'listen(8080);\n');
+    const notes = makeRepo(path.join(dir, 'notes'), { 'todo.md': '- rate limit\n' });
+    const harness = harnessFor(home, server, { project, notes });
+    const session = await harness.sessions.getOrCreate({ id: 'real' });
+    await session.files.write('/session/uploads/x.csv', 'a,b\n1,2\n');
+    // The checkout's absolute path, as `pwd` prints it in a command.
+    const checkout = path.join(
+      fs.realpathSync(home),
+      'sessions',
+      'real',
+      'workspace',
+      'persistent',
+      'project',
+    );
+    const reads = [
+      'src/server.js',
+      './src/server.js',
+      `${checkout}/src/server.js`,
+      '/session/uploads/x.csv',
+      '/persistent/notes/todo.md',
+      '../x',
+      '/etc/passwd',
+      'src/sever.js',
+    ];
+    server.enqueue(
+      {
+        kind: 'reply',
+        toolCalls: [
+          ...reads.map((sent, i) => ({ id: `r${i}`, name: 'read_file', arguments: { path: sent } })),
+          ...(sandbox.kind === 'none'
+            ? []
+            : [{ id: 'c1', name: 'run_command', arguments: { command: 'pwd' } }]),
+        ],
+      },
+      { kind: 'reply', text: 'ok' },
+    );
+    await generateHarness({ harness, session, messages: [{ role: 'user', content: 'look' }] });
+    const seen = toolResultsSeen(server);
+    expect(seen.slice(0, 5)).toEqual([
+      '     1\tlisten(8080);',
+      '     1\tlisten(8080);',
+      '     1\tlisten(8080);',
+      '     1\ta,b\n     2\t1,2',
+      '     1\t- rate limit',
+    ]);
+    expect(seen[5]).toMatch(/^\{"error":"Argument \\"path\\" \(\\"\.\.\/x\\"\): path escapes the workspace/);
+    expect(seen[6]).toMatch(
+      /^\{"error":"Argument \\"path\\" \(\\"\/etc\/passwd\\"\): path escapes the workspace/,
+    );
+    expect(seen[7]).toBe(
+      JSON.stringify({ error: 'path: "src/sever.js" does not exist; did you mean src/server.js?' }),
+    );
+    if (sandbox.kind !== 'none') expect(seen[8]?.split(/\r?\n/)[0]).toBe(checkout);
+  });
+
   it('records pathRoot: project, and its tools, commands and prompt start at the project checkout', async () => {
     const harness = harnessFor(home, server, { project });
     server.enqueue(callTool('read_file', { path: 'src/app.ts' }), { kind: 'reply', text: 'ok' });
