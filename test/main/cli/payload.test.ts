@@ -67,7 +67,9 @@ describe('keel payload', () => {
   it('prints the payload readably by default', () => {
     const result = runKeel(home, ['payload', ID]);
     expect(result.code).toBe(0);
-    const blocks = result.stdout.split('\n\n');
+    // One block per message; the system prompt has blank lines of its own.
+    const blocks = result.stdout.split(/\n\n(?=--- )/);
+    expect(blocks[0]).toBe(`--- system ---\n${DEFAULT_SYSTEM_PROMPT}`);
     expect(blocks[1]?.startsWith(`--- system ---\n${SUMMARY_START}`)).toBe(true);
     expect(blocks[2]).toBe('--- user ---\nadd rate limiting to the api');
   });

@@ -271,7 +271,8 @@ describe('compactions from the UI', () => {
       path.join(home, 'settings.json'),
       JSON.stringify({ compaction: { threshold: 0.75, keepRecent: 0.05 } }),
     );
-    const lines = Array.from({ length: 30 }, (_, n) => `billing line ${n + 1}: charge(account, amount)`);
+    // Long enough that four reads outweigh the fixed part of a request (system prompt, tools, environment).
+    const lines = Array.from({ length: 90 }, (_, n) => `billing line ${n + 1}: charge(account, amount)`);
     fs.writeFileSync(path.join(project, 'src', 'billing.txt'), `${lines.join('\n')}\n`);
     await start((request) => {
       if (isSummaryRequest(request)) return { kind: 'reply', text: summaryFor(request) };
@@ -288,7 +289,7 @@ describe('compactions from the UI', () => {
       provider: 'openai-compatible',
       baseUrl: server.openaiBaseUrl,
       model: 'scripted-model',
-      contextWindow: 8000,
+      contextWindow: 16000,
       policy: 'read-only',
     });
     for (let n = 1; n <= 4; n++)
@@ -298,7 +299,7 @@ describe('compactions from the UI', () => {
     const first = await call('compactions.run', { sessionId: session.id });
     if (first.status !== 'compacted') throw new Error(`skipped: ${first.reason}`);
     expect(first.compaction).toMatchObject({ kind: 'compaction', fromSeq: 2 });
-    // Four real reads of the 30-line file: the summary more than halves the request.
+    // Four real reads of the 90-line file: the summary more than halves the request.
     expect(first.compaction.tokensAfter).toBeLessThan((first.compaction.tokensBefore ?? 0) / 2);
     expect(pushes).toContainEqual({
       topic: 'event.appended',
