@@ -102,12 +102,17 @@ function configArgs(side: GitSide): string[] {
  * Starts one git with the fixed settings and environment: the only place Keel starts git directly (the
  * `sh` batches below pass the same settings to theirs). Counts the process.
  */
-function spawnGit(side: GitSide, args: readonly string[]): ChildProcessWithoutNullStreams {
+function spawnGit(
+  side: GitSide,
+  args: readonly string[],
+  options: { timeoutMs?: number } = {},
+): ChildProcessWithoutNullStreams {
   started += 1;
   return spawn('git', [...configArgs(side), ...args], {
     cwd: side.cwd,
     env: gitEnv(side.env),
     stdio: ['pipe', 'pipe', 'pipe'],
+    ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
   });
 }
 
@@ -134,6 +139,8 @@ export type RunGitOptions = {
   input?: string | Buffer;
   /** Exit codes that are answers, not failures (merge-file's conflict count, diff --quiet). */
   okCodes?: readonly number[];
+  /** Kills git after this many milliseconds (a GitError with no exit code); default: no limit. */
+  timeoutMs?: number;
 };
 
 /** Runs git to completion; resolves with stdout and the exit code, throws GitError on any other exit. */
@@ -143,7 +150,11 @@ export function runGit(
   options: RunGitOptions = {},
 ): Promise<{ stdout: Buffer; code: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawnGit(side, args);
+    const child = spawnGit(
+      side,
+      args,
+      options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs },
+    );
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
