@@ -34,10 +34,31 @@ describe('approval scopes', () => {
     expect(scopes.buildScope('path', '  src/** ')).toEqual({ ok: true, scope: 'path:src/**' });
     expect(scopes.buildScope('path', 'path:lib/*.ts')).toEqual({ ok: true, scope: 'path:lib/*.ts' });
     expect(scopes.buildScope('prefix', 'npm test')).toEqual({ ok: true, scope: 'prefix:npm test' });
+    // The session's own areas, as the tools show their paths.
+    expect(scopes.buildScope('path', '/session/uploads/**')).toEqual({
+      ok: true,
+      scope: 'path:/session/uploads/**',
+    });
+    expect(scopes.buildScope('path', '/persistent/docs/*.md')).toEqual({
+      ok: true,
+      scope: 'path:/persistent/docs/*.md',
+    });
   });
 
   it('refuses globs that are empty, absolute, leave the workspace or match everything', () => {
-    for (const text of ['', '   ', '/etc/**', 'C:\\src\\**', '../other/**', 'src/../../x', '**', 'a\nb']) {
+    for (const text of [
+      '',
+      '   ',
+      '/etc/**',
+      '/sessions/**',
+      '/persistent/**',
+      '/session/../x',
+      'C:\\src\\**',
+      '../other/**',
+      'src/../../x',
+      '**',
+      'a\nb',
+    ]) {
       const built = scopes.buildScope('path', text);
       expect(built.ok, text).toBe(false);
     }

@@ -13,9 +13,13 @@ export function editablePart(suggested: string | undefined): string {
   return colon === -1 ? suggested : suggested.slice(colon + 1);
 }
 
+/** The session's own absolute prefixes a path glob may start with, as the tools show those paths. */
+const AREA_GLOB = /^\/(session|persistent\/[^/\\]+)\/./;
+
 /**
  * The scope a path-glob or command-prefix grant would record for `text`, or why it cannot: empty text, an
- * absolute path or `..` (globs are workspace-relative), a newline. A typed `path:` / `prefix:` is accepted.
+ * absolute path other than the session's own `/session/...` or `/persistent/<name>/...`, or `..` (globs are
+ * project-relative), a newline. A typed `path:` / `prefix:` is accepted.
  */
 export function buildScope(kind: 'path' | 'prefix', text: string): ScopeInput {
   let value = text.trim();
@@ -28,8 +32,12 @@ export function buildScope(kind: 'path' | 'prefix', text: string): ScopeInput {
   }
   if (/[\r\n]/.test(value)) return { ok: false, error: 'A scope is one line.' };
   if (kind === 'path') {
-    if (value.startsWith('/') || /^[a-zA-Z]:[\\/]/.test(value)) {
-      return { ok: false, error: 'Path globs are relative to the workspace (src/**, not /src/**).' };
+    if ((value.startsWith('/') && !AREA_GLOB.test(value)) || /^[a-zA-Z]:[\\/]/.test(value)) {
+      return {
+        ok: false,
+        error:
+          'Path globs are relative to the workspace (src/**, not /src/**), or start with /session/ or /persistent/<name>/.',
+      };
     }
     if (value.split(/[\\/]/).includes('..')) {
       return { ok: false, error: 'A path glob cannot leave the workspace (no ..).' };
