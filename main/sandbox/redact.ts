@@ -5,6 +5,7 @@ import path from 'node:path';
 import { globSync } from 'tinyglobby';
 import { readFileConfinedSync } from './confinedRead.js';
 import { findKeyBodySpans, findNamedValueSpans, type KeySpan } from './redactKeys.js';
+import { findRuleSpans } from './redactRules.js';
 
 /** Values shorter than this are never redacted: redacting "true" or "3000" would wreck the output. */
 export const MIN_SECRET_LENGTH = 6;
@@ -369,9 +370,12 @@ class Matcher {
     }
     findPemSpans(text, spans);
     findKeyBodySpans(text, spans, afterKeyBody);
-    // A value under a secret name only where no known format matched (that one names it better).
+    // The rule set's findings and values under secret names count only where no format above matched:
+    // those name the secret better and keep its context (a rule may report the whole line or URL).
     const named: Span[] = [];
+    findRuleSpans(text, named);
     findNamedValueSpans(text, named, NAMED_VALUE_RULES);
+    named.sort((a, b) => a.start - b.start);
     const known = mergeSpans(spans);
     let k = 0;
     const free = named.filter((span) => {

@@ -59,8 +59,10 @@ export function findKeyBodySpans(text: string, spans: KeySpan[], afterBody = fal
 }
 
 // `name: value`, `name = value`, `"name": "value"`, `name="value"`: the name is tested by isSecretName.
-const NAMED_VALUE =
-  /(?<![A-Za-z0-9_.-])(["']?)([A-Za-z_][A-Za-z0-9_.-]{0,63})\1[ \t]*[:=][ \t]*(["']?)([^\s"'`,;&<>(){}[\]]{8,1024})/dg;
+// Found from the words secret names contain, so ordinary text costs one literal scan.
+const NAME_WORD = /key|token|secret|pass|pwd|credential|auth|private|cookie|signature/gi;
+const NAME_CHAR = /[A-Za-z0-9_.-]/;
+const AFTER_NAME = /["']?[ \t]*[:=][ \t]*["']?([^\s"'`,;&<>(){}[\]]{8,1024})/dy;
 const VALUE_CHARS = /^[^\s"'`,;&<>(){}[\]]+/;
 
 /** Options of findNamedValueSpans: the rules redact.ts already has for names and values. */
@@ -76,18 +78,27 @@ export interface NamedValueRules {
  * and with a digit or a symbol unless 20 characters or longer (so `sortKey: createdAt` stays).
  */
 export function findNamedValueSpans(text: string, spans: KeySpan[], rules: NamedValueRules): void {
-  NAMED_VALUE.lastIndex = 0;
-  let match: RegExpExecArray | null;
-  while ((match = NAMED_VALUE.exec(text)) !== null) {
-    const name = match[2] ?? '';
-    const value = match[4] ?? '';
-    const range = match.indices?.[4];
-    if (range === undefined || !rules.isSecretName(name.replace(/[.-]/g, '_'))) continue;
+  NAME_WORD.lastIndex = 0;
+  let word: RegExpExecArray | null;
+  while ((word = NAME_WORD.exec(text)) !== null) {
+    let start = word.index;
+    while (start > 0 && word.index - start < 64 && NAME_CHAR.test(text[start - 1] ?? '')) start -= 1;
+    let end = NAME_WORD.lastIndex;
+    while (end < text.length && end - start < 64 && NAME_CHAR.test(text[end] ?? '')) end += 1;
+    NAME_WORD.lastIndex = end;
+    const name = text.slice(start, end);
+    if (!/^[A-Za-z_]/.test(name) || !rules.isSecretName(name.replace(/[.-]/g, '_'))) continue;
+    AFTER_NAME.lastIndex = end;
+    const match = AFTER_NAME.exec(text);
+    const value = match?.[1];
+    const range = match?.indices?.[1];
+    if (value === undefined || range === undefined) continue;
+    NAME_WORD.lastIndex = range[1];
     if (rules.isPlaceholder(value) || rules.isBenign(value)) continue;
     if (value.length < 20 && !/[\d/+=_-]/.test(value)) continue;
     spans.push({
       start: range[0],
-      end: range[0] + value.length,
+      end: range[1],
       label: name.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64),
       continuation: VALUE_CHARS,
     });
