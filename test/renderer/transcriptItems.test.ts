@@ -134,6 +134,31 @@ describe('foldTranscript', () => {
     expect(items.map((item) => item.key)).toEqual(['e1', 'e2', 'e3', 'e4', 'e5']);
     expect(foldTranscript(events)).toEqual(items);
   });
+
+  it('shows each instructions_loaded as a row of its own, the files listed in the event', () => {
+    seq = 0;
+    const files = [
+      { path: 'AGENTS.md', sha256: 'a', size: 40, content: 'Run the tests.' },
+      { path: 'pkg/api/CLAUDE.md', sha256: 'b', size: 50_000, content: 'Tabs.', truncated: true },
+    ];
+    const events = [
+      created(),
+      event({ kind: 'user_message', content: 'go' }),
+      event({ kind: 'instructions_loaded', files }),
+      event({ kind: 'assistant_message', content: 'ok', toolCalls: [] }),
+      event({ kind: 'instructions_loaded', files: [] }),
+    ];
+    const items = foldTranscript(events);
+    expect(items.map((item) => item.type)).toEqual([
+      'session_start',
+      'user',
+      'instructions',
+      'assistant',
+      'instructions',
+    ]);
+    expect(items[2]).toMatchObject({ key: 'e3', event: { files } });
+    expect(items[4]).toMatchObject({ key: 'e5', event: { files: [] } });
+  });
 });
 
 describe('splitSettledMarkdown', () => {

@@ -65,6 +65,13 @@ export function formatTokens(count: number): string {
   return `${trimZero((count / 1_000_000).toFixed(1))}M`;
 }
 
+/** 900 B, 12.5 KiB, 1.2 MiB: a size in bytes at a glance. */
+export function formatBytes(count: number): string {
+  if (count < 1024) return `${count} B`;
+  if (count < 1024 * 1024) return `${trimZero((count / 1024).toFixed(1))} KiB`;
+  return `${trimZero((count / (1024 * 1024)).toFixed(1))} MiB`;
+}
+
 function trimZero(text: string): string {
   return text.endsWith('.0') ? text.slice(0, -2) : text;
 }

@@ -2,7 +2,14 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useLayoutEffect, useMemo, useRef, type JSX } from 'react';
 import { AssistantBubble, UserBubble } from './items/MessageBubbles.js';
 import { LiveBubble } from './items/LiveBubble.js';
-import { CompactionMarker, ErrorRow, ModelSwitchRow, NoteRow, SessionStartRow } from './items/MarkerRows.js';
+import {
+  CompactionMarker,
+  ErrorRow,
+  InstructionsMarker,
+  ModelSwitchRow,
+  NoteRow,
+  SessionStartRow,
+} from './items/MarkerRows.js';
 import { ToolCallCard } from './items/ToolCallCard.js';
 import type { TranscriptItem } from './transcriptItems.js';
 import type { LiveReplyStore } from './liveReply.js';
@@ -29,6 +36,7 @@ const ESTIMATES: Record<Row['type'], number> = {
   tool: 110,
   compaction: 40,
   model_changed: 36,
+  instructions: 36,
   error: 44,
   note: 32,
   live: 90,
@@ -173,6 +181,8 @@ function renderRow(
       return <CompactionMarker event={row.event} />;
     case 'model_changed':
       return <ModelSwitchRow event={row.event} />;
+    case 'instructions':
+      return <InstructionsMarker event={row.event} />;
     case 'error':
       return <ErrorRow message={row.message} at={row.at} {...(row.code ? { code: row.code } : {})} />;
     case 'note':

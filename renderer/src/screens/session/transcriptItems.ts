@@ -40,6 +40,7 @@ export type TranscriptItem =
   | ToolItem
   | { type: 'compaction'; key: string; event: EventOf<'compaction'> }
   | { type: 'model_changed'; key: string; event: EventOf<'model_changed'> }
+  | { type: 'instructions'; key: string; event: EventOf<'instructions_loaded'> }
   | { type: 'error'; key: string; seq: number; at: string; message: string; code?: string }
   | { type: 'note'; key: string; seq: number; at: string; text: string };
 
@@ -183,6 +184,9 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
         break;
       case 'model_changed':
         items.push({ type: 'model_changed', key, event });
+        break;
+      case 'instructions_loaded':
+        items.push({ type: 'instructions', key, event });
         break;
       case 'policy_changed':
         items.push({

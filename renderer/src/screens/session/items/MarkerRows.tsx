@@ -1,7 +1,7 @@
 import type { JSX } from 'react';
 import type { EventOf } from '../../../api/types.js';
 import { Markdown } from '../../../components/Markdown.js';
-import { formatClock, formatDateTime, formatTokens } from '../../../lib/format.js';
+import { formatBytes, formatClock, formatDateTime, formatTokens } from '../../../lib/format.js';
 import { useInspectorLink } from '../../inspector/inspectorLink.js';
 
 /** The first row: where and with what the session started. */
@@ -60,6 +60,50 @@ export function ModelSwitchRow({ event }: { event: EventOf<'model_changed'> }): 
         {event.provider}:{event.model}
       </strong>{' '}
       ({formatTokens(event.contextWindow)} window) · {formatClock(event.at)}
+    </div>
+  );
+}
+
+/**
+ * The project instructions a turn loaded (AGENTS.md / CLAUDE.md files), or that they were removed: which files
+ * the model is following from here on, each one the size cap cut marked as such.
+ */
+export function InstructionsMarker({ event }: { event: EventOf<'instructions_loaded'> }): JSX.Element {
+  const cut = event.files.filter((file) => file.truncated).length;
+  if (event.files.length === 0) {
+    return (
+      <div className="marker marker-instructions">
+        Project instructions removed: the model follows none from here on · {formatClock(event.at)}
+      </div>
+    );
+  }
+  return (
+    <div className="marker marker-instructions">
+      <details>
+        <summary>
+          Project instructions loaded:{' '}
+          {event.files.map((file, index) => (
+            <span key={file.path}>
+              {index > 0 ? ', ' : ''}
+              <code>{file.path}</code>
+            </span>
+          ))}
+          {cut > 0 ? ` · ${cut === 1 ? 'one file was' : `${cut} files were`} cut at the size cap` : ''} ·{' '}
+          {formatClock(event.at)}
+        </summary>
+        <ul className="instructions-files" aria-label="Instruction files">
+          {event.files.map((file) => (
+            <li key={file.path}>
+              <code>{file.path}</code> · {formatBytes(file.size)}
+              {file.truncated
+                ? file.content === ''
+                  ? ' · not sent: the size cap was reached'
+                  : ` · cut: the model got the first ${formatBytes(new TextEncoder().encode(file.content).length)}`
+                : ''}
+            </li>
+          ))}
+        </ul>
+      </details>
     </div>
   );
 }
