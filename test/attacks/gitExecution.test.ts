@@ -296,3 +296,23 @@ describe('attacks: git metadata changed during a turn', () => {
     expect(fs.readFileSync(path.join(project, 'session.txt'), 'utf8')).toBe('session\n');
   });
 });
+
+describe('attacks: git metadata changed during a turn, through a session', () => {
+  it("the turn's auto commit is refused with the change named, and the project keeps its files", async () => {
+    const harness = harnessFor(home, server, { project });
+    server.enqueue(callTool('write_file', { path: 'src/app.ts', content: 'export const v = 5;\n' }), {
+      kind: 'reply',
+      text: 'written, now finishing up',
+      delayMs: 100,
+    });
+    const turn = generateHarness({ harness, session: 'meta', messages: [{ role: 'user', content: 'go' }] });
+    // While the model's last reply streams (the tool ran), something outside Keel edits the repository's config.
+    while (server.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    git(project, 'config', 'core.fsmonitor', `touch ${marker}`);
+    await expect(turn).rejects.toThrow(
+      /nothing was committed to project: its git metadata changed since the turn began \(\.git\/config changed\)/,
+    );
+    expect(fs.readFileSync(path.join(project, 'src', 'app.ts'), 'utf8')).toBe('export {};\n');
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+});
