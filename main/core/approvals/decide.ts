@@ -3,7 +3,7 @@ import type { SessionLog } from '../log/sessionLog.js';
 import { createToolRegistry } from '../../tools/registry.js';
 import type { ToolKind } from '../../tools/types.js';
 import { checkRevocation, listGrants, type GrantRecord } from './grants.js';
-import { checkDecision, pendingApprovals, type PendingApproval } from './state.js';
+import { checkDecision, HELD_BACK_TOOL, pendingApprovals, type PendingApproval } from './state.js';
 
 /*
  * The front door for moving the approval state machine: the app's approvals.decide / grants.revoke and the
@@ -38,7 +38,7 @@ export function toolKindOf(tool: string): ToolKind | undefined {
  * also by path glob.
  */
 export function allowedScopes(request: PendingApproval): ScopeKind[] {
-  if (request.unknownOutcome) return ['once'];
+  if (request.unknownOutcome || request.tool === HELD_BACK_TOOL) return ['once'];
   const kind = toolKindOf(request.tool);
   if (kind === 'command') return ['once', 'session', 'prefix'];
   if (kind === 'edit') return ['once', 'session', 'path'];
@@ -71,9 +71,11 @@ export function decideApproval(
   if (!allowedScopes(request).includes(kind)) {
     const message = request.unknownOutcome
       ? `request ${request.seq} re-runs a call whose outcome is unknown: only the scope "once" applies`
-      : kind === 'prefix'
-        ? `a prefix scope is for commands; request ${request.seq} is a ${request.tool} call`
-        : `a path scope is for file changes; request ${request.seq} is a ${request.tool} call`;
+      : request.tool === HELD_BACK_TOOL
+        ? `request ${request.seq} holds back protected files of one commit: only the scope "once" applies`
+        : kind === 'prefix'
+          ? `a prefix scope is for commands; request ${request.seq} is a ${request.tool} call`
+          : `a path scope is for file changes; request ${request.seq} is a ${request.tool} call`;
     return { ok: false, code: 'invalid_input', message };
   }
   return {

@@ -1,5 +1,11 @@
 import type { EventOf, SessionEvent } from '../../common/events.js';
 
+/**
+ * The `tool` of the approval request a commit records for the protected paths it held back (not a model's
+ * call: its toolCallId names no call). Granted (once), the next commit writes them; denied, they are dropped.
+ */
+export const HELD_BACK_TOOL = 'commit_protected';
+
 /** An approval request with no decision yet. */
 export type PendingApproval = EventOf<'approval_request'>;
 

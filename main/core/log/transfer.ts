@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { EVENT_KINDS, SessionEvent } from '../../common/events.js';
+import { HELD_BACK_TOOL } from '../approvals/state.js';
 import { IMPORT_METADATA_KEY } from './imported.js';
 import { isValidSessionId, newSessionId } from './sessionId.js';
 import { SessionLog } from './sessionLog.js';
@@ -284,8 +285,11 @@ function checkReferences(events: readonly Located[], problems: ImportProblem[]):
         }
         break;
       case 'tool_call_started':
-      case 'approval_request':
         refersToCall(event.toolCallId);
+        break;
+      case 'approval_request':
+        // A commit's held-back protected files are asked for by the commit, not by a model's call.
+        if (event.tool !== HELD_BACK_TOOL) refersToCall(event.toolCallId);
         break;
       case 'tool_result': {
         if (!refersToCall(event.toolCallId)) break;

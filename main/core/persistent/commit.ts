@@ -13,6 +13,7 @@ import {
   type TreeChange,
 } from './git.js';
 import { backingEntry, BlobHasher, blobId, hashFile, readAll, SMALL_FILE_BYTES } from './hashing.js';
+import { applyHeld, holdBack, type HeldFile } from './heldBack.js';
 import { withBackingLock } from './lock.js';
 import { planWrites, type PlannedWrite } from './merge.js';
 import { expectedBacking, SNAPSHOT_MESSAGE } from './snapshot.js';
@@ -41,6 +42,8 @@ export type CommitOptions = {
   artifactsDir: string;
   /** Artifact handle stem, e.g. `commits/12-project` (".patch" is added). */
   artifactStem: string;
+  /** Held-back files a person granted since (heldBack.ts): written first, under the same lock. */
+  approvedHeld?: readonly HeldFile[];
 };
 
 /** What the session changed in the checkout since its baseline and has not committed. */
@@ -60,6 +63,22 @@ export async function uncommittedFiles(context: CheckoutContext): Promise<Uncomm
  * patch artifact keeps the session's change). Afterwards the checkout's tree is its new baseline.
  */
 export async function commitChanges(context: CheckoutContext, options: CommitOptions): Promise<CommitReport> {
+  const approved = options.approvedHeld ?? [];
+  const applied =
+    approved.length === 0
+      ? undefined
+      : await withBackingLock(context.location.locksRoot, context.state.backing, () =>
+          applyHeld(context, approved),
+        );
+  const report = await commitSession(context, options);
+  return applied ? { ...report, applied } : report;
+}
+
+/**
+ * The session's own changes, protected paths held back: they are reported with their diff (the patch
+ * artifact's sections of them) and become part of the baseline, so they are held once, not at every commit.
+ */
+async function commitSession(context: CheckoutContext, options: CommitOptions): Promise<CommitReport> {
   const { state } = context;
   const dir = context.spec.name;
   // A checkout the session replaced by a link is never read: nothing of it is committed.
@@ -83,8 +102,8 @@ export async function commitChanges(context: CheckoutContext, options: CommitOpt
   });
   const sessionTree = await staged.tree;
   const allChanges = await staged.changes;
-  const changes = allChanges.filter(isCommittable);
-  if (changes.length === 0) {
+  const { commit: changes, held } = holdBack(allChanges.filter(isCommittable));
+  if (changes.length === 0 && held.length === 0) {
     await Promise.allSettled([staged.written]);
     fs.rmSync(patchFile, { force: true });
     if (sessionTree === state.baselineTree) markClean(context);
@@ -118,6 +137,7 @@ export async function commitChanges(context: CheckoutContext, options: CommitOpt
     ]);
     const files = [...written];
     for (const write of plan) if (write.kind === 'delete') files.push(await apply(context, write));
+    const heldBack = held.length === 0 ? {} : { held: { files: held, diff: heldDiff(patchFile, held) } };
     if (state.kind === 'shadow') keepReachable(context, commit);
     state.expected =
       changes.length === allChanges.length && plan.every((write) => write.kind !== 'merged')
@@ -127,8 +147,30 @@ export async function commitChanges(context: CheckoutContext, options: CommitOpt
     state.baseline = commit;
     state.baselineTree = sessionTree;
     markClean(context);
-    return { dir, status: 'committed', files, diffArtifact: artifactHandle };
+    // Only held-back files changed: the patch stays, their approval request names it.
+    if (files.length === 0) return { dir, status: 'unchanged', ...heldBack };
+    return { dir, status: 'committed', files, diffArtifact: artifactHandle, ...heldBack };
   });
+}
+
+/** At most this much of the held-back files' diff goes into the approval request. */
+const HELD_DIFF_MAX = 64 * 1024;
+
+/** The sections of the (redacted) patch artifact for the held-back paths, cut at HELD_DIFF_MAX. */
+function heldDiff(patchFile: string, held: readonly HeldFile[]): string {
+  const paths = new Set(held.map((file) => file.path));
+  let text: string;
+  try {
+    text = fs.readFileSync(patchFile, 'utf8');
+  } catch {
+    return '';
+  }
+  const sections = text.split(/^(?=diff --git )/m).filter((section) => {
+    const header = /^diff --git a\/(.*) b\/(.*)$/m.exec(section);
+    return header !== null && (paths.has(header[1] as string) || paths.has(header[2] as string));
+  });
+  const diff = sections.join('');
+  return diff.length > HELD_DIFF_MAX ? `${diff.slice(0, HELD_DIFF_MAX)}\n[diff cut at 64 KiB]\n` : diff;
 }
 
 async function apply(context: CheckoutContext, write: PlannedWrite): Promise<CommittedFile> {

@@ -1,3 +1,4 @@
+import type { HeldFile } from './heldBack.js';
 import { z } from 'zod';
 
 /** When a session's changes to a Persistent Dir reach its backing folder. */
@@ -38,10 +39,16 @@ export type CommittedFile = {
  * `unchanged`: the session changed nothing; `conflict`: nothing was written, `conflicts` names the
  * files both sides changed incompatibly and `patchArtifact` keeps the session's version as a patch.
  */
-export type CommitReport =
+export type CommitReport = (
   | { dir: string; status: 'unchanged' }
   | { dir: string; status: 'committed'; files: CommittedFile[]; diffArtifact: string }
-  | { dir: string; status: 'conflict'; conflicts: string[]; patchArtifact: string };
+  | { dir: string; status: 'conflict'; conflicts: string[]; patchArtifact: string }
+) & {
+  /** Protected paths the session changed that this commit held back (heldBack.ts), with their diff. */
+  held?: { files: HeldFile[]; diff: string };
+  /** Held-back files granted before this commit: those it wrote, and those the backing folder changed meanwhile. */
+  applied?: { files: CommittedFile[]; conflicts: string[] };
+};
 
 /** A path the session changed in its checkout and has not committed. */
 export type UncommittedFile = { path: string; status: 'added' | 'modified' | 'deleted' };

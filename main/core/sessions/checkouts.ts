@@ -1,8 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { SessionEvent } from '../../common/events.js';
+import type { EventOf, NewEvent, SessionEvent } from '../../common/events.js';
+import { HELD_BACK_TOOL } from '../approvals/state.js';
+import { importMarkOf, isImportedSeq } from '../log/imported.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { Checkout } from '../persistent/checkout.js';
+import type { HeldFile } from '../persistent/heldBack.js';
 import type { CommitReport, PersistentDirSpec } from '../persistent/types.js';
 import { checkoutLocation, readPersistentConfig, type PersistentConfig } from './layout.js';
 import type { UncommittedDir } from './types.js';
@@ -93,7 +96,8 @@ export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions):
   for (const dir of config.dirs) {
     const checkout = await openCheckout(log, dir);
     if (!options.newTurn) continue;
-    if (dir.commit === 'auto' && !config.readOnly.includes(dir.name) && isTurnPending(log.dir, dir.name)) {
+    const owed = isTurnPending(log.dir, dir.name) || approvedHeld(heldEvents(log), dir.name).length > 0;
+    if (dir.commit === 'auto' && !config.readOnly.includes(dir.name) && owed) {
       const report = await commitCheckout(log, checkout, options.onEvent);
       clearTurnPending(log.dir, dir.name);
       if (report.status !== 'unchanged') preparation.commits.push(report);
@@ -184,7 +188,11 @@ async function commitEach(
   return reports;
 }
 
-/** Commits one checkout and records a `persistent_commit` event for what reached the backing folder. */
+/**
+ * Commits one checkout and records a `persistent_commit` event for what reached the backing folder. Held-back
+ * protected files granted since are written first (their own persistent_commit, naming the request's patch);
+ * those this commit held back become one approval_request (tool HELD_BACK_TOOL) showing their diff.
+ */
 async function commitCheckout(
   log: SessionLog,
   checkout: Checkout,
@@ -192,19 +200,97 @@ async function commitCheckout(
 ): Promise<CommitReport> {
   const name = checkout.spec.name;
   const stem = `commits/${log.lastSeq() + 1}-${name}-${Date.now().toString(36)}`;
-  const report = await checkout.commit({ artifactsDir: log.artifactsDir, artifactStem: stem });
-  if (report.status !== 'committed') return report;
-  const result = log.append(
-    {
+  const approved = approvedHeld(heldEvents(log), name);
+  const report = await checkout.commit({
+    artifactsDir: log.artifactsDir,
+    artifactStem: stem,
+    approvedHeld: approved.flatMap((request) => request.files),
+  });
+  const record = (event: NewEvent) => {
+    const result = log.append(event, { expectedLastSeq: log.lastSeq() });
+    if (result.ok) for (const appended of result.events) onEvent?.(appended);
+  };
+  for (const request of approved) {
+    const files =
+      report.applied?.files.filter((file) => request.files.some((f) => f.path === file.path)) ?? [];
+    record({
+      kind: 'persistent_commit',
+      dir: name,
+      files: files.map(({ path, preHash, postHash }) => ({ path, preHash, postHash })),
+      diffArtifact: request.patchArtifact,
+    });
+    // A file the backing folder changed since is not written (the report's applied.conflicts names it).
+  }
+  if (report.status === 'committed') {
+    record({
       kind: 'persistent_commit',
       dir: name,
       files: report.files.map(({ path, preHash, postHash }) => ({ path, preHash, postHash })),
       diffArtifact: report.diffArtifact,
-    },
-    { expectedLastSeq: log.lastSeq() },
-  );
-  if (result.ok) for (const event of result.events) onEvent?.(event);
+    });
+  }
+  if (report.held) {
+    const held: HeldRequest = { dir: name, patchArtifact: `${stem}.patch`, files: report.held.files };
+    const reasons = [...new Set(report.held.files.map((file) => file.reason))];
+    record({
+      kind: 'approval_request',
+      toolCallId: `held-${stem}`,
+      tool: HELD_BACK_TOOL,
+      arguments: JSON.stringify(held),
+      reason:
+        `the turn changed protected files (${report.held.files.map((file) => file.path).join(', ')}): ` +
+        `${reasons.join('; ')}. They reach ${name} only if you approve; denied, they are dropped`,
+      diff: report.held.diff,
+    });
+  }
   return report;
+}
+
+/** What approvedHeld reads: session_created (the import mark), the approval events and the commits. */
+function heldEvents(log: SessionLog): SessionEvent[] {
+  const created = log.read({ fromSeq: 1, limit: 1, validate: false });
+  const kinds = log.readKinds(['approval_request', 'approval_granted', 'persistent_commit'], {
+    validate: false,
+  });
+  return [...created, ...kinds];
+}
+
+/** What a held-back approval request carries in its `arguments`. */
+type HeldRequest = { dir: string; patchArtifact: string; files: HeldFile[] };
+
+/**
+ * The held-back requests of `dir` that were granted and not yet written: no persistent_commit naming the
+ * request's patch came after the grant. Requests from an imported file never count (their grant is no grant).
+ */
+function approvedHeld(events: readonly SessionEvent[], dir: string): HeldRequest[] {
+  const grantedAt = new Map<number, number>();
+  for (const grant of grantsMadeHere(events)) grantedAt.set(grant.requestSeq, grant.seq);
+  const found: HeldRequest[] = [];
+  for (const event of events) {
+    if (event.kind !== 'approval_request' || event.tool !== HELD_BACK_TOOL) continue;
+    const granted = grantedAt.get(event.seq);
+    if (granted === undefined) continue;
+    const held = JSON.parse(event.arguments) as HeldRequest;
+    if (held.dir !== dir) continue;
+    const written = events.some(
+      (later) =>
+        later.seq > granted &&
+        later.kind === 'persistent_commit' &&
+        later.diffArtifact === held.patchArtifact,
+    );
+    if (!written) found.push(held);
+  }
+  return found;
+}
+
+/** The approval_granted events made here (not imported), of any scope. */
+function grantsMadeHere(events: readonly SessionEvent[]): EventOf<'approval_granted'>[] {
+  const first = events[0];
+  const mark = first?.kind === 'session_created' ? importMarkOf(first) : undefined;
+  return events.filter(
+    (event): event is EventOf<'approval_granted'> =>
+      event.kind === 'approval_granted' && !isImportedSeq(mark, event.seq),
+  );
 }
 
 function chooseDirs(
