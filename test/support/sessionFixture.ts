@@ -79,18 +79,27 @@ export function newSessionArgs(
 
 /**
  * Creates a session log (open for writing; the caller closes it) in `project` on the server's scripted
- * model, context window 32 000; `systemPrompt` only when given (else Keel's default).
+ * model, over its OpenAI-compatible endpoint unless `provider` says `anthropic` (the caller's host then needs
+ * some ANTHROPIC_API_KEY), context window 32 000 unless given; `systemPrompt` only when given (else Keel's
+ * default).
  */
 export function createScriptedSession(
   fixture: Pick<SessionFixture, 'home' | 'project' | 'server'>,
-  options: { policy: Policy; toolMode: ToolMode; systemPrompt?: string },
+  options: {
+    policy: Policy;
+    toolMode: ToolMode;
+    systemPrompt?: string;
+    provider?: 'openai-compatible' | 'anthropic';
+    contextWindow?: number;
+  },
 ): SessionLog {
+  const anthropic = options.provider === 'anthropic';
   return SessionLog.create(fixture.home, {
     projectFolder: fixture.project,
-    provider: 'openai-compatible',
+    provider: anthropic ? 'anthropic' : 'openai-compatible',
     model: SCRIPTED_MODEL,
-    baseUrl: fixture.server.openaiBaseUrl,
-    contextWindow: 32_000,
+    baseUrl: anthropic ? fixture.server.anthropicBaseUrl : fixture.server.openaiBaseUrl,
+    contextWindow: options.contextWindow ?? 32_000,
     toolMode: options.toolMode,
     policy: options.policy,
     ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),

@@ -3,11 +3,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../../main/common/clock.js';
-import { SessionLog } from '../../../../main/core/log/sessionLog.js';
+import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { createTurnHost } from '../../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
 import type { ProviderServer, RecordedRequest } from '../../../support/providerServer.js';
-import { closeSessionFixture, SCRIPTED_MODEL, startSessionFixture } from '../../../support/sessionFixture.js';
+import {
+  closeSessionFixture,
+  createScriptedSession,
+  startSessionFixture,
+} from '../../../support/sessionFixture.js';
 
 let dir: string;
 let home: string;
@@ -41,15 +45,10 @@ type Format = (typeof FORMATS)[number];
 const CLOCK = fixedClock('2026-12-01T12:00:00Z');
 
 function createSession(format: Format): SessionLog {
-  const log = SessionLog.create(home, {
-    projectFolder: project,
-    provider: format,
-    model: SCRIPTED_MODEL,
-    baseUrl: format === 'anthropic' ? server.anthropicBaseUrl : server.openaiBaseUrl,
-    contextWindow: 200_000,
-    toolMode: 'write',
-    policy: 'full-auto',
-  });
+  const log = createScriptedSession(
+    { home, project, server },
+    { policy: 'full-auto', toolMode: 'write', provider: format, contextWindow: 200_000 },
+  );
   logs.push(log);
   return log;
 }

@@ -2,13 +2,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../../main/common/events.js';
-import { SessionLog } from '../../../../main/core/log/sessionLog.js';
+import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { INSTRUCTIONS_HEADING } from '../../../../main/core/projection/index.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../../../../main/core/prompts/system.js';
 import { createTurnHost } from '../../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
 import type { ProviderServer } from '../../../support/providerServer.js';
-import { closeSessionFixture, SCRIPTED_MODEL, startSessionFixture } from '../../../support/sessionFixture.js';
+import {
+  closeSessionFixture,
+  createScriptedSession,
+  startSessionFixture,
+} from '../../../support/sessionFixture.js';
 
 let dir: string;
 let home: string;
@@ -29,18 +33,13 @@ afterEach(async () => {
 });
 
 const ENV = { ANTHROPIC_API_KEY: 'sk-ant-test' };
+type Format = 'openai-compatible' | 'anthropic';
 
-/** A session on the project folder itself (no checkout) pinned to the scripted server in one wire format. */
-function createSession(format: 'openai-compatible' | 'anthropic'): SessionLog {
-  const log = SessionLog.create(home, {
-    projectFolder: project,
-    provider: format,
-    model: SCRIPTED_MODEL,
-    baseUrl: format === 'anthropic' ? server.anthropicBaseUrl : server.openaiBaseUrl,
-    contextWindow: 200_000,
-    toolMode: 'write',
-    policy: 'ask',
-  });
+function createSession(format: Format): SessionLog {
+  const log = createScriptedSession(
+    { home, project, server },
+    { policy: 'ask', toolMode: 'write', provider: format, contextWindow: 200_000 },
+  );
   logs.push(log);
   return log;
 }
