@@ -110,16 +110,19 @@ describe('run_command in the box', () => {
     expect(existsSync(target)).toBe(false);
   });
 
-  it('cannot write git hooks or config, while the rest of .git stays writable', async () => {
+  it('cannot write anything in .git (hooks, config, HEAD) nor move it away: the whole folder is read-only in the box', async () => {
     mkdirSync(path.join(t.workspace, '.git', 'hooks'), { recursive: true });
     writeFileSync(path.join(t.workspace, '.git', 'config'), '[core]\n');
+    writeFileSync(path.join(t.workspace, '.git', 'HEAD'), 'ref: refs/heads/main\n');
     const outcome = await run({
-      command: 'echo evil > .git/hooks/pre-commit; echo evil >> .git/config; echo fine > .git/HEAD; echo end',
+      command:
+        'echo evil > .git/hooks/pre-commit; echo evil >> .git/config; echo evil > .git/HEAD; mv .git .git_old; echo end',
     });
     expect(outcome.content).toContain('end');
     expect(existsSync(path.join(t.workspace, '.git', 'hooks', 'pre-commit'))).toBe(false);
     expect(readFileSync(path.join(t.workspace, '.git', 'config'), 'utf8')).toBe('[core]\n');
-    expect(readFileSync(path.join(t.workspace, '.git', 'HEAD'), 'utf8')).toBe('fine\n');
+    expect(readFileSync(path.join(t.workspace, '.git', 'HEAD'), 'utf8')).toBe('ref: refs/heads/main\n');
+    expect(existsSync(path.join(t.workspace, '.git_old'))).toBe(false);
   });
 
   it('streams output live and redacts what the model sees', async () => {
