@@ -92,3 +92,21 @@ describe('token counting on pathological text', () => {
     });
   });
 });
+
+describe('ordinary text counted word by word', () => {
+  it('is exact: cuts only where no pre-tokenizer piece spans (before a space, after a line break)', async () => {
+    const o200k = new Tiktoken((await import('js-tiktoken/ranks/o200k_base')).default);
+    const texts = [
+      'end.\nNext line\n\n  indented  twice\tand tabs\r\nwindows line\n',
+      "It's a test; don't split: (a, b) => a + b;\n}\n\n// comment\n",
+      'Zahlen 12345 und Wörter, 漢字 かな, émigré naïve\n'.repeat(20),
+      `${'QUJD'.repeat(16)}\n`.repeat(30),
+      'emoji 😀 then space 😀😀 x\n😀\n',
+    ];
+    for (const encoder of [new Tiktoken(cl100k), o200k]) {
+      const exactOf = (text: string) => encoder.encode(text, [], []).length;
+      const counter = chunkedCounter(exactOf);
+      for (const text of texts) expect(counter(text)).toBe(exactOf(text));
+    }
+  });
+});

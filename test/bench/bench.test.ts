@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PATHOLOGICAL_STAGES } from './benches/pathological.js';
 import { makeMetric, median, percentile } from './harness.js';
 import type { BenchReport } from './report.js';
 import { BENCHES, main, parseArgs } from './run.js';
@@ -64,7 +65,7 @@ describe('bench runner', () => {
     expect(byName.list?.skipped.langgraph).toBeTruthy();
     expect(byName.project?.notes.join(' ')).not.toContain('WARNING');
     expect(byName.list?.notes.join(' ')).not.toContain('WARNING');
-    expect(report.targets).toHaveLength(3);
+    expect(report.targets).toHaveLength(3 + PATHOLOGICAL_STAGES.length);
     for (const target of report.targets) expect(typeof target.pass).toBe('boolean');
   });
 

@@ -1,4 +1,5 @@
 import { cpus, totalmem } from 'node:os';
+import { PATHOLOGICAL_MS_PER_MB, PATHOLOGICAL_STAGES } from './benches/pathological.js';
 import type { BenchResult, Metric, Peer } from './harness.js';
 import { PEERS, PEER_LABELS, round } from './harness.js';
 import type { SizeName } from './sizes.js';
@@ -94,6 +95,16 @@ export function evaluateTargets(benches: readonly BenchResult[]): TargetResult[]
       unit: 'x',
       pass: check(bytesRatio, (v) => v >= 10),
     },
+    ...PATHOLOGICAL_STAGES.map((stage) => {
+      const worst = findMetric(benches, 'pathological', `${stage}: worst shape`)?.values.keel ?? null;
+      return {
+        name: `${stage} of pathological text, worst shape`,
+        target: `< ${PATHOLOGICAL_MS_PER_MB} ms/MB`,
+        actual: worst,
+        unit: 'ms/MB',
+        pass: check(worst, (v) => v < PATHOLOGICAL_MS_PER_MB),
+      };
+    }),
   ];
 }
 

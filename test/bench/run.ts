@@ -10,6 +10,7 @@ import { BENCH_SYSTEM_PROMPT } from './benches/context.js';
 import { ftsSearchBench } from './benches/ftsSearch.js';
 import { listSessionsBench } from './benches/listSessions.js';
 import { openProjectBench } from './benches/openProject.js';
+import { pathologicalBench } from './benches/pathological.js';
 import { runnerBench } from './benches/runner.js';
 import { turnBench } from './benches/turn.js';
 import type { BenchResult, Progress } from './harness.js';
@@ -31,6 +32,7 @@ export const BENCHES: readonly Bench[] = [
   turnBench,
   runnerBench,
   sessionsBench,
+  pathologicalBench,
 ];
 
 /** Parsed command line of the bench runner. */

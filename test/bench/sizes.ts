@@ -44,6 +44,10 @@ export type Sizes = {
   floodMb: number;
   /** Files in the tree grep searches. */
   grepFiles: number;
+  /** Bytes of each pathological text shape fed through capture, redaction, counting and projection. */
+  pathologicalBytes: number;
+  /** Timed runs per stage and shape (median reported). */
+  pathologicalRuns: number;
 };
 
 /** Named size profiles: `full` (default), `quick` (--quick) and `tiny` (the smoke test). */
@@ -71,6 +75,8 @@ export const SIZE_PROFILES = {
     runnerSpawnRuns: 21,
     floodMb: 100,
     grepFiles: 10_000,
+    pathologicalBytes: 1024 * 1024,
+    pathologicalRuns: 5,
   },
   quick: {
     conversationSteps: 220,
@@ -95,6 +101,8 @@ export const SIZE_PROFILES = {
     runnerSpawnRuns: 9,
     floodMb: 20,
     grepFiles: 2_000,
+    pathologicalBytes: 1024 * 1024,
+    pathologicalRuns: 3,
   },
   tiny: {
     conversationSteps: 24,
@@ -119,6 +127,8 @@ export const SIZE_PROFILES = {
     runnerSpawnRuns: 2,
     floodMb: 1,
     grepFiles: 50,
+    pathologicalBytes: 64 * 1024,
+    pathologicalRuns: 1,
   },
 } as const satisfies Record<string, Sizes>;
 

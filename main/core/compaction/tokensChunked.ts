@@ -12,7 +12,12 @@ export const CHUNK_CHARS = 64;
  */
 export const MAX_ERROR_PER_CUT = 2;
 
-/** Pieces counted at most once per process; the cache is dropped when it holds this many. */
+// Where ordinary text is cut: after a non-space followed by a space, after a line break followed by a
+// letter or digit. No pre-tokenizer piece of cl100k or o200k spans either point (o200k's punctuation
+// piece takes line breaks and slashes after it, `}\n\n//`, so a break before other characters is no cut).
+const WORD_CUT = /\S(?= )|\n(?=[\p{L}\p{N}])/gu;
+
+/** Pieces counted at most once per counter; the cache is dropped when it holds this many. */
 const CACHE_LIMIT = 8192;
 
 // A stretch longer than CHUNK_CHARS: linear to match (the engine advances past each stretch it rejects).
@@ -75,7 +80,18 @@ export function chunkedCounter(encode: (text: string) => number): (text: string)
     if (text === '') return 0;
     const { ordinary, pieces } = chunkText(text);
     let total = 0;
-    for (const segment of ordinary) total += encode(segment);
+    for (const segment of ordinary) {
+      // Ordinary text is counted word by word (see WORD_CUT: the sum is exact), each distinct word once.
+      WORD_CUT.lastIndex = 0;
+      let from = 0;
+      let cut: RegExpExecArray | null;
+      while ((cut = WORD_CUT.exec(segment)) !== null) {
+        const end = cut.index + cut[0].length; // an astral character is two code units
+        total += countPiece(segment.slice(from, end));
+        from = end;
+      }
+      total += countPiece(segment.slice(from));
+    }
     for (const piece of pieces) total += countPiece(piece);
     return total;
   };
