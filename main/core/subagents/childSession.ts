@@ -262,8 +262,10 @@ class SubagentCallRun {
       tools: { ...parent.tools, sessionDir: child.dir, artifactsDir: child.artifactsDir },
       sandboxAvailable: parent.sandboxAvailable,
       systemPrompt: created.systemPrompt ?? parent.systemPrompt,
-      // The child works in the parent's workspace: the same project instructions apply (in its own log).
+      // The child works in the parent's workspace: the same project instructions apply (in its own log), and
+      // its requests end with the same environment block (with its own policy).
       ...(parent.instructions ? { instructions: parent.instructions } : {}),
+      ...(parent.environment ? { environment: parent.environment } : {}),
       maxSteps: Math.max(0, budget.maxTurns - usedTurns),
       signal: controller.signal,
       hooks: {

@@ -84,6 +84,39 @@ const readChild = (id: string) => {
   }
 };
 
+describe('what a subagent is told', () => {
+  it('gets the project instructions after its system prompt and the environment block at the end, as its parent does', async () => {
+    script = scriptBoth({
+      parent: (step) =>
+        step === 0 ? spawn({ task: TASK, tools: ['grep'] }) : { kind: 'reply', text: 'None.' },
+      child: () => ({ kind: 'reply', text: 'No TODO-MARK anywhere.' }),
+    });
+    const parent = createParent('auto-edit');
+    const files = [{ path: 'AGENTS.md', sha256: 'h', size: 12, content: 'Be thorough.' }];
+    const host = parentHost(parent, {
+      instructions: () => Promise.resolve(files),
+      environment: (state) => Promise.resolve(`<environment>\nPolicy: ${state.policy}\n</environment>`),
+    });
+    expect(await runTurn(host, { prompt: 'Any TODO-MARKs?' })).toEqual({
+      status: 'completed',
+      text: 'None.',
+    });
+    expect(rejected(server)).toEqual([]);
+    const [child] = childRequests();
+    const messages = (child?.body as Body).messages;
+    expect(messages[1]?.role).toBe('system');
+    expect(messages[1]?.content).toContain('## AGENTS.md\n\nBe thorough.');
+    // The child's own policy (a grep-only child is read-only), not its parent's.
+    expect(messages.at(-1)).toEqual({
+      role: 'user',
+      content: '<environment>\nPolicy: read-only\n</environment>',
+    });
+    expect(ofKind(readChild(childIdOf(parent)), 'instructions_loaded').map((event) => event.files)).toEqual([
+      files,
+    ]);
+  });
+});
+
 describe('a subagent keeps the parent window clean', () => {
   it('grows the parent request by the bounded answer while the child log holds thousands of grep lines', async () => {
     writeLargeTree(project, MARKER, { dirs: 6, filesPerDir: 5, linesPerFile: 100 });
