@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadEstimator, type TokenEstimator } from '../../main/core/compaction/tokens.js';
 import {
   CHUNK_CHARS,
+  ESTIMATE_AFTER_CHARS,
   MAX_ERROR_PER_CUT,
   chunkCuts,
   chunkText,
@@ -108,5 +109,23 @@ describe('ordinary text counted word by word', () => {
       const counter = chunkedCounter(exactOf);
       for (const text of texts) expect(counter(text)).toBe(exactOf(text));
     }
+  });
+});
+
+describe('past ESTIMATE_AFTER_CHARS of distinct pieces', () => {
+  it('estimates random base64 without line breaks within 2% of the exact count, with bounded BPE work', () => {
+    let seed = 12345;
+    const bytes = Buffer.alloc(384 * 1024);
+    for (let i = 0; i < bytes.length; i += 1) {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      bytes[i] = seed >>> 24;
+    }
+    const text = bytes.toString('base64');
+    calls = [];
+    const estimated = chunkedCounter(recording)(text);
+    const encodedChars = calls.reduce((sum, piece) => sum + piece.length, 0);
+    expect(encodedChars).toBeLessThanOrEqual(ESTIMATE_AFTER_CHARS + CHUNK_CHARS);
+    const exactCount = exact(text);
+    expect(Math.abs(estimated - exactCount) / exactCount).toBeLessThanOrEqual(0.02);
   });
 });
