@@ -114,7 +114,7 @@ describe('keel import / keel export', () => {
     expect(JSON.parse(json.stdout)).toEqual([
       {
         ...created,
-        metadata: { imported: { at: expect.any(String), through: 10, projectChosen: false } },
+        metadata: { imported: { at: expect.any(String) as unknown, through: 10, projectChosen: false } },
       },
       ...rest,
     ]);
