@@ -15,7 +15,9 @@ import {
 
 // Issue 15, "Protected files land through commands in checkout mode": a command in full-auto writes the
 // files editors, direnv and git hooks run later. The commit holds every protected path back behind an
-// approval showing its diff; the rest of the turn's changes commit as usual.
+// approval showing its diff; the rest of the turn's changes commit as usual. In --commit direct the
+// command writes the folder itself: what it changed under a protected name is put back when the turn
+// stops and asked for the same way.
 
 let dir: string;
 let home: string;
@@ -67,9 +69,14 @@ const attack: ScriptStep = {
 const read = (file: string) =>
   fs.existsSync(path.join(project, file)) ? fs.readFileSync(path.join(project, file), 'utf8') : undefined;
 
-async function attackTurn(): Promise<{ id: string; request: EventOf<'approval_request'> }> {
+async function attackTurn(
+  extra: string[] = [],
+): Promise<{ id: string; request: EventOf<'approval_request'> }> {
   server.enqueue(attack, { kind: 'reply', text: 'done' });
-  const run = await keel(home, newSessionArgs({ project, server }, { policy: 'full-auto', prompt: 'go' }));
+  const run = await keel(
+    home,
+    newSessionArgs({ project, server }, { policy: 'full-auto', prompt: 'go', extra }),
+  );
   expect(run.code, run.stderr).toBe(0);
   const id = onlySessionId(home);
   // The command ran and wrote everything in the checkout; only the plain file reached the folder.
@@ -89,9 +96,12 @@ async function attackTurn(): Promise<{ id: string; request: EventOf<'approval_re
   return { id, request: request as EventOf<'approval_request'> };
 }
 
-describe('attack: protected files written by a command reach the folder only when approved', () => {
+describe.each([
+  ['a checkout (--commit auto)', []],
+  ['--commit direct', ['--commit', 'direct']],
+])('attack: protected files written by a command reach the folder only when approved, on %s', (_, extra) => {
   it('holds them back behind an approval; granted, the next commit writes them', async () => {
-    const { id, request } = await attackTurn();
+    const { id, request } = await attackTurn(extra);
     const wide = await keel(home, ['approve', id, '--request', String(request.seq), '--scope', 'session']);
     expect(wide.code).toBe(2);
     expect(wide.stderr).toContain('only the scope "once" applies');
@@ -122,7 +132,7 @@ describe('attack: protected files written by a command reach the folder only whe
   });
 
   it('denied, they are dropped: the folder never gets them', async () => {
-    const { id, request } = await attackTurn();
+    const { id, request } = await attackTurn(extra);
     const denied = await keel(home, ['deny', id, '--request', String(request.seq)]);
     expect(denied.code, denied.stderr).toBe(0);
     server.enqueue({ kind: 'reply', text: 'next' });

@@ -5,6 +5,13 @@ import { HELD_BACK_TOOL } from '../approvals/state.js';
 import { importMarkOf, isImportedSeq } from '../log/imported.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { Checkout } from '../persistent/checkout.js';
+import {
+  applyDirect,
+  holdDirect,
+  snapshotProtected,
+  type DirectHeldFile,
+  type ProtectedSnapshot,
+} from '../persistent/directHeld.js';
 import type { HeldFile } from '../persistent/heldBack.js';
 import type { CommitReport, PersistentDirSpec } from '../persistent/types.js';
 import { checkoutLocation, readPersistentConfig, type PersistentConfig } from './layout.js';
@@ -91,12 +98,16 @@ export function existingCheckouts(dataDir: string, config: PersistentConfig): Ch
 export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions): Promise<TurnPreparation> {
   const config = persistentConfigOf(log);
   const preparation: TurnPreparation = { commits: [], reset: [] };
-  if (!config) return preparation;
+  if (!config) {
+    await prepareDirect(log, options.onEvent);
+    return preparation;
+  }
   const started = Date.now();
   for (const dir of config.dirs) {
     const checkout = await openCheckout(log, dir);
     if (!options.newTurn) continue;
-    const owed = isTurnPending(log.dir, dir.name) || approvedHeld(heldEvents(log), dir.name).length > 0;
+    const owed =
+      isTurnPending(log.dir, dir.name) || approvedHeld(heldEvents(log), dir.name, false).length > 0;
     if (dir.commit === 'auto' && !config.readOnly.includes(dir.name) && owed) {
       const report = await commitCheckout(log, checkout, options.onEvent);
       clearTurnPending(log.dir, dir.name);
@@ -115,7 +126,10 @@ export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions):
 /** When a turn stops (it ended, paused for approval, or was interrupted): commits every writable auto dir. */
 export async function finishTurn(log: SessionLog, options: CommitDirsOptions = {}): Promise<CommitReport[]> {
   const config = persistentConfigOf(log);
-  if (!config) return [];
+  if (!config) {
+    await finishDirect(log, options.onEvent);
+    return [];
+  }
   const started = Date.now();
   const auto = config.dirs.filter((dir) => dir.commit === 'auto' && !config.readOnly.includes(dir.name));
   const reports = await commitEach(log, auto, options.onEvent);
@@ -200,7 +214,7 @@ async function commitCheckout(
 ): Promise<CommitReport> {
   const name = checkout.spec.name;
   const stem = `commits/${log.lastSeq() + 1}-${name}-${Date.now().toString(36)}`;
-  const approved = approvedHeld(heldEvents(log), name);
+  const approved = approvedHeld(heldEvents(log), name, false);
   const report = await checkout.commit({
     artifactsDir: log.artifactsDir,
     artifactStem: stem,
@@ -255,23 +269,99 @@ function heldEvents(log: SessionLog): SessionEvent[] {
   return [...created, ...kinds];
 }
 
-/** What a held-back approval request carries in its `arguments`. */
-type HeldRequest = { dir: string; patchArtifact: string; files: HeldFile[] };
+/** What a held-back approval request carries in its `arguments` (`direct`: a --commit direct session's). */
+type HeldRequest = { dir: string; patchArtifact: string; files: HeldFile[]; direct?: false };
+type DirectHeldRequest = { dir: string; patchArtifact: string; files: DirectHeldFile[]; direct: true };
+
+/** A direct session's photograph of its folder's protected paths, taken when a turn (segment) starts. */
+const DIRECT_SNAPSHOT = 'protected-snapshot.json';
+/** The name direct sessions' held files and commits go under (their folder is the project). */
+const DIRECT_DIR = 'project';
+
+function projectFolderOf(log: SessionLog): string | undefined {
+  const [created] = log.read({ fromSeq: 1, limit: 1, validate: false });
+  return created?.kind === 'session_created' ? created.projectFolder : undefined;
+}
+
+/**
+ * A direct session's turn starts: held files granted since are written into the folder (a persistent_commit
+ * naming the request's patch), then the folder's protected paths are photographed for finishDirect.
+ */
+async function prepareDirect(log: SessionLog, onEvent: ((event: SessionEvent) => void) | undefined) {
+  const root = projectFolderOf(log);
+  if (root === undefined || !fs.existsSync(root)) return;
+  for (const request of approvedHeld(heldEvents(log), DIRECT_DIR, true)) {
+    const applied = await applyDirect(root, request.files, log.artifactsDir);
+    const result = log.append(
+      {
+        kind: 'persistent_commit',
+        dir: DIRECT_DIR,
+        files: applied.files.map(({ path, preHash, postHash }) => ({ path, preHash, postHash })),
+        diffArtifact: request.patchArtifact,
+      },
+      { expectedLastSeq: log.lastSeq() },
+    );
+    if (result.ok) for (const event of result.events) onEvent?.(event);
+  }
+  fs.writeFileSync(path.join(log.dir, DIRECT_SNAPSHOT), JSON.stringify(snapshotProtected(root)));
+}
+
+/**
+ * A direct session's turn stops: every protected path it changed in the folder is put back and asked for
+ * with one approval_request, as a checkout's commit does (granted, the next turn's start writes them).
+ */
+async function finishDirect(log: SessionLog, onEvent: ((event: SessionEvent) => void) | undefined) {
+  const root = projectFolderOf(log);
+  const file = path.join(log.dir, DIRECT_SNAPSHOT);
+  if (root === undefined || !fs.existsSync(file)) return;
+  const before = JSON.parse(fs.readFileSync(file, 'utf8')) as ProtectedSnapshot;
+  fs.rmSync(file, { force: true });
+  const stem = `commits/${log.lastSeq() + 1}-${DIRECT_DIR}-${Date.now().toString(36)}`;
+  const held = await holdDirect(root, before, { artifactsDir: log.artifactsDir, artifactStem: stem });
+  if (held.diff === '') return;
+  const patchArtifact = `${stem}.patch`;
+  fs.mkdirSync(path.dirname(path.join(log.artifactsDir, patchArtifact)), { recursive: true });
+  fs.writeFileSync(path.join(log.artifactsDir, patchArtifact), held.diff);
+  const request: DirectHeldRequest = { dir: DIRECT_DIR, patchArtifact, files: held.files, direct: true };
+  const names = held.files.map((f) => f.path);
+  const kept = held.files.length === 0 ? '' : ` (${names.join(', ')}): they were put back as they were`;
+  const result = log.append(
+    {
+      kind: 'approval_request',
+      toolCallId: `held-${stem}`,
+      tool: HELD_BACK_TOOL,
+      arguments: JSON.stringify(request),
+      reason:
+        `the turn changed protected files in the project folder itself${kept}. ` +
+        `Approved, the turn's versions are written when the next turn starts; denied, they are dropped` +
+        (before.complete ? '' : '. The folder is too large to check whole: parts were not looked at'),
+      diff: held.diff,
+    },
+    { expectedLastSeq: log.lastSeq() },
+  );
+  if (result.ok) for (const event of result.events) onEvent?.(event);
+}
 
 /**
  * The held-back requests of `dir` that were granted and not yet written: no persistent_commit naming the
  * request's patch came after the grant. Requests from an imported file never count (their grant is no grant).
  */
-function approvedHeld(events: readonly SessionEvent[], dir: string): HeldRequest[] {
+function approvedHeld(events: readonly SessionEvent[], dir: string, direct: false): HeldRequest[];
+function approvedHeld(events: readonly SessionEvent[], dir: string, direct: true): DirectHeldRequest[];
+function approvedHeld(
+  events: readonly SessionEvent[],
+  dir: string,
+  direct: boolean,
+): (HeldRequest | DirectHeldRequest)[] {
   const grantedAt = new Map<number, number>();
   for (const grant of grantsMadeHere(events)) grantedAt.set(grant.requestSeq, grant.seq);
-  const found: HeldRequest[] = [];
+  const found: (HeldRequest | DirectHeldRequest)[] = [];
   for (const event of events) {
     if (event.kind !== 'approval_request' || event.tool !== HELD_BACK_TOOL) continue;
     const granted = grantedAt.get(event.seq);
     if (granted === undefined) continue;
-    const held = JSON.parse(event.arguments) as HeldRequest;
-    if (held.dir !== dir) continue;
+    const held = JSON.parse(event.arguments) as HeldRequest | DirectHeldRequest;
+    if (held.dir !== dir || (held.direct === true) !== direct) continue;
     const written = events.some(
       (later) =>
         later.seq > granted &&

@@ -1,0 +1,212 @@
+// Held back without a checkout: a `--commit direct` session's commands write the project folder itself, so
+// its protected paths (heldBack.ts's rule) are photographed when a turn starts and compared when it stops.
+// What the turn changed there is put back as it was (the turn's versions kept in the session's artifacts)
+// and asked for like a checkout's held-back files; granted, the turn's versions are written. See README.md.
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { createTwoFilesPatch } from 'diff';
+import { writeSymlinkConfined } from '../../sandbox/paths.js';
+import { heldReason } from './heldBack.js';
+import { removeConfined, writeStreamConfined } from './streamWrite.js';
+import type { CommittedFile } from './types.js';
+
+/** Folders never walked: dependencies, and git's own (its metadata is checked by gitMetadata.ts). */
+const SKIP = new Set(['node_modules', '.git']);
+const MAX_DIRS = 20_000;
+const MAX_FILES = 200;
+const MAX_BYTES = 1 << 20;
+
+type Entry =
+  | { kind: 'dir' }
+  | { kind: 'link'; target: string }
+  | { kind: 'file'; mode: number; sha256: string; content?: string };
+
+/** The protected entries of a folder: path (with `/`) → what is there; `complete` false when a bound cut the walk. */
+export type ProtectedSnapshot = { complete: boolean; entries: Record<string, Entry> };
+
+/** A protected path a direct turn changed and that was put back; `artifact` holds the turn's version. */
+export type DirectHeldFile = {
+  path: string;
+  reason: string;
+  status: 'added' | 'modified' | 'deleted';
+  /** The turn's version: absent when the turn deleted the path. */
+  after?: { kind: 'file'; mode: number; sha256: string; artifact: string } | { kind: 'link'; target: string };
+  /** What was there before (and was put back), to check before writing the turn's version. */
+  beforeSha256?: string | null;
+};
+
+/** Walks `root` (no link followed) and records every entry under a protected name. */
+export function snapshotProtected(root: string): ProtectedSnapshot {
+  const entries: Record<string, Entry> = {};
+  let complete = true;
+  let dirs = 0;
+  let files = 0;
+  const stack: { rel: string; inside: boolean }[] = [{ rel: '', inside: false }];
+  while (stack.length > 0) {
+    const { rel, inside } = stack.pop() as { rel: string; inside: boolean };
+    if (++dirs > MAX_DIRS) {
+      complete = false;
+      break;
+    }
+    let listing: fs.Dirent[];
+    try {
+      listing = fs.readdirSync(path.join(root, rel), { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const dirent of listing) {
+      if (SKIP.has(dirent.name)) continue;
+      const child = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
+      const held = inside || heldReason(child) !== null;
+      if (dirent.isDirectory()) {
+        if (held) entries[child] = { kind: 'dir' };
+        stack.push({ rel: child, inside: held });
+        continue;
+      }
+      if (!held) continue;
+      if (++files > MAX_FILES) {
+        complete = false;
+        continue;
+      }
+      const full = path.join(root, child);
+      if (dirent.isSymbolicLink()) {
+        entries[child] = { kind: 'link', target: fs.readlinkSync(full) };
+      } else if (dirent.isFile()) {
+        const stat = fs.lstatSync(full);
+        const bytes = stat.size <= MAX_BYTES ? fs.readFileSync(full) : undefined;
+        const sha256 = createHash('sha256')
+          .update(bytes ?? `${stat.size}:${stat.mtimeMs}`)
+          .digest('hex');
+        entries[child] = {
+          kind: 'file',
+          mode: stat.mode & 0o777,
+          sha256,
+          ...(bytes ? { content: bytes.toString('base64') } : {}),
+        };
+      }
+    }
+  }
+  return { complete, entries };
+}
+
+const same = (a: Entry | undefined, b: Entry | undefined): boolean => {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.kind !== b.kind) return false;
+  if (a.kind === 'link' && b.kind === 'link') return a.target === b.target;
+  if (a.kind === 'file' && b.kind === 'file') return a.sha256 === b.sha256 && a.mode === b.mode;
+  return true;
+};
+
+const textOf = (entry: Entry | undefined): string =>
+  entry?.kind === 'file'
+    ? entry.content !== undefined
+      ? Buffer.from(entry.content, 'base64').toString('utf8')
+      : '[larger than 1 MiB]\n'
+    : entry?.kind === 'link'
+      ? `[link to ${entry.target}]\n`
+      : '';
+
+/**
+ * Puts back every protected file or link that differs between `before` and the folder now, keeping the
+ * turn's version as an artifact (`<artifactStem>/<path>`); returns what was held and its diff. A file too
+ * big to have been photographed is left as the turn made it and named in the diff only.
+ */
+export async function holdDirect(
+  root: string,
+  before: ProtectedSnapshot,
+  options: { artifactsDir: string; artifactStem: string },
+): Promise<{ files: DirectHeldFile[]; diff: string }> {
+  const after = snapshotProtected(root);
+  const paths = [...new Set([...Object.keys(before.entries), ...Object.keys(after.entries)])].sort();
+  const files: DirectHeldFile[] = [];
+  let diff = '';
+  for (const rel of paths) {
+    const was = before.entries[rel];
+    const now = after.entries[rel];
+    if (same(was, now) || was?.kind === 'dir' || now?.kind === 'dir') continue;
+    diff += createTwoFilesPatch(`a/${rel}`, `b/${rel}`, textOf(was), textOf(now));
+    if (
+      (was?.kind === 'file' && was.content === undefined) ||
+      (now?.kind === 'file' && now.content === undefined)
+    )
+      continue;
+    const held: DirectHeldFile = {
+      path: rel,
+      reason: heldReason(rel) ?? 'it is protected',
+      status: was === undefined ? 'added' : now === undefined ? 'deleted' : 'modified',
+      beforeSha256: was?.kind === 'file' ? was.sha256 : null,
+    };
+    if (now?.kind === 'file') {
+      const artifact = `${options.artifactStem}/${rel}`;
+      await writeStreamConfined(options.artifactsDir, artifact, Buffer.from(now.content as string, 'base64'));
+      held.after = { kind: 'file', mode: now.mode, sha256: now.sha256, artifact };
+    } else if (now?.kind === 'link') {
+      held.after = { kind: 'link', target: now.target };
+    }
+    await restore(root, rel, was);
+    files.push(held);
+  }
+  // Folders the turn made under protected names and left empty now go too.
+  for (const rel of paths.filter((p) => after.entries[p]?.kind === 'dir' && !before.entries[p]).reverse()) {
+    try {
+      fs.rmdirSync(path.join(root, rel));
+    } catch {
+      // Not empty (a file too big to hold, or one made meanwhile): it stays.
+    }
+  }
+  return { files, diff };
+}
+
+async function restore(root: string, rel: string, was: Entry | undefined): Promise<void> {
+  if (was === undefined) return removeConfined(root, rel);
+  if (was.kind === 'link') {
+    writeSymlinkConfined(root, rel, was.target, { argName: 'path', allowProtected: true });
+  } else if (was.kind === 'file') {
+    await writeStreamConfined(root, rel, Buffer.from(was.content as string, 'base64'), { mode: was.mode });
+  }
+}
+
+/** Writes granted direct held files: each only when the folder still holds what was put back. */
+export async function applyDirect(
+  root: string,
+  files: readonly DirectHeldFile[],
+  artifactsDir: string,
+): Promise<{ files: CommittedFile[]; conflicts: string[] }> {
+  const written: CommittedFile[] = [];
+  const conflicts: string[] = [];
+  for (const file of files) {
+    const current = snapshotEntry(root, file.path);
+    const currentSha = current?.kind === 'file' ? current.sha256 : null;
+    if (current?.kind === 'link' || currentSha !== (file.beforeSha256 ?? null)) {
+      conflicts.push(file.path);
+      continue;
+    }
+    if (file.after === undefined) {
+      removeConfined(root, file.path);
+      written.push({ path: file.path, preHash: currentSha, postHash: null });
+    } else if (file.after.kind === 'link') {
+      writeSymlinkConfined(root, file.path, file.after.target, { argName: 'path', allowProtected: true });
+      written.push({ path: file.path, preHash: currentSha, postHash: null });
+    } else {
+      const bytes = fs.readFileSync(path.join(artifactsDir, file.after.artifact));
+      const result = await writeStreamConfined(root, file.path, bytes, { mode: file.after.mode });
+      written.push({ path: file.path, preHash: currentSha, postHash: result.sha256 });
+    }
+  }
+  return { files: written, conflicts };
+}
+
+function snapshotEntry(root: string, rel: string): Entry | undefined {
+  const full = path.join(root, rel);
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(full);
+  } catch {
+    return undefined;
+  }
+  if (stat.isSymbolicLink()) return { kind: 'link', target: fs.readlinkSync(full) };
+  if (!stat.isFile()) return { kind: 'dir' };
+  const sha256 = createHash('sha256').update(fs.readFileSync(full)).digest('hex');
+  return { kind: 'file', mode: stat.mode & 0o777, sha256 };
+}
