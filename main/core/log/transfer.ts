@@ -172,6 +172,12 @@ export function parseExport(text: string): ParsedExport {
       expectedSeq++;
       continue;
     }
+    // Walked without recursion: a value nested deeper than any event would overflow the stack later.
+    if (nestedDeeperThan(value, MAX_NESTING)) {
+      report(`nested deeper than ${MAX_NESTING} levels (no event is): not an event`);
+      expectedSeq++;
+      continue;
+    }
     const event = parseEventValue(value, report);
     const seq = isRecord(value) && typeof value.seq === 'number' ? value.seq : undefined;
     if (seq !== undefined && Number.isInteger(seq) && seq !== expectedSeq) {
@@ -203,6 +209,23 @@ export function parseExport(text: string): ParsedExport {
     return { ok: false, problems: problems.slice(0, MAX_PROBLEMS) };
   }
   return { ok: true, events: events.map((e) => e.event) };
+}
+
+/** The deepest nesting an imported line may have; events are a few levels deep. */
+const MAX_NESTING = 64;
+
+/** True when `value` has arrays or objects nested more than `limit` deep; iterative, so it cannot overflow. */
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: { item: unknown; depth: number }[] = [{ item: value, depth: 0 }];
+  while (stack.length > 0) {
+    const { item, depth } = stack.pop() as { item: unknown; depth: number };
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth >= limit) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) {
+      stack.push({ item: child, depth: depth + 1 });
+    }
+  }
+  return false;
 }
 
 /** Checks one parsed JSON value against its kind's schema, reporting unknown kinds and fields. */
