@@ -99,11 +99,12 @@ export async function searchWorkspace(
   options: GrepOptions = {},
 ): Promise<GrepResult> {
   const target = resolvePath(ctx, args.path ?? '.', 'path');
-  const exists = await lstat(target).then(
-    () => true,
-    () => false,
-  );
-  if (!exists) throw new ToolError(await missingPath(ctx, args.path ?? '.', 'any'));
+  const info = await lstat(target).catch(() => undefined);
+  if (!info) throw new ToolError(await missingPath(ctx, args.path ?? '.', 'any'));
+  // A FIFO, socket or device named as the path would block the search (or never end): files and folders only.
+  if (!info.isFile() && !info.isDirectory() && !info.isSymbolicLink()) {
+    throw new ToolError(`path: "${args.path ?? '.'}" is not a regular file or a folder`);
+  }
   const engine = options.engine ?? 'auto';
   const limits = {
     maxMatches: options.maxMatches ?? toolLimits.grepMaxMatches,

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -60,6 +61,19 @@ describe.each<[string, GrepOptions]>([
     );
     expect((await grep({ pattern: 'needle', glob: '*.go' })).content).toBe('src/sub/c.go:1: needle in go');
     expect((await grep({ pattern: 'needle', path: 'src/a.ts' })).content).toBe('src/a.ts:2: // needle one');
+  });
+
+  it('refuses a FIFO named as the path at once, and a folder holding one is searched without blocking', async () => {
+    mkdirSync(path.join(t.workspace, 'pipes'));
+    execFileSync('mkfifo', [path.join(t.workspace, 'pipes', 'p')]);
+    writeFileSync(path.join(t.workspace, 'pipes', 'real.txt'), 'needle beside a fifo\n');
+    // A read of the FIFO would wait for a writer until the search's timeout: an answer now, from no open.
+    await expect(grep({ pattern: 'needle', path: 'pipes/p' }, { timeoutMs: 60_000 })).rejects.toThrow(
+      'path: "pipes/p" is not a regular file or a folder',
+    );
+    expect((await grep({ pattern: 'needle', path: 'pipes' }, { timeoutMs: 60_000 })).content).toBe(
+      'pipes/real.txt:1: needle beside a fifo',
+    );
   });
 
   it('supports regular expressions and says when nothing matches', async () => {
