@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { glob as runGlob } from 'tinyglobby';
 import { z } from 'zod';
@@ -67,6 +68,32 @@ function placePattern(ctx: ToolContext, pattern: string): { root: string; patter
   return { root: located.root, pattern: rel === '' ? '.' : rel.split(path.sep).join('/') };
 }
 
+/**
+ * True when `folder` resolves (links followed) to `root` or a folder under it. `realFolders` caches the
+ * lookups of one search only: a later search must see a folder swapped for a link since.
+ */
+function folderIsInside(folder: string, root: string, realFolders: Map<string, string | null>): boolean {
+  const real = (target: string) => {
+    if (!realFolders.has(target)) {
+      let resolved: string | null;
+      try {
+        resolved = fs.realpathSync.native(target);
+      } catch {
+        resolved = null;
+      }
+      realFolders.set(target, resolved);
+    }
+    return realFolders.get(target) ?? null;
+  };
+  const realRoot = real(root);
+  const realFolder = real(folder);
+  return (
+    realRoot !== null &&
+    realFolder !== null &&
+    (realFolder === realRoot || realFolder.startsWith(realRoot + path.sep))
+  );
+}
+
 async function globFiles(args: GlobArgs, ctx: ToolContext): Promise<ToolOutcome> {
   const placed = placePattern(ctx, args.pattern);
   const refusal = checkGlobPattern(placed.pattern);
@@ -82,10 +109,15 @@ async function globFiles(args: GlobArgs, ctx: ToolContext): Promise<ToolOutcome>
     ignore,
     signal: ctx.signal,
   });
-  // Defence in depth: whatever tinyglobby's expansion did, report nothing outside the root.
+  // A link named in the pattern's fixed part (`out/*` with out -> ../outside, `r/etc/*` with r -> /) is walked
+  // into by the expansion, and its names look inside: only names whose folder really is inside count.
+  const realFolders = new Map<string, string | null>();
   const inside = found
     .map((rel) => path.resolve(placed.root, rel))
-    .filter((abs) => abs.startsWith(placed.root + path.sep))
+    .filter(
+      (abs) =>
+        abs.startsWith(placed.root + path.sep) && folderIsInside(path.dirname(abs), placed.root, realFolders),
+    )
     .map((abs) => showPath(ctx, abs));
   inside.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   if (inside.length === 0) return { content: `No files match "${args.pattern}".`, isError: false };

@@ -48,6 +48,11 @@ describe('glob', () => {
   it('does not traverse a symlink that leads out of the workspace', async () => {
     expect((await glob('out/**')).content).not.toContain('secret');
     expect((await glob('**/secret.ts')).content).toBe('No files match "**/secret.ts".');
+    // Named in the pattern's fixed part, a link to a folder outside (or to /) is still not walked into.
+    expect((await glob('out/*')).content).toBe('No files match "out/*".');
+    expect((await glob('out/secret.ts')).content).toBe('No files match "out/secret.ts".');
+    symlinkSync('/', path.join(t.workspace, 'r'));
+    expect((await glob('r/etc/*')).content).toBe('No files match "r/etc/*".');
   });
 
   it.each([
