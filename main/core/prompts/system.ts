@@ -21,6 +21,19 @@ export const PATHS_SECTION = [
   '- A note such as `[file staged: /session/uploads/data.csv (…)]` means the user or the app gave you that file between messages: read it at that path.',
 ].join('\n');
 
+/**
+ * The paths section of a session from before the project was the root (no `pathRoot`, no pinned prompt):
+ * its tools' root is the workspace that the paragraph appended to the prompt describes (`persistent/project/`,
+ * `session/`), so the project-relative wording of PATHS_SECTION would contradict it.
+ */
+const WORKSPACE_PATHS_SECTION = [
+  '# Paths',
+  '- Paths are relative to your workspace root, which the description at the end of this prompt lays out: the project is `persistent/project/` there (`persistent/project/src/server.js`). An absolute path inside the workspace works too.',
+  '- Anything outside the workspace is refused: `~`, `..` that climbs out of it, links that lead out of it.',
+  '- Commands run where that description says unless you give run_command a `cwd`, relative to the workspace root.',
+  '- A note such as `[file staged: /session/uploads/data.csv (…)]` means the user or the app gave you that file between messages: it is at `session/uploads/data.csv`.',
+].join('\n');
+
 const WORKFLOW = [
   '# How to work',
   '1. Understand first. Find the code involved with grep and glob, read the files you are about to change, and learn how the project builds and tests (package.json scripts, Makefile, CI configuration, README). Look things up in the code instead of guessing at an API.',
@@ -81,14 +94,18 @@ const COMMUNICATION = [
  * The default system prompt. It heads every request's cached prefix, so it is fixed text: no clock,
  * counter, id, path or anything else that changes between turns or sessions.
  */
-export const DEFAULT_SYSTEM_PROMPT = [
-  ROLE,
-  PATHS_SECTION,
-  WORKFLOW,
-  TOOLS,
-  APPROVALS,
-  GIT,
-  BOX,
-  CONTEXT,
-  COMMUNICATION,
-].join('\n\n');
+export const DEFAULT_SYSTEM_PROMPT = promptWith(PATHS_SECTION);
+
+/**
+ * The default prompt of a session whose log pinned none: Keel's default, with the paths section that matches
+ * where its tools start (the project for `pathRoot: 'project'`, else the workspace of older sessions).
+ */
+export function defaultSystemPromptFor(pathRoot: 'project' | undefined): string {
+  return pathRoot === 'project' ? DEFAULT_SYSTEM_PROMPT : WORKSPACE_DEFAULT_PROMPT;
+}
+
+function promptWith(paths: string): string {
+  return [ROLE, paths, WORKFLOW, TOOLS, APPROVALS, GIT, BOX, CONTEXT, COMMUNICATION].join('\n\n');
+}
+
+const WORKSPACE_DEFAULT_PROMPT = promptWith(WORKSPACE_PATHS_SECTION);

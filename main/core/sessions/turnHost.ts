@@ -6,14 +6,13 @@ import type { ModelPin } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { describeEnvironment } from '../prompts/environment.js';
 import { readProjectInstructions } from '../prompts/instructions.js';
-import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 import { createSubagentRunner } from '../subagents/childSession.js';
 import { readSubagentSpec } from '../subagents/spec.js';
 import type { TurnHooks, TurnHost } from '../turn/engine.js';
 import { createProvider, type ModelProvider, type ProviderKeys } from '../../providers/index.js';
 import { detectSandbox } from '../../sandbox/box.js';
 import { createToolRegistry } from '../../tools/registry.js';
-import { sessionRedactor, sessionWorkspace } from './workspaceHost.js';
+import { pinnedPromptOf, sessionRedactor, sessionWorkspace } from './workspaceHost.js';
 
 /** Name of the file in a session folder that asks a running turn to stop (written by `keel stop`). */
 export const STOP_REQUEST_FILE = 'stop-request';
@@ -84,7 +83,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     registry,
     tools: toolContext,
     sandboxAvailable: sandbox.kind !== 'none',
-    systemPrompt: (created.systemPrompt ?? DEFAULT_SYSTEM_PROMPT) + layout.promptSuffix,
+    systemPrompt: pinnedPromptOf(created) + layout.promptSuffix,
     instructions: () =>
       readProjectInstructions({
         workspace,

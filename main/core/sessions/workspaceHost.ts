@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { EventOf } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { existingCheckouts, markTurnStarted } from './checkouts.js';
-import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
+import { defaultSystemPromptFor } from '../prompts/system.js';
 import type { ProviderKeys } from '../../providers/index.js';
 import { createRedactor, type Redactor } from '../../sandbox/redact.js';
 import { readOnlyPathsFor } from '../../tools/runCommandTool.js';
@@ -173,8 +173,15 @@ function promptSuffixOf(
  * where it works. What `keel payload` and a manual compaction must use to match the requests a turn sends.
  */
 export function systemPromptFor(dataDir: string, created: EventOf<'session_created'>): string {
-  const base = created.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
-  return base + promptSuffixOf(dataDir, created, readPersistentConfig(dataDir));
+  return pinnedPromptOf(created) + promptSuffixOf(dataDir, created, readPersistentConfig(dataDir));
+}
+
+/**
+ * The prompt a session pinned when it was made, or, for a log that pinned none, Keel's default worded for
+ * where that session's paths start (an old session's default must not call the project its root).
+ */
+export function pinnedPromptOf(created: EventOf<'session_created'>): string {
+  return created.systemPrompt ?? defaultSystemPromptFor(created.pathRoot);
 }
 
 /**

@@ -154,6 +154,27 @@ describe('a session from before the project was the root', () => {
     expect(text.startsWith(exported)).toBe(true);
   });
 
+  it('without a pinned prompt gets the default worded for its workspace root, never "relative to the project root"', () => {
+    const created = JSON.parse(oldExport().split('\n')[0] as string) as EventOf<'session_created'>;
+    delete (created as { systemPrompt?: string }).systemPrompt;
+    const config: PersistentConfig = {
+      version: 1,
+      dirs: [{ name: 'project', path: project, commit: 'auto' }],
+      readOnly: [],
+    };
+    const dataDir = path.join(dir, 'data');
+    makeSessionFolders(dataDir);
+    writePersistentConfig(dataDir, config);
+    const old = systemPromptFor(dataDir, created);
+    expect(old).toContain('Paths are relative to your workspace root');
+    expect(old).not.toContain('Paths are relative to the project root');
+    expect(old.endsWith(describeWorkspace(config))).toBe(true);
+    // The same log made now (pathRoot: project) gets the project-relative wording.
+    const now = systemPromptFor(dataDir, { ...created, pathRoot: 'project' });
+    expect(now).toContain('Paths are relative to the project root');
+    expect(now).not.toContain('your workspace root');
+  });
+
   it("keeps the workspace as its tools' root, with no areas and commands in persistent/project", () => {
     const id = writeOldLog(oldExport());
     const dataDir = path.join(fs.realpathSync(home), 'sessions', id);
