@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -351,6 +353,40 @@ describe('SessionLog.open', () => {
     SessionLog.open(home, log.id, { write: true }).close();
     expect(indexRow(home, log.id)).toMatchObject({ title: 'kept', lastSeq: 3, eventCount: 3 });
     expect(search(home, 'findable')).toEqual([log.id]);
+  });
+
+  it('does not take over a log another live process is still registering, and does once that process is gone', async () => {
+    const home = tempHome();
+    const log = SessionLog.create(home, sessionInit({ title: 'raced' }));
+    log.close();
+    // The moment between a creator's commit of session_created and its index registration: no row yet,
+    // and the creator's mark beside the log. A racer re-registering it then made the creator's own
+    // registration fail (UNIQUE constraint) and the creator deleted the folder the racer was using.
+    for (const name of fs.readdirSync(home).filter((n) => n.startsWith('index.sqlite'))) {
+      fs.rmSync(path.join(home, name));
+    }
+    const creator = spawn('sleep', ['30'], { stdio: 'ignore' });
+    const mark = path.join(home, 'sessions', log.id, 'creating.json');
+    const at = new Date().toISOString();
+    fs.writeFileSync(mark, JSON.stringify({ pid: creator.pid, hostname: os.hostname(), acquiredAt: at }));
+    try {
+      expect(() => SessionLog.open(home, log.id, { write: true })).toThrow(SessionLockedError);
+      expect(indexRow(home, log.id)).toBeUndefined();
+    } finally {
+      creator.kill('SIGKILL');
+      await new Promise((resolve) => creator.once('exit', resolve));
+    }
+    // The creator died before registering: a crashed create, recovered by the next writer.
+    SessionLog.open(home, log.id, { write: true }).close();
+    expect(indexRow(home, log.id)).toMatchObject({ title: 'raced' });
+    expect(fs.existsSync(mark)).toBe(false);
+  });
+
+  it('leaves no creating mark behind a create that registered', () => {
+    const home = tempHome();
+    const log = SessionLog.create(home, sessionInit());
+    log.close();
+    expect(fs.readdirSync(path.join(home, 'sessions', log.id))).not.toContain('creating.json');
   });
 
   it('cuts the index back when it is ahead of the log', () => {
