@@ -1,10 +1,9 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../../store/database.js';
 import type { Db, Synchronous } from '../../store/database.js';
 import { EVENTS_MIGRATIONS } from '../../store/schema.js';
-import { isLeaseStale, SessionIndex } from '../../store/sessionIndex.js';
+import { SessionIndex } from '../../store/sessionIndex.js';
 import type { SessionStatus } from '../../store/sessionIndex.js';
 import { SessionEvent } from '../../common/events.js';
 import type { EventKind, EventOf, NewEvent } from '../../common/events.js';
@@ -22,6 +21,7 @@ import {
   type TraceRow,
 } from './logRows.js';
 import { trackWriter, untrackWriter } from './writerExit.js';
+import { assertNotBeingCreated, clearCreatingMark, writeCreatingMark } from './creatingMark.js';
 
 export { SessionExistsError, SessionLockedError, SessionNotFoundError } from './logErrors.js';
 export { TraceEntry } from './logRows.js';
@@ -280,7 +280,7 @@ export class SessionLog {
       index.registerSession(toSessionRow(created, id), toIndexUpdate(written, log.deriveStatus()), {
         lease: options.lease,
       });
-      fs.rmSync(path.join(dir, CREATING_MARK), { force: true });
+      clearCreatingMark(dir);
       if (options.lease) trackWriter(log);
       return log;
     } catch (error) {
@@ -572,28 +572,4 @@ export class SessionLog {
     }
     this.indexBehind = false;
   }
-}
-
-/**
- * Beside a log while the process creating it has not registered it yet: who is creating it. A folder with
- * a committed session_created and no index row is a crashed create only when this mark's process is gone.
- */
-const CREATING_MARK = 'creating.json';
-
-function writeCreatingMark(dir: string): void {
-  const mark = { pid: process.pid, hostname: os.hostname(), acquiredAt: new Date().toISOString() };
-  fs.writeFileSync(path.join(dir, CREATING_MARK), JSON.stringify(mark));
-}
-
-/** Throws SessionLockedError while a live process is still creating the session; clears a dead one's mark. */
-function assertNotBeingCreated(dir: string, id: string): void {
-  const file = path.join(dir, CREATING_MARK);
-  let mark: { pid: number; hostname: string; acquiredAt: string };
-  try {
-    mark = JSON.parse(fs.readFileSync(file, 'utf8')) as typeof mark;
-  } catch {
-    return; // no mark (or one torn by a crash while it was written): nobody is creating it
-  }
-  if (typeof mark.pid === 'number' && !isLeaseStale(mark)) throw new SessionLockedError(id, mark.pid);
-  fs.rmSync(file, { force: true });
 }
