@@ -1,6 +1,7 @@
 import picomatch from 'picomatch';
 import type { ApprovalScope, EventOf, SessionEvent } from '../../common/events.js';
 import { importMarkOf, isImportedSeq, type ImportMark } from '../log/imported.js';
+import { outsidePrefix } from './commandFlags.js';
 
 /** A grant in effect: which request it answered, for which tool, with which scope. */
 export type ActiveGrant = { seq: number; requestSeq: number; tool: string; scope: ApprovalScope };
@@ -50,12 +51,38 @@ export function activeGrants(events: readonly SessionEvent[]): ActiveGrant[] {
 // Anything that could chain or substitute a second command after an approved prefix.
 const SHELL_CONTROL = /[;&|`$()<>\n\r\\]/;
 
-/** True when `command` is the granted prefix, or the prefix followed by plain arguments (no chaining). */
+/**
+ * True when `command` is the granted prefix, or the prefix followed by plain arguments (no chaining, so a
+ * compound command never matches and every command the shell runs is the one checked here) that stay inside
+ * it: none of the program's own ways to run a command or write elsewhere (`find -exec`, `sed -i`, `git -c`,
+ * `npm exec`, `sh -c`; commandFlags.ts) unless the prefix names them.
+ */
 export function commandMatchesPrefix(command: string, prefix: string): boolean {
+  return prefixMiss(command, prefix) === undefined;
+}
+
+/** Why a grant for `prefix` does not cover `command` ('no match' when it does not even start with it). */
+function prefixMiss(command: string, prefix: string): string | undefined {
   const trimmed = command.trim();
   const wanted = prefix.trim();
-  if (!wanted || SHELL_CONTROL.test(trimmed)) return false;
-  return trimmed === wanted || trimmed.startsWith(`${wanted} `);
+  if (!wanted || SHELL_CONTROL.test(trimmed)) return 'no match';
+  if (trimmed !== wanted && !trimmed.startsWith(`${wanted} `)) return 'no match';
+  return outsidePrefix(trimmed, wanted);
+}
+
+/**
+ * For a command no grant covers: why the first prefix grant it starts with does not (its flag or
+ * subcommand that runs a command or writes), to tell the person asked; undefined when none starts it.
+ */
+export function prefixGrantGap(command: string, grants: readonly ActiveGrant[]): string | undefined {
+  for (const grant of grants) {
+    if (!grant.scope.startsWith('prefix:')) continue;
+    const prefix = grant.scope.slice('prefix:'.length);
+    const why = prefixMiss(command, prefix);
+    if (why !== undefined && why !== 'no match')
+      return `the grant for "${prefix.trim()}" does not cover this: ${why}`;
+  }
+  return undefined;
 }
 
 /** The command's first word, and its second unless that is an option: what a prefix grant would usually name. */
@@ -105,7 +132,10 @@ export function describeGrantScope(tool: string, scope: ApprovalScope): string {
   }
   if (scope.startsWith('prefix:')) {
     const prefix = scope.slice('prefix:'.length).trim();
-    return `commands that are "${prefix}" or "${prefix}" followed by plain arguments (no ; & | $ ( ) < > or backslash)`;
+    return (
+      `commands that are "${prefix}" or "${prefix}" followed by plain arguments (no ; & | $ ( ) < > or backslash), ` +
+      'not options that run another command or write elsewhere (find -exec, sed -i, git -c, npm exec, sh -c)'
+    );
   }
   return scope;
 }

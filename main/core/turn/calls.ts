@@ -1,4 +1,4 @@
-import { findGrant } from '../approvals/grants.js';
+import { findGrant, prefixGrantGap } from '../approvals/grants.js';
 import { evaluatePolicy } from '../approvals/policy.js';
 import { parseToolCall, runParsed, type ParsedToolCall } from '../../tools/execute.js';
 import { errorOutcome } from '../../tools/outcome.js';
@@ -129,16 +129,22 @@ async function gate(
     appendToolResult(turn, record, { content: JSON.stringify({ error: decision.reason }), isError: true });
     return undefined;
   }
+  let reason = decision.reason;
   if (!preview.protectedReason) {
-    const grant = findGrant({ tool: parsed.tool.name, ...preview.subject }, [...state.grants.values()]);
+    const grants = [...state.grants.values()];
+    const grant = findGrant({ tool: parsed.tool.name, ...preview.subject }, grants);
     if (grant) return undefined;
+    // A prefix grant that starts the command but not its flags (find -exec): the person asked sees why.
+    const command = preview.subject.command;
+    const gap = command === undefined ? undefined : prefixGrantGap(command, grants);
+    if (gap !== undefined) reason = `${reason}; ${gap}`;
   }
   turn.append({
     kind: 'approval_request',
     toolCallId: record.call.id,
     tool: parsed.tool.name,
     arguments: host.tools.redactor.redact(record.call.arguments),
-    reason: decision.reason,
+    reason,
     ...(preview.diff ? { diff: preview.diff } : {}),
   });
   return awaitingApproval(state);

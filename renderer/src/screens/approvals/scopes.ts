@@ -57,7 +57,10 @@ export function describeScope(tool: string, scope: ApprovalScope): string {
     return `Any tool call on a workspace path matching ${scope.slice(5)} (protected paths still ask), until revoked.`;
   }
   const prefix = scope.slice('prefix:'.length).trim();
-  return `Commands that are "${prefix}" or "${prefix}" followed by plain arguments (no ; & | $ ( ) < > or backslash), until revoked.`;
+  return (
+    `Commands that are "${prefix}" or "${prefix}" followed by plain arguments (no ; & | $ ( ) < > or backslash), ` +
+    'not options that run another command or write elsewhere (find -exec, sed -i, git -c, npm exec, sh -c), until revoked.'
+  );
 }
 
 /** A key press as the shortcut handler sees it (a KeyboardEvent fits). */
