@@ -10,10 +10,12 @@ import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js
 import { buildChildEnv } from '../sandbox/env.js';
 import { createRedactor, type RedactionStream } from '../sandbox/redact.js';
 import { admitBoxedRun } from './admit.js';
-import { cgroupLauncher, createRunCgroup, type RunCgroup } from './cgroup.js';
+import { forgetBox, recordBox } from './boxRecords.js';
+import { createRunCgroup, type RunCgroup } from './cgroup.js';
 import { createExcerptCollector } from './excerpt.js';
 import { createExitMarkerScanner, wrapWithExitMarker } from './exitMarker.js';
 import type { FlowControl } from './flow.js';
+import { launcherArgv, openLifeline, type Lifeline } from './lifeline.js';
 import { signalNameOf } from './processNames.js';
 import { killRunTree, RUN_MARKER_VARIABLE } from './processTree.js';
 
@@ -58,6 +60,11 @@ export const RunCommandInput = z.object({
   useCgroup: z.boolean().optional(),
   /** Must be true to run without an OS sandbox: the user approved this very command. */
   unconfinedApproved: z.boolean().optional(),
+  /**
+   * Where the box is recorded while it runs (the session's `boxes/` folder), so a later Keel can end it
+   * after a crash before it settles the call (`endLeftoverBoxes` in ./boxRecords.js).
+   */
+  recordDir: z.string().min(1).optional(),
 });
 
 /** Options of one command run. */
@@ -158,6 +165,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'keel-run-'));
   let proxy: AllowlistProxy | null = null;
   let cgroup: RunCgroup | null = null;
+  let lifeline: Lifeline | null = null;
   try {
     if (network !== 'none' && sandbox.kind !== 'none') {
       proxy = await startAllowlistProxy({
@@ -171,6 +179,8 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
     }
     const memoryBy =
       cgroup?.enforces.memory === true ? 'cgroup' : process.platform === 'linux' ? 'rlimit' : 'none';
+    // The box proves Keel alive before the command starts, so it can never outlive Keel (./lifeline.ts).
+    if (sandbox.kind === 'bwrap') lifeline = openLifeline(scratch);
     const wrapped = wrapCommand({
       sandbox,
       command: wrapWithExitMarker(input.command, nonce, {
@@ -187,9 +197,9 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
       // Without a sandbox nothing confines the network; the approval covers that.
       network: sandbox.kind === 'none' ? 'none' : network,
       proxy: proxy?.endpoint,
+      ...(lifeline === null ? {} : { lifeline: lifeline.path }),
     });
-    let argv = wrapped.argv;
-    if (cgroup !== null) argv = [...cgroupLauncher(cgroup.procsFiles), ...argv];
+    const argv = [...launcherArgv(cgroup?.procsFiles ?? []), ...wrapped.argv];
 
     // HOME and TMPDIR are private: the box's own (bwrap) or folders in this run's scratch area.
     const home = wrapped.env.HOME ?? path.join(scratch, 'home');
@@ -232,6 +242,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
       flow: options.flow,
       signal: options.signal,
       cgroup,
+      recordDir: input.recordDir,
     });
 
     const oom = cgroup?.oomKilled() === true;
@@ -253,6 +264,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
       networkRefused: (proxy?.decisions ?? []).filter((d) => !d.allowed).map((d) => `${d.host}:${d.port}`),
     };
   } finally {
+    lifeline?.close();
     await proxy?.close();
     await cgroup?.remove();
     rmSync(scratch, { recursive: true, force: true });
@@ -289,6 +301,7 @@ interface ExecuteOptions {
   flow?: FlowControl;
   signal?: AbortSignal;
   cgroup: RunCgroup | null;
+  recordDir: string | undefined;
 }
 
 interface ExecuteOutcome {
@@ -315,7 +328,7 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
 
   const excerpt = createExcerptCollector(options.excerptLimits);
   const decoder = new StringDecoder('utf8');
-  const failure: { artifact: Error | null } = { artifact: null };
+  const failure: { artifact: Error | null; record: Error | null } = { artifact: null, record: null };
   artifact.on('error', (error) => {
     failure.artifact = error;
   });
@@ -434,6 +447,19 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
 
   running.set(options.runId, killTree);
   installExitHook();
+  if (options.recordDir !== undefined) {
+    try {
+      recordBox(options.recordDir, {
+        runId: options.runId,
+        pid: pty.pid,
+        cgroupProcsFiles: options.cgroup?.procsFiles ?? [],
+      });
+    } catch (error) {
+      // Without its record a crash could leave the box unfindable: it does not run at all.
+      failure.record = error as Error;
+      void killTree();
+    }
+  }
   const timer = setTimeout(() => {
     timedOut = true;
     void killTree();
@@ -464,6 +490,7 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
     extraPids: () => options.cgroup?.members() ?? [],
     rootExited: true,
   });
+  if (options.recordDir !== undefined) forgetBox(options.recordDir, options.runId);
 
   clearTimeout(idleTimer);
   pushText(marker.push(decoder.end()).text);
@@ -473,6 +500,9 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
   for (const detach of [...detachers.values()]) detach();
   if (paused) pty.resume();
   await new Promise<void>((resolve) => artifact.end(() => resolve()));
+  if (failure.record !== null) {
+    throw new RunCommandError(`Could not record the running command: ${failure.record.message}`);
+  }
   if (failure.artifact !== null) {
     throw new RunCommandError(`Could not write the output artifact: ${failure.artifact.message}`);
   }
@@ -503,7 +533,7 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  // Last resort when Keel itself exits: bwrap's --die-with-parent covers boxed runs; this covers the rest.
+  // Last resort when Keel itself exits: the lifeline chain (./lifeline.ts) covers boxed runs; this the rest.
   process.once('exit', () => {
     for (const kill of running.values()) void kill();
   });

@@ -108,13 +108,6 @@ export function canCreateRunCgroups(): boolean {
   return complete;
 }
 
-/** The launcher prefix: join every cgroup by writing our own PID, then exec the real argv. */
-export function cgroupLauncher(procsFiles: string[]): string[] {
-  const script =
-    'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
-  return ['/bin/sh', '-c', script, 'keel-launch', String(procsFiles.length), ...procsFiles];
-}
-
 function makeGroup(controller: string, runId: string): string | null {
   const base = path.join(CGROUP_ROOT, controller);
   if (!existsSync(path.join(base, 'cgroup.procs'))) return null;

@@ -10,7 +10,8 @@ import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js
 import { buildChildEnv } from '../sandbox/env.js';
 import { createRedactor, type Redactor } from '../sandbox/redact.js';
 import { admitBoxedRun } from './admit.js';
-import { cgroupLauncher, createRunCgroup, type RunCgroup } from './cgroup.js';
+import { createRunCgroup, type RunCgroup } from './cgroup.js';
+import { launcherArgv } from './lifeline.js';
 import { createFlowControl, type FlowControl } from './flow.js';
 import { signalNameOf } from './processNames.js';
 import { killRunTree, RUN_MARKER_VARIABLE } from './processTree.js';
@@ -166,8 +167,8 @@ export async function openInteractiveTerminal(
       network: sandbox.kind === 'none' ? 'none' : network,
       proxy: proxy?.endpoint,
     });
-    let argv = withControllingTerminal(wrapped.argv);
-    if (cgroup !== null) argv = [...cgroupLauncher(cgroup.procsFiles), ...argv];
+    // Dies with Keel: the launcher arms and proves the parent-death signal (./lifeline.ts, link 1).
+    const argv = [...launcherArgv(cgroup?.procsFiles ?? []), ...withControllingTerminal(wrapped.argv)];
     const home = wrapped.env.HOME ?? path.join(scratch, 'home');
     const env = buildChildEnv({
       base: process.env,
@@ -350,7 +351,7 @@ function clamp(size: number): number {
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  // Last resort when Keel exits: bwrap's --die-with-parent covers boxed shells; this covers the rest.
+  // Last resort when Keel exits: the launcher's death signal and bwrap's cover boxed shells; this the rest.
   process.once('exit', () => {
     for (const terminal of open.values()) void terminal.kill();
   });

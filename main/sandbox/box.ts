@@ -117,7 +117,8 @@ export async function probeSandbox(
   return none(`No OS sandbox is supported on ${platform}; every command needs approval.`);
 }
 
-function findExecutable(name: string): string | null {
+/** The first executable `name` on PATH (then /usr/bin, /bin, /usr/local/bin), or null. */
+export function findExecutable(name: string): string | null {
   const dirs = (process.env.PATH ?? '').split(path.delimiter).filter(Boolean);
   for (const dir of [...dirs, '/usr/bin', '/bin', '/usr/local/bin']) {
     const candidate = path.join(dir, name);

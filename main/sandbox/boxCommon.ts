@@ -56,6 +56,11 @@ export interface WrapOptions {
   network: NetworkPolicy;
   /** Required when `network` is an allowlist: where Keel's allowlist proxy listens. */
   proxy?: ProxyEndpoint;
+  /**
+   * Host path of a FIFO whose reading end Keel holds (`main/runner/lifeline.ts`). bwrap only: the box runs
+   * as its own PID 1 and, before anything else, proves Keel is still alive by opening it for writing.
+   */
+  lifeline?: string;
 }
 
 /** A wrapped command: the argv to spawn and environment entries the box requires. */

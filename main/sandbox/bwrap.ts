@@ -6,6 +6,10 @@ import { BOX_PROXY_PORT, proxyEnvironment } from './boxCommon.js';
 
 /** Where the allowlist proxy's Unix socket appears inside the box (under the private /run). */
 export const BOX_PROXY_SOCKET = '/run/keel/proxy.sock';
+/** Where the run's lifeline FIFO appears inside the box. */
+export const BOX_LIFELINE = '/run/keel/alive';
+/** How long the box waits to open the lifeline before deciding Keel is gone (it opens at once while Keel lives). */
+const LIFELINE_WAIT_S = 3;
 
 /**
  * The confinement flags every bwrap box gets. As root, bwrap confines nothing without `--cap-drop ALL`
@@ -122,6 +126,14 @@ export function buildBwrapArgs(
     args.push('--bind', proxy.socketPath, BOX_PROXY_SOCKET);
     inner = ['bash', '-c', proxyBootstrap(options.sandbox.socat ?? 'socat'), 'keel-box', options.command];
     Object.assign(env, proxyEnvironment(`http://127.0.0.1:${BOX_PROXY_PORT}`));
+  }
+
+  if (options.lifeline !== undefined) {
+    // --as-pid-1: the process bwrap arms against itself is the one that execs the check, in that order (a
+    // separate init would arm itself concurrently with the command starting). See main/runner/lifeline.ts.
+    args.push('--as-pid-1', '--ro-bind', options.lifeline, BOX_LIFELINE);
+    const check = `timeout ${LIFELINE_WAIT_S} sh -c ': > ${BOX_LIFELINE}' 2>/dev/null || exit 125; exec "$@"`;
+    inner = ['/bin/sh', '-c', check, 'keel-alive', ...inner];
   }
 
   args.push('--chdir', options.cwd, '--', ...inner);

@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { runCommand, type RunCommandResult } from '../runner/boxedCommand.js';
+import { endLeftoverBoxes } from '../runner/boxRecords.js';
 import { DEFAULT_PROTECTED_NAMES } from '../sandbox/protectedPaths.js';
 import { resolvePath } from './confine.js';
 import { didYouMean, nearMatches } from './nearMatches.js';
@@ -64,8 +65,15 @@ export const runCommandTool: ToolModule<typeof parameters> = {
   kind: 'command',
   execute: runCommandInBox,
   preview: (args) => previewSubject({ command: args.command }),
-  resume: { rule: 'ask' },
+  // A box an earlier Keel left running is ended (and waited for) before the call is settled, so nothing of
+  // the first run can land its effect after the user was told the outcome is unknown, or after a re-run.
+  resume: { rule: 'ask', endLeftovers: (ctx) => endLeftoverBoxes(boxRecordsDir(ctx)) },
 };
+
+/** Where the session's running boxes are recorded (outside the box's writable folders). */
+function boxRecordsDir(ctx: ToolContext): string {
+  return path.join(ctx.sessionDir, 'boxes');
+}
 
 async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<ToolOutcome> {
   const requested = args.timeout_ms ?? toolLimits.commandDefaultTimeoutMs;
@@ -89,6 +97,7 @@ async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<
     artifactPath: path.join(ctx.artifactsDir, artifact),
     artifactHandle: artifact,
     idempotencyKey: ctx.idempotencyKey,
+    recordDir: boxRecordsDir(ctx),
     unconfinedApproved: ctx.approved === true,
     onData: ctx.onOutput,
     signal: ctx.signal,

@@ -143,11 +143,18 @@ export type CallPreview =
  * How a call that started but whose result was never recorded is settled on resume, without repeating a
  * side effect. `rerun`: it has none (reads). `recorded_images`: `applyOnce` with the images tool_call_started
  * kept writes at most once (edits; also how the first run applies them). `ask`: an approval request saying
- * the outcome is unknown (commands). `child_session`: the subagent runner resumes the child from its own log.
+ * the outcome is unknown (commands), after `endLeftovers`. `child_session`: the subagent runner resumes the child from its own log.
  */
 export type ResumeRule<A = unknown> =
   | { rule: 'rerun' }
-  | { rule: 'ask' }
+  | {
+      rule: 'ask';
+      /**
+       * Ends whatever an earlier run of the call's kind may have left running (a command's box), and waits
+       * for it, before the call is settled; resolves with how many it ended.
+       */
+      endLeftovers?(ctx: ToolContext): Promise<number>;
+    }
   | { rule: 'child_session' }
   | {
       rule: 'recorded_images';

@@ -31,6 +31,8 @@ export async function settleUnknownOutcome(
     appendToolResult(turn, record, outcome, key);
     return undefined;
   }
+  // Nothing of the first run may still be running when its outcome is judged or it runs again.
+  if (resume.rule === 'ask') await resume.endLeftovers?.(toolContextFor(turn, key, record, false));
   if (granted && record.request?.unknownOutcome) {
     const begun = Date.now();
     const outcome = await runParsed(parsed, toolContextFor(turn, key, record, true));

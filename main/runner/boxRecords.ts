@@ -1,0 +1,117 @@
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { isAlive, killRunTree } from './processTree.js';
+
+/*
+ * A record of each box while it runs (`<dir>/<runId>.json`, dir = the session's `boxes/`), so that a later
+ * Keel can end a box an earlier one left behind before it decides what happened to the command (resume asks
+ * "outcome unknown" only once nothing of the first run can still land an effect). The lifeline chain
+ * (./lifeline.ts) makes a surviving box unexpected; this is the check that does not rely on it.
+ */
+
+const BoxRecord = z.object({
+  runId: z.string().regex(/^[0-9a-f-]{36}$/),
+  /** The pty child: the launcher, then bwrap (it execs in place). */
+  pid: z.number().int().positive(),
+  /** Its start time in clock ticks since boot (/proc/PID/stat field 22), so a reused PID is never signalled. */
+  startTicks: z.string().regex(/^\d+$/).nullable(),
+  /** The run's cgroup folders, when it had some: whatever is still in them belongs to the run. */
+  cgroups: z.array(z.string()),
+});
+type BoxRecord = z.infer<typeof BoxRecord>;
+
+/** Start time of `pid` in clock ticks since boot, or null (gone, or not Linux). */
+export function processStartTicks(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Writes the record of a box that just started (temp file + rename: a crash leaves the whole record or none). */
+export function recordBox(
+  dir: string,
+  box: { runId: string; pid: number; cgroupProcsFiles: string[] },
+): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const record: BoxRecord = {
+    runId: box.runId,
+    pid: box.pid,
+    startTicks: processStartTicks(box.pid),
+    cgroups: box.cgroupProcsFiles.map((file) => path.dirname(file)),
+  };
+  const file = path.join(dir, `${box.runId}.json`);
+  writeFileSync(`${file}.tmp`, JSON.stringify(record), { mode: 0o600 });
+  renameSync(`${file}.tmp`, file);
+}
+
+/** Removes the record once the box and everything it started are gone. */
+export function forgetBox(dir: string, runId: string): void {
+  rmSync(path.join(dir, `${runId}.json`), { force: true });
+}
+
+/**
+ * Ends every box recorded in `dir` that is still alive (its root if the PID still names the same process,
+ * every process carrying its run marker, whatever is left in its cgroups), waits until none is left, and
+ * removes the records. Returns how many boxes still had living processes. Never throws for a damaged record:
+ * it is removed (a box written by this code always has a whole one).
+ */
+export async function endLeftoverBoxes(dir: string): Promise<number> {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((name) => name.endsWith('.json'));
+  } catch {
+    return 0;
+  }
+  let ended = 0;
+  for (const name of names) {
+    const file = path.join(dir, name);
+    let record: BoxRecord | null = null;
+    try {
+      const parsed = BoxRecord.safeParse(JSON.parse(readFileSync(file, 'utf8')));
+      if (parsed.success) record = parsed.data;
+    } catch {
+      record = null;
+    }
+    if (record !== null && (await endBox(record))) ended += 1;
+    rmSync(file, { force: true });
+  }
+  return ended;
+}
+
+async function endBox(record: BoxRecord): Promise<boolean> {
+  const sameRoot =
+    record.startTicks !== null && isAlive(record.pid) && processStartTicks(record.pid) === record.startTicks;
+  const inCgroups = (): number[] => record.cgroups.flatMap(cgroupMembers);
+  // A root that is gone or whose PID now names another process is never signalled, nor its group: the
+  // marker and the cgroups still find every member of the run.
+  const signalled = await killRunTree(sameRoot ? record.pid : -1, record.runId, {
+    rootExited: !sameRoot,
+    extraPids: inCgroups,
+  });
+  for (let wait = 0; wait < 200 && sameRoot && isAlive(record.pid); wait += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  for (const dir of record.cgroups) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // Not empty yet, or already gone.
+    }
+  }
+  return sameRoot || signalled > 0;
+}
+
+function cgroupMembers(dir: string): number[] {
+  try {
+    return readFileSync(path.join(dir, 'cgroup.procs'), 'utf8')
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
