@@ -77,6 +77,8 @@ export default tseslint.config(
       'coverage/',
       'test-results/',
       '.bench-tmp/',
+      // The small user projects of the trajectory suite and keel eval: their code, not Keel's.
+      'evals/projects/',
     ],
   },
   js.configs.recommended,

@@ -1,0 +1,3 @@
+from .stock import Inventory
+
+__all__ = ["Inventory"]
