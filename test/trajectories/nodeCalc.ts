@@ -244,4 +244,74 @@ export const nodeCalcTrajectories: Trajectory[] = [
       expect(allRequestText(played)).not.toContain('"jest"');
     },
   },
+  {
+    id: 'gpt-new-module-with-tests',
+    checks:
+      'write_file creates a new module and its test file (new folders’ files show as untracked in the user’s repository), edit_file fixes the old bug, and `node --test` picks up the new test: 7 tests pass.',
+    style: 'gpt',
+    project: 'node-calc',
+    turns: [{ prompt: 'Add a median() helper in src/stats.js with tests, and get the suite green.' }],
+    model: [
+      { calls: [call.read('src/calc.js'), call.read('test/calc.test.js')] },
+      {
+        calls: [
+          call.write(
+            'src/stats.js',
+            "import { sum } from './calc.js';\n\n/** The middle value of a list (the mean of the two middle values for an even length). */\nexport function median(values) {\n  if (values.length === 0) return 0;\n  const sorted = [...values].sort((a, b) => a - b);\n  const middle = Math.floor(sorted.length / 2);\n  return sorted.length % 2 === 1 ? sorted[middle] : sum(sorted.slice(middle - 1, middle + 1)) / 2;\n}\n",
+          ),
+          call.write(
+            'test/stats.test.js',
+            "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { median } from '../src/stats.js';\n\ntest('median of an odd list', () => {\n  assert.equal(median([3, 1, 2]), 2);\n});\n\ntest('median of an even list', () => {\n  assert.equal(median([4, 1, 3, 2]), 2.5);\n});\n",
+          ),
+          ...fixEdits(),
+        ],
+      },
+      {
+        sees: [
+          /Created src\/stats\.js \(\d+ lines/,
+          /Created test\/stats\.test\.js/,
+          /Updated src\/calc\.js/,
+        ],
+        calls: [call.run('npm test 2>&1 | tail -n 9')],
+      },
+      { sees: [/pass 7/, /fail 0/], text: 'Added `median` in `src/stats.js` with two tests; 7/7 pass.' },
+    ],
+    expect: {
+      status: [' M src/calc.js', '?? src/stats.js', '?? test/stats.test.js'],
+      contains: { 'src/stats.js': ['export function median(values)'], 'src/calc.js': [SUM_FIX, CLAMP_FIX] },
+    },
+  },
+  {
+    id: 'claude-protected-path-denied-in-full-auto',
+    checks:
+      'Even in full-auto a write under `.vscode/` asks (a protected path); the user denies it; the model does not retry it another way, fixes the code, and the folder has no `.vscode`.',
+    style: 'claude',
+    project: 'node-calc',
+    turns: [
+      {
+        prompt: 'Fix the tests, and set up VS Code to run them on save if you can.',
+        answers: [{ tool: 'write_file', deny: 'leave my editor settings alone' }],
+      },
+    ],
+    model: [
+      {
+        text: 'First the editor setting.',
+        calls: [call.write('.vscode/settings.json', '{ "nodejs.testOnSave": true }\n')],
+      },
+      {
+        sees: [/denied by the user: leave my editor settings alone/],
+        text: 'Skipping the editor settings. Now the code.',
+        calls: [call.read('src/calc.js')],
+      },
+      { calls: fixEdits() },
+      { calls: [call.run('npm test')] },
+      { sees: [/fail 0/], text: 'Tests fixed; I left `.vscode/` alone as you asked.' },
+    ],
+    expect: fixedCalc,
+    verify: (played) => {
+      const request = played.events.find((event) => event.kind === 'approval_request');
+      expect(request?.kind === 'approval_request' && request.tool).toBe('write_file');
+      expect(played.events.filter((event) => event.kind === 'approval_request')).toHaveLength(1);
+    },
+  },
 ];

@@ -1,0 +1,13 @@
+import { cliTrajectories } from './cli.js';
+import { monorepoTrajectories } from './monorepo.js';
+import { nodeCalcTrajectories } from './nodeCalc.js';
+import type { Trajectory } from './play.js';
+import { pyInventoryTrajectories } from './pyInventory.js';
+
+/** Every trajectory of the suite, in README order. */
+export const allTrajectories: Trajectory[] = [
+  ...nodeCalcTrajectories,
+  ...pyInventoryTrajectories,
+  ...monorepoTrajectories,
+  ...cliTrajectories,
+];
