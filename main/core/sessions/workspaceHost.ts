@@ -44,7 +44,10 @@ export type SessionWorkspace = {
    * hooks and config, .vscode...). Carried on the tool context as `boxReadOnly`.
    */
   boxReadOnly: string[];
-  /** Host paths a boxed command must not see: the Keel home (this session's workspace is bound back on top). */
+  /**
+   * Host paths a boxed command must not see: the Keel home, wherever it lies and in every mode (this
+   * session's workspace, or its /session area, is bound back on top).
+   */
   boxHidden: string[];
 };
 
@@ -98,7 +101,9 @@ function layoutOf(
       commandCwd: '.',
       protectedGlobs: [],
       boxReadOnly: [],
-      boxHidden: [],
+      // The box hides /tmp and $HOME whole, but a home elsewhere (/srv/keel, /var/...) would show every
+      // session's log to the command; its own /session area, when it has one, is bound back on top.
+      boxHidden: [fs.realpathSync(homeOf(log.dir))],
     };
   }
   fs.mkdirSync(log.workspaceDir, { recursive: true });

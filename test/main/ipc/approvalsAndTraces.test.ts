@@ -123,7 +123,8 @@ describe('approvals.preview', () => {
         f.project,
         fs.realpathSync(path.join(f.home, 'sessions', session.id, 'workspace', 'session')),
       ],
-      hidden: [],
+      // The Keel home is hidden in a direct session too (its /session area is bound back on top).
+      hidden: [f.home],
     });
     expect(['bwrap', 'sandbox-exec', 'none']).toContain(preview.command?.sandbox.kind);
     expect(preview.allowedScopes).toEqual(['once', 'session', 'prefix']);
