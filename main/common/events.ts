@@ -98,6 +98,15 @@ export const AssistantMessage = z.object({
   model: z.string().optional(),
 });
 
+/** One file of a change to several files: its path as shown and its images before and after (null: absent). */
+export const FileImages = z.object({
+  path: z.string().min(1),
+  preImageHash: z.string().nullable(),
+  postImageHash: z.string().nullable(),
+  /** Moved here from this path (`*** Move to:`). */
+  fromPath: z.string().optional(),
+});
+
 export const ToolCallStarted = z.object({
   ...base,
   kind: z.literal('tool_call_started'),
@@ -107,6 +116,8 @@ export const ToolCallStarted = z.object({
   /** For file changes: sha256 of the file before (null: it did not exist) and after, so resume applies it at most once. */
   preImageHash: z.string().nullable().optional(),
   postImageHash: z.string().optional(),
+  /** A change to several files (apply_patch): each file's images (null: absent), the hashes above being the set's. */
+  files: z.array(FileImages).optional(),
 });
 
 export const ToolResult = z.object({

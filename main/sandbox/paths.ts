@@ -21,3 +21,4 @@ export {
   type WriteConfinedOptions,
 } from './confinedWrite.js';
 export { writeSymlinkConfined, type SymlinkConfinedOptions } from './confinedSymlink.js';
+export { removeFileConfined, type RemoveConfinedOptions } from './confinedRemove.js';

@@ -2,6 +2,7 @@ import {
   ConfinedFileError,
   PathEscapeError,
   readFileConfined,
+  removeFileConfined,
   resolveInWorkspace,
   writeFileConfined,
 } from '../sandbox/paths.js';
@@ -77,6 +78,25 @@ export async function writeConfined(
   const located = locatePath(ctx, arg, 'path');
   try {
     await writeFileConfined(located.root, located.arg, data, {
+      argName: 'path',
+      allowProtected: ctx.approved === true,
+      protectedGlobs: located.protectedGlobs,
+      expectedRealPath,
+    });
+  } catch (error) {
+    throw restate(error, 'path', located, arg);
+  }
+}
+
+/**
+ * Removes a regular file through the sandbox's confined removal, confined to its folder; like
+ * writeConfined, a protected path is refused unless the call is approved, and `expectedRealPath` pins the
+ * removal to the path that was checked.
+ */
+export function removeConfined(ctx: ToolContext, arg: string, expectedRealPath: string): void {
+  const located = locatePath(ctx, arg, 'path');
+  try {
+    removeFileConfined(located.root, located.arg, {
       argName: 'path',
       allowProtected: ctx.approved === true,
       protectedGlobs: located.protectedGlobs,

@@ -40,7 +40,7 @@ function isEdit(args: FileChangeArgs): args is EditFileArgs {
 }
 
 /** Current bytes of the target, or null when it does not exist; refuses directories, special and huge files. */
-async function readCurrent(ctx: ToolContext, arg: string, realPath: string): Promise<Buffer | null> {
+export async function readCurrent(ctx: ToolContext, arg: string, realPath: string): Promise<Buffer | null> {
   const info = await lstat(realPath).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return null;
     throw err;

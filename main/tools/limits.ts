@@ -29,6 +29,10 @@ export const toolLimits = {
   grepTimeoutMs: 30_000,
   /** write_file: largest content the model may write in one call. */
   writeMaxBytes: 8 * 1024 * 1024,
+  /** apply_patch: longest patch text one call may send. */
+  patchMaxChars: 8 * 1024 * 1024,
+  /** apply_patch: most files one patch may name. */
+  patchMaxFiles: 200,
   /** Diff kept in an outcome (for approvals and the UI); longer diffs are cut with a marker. */
   diffMaxChars: 256 * 1024,
   /** run_command: default wall-clock timeout. */

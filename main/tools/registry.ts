@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { applyPatchTool } from './applyPatch.js';
 import { editFileTool } from './editFile.js';
 import { globTool } from './glob.js';
 import { grepTool } from './grep.js';
@@ -22,6 +23,8 @@ export const writeTools: readonly ToolModule[] = Object.freeze([
   ...readOnlyTools,
   writeFileTool,
   editFileTool,
+  // Offered to every model (the tool list is fixed per session): OpenAI's models are trained on it.
+  applyPatchTool,
   runCommandTool,
 ]);
 

@@ -108,16 +108,40 @@ export interface ToolOutcome {
   conflict?: boolean;
 }
 
-/** The recorded hashes of a change, as tool_call_started keeps them for resume. */
+/** One file of a change to several files (apply_patch): its images before and after, null = absent. */
+export interface FileImages {
+  /** The path as shown: root-relative, or under an area's prefix. */
+  path: string;
+  /** sha256 (hex) of the file before the change; null when it did not exist. */
+  preImageHash: string | null;
+  /** sha256 (hex) of the file after the change; null when the change deletes it (or moves it away). */
+  postImageHash: string | null;
+  /** The file it was moved from (`*** Move to:`), as shown; that file's own entry says it ends absent. */
+  fromPath?: string;
+}
+
+/**
+ * The recorded hashes of a change, as tool_call_started keeps them for resume. A one-file change: the file's
+ * hashes. A change to several files: `files`, one entry per file, and hashes of the whole set
+ * (`fileSetHash` of the pre- and of the post-images), so a reader that knows only the two fields still
+ * sees a recorded change.
+ */
 export interface ExpectedImages {
   /** sha256 (hex) of the file before the change; null when the file did not exist. */
   preImageHash: string | null;
   postImageHash: string;
+  /** Each file of a change to several files. */
+  files?: FileImages[];
 }
 
-/** What grants match a call on: the path it acts on (as shown: root-relative or `/session/...`), the shell command it runs. */
+/**
+ * What grants match a call on: the path it acts on (as shown: root-relative or `/session/...`), the shell
+ * command it runs. A call on several files (apply_patch) names them all in `paths`: a path grant covers it
+ * only when it covers every one.
+ */
 export interface CallSubject {
   path?: string;
+  paths?: string[];
   command?: string;
 }
 

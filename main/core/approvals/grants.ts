@@ -6,8 +6,11 @@ import { outsidePrefix } from './commandFlags.js';
 /** A grant in effect: which request it answered, for which tool, with which scope. */
 export type ActiveGrant = { seq: number; requestSeq: number; tool: string; scope: ApprovalScope };
 
-/** A call as the gate sees it: the tool and, where they apply, its workspace-relative path or command. */
-export type GatedCall = { tool: string; path?: string; command?: string };
+/**
+ * A call as the gate sees it: the tool and, where they apply, its workspace-relative path or command; a call
+ * on several files (apply_patch) gives them all as `paths`.
+ */
+export type GatedCall = { tool: string; path?: string; paths?: readonly string[]; command?: string };
 
 /** The import mark of the session whose log `events` is (its first event), or undefined. */
 function importMarkOfLog(events: readonly SessionEvent[]): ImportMark | undefined {
@@ -101,8 +104,11 @@ export function findGrant(call: GatedCall, grants: readonly ActiveGrant[]): Acti
   return grants.find((grant) => {
     if (grant.scope === 'session') return grant.tool === call.tool;
     if (grant.scope.startsWith('path:')) {
+      const matches = picomatch(grant.scope.slice('path:'.length), { dot: true });
+      // Several files: the grant covers the call only when it covers every one of them.
+      if (call.paths !== undefined) return call.paths.length > 0 && call.paths.every((p) => matches(p));
       if (call.path === undefined) return false;
-      return picomatch(grant.scope.slice('path:'.length), { dot: true })(call.path);
+      return matches(call.path);
     }
     if (grant.scope.startsWith('prefix:')) {
       return (

@@ -27,6 +27,7 @@ export async function settleUnknownOutcome(
     const outcome = await resume.applyOnce(parsed.args, toolContextFor(turn, key, record, true), {
       preImageHash: started.preImageHash ?? null,
       postImageHash: started.postImageHash,
+      ...(started.files ? { files: started.files } : {}),
     });
     appendToolResult(turn, record, outcome, key);
     return undefined;

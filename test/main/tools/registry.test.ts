@@ -25,7 +25,7 @@ describe('registries by mode', () => {
     expect(createToolRegistry('read-only').names()).toEqual(['read_file', 'list_dir', 'glob', 'grep']);
   });
 
-  it('write mode adds write_file, edit_file and run_command', () => {
+  it('write mode adds write_file, edit_file, apply_patch and run_command', () => {
     expect(createToolRegistry('write').names()).toEqual([
       'read_file',
       'list_dir',
@@ -33,13 +33,22 @@ describe('registries by mode', () => {
       'grep',
       'write_file',
       'edit_file',
+      'apply_patch',
       'run_command',
     ]);
   });
 
   it('a read-only registry cannot produce a write tool, even asked by name', () => {
     const registry = createToolRegistry('read-only');
-    for (const name of ['write_file', 'edit_file', 'run_command', '__proto__', 'constructor', 'toString']) {
+    for (const name of [
+      'write_file',
+      'edit_file',
+      'apply_patch',
+      'run_command',
+      '__proto__',
+      'constructor',
+      'toString',
+    ]) {
       expect(registry.get(name)).toBeUndefined();
     }
     expect(registry.definitions().map((d) => d.name)).not.toContain('write_file');
@@ -101,6 +110,7 @@ describe('each tool describes itself to the approval gate and to resume', () => 
       grep: 'rerun',
       write_file: 'recorded_images',
       edit_file: 'recorded_images',
+      apply_patch: 'recorded_images',
       run_command: 'ask',
       spawn_subagent: 'child_session',
     });

@@ -99,3 +99,23 @@ describe('describeGrantScope', () => {
     expect(describeGrantScope('edit_file', 'once')).toMatch(/only the one edit_file call/);
   });
 });
+
+describe('findGrant for a call on several files (apply_patch)', () => {
+  const grants = activeGrants(
+    log([request('p1', 'apply_patch'), { kind: 'approval_granted', requestSeq: 2, scope: 'path:src/**' }]),
+  );
+
+  it('a path grant covers the call only when it covers every path', () => {
+    expect(findGrant({ tool: 'apply_patch', paths: ['src/a.ts', 'src/b/c.ts'] }, grants)?.seq).toBe(3);
+    expect(findGrant({ tool: 'apply_patch', paths: ['src/a.ts', 'package.json'] }, grants)).toBeUndefined();
+    expect(findGrant({ tool: 'apply_patch', paths: [] }, grants)).toBeUndefined();
+  });
+
+  it('a path grant answering a write_file request covers a patch the same way: every path or none', () => {
+    const fromWrite = activeGrants(
+      log([request('w1', 'write_file'), { kind: 'approval_granted', requestSeq: 2, scope: 'path:src/**' }]),
+    );
+    expect(findGrant({ tool: 'apply_patch', paths: ['src/a.ts'] }, fromWrite)?.seq).toBe(3);
+    expect(findGrant({ tool: 'apply_patch', paths: ['src/a.ts', 'docs/x.md'] }, fromWrite)).toBeUndefined();
+  });
+});
