@@ -17,6 +17,8 @@ export { createFlowControl, type FlowControl } from '../runner/flow.js';
 export { runningCommand, type RunningCommand } from '../runner/boxedCommand.js';
 // The tools' own descriptions the approval panel and the command view show.
 export { planChange, previewEdit, type FileChangeArgs } from '../tools/fileChange.js';
+export { planPatch, type PatchFilePlan } from '../tools/patchPlan.js';
+export { applyPatchParameters } from '../tools/applyPatch.js';
 export { toolLimits } from '../tools/limits.js';
 export { looksBinary } from '../tools/outcome.js';
 export { createToolRegistry } from '../tools/registry.js';

@@ -7,8 +7,11 @@ import type { ApprovalPreview, CommandPreview, FileChangePreview } from './contr
 import { IpcFailure, toIpcError } from './errors.js';
 import { shellStartFolder, type SessionBox } from './sessionBox.js';
 import {
+  applyPatchParameters,
   planChange,
+  planPatch,
   previewEdit,
+  type PatchFilePlan,
   type FileChangeArgs,
   toolLimits,
   looksBinary,
@@ -74,7 +77,13 @@ export async function previewApproval(
     suggested: {},
   };
   const kind = toolKindOf(request.tool);
-  if (kind === 'edit') {
+  if (request.tool === 'apply_patch') {
+    const patch = await previewPatch(request, raw, ctx);
+    preview.files = patch.files;
+    preview.protectedReason = patch.protectedReason;
+    const suggested = commonFolderGlob(patch.files.map((file) => file.path));
+    if (suggested !== undefined) preview.suggested.path = suggested;
+  } else if (kind === 'edit') {
     const file = await previewFile(request, raw, ctx);
     preview.file = file.preview;
     preview.protectedReason = file.protectedReason;
@@ -169,6 +178,110 @@ async function previewFile(
       changedSinceRequest: request.diff !== undefined && request.diff !== diff,
     },
     protectedReason: outcome.approvalRequired ?? null,
+  };
+}
+
+/** `path:<folder>/**` for the deepest folder holding every path (`path:<file>` for one file), or undefined at the root. */
+function commonFolderGlob(paths: readonly string[]): string | undefined {
+  const [first, ...rest] = paths;
+  if (first === undefined) return undefined;
+  if (rest.length === 0) {
+    const folder = path.posix.dirname(first);
+    return folder === '.' ? `path:${first}` : `path:${folder}/**`;
+  }
+  let common = path.posix.dirname(first).split('/');
+  for (const other of rest) {
+    const parts = path.posix.dirname(other).split('/');
+    let same = 0;
+    while (same < common.length && same < parts.length && common[same] === parts[same]) same++;
+    common = common.slice(0, same);
+  }
+  const folder = common.join('/');
+  // A glob over the whole root (or across areas) is no narrower than "for this session": suggest none.
+  return folder === '' || folder === '.' ? undefined : `path:${folder}/**`;
+}
+
+/** Each file of an apply_patch call, as the approval panel shows it: both texts (redacted) and its diff. */
+async function previewPatch(
+  request: EventOf<'approval_request'>,
+  raw: Record<string, unknown> | null,
+  ctx: ToolContext,
+): Promise<{ files: FileChangePreview[]; protectedReason: string | null }> {
+  const parsed = applyPatchParameters.safeParse(raw ?? {});
+  if (!parsed.success) {
+    return {
+      files: [failed(`the call's arguments are not valid for ${request.tool}`)],
+      protectedReason: null,
+    };
+  }
+  let files: PatchFilePlan[];
+  try {
+    files = (await planPatch(parsed.data.input, ctx)).files;
+  } catch (error) {
+    return { files: [failed(ctx.redactor.redact(toIpcError(error).message))], protectedReason: null };
+  }
+  const reasons = files
+    .filter((file) => file.protectedReason !== null)
+    .map((file) => `${file.path}: ${file.protectedReason ?? ''}`);
+  const byPath = new Map(files.map((file) => [file.path, file]));
+  return {
+    // A file moved to a new one is shown once, as its destination's rename diff.
+    files: files
+      .filter((file) => !(file.movedTo !== undefined && file.diff === ''))
+      .map((file) => {
+        const source = file.fromPath !== undefined ? byPath.get(file.fromPath) : undefined;
+        return filePreview(file, source?.before ?? file.before, request, ctx);
+      }),
+    protectedReason: reasons.length === 0 ? null : ctx.redactor.redact(reasons.join('; ')),
+  };
+}
+
+/** A file preview for a patch that cannot apply: its error in place of a diff. */
+function failed(error: string): FileChangePreview {
+  return {
+    path: '',
+    original: null,
+    proposed: null,
+    diff: error,
+    binary: false,
+    tooLarge: false,
+    error,
+    changedSinceRequest: false,
+  };
+}
+
+/** One file of a patch; `before` is what the diff shows on the left (a moved file's source). */
+function filePreview(
+  file: PatchFilePlan,
+  before: Buffer | null,
+  request: EventOf<'approval_request'>,
+  ctx: ToolContext,
+): FileChangePreview {
+  const binary = (before !== null && looksBinary(before)) || (file.after !== null && looksBinary(file.after));
+  const tooLarge = Math.max(before?.length ?? 0, file.after?.length ?? 0) > PREVIEW_MAX_CHARS;
+  const texts = !binary && !tooLarge;
+  const diff = ctx.redactor.redact(file.diff);
+  const change =
+    file.movedTo !== undefined
+      ? 'deleted'
+      : file.fromPath !== undefined
+        ? 'moved'
+        : file.after === null
+          ? 'deleted'
+          : file.before === null
+            ? 'added'
+            : 'modified';
+  return {
+    path: file.path,
+    original: texts && before !== null ? ctx.redactor.redact(before.toString('utf8')) : null,
+    // A deleted file's text after the call is empty, so the diff editor shows every line removed.
+    proposed: texts ? ctx.redactor.redact(file.after === null ? '' : file.after.toString('utf8')) : null,
+    diff,
+    binary,
+    tooLarge,
+    changedSinceRequest: request.diff !== undefined && diff !== '' && !request.diff.includes(diff),
+    change,
+    ...(file.fromPath !== undefined ? { fromPath: file.fromPath } : {}),
   };
 }
 

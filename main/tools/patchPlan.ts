@@ -33,6 +33,8 @@ export interface PatchFilePlan {
   movedTo?: string;
   /** Why writing it needs approval (.git, a protected glob, a read-only Persistent Dir), or null. */
   protectedReason: string | null;
+  /** This file's part of the combined diff ('' for a file moved away: its destination's diff shows the move). */
+  diff: string;
   added: number;
   removed: number;
 }
@@ -195,6 +197,12 @@ function fileDiff(
   );
 }
 
+/** A diff cut to the bound outcomes keep, with a marker saying so. */
+function cutDiff(diff: string): string {
+  const cut = truncateText(diff, toolLimits.diffMaxChars);
+  return cut.truncated ? `${cut.text}\n[diff cut at ${toolLimits.diffMaxChars} characters]\n` : diff;
+}
+
 /**
  * Plans an apply_patch call: parses `input`, confines and reads every file, applies every section in memory.
  * Throws a ToolError (naming the line, the file, the hunk) when the patch cannot apply; writes nothing.
@@ -225,7 +233,7 @@ export async function planPatch(input: string, ctx: ToolContext): Promise<PatchP
           { name: file.path, bytes: file.current },
         );
     parts.push(diff);
-    const counts = countLines(shownWithMove && destination ? '' : diff);
+    const counts = countLines(diff);
     return {
       path: file.path,
       arg: file.arg,
@@ -237,13 +245,12 @@ export async function planPatch(input: string, ctx: ToolContext): Promise<PatchP
       ...(source ? { fromPath: source.path } : {}),
       ...(file.movedTo !== undefined && file.current === null ? { movedTo: file.movedTo } : {}),
       protectedReason: protectionReason(ctx, file.realPath),
+      diff: cutDiff(diff),
       ...counts,
     };
   });
-  const combined = parts.join('');
-  const cut = truncateText(combined, toolLimits.diffMaxChars);
   return {
     files: planned,
-    diff: cut.truncated ? `${cut.text}\n[diff cut at ${toolLimits.diffMaxChars} characters]\n` : combined,
+    diff: cutDiff(parts.join('')),
   };
 }

@@ -264,7 +264,7 @@ export type GrantRecord = z.infer<typeof GrantRecord>;
 export const ScopeKind = z.enum(['once', 'session', 'path', 'prefix']);
 export type ScopeKind = z.infer<typeof ScopeKind>;
 
-/** What an edit_file / write_file request would do to its file now, for a diff editor. */
+/** What an edit_file / write_file request (or one file of an apply_patch) would do to its file now, for a diff editor. */
 export const FileChangePreview = z.object({
   /** Workspace-relative path. */
   path: z.string(),
@@ -281,6 +281,10 @@ export const FileChangePreview = z.object({
   error: z.string().optional(),
   /** The file changed since the request: this diff differs from the one recorded with it. */
   changedSinceRequest: z.boolean(),
+  /** One file of an apply_patch call: what happens to it (a deleted file's `proposed` is ''). */
+  change: z.enum(['added', 'modified', 'deleted', 'moved']).optional(),
+  /** A moved file's old path (`*** Move to:`); `path` is the new one. */
+  fromPath: z.string().optional(),
 });
 export type FileChangePreview = z.infer<typeof FileChangePreview>;
 
@@ -319,6 +323,8 @@ export const ApprovalPreview = z.object({
   /** Pre-filled, editable: `path:<folder>/**` for a file, `prefix:<first words>` for a command. */
   suggested: z.object({ path: z.string().optional(), prefix: z.string().optional() }),
   file: FileChangePreview.optional(),
+  /** An apply_patch call: every file it changes, in patch order (`file` is then absent). */
+  files: z.array(FileChangePreview).optional(),
   command: CommandPreview.optional(),
 });
 export type ApprovalPreview = z.infer<typeof ApprovalPreview>;

@@ -9,6 +9,7 @@ import { formatClock, formatDateTime, prettyJson } from '../../lib/format.js';
 import { CommandDetails } from './CommandDetails.js';
 import { DecisionBar, type Decision } from './DecisionBar.js';
 import { FileChangeDetails } from './FileChangeDetails.js';
+import { PatchFilesDetails } from './PatchFilesDetails.js';
 import { shortcutDecision } from './scopes.js';
 
 type ApprovalRequest = EventOf<'approval_request'>;
@@ -29,6 +30,9 @@ type Props = {
 /** The path or command a request is about, for headings (from the preview, else from the logged arguments). */
 function targetOf(request: ApprovalRequest, preview: ApprovalPreview | undefined): string | undefined {
   if (preview?.file?.path) return preview.file.path;
+  const named = preview?.files?.filter((file) => file.path !== '') ?? [];
+  if (named.length === 1) return named[0]?.path;
+  if (named.length > 1) return `${named.length} files`;
   if (preview?.command) return preview.command.command;
   try {
     const args = JSON.parse(request.arguments) as Record<string, unknown>;
@@ -81,7 +85,8 @@ export function ApprovalCard({
   const [reason, setReason] = useState('');
   const cardRef = useRef<HTMLElement>(null);
   const data = preview.data;
-  const isFileChange = request.tool === 'edit_file' || request.tool === 'write_file';
+  const isFileChange =
+    request.tool === 'edit_file' || request.tool === 'write_file' || request.tool === 'apply_patch';
   // The diff editor's code is fetched while the preview is computed, not after.
   useEffect(() => {
     if (isFileChange) loadMonaco().catch(() => undefined);
@@ -192,8 +197,9 @@ export function ApprovalCard({
         </p>
       ) : null}
       {data?.file ? <FileChangeDetails file={data.file} tool={request.tool} /> : null}
+      {data?.files ? <PatchFilesDetails files={data.files} tool={request.tool} /> : null}
       {data?.command ? <CommandDetails command={data.command} /> : null}
-      {(data && !data.file && !data.command) || preview.error ? (
+      {(data && !data.file && !data.files && !data.command) || preview.error ? (
         <pre className="tool-args approval-args" aria-label="Arguments">
           {prettyJson(request.arguments)}
         </pre>
