@@ -42,7 +42,7 @@ export function parseToolCall(
   if (!parsed.success) {
     return {
       ok: false,
-      outcome: errorOutcome(`invalid arguments: ${formatIssues(parsed.error.issues, raw)}`),
+      outcome: errorOutcome(`invalid arguments: ${formatIssues(parsed.error.issues, raw, tool.parameters)}`),
     };
   }
   return { ok: true, call: { tool, args: parsed.data as Record<string, unknown> } };
@@ -75,8 +75,16 @@ export async function runParsed(call: ParsedToolCall, ctx: ToolContext): Promise
   return redactOutcome(outcome, ctx);
 }
 
-/** Formats zod issues as `path: expected string` clauses, one per problem, for the model to fix. */
-export function formatIssues(issues: readonly z.core.$ZodIssue[], input: unknown): string {
+/**
+ * Formats zod issues as `path: expected string` clauses, one per problem, for the model to fix. With the
+ * tool's schema, each clause says how to fix the call: a number sent as text (`"10"`) names the number to
+ * send, and a null for an argument that may be left out says to leave it out.
+ */
+export function formatIssues(
+  issues: readonly z.core.$ZodIssue[],
+  input: unknown,
+  schema?: z.ZodType,
+): string {
   return issues
     .map((issue) => {
       const where = issue.path.length > 0 ? issue.path.map(String).join('.') : 'arguments';
@@ -84,10 +92,12 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], input: unknown
         case 'invalid_type': {
           const expected = issue.expected === 'int' ? 'integer' : issue.expected;
           const value = valueAt(input, issue.path);
-          return value === undefined
-            ? `${where}: required (expected ${expected})`
-            : `${where}: expected ${expected}, got ${describeType(value)}`;
+          if (value === undefined) return `${where}: required (expected ${expected})`;
+          return `${where}: expected ${expected}, got ${describeType(value)}${typeHint(issue, value, schema)}`;
         }
+        case 'too_small':
+        case 'too_big':
+          return `${where}: ${describeBound(issue, valueAt(input, issue.path))}`;
         case 'unrecognized_keys':
           return `unknown argument${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
         default:
@@ -95,6 +105,38 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], input: unknown
       }
     })
     .join('; ');
+}
+
+/** How to fix a value of the wrong type, when it is plain: `"10"` for a number, null for an optional argument. */
+function typeHint(issue: z.core.$ZodIssueInvalidType, value: unknown, schema: z.ZodType | undefined): string {
+  const numeric = issue.expected === 'number' || issue.expected === 'int';
+  if (numeric && typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value.trim())) {
+    return ` "${value}" (send the number without quotes: ${value.trim()})`;
+  }
+  if (value === null && optionalAt(schema, issue.path)) return ' (leave the argument out to use its default)';
+  return '';
+}
+
+/** A size or range rule in words, with the value sent: `must be at least 1, got 0`. */
+function describeBound(issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig, value: unknown): string {
+  const small = issue.code === 'too_small';
+  const inclusive = issue.inclusive !== false;
+  const limit = String(issue.code === 'too_small' ? issue.minimum : issue.maximum);
+  if (issue.origin === 'number' || issue.origin === 'int' || issue.origin === 'bigint') {
+    const rule = small ? (inclusive ? 'at least' : 'more than') : inclusive ? 'at most' : 'less than';
+    return `must be ${rule} ${limit}${typeof value === 'number' ? `, got ${value}` : ''}`;
+  }
+  const unit = issue.origin === 'string' ? 'characters' : issue.origin === 'array' ? 'items' : 'entries';
+  const size = typeof value === 'string' || Array.isArray(value) ? `, got ${value.length}` : '';
+  return `must have ${small ? 'at least' : 'at most'} ${limit} ${unit}${size}`;
+}
+
+/** Whether the object schema's top-level argument at `at` may be left out. */
+function optionalAt(schema: z.ZodType | undefined, at: readonly PropertyKey[]): boolean {
+  if (schema === undefined || at.length !== 1) return false;
+  const shape = (schema as { shape?: Record<PropertyKey, z.ZodType | undefined> }).shape;
+  const field = shape?.[at[0] as PropertyKey];
+  return field?.safeParse(undefined).success === true;
 }
 
 function valueAt(input: unknown, at: readonly PropertyKey[]): unknown {

@@ -39,6 +39,34 @@ describe('read_file', () => {
     expect(tail.content).toBe('     9\tline 9\n    10\tline 10');
   });
 
+  it('takes offset and limit as the JSON numbers the schema names, and says how to fix what it refuses', async () => {
+    put('n.txt', 'a\nb\nc\n');
+    // What Claude and GPT models send: numbers. A string, a null, a 0-based offset are refused with the fix.
+    expect((await read({ path: 'n.txt', offset: 2, limit: 1 })).content).toBe(
+      '     2\tb\n[lines 2-2 of 3; continue with offset=3]',
+    );
+    const text = await read({ path: 'n.txt', offset: '2', limit: '1' });
+    expect(errorOf(text.content)).toBe(
+      'invalid arguments: offset: expected number, got string "2" (send the number without quotes: 2); ' +
+        'limit: expected number, got string "1" (send the number without quotes: 1)',
+    );
+    expect(errorOf((await read({ path: 'n.txt', offset: null })).content)).toBe(
+      'invalid arguments: offset: expected number, got null (leave the argument out to use its default)',
+    );
+    expect(errorOf((await read({ path: null })).content)).toBe(
+      'invalid arguments: path: expected string, got null',
+    );
+    expect(errorOf((await read({ path: 'n.txt', offset: 0 })).content)).toBe(
+      'invalid arguments: offset: must be at least 1, got 0',
+    );
+    expect(errorOf((await read({ path: 'n.txt', limit: 20_000 })).content)).toBe(
+      `invalid arguments: limit: must be at most ${toolLimits.readMaxLines}, got 20000`,
+    );
+    expect(errorOf((await read({ path: 'n.txt', limit: 'all' })).content)).toBe(
+      'invalid arguments: limit: expected number, got string',
+    );
+  });
+
   it('refuses an offset past the end', async () => {
     put('n.txt', 'a\nb\n');
     const outcome = await read({ path: 'n.txt', offset: 5 });
