@@ -53,7 +53,7 @@ const TOOLS = [
   '- write_file: create a file, or replace one whose content changes almost entirely.',
   '- run_command: builds, tests, linters, git and other command-line tools. Commands get no input: pass flags that avoid prompts (`--yes`, `CI=1`) and pagers (`git --no-pager`), and do not start watchers or servers that never exit. Long output is cut to its head and tail (the full text is kept as an artifact): filter it (`| tail -50`, `| grep -n error`) when you need one part. Use the file tools, not cat, sed or echo, to read and write files.',
   '- spawn_subagent: hand a self-contained search or investigation that would flood your context (reading many files to answer one question) to a subagent with its own window. Give it a precise task and ask for a short answer with paths.',
-  '- Make independent read-only calls in one message. A tool you were not given does not exist in this session: do not pretend to call it.',
+  '- Make independent read-only calls in one message: they run in parallel. A tool you were not given does not exist in this session: do not pretend to call it.',
 ].join('\n');
 
 const APPROVALS = [

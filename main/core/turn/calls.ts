@@ -1,24 +1,34 @@
-import { findGrant, prefixGrantGap } from '../approvals/grants.js';
-import { evaluatePolicy } from '../approvals/policy.js';
 import { parseToolCall, runParsed, type ParsedToolCall } from '../../tools/execute.js';
 import { errorOutcome } from '../../tools/outcome.js';
 import type { ExpectedImages } from '../../tools/types.js';
 import { crashPoint } from './crash.js';
+import { decideGate, keyFor } from './gate.js';
+import { parallelRun, settleParallelRun } from './parallel.js';
 import type { TurnOutcome } from './host.js';
 import { settleUnknownOutcome } from './resume.js';
 import { appendToolResult, awaitingApproval, stopTurn, toolContextFor, type TurnScope } from './scope.js';
-import { unansweredCalls, type CallRecord, type SessionState } from './state.js';
+import { unansweredCalls, type CallRecord } from './state.js';
 
 /**
  * Resolves every unanswered call of the newest assistant message, in order: each passes the mode's registry,
- * the policy and grants, then the approval gate, and runs in the box. Returns an outcome when the turn must
+ * the policy and grants, then the approval gate, and runs in the box. Consecutive reads the gate lets run
+ * (parallel.ts) run together, their results appended in call order. Returns an outcome when the turn must
  * stop (an approval is pending, the user stopped it, a subagent failed), else undefined.
  */
 export async function settleCalls(turn: TurnScope): Promise<TurnOutcome | undefined> {
-  for (const record of unansweredCalls(turn.state)) {
+  const records = unansweredCalls(turn.state);
+  for (let index = 0; index < records.length;) {
     if (turn.signal.aborted) return stopTurn(turn);
-    const outcome = await settleCall(turn, record);
+    const run = await parallelRun(turn, records.slice(index));
+    if (run.length > 1) {
+      const outcome = await settleParallelRun(turn, run);
+      if (outcome) return outcome;
+      index += run.length;
+      continue;
+    }
+    const outcome = await settleCall(turn, records[index] as CallRecord);
     if (outcome) return outcome;
+    index++;
   }
   return undefined;
 }
@@ -54,16 +64,6 @@ async function settleCall(turn: TurnScope, record: CallRecord): Promise<TurnOutc
     crashPoint('after_approval_before_execute');
   }
   return execute(turn, record, parsed.call, granted);
-}
-
-/** The key a call's side effects carry: derived from the event that requested it, never from the attempt. */
-function keyFor(state: SessionState, record: CallRecord): string {
-  if (record.started) return record.started.idempotencyKey;
-  if (record.decision?.kind === 'approval_granted' && record.request)
-    return `ev${record.request.seq}-${record.call.name}`;
-  const sameTool = state.openCalls.filter((r) => r.call.name === record.call.name);
-  const suffix = sameTool.length > 1 ? `.${sameTool.indexOf(record) + 1}` : '';
-  return `ev${record.assistantSeq}-${record.call.name}${suffix}`;
 }
 
 /**
@@ -103,51 +103,22 @@ async function settleSubagent(
 }
 
 /**
- * Policy, grants and protection for a call not yet decided, from the tool's own preview. Appends the call's
- * tool error (it cannot apply), a denial, or an approval request when needed.
+ * The gate for a call not yet decided (gate.ts): appends the call's tool error (it cannot apply), a denial,
+ * or an approval request when needed.
  */
 async function gate(
   turn: TurnScope,
   record: CallRecord,
   parsed: ParsedToolCall,
 ): Promise<TurnOutcome | undefined> {
-  const { host, state } = turn;
-  const ctx = toolContextFor(turn, keyFor(state, record), record, false);
-  const preview = await parsed.tool.preview(parsed.args, ctx);
-  if (!preview.ok) {
-    appendToolResult(turn, record, preview.outcome);
+  const decision = await decideGate(turn, record, parsed);
+  if (decision.action === 'run') return undefined;
+  if (decision.action === 'answer') {
+    appendToolResult(turn, record, decision.outcome);
     return undefined;
   }
-  const decision = evaluatePolicy({
-    policy: state.policy,
-    kind: parsed.tool.kind,
-    protectedReason: preview.protectedReason,
-    sandboxAvailable: host.sandboxAvailable,
-  });
-  if (decision.action === 'allow') return undefined;
-  if (decision.action === 'deny') {
-    appendToolResult(turn, record, { content: JSON.stringify({ error: decision.reason }), isError: true });
-    return undefined;
-  }
-  let reason = decision.reason;
-  if (!preview.protectedReason) {
-    const grants = [...state.grants.values()];
-    const grant = findGrant({ tool: parsed.tool.name, ...preview.subject }, grants);
-    if (grant) return undefined;
-    // A prefix grant that starts the command but not its flags (find -exec): the person asked sees why.
-    const command = preview.subject.command;
-    const gap = command === undefined ? undefined : prefixGrantGap(command, grants);
-    if (gap !== undefined) reason = `${reason}; ${gap}`;
-  }
-  turn.append({
-    kind: 'approval_request',
-    toolCallId: record.call.id,
-    tool: parsed.tool.name,
-    arguments: host.tools.redactor.redact(record.call.arguments),
-    reason,
-    ...(preview.diff ? { diff: preview.diff } : {}),
-  });
-  return awaitingApproval(state);
+  turn.append(decision.request);
+  return awaitingApproval(turn.state);
 }
 
 /**

@@ -364,6 +364,41 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
     expect(rejected(server)).toEqual([]);
   });
 
+  it('during_append of a parallel read run: every read is re-run once on resume and answered in call order', async () => {
+    fs.writeFileSync(path.join(project, 'src', 'util.go'), 'package main\n\nfunc limit() {}\n');
+    server.enqueue({
+      kind: 'reply',
+      toolCalls: [
+        { id: 'r1', name: 'read_file', arguments: { path: 'src/server.go' } },
+        { id: 'g1', name: 'grep', arguments: { pattern: 'func limit' } },
+        { id: 'r2', name: 'read_file', arguments: { path: 'src/util.go' } },
+      ],
+    });
+    // The three reads run together: all three started, the process dies committing the first result.
+    const run = await keel(home, newSession('ask', 'look'), {
+      KEEL_CRASH_AT: 'during_append',
+      KEEL_CRASH_KIND: 'tool_result',
+    });
+    expect(run.signal).toBe('SIGKILL');
+    const id = onlySessionId(home);
+    expect(kinds(eventsOf(home, id)).slice(2)).toEqual([
+      'assistant_message',
+      'tool_call_started',
+      'tool_call_started',
+      'tool_call_started',
+    ]);
+    server.enqueue({ kind: 'reply', text: 'read them' });
+    expect((await keel(home, ['resume', id])).code).toBe(0);
+    const results = eventsOf(home, id).flatMap((e) => (e.kind === 'tool_result' ? [e] : []));
+    expect(results.map((e) => e.toolCallId)).toEqual(['r1', 'g1', 'r2']);
+    expect(results.map((e) => e.content)).toEqual([
+      expect.stringContaining('func main()'),
+      expect.stringContaining('src/util.go'),
+      expect.stringContaining('func limit()'),
+    ]);
+    expect(rejected(server)).toEqual([]);
+  });
+
   it('during_append of the first event: nothing was acknowledged, and the session still works', async () => {
     const run = await keel(home, newSession('ask', 'hello'), {
       KEEL_CRASH_AT: 'during_append',

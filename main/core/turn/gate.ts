@@ -1,0 +1,76 @@
+import type { NewEvent } from '../../common/events.js';
+import { findGrant, prefixGrantGap } from '../approvals/grants.js';
+import { evaluatePolicy } from '../approvals/policy.js';
+import type { ParsedToolCall } from '../../tools/execute.js';
+import type { ToolOutcome } from '../../tools/types.js';
+import { toolContextFor, type TurnScope } from './scope.js';
+import type { CallRecord, SessionState } from './state.js';
+
+/**
+ * What the approval gate says about a call not yet decided, before anything is appended: `run` (the
+ * policy allows it, or a grant covers it), `answer` (it cannot apply, or the policy denies it: this outcome
+ * is its result), or `ask` (this approval request is appended and the turn waits).
+ */
+export type GateDecision =
+  | { action: 'run' }
+  | { action: 'answer'; outcome: ToolOutcome }
+  | { action: 'ask'; request: Extract<NewEvent, { kind: 'approval_request' }> };
+
+/** The key a call's side effects carry: derived from the event that requested it, never from the attempt. */
+export function keyFor(state: SessionState, record: CallRecord): string {
+  if (record.started) return record.started.idempotencyKey;
+  if (record.decision?.kind === 'approval_granted' && record.request)
+    return `ev${record.request.seq}-${record.call.name}`;
+  const sameTool = state.openCalls.filter((r) => r.call.name === record.call.name);
+  const suffix = sameTool.length > 1 ? `.${sameTool.indexOf(record) + 1}` : '';
+  return `ev${record.assistantSeq}-${record.call.name}${suffix}`;
+}
+
+/**
+ * Policy, grants and protection for a call not yet decided, from the tool's own preview. Appends nothing,
+ * so it can be asked again (the parallel reads ask it of every call before one runs).
+ */
+export async function decideGate(
+  turn: TurnScope,
+  record: CallRecord,
+  parsed: ParsedToolCall,
+): Promise<GateDecision> {
+  const { host, state } = turn;
+  const ctx = toolContextFor(turn, keyFor(state, record), record, false);
+  const preview = await parsed.tool.preview(parsed.args, ctx);
+  if (!preview.ok) return { action: 'answer', outcome: preview.outcome };
+  const decision = evaluatePolicy({
+    policy: state.policy,
+    kind: parsed.tool.kind,
+    protectedReason: preview.protectedReason,
+    sandboxAvailable: host.sandboxAvailable,
+  });
+  if (decision.action === 'allow') return { action: 'run' };
+  if (decision.action === 'deny') {
+    return {
+      action: 'answer',
+      outcome: { content: JSON.stringify({ error: decision.reason }), isError: true },
+    };
+  }
+  let reason = decision.reason;
+  if (!preview.protectedReason) {
+    const grants = [...state.grants.values()];
+    const grant = findGrant({ tool: parsed.tool.name, ...preview.subject }, grants);
+    if (grant) return { action: 'run' };
+    // A prefix grant that starts the command but not its flags (find -exec): the person asked sees why.
+    const command = preview.subject.command;
+    const gap = command === undefined ? undefined : prefixGrantGap(command, grants);
+    if (gap !== undefined) reason = `${reason}; ${gap}`;
+  }
+  return {
+    action: 'ask',
+    request: {
+      kind: 'approval_request',
+      toolCallId: record.call.id,
+      tool: parsed.tool.name,
+      arguments: host.tools.redactor.redact(record.call.arguments),
+      reason,
+      ...(preview.diff ? { diff: preview.diff } : {}),
+    },
+  };
+}
