@@ -11,8 +11,14 @@ import { heldReason } from './heldBack.js';
 import { removeConfined, writeStreamConfined } from './streamWrite.js';
 import type { CommittedFile } from './types.js';
 
-/** Folders never walked: dependencies, and git's own (its metadata is checked by gitMetadata.ts). */
-const SKIP = new Set(['node_modules', '.git']);
+/** Folders never walked: dependencies. The root's `.git` is read-only in the box and never walked either. */
+const SKIP = new Set(['node_modules']);
+/**
+ * What of a nested `.git` folder is photographed: what makes a later git in that folder run code or look
+ * elsewhere (a command can make one with `git init`; the box pins only the root's). Objects, refs and HEAD
+ * run nothing and can be many; `hooks/*.sample` never run.
+ */
+const NESTED_GIT_WATCHED = new Set(['config', 'config.worktree', 'hooks', 'info', 'commondir', 'gitdir']);
 const MAX_DIRS = 20_000;
 const MAX_FILES = 200;
 const MAX_BYTES = 1 << 20;
@@ -42,9 +48,10 @@ export function snapshotProtected(root: string): ProtectedSnapshot {
   let complete = true;
   let dirs = 0;
   let files = 0;
-  const stack: { rel: string; inside: boolean }[] = [{ rel: '', inside: false }];
+  type Folder = { rel: string; inside: boolean; nestedGit?: boolean };
+  const stack: Folder[] = [{ rel: '', inside: false }];
   while (stack.length > 0) {
-    const { rel, inside } = stack.pop() as { rel: string; inside: boolean };
+    const { rel, inside, nestedGit } = stack.pop() as Folder;
     if (++dirs > MAX_DIRS) {
       complete = false;
       break;
@@ -57,11 +64,14 @@ export function snapshotProtected(root: string): ProtectedSnapshot {
     }
     for (const dirent of listing) {
       if (SKIP.has(dirent.name)) continue;
+      if (nestedGit === true && !NESTED_GIT_WATCHED.has(dirent.name)) continue;
+      if (dirent.name.endsWith('.sample') && rel.endsWith('.git/hooks')) continue;
       const child = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
       const held = inside || heldReason(child) !== null;
       if (dirent.isDirectory()) {
+        if (dirent.name === '.git' && rel === '') continue;
         if (held) entries[child] = { kind: 'dir' };
-        stack.push({ rel: child, inside: held });
+        stack.push({ rel: child, inside: held, ...(dirent.name === '.git' ? { nestedGit: true } : {}) });
         continue;
       }
       if (!held) continue;
