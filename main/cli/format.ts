@@ -90,6 +90,8 @@ export function summarizeEvent(event: SessionEvent): string {
       return `${event.path} (${event.size} bytes${event.mediaType === undefined ? '' : `, ${event.mediaType}`})`;
     case 'persistent_commit':
       return `${event.dir}: ${event.files.length} file${event.files.length === 1 ? '' : 's'}`;
+    case 'changes_reverted':
+      return `${event.dir}: ${event.files.length} file${event.files.length === 1 ? '' : 's'} put back (reverts ${event.reverts.join(', ')}${event.turn === undefined ? '' : `, turn ${event.turn}`})`;
     case 'subagent_started':
       return `child ${event.childId}: ${quote(event.task, 70)}`;
     case 'subagent_result':

@@ -206,14 +206,45 @@ export const FileStaged = z.object({
   messageId: z.string().optional(),
 });
 
+/** A file's git mode in a recorded change: regular, executable, symbolic link. */
+export const FileMode = z.enum(['100644', '100755', '120000']);
+export type FileMode = z.infer<typeof FileMode>;
+
+/**
+ * One file of a change that reached a folder: sha256 of its bytes before and after (null: absent; a link: of
+ * its target text) and, when recorded, its modes. A change whose files carry modes had both sides' bytes kept
+ * in the session's history store (`history/blobs/<sha256>`), which is what makes it revertible.
+ */
+export const ChangedFile = z.object({
+  path: z.string(),
+  preHash: z.string().nullable(),
+  postHash: z.string().nullable(),
+  preMode: FileMode.optional(),
+  postMode: FileMode.optional(),
+});
+export type ChangedFile = z.infer<typeof ChangedFile>;
+
 export const PersistentCommit = z.object({
   ...base,
   kind: z.literal('persistent_commit'),
   dir: z.string().min(1),
-  files: z.array(
-    z.object({ path: z.string(), preHash: z.string().nullable(), postHash: z.string().nullable() }),
-  ),
+  files: z.array(ChangedFile),
   diffArtifact: z.string().optional(),
+});
+
+/**
+ * Earlier changes of a folder (persistent_commit or changes_reverted events, by seq) were reverted onto it as
+ * it was: `files` is what this revert wrote, `preHash` being the folder's bytes just before (the user's own
+ * edits included, kept in the history store), so reverting this event puts them back.
+ */
+export const ChangesReverted = z.object({
+  ...base,
+  kind: z.literal('changes_reverted'),
+  dir: z.string().min(1),
+  reverts: z.array(seq).min(1),
+  /** The turn whose changes these were, when a whole turn was reverted. */
+  turn: z.number().int().positive().optional(),
+  files: z.array(ChangedFile),
 });
 
 export const SubagentStarted = z.object({
@@ -302,6 +333,7 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   Interrupted,
   FileStaged,
   PersistentCommit,
+  ChangesReverted,
   SubagentStarted,
   SubagentResult,
   ModelChanged,

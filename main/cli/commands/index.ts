@@ -15,6 +15,7 @@ import { registerTrace } from './trace.js';
 import { registerGrants } from './grants.js';
 import { registerServe } from './serve.js';
 import { registerCommit } from './commit.js';
+import { registerRevert } from './revert.js';
 import { registerCompact } from './compact.js';
 
 /** Adds one subcommand to the program. A new command is a new file here plus one entry below. */
@@ -24,6 +25,7 @@ export type RegisterCommand = (program: Command, context: CliContext) => void;
 export const registerCommands: readonly RegisterCommand[] = [
   registerRun,
   registerCommit,
+  registerRevert,
   registerResume,
   registerApproval,
   registerGrants,

@@ -373,6 +373,19 @@ function checkReferences(events: readonly Located[], problems: ImportProblem[]):
         }
         break;
       }
+      case 'changes_reverted':
+        for (const seq of event.reverts) {
+          const change = earlier(seq);
+          if (
+            !change ||
+            (change.event.kind !== 'persistent_commit' && change.event.kind !== 'changes_reverted')
+          ) {
+            report(
+              `changes_reverted reverts ${seq}, which is not an earlier persistent_commit or changes_reverted`,
+            );
+          }
+        }
+        break;
       case 'subagent_started':
         children.add(event.childId);
         break;

@@ -14,6 +14,7 @@ import {
 } from './git.js';
 import { backingEntry, BlobHasher, blobId, hashFile, readAll, SMALL_FILE_BYTES } from './hashing.js';
 import { applyHeld, holdBack, type HeldFile } from './heldBack.js';
+import { keepFile } from './kept.js';
 import { withBackingLock } from './lock.js';
 import { planWrites, type PlannedWrite } from './merge.js';
 import { expectedBacking, SNAPSHOT_MESSAGE } from './snapshot.js';
@@ -44,6 +45,11 @@ export type CommitOptions = {
   artifactStem: string;
   /** Held-back files a person granted since (heldBack.ts): written first, under the same lock. */
   approvedHeld?: readonly HeldFile[];
+  /**
+   * The history store (kept.ts): each written file's bytes before and after are kept there and its modes
+   * reported, so the change can be reverted later.
+   */
+  keepStore?: string;
 };
 
 /** What the session changed in the checkout since its baseline and has not committed. */
@@ -131,12 +137,13 @@ async function commitSession(context: CheckoutContext, options: CommitOptions): 
     // Deletions come after (they remove folders left empty, which a write may be filling).
     const writes = plan.filter((write) => write.kind !== 'delete');
     const [written, commit] = await Promise.all([
-      mapLimited(writes, 8, (write) => apply(context, write)),
+      mapLimited(writes, 8, (write) => applyKept(context, write, options.keepStore)),
       snapshotCommit,
       patch,
     ]);
     const files = [...written];
-    for (const write of plan) if (write.kind === 'delete') files.push(await apply(context, write));
+    for (const write of plan)
+      if (write.kind === 'delete') files.push(await applyKept(context, write, options.keepStore));
     const heldBack = held.length === 0 ? {} : { held: { files: held, diff: heldDiff(patchFile, held) } };
     if (state.kind === 'shadow') keepReachable(context, commit);
     state.expected =
@@ -171,6 +178,29 @@ function heldDiff(patchFile: string, held: readonly HeldFile[]): string {
   });
   const diff = sections.join('');
   return diff.length > HELD_DIFF_MAX ? `${diff.slice(0, HELD_DIFF_MAX)}\n[diff cut at 64 KiB]\n` : diff;
+}
+
+/**
+ * Applies one planned write; with a history store, the backing file's bytes are kept just before (when they
+ * still hash to what the plan saw) and the written ones just after, and the modes reported.
+ */
+async function applyKept(
+  context: CheckoutContext,
+  write: PlannedWrite,
+  store: string | undefined,
+): Promise<CommittedFile> {
+  if (store === undefined || write.kind === 'already') return apply(context, write);
+  const target = path.join(context.state.backing, write.change.path);
+  const before =
+    write.before.kind === 'file' || write.before.kind === 'link' ? write.before.sha256 : undefined;
+  const preMode = before === undefined ? undefined : keepFile(store, target, before);
+  const file = await apply(context, write);
+  const postMode = file.postHash === null ? undefined : keepFile(store, target, file.postHash);
+  return {
+    ...file,
+    ...(preMode !== undefined ? { preMode } : {}),
+    ...(postMode !== undefined ? { postMode } : {}),
+  };
 }
 
 async function apply(context: CheckoutContext, write: PlannedWrite): Promise<CommittedFile> {

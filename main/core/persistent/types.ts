@@ -1,3 +1,4 @@
+import type { FileMode } from '../../common/events.js';
 import type { HeldFile } from './heldBack.js';
 import { z } from 'zod';
 
@@ -32,6 +33,9 @@ export type CommittedFile = {
   postHash: string | null;
   /** The backing file had changed since the checkout too, and the two versions were merged. */
   merged?: boolean;
+  /** Modes before and after, set when the bytes of that side were kept in the history store (kept.ts). */
+  preMode?: FileMode;
+  postMode?: FileMode;
 };
 
 /**

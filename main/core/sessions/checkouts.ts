@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { EventOf, NewEvent, SessionEvent } from '../../common/events.js';
+import type { ChangedFile, EventOf, NewEvent, SessionEvent } from '../../common/events.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
 import { importMarkOf, isImportedSeq } from '../log/imported.js';
 import type { SessionLog } from '../log/sessionLog.js';
@@ -13,8 +13,8 @@ import {
   type ProtectedSnapshot,
 } from '../persistent/directHeld.js';
 import type { HeldFile } from '../persistent/heldBack.js';
-import type { CommitReport, PersistentDirSpec } from '../persistent/types.js';
-import { checkoutLocation, readPersistentConfig, type PersistentConfig } from './layout.js';
+import type { CommitReport, CommittedFile, PersistentDirSpec } from '../persistent/types.js';
+import { checkoutLocation, historyStoreOf, readPersistentConfig, type PersistentConfig } from './layout.js';
 import type { UncommittedDir } from './types.js';
 
 /**
@@ -218,6 +218,7 @@ async function commitCheckout(
   const report = await checkout.commit({
     artifactsDir: log.artifactsDir,
     artifactStem: stem,
+    keepStore: historyStoreOf(log.dir),
     approvedHeld: approved.flatMap((request) => request.files),
   });
   const record = (event: NewEvent) => {
@@ -239,7 +240,7 @@ async function commitCheckout(
     record({
       kind: 'persistent_commit',
       dir: name,
-      files: report.files.map(({ path, preHash, postHash }) => ({ path, preHash, postHash })),
+      files: report.files.map(changedFileOf),
       diffArtifact: report.diffArtifact,
     });
   }
@@ -258,6 +259,17 @@ async function commitCheckout(
     });
   }
   return report;
+}
+
+/** A committed file as the log records it: hashes, and the modes of the sides whose bytes were kept. */
+function changedFileOf(file: CommittedFile): ChangedFile {
+  return {
+    path: file.path,
+    preHash: file.preHash,
+    postHash: file.postHash,
+    ...(file.preMode !== undefined ? { preMode: file.preMode } : {}),
+    ...(file.postMode !== undefined ? { postMode: file.postMode } : {}),
+  };
 }
 
 /** What approvedHeld reads: session_created (the import mark), the approval events and the commits. */

@@ -16,6 +16,7 @@ import { SessionIndex, type SessionStatus } from '../../store/sessionIndex.js';
 import { readSettings } from '../../store/settings.js';
 import { createArtifactAccessor } from './artifacts.js';
 import { commitDirs, discardDirs, uncommittedDirs } from './checkouts.js';
+import { revertChanges, type RevertReport, type RevertTarget } from '../history/revert.js';
 import { createFileWriter } from './files.js';
 import {
   makeSessionFolders,
@@ -376,6 +377,14 @@ export class LocalHarnessSession implements HarnessSession {
   /** Commits manual dirs now (all, or the named ones). */
   commit(dirs?: readonly string[]): Promise<CommitReport[]> {
     return withWritableSession(this.runtime.home, this.id, (log) => commitDirs(log, dirs ? { dirs } : {}));
+  }
+
+  /**
+   * Reverts a turn's changes (or one recorded change) onto the folders as they are now: three-way per file,
+   * nothing written on a conflict; recorded as a changes_reverted event (reverting that one restores).
+   */
+  revert(target: RevertTarget): Promise<RevertReport> {
+    return withWritableSession(this.runtime.home, this.id, (log) => revertChanges(log, target));
   }
 
   /** Discards the uncommitted changes of manual dirs (all, or the named ones). */

@@ -73,6 +73,11 @@ export function homeOf(dataDir: string): string {
   return path.resolve(dataDir, '..', '..');
 }
 
+/** The session's history store: bytes of the files its changes touched, before and after (persistent/kept.ts). */
+export function historyStoreOf(dataDir: string): string {
+  return path.join(dataDir, 'history', 'blobs');
+}
+
 /** Where the checkout of one Persistent Dir of a session lives. */
 export function checkoutLocation(dataDir: string, name: string): CheckoutLocation {
   return {

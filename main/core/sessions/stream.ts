@@ -6,6 +6,7 @@ import { loadSessionState } from '../turn/loadState.js';
 import { needsModel, unansweredCalls } from '../turn/state.js';
 import { readSettings } from '../../store/settings.js';
 import { commitDirs, finishTurn, prepareTurn } from './checkouts.js';
+import { completePendingRevert } from '../history/revert.js';
 import { policyFor, runtimeOf, type HarnessRuntime } from './harness.js';
 import { readPersistentConfig, writePersistentConfig } from './layout.js';
 import { withWritableSession } from './sessionLock.js';
@@ -85,6 +86,8 @@ async function runStreamed(
       return { outcome: finishedOutcome(log), alreadyStaged: staged, resumed: false, ended: undefined };
     }
     const turnNumber = state.turns + (newTurn ? 1 : 0);
+    // A revert a crash interrupted is finished before the checkouts are reset from the folders it writes.
+    await completePendingRevert(log);
     const preparation = await prepareTurn(log, { newTurn, onEvent, turn: turnNumber });
     for (const report of preparation.commits) onCommit(report);
     // Keel's own handle derives running from the log and the index; a host's own object is told.

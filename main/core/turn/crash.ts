@@ -5,6 +5,8 @@ export const CRASH_POINTS = [
   'after_tool_executed_before_result',
   'after_approval_before_execute',
   'during_append',
+  // A revert of a turn's changes dies after its first file is written (main/core/history/apply.ts).
+  'during_revert',
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

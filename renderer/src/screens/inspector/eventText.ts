@@ -81,6 +81,12 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
         tone: 'other',
         text: `${event.dir}: ${event.files.map((file) => file.path).join(', ')}`,
       };
+    case 'changes_reverted':
+      return {
+        who: 'Reverted',
+        tone: 'other',
+        text: `${event.dir}: ${event.files.map((file) => file.path).join(', ')} (reverts ${event.reverts.join(', ')})`,
+      };
     case 'model_changed':
       return { who: 'Model switched', tone: 'other', text: `${event.provider}:${event.model}` };
     case 'policy_changed':

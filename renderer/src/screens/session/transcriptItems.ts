@@ -228,6 +228,17 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
           text: `Committed ${event.files.length} file${event.files.length === 1 ? '' : 's'} from ${event.dir} to the project`,
         });
         break;
+      case 'changes_reverted':
+        items.push({
+          type: 'note',
+          key,
+          seq: event.seq,
+          at: event.at,
+          text:
+            `Reverted ${event.turn === undefined ? `change ${event.reverts.join(', ')}` : `turn ${event.turn}`}: ` +
+            `${event.files.length} file${event.files.length === 1 ? '' : 's'} of ${event.dir} put back`,
+        });
+        break;
       case 'subagent_started':
         if (
           event.toolCallId === undefined ||

@@ -1,0 +1,73 @@
+import type { Command } from 'commander';
+import { RevertTargetError, type RevertReport, type RevertTarget } from '../../core/history/revert.js';
+import { parsePositiveInteger } from '../arguments.js';
+import type { CliContext } from '../context.js';
+import { CliError } from '../errors.js';
+import { ExitCode } from '../exitCodes.js';
+import { cliHarness, cliSession } from '../turn.js';
+
+type RevertOptions = { turn?: number; change?: number; json?: boolean };
+
+/**
+ * `keel revert SESSION --turn N | --change SEQ [--json]`: undoes what a turn changed in the project (or one
+ * recorded change: a persistent_commit, or a changes_reverted to undo a revert) onto the folder as it is now.
+ * Edits made since are merged; on a conflict nothing is written, each file is named with why, exit 1.
+ */
+export function registerRevert(program: Command, context: CliContext): void {
+  program
+    .command('revert')
+    .description(
+      "undo a turn's changes to the project (three-way: your edits since are kept; a conflict writes nothing)",
+    )
+    .argument('<session>', 'session id')
+    .option('--turn <n>', 'the turn whose changes to undo (1 is the first)', parsePositiveInteger)
+    .option(
+      '--change <seq>',
+      'one recorded change to undo: a persistent_commit or changes_reverted seq',
+      parsePositiveInteger,
+    )
+    .option('--json', 'print the report as JSON')
+    .action(async (id: string, options: RevertOptions) => {
+      const target = targetOf(options);
+      const session = await cliSession(cliHarness(context), id);
+      let report: RevertReport;
+      try {
+        report = await session.revert(target);
+      } catch (error) {
+        if (error instanceof RevertTargetError) throw new CliError(error.message);
+        throw error;
+      }
+      if (options.json) context.io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+      else context.io.stderr(`${describeRevert(report, target)}\n`);
+      if (report.status === 'conflict') context.setExitCode(ExitCode.failure);
+    });
+}
+
+function targetOf(options: RevertOptions): RevertTarget {
+  if ((options.turn === undefined) === (options.change === undefined))
+    throw new CliError(
+      "name what to revert: --turn N (a turn's changes) or --change SEQ (one recorded change)",
+    );
+  return options.turn !== undefined ? { turn: options.turn } : { seq: options.change as number };
+}
+
+function describeRevert(report: RevertReport, target: RevertTarget): string {
+  const what = 'turn' in target ? `turn ${target.turn}` : `change ${target.seq}`;
+  switch (report.status) {
+    case 'unchanged':
+      return `keel: nothing to revert: the folder already holds the files as they were before ${what}`;
+    case 'reverted': {
+      const seqs = report.events.map((e) => e.seq).join(', ');
+      const files = report.files.map((f) => f.path).join(', ');
+      return (
+        `keel: reverted ${what}: ${report.files.length} file${report.files.length === 1 ? '' : 's'} (${files}); ` +
+        `recorded as event ${seqs} (keel revert SESSION --change ${report.events[0]?.seq ?? seqs} puts them back)`
+      );
+    }
+    case 'conflict':
+      return [
+        `keel: nothing was reverted: ${report.conflicts.length} file${report.conflicts.length === 1 ? '' : 's'} cannot be reverted onto the folder as it is now`,
+        ...report.conflicts.map((c) => `  ${c.dir}/${c.path}: ${c.reason}`),
+      ].join('\n');
+  }
+}
