@@ -72,6 +72,9 @@ describe.skipIf(!HAS_CHROMIUM)('an apply_patch approval in the browser', () => {
       'export const port = 8080;\nexport const host = "a";\n',
     );
     expect(fs.readFileSync(path.join(project, 'src', 'limit.ts'), 'utf8')).toBe('export const limit = 10;\n');
+    // The transcript shows the call's patch as the model wrote it, not as escaped JSON.
+    const toolCard = page.getByRole('article', { name: /Tool call apply_patch/ });
+    expect(await toolCard.getByLabel('Arguments').textContent()).toBe(input);
     const events = await readEvents(page, sessionId);
     const started = events.find((event) => event.kind === 'tool_call_started');
     expect(started?.kind === 'tool_call_started' && started.files?.map((file) => file.path)).toEqual([

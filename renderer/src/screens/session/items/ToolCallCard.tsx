@@ -30,7 +30,7 @@ export const ToolCallCard = memo(function ToolCallCard({
   const status: ToolStatus | 'unknown' =
     item.status === 'running' && !sessionRunning ? 'unknown' : item.status;
   const label = status === 'unknown' ? 'Outcome unknown' : STATUS_LABELS[status];
-  const args = prettyJson(item.arguments);
+  const args = argumentsText(item.name, item.arguments);
   const result = item.result ? truncateText(item.result.content, SHOWN_RESULT) : undefined;
   const terminal = useTerminalLink();
   const inTerminal = terminal?.showing.has(item.toolCallId) ?? false;
@@ -124,6 +124,21 @@ export const ToolCallCard = memo(function ToolCallCard({
     </article>
   );
 });
+
+/** The arguments as shown: pretty JSON, or an apply_patch call's patch text itself (JSON would escape every newline). */
+function argumentsText(tool: string, text: string): string {
+  if (tool === 'apply_patch') {
+    try {
+      const parsed: unknown = JSON.parse(text);
+      const input =
+        typeof parsed === 'object' && parsed !== null ? (parsed as { input?: unknown }).input : undefined;
+      if (typeof input === 'string') return input;
+    } catch {
+      // Not JSON: shown as it came, below.
+    }
+  }
+  return prettyJson(text);
+}
 
 function lineCount(text: string): number {
   if (text === '') return 0;
