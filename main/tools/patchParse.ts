@@ -12,7 +12,7 @@ import { ToolError } from './types.js';
 //
 // Lenient where models are known to slip, as Codex is: whitespace around the envelope and the file headers,
 // blank lines between hunks, an empty line inside a hunk read as an empty context line, the first hunk of a
-// file without its "@@", and the whole patch wrapped in a heredoc (`apply_patch <<'EOF'` … `EOF`, as models
+// file without its "@@", a unified-diff range in a "@@" line (ignored), and the whole patch wrapped in a heredoc (`apply_patch <<'EOF'` … `EOF`, as models
 // trained on the shell form send it). Pure: text in, operations out; errors name the patch line.
 
 /** One hunk of an Update File section: the lines it expects (`oldLines`) and what replaces them. */
@@ -40,6 +40,8 @@ const DELETE = '*** Delete File: ';
 const UPDATE = '*** Update File: ';
 const MOVE = '*** Move to: ';
 const END_OF_FILE = '*** End of File';
+// `@@ -a,b +c,d @@ rest`, as git and diff write a hunk header; models trained on both sometimes mix them.
+const UNIFIED_RANGE = /^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@(.*)$/;
 
 /** A patch that does not follow the grammar: the message names the line and says what was expected. */
 export class PatchSyntaxError extends ToolError {
@@ -80,6 +82,12 @@ function envelopeLines(input: string): { lines: string[]; first: number } {
 export function parsePatch(input: string): PatchOp[] {
   const { lines, first } = envelopeLines(input);
   if (lines.length === 0) throw new PatchSyntaxError(`the patch is empty; it must start with '${BEGIN}'`);
+  if (/^cd\s.*&&\s*(?:apply_patch|applypatch)\b/.test((lines[0] ?? '').trim())) {
+    throw new PatchSyntaxError(
+      `send the patch alone, without "cd … &&": paths are relative to the project root, so put the folder in each path`,
+      first,
+    );
+  }
   if ((lines[0] ?? '').trim() !== BEGIN) {
     throw new PatchSyntaxError(`the first line must be '${BEGIN}', not ${quote(lines[0] ?? '')}`, first);
   }
@@ -197,7 +205,9 @@ function parseChunk(
   if (head.trimEnd() === '@@') {
     next++;
   } else if (head.startsWith('@@ ')) {
-    context = head.slice(3);
+    // A unified-diff range (`@@ -12,7 +12,8 @@ def f():`) says nothing this format uses: keep only its header.
+    const range = UNIFIED_RANGE.exec(head);
+    context = range ? (range[1]?.trim() ? range[1].trim() : null) : head.slice(3);
     next++;
   } else if (!firstOfFile) {
     throw new PatchSyntaxError(

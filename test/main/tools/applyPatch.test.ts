@@ -142,6 +142,10 @@ describe('apply_patch: the Codex format', () => {
   it('refuses bad grammar with a clear error naming the line, writing nothing', async () => {
     const cases: [string, RegExp][] = [
       ['hello', /invalid patch at line 1: the first line must be '\*\*\* Begin Patch'/],
+      [
+        `cd src && apply_patch <<'EOF'\n${patch('*** Add File: a.txt', '+x')}\nEOF`,
+        /at line 1: send the patch alone, without "cd … &&"/,
+      ],
       ['*** Begin Patch\n*** Add File: a.txt\n+x', /at line 3: the last line must be '\*\*\* End Patch'/],
       [
         patch('*** Frobnicate File: a.txt'),
@@ -432,6 +436,13 @@ describe('parsePatch', () => {
       },
       { kind: 'delete', path: 'd', line: 10 },
     ]);
+  });
+
+  it('ignores a unified-diff range in a @@ line, keeping the header after it', () => {
+    const [bare] = parsePatch(patch('*** Update File: f', '@@ -1,2 +1,2 @@', '-a', '+b'));
+    expect(bare).toMatchObject({ chunks: [{ context: null, oldLines: ['a'], newLines: ['b'] }] });
+    const [named] = parsePatch(patch('*** Update File: f', '@@ -10 +10 @@ def f():', '-a', '+b'));
+    expect(named).toMatchObject({ chunks: [{ context: 'def f():' }] });
   });
 
   it('takes a first hunk without @@ and an empty line inside a hunk as empty context', () => {

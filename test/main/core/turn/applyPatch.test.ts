@@ -150,6 +150,33 @@ describe('apply_patch in a turn', () => {
     expect(file('README.md')).toBe('# demo\n');
   });
 
+  it('in full-auto, a patch touching a protected path asks, naming the file, and writes none of its files first', async () => {
+    const log = createSession('full-auto');
+    server.enqueue(
+      patchCall(
+        'p1',
+        [
+          '*** Begin Patch',
+          '*** Add File: src/ok.go',
+          '+package main',
+          '*** Add File: .vscode/tasks.json',
+          '+{}',
+          '*** End Patch',
+        ].join('\n'),
+      ),
+    );
+    expect((await runTurn(hostFor(log), { prompt: 'go' })).status).toBe('awaiting_approval');
+    const request = lastOf(log, 'approval_request');
+    expect(request?.reason).toMatch(/\.vscode\/tasks\.json: /);
+    expect(existsSync(path.join(project, 'src/ok.go'))).toBe(false);
+    expect(existsSync(path.join(project, '.vscode'))).toBe(false);
+    log.append({ kind: 'approval_granted', requestSeq: request?.seq ?? 0, scope: 'once' });
+    server.enqueue({ kind: 'reply', text: 'ok' });
+    await runTurn(hostFor(log));
+    expect(file('.vscode/tasks.json')).toBe('{}\n');
+    expect(file('src/ok.go')).toBe('package main\n');
+  });
+
   it('approved, then a file changed before it ran: not applied, and no file of the patch is written', async () => {
     const log = createSession('ask');
     server.enqueue(patchCall());
