@@ -262,7 +262,7 @@ describe('attacks: git metadata changed during a turn', () => {
   const location = checkoutLocation;
   const commitOptions = () => ({ artifactsDir: path.join(dir, 'artifacts'), artifactStem: 'c' });
 
-  it('a commit is refused, naming each change, when hooks, config or HEAD changed since the reset', async () => {
+  it('a commit holds every change back, naming each change, when hooks, config or HEAD changed since the reset', async () => {
     const checkout = await Checkout.open({ name: 'project', path: project, commit: 'auto' }, location());
     await checkout.reset();
     fs.writeFileSync(path.join(location().checkout, 'src', 'app.ts'), 'export const w = 4;\n');
@@ -274,12 +274,20 @@ describe('attacks: git metadata changed during a turn', () => {
       mode: 0o755,
     });
     git(project, 'config', 'core.fsmonitor', `touch ${marker}`);
-    await expect(checkout.commit(commitOptions())).rejects.toThrow(
-      /^nothing was committed to project: its git metadata changed since the turn began \(\.git\/HEAD changed, \.git\/config changed, \.git\/hooks\/pre-commit added\)/,
-    );
+    const report = await checkout.commit(commitOptions());
+    expect(report.status).toBe('unchanged');
+    expect(report.held?.gitMetadataChanges).toEqual([
+      '.git/HEAD changed',
+      '.git/config changed',
+      '.git/hooks/pre-commit added',
+    ]);
+    expect(report.held?.files.map((file) => file.path)).toEqual(['src/app.ts']);
+    expect(report.held?.diff).toContain('export const w = 4;');
     expect(fs.readFileSync(path.join(project, 'src', 'app.ts'), 'utf8')).toBe('export {};\n');
-    // Said once: committing again (the user looked) goes ahead, and Keel's git still runs none of it.
-    expect((await checkout.commit(commitOptions())).status).toBe('committed');
+    // Said once: the next commit has nothing new to hold; once approved, the held change is written.
+    expect((await checkout.commit(commitOptions())).held).toBeUndefined();
+    const approved = await checkout.commit({ ...commitOptions(), approvedHeld: report.held?.files ?? [] });
+    expect(approved.applied?.files.map((file) => file.path)).toEqual(['src/app.ts']);
     expect(fs.readFileSync(path.join(project, 'src', 'app.ts'), 'utf8')).toBe('export const w = 4;\n');
     expect(fs.existsSync(marker)).toBe(false);
   });
@@ -294,25 +302,5 @@ describe('attacks: git metadata changed during a turn', () => {
     git(project, 'commit', '-qm', 'user');
     expect((await checkout.commit(commitOptions())).status).toBe('committed');
     expect(fs.readFileSync(path.join(project, 'session.txt'), 'utf8')).toBe('session\n');
-  });
-});
-
-describe('attacks: git metadata changed during a turn, through a session', () => {
-  it("the turn's auto commit is refused with the change named, and the project keeps its files", async () => {
-    const harness = harnessFor(home, server, { project });
-    server.enqueue(callTool('write_file', { path: 'src/app.ts', content: 'export const v = 5;\n' }), {
-      kind: 'reply',
-      text: 'written, now finishing up',
-      delayMs: 100,
-    });
-    const turn = generateHarness({ harness, session: 'meta', messages: [{ role: 'user', content: 'go' }] });
-    // While the model's last reply streams (the tool ran), something outside Keel edits the repository's config.
-    while (server.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
-    git(project, 'config', 'core.fsmonitor', `touch ${marker}`);
-    await expect(turn).rejects.toThrow(
-      /nothing was committed to project: its git metadata changed since the turn began \(\.git\/config changed\)/,
-    );
-    expect(fs.readFileSync(path.join(project, 'src', 'app.ts'), 'utf8')).toBe('export {};\n');
-    expect(fs.existsSync(marker)).toBe(false);
   });
 });

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { commitChanges, uncommittedFiles, type CommitOptions } from './commit.js';
 import { createCheckout } from './create.js';
-import { commonGitDir, gitMetadataFingerprint, refuseChangedGitMetadata } from './gitMetadata.js';
+import { changedGitMetadata, commonGitDir, gitMetadataFingerprint } from './gitMetadata.js';
 import { gitMetadataPaths } from '../../sandbox/protectedPaths.js';
 import { resetIntact } from './reset.js';
 import {
@@ -122,18 +122,18 @@ export class Checkout {
    * the session's whole change is kept as a patch artifact. Afterwards the checkout's files are its new
    * baseline; what the backing folder holds beyond them (merges, edits made meanwhile) comes with the next reset.
    * When the repository's git metadata (hooks, config, HEAD's branch, commondir, info/, alternates, the
-   * checkout's `.git` file) changed since the last reset, nothing is committed: a PersistentDirError names
-   * each change, once (the changed metadata becomes the new reference, so committing again goes ahead).
+   * checkout's `.git` file) changed since the last reset, nothing of the session's is written: every change
+   * is held back (the report's `held`, with `gitMetadataChanges` naming each change) for a person to
+   * approve. Said once: the changed metadata becomes the new reference.
    */
   async commit(options: CommitOptions): Promise<CommitReport> {
     return this.exclusive(() => {
-      try {
-        refuseChangedGitMetadata(this.context.state, this.spec.name);
-      } catch (error) {
-        recordGitMetadata(this.context);
-        throw error;
-      }
-      return commitChanges(this.context, options);
+      const gitMetadataChanges = changedGitMetadata(this.context.state);
+      if (gitMetadataChanges.length > 0) recordGitMetadata(this.context);
+      return commitChanges(this.context, {
+        ...options,
+        ...(gitMetadataChanges.length > 0 ? { gitMetadataChanges } : {}),
+      });
     });
   }
 

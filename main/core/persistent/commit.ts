@@ -50,6 +50,11 @@ export type CommitOptions = {
    * reported, so the change can be reverted later.
    */
   keepStore?: string;
+  /**
+   * What changed in the repository's git metadata since the turn began (Checkout.commit fills it): then
+   * nothing of the session's is written, every change is held back for a person to look at first.
+   */
+  gitMetadataChanges?: readonly string[];
 };
 
 /** What the session changed in the checkout since its baseline and has not committed. */
@@ -108,7 +113,11 @@ async function commitSession(context: CheckoutContext, options: CommitOptions): 
   });
   const sessionTree = await staged.tree;
   const allChanges = await staged.changes;
-  const { commit: changes, held } = holdBack(allChanges.filter(isCommittable));
+  const metadata = options.gitMetadataChanges ?? [];
+  const { commit: changes, held } = holdBack(
+    allChanges.filter(isCommittable),
+    metadata.length > 0 ? `the git metadata of ${dir} changed since the turn began` : undefined,
+  );
   if (changes.length === 0 && held.length === 0) {
     await Promise.allSettled([staged.written]);
     fs.rmSync(patchFile, { force: true });
@@ -144,7 +153,16 @@ async function commitSession(context: CheckoutContext, options: CommitOptions): 
     const files = [...written];
     for (const write of plan)
       if (write.kind === 'delete') files.push(await applyKept(context, write, options.keepStore));
-    const heldBack = held.length === 0 ? {} : { held: { files: held, diff: heldDiff(patchFile, held) } };
+    const heldBack =
+      held.length === 0
+        ? {}
+        : {
+            held: {
+              files: held,
+              diff: heldDiff(patchFile, held),
+              ...(metadata.length > 0 ? { gitMetadataChanges: [...metadata] } : {}),
+            },
+          };
     if (state.kind === 'shadow') keepReachable(context, commit);
     state.expected =
       changes.length === allChanges.length && plan.every((write) => write.kind !== 'merged')

@@ -1,10 +1,9 @@
 // The backing repository's git metadata that makes git run code or look elsewhere (hooks, config, HEAD,
 // commondir, info/attributes, alternates), fingerprinted when a turn starts (each reset) and compared before
-// a commit: a change Keel did not make is named, and nothing is committed until someone looked at it.
+// a commit: a change Keel did not make is named, and nothing is committed until someone approved it.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PersistentDirError } from './types.js';
 import type { CheckoutState } from './state.js';
 
 /** Files (and folders, read whole) of a git folder that decide what a later git runs or reads. */
@@ -62,19 +61,17 @@ export function gitMetadataChanges(before: Record<string, string>, after: Record
 }
 
 /**
- * Throws a PersistentDirError naming what changed in the git metadata since `state.gitMetadata` was taken
- * (the turn's start); no-op when nothing changed or no fingerprint was taken (a state from before this).
+ * What changed in the git metadata since `state.gitMetadata` was taken (the turn's start), one line each;
+ * empty when nothing changed or no fingerprint was taken (a state from before this).
  */
-export function refuseChangedGitMetadata(state: CheckoutState, name: string): void {
-  if (state.gitMetadata === undefined) return;
-  const changes = gitMetadataChanges(state.gitMetadata, gitMetadataFingerprint(state));
-  if (changes.length === 0) return;
-  const shown =
-    changes.slice(0, 8).join(', ') + (changes.length > 8 ? `, and ${changes.length - 8} more` : '');
-  throw new PersistentDirError(
-    `nothing was committed to ${name}: its git metadata changed since the turn began (${shown}); ` +
-      'check these files in the project folder, then commit again',
-  );
+export function changedGitMetadata(state: CheckoutState): string[] {
+  if (state.gitMetadata === undefined) return [];
+  return gitMetadataChanges(state.gitMetadata, gitMetadataFingerprint(state));
+}
+
+/** The changes of changedGitMetadata as one text: the first eight, and how many more. */
+export function describeGitMetadataChanges(changes: readonly string[]): string {
+  return changes.slice(0, 8).join(', ') + (changes.length > 8 ? `, and ${changes.length - 8} more` : '');
 }
 
 function addEntry(into: Record<string, string>, backing: string, entry: string, isHead: boolean): void {

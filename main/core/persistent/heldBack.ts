@@ -27,12 +27,18 @@ export function heldReason(relative: string): string | null {
   return protectionReason(root, path.join(root, ...relative.split('/')));
 }
 
-/** Splits a commit's changes into those it writes and the protected ones it holds back. */
-export function holdBack(changes: readonly TreeChange[]): { commit: TreeChange[]; held: HeldFile[] } {
+/**
+ * Splits a commit's changes into those it writes and the protected ones it holds back; with `holdAll` (why
+ * the whole commit waits: its git metadata changed), every change is held, protected ones with their own reason.
+ */
+export function holdBack(
+  changes: readonly TreeChange[],
+  holdAll?: string,
+): { commit: TreeChange[]; held: HeldFile[] } {
   const commit: TreeChange[] = [];
   const held: HeldFile[] = [];
   for (const change of changes) {
-    const reason = heldReason(change.path);
+    const reason = heldReason(change.path) ?? holdAll ?? null;
     if (reason === null) {
       commit.push(change);
       continue;

@@ -48,8 +48,12 @@ export type CommitReport = (
   | { dir: string; status: 'committed'; files: CommittedFile[]; diffArtifact: string }
   | { dir: string; status: 'conflict'; conflicts: string[]; patchArtifact: string }
 ) & {
-  /** Protected paths the session changed that this commit held back (heldBack.ts), with their diff. */
-  held?: { files: HeldFile[]; diff: string };
+  /**
+   * Protected paths the session changed that this commit held back (heldBack.ts), with their diff; when
+   * the repository's git metadata changed since the turn began, every change is held and
+   * `gitMetadataChanges` names what changed there ("<path> added|removed|changed").
+   */
+  held?: { files: HeldFile[]; diff: string; gitMetadataChanges?: string[] };
   /** Held-back files granted before this commit: those it wrote, and those the backing folder changed meanwhile. */
   applied?: { files: CommittedFile[]; conflicts: string[] };
 };

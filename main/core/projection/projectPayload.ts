@@ -1,5 +1,6 @@
 import type { EventOf, SessionEvent, ToolCall } from '../../common/events.js';
 import type { Payload, PayloadMessage, ProjectionView } from '../../common/payload.js';
+import { HELD_BACK_TOOL } from '../approvals/state.js';
 import { formatInstructions } from './instructions.js';
 
 /** Prefix of the system message that carries the summary of the compaction in effect. */
@@ -44,6 +45,18 @@ export function formatInterrupted(event: EventOf<'interrupted'>): string {
 export function formatFileStaged(event: EventOf<'file_staged'>): string {
   const type = event.mediaType === undefined ? '' : `, ${event.mediaType}`;
   return `[file staged: ${event.path} (${event.size} bytes${type})]`;
+}
+
+/**
+ * Renders a person's denial of changes a commit held back (protected files, or a whole commit whose git
+ * metadata changed) as a short user-role note, so the model knows its work did not land; byte-stable.
+ */
+export function formatHeldDenied(
+  request: EventOf<'approval_request'>,
+  denial: EventOf<'approval_denied'>,
+): string {
+  const why = denial.reason === undefined ? '' : ` (${denial.reason})`;
+  return `[not committed, the user denied it${why}: ${request.reason ?? 'changes held back by the commit'}]`;
 }
 
 /**
@@ -140,6 +153,8 @@ function projectTail(tail: readonly SessionEvent[], through: number): Block[] {
   const usedCallIds = new Set<string>();
   // Call id -> the slots of the latest event that made a call with that id: results only look backwards.
   const openById = new Map<string, { seq: number; slots: CallSlot[] }>();
+  // Requests of held-back commits (no model call answers them): a denial is told to the model.
+  const heldRequests = new Map<number, EventOf<'approval_request'>>();
 
   const addAssistant = (seq: number, content: string, toolCalls: readonly ToolCall[]): void => {
     if (toolCalls.length === 0) {
@@ -191,6 +206,16 @@ function projectTail(tail: readonly SessionEvent[], through: number): Block[] {
       case 'file_staged':
         blocks.push({ message: { role: 'user', content: formatFileStaged(event) }, calls: [] });
         break;
+      case 'approval_request':
+        if (event.tool === HELD_BACK_TOOL) heldRequests.set(event.seq, event);
+        break;
+      case 'approval_denied': {
+        const request = heldRequests.get(event.requestSeq);
+        if (request !== undefined) {
+          blocks.push({ message: { role: 'user', content: formatHeldDenied(request, event) }, calls: [] });
+        }
+        break;
+      }
       default:
         // Approvals, tool_call_started, compactions, commits, model/policy changes, errors and
         // session_created are facts about the session, not messages; instructions_loaded is projected

@@ -5,6 +5,7 @@ import { HELD_BACK_TOOL } from '../approvals/state.js';
 import { importMarkOf, isImportedSeq } from '../log/imported.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { Checkout } from '../persistent/checkout.js';
+import { describeGitMetadataChanges } from '../persistent/gitMetadata.js';
 import {
   applyDirect,
   holdDirect,
@@ -247,14 +248,20 @@ async function commitCheckout(
   if (report.held) {
     const held: HeldRequest = { dir: name, patchArtifact: `${stem}.patch`, files: report.held.files };
     const reasons = [...new Set(report.held.files.map((file) => file.reason))];
+    const paths = report.held.files.map((file) => file.path).join(', ');
+    const metadata = report.held.gitMetadataChanges;
     record({
       kind: 'approval_request',
       toolCallId: `held-${stem}`,
       tool: HELD_BACK_TOOL,
       arguments: JSON.stringify(held),
       reason:
-        `the turn changed protected files (${report.held.files.map((file) => file.path).join(', ')}): ` +
-        `${reasons.join('; ')}. They reach ${name} only if you approve; denied, they are dropped`,
+        metadata === undefined
+          ? `the turn changed protected files (${paths}): ` +
+            `${reasons.join('; ')}. They reach ${name} only if you approve; denied, they are dropped`
+          : `nothing was committed to ${name}: its git metadata changed since the turn began ` +
+            `(${describeGitMetadataChanges(metadata)}); check these files in the project folder. ` +
+            `The turn's changes (${paths}) reach ${name} only if you approve; denied, they are dropped`,
       diff: report.held.diff,
     });
   }
