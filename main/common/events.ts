@@ -31,8 +31,48 @@ export const Usage = z.object({
   outputTokens: z.number().int().nonnegative(),
   cacheReadTokens: z.number().int().nonnegative().optional(),
   cacheWriteTokens: z.number().int().nonnegative().optional(),
+  /** Of `outputTokens`, those the model spent reasoning (thinking), as the provider reported them. */
+  reasoningTokens: z.number().int().nonnegative().optional(),
 });
 export type Usage = z.infer<typeof Usage>;
+
+/**
+ * How hard a reasoning model thinks: `off` asks for no reasoning where the model allows it. Part of the pin;
+ * absent, the catalogue's default for the model applies.
+ */
+export const ReasoningEffort = z.enum(['off', 'low', 'medium', 'high']);
+export type ReasoningEffort = z.infer<typeof ReasoningEffort>;
+
+/**
+ * Where a reasoning part sat among the message's tool calls: after `afterCalls` of them (absent: before
+ * the text and every call), so a replay keeps the provider's own order.
+ */
+const reasoningPosition = { afterCalls: z.number().int().positive().optional() };
+
+/**
+ * One piece of a model's reasoning, exactly as the provider returned it, so it can be sent back unchanged:
+ * Anthropic `thinking` (with the `signature` that authenticates it) and `redacted_thinking` (opaque `data`),
+ * an OpenAI Responses `reasoning` item (its `id`, the `encryptedContent` a stateless request replays, the
+ * summary texts), or `reasoning_text` streamed by an OpenAI-compatible server (shown and logged, not signed).
+ */
+export const ReasoningPart = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('thinking'),
+    thinking: z.string(),
+    signature: z.string(),
+    ...reasoningPosition,
+  }),
+  z.object({ type: z.literal('redacted_thinking'), data: z.string().min(1), ...reasoningPosition }),
+  z.object({
+    type: z.literal('reasoning'),
+    id: z.string().min(1),
+    encryptedContent: z.string().min(1).optional(),
+    summary: z.array(z.string()),
+    ...reasoningPosition,
+  }),
+  z.object({ type: z.literal('reasoning_text'), text: z.string(), ...reasoningPosition }),
+]);
+export type ReasoningPart = z.infer<typeof ReasoningPart>;
 
 /** once | session | path:<glob> | prefix:<command prefix> */
 export const ApprovalScope = z.union([
@@ -52,6 +92,8 @@ export const ModelPin = z.object({
   model: z.string().min(1),
   baseUrl: z.string().optional(),
   contextWindow: z.number().int().positive(),
+  /** Absent (and in sessions made before it existed): the catalogue's default for the model. */
+  reasoningEffort: ReasoningEffort.optional(),
 });
 export type ModelPin = z.infer<typeof ModelPin>;
 
@@ -93,6 +135,8 @@ export const AssistantMessage = z.object({
   kind: z.literal('assistant_message'),
   content: z.string(),
   toolCalls: z.array(ToolCall).default([]),
+  /** The message's reasoning in the order it streamed (absent in older logs and from models that give none). */
+  reasoning: z.array(ReasoningPart).optional(),
   usage: Usage.optional(),
   stopReason: z.string().optional(),
   model: z.string().optional(),
@@ -192,6 +236,8 @@ export const Interrupted = z.object({
   /** The partial assistant text streamed before the stop. */
   content: z.string(),
   toolCalls: z.array(ToolCall).default([]),
+  /** Reasoning streamed before the stop: shown, never replayed (an unsigned or partial block is rejected). */
+  reasoning: z.array(ReasoningPart).optional(),
   reason: z.string().optional(),
 });
 

@@ -1,11 +1,16 @@
-import type { EventOf, SessionEvent, ToolCall } from './events.js';
+import type { EventOf, ReasoningPart, SessionEvent, ToolCall } from './events.js';
 
-/** One provider-neutral message. `toolCalls` only on assistant messages, `toolCallId` only on tool messages. */
+/**
+ * One provider-neutral message. `toolCalls` and `reasoning` only on assistant messages, `toolCallId` only on
+ * tool messages. `reasoning` is the message's reasoning as its event logged it; each provider sends back
+ * the parts of its own format and ignores the rest.
+ */
 export type PayloadMessage = {
   role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
   toolCalls?: ToolCall[];
   toolCallId?: string;
+  reasoning?: ReasoningPart[];
 };
 
 /**

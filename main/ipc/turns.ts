@@ -194,6 +194,7 @@ export class TurnManager {
         case 'started':
           return started();
         case 'text':
+        case 'reasoning':
           return hub.publish('turn.delta', { sessionId, turnId, delta: part, sentAt: Date.now() });
         case 'tool_call':
           return hub.publish('turn.delta', {

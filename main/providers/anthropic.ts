@@ -5,7 +5,9 @@ import type {
   Tool,
   ContentBlockParam,
 } from '@anthropic-ai/sdk/resources/messages/messages';
-import type { Payload } from '../common/payload.js';
+import type { ReasoningPart } from '../common/events.js';
+import type { Payload, PayloadMessage } from '../common/payload.js';
+import { thinkingRequest, toReasoningText, type ThinkingRequest } from './anthropicThinking.js';
 import { assertComplete, ProviderError, toProviderError } from './errors.js';
 import type { CompletedMessage, ModelProvider, StreamEvent, StreamRequest, ToolSpec } from './types.js';
 
@@ -51,18 +53,7 @@ export function toAnthropicRequest(payload: Payload, tools: readonly ToolSpec[])
         },
       ]);
     } else {
-      const blocks: ContentBlockParam[] = [];
-      if (message.content) blocks.push({ type: 'text', text: message.content });
-      for (const call of message.toolCalls ?? []) {
-        blocks.push({
-          type: 'tool_use',
-          id: call.id,
-          name: call.name,
-          input: parseArguments(call.arguments),
-        });
-      }
-      if (blocks.length === 0) blocks.push({ type: 'text', text: '(no content)' });
-      push('assistant', blocks);
+      push('assistant', assistantBlocks(message));
     }
   }
   const lastSystem = system.at(-1);
@@ -85,6 +76,36 @@ export function toAnthropicRequest(payload: Payload, tools: readonly ToolSpec[])
   return { system, messages, tools: anthropicTools };
 }
 
+/** A logged thinking part as the block it was streamed as; other providers' reasoning has none. */
+function thinkingBlock(part: ReasoningPart): ContentBlockParam | undefined {
+  if (part.type === 'thinking')
+    return { type: 'thinking', thinking: part.thinking, signature: part.signature };
+  if (part.type === 'redacted_thinking') return { type: 'redacted_thinking', data: part.data };
+  return undefined;
+}
+
+/**
+ * An assistant message's blocks in the order they streamed: its thinking blocks first (unchanged: their
+ * signatures cover the exact text), then the text, then each tool_use followed by any thinking streamed
+ * after it. Every message keeps its blocks, so the prefix of the next request is the same bytes; the API
+ * itself ignores the thinking of turns before the current tool loop.
+ */
+function assistantBlocks(message: PayloadMessage): ContentBlockParam[] {
+  const after = (calls: number) =>
+    (message.reasoning ?? [])
+      .filter((part) => (part.afterCalls ?? 0) === calls)
+      .map(thinkingBlock)
+      .filter((block): block is ContentBlockParam => block !== undefined);
+  const blocks: ContentBlockParam[] = after(0);
+  if (message.content) blocks.push({ type: 'text', text: message.content });
+  (message.toolCalls ?? []).forEach((call, index) => {
+    blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: parseArguments(call.arguments) });
+    blocks.push(...after(index + 1));
+  });
+  if (blocks.length === 0) blocks.push({ type: 'text', text: '(no content)' });
+  return blocks;
+}
+
 export type AnthropicOptions = { apiKey?: string; baseUrl?: string };
 
 /** The Anthropic Messages API, streaming. SDK retries are off: Keel retries visibly (see retry.ts). */
@@ -104,20 +125,24 @@ export class AnthropicProvider implements ModelProvider {
 
   async *stream(request: StreamRequest): AsyncGenerator<StreamEvent> {
     const { system, messages, tools } = toAnthropicRequest(request.payload, request.tools);
+    const thinking: ThinkingRequest = thinkingRequest(request, messages, tools.length > 0);
     const completed: CompletedMessage = { content: '', toolCalls: [], stopReason: 'end_turn' };
     const argumentsByIndex = new Map<number, { id: string; name: string; text: string }>();
+    // Thinking blocks by content index, each placed after the tool_use blocks that streamed before it.
+    const reasoningByIndex = new Map<number, ReasoningPart>();
     let finished = false;
     try {
       const stream = await this.client.messages.create(
         {
           model: request.model,
-          max_tokens: request.maxOutputTokens ?? 8192,
+          max_tokens: thinking.maxTokens,
           system,
           messages,
           ...(tools.length > 0 ? { tools } : {}),
+          ...thinking.params,
           stream: true,
         },
-        { signal: request.signal },
+        { signal: request.signal, ...(thinking.headers ? { headers: thinking.headers } : {}) },
       );
       for await (const event of stream) {
         switch (event.type) {
@@ -131,23 +156,47 @@ export class AnthropicProvider implements ModelProvider {
             };
             break;
           }
-          case 'content_block_start':
-            if (event.content_block.type === 'tool_use') {
+          case 'content_block_start': {
+            const block = event.content_block;
+            const afterCalls = argumentsByIndex.size > 0 ? { afterCalls: argumentsByIndex.size } : {};
+            if (block.type === 'thinking') {
+              reasoningByIndex.set(event.index, {
+                type: 'thinking',
+                thinking: block.thinking,
+                signature: '',
+                ...afterCalls,
+              });
+            } else if (block.type === 'redacted_thinking') {
+              reasoningByIndex.set(event.index, {
+                type: 'redacted_thinking',
+                data: block.data,
+                ...afterCalls,
+              });
+            }
+            if (block.type === 'tool_use') {
               argumentsByIndex.set(event.index, {
-                id: event.content_block.id,
-                name: event.content_block.name,
+                id: block.id,
+                name: block.name,
                 text: '',
               });
               yield {
                 type: 'tool_call',
                 index: event.index,
-                id: event.content_block.id,
-                name: event.content_block.name,
+                id: block.id,
+                name: block.name,
               };
             }
             break;
+          }
           case 'content_block_delta':
-            if (event.delta.type === 'text_delta') {
+            if (event.delta.type === 'thinking_delta') {
+              const part = reasoningByIndex.get(event.index);
+              if (part?.type === 'thinking') part.thinking += event.delta.thinking;
+              yield { type: 'reasoning', text: event.delta.thinking };
+            } else if (event.delta.type === 'signature_delta') {
+              const part = reasoningByIndex.get(event.index);
+              if (part?.type === 'thinking') part.signature = event.delta.signature;
+            } else if (event.delta.type === 'text_delta') {
               completed.content += event.delta.text;
               yield { type: 'text', text: event.delta.text };
             } else if (event.delta.type === 'input_json_delta') {
@@ -161,7 +210,12 @@ export class AnthropicProvider implements ModelProvider {
             break;
           case 'message_delta':
             completed.stopReason = event.delta.stop_reason ?? completed.stopReason;
-            if (completed.usage) completed.usage.outputTokens = event.usage.output_tokens;
+            if (completed.usage) {
+              completed.usage.outputTokens = event.usage.output_tokens;
+              // Thinking is billed as output: reasoningTokens is the part of outputTokens spent on it.
+              const thinkingTokens = event.usage.output_tokens_details?.thinking_tokens;
+              if (typeof thinkingTokens === 'number') completed.usage.reasoningTokens = thinkingTokens;
+            }
             break;
           default:
             break;
@@ -170,9 +224,17 @@ export class AnthropicProvider implements ModelProvider {
     } catch (error) {
       const failure = toProviderError(error, 'Anthropic', request.signal);
       failure.partial = completed.content;
+      failure.partialReasoning = toReasoningText(reasoningByIndex);
       throw failure;
     }
-    assertComplete(finished, completed.content, 'Anthropic', request.signal);
+    try {
+      assertComplete(finished, completed.content, 'Anthropic', request.signal);
+    } catch (error) {
+      if (error instanceof ProviderError) error.partialReasoning = toReasoningText(reasoningByIndex);
+      throw error;
+    }
+    const reasoning = [...reasoningByIndex.entries()].sort(([a], [b]) => a - b).map(([, part]) => part);
+    if (reasoning.length > 0) completed.reasoning = reasoning;
     completed.toolCalls = [...argumentsByIndex.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, call]) => ({ id: call.id, name: call.name, arguments: call.text || '{}' }));

@@ -14,10 +14,13 @@ export type ProviderErrorCode =
 
 /**
  * A provider failure. `retryable` failures before the first delta are retried; `partial` holds the text
- * streamed before a failure mid-stream, so the turn can keep it as an interrupted message.
+ * (`partialReasoning` the reasoning) streamed before a failure mid-stream, so the turn can keep it as an
+ * interrupted message.
  */
 export class ProviderError extends Error {
   partial = '';
+  /** Reasoning text streamed before the failure: kept in the `interrupted` event, never replayed. */
+  partialReasoning = '';
 
   constructor(
     readonly code: ProviderErrorCode,

@@ -3,6 +3,7 @@ import { AnthropicProvider } from './anthropic.js';
 import { ProviderError } from './errors.js';
 import { providerKey, type ProviderKeys } from './keys.js';
 import { OpenAIProvider } from './openai.js';
+import { OpenAIResponsesProvider } from './openaiResponses.js';
 import type { ModelProvider } from './types.js';
 
 export * from './types.js';
@@ -10,12 +11,15 @@ export * from './errors.js';
 export * from './catalogue.js';
 export { withRetries, backoffDelay } from './retry.js';
 export { toAnthropicRequest } from './anthropic.js';
-export { toOpenAIRequest } from './openai.js';
+export { toOpenAIRequest, needsToolReasoning } from './openai.js';
+export { toResponsesRequest, responsesReasoning } from './openaiResponses.js';
+export * from './reasoning.js';
 export { providerKey, type ProviderKeys } from './keys.js';
 export * from './servedModels.js';
 
 /**
- * Builds the provider a session is pinned to. Keys come from settings, else ANTHROPIC_API_KEY /
+ * Builds the provider a session is pinned to (OpenAI: the Responses API; OpenAI-compatible servers: chat
+ * completions). Keys come from settings, else ANTHROPIC_API_KEY /
  * OPENAI_API_KEY (or KEEL_OPENAI_COMPATIBLE_API_KEY); a missing key throws a ProviderError naming it.
  */
 export function createProvider(
@@ -30,11 +34,8 @@ export function createProvider(
         baseUrl: pin.baseUrl,
       });
     case 'openai':
-      return new OpenAIProvider({
-        kind: 'openai',
-        apiKey: providerKey('openai', keys, env),
-        baseUrl: pin.baseUrl,
-      });
+      // OpenAI's own endpoint: the Responses API, which carries reasoning from one tool call to the next.
+      return new OpenAIResponsesProvider({ apiKey: providerKey('openai', keys, env), baseUrl: pin.baseUrl });
     case 'openai-compatible':
       return new OpenAIProvider({
         kind: 'openai-compatible',

@@ -1,14 +1,52 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { Payload } from '../common/payload.js';
+import type { ReasoningPart } from '../common/events.js';
+import type { Payload, PayloadMessage } from '../common/payload.js';
 import { assertComplete, ProviderError, toProviderError } from './errors.js';
+import { effectiveEffort } from './reasoning.js';
 import type { CompletedMessage, ModelProvider, StreamEvent, StreamRequest, ToolSpec } from './types.js';
+
+/** Options of toOpenAIRequest. */
+export type ChatRequestOptions = {
+  /**
+   * Send the logged `reasoning_content` back on assistant messages that made tool calls: DeepSeek's thinking
+   * mode requires it there (and ignores it elsewhere); other servers are not sent reasoning at all.
+   */
+  replayToolReasoning?: boolean;
+};
+
+/** The reasoning text an OpenAI-compatible server streamed for a message, joined. */
+function reasoningText(message: PayloadMessage): string {
+  return (message.reasoning ?? [])
+    .filter(
+      (part): part is Extract<ReasoningPart, { type: 'reasoning_text' }> => part.type === 'reasoning_text',
+    )
+    .map((part) => part.text)
+    .join('');
+}
+
+/**
+ * True for DeepSeek's API, whose thinking-mode guide documents that an assistant turn with tool calls must
+ * carry its `reasoning_content` in every later request (a 400 otherwise).
+ */
+export function needsToolReasoning(baseUrl: string | undefined): boolean {
+  if (baseUrl === undefined) return false;
+  try {
+    return new URL(baseUrl).hostname === 'api.deepseek.com';
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Translates a provider-neutral payload to chat-completions messages and tools, the environment block as
  * a last user message. Pure and byte-stable.
  */
-export function toOpenAIRequest(payload: Payload, tools: readonly ToolSpec[]) {
+export function toOpenAIRequest(
+  payload: Payload,
+  tools: readonly ToolSpec[],
+  options: ChatRequestOptions = {},
+) {
   const messages: ChatCompletionMessageParam[] = payload.messages.map(
     (message): ChatCompletionMessageParam => {
       switch (message.role) {
@@ -19,17 +57,21 @@ export function toOpenAIRequest(payload: Payload, tools: readonly ToolSpec[]) {
         case 'tool':
           return { role: 'tool', tool_call_id: message.toolCallId ?? '', content: message.content };
         case 'assistant':
-          return message.toolCalls?.length
-            ? {
-                role: 'assistant',
-                content: message.content || null,
-                tool_calls: message.toolCalls.map((call) => ({
-                  id: call.id,
-                  type: 'function' as const,
-                  function: { name: call.name, arguments: call.arguments },
-                })),
-              }
-            : { role: 'assistant', content: message.content };
+          if (!message.toolCalls?.length) return { role: 'assistant', content: message.content };
+          {
+            const reasoning = options.replayToolReasoning ? reasoningText(message) : '';
+            return {
+              role: 'assistant',
+              content: message.content || null,
+              // Not a field of the SDK's type: DeepSeek's extension, sent only to DeepSeek.
+              ...(reasoning !== '' ? { reasoning_content: reasoning } : {}),
+              tool_calls: message.toolCalls.map((call) => ({
+                id: call.id,
+                type: 'function' as const,
+                function: { name: call.name, arguments: call.arguments },
+              })),
+            };
+          }
       }
     },
   );
@@ -48,17 +90,24 @@ export type OpenAIOptions = {
   baseUrl?: string;
 };
 
+/** A chat-completions delta with the reasoning fields local servers add (not in the SDK's types). */
+type ReasoningDelta = { reasoning_content?: string | null; reasoning?: string | null };
+
 /**
- * OpenAI chat completions, streaming; also any OpenAI-compatible server by base URL (Ollama, LM Studio,
- * llama.cpp, vLLM), which needs no key unless one is configured. SDK retries are off (see retry.ts).
+ * Chat completions, streaming: any OpenAI-compatible server by base URL (Ollama, LM Studio, llama.cpp,
+ * vLLM, DeepSeek), which needs no key unless one is configured. Their `reasoning_content` (or `reasoning`)
+ * deltas are shown and logged as `reasoning_text`; only DeepSeek is sent them back (toOpenAIRequest).
+ * OpenAI's own endpoint uses the Responses API (openaiResponses.ts). SDK retries are off (see retry.ts).
  */
 export class OpenAIProvider implements ModelProvider {
   readonly kind: 'openai' | 'openai-compatible';
   private readonly client: OpenAI;
   private readonly label: string;
+  private readonly replayToolReasoning: boolean;
 
   constructor(options: OpenAIOptions) {
     this.kind = options.kind;
+    this.replayToolReasoning = needsToolReasoning(options.baseUrl);
     this.label = options.kind === 'openai' ? 'OpenAI' : `the server at ${options.baseUrl ?? '(no base URL)'}`;
     if (options.kind === 'openai' && !options.apiKey) {
       throw new ProviderError(
@@ -77,8 +126,13 @@ export class OpenAIProvider implements ModelProvider {
   }
 
   async *stream(request: StreamRequest): AsyncGenerator<StreamEvent> {
-    const { messages, tools } = toOpenAIRequest(request.payload, request.tools);
+    const { messages, tools } = toOpenAIRequest(request.payload, request.tools, {
+      replayToolReasoning: this.replayToolReasoning,
+    });
     const completed: CompletedMessage = { content: '', toolCalls: [], stopReason: 'stop' };
+    let reasoning = '';
+    // Only a pinned effort is sent: what a local model accepts is not in Keel's catalogue.
+    const effort = effectiveEffort(request.model, request.reasoningEffort);
     const calls = new Map<number, { id: string; name: string; text: string }>();
     let finished = false;
     try {
@@ -88,6 +142,7 @@ export class OpenAIProvider implements ModelProvider {
           messages,
           ...(tools.length > 0 ? { tools } : {}),
           ...(request.maxOutputTokens ? { max_completion_tokens: request.maxOutputTokens } : {}),
+          ...(effort !== 'off' ? { reasoning_effort: effort } : {}),
           stream: true,
           stream_options: { include_usage: true },
         },
@@ -102,6 +157,8 @@ export class OpenAIProvider implements ModelProvider {
             cacheReadTokens: cached,
             cacheWriteTokens: 0,
           };
+          const reasoningTokens = chunk.usage.completion_tokens_details?.reasoning_tokens;
+          if (typeof reasoningTokens === 'number') completed.usage.reasoningTokens = reasoningTokens;
         }
         const choice = chunk.choices[0];
         if (!choice) continue;
@@ -110,6 +167,12 @@ export class OpenAIProvider implements ModelProvider {
           finished = true;
         }
         const delta = choice.delta;
+        const extra = delta as ReasoningDelta;
+        const thought = extra.reasoning_content ?? extra.reasoning;
+        if (thought) {
+          reasoning += thought;
+          yield { type: 'reasoning', text: thought };
+        }
         if (delta.content) {
           completed.content += delta.content;
           yield { type: 'text', text: delta.content };
@@ -131,9 +194,16 @@ export class OpenAIProvider implements ModelProvider {
     } catch (error) {
       const failure = toProviderError(error, this.label, request.signal);
       failure.partial = completed.content;
+      failure.partialReasoning = reasoning;
       throw failure;
     }
-    assertComplete(finished, completed.content, this.label, request.signal);
+    try {
+      assertComplete(finished, completed.content, this.label, request.signal);
+    } catch (error) {
+      if (error instanceof ProviderError) error.partialReasoning = reasoning;
+      throw error;
+    }
+    if (reasoning !== '') completed.reasoning = [{ type: 'reasoning_text', text: reasoning }];
     completed.toolCalls = [...calls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, call]) => ({ id: call.id, name: call.name, arguments: call.text || '{}' }));

@@ -46,9 +46,11 @@ export async function* withRetries(
   for (let attempt = 1; ; attempt++) {
     let delivered = false;
     let partial = '';
+    let partialReasoning = '';
     try {
       for await (const event of start()) {
         if (event.type === 'text') partial += event.text;
+        if (event.type === 'reasoning') partialReasoning += event.text;
         if (event.type !== 'retry') delivered = true;
         yield event;
       }
@@ -57,6 +59,7 @@ export async function* withRetries(
       const failure =
         error instanceof ProviderError ? error : new ProviderError('network', String(error), true);
       failure.partial = partial;
+      failure.partialReasoning ||= partialReasoning;
       if (delivered || !failure.retryable || attempt >= maxAttempts || options.signal?.aborted) throw failure;
       const delayMs = backoffDelay(attempt, failure, options.baseDelayMs, options.maxDelayMs);
       yield { type: 'retry', attempt: attempt + 1, delayMs, reason: failure.message };

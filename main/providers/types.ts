@@ -1,4 +1,4 @@
-import type { ToolCall, Usage } from '../common/events.js';
+import type { ReasoningEffort, ReasoningPart, ToolCall, Usage } from '../common/events.js';
 import type { Payload } from '../common/payload.js';
 
 /** A tool as providers see it: name, description and a JSON Schema for its arguments. */
@@ -10,6 +10,8 @@ export type StreamRequest = {
   tools: readonly ToolSpec[];
   model: string;
   maxOutputTokens?: number;
+  /** The pinned effort; absent, the catalogue's default for the model (see `reasoningFor`). */
+  reasoningEffort?: ReasoningEffort;
   signal?: AbortSignal;
 };
 
@@ -17,6 +19,8 @@ export type StreamRequest = {
 export type CompletedMessage = {
   content: string;
   toolCalls: ToolCall[];
+  /** The reasoning parts in the order they streamed, as the provider returned them; absent when none. */
+  reasoning?: ReasoningPart[];
   stopReason: string;
   usage?: Usage;
 };
@@ -27,6 +31,8 @@ export type CompletedMessage = {
  */
 export type StreamEvent =
   | { type: 'text'; text: string }
+  /** Reasoning text as it streams (Anthropic thinking, an OpenAI summary, a local server's reasoning_content). */
+  | { type: 'reasoning'; text: string }
   | { type: 'tool_call'; index: number; id: string; name: string }
   | { type: 'tool_arguments'; index: number; text: string }
   | { type: 'retry'; attempt: number; delayMs: number; reason: string }

@@ -147,7 +147,7 @@ describe('attack: trust carried in by keel import', () => {
     server.enqueue({ kind: 'reply', text: 'hi' });
     const after = await keel(victimHome, ['run', '--session', id, 'hello'], { OPENAI_API_KEY: key });
     expect(after.code, after.stderr).toBe(0);
-    const chat = server.requests.filter((request) => request.format === 'openai').at(-1);
+    const chat = server.requests.filter((request) => request.format === 'responses').at(-1);
     expect(chat?.headers['authorization']).toBe(`Bearer ${key}`);
   });
 

@@ -30,6 +30,46 @@ const created = () =>
 const call = (id: string, name = 'write_file') => ({ id, name, arguments: '{"path":"a.txt"}' });
 
 describe('foldTranscript', () => {
+  it('gives an assistant row the reasoning to show collapsed: thinking, summaries, a note for encrypted blocks', () => {
+    seq = 0;
+    const events = [
+      created(),
+      event({ kind: 'user_message', content: 'go' }),
+      event({
+        kind: 'assistant_message',
+        content: '',
+        toolCalls: [call('c1', 'read_file')],
+        reasoning: [
+          { type: 'thinking', thinking: 'Read a first.', signature: 'sig' },
+          { type: 'redacted_thinking', data: 'opaque' },
+        ],
+      }),
+      event({ kind: 'tool_result', toolCallId: 'c1', content: 'alpha' }),
+      event({
+        kind: 'assistant_message',
+        content: 'alpha',
+        toolCalls: [],
+        reasoning: [{ type: 'reasoning', id: 'rs_1', summary: ['It says alpha.'] }],
+      }),
+      event({
+        kind: 'interrupted',
+        content: '',
+        toolCalls: [],
+        reasoning: [{ type: 'reasoning_text', text: 'Half a tho' }],
+      }),
+    ];
+    const rows = foldTranscript(events).filter((item) => item.type === 'assistant');
+    expect(rows.map((row) => row['reasoning'])).toEqual([
+      'Read a first.\n\n(1 encrypted thinking block, not shown)',
+      'It says alpha.',
+      'Half a tho',
+    ]);
+    // An older log's message without reasoning gets no reasoning field (and no row when it has no text).
+    seq = 0;
+    const old = [created(), event({ kind: 'assistant_message', content: 'hi', toolCalls: [] })];
+    expect(foldTranscript(old).at(-1)).not.toHaveProperty('reasoning');
+  });
+
   it('puts each tool call right after the message that asked for it and updates it in place', () => {
     seq = 0;
     const events = [

@@ -1,13 +1,19 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { ENVIRONMENT_OPENING } from '../../main/core/prompts/environment.js';
+import { redactedData, signThinking, thinkingEnabled, validateThinking } from './providerThinking.js';
+import { validateAnthropicRequest, validateOpenAIRequest } from './providerValidation.js';
+import { responsesEvents, validateResponsesRequest } from './responsesServer.js';
+
+export { validateAnthropicRequest, validateOpenAIRequest } from './providerValidation.js';
 
 /**
- * A scripted model server on 127.0.0.1 that speaks the two wire formats Keel uses: OpenAI chat completions
- * (`POST /v1/chat/completions`, also what Ollama, LM Studio, llama.cpp and vLLM serve) and Anthropic messages
- * (`POST /v1/messages`), both streaming over SSE. It rejects what the real providers reject (a tool call without
- * its result, a result without its call, a missing key) with their status codes and error shapes, so a
- * malformed payload fails a test the way it would fail in production.
+ * A scripted model server on 127.0.0.1 that speaks the wire formats Keel uses: OpenAI chat completions
+ * (`POST /v1/chat/completions`, also what Ollama, LM Studio, llama.cpp and vLLM serve), OpenAI's Responses API
+ * (`POST /v1/responses`) and Anthropic messages (`POST /v1/messages`), all streaming over SSE. It rejects what
+ * the real providers reject (a tool call without its result, a result without its call, a missing key, a
+ * thinking block changed or dropped before a tool result, reasoning that cannot be read back) with their
+ * status codes and error shapes, so a malformed payload fails a test the way it would fail in production.
  */
 
 /** One scripted tool call; `arguments` may be given as an object for convenience. */
@@ -20,11 +26,20 @@ export type ScriptStep =
       /** Text deltas, streamed in order (a string is split into words). */
       text?: string | string[];
       toolCalls?: ScriptedToolCall[];
+      /**
+       * Reasoning streamed before the text: Anthropic thinking (only when the request turns thinking on;
+       * signed), an OpenAI Responses reasoning summary (only when it asks for an effort), or `reasoning_content`
+       * deltas on chat completions. A string is split into words.
+       */
+      thinking?: string | string[];
+      /** Anthropic only: this many redacted_thinking blocks after the thinking block (when thinking is on). */
+      redactedThinking?: number;
       usage?: {
         inputTokens?: number;
         outputTokens?: number;
         cacheReadTokens?: number;
         cacheWriteTokens?: number;
+        reasoningTokens?: number;
       };
       /** Pause between deltas, to give a test time to stop the stream. */
       delayMs?: number;
@@ -37,7 +52,7 @@ export type ScriptStep =
   /** Send headers, then nothing until the client gives up. */
   | { kind: 'hang' };
 
-export type WireFormat = 'openai' | 'anthropic';
+export type WireFormat = 'openai' | 'anthropic' | 'responses';
 
 export type RecordedRequest = {
   format: WireFormat;
@@ -73,107 +88,6 @@ type Json = Record<string, unknown>;
 
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** The 400 message OpenAI gives for an invalid message sequence, or null when the request is acceptable. */
-export function validateOpenAIRequest(body: unknown): string | null {
-  if (!isObject(body)) return 'We could not parse the JSON body of your request.';
-  if (typeof body['model'] !== 'string') return 'you must provide a model parameter';
-  const messages = body['messages'];
-  if (!Array.isArray(messages) || messages.length === 0) return "Invalid 'messages': empty array.";
-  let pending: string[] = [];
-  for (let i = 0; i < messages.length; i++) {
-    const message: unknown = messages[i];
-    if (!isObject(message)) return `Invalid type for 'messages[${i}]'.`;
-    const role = message['role'];
-    if (role === 'tool') {
-      const id = message['tool_call_id'];
-      if (typeof id !== 'string' || !pending.includes(id)) {
-        return `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.`;
-      }
-      pending = pending.filter((p) => p !== id);
-      continue;
-    }
-    if (pending.length > 0) {
-      return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${pending.join(', ')}`;
-    }
-    if (!['system', 'developer', 'user', 'assistant'].includes(String(role))) {
-      return `Invalid value: '${String(role)}'. Supported values are: 'system', 'assistant', 'user', 'tool', and 'developer'.`;
-    }
-    if (role === 'assistant' && Array.isArray(message['tool_calls'])) {
-      for (const call of message['tool_calls'] as unknown[]) {
-        if (!isObject(call) || typeof call['id'] !== 'string' || !isObject(call['function'])) {
-          return `Missing required parameter: 'messages[${i}].tool_calls[0].id'.`;
-        }
-        pending.push(call['id']);
-      }
-    } else if (message['content'] === undefined || message['content'] === null) {
-      return `Invalid value for 'content': expected a string, got null.`;
-    }
-  }
-  if (pending.length > 0) {
-    return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${pending.join(', ')}`;
-  }
-  return null;
-}
-
-/** The 400 message Anthropic gives for an invalid request, or null when the request is acceptable. */
-export function validateAnthropicRequest(body: unknown): string | null {
-  if (!isObject(body)) return 'invalid request body';
-  if (typeof body['model'] !== 'string') return 'model: Field required';
-  if (typeof body['max_tokens'] !== 'number') return 'max_tokens: Field required';
-  const messages = body['messages'];
-  if (!Array.isArray(messages) || messages.length === 0) return 'messages: at least one message is required';
-  let previousToolUses: string[] = [];
-  for (let i = 0; i < messages.length; i++) {
-    const message: unknown = messages[i];
-    if (!isObject(message)) return `messages.${i}: Input should be a valid dictionary`;
-    const role = message['role'];
-    if (role !== 'user' && role !== 'assistant') {
-      return `messages.${i}.role: Input should be 'user' or 'assistant'`;
-    }
-    if (i === 0 && role !== 'user') return 'messages: first message must use the "user" role';
-    const blocks: unknown[] =
-      typeof message['content'] === 'string'
-        ? [{ type: 'text', text: message['content'] }]
-        : Array.isArray(message['content'])
-          ? (message['content'] as unknown[])
-          : [];
-    if (blocks.length === 0) return `messages.${i}: all messages must have non-empty content`;
-    const results: string[] = [];
-    const uses: string[] = [];
-    for (const block of blocks) {
-      if (!isObject(block)) return `messages.${i}.content: Input should be a valid list`;
-      if (block['type'] === 'text' && (typeof block['text'] !== 'string' || block['text'] === '')) {
-        return `messages.${i}: text content blocks must be non-empty`;
-      }
-      if (block['type'] === 'tool_result') results.push(String(block['tool_use_id']));
-      if (block['type'] === 'tool_use') uses.push(String(block['id']));
-    }
-    if (role === 'user') {
-      // Tool results come first in their user message; text may only follow them.
-      const firstOther = blocks.findIndex((block) => isObject(block) && block['type'] !== 'tool_result');
-      const lateResult = blocks.findIndex(
-        (block, index) => index > firstOther && isObject(block) && block['type'] === 'tool_result',
-      );
-      if (firstOther >= 0 && lateResult > firstOther && previousToolUses.length > 0) {
-        return `messages.${i - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${previousToolUses.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
-      }
-      const unexpected = results.filter((id) => !previousToolUses.includes(id));
-      if (unexpected.length > 0) {
-        return `messages.${i}.content.0: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${unexpected.join(', ')}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
-      }
-    }
-    const missing = previousToolUses.filter((id) => role !== 'user' || !results.includes(id));
-    if (missing.length > 0) {
-      return `messages.${i - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
-    }
-    previousToolUses = role === 'assistant' ? uses : [];
-  }
-  if (previousToolUses.length > 0) {
-    return `messages.${messages.length - 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${previousToolUses.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
-  }
-  return null;
-}
 
 /**
  * Chat-completions messages without the environment block Keel sends as the last user message of each
@@ -265,12 +179,12 @@ export class ProviderServer {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
     const path = (req.url ?? '').split('?')[0];
-    const format: WireFormat | undefined =
-      req.method === 'POST' && path === '/v1/chat/completions'
-        ? 'openai'
-        : req.method === 'POST' && path === '/v1/messages'
-          ? 'anthropic'
-          : undefined;
+    const routes: Record<string, WireFormat> = {
+      '/v1/chat/completions': 'openai',
+      '/v1/messages': 'anthropic',
+      '/v1/responses': 'responses',
+    };
+    const format: WireFormat | undefined = req.method === 'POST' ? routes[path ?? ''] : undefined;
     if (!format) {
       if (req.method === 'GET' && (path === '/v1/models' || path?.startsWith('/v1/models/'))) {
         this.answerModels(req, path, res);
@@ -295,7 +209,13 @@ export class ProviderServer {
       this.sendError(res, format, 401, authError);
       return;
     }
-    const invalid = format === 'openai' ? validateOpenAIRequest(body) : validateAnthropicRequest(body);
+    const invalid =
+      format === 'openai'
+        ? validateOpenAIRequest(body)
+        : format === 'responses'
+          ? validateResponsesRequest(body)
+          : (validateAnthropicRequest(body) ??
+            validateThinking(body as Json, (body as Json)['messages'] as unknown[]));
     if (invalid) {
       recorded.rejected = invalid;
       this.sendError(res, format, 400, invalid);
@@ -371,9 +291,9 @@ export class ProviderServer {
     if (expected === undefined) return null;
     // Anthropic takes the key as x-api-key or, as its SDK (1.x) sends it, as a bearer token.
     const bearer = String(req.headers['authorization'] ?? '').replace(/^Bearer\s+/i, '');
-    const given = format === 'openai' ? bearer : String(req.headers['x-api-key'] ?? '') || bearer;
+    const given = format !== 'anthropic' ? bearer : String(req.headers['x-api-key'] ?? '') || bearer;
     if (given === expected) return null;
-    return format === 'openai' ? 'Incorrect API key provided.' : 'invalid x-api-key';
+    return format !== 'anthropic' ? 'Incorrect API key provided.' : 'invalid x-api-key';
   }
 
   private sendError(
@@ -396,7 +316,7 @@ export class ProviderServer {
             : 'invalid_request_error';
     res.end(
       JSON.stringify(
-        format === 'openai'
+        format !== 'anthropic'
           ? { error: { message, type, param: null, code: null } }
           : { type: 'error', error: { type, message } },
       ),
@@ -431,7 +351,12 @@ export class ProviderServer {
     });
     res.flushHeaders();
     if (step.kind === 'hang') return;
-    const events = format === 'openai' ? this.openaiEvents(step, body) : this.anthropicEvents(step, body);
+    const events =
+      format === 'openai'
+        ? this.openaiEvents(step, body)
+        : format === 'responses'
+          ? this.responsesReply(step, body)
+          : this.anthropicEvents(step, body);
     let deltas = 0;
     for (const event of events) {
       if (res.destroyed) return;
@@ -462,6 +387,9 @@ export class ProviderServer {
     const out: { data: string; delta: boolean }[] = [
       { data: chunk({ role: 'assistant', content: '' }), delta: false },
     ];
+    for (const piece of splitText(step.thinking)) {
+      out.push({ data: chunk({ reasoning_content: piece }), delta: true });
+    }
     for (const piece of splitText(step.text)) out.push({ data: chunk({ content: piece }), delta: true });
     (step.toolCalls ?? []).forEach((call, index) => {
       const callId = call.id ?? `call_${this.callCounter}_${index}`;
@@ -494,6 +422,9 @@ export class ProviderServer {
             completion_tokens: usage.outputTokens ?? 5,
             total_tokens: (usage.inputTokens ?? 10) + (usage.outputTokens ?? 5),
             prompt_tokens_details: { cached_tokens: usage.cacheReadTokens ?? 0 },
+            ...(usage.reasoningTokens !== undefined
+              ? { completion_tokens_details: { reasoning_tokens: usage.reasoningTokens } }
+              : {}),
           },
         })}\n\n`,
         delta: false,
@@ -501,6 +432,33 @@ export class ProviderServer {
     }
     out.push({ data: 'data: [DONE]\n\n', delta: false });
     return out;
+  }
+
+  private responsesReply(
+    step: Extract<ScriptStep, { kind: 'reply' }>,
+    body: Json,
+  ): { data: string; delta: boolean }[] {
+    const number = ++this.callCounter;
+    const usage = step.usage ?? {};
+    return responsesEvents(
+      {
+        text: splitText(step.text),
+        reasoning: splitText(step.thinking),
+        toolCalls: (step.toolCalls ?? []).map((call, index) => ({
+          id: call.id ?? `call_${number}_${index}`,
+          name: call.name,
+          arguments: argumentsText(call),
+        })),
+        usage: {
+          inputTokens: usage.inputTokens ?? 10,
+          outputTokens: usage.outputTokens ?? 5,
+          cacheReadTokens: usage.cacheReadTokens ?? 0,
+          reasoningTokens: usage.reasoningTokens ?? 0,
+        },
+      },
+      body,
+      number,
+    );
   }
 
   private anthropicEvents(
@@ -534,6 +492,41 @@ export class ProviderServer {
       { data: sse('ping', {}), delta: false },
     ];
     let index = 0;
+    const response = `msg_${this.callCounter}`;
+    const thinking = thinkingEnabled(body) ? splitText(step.thinking) : [];
+    const redacted = thinkingEnabled(body) ? (step.redactedThinking ?? 0) : 0;
+    const blocks = (thinking.length > 0 ? 1 : 0) + redacted;
+    if (thinking.length > 0) {
+      out.push({
+        data: sse('content_block_start', {
+          index,
+          content_block: { type: 'thinking', thinking: '', signature: '' },
+        }),
+        delta: false,
+      });
+      for (const piece of thinking) {
+        out.push({
+          data: sse('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } }),
+          delta: true,
+        });
+      }
+      const signature = signThinking(response, 0, blocks, thinking.join(''));
+      out.push({
+        data: sse('content_block_delta', { index, delta: { type: 'signature_delta', signature } }),
+        delta: false,
+      });
+      out.push({ data: sse('content_block_stop', { index }), delta: false });
+      index++;
+    }
+    for (let r = 0; r < redacted; r++) {
+      const data = redactedData(response, blocks - redacted + r, blocks);
+      out.push({
+        data: sse('content_block_start', { index, content_block: { type: 'redacted_thinking', data } }),
+        delta: false,
+      });
+      out.push({ data: sse('content_block_stop', { index }), delta: false });
+      index++;
+    }
     const pieces = splitText(step.text);
     if (pieces.length > 0) {
       out.push({
@@ -577,7 +570,12 @@ export class ProviderServer {
     out.push({
       data: sse('message_delta', {
         delta: { stop_reason: step.toolCalls?.length ? 'tool_use' : 'end_turn', stop_sequence: null },
-        usage: { output_tokens: usage.outputTokens ?? 5 },
+        usage: {
+          output_tokens: usage.outputTokens ?? 5,
+          ...(usage.reasoningTokens !== undefined
+            ? { output_tokens_details: { thinking_tokens: usage.reasoningTokens } }
+            : {}),
+        },
       }),
       delta: false,
     });

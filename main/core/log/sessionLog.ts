@@ -50,6 +50,8 @@ export type UsageTotals = {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** Of outputTokens, those spent reasoning (only where the provider reported them). */
+  reasoningTokens: number;
 };
 
 export type ReadOptions = { fromSeq?: number; toSeq?: number; limit?: number; validate?: boolean };
@@ -124,7 +126,8 @@ export class SessionLog {
         SELECT coalesce(sum(json_extract(body, '$.usage.inputTokens')), 0) AS inputTokens,
                coalesce(sum(json_extract(body, '$.usage.outputTokens')), 0) AS outputTokens,
                coalesce(sum(json_extract(body, '$.usage.cacheReadTokens')), 0) AS cacheReadTokens,
-               coalesce(sum(json_extract(body, '$.usage.cacheWriteTokens')), 0) AS cacheWriteTokens
+               coalesce(sum(json_extract(body, '$.usage.cacheWriteTokens')), 0) AS cacheWriteTokens,
+               coalesce(sum(json_extract(body, '$.usage.reasoningTokens')), 0) AS reasoningTokens
         FROM events WHERE kind = 'assistant_message'`),
       ofKinds: db.prepare<[string], EventRow>(
         'SELECT seq, kind, at, body FROM events WHERE kind IN (SELECT value FROM json_each(?)) ORDER BY seq',

@@ -1,4 +1,4 @@
-import type { EventOf, SessionEvent, ToolCall } from '../../common/events.js';
+import type { EventOf, ReasoningPart, SessionEvent, ToolCall } from '../../common/events.js';
 import type { Payload, PayloadMessage, ProjectionView } from '../../common/payload.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
 import { formatInstructions } from './instructions.js';
@@ -156,9 +156,17 @@ function projectTail(tail: readonly SessionEvent[], through: number): Block[] {
   // Requests of held-back commits (no model call answers them): a denial is told to the model.
   const heldRequests = new Map<number, EventOf<'approval_request'>>();
 
-  const addAssistant = (seq: number, content: string, toolCalls: readonly ToolCall[]): void => {
+  const addAssistant = (
+    seq: number,
+    content: string,
+    toolCalls: readonly ToolCall[],
+    reasoning?: readonly ReasoningPart[],
+  ): void => {
+    // Logged as the provider returned it, so replayed unchanged (signatures check the exact bytes).
+    const withReasoning = reasoning?.length ? { reasoning: [...reasoning] } : {};
     if (toolCalls.length === 0) {
-      if (hasText(content)) blocks.push({ message: { role: 'assistant', content }, calls: [] });
+      if (hasText(content))
+        blocks.push({ message: { role: 'assistant', content, ...withReasoning }, calls: [] });
       return;
     }
     const calls: CallSlot[] = [];
@@ -173,7 +181,10 @@ function projectTail(tail: readonly SessionEvent[], through: number): Block[] {
       if (same !== undefined && same.seq === seq) same.slots.push(slot);
       else openById.set(call.id, { seq, slots: [slot] });
     }
-    blocks.push({ message: { role: 'assistant', content, toolCalls: payloadCalls }, calls });
+    blocks.push({
+      message: { role: 'assistant', content, toolCalls: payloadCalls, ...withReasoning },
+      calls,
+    });
   };
 
   const answer = (toolCallId: string | undefined, content: string): void => {
@@ -192,9 +203,10 @@ function projectTail(tail: readonly SessionEvent[], through: number): Block[] {
           blocks.push({ message: { role: 'user', content: event.content }, calls: [] });
         break;
       case 'assistant_message':
-        addAssistant(event.seq, event.content, event.toolCalls);
+        addAssistant(event.seq, event.content, event.toolCalls, event.reasoning);
         break;
       case 'interrupted':
+        // Its reasoning is not replayed: a block cut off mid-stream has no signature, and providers reject it.
         addAssistant(event.seq, formatInterrupted(event), event.toolCalls);
         break;
       case 'tool_result':

@@ -12,8 +12,9 @@ const ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant', 'tool
  * Checks a payload against the rules both OpenAI and Anthropic enforce: known roles, system messages
  * only at the start, the conversation opens with a user message, user/assistant text is not blank,
  * tool-call ids are unique, and every assistant tool call is answered exactly once by the tool
- * messages immediately following it, with no other tool message anywhere; an environment block is not
- * blank. Pure; O(messages).
+ * messages immediately following it, with no other tool message anywhere; reasoning only on assistant
+ * messages, each part within the message's calls and every thinking block signed; an environment block is
+ * not blank. Pure; O(messages).
  */
 export function validatePayload(payload: Payload): PayloadValidation {
   const problems: PayloadProblem[] = [];
@@ -93,6 +94,18 @@ function checkShape(message: PayloadMessage, index: number, report: (i: number, 
   }
   if (message.role === 'tool' && (message.toolCallId === undefined || message.toolCallId === '')) {
     report(index, 'a tool message without toolCallId');
+  }
+  if (message.reasoning !== undefined) {
+    if (message.role !== 'assistant') report(index, `a ${message.role} message carries reasoning`);
+    const calls = message.toolCalls?.length ?? 0;
+    for (const part of message.reasoning) {
+      // A part placed after more calls than the message has could not be replayed where it streamed.
+      if ((part.afterCalls ?? 0) > calls)
+        report(index, `a reasoning part sits after call ${part.afterCalls} of ${calls}`);
+      if (part.type === 'thinking' && part.signature === '') {
+        report(index, 'a thinking block without its signature (Anthropic rejects it)');
+      }
+    }
   }
   if (message.role !== 'tool' && message.toolCallId !== undefined) {
     report(index, `a ${message.role} message carries toolCallId`);

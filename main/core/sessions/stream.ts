@@ -114,9 +114,9 @@ async function runStreamed(
       hooks: {
         onDelta: (delta) =>
           emit(
-            delta.type === 'text'
-              ? { type: 'text', text: delta.text }
-              : { type: 'tool_call', id: delta.id, name: delta.name },
+            delta.type === 'tool_call'
+              ? { type: 'tool_call', id: delta.id, name: delta.name }
+              : { type: delta.type, text: delta.text },
           ),
         onEvent,
         onToolOutput: (toolCallId, chunk) => emit({ type: 'tool_output', toolCallId, chunk }),

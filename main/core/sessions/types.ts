@@ -230,6 +230,8 @@ export type HarnessStreamPart =
   /** The turn holds the session and is about to ask the model (after the checkouts were prepared). */
   | { type: 'started'; turn: number; resumed: boolean }
   | { type: 'text'; text: string }
+  /** Reasoning text as it streams (logged with the assistant message when it completes). */
+  | { type: 'reasoning'; text: string }
   | { type: 'tool_call'; id: string; name: string }
   | { type: 'event'; event: SessionEvent }
   | { type: 'tool_output'; toolCallId: string; chunk: string }

@@ -11,7 +11,12 @@ import type { CallRecord, SessionState } from './state.js';
 /** What a turn pushes to its subscribers while it runs (the UI, the CLI's stdout). */
 export type TurnHooks = {
   /** A text delta or a tool call starting to stream, as it arrives from the provider. */
-  onDelta?: (delta: { type: 'text'; text: string } | { type: 'tool_call'; id: string; name: string }) => void;
+  onDelta?: (
+    delta:
+      | { type: 'text'; text: string }
+      | { type: 'reasoning'; text: string }
+      | { type: 'tool_call'; id: string; name: string },
+  ) => void;
   /** Every event the turn appends, after it is committed. */
   onEvent?: (event: SessionEvent) => void;
   /** Live, redacted output of a running command. */

@@ -7,7 +7,7 @@ import { projectView } from '../projection/projectPayload.js';
 import { validatePayload } from '../projection/validate.js';
 import { crashPoint } from './crash.js';
 import type { TurnOutcome } from './host.js';
-import { interruptTurn, stopReason, type TurnScope } from './scope.js';
+import { interruptTurn, reasoningOf, stopReason, type TurnScope } from './scope.js';
 
 /**
  * One model request: the beforeRequest hook, projection, the stream (deltas and retries pushed live), then
@@ -46,6 +46,7 @@ export async function requestModel(
   let firstDeltaAt: number | undefined;
   let completed: CompletedMessage | undefined;
   let partial = '';
+  let partialReasoning = '';
   try {
     const stream = withRetries(
       () =>
@@ -53,6 +54,7 @@ export async function requestModel(
           payload,
           tools: host.registry.definitions(),
           model: turn.state.pin.model,
+          ...(turn.state.pin.reasoningEffort ? { reasoningEffort: turn.state.pin.reasoningEffort } : {}),
           signal: turn.signal,
           ...(host.maxOutputTokens ? { maxOutputTokens: host.maxOutputTokens } : {}),
         }),
@@ -75,6 +77,9 @@ export async function requestModel(
       if (event.type === 'text') {
         partial += event.text;
         host.hooks?.onDelta?.({ type: 'text', text: event.text });
+      } else if (event.type === 'reasoning') {
+        partialReasoning += event.text;
+        host.hooks?.onDelta?.({ type: 'reasoning', text: event.text });
       } else if (event.type === 'tool_call') {
         host.hooks?.onDelta?.({ type: 'tool_call', id: event.id, name: event.name });
       } else if (event.type === 'done') {
@@ -86,13 +91,15 @@ export async function requestModel(
     // Providers don't know the session: their "switch the model" hint names it here.
     const failure = withSessionId(thrown, host.log.id);
     turn.record('request', requestStart, { failed: failure.code });
+    const reasoningSoFar = failure.partialReasoning || partialReasoning;
     if (failure.code === 'aborted' || turn.signal.aborted)
-      return interruptTurn(turn, failure.partial || partial, stopReason(turn, undefined));
-    if (failure.partial)
+      return interruptTurn(turn, failure.partial || partial, stopReason(turn, undefined), reasoningSoFar);
+    if (failure.partial || reasoningSoFar)
       turn.append({
         kind: 'interrupted',
         content: failure.partial,
         toolCalls: [],
+        ...reasoningOf(reasoningSoFar),
         reason: `the stream failed: ${failure.message}`,
       });
     turn.append({
@@ -117,6 +124,7 @@ export async function requestModel(
     kind: 'assistant_message',
     content: completed.content,
     toolCalls: completed.toolCalls,
+    ...(completed.reasoning?.length ? { reasoning: completed.reasoning } : {}),
     stopReason: completed.stopReason,
     model: turn.state.pin.model,
     ...(completed.usage ? { usage: completed.usage } : {}),

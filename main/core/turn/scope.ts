@@ -25,9 +25,28 @@ export function stopReason<T extends string | undefined>(turn: TurnScope, fallba
   return typeof reason === 'string' ? reason : fallback;
 }
 
-/** Appends `interrupted` with the partial text (and the reason, when there is one); the turn ends interrupted. */
-export function interruptTurn(turn: TurnScope, partial: string, reason: string | undefined): TurnOutcome {
-  turn.append({ kind: 'interrupted', content: partial, toolCalls: [], ...(reason ? { reason } : {}) });
+/** The `reasoning` field of an `interrupted` event: the reasoning text streamed before the stop, if any. */
+export function reasoningOf(text: string): { reasoning?: [{ type: 'reasoning_text'; text: string }] } {
+  return text === '' ? {} : { reasoning: [{ type: 'reasoning_text', text }] };
+}
+
+/**
+ * Appends `interrupted` with the partial text, the reasoning streamed so far (kept to be shown; the
+ * projection never replays it) and the reason, when there is one; the turn ends interrupted.
+ */
+export function interruptTurn(
+  turn: TurnScope,
+  partial: string,
+  reason: string | undefined,
+  partialReasoning = '',
+): TurnOutcome {
+  turn.append({
+    kind: 'interrupted',
+    content: partial,
+    toolCalls: [],
+    ...reasoningOf(partialReasoning),
+    ...(reason ? { reason } : {}),
+  });
   return { status: 'interrupted' };
 }
 

@@ -52,7 +52,14 @@ export type SessionState = {
   /** Usage of the newest assistant message (the compaction trigger measures from it). */
   lastUsage?: Usage;
   lastUsageSeq?: number;
-  totals: { inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
+  totals: {
+    inputTokens: number;
+    outputTokens: number;
+    cacheReadTokens: number;
+    cacheWriteTokens: number;
+    /** Of outputTokens, those spent reasoning (where the provider reported them). */
+    reasoningTokens: number;
+  };
 };
 
 /** Folds a whole log (its first event must be session_created). */
@@ -70,6 +77,7 @@ export function foldSession(events: readonly SessionEvent[]): SessionState {
       model: first.model,
       baseUrl: first.baseUrl,
       contextWindow: first.contextWindow,
+      ...(first.reasoningEffort ? { reasoningEffort: first.reasoningEffort } : {}),
     },
     pinSeq: first.seq,
     systemPrompt: first.systemPrompt,
@@ -78,7 +86,7 @@ export function foldSession(events: readonly SessionEvent[]): SessionState {
     openCalls: [],
     requests: new Map(),
     grants: new Map(),
-    totals: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
+    totals: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
   };
   const mark = importMarkOf(first);
   if (mark) state.imported = mark;
@@ -108,6 +116,7 @@ export function applyEvent(state: SessionState, event: SessionEvent): void {
         state.totals.outputTokens += event.usage.outputTokens;
         state.totals.cacheReadTokens += event.usage.cacheReadTokens ?? 0;
         state.totals.cacheWriteTokens += event.usage.cacheWriteTokens ?? 0;
+        state.totals.reasoningTokens += event.usage.reasoningTokens ?? 0;
       }
       break;
     case 'tool_call_started': {
@@ -171,6 +180,7 @@ export function applyEvent(state: SessionState, event: SessionEvent): void {
         model: event.model,
         baseUrl: event.baseUrl,
         contextWindow: event.contextWindow,
+        ...(event.reasoningEffort ? { reasoningEffort: event.reasoningEffort } : {}),
       };
       break;
     case 'policy_changed':

@@ -133,9 +133,10 @@ export const ProjectGroup = z.object({
 });
 export type ProjectGroup = z.infer<typeof ProjectGroup>;
 
-/** A pushed text delta or the start of a streamed tool call. */
+/** A pushed text or reasoning delta, or the start of a streamed tool call. */
 export const Delta = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({ type: z.literal('reasoning'), text: z.string() }),
   z.object({ type: z.literal('tool_call'), id: z.string(), name: z.string() }),
 ]);
 export type Delta = z.infer<typeof Delta>;

@@ -204,7 +204,7 @@ describe('provider configuration', () => {
     expect(body.messages.at(-1)?.content.at(-1)?.cache_control).toEqual({ type: 'ephemeral' });
   });
 
-  it('sends the environment block last: an OpenAI user message, an Anthropic text block after the breakpoint', async () => {
+  it('sends the environment block last: an OpenAI user input item, an Anthropic text block after the breakpoint', async () => {
     const withEnvironment: Payload = {
       messages: [
         { role: 'system', content: 'You are Keel.' },
@@ -229,15 +229,18 @@ describe('provider configuration', () => {
       { type: 'tool_result', tool_use_id: 'c1', content: 'hits', cache_control: { type: 'ephemeral' } },
       { type: 'text', text: withEnvironment.environment },
     ]);
-    const openaiBody = server.requests[1]?.body as { messages: { role: string; content: string }[] };
-    expect(openaiBody.messages.map((message) => message.role)).toEqual([
+    // OpenAI's Responses API: input items, the tool result paired by call_id, the environment last.
+    const openaiBody = server.requests[1]?.body as {
+      input: { role?: string; type?: string; content?: string }[];
+    };
+    expect(openaiBody.input.map((item) => item.role ?? item.type)).toEqual([
       'system',
       'user',
-      'assistant',
-      'tool',
+      'function_call',
+      'function_call_output',
       'user',
     ]);
-    expect(openaiBody.messages.at(-1)?.content).toBe(withEnvironment.environment);
+    expect(openaiBody.input.at(-1)?.content).toBe(withEnvironment.environment);
   });
 
   it('knows common models and prices, and asks for a context window for unknown ones', () => {

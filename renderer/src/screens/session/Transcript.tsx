@@ -165,6 +165,7 @@ function renderRow(
         <AssistantBubble
           content={row.content}
           at={row.at}
+          {...(row.reasoning !== undefined ? { reasoning: row.reasoning } : {})}
           {...(row.model ? { model: row.model } : {})}
           {...(row.interrupted ? { interrupted: row.interrupted } : {})}
         />

@@ -1,7 +1,12 @@
 import { useSyncExternalStore } from 'react';
 
-/** The assistant reply being streamed right now (not yet an event). */
-export type LiveReply = { turnId: string; text: string; toolCalls: { id: string; name: string }[] };
+/** The assistant reply being streamed right now (not yet an event); `reasoning` is its thinking so far. */
+export type LiveReply = {
+  turnId: string;
+  text: string;
+  reasoning: string;
+  toolCalls: { id: string; name: string }[];
+};
 
 /**
  * Holds the streaming reply outside React state, so a delta re-renders only the live bubble (through

@@ -33,6 +33,8 @@ export type TranscriptItem =
       seq: number;
       at: string;
       content: string;
+      /** The message's reasoning as people read it (thinking text, summaries), when it had any. */
+      reasoning?: string;
       model?: string;
       /** Set when the user stopped the stream: the text ends where it was cut. */
       interrupted?: { reason?: string };
@@ -43,6 +45,25 @@ export type TranscriptItem =
   | { type: 'instructions'; key: string; event: EventOf<'instructions_loaded'> }
   | { type: 'error'; key: string; seq: number; at: string; message: string; code?: string }
   | { type: 'note'; key: string; seq: number; at: string; text: string };
+
+/**
+ * An assistant message's reasoning as text to read: thinking blocks and summaries in order, a note for
+ * blocks the provider encrypted; undefined when there is none to show.
+ */
+export function reasoningText(parts: EventOf<'assistant_message'>['reasoning']): string | undefined {
+  const texts: string[] = [];
+  let redacted = 0;
+  for (const part of parts ?? []) {
+    if (part.type === 'thinking') texts.push(part.thinking);
+    else if (part.type === 'reasoning') texts.push(...part.summary);
+    else if (part.type === 'reasoning_text') texts.push(part.text);
+    else redacted++;
+  }
+  if (redacted > 0)
+    texts.push(`(${redacted} encrypted thinking block${redacted === 1 ? '' : 's'}, not shown)`);
+  const text = texts.filter((piece) => piece.trim() !== '').join('\n\n');
+  return text === '' ? undefined : text;
+}
 
 /**
  * Folds a session log (seq order) into transcript rows: messages in order, each tool call as one
@@ -90,29 +111,35 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
       case 'user_message':
         items.push({ type: 'user', key, seq: event.seq, at: event.at, content: event.content });
         break;
-      case 'assistant_message':
-        if (event.content.trim() !== '')
+      case 'assistant_message': {
+        const reasoning = reasoningText(event.reasoning);
+        if (event.content.trim() !== '' || reasoning !== undefined)
           items.push({
             type: 'assistant',
             key,
             seq: event.seq,
             at: event.at,
             content: event.content,
+            ...(reasoning !== undefined ? { reasoning } : {}),
             ...(event.model ? { model: event.model } : {}),
           });
         addCalls(event.seq, event.toolCalls, false);
         break;
-      case 'interrupted':
+      }
+      case 'interrupted': {
+        const reasoning = reasoningText(event.reasoning);
         items.push({
           type: 'assistant',
           key,
           seq: event.seq,
           at: event.at,
           content: event.content,
+          ...(reasoning !== undefined ? { reasoning } : {}),
           interrupted: event.reason ? { reason: event.reason } : {},
         });
         addCalls(event.seq, event.toolCalls, true);
         break;
+      }
       case 'approval_request': {
         const found = updateTool(event.toolCallId, (item) => {
           const { decision: _previous, ...rest } = item;

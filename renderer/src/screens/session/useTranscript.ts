@@ -175,11 +175,14 @@ export function useTranscript(sessionId: string): TranscriptState {
   useSubscription('turn.delta', ({ sessionId: id, turnId, delta }) => {
     if (id !== sessionId) return;
     const previous = live.get();
-    const base = previous && previous.turnId === turnId ? previous : { turnId, text: '', toolCalls: [] };
+    const base =
+      previous && previous.turnId === turnId ? previous : { turnId, text: '', reasoning: '', toolCalls: [] };
     live.set(
       delta.type === 'text'
         ? { ...base, text: base.text + delta.text }
-        : { ...base, toolCalls: [...base.toolCalls, { id: delta.id, name: delta.name }] },
+        : delta.type === 'reasoning'
+          ? { ...base, reasoning: base.reasoning + delta.text }
+          : { ...base, toolCalls: [...base.toolCalls, { id: delta.id, name: delta.name }] },
     );
     if (!previous) setStreaming(true);
   });

@@ -81,9 +81,45 @@ export function referenceMessageTokens(messages: readonly WireMessage[]): number
   return total;
 }
 
-/** What a provider would report as input tokens for an OpenAI chat-completions request body. */
+type ResponsesItem = Record<string, unknown> & { type?: string; role?: string };
+type ResponsesTool = {
+  name?: string;
+  description?: string;
+  parameters?: { properties?: Record<string, unknown> };
+};
+
+/**
+ * A request body in chat-completions shape: as sent, or (OpenAI's own endpoint speaks the Responses API)
+ * rebuilt from Responses `input` items: messages as they are, consecutive function calls as one assistant
+ * message's tool calls, each function_call_output as a tool message, reasoning items left out.
+ */
+export function chatShapeOf(body: unknown): { messages: WireMessage[]; tools: WireTool[] } {
+  const request = body as { messages?: WireMessage[]; tools?: unknown[]; input?: ResponsesItem[] };
+  if (!Array.isArray(request.input)) {
+    return { messages: request.messages ?? [], tools: (request.tools ?? []) as WireTool[] };
+  }
+  const messages: WireMessage[] = [];
+  for (const item of request.input) {
+    if (item.type === 'function_call') {
+      const call = { function: { name: String(item['name']), arguments: String(item['arguments']) } };
+      const last = messages.at(-1);
+      if (last?.['role'] === 'assistant' && last.tool_calls) last.tool_calls.push(call);
+      else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+    } else if (item.type === 'function_call_output') {
+      messages.push({ role: 'tool', content: String(item['output']), tool_call_id: String(item['call_id']) });
+    } else if (item.type !== 'reasoning') {
+      messages.push({ role: String(item.role), content: item['content'] });
+    }
+  }
+  const tools = ((request.tools ?? []) as ResponsesTool[]).map((tool) => ({
+    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+  }));
+  return { messages, tools };
+}
+
+/** What a provider would report as input tokens for an OpenAI request body (chat completions or Responses). */
 export function referenceRequestTokens(body: unknown): number {
-  const request = body as { messages?: WireMessage[]; tools?: WireTool[] };
+  const request = chatShapeOf(body);
   return referenceMessageTokens(request.messages ?? []) + referenceToolTokens(request.tools ?? []);
 }
 

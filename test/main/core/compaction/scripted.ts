@@ -4,14 +4,14 @@ import {
   type RecordedRequest,
   type ScriptStep,
 } from '../../../support/providerServer.js';
-import { referenceRequestTokens, referenceTextTokens } from './reference.js';
+import { chatShapeOf, referenceRequestTokens, referenceTextTokens } from './reference.js';
 
 /** The wire messages of a recorded OpenAI request. */
 export type WireMessages = { role: string; content: string | null; tool_call_id?: string }[];
 
-/** The messages of a recorded request body. */
+/** The messages of a recorded request body (a Responses body's input items in chat shape). */
 export function messagesOf(request: RecordedRequest): WireMessages {
-  return (request.body as { messages?: WireMessages }).messages ?? [];
+  return chatShapeOf(request.body).messages as WireMessages;
 }
 
 /** The conversation a recorded request carries: its messages without Keel's trailing environment block. */

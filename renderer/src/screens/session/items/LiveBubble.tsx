@@ -1,6 +1,7 @@
 import { memo, type JSX } from 'react';
 import { Markdown } from '../../../components/Markdown.js';
 import { useLiveReply, type LiveReplyStore } from '../liveReply.js';
+import { ReasoningBlock } from './MessageBubbles.js';
 import { splitSettledMarkdown } from '../transcriptItems.js';
 
 /** The reply being streamed: finished blocks keep their rendering, only the last block re-renders per delta. */
@@ -17,12 +18,15 @@ export const LiveBubble = memo(function LiveBubble({ store }: { store: LiveReply
           <span />
         </span>
       </header>
+      {live && live.reasoning !== '' ? (
+        <ReasoningBlock text={live.reasoning} live={live.text === '' && live.toolCalls.length === 0} />
+      ) : null}
       <div className="live-text" data-testid="live-text">
         {settled.map((block, index) => (
           <Markdown key={index} text={block} />
         ))}
         {tail ? <Markdown text={tail} mode="live" /> : null}
-        {!live || (live.text === '' && live.toolCalls.length === 0) ? (
+        {!live || (live.text === '' && live.reasoning === '' && live.toolCalls.length === 0) ? (
           <p className="muted">Thinking…</p>
         ) : null}
       </div>

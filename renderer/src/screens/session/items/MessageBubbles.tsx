@@ -23,12 +23,32 @@ export const UserBubble = memo(function UserBubble({
   );
 });
 
-type AssistantProps = { content: string; at: string; model?: string; interrupted?: { reason?: string } };
+/** The model's reasoning, collapsed under its message: open it to read the thinking or its summary. */
+export function ReasoningBlock({ text, live = false }: { text: string; live?: boolean }): JSX.Element {
+  return (
+    <details className="reasoning" data-testid="reasoning">
+      <summary>
+        {live ? <span className="spinner" aria-hidden="true" /> : null}
+        {live ? 'Thinking…' : 'Thinking'}
+      </summary>
+      <div className="reasoning-text">{text}</div>
+    </details>
+  );
+}
+
+type AssistantProps = {
+  content: string;
+  at: string;
+  reasoning?: string;
+  model?: string;
+  interrupted?: { reason?: string };
+};
 
 /** A committed assistant reply; a stopped one ends with a mark exactly where the stream was cut. */
 export const AssistantBubble = memo(function AssistantBubble({
   content,
   at,
+  reasoning,
   model,
   interrupted,
 }: AssistantProps): JSX.Element {
@@ -44,6 +64,7 @@ export const AssistantBubble = memo(function AssistantBubble({
           {formatClock(at)}
         </time>
       </header>
+      {reasoning !== undefined ? <ReasoningBlock text={reasoning} /> : null}
       {content.trim() !== '' ? <Markdown text={content} mode="deferred" /> : null}
       {interrupted ? (
         <p className="cut-mark" role="note">
