@@ -5,6 +5,7 @@ import { createContext } from './context.js';
 import type { CliIo } from './context.js';
 import { registerCommands } from './commands/index.js';
 import type { RegisterCommand } from './commands/index.js';
+import { onIndexNotice } from '../core/log/indexNotice.js';
 
 /** Builds the `keel` program: global options, then one subcommand per module in commands/. */
 export function createProgram(
@@ -43,6 +44,8 @@ export async function runCli(
   commands: readonly RegisterCommand[] = registerCommands,
 ): Promise<number> {
   const context = createProgram(io, commands);
+  // A damaged index moved aside, a rebuild's progress: one line each, on stderr.
+  const previousNotice = onIndexNotice((line) => io.stderr(`keel: ${line}\n`));
   try {
     await context.program.parseAsync([...argv], { from: 'user' });
     return context.exitCode;
@@ -63,6 +66,8 @@ export async function runCli(
     for (const detail of report.details) io.stderr(`  ${detail}\n`);
     if (io.env.KEEL_DEBUG === '1' && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`);
     return report.exitCode;
+  } finally {
+    onIndexNotice(previousNotice);
   }
 }
 

@@ -203,6 +203,31 @@ export function toIndexTime(at: string): string {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : at;
 }
 
+/** A damaged index.sqlite that `SessionIndex.open` moved aside. */
+export type DamagedIndex = { movedTo: string; reason: string };
+
+/** SQLite's answers for a file that is not a database or whose pages are malformed. */
+function isDamage(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'));
+}
+
+/**
+ * Renames the damaged file and its -wal/-shm to `<file>.damaged-<time>` (a WAL left beside a new file would
+ * be replayed into it). Another process may have moved it first: then there is nothing left to move.
+ */
+function setAsideDamaged(file: string, reason: string): DamagedIndex {
+  const movedTo = `${file}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  for (const suffix of ['', '-wal', '-shm']) {
+    try {
+      fs.renameSync(`${file}${suffix}`, `${movedTo}${suffix}`);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+  return { movedTo, reason };
+}
+
 /** The session index of one home. Statements are prepared once per connection. */
 export class SessionIndex {
   private readonly statements;
@@ -282,6 +307,8 @@ export class SessionIndex {
         VALUES (@id, @title, @projectFolder, @provider, @model, @parentId, @createdAt, @createdAt)
         ON CONFLICT (id) DO NOTHING`),
       num: db.prepare<[string], number>('SELECT num FROM sessions WHERE id = ?').pluck(),
+      count: db.prepare<[], number>('SELECT count(*) FROM sessions').pluck(),
+      ids: db.prepare<[], string>('SELECT id FROM sessions').pluck(),
       update: db.prepare(`
         UPDATE sessions SET
           last_seq = @lastSeq, event_count = @lastSeq, updated_at = @updatedAt, status = @status,
@@ -311,14 +338,53 @@ export class SessionIndex {
     };
   }
 
-  /** Opens (creating if needed) `<home>/index.sqlite`, migrated to the newest schema. */
+  /**
+   * Opens (creating if needed) `<home>/index.sqlite`, migrated to the newest schema. A damaged file (not a
+   * database, or malformed where the open and the session table's first read look) is moved aside with its
+   * WAL and a new empty one made: the index is derived from the session logs, which the caller re-registers
+   * (`setAside` says where the damaged one went). Never deletes it.
+   */
   static open(home: string, options: OpenSessionIndexOptions = {}): SessionIndex {
     fs.mkdirSync(home, { recursive: true });
-    const db = openDatabase(path.join(home, 'index.sqlite'), {
-      migrations: INDEX_MIGRATIONS,
-      ...(options.synchronous ? { synchronous: options.synchronous } : {}),
-    });
-    return new SessionIndex(home, db, options.fewHits ?? FEW_HITS, options.synchronous ?? 'FULL');
+    const file = path.join(home, 'index.sqlite');
+    const open = (): Db => {
+      const db = openDatabase(file, {
+        migrations: INDEX_MIGRATIONS,
+        ...(options.synchronous ? { synchronous: options.synchronous } : {}),
+      });
+      try {
+        db.prepare('SELECT count(*) FROM sessions').pluck().get();
+      } catch (error) {
+        db.close();
+        throw error;
+      }
+      return db;
+    };
+    let db: Db;
+    let setAside: DamagedIndex | undefined;
+    try {
+      db = open();
+    } catch (error) {
+      if (!isDamage(error)) throw error;
+      setAside = setAsideDamaged(file, (error as Error).message);
+      db = open();
+    }
+    const index = new SessionIndex(home, db, options.fewHits ?? FEW_HITS, options.synchronous ?? 'FULL');
+    index.setAside = setAside;
+    return index;
+  }
+
+  /** Where a damaged index.sqlite was moved by this open, and why; undefined when the file was sound. */
+  setAside: DamagedIndex | undefined;
+
+  /** How many sessions have a row. */
+  count(): number {
+    return this.statements.count.get()!;
+  }
+
+  /** The id of every session with a row. */
+  ids(): Set<string> {
+    return new Set(this.statements.ids.all());
   }
 
   /** Returns one page of sessions, most recently updated first; with `search`, only sessions whose messages match. */
@@ -394,6 +460,27 @@ export class SessionIndex {
     // Nearly always present: a read first spares every writer's open a write transaction (and its fsync).
     if (this.statements.num.get(row.id) !== undefined) return;
     this.statements.insertIfMissing.run(toSessionValues(row));
+  }
+
+  /**
+   * Rebuilds the rows of sessions the index lacks, from their logs (`updates`: what their events tell, in
+   * seq order), in one transaction; a session that has a row by then (its writer restored it) is left
+   * alone. Returns how many rows were made.
+   */
+  restoreSessions(entries: readonly { row: NewSessionRow; updates: readonly IndexUpdate[] }[]): number {
+    const restore = this.db.transaction(() => {
+      let made = 0;
+      for (const { row, updates } of entries) {
+        if (this.statements.insertIfMissing.run(toSessionValues(row)).changes === 0) continue;
+        made += 1;
+        for (const [n, update] of updates.entries()) {
+          const titled = n === 0 && row.title !== undefined && update.renamedTitle === undefined;
+          this.recordAppend(row.id, titled ? { ...update, renamedTitle: row.title } : update);
+        }
+      }
+      return made;
+    });
+    return restore.immediate();
   }
 
   /** Where the index row stands in the log, or undefined if the session has no row. */

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { SessionIndex, type SessionSummary } from '../../core/host.js';
+import type { SessionSummary } from '../../core/host.js';
+import { openSessionIndex } from '../../core/log/indexRebuild.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { clip, clipLeft, formatTable } from '../format.js';
@@ -15,7 +16,7 @@ export function registerSessions(program: Command, context: CliContext): void {
     .option('--search <text>', 'only sessions whose messages contain all these words')
     .option('--limit <n>', 'list at most this many (up to 1000)', parsePositiveInteger, 50)
     .action((options: SessionsOptions) => {
-      const index = SessionIndex.open(context.home());
+      const index = openSessionIndex(context.home());
       let sessions: SessionSummary[];
       try {
         sessions = index.list({

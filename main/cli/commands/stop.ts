@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { STOP_REQUEST_FILE } from '../../core/sessions/turnHost.js';
-import { SessionIndex } from '../../core/host.js';
+import { openSessionIndex } from '../../core/log/indexRebuild.js';
 import type { CliContext } from '../context.js';
 import { withSessionLog } from '../session.js';
 
@@ -15,7 +15,7 @@ export function registerStop(program: Command, context: CliContext): void {
     .action((session: string) => {
       const home = context.home();
       const dir = withSessionLog(home, session, (log) => log.dir);
-      const index = SessionIndex.open(home);
+      const index = openSessionIndex(home);
       const status = (() => {
         try {
           return index.get(session)?.status;

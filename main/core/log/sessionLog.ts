@@ -3,7 +3,7 @@ import path from 'node:path';
 import { openDatabase } from '../../store/database.js';
 import type { Db, Synchronous } from '../../store/database.js';
 import { EVENTS_MIGRATIONS } from '../../store/schema.js';
-import { SessionIndex } from '../../store/sessionIndex.js';
+import type { SessionIndex } from '../../store/sessionIndex.js';
 import type { SessionStatus } from '../../store/sessionIndex.js';
 import { SessionEvent } from '../../common/events.js';
 import type { EventKind, EventOf, NewEvent } from '../../common/events.js';
@@ -22,6 +22,7 @@ import {
 } from './logRows.js';
 import { trackWriter, untrackWriter } from './writerExit.js';
 import { assertNotBeingCreated, clearCreatingMark, writeCreatingMark } from './creatingMark.js';
+import { openIndexWithNotice } from './indexNotice.js';
 
 export { SessionExistsError, SessionLockedError, SessionNotFoundError } from './logErrors.js';
 export { TraceEntry } from './logRows.js';
@@ -41,7 +42,12 @@ export type CreateSessionInit = Omit<SessionInit, 'sessionId'> & { sessionId?: s
 export type CreateSessionOptions = { id?: string; synchronous?: Synchronous };
 
 /** Options of `SessionLog.open`. */
-export type OpenSessionOptions = { write?: boolean; synchronous?: Synchronous };
+export type OpenSessionOptions = {
+  write?: boolean;
+  synchronous?: Synchronous;
+  /** Read-only opens only: use this open index (not closed with the log), e.g. to read many logs at once. */
+  sharedIndex?: SessionIndex;
+};
 
 /** Options of `log.read`: an inclusive seq range and a row limit. */
 /** Token counts summed over a session's assistant messages. */
@@ -95,6 +101,7 @@ export class SessionLog {
     private readonly index: SessionIndex,
     /** True when this log holds the writer lease and may append. */
     readonly writable: boolean,
+    private readonly ownsIndex = true,
   ) {
     this.artifactsDir = path.join(dir, 'artifacts');
     this.workspaceDir = path.join(dir, 'workspace');
@@ -194,8 +201,9 @@ export class SessionLog {
         mustExist: true,
         ...(options.synchronous ? { synchronous: options.synchronous } : {}),
       });
-      index = SessionIndex.open(home, INDEX_OPTIONS);
-      const log = new SessionLog(id, dir, db, index, options.write === true);
+      const shared = options.write === true ? undefined : options.sharedIndex;
+      index = shared ?? openIndexWithNotice(home, INDEX_OPTIONS);
+      const log = new SessionLog(id, dir, db, index, options.write === true, shared === undefined);
       const created = log.firstEvent();
       // A folder whose session_created never committed is a create that crashed: not a session.
       if (!created) throw new SessionNotFoundError(id);
@@ -218,7 +226,7 @@ export class SessionLog {
       // Never leave a lease behind for a log that was not handed out.
       if (leased) index?.releaseLease(id);
       db?.close();
-      index?.close();
+      if (index !== options.sharedIndex) index?.close();
       if ((error as { code?: string }).code === 'SQLITE_CANTOPEN') throw new SessionNotFoundError(id);
       throw error;
     }
@@ -251,7 +259,7 @@ export class SessionLog {
     assertValidSessionId(id);
     const sessionsDir = path.join(home, 'sessions');
     const dir = path.join(sessionsDir, id);
-    const index = SessionIndex.open(home, INDEX_OPTIONS);
+    const index = openIndexWithNotice(home, INDEX_OPTIONS);
     let claimed = false;
     let db: Db | undefined;
     try {
@@ -471,8 +479,13 @@ export class SessionLog {
       }
     } finally {
       this.db.close();
-      this.index.close();
+      if (this.ownsIndex) this.index.close();
     }
+  }
+
+  /** The status the list shows for this log (what a rebuilt index row gets). */
+  indexStatus(): SessionStatus {
+    return this.deriveStatus();
   }
 
   private assertWritable(): void {

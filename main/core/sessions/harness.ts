@@ -12,7 +12,8 @@ import {
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 import type { CommitReport, PersistentDirSpec } from '../persistent/types.js';
 import { resolveContextWindow } from '../../providers/catalogue.js';
-import { SessionIndex, type SessionStatus } from '../../store/sessionIndex.js';
+import type { SessionIndex, SessionStatus } from '../../store/sessionIndex.js';
+import { openSessionIndex } from '../log/indexRebuild.js';
 import { readSettings } from '../../store/settings.js';
 import { createArtifactAccessor } from './artifacts.js';
 import { commitDirs, discardDirs, uncommittedDirs } from './checkouts.js';
@@ -81,7 +82,7 @@ export function createHarness<TExtraBody = unknown>(
     options: options as HarnessOptions<unknown>,
     dirs,
     indexStatus: (id) => {
-      index ??= SessionIndex.open(home);
+      index ??= openSessionIndex(home);
       return index.get(id)?.status;
     },
     handle: (id) => {
@@ -95,7 +96,7 @@ export function createHarness<TExtraBody = unknown>(
   };
   const creating = new Map<string, Promise<HarnessSession>>();
   const exists = (id: string) => {
-    index ??= SessionIndex.open(home);
+    index ??= openSessionIndex(home);
     return index.get(id) !== undefined && fs.existsSync(path.join(home, 'sessions', id, 'events.sqlite'));
   };
   const sessions: HarnessSessionManager<TExtraBody> = {

@@ -4,12 +4,8 @@ import { openCheckout, persistentConfigOf } from '../../core/sessions/checkouts.
 import { systemClock } from '../../common/clock.js';
 import { chooseModel, ModelChoiceError, type ModelRequest } from '../../core/models/index.js';
 import type { ModelPin } from '../../common/events.js';
-import {
-  isLeaseStale,
-  SessionIndex,
-  type SessionSummary as IndexSummary,
-  readSettings,
-} from '../../core/host.js';
+import { openSessionIndex } from '../../core/log/indexRebuild.js';
+import { isLeaseStale, type SessionSummary as IndexSummary, readSettings } from '../../core/host.js';
 import type { SessionSummary, SettingsView } from '../contract.js';
 import { IpcFailure } from '../errors.js';
 import { createHub } from '../hub.js';
@@ -45,7 +41,7 @@ export function createHandlerContext(options: HandlerOptions) {
     return next;
   };
   fs.mkdirSync(home, { recursive: true });
-  const index = SessionIndex.open(home);
+  const index = openSessionIndex(home);
   // The lookup runs only once a command streams, long after `turns` exists.
   const outputFlows: OutputFlows = new OutputFlows({
     lookup: (sessionId, toolCallId) => turns.runningCommandOf(sessionId, toolCallId),
