@@ -20,6 +20,7 @@ try {
     stdout: (text) => void process.stdout.write(text),
     stderr: (text) => void process.stderr.write(text),
     env: process.env,
+    stderrIsTTY: process.stderr.isTTY,
     readStdin,
   });
 } catch (error) {

@@ -8,6 +8,8 @@ export type CliIo = {
   /** Writes to standard error; called with whole lines. */
   stderr: (text: string) => void;
   env: NodeJS.ProcessEnv;
+  /** True when standard error is a terminal (a progress line is redrawn in place there). */
+  stderrIsTTY?: boolean;
   /** Reads all of standard input (for `keel import -`). */
   readStdin: () => Promise<string>;
 };

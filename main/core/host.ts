@@ -15,6 +15,8 @@ export { resolveInWorkspace } from '../sandbox/paths.js';
 // interactive terminal a window opens in a session's box.
 export { createFlowControl, type FlowControl } from '../runner/flow.js';
 export { runningCommand, type RunningCommand } from '../runner/boxedCommand.js';
+// keel eval runs each task's check command in the box, as a tool call would.
+export { runCommand, type RunCommandResult } from '../runner/boxedCommand.js';
 // The tools' own descriptions the approval panel and the command view show.
 export { planChange, previewEdit, type FileChangeArgs } from '../tools/fileChange.js';
 export { planPatch, type PatchFilePlan } from '../tools/patchPlan.js';

@@ -17,6 +17,7 @@ import { registerServe } from './serve.js';
 import { registerCommit } from './commit.js';
 import { registerRevert } from './revert.js';
 import { registerCompact } from './compact.js';
+import { registerEval } from './eval.js';
 
 /** Adds one subcommand to the program. A new command is a new file here plus one entry below. */
 export type RegisterCommand = (program: Command, context: CliContext) => void;
@@ -37,6 +38,7 @@ export const registerCommands: readonly RegisterCommand[] = [
   registerShow,
   registerPayload,
   registerCompact,
+  registerEval,
   registerExport,
   registerImport,
   registerServe,

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { Policy, ProviderKind } from '../../common/events.js';
+import { Policy, ProviderKind, type ModelPin } from '../../common/events.js';
 import { newSessionId } from '../../core/log/sessionId.js';
 import type { LocalHarnessSession } from '../../core/sessions/harness.js';
 import { readPersistentConfig, writePersistentConfig } from '../../core/sessions/layout.js';
@@ -122,6 +122,40 @@ async function newSessionSetup(
     throw new CliError(`the project folder ${project} does not exist or is not a folder`);
   }
   const settings = readSettings(home);
+  const policy = Policy.safeParse(options.policy ?? settings.defaults.policy ?? 'ask');
+  // The policy is checked after the model flags and before the provider is asked about the model.
+  const pin = await modelPinFromFlags(context, options, () => {
+    if (!policy.success)
+      throw new CliError(`unknown policy "${options.policy}": use read-only, ask, auto-edit or full-auto`);
+  });
+  if (!policy.success) throw new CliError(`unknown policy "${options.policy}"`);
+  const networkAllow = options.allowHost ?? settings.defaults.networkAllow ?? [];
+  const folder = fs.realpathSync(project);
+  return {
+    model: pin,
+    ...(mode === 'direct'
+      ? { projectFolder: folder }
+      : { persistentDirs: { project: { path: folder, commit: mode } } }),
+    policy: policy.data,
+    toolMode: toolModeFor(policy.data),
+    networkAllow,
+  };
+}
+
+/** The flags that choose a new session's model (keel run, keel eval). */
+export type ModelFlags = { provider?: string; model?: string; baseUrl?: string; contextWindow?: number };
+
+/**
+ * The model a new session is pinned to, from the flags and settings.json's defaults: the provider's word on
+ * it decides, the catalogue only warns. Each problem is one line naming the flag that fixes it;
+ * `checkOtherFlags` runs once the model flags are valid, before the provider is asked.
+ */
+export async function modelPinFromFlags(
+  context: CliContext,
+  options: ModelFlags,
+  checkOtherFlags: () => void = () => undefined,
+): Promise<ModelPin> {
+  const settings = readSettings(context.home());
   const providerText = options.provider ?? settings.defaults.provider;
   if (providerText === undefined) {
     throw new CliError(
@@ -134,27 +168,14 @@ async function newSessionSetup(
   const model = options.model ?? settings.defaults.model;
   if (model === undefined)
     throw new CliError('choose a model: --model ID (or set defaults.model in settings.json)');
-  const policy = Policy.safeParse(options.policy ?? settings.defaults.policy ?? 'ask');
-  if (!policy.success)
-    throw new CliError(`unknown policy "${options.policy}": use read-only, ask, auto-edit or full-auto`);
-  // A session is pinned to its model: the provider's word on it decides, the catalogue only warns.
+  checkOtherFlags();
   const { pin } = await chooseCliModel(context, {
     provider: provider.data,
     model,
     ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
     ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
   });
-  const networkAllow = options.allowHost ?? settings.defaults.networkAllow ?? [];
-  const folder = fs.realpathSync(project);
-  return {
-    model: pin,
-    ...(mode === 'direct'
-      ? { projectFolder: folder }
-      : { persistentDirs: { project: { path: folder, commit: mode } } }),
-    policy: policy.data,
-    toolMode: toolModeFor(policy.data),
-    networkAllow,
-  };
+  return pin;
 }
 
 /**
