@@ -1,4 +1,5 @@
 import type { EventOf } from '../../common/events.js';
+import { isImportedSeq } from '../log/imported.js';
 import { runParsed, type ParsedToolCall } from '../../tools/execute.js';
 import type { TurnOutcome } from './host.js';
 import { appendToolResult, awaitingApproval, stopTurn, toolContextFor, type TurnScope } from './scope.js';
@@ -23,7 +24,10 @@ export async function settleUnknownOutcome(
     appendToolResult(turn, record, await runParsed(parsed, toolContextFor(turn, key, record, false)), key);
     return undefined;
   }
-  if (resume.rule === 'recorded_images' && started.postImageHash !== undefined) {
+  // A start that came from an imported file is a record of someone else's run, not a change approved here:
+  // its recorded images do not let it past the gate, so it asks like any call whose outcome is unknown.
+  const imported = isImportedSeq(turn.state.imported, started.seq);
+  if (resume.rule === 'recorded_images' && started.postImageHash !== undefined && !imported) {
     const outcome = await resume.applyOnce(parsed.args, toolContextFor(turn, key, record, true), {
       preImageHash: started.preImageHash ?? null,
       postImageHash: started.postImageHash,
@@ -46,7 +50,9 @@ export async function settleUnknownOutcome(
     toolCallId: record.call.id,
     tool: parsed.tool.name,
     arguments: turn.host.tools.redactor.redact(record.call.arguments),
-    reason: `outcome unknown: Keel stopped after starting this ${parsed.tool.name} (key ${key}) and before recording its result. Approve to run it again, or deny to tell the model it did not complete.`,
+    reason: imported
+      ? `outcome unknown: this ${parsed.tool.name} (key ${key}) started in the imported session and has no result; nothing of it was applied here. Approve to run it now, or deny to tell the model it did not complete.`
+      : `outcome unknown: Keel stopped after starting this ${parsed.tool.name} (key ${key}) and before recording its result. Approve to run it again, or deny to tell the model it did not complete.`,
     unknownOutcome: true,
   });
   return awaitingApproval(turn.state);
