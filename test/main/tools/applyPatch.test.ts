@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { needsApproval } from '../../../main/tools/approval.js';
 import { applyPatchTool, writePlan } from '../../../main/tools/applyPatch.js';
 import { executeToolCall } from '../../../main/tools/execute.js';
 import { parsePatch } from '../../../main/tools/patchParse.js';
@@ -280,6 +281,21 @@ describe('apply_patch: approval and protection', () => {
     expect(preview.ok && preview.subject).toEqual({ paths: ['ok.txt', '.git/hooks/pre-commit'] });
     expect((await run(input, t.ctx({ approved: true }))).isError).toBe(false);
     expect(read('.git/hooks/pre-commit')).toBe('evil\n');
+  });
+
+  it('needsApproval names the protected paths of a patch, move targets included', () => {
+    const input = patch(
+      '*** Add File: ok.txt',
+      '+x',
+      '*** Update File: src/app.py',
+      '*** Move to: .vscode/app.py',
+      '@@',
+      '-import os',
+      '+import sys',
+    );
+    expect(needsApproval('apply_patch', { input }, t.ctx())).toMatch(/^\.vscode\/app\.py: /);
+    expect(needsApproval('apply_patch', { input: patch('*** Add File: ok.txt', '+x') }, t.ctx())).toBeNull();
+    expect(needsApproval('apply_patch', { input: 'not a patch' }, t.ctx())).toBeNull();
   });
 
   it('a read-only Persistent Dir and user globs protect like write_file; /session paths work', async () => {
