@@ -121,3 +121,36 @@ describe('attack: a nested repository made by a command, on --commit direct', ()
     expect(read('sub/.git/config')).toContain('fsmonitor');
   }, 60_000);
 });
+
+describe('attack: a nested repository made by a command, on a checkout (--commit auto)', () => {
+  it('its files are asked for, not dropped silently; granted, they reach the project without its .git', async () => {
+    if (!(await needsBwrap())) return;
+    const { id, request } = await attackTurn([]);
+    expect(request.reason).toContain('sub/a.txt');
+    expect(request.diff).toContain('+a');
+    expect(read('sub/a.txt')).toBeUndefined();
+    expect(
+      (await keel(home, ['approve', id, '--request', String(request.seq), '--scope', 'once'])).code,
+    ).toBe(0);
+    server.enqueue({ kind: 'reply', text: 'next' });
+    const next = await keel(home, ['run', '--session', id, 'next']);
+    expect(next.code, next.stderr).toBe(0);
+    expect(read('sub/a.txt')).toBe('a\n');
+    expect(fs.existsSync(path.join(project, 'sub', '.git'))).toBe(false);
+    usersGit(path.join(project, 'sub'), 'status');
+    expect(fs.existsSync(marker)).toBe(false);
+  }, 60_000);
+
+  it('denied, its files are dropped and the model is told', async () => {
+    if (!(await needsBwrap())) return;
+    const { id, request } = await attackTurn([]);
+    expect((await keel(home, ['deny', id, '--request', String(request.seq)])).code).toBe(0);
+    server.enqueue({ kind: 'reply', text: 'next' });
+    expect((await keel(home, ['run', '--session', id, 'next'])).code).toBe(0);
+    expect(read('sub/a.txt')).toBeUndefined();
+    const body = server.requests.at(-1)?.body as { messages: { role: string; content: unknown }[] };
+    expect(JSON.stringify(body.messages)).toContain(
+      '[not committed, the user denied it: the turn made a git repository',
+    );
+  }, 60_000);
+});

@@ -14,6 +14,7 @@ import {
 } from './git.js';
 import { backingEntry, BlobHasher, blobId, hashFile, readAll, SMALL_FILE_BYTES } from './hashing.js';
 import { applyHeld, holdBack, type HeldFile } from './heldBack.js';
+import { holdNestedRepos } from './nestedRepos.js';
 import { keepFile } from './kept.js';
 import { withBackingLock } from './lock.js';
 import { planWrites, type PlannedWrite } from './merge.js';
@@ -90,11 +91,24 @@ export async function commitChanges(context: CheckoutContext, options: CommitOpt
  * artifact's sections of them) and become part of the baseline, so they are held once, not at every commit.
  */
 async function commitSession(context: CheckoutContext, options: CommitOptions): Promise<CommitReport> {
-  const { state } = context;
   const dir = context.spec.name;
   // A checkout the session replaced by a link is never read: nothing of it is committed.
   if (!isIntact(context.location) || isQuiet(context)) return { dir, status: 'unchanged' };
-  const paths = await changedPaths(context);
+  const { paths, nested } = await changedPaths(context);
+  // Repositories the session made inside the checkout: a commit cannot carry them, so they are asked for.
+  const nestedPart =
+    nested.length === 0 ? {} : { nested: await holdNestedRepos(context.location.checkout, nested, options) };
+  return { ...(await commitPaths(context, options, paths)), ...nestedPart };
+}
+
+/** The commit of the paths `git status` found changed (commitSession's work once nested repositories are held). */
+async function commitPaths(
+  context: CheckoutContext,
+  options: CommitOptions,
+  paths: string[],
+): Promise<CommitReport> {
+  const { state } = context;
+  const dir = context.spec.name;
   // HEAD is kept at the baseline, so a clean status means the checkout is exactly the baseline tree.
   if (paths.length === 0 && headIsBaseline(context)) {
     markClean(context);
@@ -307,14 +321,17 @@ async function copyFromCheckout(
  * the checkout's own index and returns the tree: the session's current state.
  */
 async function stageCheckout(context: CheckoutContext): Promise<string> {
-  const paths = await changedPaths(context);
+  const { paths } = await changedPaths(context);
   // HEAD is kept at the baseline, so a clean status means the checkout is exactly the baseline tree.
   if (paths.length === 0 && headIsBaseline(context)) return context.state.baselineTree;
   return stageCommitAndDiff(checkoutSide(context), { paths, from: context.state.baselineTree }).tree;
 }
 
-/** The paths `git status` finds changed in the checkout (stat data, not file bytes), against its HEAD. */
-async function changedPaths(context: CheckoutContext): Promise<string[]> {
+/**
+ * The paths `git status` finds changed in the checkout (stat data, not file bytes), against its HEAD, and
+ * the repositories nested in it (git names one `dir/`: never part of a commit).
+ */
+async function changedPaths(context: CheckoutContext): Promise<{ paths: string[]; nested: string[] }> {
   // This status may save the checkout's index (git's "optional" lock, skipped when someone holds it):
   // files git wrote in the same second as its index stay "racily clean", and every later status would
   // hash them all again (a fresh worktree: the whole project) until the index is saved with their stat
@@ -328,10 +345,11 @@ async function changedPaths(context: CheckoutContext): Promise<string[]> {
     '--no-renames',
     '--ignore-submodules=all',
   ]);
-  // A path ending in "/" is a repository nested in the checkout: never part of a commit.
-  return splitNul(stdout)
-    .map((entry) => entry.slice(3))
-    .filter((entry) => !entry.endsWith('/'));
+  const entries = splitNul(stdout).map((entry) => entry.slice(3));
+  return {
+    paths: entries.filter((entry) => !entry.endsWith('/')),
+    nested: entries.filter((entry) => entry.endsWith('/')),
+  };
 }
 
 /** Maps with at most `limit` calls in flight, results in input order. */

@@ -1,5 +1,6 @@
 import type { FileMode } from '../../common/events.js';
 import type { HeldFile } from './heldBack.js';
+import type { NestedHold } from './nestedRepos.js';
 import { z } from 'zod';
 
 /** When a session's changes to a Persistent Dir reach its backing folder. */
@@ -54,6 +55,8 @@ export type CommitReport = (
    * `gitMetadataChanges` names what changed there ("<path> added|removed|changed").
    */
   held?: { files: HeldFile[]; diff: string; gitMetadataChanges?: string[] };
+  /** Git repositories the session made inside the checkout (nestedRepos.ts): their files, held for approval. */
+  nested?: NestedHold;
   /** Held-back files granted before this commit: those it wrote, and those the backing folder changed meanwhile. */
   applied?: { files: CommittedFile[]; conflicts: string[] };
 };

@@ -14,6 +14,7 @@ import {
   type ProtectedSnapshot,
 } from '../persistent/directHeld.js';
 import type { HeldFile } from '../persistent/heldBack.js';
+import type { NestedHold } from '../persistent/nestedRepos.js';
 import type { CommitReport, CommittedFile, PersistentDirSpec } from '../persistent/types.js';
 import { checkoutLocation, historyStoreOf, readPersistentConfig, type PersistentConfig } from './layout.js';
 import type { UncommittedDir } from './types.js';
@@ -108,7 +109,9 @@ export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions):
     const checkout = await openCheckout(log, dir);
     if (!options.newTurn) continue;
     const owed =
-      isTurnPending(log.dir, dir.name) || approvedHeld(heldEvents(log), dir.name, false).length > 0;
+      isTurnPending(log.dir, dir.name) ||
+      approvedHeld(heldEvents(log), dir.name, false).length > 0 ||
+      approvedHeld(heldEvents(log), dir.name, 'nested').length > 0;
     if (dir.commit === 'auto' && !config.readOnly.includes(dir.name) && owed) {
       const report = await commitCheckout(log, checkout, options.onEvent);
       clearTurnPending(log.dir, dir.name);
@@ -216,6 +219,21 @@ async function commitCheckout(
   const name = checkout.spec.name;
   const stem = `commits/${log.lastSeq() + 1}-${name}-${Date.now().toString(36)}`;
   const approved = approvedHeld(heldEvents(log), name, false);
+  // Nested repositories' files granted since: written into the backing folder first (each only where
+  // nothing is in the way), recorded as a persistent_commit naming the request's patch.
+  for (const request of approvedHeld(heldEvents(log), name, 'nested')) {
+    const applied = await applyDirect(checkout.backing, request.files, log.artifactsDir);
+    const result = log.append(
+      {
+        kind: 'persistent_commit',
+        dir: name,
+        files: applied.files.map(({ path, preHash, postHash }) => ({ path, preHash, postHash })),
+        diffArtifact: request.patchArtifact,
+      },
+      { expectedLastSeq: log.lastSeq() },
+    );
+    if (result.ok) for (const event of result.events) onEvent?.(event);
+  }
   const report = await checkout.commit({
     artifactsDir: log.artifactsDir,
     artifactStem: stem,
@@ -265,7 +283,45 @@ async function commitCheckout(
       diff: report.held.diff,
     });
   }
+  if (report.nested && report.nested.repos.length > 0) {
+    const request: NestedHeldRequest = {
+      dir: name,
+      patchArtifact: `${stem}-nested.patch`,
+      files: report.nested.files,
+      nested: true,
+    };
+    record(nestedRequest(log, stem, request, report.nested));
+  }
   return report;
+}
+
+/**
+ * The approval_request for the git repositories a turn made inside a checkout (its patch artifact written):
+ * their files, kept as artifacts, reach the backing folder only if granted; their .git never does.
+ */
+function nestedRequest(
+  log: SessionLog,
+  stem: string,
+  request: NestedHeldRequest,
+  nested: NestedHold,
+): NewEvent {
+  const file = path.join(log.artifactsDir, request.patchArtifact);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, nested.diff);
+  const files = nested.files.map((held) => held.path);
+  const skipped =
+    nested.skipped.length === 0 ? '' : `; not kept (too large or too many): ${nested.skipped.join(', ')}`;
+  return {
+    kind: 'approval_request',
+    toolCallId: `held-${stem}-nested`,
+    tool: HELD_BACK_TOOL,
+    arguments: JSON.stringify(request),
+    reason:
+      `the turn made a git repository inside the checkout (${nested.repos.join(', ')}): a commit cannot carry ` +
+      `one, so its files (${files.length === 0 ? 'none' : files.join(', ')}) were not committed and its .git ` +
+      `never is${skipped}. Approved, the files are written to ${request.dir}; denied, they are dropped`,
+    diff: nested.diff,
+  };
 }
 
 /** A committed file as the log records it: hashes, and the modes of the sides whose bytes were kept. */
@@ -291,6 +347,9 @@ function heldEvents(log: SessionLog): SessionEvent[] {
 /** What a held-back approval request carries in its `arguments` (`direct`: a --commit direct session's). */
 type HeldRequest = { dir: string; patchArtifact: string; files: HeldFile[]; direct?: false };
 type DirectHeldRequest = { dir: string; patchArtifact: string; files: DirectHeldFile[]; direct: true };
+/** A checkout's nested repositories' files (nestedRepos.ts), written like a direct session's once granted. */
+type NestedHeldRequest = { dir: string; patchArtifact: string; files: DirectHeldFile[]; nested: true };
+type AnyHeldRequest = HeldRequest | DirectHeldRequest | NestedHeldRequest;
 
 /** A direct session's photograph of its folder's protected paths, taken when a turn (segment) starts. */
 const DIRECT_SNAPSHOT = 'protected-snapshot.json';
@@ -367,20 +426,22 @@ async function finishDirect(log: SessionLog, onEvent: ((event: SessionEvent) => 
  */
 function approvedHeld(events: readonly SessionEvent[], dir: string, direct: false): HeldRequest[];
 function approvedHeld(events: readonly SessionEvent[], dir: string, direct: true): DirectHeldRequest[];
+function approvedHeld(events: readonly SessionEvent[], dir: string, direct: 'nested'): NestedHeldRequest[];
 function approvedHeld(
   events: readonly SessionEvent[],
   dir: string,
-  direct: boolean,
-): (HeldRequest | DirectHeldRequest)[] {
+  direct: boolean | 'nested',
+): AnyHeldRequest[] {
   const grantedAt = new Map<number, number>();
   for (const grant of grantsMadeHere(events)) grantedAt.set(grant.requestSeq, grant.seq);
-  const found: (HeldRequest | DirectHeldRequest)[] = [];
+  const found: AnyHeldRequest[] = [];
   for (const event of events) {
     if (event.kind !== 'approval_request' || event.tool !== HELD_BACK_TOOL) continue;
     const granted = grantedAt.get(event.seq);
     if (granted === undefined) continue;
-    const held = JSON.parse(event.arguments) as HeldRequest | DirectHeldRequest;
-    if (held.dir !== dir || (held.direct === true) !== direct) continue;
+    const held = JSON.parse(event.arguments) as AnyHeldRequest;
+    const kind = 'nested' in held ? 'nested' : 'direct' in held && held.direct === true;
+    if (held.dir !== dir || kind !== direct) continue;
     const written = events.some(
       (later) =>
         later.seq > granted &&
