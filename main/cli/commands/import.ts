@@ -28,10 +28,15 @@ export function registerImport(program: Command, context: CliContext): void {
       const text = file === '-' ? await context.io.readStdin() : readInputFile(file);
       const name = file === '-' ? 'standard input' : file;
       try {
-        const { id } = importSession(context.home(), text, {
+        const { id, droppedDirs } = importSession(context.home(), text, {
           keepId: options.keepId === true,
           ...(project !== undefined ? { project } : {}),
         });
+        for (const name of droppedDirs) {
+          context.io.stderr(
+            `keel: the Persistent Dir "${name}" was not imported: its folder comes from the file, and only the project folder (--project) is chosen here\n`,
+          );
+        }
         context.io.stdout(`${id}\n`);
       } catch (error) {
         if (error instanceof InvalidExportError) {

@@ -237,14 +237,23 @@ export class SessionLog {
    * new session in one transaction; returns its id (`options.id`, else a new one; session_created's
    * sessionId is set to it). On any failure the session folder and index row are removed again.
    */
-  static importEvents(home: string, events: readonly SessionEvent[], options: { id?: string } = {}): string {
+  static importEvents(
+    home: string,
+    events: readonly SessionEvent[],
+    options: { id?: string; files?: (dir: string) => void } = {},
+  ): string {
     const first = events[0];
     if (!first || first.kind !== 'session_created') {
       throw new Error('an imported log must start with its session_created event');
     }
     const id = options.id ?? newSessionId();
     const rewritten = events.map((event) => (event === first ? { ...first, sessionId: id } : event));
-    const log = SessionLog.build(home, id, { lease: false }, (created) => created.insertAll(rewritten));
+    // `files` writes the session folder's own files (persistent.json) before the row is registered.
+    const log = SessionLog.build(home, id, { lease: false }, (created) => {
+      const written = created.insertAll(rewritten);
+      options.files?.(created.dir);
+      return written;
+    });
     log.close();
     return id;
   }

@@ -1,6 +1,14 @@
 import type { z } from 'zod';
 import { EVENT_KINDS, SessionEvent } from '../../common/events.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
+import { writePersistentConfig } from '../sessions/layout.js';
+import {
+  configLineOf,
+  importedPersistent,
+  isConfigLine,
+  SessionConfigLine,
+  type SessionConfig,
+} from './exportConfig.js';
 import { IMPORT_METADATA_KEY } from './imported.js';
 import { isValidSessionId, newSessionId } from './sessionId.js';
 import { SessionLog } from './sessionLog.js';
@@ -17,7 +25,8 @@ import { SessionLog } from './sessionLog.js';
 export type ImportProblem = { line: number; message: string };
 
 /** The outcome of parsing an export: every event, or every problem found (never both). */
-export type ParsedExport = { ok: true; events: SessionEvent[] } | { ok: false; problems: ImportProblem[] };
+export type ParsedExport =
+  { ok: true; events: SessionEvent[]; config?: SessionConfig } | { ok: false; problems: ImportProblem[] };
 
 /** Thrown when an import file is invalid; carries every problem found. Nothing was written. */
 export class InvalidExportError extends Error {
@@ -84,7 +93,9 @@ export function exportSession(home: string, id: string, write: (chunk: string) =
   const log = SessionLog.open(home, id, { write: false });
   try {
     let count = 0;
-    let chunk = '';
+    // The session folder's own files the projection reads (exportConfig.ts) come first, on one line.
+    const config = configLineOf(log.dir);
+    let chunk = config === undefined ? '' : `${config}\n`;
     for (const line of exportLines((fromSeq, limit) => log.read({ fromSeq, limit }))) {
       count++;
       chunk += line;
@@ -111,7 +122,7 @@ export function importSession(
   home: string,
   text: string,
   options: { keepId?: boolean; project?: string } = {},
-): { id: string; events: number } {
+): { id: string; events: number; droppedDirs: string[] } {
   const parsed = parseExport(text);
   if (!parsed.ok) throw new InvalidExportError(parsed.problems);
   const [created, ...rest] = parsed.events;
@@ -142,8 +153,14 @@ export function importSession(
     ...(options.project ? { projectFolder: options.project } : {}),
     metadata: { ...created.metadata, [IMPORT_METADATA_KEY]: mark },
   };
-  const imported = SessionLog.importEvents(home, [marked, ...rest], { id });
-  return { id: imported, events: parsed.events.length };
+  const { persistent, dropped } = parsed.config
+    ? importedPersistent(parsed.config, options.project)
+    : { persistent: undefined, dropped: [] };
+  const imported = SessionLog.importEvents(home, [marked, ...rest], {
+    id,
+    ...(persistent ? { files: (dir: string) => writePersistentConfig(dir, persistent) } : {}),
+  });
+  return { id: imported, events: parsed.events.length, droppedDirs: dropped };
 }
 
 /**
@@ -156,6 +173,8 @@ export function parseExport(text: string): ParsedExport {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   let expectedSeq = 1;
   let nonBlankLines = 0;
+  let config: SessionConfig | undefined;
+  let configSeen = false;
 
   for (let index = 0; index < lines.length && problems.length < MAX_PROBLEMS; index++) {
     const raw = lines[index] ?? '';
@@ -176,6 +195,21 @@ export function parseExport(text: string): ParsedExport {
     if (nestedDeeperThan(value, MAX_NESTING)) {
       report(`nested deeper than ${MAX_NESTING} levels (no event is): not an event`);
       expectedSeq++;
+      continue;
+    }
+    if (isConfigLine(value)) {
+      if (configSeen || nonBlankLines > 1 || events.length > 0) {
+        report('a sessionConfig line may only be the first line, before session_created');
+        continue;
+      }
+      configSeen = true;
+      const parsed = SessionConfigLine.safeParse(value);
+      const unknown = parsed.success ? findDroppedKeys(value, parsed.data, '') : [];
+      if (!parsed.success) report(`sessionConfig: ${parsed.error.issues.map(describeIssue).join('; ')}`);
+      else if (unknown.length > 0) report(`sessionConfig: unknown field ${unknown.join(', ')}`);
+      else config = parsed.data.sessionConfig;
+      // The events still start with session_created, on the next line.
+      nonBlankLines = 0;
       continue;
     }
     const event = parseEventValue(value, report);
@@ -208,7 +242,7 @@ export function parseExport(text: string): ParsedExport {
     problems.sort((a, b) => a.line - b.line);
     return { ok: false, problems: problems.slice(0, MAX_PROBLEMS) };
   }
-  return { ok: true, events: events.map((e) => e.event) };
+  return { ok: true, events: events.map((e) => e.event), ...(config ? { config } : {}) };
 }
 
 /** The deepest nesting an imported line may have; events are a few levels deep. */
