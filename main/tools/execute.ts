@@ -97,7 +97,10 @@ export function formatIssues(
         }
         case 'too_small':
         case 'too_big':
-          return `${where}: ${describeBound(issue, valueAt(input, issue.path))}`;
+          // A schema's own message (`.min(1, 'must not be empty; …')`) says more than the bound in words.
+          return /^Too (small|big)\b/.test(issue.message)
+            ? `${where}: ${describeBound(issue, valueAt(input, issue.path))}`
+            : `${where}: ${issue.message}`;
         case 'unrecognized_keys':
           return `unknown argument${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
         default:
@@ -126,7 +129,19 @@ function describeBound(issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig,
     const rule = small ? (inclusive ? 'at least' : 'more than') : inclusive ? 'at most' : 'less than';
     return `must be ${rule} ${limit}${typeof value === 'number' ? `, got ${value}` : ''}`;
   }
-  const unit = issue.origin === 'string' ? 'characters' : issue.origin === 'array' ? 'items' : 'entries';
+  const one = limit === '1';
+  const unit =
+    issue.origin === 'string'
+      ? one
+        ? 'character'
+        : 'characters'
+      : issue.origin === 'array'
+        ? one
+          ? 'item'
+          : 'items'
+        : one
+          ? 'entry'
+          : 'entries';
   const size = typeof value === 'string' || Array.isArray(value) ? `, got ${value.length}` : '';
   return `must have ${small ? 'at least' : 'at most'} ${limit} ${unit}${size}`;
 }

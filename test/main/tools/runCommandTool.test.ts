@@ -35,7 +35,7 @@ describe('run_command without an OS sandbox', () => {
   it('rejects bad arguments before anything runs', async () => {
     expect(errorOf((await run({ command: '' })).content)).toMatch(/^invalid arguments: command:/);
     expect(errorOf((await run({ command: 'ls', timeout_ms: '5' })).content)).toBe(
-      'invalid arguments: timeout_ms: expected number, got string',
+      'invalid arguments: timeout_ms: expected number, got string "5" (send the number without quotes: 5)',
     );
   });
 });
