@@ -213,6 +213,19 @@ export const ApprovalRevoked = z.object({
   reason: z.string().optional(),
 });
 
+/** Where one step of the model's plan (its todo list) stands. */
+export const PlanStatus = z.enum(['pending', 'in_progress', 'completed']);
+export type PlanStatus = z.infer<typeof PlanStatus>;
+
+/** One step of the model's plan as the todo tool records it; bounds are the tool's, not the log's. */
+export const PlanItem = z.object({
+  content: z.string(),
+  status: PlanStatus,
+  /** The step as it is being done ("Adding rate limiting"), shown while it is in progress. */
+  activeForm: z.string().optional(),
+});
+export type PlanItem = z.infer<typeof PlanItem>;
+
 export const Compaction = z.object({
   ...base,
   kind: z.literal('compaction'),
@@ -228,6 +241,8 @@ export const Compaction = z.object({
   model: z.string().optional(),
   /** Seq of an earlier compaction this one re-runs; both stay in the log. */
   supersedes: seq.optional(),
+  /** The model's plan (its latest todo list) as of `through`, re-stated after the summary; absent: none. */
+  plan: z.array(PlanItem).optional(),
 });
 
 export const Interrupted = z.object({

@@ -41,6 +41,10 @@ export const toolLimits = {
   commandMaxTimeoutMs: 600_000,
   /** run_command: memory cap per command. */
   commandMemoryMb: 2048,
+  /** todo: steps one plan may hold. */
+  todoMaxItems: 50,
+  /** todo: characters of one step's text (content or activeForm). */
+  todoMaxChars: 500,
   /** A path that does not exist: near matches offered ("did you mean ...?"). */
   nearMatchesShown: 3,
   /** A path that does not exist: files and folders looked at for near matches, nearest levels first. */

@@ -7,15 +7,17 @@ import { listDirTool } from './listDir.js';
 import { readFileTool } from './readFile.js';
 import { runCommandTool } from './runCommandTool.js';
 import { spawnSubagentTool } from './spawnSubagent.js';
+import { todoTool } from './todo.js';
 import type { ToolDefinition, ToolMode, ToolModule } from './types.js';
 import { writeFileTool } from './writeFile.js';
 
-/** The tools of read-only mode: they can look at the workspace and change nothing. */
+/** The tools of read-only mode: they can look at the workspace and change nothing (todo's plan lives in the log). */
 export const readOnlyTools: readonly ToolModule[] = Object.freeze([
   readFileTool,
   listDirTool,
   globTool,
   grepTool,
+  todoTool,
 ]);
 
 /** The tools of write mode: the read-only tools plus the ones that change files or run commands. */

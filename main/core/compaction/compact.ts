@@ -7,6 +7,7 @@ import {
 } from '../projection/projectPayload.js';
 import type { ProjectionView } from '../../common/payload.js';
 import { formatInstructions } from '../projection/instructions.js';
+import { currentPlan, formatPlanHandle } from '../projection/plan.js';
 import type { RetryOptions } from '../../providers/retry.js';
 import type { ModelProvider, ToolSpec } from '../../providers/types.js';
 import { selectRange } from './range.js';
@@ -145,6 +146,10 @@ export async function buildCompaction(input: BuildCompactionInput): Promise<Buil
     }
   }
 
+  // The plan as of `through`: its todo calls are summarized away, so the projection re-states it as a handle.
+  const plan = currentPlan(events.filter((event) => event.seq <= through))?.items;
+  const planHandle = formatPlanHandle(plan);
+
   const originals = events.filter(
     (event) => event.seq >= fromSeq && event.seq <= through && event.kind !== 'compaction',
   );
@@ -182,6 +187,7 @@ export async function buildCompaction(input: BuildCompactionInput): Promise<Buil
     tokensAfter: 0,
     model: pin.model,
     ...(input.rerun !== undefined ? { supersedes: input.rerun } : {}),
+    ...(planHandle !== undefined && plan ? { plan } : {}),
   };
   const lastSeq = events[events.length - 1]?.seq ?? 0;
   const after: ProjectionView = {
@@ -197,7 +203,7 @@ export async function buildCompaction(input: BuildCompactionInput): Promise<Buil
   const low = lowSide(estimator);
   const lowOf = (v: ProjectionView) =>
     estimatePayloadTokens(projectView(v, { system: systemPrompt }), low, tools);
-  const added = [SUMMARY_PREFIX + summary, pinned];
+  const added = [SUMMARY_PREFIX + summary, pinned, ...(planHandle === undefined ? [] : [planHandle])];
   const margin = added.reduce((sum, text) => sum + estimator.count(text) - low.count(text), 0);
   draft.tokensAfter = Math.max(0, Math.round(input.tokensBefore - lowOf(view) + lowOf(after) + margin));
   if (input.rerun === undefined && draft.tokensAfter >= input.tokensBefore) {

@@ -4,3 +4,4 @@ export * from './projectPayload.js';
 export * from './instructions.js';
 export * from './validate.js';
 export * from './payloadText.js';
+export * from './plan.js';

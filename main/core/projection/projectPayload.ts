@@ -2,6 +2,7 @@ import type { EventOf, ReasoningPart, SessionEvent, ToolCall } from '../../commo
 import type { Payload, PayloadMessage, ProjectionView } from '../../common/payload.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
 import { formatInstructions } from './instructions.js';
+import { formatPlanHandle } from './plan.js';
 
 /** Prefix of the system message that carries the summary of the compaction in effect. */
 export const SUMMARY_PREFIX = 'Session so far: ';
@@ -106,6 +107,9 @@ export function projectView(view: ProjectionView, options: ProjectOptions): Payl
   const through = compaction?.through ?? 0;
   if (compaction !== undefined) {
     head.push({ role: 'system', content: SUMMARY_PREFIX + compaction.summary });
+    // The plan the summary replaced the todo calls of: a handle, so the model keeps working from it.
+    const plan = formatPlanHandle(compaction.plan);
+    if (plan !== undefined) head.push({ role: 'system', content: plan });
     const first = view.firstUserMessage;
     // The pinned goal: repeated only when the summary swallowed it; after `through` it is in the tail.
     if (first !== undefined && first.seq <= through && hasText(first.content)) {

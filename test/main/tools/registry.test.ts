@@ -21,8 +21,14 @@ const call = (name: string, args: unknown) => ({
 });
 
 describe('registries by mode', () => {
-  it('read-only mode registers exactly the four read tools', () => {
-    expect(createToolRegistry('read-only').names()).toEqual(['read_file', 'list_dir', 'glob', 'grep']);
+  it('read-only mode registers exactly the four read tools and todo (planning changes nothing)', () => {
+    expect(createToolRegistry('read-only').names()).toEqual([
+      'read_file',
+      'list_dir',
+      'glob',
+      'grep',
+      'todo',
+    ]);
   });
 
   it('write mode adds write_file, edit_file, apply_patch and run_command', () => {
@@ -31,6 +37,7 @@ describe('registries by mode', () => {
       'list_dir',
       'glob',
       'grep',
+      'todo',
       'write_file',
       'edit_file',
       'apply_patch',
@@ -108,6 +115,7 @@ describe('each tool describes itself to the approval gate and to resume', () => 
       list_dir: 'rerun',
       glob: 'rerun',
       grep: 'rerun',
+      todo: 'rerun',
       write_file: 'recorded_images',
       edit_file: 'recorded_images',
       apply_patch: 'recorded_images',

@@ -288,6 +288,7 @@ describe('a subagent gets a subset of the parent tools', () => {
       'list_dir',
       'glob',
       'grep',
+      'todo',
       'spawn_subagent',
     ]);
   });
