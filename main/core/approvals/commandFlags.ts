@@ -53,7 +53,7 @@ const SED: OptionSpec = {
   outsideShort: { i: 'edits files in place', f: 'reads its script from a file' },
   outsideLong: { 'in-place': 'edits files in place', file: 'reads its script from a file' },
   shortFlags: 'nrEsuz',
-  shortValue: 'el',
+  shortValue: 'elf',
   shortOptionalValue: 'i',
   longFlags: [
     'quiet',
@@ -71,7 +71,7 @@ const SED: OptionSpec = {
     'help',
     'version',
   ],
-  longValue: ['expression', 'line-length'],
+  longValue: ['expression', 'line-length', 'file'],
 };
 
 /** sed: -i and -f are outside; so is a script (-e or the first operand) with an `e`, `w` or `W` in it. */
@@ -173,6 +173,7 @@ const GIT_GLOBAL: OptionSpec = {
     'super-prefix': 'is internal to git',
   },
   shortFlags: 'pPhv',
+  shortValue: 'Cc',
   longFlags: [
     'paginate',
     'no-pager',
@@ -190,7 +191,7 @@ const GIT_GLOBAL: OptionSpec = {
     'man-path',
     'info-path',
   ],
-  longValue: ['namespace', 'list-cmds', 'attr-source'],
+  longValue: ['namespace', 'list-cmds', 'attr-source', 'git-dir', 'work-tree', 'config-env', 'super-prefix'],
   stopAtOperand: true,
 };
 
@@ -413,10 +414,11 @@ const RULES: Readonly<Record<string, Rule>> = {
   ash: shellRule('ash'),
   perl: interpreterRule('perl', {
     outsideShort: { e: CODE, E: CODE, i: 'edits files in place', M: MODULE, m: MODULE, d: MODULE, x: CODE },
-    shortOptionalValue: 'I0lCF',
+    shortValue: 'eE',
+    shortOptionalValue: 'I0lCFiMmdx',
   }),
-  python: interpreterRule('python', { outsideShort: { c: CODE }, shortValue: 'mWX' }),
-  python3: interpreterRule('python3', { outsideShort: { c: CODE }, shortValue: 'mWX' }),
+  python: interpreterRule('python', { outsideShort: { c: CODE }, shortValue: 'cmWX' }),
+  python3: interpreterRule('python3', { outsideShort: { c: CODE }, shortValue: 'cmWX' }),
   node: interpreterRule('node', {
     outsideShort: { e: CODE, p: CODE, r: MODULE },
     outsideLong: {
@@ -428,10 +430,13 @@ const RULES: Readonly<Record<string, Rule>> = {
       'experimental-loader': MODULE,
       'env-file': 'sets NODE_OPTIONS and other variables from a file',
     },
+    shortValue: 'epr',
+    longValue: ['eval', 'print', 'require', 'import', 'loader', 'experimental-loader', 'env-file'],
   }),
   ruby: interpreterRule('ruby', {
     outsideShort: { e: CODE, i: 'edits files in place', r: MODULE, x: CODE },
-    shortOptionalValue: 'CIEFKTW0',
+    shortValue: 'er',
+    shortOptionalValue: 'CIEFKTW0ix',
   }),
   awk: optionsRule('awk', AWK()),
   gawk: optionsRule('gawk', AWK()),
@@ -465,7 +470,8 @@ function AWK(): OptionSpec {
       include: MODULE,
       load: MODULE,
     },
-    shortValue: 'vF',
+    shortValue: 'vFfEil',
+    longValue: ['file', 'exec', 'include', 'load'],
     lenient: true,
   };
 }

@@ -86,6 +86,10 @@ export function scanOptions(
             expands: word.expands,
           });
         } else if (index + 1 < words.length) {
+          // An option the prefix names whose value it does not (`prefix:git --git-dir`): outside too.
+          if (why !== undefined && index + 1 >= approved) {
+            return outside(index + 1, `the value of --${name} (which ${why}) is not named by the grant`);
+          }
           const next = words[index + 1] as ShellWord;
           result.values.push({ option: name, text: next.text, index: index + 1, expands: next.expands });
           index += 1;
@@ -95,7 +99,7 @@ export function scanOptions(
     }
     if (word.text.startsWith('-') && word.text.length > 1) {
       const scanned = scanShortBundle(words, index, approved, spec, result);
-      if (typeof scanned === 'string') return outside(index, scanned);
+      if (typeof scanned !== 'number') return outside(scanned.at, scanned.why);
       index = scanned;
       continue;
     }
@@ -105,19 +109,22 @@ export function scanOptions(
   return result;
 }
 
-/** Reads one `-abc` word; returns the index of its last word (a value may be the next one), or why it is outside. */
+/**
+ * Reads one `-abc` word; returns the index of its last word (a value may be the next one), or why it is
+ * outside and the word that decides it (outside only when that word is past the prefix).
+ */
 function scanShortBundle(
   words: readonly ShellWord[],
   index: number,
   approved: number,
   spec: OptionSpec,
   result: ScannedOptions,
-): number | string {
+): number | { at: number; why: string } {
   const word = words[index] as ShellWord;
   for (let at = 1; at < word.text.length; at += 1) {
     const letter = word.text[at] as string;
     const why = spec.outsideShort?.[letter];
-    if (why !== undefined && index >= approved) return `-${letter} ${why}`;
+    if (why !== undefined && index >= approved) return { at: index, why: `-${letter} ${why}` };
     const rest = word.text.slice(at + 1);
     if (spec.shortValue?.includes(letter) === true) {
       if (rest !== '') {
@@ -126,6 +133,10 @@ function scanShortBundle(
       }
       const next = words[index + 1];
       if (next === undefined) return index;
+      // An option the prefix names whose value it does not (`prefix:git -c`, `prefix:perl -e`): outside too.
+      if (why !== undefined && index + 1 >= approved) {
+        return { at: index + 1, why: `the value of -${letter} (which ${why}) is not named by the grant` };
+      }
       result.values.push({ option: letter, text: next.text, index: index + 1, expands: next.expands });
       return index + 1;
     }
@@ -134,7 +145,9 @@ function scanShortBundle(
       return index;
     }
     if (spec.shortFlags?.includes(letter) === true || why !== undefined) continue;
-    if (spec.lenient !== true) return `-${letter} is an option Keel does not know for this command`;
+    if (spec.lenient !== true) {
+      return { at: index, why: `-${letter} is an option Keel does not know for this command` };
+    }
     // Lenient: the letter may take the rest as its value; the remaining letters are still checked above.
   }
   return index;

@@ -24,6 +24,8 @@ const covered: [string, string][] = [
   ['git', 'git rebase main'],
   ['git config', 'git config user.name x'],
   ['git status', 'git status'],
+  ['git -c color.ui=never', 'git -c color.ui=never log'],
+  ['perl -e 1', 'perl -e 1 x.pl'],
   ['npm', 'npm ls --depth 0'],
   ['npm', 'npm view react version'],
   ['npm test', 'npm test -- --watch=false'],
@@ -140,6 +142,14 @@ const outside: [string, string, string][] = [
   ['awk', 'awk -f prog.awk f', 'program from a file'],
   ['tar', 'tar -xf a.tar --to-command=sh', 'runs a command'],
   ['tar', 'tar -I evil -xf a.tar', 'program'],
+  // An option the prefix names, with a value it does not: the value could be anything.
+  ['git -c', 'git -c core.pager=evil log', 'value of -c'],
+  ['git -c color.ui=never', 'git -c color.ui=never config core.fsmonitor x', 'configuration'],
+  ['git --git-dir', 'git --git-dir evil status', 'value of --git-dir'],
+  ['perl -e', "perl -e 'unlink q{x}'", 'value of -e'],
+  ['python3 -c', "python3 -c 'import os'", 'value of -c'],
+  ['node --eval', "node --eval 'x'", 'value of --eval'],
+  ['sed -f', 'sed -f evil.sed f', 'value of -f'],
 ];
 
 describe('prefix grants and the flags outside them', () => {
