@@ -16,8 +16,9 @@ export const cliTrajectories: Trajectory[] = [
   {
     id: 'cli-gpt-fix-node',
     checks:
-      '`keel run --project DIR --provider openai --base-url URL` with a GPT-style script: text on stdout, each call and its result on stderr (project-relative paths), the fix written into DIR when the turn ends.',
+      '`keel run --project DIR --provider openai-compatible --base-url URL` (as for Ollama; key from KEEL_OPENAI_COMPATIBLE_API_KEY) with a GPT-style script over chat completions: text on stdout, each call and its result on stderr (project-relative paths), the fix written into DIR when the turn ends.',
     style: 'gpt',
+    wire: 'chat',
     project: 'node-calc',
     via: 'cli',
     turns: [{ prompt: 'fix the failing tests' }],

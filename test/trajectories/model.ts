@@ -51,7 +51,17 @@ export function seenIn(request: RecordedRequest): Seen {
   const messages = (body.messages ?? []).filter(isObject);
   const results: string[] = [];
   let user: string | undefined;
-  if (request.format === 'openai') {
+  if (request.format === 'responses') {
+    // OpenAI's Responses API: `input` items; tool results are function_call_output items.
+    const items = ((request.body as { input?: unknown[] }).input ?? []).filter(isObject);
+    const last = items.at(-1);
+    if (last?.['role'] === 'user' && textOf(last['content']).startsWith(ENVIRONMENT_OPENING)) items.pop();
+    const end = items.at(-1);
+    if (end?.['role'] === 'user') user = textOf(end['content']);
+    for (let i = items.length - 1; i >= 0 && items[i]?.['type'] === 'function_call_output'; i--) {
+      results.unshift(textOf(items[i]?.['output']));
+    }
+  } else if (request.format === 'openai') {
     const rest = [...messages];
     const last = rest.at(-1);
     if (last?.['role'] === 'user' && textOf(last['content']).startsWith(ENVIRONMENT_OPENING)) rest.pop();

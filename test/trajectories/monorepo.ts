@@ -103,9 +103,12 @@ export const monorepoTrajectories: Trajectory[] = [
       ],
     },
     verify: (played) => {
-      const body = played.server.requests[0]?.body as { messages: { role: string; content: string }[] };
-      expect(body.messages[0]?.role).toBe('system');
-      expect(JSON.stringify(body.messages.slice(0, 3))).toContain('gets a line under `## Unreleased`');
+      // The Responses API: the instructions are input items before the user's message.
+      const body = played.server.requests[0]?.body as { input: { role?: string; content?: unknown }[] };
+      const user = body.input.findIndex((item) =>
+        JSON.stringify(item.content).includes('Both workspace packages'),
+      );
+      expect(JSON.stringify(body.input.slice(0, user))).toContain('gets a line under `## Unreleased`');
     },
   },
   {

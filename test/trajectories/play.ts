@@ -17,6 +17,7 @@ import {
   validateAnthropicRequest,
   validateOpenAIRequest,
 } from '../support/providerServer.js';
+import { validateResponsesRequest } from '../support/responsesServer.js';
 import { eventsOf } from '../support/sessionFixture.js';
 import { TrajectoryModel, type ModelStep } from './model.js';
 
@@ -58,6 +59,11 @@ export type Trajectory = {
   /** What the trajectory checks, in a sentence or two (listed in README.md). */
   checks: string;
   style: 'claude' | 'gpt';
+  /**
+   * GPT style only: `chat` plays it over OpenAI chat completions as an OpenAI-compatible server (Ollama, LM
+   * Studio, vLLM) serves it; default the Responses API of OpenAI's own endpoint.
+   */
+  wire?: 'chat';
   project: 'node-calc' | 'py-inventory' | 'monorepo';
   /** Default full-auto. */
   policy?: Policy;
@@ -133,11 +139,24 @@ export function statusOf(project: string): string[] {
     .sort();
 }
 
-function pinOf(style: Trajectory['style'], server: ProviderServer) {
-  return style === 'claude'
-    ? { provider: 'anthropic' as const, model: 'scripted-claude', baseUrl: server.anthropicBaseUrl }
+function pinOf(trajectory: Trajectory, server: ProviderServer) {
+  if (trajectory.style === 'claude') {
+    return { provider: 'anthropic' as const, model: 'scripted-claude', baseUrl: server.anthropicBaseUrl };
+  }
+  return trajectory.wire === 'chat'
+    ? { provider: 'openai-compatible' as const, model: 'scripted-local', baseUrl: server.openaiBaseUrl }
     : { provider: 'openai' as const, model: 'scripted-gpt', baseUrl: server.openaiBaseUrl };
 }
+
+/** The key variable of the trajectory's provider (the server wants a key from every client). */
+function keyEnv(trajectory: Trajectory): Record<string, string> {
+  if (trajectory.style === 'claude') return { ANTHROPIC_API_KEY: KEY };
+  return trajectory.wire === 'chat' ? { KEEL_OPENAI_COMPATIBLE_API_KEY: KEY } : { OPENAI_API_KEY: KEY };
+}
+
+/** The wire format the trajectory's requests must be in. */
+const formatOf = (trajectory: Trajectory) =>
+  trajectory.style === 'claude' ? 'anthropic' : trajectory.wire === 'chat' ? 'openai' : 'responses';
 
 /** Plays a trajectory through the session API or the CLI, then makes the shared checks. */
 export async function play(trajectory: Trajectory): Promise<Played> {
@@ -169,12 +188,12 @@ async function playApi(trajectory: Trajectory, setup: Setup): Promise<Played> {
   const { home, project, server, model } = setup;
   const harness = createHarness({
     home,
-    model: { ...pinOf(trajectory.style, server), contextWindow: 200_000 },
+    model: { ...pinOf(trajectory, server), contextWindow: 200_000 },
     persistentDirs: { project },
     policy: trajectory.policy ?? 'full-auto',
     env: {
       PATH: PATH_IN_BOX,
-      ...(trajectory.style === 'claude' ? { ANTHROPIC_API_KEY: KEY } : { OPENAI_API_KEY: KEY }),
+      ...keyEnv(trajectory),
     },
   });
   const session = (await harness.sessions.getOrCreate({ id: trajectory.id })) as LocalHarnessSession;
@@ -244,10 +263,10 @@ async function answerApproval(home: string, sessionId: string, answer: Answer): 
 
 async function playCli(trajectory: Trajectory, setup: Setup): Promise<Played> {
   const { home, project, server, model } = setup;
-  const pin = pinOf(trajectory.style, server);
+  const pin = pinOf(trajectory, server);
   const env = {
     PATH: PATH_IN_BOX,
-    ...(trajectory.style === 'claude' ? { ANTHROPIC_API_KEY: KEY } : { OPENAI_API_KEY: KEY }),
+    ...keyEnv(trajectory),
   };
   const cli: Played['cli'] = [];
   const outcomes: TurnOutcome['status'][] = [];
@@ -322,13 +341,15 @@ function checkShared(trajectory: Trajectory, played: Played, testCommand: string
   expect(model.remaining, 'the whole script was played').toBe(0);
   // Every request the server got is one the real provider would take.
   expect(server.requests.filter((r) => r.rejected !== undefined).map((r) => r.rejected)).toEqual([]);
+  const validate = {
+    openai: validateOpenAIRequest,
+    anthropic: validateAnthropicRequest,
+    responses: validateResponsesRequest,
+  };
   for (const request of server.requests) {
-    const invalid =
-      request.format === 'openai'
-        ? validateOpenAIRequest(request.body)
-        : validateAnthropicRequest(request.body);
-    expect(invalid).toBeNull();
-    expect(request.format).toBe(trajectory.style === 'claude' ? 'anthropic' : 'openai');
+    expect(validate[request.format](request.body)).toBeNull();
+    // Claude models speak Anthropic messages; OpenAI's own endpoint is the Responses API.
+    expect(request.format).toBe(formatOf(trajectory));
   }
   expect(server.requests.length).toBe(trajectory.model.length);
   expect(played.events.filter((event) => event.kind === 'error')).toEqual([]);

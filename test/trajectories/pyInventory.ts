@@ -25,8 +25,9 @@ export const pyInventoryTrajectories: Trajectory[] = [
   {
     id: 'gpt-unittest-grep-offset-limit',
     checks:
-      'GPT style on a Python project: `python3 -m unittest` fails; grep finds `def remove` as path:line; read_file with offset and limit shows just that method (numbered from the offset); one edit; the tests pass.',
+      'GPT style over chat completions (a local OpenAI-compatible server) on a Python project: `python3 -m unittest` fails; grep finds `def remove` as path:line; read_file with offset and limit shows just that method (numbered from the offset); one edit; the tests pass.',
     style: 'gpt',
+    wire: 'chat',
     project: 'py-inventory',
     turns: [{ prompt: 'python3 -m unittest is failing, can you fix it?' }],
     model: [
@@ -197,8 +198,7 @@ export const pyInventoryTrajectories: Trajectory[] = [
       contains: { 'inventory/stock.py': ['def total_value(self):', 'if quantity > available:'] },
     },
     verify: (played) => {
-      const body = played.server.requests[2]?.body as { messages: { role: string; content: unknown }[] };
-      const text = JSON.stringify(body.messages);
+      const text = played.server.requests[2]?.raw ?? '';
       expect(text).toContain('What does the Inventory class keep track of?');
       expect(text).toContain('It keeps a count and a unit price');
     },

@@ -12,7 +12,7 @@ describe('the trajectory suite README', () => {
     expect(new Set(allTrajectories.map((t) => t.id)).size).toBe(allTrajectories.length);
     for (const trajectory of allTrajectories) {
       expect(readme).toContain(
-        `| \`${trajectory.id}\` | ${trajectory.style} | ${trajectory.via ?? 'api'} | ${trajectory.checks} |`,
+        `| \`${trajectory.id}\` | ${trajectory.style}${trajectory.wire === 'chat' ? ' (chat)' : ''} | ${trajectory.via ?? 'api'} | ${trajectory.checks} |`,
       );
     }
   });

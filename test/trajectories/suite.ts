@@ -1,3 +1,4 @@
+import { applyPatchTrajectories } from './applyPatch.js';
 import { cliTrajectories } from './cli.js';
 import { monorepoTrajectories } from './monorepo.js';
 import { nodeCalcTrajectories } from './nodeCalc.js';
@@ -9,5 +10,6 @@ export const allTrajectories: Trajectory[] = [
   ...nodeCalcTrajectories,
   ...pyInventoryTrajectories,
   ...monorepoTrajectories,
+  ...applyPatchTrajectories,
   ...cliTrajectories,
 ];
