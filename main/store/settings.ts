@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ModelOverride } from '../common/models.js';
 import { Policy, ProviderKind } from '../common/events.js';
+import { McpServerConfig, McpServerName } from '../common/mcp.js';
 
 /**
  * `<home>/settings.json`: defaults for new sessions, per-model context windows, provider base URLs and
@@ -45,6 +46,14 @@ export const Settings = z
       })
       .strict()
       .default({ threshold: 0.75, keepRecent: 0.2 }),
+    /** MCP servers for every project (main/mcp), and tools (`mcp__<server>__<tool>`) switched off. */
+    mcp: z
+      .object({
+        servers: z.record(McpServerName, McpServerConfig).default({}),
+        disabledTools: z.array(z.string().min(1)).default([]),
+      })
+      .strict()
+      .default({ servers: {}, disabledTools: [] }),
   })
   .strict();
 export type Settings = z.infer<typeof Settings>;

@@ -45,9 +45,16 @@ export function appHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeo
         }
         keyStore.write(args.keys);
       }
-      // The model corrections are kept unless the caller sends its own (older UIs do not know them).
-      if (args.settings)
-        writeSettings(home, { ...args.settings, models: args.settings.models ?? readSettings(home).models });
+      // The model corrections and MCP servers are kept unless the caller sends its own (older UIs do not
+      // know them).
+      if (args.settings) {
+        const current = readSettings(home);
+        writeSettings(home, {
+          ...args.settings,
+          models: args.settings.models ?? current.models,
+          mcp: current.mcp,
+        });
+      }
       return settingsView();
     },
 
