@@ -16,7 +16,9 @@ const LAYERS = {
   sandbox: { pattern: 'main/sandbox', may: ['common'] },
   runner: { pattern: 'main/runner', may: ['common', 'sandbox'] },
   tools: { pattern: 'main/tools', may: ['common', 'sandbox', 'runner'] },
-  core: { pattern: 'main/core', may: ['common', 'store', 'providers', 'sandbox', 'tools', 'runner'] },
+  // MCP servers: their config, their boxed processes and clients, their tools as tool modules.
+  mcp: { pattern: 'main/mcp', may: ['common', 'sandbox', 'runner', 'tools'] },
+  core: { pattern: 'main/core', may: ['common', 'store', 'providers', 'sandbox', 'tools', 'runner', 'mcp'] },
   // ipc and cli are adapters over the core's front door: what they take from below the core (store,
   // providers, sandbox, tools, runner) comes through main/core/host.ts, the one list of it.
   ipc: { pattern: 'main/ipc', may: ['common', 'core'] },
@@ -35,14 +37,26 @@ const NEVER = [
       'main/core is the harness every host uses: it never imports a host (electron, ipc, server, cli).',
   },
   {
-    from: ['tools', 'sandbox', 'runner', 'store', 'providers'],
+    from: ['tools', 'sandbox', 'runner', 'store', 'providers', 'mcp'],
     to: ['core', 'ipc', 'server', 'cli', 'electron'],
     message:
       'The parts the harness uses never import the harness or a host: share vocabulary through main/common.',
   },
   {
     from: ['common'],
-    to: ['store', 'providers', 'sandbox', 'runner', 'tools', 'core', 'ipc', 'server', 'cli', 'electron'],
+    to: [
+      'store',
+      'providers',
+      'sandbox',
+      'runner',
+      'tools',
+      'mcp',
+      'core',
+      'ipc',
+      'server',
+      'cli',
+      'electron',
+    ],
     message: 'main/common is the leaf: it imports nothing from main/ but itself.',
   },
   {
@@ -54,6 +68,7 @@ const NEVER = [
       'sandbox',
       'runner',
       'tools',
+      'mcp',
       'core',
       'ipc',
       'server',
@@ -152,6 +167,7 @@ export default tseslint.config(
       'main/providers/**',
       'main/sandbox/**',
       'main/tools/**',
+      'main/mcp/**',
       'main/runner/**',
       'main/cli/**',
       'main/server/**',

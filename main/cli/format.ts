@@ -110,6 +110,18 @@ export function summarizeEvent(event: SessionEvent): string {
       return event.files.length === 0
         ? 'none (the instruction files were removed)'
         : event.files.map((file) => `${file.path}${file.truncated ? ' (cut)' : ''}`).join(', ');
+    case 'mcp_tools_listed':
+      return joinParts(
+        event.servers.length === 0
+          ? 'no MCP servers'
+          : event.servers
+              .map(
+                (server) =>
+                  `${server.name} ${server.state === 'ready' ? `${server.tools.length} tools` : 'failed'}`,
+              )
+              .join(', '),
+        event.project?.status === 'untrusted' ? "(the project's .mcp.json is not approved)" : undefined,
+      );
     case 'error':
       return joinParts(event.code === undefined ? undefined : `[${event.code}]`, clip(event.message, 100));
   }

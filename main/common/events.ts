@@ -371,6 +371,42 @@ export const PolicyChanged = z.object({
   policy: Policy,
 });
 
+/** One MCP server of a session as a turn found it (main/mcp). */
+export const McpServerListed = z.object({
+  name: z.string().min(1),
+  source: z.enum(['settings', 'project']),
+  transport: z.enum(['stdio', 'http']),
+  state: z.enum(['ready', 'failed']),
+  /** Why it failed, and the tail of its stderr. */
+  error: z.string().optional(),
+  stderrTail: z.string().optional(),
+  /** Registry names of its tools (`mcp__<server>__<tool>`). */
+  tools: z.array(z.string()),
+});
+
+/**
+ * The MCP servers and tools a turn's tool list holds, appended when a turn starts and they differ from the
+ * newest such event (a server's tools/list_changed takes effect so, at the next turn). `project` says what
+ * became of the project's `.mcp.json`: `untrusted` servers were not started (its hash is not approved).
+ */
+export const McpToolsListed = z.object({
+  ...base,
+  kind: z.literal('mcp_tools_listed'),
+  servers: z.array(McpServerListed),
+  project: z
+    .object({
+      status: z.enum(['trusted', 'untrusted', 'invalid']),
+      hash: z.string().optional(),
+      servers: z.array(z.string()).optional(),
+      error: z.string().optional(),
+    })
+    .optional(),
+  /** Servers whose tools/list_changed notification led to this event. */
+  changedBy: z.array(z.string()).optional(),
+  /** Tools a server listed that Keel could not offer, one sentence each. */
+  skipped: z.array(z.string()).optional(),
+});
+
 export const ErrorEvent = z.object({
   ...base,
   kind: z.literal('error'),
@@ -401,6 +437,7 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   PolicyChanged,
   SessionRenamed,
   InstructionsLoaded,
+  McpToolsListed,
   ErrorEvent,
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;

@@ -50,6 +50,11 @@ export type ToolRegistryOptions = {
   subagents?: boolean;
   /** Keeps only these of the mode's tools, in registration order (a child session's subset). */
   only?: readonly string[];
+  /**
+   * Tools from outside this folder (a session's MCP servers, main/mcp), after the built-in ones; a read-only
+   * registry takes only those whose `mode` is read-only. A name already taken is left out.
+   */
+  extra?: readonly ToolModule[];
 };
 
 /** Builds the registry of a mode; read-only never contains a tool that writes or runs commands. */
@@ -60,6 +65,10 @@ export function createToolRegistry(mode: ToolMode, options: ToolRegistryOptions 
     ...(only === undefined ? base : base.filter((tool) => only.has(tool.name))),
     ...(options.subagents ? [spawnSubagentTool] : []),
   ];
+  for (const tool of options.extra ?? []) {
+    if (mode === 'read-only' && tool.mode !== 'read-only') continue;
+    if (!tools.some((known) => known.name === tool.name)) tools.push(tool);
+  }
   // A Map, not an object, so names like "__proto__" or "constructor" find nothing.
   const byName = new Map<string, ToolModule>(tools.map((t) => [t.name, t]));
   const definitions = tools.map(toToolDefinition);
@@ -78,7 +87,10 @@ const converted = new WeakMap<ToolModule, ToolDefinition>();
 export function toToolDefinition(tool: ToolModule): ToolDefinition {
   const known = converted.get(tool);
   if (known) return structuredClone(known);
-  const schema = z.toJSONSchema(tool.parameters, { io: 'input' }) as Record<string, unknown>;
+  const schema =
+    tool.inputJsonSchema !== undefined
+      ? structuredClone(tool.inputJsonSchema)
+      : (z.toJSONSchema(tool.parameters, { io: 'input' }) as Record<string, unknown>);
   delete schema.$schema;
   const definition = { name: tool.name, description: tool.description, parameters: schema };
   converted.set(tool, definition);

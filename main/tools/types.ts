@@ -194,6 +194,11 @@ export interface ToolModule<S extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
   parameters: S;
+  /**
+   * The JSON Schema providers are told, when the tool brings its own (an MCP server's); else it is generated
+   * from `parameters`, which must then enforce the same schema.
+   */
+  inputJsonSchema?: Record<string, unknown>;
   /** The least permissive mode whose registry contains this tool. */
   mode: ToolMode;
   /** What it does to the world, as the policy sees it: `read` tools change nothing. */

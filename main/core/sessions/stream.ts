@@ -134,6 +134,7 @@ async function runStreamed(
         newTurn ? { prompt: textOf(input), ...(input.id ? { messageId: input.id } : {}) } : {},
       );
     } finally {
+      await host.dispose?.();
       // The log says the message is in; the marker makes the next retry cheap even without reading it.
       if (newTurn && input.id !== undefined && events.some((e) => e.kind === 'user_message')) {
         await port.markMessageStaged?.(input.id);

@@ -10,8 +10,9 @@ import { createSubagentRunner } from '../subagents/childSession.js';
 import { readSubagentSpec } from '../subagents/spec.js';
 import type { TurnHooks, TurnHost } from '../turn/engine.js';
 import { createProvider, type ModelProvider, type ProviderKeys } from '../../providers/index.js';
-import { detectSandbox } from '../../sandbox/box.js';
+import { detectSandbox, type NetworkPolicy } from '../../sandbox/box.js';
 import { createToolRegistry } from '../../tools/registry.js';
+import { openSessionMcp } from './mcpHost.js';
 import { pinnedPromptOf, sessionRedactor, sessionWorkspace } from './workspaceHost.js';
 
 /** Name of the file in a session folder that asks a running turn to stop (written by `keel stop`). */
@@ -39,6 +40,8 @@ export type TurnHostOptions = {
   compaction?: Partial<CompactionSettings>;
   /** The clock the environment block's date comes from (default: the machine's). */
   clock?: Clock;
+  /** False: start no MCP server for this turn (default: the settings' and the approved project's). */
+  mcp?: false;
 };
 
 /**
@@ -60,7 +63,27 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   const sandbox = await detectSandbox();
   const allow = created.networkAllow ?? [];
   const spec = readSubagentSpec(created);
-  const registry = createToolRegistry(created.toolMode, spec ? { only: spec.tools } : { subagents: true });
+  const home = path.resolve(log.dir, '..', '..');
+  const network: NetworkPolicy = allow.length > 0 ? { allow } : 'none';
+  // A child session gets no MCP servers: its tools are exactly its spec's.
+  const mcp =
+    options.mcp === false || spec
+      ? undefined
+      : await openSessionMcp(log, {
+          home,
+          projectRoot: path.resolve(workspace, layout.commandCwd),
+          projectFolder: created.projectFolder,
+          sandbox,
+          network,
+          hidden: layout.boxHidden,
+          env,
+          ...(options.hooks?.onNotice ? { onNotice: options.hooks.onNotice } : {}),
+          ...(options.hooks?.onEvent ? { onEvent: options.hooks.onEvent } : {}),
+        });
+  const registry = createToolRegistry(
+    created.toolMode,
+    spec ? { only: spec.tools } : { subagents: true, ...(mcp ? { extra: mcp.tools } : {}) },
+  );
   const compaction = resolveCompactionSettings(options.compaction, created);
   // boxReadOnly / boxHidden ride along on the context for run_command (Persistent Dir checkouts).
   const toolContext: TurnHost['tools'] & { boxReadOnly: string[]; boxHidden: string[] } = {
@@ -71,7 +94,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     artifactsDir: log.artifactsDir,
     redactor,
     sandbox,
-    network: allow.length > 0 ? { allow } : 'none',
+    network,
     protectedGlobs: [...(created.protectedGlobs ?? []), ...layout.protectedGlobs],
     boxReadOnly: layout.boxReadOnly,
     boxHidden: layout.boxHidden,
@@ -108,10 +131,11 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
       ? { beforeRequest: createCompactionHook({ log, settings: compaction, tools: registry.definitions() }) }
       : {}),
   };
+  if (mcp) host.dispose = () => mcp.close();
   // A session's folder is <home>/sessions/<id>: its children are sessions of the same home.
   if (!spec) {
     host.subagents = createSubagentRunner({
-      home: path.resolve(log.dir, '..', '..'),
+      home,
       parent: host,
       ...(compaction.threshold > 0
         ? {

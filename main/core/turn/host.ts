@@ -73,6 +73,11 @@ export type TurnHost = {
    * with a tool error.
    */
   subagents?: SubagentRunner;
+  /**
+   * Releases what the host started for the turn (its MCP servers); whoever built the host calls it once the
+   * turn has ended. The engine never does.
+   */
+  dispose?: () => Promise<void>;
 };
 
 /** What the engine hands the subagent runner for one unanswered call of a `subagent` tool. */

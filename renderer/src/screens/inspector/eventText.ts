@@ -99,6 +99,18 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
         tone: 'other',
         text: event.files.length === 0 ? 'none' : event.files.map((file) => file.path).join(', '),
       };
+    case 'mcp_tools_listed':
+      return {
+        who: 'MCP',
+        tone: 'other',
+        text:
+          event.servers
+            .map(
+              (server) =>
+                `${server.name}: ${server.state === 'ready' ? server.tools.join(', ') || 'no tools' : `failed (${server.error ?? ''})`}`,
+            )
+            .join('\n') || 'no servers',
+      };
     case 'session_created':
       return { who: 'Session created', tone: 'other', text: `${event.provider}:${event.model}` };
     case 'error':

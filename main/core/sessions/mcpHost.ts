@@ -1,0 +1,127 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { EventOf, SessionEvent } from '../../common/events.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { planMcpServers, readProjectMcpConfig, PROJECT_CONFIG_FILE } from '../../mcp/config.js';
+import { startMcpSession, type McpSession } from '../../mcp/session.js';
+import type { NetworkPolicy, SandboxInfo } from '../../sandbox/box.js';
+import { approvedConfigHash, readMcpApprovals } from '../../store/mcpApprovals.js';
+import { readSettings } from '../../store/settings.js';
+
+/** What a turn host knows when it opens a session's MCP servers. */
+export type SessionMcpOptions = {
+  home: string;
+  /** Real path of the session's root: where `.mcp.json` is read and stdio servers work (read-only). */
+  projectRoot: string;
+  /** The project folder the session was made for: what an approval of its `.mcp.json` names. */
+  projectFolder: string;
+  sandbox: SandboxInfo;
+  network: NetworkPolicy;
+  /** Host paths the servers must not see (the Keel home). */
+  hidden: readonly string[];
+  /** The environment PATH and the locale come from; nothing else of it reaches a server. */
+  env: NodeJS.ProcessEnv;
+  onNotice?: (text: string) => void;
+  onEvent?: (event: SessionEvent) => void;
+};
+
+/**
+ * Starts the session's MCP servers for one turn: the settings' servers, and the project's `.mcp.json` ones
+ * when that file's hash is approved in the home (`keel mcp approve`); an unapproved file starts nothing and
+ * says how to approve it. Appends `mcp_tools_listed` when the servers or tools differ from the newest one,
+ * so the tool list a turn sends is on record and changes only between turns. Undefined when no server is
+ * configured.
+ */
+export async function openSessionMcp(
+  log: SessionLog,
+  options: SessionMcpOptions,
+): Promise<McpSession | undefined> {
+  const settings = readSettings(options.home);
+  const project = readProjectMcpConfig(options.projectRoot);
+  const folder = realOrSame(options.projectFolder);
+  const approved = approvedConfigHash(readMcpApprovals(options.home), folder);
+  const plan = planMcpServers(settings.mcp.servers, project, approved);
+  for (const problem of plan.problems) options.onNotice?.(problem);
+  if (plan.project.status === 'untrusted') {
+    options.onNotice?.(
+      `This project's ${PROJECT_CONFIG_FILE} declares MCP servers (${plan.project.servers.join(', ')}) that were not started: ` +
+        `the file is new or changed since it was approved. Review it, then approve it with: keel mcp approve --project ${folder}`,
+    );
+  } else if (plan.project.status === 'invalid') {
+    options.onNotice?.(`The project's MCP servers were not started: ${plan.project.error}`);
+  }
+  const session =
+    plan.servers.length === 0
+      ? undefined
+      : await startMcpSession({
+          plan,
+          box: {
+            sandbox: options.sandbox,
+            projectRoot: options.projectRoot,
+            scratchRoot: path.join(log.dir, 'mcp'),
+            hidden: options.hidden,
+            network: options.network,
+            baseEnv: options.env,
+          },
+          disabledTools: settings.mcp.disabledTools,
+          ...(options.onNotice ? { onNotice: options.onNotice } : {}),
+        });
+  for (const report of session?.servers ?? []) {
+    if (report.state.state === 'failed') {
+      options.onNotice?.(`MCP server "${report.name}" failed to start: ${report.state.error}`);
+    }
+  }
+  const listed: Omit<EventOf<'mcp_tools_listed'>, 'seq' | 'at'> = {
+    kind: 'mcp_tools_listed',
+    servers: (session?.servers ?? []).map((report) => ({
+      name: report.name,
+      source: report.source,
+      transport: report.transport,
+      state: report.state.state === 'ready' ? 'ready' : 'failed',
+      ...(report.state.state === 'failed'
+        ? {
+            error: report.state.error,
+            ...(report.state.stderrTail ? { stderrTail: report.state.stderrTail } : {}),
+          }
+        : {}),
+      tools: report.tools,
+    })),
+    ...(plan.project.status === 'absent'
+      ? {}
+      : {
+          project:
+            plan.project.status === 'invalid'
+              ? { status: 'invalid' as const, error: plan.project.error }
+              : { status: plan.project.status, hash: plan.project.hash, servers: plan.project.servers },
+        }),
+    ...(session && session.skipped.length > 0
+      ? { skipped: session.skipped.map((s) => `${s.server}/${s.tool}: ${s.reason}`) }
+      : {}),
+  };
+  if (differsFromNewest(log, listed)) {
+    const result = log.append(listed);
+    if (result.ok) for (const event of result.events) options.onEvent?.(event);
+  }
+  return session;
+}
+
+/** True when `next` says something else than the session's newest mcp_tools_listed (none: unless it is empty). */
+function differsFromNewest(log: SessionLog, next: Omit<EventOf<'mcp_tools_listed'>, 'seq' | 'at'>): boolean {
+  const previous = log.readKinds(['mcp_tools_listed'], { validate: false }).at(-1) as
+    EventOf<'mcp_tools_listed'> | undefined;
+  if (!previous) return next.servers.length > 0 || next.project !== undefined;
+  const comparable = (event: Omit<EventOf<'mcp_tools_listed'>, 'seq' | 'at'>) =>
+    JSON.stringify({
+      servers: event.servers.map((s) => ({ name: s.name, source: s.source, state: s.state, tools: s.tools })),
+      project: event.project ?? null,
+    });
+  return comparable(previous) !== comparable(next);
+}
+
+function realOrSame(folder: string): string {
+  try {
+    return fs.realpathSync(folder);
+  } catch {
+    return path.resolve(folder);
+  }
+}

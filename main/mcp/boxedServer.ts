@@ -1,0 +1,93 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { McpStdioServer } from '../common/mcp.js';
+import { wrapCommand, type NetworkPolicy, type SandboxInfo } from '../sandbox/box.js';
+import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js';
+import { buildChildEnv } from '../sandbox/env.js';
+import type { SpawnSpec } from './stdioTransport.js';
+
+/** Where and how a session's stdio servers run. */
+export type McpBoxOptions = {
+  sandbox: SandboxInfo;
+  /** Real path of the session's root (the project's checkout or folder): the server's working folder. */
+  projectRoot: string;
+  /** A folder of the session's own; each server gets `<scratchRoot>/<name>` as its writable HOME. */
+  scratchRoot: string;
+  /** Host paths the server must not see (the Keel home: other sessions live there). */
+  hidden?: readonly string[];
+  /** The session's network policy: a server reaches only hosts that are on it and on its own `networkAllow`. */
+  network: NetworkPolicy;
+  /** The environment PATH and the locale come from (default: Keel's own); nothing else of it is passed. */
+  baseEnv?: Readonly<Record<string, string | undefined>>;
+};
+
+/** A server's argv and environment inside the box, and the proxy its network goes through (if any). */
+export type BoxedSpawn = { spec: SpawnSpec; proxy: AllowlistProxy | null; network: string[] };
+
+/**
+ * Wraps a stdio server's command in the session's box: root read-only, the project read-only unless the
+ * server's `writeProject` says otherwise, a private writable HOME, the Keel home hidden, no network unless
+ * hosts are on both the session's allowlist and the server's own. Its environment is the box's (PATH,
+ * locale, HOME) plus the server's `env` from its config, and nothing else: Keel's API keys never reach it.
+ * Refuses (throws an actionable error) when no OS sandbox works here: a server never runs unconfined.
+ */
+export async function boxServerCommand(
+  name: string,
+  server: McpStdioServer,
+  options: McpBoxOptions,
+): Promise<BoxedSpawn> {
+  if (options.sandbox.kind === 'none') {
+    throw new Error(
+      `no OS sandbox works on this machine (${options.sandbox.reason}), and Keel does not run MCP servers unconfined`,
+    );
+  }
+  const scratch = path.join(options.scratchRoot, name);
+  fs.mkdirSync(path.join(scratch, 'home'), { recursive: true });
+  const sessionAllow = options.network === 'none' ? [] : options.network.allow;
+  const allow = (server.networkAllow ?? []).filter((host) => sessionAllow.includes(host));
+  let proxy: AllowlistProxy | null = null;
+  if (allow.length > 0) {
+    proxy = await startAllowlistProxy({
+      allow,
+      ...(options.network !== 'none' && options.network.hosts ? { hosts: options.network.hosts } : {}),
+      listen:
+        options.sandbox.kind === 'bwrap' ? { socketPath: path.join(scratch, 'proxy.sock') } : { port: 0 },
+    });
+  }
+  try {
+    const command = [
+      'cd',
+      quote(options.projectRoot),
+      '&&',
+      'exec',
+      quote(server.command),
+      ...server.args.map(quote),
+    ].join(' ');
+    const wrapped = wrapCommand({
+      sandbox: options.sandbox,
+      command,
+      workspace: scratch,
+      cwd: scratch,
+      ...(server.writeProject ? { writable: [options.projectRoot] } : { readOnly: [options.projectRoot] }),
+      hidden: [...(options.hidden ?? [])],
+      home: path.join(scratch, 'home'),
+      ...(options.sandbox.kind === 'bwrap' ? {} : { tmpDir: scratch }),
+      network: allow.length > 0 ? { allow } : 'none',
+      ...(proxy ? { proxy: proxy.endpoint } : {}),
+    });
+    const env = buildChildEnv({
+      base: options.baseEnv ?? process.env,
+      home: wrapped.env.HOME ?? path.join(scratch, 'home'),
+      tmpDir: wrapped.env.TMPDIR ?? scratch,
+      extra: { ...server.env, ...wrapped.env },
+    });
+    return { spec: { argv: wrapped.argv, env }, proxy, network: allow };
+  } catch (error) {
+    await proxy?.close();
+    throw error;
+  }
+}
+
+function quote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,201 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { isStdioServer } from '../common/mcp.js';
+import type { AllowlistProxy } from '../sandbox/boxProxy.js';
+import { boxServerCommand, type McpBoxOptions } from './boxedServer.js';
+import type { McpServerEntry } from './config.js';
+import { BoxedStdioTransport } from './stdioTransport.js';
+
+/** Bounds of one server's life, in milliseconds. */
+export type McpTimeouts = {
+  /** Starting the process and the initialize handshake. */
+  startMs: number;
+  /** tools/list. */
+  listMs: number;
+  /** Restart delays after a crash, in order; once used up the server stays failed for the session. */
+  restartBackoffMs: readonly number[];
+};
+
+export const DEFAULT_MCP_TIMEOUTS: McpTimeouts = {
+  startMs: 30_000,
+  listMs: 15_000,
+  restartBackoffMs: [250, 1000, 4000],
+};
+
+/** A server's state as people see it (settings screen, `keel mcp list`, the session's events). */
+export type McpServerState =
+  { state: 'starting' } | { state: 'ready' } | { state: 'failed'; error: string; stderrTail: string };
+
+/** What a connection tells its session while it lives. */
+export type ConnectionEvents = {
+  /** The server said its tool list changed (takes effect at the next turn). */
+  onToolsChanged?: (server: string) => void;
+  /** The server crashed, restarted, or gave up: one sentence for the user. */
+  onNotice?: (text: string) => void;
+};
+
+/**
+ * One MCP server for one session: started in the box (stdio), initialized, asked for its tools, called.
+ * A server that dies fails the call in flight (the SDK rejects every pending request on close), and is
+ * restarted after the next delay of `restartBackoffMs`; each crash and restart is reported.
+ */
+export class McpConnection {
+  private client: Client | undefined;
+  private transport: BoxedStdioTransport | undefined;
+  private proxy: AllowlistProxy | null = null;
+  private current: McpServerState = { state: 'starting' };
+  private restarts = 0;
+  private closing = false;
+  private restartTimer: ReturnType<typeof setTimeout> | undefined;
+  private ready: Promise<void> | undefined;
+
+  constructor(
+    readonly entry: McpServerEntry,
+    private readonly box: McpBoxOptions,
+    private readonly timeouts: McpTimeouts = DEFAULT_MCP_TIMEOUTS,
+    private readonly events: ConnectionEvents = {},
+  ) {}
+
+  get state(): McpServerState {
+    return this.current;
+  }
+
+  /** Starts the server and completes the handshake; never throws (a failure is the `failed` state). */
+  start(): Promise<void> {
+    this.ready = this.connect();
+    return this.ready;
+  }
+
+  private async connect(): Promise<void> {
+    this.current = { state: 'starting' };
+    const { entry } = this;
+    if (!isStdioServer(entry.config)) {
+      this.current = {
+        state: 'failed',
+        error: 'Streamable HTTP servers are not supported yet in this build of Keel',
+        stderrTail: '',
+      };
+      return;
+    }
+    let transport: BoxedStdioTransport | undefined;
+    try {
+      const boxed = await boxServerCommand(entry.name, entry.config, this.box);
+      this.proxy = boxed.proxy;
+      transport = new BoxedStdioTransport(boxed.spec);
+      this.transport = transport;
+      const client = new Client({ name: 'keel', version: '0.1.0' }, { capabilities: {} });
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        this.events.onToolsChanged?.(entry.name);
+      });
+      client.onerror = () => undefined;
+      await client.connect(transport, { timeout: this.timeouts.startMs });
+      this.client = client;
+      // Set after connect: the SDK's own onclose handler is installed by connect and calls this one.
+      client.onclose = () => this.onClosed(transport as BoxedStdioTransport);
+      this.current = { state: 'ready' };
+    } catch (error) {
+      const reason = transport?.exitReason ?? describe(error);
+      this.current = { state: 'failed', error: reason, stderrTail: transport?.stderrTail ?? '' };
+      await transport?.close().catch(() => undefined);
+      await this.proxy?.close();
+      this.proxy = null;
+    }
+  }
+
+  private onClosed(transport: BoxedStdioTransport): void {
+    this.client = undefined;
+    if (this.closing) return;
+    const error = `the server stopped: ${transport.exitReason ?? 'connection closed'}`;
+    this.current = { state: 'failed', error, stderrTail: transport.stderrTail };
+    const delay = this.timeouts.restartBackoffMs[this.restarts];
+    if (delay === undefined) {
+      this.events.onNotice?.(`MCP server "${this.entry.name}" ${error}; not restarted again this session`);
+      return;
+    }
+    this.restarts++;
+    this.events.onNotice?.(`MCP server "${this.entry.name}" ${error}; restarting in ${delay} ms`);
+    void this.proxy?.close();
+    this.proxy = null;
+    // A call made meanwhile waits for the restart (callTool awaits `ready`).
+    this.ready = new Promise<void>((resolve) => {
+      this.restartTimer = setTimeout(() => {
+        this.restartTimer = undefined;
+        if (this.closing) return resolve();
+        void this.connect().then(() => {
+          if (this.current.state === 'ready')
+            this.events.onNotice?.(`MCP server "${this.entry.name}" restarted`);
+          resolve();
+        });
+      }, delay);
+      this.restartTimer.unref();
+    });
+  }
+
+  /** Every tool the server lists (all pages). Throws when the server is not ready or does not answer. */
+  async listTools(): Promise<Tool[]> {
+    const client = this.client;
+    if (!client) throw new Error(this.notReady());
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const result = await client.listTools(cursor === undefined ? {} : { cursor }, {
+        timeout: this.timeouts.listMs,
+      });
+      tools.push(...result.tools);
+      cursor = result.nextCursor;
+      if (cursor === undefined) break;
+    }
+    return tools;
+  }
+
+  /**
+   * Calls one tool. Aborting `signal` sends notifications/cancelled and rejects; so does the timeout. A
+   * server that restarted since the session started is waited for (up to its start timeout).
+   */
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs: number; idempotencyKey: string },
+  ): Promise<CallToolResult> {
+    if (!this.client && this.ready) await this.ready;
+    const client = this.client;
+    if (!client) throw new Error(this.notReady());
+    const result = await client.callTool(
+      { name, arguments: args, _meta: { idempotencyKey: options.idempotencyKey } },
+      undefined,
+      { timeout: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) },
+    );
+    return result as CallToolResult;
+  }
+
+  /** Stops the server (and its proxy); no restart follows. */
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.restartTimer) {
+      clearTimeout(this.restartTimer);
+      this.restartTimer = undefined;
+      this.ready = undefined;
+    }
+    await this.ready?.catch(() => undefined);
+    await this.client?.close().catch(() => undefined);
+    await this.transport?.close().catch(() => undefined);
+    await this.proxy?.close();
+    this.proxy = null;
+  }
+
+  private notReady(): string {
+    const state = this.current;
+    return state.state === 'failed'
+      ? `MCP server "${this.entry.name}" is not running: ${state.error}`
+      : `MCP server "${this.entry.name}" is still starting`;
+  }
+}
+
+function describe(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n')[0] ?? 'failed';
+}
