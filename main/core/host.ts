@@ -35,3 +35,14 @@ export {
   type InteractiveTerminal,
   type TerminalExit,
 } from '../runner/interactive.js';
+// MCP servers outside a session: `keel mcp` (add, remove, approve a project's .mcp.json, list and test them).
+export {
+  addMcpServer,
+  approveProjectMcp,
+  inspectMcpServers,
+  McpAdminError,
+  projectMcpStatus,
+  removeMcpServer,
+  revokeProjectMcp,
+  type McpInspection,
+} from './sessions/mcpAdmin.js';

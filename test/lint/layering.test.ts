@@ -28,6 +28,9 @@ describe('layering', () => {
     expect(await layeringErrors('main/core/turn/state.ts', "import '../../ipc/handlers.js';")).toEqual([
       'main/core is the harness every host uses: it never imports a host (electron, ipc, server, cli).',
     ]);
+    expect(await layeringErrors('main/mcp/session.ts', "import '../core/log/sessionLog.js';")).toEqual([
+      'The parts the harness uses never import the harness or a host: share vocabulary through main/common.',
+    ]);
     expect(await layeringErrors('main/common/clock.ts', "import '../store/settings.js';")).toEqual([
       'main/common is the leaf: it imports nothing from main/ but itself.',
     ]);
@@ -43,6 +46,11 @@ describe('layering', () => {
     expect(
       await layeringErrors('renderer/src/api/keel.ts', "import '../../../main/ipc/contract.js';"),
     ).toEqual([]);
+    expect(await layeringErrors('main/core/turn/state.ts', "import '../../mcp/config.js';")).toEqual([]);
+    // main/mcp sits beside the tools: it may not import the store (the core hands it what it needs).
+    expect(await layeringErrors('main/mcp/config.ts', "import '../store/settings.js';")).toEqual([
+      'imports only point down: see LAYERS in eslint.config.js for what this folder may import',
+    ]);
     // Not in any row: the store may not import the tools.
     expect(await layeringErrors('main/store/settings.ts', "import '../tools/registry.js';")).toEqual([
       'imports only point down: see LAYERS in eslint.config.js for what this folder may import',

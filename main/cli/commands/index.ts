@@ -18,6 +18,7 @@ import { registerCommit } from './commit.js';
 import { registerRevert } from './revert.js';
 import { registerCompact } from './compact.js';
 import { registerEval } from './eval.js';
+import { registerMcp } from './mcp.js';
 
 /** Adds one subcommand to the program. A new command is a new file here plus one entry below. */
 export type RegisterCommand = (program: Command, context: CliContext) => void;
@@ -41,5 +42,6 @@ export const registerCommands: readonly RegisterCommand[] = [
   registerEval,
   registerExport,
   registerImport,
+  registerMcp,
   registerServe,
 ];

@@ -351,6 +351,25 @@ describe.runIf(process.platform === 'linux')('MCP tools in a turn (bubblewrap)',
     expect(resultOf(log, 's2')?.content).toMatch(/cancelled/);
   });
 
+  it('asks again, saying the outcome is unknown, for a write tool started but never recorded (a crash)', async () => {
+    settingsWith({ fixture: fixtureServer() });
+    const log = session('full-auto');
+    log.append({ kind: 'user_message', content: 'write it' });
+    const call = { id: 'r1', name: 'mcp__fixture__write_note', arguments: '{"text":"once"}' };
+    const assistant = log.append({ kind: 'assistant_message', content: '', toolCalls: [call] });
+    if (!assistant.ok) throw new Error('append failed');
+    const key = `ev${assistant.events[0]?.seq}-mcp__fixture__write_note`;
+    log.append({ kind: 'tool_call_started', toolCallId: 'r1', tool: call.name, idempotencyKey: key });
+    const outcome = await runTurn(await hostFor(log));
+    expect(outcome.status).toBe('awaiting_approval');
+    const request = log.read().find((e): e is EventOf<'approval_request'> => e.kind === 'approval_request');
+    expect(request).toMatchObject({ tool: call.name, unknownOutcome: true });
+    expect(request?.reason).toContain(
+      `outcome unknown: Keel stopped after starting this ${call.name} (key ${key})`,
+    );
+    expect(fs.existsSync(path.join(log.dir, 'mcp', 'fixture', 'home', `called-${key}`))).toBe(false);
+  });
+
   it('keeps images and large results as artifacts by handle', async () => {
     settingsWith({ fixture: fixtureServer() });
     const log = session('ask');

@@ -1,0 +1,210 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import {
+  addMcpServer,
+  approveProjectMcp,
+  inspectMcpServers,
+  McpAdminError,
+  projectMcpStatus,
+  removeMcpServer,
+  revokeProjectMcp,
+  type McpInspection,
+} from '../../core/host.js';
+import type { CliContext } from '../context.js';
+import { CliError } from '../errors.js';
+import { ExitCode } from '../exitCodes.js';
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** `key=value` pairs (`--env`) or `key: value` (`--header`) into an object; a malformed one is a usage error. */
+function pairs(values: readonly string[], separator: string, what: string): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const value of values) {
+    const at = value.indexOf(separator);
+    if (at <= 0) throw new CliError(`${what} "${value}" is not NAME${separator}VALUE`);
+    result[value.slice(0, at).trim()] = value.slice(at + separator.length).trim();
+  }
+  return result;
+}
+
+const asUsage = (error: unknown) => (error instanceof McpAdminError ? new CliError(error.message) : error);
+
+/** Runs an admin step, turning its refusal into a usage error (exit 2) with its one line. */
+function admin<T>(step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    throw asUsage(error);
+  }
+}
+
+/** The same for a step that settles later (one that starts servers). */
+async function adminLater<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    throw asUsage(error);
+  }
+}
+
+/**
+ * `keel mcp add|list|remove|test|approve|revoke`: MCP servers in settings (every project) or a project's
+ * `.mcp.json` (`--project DIR`), and the approval of that file.
+ */
+export function registerMcp(program: Command, context: CliContext): void {
+  const mcp = program
+    .command('mcp')
+    .description("MCP servers: add, list, test, remove, approve a project's .mcp.json");
+  const folderOf = (project: string | undefined) => path.resolve(project ?? process.cwd());
+
+  mcp
+    .command('add')
+    .description(
+      'add a server: keel mcp add NAME [--project DIR] -- COMMAND [ARGS...], or keel mcp add NAME --url URL',
+    )
+    .argument('<name>', 'server name (letters, digits, -, single _)')
+    .argument('[command...]', 'the stdio server command and its arguments, after --')
+    .option('--project <dir>', "add it to this project's .mcp.json instead of your settings")
+    .option('--url <url>', 'a Streamable HTTP server')
+    .option('--env <NAME=VALUE>', 'an environment variable for the server (repeatable)', collect, [])
+    .option('--header <Name: value>', 'an HTTP header (repeatable)', collect, [])
+    .option('--write-project', 'let the stdio server write the project folder (default read-only)')
+    .option(
+      '--allow-host <host>',
+      'a host the server may reach when the session allows it (repeatable)',
+      collect,
+      [],
+    )
+    .action(
+      (
+        name: string,
+        command: string[],
+        options: {
+          project?: string;
+          url?: string;
+          env: string[];
+          header: string[];
+          writeProject?: boolean;
+          allowHost: string[];
+        },
+      ) => {
+        if ((options.url === undefined) === (command.length === 0)) {
+          throw new CliError('give either a command after -- (stdio) or --url URL (Streamable HTTP)');
+        }
+        const config =
+          options.url !== undefined
+            ? { url: options.url, headers: pairs(options.header, ':', 'header') }
+            : {
+                command: command[0],
+                args: command.slice(1),
+                env: pairs(options.env, '=', 'environment variable'),
+                ...(options.writeProject ? { writeProject: true } : {}),
+                ...(options.allowHost.length > 0 ? { networkAllow: options.allowHost } : {}),
+              };
+        const home = context.home();
+        const scope = options.project === undefined ? {} : { project: path.resolve(options.project) };
+        const { trusted } = admin(() => addMcpServer(home, name, config, scope));
+        const where =
+          options.project === undefined
+            ? 'your settings'
+            : path.join(path.resolve(options.project), '.mcp.json');
+        context.io.stdout(`added MCP server ${name} to ${where}\n`);
+        if (!trusted) {
+          context.io.stderr(
+            `keel: ${where} has servers you have not approved, so none of it runs yet: review it, then keel mcp approve --project ${scope.project}\n`,
+          );
+        }
+      },
+    );
+
+  mcp
+    .command('list')
+    .description('each server, its state and its tools (starts each once, in the box, to ask)')
+    .option('--project <dir>', 'the project whose .mcp.json to include (default: the current folder)')
+    .action(async (options: { project?: string }) => {
+      const home = context.home();
+      const inspection = await adminLater(() =>
+        inspectMcpServers(home, folderOf(options.project), { env: context.io.env }),
+      );
+      context.io.stdout(formatInspection(inspection));
+    });
+
+  mcp
+    .command('test')
+    .description('start one server, list its tools, stop it; exit 1 when it fails')
+    .argument('<name>', 'server name')
+    .option('--project <dir>', 'the project whose .mcp.json holds it (default: the current folder)')
+    .action(async (name: string, options: { project?: string }) => {
+      const home = context.home();
+      const inspection = await adminLater(() =>
+        inspectMcpServers(home, folderOf(options.project), { only: name, env: context.io.env }),
+      );
+      context.io.stdout(
+        formatInspection({ ...inspection, project: { ...inspection.project, status: 'absent' } }),
+      );
+      if (inspection.servers.some((server) => server.state.state !== 'ready'))
+        context.setExitCode(ExitCode.failure);
+    });
+
+  mcp
+    .command('remove')
+    .description('remove a server from your settings or, with --project, from that .mcp.json')
+    .argument('<name>', 'server name')
+    .option('--project <dir>', "remove it from this project's .mcp.json")
+    .action((name: string, options: { project?: string }) => {
+      const home = context.home();
+      admin(() =>
+        removeMcpServer(
+          home,
+          name,
+          options.project === undefined ? {} : { project: path.resolve(options.project) },
+        ),
+      );
+      context.io.stdout(`removed MCP server ${name}\n`);
+    });
+
+  mcp
+    .command('approve')
+    .description("approve a project's .mcp.json as it is now: its servers start from the next turn")
+    .option('--project <dir>', 'the project (default: the current folder)')
+    .action((options: { project?: string }) => {
+      const status = admin(() =>
+        approveProjectMcp(context.home(), folderOf(options.project), 'keel mcp approve'),
+      );
+      context.io.stdout(`approved ${status.file} (servers: ${status.servers.join(', ') || 'none'})\n`);
+    });
+
+  mcp
+    .command('revoke')
+    .description("withdraw the approval of a project's .mcp.json")
+    .option('--project <dir>', 'the project (default: the current folder)')
+    .action((options: { project?: string }) => {
+      const folder = folderOf(options.project);
+      admin(() => revokeProjectMcp(context.home(), folder, 'keel mcp revoke'));
+      context.io.stdout(`revoked the approval of ${projectMcpStatus(context.home(), folder).file}\n`);
+    });
+}
+
+/** One block per server (state, tools or the error with its stderr tail), then the project file's status. */
+function formatInspection(inspection: McpInspection): string {
+  const lines: string[] = [];
+  if (inspection.servers.length === 0) lines.push('no MCP servers configured');
+  for (const server of inspection.servers) {
+    const state = server.state;
+    lines.push(`${server.name} (${server.source}, ${server.transport}): ${state.state}`);
+    if (state.state === 'failed') {
+      lines.push(`  error: ${state.error}`);
+      for (const line of state.stderrTail.trim().split('\n').slice(-5))
+        if (line) lines.push(`  stderr: ${line}`);
+    }
+    for (const tool of server.tools) lines.push(`  ${tool}`);
+  }
+  for (const skip of inspection.skipped) lines.push(`skipped ${skip}`);
+  const project = inspection.project;
+  if (project.status === 'untrusted') {
+    lines.push(
+      `${project.file}: not approved (servers ${project.servers.join(', ')} do not start): keel mcp approve --project ${project.folder}`,
+    );
+  } else if (project.status === 'invalid') lines.push(`${project.file}: ${project.error ?? 'invalid'}`);
+  return `${lines.join('\n')}\n`;
+}

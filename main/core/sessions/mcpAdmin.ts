@@ -1,0 +1,221 @@
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { McpConfigFile, McpServerConfig, McpServerName } from '../../common/mcp.js';
+import { planMcpServers, readProjectMcpConfig, PROJECT_CONFIG_FILE } from '../../mcp/config.js';
+import { startMcpSession, type McpServerReport } from '../../mcp/session.js';
+import { detectSandbox } from '../../sandbox/box.js';
+import { appendMcpApproval, approvedConfigHash, readMcpApprovals } from '../../store/mcpApprovals.js';
+import { readSettings, writeSettings } from '../../store/settings.js';
+
+/*
+ * What `keel mcp` (and later the settings screen) does to MCP configuration outside a session: add and remove
+ * servers (settings or a project's .mcp.json), approve a project's file, and start servers once to ask for
+ * their tools. Refusals are McpAdminError with one line a person can act on.
+ */
+
+/** A refused MCP administration step; the message says what to do. */
+export class McpAdminError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'McpAdminError';
+  }
+}
+
+/** Where a server is configured: the user's settings (every project), or one project's `.mcp.json`. */
+export type McpScope = { project?: string };
+
+/** The project's `.mcp.json` now and whether it is approved. */
+export type ProjectMcpStatus = {
+  folder: string;
+  file: string;
+  status: 'absent' | 'invalid' | 'trusted' | 'untrusted';
+  error?: string;
+  servers: string[];
+};
+
+/** Reports which servers a project's `.mcp.json` declares and whether that exact file is approved. */
+export function projectMcpStatus(home: string, folder: string): ProjectMcpStatus {
+  const real = realFolder(folder);
+  const config = readProjectMcpConfig(real);
+  const file = path.join(real, PROJECT_CONFIG_FILE);
+  if (config.status === 'absent') return { folder: real, file, status: 'absent', servers: [] };
+  if (config.status === 'invalid') {
+    return { folder: real, file, status: 'invalid', error: config.error, servers: [] };
+  }
+  const approved = approvedConfigHash(readMcpApprovals(home), real);
+  return {
+    folder: real,
+    file,
+    status: approved === config.hash ? 'trusted' : 'untrusted',
+    servers: config.servers.map((server) => server.name),
+  };
+}
+
+/** Approves the project's `.mcp.json` as it is now (by its sha256); its servers start from the next turn. */
+export function approveProjectMcp(home: string, folder: string, via: string): ProjectMcpStatus {
+  const real = realFolder(folder);
+  const config = readProjectMcpConfig(real);
+  if (config.status === 'absent') throw new McpAdminError(`${real} has no ${PROJECT_CONFIG_FILE} to approve`);
+  if (config.status === 'invalid') throw new McpAdminError(config.error);
+  appendMcpApproval(home, {
+    kind: 'mcp_config_approved',
+    project: real,
+    configHash: config.hash,
+    servers: config.servers.map((server) => server.name),
+    via,
+  });
+  return projectMcpStatus(home, real);
+}
+
+/** Withdraws the approval of the project's `.mcp.json`: its servers no longer start. */
+export function revokeProjectMcp(home: string, folder: string, via: string): void {
+  appendMcpApproval(home, { kind: 'mcp_config_revoked', project: realFolder(folder), configHash: '', via });
+}
+
+/**
+ * Adds (or replaces) a server in settings, or in the project's `.mcp.json` (other keys of the file kept,
+ * written atomically). The person adding it trusts it: a project file that was absent or approved is approved
+ * again as written; one that was not approved stays unapproved (its other servers were never reviewed).
+ * Returns whether the project's file is approved afterwards (settings servers always run).
+ */
+export function addMcpServer(
+  home: string,
+  name: string,
+  config: unknown,
+  scope: McpScope = {},
+): { trusted: boolean } {
+  const validName = McpServerName.safeParse(name);
+  if (!validName.success) {
+    throw new McpAdminError(
+      `"${name}" cannot name an MCP server: ${validName.error.issues[0]?.message ?? 'invalid'}`,
+    );
+  }
+  const parsed = McpServerConfig.safeParse(config);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new McpAdminError(
+      `invalid MCP server: ${issue?.path.join('.') || 'config'}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  if (scope.project === undefined) {
+    const settings = readSettings(home);
+    writeSettings(home, {
+      ...settings,
+      mcp: { ...settings.mcp, servers: { ...settings.mcp.servers, [name]: parsed.data } },
+    });
+    return { trusted: true };
+  }
+  const before = projectMcpStatus(home, scope.project);
+  if (before.status === 'invalid') throw new McpAdminError(`${before.error}; fix the file first`);
+  const raw = before.status === 'absent' ? {} : readJsonObject(before.file);
+  const servers = { ...((raw.mcpServers as Record<string, unknown> | undefined) ?? {}), [name]: parsed.data };
+  writeProjectFile(before.file, { ...raw, mcpServers: servers });
+  if (before.status === 'absent' || before.status === 'trusted') {
+    approveProjectMcp(home, before.folder, 'keel mcp add');
+    return { trusted: true };
+  }
+  return { trusted: false };
+}
+
+/** Removes a server from settings or from the project's `.mcp.json`; throws when there is none of that name. */
+export function removeMcpServer(home: string, name: string, scope: McpScope = {}): void {
+  if (scope.project === undefined) {
+    const settings = readSettings(home);
+    if (!Object.hasOwn(settings.mcp.servers, name)) {
+      throw new McpAdminError(`no MCP server "${name}" in your settings (keel mcp list shows them)`);
+    }
+    const servers = { ...settings.mcp.servers };
+    delete servers[name];
+    writeSettings(home, { ...settings, mcp: { ...settings.mcp, servers } });
+    return;
+  }
+  const before = projectMcpStatus(home, scope.project);
+  if (!before.servers.includes(name)) {
+    throw new McpAdminError(`no MCP server "${name}" in ${before.file}`);
+  }
+  const raw = readJsonObject(before.file);
+  const servers = { ...(raw.mcpServers as Record<string, unknown>) };
+  delete servers[name];
+  writeProjectFile(before.file, { ...raw, mcpServers: servers });
+  // Removing a server from an approved file keeps it approved: nothing new can run.
+  if (before.status === 'trusted') approveProjectMcp(home, before.folder, 'keel mcp remove');
+}
+
+/** Every configured server with its state and tools, found by starting each once (in the box) and asking. */
+export type McpInspection = { servers: McpServerReport[]; project: ProjectMcpStatus; skipped: string[] };
+
+/**
+ * Starts the settings' servers and the project's (when approved) as a session would, lists their tools, and
+ * stops them. `only` keeps one server. Never leaves a process running.
+ */
+export async function inspectMcpServers(
+  home: string,
+  folder: string,
+  options: { only?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<McpInspection> {
+  const project = projectMcpStatus(home, folder);
+  const settings = readSettings(home);
+  const config = readProjectMcpConfig(project.folder);
+  const plan = planMcpServers(
+    settings.mcp.servers,
+    config,
+    approvedConfigHash(readMcpApprovals(home), project.folder),
+  );
+  if (options.only !== undefined) {
+    plan.servers = plan.servers.filter((server) => server.name === options.only);
+    if (plan.servers.length === 0) {
+      throw new McpAdminError(
+        project.servers.includes(options.only) && project.status !== 'trusted'
+          ? `"${options.only}" is in ${project.file}, which is not approved: keel mcp approve --project ${project.folder}`
+          : `no MCP server "${options.only}" is configured (keel mcp list shows them)`,
+      );
+    }
+  }
+  const scratch = path.join(home, 'mcp-inspect', randomUUID());
+  const session = await startMcpSession({
+    plan,
+    box: {
+      sandbox: await detectSandbox(),
+      projectRoot: project.folder,
+      scratchRoot: scratch,
+      hidden: [realFolder(home)],
+      network: 'none',
+      baseEnv: options.env ?? process.env,
+    },
+    disabledTools: settings.mcp.disabledTools,
+  });
+  try {
+    return {
+      servers: session.servers,
+      project,
+      skipped: session.skipped.map((skip) => `${skip.server}/${skip.tool}: ${skip.reason}`),
+    };
+  } finally {
+    await session.close();
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function realFolder(folder: string): string {
+  try {
+    return fs.realpathSync(folder);
+  } catch {
+    throw new McpAdminError(`${folder} is not a folder that exists`);
+  }
+}
+
+function readJsonObject(file: string): Record<string, unknown> {
+  const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new McpAdminError(`${file} is not a JSON object`);
+  }
+  return raw as Record<string, unknown>;
+}
+
+function writeProjectFile(file: string, value: Record<string, unknown>): void {
+  McpConfigFile.parse(value);
+  const temp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, `${JSON.stringify(value, null, 2)}\n`);
+  fs.renameSync(temp, file);
+}
