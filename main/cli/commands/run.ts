@@ -13,7 +13,10 @@ import type { CliContext } from '../context.js';
 import { toolModeFor } from '../../core/approvals/policy.js';
 import { CliError } from '../errors.js';
 import { chooseCliModel } from '../models.js';
-import { cliHarness, cliSession, driveTurn } from '../turn.js';
+import { cliHarness, cliSession, describeApproval, driveTurn } from '../turn.js';
+import { pendingApprovals } from '../../core/approvals/state.js';
+import { ExitCode } from '../exitCodes.js';
+import { withSessionLog } from '../session.js';
 
 type RunOptions = {
   project?: string;
@@ -90,6 +93,17 @@ export function registerRun(program: Command, context: CliContext): void {
         }
         const harness = cliHarness(context);
         const session = await cliSession(harness, options.session);
+        // A prompt while a request waits would be appended and then stop at that request: refuse it first.
+        const pending = withSessionLog(harness.home, session.id, (log) => pendingApprovals(log.read()));
+        if (pending.length > 0) {
+          context.io.stderr(
+            `keel: session ${session.id} is waiting for an approval; nothing was added. Answer it, then run again:\n`,
+          );
+          for (const request of pending)
+            for (const line of describeApproval(session.id, request)) context.io.stderr(`${line}\n`);
+          context.setExitCode(ExitCode.awaitingApproval);
+          return;
+        }
         if (mode !== undefined) await switchCommitMode(harness, session, mode);
         await refuseUncommittedManual(session);
         await driveTurn(context, harness, session.id, { prompt }, options);
