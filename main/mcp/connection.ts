@@ -5,6 +5,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isStdioServer } from '../common/mcp.js';
+import { httpTransport, type ServerTransport } from './httpTransport.js';
 import type { AllowlistProxy } from '../sandbox/boxProxy.js';
 import { boxServerCommand, type McpBoxOptions } from './boxedServer.js';
 import type { McpServerEntry } from './config.js';
@@ -45,7 +46,7 @@ export type ConnectionEvents = {
  */
 export class McpConnection {
   private client: Client | undefined;
-  private transport: BoxedStdioTransport | undefined;
+  private transport: ServerTransport | undefined;
   private proxy: AllowlistProxy | null = null;
   private current: McpServerState = { state: 'starting' };
   private restarts = 0;
@@ -73,19 +74,15 @@ export class McpConnection {
   private async connect(): Promise<void> {
     this.current = { state: 'starting' };
     const { entry } = this;
-    if (!isStdioServer(entry.config)) {
-      this.current = {
-        state: 'failed',
-        error: 'Streamable HTTP servers are not supported yet in this build of Keel',
-        stderrTail: '',
-      };
-      return;
-    }
-    let transport: BoxedStdioTransport | undefined;
+    let transport: ServerTransport | undefined;
     try {
-      const boxed = await boxServerCommand(entry.name, entry.config, this.box);
-      this.proxy = boxed.proxy;
-      transport = new BoxedStdioTransport(boxed.spec);
+      if (isStdioServer(entry.config)) {
+        const boxed = await boxServerCommand(entry.name, entry.config, this.box);
+        this.proxy = boxed.proxy;
+        transport = new BoxedStdioTransport(boxed.spec);
+      } else {
+        transport = httpTransport(entry.config, this.box.network);
+      }
       this.transport = transport;
       const client = new Client({ name: 'keel', version: '0.1.0' }, { capabilities: {} });
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
@@ -95,7 +92,7 @@ export class McpConnection {
       await client.connect(transport, { timeout: this.timeouts.startMs });
       this.client = client;
       // Set after connect: the SDK's own onclose handler is installed by connect and calls this one.
-      client.onclose = () => this.onClosed(transport as BoxedStdioTransport);
+      client.onclose = () => this.onClosed(transport as ServerTransport);
       this.current = { state: 'ready' };
     } catch (error) {
       const reason = transport?.exitReason ?? describe(error);
@@ -106,11 +103,11 @@ export class McpConnection {
     }
   }
 
-  private onClosed(transport: BoxedStdioTransport): void {
+  private onClosed(transport: ServerTransport): void {
     this.client = undefined;
     if (this.closing) return;
     const error = `the server stopped: ${transport.exitReason ?? 'connection closed'}`;
-    this.current = { state: 'failed', error, stderrTail: transport.stderrTail };
+    this.current = { state: 'failed', error, stderrTail: transport.stderrTail ?? '' };
     const delay = this.timeouts.restartBackoffMs[this.restarts];
     if (delay === undefined) {
       this.events.onNotice?.(`MCP server "${this.entry.name}" ${error}; not restarted again this session`);
