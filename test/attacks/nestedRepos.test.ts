@@ -53,13 +53,16 @@ function usersGit(cwd: string, ...args: string[]): void {
 const read = (file: string) =>
   fs.existsSync(path.join(project, file)) ? fs.readFileSync(path.join(project, file), 'utf8') : undefined;
 
+/** A token in the nested repository's .env: the request shows the file, redacted. */
+const TOKEN = `ghp_${'A1b2C3d4E5'.repeat(3)}abcdef`;
+
 const attack = (): ScriptStep => ({
   kind: 'reply',
   toolCalls: [
     {
       name: 'run_command',
       arguments: {
-        command: `mkdir sub && cd sub && git init -q && git config core.fsmonitor 'touch ${marker}' && echo a > a.txt && echo b > ../kept.txt`,
+        command: `mkdir sub && cd sub && git init -q && git config core.fsmonitor 'touch ${marker}' && echo a > a.txt && echo GITHUB_TOKEN=${TOKEN} > .env && echo b > ../kept.txt`,
       },
     },
   ],
@@ -128,6 +131,8 @@ describe('attack: a nested repository made by a command, on a checkout (--commit
     const { id, request } = await attackTurn([]);
     expect(request.reason).toContain('sub/a.txt');
     expect(request.diff).toContain('+a');
+    expect(request.diff).toContain('sub/.env');
+    expect(request.diff).not.toContain(TOKEN);
     expect(read('sub/a.txt')).toBeUndefined();
     expect(
       (await keel(home, ['approve', id, '--request', String(request.seq), '--scope', 'once'])).code,

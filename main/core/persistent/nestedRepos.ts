@@ -87,7 +87,7 @@ async function keep(
       after: { kind: 'link', target },
       beforeSha256: null,
     });
-    hold.diff += createTwoFilesPatch('/dev/null', `b/${rel}`, '', `[link to ${target}]\n`);
+    hold.diff += section(rel, '', `[link to ${target}]\n`);
     return;
   }
   const stat = fs.lstatSync(full);
@@ -105,7 +105,7 @@ async function keep(
     after: { kind: 'file', mode: stat.mode & 0o777, sha256: written.sha256, artifact },
     beforeSha256: null,
   });
-  hold.diff += createTwoFilesPatch('/dev/null', `b/${rel}`, '', bytes.toString('utf8'));
+  hold.diff += section(rel, '', bytes.toString('utf8'));
 }
 
 /** The nested repository's config as a note in the diff: what it would run, never written anywhere. */
@@ -114,10 +114,15 @@ function configShown(repo: string, rel: string): string {
     const file = path.join(repo, '.git', 'config');
     if (!fs.lstatSync(file).isFile()) return '';
     const text = fs.readFileSync(file, 'utf8').slice(0, MAX_CONFIG_SHOWN);
-    return createTwoFilesPatch('/dev/null', `${rel}/.git/config (never written)`, '', text);
+    return section(`${rel}/.git/config (never written)`, '', text);
   } catch {
     return '';
   }
+}
+
+/** One file's section of the diff, headed like git's so the patch redactor finds `.env` files' values. */
+function section(rel: string, before: string, after: string): string {
+  return `diff --git a/${rel} b/${rel}\n${createTwoFilesPatch(`a/${rel}`, `b/${rel}`, before, after)}`;
 }
 
 /** True when every part of `rel` below `root` is a real folder (no link), so removing it stays inside. */

@@ -15,6 +15,7 @@ import {
 } from '../persistent/directHeld.js';
 import type { HeldFile } from '../persistent/heldBack.js';
 import type { NestedHold } from '../persistent/nestedRepos.js';
+import { redactPatchFile } from '../../sandbox/redactFile.js';
 import type { CommitReport, CommittedFile, PersistentDirSpec } from '../persistent/types.js';
 import { checkoutLocation, historyStoreOf, readPersistentConfig, type PersistentConfig } from './layout.js';
 import type { UncommittedDir } from './types.js';
@@ -290,7 +291,7 @@ async function commitCheckout(
       files: report.nested.files,
       nested: true,
     };
-    record(nestedRequest(log, stem, request, report.nested));
+    record(await nestedRequest(log, stem, request, report.nested, checkout.backing));
   }
   return report;
 }
@@ -299,15 +300,19 @@ async function commitCheckout(
  * The approval_request for the git repositories a turn made inside a checkout (its patch artifact written):
  * their files, kept as artifacts, reach the backing folder only if granted; their .git never does.
  */
-function nestedRequest(
+async function nestedRequest(
   log: SessionLog,
   stem: string,
   request: NestedHeldRequest,
   nested: NestedHold,
-): NewEvent {
+  folder: string,
+): Promise<NewEvent> {
   const file = path.join(log.artifactsDir, request.patchArtifact);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, nested.diff);
+  // The files' text is the project's: redacted (their .env values too) before the log or anyone reads it.
+  await redactPatchFile(file, folder);
+  const diff = fs.readFileSync(file, 'utf8');
   const files = nested.files.map((held) => held.path);
   const skipped =
     nested.skipped.length === 0 ? '' : `; not kept (too large or too many): ${nested.skipped.join(', ')}`;
@@ -320,7 +325,7 @@ function nestedRequest(
       `the turn made a git repository inside the checkout (${nested.repos.join(', ')}): a commit cannot carry ` +
       `one, so its files (${files.length === 0 ? 'none' : files.join(', ')}) were not committed and its .git ` +
       `never is${skipped}. Approved, the files are written to ${request.dir}; denied, they are dropped`,
-    diff: nested.diff,
+    diff,
   };
 }
 
