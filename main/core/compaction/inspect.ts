@@ -2,7 +2,7 @@ import type { EventOf, SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { projectPayload, selectView } from '../projection/projectPayload.js';
 import type { Payload } from '../../common/payload.js';
-import { defaultSystemPromptFor } from '../prompts/system.js';
+import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 
 /** Everything the inspector shows about one compaction. */
 export type CompactionRecord = {
@@ -46,9 +46,8 @@ export function inspectCompactions(
   const created = events.find((event) => event.kind === 'session_created');
   const system =
     options.system ??
-    (created?.kind === 'session_created'
-      ? (created.systemPrompt ?? defaultSystemPromptFor(created.pathRoot))
-      : defaultSystemPromptFor('project'));
+    (created?.kind === 'session_created' ? created.systemPrompt : undefined) ??
+    DEFAULT_SYSTEM_PROMPT;
   const compactions = events.filter((event): event is EventOf<'compaction'> => event.kind === 'compaction');
   const inEffect = selectView(events).compaction?.seq;
   const firstSeq = events.find((event) => event.kind !== 'session_created')?.seq ?? 1;

@@ -100,10 +100,11 @@ export const DEFAULT_SYSTEM_PROMPT = promptWith(PATHS_SECTION);
 
 /**
  * The default prompt of a session whose log pinned none: Keel's default, with the paths section that matches
- * where its tools start (the project for `pathRoot: 'project'`, else the workspace of older sessions).
+ * where its tools start. `workspaceRoot`: a checkout session from before the project was the root, whose
+ * relative paths start at the workspace holding `persistent/project/` (a direct one's start at the project).
  */
-export function defaultSystemPromptFor(pathRoot: 'project' | undefined): string {
-  return pathRoot === 'project' ? DEFAULT_SYSTEM_PROMPT : WORKSPACE_DEFAULT_PROMPT;
+export function defaultSystemPromptFor(workspaceRoot: boolean): string {
+  return workspaceRoot ? WORKSPACE_DEFAULT_PROMPT : DEFAULT_SYSTEM_PROMPT;
 }
 
 function promptWith(paths: string): string {

@@ -106,7 +106,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     registry,
     tools: toolContext,
     sandboxAvailable: sandbox.kind !== 'none',
-    systemPrompt: pinnedPromptOf(created) + layout.promptSuffix,
+    systemPrompt: pinnedPromptOf(created, layout.hasCheckouts) + layout.promptSuffix,
     instructions: () =>
       readProjectInstructions({
         workspace,

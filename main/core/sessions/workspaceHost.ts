@@ -178,15 +178,16 @@ function promptSuffixOf(
  * where it works. What `keel payload` and a manual compaction must use to match the requests a turn sends.
  */
 export function systemPromptFor(dataDir: string, created: EventOf<'session_created'>): string {
-  return pinnedPromptOf(created) + promptSuffixOf(dataDir, created, readPersistentConfig(dataDir));
+  const config = readPersistentConfig(dataDir);
+  return pinnedPromptOf(created, config !== undefined) + promptSuffixOf(dataDir, created, config);
 }
 
 /**
  * The prompt a session pinned when it was made, or, for a log that pinned none, Keel's default worded for
- * where that session's paths start (an old session's default must not call the project its root).
+ * where that session's paths start: an old checkout session's default must not call the project its root.
  */
-export function pinnedPromptOf(created: EventOf<'session_created'>): string {
-  return created.systemPrompt ?? defaultSystemPromptFor(created.pathRoot);
+export function pinnedPromptOf(created: EventOf<'session_created'>, hasCheckouts: boolean): string {
+  return created.systemPrompt ?? defaultSystemPromptFor(hasCheckouts && created.pathRoot !== 'project');
 }
 
 /**

@@ -173,6 +173,9 @@ describe('a session from before the project was the root', () => {
     const now = systemPromptFor(dataDir, { ...created, pathRoot: 'project' });
     expect(now).toContain('Paths are relative to the project root');
     expect(now).not.toContain('your workspace root');
+    // An old session working on its folder directly (no checkouts): its root always was the project.
+    const direct = systemPromptFor(path.join(dir, 'no-checkouts'), created);
+    expect(direct).toContain('Paths are relative to the project root');
   });
 
   it("keeps the workspace as its tools' root, with no areas and commands in persistent/project", () => {
