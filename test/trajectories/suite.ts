@@ -4,6 +4,7 @@ import { monorepoTrajectories } from './monorepo.js';
 import { nodeCalcTrajectories } from './nodeCalc.js';
 import type { Trajectory } from './play.js';
 import { pyInventoryTrajectories } from './pyInventory.js';
+import { todoTrajectories } from './todo.js';
 
 /** Every trajectory of the suite, in README order. */
 export const allTrajectories: Trajectory[] = [
@@ -11,5 +12,6 @@ export const allTrajectories: Trajectory[] = [
   ...pyInventoryTrajectories,
   ...monorepoTrajectories,
   ...applyPatchTrajectories,
+  ...todoTrajectories,
   ...cliTrajectories,
 ];
