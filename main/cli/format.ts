@@ -102,6 +102,8 @@ export function summarizeEvent(event: SessionEvent): string {
       );
     case 'model_changed':
       return `${event.provider}:${event.model}, window ${event.contextWindow}`;
+    case 'reasoning_changed':
+      return `reasoning ${event.effort}`;
     case 'policy_changed':
       return `policy ${event.policy}`;
     case 'session_renamed':

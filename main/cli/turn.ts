@@ -82,7 +82,7 @@ export async function driveTurn(
   harness: Harness,
   sessionId: string,
   input: { prompt?: string },
-  options: { json?: boolean; maxSteps?: number },
+  options: { json?: boolean; maxSteps?: number; showReasoning?: boolean },
 ): Promise<TurnOutcome> {
   const { io } = context;
   const controller = new AbortController();
@@ -126,12 +126,26 @@ export async function driveTurn(
       io.stderr(`keel: ${event.message}\n`);
     }
   };
+  let reasoningMidLine = false;
   const print = (part: HarnessStreamPart) => {
+    // Reasoning ends on its own line before anything else is printed.
+    if (reasoningMidLine && part.type !== 'reasoning') {
+      io.stderr('\n');
+      reasoningMidLine = false;
+    }
     switch (part.type) {
       case 'text':
         if (options.json) return emit({ type: 'delta', delta: part });
         io.stdout(part.text);
         midLine = !part.text.endsWith('\n');
+        return;
+      case 'reasoning':
+        if (options.json) return emit({ type: 'delta', delta: part });
+        // Dimmed (SGR 2) on stderr, so stdout stays the answer alone.
+        if (options.showReasoning) {
+          io.stderr(`\x1b[2m${part.text}\x1b[22m`);
+          reasoningMidLine = !part.text.endsWith('\n');
+        }
         return;
       case 'tool_call':
         if (options.json) emit({ type: 'delta', delta: part });

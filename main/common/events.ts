@@ -365,6 +365,16 @@ export const InstructionsLoaded = z.object({
   files: z.array(InstructionFile),
 });
 
+/**
+ * The pinned reasoning effort changed (`keel reasoning`, the model switch): the next request uses it. Not a
+ * model_changed, so it confirms no endpoint of an imported session (core/log/imported.ts).
+ */
+export const ReasoningChanged = z.object({
+  ...base,
+  kind: z.literal('reasoning_changed'),
+  effort: ReasoningEffort,
+});
+
 export const PolicyChanged = z.object({
   ...base,
   kind: z.literal('policy_changed'),
@@ -434,6 +444,7 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   SubagentStarted,
   SubagentResult,
   ModelChanged,
+  ReasoningChanged,
   PolicyChanged,
   SessionRenamed,
   InstructionsLoaded,

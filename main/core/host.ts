@@ -8,6 +8,7 @@ export { resolveHome } from '../store/home.js';
 export { readSettings, writeSettings, SettingsError, type Settings } from '../store/settings.js';
 export { SessionIndex, isLeaseStale, type SessionSummary } from '../store/sessionIndex.js';
 export { createProvider, toProviderError, ProviderError, type ProviderKeys } from '../providers/index.js';
+export { effectiveEffort, reasoningChoices } from '../providers/reasoning.js';
 export { detectSandbox, type SandboxInfo } from '../sandbox/box.js';
 export type { Redactor } from '../sandbox/redact.js';
 export { resolveInWorkspace } from '../sandbox/paths.js';

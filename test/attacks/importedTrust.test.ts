@@ -151,6 +151,22 @@ describe('attack: trust carried in by keel import', () => {
     expect(chat?.headers['authorization']).toBe(`Bearer ${key}`);
   });
 
+  it("switching an imported session's reasoning effort does not confirm its endpoint", async () => {
+    const { file, lines } = await exportedWithSessionGrant();
+    const created = lines[0] as Record<string, unknown>;
+    writeLines(file, [{ ...created, provider: 'openai', baseUrl: server.openaiBaseUrl }, ...lines.slice(1)]);
+    const id = await importInto(file);
+    const before = server.requests.length;
+    const switched = await keel(victimHome, ['reasoning', id, 'high']);
+    expect(switched.code, switched.stderr).toBe(0);
+    const run = await keel(victimHome, ['run', '--session', id, 'hello'], {
+      OPENAI_API_KEY: 'sk-attack-0123',
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('no key is sent to it until you confirm it');
+    expect(server.requests.slice(before)).toEqual([]);
+  });
+
   it("an imported session never works on the file's projectFolder: without --project it is read, not run", async () => {
     const { file, lines } = await exportedWithSessionGrant();
     const elsewhere = path.join(dir, 'elsewhere');

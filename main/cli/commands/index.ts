@@ -11,6 +11,7 @@ import { registerApproval } from './approve.js';
 import { registerStop } from './stop.js';
 import { registerModel } from './model.js';
 import { registerModels } from './models.js';
+import { registerReasoning } from './reasoning.js';
 import { registerTrace } from './trace.js';
 import { registerGrants } from './grants.js';
 import { registerServe } from './serve.js';
@@ -33,6 +34,7 @@ export const registerCommands: readonly RegisterCommand[] = [
   registerGrants,
   registerStop,
   registerModel,
+  registerReasoning,
   registerModels,
   registerTrace,
   registerSessions,

@@ -18,8 +18,9 @@ export function registerResume(program: Command, context: CliContext): void {
     .description('continue an interrupted, crashed or approved turn from the log')
     .argument('<session>', 'session id')
     .option('--max-steps <n>', 'model requests this turn may make (default 50)', parsePositiveInteger)
+    .option('--show-reasoning', "print the model's reasoning, dimmed, on stderr as it streams")
     .option('--json', 'print deltas, events, commits and the outcome as JSON lines')
-    .action(async (id: string, options: { json?: boolean; maxSteps?: number }) => {
+    .action(async (id: string, options: { json?: boolean; maxSteps?: number; showReasoning?: boolean }) => {
       const harness = cliHarness(context);
       const session = await cliSession(harness, id);
       const next = withSessionLog(harness.home, session.id, (log) => {

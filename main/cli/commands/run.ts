@@ -12,6 +12,7 @@ import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { toolModeFor } from '../../core/approvals/policy.js';
 import { CliError } from '../errors.js';
+import { parseEffort } from './reasoning.js';
 import { chooseCliModel } from '../models.js';
 import { cliHarness, cliSession, describeApproval, driveTurn } from '../turn.js';
 import { pendingApprovals } from '../../core/approvals/state.js';
@@ -31,6 +32,8 @@ type RunOptions = {
   json?: boolean;
   maxSteps?: number;
   commit?: string;
+  reasoning?: string;
+  showReasoning?: boolean;
 };
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -70,6 +73,8 @@ export function registerRun(program: Command, context: CliContext): void {
     .option('--allow-host <host>', 'let commands reach this host through the proxy (repeatable)', collect)
     .option('--title <title>', 'a title for the new session')
     .option('--max-steps <n>', 'model requests this turn may make (default 50)', parsePositiveInteger)
+    .option('--reasoning <effort>', "off | low | medium | high (new sessions; default: the model's own)")
+    .option('--show-reasoning', "print the model's reasoning, dimmed, on stderr as it streams")
     .option('--json', 'print deltas, events, commits and the outcome as JSON lines')
     .option(
       '--commit <mode>',
@@ -82,13 +87,23 @@ export function registerRun(program: Command, context: CliContext): void {
       if (prompt.trim() === '') throw new CliError('the prompt is empty');
       const mode = parseCommitMode(options.commit);
       if (options.session !== undefined) {
-        const pinFlags = ['provider', 'model', 'baseUrl', 'contextWindow', 'policy', 'project'] as const;
+        const pinFlags = [
+          'provider',
+          'model',
+          'baseUrl',
+          'contextWindow',
+          'policy',
+          'project',
+          'reasoning',
+        ] as const;
         const given = pinFlags.filter((flag) => options[flag] !== undefined);
         if (given.length > 0) {
           throw new CliError(
             `--session continues a session with its pinned model and policy; drop --${given
               .map((g) => g.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))
-              .join(', --')} (switch models with keel model, policies with keel policy)`,
+              .join(
+                ', --',
+              )} (switch models with keel model, policies with keel policy, reasoning with keel reasoning)`,
           );
         }
         const harness = cliHarness(context);
@@ -143,10 +158,12 @@ async function newSessionSetup(
       throw new CliError(`unknown policy "${options.policy}": use read-only, ask, auto-edit or full-auto`);
   });
   if (!policy.success) throw new CliError(`unknown policy "${options.policy}"`);
+  const reasoningEffort =
+    options.reasoning === undefined ? undefined : parseEffort(options.reasoning, pin.model);
   const networkAllow = options.allowHost ?? settings.defaults.networkAllow ?? [];
   const folder = fs.realpathSync(project);
   return {
-    model: pin,
+    model: { ...pin, ...(reasoningEffort ? { reasoningEffort } : {}) },
     ...(mode === 'direct'
       ? { projectFolder: folder }
       : { persistentDirs: { project: { path: folder, commit: mode } } }),

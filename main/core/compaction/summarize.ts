@@ -136,6 +136,8 @@ export function renderEvent(event: SessionEvent, maxChars: number): string | und
       return `#${event.seq} subagent ${event.childId} returned${event.outOfBudget ? ' (out of budget)' : ''}: ${text(event.content)}`;
     case 'model_changed':
       return `#${event.seq} model switched to ${event.provider}:${event.model}`;
+    case 'reasoning_changed':
+      return `#${event.seq} reasoning effort set to ${event.effort}`;
     case 'policy_changed':
       return `#${event.seq} approval policy set to ${event.policy}`;
     case 'error':

@@ -197,6 +197,7 @@ async function createSession(
       model,
       ...(baseUrl ? { baseUrl } : {}),
       contextWindow,
+      ...(options.model?.reasoningEffort ? { reasoningEffort: options.model.reasoningEffort } : {}),
       toolMode: options.toolMode ?? (policy === 'read-only' ? 'read-only' : 'write'),
       policy,
       systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,

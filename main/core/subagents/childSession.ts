@@ -185,6 +185,7 @@ class SubagentCallRun {
       model: state.pin.model,
       ...(state.pin.baseUrl === undefined ? {} : { baseUrl: state.pin.baseUrl }),
       contextWindow: state.pin.contextWindow,
+      ...(state.pin.reasoningEffort ? { reasoningEffort: state.pin.reasoningEffort } : {}),
       toolMode: mode,
       policy: childPolicy(state.policy, mode),
       systemPrompt,

@@ -5,6 +5,7 @@ import { foldSession, type SessionState } from './state.js';
 /** Kinds whose every occurrence shapes the state (pin, policy, grants); they are few in any session. */
 const STATE_KINDS: readonly EventKind[] = [
   'model_changed',
+  'reasoning_changed',
   'policy_changed',
   'approval_request',
   'approval_granted',

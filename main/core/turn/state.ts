@@ -183,6 +183,10 @@ export function applyEvent(state: SessionState, event: SessionEvent): void {
         ...(event.reasoningEffort ? { reasoningEffort: event.reasoningEffort } : {}),
       };
       break;
+    case 'reasoning_changed':
+      // The pin's effort only: pinSeq stays, so an imported endpoint is still unconfirmed.
+      state.pin = { ...state.pin, reasoningEffort: event.effort };
+      break;
     case 'policy_changed':
       state.policy = event.policy;
       break;

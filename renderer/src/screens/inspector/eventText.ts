@@ -89,6 +89,8 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
       };
     case 'model_changed':
       return { who: 'Model switched', tone: 'other', text: `${event.provider}:${event.model}` };
+    case 'reasoning_changed':
+      return { who: 'Reasoning changed', tone: 'other', text: event.effort };
     case 'policy_changed':
       return { who: 'Policy changed', tone: 'other', text: event.policy };
     case 'session_renamed':

@@ -33,6 +33,7 @@ const REFRESHING_KINDS = new Set([
   'interrupted',
   'compaction',
   'model_changed',
+  'reasoning_changed',
   'policy_changed',
   'error',
 ]);

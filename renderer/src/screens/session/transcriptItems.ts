@@ -215,6 +215,15 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
       case 'instructions_loaded':
         items.push({ type: 'instructions', key, event });
         break;
+      case 'reasoning_changed':
+        items.push({
+          type: 'note',
+          key,
+          seq: event.seq,
+          at: event.at,
+          text: `Reasoning effort set to ${event.effort}`,
+        });
+        break;
       case 'policy_changed':
         items.push({
           type: 'note',

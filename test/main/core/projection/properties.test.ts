@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { NewEvent, SessionEvent, ToolCall } from '../../../../main/common/events.js';
+import type { NewEvent, ReasoningPart, SessionEvent, ToolCall } from '../../../../main/common/events.js';
 import {
   CANCELLED_RESULT,
   INSTRUCTIONS_HEADING,
@@ -17,7 +17,7 @@ const system = 'You are a careful coding agent.';
 /** One step of a random session; `pick` choices are resolved against the log built so far. */
 type Step =
   | { t: 'user'; text: string }
-  | { t: 'assistant'; text: string; calls: number; reuse: number | null }
+  | { t: 'assistant'; text: string; calls: number; reuse: number | null; reasoning: number }
   | { t: 'interrupted'; text: string; calls: number }
   | { t: 'result'; back: number; text: string }
   | { t: 'subagentResult'; back: number }
@@ -36,6 +36,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       text,
       calls: fc.integer({ min: 0, max: 3 }),
       reuse: fc.option(fc.nat({ max: 5 }), { freq: 6 }),
+      // 0: none (an older log), else that many reasoning parts, one of each provider's kinds.
+      reasoning: fc.integer({ min: 0, max: 3 }),
     }),
   },
   {
@@ -90,9 +92,22 @@ function buildLog(steps: readonly Step[]): SessionEvent[] {
       case 'user':
         log.user(s.text);
         break;
-      case 'assistant':
-        log.assistant(s.text, newCalls(s.calls, s.reuse));
+      case 'assistant': {
+        const calls = newCalls(s.calls, s.reuse);
+        const parts: ReasoningPart[] = [
+          { type: 'thinking', thinking: `t${log.nextSeq}`, signature: `s${log.nextSeq}` },
+          { type: 'reasoning', id: `rs_${log.nextSeq}`, encryptedContent: 'e', summary: ['sum'] },
+          { type: 'redacted_thinking', data: 'd', ...(calls.length > 0 ? { afterCalls: 1 } : {}) },
+        ];
+        const reasoning = parts.slice(0, s.reasoning);
+        log.add({
+          kind: 'assistant_message',
+          content: s.text,
+          toolCalls: calls,
+          ...(reasoning.length > 0 ? { reasoning } : {}),
+        });
         break;
+      }
       case 'interrupted':
         log.interrupted(s.text, newCalls(s.calls, null));
         break;
