@@ -17,6 +17,8 @@ import { useTerminalDock } from '../terminal/useTerminalDock.js';
 import { SurfaceLinks, SurfaceToggles, type MainSurface } from '../trace/SurfaceToggles.js';
 import { TraceView } from '../trace/TraceView.js';
 import { Composer } from './Composer.js';
+import { currentPlanOf } from './plan.js';
+import { PlanChecklist } from './PlanChecklist.js';
 import { SessionHeader } from './SessionHeader.js';
 import { Transcript } from './Transcript.js';
 import { foldTranscript } from './transcriptItems.js';
@@ -48,6 +50,8 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
   const transcript = useTranscript(sessionId);
   const opened = useQuery(() => call(keel().sessions.open({ sessionId })), [sessionId]);
   const items = useMemo(() => foldTranscript(transcript.events), [transcript.events]);
+  // The model's todo list: re-derived as events stream in, so the checklist updates with each todo call.
+  const plan = useMemo(() => currentPlanOf(items), [items]);
   // A turn of this session itself runs in this process (sessions.open / session.status).
   const [ownTurn, setOwnTurn] = useState(false);
   const [status, setStatus] = useState<SessionStatus>('idle');
@@ -289,6 +293,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
               {outcome}
             </p>
           ) : null}
+          {plan ? <PlanChecklist steps={plan.steps} /> : null}
           <ApprovalPanel
             sessionId={sessionId}
             pending={pending}

@@ -2,6 +2,8 @@ import { memo, useContext, type JSX } from 'react';
 import { AppContext } from '../../../appContext.js';
 import { formatClock, plural, prettyJson, truncateText } from '../../../lib/format.js';
 import { useTerminalLink } from '../../terminal/terminalLink.js';
+import { parsePlanArguments } from '../plan.js';
+import { PlanSteps } from '../PlanChecklist.js';
 import type { ToolItem, ToolStatus } from '../transcriptItems.js';
 
 const STATUS_LABELS: Record<ToolStatus, string> = {
@@ -31,6 +33,8 @@ export const ToolCallCard = memo(function ToolCallCard({
     item.status === 'running' && !sessionRunning ? 'unknown' : item.status;
   const label = status === 'unknown' ? 'Outcome unknown' : STATUS_LABELS[status];
   const args = argumentsText(item.name, item.arguments);
+  // A todo call shows the plan it sent as a checklist; anything that is not a plan shows as JSON.
+  const plan = item.name === 'todo' ? parsePlanArguments(item.arguments) : undefined;
   const result = item.result ? truncateText(item.result.content, SHOWN_RESULT) : undefined;
   const terminal = useTerminalLink();
   const inTerminal = terminal?.showing.has(item.toolCallId) ?? false;
@@ -72,9 +76,13 @@ export const ToolCallCard = memo(function ToolCallCard({
           </button>
         ) : null}
       </header>
-      <pre className="tool-args" aria-label="Arguments">
-        {args}
-      </pre>
+      {plan ? (
+        <PlanSteps steps={plan} label="Plan sent" />
+      ) : (
+        <pre className="tool-args" aria-label="Arguments">
+          {args}
+        </pre>
+      )}
       {item.decision ? (
         <p className="tool-decision">
           {item.decision.kind === 'approval_granted'
