@@ -62,7 +62,7 @@ const attack = (): ScriptStep => ({
     {
       name: 'run_command',
       arguments: {
-        command: `mkdir sub && cd sub && git init -q && git config core.fsmonitor 'touch ${marker}' && echo a > a.txt && echo GITHUB_TOKEN=${TOKEN} > .env && echo b > ../kept.txt`,
+        command: `mkdir sub && cd sub && git init -q && git config core.fsmonitor 'touch ${marker}' && git remote add origin https://bob:${TOKEN}@example.com/r.git && echo a > a.txt && echo GITHUB_TOKEN=${TOKEN} > .env && echo b > ../kept.txt`,
       },
     },
   ],
@@ -105,6 +105,8 @@ describe('attack: a nested repository made by a command, on --commit direct', ()
     if (!(await needsBwrap())) return;
     const { id, request } = await attackTurn(['--commit', 'direct']);
     expect(request.reason).toContain('sub/.git/config');
+    expect(request.diff).toContain('example.com');
+    expect(request.diff).not.toContain(TOKEN);
     expect((await keel(home, ['deny', id, '--request', String(request.seq)])).code).toBe(0);
     server.enqueue({ kind: 'reply', text: 'next' });
     expect((await keel(home, ['run', '--session', id, 'next'])).code).toBe(0);

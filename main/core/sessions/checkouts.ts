@@ -405,6 +405,9 @@ async function finishDirect(log: SessionLog, onEvent: ((event: SessionEvent) => 
   const patchArtifact = `${stem}.patch`;
   fs.mkdirSync(path.dirname(path.join(log.artifactsDir, patchArtifact)), { recursive: true });
   fs.writeFileSync(path.join(log.artifactsDir, patchArtifact), held.diff);
+  // What the turn wrote there (a nested repository's config with a remote's password...): redacted first.
+  await redactPatchFile(path.join(log.artifactsDir, patchArtifact), root);
+  const diff = fs.readFileSync(path.join(log.artifactsDir, patchArtifact), 'utf8');
   const request: DirectHeldRequest = { dir: DIRECT_DIR, patchArtifact, files: held.files, direct: true };
   const names = held.files.map((f) => f.path);
   const kept = held.files.length === 0 ? '' : ` (${names.join(', ')}): they were put back as they were`;
@@ -418,7 +421,7 @@ async function finishDirect(log: SessionLog, onEvent: ((event: SessionEvent) => 
         `the turn changed protected files in the project folder itself${kept}. ` +
         `Approved, the turn's versions are written when the next turn starts; denied, they are dropped` +
         (before.complete ? '' : '. The folder is too large to check whole: parts were not looked at'),
-      diff: held.diff,
+      diff,
     },
     { expectedLastSeq: log.lastSeq() },
   );
