@@ -92,6 +92,8 @@ export function summarizeEvent(event: SessionEvent): string {
       return `${event.dir}: ${event.files.length} file${event.files.length === 1 ? '' : 's'}`;
     case 'changes_reverted':
       return `${event.dir}: ${event.files.length} file${event.files.length === 1 ? '' : 's'} put back (reverts ${event.reverts.join(', ')}${event.turn === undefined ? '' : `, turn ${event.turn}`})`;
+    case 'rewound':
+      return `the conversation continues from ${event.toSeq}; the events after it are set aside${event.revertedSeq === undefined ? '' : ` (files reverted: ${event.revertedSeq})`}`;
     case 'subagent_started':
       return `child ${event.childId}: ${quote(event.task, 70)}`;
     case 'subagent_result':

@@ -308,6 +308,19 @@ export const ChangesReverted = z.object({
   files: z.array(ChangedFile),
 });
 
+/**
+ * The conversation continues from `toSeq`: the events after it up to this one are set aside (still in the
+ * log, shown folded in the transcript) and every projection, state and compaction reads as if they were
+ * not there. `toSeq` ends a turn (what follows it is a user message), so no call is left without its result.
+ */
+export const Rewound = z.object({
+  ...base,
+  kind: z.literal('rewound'),
+  toSeq: seq,
+  /** The recorded changes to the folders made after `toSeq` that were reverted with it (`--files`). */
+  revertedSeq: seq.optional(),
+});
+
 export const SubagentStarted = z.object({
   ...base,
   kind: z.literal('subagent_started'),
@@ -441,6 +454,7 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   FileStaged,
   PersistentCommit,
   ChangesReverted,
+  Rewound,
   SubagentStarted,
   SubagentResult,
   ModelChanged,

@@ -223,3 +223,30 @@ describe('splitSettledMarkdown', () => {
     expect([...settled, tail].join('').replace(/\s/g, '')).toBe(text.replace(/\s/g, ''));
   });
 });
+
+describe('foldTranscript: rewinds', () => {
+  it('folds the rows a rewind set aside under its marker, a later rewind folding an earlier one', () => {
+    seq = 0;
+    const events = [
+      created(),
+      event({ kind: 'user_message', content: 'first' }),
+      event({ kind: 'assistant_message', content: 'one', toolCalls: [] }),
+      event({ kind: 'user_message', content: 'second' }),
+      event({ kind: 'assistant_message', content: 'two', toolCalls: [] }),
+    ];
+    events.push(event({ kind: 'rewound', toSeq: 3 }));
+    events.push(event({ kind: 'user_message', content: 'third' }));
+    const items = foldTranscript(events);
+    expect(items.map((item) => item.type)).toEqual(['session_start', 'user', 'assistant', 'rewound', 'user']);
+    const marker = items[3] as Item & { setAside: Item[]; toSeq: number };
+    expect(marker.toSeq).toBe(3);
+    expect(marker.setAside.map((item) => item.content)).toEqual(['second', 'two']);
+    expect(items[4]?.content).toBe('third');
+
+    events.push(event({ kind: 'rewound', toSeq: 1 }));
+    const again = foldTranscript(events);
+    expect(again.map((item) => item.type)).toEqual(['session_start', 'rewound']);
+    const outer = again[1] as Item & { setAside: Item[] };
+    expect(outer.setAside.map((item) => item.type)).toEqual(['user', 'assistant', 'rewound', 'user']);
+  });
+});

@@ -5,6 +5,7 @@ import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exitCodes.js';
 import { cliHarness, cliSession } from '../turn.js';
+import type { RewindReport } from '../../core/history/rewind.js';
 
 type RevertOptions = { turn?: number; change?: number; json?: boolean };
 
@@ -14,6 +15,7 @@ type RevertOptions = { turn?: number; change?: number; json?: boolean };
  * Edits made since are merged; on a conflict nothing is written, each file is named with why, exit 1.
  */
 export function registerRevert(program: Command, context: CliContext): void {
+  registerRewind(program, context);
   program
     .command('revert')
     .description(
@@ -43,6 +45,54 @@ export function registerRevert(program: Command, context: CliContext): void {
     });
 }
 
+type RewindOptions = { to: number; files?: boolean; json?: boolean };
+
+/**
+ * `keel rewind SESSION --to SEQ [--files] [--json]`: the conversation continues from SEQ (the last event before
+ * one of your messages); later events stay in the log, set aside. `--files` also reverts what the turns after
+ * it changed in the project (a conflict: nothing is done, exit 1).
+ */
+function registerRewind(program: Command, context: CliContext): void {
+  program
+    .command('rewind')
+    .description(
+      'continue a session from an earlier point (later events are kept, set aside); --files also undoes their changes',
+    )
+    .argument('<session>', 'session id')
+    .requiredOption(
+      '--to <seq>',
+      'the last event to keep: the one just before a message of yours',
+      parsePositiveInteger,
+    )
+    .option('--files', "also revert the project's changes made after that point")
+    .option('--json', 'print the report as JSON')
+    .action(async (id: string, options: RewindOptions) => {
+      const session = await cliSession(cliHarness(context), id);
+      let report: RewindReport;
+      try {
+        report = await session.rewind({ toSeq: options.to, files: options.files === true });
+      } catch (error) {
+        if (error instanceof RevertTargetError) throw new CliError(error.message);
+        throw error;
+      }
+      if (options.json) context.io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+      else if (report.status === 'conflict')
+        context.io.stderr(
+          `${describeRevert(report.revert, { after: options.to }).replace('nothing was reverted', 'nothing was rewound')}\n`,
+        );
+      else {
+        const files =
+          report.revert?.status === 'reverted'
+            ? `; ${report.revert.files.length} files put back as they were`
+            : '';
+        context.io.stderr(
+          `keel: session ${id} continues from event ${options.to} (rewound at event ${report.event.seq}; the later events are kept, set aside)${files}\n`,
+        );
+      }
+      if (report.status === 'conflict') context.setExitCode(ExitCode.failure);
+    });
+}
+
 function targetOf(options: RevertOptions): RevertTarget {
   if ((options.turn === undefined) === (options.change === undefined))
     throw new CliError(
@@ -52,7 +102,12 @@ function targetOf(options: RevertOptions): RevertTarget {
 }
 
 function describeRevert(report: RevertReport, target: RevertTarget): string {
-  const what = 'turn' in target ? `turn ${target.turn}` : `change ${target.seq}`;
+  const what =
+    'turn' in target
+      ? `turn ${target.turn}`
+      : 'seq' in target
+        ? `change ${target.seq}`
+        : `event ${target.after}`;
   switch (report.status) {
     case 'unchanged':
       return `keel: nothing to revert: the folder already holds the files as they were before ${what}`;

@@ -8,6 +8,7 @@ import {
 import type { ProjectionView } from '../../common/payload.js';
 import { formatInstructions } from '../projection/instructions.js';
 import { currentPlan, formatPlanHandle } from '../projection/plan.js';
+import { visibleEvents } from '../projection/rewind.js';
 import type { RetryOptions } from '../../providers/retry.js';
 import type { ModelProvider, ToolSpec } from '../../providers/types.js';
 import { selectRange } from './range.js';
@@ -101,7 +102,9 @@ export type BuildCompactionOutcome =
  * Throws UnknownCompactionError if `rerun` names no compaction.
  */
 export async function buildCompaction(input: BuildCompactionInput): Promise<BuildCompactionOutcome> {
-  const { events, estimator, pin, tools, systemPrompt } = input;
+  const { estimator, pin, tools, systemPrompt } = input;
+  // A summary covers the conversation in effect: what a rewind set aside is never summarised.
+  const events = visibleEvents(input.events);
   const view = selectView(events);
   const first = view.firstUserMessage;
   const pinned = first?.content ?? '';

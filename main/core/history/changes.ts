@@ -1,8 +1,12 @@
 // Which recorded changes a revert names: a turn's, or one change event. Pure functions over events.
 import type { ChangedFile, EventOf, SessionEvent } from '../../common/events.js';
+import { visibleEvents } from '../projection/rewind.js';
 
-/** What to revert: every change a turn made (its n-th user message up to the next), or one change event. */
-export type RevertTarget = { turn: number } | { seq: number };
+/**
+ * What to revert: every change a turn made (its n-th user message up to the next), one change event, or every
+ * commit in effect after a seq (a rewind with its files).
+ */
+export type RevertTarget = { turn: number } | { seq: number } | { after: number };
 
 /** A recorded change of one folder: a persistent_commit, or a changes_reverted (reverting it restores). */
 export type ChangeEvent = EventOf<'persistent_commit'> | EventOf<'changes_reverted'>;
@@ -45,6 +49,12 @@ export function changesOf(events: readonly SessionEvent[], target: RevertTarget)
       );
     }
     return [event];
+  }
+  if ('after' in target) {
+    return visibleEvents(events).filter(
+      (e): e is EventOf<'persistent_commit'> =>
+        e.kind === 'persistent_commit' && e.seq > target.after && e.files.length > 0,
+    );
   }
   const starts = events.filter((e) => e.kind === 'user_message').map((e) => e.seq);
   const from = starts[target.turn - 1];

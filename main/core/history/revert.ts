@@ -38,8 +38,11 @@ export async function revertChanges(log: SessionLog, target: RevertTarget): Prom
   const events =
     'seq' in target
       ? log.read({ fromSeq: target.seq, limit: 1 })
-      : log.readKinds(['user_message', 'persistent_commit']);
+      : 'after' in target
+        ? log.read({ fromSeq: 1 })
+        : log.readKinds(['user_message', 'persistent_commit']);
   const changes = changesOf(events, target);
+  if (changes.length === 0) return { status: 'unchanged', reverts: [] };
   const byDir = new Map<string, ChangeEvent[]>();
   for (const change of changes) byDir.set(change.dir, [...(byDir.get(change.dir) ?? []), change]);
   const folders = [...byDir.keys()].sort().map((dir) => ({ dir, root: folderOf(log, dir) }));

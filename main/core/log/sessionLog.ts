@@ -8,6 +8,7 @@ import type { SessionStatus } from '../../store/sessionIndex.js';
 import { SessionEvent } from '../../common/events.js';
 import type { EventKind, EventOf, NewEvent } from '../../common/events.js';
 import type { ProjectionView } from '../../common/payload.js';
+import { selectView } from '../projection/projectPayload.js';
 import { assertValidSessionId, isValidSessionId, newSessionId } from './sessionId.js';
 import { crashDuringAppend } from '../turn/crash.js';
 import { SessionExistsError, SessionLockedError, SessionNotFoundError } from './logErrors.js';
@@ -392,6 +393,8 @@ export class SessionLog {
    */
   projectionView(options: { withoutCompaction?: number; validate?: boolean } = {}): ProjectionView {
     const { validate } = options;
+    // A rewound session is read whole: which compaction and tail are in effect depends on what was set aside.
+    if (this.countOfKind('rewound') > 0) return selectView(this.read({ validate }), options);
     return this.db.transaction((): ProjectionView => {
       const compactionRow = this.statements.compactionInEffect.get(options.withoutCompaction ?? 0);
       const compaction =

@@ -3,6 +3,7 @@ import type { Payload, PayloadMessage, ProjectionView } from '../../common/paylo
 import { HELD_BACK_TOOL } from '../approvals/state.js';
 import { formatInstructions } from './instructions.js';
 import { formatPlanHandle } from './plan.js';
+import { visibleEvents } from './rewind.js';
 
 /** Prefix of the system message that carries the summary of the compaction in effect. */
 export const SUMMARY_PREFIX = 'Session so far: ';
@@ -67,7 +68,8 @@ export function formatHeldDenied(
  * Throws UnknownCompactionError if `withoutCompaction` names no compaction event.
  */
 export function selectView(events: readonly SessionEvent[], options: SelectViewOptions = {}): ProjectionView {
-  const ordered = isInSeqOrder(events) ? events : [...events].sort((a, b) => a.seq - b.seq);
+  // Events a rewind set aside are not part of the conversation (rewind.ts).
+  const ordered = visibleEvents(isInSeqOrder(events) ? events : [...events].sort((a, b) => a.seq - b.seq));
   const skip = options.withoutCompaction;
   let skippedFound = false;
   let compaction: EventOf<'compaction'> | undefined;

@@ -18,6 +18,7 @@ import { readSettings } from '../../store/settings.js';
 import { createArtifactAccessor } from './artifacts.js';
 import { commitDirs, discardDirs, uncommittedDirs } from './checkouts.js';
 import { revertChanges, type RevertReport, type RevertTarget } from '../history/revert.js';
+import { rewindSession, type RewindReport } from '../history/rewind.js';
 import { createFileWriter } from './files.js';
 import {
   makeSessionFolders,
@@ -387,6 +388,11 @@ export class LocalHarnessSession implements HarnessSession {
    */
   revert(target: RevertTarget): Promise<RevertReport> {
     return withWritableSession(this.runtime.home, this.id, (log) => revertChanges(log, target));
+  }
+
+  /** Makes the conversation continue from `toSeq` (a `rewound` event); with `files`, the folders' later changes are reverted too. */
+  rewind(options: { toSeq: number; files?: boolean }): Promise<RewindReport> {
+    return withWritableSession(this.runtime.home, this.id, (log) => rewindSession(log, options));
   }
 
   /** Discards the uncommitted changes of manual dirs (all, or the named ones). */

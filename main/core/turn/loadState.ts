@@ -1,5 +1,6 @@
 import type { EventKind, SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
+import { visibleEvents } from '../projection/rewind.js';
 import { foldSession, type SessionState } from './state.js';
 
 /** Kinds whose every occurrence shapes the state (pin, policy, grants); they are few in any session. */
@@ -20,6 +21,14 @@ const STATE_KINDS: readonly EventKind[] = [
  * Costs O(approval events + current turn), so a turn's overhead does not grow with the session.
  */
 export function loadSessionState(log: SessionLog): SessionState {
+  if (log.countOfKind('rewound') > 0) {
+    // What a rewind set aside depends on the whole log: fold the events in effect (only rewound sessions pay).
+    const state = foldSession(visibleEvents(log.read({ validate: false })));
+    state.turns = log.countOfKind('user_message');
+    state.totals = log.usageTotals();
+    state.lastSeq = log.lastSeq();
+    return state;
+  }
   const [created] = log.read({ fromSeq: 1, limit: 1, validate: false });
   if (created?.kind !== 'session_created') throw new Error(`session ${log.id} has no session_created event`);
   const anchors = [log.lastSeqOfKind('user_message'), log.lastSeqOfKind('assistant_message')].filter(

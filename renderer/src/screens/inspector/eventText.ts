@@ -87,6 +87,8 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
         tone: 'other',
         text: `${event.dir}: ${event.files.map((file) => file.path).join(', ')} (reverts ${event.reverts.join(', ')})`,
       };
+    case 'rewound':
+      return { who: 'Rewound', tone: 'other', text: `the conversation continues from event ${event.toSeq}` };
     case 'model_changed':
       return { who: 'Model switched', tone: 'other', text: `${event.provider}:${event.model}` };
     case 'reasoning_changed':

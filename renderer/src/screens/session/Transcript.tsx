@@ -10,6 +10,7 @@ import {
   NoteRow,
   SessionStartRow,
 } from './items/MarkerRows.js';
+import { RewoundMarker } from './items/RewoundMarker.js';
 import { ToolCallCard } from './items/ToolCallCard.js';
 import type { TranscriptItem } from './transcriptItems.js';
 import type { LiveReplyStore } from './liveReply.js';
@@ -39,6 +40,7 @@ const ESTIMATES: Record<Row['type'], number> = {
   instructions: 36,
   error: 44,
   note: 32,
+  rewound: 40,
   live: 90,
   earlier: 44,
 };
@@ -188,5 +190,19 @@ function renderRow(
       return <ErrorRow message={row.message} at={row.at} {...(row.code ? { code: row.code } : {})} />;
     case 'note':
       return <NoteRow text={row.text} at={row.at} />;
+    case 'rewound':
+      return (
+        <RewoundMarker
+          toSeq={row.toSeq}
+          count={row.setAside.length}
+          renderSetAside={() =>
+            row.setAside.map((item) => (
+              <div key={item.key} className="transcript-row set-aside">
+                {renderRow(item, context)}
+              </div>
+            ))
+          }
+        />
+      );
   }
 }

@@ -44,7 +44,9 @@ export type TranscriptItem =
   | { type: 'model_changed'; key: string; event: EventOf<'model_changed'> }
   | { type: 'instructions'; key: string; event: EventOf<'instructions_loaded'> }
   | { type: 'error'; key: string; seq: number; at: string; message: string; code?: string }
-  | { type: 'note'; key: string; seq: number; at: string; text: string };
+  | { type: 'note'; key: string; seq: number; at: string; text: string }
+  /** A rewind: the rows it set aside (after `toSeq`), folded under its marker. */
+  | { type: 'rewound'; key: string; seq: number; at: string; toSeq: number; setAside: TranscriptItem[] };
 
 /**
  * An assistant message's reasoning as text to read: thinking blocks and summaries in order, a note for
@@ -313,7 +315,77 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
         break;
     }
   }
-  return items;
+  return foldSetAside(items, events);
+}
+
+/** The seq of the event a row starts at. */
+function seqOf(item: TranscriptItem): number {
+  return 'event' in item ? item.event.seq : item.seq;
+}
+
+/**
+ * Moves the rows a rewind set aside under one `rewound` row at their place (a rewind set aside by a later
+ * one goes under that one's row); a rewind whose rows are not loaded still gets its row. Pure.
+ */
+function foldSetAside(items: TranscriptItem[], events: readonly SessionEvent[]): TranscriptItem[] {
+  const rewinds = events.filter((e): e is EventOf<'rewound'> => e.kind === 'rewound');
+  if (rewinds.length === 0) return items;
+  const setAsideBy = new Map<number, number>();
+  const stack: number[] = [];
+  for (const event of events) {
+    if (event.kind === 'rewound') {
+      while (stack.length > 0 && (stack.at(-1) as number) > event.toSeq)
+        setAsideBy.set(stack.pop() as number, event.seq);
+    }
+    stack.push(event.seq);
+  }
+  const groups = new Map<number, Extract<TranscriptItem, { type: 'rewound' }>>();
+  for (const event of rewinds) {
+    groups.set(event.seq, {
+      type: 'rewound',
+      key: `rewound-${event.seq}`,
+      seq: event.seq,
+      at: event.at,
+      toSeq: event.toSeq,
+      setAside: [],
+    });
+  }
+  const out: TranscriptItem[] = [];
+  const placed = new Set<number>();
+  const place = (item: TranscriptItem): void => {
+    const by = setAsideBy.get(seqOf(item));
+    const group = by === undefined ? undefined : groups.get(by);
+    if (group === undefined) {
+      out.push(item);
+      return;
+    }
+    if (!placed.has(group.seq)) {
+      placed.add(group.seq);
+      place(group);
+    }
+    group.setAside.push(item);
+  };
+  const pending = [...rewinds];
+  for (const item of items) {
+    // A rewind with nothing loaded to fold still shows where it happened.
+    while (pending.length > 0 && (pending[0] as EventOf<'rewound'>).seq < seqOf(item)) {
+      const rewind = pending.shift() as EventOf<'rewound'>;
+      const group = groups.get(rewind.seq);
+      if (group && !placed.has(rewind.seq)) {
+        placed.add(rewind.seq);
+        place(group);
+      }
+    }
+    place(item);
+  }
+  for (const rewind of pending) {
+    const group = groups.get(rewind.seq);
+    if (group && !placed.has(rewind.seq)) {
+      placed.add(rewind.seq);
+      place(group);
+    }
+  }
+  return out;
 }
 
 /**
