@@ -5,7 +5,7 @@ import { rewindPoints, rewindProblem, visibleEvents } from '../../../../main/cor
 
 let seq = 0;
 const event = (fields: Record<string, unknown>) =>
-  ({ toolCalls: [], ...fields, seq: ++seq, at: '2026-12-01T00:00:00.000Z' }) as SessionEvent;
+  ({ toolCalls: [], ...fields, seq: ++seq, at: '2026-12-01T00:00:00.000Z' }) as unknown as SessionEvent;
 const created = () =>
   event({
     kind: 'session_created',
