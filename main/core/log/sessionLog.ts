@@ -28,40 +28,23 @@ import { openIndexWithNotice } from './indexNotice.js';
 export { SessionExistsError, SessionLockedError, SessionNotFoundError } from './logErrors.js';
 export { TraceEntry } from './logRows.js';
 
-/** What a new session pins at creation: everything in session_created but seq/at/kind. */
-export type SessionInit = Omit<EventOf<'session_created'>, 'seq' | 'at' | 'kind'>;
-
-/** Append outcome: conflicts are values, not exceptions (the caller decides whether to re-read). */
-export type AppendResult =
-  | { ok: true; events: SessionEvent[]; lastSeq: number }
-  | { ok: false; conflict: { expectedLastSeq: number; actualLastSeq: number } };
-
-/** `init` of `create`: `sessionId` may be left out (then `options.id` or a new id is used). */
-export type CreateSessionInit = Omit<SessionInit, 'sessionId'> & { sessionId?: string };
-
-/** Options of `SessionLog.create`. */
-export type CreateSessionOptions = { id?: string; synchronous?: Synchronous };
-
-/** Options of `SessionLog.open`. */
-export type OpenSessionOptions = {
-  write?: boolean;
-  synchronous?: Synchronous;
-  /** Read-only opens only: use this open index (not closed with the log), e.g. to read many logs at once. */
-  sharedIndex?: SessionIndex;
-};
-
-/** Options of `log.read`: an inclusive seq range and a row limit. */
-/** Token counts summed over a session's assistant messages. */
-export type UsageTotals = {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  /** Of outputTokens, those spent reasoning (only where the provider reported them). */
-  reasoningTokens: number;
-};
-
-export type ReadOptions = { fromSeq?: number; toSeq?: number; limit?: number; validate?: boolean };
+export type {
+  AppendResult,
+  CreateSessionInit,
+  CreateSessionOptions,
+  OpenSessionOptions,
+  ReadOptions,
+  SessionInit,
+  UsageTotals,
+} from './logTypes.js';
+import type {
+  AppendResult,
+  CreateSessionInit,
+  CreateSessionOptions,
+  OpenSessionOptions,
+  ReadOptions,
+  UsageTotals,
+} from './logTypes.js';
 
 export type { NewEvent, ProjectionView };
 
