@@ -54,7 +54,7 @@ const SCRIPTS: Record<string, ModelStep[]> = {
 };
 
 /** A scripted model per task, chosen by the prompt of the user message that starts its session. */
-function evalModel() {
+function evalModel(scripts: Record<string, ModelStep[]> = SCRIPTS) {
   const models = new Map<string, TrajectoryModel>();
   let current: TrajectoryModel | undefined;
   return {
@@ -62,9 +62,12 @@ function evalModel() {
     respond: (request: RecordedRequest): ScriptStep => {
       const { user, results } = seenIn(request);
       if (results.length === 0 && user !== undefined) {
-        const id = Object.keys(SCRIPTS).find((task) => user.includes(prompt(task)));
+        const id = fs
+          .readdirSync(TASKS)
+          .map((name) => name.replace(/\.json$/, ''))
+          .find((task) => user.includes(prompt(task)));
         if (id !== undefined) {
-          current = new TrajectoryModel(SCRIPTS[id] ?? [], 'gpt');
+          current = new TrajectoryModel(scripts[id] ?? [{ text: 'I will not change anything.' }], 'gpt');
           models.set(id, current);
         }
       }
@@ -82,7 +85,10 @@ beforeAll(async () => {
 
 beforeEach(async () => {
   model = evalModel();
-  fixture = await startSessionFixture('keel-eval-', { server: { respond: model.respond } });
+  // A test may swap the model: the server asks whichever is current.
+  fixture = await startSessionFixture('keel-eval-', {
+    server: { respond: (request) => model.respond(request) },
+  });
 });
 
 afterEach(async () => {
@@ -241,6 +247,65 @@ describe('keel eval', () => {
     expect(fixture.server.requests).toEqual([]);
     expect(fs.existsSync(path.join(fixture.home, 'sessions'))).toBe(false);
   }, 90_000);
+
+  it('judges by the check, not the model: deleting the failing tests is not a solution', async () => {
+    const cheat = evalModel({
+      'node-calc-fix-tests': [
+        {
+          calls: [
+            call.write('test/calc.test.js', "import { test } from 'node:test';\ntest('ok', () => {});\n"),
+          ],
+        },
+        { calls: [call.run('npm test 2>&1 | tail -n 3')] },
+        { sees: [/fail 0/], text: 'All tests pass now.' },
+      ],
+    });
+    model = cheat;
+    const run = await keel(fixture.home, evalArgs(['--only', 'node-calc-fix-tests', '--json']));
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as EvalJson;
+    expect(report.tasks[0]).toMatchObject({ solved: false, outcome: 'completed', check: { exitCode: 1 } });
+  }, 90_000);
+
+  it('stops a session at the task timeout and at its step budget, and still runs the check', async () => {
+    const dir = path.join(fixture.dir, 'budget-tasks');
+    fs.mkdirSync(dir);
+    const project = path.join(REPO_ROOT, 'evals', 'projects', 'node-calc');
+    const task = (name: string, extra: Record<string, unknown>) =>
+      fs.writeFileSync(
+        path.join(dir, `${name}.json`),
+        JSON.stringify({ prompt: `${name}: fix the tests`, project, check: 'npm test', ...extra }),
+      );
+    task('hangs', { timeoutSeconds: 2 });
+    task('loops', { maxSteps: 2 });
+    model = {
+      models: new Map(),
+      respond: (request) => {
+        const { user } = seenIn(request);
+        if (user?.includes('hangs:')) return { kind: 'hang' };
+        return { kind: 'reply', toolCalls: [{ name: 'read_file', arguments: { path: 'README.md' } }] };
+      },
+    };
+    const run = await keel(fixture.home, evalArgs(['--tasks', dir, '--json']));
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as EvalJson;
+    expect(report.tasks.map((t) => [t.id, t.outcome, t.solved])).toEqual([
+      ['hangs', 'timed_out', false],
+      ['loops', 'budget_exhausted', false],
+    ]);
+    expect(report.tasks[1]?.turns).toBe(2);
+    for (const result of report.tasks) expect(result.check.output).toMatch(/fail 2/);
+  }, 90_000);
+
+  it('leaves every shipped task unsolved when the model changes nothing', async () => {
+    model = evalModel({});
+    const run = await keel(fixture.home, evalArgs(['--json']));
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as EvalJson;
+    expect(report.total).toBe(fs.readdirSync(TASKS).filter((name) => name.endsWith('.json')).length);
+    expect(report.solved).toBe(0);
+    for (const task of report.tasks) expect(task.check.exitCode, task.id).not.toBe(0);
+  }, 180_000);
 
   it('ships its default tasks where the built CLI finds them, each naming an existing project', async () => {
     const run = await keel(fixture.home, ['eval', '--only', 'no-such-task']);
