@@ -4,12 +4,13 @@ import type { SessionEvent } from '../../main/common/events.js';
 // The renderer is compiled by tsconfig.web.json: its modules are loaded at run time (see transcriptItems.test.ts).
 type Item = { type: string; [field: string]: unknown };
 type Step = { content: string; status: string; activeForm?: string };
-const { foldTranscript } = (await import(
-  /* @vite-ignore */ '../../renderer/src/screens/session/transcriptItems.js'
-)) as { foldTranscript: (events: readonly SessionEvent[]) => Item[] };
-const { currentPlanOf, parsePlanArguments } = (await import(
-  /* @vite-ignore */ '../../renderer/src/screens/session/plan.js'
-)) as {
+// Module paths as variables, so the Node project's type check does not follow them into the renderer.
+const transcriptPath = '../../renderer/src/screens/session/transcriptItems.js';
+const planPath = '../../renderer/src/screens/session/plan.js';
+const { foldTranscript } = (await import(/* @vite-ignore */ transcriptPath)) as {
+  foldTranscript: (events: readonly SessionEvent[]) => Item[];
+};
+const { currentPlanOf, parsePlanArguments } = (await import(/* @vite-ignore */ planPath)) as {
   currentPlanOf: (items: readonly Item[]) => { steps: Step[]; seq: number } | undefined;
   parsePlanArguments: (text: string) => Step[] | undefined;
 };
