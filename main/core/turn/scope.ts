@@ -1,5 +1,6 @@
 import type { EventOf, NewEvent, SessionEvent } from '../../common/events.js';
 import type { ToolContext, ToolOutcome } from '../../tools/types.js';
+import { CANCELLED_RESULT } from '../projection/projectPayload.js';
 import type { TurnHost, TurnOutcome } from './host.js';
 import { unansweredCalls, type CallRecord, type SessionState } from './state.js';
 
@@ -50,8 +51,18 @@ export function interruptTurn(
   return { status: 'interrupted' };
 }
 
-/** Ends a stopped turn: `interrupted` with no partial text, for the user or with the abort's own reason. */
+/**
+ * Ends a stopped turn: `interrupted` with no partial text, for the user or with the abort's own reason. Every
+ * call of the newest message the turn never ran (not started, no request waiting for the user) first gets a
+ * cancelled result, the text the projection gives an unanswered call, so the log alone says what happened to
+ * each call (an `interrupted` closes the message: nothing would ever run or answer them).
+ */
 export function stopTurn(turn: TurnScope): TurnOutcome {
+  for (const record of unansweredCalls(turn.state)) {
+    // A started call is settled on resume; a subagent's child session answers for its call.
+    if (record.started || record.request || record.call.name === 'spawn_subagent') continue;
+    appendToolResult(turn, record, { content: CANCELLED_RESULT, isError: true });
+  }
   return interruptTurn(turn, '', stopReason(turn, STOPPED));
 }
 

@@ -214,12 +214,15 @@ describe('reads of one assistant message', () => {
     expect(meet.started).toEqual(names.slice(0, PARALLEL_CALLS));
     expect(meet.maxRunning).toBe(PARALLEL_CALLS);
     const running = names.slice(0, PARALLEL_CALLS);
+    // The two never started get a cancelled result before the turn ends (issue 20: the log says what
+    // happened to every call).
     expect(trail(log.read())).toEqual([
       ...running.map((name) => `S:${name}`),
       ...running.map((name) => `R:${name}`),
+      ...names.slice(PARALLEL_CALLS).map((name) => `R:${name}`),
       'int',
     ]);
-    // The next turn's request pairs every call: the two never started are closed as cancelled.
+    // The next turn's request pairs every call: the two never started answer as cancelled.
     server.enqueue({ kind: 'reply', text: 'continuing' });
     expect(await runTurn(hostFor(log, meet), { prompt: 'go on' })).toEqual({
       status: 'completed',
