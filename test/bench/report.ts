@@ -73,6 +73,11 @@ export function evaluateTargets(benches: readonly BenchResult[]): TargetResult[]
   const bytes = findMetric(benches, 'bytes', 'bytes written per step');
   const bytesRatio = bytes?.keelAdvantage.langgraph ?? null;
   const check = (value: number | null, ok: (v: number) => boolean) => (value === null ? null : ok(value));
+  const stable = findMetric(
+    benches,
+    'reasoning',
+    'requests whose prefix is the previous request, byte for byte',
+  );
   return [
     {
       name: `open + project a compacted ${events}-event session (median)`,
@@ -94,6 +99,13 @@ export function evaluateTargets(benches: readonly BenchResult[]): TargetResult[]
       actual: bytesRatio,
       unit: 'x',
       pass: check(bytesRatio, (v) => v >= 10),
+    },
+    {
+      name: 'reasoning replayed: requests whose prefix is the previous request, byte for byte',
+      target: '= 1',
+      actual: stable?.values.keel ?? null,
+      unit: 'ratio',
+      pass: check(stable?.values.keel ?? null, (v) => v === 1),
     },
     ...PATHOLOGICAL_STAGES.map((stage) => {
       const worst = findMetric(benches, 'pathological', `${stage}: worst shape`)?.values.keel ?? null;

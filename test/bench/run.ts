@@ -11,6 +11,7 @@ import { ftsSearchBench } from './benches/ftsSearch.js';
 import { listSessionsBench } from './benches/listSessions.js';
 import { openProjectBench } from './benches/openProject.js';
 import { pathologicalBench } from './benches/pathological.js';
+import { reasoningBench } from './benches/reasoning.js';
 import { runnerBench } from './benches/runner.js';
 import { turnBench } from './benches/turn.js';
 import type { BenchResult, Progress } from './harness.js';
@@ -33,6 +34,7 @@ export const BENCHES: readonly Bench[] = [
   runnerBench,
   sessionsBench,
   pathologicalBench,
+  reasoningBench,
 ];
 
 /** Parsed command line of the bench runner. */

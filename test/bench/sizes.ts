@@ -48,6 +48,9 @@ export type Sizes = {
   pathologicalBytes: number;
   /** Timed runs per stage and shape (median reported). */
   pathologicalRuns: number;
+  /** Events in the session whose reasoning is replayed, and timed projections of it (median reported). */
+  reasoningEvents: number;
+  reasoningRuns: number;
 };
 
 /** Named size profiles: `full` (default), `quick` (--quick) and `tiny` (the smoke test). */
@@ -77,6 +80,8 @@ export const SIZE_PROFILES = {
     grepFiles: 10_000,
     pathologicalBytes: 1024 * 1024,
     pathologicalRuns: 5,
+    reasoningEvents: 1_000,
+    reasoningRuns: 9,
   },
   quick: {
     conversationSteps: 220,
@@ -103,6 +108,8 @@ export const SIZE_PROFILES = {
     grepFiles: 2_000,
     pathologicalBytes: 1024 * 1024,
     pathologicalRuns: 3,
+    reasoningEvents: 1_000,
+    reasoningRuns: 5,
   },
   tiny: {
     conversationSteps: 24,
@@ -129,6 +136,8 @@ export const SIZE_PROFILES = {
     grepFiles: 50,
     pathologicalBytes: 64 * 1024,
     pathologicalRuns: 1,
+    reasoningEvents: 100,
+    reasoningRuns: 1,
   },
 } as const satisfies Record<string, Sizes>;
 
