@@ -42,6 +42,9 @@ export function summarizeEvent(event: SessionEvent): string {
         `${event.toolMode}, policy ${event.policy}`,
         `project ${event.projectFolder}`,
         event.parentId === undefined ? undefined : `child of ${event.parentId}`,
+        event.forkedFrom === undefined
+          ? undefined
+          : `fork of ${event.forkedFrom.sessionId} at ${event.forkedFrom.seq}`,
       ]
         .filter((part) => part !== undefined)
         .join(', ');

@@ -119,6 +119,8 @@ export const SessionCreated = z.object({
    */
   pathRoot: z.literal('project').optional(),
   parentId: z.string().optional(),
+  /** A fork (`keel fork`): the session and seq its first events were copied from, up to and including that seq. */
+  forkedFrom: z.object({ sessionId: z.string().min(1), seq }).optional(),
   extraBody: z.unknown().optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
 });

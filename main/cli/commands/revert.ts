@@ -6,6 +6,7 @@ import { CliError } from '../errors.js';
 import { ExitCode } from '../exitCodes.js';
 import { cliHarness, cliSession } from '../turn.js';
 import type { RewindReport } from '../../core/history/rewind.js';
+import { forkSession, type ForkReport } from '../../core/history/fork.js';
 
 type RevertOptions = { turn?: number; change?: number; json?: boolean };
 
@@ -16,6 +17,7 @@ type RevertOptions = { turn?: number; change?: number; json?: boolean };
  */
 export function registerRevert(program: Command, context: CliContext): void {
   registerRewind(program, context);
+  registerFork(program, context);
   program
     .command('revert')
     .description(
@@ -90,6 +92,41 @@ function registerRewind(program: Command, context: CliContext): void {
         );
       }
       if (report.status === 'conflict') context.setExitCode(ExitCode.failure);
+    });
+}
+
+/**
+ * `keel fork SESSION [--at SEQ] [--json]`: a new session starting with SESSION's events up to SEQ (default: all;
+ * else the event just before one of your messages), same model and folders, its own checkout; prints its id.
+ */
+function registerFork(program: Command, context: CliContext): void {
+  program
+    .command('fork')
+    .description(
+      "start a new session from another's conversation up to a point (the parent is untouched); prints its id",
+    )
+    .argument('<session>', 'session id')
+    .option(
+      '--at <seq>',
+      'the last event to copy: the one just before a message of yours (default: all)',
+      parsePositiveInteger,
+    )
+    .option('--json', 'print the report as JSON')
+    .action((id: string, options: { at?: number; json?: boolean }) => {
+      let report: ForkReport;
+      try {
+        report = forkSession(context.home(), id, options.at === undefined ? {} : { at: options.at });
+      } catch (error) {
+        if (error instanceof RevertTargetError) throw new CliError(error.message);
+        throw error;
+      }
+      if (options.json) context.io.stdout(`${JSON.stringify(report, null, 2)}\n`);
+      else {
+        context.io.stdout(`${report.id}\n`);
+        context.io.stderr(
+          `keel: forked ${id} at event ${report.at} as ${report.id} (${report.events} events copied); continue it with keel run --session ${report.id}\n`,
+        );
+      }
     });
 }
 

@@ -106,7 +106,10 @@ export function toSessionRow(created: EventOf<'session_created'>, id: string): N
     projectFolder: created.projectFolder,
     provider: created.provider,
     model: created.model,
-    ...(created.parentId === undefined ? {} : { parentId: created.parentId }),
+    // A fork is listed under the session it was forked from, as a subagent's child is under its parent.
+    ...(created.parentId === undefined && created.forkedFrom === undefined
+      ? {}
+      : { parentId: created.parentId ?? created.forkedFrom?.sessionId }),
     createdAt: created.at,
   };
 }

@@ -1,0 +1,85 @@
+// Forking a session: a new session whose log starts with a copy of another's events up to a point. The one
+// implementation the CLI (`keel fork`) and the app ("Fork from here") call. See README.md.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { EventOf, SessionEvent } from '../../common/events.js';
+import { SessionLog } from '../log/sessionLog.js';
+import { rewindProblem } from '../projection/rewind.js';
+import { makeSessionFolders, readPersistentConfig, writePersistentConfig } from '../sessions/layout.js';
+import { RevertTargetError } from './changes.js';
+
+/** What a fork made: the new session's id and the parent's seq its log was copied through. */
+export type ForkReport = { id: string; parentId: string; at: number; events: number };
+
+/**
+ * Makes a new session whose log is the parent's events 1..`at` (default: all), copied as they are but for
+ * session_created, which names the new id and `forkedFrom`. It keeps the parent's pin (model, window,
+ * policy) and Persistent Dirs (its own checkout is made from the folders when its first turn starts); the
+ * parent's artifacts and history store are linked in (Keel writes them once), its private files copied. The
+ * parent is only read. `at` must be the last event, or one the conversation can go back to (just before a
+ * user message); else a RevertTargetError names those.
+ */
+export function forkSession(home: string, parentId: string, options: { at?: number } = {}): ForkReport {
+  const parent = SessionLog.open(home, parentId);
+  let events: SessionEvent[];
+  let dataDir: string;
+  try {
+    const last = parent.lastSeq();
+    const at = options.at ?? last;
+    events = parent.read({ toSeq: at });
+    dataDir = parent.dir;
+    if (at !== last) {
+      const problem = rewindProblem(parent.read({ validate: false }), at);
+      if (problem !== undefined) throw new RevertTargetError(`cannot fork at ${at}: ${problem}`);
+    }
+  } finally {
+    parent.close();
+  }
+  const at = events.at(-1)?.seq ?? 0;
+  const created = events[0] as EventOf<'session_created'>;
+  const first: EventOf<'session_created'> = { ...created, forkedFrom: { sessionId: parentId, seq: at } };
+  const config = readPersistentConfig(dataDir);
+  const id = SessionLog.importEvents(home, [first, ...events.slice(1)], {
+    files: (dir) => {
+      makeSessionFolders(dir);
+      if (config) writePersistentConfig(dir, config);
+      linkTree(path.join(dataDir, 'artifacts'), path.join(dir, 'artifacts'));
+      linkTree(path.join(dataDir, 'history', 'blobs'), path.join(dir, 'history', 'blobs'));
+      copyTree(path.join(dataDir, 'workspace', 'session'), path.join(dir, 'workspace', 'session'));
+    },
+  });
+  return { id, parentId, at, events: events.length };
+}
+
+/** Hard-links every regular file under `from` into `to` (a copy where links cannot be made). */
+function linkTree(from: string, to: string): void {
+  walk(from, to, (source, target) => {
+    try {
+      fs.linkSync(source, target);
+    } catch {
+      fs.copyFileSync(source, target);
+    }
+  });
+}
+
+/** Copies every regular file under `from` into `to`: the fork's private files are its own to change. */
+function copyTree(from: string, to: string): void {
+  walk(from, to, (source, target) => fs.copyFileSync(source, target));
+}
+
+/** Calls `each` for every regular file under `from` (links and other kinds skipped), making folders in `to`. */
+function walk(from: string, to: string, each: (source: string, target: string) => void): void {
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(from, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  fs.mkdirSync(to, { recursive: true });
+  for (const entry of entries) {
+    const source = path.join(from, entry.name);
+    const target = path.join(to, entry.name);
+    if (entry.isDirectory()) walk(source, target, each);
+    else if (entry.isFile() && !fs.existsSync(target)) each(source, target);
+  }
+}
