@@ -45,5 +45,6 @@ export {
   projectMcpStatus,
   removeMcpServer,
   revokeProjectMcp,
+  setMcpToolEnabled,
   type McpInspection,
 } from './sessions/mcpAdmin.js';

@@ -139,9 +139,8 @@ export function registerMcp(program: Command, context: CliContext): void {
       const inspection = await adminLater(() =>
         inspectMcpServers(home, folderOf(options.project), { only: name, env: context.io.env }),
       );
-      context.io.stdout(
-        formatInspection({ ...inspection, project: { ...inspection.project, status: 'absent' } }),
-      );
+      const { project: _project, ...servers } = inspection;
+      context.io.stdout(formatInspection(servers));
       if (inspection.servers.some((server) => server.state.state !== 'ready'))
         context.setExitCode(ExitCode.failure);
     });
@@ -197,14 +196,16 @@ function formatInspection(inspection: McpInspection): string {
       for (const line of state.stderrTail.trim().split('\n').slice(-5))
         if (line) lines.push(`  stderr: ${line}`);
     }
-    for (const tool of server.tools) lines.push(`  ${tool}`);
+    for (const tool of server.tools) {
+      lines.push(`  ${tool}${inspection.disabledTools.includes(tool) ? ' (disabled)' : ''}`);
+    }
   }
   for (const skip of inspection.skipped) lines.push(`skipped ${skip}`);
   const project = inspection.project;
-  if (project.status === 'untrusted') {
+  if (project?.status === 'untrusted') {
     lines.push(
       `${project.file}: not approved (servers ${project.servers.join(', ')} do not start): keel mcp approve --project ${project.folder}`,
     );
-  } else if (project.status === 'invalid') lines.push(`${project.file}: ${project.error ?? 'invalid'}`);
+  } else if (project?.status === 'invalid') lines.push(`${project.file}: ${project.error ?? 'invalid'}`);
   return `${lines.join('\n')}\n`;
 }

@@ -142,8 +142,25 @@ export function removeMcpServer(home: string, name: string, scope: McpScope = {}
   if (before.status === 'trusted') approveProjectMcp(home, before.folder, 'keel mcp remove');
 }
 
-/** Every configured server with its state and tools, found by starting each once (in the box) and asking. */
-export type McpInspection = { servers: McpServerReport[]; project: ProjectMcpStatus; skipped: string[] };
+/**
+ * Every configured server with its state and every tool it lists (disabled ones included: `disabledTools`
+ * says which), found by starting each once (in the box) and asking. `project` is absent without a folder.
+ */
+export type McpInspection = {
+  servers: McpServerReport[];
+  project?: ProjectMcpStatus;
+  skipped: string[];
+  disabledTools: string[];
+};
+
+/** Switches one MCP tool on or off for every session (settings.json `mcp.disabledTools`); returns the list. */
+export function setMcpToolEnabled(home: string, tool: string, enabled: boolean): string[] {
+  const settings = readSettings(home);
+  const others = settings.mcp.disabledTools.filter((name) => name !== tool);
+  const disabledTools = enabled ? others : [...others, tool];
+  writeSettings(home, { ...settings, mcp: { ...settings.mcp, disabledTools } });
+  return disabledTools;
+}
 
 /**
  * Starts the settings' servers and the project's (when approved) as a session would, lists their tools, and
@@ -151,45 +168,48 @@ export type McpInspection = { servers: McpServerReport[]; project: ProjectMcpSta
  */
 export async function inspectMcpServers(
   home: string,
-  folder: string,
+  folder: string | undefined,
   options: { only?: string; env?: NodeJS.ProcessEnv } = {},
 ): Promise<McpInspection> {
-  const project = projectMcpStatus(home, folder);
+  const scratch = path.join(home, 'mcp-inspect', randomUUID());
+  // Without a project the servers work in an empty folder of their own.
+  const root = folder ?? path.join(scratch, 'empty');
+  if (folder === undefined) fs.mkdirSync(root, { recursive: true });
+  const project = folder === undefined ? undefined : projectMcpStatus(home, folder);
   const settings = readSettings(home);
-  const config = readProjectMcpConfig(project.folder);
+  const config = project ? readProjectMcpConfig(project.folder) : ({ status: 'absent' } as const);
   const plan = planMcpServers(
     settings.mcp.servers,
     config,
-    approvedConfigHash(readMcpApprovals(home), project.folder),
+    project ? approvedConfigHash(readMcpApprovals(home), project.folder) : null,
   );
   if (options.only !== undefined) {
     plan.servers = plan.servers.filter((server) => server.name === options.only);
     if (plan.servers.length === 0) {
       throw new McpAdminError(
-        project.servers.includes(options.only) && project.status !== 'trusted'
+        project && project.servers.includes(options.only) && project.status !== 'trusted'
           ? `"${options.only}" is in ${project.file}, which is not approved: keel mcp approve --project ${project.folder}`
           : `no MCP server "${options.only}" is configured (keel mcp list shows them)`,
       );
     }
   }
-  const scratch = path.join(home, 'mcp-inspect', randomUUID());
   const session = await startMcpSession({
     plan,
     box: {
       sandbox: await detectSandbox(),
-      projectRoot: project.folder,
+      projectRoot: project?.folder ?? fs.realpathSync(root),
       scratchRoot: scratch,
       hidden: [realFolder(home)],
       network: 'none',
       baseEnv: options.env ?? process.env,
     },
-    disabledTools: settings.mcp.disabledTools,
   });
   try {
     return {
       servers: session.servers,
-      project,
+      ...(project ? { project } : {}),
       skipped: session.skipped.map((skip) => `${skip.server}/${skip.tool}: ${skip.reason}`),
+      disabledTools: settings.mcp.disabledTools,
     };
   } finally {
     await session.close();

@@ -11,8 +11,43 @@ import {
   type ChannelSpec,
 } from './schemas.js';
 
+/** One MCP server as the settings screen shows it (mcp.servers). */
+const McpServerView = z.object({
+  name: z.string(),
+  source: z.enum(['settings', 'project']),
+  transport: z.enum(['stdio', 'http']),
+  state: z.enum(['starting', 'ready', 'failed']),
+  error: z.string().optional(),
+  /** The last lines the server wrote to stderr (a failed start's reason). */
+  stderrTail: z.string().optional(),
+  tools: z.array(z.object({ name: z.string(), enabled: z.boolean() })),
+});
+
 /** The channels of settings, providers, projects and the app. */
 export const appChannels = {
+  'mcp.servers': {
+    doc: "Starts every configured MCP server once in the box (settings', and the folder's .mcp.json when approved), lists its state and tools (each enabled or not), and stops it.",
+    input: z.object({ folder: folder.optional() }),
+    output: z.object({
+      servers: z.array(McpServerView),
+      /** The folder's .mcp.json: absent, invalid, trusted (approved as it is) or untrusted (not started). */
+      project: z
+        .object({
+          file: z.string(),
+          status: z.enum(['absent', 'invalid', 'trusted', 'untrusted']),
+          servers: z.array(z.string()),
+        })
+        .optional(),
+    }),
+  },
+  'mcp.setToolEnabled': {
+    doc: 'Switches one MCP tool (mcp__<server>__<tool>) on or off for every session from the next turn (settings.json mcp.disabledTools).',
+    input: z.object({
+      tool: z.string().regex(/^mcp__/, 'an MCP tool name (mcp__<server>__<tool>)'),
+      enabled: z.boolean(),
+    }),
+    output: z.object({ disabledTools: z.array(z.string()) }),
+  },
   'settings.get': {
     doc: 'The settings, which provider keys are set (never their values) and where keys are kept.',
     input: empty,

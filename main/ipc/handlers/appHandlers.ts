@@ -14,6 +14,8 @@ import {
   detectSandbox,
   readSettings,
   writeSettings,
+  inspectMcpServers,
+  setMcpToolEnabled,
 } from '../../core/host.js';
 import { IpcFailure } from '../errors.js';
 import { readRecentProjects } from '../recentProjects.js';
@@ -33,6 +35,33 @@ const LOCAL_PROBE_TIMEOUT_MS = 800;
 export function appHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeof appChannels> {
   const { options, home, env, keyStore, clock, folderExists, useProject, settingsView } = ctx;
   return {
+    'mcp.servers': async (args) => {
+      const inspection = await inspectMcpServers(home, args.folder, { env });
+      return {
+        servers: inspection.servers.map((server) => ({
+          name: server.name,
+          source: server.source,
+          transport: server.transport,
+          state: server.state.state,
+          ...(server.state.state === 'failed'
+            ? { error: server.state.error, stderrTail: server.state.stderrTail }
+            : {}),
+          tools: server.tools.map((name) => ({ name, enabled: !inspection.disabledTools.includes(name) })),
+        })),
+        ...(inspection.project
+          ? {
+              project: {
+                file: inspection.project.file,
+                status: inspection.project.status,
+                servers: inspection.project.servers,
+              },
+            }
+          : {}),
+      };
+    },
+
+    'mcp.setToolEnabled': (args) => ({ disabledTools: setMcpToolEnabled(home, args.tool, args.enabled) }),
+
     'settings.get': () => settingsView(),
 
     'settings.set': (args) => {

@@ -86,6 +86,8 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'persistent.file': { sessionId: session, dir: 'project', path: 'src/main.go', commitSeq: 12 },
   'persistent.history': { sessionId: session },
   'persistent.discard': { sessionId: session },
+  'mcp.servers': { folder: '/p' },
+  'mcp.setToolEnabled': { tool: 'mcp__tracker__create_issue', enabled: false },
   'settings.get': {},
   'settings.set': { keys: { anthropic: 'sk-ant', openai: null } },
   'settings.testProvider': { provider: 'anthropic', model: 'claude-sonnet-4-5', apiKey: 'sk-ant' },

@@ -7,9 +7,10 @@ import { useApp } from '../../appContext.js';
 import { LoadingState } from '../../components/States.js';
 import { ProviderCard } from './ProviderCard.js';
 import { PROVIDERS } from './providers.js';
+import { McpServers } from './McpServers.js';
 import { SandboxStatus } from './SandboxStatus.js';
 
-/** Settings: providers (keys set-only, base URLs, test connection), default model, compaction threshold, sandbox status. */
+/** Settings: providers (keys set-only, base URLs, test connection), default model, compaction threshold, MCP servers, sandbox status. */
 export function SettingsScreen(): JSX.Element {
   const { settings, reloadSettings, applySettings } = useApp();
   const [draft, setDraft] = useState<SettingsValue | undefined>(settings?.settings);
@@ -152,6 +153,7 @@ export function SettingsScreen(): JSX.Element {
           </button>
         </div>
       </form>
+      <McpServers />
       <SandboxStatus />
     </section>
   );
