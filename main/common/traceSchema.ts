@@ -12,6 +12,8 @@ export const TokenCounts = z.object({
   outputTokens: count,
   cacheReadTokens: count,
   cacheWriteTokens: count,
+  /** Of outputTokens, those spent reasoning; present only when a provider reported some. */
+  reasoningTokens: count.optional(),
 });
 export type TokenCounts = z.infer<typeof TokenCounts>;
 

@@ -105,7 +105,9 @@ function formatTokens(tokens: TokensAndCost): string {
       ? `$${tokens.costUsd.toFixed(4)} + unpriced`
       : 'cost unknown';
   return (
-    `${n(tokens.inputTokens)} in, ${n(tokens.outputTokens)} out, ${n(tokens.cacheReadTokens)} cache read, ` +
+    `${n(tokens.inputTokens)} in, ${n(tokens.outputTokens)} out` +
+    (tokens.reasoningTokens ? ` (${n(tokens.reasoningTokens)} reasoning)` : '') +
+    `, ${n(tokens.cacheReadTokens)} cache read, ` +
     `${n(tokens.cacheWriteTokens)} cache write, ${cost}`
   );
 }

@@ -36,6 +36,7 @@ export function addUsage(into: TokensAndCost, usage: Usage, model: string): void
   into.outputTokens += usage.outputTokens;
   into.cacheReadTokens += usage.cacheReadTokens ?? 0;
   into.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
+  if (usage.reasoningTokens) into.reasoningTokens = (into.reasoningTokens ?? 0) + usage.reasoningTokens;
   const cost = costOf(usage, model);
   if (cost === undefined) into.costKnown = false;
   else into.costUsd += cost;
@@ -320,6 +321,7 @@ function sessionSummary(sessionId: string, model: string, turns: TurnTraceSummar
     cacheReadTokens: turn.cacheReadTokens,
     cacheWriteTokens: turn.cacheWriteTokens,
     totalTokens: turn.inputTokens + turn.outputTokens + turn.cacheReadTokens + turn.cacheWriteTokens,
+    ...(turn.reasoningTokens ? { reasoningTokens: turn.reasoningTokens } : {}),
     costUsd: turn.costUsd,
   }));
   return {
@@ -344,6 +346,7 @@ function addTokens(into: TokensAndCost, from: TokensAndCost): void {
   into.outputTokens += from.outputTokens;
   into.cacheReadTokens += from.cacheReadTokens;
   into.cacheWriteTokens += from.cacheWriteTokens;
+  if (from.reasoningTokens) into.reasoningTokens = (into.reasoningTokens ?? 0) + from.reasoningTokens;
   into.costUsd += from.costUsd;
   into.costKnown &&= from.costKnown;
 }

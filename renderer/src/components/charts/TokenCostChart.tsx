@@ -11,6 +11,8 @@ export type TokenCostPoint = {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** Of outputTokens, those spent reasoning (drawn as their own part of the output). */
+  reasoningTokens?: number;
   costUsd: number;
   /** False when some request of the turn had no price: `costUsd` is then only the priced part. Default true. */
   costKnown?: boolean;
@@ -19,12 +21,29 @@ export type TokenCostPoint = {
 const HEIGHT = 200;
 const PAD = { top: 12, right: 60, bottom: 24, left: 52 };
 /** Stacked from the bottom up, with the class that colours each part (charts.css). */
-const PARTS = [
-  { key: 'cacheReadTokens', label: 'Cache read', className: 'part-cache-read' },
-  { key: 'inputTokens', label: 'Input', className: 'part-input' },
-  { key: 'cacheWriteTokens', label: 'Cache write', className: 'part-cache-write' },
-  { key: 'outputTokens', label: 'Output', className: 'part-output' },
-] as const;
+const PARTS: readonly {
+  key: string;
+  label: string;
+  className: string;
+  value: (p: TokenCostPoint) => number;
+}[] = [
+  { key: 'cacheRead', label: 'Cache read', className: 'part-cache-read', value: (p) => p.cacheReadTokens },
+  { key: 'input', label: 'Input', className: 'part-input', value: (p) => p.inputTokens },
+  {
+    key: 'cacheWrite',
+    label: 'Cache write',
+    className: 'part-cache-write',
+    value: (p) => p.cacheWriteTokens,
+  },
+  // Reasoning is part of the output (billed as output): the output bar is split, not grown.
+  { key: 'reasoning', label: 'Reasoning', className: 'part-reasoning', value: (p) => p.reasoningTokens ?? 0 },
+  {
+    key: 'output',
+    label: 'Output',
+    className: 'part-output',
+    value: (p) => p.outputTokens - (p.reasoningTokens ?? 0),
+  },
+];
 
 /**
  * Tokens per turn as stacked bars (cache read, input, cache write, output; left axis) and cost per turn as
@@ -76,7 +95,7 @@ export function TokenCostChart({
   const describe = (point: TokenCostPoint, total: number) =>
     `Turn ${point.turn}: ${formatTokens(total)} tokens (input ${formatTokens(point.inputTokens)}, output ${formatTokens(
       point.outputTokens,
-    )}, cache read ${formatTokens(point.cacheReadTokens)}, cache write ${formatTokens(point.cacheWriteTokens)}), cost ${formatCost(point.costUsd, point.costKnown ?? true)}`;
+    )}${point.reasoningTokens ? ` of which reasoning ${formatTokens(point.reasoningTokens)}` : ''}, cache read ${formatTokens(point.cacheReadTokens)}, cache write ${formatTokens(point.cacheWriteTokens)}), cost ${formatCost(point.costUsd, point.costKnown ?? true)}`;
 
   return (
     <div className="chart token-cost-chart" ref={ref}>
@@ -134,7 +153,7 @@ export function TokenCostChart({
                   height={plotHeight}
                 />
                 {PARTS.map((part) => {
-                  const value = point[part.key];
+                  const value = part.value(point);
                   if (value <= 0) return null;
                   const top = y(base + value);
                   const height = y(base) - top;

@@ -32,7 +32,8 @@ export function TraceTotals({ summary }: { summary: SessionTraceSummary }): JSX.
           {formatTokens(tokens)}
         </dd>
         <dd className="trace-total-note">
-          in {formatTokens(totals.inputTokens)} · out {formatTokens(totals.outputTokens)} · cache read{' '}
+          in {formatTokens(totals.inputTokens)} · out {formatTokens(totals.outputTokens)}
+          {totals.reasoningTokens ? ` (reasoning ${formatTokens(totals.reasoningTokens)})` : ''} · cache read{' '}
           {formatTokens(totals.cacheReadTokens)} · cache write {formatTokens(totals.cacheWriteTokens)}
         </dd>
       </div>

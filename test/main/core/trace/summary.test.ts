@@ -207,6 +207,46 @@ describe('summarizeSession', () => {
     expect(summary.totals).toMatchObject({ turns: 3, requests: 3, inputTokens: 1210, outputTokens: 155 });
   });
 
+  it('counts reasoning tokens per turn, in the chart series and the totals, only where a provider reported them', () => {
+    const events = log('thinker', 'claude-opus-5-5', [
+      [0, { kind: 'user_message', content: 'think' }],
+      [
+        100,
+        {
+          kind: 'assistant_message',
+          content: '',
+          toolCalls: [call('c1', 'read_file', { path: 'a' })],
+          usage: { inputTokens: 10, outputTokens: 300, reasoningTokens: 250 },
+        },
+      ],
+      [200, { kind: 'tool_result', toolCallId: 'c1', content: 'a' }],
+      [
+        300,
+        {
+          kind: 'assistant_message',
+          content: 'done',
+          toolCalls: [],
+          usage: { inputTokens: 10, outputTokens: 50, reasoningTokens: 20 },
+        },
+      ],
+      [400, { kind: 'user_message', content: 'plain' }],
+      [
+        500,
+        {
+          kind: 'assistant_message',
+          content: 'ok',
+          toolCalls: [],
+          usage: { inputTokens: 10, outputTokens: 5 },
+        },
+      ],
+    ]);
+    const thinking = summarizeSession({ events, trace: [] });
+    expect(thinking.perTurn.map((point) => point.reasoningTokens)).toEqual([270, undefined]);
+    expect(thinking.totals.reasoningTokens).toBe(270);
+    expect(thinking.totals.outputTokens).toBe(355);
+    expect(SessionTraceSummarySchema.parse(JSON.parse(JSON.stringify(thinking)))).toEqual(thinking);
+  });
+
   it('gives the per-turn chart series and the cache hit rate', () => {
     expect(summary.perTurn.map((p) => [p.turn, p.totalTokens])).toEqual([
       [1, 1200 + 150 + 7000 + 800],
