@@ -9,6 +9,7 @@ import type { Bench } from './benches/context.js';
 import { BENCH_SYSTEM_PROMPT } from './benches/context.js';
 import { ftsSearchBench } from './benches/ftsSearch.js';
 import { listSessionsBench } from './benches/listSessions.js';
+import { mcpBench } from './benches/mcp.js';
 import { openProjectBench } from './benches/openProject.js';
 import { pathologicalBench } from './benches/pathological.js';
 import { reasoningBench } from './benches/reasoning.js';
@@ -35,6 +36,7 @@ export const BENCHES: readonly Bench[] = [
   sessionsBench,
   pathologicalBench,
   reasoningBench,
+  mcpBench,
 ];
 
 /** Parsed command line of the bench runner. */
