@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SessionEvent } from '../common/events.js';
 import { appChannels } from './contract/appChannels.js';
+import { historyChannels } from './contract/historyChannels.js';
 import { reviewChannels } from './contract/reviewChannels.js';
 import {
   AppCommand,
@@ -21,9 +22,16 @@ import { workChannels } from './contract/workChannels.js';
  */
 
 export * from './contract/schemas.js';
+export { RevertConflict, RevertOutcome } from './contract/historyChannels.js';
 
 /** Every channel the UI can call. Adding one to a group adds it to the preload, the ws bridge and the handler table's type. */
-export const channels = { ...sessionChannels, ...reviewChannels, ...workChannels, ...appChannels };
+export const channels = {
+  ...sessionChannels,
+  ...reviewChannels,
+  ...workChannels,
+  ...historyChannels,
+  ...appChannels,
+};
 
 /** Every channel name, e.g. `sessions.list`. */
 export type ChannelName = keyof typeof channels;

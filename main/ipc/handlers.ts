@@ -12,6 +12,7 @@ import {
   type HandlerTable,
 } from './handlers/types.js';
 import { workHandlers } from './handlers/workHandlers.js';
+import { historyHandlers } from './handlers/historyHandlers.js';
 
 export * from './handlers/types.js';
 export { LOCAL_SERVERS } from './handlers/appHandlers.js';
@@ -24,6 +25,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
     ...sessionHandlers(ctx),
     ...reviewHandlers(ctx),
     ...workHandlers(ctx),
+    ...historyHandlers(ctx),
     ...appHandlers(ctx),
   };
 

@@ -32,7 +32,11 @@ export type RevertReport =
  * lease serialises it with turns); holds each folder's backing lock, so no commit interleaves. Completes a
  * revert a crash interrupted before anything else.
  */
-export async function revertChanges(log: SessionLog, target: RevertTarget): Promise<RevertReport> {
+export async function revertChanges(
+  log: SessionLog,
+  target: RevertTarget,
+  options: { onEvent?: (event: SessionEvent) => void } = {},
+): Promise<RevertReport> {
   const store = historyStoreOf(log.dir);
   await completePendingRevert(log);
   const events =
@@ -68,7 +72,7 @@ export async function revertChanges(log: SessionLog, target: RevertTarget): Prom
         files: changedFilesOf(dir.writes),
       }));
       const appended: SessionEvent[] = [];
-      await writeRevert(log.dir, store, planned, newEvents, appender(log, appended), () =>
+      await writeRevert(log.dir, store, planned, newEvents, appender(log, appended, options.onEvent), () =>
         crashPoint('during_revert'),
       );
       return {
@@ -85,12 +89,14 @@ export async function completePendingRevert(log: SessionLog): Promise<boolean> {
   return finishPendingRevert(log.dir, historyStoreOf(log.dir), appender(log, []));
 }
 
-function appender(log: SessionLog, into: SessionEvent[]) {
+function appender(log: SessionLog, into: SessionEvent[], onEvent?: (event: SessionEvent) => void) {
   return {
     lastSeq: () => log.lastSeq(),
     append: (events: readonly NewEvent[]) => {
       const result = log.append(events, { expectedLastSeq: log.lastSeq() });
-      if (result.ok) into.push(...result.events);
+      if (!result.ok) return;
+      into.push(...result.events);
+      for (const event of result.events) onEvent?.(event);
     },
   };
 }

@@ -1,7 +1,7 @@
 // Rewinding a conversation: a `rewound` event makes it continue from an earlier point (nothing is deleted);
 // with files, the folders' changes made after that point are reverted first. The one implementation the
 // CLI (`keel rewind`) and the app ("Rewind to here") call. See README.md.
-import type { EventOf } from '../../common/events.js';
+import type { EventOf, SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { rewindProblem } from '../projection/rewind.js';
 import { RevertTargetError } from './changes.js';
@@ -21,14 +21,18 @@ export type RewindReport =
  */
 export async function rewindSession(
   log: SessionLog,
-  options: { toSeq: number; files?: boolean },
+  options: { toSeq: number; files?: boolean; onEvent?: (event: SessionEvent) => void },
 ): Promise<RewindReport> {
   await completePendingRevert(log);
   const problem = rewindProblem(log.read({ validate: false }), options.toSeq);
   if (problem !== undefined) throw new RevertTargetError(`cannot rewind to ${options.toSeq}: ${problem}`);
   let revert: RevertReport | undefined;
   if (options.files) {
-    revert = await revertChanges(log, { after: options.toSeq });
+    revert = await revertChanges(
+      log,
+      { after: options.toSeq },
+      options.onEvent ? { onEvent: options.onEvent } : {},
+    );
     if (revert.status === 'conflict') return { status: 'conflict', revert };
   }
   const revertedSeq = revert?.status === 'reverted' ? revert.events[0]?.seq : undefined;
@@ -38,5 +42,6 @@ export async function rewindSession(
   );
   if (!result.ok) throw new Error('the session changed while it was rewound; try again');
   const event = result.events[0] as EventOf<'rewound'>;
+  options.onEvent?.(event);
   return { status: 'rewound', event, ...(revert ? { revert } : {}) };
 }

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { ChangesReverted, Rewound } from '../../common/events.js';
+import { sessionId, seq, type ChannelSpec } from './schemas.js';
+
+/** A file a revert cannot undo onto the folder as it is now, with why and (text files) the three versions. */
+export const RevertConflict = z.object({
+  dir: z.string(),
+  path: z.string(),
+  reason: z.string(),
+  /** The folder's version now, the change's version (after) and the one before it, for a diff editor. */
+  sides: z.object({ current: z.string(), changed: z.string(), original: z.string() }).optional(),
+});
+export type RevertConflict = z.infer<typeof RevertConflict>;
+
+const Conflicted = z.object({ status: z.literal('conflict'), conflicts: z.array(RevertConflict) });
+
+/** What a revert did: files written (one changes_reverted per folder), a conflict (nothing written), or nothing to do. */
+export const RevertOutcome = z.discriminatedUnion('status', [
+  z.object({
+    status: z.literal('reverted'),
+    events: z.array(ChangesReverted),
+    files: z.array(z.object({ dir: z.string(), path: z.string() })),
+  }),
+  Conflicted,
+  z.object({ status: z.literal('unchanged'), reverts: z.array(seq) }),
+]);
+export type RevertOutcome = z.infer<typeof RevertOutcome>;
+
+/** The channels of a session's history: undoing a turn's changes, rewinding, forking (main/core/history). */
+export const historyChannels = {
+  'history.revert': {
+    doc: "Undoes a turn's changes to the project (or one recorded change: a persistent_commit or changes_reverted seq) onto the folder as it is now; a conflict writes nothing and lists each file.",
+    input: z
+      .object({ sessionId, turn: z.number().int().positive().optional(), seq: seq.optional() })
+      .refine((input) => (input.turn === undefined) !== (input.seq === undefined), 'name a turn or a seq'),
+    output: RevertOutcome,
+  },
+  'history.rewind': {
+    doc: 'The conversation continues from `toSeq` (the event just before a user message; later events kept, set aside); `files` reverts their changes to the project first.',
+    input: z.object({ sessionId, toSeq: seq, files: z.boolean().default(false) }),
+    output: z.discriminatedUnion('status', [
+      z.object({ status: z.literal('rewound'), event: Rewound, revert: RevertOutcome.optional() }),
+      z.object({ status: z.literal('conflict'), revert: Conflicted }),
+    ]),
+  },
+  'history.fork': {
+    doc: "A new session starting with this one's events up to `at` (default: all; else the event just before a user message), same model and folders.",
+    input: z.object({ sessionId, at: seq.optional() }),
+    output: z.object({
+      id: z.string(),
+      parentId: z.string(),
+      at: seq,
+      events: z.number().int().nonnegative(),
+    }),
+  },
+} as const satisfies Record<string, ChannelSpec>;
