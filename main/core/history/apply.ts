@@ -47,7 +47,7 @@ export async function writeRevert(
   crashMidway: () => void = () => undefined,
 ): Promise<void> {
   const side = (s: RevertWrite['from']) =>
-    s === null ? null : { mode: s.mode, sha256: keepBytes(store, s.bytes) };
+    s === null ? null : { mode: s.mode, sha256: keepBytes(store, s.bytes, { durable: true }) };
   const journal: Journal = {
     expectedLastSeq: log.lastSeq(),
     dirs: dirs.map((dir) => ({
