@@ -1,7 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ZodError } from 'zod';
-import { SessionExistsError, SessionLockedError, SessionNotFoundError } from '../core/log/sessionLog.js';
+import {
+  DamagedLogError,
+  SessionExistsError,
+  SessionLockedError,
+  SessionNotFoundError,
+} from '../core/log/sessionLog.js';
 import { UnknownCompactionError } from '../core/projection/index.js';
 import { HarnessSessionBusyError } from '../core/sessions/sessionLock.js';
 import { ExitCode } from './exitCodes.js';
@@ -36,6 +41,15 @@ export function describeError(
     exitCode,
   });
   if (error instanceof CliError) return report(error.message, error.exitCode, error.details);
+  if (error instanceof DamagedLogError) {
+    const file = path.isAbsolute(error.file) || home === undefined ? error.file : path.join(home, error.file);
+    const event = error.seq === undefined ? '' : `event ${error.seq} of `;
+    return report(
+      `session ${error.sessionId}: ${event}its log ${file} is damaged (${error.reason}); restore that file ` +
+        'from a backup, or import the session again from an export (keel import FILE)',
+      ExitCode.failure,
+    );
+  }
   if (error instanceof SessionNotFoundError) {
     return report(`no session ${error.sessionId} (see keel sessions)`, ExitCode.usage);
   }

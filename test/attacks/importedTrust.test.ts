@@ -57,11 +57,15 @@ async function exportedWithSessionGrant(): Promise<{ file: string; lines: Record
   const file = path.join(dir, 'session.jsonl');
   const exported = await keel(home, ['export', id, '-o', file]);
   expect(exported.code, exported.stderr).toBe(0);
-  const lines = fs
+  const all = fs
     .readFileSync(file, 'utf8')
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+  // A checkout session's export starts with its persistent.json line; these attacks are on the events, so
+  // the file is the events alone (an import without that line works on the project folder directly).
+  const lines = all.filter((line) => !('sessionConfig' in line));
+  fs.writeFileSync(file, lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
   return { file, lines };
 }
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isLeaseStale } from '../../store/sessionIndex.js';
-import { SessionLockedError } from './logErrors.js';
+import { DamagedLogError, SessionLockedError, SessionNotFoundError } from './logErrors.js';
 
 /**
  * Beside a log while the process creating it has not registered it yet: who is creating it. A folder with
@@ -31,4 +31,19 @@ export function assertNotBeingCreated(dir: string, id: string): void {
 /** Removes the mark once the session's index row committed. */
 export function clearCreatingMark(dir: string): void {
   fs.rmSync(path.join(dir, CREATING_MARK), { force: true });
+}
+
+/**
+ * Throws unless `<dir>/events.sqlite` is there to open: SessionNotFoundError for no folder or a create that
+ * never got that far (its mark is there); DamagedLogError when a session's folder has lost its log or holds
+ * an empty one, which is damage, not absence.
+ */
+export function assertLogPresent(dir: string, id: string): void {
+  const file = path.join(dir, 'events.sqlite');
+  const size = fs.statSync(file, { throwIfNoEntry: false })?.size;
+  if (size !== undefined && size > 0) return;
+  const session = fs.existsSync(dir) && !fs.existsSync(path.join(dir, CREATING_MARK));
+  if (!session && size === undefined) throw new SessionNotFoundError(id);
+  if (session)
+    throw new DamagedLogError(id, file, size === undefined ? 'the file is missing' : 'the file is empty');
 }

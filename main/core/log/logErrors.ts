@@ -24,3 +24,27 @@ export class SessionExistsError extends Error {
     this.name = 'SessionExistsError';
   }
 }
+
+/**
+ * Thrown when a session's log file is damaged, empty or gone while its folder says it exists: names the
+ * session, the file and, for one bad event, its seq, so a person knows what to restore.
+ */
+export class DamagedLogError extends Error {
+  constructor(
+    readonly sessionId: string,
+    readonly file: string,
+    readonly reason: string,
+    readonly seq?: number,
+  ) {
+    super(
+      `session ${sessionId}: ${seq === undefined ? '' : `event ${seq} of `}its log ${file} is damaged (${reason})`,
+    );
+    this.name = 'DamagedLogError';
+  }
+}
+
+/** SQLite's answers for a file that is not a database or whose pages are malformed. */
+export function isDatabaseDamage(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'));
+}

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SessionEvent } from '../../common/events.js';
 import type { EventOf } from '../../common/events.js';
 import type { IndexUpdate, NewSessionRow, SessionStatus } from '../../store/sessionIndex.js';
+import { DamagedLogError } from './logErrors.js';
 
 /*
  * Rows of the events and trace tables to values and back, and what the session index learns from events.
@@ -34,7 +35,13 @@ const TITLE_LENGTH = 80;
 
 /** The event of a stored row; throws naming the seq when it does not match its schema (unless `validate` is false). */
 export function rowToEvent(sessionId: string, row: EventRow, validate = true): SessionEvent {
-  const body = JSON.parse(row.body) as Record<string, unknown>;
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(row.body) as Record<string, unknown>;
+  } catch (error) {
+    const file = `sessions/${sessionId}/events.sqlite`;
+    throw new DamagedLogError(sessionId, file, `its body is not JSON: ${(error as Error).message}`, row.seq);
+  }
   // Every event was validated when it was appended; hot paths (the turn engine) may skip re-checking.
   if (!validate) return { ...body, seq: row.seq, kind: row.kind, at: row.at } as SessionEvent;
   const result = SessionEvent.safeParse({ ...body, seq: row.seq, kind: row.kind, at: row.at });

@@ -11,7 +11,8 @@ import type { ProjectionView } from '../../common/payload.js';
 import { selectView } from '../projection/projectPayload.js';
 import { assertValidSessionId, isValidSessionId, newSessionId } from './sessionId.js';
 import { crashDuringAppend } from '../turn/crash.js';
-import { SessionExistsError, SessionLockedError, SessionNotFoundError } from './logErrors.js';
+import { DamagedLogError, isDatabaseDamage, SessionExistsError } from './logErrors.js';
+import { SessionLockedError, SessionNotFoundError } from './logErrors.js';
 import {
   rowToEvent,
   rowToTraceEntry,
@@ -22,10 +23,16 @@ import {
   type TraceRow,
 } from './logRows.js';
 import { trackWriter, untrackWriter } from './writerExit.js';
-import { assertNotBeingCreated, clearCreatingMark, writeCreatingMark } from './creatingMark.js';
+import { assertLogPresent, assertNotBeingCreated } from './creatingMark.js';
+import { clearCreatingMark, writeCreatingMark } from './creatingMark.js';
 import { openIndexWithNotice } from './indexNotice.js';
 
-export { SessionExistsError, SessionLockedError, SessionNotFoundError } from './logErrors.js';
+export {
+  DamagedLogError,
+  SessionExistsError,
+  SessionLockedError,
+  SessionNotFoundError,
+} from './logErrors.js';
 export { TraceEntry } from './logRows.js';
 
 export type {
@@ -174,7 +181,7 @@ export class SessionLog {
     if (!isValidSessionId(id)) throw new SessionNotFoundError(id);
     const dir = path.join(home, 'sessions', id);
     const file = path.join(dir, 'events.sqlite');
-    if (!fs.existsSync(file)) throw new SessionNotFoundError(id);
+    assertLogPresent(dir, id);
 
     let db: Db | undefined;
     let index: SessionIndex | undefined;
@@ -212,6 +219,7 @@ export class SessionLog {
       db?.close();
       if (index !== options.sharedIndex) index?.close();
       if ((error as { code?: string }).code === 'SQLITE_CANTOPEN') throw new SessionNotFoundError(id);
+      if (isDatabaseDamage(error)) throw new DamagedLogError(id, file, (error as Error).message);
       throw error;
     }
   }

@@ -84,21 +84,26 @@ describe('keel errors', () => {
     expect(expectOneLineError(runKeel(home, args), code)).toBe(message);
   });
 
-  it('reports a corrupt index and a corrupt session log in one line, naming the file', () => {
+  it('moves a corrupt index aside in one line and names a corrupt session log with its file', () => {
     const broken = makeTempDir();
     try {
       fs.writeFileSync(
         path.join(broken, 'index.sqlite'),
         'this is not a database, it is a text file '.repeat(50),
       );
-      expect(expectOneLineError(runKeel(broken, ['sessions']), 1)).toBe(
-        `keel: ${path.join(broken, 'index.sqlite')} is corrupt or not a database (file is not a database); restore it from a backup or move it aside`,
+      // The index is derived from the logs: it is moved aside and rebuilt (issue 20), never an error.
+      const listed = runKeel(broken, ['sessions']);
+      expect(listed.code).toBe(0);
+      expect(listed.stderr).toMatch(
+        /^keel: index\.sqlite was damaged \(file is not a database\); moved it to index\.sqlite\.damaged-\S+ and rebuilding it from the session logs\n$/,
       );
       fs.rmSync(path.join(broken, 'index.sqlite'));
       fs.mkdirSync(path.join(broken, 'sessions', 'abc'), { recursive: true });
       const events = path.join(broken, 'sessions', 'abc', 'events.sqlite');
       fs.writeFileSync(events, 'garbage '.repeat(100));
-      expect(expectOneLineError(runKeel(broken, ['show', 'abc']), 1)).toContain(`keel: ${events} is corrupt`);
+      expect(expectOneLineError(runKeel(broken, ['show', 'abc']), 1)).toContain(
+        `keel: session abc: its log ${events} is damaged (file is not a database); restore that file`,
+      );
     } finally {
       removeTempDir(broken);
     }

@@ -148,10 +148,13 @@ describe('a session from before the project was the root', () => {
     expect(systemOf(0)).toBe(`You are Keel.\n\n${describeWorkspace(config)}`);
     expect(systemOf(0)).toContain('Commands run in persistent/project/ unless you pass cwd');
     expect(systemPromptFor(dataDir, created)).toBe(systemOf(0));
-    // Its export starts with the very lines it was imported from (no pathRoot added on the way).
+    // Its export starts with the very lines it was imported from (no pathRoot added on the way), after the
+    // line that carries its persistent.json.
     let text = '';
     exportSession(home, id, (chunk) => (text += chunk));
-    expect(text.startsWith(exported)).toBe(true);
+    const [configLine, ...events] = text.split('\n');
+    expect(configLine).toMatch(/^\{"sessionConfig":\{"persistent":/);
+    expect(events.join('\n').startsWith(exported)).toBe(true);
   });
 
   it('without a pinned prompt gets the default worded for its workspace root, never "relative to the project root"', () => {
