@@ -26,7 +26,8 @@ export type BoxedSpawn = { spec: SpawnSpec; proxy: AllowlistProxy | null; networ
 
 /**
  * Wraps a stdio server's command in the session's box: root read-only, the project read-only unless the
- * server's `writeProject` says otherwise, a private writable HOME, the Keel home hidden, no network unless
+ * server's `writeProject` says otherwise, a private writable HOME, the Keel home and the folder around the
+ * project (its siblings) hidden, no network unless
  * hosts are on both the session's allowlist and the server's own. Its environment is the box's (PATH,
  * locale, HOME) plus the server's `env` from its config, and nothing else: Keel's API keys never reach it.
  * Refuses (throws an actionable error) when no OS sandbox works here: a server never runs unconfined.
@@ -69,7 +70,10 @@ export async function boxServerCommand(
       workspace: scratch,
       cwd: scratch,
       ...(server.writeProject ? { writable: [options.projectRoot] } : { readOnly: [options.projectRoot] }),
-      hidden: [...(options.hidden ?? [])],
+      // Unlike a command's box, the project's neighbours are hidden too (the user's other projects, a home
+      // beside it): a server sees the project, not the folder around it. The rest of / stays readable for
+      // its runtime, as for commands.
+      hidden: [...(options.hidden ?? []), path.dirname(options.projectRoot)],
       home: path.join(scratch, 'home'),
       ...(options.sandbox.kind === 'bwrap' ? {} : { tmpDir: scratch }),
       network: allow.length > 0 ? { allow } : 'none',
