@@ -11,6 +11,11 @@ export type PayloadMessage = {
   toolCalls?: ToolCall[];
   toolCallId?: string;
   reasoning?: ReasoningPart[];
+  /**
+   * The model that produced `reasoning` (the event's `model`): signatures and encrypted reasoning are bound to
+   * it, so a provider replays them only to that model.
+   */
+  reasoningModel?: string;
 };
 
 /**

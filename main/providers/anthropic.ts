@@ -30,7 +30,7 @@ function parseArguments(text: string): Record<string, unknown> {
  * newest message, so each request reads the previous one's prefix from the cache. The environment block
  * comes last, after the breakpoint. Pure: the same payload gives the same bytes.
  */
-export function toAnthropicRequest(payload: Payload, tools: readonly ToolSpec[]) {
+export function toAnthropicRequest(payload: Payload, tools: readonly ToolSpec[], model?: string) {
   const system: TextBlockParam[] = [];
   const messages: MessageParam[] = [];
   const push = (role: 'user' | 'assistant', blocks: ContentBlockParam[]) => {
@@ -53,7 +53,7 @@ export function toAnthropicRequest(payload: Payload, tools: readonly ToolSpec[])
         },
       ]);
     } else {
-      push('assistant', assistantBlocks(message));
+      push('assistant', assistantBlocks(message, model));
     }
   }
   const lastSystem = system.at(-1);
@@ -90,9 +90,11 @@ function thinkingBlock(part: ReasoningPart): ContentBlockParam | undefined {
  * after it. Every message keeps its blocks, so the prefix of the next request is the same bytes; the API
  * itself ignores the thinking of turns before the current tool loop.
  */
-function assistantBlocks(message: PayloadMessage): ContentBlockParam[] {
+function assistantBlocks(message: PayloadMessage, model: string | undefined): ContentBlockParam[] {
+  // A signature is bound to the model that made it: another model's thinking is not sent (a model switch).
+  const own = model === undefined || message.reasoningModel === undefined || message.reasoningModel === model;
   const after = (calls: number) =>
-    (message.reasoning ?? [])
+    (own ? (message.reasoning ?? []) : [])
       .filter((part) => (part.afterCalls ?? 0) === calls)
       .map(thinkingBlock)
       .filter((block): block is ContentBlockParam => block !== undefined);
@@ -124,7 +126,7 @@ export class AnthropicProvider implements ModelProvider {
   }
 
   async *stream(request: StreamRequest): AsyncGenerator<StreamEvent> {
-    const { system, messages, tools } = toAnthropicRequest(request.payload, request.tools);
+    const { system, messages, tools } = toAnthropicRequest(request.payload, request.tools, request.model);
     const thinking: ThinkingRequest = thinkingRequest(request, messages, tools.length > 0);
     const completed: CompletedMessage = { content: '', toolCalls: [], stopReason: 'end_turn' };
     const argumentsByIndex = new Map<number, { id: string; name: string; text: string }>();

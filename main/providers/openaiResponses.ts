@@ -27,9 +27,11 @@ function reasoningItem(part: ReasoningPart): ResponseReasoningItem | undefined {
  * each function_call followed by the reasoning that streamed after it (a reasoning item must be followed
  * by the item it led to, or the API rejects it).
  */
-function assistantItems(message: PayloadMessage): ResponseInputItem[] {
+function assistantItems(message: PayloadMessage, model: string | undefined): ResponseInputItem[] {
+  // Encrypted reasoning is read back by the model that wrote it: another model's is not sent.
+  const own = model === undefined || message.reasoningModel === undefined || message.reasoningModel === model;
   const after = (calls: number) =>
-    (message.reasoning ?? [])
+    (own ? (message.reasoning ?? []) : [])
       .filter((part) => (part.afterCalls ?? 0) === calls)
       .map(reasoningItem)
       .filter((item): item is ResponseReasoningItem => item !== undefined);
@@ -48,7 +50,7 @@ function assistantItems(message: PayloadMessage): ResponseInputItem[] {
  * replayed with their encrypted content (`store: false` keeps nothing on OpenAI's side), and the
  * environment block as a last user message. Pure and byte-stable.
  */
-export function toResponsesRequest(payload: Payload, tools: readonly ToolSpec[]) {
+export function toResponsesRequest(payload: Payload, tools: readonly ToolSpec[], model?: string) {
   const input: ResponseInputItem[] = [];
   for (const message of payload.messages) {
     switch (message.role) {
@@ -64,7 +66,7 @@ export function toResponsesRequest(payload: Payload, tools: readonly ToolSpec[])
         });
         break;
       case 'assistant':
-        input.push(...assistantItems(message));
+        input.push(...assistantItems(message, model));
         break;
     }
   }
@@ -116,7 +118,7 @@ export class OpenAIResponsesProvider implements ModelProvider {
   }
 
   async *stream(request: StreamRequest): AsyncGenerator<StreamEvent> {
-    const { input, tools } = toResponsesRequest(request.payload, request.tools);
+    const { input, tools } = toResponsesRequest(request.payload, request.tools, request.model);
     const completed: CompletedMessage = { content: '', toolCalls: [], stopReason: 'completed' };
     // Output items by output_index: function calls, and reasoning placed after the calls before it.
     const calls = new Map<number, Call>();

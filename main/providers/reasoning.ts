@@ -33,7 +33,8 @@ const OPENAI_ALWAYS: ReasoningSupport = {
 // and 4.8 accept adaptive only; 4.6 deprecates the budget; 4.5 and older know only the budget. OpenAI's
 // reasoning models take an effort; `none` (off) since GPT-5.1, gpt-5 and o4-mini only go down to low/minimal.
 const SUPPORT: Readonly<Record<string, ReasoningSupport>> = {
-  'claude-opus-5-5': ADAPTIVE_ALWAYS,
+  // Its default effort is medium (the Opus 5.5 model page: "Adaptive (always on)", default effort medium).
+  'claude-opus-5-5': { ...ADAPTIVE_ALWAYS, defaultEffort: 'medium' },
   'claude-sonnet-5-5': ADAPTIVE_ALWAYS,
   'claude-haiku-5-5': ADAPTIVE_ALWAYS,
   'claude-fable-5-2': ADAPTIVE_ALWAYS,

@@ -167,9 +167,12 @@ function projectTail(tail: readonly SessionEvent[], through: number): Block[] {
     content: string,
     toolCalls: readonly ToolCall[],
     reasoning?: readonly ReasoningPart[],
+    model?: string,
   ): void => {
     // Logged as the provider returned it, so replayed unchanged (signatures check the exact bytes).
-    const withReasoning = reasoning?.length ? { reasoning: [...reasoning] } : {};
+    const withReasoning = reasoning?.length
+      ? { reasoning: [...reasoning], ...(model !== undefined ? { reasoningModel: model } : {}) }
+      : {};
     if (toolCalls.length === 0) {
       if (hasText(content))
         blocks.push({ message: { role: 'assistant', content, ...withReasoning }, calls: [] });
@@ -209,7 +212,7 @@ function projectTail(tail: readonly SessionEvent[], through: number): Block[] {
           blocks.push({ message: { role: 'user', content: event.content }, calls: [] });
         break;
       case 'assistant_message':
-        addAssistant(event.seq, event.content, event.toolCalls, event.reasoning);
+        addAssistant(event.seq, event.content, event.toolCalls, event.reasoning, event.model);
         break;
       case 'interrupted':
         // Its reasoning is not replayed: a block cut off mid-stream has no signature, and providers reject it.

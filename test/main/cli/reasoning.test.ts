@@ -97,6 +97,6 @@ describe('reasoning on the command line', () => {
     const run = await keel(home, newSession('claude-opus-5-5', []), ENV);
     expect(run.code, run.stderr).toBe(0);
     expect(eventsOf(home, onlySessionId(home))[0]).not.toHaveProperty('reasoningEffort');
-    expect((server.requests.at(-1)?.body as Body).output_config).toEqual({ effort: 'high' });
+    expect((server.requests.at(-1)?.body as Body).output_config).toEqual({ effort: 'medium' });
   });
 });

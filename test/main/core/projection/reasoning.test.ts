@@ -87,6 +87,26 @@ describe('reasoning in the projection', () => {
     expect(deepseek).toMatchObject({ role: 'assistant', reasoning_content: 'Plan.' });
   });
 
+  it('replays reasoning only to the model that produced it (signatures are bound to it): not after a model switch', () => {
+    const log = new LogBuilder();
+    log.user('go');
+    log.add({
+      kind: 'assistant_message',
+      content: 'x',
+      toolCalls: [],
+      reasoning: [thinking, item],
+      model: 'model-a',
+    });
+    const payload = projectPayload(log.events, { system });
+    expect(payload.messages[2]?.reasoningModel).toBe('model-a');
+    const anthropic = (model: string) => JSON.stringify(toAnthropicRequest(payload, [], model).messages);
+    expect(anthropic('model-a')).toContain('sig-1');
+    expect(anthropic('model-b')).not.toContain('sig-1');
+    const responses = (model: string) => JSON.stringify(toResponsesRequest(payload, [], model).input);
+    expect(responses('model-a')).toContain('rs_1');
+    expect(responses('model-b')).not.toContain('rs_1');
+  });
+
   it('refuses reasoning where a provider could not replay it', () => {
     const problems = (payload: Payload) => {
       const result = validatePayload(payload);
