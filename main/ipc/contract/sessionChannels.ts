@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  ReasoningEffort,
   ApprovalRequest,
   ModelPin,
   Policy,
@@ -47,6 +48,8 @@ export const sessionChannels = {
        * in the folder itself (no checkout).
        */
       checkout: z.enum(['auto', 'manual', 'direct']).default('auto'),
+      /** The pinned reasoning effort; absent, the model's own default (off only where the model allows it). */
+      reasoningEffort: ReasoningEffort.optional(),
     }),
     output: z.object({
       session: SessionSummary,
@@ -105,6 +108,11 @@ export const sessionChannels = {
       /** Set when the model works today but its lifecycle says it may not for long (one line). */
       warning: z.string().optional(),
     }),
+  },
+  'sessions.setReasoning': {
+    doc: "Switches an idle session's reasoning effort (recorded as reasoning_changed); the next request uses it.",
+    input: z.object({ sessionId, effort: ReasoningEffort }),
+    output: z.object({ effort: ReasoningEffort, previous: ReasoningEffort }),
   },
   'sessions.archive': {
     doc: 'Hides (archived: true) or restores a session in the list; its log is untouched.',

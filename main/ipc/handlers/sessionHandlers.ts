@@ -7,7 +7,7 @@ import { SessionLog } from '../../core/log/sessionLog.js';
 import { readPersistentConfig } from '../../core/sessions/layout.js';
 import { loadSessionState } from '../../core/turn/loadState.js';
 import { foldSession, needsModel, unansweredCalls } from '../../core/turn/state.js';
-import { readSettings } from '../../core/host.js';
+import { effectiveEffort, reasoningChoices, readSettings } from '../../core/host.js';
 import { type ProjectGroup } from '../contract.js';
 import { IpcFailure } from '../errors.js';
 import type { sessionChannels } from '../contract/sessionChannels.js';
@@ -71,13 +71,14 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
       }
       // A session is pinned to its model: the provider's word on it decides, the catalogue only warns.
       const { pin, warning } = await choose(modelRequest(args));
+      if (args.reasoningEffort !== undefined) checkEffort(pin.model, args.reasoningEffort);
       const real = fs.realpathSync(folder);
       // The app is a host of the session API: its sessions are made as a library user's are.
       const session = await turns.harness.sessions.getOrCreate({
         id: newSessionId(),
         ...(args.title ? { title: args.title } : {}),
         create: {
-          model: pin,
+          model: { ...pin, ...(args.reasoningEffort ? { reasoningEffort: args.reasoningEffort } : {}) },
           ...(args.checkout === 'direct'
             ? { projectFolder: real }
             : { persistentDirs: { project: { path: real, commit: args.checkout } } }),
@@ -171,6 +172,18 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
       });
     },
 
+    'sessions.setReasoning': (args) => {
+      turns.assertIdle(args.sessionId);
+      return turns.appendWhileIdle(args.sessionId, (log) => {
+        const { pin } = loadSessionState(log);
+        checkEffort(pin.model, args.effort);
+        const previous = effectiveEffort(pin.model, pin.reasoningEffort);
+        const appended = log.append({ kind: 'reasoning_changed', effort: args.effort });
+        if (!appended.ok) throw new IpcFailure('invalid_state', 'the session changed meanwhile: try again');
+        return { events: appended.events, value: { effort: args.effort, previous } };
+      });
+    },
+
     'sessions.archive': (args) => {
       if (!index.setArchived(args.sessionId, args.archived)) {
         throw new IpcFailure('not_found', `no session ${args.sessionId}`);
@@ -239,4 +252,12 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
       return { turnId: await turns.start(args.sessionId, {}) };
     },
   };
+}
+
+/** Refuses an effort the model does not take (off for a model that always reasons), naming the choices. */
+function checkEffort(model: string, effort: string): void {
+  const choices: readonly string[] = reasoningChoices(model);
+  if (!choices.includes(effort)) {
+    throw new IpcFailure('invalid_input', `${model} always reasons: choose ${choices.join(', ')}`);
+  }
 }

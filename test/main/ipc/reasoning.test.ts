@@ -1,0 +1,102 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHandlers, type Handlers } from '../../../main/ipc/handlers.js';
+import type { Push } from '../../../main/ipc/hub.js';
+import type { ProviderServer } from '../../support/providerServer.js';
+import {
+  closeSessionFixture,
+  eventsOf,
+  rejected,
+  startSessionFixture,
+} from '../../support/sessionFixture.js';
+import { ipcCalls, pushWaiter } from './support.js';
+
+/* The app's reasoning effort: pinned at sessions.create, switched with sessions.setReasoning. */
+
+let dir: string;
+let home: string;
+let project: string;
+let server: ProviderServer;
+let handlers: Handlers;
+let pushes: Push[];
+const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', ANTHROPIC_API_KEY: 'test-key' };
+
+beforeEach(async () => {
+  ({ dir, home, project, server } = await startSessionFixture('keel-ipc-reasoning-'));
+  fs.mkdirSync(home, { recursive: true });
+  fs.writeFileSync(
+    path.join(home, 'settings.json'),
+    JSON.stringify({ providers: { anthropic: { baseUrl: server.anthropicBaseUrl } } }),
+  );
+  handlers = createHandlers({ home, mode: 'serve', version: '1', env });
+  pushes = [];
+  handlers.hub.subscribe((push) => pushes.push(push));
+});
+
+afterEach(async () => {
+  await handlers.close();
+  await closeSessionFixture({ dir, server });
+});
+
+const { call, fail } = ipcCalls(() => handlers);
+const waitForPush = pushWaiter(
+  () => handlers,
+  () => pushes,
+  15_000,
+);
+
+async function runTurn(sessionId: string, prompt: string): Promise<void> {
+  const { turnId } = await call('turns.send', { sessionId, prompt });
+  await waitForPush('session.status', (p) => p.sessionId === sessionId && p.turnId === turnId && !p.running);
+}
+
+type Body = { thinking?: unknown; output_config?: unknown };
+
+describe('reasoning effort through the IPC contract', () => {
+  it('pins the effort at sessions.create and switches it with sessions.setReasoning (reasoning_changed)', async () => {
+    const { session } = await call('sessions.create', {
+      projectFolder: project,
+      provider: 'anthropic',
+      model: 'scripted-model',
+      contextWindow: 32_000,
+      checkout: 'direct',
+      reasoningEffort: 'low',
+    });
+    expect(eventsOf(home, session.id)[0]).toMatchObject({ reasoningEffort: 'low' });
+    expect((await call('sessions.open', { sessionId: session.id })).pin.reasoningEffort).toBe('low');
+    server.enqueue({ kind: 'reply', thinking: 'Short.', text: 'one' });
+    await runTurn(session.id, 'first');
+    expect((server.requests.at(-1)?.body as Body).output_config).toEqual({ effort: 'low' });
+
+    expect(await call('sessions.setReasoning', { sessionId: session.id, effort: 'high' })).toEqual({
+      effort: 'high',
+      previous: 'low',
+    });
+    expect(eventsOf(home, session.id).at(-1)).toMatchObject({ kind: 'reasoning_changed', effort: 'high' });
+    server.enqueue({ kind: 'reply', thinking: 'Longer.', text: 'two' });
+    await runTurn(session.id, 'second');
+    expect((server.requests.at(-1)?.body as Body).output_config).toEqual({ effort: 'high' });
+    expect(rejected(server)).toEqual([]);
+  });
+
+  it('refuses off for a model that always reasons, at create and at the switch', async () => {
+    const refused = await fail('sessions.create', {
+      projectFolder: project,
+      provider: 'anthropic',
+      model: 'claude-opus-5-5',
+      checkout: 'direct',
+      reasoningEffort: 'off',
+    });
+    expect(refused.message).toBe('claude-opus-5-5 always reasons: choose low, medium, high');
+    const { session } = await call('sessions.create', {
+      projectFolder: project,
+      provider: 'anthropic',
+      model: 'claude-opus-5-5',
+      checkout: 'direct',
+    });
+    const switched = await fail('sessions.setReasoning', { sessionId: session.id, effort: 'off' });
+    expect(switched.code).toBe('invalid_input');
+    expect(eventsOf(home, session.id).map((event) => event.kind)).toEqual(['session_created']);
+  });
+});
