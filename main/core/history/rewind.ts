@@ -24,6 +24,13 @@ export async function rewindSession(
   options: { toSeq: number; files?: boolean; onEvent?: (event: SessionEvent) => void },
 ): Promise<RewindReport> {
   await completePendingRevert(log);
+  // A pending approval would stay pending in the session list and the approvals it lists after the rewind
+  // set its call aside: it is answered first.
+  if (log.indexStatus() === 'awaiting_approval') {
+    throw new RevertTargetError(
+      'an approval is pending in this session: approve or deny it first (keel approve / keel deny), then rewind',
+    );
+  }
   const problem = rewindProblem(log.read({ validate: false }), options.toSeq);
   if (problem !== undefined) throw new RevertTargetError(`cannot rewind to ${options.toSeq}: ${problem}`);
   let revert: RevertReport | undefined;

@@ -108,6 +108,24 @@ describe('keel rewind', () => {
     expect((await keel(home, ['rewind', id, '--to', String((first as number) - 1)])).code).toBe(0);
   });
 
+  it('refuses while an approval is pending (it would stay listed for a call set aside)', async () => {
+    server.enqueue({ kind: 'reply', text: 'one' });
+    expect(
+      (await keel(home, newSessionArgs({ project, server }, { policy: 'ask', prompt: 'first' }))).code,
+    ).toBe(0);
+    const id = onlySessionId(home);
+    server.enqueue({
+      kind: 'reply',
+      toolCalls: [{ name: 'write_file', arguments: { path: 'b.txt', content: 'asks first\n' } }],
+    });
+    expect((await keel(home, ['run', '--session', id, 'second'])).code).toBe(3);
+    const [, second] = userSeqs(id);
+    const refused = await keel(home, ['rewind', id, '--to', String((second as number) - 1)]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/an approval is pending in this session: approve or deny it first/);
+    expect(eventsOf(home, id).some((e) => e.kind === 'rewound')).toBe(false);
+  });
+
   it('with --files and a conflicting edit of the user: nothing is reverted, nothing rewound (exit 1)', async () => {
     const id = await twoTurns();
     fs.writeFileSync(path.join(project, 'b.txt'), 'the user rewrote it\n');
