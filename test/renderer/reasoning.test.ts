@@ -61,4 +61,28 @@ describe.skipIf(!HAS_CHROMIUM)("the model's reasoning in the transcript", () => 
     expect(watched.errors).toEqual([]);
     expect(watched.foreignRequests).toEqual([]);
   });
+
+  it('pins the effort chosen in the New session dialog', async () => {
+    const watched = app.watch('reasoning-dialog');
+    const page = await app.goto();
+    await page.getByRole('button', { name: 'New session' }).first().click();
+    const dialog = page.getByRole('dialog', { name: 'New session' });
+    await dialog.waitFor();
+    await dialog.getByLabel('Project folder').fill(project);
+    await dialog.getByLabel('Title (optional)').fill('Effort high');
+    await dialog.getByLabel('Reasoning').selectOption('high');
+    await screenshot(page, 'reasoning-03-dialog');
+    await dialog.getByRole('button', { name: 'Create session' }).click();
+    await page.getByRole('heading', { name: 'Effort high' }).waitFor();
+    const listed = await page.evaluate<{
+      ok: boolean;
+      value: { sessions: { id: string; title?: string }[] };
+    }>(`window.keel.sessions.list({})`);
+    const id = listed.value.sessions.find((session) => session.title === 'Effort high')?.id ?? '';
+    expect((await readEvents(page, id))[0]).toMatchObject({
+      kind: 'session_created',
+      reasoningEffort: 'high',
+    });
+    expect(watched.errors).toEqual([]);
+  });
 });

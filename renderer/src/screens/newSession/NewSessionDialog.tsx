@@ -11,6 +11,16 @@ import { findCatalogueModel, modelChoices, pinNote, switchTarget, catalogueToday
 import { RecentProjects } from './RecentProjects.js';
 import { useCatalogue } from './useCatalogue.js';
 
+/** The reasoning efforts sessions.create takes; `default` sends none (the model's own). */
+const REASONING = [
+  { value: 'default', label: "Model's default" },
+  { value: 'off', label: 'Off (where the model allows it)' },
+  { value: 'low', label: 'Low' },
+  { value: 'medium', label: 'Medium' },
+  { value: 'high', label: 'High' },
+] as const;
+type ReasoningChoice = (typeof REASONING)[number]['value'];
+
 /** How a session's changes reach the project folder (the `checkout` of sessions.create). */
 const CHANGE_MODES = [
   {
@@ -61,6 +71,7 @@ export function NewSessionDialog({
   const [network, setNetwork] = useState((defaults?.networkAllow ?? []).join('\n'));
   const [title, setTitle] = useState('');
   const [changes, setChanges] = useState<ChangeMode>('auto');
+  const [reasoning, setReasoning] = useState<ReasoningChoice>('default');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
   const electron = info?.mode === 'electron';
@@ -135,6 +146,7 @@ export function NewSessionDialog({
           ...(windowTokens ? { contextWindow: windowTokens } : {}),
           policy,
           checkout: changes,
+          ...(reasoning !== 'default' ? { reasoningEffort: reasoning } : {}),
           networkAllow: network
             .split(/[\s,]+/)
             .map((host) => host.trim())
@@ -237,6 +249,21 @@ export function NewSessionDialog({
               ))}
             </select>
             <p className="hint">{CHANGE_MODES.find((entry) => entry.value === changes)?.hint}</p>
+          </div>
+          <div className="field">
+            <label htmlFor="ns-reasoning">Reasoning</label>
+            <select
+              id="ns-reasoning"
+              value={reasoning}
+              onChange={(event) => setReasoning(event.target.value as ReasoningChoice)}
+            >
+              {REASONING.map((entry) => (
+                <option key={entry.value} value={entry.value}>
+                  {entry.label}
+                </option>
+              ))}
+            </select>
+            <p className="hint">How hard a reasoning model thinks; switch it later with keel reasoning.</p>
           </div>
           <div className="field">
             <label htmlFor="ns-title">Title (optional)</label>
