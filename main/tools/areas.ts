@@ -18,6 +18,8 @@ export interface Located {
   protectedGlobs: readonly string[];
   /** The area is a read-only Persistent Dir. */
   readOnly?: boolean;
+  /** The area is a record no tool writes (`/artifacts`). */
+  sealed?: boolean;
 }
 
 /** A path argument that names an area that does not exist (`/persistent/nope/x`): a tool error, nothing resolved. */
@@ -40,6 +42,7 @@ function places(ctx: ToolContext): Located[] {
     prefix: area.prefix,
     protectedGlobs: area.protectedGlobs ?? [],
     ...(area.readOnly ? { readOnly: true } : {}),
+    ...(area.sealed ? { sealed: true } : {}),
   }));
   return [root, ...areas].sort((a, b) => b.root.length - a.root.length);
 }
@@ -88,6 +91,7 @@ export function locate(ctx: ToolContext, arg: string): Located {
       prefix: named.area.prefix,
       protectedGlobs: named.area.protectedGlobs ?? [],
       ...(named.area.readOnly ? { readOnly: true } : {}),
+      ...(named.area.sealed ? { sealed: true } : {}),
     };
   }
   return { ...root, arg };

@@ -36,12 +36,21 @@ export function locatePath(ctx: ToolContext, arg: string, argName: string): Loca
   }
 }
 
+/** Refuses a write into a sealed area (`/artifacts`), whatever was approved. */
+function assertWritable(located: Located, arg: string, argName: string): void {
+  if (!located.sealed) return;
+  throw new ToolError(
+    `${argName}: "${arg}" is in ${located.prefix ?? 'a record'}/, the session's record of command output, which no tool can change; write under /session/scratch/ instead`,
+  );
+}
+
 /**
  * Real path of a path argument inside the root or the area it names; throws PathEscapeError (naming the
- * argument) if it escapes that folder.
+ * argument) if it escapes that folder, and a ToolError for a write into a sealed area.
  */
 export function resolvePath(ctx: ToolContext, arg: string, argName: string, forWrite = false): string {
   const located = locatePath(ctx, arg, argName);
+  if (forWrite) assertWritable(located, arg, argName);
   try {
     return resolveInWorkspace(located.root, located.arg, { argName, forWrite });
   } catch (error) {
@@ -76,6 +85,7 @@ export async function writeConfined(
   expectedRealPath: string,
 ): Promise<void> {
   const located = locatePath(ctx, arg, 'path');
+  assertWritable(located, arg, 'path');
   try {
     await writeFileConfined(located.root, located.arg, data, {
       argName: 'path',
@@ -95,6 +105,7 @@ export async function writeConfined(
  */
 export function removeConfined(ctx: ToolContext, arg: string, expectedRealPath: string): void {
   const located = locatePath(ctx, arg, 'path');
+  assertWritable(located, arg, 'path');
   try {
     removeFileConfined(located.root, located.arg, {
       argName: 'path',

@@ -75,10 +75,20 @@ function boxRecordsDir(ctx: ToolContext): string {
   return path.join(ctx.sessionDir, 'boxes');
 }
 
+/**
+ * How the model is told where the whole output is: a path it can read (`/artifacts/<handle>`) when the
+ * session has the artifacts area, else the bare handle as before.
+ */
+function shownArtifact(ctx: ToolContext, artifact: string): string {
+  const area = ctx.areas?.find((candidate) => candidate.sealed && candidate.prefix === '/artifacts');
+  return area ? `${area.prefix}/${artifact}` : artifact;
+}
+
 async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<ToolOutcome> {
   const requested = args.timeout_ms ?? toolLimits.commandDefaultTimeoutMs;
   const timeoutMs = Math.min(requested, toolLimits.commandMaxTimeoutMs);
   const artifact = artifactNameFor(ctx.idempotencyKey);
+  const shown = shownArtifact(ctx, artifact);
   const cwd = await commandFolder(args, ctx);
   if (typeof cwd !== 'string') return cwd;
   const boxRoot = ctx.boxRoot ?? ctx.workspace;
@@ -95,7 +105,7 @@ async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<
     readOnly: [...readOnlyPathsFor(boxRoot), ...(ctx.boxReadOnly ?? [])],
     ...(ctx.boxHidden && ctx.boxHidden.length > 0 ? { hidden: [...ctx.boxHidden] } : {}),
     artifactPath: path.join(ctx.artifactsDir, artifact),
-    artifactHandle: artifact,
+    artifactHandle: shown,
     idempotencyKey: ctx.idempotencyKey,
     recordDir: boxRecordsDir(ctx),
     unconfinedApproved: ctx.approved === true,
@@ -107,7 +117,11 @@ async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<
   if (result.networkRefused.length > 0) {
     notes.push(`[network access refused by the sandbox: ${result.networkRefused.slice(0, 5).join(', ')}]`);
   }
-  notes.push(`[full output: artifact ${artifact}, ${result.bytes} bytes]`);
+  notes.push(
+    shown === artifact
+      ? `[full output: artifact ${artifact}, ${result.bytes} bytes]`
+      : `[full output: ${shown}, ${result.bytes} bytes; read_file or grep it for the rest]`,
+  );
   const excerpt = result.excerpt.trim() === '' ? '(no output)' : result.excerpt.replace(/\n+$/, '');
   return {
     content: `${excerpt}\n${notes.join('\n')}`,

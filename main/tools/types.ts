@@ -28,6 +28,8 @@ export interface ToolArea {
   protectedGlobs?: readonly string[];
   /** A read-only Persistent Dir: every write needs approval, and the approval says why. */
   readOnly?: boolean;
+  /** A record no tool may change (`/artifacts`): every write is refused, approved or not. */
+  sealed?: boolean;
 }
 
 /**

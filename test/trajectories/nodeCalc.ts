@@ -174,7 +174,7 @@ export const nodeCalcTrajectories: Trajectory[] = [
   {
     id: 'gpt-long-output-artifact',
     checks:
-      'A very long command output (a verbose reporter over 4,000 lines) reaches the model cut to its head and tail with the artifact handle; the whole output is in that artifact (read through the session API); the model narrows it with `| grep` as the prompt says and fixes the bug.',
+      'A very long command output (a verbose reporter over 4,000 lines) reaches the model cut to its head and tail with the path of the whole output (`/artifacts/<handle>`); the model greps that artifact for the failures and reads its middle with read_file offset/limit (lines that never reached it in the cut), then fixes the bug; the artifact cannot be written.',
     style: 'gpt',
     project: 'node-calc',
     turns: [{ prompt: 'Run the tests with a verbose reporter and fix whatever fails.' }],
@@ -187,10 +187,28 @@ export const nodeCalcTrajectories: Trajectory[] = [
         ],
       },
       {
-        sees: [/trace line 1: checking calc/, /fail 2/, /\[full output: artifact (\S+\.log), \d+ bytes\]/],
-        calls: [call.run('npm test --silent 2>&1 | grep -n "not ok"')],
+        sees: [
+          /trace line 1: checking calc/,
+          /fail 2/,
+          /\[full output: \/artifacts\/\S+\.log, \d+ bytes; read_file or grep it/,
+        ],
+        calls: (seen) => {
+          const artifact = artifactOf(seen.results.join('\n'));
+          return [
+            call.grep('not ok', { path: artifact }),
+            call.read(artifact, { offset: 2000, limit: 3 }),
+            call.write(artifact, 'overwritten'),
+          ];
+        },
       },
-      { sees: [/not ok \d+ - sum of an empty list/], calls: [call.read('src/calc.js')] },
+      {
+        sees: [
+          /not ok \d+ - sum of an empty list/,
+          /2000\ttrace line 2000: checking calc/,
+          /the session's record of command output, which no tool can change/,
+        ],
+        calls: [call.read('src/calc.js')],
+      },
       { calls: fixEdits() },
       { calls: [call.run('npm test 2>&1 | tail -n 8')] },
       { sees: [/fail 0/], text: 'Fixed `sum` and `clamp`.' },
@@ -200,7 +218,7 @@ export const nodeCalcTrajectories: Trajectory[] = [
       const first = played.model.seen[1]?.results[0] ?? '';
       // Cut: the middle lines never reached the model.
       expect(first).not.toContain('trace line 2000: checking calc');
-      const handle = /\[full output: artifact (\S+\.log), \d+ bytes\]/.exec(first)?.[1] as string;
+      const handle = artifactOf(first).slice('/artifacts/'.length);
       const whole = (await played.session?.artifacts.read(handle))?.toString('utf8') ?? '';
       expect(whole).toContain('trace line 2000: checking calc');
       expect(whole).toContain('trace line 4000: checking calc');
@@ -315,3 +333,10 @@ export const nodeCalcTrajectories: Trajectory[] = [
     },
   },
 ];
+
+/** The path of the whole output a cut command result names (`/artifacts/<handle>`). */
+function artifactOf(result: string): string {
+  const found = /\[full output: (\/artifacts\/\S+\.log), \d+ bytes/.exec(result)?.[1];
+  if (!found) throw new Error(`no artifact path in: ${result.slice(-300)}`);
+  return found;
+}

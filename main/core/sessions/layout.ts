@@ -133,6 +133,9 @@ function commitSentence(config: PersistentConfig, dir: PersistentDirSpec): strin
 const SESSION_AREA_LINE =
   '/session/ is private to this conversation: files the user or app staged for you (/session/uploads/, /session/app-context/) and your scratch space (/session/scratch/).';
 
+const ARTIFACTS_LINE =
+  '/artifacts/ holds the whole output of your commands, named in a result that shows only its head and tail: read it with read_file (offset, limit) or grep. Nothing can write there, and commands do not see it.';
+
 /**
  * The system prompt's description of where the model works (sessions whose root is the project: see
  * `pathRoot` in session_created). Fixed text per configuration (no counters, times or host paths), so it
@@ -144,11 +147,13 @@ export function describeProjectRoot(config: PersistentConfig | undefined, sessio
   if (config && !project) return describeWorkspace(config);
   const rootLine =
     'The project is your root: every relative path is relative to it, commands run there unless you pass cwd, and its absolute path (as pwd prints it) works too.';
-  if (!config || !project) return sessionArea ? `${rootLine}\n${SESSION_AREA_LINE}` : rootLine;
+  if (!config || !project)
+    return [rootLine, ...(sessionArea ? [SESSION_AREA_LINE] : []), ARTIFACTS_LINE].join('\n');
   const lines = [
     `You work in a checkout of the project; ${commitSentence(config, project)}.`,
     rootLine,
     `- ${SESSION_AREA_LINE}`,
+    `- ${ARTIFACTS_LINE}`,
   ];
   for (const dir of config.dirs) {
     if (dir === project) continue;

@@ -91,7 +91,9 @@ function layoutOf(
   if (!config) {
     const folder = fs.realpathSync(override ?? created.projectFolder);
     const sessionArea =
-      projectRoot && override === undefined ? existingArea(log.workspaceDir, 'session') : [];
+      projectRoot && override === undefined
+        ? [...existingArea(log.workspaceDir, 'session'), ...artifactsArea(log)]
+        : [];
     return {
       workspace: folder,
       areas: sessionArea,
@@ -122,7 +124,7 @@ function layoutOf(
     return {
       ...box,
       workspace: boxRoot,
-      areas: projectRoot ? checkoutAreas(boxRoot, config) : [],
+      areas: projectRoot ? [...checkoutAreas(boxRoot, config), ...artifactsArea(log)] : [],
       commandCwd: commandFolderOf(config),
       protectedGlobs: config.readOnly.map((name) => `persistent/${name}/**`),
       boxReadOnly: checkoutsReadOnly,
@@ -134,11 +136,21 @@ function layoutOf(
   return {
     ...box,
     workspace,
-    areas: checkoutAreas(boxRoot, config),
+    areas: [...checkoutAreas(boxRoot, config), ...artifactsArea(log)],
     commandCwd: '.',
     protectedGlobs: config.readOnly.includes('project') ? ['**'] : [],
     boxReadOnly: [...readOnlyPathsFor(workspace), ...checkoutsReadOnly],
   };
+}
+
+/**
+ * `/artifacts`: the session's record of whole command outputs (and commit patches), which a command's result
+ * names when it shows only the head and tail. Read with read_file and grep; sealed, so no tool writes it.
+ */
+function artifactsArea(log: SessionLog): ToolArea[] {
+  return fs.existsSync(log.artifactsDir)
+    ? [{ prefix: '/artifacts', root: fs.realpathSync(log.artifactsDir), sealed: true }]
+    : [];
 }
 
 /** The `/session` area of a workspace folder, when its private area exists. */

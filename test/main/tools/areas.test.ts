@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { detectSandbox, type SandboxInfo } from '../../../main/sandbox/box.js';
@@ -104,6 +104,41 @@ describe('paths as a model sends them', () => {
       t.ctx({ approved: true }),
     );
     expect(approved.isError).toBe(false);
+  });
+
+  it('reads and greps /artifacts, and refuses every write there, approved or not', async () => {
+    const artifacts = path.join(t.root, 'artifacts');
+    mkdirSync(artifacts);
+    writeFileSync(path.join(artifacts, 'ev3-run_command.log'), 'line one\nnot ok 2 - sum\nline three\n');
+    const areas = [...(t.ctx().areas ?? []), { prefix: '/artifacts', root: artifacts, sealed: true }];
+    const ctx = (approved = false) => t.ctx({ areas, approved });
+    const read = await run('read_file', { path: '/artifacts/ev3-run_command.log', offset: 2 }, ctx());
+    expect(read.content).toBe('     2\tnot ok 2 - sum\n     3\tline three');
+    const grep = await run('grep', { pattern: 'not ok', path: '/artifacts' }, ctx());
+    expect(grep.content).toContain('/artifacts/ev3-run_command.log:2: not ok 2 - sum');
+    for (const approved of [false, true]) {
+      const written = await run(
+        'write_file',
+        { path: '/artifacts/ev3-run_command.log', content: 'forged\n' },
+        ctx(approved),
+      );
+      expect(errorOf(written.content)).toContain(
+        "the session's record of command output, which no tool can change",
+      );
+      const edited = await run(
+        'edit_file',
+        { path: '/artifacts/ev3-run_command.log', old_string: 'not ok', new_string: 'ok' },
+        ctx(approved),
+      );
+      expect(edited.isError).toBe(true);
+      const patched = await run(
+        'apply_patch',
+        { input: '*** Begin Patch\n*** Delete File: /artifacts/ev3-run_command.log\n*** End Patch' },
+        ctx(approved),
+      );
+      expect(patched.isError).toBe(true);
+    }
+    expect(readFileSync(path.join(artifacts, 'ev3-run_command.log'), 'utf8')).toContain('not ok 2 - sum');
   });
 
   it('gives grants and approvals the path as shown', async () => {

@@ -280,6 +280,8 @@ describe('a session made now', () => {
         areas: [
           { prefix: '/session', root: path.join(workspace, 'session') },
           { prefix: '/persistent/project', root: path.join(workspace, 'persistent', 'project') },
+          // The whole outputs a cut command result names: readable, never written by a tool.
+          { prefix: '/artifacts', root: path.join(dataDir, 'artifacts'), sealed: true },
         ],
         commandCwd: '.',
         protectedGlobs: [],
