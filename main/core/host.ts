@@ -18,6 +18,7 @@ export { createFlowControl, type FlowControl } from '../runner/flow.js';
 export { runningCommand, type RunningCommand } from '../runner/boxedCommand.js';
 // keel eval runs each task's check command in the box, as a tool call would.
 export { runCommand, type RunCommandResult } from '../runner/boxedCommand.js';
+export { runGit } from './persistent/git.js';
 // The tools' own descriptions the approval panel and the command view show.
 export { planChange, previewEdit, type FileChangeArgs } from '../tools/fileChange.js';
 export { planPatch, type PatchFilePlan } from '../tools/patchPlan.js';

@@ -1,10 +1,9 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ModelPin } from '../../common/events.js';
 import { newSessionId } from '../../core/log/sessionId.js';
-import { readOnlyPathsFor, runCommand, type SandboxInfo } from '../../core/host.js';
+import { readOnlyPathsFor, runCommand, runGit, type SandboxInfo } from '../../core/host.js';
 import { streamHarness } from '../../core/sessions/stream.js';
 import type { Harness } from '../../core/sessions/types.js';
 import { readTraceSummary } from '../../core/trace/index.js';
@@ -57,28 +56,19 @@ export type EvalRun = {
 };
 
 /** Copies the task's project and makes it a git repository with one commit unless it is one already. */
-function prepareProject(task: EvalTask, into: string): string {
+async function prepareProject(task: EvalTask, into: string): Promise<string> {
   const project = path.join(into, task.id);
   fs.cpSync(task.projectDir, project, { recursive: true });
   if (!fs.existsSync(path.join(project, '.git'))) {
-    const git = (...args: string[]) =>
-      spawnSync(
-        'git',
-        [
-          '-c',
-          'user.name=keel eval',
-          '-c',
-          'user.email=eval@keel.invalid',
-          '-c',
-          'init.defaultBranch=main',
-          ...args,
-        ],
-        { cwd: project, stdio: 'ignore' },
-      );
-    // Without git the session still works on a private copy; with it, the model sees a user's repository.
-    if (git('init', '-q').status === 0) {
-      git('add', '-A');
-      git('commit', '-qm', 'task start');
+    // Through Keel's one git spawner (hooks, fsmonitor and system config off), as every git Keel runs.
+    const side = { cwd: project, env: {} };
+    const identity = ['-c', 'user.name=keel eval', '-c', 'user.email=eval@keel.invalid'];
+    try {
+      await runGit(side, ['-c', 'init.defaultBranch=main', 'init', '-q']);
+      await runGit(side, ['add', '-A']);
+      await runGit(side, [...identity, 'commit', '-qm', 'task start']);
+    } catch {
+      // Without git the session still works on a private copy; with it, the model sees a user's repository.
     }
   }
   return fs.realpathSync(project);
@@ -89,7 +79,7 @@ export async function runEvalTask(run: EvalRun, task: EvalTask): Promise<EvalTas
   const started = Date.now();
   const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-eval-')));
   try {
-    const project = prepareProject(task, work);
+    const project = await prepareProject(task, work);
     const { id } = await run.harness.sessions.getOrCreate({
       id: newSessionId(),
       title: `eval ${task.id}`,
