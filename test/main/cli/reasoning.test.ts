@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureCliBuilt } from '../../support/cli.js';
 import { keel } from '../../support/keelProcess.js';
@@ -15,6 +17,7 @@ let home: string;
 let project: string;
 let server: ProviderServer;
 const ENV = { ANTHROPIC_API_KEY: 'sk-ant-test' };
+const KEYS = { ...ENV, OPENAI_API_KEY: 'sk-openai-test' };
 
 beforeAll(async () => {
   await ensureCliBuilt();
@@ -99,4 +102,66 @@ describe('reasoning on the command line', () => {
     expect(eventsOf(home, onlySessionId(home))[0]).not.toHaveProperty('reasoningEffort');
     expect((server.requests.at(-1)?.body as Body).output_config).toEqual({ effort: 'medium' });
   });
+});
+
+// A kill between a tool call's start and its result, then `keel resume` in a new process: the request after
+// the re-run read must still carry the reasoning that made the call, exactly as logged (Anthropic rejects a
+// tool result whose turn lost or changed its signed thinking; the Responses API one whose reasoning item
+// cannot be verified), so the model goes on with its own reasoning.
+describe('reasoning through a crash and resume', () => {
+  const readCall = { name: 'read_file', arguments: { path: 'notes.txt' } };
+
+  it.each(['anthropic', 'openai'] as const)(
+    '%s: the resumed request replays the logged reasoning unchanged',
+    async (provider) => {
+      fs.writeFileSync(path.join(project, 'notes.txt'), 'alpha\n');
+      server.enqueue({ kind: 'reply', thinking: 'Read the notes first.', toolCalls: [readCall] });
+      const crashed = await keel(home, runArgs(provider), { ...KEYS, KEEL_CRASH_AT: 'after_tool_started' });
+      expect(crashed.signal).toBe('SIGKILL');
+      const id = onlySessionId(home);
+      const assistant = eventsOf(home, id).find((event) => event.kind === 'assistant_message');
+      const logged = assistant?.kind === 'assistant_message' ? assistant.reasoning : undefined;
+      expect(logged?.length).toBe(1);
+
+      server.enqueue({ kind: 'reply', thinking: 'It says alpha.', text: 'alpha.' });
+      const resumed = await keel(home, ['resume', id], KEYS);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stdout).toContain('alpha.');
+      expect(rejected(server)).toEqual([]);
+      const replayed = JSON.stringify(server.requests.at(-1)?.body);
+      if (provider === 'anthropic') {
+        const part = logged?.[0];
+        expect(part?.type).toBe('thinking');
+        if (part?.type === 'thinking') expect(replayed).toContain(JSON.stringify(part.signature));
+      } else {
+        const part = logged?.[0];
+        expect(part?.type).toBe('reasoning');
+        if (part?.type === 'reasoning') expect(replayed).toContain(JSON.stringify(part.encryptedContent));
+      }
+      const results = eventsOf(home, id).filter((event) => event.kind === 'tool_result');
+      expect(results).toHaveLength(1);
+    },
+  );
+
+  function runArgs(provider: 'anthropic' | 'openai'): string[] {
+    const baseUrl = provider === 'anthropic' ? server.anthropicBaseUrl : server.openaiBaseUrl;
+    return [
+      'run',
+      '--project',
+      project,
+      '--provider',
+      provider,
+      '--base-url',
+      baseUrl,
+      '--model',
+      'scripted-model',
+      '--context-window',
+      '32000',
+      '--policy',
+      'full-auto',
+      '--reasoning',
+      'low',
+      'read the notes',
+    ];
+  }
 });
