@@ -84,7 +84,9 @@ describe('a turn stopped between its tool calls', () => {
     }
     expect(existsSync(path.join(project, 'second.txt'))).toBe(false);
     // What the model is told next is what the projection told it before: the same cancelled answers.
-    const tools = projectPayload(events, { system: '' }).messages.filter((message) => message.role === 'tool');
+    const tools = projectPayload(events, { system: '' }).messages.filter(
+      (message) => message.role === 'tool',
+    );
     expect(tools.map((message) => message.content).slice(1)).toEqual([CANCELLED_RESULT, CANCELLED_RESULT]);
   });
 });
