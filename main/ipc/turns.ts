@@ -89,6 +89,9 @@ export class TurnManager {
       home: options.home,
       env: options.env,
       keys: options.keys,
+      // A session's MCP servers live across its turns here (stopped when it is archived, deleted, idle
+      // for ten minutes, or Keel quits), so a turn does not pay their start.
+      keepMcpServers: true,
       ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
     });
   }
@@ -293,7 +296,10 @@ export class TurnManager {
     return true;
   }
 
-  /** Stops every running turn (each records its interruption) and waits for their logs to close. */
+  /**
+   * Stops every running turn (each records its interruption), waits for their logs to close, and stops every
+   * session's MCP servers.
+   */
   async stopAll(): Promise<void> {
     this.closing = true;
     const turns = [...this.running.values()].filter((turn): turn is RunningTurn => turn !== 'reserved');
@@ -302,6 +308,12 @@ export class TurnManager {
       Promise.all(turns.map((turn) => turn.done)).then(() => undefined),
       STOP_WAIT_MS,
     );
+    await this.harness.stopMcp();
+  }
+
+  /** Stops the MCP servers kept for a session (archived, deleted); a running turn's stop when it ends. */
+  stopMcp(sessionId: string): Promise<void> {
+    return this.harness.stopMcp(sessionId);
   }
 
   /**

@@ -16,13 +16,17 @@ export type McpServerReport = {
 
 /** What starting a session's servers gives: tools for the registry, reports, and a way to stop them all. */
 export type McpSession = {
-  /** Tool modules of every ready server, disabled tools left out; fixed for the turn that asked. */
+  /** Tool modules of every ready server, disabled tools left out; fixed for a turn (changed only by relist). */
   tools: ToolModule[];
   servers: McpServerReport[];
   /** Listed tools that could not be offered, with why. */
   skipped: SkippedTool[];
-  /** Names of servers that said `tools/list_changed` since they started. */
+  /** Names of servers that said `tools/list_changed` since they started (or since the last `relist`). */
   changed(): string[];
+  /** False once a server failed for good (did not start, or gave up restarting): the session is reopened. */
+  healthy(): boolean;
+  /** Lists every server's tools again (between turns, after `tools/list_changed`): new tools, servers, skipped. */
+  relist(): Promise<void>;
   /** Stops every server (and its proxy); idempotent. */
   close(): Promise<void>;
 };
@@ -57,56 +61,63 @@ export async function startMcpSession(options: StartMcpOptions): Promise<McpSess
         ...(options.onNotice ? { onNotice: options.onNotice } : {}),
       }),
   );
-  const tools: ToolModule[] = [];
-  const skipped: SkippedTool[] = [];
-  const servers = await Promise.all(
-    connections.map(async (connection): Promise<{ report: McpServerReport; modules: ToolModule[] }> => {
-      const { entry } = connection;
-      const base = {
-        name: entry.name,
-        source: entry.source,
-        transport: 'command' in entry.config ? ('stdio' as const) : ('http' as const),
+  const describe = async (
+    connection: McpConnection,
+  ): Promise<{ report: McpServerReport; modules: ToolModule[]; skipped: SkippedTool[] }> => {
+    const { entry } = connection;
+    const base = {
+      name: entry.name,
+      source: entry.source,
+      transport: 'command' in entry.config ? ('stdio' as const) : ('http' as const),
+    };
+    if (connection.state.state !== 'ready')
+      return { report: { ...base, state: connection.state, tools: [] }, modules: [], skipped: [] };
+    try {
+      const listed = await connection.listTools();
+      const callTimeoutMs = entry.config.timeoutMs ?? options.callTimeoutMs;
+      const built = toolModulesFor(connection, listed, callTimeoutMs === undefined ? {} : { callTimeoutMs });
+      const modules = built.modules.filter((module) => !disabled.has(module.name));
+      return {
+        report: { ...base, state: connection.state, tools: modules.map((m) => m.name) },
+        modules,
+        skipped: built.skipped,
       };
-      await connection.start();
-      if (connection.state.state !== 'ready')
-        return { report: { ...base, state: connection.state, tools: [] }, modules: [] };
-      try {
-        const listed = await connection.listTools();
-        const callTimeoutMs = entry.config.timeoutMs ?? options.callTimeoutMs;
-        const built = toolModulesFor(
-          connection,
-          listed,
-          callTimeoutMs === undefined ? {} : { callTimeoutMs },
-        );
-        skipped.push(...built.skipped);
-        const modules = built.modules.filter((module) => !disabled.has(module.name));
-        return { report: { ...base, state: connection.state, tools: modules.map((m) => m.name) }, modules };
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        await connection.close();
-        return {
-          report: {
-            ...base,
-            state: { state: 'failed', error: `tools/list failed: ${message}`, stderrTail: '' },
-            tools: [],
-          },
-          modules: [],
-        };
-      }
-    }),
-  );
-  for (const server of servers) tools.push(...server.modules);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      await connection.close();
+      return {
+        report: {
+          ...base,
+          state: { state: 'failed', error: `tools/list failed: ${message}`, stderrTail: '' },
+          tools: [],
+        },
+        modules: [],
+        skipped: [],
+      };
+    }
+  };
+  await Promise.all(connections.map((connection) => connection.start()));
   let closed: Promise<void> | undefined;
-  return {
-    tools,
-    servers: servers.map((server) => server.report),
-    skipped,
+  const session: McpSession = {
+    tools: [],
+    servers: [],
+    skipped: [],
     changed: () => [...changed],
+    healthy: () => connections.every((connection) => connection.state.state !== 'failed'),
+    relist: async () => {
+      changed.clear();
+      const described = await Promise.all(connections.map(describe));
+      session.tools = described.flatMap((server) => server.modules);
+      session.servers = described.map((server) => server.report);
+      session.skipped = described.flatMap((server) => server.skipped);
+    },
     close: () => {
       closed ??= Promise.all(connections.map((connection) => connection.close())).then(() => undefined);
       return closed;
     },
   };
+  await session.relist();
+  return session;
 }
 
 /** The session's timeouts with the server's own start bound, when its config names one. */

@@ -27,6 +27,7 @@ import {
   type PersistentConfig,
 } from './layout.js';
 import { withWritableSession } from './sessionLock.js';
+import { McpPool } from './mcpPool.js';
 import { StatusFold, writeStatusPatch } from './status.js';
 import type {
   FileWriter,
@@ -54,6 +55,8 @@ export type HarnessRuntime = {
   dirs: PersistentDirSpec[];
   indexStatus(id: string): SessionStatus | undefined;
   handle(id: string): LocalHarnessSession;
+  /** Kept MCP servers by session (`keepMcpServers`); undefined: servers live per turn. */
+  mcpPool?: McpPool;
 };
 
 const runtimes = new WeakMap<object, HarnessRuntime>();
@@ -78,8 +81,11 @@ export function createHarness<TExtraBody = unknown>(
   const dirs = dirSpecs(options.persistentDirs);
   let index: SessionIndex | undefined;
   const handles = new Map<string, LocalHarnessSession>();
+  const keep = options.keepMcpServers;
+  const mcpPool = keep ? new McpPool(keep === true ? undefined : keep.idleMs) : undefined;
   const runtime: HarnessRuntime = {
     home,
+    ...(mcpPool ? { mcpPool } : {}),
     options: options as HarnessOptions<unknown>,
     dirs,
     indexStatus: (id) => {
@@ -124,7 +130,11 @@ export function createHarness<TExtraBody = unknown>(
       return pending;
     },
   };
-  const harness: Harness<TExtraBody> = { home, sessions };
+  const harness: Harness<TExtraBody> = {
+    home,
+    sessions,
+    stopMcp: (sessionId) => mcpPool?.stop(sessionId) ?? Promise.resolve(),
+  };
   runtimes.set(harness, runtime);
   return harness;
 }

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { EventOf, SessionEvent } from '../../common/events.js';
@@ -7,6 +8,7 @@ import { startMcpSession, type McpSession } from '../../mcp/session.js';
 import type { NetworkPolicy, SandboxInfo } from '../../sandbox/box.js';
 import { approvedConfigHash, readMcpApprovals } from '../../store/mcpApprovals.js';
 import { readSettings } from '../../store/settings.js';
+import type { KeptMcp, McpPool } from './mcpPool.js';
 
 /** What a turn host knows when it opens a session's MCP servers. */
 export type SessionMcpOptions = {
@@ -23,10 +25,16 @@ export type SessionMcpOptions = {
   env: NodeJS.ProcessEnv;
   onNotice?: (text: string) => void;
   onEvent?: (event: SessionEvent) => void;
+  /**
+   * A long-lived host's pool: the session's servers are taken from it when they were started from the same
+   * configuration and none failed for good (else restarted), and `close()` gives them back instead of
+   * stopping them. Without it they live for this turn.
+   */
+  pool?: McpPool;
 };
 
 /**
- * Starts the session's MCP servers for one turn: the settings' servers, and the project's `.mcp.json` ones
+ * Starts (or, with a pool, takes up the kept) session's MCP servers for a turn: the settings' servers, and the project's `.mcp.json` ones
  * when that file's hash is approved in the home (`keel mcp approve`); an unapproved file starts nothing and
  * says how to approve it. Appends `mcp_tools_listed` when the servers or tools differ from the newest one,
  * so the tool list a turn sends is on record and changes only between turns. Undefined when no server is
@@ -50,23 +58,59 @@ export async function openSessionMcp(
   } else if (plan.project.status === 'invalid') {
     options.onNotice?.(`The project's MCP servers were not started: ${plan.project.error}`);
   }
-  const session =
-    plan.servers.length === 0
+  const box = {
+    sandbox: options.sandbox,
+    projectRoot: options.projectRoot,
+    scratchRoot: path.join(log.dir, 'mcp'),
+    hidden: options.hidden,
+    network: options.network,
+    baseEnv: options.env,
+  };
+  // Everything the servers are started from: the same key means the kept ones are these servers.
+  const key = crypto
+    .createHash('sha256')
+    .update(
+      JSON.stringify({
+        servers: plan.servers,
+        disabled: settings.mcp.disabledTools,
+        sandbox: options.sandbox.kind,
+        network: options.network,
+        root: options.projectRoot,
+        hidden: options.hidden,
+        path: options.env.PATH ?? null,
+      }),
+    )
+    .digest('hex');
+  const pool = options.pool;
+  let kept = pool?.take(log.id);
+  let changedBy: string[] = [];
+  if (kept && (kept.key !== key || !kept.session.healthy() || plan.servers.length === 0)) {
+    if (kept.key !== key) options.onNotice?.('The MCP configuration changed: its servers were restarted');
+    await kept.session.close();
+    kept = undefined;
+  }
+  if (kept) {
+    changedBy = kept.session.changed();
+    // tools/list_changed between turns (or during the last one): this turn's list is the new one.
+    if (changedBy.length > 0) await kept.session.relist();
+  }
+  const notices: KeptMcp['notices'] = kept?.notices ?? {};
+  notices.send = options.onNotice;
+  const started =
+    kept?.session ??
+    (plan.servers.length === 0
       ? undefined
       : await startMcpSession({
           plan,
-          box: {
-            sandbox: options.sandbox,
-            projectRoot: options.projectRoot,
-            scratchRoot: path.join(log.dir, 'mcp'),
-            hidden: options.hidden,
-            network: options.network,
-            baseEnv: options.env,
-          },
+          box,
           disabledTools: settings.mcp.disabledTools,
-          ...(options.onNotice ? { onNotice: options.onNotice } : {}),
-        });
-  for (const report of session?.servers ?? []) {
+          // Through the sink: a kept server's crash in a later turn is that turn's notice.
+          onNotice: (text) => notices.send?.(text),
+        }));
+  const session =
+    started && pool ? keptSession(started, pool, log.id, { key, session: started, notices }) : started;
+  if (!session) pool?.release(log.id);
+  for (const report of kept ? [] : (session?.servers ?? [])) {
     if (report.state.state === 'failed') {
       options.onNotice?.(`MCP server "${report.name}" failed to start: ${report.state.error}`);
     }
@@ -94,15 +138,30 @@ export async function openSessionMcp(
               ? { status: 'invalid' as const, error: plan.project.error }
               : { status: plan.project.status, hash: plan.project.hash, servers: plan.project.servers },
         }),
+    ...(changedBy.length > 0 ? { changedBy } : {}),
     ...(session && session.skipped.length > 0
       ? { skipped: session.skipped.map((s) => `${s.server}/${s.tool}: ${s.reason}`) }
       : {}),
   };
-  if (differsFromNewest(log, listed)) {
+  if (changedBy.length > 0 || differsFromNewest(log, listed)) {
     const result = log.append(listed);
     if (result.ok) for (const event of result.events) options.onEvent?.(event);
   }
   return session;
+}
+
+/** The session as a turn sees it, whose `close()` gives the servers back to the pool. */
+function keptSession(session: McpSession, pool: McpPool, sessionId: string, entry: KeptMcp): McpSession {
+  let given: Promise<void> | undefined;
+  return {
+    tools: session.tools,
+    servers: session.servers,
+    skipped: session.skipped,
+    changed: () => session.changed(),
+    healthy: () => session.healthy(),
+    relist: () => session.relist(),
+    close: () => (given ??= pool.keep(sessionId, entry)),
+  };
 }
 
 /** True when `next` says something else than the session's newest mcp_tools_listed (none: unless it is empty). */

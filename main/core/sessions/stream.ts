@@ -107,6 +107,7 @@ async function runStreamed(
     const host = await createTurnHost(log, {
       ...(keys ? { keys: typeof keys === 'function' ? keys() : keys } : {}),
       ...(runtime.options.env ? { env: runtime.options.env } : {}),
+      ...(runtime.mcpPool ? { mcpPool: runtime.mcpPool } : {}),
       compaction: runtime.options.compaction ?? readSettings(runtime.home).compaction,
       ...(runtime.options.createProvider ? { createProvider: runtime.options.createProvider } : {}),
       ...(options.signal ? { signal: options.signal } : {}),

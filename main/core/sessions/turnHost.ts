@@ -13,6 +13,7 @@ import { createProvider, type ModelProvider, type ProviderKeys } from '../../pro
 import { detectSandbox, type NetworkPolicy } from '../../sandbox/box.js';
 import { createToolRegistry } from '../../tools/registry.js';
 import { openSessionMcp } from './mcpHost.js';
+import type { McpPool } from './mcpPool.js';
 import { pinnedPromptOf, sessionRedactor, sessionWorkspace } from './workspaceHost.js';
 
 /** Name of the file in a session folder that asks a running turn to stop (written by `keel stop`). */
@@ -42,6 +43,8 @@ export type TurnHostOptions = {
   clock?: Clock;
   /** False: start no MCP server for this turn (default: the settings' and the approved project's). */
   mcp?: false;
+  /** A long-lived host's pool: the session's MCP servers outlive the turn (mcpPool.ts). */
+  mcpPool?: McpPool;
 };
 
 /**
@@ -77,6 +80,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
           network,
           hidden: layout.boxHidden,
           env,
+          ...(options.mcpPool ? { pool: options.mcpPool } : {}),
           ...(options.hooks?.onNotice ? { onNotice: options.hooks.onNotice } : {}),
           ...(options.hooks?.onEvent ? { onEvent: options.hooks.onEvent } : {}),
         });

@@ -195,12 +195,23 @@ export type HarnessOptions<TExtraBody = unknown> = {
   maxSteps?: number;
   /** Automatic compaction; defaults to settings.json's `compaction` (read at every turn). */
   compaction?: Partial<CompactionSettings>;
+  /**
+   * Keep a session's MCP servers running between its turns (a long-lived host: the app, `keel serve`, a
+   * server embedding the harness) instead of starting them every turn; they stop after `idleMs` (default
+   * 10 min) without a turn, on `harness.stopMcp()`, or when their configuration changed. Default: per turn.
+   */
+  keepMcpServers?: boolean | { idleMs?: number };
 };
 
 /** A harness: the session manager of one home, with its configuration. */
 export type Harness<TExtraBody = unknown> = {
   readonly home: string;
   readonly sessions: HarnessSessionManager<TExtraBody>;
+  /**
+   * Stops the MCP servers kept for a session (it was closed or evicted), or for every session (the host
+   * exits); a turn running meanwhile stops its servers when it ends. Nothing to do without `keepMcpServers`.
+   */
+  stopMcp(sessionId?: string): Promise<void>;
 };
 
 /** A message of the host's conversation; the last `user` message is the new turn's input. */

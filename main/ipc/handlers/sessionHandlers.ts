@@ -184,10 +184,12 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
       });
     },
 
-    'sessions.archive': (args) => {
+    'sessions.archive': async (args) => {
       if (!index.setArchived(args.sessionId, args.archived)) {
         throw new IpcFailure('not_found', `no session ${args.sessionId}`);
       }
+      // An archived session is closed: its MCP servers stop (its next turn starts them again).
+      if (args.archived) await turns.stopMcp(args.sessionId);
       hub.publish('sessions.changed', { sessionId: args.sessionId, change: 'archived' });
       return { session: summaryOf(args.sessionId) };
     },
@@ -196,6 +198,7 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
       turns.assertIdle(args.sessionId);
       // Its shells run inside the session's folder: they go first.
       await terminals.killSession(args.sessionId);
+      await turns.stopMcp(args.sessionId);
       // Taking the lease proves no other process is writing; the folder goes once it is released.
       const log = SessionLog.open(home, args.sessionId, { write: true });
       const dir = log.dir;
