@@ -36,5 +36,6 @@ export async function chooseCliModel(
     throw new CliError(error.message);
   }
   if (choice.warning) context.io.stderr(`keel: warning: ${choice.warning}\n`);
+  if (choice.effortWarning) context.io.stderr(`keel: warning: ${choice.effortWarning}\n`);
   return choice;
 }

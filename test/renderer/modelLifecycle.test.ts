@@ -25,9 +25,18 @@ type LifecycleModule = {
 const lifecyclePath = '../../renderer/src/screens/newSession/modelLifecycle.js';
 const lifecycle = (await import(/* @vite-ignore */ lifecyclePath)) as LifecycleModule;
 
+/** Every model's reasoning as the catalogue gives it (these tests look at lifecycle only). */
+function withReasoning(models: Omit<Model, 'reasoning'>[]): Model[] {
+  const reasoning: Model['reasoning'] = {
+    choices: ['off', 'low', 'medium', 'high'],
+    defaultEffort: 'medium',
+  };
+  return models.map((model) => ({ ...model, reasoning }));
+}
+
 /** A small catalogue in the contract's shape, with one model in every lifecycle state. */
 const catalogue: Catalogue = {
-  models: [
+  models: withReasoning([
     { id: 'opus-new', provider: 'anthropic', contextWindow: 1_000_000, status: 'current', priced: true },
     { id: 'haiku-new', provider: 'anthropic', contextWindow: 1_000_000, status: 'current', priced: false },
     {
@@ -65,7 +74,7 @@ const catalogue: Catalogue = {
       priced: true,
     },
     { id: 'gpt-x', provider: 'openai', contextWindow: 400_000, status: 'current', priced: true },
-  ],
+  ]),
   suggested: { anthropic: 'sonnet-new', openai: 'gpt-x' },
   today: '2026-11-29',
   served: [],

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Policy, ProviderKind } from '../../common/events.js';
 import { unconfirmedEndpoint } from '../../core/log/imported.js';
+import { effectiveEffort } from '../../core/host.js';
 import { foldSession } from '../../core/turn/state.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
@@ -54,8 +55,10 @@ export function registerModel(program: Command, context: CliContext): void {
         await withWritableSession(home, session, (log) => {
           const appended = log.append({ kind: 'model_changed', ...pin }, { expectedLastSeq: before.lastSeq });
           if (!appended.ok) throw new CliError(`session ${session} changed meanwhile: run keel model again`);
+          // The pinned effort is kept where the new model takes it (core/models/effort.ts); say which it is.
+          const effort = effectiveEffort(pin.model, pin.reasoningEffort);
           context.io.stderr(
-            `keel: ${session} now uses ${pin.provider}:${pin.model} (was ${before.pin.provider}:${before.pin.model})\n`,
+            `keel: ${session} now uses ${pin.provider}:${pin.model} (was ${before.pin.provider}:${before.pin.model}), reasoning at ${effort}${pin.reasoningEffort ? '' : ' (its default)'}\n`,
           );
         });
       },

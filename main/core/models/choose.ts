@@ -9,6 +9,7 @@ import {
   type ModelInfo,
 } from '../../providers/catalogue.js';
 import { readSettings, type Settings } from '../../store/settings.js';
+import { effortAfterSwitch, type EffortRequest } from './effort.js';
 import { describeAge, findServed, servedStatus, type ServedContext, type ServedStatus } from './served.js';
 
 /*
@@ -27,12 +28,14 @@ export type ModelRequest = {
   model: string;
   baseUrl?: string;
   contextWindow?: number;
+  /** On a switch only: absent keeps the pinned effort (where the new model takes it), null its default. */
+  reasoningEffort?: EffortRequest;
 };
 
 /** Why a model cannot be chosen; `code` lets a host add its own hint (a flag, a field). */
 export class ModelChoiceError extends Error {
   constructor(
-    readonly code: 'needs_base_url' | 'unknown_window' | 'not_served' | 'settings',
+    readonly code: 'needs_base_url' | 'unknown_window' | 'not_served' | 'settings' | 'effort',
     message: string,
   ) {
     super(message);
@@ -40,8 +43,11 @@ export class ModelChoiceError extends Error {
   }
 }
 
-/** The pin to record, and a one-line warning when the choice works today but may not for long. */
-export type ModelChoice = { pin: ModelPin; warning?: string };
+/**
+ * The pin to record, a one-line warning when the choice works today but may not for long, and on a switch
+ * one when the pinned reasoning effort fell back to the new model's default (core/models/effort.ts).
+ */
+export type ModelChoice = { pin: ModelPin; warning?: string; effortWarning?: string };
 
 /** The catalogue with settings.json's corrections; a bad entry is a ModelChoiceError naming it. */
 export function catalogueOf(settings: Settings): ModelCatalogue {
@@ -131,6 +137,11 @@ export async function chooseModel(
       'an OpenAI-compatible provider needs a base URL (e.g. http://127.0.0.1:11434/v1 for Ollama)',
     );
   }
+  // Checked before the provider is asked: a refused effort costs no request.
+  const effort = context.previous
+    ? effortAfterSwitch(context.previous, request.model, request.reasoningEffort)
+    : undefined;
+  if (effort && !effort.ok) throw new ModelChoiceError('effort', effort.message);
   const known = findModel(request.model, catalogue);
   const status = await servedStatus(request.provider, baseUrl, request.model, context);
   // The provider's own answer decides: a model it says it does not serve would fail every request.
@@ -159,7 +170,14 @@ export async function chooseModel(
     context,
   );
   return {
-    pin: { provider: request.provider, model: request.model, ...(baseUrl ? { baseUrl } : {}), contextWindow },
+    pin: {
+      provider: request.provider,
+      model: request.model,
+      ...(baseUrl ? { baseUrl } : {}),
+      contextWindow,
+      ...(effort?.ok && effort.effort ? { reasoningEffort: effort.effort } : {}),
+    },
     ...(warning ? { warning } : {}),
+    ...(effort?.ok && effort.warning ? { effortWarning: effort.warning } : {}),
   };
 }

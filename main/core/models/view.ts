@@ -1,6 +1,7 @@
 import { todayOf, type Clock } from '../../common/clock.js';
 import type { ModelStatus, ServedModelList } from '../../common/models.js';
-import type { ProviderKind } from '../../common/events.js';
+import type { ProviderKind, ReasoningEffort } from '../../common/events.js';
+import { effectiveEffort, reasoningChoices } from '../../providers/reasoning.js';
 import { readServedModelList } from '../../store/servedModels.js';
 import type { Settings } from '../../store/settings.js';
 import { catalogueOf } from './choose.js';
@@ -17,7 +18,14 @@ export type CatalogueEntry = {
   replacement?: string;
   priced: boolean;
   listed?: boolean;
+  /** The efforts it takes (no `off` for a model that always reasons) and the one it uses unpinned. */
+  reasoning: { choices: ReasoningEffort[]; defaultEffort: ReasoningEffort };
 };
+
+/** A model's reasoning as the pickers offer it (providers/reasoning.ts is the one source). */
+function reasoningOf(model: string): CatalogueEntry['reasoning'] {
+  return { choices: reasoningChoices(model), defaultEffort: effectiveEffort(model, undefined) };
+}
 
 /** A list's age and size, for "Anthropic lists 14 models (checked 3 h ago)". */
 export type ServedSummary = {
@@ -65,6 +73,7 @@ export function catalogueView(home: string, settings: Settings, clock: Clock) {
       ...(model.replacement !== undefined ? { replacement: model.replacement } : {}),
       priced: model.prices !== undefined,
       ...(list ? { listed: findServed(list, model.id) !== undefined } : {}),
+      reasoning: reasoningOf(model.id),
     };
   });
   for (const [provider, list] of lists) {
@@ -79,6 +88,7 @@ export function catalogueView(home: string, settings: Settings, clock: Clock) {
         status: 'current',
         priced: false,
         listed: true,
+        reasoning: reasoningOf(served.id),
       });
     }
   }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ProviderKind } from '../../common/events.js';
+import { ProviderKind, ReasoningEffort } from '../../common/events.js';
 import { ModelStatus, UtcDay } from '../../common/models.js';
 import {
   ServedListSummary,
@@ -109,6 +109,8 @@ export const appChannels = {
            * list was read. A listed model is served, whatever a catalogue date says.
            */
           listed: z.boolean().optional(),
+          /** The reasoning efforts it takes (no `off` for a model that always reasons) and its default. */
+          reasoning: z.object({ choices: z.array(ReasoningEffort), defaultEffort: ReasoningEffort }),
         }),
       ),
       /** The model a new session or a connection test suggests, per provider the catalogue covers. */

@@ -101,12 +101,19 @@ export const sessionChannels = {
       baseUrl: z.string().url().optional(),
       /** Defaults to settings.contextWindows[model], else the catalogue's; unknown models must give it. */
       contextWindow: z.number().int().positive().optional(),
+      /**
+       * Absent: the pinned effort is kept where the new model takes it, else its default (effortWarning
+       * says so); null: the new model's default; an effort: that one, which the new model must take.
+       */
+      reasoningEffort: ReasoningEffort.nullable().optional(),
     }),
     output: z.object({
       pin: ModelPin,
       previous: ModelPin,
       /** Set when the model works today but its lifecycle says it may not for long (one line). */
       warning: z.string().optional(),
+      /** Set when the pinned reasoning effort is one the new model refuses: it fell back to its default. */
+      effortWarning: z.string().optional(),
     }),
   },
   'sessions.setReasoning': {

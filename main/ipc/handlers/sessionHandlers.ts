@@ -160,14 +160,23 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
         pin: loadSessionState(log).pin,
         lastSeq: log.lastSeq(),
       }));
-      const { pin, warning } = await choose(modelRequest(args), before.pin);
+      const request = {
+        ...modelRequest(args),
+        ...(args.reasoningEffort !== undefined ? { reasoningEffort: args.reasoningEffort } : {}),
+      };
+      const { pin, warning, effortWarning } = await choose(request, before.pin);
       return turns.appendWhileIdle(args.sessionId, (log) => {
         // The provider was asked meanwhile: a turn or another switch in between makes this one stale.
         const appended = log.append({ kind: 'model_changed', ...pin }, { expectedLastSeq: before.lastSeq });
         if (!appended.ok) throw new IpcFailure('invalid_state', 'the session changed meanwhile: try again');
         return {
           events: appended.events,
-          value: { pin, previous: before.pin, ...(warning ? { warning } : {}) },
+          value: {
+            pin,
+            previous: before.pin,
+            ...(warning ? { warning } : {}),
+            ...(effortWarning ? { effortWarning } : {}),
+          },
         };
       });
     },

@@ -164,4 +164,44 @@ describe('reasoning through a crash and resume', () => {
       'read the notes',
     ];
   }
+
+  it('keel model keeps the pinned effort the new model takes, else falls back to its default with a warning', async () => {
+    server.enqueue({ kind: 'reply', text: 'Done.' });
+    const run = await keel(home, newSession('scripted-model', ['--reasoning', 'off']), ENV);
+    expect(run.code, run.stderr).toBe(0);
+    const id = onlySessionId(home);
+
+    const toAlways = await keel(home, ['model', id, 'anthropic:claude-opus-5-5'], ENV);
+    expect(toAlways.code, toAlways.stderr).toBe(0);
+    expect(toAlways.stderr).toContain(
+      'keel: warning: claude-opus-5-5 does not take the reasoning effort off (it takes low, medium, high): it reasons at medium, its default\n',
+    );
+    expect(toAlways.stderr).toContain(
+      `keel: ${id} now uses anthropic:claude-opus-5-5 (was anthropic:scripted-model), reasoning at medium (its default)\n`,
+    );
+    const fellBack = eventsOf(home, id).at(-1);
+    expect(fellBack).toMatchObject({ kind: 'model_changed', model: 'claude-opus-5-5' });
+    expect(fellBack).not.toHaveProperty('reasoningEffort');
+
+    expect((await keel(home, ['reasoning', id, 'low'])).code).toBe(0);
+    const kept = await keel(
+      home,
+      ['model', id, 'anthropic:scripted-model', '--context-window', '32000'],
+      ENV,
+    );
+    expect(kept.code, kept.stderr).toBe(0);
+    expect(kept.stderr).toBe(
+      `keel: ${id} now uses anthropic:scripted-model (was anthropic:claude-opus-5-5), reasoning at low\n`,
+    );
+    expect(eventsOf(home, id).at(-1)).toMatchObject({
+      kind: 'model_changed',
+      model: 'scripted-model',
+      reasoningEffort: 'low',
+    });
+    server.enqueue({ kind: 'reply', thinking: 'Briefly.', text: 'Low.' });
+    const next = await keel(home, ['run', '--session', id, 'again'], ENV);
+    expect(next.code, next.stderr).toBe(0);
+    expect((server.requests.at(-1)?.body as Body).output_config).toEqual({ effort: 'low' });
+    expect(rejected(server)).toEqual([]);
+  });
 });

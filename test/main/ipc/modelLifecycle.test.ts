@@ -117,6 +117,12 @@ describe('providers.catalogue', () => {
       retiresOn: '2026-11-30',
       replacement: 'claude-sonnet-5-5',
       priced: true,
+      reasoning: { choices: ['off', 'low', 'medium', 'high'], defaultEffort: 'medium' },
+    });
+    // A model that always reasons offers no "off" (providers/reasoning.ts).
+    expect(models.find((model) => model.id === 'claude-opus-5-5')?.reasoning).toEqual({
+      choices: ['low', 'medium', 'high'],
+      defaultEffort: 'medium',
     });
     // Unpriced and undocumented figures are absent or false, never invented.
     const astra = models.find((model) => model.id === 'gpt-6.2-astra');
@@ -198,6 +204,8 @@ describe("the provider's list is the truth", () => {
       status: 'current',
       priced: false,
       listed: true,
+      // Keel does not know it: any effort, and it reasons only when one is pinned.
+      reasoning: { choices: ['off', 'low', 'medium', 'high'], defaultEffort: 'off' },
     });
     // Models a list lacks a window for are not offered as picks (the window would be a guess).
     expect(models.some((model) => model.id === 'claude-filler-0')).toBe(false);

@@ -99,4 +99,77 @@ describe('reasoning effort through the IPC contract', () => {
     expect(switched.code).toBe('invalid_input');
     expect(eventsOf(home, session.id).map((event) => event.kind)).toEqual(['session_created']);
   });
+
+  it('a model switch keeps the pinned effort the new model takes, else falls back to its default and says so', async () => {
+    const { session } = await call('sessions.create', {
+      projectFolder: project,
+      provider: 'anthropic',
+      model: 'scripted-model',
+      contextWindow: 32_000,
+      checkout: 'direct',
+      reasoningEffort: 'off',
+    });
+    // Off is not taken by a model that always reasons: its default (medium), with the warning.
+    const toAlways = await call('sessions.setModel', {
+      sessionId: session.id,
+      provider: 'anthropic',
+      model: 'claude-opus-5-5',
+    });
+    expect(toAlways.pin.reasoningEffort).toBeUndefined();
+    expect(toAlways.effortWarning).toBe(
+      'claude-opus-5-5 does not take the reasoning effort off (it takes low, medium, high): it reasons at medium, its default',
+    );
+    server.enqueue({ kind: 'reply', thinking: 'Hm.', text: 'one' });
+    await runTurn(session.id, 'first');
+    expect((server.requests.at(-1)?.body as Body).output_config).toEqual({ effort: 'medium' });
+
+    // A pinned effort the new model takes is kept, without a warning.
+    await call('sessions.setReasoning', { sessionId: session.id, effort: 'low' });
+    const kept = await call('sessions.setModel', {
+      sessionId: session.id,
+      provider: 'anthropic',
+      model: 'scripted-model',
+      contextWindow: 32_000,
+    });
+    expect(kept.pin.reasoningEffort).toBe('low');
+    expect(kept.effortWarning).toBeUndefined();
+    expect(eventsOf(home, session.id).at(-1)).toMatchObject({
+      kind: 'model_changed',
+      model: 'scripted-model',
+      reasoningEffort: 'low',
+    });
+    server.enqueue({ kind: 'reply', thinking: 'Hm.', text: 'two' });
+    await runTurn(session.id, 'second');
+    expect((server.requests.at(-1)?.body as Body).output_config).toEqual({ effort: 'low' });
+
+    // The switch may name the effort: one the new model refuses appends nothing; null is its default.
+    const before = eventsOf(home, session.id).length;
+    const refused = await fail('sessions.setModel', {
+      sessionId: session.id,
+      provider: 'anthropic',
+      model: 'claude-opus-5-5',
+      reasoningEffort: 'off',
+    });
+    expect(refused).toMatchObject({
+      code: 'invalid_input',
+      message: 'claude-opus-5-5 always reasons: choose a reasoning effort of low, medium, high',
+    });
+    expect(eventsOf(home, session.id)).toHaveLength(before);
+    const named = await call('sessions.setModel', {
+      sessionId: session.id,
+      provider: 'anthropic',
+      model: 'claude-opus-5-5',
+      reasoningEffort: 'high',
+    });
+    expect(named.pin.reasoningEffort).toBe('high');
+    const toDefault = await call('sessions.setModel', {
+      sessionId: session.id,
+      provider: 'anthropic',
+      model: 'scripted-model',
+      contextWindow: 32_000,
+      reasoningEffort: null,
+    });
+    expect(toDefault.pin.reasoningEffort).toBeUndefined();
+    expect(rejected(server)).toEqual([]);
+  });
 });
