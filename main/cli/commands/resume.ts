@@ -23,6 +23,8 @@ export function registerResume(program: Command, context: CliContext): void {
     .action(async (id: string, options: { json?: boolean; maxSteps?: number; showReasoning?: boolean }) => {
       const harness = cliHarness(context);
       const session = await cliSession(harness, id);
+      // A commit a crash cut off after writing the folder is recorded first, even when no turn is left to run.
+      for (const notice of await session.recoverCommits()) context.io.stderr(`keel: ${notice}\n`);
       const next = withSessionLog(harness.home, session.id, (log) => {
         const events = log.read();
         const pending = pendingApprovals(events);

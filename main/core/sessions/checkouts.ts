@@ -17,6 +17,8 @@ import type { HeldFile } from '../persistent/heldBack.js';
 import type { NestedHold } from '../persistent/nestedRepos.js';
 import { redactPatchFile } from '../../sandbox/redactFile.js';
 import type { CommitReport, CommittedFile, PersistentDirSpec } from '../persistent/types.js';
+import { crashPoint } from '../turn/crash.js';
+import { clearCommitIntent, recoverCommitIntents, writeCommitIntent } from './commitIntent.js';
 import { checkoutLocation, historyStoreOf, readPersistentConfig, type PersistentConfig } from './layout.js';
 import type { UncommittedDir } from './types.js';
 
@@ -105,6 +107,8 @@ export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions):
     await prepareDirect(log, options.onEvent);
     return preparation;
   }
+  // Normally done already when the session was opened (recoverCommits); cheap when there is no intent.
+  await recoverCommitIntents(log, config, options.onEvent);
   const started = Date.now();
   for (const dir of config.dirs) {
     const checkout = await openCheckout(log, dir);
@@ -156,6 +160,7 @@ export async function commitDirs(
 ): Promise<CommitReport[]> {
   const config = persistentConfigOf(log);
   if (!config) return [];
+  await recoverCommitIntents(log, config, options.onEvent);
   const chosen = chooseDirs(config, options.dirs, (dir) => dir.commit === 'manual');
   const started = Date.now();
   const reports = await commitEach(log, chosen, options.onEvent);
@@ -224,16 +229,14 @@ async function commitCheckout(
   // nothing is in the way), recorded as a persistent_commit naming the request's patch.
   for (const request of approvedHeld(heldEvents(log), name, 'nested')) {
     const applied = await applyDirect(checkout.backing, request.files, log.artifactsDir);
-    const result = log.append(
+    recordCommitted(log, name, checkout.backing, onEvent, [
       {
         kind: 'persistent_commit',
         dir: name,
         files: applied.files.map(({ path, preHash, postHash }) => ({ path, preHash, postHash })),
         diffArtifact: request.patchArtifact,
       },
-      { expectedLastSeq: log.lastSeq() },
-    );
-    if (result.ok) for (const event of result.events) onEvent?.(event);
+    ]);
   }
   const report = await checkout.commit({
     artifactsDir: log.artifactsDir,
@@ -241,10 +244,9 @@ async function commitCheckout(
     keepStore: historyStoreOf(log.dir),
     approvedHeld: approved.flatMap((request) => request.files),
   });
-  const record = (event: NewEvent) => {
-    const result = log.append(event, { expectedLastSeq: log.lastSeq() });
-    if (result.ok) for (const appended of result.events) onEvent?.(appended);
-  };
+  // Every event this commit owes the log, appended together once the commit intent holds them.
+  const owed: NewEvent[] = [];
+  const record = (event: NewEvent) => owed.push(event);
   for (const request of approved) {
     const files =
       report.applied?.files.filter((file) => request.files.some((f) => f.path === file.path)) ?? [];
@@ -293,7 +295,41 @@ async function commitCheckout(
     };
     record(await nestedRequest(log, stem, request, report.nested, checkout.backing));
   }
+  recordCommitted(log, name, checkout.backing, onEvent, owed);
   return report;
+}
+
+/**
+ * Appends the events of a commit whose files are already in the backing folder. The commit intent holds
+ * them first, so a process killed before the append leaves what the next open needs to record the commit
+ * (commitIntent.ts); the `after_commit_before_event` crash point dies in that window.
+ */
+function recordCommitted(
+  log: SessionLog,
+  dir: string,
+  backing: string,
+  onEvent: ((event: SessionEvent) => void) | undefined,
+  events: readonly NewEvent[],
+): void {
+  if (events.length === 0) return;
+  writeCommitIntent(log.dir, dir, backing, events);
+  crashPoint('after_commit_before_event');
+  const result = log.append(events, { expectedLastSeq: log.lastSeq() });
+  if (!result.ok) return; // the intent stays: the next open records them
+  for (const appended of result.events) onEvent?.(appended);
+  clearCommitIntent(log.dir, dir);
+}
+
+/**
+ * When a session is opened for a turn (or a commit): a commit a crash interrupted after its files reached
+ * the folder is recorded now (commitIntent.ts). Returns one notice per such commit.
+ */
+export async function recoverCommits(
+  log: SessionLog,
+  onEvent?: (event: SessionEvent) => void,
+): Promise<string[]> {
+  const config = persistentConfigOf(log);
+  return config ? recoverCommitIntents(log, config, onEvent) : [];
 }
 
 /**

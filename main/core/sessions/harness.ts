@@ -16,7 +16,8 @@ import type { SessionIndex, SessionStatus } from '../../store/sessionIndex.js';
 import { openSessionIndex } from '../log/indexRebuild.js';
 import { readSettings } from '../../store/settings.js';
 import { createArtifactAccessor } from './artifacts.js';
-import { commitDirs, discardDirs, uncommittedDirs } from './checkouts.js';
+import { commitDirs, discardDirs, recoverCommits, uncommittedDirs } from './checkouts.js';
+import { hasCommitIntent } from './commitIntent.js';
 import { revertChanges, type RevertReport, type RevertTarget } from '../history/revert.js';
 import { rewindSession, type RewindReport } from '../history/rewind.js';
 import { createFileWriter } from './files.js';
@@ -385,6 +386,16 @@ export class LocalHarnessSession implements HarnessSession {
   /** Dirs with uncommitted changes (what a new turn would discard in manual dirs). */
   uncommitted(): Promise<UncommittedDir[]> {
     return uncommittedDirs(this.dataDir);
+  }
+
+  /**
+   * Records the commits a crash cut off after their files reached the folder (commitIntent.ts); one notice
+   * each. A turn does this itself when it starts; `keel resume` of a finished turn calls it.
+   */
+  async recoverCommits(): Promise<string[]> {
+    // Without an intent there is nothing to do, and a session busy in another process is not disturbed.
+    if (!hasCommitIntent(this.dataDir, readPersistentConfig(this.dataDir))) return [];
+    return withWritableSession(this.runtime.home, this.id, (log) => recoverCommits(log));
   }
 
   /** Commits manual dirs now (all, or the named ones). */

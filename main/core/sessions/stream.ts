@@ -5,7 +5,7 @@ import { runTurn, type TurnOutcome } from '../turn/engine.js';
 import { loadSessionState } from '../turn/loadState.js';
 import { needsModel, unansweredCalls } from '../turn/state.js';
 import { readSettings } from '../../store/settings.js';
-import { commitDirs, finishTurn, prepareTurn } from './checkouts.js';
+import { commitDirs, finishTurn, prepareTurn, recoverCommits } from './checkouts.js';
 import { completePendingRevert } from '../history/revert.js';
 import { policyFor, runtimeOf, type HarnessRuntime } from './harness.js';
 import { readPersistentConfig, writePersistentConfig } from './layout.js';
@@ -75,6 +75,8 @@ async function runStreamed(
 
   const turn = await withWritableSession(runtime.home, id, async (log) => {
     reconcileDirs(runtime, log);
+    // A commit a crash cut off after its files reached the folder is recorded before anything else reads the log.
+    for (const text of await recoverCommits(log, onEvent)) emit({ type: 'notice', text });
     const created = log.read({ fromSeq: 1, limit: 1 })[0] as EventOf<'session_created'>;
     // The state from the log's tail and kind index: a 10k-event session costs no more per turn than a short one.
     const state = loadSessionState(log);

@@ -7,6 +7,9 @@ export const CRASH_POINTS = [
   'during_append',
   // A revert of a turn's changes dies after its first file is written (main/core/history/apply.ts).
   'during_revert',
+  // A Persistent Dir commit dies after its files reached the folder, before its events are appended
+  // (main/core/sessions/checkouts.ts: the commit intent holds them).
+  'after_commit_before_event',
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

@@ -1,0 +1,164 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { SessionEvent, type EventOf, type NewEvent } from '../../common/events.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { hashFile } from '../persistent/hashing.js';
+import { checkoutLocation, type PersistentConfig } from './layout.js';
+
+/**
+ * The commit intent of a checkout: the events a commit owes the log, kept in the checkout's state folder
+ * (fsynced) from the moment its files are in the backing folder until those events are appended. A process
+ * killed in between (issue 20, item 6) left the user's folder changed with no persistent_commit saying so;
+ * the next open of the session finds the intent and appends what is still missing, each file checked
+ * against the bytes the folder holds now. The checkout's own state already counts the commit as done, so
+ * nothing is ever written twice.
+ */
+
+const INTENT_FILE = 'commit-intent.json';
+
+const Intent = z.object({
+  version: z.literal(1),
+  /** The backing folder the files were written into (paths of persistent_commit events are relative to it). */
+  backing: z.string().min(1),
+  events: z.array(z.record(z.string(), z.unknown())),
+});
+
+function intentPath(dataDir: string, dir: string): string {
+  return path.join(checkoutLocation(dataDir, dir).stateDir, INTENT_FILE);
+}
+
+/** Writes the intent durably (temp + fsync + rename + folder fsync in the private state folder). */
+export function writeCommitIntent(
+  dataDir: string,
+  dir: string,
+  backing: string,
+  events: readonly NewEvent[],
+): void {
+  const file = intentPath(dataDir, dir);
+  const temp = `${file}.${process.pid}.tmp`;
+  const fd = fs.openSync(temp, 'w');
+  try {
+    fs.writeSync(fd, JSON.stringify({ version: 1, backing, events }));
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(temp, file);
+  const folder = fs.openSync(path.dirname(file), 'r');
+  try {
+    fs.fsyncSync(folder);
+  } finally {
+    fs.closeSync(folder);
+  }
+}
+
+/** Whether any dir of the session holds a commit intent (read without the session's lease). */
+export function hasCommitIntent(dataDir: string, config: PersistentConfig | undefined): boolean {
+  return config?.dirs.some((dir) => fs.existsSync(intentPath(dataDir, dir.name))) ?? false;
+}
+
+/** The intent's events are all in the log: it is removed. */
+export function clearCommitIntent(dataDir: string, dir: string): void {
+  fs.rmSync(intentPath(dataDir, dir), { force: true });
+}
+
+/** An event of the intent is in the log already (the process died after the append, before the clear). */
+function alreadyLogged(log: SessionLog, event: NewEvent): boolean {
+  if (event.kind === 'persistent_commit') {
+    return log
+      .readKinds(['persistent_commit'])
+      .some(
+        (e) => e.kind === 'persistent_commit' && e.dir === event.dir && e.diffArtifact === event.diffArtifact,
+      );
+  }
+  if (event.kind === 'approval_request') {
+    return log
+      .readKinds(['approval_request'])
+      .some((e) => e.kind === 'approval_request' && e.toolCallId === event.toolCallId);
+  }
+  return false;
+}
+
+function parseEvents(raw: readonly Record<string, unknown>[]): NewEvent[] | undefined {
+  const events: NewEvent[] = [];
+  for (const candidate of raw) {
+    // The stored events have no seq and time yet; checked with placeholders, kept without them.
+    const parsed = SessionEvent.safeParse({ ...candidate, seq: 1, at: new Date(0).toISOString() });
+    if (!parsed.success) return undefined;
+    const { seq: _seq, at: _at, ...event } = parsed.data;
+    events.push(event);
+  }
+  return events;
+}
+
+/**
+ * Completes every commit a crash interrupted between writing the backing folder and appending its events:
+ * appends those still missing, a persistent_commit carrying only the files whose bytes in the folder are
+ * the ones it wrote (sha256), and returns one notice per dir naming what was recorded and what was not.
+ */
+export async function recoverCommitIntents(
+  log: SessionLog,
+  config: PersistentConfig,
+  onEvent?: (event: SessionEvent) => void,
+): Promise<string[]> {
+  const notices: string[] = [];
+  for (const dir of config.dirs) {
+    const file = intentPath(log.dir, dir.name);
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    let parsed: z.infer<typeof Intent> | undefined;
+    try {
+      const result = Intent.safeParse(JSON.parse(text));
+      parsed = result.success ? result.data : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    const events = parsed ? parseEvents(parsed.events) : undefined;
+    if (!parsed || !events) {
+      // A torn intent: its rename never happened, so its commit's files were not written after it either.
+      fs.renameSync(file, `${file}.damaged`);
+      notices.push(`${dir.name}: an unreadable commit intent was moved aside (${file}.damaged)`);
+      continue;
+    }
+    const recorded: string[] = [];
+    const changedSince: string[] = [];
+    const missing: NewEvent[] = [];
+    for (const event of events) {
+      if (alreadyLogged(log, event)) continue;
+      if (event.kind !== 'persistent_commit') {
+        missing.push(event);
+        continue;
+      }
+      const landed: EventOf<'persistent_commit'>['files'] = [];
+      for (const changed of event.files) {
+        const now = await hashFile(path.join(parsed.backing, ...changed.path.split('/')));
+        if (now === changed.postHash) {
+          landed.push(changed);
+          recorded.push(changed.path);
+        } else {
+          changedSince.push(changed.path);
+        }
+      }
+      if (landed.length > 0 || event.files.length === 0) missing.push({ ...event, files: landed });
+    }
+    if (missing.length > 0) {
+      const result = log.append(missing, { expectedLastSeq: log.lastSeq() });
+      if (result.ok) for (const appended of result.events) onEvent?.(appended);
+    }
+    clearCommitIntent(log.dir, dir.name);
+    if (missing.length === 0 && changedSince.length === 0) continue;
+    notices.push(
+      `${dir.name}: a commit interrupted by a crash was recorded` +
+        (recorded.length > 0 ? ` (${recorded.join(', ')})` : '') +
+        (changedSince.length > 0
+          ? `; changed in the folder since, not recorded as this commit's: ${changedSince.join(', ')}`
+          : ''),
+    );
+  }
+  return notices;
+}
