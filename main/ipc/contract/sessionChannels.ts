@@ -70,6 +70,8 @@ export const sessionChannels = {
       persistentDirs: z.array(
         z.object({ dir: z.string(), commit: z.enum(['auto', 'manual']), readOnly: z.boolean() }),
       ),
+      /** A fork's parent and the event it was forked at (`parentId` then names the parent, not a subagent's). */
+      forkedFrom: z.object({ sessionId: z.string(), seq: z.number().int().nonnegative() }).optional(),
       /** True when a turn of this session runs in this process (Stop applies). */
       running: z.boolean(),
       /** True when the project folder is gone or another process holds the lease: no sending. */

@@ -115,6 +115,7 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
           policy: state.policy,
           toolMode: state.toolMode,
           networkAllow: created.networkAllow ?? [],
+          ...(created.forkedFrom ? { forkedFrom: created.forkedFrom } : {}),
           persistentDirs: (() => {
             const config = readPersistentConfig(log.dir);
             return (config?.dirs ?? []).map((dir) => ({

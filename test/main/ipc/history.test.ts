@@ -64,6 +64,12 @@ describe('history channels (the app: undo, rewind, fork)', () => {
     const firstUser = events.find((e) => e.kind === 'user_message')?.seq as number;
     const forked = await f.call('history.fork', { sessionId: session.id, at: firstUser - 1 });
     expect(forked.parentId).toBe(session.id);
+    // The fork's view names where it came from (its parentId is a fork's, not a subagent's); the parent has none.
+    expect((await f.call('sessions.open', { sessionId: forked.id })).forkedFrom).toEqual({
+      sessionId: session.id,
+      seq: firstUser - 1,
+    });
+    expect((await f.call('sessions.open', { sessionId: session.id })).forkedFrom).toBeUndefined();
     const rewound = await f.call('history.rewind', { sessionId: session.id, toSeq: firstUser - 1 });
     expect(rewound.status).toBe('rewound');
     expect((await f.fail('history.rewind', { sessionId: session.id, toSeq: 9999 })).code).toBe(
