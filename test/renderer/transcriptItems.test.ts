@@ -30,6 +30,23 @@ const created = () =>
 const call = (id: string, name = 'write_file') => ({ id, name, arguments: '{"path":"a.txt"}' });
 
 describe('foldTranscript', () => {
+  it('numbers each commit by its turn (every user message counts) only when the log is loaded from its start', () => {
+    seq = 0;
+    const commit = () => event({ kind: 'persistent_commit', dir: 'project', files: [] });
+    const events = [
+      created(),
+      event({ kind: 'user_message', content: 'one' }),
+      commit(),
+      event({ kind: 'user_message', content: 'two' }),
+      event({ kind: 'user_message', content: 'three' }),
+      commit(),
+    ];
+    const turns = (rows: Item[]) => rows.filter((row) => row.type === 'commit').map((row) => row.turn);
+    expect(turns(foldTranscript(events))).toEqual([1, 3]);
+    // A page that starts later cannot count the turns before it: its commits are undone one by one.
+    expect(turns(foldTranscript(events.slice(3)))).toEqual([undefined]);
+  });
+
   it('gives an assistant row the reasoning to show collapsed: thinking, summaries, a note for encrypted blocks', () => {
     seq = 0;
     const events = [

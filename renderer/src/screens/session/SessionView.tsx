@@ -17,6 +17,8 @@ import { useTerminalDock } from '../terminal/useTerminalDock.js';
 import { SurfaceLinks, SurfaceToggles, type MainSurface } from '../trace/SurfaceToggles.js';
 import { TraceView } from '../trace/TraceView.js';
 import { Composer } from './Composer.js';
+import { HistoryResult } from './history/HistoryResult.js';
+import { useHistoryActions } from './history/useHistoryActions.js';
 import { currentPlanOf } from './plan.js';
 import { PlanChecklist } from './PlanChecklist.js';
 import { SessionHeader } from './SessionHeader.js';
@@ -94,7 +96,9 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
 
   // A subagent runs no turn of its own here: its log's status (re-read as its events arrive) says whether
   // its turn is on, and it is live only while the parent's turn, which runs it, runs in this process.
-  const parentId = opened.data?.session.parentId;
+  // A fork's parentId names the session it was forked from: it is not a subagent.
+  const forkedFrom = opened.data?.forkedFrom;
+  const parentId = forkedFrom ? undefined : opened.data?.session.parentId;
   const parentRunning = useParentTurn(sessionId, parentId, scheduleReload);
   const childLive = parentId !== undefined && parentRunning && status === 'running';
   const running = ownTurn || childLive;
@@ -102,6 +106,12 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
 
   const readOnly = opened.data?.readOnly ?? true;
   const pending = opened.data?.pendingApprovals ?? [];
+  const history = useHistoryActions(
+    sessionId,
+    !readOnly && !running,
+    useCallback((id: string) => navigate?.({ screen: 'session', sessionId: id }), [navigate]),
+    reload,
+  );
 
   const send = useCallback(
     async (prompt: string) => {
@@ -232,6 +242,20 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
           ) : null}
         </p>
       ) : null}
+      {forkedFrom ? (
+        <p className="banner fork-banner" role="status">
+          Forked from another session at event {forkedFrom.seq}: both go on independently.{' '}
+          {navigate ? (
+            <button
+              type="button"
+              className="link-button"
+              onClick={() => navigate({ screen: 'session', sessionId: forkedFrom.sessionId })}
+            >
+              Open the session it was forked from
+            </button>
+          ) : null}
+        </p>
+      ) : null}
       {data?.readOnly && !childLive ? (
         <p className="banner banner-warning" role="status">
           {data.session.projectExists
@@ -269,6 +293,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
             toolOutput={transcript.toolOutput}
             hasBefore={transcript.hasBefore}
             onLoadEarlier={transcript.loadEarlier}
+            history={history.actions}
           />
         </SurfaceLinks>
       )}
@@ -294,6 +319,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
             </p>
           ) : null}
           {plan ? <PlanChecklist steps={plan.steps} /> : null}
+          <HistoryResult state={history.state} onDismiss={history.dismiss} />
           <ApprovalPanel
             sessionId={sessionId}
             pending={pending}

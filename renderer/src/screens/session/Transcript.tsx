@@ -11,6 +11,8 @@ import {
   SessionStartRow,
 } from './items/MarkerRows.js';
 import { RewoundMarker } from './items/RewoundMarker.js';
+import { CommitActions, UserMessageActions } from './history/HistoryRowActions.js';
+import type { HistoryActions } from './history/useHistoryActions.js';
 import { ToolCallCard } from './items/ToolCallCard.js';
 import type { TranscriptItem } from './transcriptItems.js';
 import type { LiveReplyStore } from './liveReply.js';
@@ -25,6 +27,8 @@ type Props = {
   toolOutput: ReadonlyMap<string, string>;
   hasBefore: boolean;
   onLoadEarlier: () => void;
+  /** Undo / rewind / fork buttons on commits and user messages; absent where the session cannot change. */
+  history?: HistoryActions | undefined;
 };
 
 /** How close to the bottom (px) still counts as "following" the stream. */
@@ -40,6 +44,7 @@ const ESTIMATES: Record<Row['type'], number> = {
   instructions: 36,
   error: 44,
   note: 32,
+  commit: 52,
   rewound: 40,
   live: 90,
   earlier: 44,
@@ -57,6 +62,7 @@ export function Transcript({
   toolOutput,
   hasBefore,
   onLoadEarlier,
+  history,
 }: Props): JSX.Element {
   const scrollRef = useRef<HTMLDivElement>(null);
   const following = useRef(true);
@@ -134,7 +140,7 @@ export function Transcript({
               className="virtual-row transcript-row"
               style={{ transform: `translateY(${virtualRow.start}px)` }}
             >
-              {renderRow(row, { live, running, toolOutput, onLoadEarlier })}
+              {renderRow(row, { live, running, toolOutput, onLoadEarlier, history })}
             </div>
           );
         })}
@@ -145,7 +151,7 @@ export function Transcript({
 
 function renderRow(
   row: Row,
-  context: Pick<Props, 'live' | 'running' | 'toolOutput' | 'onLoadEarlier'>,
+  context: Pick<Props, 'live' | 'running' | 'toolOutput' | 'onLoadEarlier' | 'history'>,
 ): JSX.Element {
   switch (row.type) {
     case 'earlier':
@@ -161,7 +167,12 @@ function renderRow(
     case 'session_start':
       return <SessionStartRow event={row.event} />;
     case 'user':
-      return <UserBubble content={row.content} at={row.at} />;
+      return (
+        <>
+          <UserBubble content={row.content} at={row.at} />
+          {context.history ? <UserMessageActions seq={row.seq} actions={context.history} /> : null}
+        </>
+      );
     case 'assistant':
       return (
         <AssistantBubble
@@ -190,6 +201,19 @@ function renderRow(
       return <ErrorRow message={row.message} at={row.at} {...(row.code ? { code: row.code } : {})} />;
     case 'note':
       return <NoteRow text={row.text} at={row.at} />;
+    case 'commit':
+      return (
+        <>
+          <NoteRow text={row.text} at={row.at} />
+          {context.history ? (
+            <CommitActions
+              seq={row.seq}
+              {...(row.turn !== undefined ? { turn: row.turn } : {})}
+              actions={context.history}
+            />
+          ) : null}
+        </>
+      );
     case 'rewound':
       return (
         <RewoundMarker
@@ -198,7 +222,8 @@ function renderRow(
           renderSetAside={() =>
             row.setAside.map((item) => (
               <div key={item.key} className="transcript-row set-aside">
-                {renderRow(item, context)}
+                {/* The abandoned branch is for reading: no undo, rewind or fork from inside it. */}
+                {renderRow(item, { ...context, history: undefined })}
               </div>
             ))
           }

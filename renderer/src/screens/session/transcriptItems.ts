@@ -45,6 +45,11 @@ export type TranscriptItem =
   | { type: 'instructions'; key: string; event: EventOf<'instructions_loaded'> }
   | { type: 'error'; key: string; seq: number; at: string; message: string; code?: string }
   | { type: 'note'; key: string; seq: number; at: string; text: string }
+  /**
+   * Changes that reached a Persistent Dir (persistent_commit): `turn` is the user message it belongs to (counting
+   * every user message, as `history.revert {turn}` does), known when the log is loaded from its start.
+   */
+  | { type: 'commit'; key: string; seq: number; at: string; text: string; dir: string; turn?: number }
   /** A rewind: the rows it set aside (after `toSeq`), folded under its marker. */
   | { type: 'rewound'; key: string; seq: number; at: string; toSeq: number; setAside: TranscriptItem[] };
 
@@ -75,6 +80,8 @@ export function reasoningText(parts: EventOf<'assistant_message'>['reasoning']):
 export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[] {
   const items: TranscriptItem[] = [];
   const toolRows = new Map<string, number>();
+  // Turns count every user message from the log's start; a page that starts later cannot number them.
+  let turn = events[0]?.seq === 1 ? 0 : undefined;
   const approvalRows = new Map<number, number>();
 
   const updateTool = (toolCallId: string, update: (item: ToolItem) => ToolItem): boolean => {
@@ -111,6 +118,7 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
         items.push({ type: 'session_start', key, event });
         break;
       case 'user_message':
+        if (turn !== undefined) turn++;
         items.push({ type: 'user', key, seq: event.seq, at: event.at, content: event.content });
         break;
       case 'assistant_message': {
@@ -259,10 +267,12 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
         break;
       case 'persistent_commit':
         items.push({
-          type: 'note',
+          type: 'commit',
           key,
           seq: event.seq,
           at: event.at,
+          dir: event.dir,
+          ...(turn !== undefined && turn > 0 ? { turn } : {}),
           text: `Committed ${event.files.length} file${event.files.length === 1 ? '' : 's'} from ${event.dir} to the project`,
         });
         break;

@@ -1,0 +1,94 @@
+import { useState, type JSX } from 'react';
+import type { HistoryActions } from './useHistoryActions.js';
+
+/**
+ * Under a commit row: "Undo this turn's changes" (the whole turn when the transcript knows its number, else this
+ * one recorded change).
+ */
+export function CommitActions({
+  seq,
+  turn,
+  actions,
+}: {
+  seq: number;
+  turn?: number;
+  actions: HistoryActions;
+}): JSX.Element {
+  return (
+    <div className="history-actions">
+      <button
+        type="button"
+        className="link-button"
+        disabled={!actions.enabled || actions.busy}
+        title={
+          turn === undefined
+            ? 'Reverts this change onto the folder as it is now; your later edits are merged, a conflict writes nothing'
+            : `Reverts every change turn ${turn} made onto the folder as it is now; your later edits are merged, a conflict writes nothing`
+        }
+        onClick={() => actions.revert(turn === undefined ? { seq } : { turn })}
+      >
+        {turn === undefined ? 'Undo this change' : 'Undo this turn’s changes'}
+      </button>
+    </div>
+  );
+}
+
+/**
+ * Under a user message: "Rewind to here" (the conversation continues from just before this message; with the
+ * box ticked, the files' later changes are undone too) and "Fork from here" (a new session up to that point).
+ */
+export function UserMessageActions({ seq, actions }: { seq: number; actions: HistoryActions }): JSX.Element {
+  const [confirming, setConfirming] = useState(false);
+  const [files, setFiles] = useState(false);
+  const disabled = !actions.enabled || actions.busy;
+  // The point just before this message: where a rewind or a fork may start (main checks it).
+  const point = seq - 1;
+  if (confirming)
+    return (
+      <div className="history-actions history-confirm" role="group" aria-label="Rewind to here">
+        <span>Continue the conversation from before this message? Later messages are kept, folded.</span>
+        <label>
+          <input type="checkbox" checked={files} onChange={(event) => setFiles(event.target.checked)} />
+          Also undo the changes to the files made since
+        </label>
+        <button
+          type="button"
+          className="button-primary"
+          disabled={disabled}
+          onClick={() => {
+            setConfirming(false);
+            actions.rewind(point, files);
+          }}
+        >
+          Rewind
+        </button>
+        <button type="button" className="button-secondary" onClick={() => setConfirming(false)}>
+          Cancel
+        </button>
+      </div>
+    );
+  return (
+    <div className="history-actions">
+      <button
+        type="button"
+        className="link-button"
+        disabled={disabled}
+        onClick={() => {
+          setFiles(false);
+          setConfirming(true);
+        }}
+      >
+        Rewind to here
+      </button>
+      <button
+        type="button"
+        className="link-button"
+        disabled={disabled}
+        title="A new session with this conversation up to before this message, same model and folders"
+        onClick={() => actions.fork(point)}
+      >
+        Fork from here
+      </button>
+    </div>
+  );
+}
