@@ -159,6 +159,7 @@ async function commandFolder(args: RunCommandArgs, ctx: ToolContext): Promise<st
  */
 export function extraWritablePaths(boxRoot: string, areas: readonly ToolArea[]): string[] {
   return areas
+    .filter((area) => !area.sealed) // /artifacts: the record of outputs, never writable by a command
     .map((area) => area.root)
     .filter((root) => {
       const rel = path.relative(boxRoot, root);
