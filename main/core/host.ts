@@ -48,4 +48,5 @@ export {
   revokeProjectMcp,
   setMcpToolEnabled,
   type McpInspection,
+  type ProjectMcpStatus,
 } from './sessions/mcpAdmin.js';

@@ -23,6 +23,15 @@ const McpServerView = z.object({
   tools: z.array(z.object({ name: z.string(), enabled: z.boolean() })),
 });
 
+/** A project's .mcp.json: absent, invalid, trusted (approved as it is) or untrusted (not started). */
+const ProjectMcpView = z.object({
+  file: z.string(),
+  status: z.enum(['absent', 'invalid', 'trusted', 'untrusted']),
+  servers: z.array(z.string()),
+  /** Why an invalid file cannot be used. */
+  error: z.string().optional(),
+});
+
 /** The channels of settings, providers, projects and the app. */
 export const appChannels = {
   'mcp.servers': {
@@ -30,15 +39,14 @@ export const appChannels = {
     input: z.object({ folder: folder.optional() }),
     output: z.object({
       servers: z.array(McpServerView),
-      /** The folder's .mcp.json: absent, invalid, trusted (approved as it is) or untrusted (not started). */
-      project: z
-        .object({
-          file: z.string(),
-          status: z.enum(['absent', 'invalid', 'trusted', 'untrusted']),
-          servers: z.array(z.string()),
-        })
-        .optional(),
+      /** The folder's .mcp.json (only with a folder). */
+      project: ProjectMcpView.optional(),
     }),
+  },
+  'mcp.approveProject': {
+    doc: "Approves the folder's .mcp.json as it is now (by its sha256, as keel mcp approve does): its servers start from the next turn; a later change asks again.",
+    input: z.object({ folder }),
+    output: z.object({ project: ProjectMcpView }),
   },
   'mcp.setToolEnabled': {
     doc: 'Switches one MCP tool (mcp__<server>__<tool>) on or off for every session from the next turn (settings.json mcp.disabledTools).',

@@ -16,6 +16,9 @@ import {
   writeSettings,
   inspectMcpServers,
   setMcpToolEnabled,
+  approveProjectMcp,
+  McpAdminError,
+  type ProjectMcpStatus,
 } from '../../core/host.js';
 import { IpcFailure } from '../errors.js';
 import { readRecentProjects } from '../recentProjects.js';
@@ -48,16 +51,18 @@ export function appHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeo
             : {}),
           tools: server.tools.map((name) => ({ name, enabled: !inspection.disabledTools.includes(name) })),
         })),
-        ...(inspection.project
-          ? {
-              project: {
-                file: inspection.project.file,
-                status: inspection.project.status,
-                servers: inspection.project.servers,
-              },
-            }
-          : {}),
+        ...(inspection.project ? { project: projectView(inspection.project) } : {}),
       };
+    },
+
+    'mcp.approveProject': (args) => {
+      try {
+        // The same core function as `keel mcp approve`: one approval event in <home>/mcp-approvals.jsonl.
+        return { project: projectView(approveProjectMcp(home, args.folder, 'app settings')) };
+      } catch (error) {
+        if (error instanceof McpAdminError) throw new IpcFailure('invalid_state', error.message);
+        throw error;
+      }
     },
 
     'mcp.setToolEnabled': (args) => ({ disabledTools: setMcpToolEnabled(home, args.tool, args.enabled) }),
@@ -202,4 +207,14 @@ async function probeLocalServer(
   } catch {
     return undefined;
   }
+}
+
+/** A project's .mcp.json status as the contract shows it. */
+function projectView(status: ProjectMcpStatus) {
+  return {
+    file: status.file,
+    status: status.status,
+    servers: status.servers,
+    ...(status.error !== undefined ? { error: status.error } : {}),
+  };
 }

@@ -91,6 +91,7 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'history.fork': { sessionId: session, at: 4 },
   'persistent.discard': { sessionId: session },
   'mcp.servers': { folder: '/p' },
+  'mcp.approveProject': { folder: '/p' },
   'mcp.setToolEnabled': { tool: 'mcp__tracker__create_issue', enabled: false },
   'settings.get': {},
   'settings.set': { keys: { anthropic: 'sk-ant', openai: null } },

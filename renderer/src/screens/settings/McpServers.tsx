@@ -1,4 +1,4 @@
-import { useState, type JSX } from 'react';
+import { useEffect, useState, type JSX } from 'react';
 import type { ChannelOutput } from '../../../../main/ipc/contract.js';
 import { call, describeError } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
@@ -6,23 +6,58 @@ import { keel } from '../../api/keel.js';
 type McpView = ChannelOutput<'mcp.servers'>;
 
 /**
- * MCP servers (settings.json's, for every project): checked on request, since checking starts each one in
- * the box; each server's state (failed with its error and stderr tail) and its tools, each switchable.
+ * MCP servers: settings.json's (every project) and the chosen project's `.mcp.json` (the most recently used
+ * project by default), checked on request, since checking starts each one in the box; each server's state
+ * (failed with its error and stderr tail) and its tools, each switchable; the project file's trust state and
+ * an Approve button for a file not approved as it is (the same approval as `keel mcp approve`).
  */
 export function McpServers(): JSX.Element {
   const [view, setView] = useState<McpView | undefined>();
   const [checking, setChecking] = useState(false);
+  const [approving, setApproving] = useState(false);
   const [error, setError] = useState<string | undefined>();
+  const [projects, setProjects] = useState<string[]>([]);
+  const [folder, setFolder] = useState<string>('');
+
+  useEffect(() => {
+    let live = true;
+    call(keel().projects.recent({}))
+      .then(({ projects: recent }) => {
+        if (!live) return;
+        const folders = recent.filter((p) => p.exists).map((p) => p.folder);
+        setProjects(folders);
+        setFolder((current) => current || (folders[0] ?? ''));
+      })
+      .catch((failure: unknown) => live && setError(describeError(failure)));
+    return () => {
+      live = false;
+    };
+  }, []);
 
   const check = async () => {
     setChecking(true);
     setError(undefined);
     try {
-      setView(await call(keel().mcp.servers({})));
+      setView(await call(keel().mcp.servers(folder ? { folder } : {})));
     } catch (failure) {
       setError(describeError(failure));
     } finally {
       setChecking(false);
+    }
+  };
+
+  const approve = async () => {
+    if (!folder) return;
+    setApproving(true);
+    setError(undefined);
+    try {
+      await call(keel().mcp.approveProject({ folder }));
+      // Approved: its servers can start now; checking again shows them.
+      await check();
+    } catch (failure) {
+      setError(describeError(failure));
+    } finally {
+      setApproving(false);
     }
   };
 
@@ -50,9 +85,28 @@ export function McpServers(): JSX.Element {
       <h2 id="mcp-title">MCP servers</h2>
       <p className="hint">
         Servers in settings.json run for every project, inside the box. A project’s own .mcp.json runs once
-        you approve it (keel mcp approve --project DIR). Switched-off tools leave the tool list from the next
-        turn.
+        you approve it here (or with keel mcp approve --project DIR); a changed file asks again. Switched-off
+        tools leave the tool list from the next turn.
       </p>
+      {projects.length > 0 ? (
+        <label className="mcp-project-picker">
+          Project{' '}
+          <select
+            aria-label="MCP project folder"
+            value={folder}
+            onChange={(event) => {
+              setFolder(event.target.value);
+              setView(undefined);
+            }}
+          >
+            {projects.map((p) => (
+              <option key={p} value={p}>
+                {p}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}{' '}
       <button type="button" onClick={() => void check()} disabled={checking}>
         {checking ? 'Starting servers…' : view ? 'Check again' : 'Check servers'}
       </button>
@@ -60,6 +114,33 @@ export function McpServers(): JSX.Element {
         <p className="form-error" role="alert">
           {error}
         </p>
+      ) : null}
+      {view?.project && view.project.status !== 'absent' ? (
+        <article className="mcp-project" aria-label="Project MCP config">
+          <h3>
+            <code>{view.project.file}</code>{' '}
+            <span className={`tag ${view.project.status === 'trusted' ? 'tag-ok' : 'tag-warning'}`}>
+              {view.project.status === 'trusted'
+                ? 'approved'
+                : view.project.status === 'untrusted'
+                  ? 'not approved'
+                  : 'invalid'}
+            </span>
+          </h3>
+          {view.project.error ? <p className="form-error">{view.project.error}</p> : null}
+          {view.project.servers.length > 0 ? <p>Servers: {view.project.servers.join(', ')}</p> : null}
+          {view.project.status === 'untrusted' ? (
+            <>
+              <p className="hint">
+                Its servers do not start until you approve this file as it is now. Review it first: they run
+                with the project visible (read-only) inside the box.
+              </p>
+              <button type="button" onClick={() => void approve()} disabled={approving || checking}>
+                {approving ? 'Approving…' : 'Approve'}
+              </button>
+            </>
+          ) : null}
+        </article>
       ) : null}
       {view && view.servers.length === 0 ? <p>No MCP servers are configured.</p> : null}
       {view?.servers.map((server) => (
