@@ -85,4 +85,72 @@ describe.skipIf(!HAS_CHROMIUM)("the model's reasoning in the transcript", () => 
     });
     expect(watched.errors).toEqual([]);
   });
+
+  it('switches model and effort in the model switch: only the efforts the model takes, then the effort alone', async () => {
+    const watched = app.watch('reasoning-switch');
+    const page = await app.goto();
+    const sessionId = await createSession(page, { title: 'Effort switch', projectFolder: project });
+    const header = page.locator('.session-header');
+    await header.getByRole('button', { name: 'Switch model' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Switch model' });
+    await dialog.waitFor();
+    const effort = dialog.getByLabel('Reasoning');
+    const offered = () => effort.locator('option').allTextContents();
+
+    // A model that always reasons offers no "off"; a held "off" shows as its default, saying why.
+    await effort.selectOption('off');
+    await dialog.getByLabel('Provider').selectOption('anthropic');
+    await dialog.getByLabel('Model', { exact: true }).fill('claude-opus-5-5');
+    expect(await offered()).toEqual(["Model's default (medium)", 'Low', 'Medium', 'High']);
+    expect(await effort.inputValue()).toBe('default');
+    await dialog.getByText('claude-opus-5-5 does not take the effort off').waitFor();
+    await screenshot(page, 'reasoning-04-switch-always-reasons');
+
+    // Back on the OpenAI-compatible server: another model at high.
+    await dialog.getByLabel('Provider').selectOption('openai-compatible');
+    await dialog.getByLabel('Model', { exact: true }).fill('scripted-other');
+    expect(await offered()).toEqual(["Model's default (off)", 'Off', 'Low', 'Medium', 'High']);
+    await dialog.getByLabel('Context window (tokens)').fill('32000');
+    await effort.selectOption('high');
+    await dialog.getByRole('button', { name: 'Switch model', exact: true }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await header.getByText('scripted-other', { exact: true }).waitFor();
+    expect((await readEvents(page, sessionId)).at(-1)).toMatchObject({
+      kind: 'model_changed',
+      model: 'scripted-other',
+      reasoningEffort: 'high',
+    });
+
+    type Body = { model?: string; reasoning_effort?: string };
+    let before = app.provider.requests.length;
+    app.provider.enqueue({ kind: 'reply', thinking: 'Hard.', text: 'At high.' });
+    await sendMessage(page, 'Think hard');
+    await page.getByText('At high.').waitFor();
+    await waitForIdle(page);
+    expect(app.provider.requests.slice(before).map((request) => request.body as Body)).toEqual([
+      expect.objectContaining({ model: 'scripted-other', reasoning_effort: 'high' }),
+    ]);
+
+    // The same model, another effort: reasoning_changed, and the next request carries it.
+    await header.getByRole('button', { name: 'Switch model' }).click();
+    await dialog.waitFor();
+    expect(await effort.inputValue()).toBe('high');
+    await effort.selectOption('low');
+    await dialog.getByRole('button', { name: 'Switch effort' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    expect((await readEvents(page, sessionId)).at(-1)).toMatchObject({
+      kind: 'reasoning_changed',
+      effort: 'low',
+    });
+    before = app.provider.requests.length;
+    app.provider.enqueue({ kind: 'reply', text: 'At low.' });
+    await sendMessage(page, 'Think a little');
+    await page.getByText('At low.').waitFor();
+    await waitForIdle(page);
+    expect(app.provider.requests.slice(before).map((request) => request.body as Body)).toEqual([
+      expect.objectContaining({ model: 'scripted-other', reasoning_effort: 'low' }),
+    ]);
+    expect(watched.errors).toEqual([]);
+    expect(watched.foreignRequests).toEqual([]);
+  }, 90_000);
 });

@@ -17,6 +17,7 @@ import {
 } from '../newSession/modelLifecycle.js';
 import { useCatalogue } from '../newSession/useCatalogue.js';
 import { PROVIDERS } from '../settings/providers.js';
+import { EffortSelect, shownEffort, UNKNOWN_REASONING, type EffortValue } from './EffortSelect.js';
 import './modelSwitch.css';
 
 const dayFormat = new Intl.DateTimeFormat(undefined, {
@@ -96,8 +97,9 @@ export function ModelRetirementWarning({
 }
 
 /**
- * The model switch: provider, model (the catalogue's choices, retired ones left out), base URL and, for a
- * model Keel does not know, its context window. Recorded as model_changed; the next request uses it.
+ * The model switch: provider, model (the catalogue's choices, retired ones left out), base URL, for a model
+ * Keel does not know its context window, and the reasoning effort (the efforts the chosen model takes).
+ * Recorded as model_changed (with the effort); the effort alone as reasoning_changed. The next request uses it.
  */
 export function ModelSwitchDialog({
   sessionId,
@@ -118,8 +120,11 @@ export function ModelSwitchDialog({
   const [model, setModel] = useState(initialModel ?? pin.model);
   const [baseUrl, setBaseUrl] = useState(pin.baseUrl ?? '');
   const [contextWindow, setContextWindow] = useState('');
+  const [effort, setEffort] = useState<EffortValue>(pin.reasoningEffort ?? 'default');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
+  // Main's warnings about the switch made (lifecycle, an effort that fell back): shown before closing.
+  const [warnings, setWarnings] = useState<string[]>([]);
 
   useEffect(() => {
     const dialog = dialogRef.current;
@@ -133,7 +138,11 @@ export function ModelSwitchDialog({
   const note = pinNote(picked, today, picked && switchTarget(catalogue, provider, picked.id, today));
   const knownWindow = picked?.contextWindow ?? settings?.settings.contextWindows[chosen];
   const needsWindow = chosen !== '' && knownWindow === undefined;
-  const unchanged = provider === pin.provider && chosen === pin.model;
+  const reasoning = picked?.reasoning ?? UNKNOWN_REASONING;
+  const effortChosen = shownEffort(effort, reasoning);
+  const sameModel = provider === pin.provider && chosen === pin.model;
+  const sameEffort = effortChosen === (pin.reasoningEffort ?? 'default');
+  const unchanged = sameModel && sameEffort;
 
   const chooseProvider = (next: ProviderKind) => {
     setProvider(next);
@@ -148,22 +157,37 @@ export function ModelSwitchDialog({
     event.preventDefault();
     setError(undefined);
     if (!chosen) return setError('Choose a model.');
-    if (unchanged) return setError(`This session already uses ${pin.model}: choose another model.`);
-    const windowTokens = needsWindow ? Number(contextWindow) : undefined;
-    if (needsWindow && (!Number.isInteger(windowTokens) || (windowTokens ?? 0) <= 0))
+    if (unchanged) return setError(`This session already uses ${pin.model}: choose another model or effort.`);
+    // The effort alone keeps the pinned window: a model Keel does not know needs one only when switched to.
+    const windowTokens = needsWindow && !sameModel ? Number(contextWindow) : undefined;
+    if (needsWindow && !sameModel && (!Number.isInteger(windowTokens) || (windowTokens ?? 0) <= 0))
       return setError(`Keel does not know ${chosen}: enter its context window in tokens.`);
     setBusy(true);
     try {
-      await call(
+      if (sameModel) {
+        // The effort alone: reasoning_changed, the model and its endpoint untouched.
+        await call(
+          keel().sessions.setReasoning({
+            sessionId,
+            effort: effortChosen === 'default' ? reasoning.defaultEffort : effortChosen,
+          }),
+        );
+        dialogRef.current?.close();
+        return;
+      }
+      const result = await call(
         keel().sessions.setModel({
           sessionId,
           provider,
           model: chosen,
           ...(baseUrl.trim() ? { baseUrl: baseUrl.trim() } : {}),
           ...(windowTokens ? { contextWindow: windowTokens } : {}),
+          reasoningEffort: effortChosen === 'default' ? null : effortChosen,
         }),
       );
-      dialogRef.current?.close();
+      const said = [result.warning, result.effortWarning].filter((line): line is string => !!line);
+      if (said.length > 0) setWarnings(said);
+      else dialogRef.current?.close();
     } catch (failure) {
       setError(describeError(failure));
     } finally {
@@ -208,10 +232,21 @@ export function ModelSwitchDialog({
           provider={provider}
           baseUrl={baseUrl}
           onBaseUrl={setBaseUrl}
-          needsWindow={needsWindow}
+          needsWindow={needsWindow && !sameModel}
           contextWindow={contextWindow}
           onContextWindow={setContextWindow}
         />
+        <EffortSelect model={chosen} value={effort} reasoning={reasoning} onChange={setEffort} />
+        {warnings.length > 0 ? (
+          <div role="status" aria-label="Switched">
+            <p>Switched. Keel says:</p>
+            {warnings.map((line) => (
+              <p key={line} className="hint">
+                {line}
+              </p>
+            ))}
+          </div>
+        ) : null}
         {error ? (
           <p className="form-error" role="alert">
             {error}
@@ -219,11 +254,13 @@ export function ModelSwitchDialog({
         ) : null}
         <div className="dialog-actions">
           <button type="button" className="button-secondary" onClick={() => dialogRef.current?.close()}>
-            Cancel
+            {warnings.length > 0 ? 'Close' : 'Cancel'}
           </button>
-          <button type="submit" className="button-primary" disabled={busy || unchanged}>
-            {busy ? 'Switching…' : 'Switch model'}
-          </button>
+          {warnings.length > 0 ? null : (
+            <button type="submit" className="button-primary" disabled={busy || unchanged}>
+              {busy ? 'Switching…' : sameModel ? 'Switch effort' : 'Switch model'}
+            </button>
+          )}
         </div>
       </form>
     </dialog>
