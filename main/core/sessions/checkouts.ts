@@ -18,7 +18,13 @@ import type { NestedHold } from '../persistent/nestedRepos.js';
 import { redactPatchFile } from '../../sandbox/redactFile.js';
 import type { CommitReport, CommittedFile, PersistentDirSpec } from '../persistent/types.js';
 import { crashPoint } from '../turn/crash.js';
-import { clearCommitIntent, recoverCommitIntents, writeCommitIntent } from './commitIntent.js';
+import {
+  DIRECT_DIR,
+  clearCommitIntent,
+  commitIntentFile,
+  recoverCommitIntents,
+  writeCommitIntent,
+} from './commitIntent.js';
 import { checkoutLocation, historyStoreOf, readPersistentConfig, type PersistentConfig } from './layout.js';
 import type { UncommittedDir } from './types.js';
 
@@ -229,7 +235,7 @@ async function commitCheckout(
   // nothing is in the way), recorded as a persistent_commit naming the request's patch.
   for (const request of approvedHeld(heldEvents(log), name, 'nested')) {
     const applied = await applyDirect(checkout.backing, request.files, log.artifactsDir);
-    recordCommitted(log, name, checkout.backing, onEvent, [
+    recordCommitted(log, commitIntentFile(log.dir, name), checkout.backing, onEvent, [
       {
         kind: 'persistent_commit',
         dir: name,
@@ -295,7 +301,7 @@ async function commitCheckout(
     };
     record(await nestedRequest(log, stem, request, report.nested, checkout.backing));
   }
-  recordCommitted(log, name, checkout.backing, onEvent, owed);
+  recordCommitted(log, commitIntentFile(log.dir, name), checkout.backing, onEvent, owed);
   return report;
 }
 
@@ -306,18 +312,18 @@ async function commitCheckout(
  */
 function recordCommitted(
   log: SessionLog,
-  dir: string,
+  intent: string,
   backing: string,
   onEvent: ((event: SessionEvent) => void) | undefined,
   events: readonly NewEvent[],
 ): void {
   if (events.length === 0) return;
-  writeCommitIntent(log.dir, dir, backing, events);
+  writeCommitIntent(intent, backing, events);
   crashPoint('after_commit_before_event');
   const result = log.append(events, { expectedLastSeq: log.lastSeq() });
   if (!result.ok) return; // the intent stays: the next open records them
   for (const appended of result.events) onEvent?.(appended);
-  clearCommitIntent(log.dir, dir);
+  clearCommitIntent(intent);
 }
 
 /**
@@ -328,8 +334,7 @@ export async function recoverCommits(
   log: SessionLog,
   onEvent?: (event: SessionEvent) => void,
 ): Promise<string[]> {
-  const config = persistentConfigOf(log);
-  return config ? recoverCommitIntents(log, config, onEvent) : [];
+  return recoverCommitIntents(log, persistentConfigOf(log), onEvent);
 }
 
 /**
@@ -394,8 +399,6 @@ type AnyHeldRequest = HeldRequest | DirectHeldRequest | NestedHeldRequest;
 
 /** A direct session's photograph of its folder's protected paths, taken when a turn (segment) starts. */
 const DIRECT_SNAPSHOT = 'protected-snapshot.json';
-/** The name direct sessions' held files and commits go under (their folder is the project). */
-const DIRECT_DIR = 'project';
 
 function projectFolderOf(log: SessionLog): string | undefined {
   const [created] = log.read({ fromSeq: 1, limit: 1, validate: false });
@@ -411,16 +414,14 @@ async function prepareDirect(log: SessionLog, onEvent: ((event: SessionEvent) =>
   if (root === undefined || !fs.existsSync(root)) return;
   for (const request of approvedHeld(heldEvents(log), DIRECT_DIR, true)) {
     const applied = await applyDirect(root, request.files, log.artifactsDir);
-    const result = log.append(
+    recordCommitted(log, commitIntentFile(log.dir, DIRECT_DIR, false), root, onEvent, [
       {
         kind: 'persistent_commit',
         dir: DIRECT_DIR,
         files: applied.files.map(({ path, preHash, postHash }) => ({ path, preHash, postHash })),
         diffArtifact: request.patchArtifact,
       },
-      { expectedLastSeq: log.lastSeq() },
-    );
-    if (result.ok) for (const event of result.events) onEvent?.(event);
+    ]);
   }
   fs.writeFileSync(path.join(log.dir, DIRECT_SNAPSHOT), JSON.stringify(snapshotProtected(root)));
 }

@@ -24,18 +24,27 @@ const Intent = z.object({
   events: z.array(z.record(z.string(), z.unknown())),
 });
 
-function intentPath(dataDir: string, dir: string): string {
-  return path.join(checkoutLocation(dataDir, dir).stateDir, INTENT_FILE);
+/**
+ * Where the intent of a dir's commits lives: the checkout's state folder, or the session's folder for a
+ * --commit direct session (`checkout` false: its granted protected files are written into the project itself).
+ */
+export function commitIntentFile(dataDir: string, dir: string, checkout = true): string {
+  return checkout
+    ? path.join(checkoutLocation(dataDir, dir).stateDir, INTENT_FILE)
+    : path.join(dataDir, INTENT_FILE);
+}
+
+/** The dir name of a --commit direct session's commits (their folder is the project). */
+export const DIRECT_DIR = 'project';
+
+/** The intent files a session may hold: one per Persistent Dir, or the direct session's one. */
+function intentFiles(dataDir: string, config: PersistentConfig | undefined): { dir: string; file: string }[] {
+  if (!config) return [{ dir: DIRECT_DIR, file: commitIntentFile(dataDir, DIRECT_DIR, false) }];
+  return config.dirs.map((dir) => ({ dir: dir.name, file: commitIntentFile(dataDir, dir.name) }));
 }
 
 /** Writes the intent durably (temp + fsync + rename + folder fsync in the private state folder). */
-export function writeCommitIntent(
-  dataDir: string,
-  dir: string,
-  backing: string,
-  events: readonly NewEvent[],
-): void {
-  const file = intentPath(dataDir, dir);
+export function writeCommitIntent(file: string, backing: string, events: readonly NewEvent[]): void {
   const temp = `${file}.${process.pid}.tmp`;
   const fd = fs.openSync(temp, 'w');
   try {
@@ -55,12 +64,12 @@ export function writeCommitIntent(
 
 /** Whether any dir of the session holds a commit intent (read without the session's lease). */
 export function hasCommitIntent(dataDir: string, config: PersistentConfig | undefined): boolean {
-  return config?.dirs.some((dir) => fs.existsSync(intentPath(dataDir, dir.name))) ?? false;
+  return intentFiles(dataDir, config).some(({ file }) => fs.existsSync(file));
 }
 
 /** The intent's events are all in the log: it is removed. */
-export function clearCommitIntent(dataDir: string, dir: string): void {
-  fs.rmSync(intentPath(dataDir, dir), { force: true });
+export function clearCommitIntent(file: string): void {
+  fs.rmSync(file, { force: true });
 }
 
 /** An event of the intent is in the log already (the process died after the append, before the clear). */
@@ -99,12 +108,11 @@ function parseEvents(raw: readonly Record<string, unknown>[]): NewEvent[] | unde
  */
 export async function recoverCommitIntents(
   log: SessionLog,
-  config: PersistentConfig,
+  config: PersistentConfig | undefined,
   onEvent?: (event: SessionEvent) => void,
 ): Promise<string[]> {
   const notices: string[] = [];
-  for (const dir of config.dirs) {
-    const file = intentPath(log.dir, dir.name);
+  for (const { dir, file } of intentFiles(log.dir, config)) {
     let text: string;
     try {
       text = fs.readFileSync(file, 'utf8');
@@ -122,7 +130,7 @@ export async function recoverCommitIntents(
     if (!parsed || !events) {
       // A torn intent: its rename never happened, so its commit's files were not written after it either.
       fs.renameSync(file, `${file}.damaged`);
-      notices.push(`${dir.name}: an unreadable commit intent was moved aside (${file}.damaged)`);
+      notices.push(`${dir}: an unreadable commit intent was moved aside (${file}.damaged)`);
       continue;
     }
     const recorded: string[] = [];
@@ -150,10 +158,10 @@ export async function recoverCommitIntents(
       const result = log.append(missing, { expectedLastSeq: log.lastSeq() });
       if (result.ok) for (const appended of result.events) onEvent?.(appended);
     }
-    clearCommitIntent(log.dir, dir.name);
+    clearCommitIntent(file);
     if (missing.length === 0 && changedSince.length === 0) continue;
     notices.push(
-      `${dir.name}: a commit interrupted by a crash was recorded` +
+      `${dir}: a commit interrupted by a crash was recorded` +
         (recorded.length > 0 ? ` (${recorded.join(', ')})` : '') +
         (changedSince.length > 0
           ? `; changed in the folder since, not recorded as this commit's: ${changedSince.join(', ')}`

@@ -124,6 +124,47 @@ describe('a crash between a commit writing the folder and its persistent_commit'
     expect(fs.readFileSync(path.join(project, 'notes.md'), 'utf8')).toBe('new\n');
   });
 
+  it("direct: granted protected files written at the next turn's start, killed before the event, are recorded once", async () => {
+    server.enqueue(
+      {
+        kind: 'reply',
+        toolCalls: [
+          {
+            name: 'run_command',
+            arguments: { command: "mkdir -p .vscode && echo '{}' > .vscode/settings.json" },
+          },
+        ],
+      },
+      { kind: 'reply', text: 'made it' },
+    );
+    const first = await keel(home, run('configure', ['--commit', 'direct']));
+    expect(first.stderr).toMatch(/approval needed \(request \d+\): commit_protected/);
+    const id = onlySessionId(home);
+    const settings = path.join(project, '.vscode', 'settings.json');
+    expect(fs.existsSync(settings)).toBe(false);
+    expect((await keel(home, ['approve', id, '--scope', 'once'])).code).toBe(0);
+    server.enqueue({ kind: 'reply', text: 'next' });
+    const killed = await keel(home, ['run', '--session', id, 'next'], crash);
+    expect(killed.signal).toBe('SIGKILL');
+    expect(fs.readFileSync(settings, 'utf8')).toBe('{}\n');
+    expect(commitsOf(id)).toEqual([]);
+
+    server.enqueue({ kind: 'reply', text: 'next' });
+    const resumed = await keel(home, ['resume', id]);
+    expect(resumed.stderr).toMatch(
+      /keel: project: a commit interrupted by a crash was recorded \(\.vscode\/settings\.json\)/,
+    );
+    expect(commitsOf(id)).toHaveLength(1);
+    expect(commitsOf(id)[0]).toMatchObject({
+      dir: 'project',
+      files: [{ path: '.vscode/settings.json', postHash: sha256(settings) }],
+    });
+    server.enqueue({ kind: 'reply', text: 'again' });
+    expect((await keel(home, ['run', '--session', id, 'again'])).code).toBe(0);
+    expect(commitsOf(id)).toHaveLength(1);
+    expect(fs.readFileSync(settings, 'utf8')).toBe('{}\n');
+  });
+
   it('a file changed in the folder after the crash is not claimed by the recorded commit', async () => {
     server.enqueue(appendLine('ledger.txt'), { kind: 'reply', text: 'done' });
     expect((await keel(home, run('go'), crash)).signal).toBe('SIGKILL');
