@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { McpStdioServer } from '../common/mcp.js';
 import { wrapCommand, type NetworkPolicy, type SandboxInfo } from '../sandbox/box.js';
@@ -69,7 +70,9 @@ export async function boxServerCommand(
       command,
       workspace: scratch,
       cwd: scratch,
-      ...(server.writeProject ? { writable: [options.projectRoot] } : { readOnly: [options.projectRoot] }),
+      ...(server.writeProject
+        ? { writable: [options.projectRoot], readOnly: programRoots(server, options.projectRoot) }
+        : { readOnly: [options.projectRoot, ...programRoots(server, options.projectRoot)] }),
       // Unlike a command's box, the project's neighbours are hidden too (the user's other projects, a home
       // beside it): a server sees the project, not the folder around it. The rest of / stays readable for
       // its runtime, as for commands.
@@ -90,6 +93,48 @@ export async function boxServerCommand(
     await proxy?.close();
     throw error;
   }
+}
+
+/** Script files a server's runtime loads by path: the command itself or an argument naming one. */
+const SCRIPT = /\.(?:[cm]?js|ts|py)$/;
+
+/**
+ * The folders holding the server's own program, bound read-only so it can start even where the box hides
+ * the folder it lives in (a checkout under /tmp, an `npx` cache under $HOME): for the command, when it is
+ * an absolute path, and each argument naming an existing script file, the nearest folder above it that
+ * has a node_modules (its package and dependencies), else the file's own folder. Never a folder holding
+ * the project or the home folder itself, whose contents the box hides on purpose.
+ */
+function programRoots(server: McpStdioServer, projectRoot: string): string[] {
+  const roots = new Set<string>();
+  const home = os.homedir();
+  for (const [index, word] of [server.command, ...server.args].entries()) {
+    if (!path.isAbsolute(word) || (index > 0 && !SCRIPT.test(word))) continue;
+    let file: string;
+    try {
+      file = fs.realpathSync(word);
+      if (!fs.statSync(file).isFile()) continue;
+    } catch {
+      continue;
+    }
+    // An installed package (…/node_modules/pkg/dist/index.js): its whole node_modules, where its
+    // dependencies are; a script of a project (…/test/server.mjs): the nearest folder with a node_modules.
+    const marker = `${path.sep}node_modules${path.sep}`;
+    let root = path.dirname(file);
+    if (file.includes(marker)) root = file.slice(0, file.indexOf(marker) + marker.length - 1);
+    else
+      for (let dir = root; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+        if (fs.existsSync(path.join(dir, 'node_modules'))) {
+          root = dir;
+          break;
+        }
+      }
+    const holdsProject = projectRoot === root || projectRoot.startsWith(`${root}${path.sep}`);
+    if (holdsProject || root === home || root === path.parse(root).root) root = path.dirname(file);
+    if (projectRoot === root || projectRoot.startsWith(`${root}${path.sep}`)) continue;
+    roots.add(root);
+  }
+  return [...roots];
 }
 
 function quote(word: string): string {
