@@ -50,9 +50,7 @@ function processesNaming(token: string): number[] {
       const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8');
       const state = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
       const zombie = state.slice(state.lastIndexOf(')') + 2).startsWith('Z');
-      // A box whose command finished waits as `sleep 86400` (the exit marker's wrapper), whose command
-      // line names no token: it is found by its working folder, the project, instead.
-      if (!zombie && (cmdline.includes(token) || runsIn(entry, project))) found.push(Number(entry));
+      if (!zombie && cmdline.includes(token)) found.push(Number(entry));
     } catch {
       // Gone meanwhile.
     }
@@ -60,17 +58,7 @@ function processesNaming(token: string): number[] {
   return found;
 }
 
-/** True when process `pid` works in `folder` or below it (a box of this test: commands run in the project). */
-function runsIn(pid: string, folder: string): boolean {
-  try {
-    const cwd = fs.readlinkSync(`/proc/${pid}/cwd`).replace(/ \(deleted\)$/, '');
-    return cwd === folder || cwd.startsWith(`${folder}/`);
-  } catch {
-    return false; // gone, or not ours to read
-  }
-}
-
-/** Waits until no process names `token` or works in the project (up to `ms`); returns those still alive then. */
+/** Waits until no process names `token` (up to `ms`); returns those still alive then. */
 async function leftAfter(token: string, ms: number): Promise<number[]> {
   const deadline = Date.now() + ms;
   for (;;) {
