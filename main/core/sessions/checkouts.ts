@@ -13,6 +13,7 @@ import {
   type DirectHeldFile,
   type ProtectedSnapshot,
 } from '../persistent/directHeld.js';
+import * as directChanges from '../persistent/directChanges.js';
 import type { HeldFile } from '../persistent/heldBack.js';
 import type { NestedHold } from '../persistent/nestedRepos.js';
 import { redactPatchFile } from '../../sandbox/redactFile.js';
@@ -423,7 +424,29 @@ async function prepareDirect(log: SessionLog, onEvent: ((event: SessionEvent) =>
       },
     ]);
   }
+  // What a turn killed before it stopped changed is recorded first; then this segment's start.
+  await recordDirectChanges(log, root, onEvent);
+  await directChanges.startDirectTurn(directChanges.directStateDir(log.dir), root);
   fs.writeFileSync(path.join(log.dir, DIRECT_SNAPSHOT), JSON.stringify(snapshotProtected(root)));
+}
+
+/** Records what any tool changed since the turn's start record as a `persistent_commit` (directChanges.ts). */
+async function recordDirectChanges(
+  log: SessionLog,
+  root: string,
+  onEvent: ((event: SessionEvent) => void) | undefined,
+): Promise<void> {
+  const stateDir = directChanges.directStateDir(log.dir);
+  const patchArtifact = `commits/${log.lastSeq() + 1}-${DIRECT_DIR}-${Date.now().toString(36)}-changes.patch`;
+  const patchFile = path.join(log.artifactsDir, patchArtifact);
+  const change = await directChanges.directTurnChanges(stateDir, root, historyStoreOf(log.dir), patchFile);
+  if (change !== undefined && change.files.length > 0) {
+    await redactPatchFile(patchFile, root);
+    recordCommitted(log, commitIntentFile(log.dir, DIRECT_DIR, false), root, onEvent, [
+      { kind: 'persistent_commit', dir: DIRECT_DIR, files: change.files, diffArtifact: patchArtifact },
+    ]);
+  }
+  directChanges.clearDirectTurn(stateDir);
 }
 
 /**
@@ -432,8 +455,19 @@ async function prepareDirect(log: SessionLog, onEvent: ((event: SessionEvent) =>
  */
 async function finishDirect(log: SessionLog, onEvent: ((event: SessionEvent) => void) | undefined) {
   const root = projectFolderOf(log);
+  if (root === undefined || !fs.existsSync(root)) return;
   const file = path.join(log.dir, DIRECT_SNAPSHOT);
-  if (root === undefined || !fs.existsSync(file)) return;
+  if (fs.existsSync(file)) await holdDirectProtected(log, root, file, onEvent);
+  // After the protected paths were put back: what remains is the turn's change to record.
+  await recordDirectChanges(log, root, onEvent);
+}
+
+async function holdDirectProtected(
+  log: SessionLog,
+  root: string,
+  file: string,
+  onEvent: ((event: SessionEvent) => void) | undefined,
+): Promise<void> {
   const before = JSON.parse(fs.readFileSync(file, 'utf8')) as ProtectedSnapshot;
   fs.rmSync(file, { force: true });
   const stem = `commits/${log.lastSeq() + 1}-${DIRECT_DIR}-${Date.now().toString(36)}`;

@@ -87,14 +87,17 @@ describe('keel run: the project checkout (--commit auto by default)', () => {
     expect(git('diff', 'src/main.go')).toContain('+package main // edited');
   });
 
-  it('--commit direct: the model works in the folder itself, with nothing to commit', async () => {
+  it('--commit direct: the model works in the folder itself, with nothing to commit (its change is recorded)', async () => {
     server.enqueue(write('src/direct.go', 'package main // direct\n'), { kind: 'reply', text: 'done' });
     const result = await keel(home, run('add a file', ['--commit', 'direct']));
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(/committed/);
     expect(fs.readFileSync(path.join(project, 'src', 'direct.go'), 'utf8')).toBe('package main // direct\n');
     const id = onlySessionId(home);
-    expect(commitsOf(id)).toEqual([]);
+    // What the turn changed in the folder is recorded (for keel revert), though nothing was committed.
+    expect(
+      commitsOf(id).map((e) => e.kind === 'persistent_commit' && [e.dir, e.files.map((f) => f.path)]),
+    ).toEqual([['project', ['src/direct.go']]]);
     expect(fs.existsSync(path.join(home, 'sessions', id, 'persistent.json'))).toBe(false);
     expect(systemPromptOf(0)).not.toContain('persistent/project/');
     const commit = await keel(home, ['commit', id]);

@@ -1,0 +1,163 @@
+// What a `--commit direct` turn changed in the project folder, whichever tool changed it (commands too): the
+// folder's files are snapshotted as a git tree (a private shadow repository in the session's folder, never the
+// project's own .git) when a turn starts and again when it stops; the trees' difference is the turn's change,
+// both sides' bytes kept in the history store so it can be reverted. See README.md.
+import fs from 'node:fs';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import type { ChangedFile, FileMode } from '../../common/events.js';
+import { LINKED_DEPENDENCY_DIRS } from './extras.js';
+import { diffTrees, gitText, isZeroOid, runGit, streamBlob, type GitSide, type TreeChange } from './git.js';
+import { heldReason } from './heldBack.js';
+import { KEEP_MAX_BYTES, keepBytes } from './kept.js';
+import { plain } from './state.js';
+
+/** The turn start's tree, written when a turn (segment) starts and removed once its change is recorded. */
+const START_FILE = 'turn-start.json';
+
+/** Where a direct session's shadow repository, its private index and its start record live. */
+export function directStateDir(dataDir: string): string {
+  return path.join(dataDir, 'history', 'direct');
+}
+
+function sideOf(stateDir: string, project: string): GitSide {
+  return {
+    cwd: project,
+    env: {
+      GIT_DIR: path.join(stateDir, 'shadow.git'),
+      GIT_WORK_TREE: project,
+      GIT_INDEX_FILE: path.join(stateDir, 'index'),
+    },
+    config: [`core.excludesFile=${path.join(stateDir, 'exclude')}`, 'core.untrackedCache=true'],
+  };
+}
+
+/**
+ * The folder's files now (tracked, untracked, not ignored; dependency folders left out) as a tree of the
+ * shadow repository. Only files whose stat changed since the last call are hashed (git's stat cache).
+ */
+export async function folderTree(stateDir: string, project: string): Promise<string> {
+  const side = sideOf(stateDir, project);
+  if (!fs.existsSync(path.join(stateDir, 'shadow.git', 'HEAD'))) {
+    fs.mkdirSync(stateDir, { recursive: true });
+    await runGit(plain(stateDir), ['init', '--bare', '-q', path.join(stateDir, 'shadow.git')]);
+    fs.writeFileSync(
+      path.join(stateDir, 'exclude'),
+      LINKED_DEPENDENCY_DIRS.map((dir) => `${dir}/\n`).join(''),
+    );
+  }
+  // A file that cannot be read (permissions, gone meanwhile) is left out, not a failed turn.
+  await runGit(side, ['add', '-A', '--ignore-errors', '--', '.'], { okCodes: [1] });
+  return gitText(side, ['write-tree']);
+}
+
+/** Records the folder's tree as the start of a turn (segment); an unrecorded earlier start is kept. */
+export async function startDirectTurn(stateDir: string, project: string): Promise<void> {
+  const file = path.join(stateDir, START_FILE);
+  if (readStart(stateDir) !== undefined) return;
+  const tree = await folderTree(stateDir, project);
+  const temp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, JSON.stringify({ tree }));
+  fs.renameSync(temp, file);
+}
+
+function readStart(stateDir: string): string | undefined {
+  try {
+    const parsed = JSON.parse(fs.readFileSync(path.join(stateDir, START_FILE), 'utf8')) as unknown;
+    const tree = (parsed as { tree?: unknown }).tree;
+    return typeof tree === 'string' && /^[0-9a-f]{40,64}$/.test(tree) ? tree : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Forgets the start record once its change is in the log (or there was none). */
+export function clearDirectTurn(stateDir: string): void {
+  fs.rmSync(path.join(stateDir, START_FILE), { force: true });
+}
+
+/** What a direct turn changed: the files (both sides kept when ≤ 64 MiB) and the patch written, or nothing. */
+export type DirectChange = { files: ChangedFile[]; patchFile?: string };
+
+/**
+ * What changed in the folder since the turn's start record (undefined when there is none): each file's
+ * sha256 before and after, with its modes when both sides' bytes were kept in `store`. Protected paths
+ * (held back by directHeld.ts) and nested repositories are left out. Writes the binary patch to `patchFile`
+ * when something changed. The start record stays until `clearDirectTurn`.
+ */
+export async function directTurnChanges(
+  stateDir: string,
+  project: string,
+  store: string,
+  patchFile: string,
+): Promise<DirectChange | undefined> {
+  const start = readStart(stateDir);
+  if (start === undefined) return undefined;
+  const side = sideOf(stateDir, project);
+  const tree = await folderTree(stateDir, project);
+  const changes = (await diffTrees(side, start, tree)).filter(
+    (change) => isFileMode(change.oldMode) && isFileMode(change.newMode) && heldReason(change.path) === null,
+  );
+  if (changes.length === 0) return { files: [] };
+  const kept = await keepBlobs(side, store, changes);
+  const files = changes.map((change): ChangedFile => {
+    const before = isZeroOid(change.oldOid) ? null : kept.get(change.oldOid);
+    const after = isZeroOid(change.newOid) ? null : kept.get(change.newOid);
+    return {
+      path: change.path,
+      preHash: before === null ? null : (before?.sha256 ?? null),
+      postHash: after === null ? null : (after?.sha256 ?? null),
+      ...(before?.kept ? { preMode: change.oldMode as FileMode } : {}),
+      ...(after?.kept ? { postMode: change.newMode as FileMode } : {}),
+    };
+  });
+  fs.mkdirSync(path.dirname(patchFile), { recursive: true });
+  const { stdout } = await runGit(side, ['diff-tree', '-r', '-p', '--binary', '--no-renames', start, tree]);
+  fs.writeFileSync(patchFile, stdout);
+  return { files, patchFile };
+}
+
+/** A mode a recorded change can carry (regular, executable, link), or git's "nothing here". */
+function isFileMode(mode: string): boolean {
+  return mode === '000000' || mode === '100644' || mode === '100755' || mode === '120000';
+}
+
+/**
+ * Keeps the bytes of every blob the changes name in the history store; returns each blob's sha256 and
+ * whether it was kept (not past KEEP_MAX_BYTES). One `cat-file --batch-check` and one `--batch` in all.
+ */
+async function keepBlobs(
+  side: GitSide,
+  store: string,
+  changes: readonly TreeChange[],
+): Promise<Map<string, { sha256: string; kept: boolean }>> {
+  const oids = [...new Set(changes.flatMap((c) => [c.oldOid, c.newOid]).filter((oid) => !isZeroOid(oid)))];
+  const sizes = new Map<string, number>();
+  const { stdout: checked } = await runGit(side, ['cat-file', '--batch-check'], {
+    input: `${oids.join('\n')}\n`,
+  });
+  for (const line of checked.toString('utf8').split('\n')) {
+    const [oid, type, size] = line.split(' ');
+    if (oid !== undefined && type === 'blob' && size !== undefined) sizes.set(oid, Number(size));
+  }
+  const small = oids.filter((oid) => (sizes.get(oid) ?? Infinity) <= KEEP_MAX_BYTES);
+  const found = new Map<string, { sha256: string; kept: boolean }>();
+  if (small.length > 0) {
+    const { stdout } = await runGit(side, ['cat-file', '--batch'], { input: `${small.join('\n')}\n` });
+    let at = 0;
+    for (const oid of small) {
+      const headerEnd = stdout.indexOf(0x0a, at);
+      const size = Number(stdout.subarray(at, headerEnd).toString('utf8').split(' ')[2]);
+      const bytes = stdout.subarray(headerEnd + 1, headerEnd + 1 + size);
+      found.set(oid, { sha256: keepBytes(store, Buffer.from(bytes)), kept: true });
+      at = headerEnd + 1 + size + 1;
+    }
+  }
+  for (const oid of oids.filter((o) => !found.has(o))) {
+    // Too large to keep: its change is listed (by hash) but cannot be reverted.
+    const hash = createHash('sha256');
+    for await (const chunk of streamBlob(side, oid)) hash.update(chunk as Buffer);
+    found.set(oid, { sha256: hash.digest('hex'), kept: false });
+  }
+  return found;
+}
