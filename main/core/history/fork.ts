@@ -6,15 +6,20 @@ import type { EventOf, SessionEvent } from '../../common/events.js';
 import { SessionLog } from '../log/sessionLog.js';
 import { rewindProblem } from '../projection/rewind.js';
 import { makeSessionFolders, readPersistentConfig, writePersistentConfig } from '../sessions/layout.js';
-import { RevertTargetError } from './changes.js';
+import { RevertTargetError, type ChangeEvent } from './changes.js';
+import { forkBaseOf, writeForkBase } from './forkBase.js';
 
-/** What a fork made: the new session's id and the parent's seq its log was copied through. */
-export type ForkReport = { id: string; parentId: string; at: number; events: number };
+/**
+ * What a fork made: the new session's id and the parent's seq its log was copied through; `notice` when its
+ * folder cannot be shown as at that point (a --commit direct session works on the project itself).
+ */
+export type ForkReport = { id: string; parentId: string; at: number; events: number; notice?: string };
 
 /**
  * Makes a new session whose log is the parent's events 1..`at` (default: all), copied as they are but for
  * session_created, which names the new id and `forkedFrom`. It keeps the parent's pin (model, window,
- * policy) and Persistent Dirs (its own checkout is made from the folders when its first turn starts); the
+ * policy) and Persistent Dirs (its own checkouts show the folders as at `at`: the parent's later recorded
+ * changes taken out three-way, after every reset, forkBase.ts); the
  * parent's artifacts and history store are linked in (Keel writes them once), its private files copied. The
  * parent is only read. `at` must be the last event, or one the conversation can go back to (just before a
  * user message); else a RevertTargetError names those.
@@ -23,11 +28,13 @@ export function forkSession(home: string, parentId: string, options: { at?: numb
   const parent = SessionLog.open(home, parentId);
   let events: SessionEvent[];
   let dataDir: string;
+  let changes: SessionEvent[];
   try {
     const last = parent.lastSeq();
     const at = options.at ?? last;
     events = parent.read({ toSeq: at });
     dataDir = parent.dir;
+    changes = parent.readKinds(['persistent_commit', 'changes_reverted']);
     if (at !== last) {
       const problem = rewindProblem(parent.read({ validate: false }), at);
       if (problem !== undefined) throw new RevertTargetError(`cannot fork at ${at}: ${problem}`);
@@ -39,16 +46,24 @@ export function forkSession(home: string, parentId: string, options: { at?: numb
   const created = events[0] as EventOf<'session_created'>;
   const first: EventOf<'session_created'> = { ...created, forkedFrom: { sessionId: parentId, seq: at } };
   const config = readPersistentConfig(dataDir);
+  // The changes made after `at` are taken out of the fork's checkouts (forkBase.ts), never out of the project.
+  const base: ChangeEvent[] = forkBaseOf(dataDir, changes, at);
   const id = SessionLog.importEvents(home, [first, ...events.slice(1)], {
     files: (dir) => {
       makeSessionFolders(dir);
       if (config) writePersistentConfig(dir, config);
+      if (config) writeForkBase(dir, base);
       linkTree(path.join(dataDir, 'artifacts'), path.join(dir, 'artifacts'));
       linkTree(path.join(dataDir, 'history', 'blobs'), path.join(dir, 'history', 'blobs'));
       copyTree(path.join(dataDir, 'workspace', 'session'), path.join(dir, 'workspace', 'session'));
     },
   });
-  return { id, parentId, at, events: events.length };
+  const notice =
+    config || base.length === 0
+      ? undefined
+      : `the session works on the project folder directly (--commit direct): the fork does too, as it is now, ` +
+        `with the ${base.length} later changes of the parent in it`;
+  return { id, parentId, at, events: events.length, ...(notice ? { notice } : {}) };
 }
 
 /** Hard-links every regular file under `from` into `to` (a copy where links cannot be made). */

@@ -5,6 +5,7 @@ import { commitChanges, uncommittedFiles, type CommitOptions } from './commit.js
 import { createCheckout } from './create.js';
 import { changedGitMetadata, commonGitDir, gitMetadataFingerprint } from './gitMetadata.js';
 import { gitMetadataPaths } from '../../sandbox/protectedPaths.js';
+import { overlayBaseline, type OverlayFile } from './overlay.js';
 import { resetIntact } from './reset.js';
 import {
   isIntact,
@@ -19,6 +20,7 @@ import type { CommitReport, PersistentDirSpec, UncommittedFile } from './types.j
 
 export type { CheckoutKind, CheckoutLocation } from './state.js';
 export type { CommitOptions } from './commit.js';
+export type { OverlayFile } from './overlay.js';
 export { PersistentDirError } from './types.js';
 
 /**
@@ -109,6 +111,14 @@ export class Checkout {
       // A turn starts from here: the git metadata it will be compared with at the commit.
       recordGitMetadata(this.context);
     });
+  }
+
+  /**
+   * Right after a reset: the checkout holds `files` instead of the backing folder's versions, as its baseline
+   * (a fork's view of the project at its fork point, overlay.ts); the next reset returns to the backing folder.
+   */
+  async overlay(files: readonly OverlayFile[]): Promise<void> {
+    return this.exclusive(() => overlayBaseline(this.context, files));
   }
 
   /** What the session changed in the checkout since its baseline and has not committed. */

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ChangedFile, EventOf, NewEvent, SessionEvent } from '../../common/events.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
+import { resetCheckout } from '../history/forkBase.js';
 import { importMarkOf, isImportedSeq } from '../log/imported.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { Checkout } from '../persistent/checkout.js';
@@ -129,7 +130,7 @@ export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions):
       clearTurnPending(log.dir, dir.name);
       if (report.status !== 'unchanged') preparation.commits.push(report);
     }
-    await checkout.reset();
+    await resetCheckout(log, checkout);
     preparation.reset.push(dir.name);
   }
   trace(log, options.turn, 'persistent_reset', started, {
@@ -187,7 +188,7 @@ export async function discardDirs(
   const config = persistentConfigOf(log);
   if (!config) return [];
   const chosen = chooseDirs(config, options.dirs, (dir) => dir.commit === 'manual', true);
-  for (const dir of chosen) await (await openCheckout(log, dir)).reset();
+  for (const dir of chosen) await resetCheckout(log, await openCheckout(log, dir));
   return chosen.map((dir) => dir.name);
 }
 
@@ -407,8 +408,8 @@ function projectFolderOf(log: SessionLog): string | undefined {
 }
 
 /**
- * A direct session's turn starts: held files granted since are written into the folder (a persistent_commit
- * naming the request's patch), then the folder's protected paths are photographed for finishDirect.
+ * A direct session's turn starts: held files granted since are written (a persistent_commit naming the
+ * request's patch), a killed turn's change recorded, then this start and its protected paths photographed.
  */
 async function prepareDirect(log: SessionLog, onEvent: ((event: SessionEvent) => void) | undefined) {
   const root = projectFolderOf(log);
@@ -424,7 +425,6 @@ async function prepareDirect(log: SessionLog, onEvent: ((event: SessionEvent) =>
       },
     ]);
   }
-  // What a turn killed before it stopped changed is recorded first; then this segment's start.
   await recordDirectChanges(log, root, onEvent);
   await directChanges.startDirectTurn(directChanges.directStateDir(log.dir), root);
   fs.writeFileSync(path.join(log.dir, DIRECT_SNAPSHOT), JSON.stringify(snapshotProtected(root)));
