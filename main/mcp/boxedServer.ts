@@ -102,12 +102,17 @@ const SCRIPT = /\.(?:[cm]?js|ts|py)$/;
  * The folders holding the server's own program, bound read-only so it can start even where the box hides
  * the folder it lives in (a checkout under /tmp, an `npx` cache under $HOME): for the command, when it is
  * an absolute path, and each argument naming an existing script file, the nearest folder above it that
- * has a node_modules (its package and dependencies), else the file's own folder. Never a folder holding
- * the project or the home folder itself, whose contents the box hides on purpose.
+ * has a node_modules (its package and dependencies), else the file's own folder, else the file alone. Never
+ * a folder holding the project, the home folder itself or `/`, whose contents the box hides on purpose
+ * (bound read-only on the same path, they would show again). Exported for its test.
  */
-function programRoots(server: McpStdioServer, projectRoot: string): string[] {
+export function programRoots(
+  server: Pick<McpStdioServer, 'command' | 'args'>,
+  projectRoot: string,
+  home: string = os.homedir(),
+): string[] {
   const roots = new Set<string>();
-  const home = os.homedir();
+  const realHome = realOrSame(home);
   for (const [index, word] of [server.command, ...server.args].entries()) {
     if (!path.isAbsolute(word) || (index > 0 && !SCRIPT.test(word))) continue;
     let file: string;
@@ -117,6 +122,8 @@ function programRoots(server: McpStdioServer, projectRoot: string): string[] {
     } catch {
       continue;
     }
+    // A script of the project itself is visible with the project.
+    if (file.startsWith(`${projectRoot}${path.sep}`)) continue;
     // An installed package (…/node_modules/pkg/dist/index.js): its whole node_modules, where its
     // dependencies are; a script of a project (…/test/server.mjs): the nearest folder with a node_modules.
     const marker = `${path.sep}node_modules${path.sep}`;
@@ -129,12 +136,27 @@ function programRoots(server: McpStdioServer, projectRoot: string): string[] {
           break;
         }
       }
-    const holdsProject = projectRoot === root || projectRoot.startsWith(`${root}${path.sep}`);
-    if (holdsProject || root === home || root === path.parse(root).root) root = path.dirname(file);
-    if (projectRoot === root || projectRoot.startsWith(`${root}${path.sep}`)) continue;
+    // Never a folder the box hides on purpose: one holding the project (its siblings), the home folder
+    // itself, or `/`. Then the script's own folder, else the script file alone.
+    const unsafe = (dir: string) =>
+      projectRoot === dir ||
+      projectRoot.startsWith(`${dir}${path.sep}`) ||
+      dir === home ||
+      dir === realHome ||
+      dir === path.parse(dir).root;
+    if (unsafe(root)) root = path.dirname(file);
+    if (unsafe(root)) root = file;
     roots.add(root);
   }
   return [...roots];
+}
+
+function realOrSame(folder: string): string {
+  try {
+    return fs.realpathSync(folder);
+  } catch {
+    return folder;
+  }
 }
 
 function quote(word: string): string {
