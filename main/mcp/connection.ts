@@ -1,7 +1,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
+  ErrorCode,
+  McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
+  type Progress,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isStdioServer } from '../common/mcp.js';
@@ -26,6 +29,9 @@ export const DEFAULT_MCP_TIMEOUTS: McpTimeouts = {
   listMs: 15_000,
   restartBackoffMs: [250, 1000, 4000],
 };
+
+/** A call that ran past its bound (no answer or progress for `timeoutMs`, or `maxTotalMs` in all); cancelled. */
+export class CallTimeout extends Error {}
 
 /** A server's state as people see it (settings screen, `keel mcp list`, the session's events). */
 export type McpServerState =
@@ -150,23 +156,58 @@ export class McpConnection {
   }
 
   /**
-   * Calls one tool. Aborting `signal` sends notifications/cancelled and rejects; so does the timeout. A
-   * server that restarted since the session started is waited for (up to its start timeout).
+   * Calls one tool. Aborting `signal` sends notifications/cancelled and rejects; so does a timeout (a
+   * `CallTimeout`). `timeoutMs` bounds the time without an answer or a progress notification (the request
+   * asks for progress; each one restarts the bound, as the SDK's resetTimeoutOnProgress does), `maxTotalMs`
+   * the whole call however much progress arrives. A server that restarted since the session started is
+   * waited for (up to its start timeout).
    */
   async callTool(
     name: string,
     args: Record<string, unknown>,
-    options: { signal?: AbortSignal; timeoutMs: number; idempotencyKey: string },
+    options: {
+      signal?: AbortSignal;
+      timeoutMs: number;
+      maxTotalMs: number;
+      idempotencyKey: string;
+      onProgress?: (progress: Progress) => void;
+    },
   ): Promise<CallToolResult> {
     if (!this.client && this.ready) await this.ready;
     const client = this.client;
     if (!client) throw new Error(this.notReady());
-    const result = await client.callTool(
-      { name, arguments: args, _meta: { idempotencyKey: options.idempotencyKey } },
-      undefined,
-      { timeout: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) },
-    );
-    return result as CallToolResult;
+    // Keel's own bound on the whole call, through the signal: an abort sends notifications/cancelled,
+    // which the SDK's maxTotalTimeout does not.
+    const total = new AbortController();
+    const timer = setTimeout(() => total.abort(), options.maxTotalMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, total.signal]) : total.signal;
+    try {
+      const result = await client.callTool(
+        { name, arguments: args, _meta: { idempotencyKey: options.idempotencyKey } },
+        undefined,
+        {
+          timeout: options.timeoutMs,
+          resetTimeoutOnProgress: true,
+          signal,
+          onprogress: (progress) => options.onProgress?.(progress),
+        },
+      );
+      return result as CallToolResult;
+    } catch (error) {
+      if (total.signal.aborted && !options.signal?.aborted) {
+        throw new CallTimeout(
+          `${name} was still running after ${options.maxTotalMs} ms in all (its progress notifications kept it going) and was cancelled`,
+        );
+      }
+      if (error instanceof McpError && error.code === Number(ErrorCode.RequestTimeout)) {
+        throw new CallTimeout(
+          `${name} did not answer within ${options.timeoutMs} ms and was cancelled (no result and no progress for that long)`,
+        );
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Stops the server (and its proxy); no restart follows. */

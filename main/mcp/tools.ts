@@ -3,15 +3,17 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { describeError, errorOutcome } from '../tools/outcome.js';
 import type { ToolContext, ToolModule, ToolOutcome } from '../tools/types.js';
-import type { McpConnection } from './connection.js';
+import { CallTimeout, type McpConnection } from './connection.js';
 import { outcomeFromResult } from './results.js';
 
 /** Tool names providers accept (OpenAI's limit is the tighter: 64). */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** A server's description is cut here: it reaches every request's tool list. */
 const MAX_DESCRIPTION_CHARS = 2000;
-/** Per-call bound when the server's config names none. */
+/** Per-call bound when the server's config names none: time without an answer or a progress notification. */
 export const DEFAULT_MCP_CALL_TIMEOUT_MS = 120_000;
+/** A call that keeps reporting progress is still cancelled after this many times its `timeoutMs` in all. */
+export const MCP_CALL_TOTAL_FACTOR = 10;
 
 /** The name an MCP tool has in Keel's registry and in the model's tool list. */
 export function mcpToolName(server: string, tool: string): string {
@@ -47,6 +49,11 @@ export function toolModulesFor(
     }
     if (seen.has(name)) {
       skip('the server lists two tools of that name');
+      continue;
+    }
+    if (tool.execution?.taskSupport === 'required') {
+      // The SDK's callTool refuses such a tool; Keel does not run MCP tasks (tasks/get, tasks/result).
+      skip('it runs only as an MCP task (execution.taskSupport "required"), which Keel does not support');
       continue;
     }
     const schema = tool.inputSchema as Record<string, unknown>;
@@ -109,18 +116,17 @@ async function callOnce(
   try {
     const result = await connection.callTool(tool, args, {
       timeoutMs,
+      maxTotalMs: timeoutMs * MCP_CALL_TOTAL_FACTOR,
       idempotencyKey: ctx.idempotencyKey,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
+      // Progress is the call's live output (the UI shows it as a command's), redacted like everything shown.
+      onProgress: (progress) => ctx.onOutput?.(ctx.redactor.redact(`${describeProgress(progress)}\n`)),
     });
     return { ...outcomeFromResult(result, ctx), durationMs: Date.now() - started };
   } catch (error) {
     const message = describeError(error);
     if (ctx.signal?.aborted) return errorOutcome(`${tool} was cancelled (the server was told)`);
-    if (/timed out/i.test(message)) {
-      return errorOutcome(`${tool} did not answer within ${timeoutMs} ms and was cancelled`, {
-        timedOut: true,
-      });
-    }
+    if (error instanceof CallTimeout) return errorOutcome(error.message, { timedOut: true });
     const state = connection.state;
     if (state.state === 'failed') {
       return errorOutcome(
@@ -129,4 +135,11 @@ async function callOnce(
     }
     return errorOutcome(`MCP server "${connection.entry.name}": ${message}`);
   }
+}
+
+/** One progress notification as a line: "[progress 2/5] message". */
+function describeProgress(progress: { progress: number; total?: number; message?: string }): string {
+  const count =
+    progress.total === undefined ? `${progress.progress}` : `${progress.progress}/${progress.total}`;
+  return `[progress ${count}]${progress.message ? ` ${progress.message.slice(0, 500)}` : ''}`;
 }
