@@ -129,6 +129,12 @@ export function summarizeEvent(event: SessionEvent): string {
               .join(', '),
         event.project?.status === 'untrusted' ? "(the project's .mcp.json is not approved)" : undefined,
       );
+    case 'tool_rules_applied':
+      return event.tools.length === 0
+        ? 'no tool rules in effect'
+        : `run without asking: ${event.tools.join(', ')}`;
+    case 'mcp_config_trusted':
+      return `.mcp.json ${event.configHash.slice(0, 12)} trusted (${event.servers.join(', ')}; approved ${event.approvedAt} via ${event.via})`;
     case 'error':
       return joinParts(event.code === undefined ? undefined : `[${event.code}]`, clip(event.message, 100));
   }

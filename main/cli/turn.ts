@@ -1,4 +1,5 @@
 import type { SessionEvent } from '../common/events.js';
+import { allowedScopes, type ScopeKind } from '../core/approvals/decide.js';
 import { SessionNotFoundError } from '../core/log/sessionLog.js';
 import { createHarness, type LocalHarnessSession } from '../core/sessions/harness.js';
 import { streamHarness } from '../core/sessions/stream.js';
@@ -50,10 +51,24 @@ export function describeApproval(
         .map((line) => `  ${line}`),
     );
   lines.push(
-    `  approve: keel approve ${sessionId} --request ${event.seq} --scope once|session|path:GLOB|prefix:CMD`,
+    `  approve: keel approve ${sessionId} --request ${event.seq} --scope ${scopeHint(event)}`,
     `  deny:    keel deny ${sessionId} --request ${event.seq} [--reason TEXT]`,
   );
   return lines;
+}
+
+/** The scopes `keel approve` takes for this request, as its --scope values. */
+function scopeHint(event: Extract<SessionEvent, { kind: 'approval_request' }>): string {
+  const words: Record<ScopeKind, string> = {
+    once: 'once',
+    session: 'session',
+    tool: 'tool',
+    path: 'path:GLOB',
+    prefix: 'prefix:CMD',
+  };
+  return allowedScopes(event)
+    .map((kind) => words[kind])
+    .join('|');
 }
 
 /** The exit code of a turn's outcome: 0 completed, 3 awaiting approval, 130 interrupted, 1 failed. */

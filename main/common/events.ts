@@ -74,10 +74,15 @@ export const ReasoningPart = z.discriminatedUnion('type', [
 ]);
 export type ReasoningPart = z.infer<typeof ReasoningPart>;
 
-/** once | session | path:<glob> | prefix:<command prefix> */
+/**
+ * once | session | tool | path:<glob> | prefix:<command prefix>. `tool` (MCP tools only): this tool for every
+ * later call in this session and, as a rule kept in the home (`<home>/tool-rules.jsonl`), in the project's
+ * later sessions until revoked.
+ */
 export const ApprovalScope = z.union([
   z.literal('once'),
   z.literal('session'),
+  z.literal('tool'),
   z.string().regex(/^path:.+/, 'a path scope looks like path:src/**'),
   z.string().regex(/^prefix:.+/, 'a prefix scope looks like prefix:npm test'),
 ]);
@@ -432,6 +437,38 @@ export const McpToolsListed = z.object({
   skipped: z.array(z.string()).optional(),
 });
 
+/**
+ * The project's tool rules (a grant with scope `tool`, kept in `<home>/tool-rules.jsonl`) a turn found in
+ * effect, appended when they differ from the newest such event: from here on these tools run without asking,
+ * and a `tool` grant of this session whose tool is not listed is no longer in effect (its rule was revoked).
+ */
+export const ToolRulesApplied = z.object({
+  ...base,
+  kind: z.literal('tool_rules_applied'),
+  /** Real path of the project folder the rules are kept for. */
+  project: z.string().min(1),
+  tools: z.array(z.string().min(1)),
+});
+
+/**
+ * The trust decision a session used for its project's `.mcp.json`: appended when a turn starts the file's
+ * servers under an approval and the newest such event names another hash (or there is none). The
+ * cross-session record stays `<home>/mcp-approvals.jsonl`; this says, in the log alone, which servers were
+ * trusted from which bytes. Never sent to a provider; an imported one trusts nothing here.
+ */
+export const McpConfigTrusted = z.object({
+  ...base,
+  kind: z.literal('mcp_config_trusted'),
+  /** Real path of the project folder the approval names. */
+  project: z.string().min(1),
+  /** sha256 (hex) of the `.mcp.json` bytes approved and started. */
+  configHash: z.string().min(1),
+  servers: z.array(z.string()),
+  /** The approval used: when and through what it was given (`keel mcp approve`, the settings screen). */
+  approvedAt: z.string().min(1),
+  via: z.string().min(1),
+});
+
 export const ErrorEvent = z.object({
   ...base,
   kind: z.literal('error'),
@@ -465,6 +502,8 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   SessionRenamed,
   InstructionsLoaded,
   McpToolsListed,
+  ToolRulesApplied,
+  McpConfigTrusted,
   ErrorEvent,
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ApprovalScope } from '../../common/events.js';
 import { recordDecision } from '../../core/approvals/decide.js';
+import { keepToolGrant } from '../../core/sessions/toolRules.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
@@ -16,10 +17,11 @@ type DecisionOptions = {
 };
 
 /**
- * `keel approve SESSION [--request SEQ] --scope once|session|path:GLOB|prefix:CMD [--resume]` and
+ * `keel approve SESSION [--request SEQ] --scope once|session|tool|path:GLOB|prefix:CMD [--resume]` and
  * `keel deny SESSION [--request SEQ] [--reason TEXT] [--resume]`: the only way an approval request moves
  * (an event in the log). With --resume the turn continues in this process, through the session API (its
- * auto checkouts are committed when it stops, as after keel run).
+ * auto checkouts are committed when it stops, as after keel run). `tool` (MCP tools) also keeps the grant as
+ * the project's rule in the home (keel mcp rules lists and revokes them).
  */
 export function registerApproval(program: Command, context: CliContext): void {
   program
@@ -31,7 +33,10 @@ export function registerApproval(program: Command, context: CliContext): void {
       'the approval request to answer (needed when several are pending)',
       parsePositiveInteger,
     )
-    .requiredOption('--scope <scope>', 'once | session | path:GLOB | prefix:COMMAND')
+    .requiredOption(
+      '--scope <scope>',
+      'once | session | tool (an MCP tool, in later sessions of the project too) | path:GLOB | prefix:COMMAND',
+    )
     .option('--resume', 'continue the turn right away')
     .option('--json', 'with --resume: print JSON lines')
     .action((session: string, options: DecisionOptions) => decide(context, session, options, 'grant'));
@@ -62,7 +67,7 @@ async function decide(
     const parsed = ApprovalScope.safeParse(options.scope);
     if (!parsed.success) {
       throw new CliError(
-        `--scope must be once, session, path:GLOB or prefix:COMMAND (got "${options.scope ?? ''}")`,
+        `--scope must be once, session, tool, path:GLOB or prefix:COMMAND (got "${options.scope ?? ''}")`,
       );
     }
     scope = parsed.data;
@@ -76,11 +81,17 @@ async function decide(
         : { decision: 'deny' as const, ...(options.reason ? { reason: options.reason } : {}) }),
     });
     if (!result.ok) throw new CliError(result.message);
+    const rule = keepToolGrant(context.home(), log, result.recorded, result.request, 'keel approve');
     context.io.stderr(
       scope !== undefined
         ? `keel: granted request ${result.request.seq} (${result.request.tool}, ${scope})\n`
         : `keel: denied request ${result.request.seq} (${result.request.tool})\n`,
     );
+    if (rule) {
+      context.io.stderr(
+        `keel: ${rule.tool} now runs without asking in every session of ${rule.project} (keel mcp rules --revoke ${rule.tool} to undo)\n`,
+      );
+    }
     return log.id;
   });
   if (options.resume) await driveTurn(context, cliHarness(context), id, {}, { json: options.json });

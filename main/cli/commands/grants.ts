@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { recordRevocation } from '../../core/approvals/decide.js';
 import { listGrants, type GrantRecord } from '../../core/approvals/grants.js';
+import { forgetToolGrant } from '../../core/sessions/toolRules.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
@@ -52,6 +53,7 @@ export function registerGrants(program: Command, context: CliContext): void {
       await withWritableSession(context.home(), session, (log) => {
         const result = recordRevocation(log, grantSeq, options.reason);
         if (!result.ok) throw new CliError(result.message);
+        forgetToolGrant(context.home(), log, result.grant, 'keel revoke');
         context.io.stderr(
           `keel: revoked grant ${grantSeq} (${result.grant.tool}, ${result.grant.scope}); matching calls ask again\n`,
         );

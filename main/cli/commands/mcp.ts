@@ -10,9 +10,11 @@ import {
   revokeProjectMcp,
   type McpInspection,
 } from '../../core/host.js';
+import { listToolRules, realProjectFolder, revokeToolRule } from '../../core/sessions/toolRules.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exitCodes.js';
+import { formatTable } from '../format.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -181,6 +183,39 @@ export function registerMcp(program: Command, context: CliContext): void {
       const folder = folderOf(options.project);
       admin(() => revokeProjectMcp(context.home(), folder, 'keel mcp revoke'));
       context.io.stdout(`revoked the approval of ${projectMcpStatus(context.home(), folder).file}\n`);
+    });
+
+  mcp
+    .command('rules')
+    .description(
+      'list the MCP tools that run without asking in a project (granted with --scope tool), or revoke one',
+    )
+    .option('--project <dir>', 'the project (default: the current folder)')
+    .option('--all', 'every project')
+    .option('--revoke <tool>', 'revoke the rule for this tool (mcp__<server>__<tool>): it asks again')
+    .option('--json', 'print JSON')
+    .action((options: { project?: string; all?: boolean; revoke?: string; json?: boolean }) => {
+      const folder = realProjectFolder(folderOf(options.project));
+      if (options.revoke !== undefined) {
+        if (!revokeToolRule(context.home(), folder, options.revoke, 'keel mcp rules --revoke')) {
+          throw new CliError(
+            `no rule for ${options.revoke} in ${folder} (keel mcp rules --project DIR lists them)`,
+          );
+        }
+        context.io.stdout(`revoked: ${options.revoke} asks again in ${folder} from the next turn\n`);
+        return;
+      }
+      const rules = listToolRules(context.home(), options.all ? undefined : folder);
+      if (options.json) {
+        context.io.stdout(`${JSON.stringify({ rules }, null, 2)}\n`);
+        return;
+      }
+      if (rules.length === 0) {
+        context.io.stdout(`no tool rules${options.all ? '' : ` in ${folder}`}\n`);
+        return;
+      }
+      const rows = rules.map((rule) => [rule.tool, rule.project, rule.addedAt, rule.via]);
+      context.io.stdout(`${formatTable(['TOOL', 'PROJECT', 'ADDED', 'VIA'], rows)}\n`);
     });
 }
 

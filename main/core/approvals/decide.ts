@@ -22,8 +22,14 @@ export type ApprovalDecision = { requestSeq?: number } & (
  */
 export type Refusal = { ok: false; code: 'invalid_state' | 'invalid_input' | 'not_found'; message: string };
 
-/** The kinds of scope a grant can have: once, the whole session, a path glob, a command prefix. */
-export type ScopeKind = 'once' | 'session' | 'path' | 'prefix';
+/**
+ * The kinds of scope a grant can have: once, the whole session, the MCP tool in this project from now on (a
+ * rule in the home), a path glob, a command prefix.
+ */
+export type ScopeKind = 'once' | 'session' | 'tool' | 'path' | 'prefix';
+
+/** True for a tool an MCP server gave the registry (`mcp__<server>__<tool>`; no built-in is named so). */
+export const isMcpTool = (tool: string): boolean => tool.startsWith('mcp__');
 
 const TOOLS = createToolRegistry('write', { subagents: true });
 
@@ -34,11 +40,12 @@ export function toolKindOf(tool: string): ToolKind | undefined {
 
 /**
  * The scopes a grant of `request` may take, the one rule the approval panel offers and a decision checks: a
- * call whose outcome is unknown (resumed after a crash) only once; a command also by prefix; a file change
- * also by path glob.
+ * call whose outcome is unknown (resumed after a crash) only once; an MCP tool also by tool (this project's
+ * later sessions too); a command also by prefix; a file change also by path glob.
  */
 export function allowedScopes(request: PendingApproval): ScopeKind[] {
   if (request.unknownOutcome || request.tool === HELD_BACK_TOOL) return ['once'];
+  if (isMcpTool(request.tool)) return ['once', 'session', 'tool'];
   const kind = toolKindOf(request.tool);
   if (kind === 'command') return ['once', 'session', 'prefix'];
   if (kind === 'edit') return ['once', 'session', 'path'];
@@ -46,7 +53,11 @@ export function allowedScopes(request: PendingApproval): ScopeKind[] {
 }
 
 const scopeKindOf = (scope: ApprovalScope): ScopeKind =>
-  scope === 'once' || scope === 'session' ? scope : scope.startsWith('prefix:') ? 'prefix' : 'path';
+  scope === 'once' || scope === 'session' || scope === 'tool'
+    ? scope
+    : scope.startsWith('prefix:')
+      ? 'prefix'
+      : 'path';
 
 /** Pure: the event that answers the request, or why it may not be answered so (see allowedScopes). */
 export function decideApproval(
@@ -73,9 +84,11 @@ export function decideApproval(
       ? `request ${request.seq} re-runs a call whose outcome is unknown: only the scope "once" applies`
       : request.tool === HELD_BACK_TOOL
         ? `request ${request.seq} holds back protected files of one commit: only the scope "once" applies`
-        : kind === 'prefix'
-          ? `a prefix scope is for commands; request ${request.seq} is a ${request.tool} call`
-          : `a path scope is for file changes; request ${request.seq} is a ${request.tool} call`;
+        : kind === 'tool'
+          ? `the scope "tool" is for MCP tools; request ${request.seq} is a ${request.tool} call (use once or session)`
+          : kind === 'prefix'
+            ? `a prefix scope is for commands; request ${request.seq} is a ${request.tool} call`
+            : `a path scope is for file changes; request ${request.seq} is a ${request.tool} call`;
     return { ok: false, code: 'invalid_input', message };
   }
   return {

@@ -47,8 +47,34 @@ export function activeGrants(events: readonly SessionEvent[]): ActiveGrant[] {
           scope: event.scope,
         });
     } else if (event.kind === 'approval_revoked') grants.delete(event.grantSeq);
+    else if (event.kind === 'tool_rules_applied' && !isImportedSeq(mark, event.seq)) {
+      for (const seq of toolGrantsEndedBy(event, grants.values())) grants.delete(seq);
+    }
   }
   return [...grants.values()];
+}
+
+/**
+ * The seqs of `tool` grants a tool_rules_applied ends: their tool is no longer among the project's rules (a
+ * person revoked the rule), so this session asks again too. Pure.
+ */
+export function toolGrantsEndedBy(
+  event: EventOf<'tool_rules_applied'>,
+  grants: Iterable<{ seq: number; tool: string; scope: ApprovalScope }>,
+): number[] {
+  const kept = new Set(event.tools);
+  return [...grants]
+    .filter((grant) => grant.scope === 'tool' && grant.seq < event.seq && !kept.has(grant.tool))
+    .map((grant) => grant.seq);
+}
+
+/**
+ * The project's rules a tool_rules_applied put in effect, as grants of scope `tool` (named by that event's
+ * seq): every later call of those tools runs without asking.
+ */
+export function ruleGrants(event: EventOf<'tool_rules_applied'> | undefined): ActiveGrant[] {
+  if (!event) return [];
+  return event.tools.map((tool) => ({ seq: event.seq, requestSeq: event.seq, tool, scope: 'tool' as const }));
 }
 
 // Anything that could chain or substitute a second command after an approved prefix.
@@ -99,10 +125,13 @@ export function suggestPrefix(command: string): string | undefined {
   return plain(second) && !second.startsWith('-') ? `${first} ${second}` : first;
 }
 
-/** The grant that pre-authorises `call`, if any: same tool for `session`, glob match for `path:`, prefix for `prefix:`. */
+/**
+ * The grant that pre-authorises `call`, if any: same tool for `session` and `tool`, glob match for `path:`,
+ * prefix for `prefix:`.
+ */
 export function findGrant(call: GatedCall, grants: readonly ActiveGrant[]): ActiveGrant | undefined {
   return grants.find((grant) => {
-    if (grant.scope === 'session') return grant.tool === call.tool;
+    if (grant.scope === 'session' || grant.scope === 'tool') return grant.tool === call.tool;
     if (grant.scope.startsWith('path:')) {
       const matches = picomatch(grant.scope.slice('path:'.length), { dot: true });
       // Several files: the grant covers the call only when it covers every one of them.
@@ -133,6 +162,9 @@ export type GrantRecord = ActiveGrant & {
 export function describeGrantScope(tool: string, scope: ApprovalScope): string {
   if (scope === 'once') return `only the one ${tool} call it answered`;
   if (scope === 'session') return `every ${tool} call in this session`;
+  if (scope === 'tool') {
+    return `every ${tool} call in this session and in later sessions of this project (a rule kept until revoked: keel mcp rules)`;
+  }
   if (scope.startsWith('path:')) {
     return `any tool call on a workspace path matching ${scope.slice('path:'.length)} (protected paths still ask)`;
   }
@@ -173,6 +205,12 @@ export function listGrants(events: readonly SessionEvent[]): GrantRecord[] {
       const grant = grants.get(event.grantSeq);
       if (grant && !grant.revoked) {
         grant.revoked = { seq: event.seq, at: event.at, ...(event.reason ? { reason: event.reason } : {}) };
+      }
+    } else if (event.kind === 'tool_rules_applied' && !isImportedSeq(mark, event.seq)) {
+      const live = [...grants.values()].filter((grant) => !grant.revoked);
+      for (const seq of toolGrantsEndedBy(event, live)) {
+        const grant = grants.get(seq);
+        if (grant) grant.revoked = { seq: event.seq, at: event.at, reason: 'its project rule was revoked' };
       }
     }
   }

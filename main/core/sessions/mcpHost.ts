@@ -7,6 +7,8 @@ import { planMcpServers, readProjectMcpConfig, PROJECT_CONFIG_FILE } from '../..
 import { startMcpSession, type McpSession } from '../../mcp/session.js';
 import type { NetworkPolicy, SandboxInfo } from '../../sandbox/box.js';
 import { approvedConfigHash, readMcpApprovals } from '../../store/mcpApprovals.js';
+import { importMarkOf, isImportedSeq } from '../log/imported.js';
+import { applyProjectToolRules } from './toolRules.js';
 import { readSettings } from '../../store/settings.js';
 import type { KeptMcp, McpPool } from './mcpPool.js';
 
@@ -50,6 +52,11 @@ export async function openSessionMcp(
   const approved = approvedConfigHash(readMcpApprovals(options.home), folder);
   const plan = planMcpServers(settings.mcp.servers, project, approved);
   for (const problem of plan.problems) options.onNotice?.(problem);
+  const emit = (event: SessionEvent | undefined) => {
+    if (event) options.onEvent?.(event);
+  };
+  emit(applyProjectToolRules(options.home, log, folder));
+  if (plan.project.status === 'trusted') emit(recordTrustUsed(log, options.home, folder, plan.project));
   if (plan.project.status === 'untrusted') {
     options.onNotice?.(
       `This project's ${PROJECT_CONFIG_FILE} declares MCP servers (${plan.project.servers.join(', ')}) that were not started: ` +
@@ -148,6 +155,40 @@ export async function openSessionMcp(
     if (result.ok) for (const event of result.events) options.onEvent?.(event);
   }
   return session;
+}
+
+/**
+ * Appends mcp_config_trusted when this session starts a project's servers from bytes it has not recorded
+ * trusting (its newest one made here names another hash, or there is none): the log alone then says which
+ * servers it trusted, from which approval. The approval itself stays in the home's mcp-approvals.jsonl.
+ */
+function recordTrustUsed(
+  log: SessionLog,
+  home: string,
+  folder: string,
+  project: { hash: string; servers: string[] },
+): SessionEvent | undefined {
+  const [created] = log.read({ fromSeq: 1, limit: 1, validate: false });
+  const mark = created?.kind === 'session_created' ? importMarkOf(created) : undefined;
+  const previous = (
+    log.readKinds(['mcp_config_trusted'], { validate: false }) as EventOf<'mcp_config_trusted'>[]
+  )
+    .filter((event) => !isImportedSeq(mark, event.seq))
+    .at(-1);
+  if (previous?.configHash === project.hash && previous.project === folder) return undefined;
+  const approval = readMcpApprovals(home)
+    .filter((event) => event.project === folder && event.kind === 'mcp_config_approved')
+    .at(-1);
+  if (approval?.configHash !== project.hash) return undefined;
+  const result = log.append({
+    kind: 'mcp_config_trusted',
+    project: folder,
+    configHash: project.hash,
+    servers: project.servers,
+    approvedAt: approval.at,
+    via: approval.via,
+  });
+  return result.ok ? result.events[0] : undefined;
 }
 
 /** The session as a turn sees it, whose `close()` gives the servers back to the pool. */

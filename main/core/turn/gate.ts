@@ -1,5 +1,5 @@
 import type { NewEvent } from '../../common/events.js';
-import { findGrant, prefixGrantGap } from '../approvals/grants.js';
+import { findGrant, prefixGrantGap, ruleGrants } from '../approvals/grants.js';
 import { evaluatePolicy } from '../approvals/policy.js';
 import type { ParsedToolCall } from '../../tools/execute.js';
 import type { ToolOutcome } from '../../tools/types.js';
@@ -54,7 +54,8 @@ export async function decideGate(
   }
   let reason = decision.reason;
   if (!preview.protectedReason) {
-    const grants = [...state.grants.values()];
+    // The session's grants and the project's tool rules the log says are in effect (tool_rules_applied).
+    const grants = [...state.grants.values(), ...ruleGrants(state.toolRules)];
     const grant = findGrant({ tool: parsed.tool.name, ...preview.subject }, grants);
     if (grant) return { action: 'run' };
     // A prefix grant that starts the command but not its flags (find -exec): the person asked sees why.

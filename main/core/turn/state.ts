@@ -1,4 +1,4 @@
-import type { ActiveGrant } from '../approvals/grants.js';
+import { toolGrantsEndedBy, type ActiveGrant } from '../approvals/grants.js';
 import { importMarkOf, isImportedSeq, type ImportMark } from '../log/imported.js';
 import type {
   EventOf,
@@ -47,6 +47,8 @@ export type SessionState = {
   /** Every approval request by seq (for grant lookup and decisions). */
   requests: Map<number, EventOf<'approval_request'>>;
   grants: Map<number, ActiveGrant>;
+  /** The newest tool_rules_applied not from an imported file: the project's tool rules in effect. */
+  toolRules?: EventOf<'tool_rules_applied'>;
   /** The newest event that decides whether the model should be asked next. */
   lastConversational?: SessionEvent;
   /** Usage of the newest assistant message (the compaction trigger measures from it). */
@@ -165,6 +167,12 @@ export function applyEvent(state: SessionState, event: SessionEvent): void {
     }
     case 'approval_revoked':
       state.grants.delete(event.grantSeq);
+      break;
+    case 'tool_rules_applied':
+      // Rules that came with an imported file were someone's decision elsewhere: in effect nowhere here.
+      if (isImportedSeq(state.imported, event.seq)) break;
+      state.toolRules = event;
+      for (const seq of toolGrantsEndedBy(event, state.grants.values())) state.grants.delete(seq);
       break;
     case 'interrupted':
       state.openCalls = [];

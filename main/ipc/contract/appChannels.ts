@@ -32,6 +32,15 @@ const ProjectMcpView = z.object({
   error: z.string().optional(),
 });
 
+/** A project's rule: this MCP tool runs without asking in its sessions (a grant with scope tool). */
+const ToolRuleView = z.object({
+  project: z.string(),
+  tool: z.string(),
+  addedAt: z.string(),
+  via: z.string(),
+  sessionId: z.string().optional(),
+});
+
 /** The channels of settings, providers, projects and the app. */
 export const appChannels = {
   'mcp.servers': {
@@ -55,6 +64,16 @@ export const appChannels = {
       enabled: z.boolean(),
     }),
     output: z.object({ disabledTools: z.array(z.string()) }),
+  },
+  'mcp.rules': {
+    doc: 'The MCP tools that run without asking in a project (granted with scope tool; every project without a folder), from <home>/tool-rules.jsonl.',
+    input: z.object({ folder: folder.optional() }),
+    output: z.object({ rules: z.array(ToolRuleView) }),
+  },
+  'mcp.revokeRule': {
+    doc: "Revokes a project's rule for one MCP tool: from the next turn its calls ask again in every session of the project.",
+    input: z.object({ folder, tool: z.string().regex(/^mcp__/, 'an MCP tool name (mcp__<server>__<tool>)') }),
+    output: z.object({ rules: z.array(ToolRuleView) }),
   },
   'settings.get': {
     doc: 'The settings, which provider keys are set (never their values) and where keys are kept.',

@@ -262,7 +262,7 @@ export const GrantRecord = z.object({
 export type GrantRecord = z.infer<typeof GrantRecord>;
 
 /** A scope kind a decision may take (`path` and `prefix` carry a value: `path:<glob>`, `prefix:<command>`). */
-export const ScopeKind = z.enum(['once', 'session', 'path', 'prefix']);
+export const ScopeKind = z.enum(['once', 'session', 'tool', 'path', 'prefix']);
 export type ScopeKind = z.infer<typeof ScopeKind>;
 
 /** What an edit_file / write_file request (or one file of an apply_patch) would do to its file now, for a diff editor. */

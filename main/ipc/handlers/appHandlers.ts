@@ -20,6 +20,7 @@ import {
   McpAdminError,
   type ProjectMcpStatus,
 } from '../../core/host.js';
+import { listToolRules, revokeToolRule } from '../../core/sessions/toolRules.js';
 import { IpcFailure } from '../errors.js';
 import { readRecentProjects } from '../recentProjects.js';
 import type { appChannels } from '../contract/appChannels.js';
@@ -66,6 +67,15 @@ export function appHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeo
     },
 
     'mcp.setToolEnabled': (args) => ({ disabledTools: setMcpToolEnabled(home, args.tool, args.enabled) }),
+
+    'mcp.rules': (args) => ({ rules: listToolRules(home, args.folder) }),
+
+    'mcp.revokeRule': (args) => {
+      if (!revokeToolRule(home, args.folder, args.tool, 'app settings')) {
+        throw new IpcFailure('not_found', `no rule for ${args.tool} in ${args.folder}`);
+      }
+      return { rules: listToolRules(home, args.folder) };
+    },
 
     'settings.get': () => settingsView(),
 

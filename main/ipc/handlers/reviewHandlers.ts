@@ -1,6 +1,7 @@
 import { recordDecision, recordRevocation } from '../../core/approvals/decide.js';
 import { listGrants } from '../../core/approvals/grants.js';
 import { pendingApprovals } from '../../core/approvals/state.js';
+import { forgetToolGrant, keepToolGrant } from '../../core/sessions/toolRules.js';
 import type { EventOf, SessionEvent } from '../../common/events.js';
 import { SessionLog } from '../../core/log/sessionLog.js';
 import { readTraceSummary } from '../../core/trace/read.js';
@@ -26,6 +27,8 @@ export function reviewHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof ty
           : { decision: 'deny' as const, ...(args.reason ? { reason: args.reason } : {}) }),
       });
       if (!result.ok) throw new IpcFailure(result.code, result.message);
+      // A `tool` grant is also the project's rule: later sessions of the project run the tool without asking.
+      keepToolGrant(home, log, result.recorded, result.request, 'the app');
       return {
         events: [result.recorded],
         value: { recorded: result.recorded, stillPending: result.stillPending },
@@ -36,6 +39,7 @@ export function reviewHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof ty
     turns.appendWhileIdle(args.sessionId, (log) => {
       const result = recordRevocation(log, args.grantSeq, args.reason);
       if (!result.ok) throw new IpcFailure(result.code, result.message);
+      forgetToolGrant(home, log, result.grant, 'the app');
       return { events: [result.recorded], value: { event: result.recorded, grant: result.grant } };
     });
 

@@ -93,6 +93,8 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'mcp.servers': { folder: '/p' },
   'mcp.approveProject': { folder: '/p' },
   'mcp.setToolEnabled': { tool: 'mcp__tracker__create_issue', enabled: false },
+  'mcp.rules': { folder: '/p' },
+  'mcp.revokeRule': { folder: '/p', tool: 'mcp__tracker__create_issue' },
   'settings.get': {},
   'settings.set': { keys: { anthropic: 'sk-ant', openai: null } },
   'settings.testProvider': { provider: 'anthropic', model: 'claude-sonnet-4-5', apiKey: 'sk-ant' },

@@ -23,7 +23,10 @@ type Props = {
   onReasonChange: (reason: string) => void;
 };
 
-/** The decision controls of one request: allow once / for the session / for a path glob or command prefix (editable), or deny with a reason. */
+/**
+ * The decision controls of one request: allow once / for the session / (an MCP tool) in this project from now
+ * on / for a path glob or command prefix (editable), or deny with a reason.
+ */
 export function DecisionBar({
   requestSeq,
   tool,
@@ -83,6 +86,17 @@ export function DecisionBar({
             title={describeScope(tool, 'session')}
           >
             Allow {tool} for this session
+          </button>
+        ) : null}
+        {allowedScopes.includes('tool') ? (
+          <button
+            type="button"
+            className="button-secondary"
+            disabled={disabled}
+            onClick={() => onDecide({ decision: 'grant', scope: 'tool' })}
+            title={describeScope(tool, 'tool')}
+          >
+            Always allow {tool} in this project
           </button>
         ) : null}
         {scoped ? (

@@ -53,6 +53,9 @@ export function buildScope(kind: 'path' | 'prefix', text: string): ScopeInput {
 export function describeScope(tool: string, scope: ApprovalScope): string {
   if (scope === 'once') return `Only this ${tool} call.`;
   if (scope === 'session') return `Every ${tool} call in this session, until revoked.`;
+  if (scope === 'tool') {
+    return `Every ${tool} call in this session and in later sessions of this project: a rule kept until revoked (Settings, MCP servers).`;
+  }
   if (scope.startsWith('path:')) {
     return `Any tool call on a workspace path matching ${scope.slice(5)} (protected paths still ask), until revoked.`;
   }

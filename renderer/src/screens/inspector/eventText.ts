@@ -115,6 +115,18 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
             )
             .join('\n') || 'no servers',
       };
+    case 'tool_rules_applied':
+      return {
+        who: 'Tool rules',
+        tone: 'other',
+        text: event.tools.length === 0 ? 'none in effect' : `run without asking: ${event.tools.join(', ')}`,
+      };
+    case 'mcp_config_trusted':
+      return {
+        who: 'MCP trust',
+        tone: 'other',
+        text: `.mcp.json ${event.configHash.slice(0, 12)} (${event.servers.join(', ')}), approved ${event.approvedAt}`,
+      };
     case 'session_created':
       return { who: 'Session created', tone: 'other', text: `${event.provider}:${event.model}` };
     case 'error':
