@@ -95,6 +95,10 @@ export function summarizeEvent(event: SessionEvent): string {
       return `${event.dir}: ${event.files.length} file${event.files.length === 1 ? '' : 's'}`;
     case 'changes_reverted':
       return `${event.dir}: ${event.files.length} file${event.files.length === 1 ? '' : 's'} put back (reverts ${event.reverts.join(', ')}${event.turn === undefined ? '' : `, turn ${event.turn}`})`;
+    case 'user_snapshot':
+      return `${event.dir}: your work kept before Keel wrote (${event.reason}): ${event.files.length} file${event.files.length === 1 ? '' : 's'}${event.omitted ? `, ${event.omitted} more not kept` : ''} (keel snapshots SESSION --restore ${event.seq})`;
+    case 'user_snapshot_restored':
+      return `${event.dir}: snapshot ${event.snapshotSeq} restored: ${event.files.length} file${event.files.length === 1 ? '' : 's'} written back`;
     case 'rewound':
       return `the conversation continues from ${event.toSeq}; the events after it are set aside${event.revertedSeq === undefined ? '' : ` (files reverted: ${event.revertedSeq})`}`;
     case 'subagent_started':

@@ -315,6 +315,38 @@ export const ChangesReverted = z.object({
   files: z.array(ChangedFile),
 });
 
+/** One file of a user snapshot: sha256 of its bytes (kept in the history store) and its mode; null: it was absent. */
+export const SnapshotFile = z.object({
+  path: z.string(),
+  sha256: z.string().nullable(),
+  mode: FileMode.optional(),
+});
+export type SnapshotFile = z.infer<typeof SnapshotFile>;
+
+/**
+ * The user's work in a folder, kept just before Keel wrote into it (a revert, a rewind with its files, a
+ * restore): the files git counts as changed since HEAD and every file the write touches, each file's bytes kept
+ * in the history store (a file without a mode was too large to keep). `omitted`: changed files past the cap.
+ */
+export const UserSnapshot = z.object({
+  ...base,
+  kind: z.literal('user_snapshot'),
+  dir: z.string().min(1),
+  /** What Keel was about to do, said to the user ("before reverting turn 2"). */
+  reason: z.string(),
+  files: z.array(SnapshotFile),
+  omitted: z.number().int().nonnegative().optional(),
+});
+
+/** A user snapshot's files were written back into its folder (`files`: what that changed; `preHash`: the folder's bytes before). */
+export const UserSnapshotRestored = z.object({
+  ...base,
+  kind: z.literal('user_snapshot_restored'),
+  dir: z.string().min(1),
+  snapshotSeq: seq,
+  files: z.array(ChangedFile),
+});
+
 /**
  * The conversation continues from `toSeq`: the events after it up to this one are set aside (still in the
  * log, shown folded in the transcript) and every projection, state and compaction reads as if they were
@@ -493,6 +525,8 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   FileStaged,
   PersistentCommit,
   ChangesReverted,
+  UserSnapshot,
+  UserSnapshotRestored,
   Rewound,
   SubagentStarted,
   SubagentResult,

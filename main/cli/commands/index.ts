@@ -17,6 +17,7 @@ import { registerGrants } from './grants.js';
 import { registerServe } from './serve.js';
 import { registerCommit } from './commit.js';
 import { registerRevert } from './revert.js';
+import { registerSnapshots } from './snapshots.js';
 import { registerCompact } from './compact.js';
 import { registerEval } from './eval.js';
 import { registerMcp } from './mcp.js';
@@ -29,6 +30,7 @@ export const registerCommands: readonly RegisterCommand[] = [
   registerRun,
   registerCommit,
   registerRevert,
+  registerSnapshots,
   registerResume,
   registerApproval,
   registerGrants,

@@ -126,6 +126,7 @@ function registerFork(program: Command, context: CliContext): void {
         context.io.stderr(
           `keel: forked ${id} at event ${report.at} as ${report.id} (${report.events} events copied); continue it with keel run --session ${report.id}\n`,
         );
+        if (report.notice) context.io.stderr(`keel: ${report.notice}\n`);
       }
     });
 }
@@ -151,9 +152,11 @@ function describeRevert(report: RevertReport, target: RevertTarget): string {
     case 'reverted': {
       const seqs = report.events.map((e) => e.seq).join(', ');
       const files = report.files.map((f) => f.path).join(', ');
+      const kept = report.snapshots.map((s) => s.seq).join(', ');
       return (
         `keel: reverted ${what}: ${report.files.length} file${report.files.length === 1 ? '' : 's'} (${files}); ` +
-        `recorded as event ${seqs} (keel revert SESSION --change ${report.events[0]?.seq ?? seqs} puts them back)`
+        `recorded as event ${seqs} (keel revert SESSION --change ${report.events[0]?.seq ?? seqs} puts them back)` +
+        (kept === '' ? '' : `; your work there was kept first as snapshot ${kept} (keel snapshots SESSION)`)
       );
     }
     case 'conflict':

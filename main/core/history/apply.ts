@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { FileMode, type NewEvent } from '../../common/events.js';
+import type { CrashPoint } from '../turn/crash.js';
 import { keepBytes, readFileState, readKept } from '../persistent/kept.js';
 import { removeConfined, writeStreamConfined } from '../persistent/streamWrite.js';
 import { writeSymlinkConfined } from '../../sandbox/paths.js';
@@ -36,7 +37,7 @@ export type DirWrites = { root: string; writes: readonly RevertWrite[] };
 /**
  * Writes a planned revert: the bytes of both sides of every write are kept (the user's current ones are what
  * reverting the revert restores), then the journal, then the files, then `events` through `append`, then the
- * journal goes. `crashMidway` runs after the first file (fault injection for the crash tests).
+ * journal goes. `crash` is called at each step (fault injection for the crash tests: turn/crash.ts).
  */
 export async function writeRevert(
   dataDir: string,
@@ -44,7 +45,7 @@ export async function writeRevert(
   dirs: readonly DirWrites[],
   events: readonly NewEvent[],
   log: { lastSeq(): number; append: (events: readonly NewEvent[]) => void },
-  crashMidway: () => void = () => undefined,
+  crash: (point: CrashPoint) => void = () => undefined,
 ): Promise<void> {
   const side = (s: RevertWrite['from']) =>
     s === null ? null : { mode: s.mode, sha256: keepBytes(store, s.bytes, { durable: true }) };
@@ -64,7 +65,9 @@ export async function writeRevert(
   fs.fsyncSync(fd);
   fs.closeSync(fd);
   fs.renameSync(temp, file);
-  await finishJournal(journal, store, log, crashMidway);
+  crash('revert_after_journal');
+  await finishJournal(journal, store, log, crash);
+  crash('revert_after_events');
   fs.rmSync(file, { force: true });
 }
 
@@ -97,7 +100,7 @@ async function finishJournal(
   journal: Journal,
   store: string,
   log: { lastSeq(): number; append: (events: readonly NewEvent[]) => void },
-  crashMidway: () => void = () => undefined,
+  crash: (point: CrashPoint) => void = () => undefined,
 ): Promise<void> {
   const skipped = new Set<string>();
   let written = 0;
@@ -117,9 +120,10 @@ async function finishJournal(
         now !== undefined && now !== 'too-large' && now.mode === '120000',
         store,
       );
-      if (++written === 1) crashMidway();
+      if (++written === 1) crash('during_revert');
     }
   }
+  crash('revert_after_files');
   if (log.lastSeq() > journal.expectedLastSeq) return;
   const events = journal.events as NewEvent[];
   log.append(

@@ -1,20 +1,18 @@
 // Reverting a turn's changes (or one recorded change) in the folders they reached: the one implementation
 // the CLI (`keel revert`) and the app ("Undo this turn's changes") call. See README.md.
-import fs from 'node:fs';
 import type { EventOf, NewEvent, SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { withBackingLock } from '../persistent/lock.js';
 import { crashPoint } from '../turn/crash.js';
-import { checkoutLocation, historyStoreOf, readPersistentConfig } from '../sessions/layout.js';
-import { writeRevert, finishPendingRevert } from './apply.js';
-import { changesOf, RevertTargetError, type ChangeEvent, type RevertTarget } from './changes.js';
+import { historyStoreOf } from '../sessions/layout.js';
+import { writeRevert } from './apply.js';
+import { changesOf, type ChangeEvent, type RevertTarget } from './changes.js';
+import { appender, completePendingRevert, folderOf, withLocks } from './folders.js';
 import { changedFilesOf, planRevert, type RevertConflict, type RevertWrite } from './plan.js';
+import { takeUserSnapshot } from './userSnapshot.js';
 
 export { RevertTargetError, type RevertTarget } from './changes.js';
+export { completePendingRevert } from './folders.js';
 export type { RevertConflict } from './plan.js';
-
-/** The direct session's folder goes by this name in its records (as in sessions/checkouts.ts). */
-const DIRECT_DIR = 'project';
 
 /**
  * What a revert did. `reverted`: the files were written and one changes_reverted event per folder appended;
@@ -22,7 +20,13 @@ const DIRECT_DIR = 'project';
  * already hold the versions from before the changes.
  */
 export type RevertReport =
-  | { status: 'reverted'; events: EventOf<'changes_reverted'>[]; files: { dir: string; path: string }[] }
+  | {
+      status: 'reverted';
+      events: EventOf<'changes_reverted'>[];
+      files: { dir: string; path: string }[];
+      /** The user's work in each folder, kept just before (`user_snapshot`, restorable). */
+      snapshots: EventOf<'user_snapshot'>[];
+    }
   | { status: 'conflict'; conflicts: (RevertConflict & { dir: string })[] }
   | { status: 'unchanged'; reverts: number[] };
 
@@ -72,54 +76,29 @@ export async function revertChanges(
         files: changedFilesOf(dir.writes),
       }));
       const appended: SessionEvent[] = [];
-      await writeRevert(log.dir, store, planned, newEvents, appender(log, appended, options.onEvent), () =>
-        crashPoint('during_revert'),
-      );
+      const append = appender(log, appended, options.onEvent);
+      // Nothing a user wrote is lost: their work in each folder is kept before a byte of it is written.
+      for (const dir of planned) {
+        const reason = `before ${describeTarget(target)}`;
+        const paths = dir.writes.map((w) => w.path);
+        const snapshot = await takeUserSnapshot(dir.root, store, dir.dir, reason, paths);
+        if (snapshot) append.append([snapshot]);
+      }
+      crashPoint('revert_after_snapshot');
+      await writeRevert(log.dir, store, planned, newEvents, append, crashPoint);
       return {
         status: 'reverted',
         events: appended.filter((e): e is EventOf<'changes_reverted'> => e.kind === 'changes_reverted'),
         files: planned.flatMap((dir) => dir.writes.map((w) => ({ dir: dir.dir, path: w.path }))),
+        snapshots: appended.filter((e): e is EventOf<'user_snapshot'> => e.kind === 'user_snapshot'),
       };
     },
   );
 }
 
-/** Finishes a revert a crash interrupted (its journal); the caller holds the log's lease. True when there was one. */
-export async function completePendingRevert(log: SessionLog): Promise<boolean> {
-  return finishPendingRevert(log.dir, historyStoreOf(log.dir), appender(log, []));
-}
-
-function appender(log: SessionLog, into: SessionEvent[], onEvent?: (event: SessionEvent) => void) {
-  return {
-    lastSeq: () => log.lastSeq(),
-    append: (events: readonly NewEvent[]) => {
-      const result = log.append(events, { expectedLastSeq: log.lastSeq() });
-      if (!result.ok) return;
-      into.push(...result.events);
-      for (const event of result.events) onEvent?.(event);
-    },
-  };
-}
-
-/** The folder a recorded dir name is: a Persistent Dir's backing folder, or a direct session's project. */
-function folderOf(log: SessionLog, dir: string): string {
-  const config = readPersistentConfig(log.dir);
-  if (config) {
-    const spec = config.dirs.find((d) => d.name === dir);
-    if (!spec)
-      throw new RevertTargetError(`the change names a Persistent Dir "${dir}" this session does not have`);
-    return fs.realpathSync(spec.path);
-  }
-  const [created] = log.read({ fromSeq: 1, limit: 1, validate: false });
-  if (dir !== DIRECT_DIR || created?.kind !== 'session_created')
-    throw new RevertTargetError(`the change names a folder "${dir}" this session does not have`);
-  return fs.realpathSync(created.projectFolder);
-}
-
-/** Runs `use` holding the backing lock of every folder, taken in sorted order (two reverts never deadlock). */
-async function withLocks<T>(log: SessionLog, roots: readonly string[], use: () => Promise<T>): Promise<T> {
-  const locksRoot = checkoutLocation(log.dir, DIRECT_DIR).locksRoot;
-  const [first, ...rest] = [...new Set(roots)].sort();
-  if (first === undefined) return use();
-  return withBackingLock(locksRoot, first, () => withLocks(log, rest, use));
+/** What a revert undoes, as the user's snapshot names it. */
+function describeTarget(target: RevertTarget): string {
+  if ('turn' in target) return `reverting turn ${target.turn}`;
+  if ('seq' in target) return `reverting change ${target.seq}`;
+  return `rewinding to event ${target.after}`;
 }

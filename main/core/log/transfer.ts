@@ -420,6 +420,12 @@ function checkReferences(events: readonly Located[], problems: ImportProblem[]):
           }
         }
         break;
+      case 'user_snapshot_restored':
+        if (earlier(event.snapshotSeq)?.event.kind !== 'user_snapshot')
+          report(
+            `user_snapshot_restored restores ${event.snapshotSeq}, which is not an earlier user_snapshot`,
+          );
+        break;
       case 'subagent_started':
         children.add(event.childId);
         break;

@@ -5,8 +5,13 @@ export const CRASH_POINTS = [
   'after_tool_executed_before_result',
   'after_approval_before_execute',
   'during_append',
-  // A revert of a turn's changes dies after its first file is written (main/core/history/apply.ts).
+  // A revert of a turn's changes dies at each of its steps (main/core/history/revert.ts, apply.ts): after the
+  // user's snapshot, after its journal, after its first file, after every file, after its events.
+  'revert_after_snapshot',
+  'revert_after_journal',
   'during_revert',
+  'revert_after_files',
+  'revert_after_events',
   // A Persistent Dir commit dies after its files reached the folder, before its events are appended
   // (main/core/sessions/checkouts.ts: the commit intent holds them).
   'after_commit_before_event',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ChangesReverted, Rewound } from '../../common/events.js';
+import { ChangesReverted, Rewound, UserSnapshot, UserSnapshotRestored } from '../../common/events.js';
 import { sessionId, seq, type ChannelSpec } from './schemas.js';
 
 /** A file a revert cannot undo onto the folder as it is now, with why and (text files) the three versions. */
@@ -20,6 +20,8 @@ export const RevertOutcome = z.discriminatedUnion('status', [
     status: z.literal('reverted'),
     events: z.array(ChangesReverted),
     files: z.array(z.object({ dir: z.string(), path: z.string() })),
+    /** The user's work in each folder, kept just before the revert wrote (restorable). */
+    snapshots: z.array(UserSnapshot).default([]),
   }),
   Conflicted,
   z.object({ status: z.literal('unchanged'), reverts: z.array(seq) }),
@@ -51,6 +53,27 @@ export const historyChannels = {
       parentId: z.string(),
       at: seq,
       events: z.number().int().nonnegative(),
+      /** Said when the fork's folder cannot be shown as at `at` (a --commit direct session). */
+      notice: z.string().optional(),
     }),
+  },
+  'history.snapshots': {
+    doc: "The snapshots of the user's work Keel kept before writing into the session's folders (oldest first), each with the seq of its last restore.",
+    input: z.object({ sessionId }),
+    output: z.array(z.object({ event: UserSnapshot, restoredAt: seq.optional() })),
+  },
+  'history.restoreSnapshot': {
+    doc: "Writes a snapshot's files back into its folder (what the folder holds there now is kept first as a new snapshot); `refused` names files whose bytes were not kept, nothing written.",
+    input: z.object({ sessionId, seq }),
+    output: z.discriminatedUnion('status', [
+      z.object({
+        status: z.literal('restored'),
+        event: UserSnapshotRestored,
+        snapshot: UserSnapshot.optional(),
+        files: z.array(z.string()),
+      }),
+      z.object({ status: z.literal('unchanged') }),
+      z.object({ status: z.literal('refused'), conflicts: z.array(RevertConflict.omit({ dir: true })) }),
+    ]),
   },
 } as const satisfies Record<string, ChannelSpec>;

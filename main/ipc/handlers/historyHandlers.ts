@@ -1,6 +1,8 @@
 import { forkSession } from '../../core/history/fork.js';
+import { SessionLog } from '../../core/log/sessionLog.js';
 import { revertChanges, RevertTargetError } from '../../core/history/revert.js';
 import { rewindSession } from '../../core/history/rewind.js';
+import { listUserSnapshots, restoreUserSnapshot } from '../../core/history/userSnapshot.js';
 import type { historyChannels } from '../contract/historyChannels.js';
 import { IpcFailure } from '../errors.js';
 import type { HandlerContext } from './context.js';
@@ -21,6 +23,19 @@ export function historyHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
     'history.rewind': (args) =>
       turns.exclusive(args.sessionId, (log, onEvent) =>
         named(() => rewindSession(log, { toSeq: args.toSeq, files: args.files, onEvent })),
+      ),
+    'history.snapshots': (args) => {
+      // Read-only: listing never waits for a running turn's lease.
+      const log = SessionLog.open(home, args.sessionId, { write: false });
+      try {
+        return Promise.resolve(listUserSnapshots(log.readKinds(['user_snapshot', 'user_snapshot_restored'])));
+      } finally {
+        log.close();
+      }
+    },
+    'history.restoreSnapshot': (args) =>
+      turns.exclusive(args.sessionId, (log, onEvent) =>
+        named(() => restoreUserSnapshot(log, args.seq, { onEvent })),
       ),
     'history.fork': (args) =>
       named(() => {

@@ -89,6 +89,8 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'history.revert': { sessionId: session, turn: 2 },
   'history.rewind': { sessionId: session, toSeq: 4, files: true },
   'history.fork': { sessionId: session, at: 4 },
+  'history.snapshots': { sessionId: session },
+  'history.restoreSnapshot': { sessionId: session, seq: 5 },
   'persistent.discard': { sessionId: session },
   'mcp.servers': { folder: '/p' },
   'mcp.approveProject': { folder: '/p' },

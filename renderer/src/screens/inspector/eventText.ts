@@ -87,6 +87,18 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
         tone: 'other',
         text: `${event.dir}: ${event.files.map((file) => file.path).join(', ')} (reverts ${event.reverts.join(', ')})`,
       };
+    case 'user_snapshot':
+      return {
+        who: 'Your work kept',
+        tone: 'other',
+        text: `${event.dir} (${event.reason}): ${event.files.map((file) => file.path).join(', ')}`,
+      };
+    case 'user_snapshot_restored':
+      return {
+        who: 'Snapshot restored',
+        tone: 'other',
+        text: `${event.dir}: ${event.files.map((file) => file.path).join(', ')} (snapshot ${event.snapshotSeq})`,
+      };
     case 'rewound':
       return { who: 'Rewound', tone: 'other', text: `the conversation continues from event ${event.toSeq}` };
     case 'model_changed':
