@@ -11,7 +11,7 @@ import {
   SessionStartRow,
 } from './items/MarkerRows.js';
 import { RewoundMarker } from './items/RewoundMarker.js';
-import { CommitActions, UserMessageActions } from './history/HistoryRowActions.js';
+import { CommitActions, SnapshotActions, UserMessageActions } from './history/HistoryRowActions.js';
 import type { HistoryActions } from './history/useHistoryActions.js';
 import { ToolCallCard } from './items/ToolCallCard.js';
 import type { TranscriptItem } from './transcriptItems.js';
@@ -45,6 +45,7 @@ const ESTIMATES: Record<Row['type'], number> = {
   error: 44,
   note: 32,
   commit: 52,
+  snapshot: 52,
   rewound: 40,
   live: 90,
   earlier: 44,
@@ -212,6 +213,13 @@ function renderRow(
               actions={context.history}
             />
           ) : null}
+        </>
+      );
+    case 'snapshot':
+      return (
+        <>
+          <NoteRow text={row.text} at={row.at} />
+          {context.history ? <SnapshotActions seq={row.seq} actions={context.history} /> : null}
         </>
       );
     case 'rewound':

@@ -50,6 +50,8 @@ export type TranscriptItem =
    * every user message, as `history.revert {turn}` does), known when the log is loaded from its start.
    */
   | { type: 'commit'; key: string; seq: number; at: string; text: string; dir: string; turn?: number }
+  /** The user's work Keel kept before writing into a folder (user_snapshot): restorable from its row. */
+  | { type: 'snapshot'; key: string; seq: number; at: string; text: string }
   /** A rewind: the rows it set aside (after `toSeq`), folded under its marker. */
   | { type: 'rewound'; key: string; seq: number; at: string; toSeq: number; setAside: TranscriptItem[] };
 
@@ -285,6 +287,26 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
           text:
             `Reverted ${event.turn === undefined ? `change ${event.reverts.join(', ')}` : `turn ${event.turn}`}: ` +
             `${event.files.length} file${event.files.length === 1 ? '' : 's'} of ${event.dir} put back`,
+        });
+        break;
+      case 'user_snapshot':
+        items.push({
+          type: 'snapshot',
+          key,
+          seq: event.seq,
+          at: event.at,
+          text:
+            `Your work in ${event.dir} was kept ${event.reason}: ` +
+            `${event.files.length} file${event.files.length === 1 ? '' : 's'} (${event.files.map((f) => f.path).join(', ')})`,
+        });
+        break;
+      case 'user_snapshot_restored':
+        items.push({
+          type: 'note',
+          key,
+          seq: event.seq,
+          at: event.at,
+          text: `Restored snapshot ${event.snapshotSeq}: ${event.files.length} file${event.files.length === 1 ? '' : 's'} of ${event.dir} written back`,
         });
         break;
       case 'subagent_started':

@@ -33,6 +33,23 @@ export function CommitActions({
   );
 }
 
+/** Under a snapshot of the user's work: "Restore these files" (what the folder holds there now is kept first). */
+export function SnapshotActions({ seq, actions }: { seq: number; actions: HistoryActions }): JSX.Element {
+  return (
+    <div className="history-actions">
+      <button
+        type="button"
+        className="link-button"
+        disabled={!actions.enabled || actions.busy}
+        title="Writes these files back as they were kept; what the folder holds there now is kept first as a new snapshot"
+        onClick={() => actions.restoreSnapshot(seq)}
+      >
+        Restore these files
+      </button>
+    </div>
+  );
+}
+
 /**
  * Under a user message: "Rewind to here" (the conversation continues from just before this message; with the
  * box ticked, the files' later changes are undone too) and "Fork from here" (a new session up to that point).

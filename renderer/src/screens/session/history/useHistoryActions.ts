@@ -15,6 +15,8 @@ export type HistoryActions = {
   revert: (target: { turn: number } | { seq: number }) => void;
   rewind: (toSeq: number, files: boolean) => void;
   fork: (at: number) => void;
+  /** Writes a snapshot of the user's work (a user_snapshot seq) back into its folder. */
+  restoreSnapshot: (seq: number) => void;
 };
 
 /** The result the session view shows: conflicts in their panel, a sentence, or an error. */
@@ -92,8 +94,27 @@ export function useHistoryActions(
     [openSession, run, sessionId],
   );
 
+  const restoreSnapshot = useCallback(
+    (seq: number) =>
+      void run(async () => {
+        const outcome = await call(keel().history.restoreSnapshot({ sessionId, seq }));
+        if (outcome.status === 'unchanged')
+          return { notice: `Nothing to restore: the folder already holds snapshot ${seq}'s files.` };
+        if (outcome.status === 'refused')
+          return {
+            error: `Not restored: ${outcome.conflicts.map((c) => `${c.path}: ${c.reason}`).join('; ')}`,
+          };
+        return {
+          notice:
+            `Restored ${outcome.files.length} file${outcome.files.length === 1 ? '' : 's'} (${outcome.files.join(', ')}).` +
+            (outcome.snapshot ? ` What was there is kept as snapshot ${outcome.snapshot.seq}.` : ''),
+        };
+      }),
+    [run, sessionId],
+  );
+
   return {
-    actions: { busy, enabled, revert, rewind, fork },
+    actions: { busy, enabled, revert, rewind, fork, restoreSnapshot },
     state,
     dismiss: useCallback(() => setState({}), []),
   };
