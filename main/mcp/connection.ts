@@ -24,6 +24,11 @@ export type McpTimeouts = {
   restartBackoffMs: readonly number[];
 };
 
+/** What the SDK's Streamable HTTP transport reports when a stream broke or could not be resumed. */
+const LOST_STREAM = /SSE stream disconnected|Failed to reconnect|Maximum reconnection attempts/;
+/** How long an HTTP server whose stream broke has to answer a ping before it is taken as stopped. */
+const PING_TIMEOUT_MS = 5000;
+
 export const DEFAULT_MCP_TIMEOUTS: McpTimeouts = {
   startMs: 30_000,
   listMs: 15_000,
@@ -59,6 +64,7 @@ export class McpConnection {
   private closing = false;
   private restartTimer: ReturnType<typeof setTimeout> | undefined;
   private ready: Promise<void> | undefined;
+  private pinging = false;
 
   constructor(
     readonly entry: McpServerEntry,
@@ -94,7 +100,12 @@ export class McpConnection {
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
         this.events.onToolsChanged?.(entry.name);
       });
-      client.onerror = () => undefined;
+      const http = !isStdioServer(entry.config);
+      client.onerror = (error) => {
+        // An HTTP server that went away only breaks its SSE streams: the SDK retries and reports, but the
+        // requests waiting on them would wait for their timeouts. A ping tells a dead server from a blip.
+        if (http && LOST_STREAM.test(error.message)) this.checkAlive(client, transport as ServerTransport);
+      };
       await client.connect(transport, { timeout: this.timeouts.startMs });
       this.client = client;
       // Set after connect: the SDK's own onclose handler is installed by connect and calls this one.
@@ -129,13 +140,40 @@ export class McpConnection {
         this.restartTimer = undefined;
         if (this.closing) return resolve();
         void this.connect().then(() => {
-          if (this.current.state === 'ready')
-            this.events.onNotice?.(`MCP server "${this.entry.name}" restarted`);
+          const state = this.current;
+          this.events.onNotice?.(
+            state.state === 'failed'
+              ? `MCP server "${this.entry.name}" did not restart: ${state.error}`
+              : `MCP server "${this.entry.name}" restarted`,
+          );
           resolve();
         });
       }, delay);
       this.restartTimer.unref();
     });
+  }
+
+  /**
+   * After an HTTP stream broke: a server that does not answer a ping is taken as stopped, its connection
+   * closed (every request in flight fails at once) and restarted like a crashed stdio server.
+   */
+  private checkAlive(client: Client, transport: ServerTransport): void {
+    if (this.pinging || this.closing || this.client !== client) return;
+    this.pinging = true;
+    client
+      .ping({ timeout: PING_TIMEOUT_MS })
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          if (this.closing || this.client !== client) return;
+          transport.exitReason = `it stopped answering (${describe(error)})`;
+          return client.close();
+        },
+      )
+      .catch(() => undefined)
+      .finally(() => {
+        this.pinging = false;
+      });
   }
 
   /** Every tool the server lists (all pages). Throws when the server is not ready or does not answer. */

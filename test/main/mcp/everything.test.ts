@@ -272,28 +272,43 @@ describe.runIf(process.platform === 'linux')('server-everything over stdio, boxe
   });
 });
 
-describe('server-everything over Streamable HTTP on loopback', () => {
-  let child: ChildProcessByStdio<null, Readable, Readable>;
-  let port = 0;
-  let stdout = '';
+type HttpEverything = {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  port: number;
+  /** Requests it logged ("Received MCP POST request" lines on its stdout). */
+  posts: () => number;
+};
 
-  beforeAll(async () => {
-    child = spawn(process.execPath, [HTTP_LAUNCHER], { stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stderr.resume();
-    port = await new Promise<number>((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`server-everything exited (${code})`)));
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString('utf8');
-        const match = /KEEL_PORT=(\d+)/.exec(stdout);
-        if (match) resolve(Number(match[1]));
-      });
+/** Starts server-everything's Streamable HTTP mode on a free loopback port. */
+async function startHttpEverything(): Promise<HttpEverything> {
+  const child = spawn(process.execPath, [HTTP_LAUNCHER], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stderr.resume();
+  let stdout = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`server-everything exited (${code})`)));
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      const match = /KEEL_PORT=(\d+)/.exec(stdout);
+      if (match) resolve(Number(match[1]));
     });
   });
+  const posts = () => stdout.split('\n').filter((line) => line === 'Received MCP POST request').length;
+  return { child, port, posts };
+}
+
+describe('server-everything over Streamable HTTP on loopback', () => {
+  let server: HttpEverything;
+  let port = 0;
+
+  beforeAll(async () => {
+    server = await startHttpEverything();
+    port = server.port;
+  });
   afterAll(() => {
-    child.kill('SIGKILL');
+    server.child.kill('SIGKILL');
   });
 
-  const postsSeen = () => stdout.split('\n').filter((line) => line === 'Received MCP POST request').length;
+  const postsSeen = () => server.posts();
 
   it('is refused before any request when the session’s allowlist does not name it; the turn goes on', async () => {
     settingsWith({ web: { url: `http://127.0.0.1:${port}/mcp` } });
@@ -339,5 +354,40 @@ describe('server-everything over Streamable HTTP on loopback', () => {
     const steps = progressSteps(seen.output.get('c3'), 4);
     expect(steps).toEqual([1, 2, 3, 4].slice(0, steps.length));
     expect(steps.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('fails the call in flight at once when the server dies, and reports the restart that did not work', async () => {
+    const dying = await startHttpEverything();
+    try {
+      settingsWith({ web: { url: `http://127.0.0.1:${dying.port}/mcp`, timeoutMs: 60_000 } });
+      const log = session('ask', [`127.0.0.1:${dying.port}`]);
+      const killer = setTimeout(() => dying.child.kill('SIGKILL'), 1500);
+      const started = Date.now();
+      const { outcome, seen } = await turnWith(log, [
+        { name: 'mcp__web__trigger-long-running-operation', arguments: { duration: 20, steps: 20 } },
+        { name: 'mcp__web__echo', arguments: { message: 'anyone?' } },
+      ]);
+      clearTimeout(killer);
+      expect(outcome).toEqual({ status: 'completed', text: 'done' });
+      // Not the 60 s bound: the broken stream and a failed ping end the call.
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(resultOf(log, 'c1')).toMatchObject({
+        isError: true,
+        content: expect.stringMatching(
+          /MCP server \\"web\\" stopped during the call: it stopped answering/,
+        ) as unknown,
+      });
+      expect(resultOf(log, 'c2')).toMatchObject({
+        isError: true,
+        content: expect.stringMatching(/MCP server \\"web\\"/) as unknown,
+      });
+      const notices = seen.notices.join('\n');
+      expect(notices).toMatch(
+        /MCP server "web" the server stopped: it stopped answering .*; restarting in 250 ms/,
+      );
+      expect(notices).toMatch(/MCP server "web" did not restart: /);
+    } finally {
+      dying.child.kill('SIGKILL');
+    }
   });
 });
