@@ -171,6 +171,19 @@ export const ToolCallStarted = z.object({
   files: z.array(FileImages).optional(),
 });
 
+/** The image types a tool result may show (checked from the bytes, never taken from a server's word). */
+export const ImageMimeType = z.enum(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+export type ImageMimeType = z.infer<typeof ImageMimeType>;
+
+/** An image a tool returned, kept as an artifact of the session (an MCP tool's image content). */
+export const ToolImage = z.object({
+  /** Relative to the session's artifacts folder. */
+  handle: z.string().min(1),
+  mimeType: ImageMimeType,
+  bytes: z.number().int().nonnegative(),
+});
+export type ToolImage = z.infer<typeof ToolImage>;
+
 export const ToolResult = z.object({
   ...base,
   kind: z.literal('tool_result'),
@@ -181,6 +194,8 @@ export const ToolResult = z.object({
   exitCode: z.number().int().nullable().optional(),
   signal: z.string().nullable().optional(),
   artifact: z.string().optional(),
+  /** Images the result holds, as artifacts: shown in the UI, sent to a model whose provider takes them. */
+  images: z.array(ToolImage).optional(),
   idempotencyKey: z.string().optional(),
   preImageHash: z.string().nullable().optional(),
   postImageHash: z.string().optional(),

@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import type { ImageMimeType } from '../common/events.js';
+import { MAX_TOOL_IMAGE_BYTES, sniffImageType } from '../common/images.js';
 import { resolveInWorkspace } from '../core/host.js';
 import { IpcFailure } from './errors.js';
 
@@ -64,6 +66,36 @@ export function readArtifactPage(
       text: data.subarray(0, keep).toString('utf8'),
       eof: start + keep >= stat.size,
     };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Reads an image artifact whole (at most MAX_TOOL_IMAGE_BYTES), confined like readArtifactPage, with the type
+ * its bytes are: `not_found` when it is missing, larger, or not a PNG, JPEG, GIF or WebP image.
+ */
+export function readArtifactImage(
+  artifactsDir: string,
+  handle: string,
+): { handle: string; mimeType: ImageMimeType; bytes: number; data: string } {
+  const missing = () => new IpcFailure('not_found', `no image ${JSON.stringify(handle)} in this session`);
+  let fd: number;
+  try {
+    const real = resolveInWorkspace(artifactsDir, handle, { argName: 'handle' });
+    fd = fs.openSync(real, fs.constants.O_RDONLY | O_NOFOLLOW);
+  } catch {
+    throw missing();
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile() || stat.size > MAX_TOOL_IMAGE_BYTES) throw missing();
+    const data = Buffer.alloc(stat.size);
+    const read = fs.readSync(fd, data, 0, stat.size, 0);
+    const bytes = data.subarray(0, read);
+    const mimeType = sniffImageType(bytes);
+    if (!mimeType) throw missing();
+    return { handle, mimeType, bytes: read, data: bytes.toString('base64') };
   } finally {
     fs.closeSync(fd);
   }

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolImage } from '../common/events.js';
+import { MAX_TOOL_IMAGE_BYTES, sniffImageType } from '../common/images.js';
 import { truncateText } from '../tools/outcome.js';
 import type { ToolContext, ToolOutcome } from '../tools/types.js';
 
@@ -25,12 +27,14 @@ function handleFor(key: string, suffix: string): string {
 /**
  * Turns an MCP tool result into the outcome the model sees: text blocks in order, structured content as
  * JSON, images, audio and binary resources kept as artifacts (named by the call's key) and shown by
- * handle. Text longer than MCP_INLINE_MAX_CHARS is cut, its whole (redacted) text kept as an artifact.
+ * handle; an image whose bytes are PNG, JPEG, GIF or WebP (at most MAX_TOOL_IMAGE_BYTES) is also listed in
+ * `images`, for the UI and for providers that take images in tool results. Text longer than MCP_INLINE_MAX_CHARS is cut, its whole (redacted) text kept as an artifact.
  * `isError` from the server marks the outcome as a tool error. The caller redacts `content`.
  */
 export function outcomeFromResult(result: CallToolResult, ctx: ToolContext): ToolOutcome {
   const parts: string[] = [];
   const artifacts: string[] = [];
+  const images: ToolImage[] = [];
   const keep = (suffix: string, data: Buffer): string => {
     const handle = handleFor(ctx.idempotencyKey, suffix);
     fs.mkdirSync(ctx.artifactsDir, { recursive: true });
@@ -49,6 +53,10 @@ export function outcomeFromResult(result: CallToolResult, ctx: ToolContext): Too
         const data = Buffer.from(block.data, 'base64');
         const handle = keep(`-${index + 1}.${ext}`, data);
         parts.push(`[${block.type} ${block.mimeType}, ${data.length} bytes: artifact ${handle}]`);
+        // Shown and sent as an image only when its bytes are one of the image types (whatever it claimed).
+        const mimeType = block.type === 'image' ? sniffImageType(data) : undefined;
+        if (mimeType && data.length <= MAX_TOOL_IMAGE_BYTES)
+          images.push({ handle, mimeType, bytes: data.length });
         break;
       }
       case 'resource_link':
@@ -85,6 +93,7 @@ export function outcomeFromResult(result: CallToolResult, ctx: ToolContext): Too
   // The one handle an outcome carries: the whole text when it was cut, else the first image or file.
   const main = artifacts.find((handle) => handle.endsWith('.txt')) ?? artifacts[0];
   if (main !== undefined) outcome.artifact = main;
+  if (images.length > 0) outcome.images = images;
   return outcome;
 }
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ToolMode } from '../common/events.js';
+import type { ToolImage, ToolMode } from '../common/events.js';
 import type { NetworkPolicy, SandboxInfo } from '../sandbox/box.js';
 import type { Redactor } from '../sandbox/redact.js';
 
@@ -90,6 +90,8 @@ export interface ToolOutcome {
   isError: boolean;
   /** Artifact handle (relative to artifactsDir) holding the full output. */
   artifact?: string;
+  /** Images kept as artifacts (relative to artifactsDir), their type checked from their bytes. */
+  images?: ToolImage[];
   /** sha256 (hex) of the file before the change; null when the file did not exist. */
   preImageHash?: string | null;
   /** sha256 (hex) of the file after the change. */

@@ -106,6 +106,7 @@ export function appendToolResult(
     ...(outcome.exitCode !== undefined ? { exitCode: outcome.exitCode } : {}),
     ...(outcome.signal !== undefined ? { signal: outcome.signal } : {}),
     ...(outcome.artifact ? { artifact: outcome.artifact } : {}),
+    ...(outcome.images?.length ? { images: outcome.images } : {}),
     ...(key ? { idempotencyKey: key } : {}),
     ...(outcome.preImageHash !== undefined ? { preImageHash: outcome.preImageHash } : {}),
     ...(outcome.postImageHash ? { postImageHash: outcome.postImageHash } : {}),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApprovalRequest, ApprovalScope, SessionEvent } from '../../common/events.js';
+import { ApprovalRequest, ApprovalScope, ImageMimeType, SessionEvent } from '../../common/events.js';
 import { SessionTraceSummarySchema } from '../../common/traceSchema.js';
 import {
   sessionId,
@@ -90,6 +90,17 @@ export const reviewChannels = {
       nextOffset: z.number().int().nonnegative(),
       text: z.string(),
       eof: z.boolean(),
+    }),
+  },
+  'artifacts.image': {
+    doc: 'An image a tool result kept (tool_result.images), as base64 with the type its bytes are: the transcript shows it as a data: URL (no remote URL, inside the CSP). `not_found` for a handle that is no image of the session.',
+    input: z.object({ sessionId, handle: z.string().min(1).max(1000) }),
+    output: z.object({
+      handle: z.string(),
+      mimeType: ImageMimeType,
+      bytes: z.number().int().nonnegative(),
+      /** The image's bytes, base64. */
+      data: z.string(),
     }),
   },
   'tool.watch': {

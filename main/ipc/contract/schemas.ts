@@ -14,7 +14,7 @@ export {
   ToolMode,
   Usage,
 } from '../../common/events.js';
-export type { EventKind, EventOf } from '../../common/events.js';
+export type { EventKind, EventOf, ToolImage } from '../../common/events.js';
 /** The trace summary's types, for the traces and cost views. */
 export type {
   SessionTraceSummary,

@@ -6,7 +6,7 @@ import type { EventOf, SessionEvent } from '../../common/events.js';
 import { SessionLog } from '../../core/log/sessionLog.js';
 import { readTraceSummary } from '../../core/trace/read.js';
 import { previewApproval } from '../approvalPreview.js';
-import { readArtifactPage } from '../artifactPages.js';
+import { readArtifactImage, readArtifactPage } from '../artifactPages.js';
 import { IpcFailure } from '../errors.js';
 import { readSessionBox } from '../sessionBox.js';
 import type { ChannelArgs } from '../contract.js';
@@ -93,6 +93,21 @@ export function reviewHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof ty
     'artifacts.read': (args) => {
       const artifactsDir = readLog(args.sessionId, (log) => log.artifactsDir);
       return readArtifactPage(artifactsDir, args.handle, args.offset, args.maxBytes);
+    },
+
+    'artifacts.image': (args) => {
+      // Only a handle a tool result of this session lists as an image: no other artifact is served so.
+      const artifactsDir = readLog(args.sessionId, (log) => {
+        const listed = log
+          .readKinds(['tool_result'], { validate: false })
+          .some(
+            (event) => event.kind === 'tool_result' && event.images?.some((i) => i.handle === args.handle),
+          );
+        if (!listed)
+          throw new IpcFailure('not_found', `no image ${JSON.stringify(args.handle)} in this session`);
+        return log.artifactsDir;
+      });
+      return readArtifactImage(artifactsDir, args.handle);
     },
 
     'tool.watch': (args, caller) => {

@@ -69,6 +69,7 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
     offset: 1_048_576,
     maxBytes: 65_536,
   },
+  'artifacts.image': { sessionId: session, handle: 'ev5-mcp__fixture__image-2.png' },
   'tool.watch': { sessionId: session },
   'tool.unwatch': { sessionId: session },
   'tool.outputAck': { sessionId: session, toolCallId: 'call_1', chars: 4096 },

@@ -286,6 +286,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
       ) : (
         <SurfaceLinks inspector={openInspector} terminal={dock.link}>
           <Transcript
+            sessionId={sessionId}
             items={items}
             live={transcript.live}
             streaming={transcript.streaming}

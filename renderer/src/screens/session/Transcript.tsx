@@ -20,6 +20,8 @@ import type { LiveReplyStore } from './liveReply.js';
 type Row = TranscriptItem | { type: 'live'; key: 'live' } | { type: 'earlier'; key: 'earlier' };
 
 type Props = {
+  /** The session shown: its tool results' images are fetched from it (artifacts.image). */
+  sessionId?: string | undefined;
   items: readonly TranscriptItem[];
   live: LiveReplyStore;
   streaming: boolean;
@@ -56,6 +58,7 @@ const ESTIMATES: Record<Row['type'], number> = {
  * smoothly). It follows the bottom while the user is there, and stays put once they scroll up.
  */
 export function Transcript({
+  sessionId,
   items,
   live,
   streaming,
@@ -141,7 +144,7 @@ export function Transcript({
               className="virtual-row transcript-row"
               style={{ transform: `translateY(${virtualRow.start}px)` }}
             >
-              {renderRow(row, { live, running, toolOutput, onLoadEarlier, history })}
+              {renderRow(row, { sessionId, live, running, toolOutput, onLoadEarlier, history })}
             </div>
           );
         })}
@@ -152,7 +155,7 @@ export function Transcript({
 
 function renderRow(
   row: Row,
-  context: Pick<Props, 'live' | 'running' | 'toolOutput' | 'onLoadEarlier' | 'history'>,
+  context: Pick<Props, 'sessionId' | 'live' | 'running' | 'toolOutput' | 'onLoadEarlier' | 'history'>,
 ): JSX.Element {
   switch (row.type) {
     case 'earlier':
@@ -190,6 +193,7 @@ function renderRow(
           item={row}
           liveOutput={context.toolOutput.get(row.toolCallId)}
           sessionRunning={context.running}
+          sessionId={context.sessionId}
         />
       );
     case 'compaction':

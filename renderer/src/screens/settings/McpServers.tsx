@@ -4,12 +4,15 @@ import { call, describeError } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
 
 type McpView = ChannelOutput<'mcp.servers'>;
+type ToolRule = ChannelOutput<'mcp.rules'>['rules'][number];
 
 /**
  * MCP servers: settings.json's (every project) and the chosen project's `.mcp.json` (the most recently used
  * project by default), checked on request, since checking starts each one in the box; each server's state
  * (failed with its error and stderr tail) and its tools, each switchable; the project file's trust state and
- * an Approve button for a file not approved as it is (the same approval as `keel mcp approve`).
+ * an Approve button for a file not approved as it is (the same approval as `keel mcp approve`); while a
+ * check runs, the servers last seen show as starting. Below, the project's tool rules (MCP tools allowed
+ * "in this project" from an approval), each revocable.
  */
 export function McpServers(): JSX.Element {
   const [view, setView] = useState<McpView | undefined>();
@@ -18,6 +21,32 @@ export function McpServers(): JSX.Element {
   const [error, setError] = useState<string | undefined>();
   const [projects, setProjects] = useState<string[]>([]);
   const [folder, setFolder] = useState<string>('');
+  const [rules, setRules] = useState<ToolRule[] | undefined>();
+  const [revoking, setRevoking] = useState<string | undefined>();
+
+  useEffect(() => {
+    if (!folder) return;
+    let live = true;
+    setRules(undefined);
+    call(keel().mcp.rules({ folder }))
+      .then((result) => live && setRules(result.rules))
+      .catch((failure: unknown) => live && setError(describeError(failure)));
+    return () => {
+      live = false;
+    };
+  }, [folder]);
+
+  const revokeRule = async (tool: string) => {
+    setRevoking(tool);
+    setError(undefined);
+    try {
+      setRules((await call(keel().mcp.revokeRule({ folder, tool }))).rules);
+    } catch (failure) {
+      setError(describeError(failure));
+    } finally {
+      setRevoking(undefined);
+    }
+  };
 
   useEffect(() => {
     let live = true;
@@ -143,35 +172,72 @@ export function McpServers(): JSX.Element {
         </article>
       ) : null}
       {view && view.servers.length === 0 ? <p>No MCP servers are configured.</p> : null}
-      {view?.servers.map((server) => (
-        <article key={server.name} className="mcp-server" aria-label={`MCP server ${server.name}`}>
-          <h3>
-            {server.name}{' '}
-            <span className={`tag ${server.state === 'ready' ? 'tag-ok' : 'tag-warning'}`}>
-              {server.state}
-            </span>{' '}
-            <span className="hint">
-              {server.transport}, {server.source}
-            </span>
-          </h3>
-          {server.error ? <p className="form-error">{server.error}</p> : null}
-          {server.stderrTail ? <pre className="mcp-stderr">{server.stderrTail}</pre> : null}
-          <ul className="mcp-tools">
-            {server.tools.map((tool) => (
-              <li key={tool.name}>
-                <label>
-                  <input
-                    type="checkbox"
-                    checked={tool.enabled}
-                    onChange={(event) => void toggle(tool.name, event.target.checked)}
-                  />{' '}
-                  <code>{tool.name}</code>
-                </label>
-              </li>
-            ))}
-          </ul>
+      {view?.servers.map((server) => {
+        // While a check runs, the servers last seen are being started again.
+        const state = checking ? 'starting' : server.state;
+        return (
+          <article key={server.name} className="mcp-server" aria-label={`MCP server ${server.name}`}>
+            <h3>
+              {server.name}{' '}
+              <span
+                className={`tag ${state === 'ready' ? 'tag-ok' : state === 'starting' ? '' : 'tag-warning'}`}
+              >
+                {state}
+              </span>{' '}
+              <span className="hint">
+                {server.transport}, {server.source}
+              </span>
+            </h3>
+            {server.error ? <p className="form-error">{server.error}</p> : null}
+            {server.stderrTail ? <pre className="mcp-stderr">{server.stderrTail}</pre> : null}
+            <ul className="mcp-tools">
+              {server.tools.map((tool) => (
+                <li key={tool.name}>
+                  <label>
+                    <input
+                      type="checkbox"
+                      checked={tool.enabled}
+                      onChange={(event) => void toggle(tool.name, event.target.checked)}
+                    />{' '}
+                    <code>{tool.name}</code>
+                  </label>
+                </li>
+              ))}
+            </ul>
+          </article>
+        );
+      })}
+      {folder ? (
+        <article className="mcp-rules" aria-label="Tool rules">
+          <h3>Tools allowed in this project</h3>
+          <p className="hint">
+            MCP tools you allowed with “Always allow … in this project”: they run without asking in every
+            session of {folder}. Revoked, they ask again from the next turn.
+          </p>
+          {rules === undefined ? null : rules.length === 0 ? (
+            <p>No tool rules for this project.</p>
+          ) : (
+            <ul className="mcp-tools">
+              {rules.map((rule) => (
+                <li key={rule.tool}>
+                  <code>{rule.tool}</code>{' '}
+                  <span className="hint">
+                    since {rule.addedAt} ({rule.via})
+                  </span>{' '}
+                  <button
+                    type="button"
+                    aria-label={`Revoke ${rule.tool}`}
+                    disabled={revoking !== undefined}
+                    onClick={() => void revokeRule(rule.tool)}
+                  >
+                    {revoking === rule.tool ? 'Revoking…' : 'Revoke'}
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
         </article>
-      ))}
+      ) : null}
     </section>
   );
 }

@@ -5,6 +5,7 @@ import { useTerminalLink } from '../../terminal/terminalLink.js';
 import { parsePlanArguments } from '../plan.js';
 import { PlanSteps } from '../PlanChecklist.js';
 import type { ToolItem, ToolStatus } from '../transcriptItems.js';
+import { ToolImages } from './ToolImages.js';
 
 const STATUS_LABELS: Record<ToolStatus, string> = {
   requested: 'Queued',
@@ -23,10 +24,13 @@ export const ToolCallCard = memo(function ToolCallCard({
   item,
   liveOutput,
   sessionRunning,
+  sessionId,
 }: {
   item: ToolItem;
   liveOutput: string | undefined;
   sessionRunning: boolean;
+  /** Where the result's images are read from; without it (a card outside a session) they are not shown. */
+  sessionId?: string | undefined;
 }): JSX.Element {
   // A call left "running" by a turn that is no longer running has an unknown outcome until resume decides it.
   const status: ToolStatus | 'unknown' =
@@ -98,6 +102,9 @@ export const ToolCallCard = memo(function ToolCallCard({
         <pre className="tool-output is-live" aria-label="Live output" aria-live="off">
           {liveOutput}
         </pre>
+      ) : null}
+      {sessionId && item.result?.images?.length ? (
+        <ToolImages sessionId={sessionId} tool={item.name} images={item.result.images} />
       ) : null}
       {answer ? (
         <details className="tool-result">

@@ -1,0 +1,97 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { EventOf } from '../../main/common/events.js';
+import { detectSandbox } from '../../main/sandbox/box.js';
+import { createSession, readEvents, sendMessage, setUpApp } from './appFixture.js';
+import { HAS_CHROMIUM, screenshot } from './harness.js';
+
+// MCP tools in the app against keel serve, with the SDK fixture server in the box: an image a tool returns,
+// shown inline from the session's artifact; a write tool allowed "in this project" from the approval panel
+// (scope tool), the rule it leaves in Settings, and its revocation there.
+const SERVER = path.resolve('test/fixtures/mcp/server.mjs');
+const bwrap = (await detectSandbox()).kind === 'bwrap';
+
+describe.skipIf(!HAS_CHROMIUM || !bwrap)('MCP tools in the app', () => {
+  const app = setUpApp({
+    prefix: 'keel-ui-mcp-tools-',
+    prepare: (world) => {
+      const file = path.join(world.home, 'settings.json');
+      const settings = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+      settings.mcp = { servers: { fixture: { command: process.execPath, args: [SERVER] } } };
+      fs.writeFileSync(file, JSON.stringify(settings));
+      fs.mkdirSync(path.join(world.dir, 'tools-project'), { recursive: true });
+    },
+  });
+
+  it("shows a tool's image inline from its artifact, and allows a tool in the project until revoked in Settings", async () => {
+    const watched = app.watch('mcp-tools');
+    const page = await app.goto();
+    const project = path.join(app.dir, 'tools-project');
+    const sessionId = await createSession(page, {
+      title: 'MCP tools',
+      projectFolder: project,
+      policy: 'ask',
+    });
+
+    app.provider.enqueue(
+      { kind: 'reply', text: 'Drawing.', toolCalls: [{ name: 'mcp__fixture__image', arguments: {} }] },
+      { kind: 'reply', text: 'There is the dot.' },
+    );
+    await sendMessage(page, 'Show me the image.');
+    await page.getByText('There is the dot.').waitFor({ timeout: 30_000 });
+    const image = page.getByRole('img', {
+      name: /^Image 1 from mcp__fixture__image \(image\/png, \d+ bytes\)$/,
+    });
+    await image.waitFor();
+    // Decoded (a broken image has no natural size), from a data: URL: nothing was fetched for it.
+    const shown = await image.evaluate((img: { naturalWidth: number; src: string }) => ({
+      width: img.naturalWidth,
+      scheme: img.src.slice(0, 22),
+    }));
+    expect(shown).toEqual({ width: 1, scheme: 'data:image/png;base64,' });
+    const result = (await readEvents(page, sessionId)).find(
+      (e): e is EventOf<'tool_result'> => e.kind === 'tool_result' && e.tool === 'mcp__fixture__image',
+    );
+    const handle = result?.images?.[0]?.handle as string;
+    const bytes = fs.readFileSync(path.join(app.home, 'sessions', sessionId, 'artifacts', handle));
+    expect(await image.getAttribute('src')).toBe(`data:image/png;base64,${bytes.toString('base64')}`);
+    // Only a result's image is served so: another artifact, or a path out, is not found.
+    const refused = await page.evaluate<{ ok: boolean; error?: { code: string } }>(
+      `window.keel.artifacts.image(${JSON.stringify({ sessionId, handle: '../../settings.json' })})`,
+    );
+    expect(refused).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    await screenshot(page, 'mcp-01-image');
+
+    // A write tool asks; "Always allow … in this project" records scope tool and the project's rule.
+    app.provider.enqueue(
+      {
+        kind: 'reply',
+        text: '',
+        toolCalls: [{ name: 'mcp__fixture__write_note', arguments: { text: 'a' } }],
+      },
+      { kind: 'reply', text: 'Tried to write.' },
+    );
+    await sendMessage(page, 'Write a note.');
+    const card = page.getByRole('article', { name: 'Approval needed: mcp__fixture__write_note' });
+    await card.waitFor({ timeout: 30_000 });
+    await screenshot(page, 'mcp-02-approval');
+    await card.getByRole('button', { name: 'Always allow mcp__fixture__write_note in this project' }).click();
+    await page.getByText('Tried to write.').waitFor({ timeout: 30_000 });
+    const granted = (await readEvents(page, sessionId)).find((e) => e.kind === 'approval_granted');
+    expect(granted).toMatchObject({ scope: 'tool' });
+    const rulesFile = path.join(app.home, 'tool-rules.jsonl');
+    expect(fs.readFileSync(rulesFile, 'utf8')).toContain('"tool":"mcp__fixture__write_note"');
+
+    // Settings lists the rule for the project and revokes it.
+    await page.getByRole('button', { name: 'Settings' }).click();
+    const rules = page.getByRole('article', { name: 'Tool rules' });
+    await rules.getByText('mcp__fixture__write_note').waitFor();
+    await screenshot(page, 'mcp-03-rules');
+    await rules.getByRole('button', { name: 'Revoke mcp__fixture__write_note' }).click();
+    await rules.getByText('No tool rules for this project.').waitFor();
+    expect(fs.readFileSync(rulesFile, 'utf8')).toContain('"kind":"tool_rule_revoked"');
+    expect(watched.errors).toEqual([]);
+    expect(watched.foreignRequests).toEqual([]);
+  }, 120_000);
+});
