@@ -29,6 +29,18 @@ export type OpenDatabaseOptions = {
   busyTimeoutMs?: number;
   /** Throw instead of creating the file when it does not exist. */
   mustExist?: boolean;
+  /**
+   * Page size in bytes (a power of two, 512..65536) of a file created by this open; an existing file keeps
+   * its own. Every commit writes whole pages to the WAL, so small rows appended one per commit cost about
+   * a page each: a small page keeps bytes written per commit near the row's size.
+   */
+  pageSize?: number;
+  /**
+   * WAL frames (pages) after which a commit checkpoints them into the main file; SQLite's default is 1000.
+   * Every checkpoint copies each page the WAL holds once more, so appends that touch the same last pages
+   * commit after commit copy them back less often with a larger WAL.
+   */
+  walAutocheckpoint?: number;
 };
 
 /** Thrown when a database file has a newer schema than this build knows: upgrade Keel to open it. */
@@ -76,16 +88,30 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Db {
   });
   try {
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+    // Only a file with no pages yet takes a page size (once in WAL mode it can no longer change).
+    if (options.pageSize !== undefined && (db.pragma('page_count', { simple: true }) as number) === 0) {
+      db.pragma(`page_size = ${validPageSize(options.pageSize)}`);
+    }
     setWalMode(db);
     // After journal_mode: entering WAL applies the compiled-in WAL default (NORMAL).
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
     db.pragma('foreign_keys = ON');
+    if (options.walAutocheckpoint !== undefined) {
+      db.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(options.walAutocheckpoint))}`);
+    }
     migrate(db, options.migrations);
     return db;
   } catch (error) {
     db.close();
     throw error;
   }
+}
+
+function validPageSize(size: number): number {
+  if (!Number.isInteger(size) || size < 512 || size > 65536 || (size & (size - 1)) !== 0) {
+    throw new Error(`page size ${size} is not a power of two from 512 to 65536`);
+  }
+  return size;
 }
 
 /** Returns the schema version stored in the file's `user_version` (0 for a new file). */

@@ -4,9 +4,26 @@ import { migration as messageSearch } from './migrations/index/002_message_searc
 import { migration as writerLeases } from './migrations/index/003_writer_leases.js';
 import { migration as events } from './migrations/events/001_events.js';
 import { migration as trace } from './migrations/events/002_trace.js';
+import { migration as leanIndexes } from './migrations/events/003_lean_indexes.js';
+
+export { SPARSE_KINDS_TERM, UNINDEXED_KINDS } from './migrations/events/003_lean_indexes.js';
 
 /** The migrations of `<home>/index.sqlite`, in order. Append new ones; never edit a shipped one. */
 export const INDEX_MIGRATIONS: readonly Migration[] = [sessions, messageSearch, writerLeases];
 
 /** The migrations of `<home>/sessions/<id>/events.sqlite`, in order. Append new ones; never edit a shipped one. */
-export const EVENTS_MIGRATIONS: readonly Migration[] = [events, trace];
+export const EVENTS_MIGRATIONS: readonly Migration[] = [events, trace, leanIndexes];
+
+/**
+ * Page size of a new events.sqlite. Appends commit one event at a time and every commit writes whole pages
+ * to the WAL: with 512-byte pages an event costs about its own size plus a page or two, not 4 KiB per page
+ * touched. (A file made with another size keeps it.)
+ */
+export const EVENTS_PAGE_SIZE = 512;
+
+/**
+ * WAL frames of an events.sqlite before a commit checkpoints them (SQLite's default 1000): 4000 frames of
+ * 512 bytes are about 2 MiB of WAL. The last leaf, index and header pages, rewritten by every append, are
+ * copied into the main file once per checkpoint, so fewer checkpoints copy fewer of their versions back.
+ */
+export const EVENTS_WAL_AUTOCHECKPOINT = 4000;

@@ -5,6 +5,11 @@ import { z } from 'zod';
 import { openDatabase } from './database.js';
 import type { Db, Synchronous } from './database.js';
 import { INDEX_MIGRATIONS } from './schema.js';
+import { isLeaseStale } from './leaseHolder.js';
+import type { LeaseHolder } from './leaseHolder.js';
+
+export { isLeaseStale } from './leaseHolder.js';
+export type { LeaseHolder } from './leaseHolder.js';
 
 /**
  * `<home>/index.sqlite`: one row per session (what the list shows), full-text search over message
@@ -59,9 +64,6 @@ export type ListSessionsOptions = {
   /** Include archived sessions. Default false. */
   includeArchived?: boolean;
 };
-
-/** The process holding a session's writer lease. */
-export type LeaseHolder = { pid: number; hostname: string; acquiredAt: string };
 
 /** A new index row, as the session log registers it. */
 export type NewSessionRow = {
@@ -119,14 +121,18 @@ type SearchParams = PageParams & { project: string | null; query: string };
 const MAX_PAGE = 1000;
 
 /**
+ * Page size of a new index.sqlite. A turn's catch-up rewrites the session row, its two list-order index
+ * entries and a few FTS pages; each written page is a WAL frame, so 1 KiB pages write about a quarter of
+ * what 4 KiB pages did for the same rows. (An existing file keeps its page size.)
+ */
+const INDEX_PAGE_SIZE = 1024;
+
+/**
  * Up to this many matching messages, search groups all hits (fast when hits are few); beyond it,
  * search walks sessions newest first (fast when many sessions match). Measured on 1M messages:
  * grouping costs ~0.5 µs per hit, walking ~12 µs per session walked.
  */
 const FEW_HITS = 20_000;
-
-/** Leases taken before the machine booted (minus clock slack) belong to processes that are gone. */
-const BOOT_SLACK_MS = 5_000;
 
 const SESSION_COLUMNS = `
   s.num, s.id, s.title, s.project_folder, s.provider, s.model, s.status, s.parent_id,
@@ -155,25 +161,6 @@ function rowToSessionSummary(row: SessionRow): SessionSummary {
     archived: row.archived === 1,
     ...(row.snippet === undefined || row.snippet === null ? {} : { snippet: row.snippet }),
   };
-}
-
-/** True when the lease's holder is known to be gone: same host and its pid is dead or predates the boot. */
-export function isLeaseStale(holder: LeaseHolder): boolean {
-  if (holder.hostname !== os.hostname()) return false;
-  const acquired = Date.parse(holder.acquiredAt);
-  const bootedAt = Date.now() - os.uptime() * 1000;
-  if (Number.isFinite(acquired) && acquired < bootedAt - BOOT_SLACK_MS) return true;
-  return !isProcessAlive(holder.pid);
-}
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
 }
 
 function toSessionValues(row: NewSessionRow) {
@@ -327,6 +314,9 @@ export class SessionIndex {
         'DELETE FROM message_search WHERE rowid > (@num << 32) + CAST(@seq AS INTEGER) AND rowid < ((@num + 1) << 32)',
       ),
       deleteSession: db.prepare('DELETE FROM sessions WHERE id = ?'),
+      leases: db.prepare<[], LeaseRow & { session_id: string }>(
+        'SELECT session_id, pid, hostname, acquired_at FROM writer_leases',
+      ),
       lease: db.prepare<[string], LeaseRow>(
         'SELECT pid, hostname, acquired_at FROM writer_leases WHERE session_id = ?',
       ),
@@ -350,6 +340,7 @@ export class SessionIndex {
     const open = (): Db => {
       const db = openDatabase(file, {
         migrations: INDEX_MIGRATIONS,
+        pageSize: INDEX_PAGE_SIZE,
         ...(options.synchronous ? { synchronous: options.synchronous } : {}),
       });
       try {
@@ -512,6 +503,29 @@ export class SessionIndex {
         this.statements.insertMessage.run({ num, seq: 0, text: update.renamedTitle });
       }
     })();
+  }
+
+  /**
+   * Applies an update made from the log by someone other than its writer (a reader catching up a dead
+   * writer's row), only if the row is still at `fromLastSeq`: a writer that moved it meanwhile knows better.
+   * Returns whether it was applied.
+   */
+  recordCatchUp(id: string, fromLastSeq: number, update: IndexUpdate): boolean {
+    return this.db
+      .transaction((): boolean => {
+        if (this.statements.position.get(id)?.last_seq !== fromLastSeq) return false;
+        this.recordAppend(id, update);
+        return true;
+      })
+      .immediate();
+  }
+
+  /** Sessions whose writer lease is held by a process known to be gone (it was killed mid-session). */
+  abandonedLeases(): string[] {
+    return this.statements.leases
+      .all()
+      .filter((row) => isLeaseStale({ pid: row.pid, hostname: row.hostname, acquiredAt: row.acquired_at }))
+      .map((row) => row.session_id);
   }
 
   /** Forgets everything after `lastSeq` (the log lost commits the index had seen: power loss under NORMAL). */

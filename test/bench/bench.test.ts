@@ -65,7 +65,7 @@ describe('bench runner', () => {
     expect(byName.list?.skipped.langgraph).toBeTruthy();
     expect(byName.project?.notes.join(' ')).not.toContain('WARNING');
     expect(byName.list?.notes.join(' ')).not.toContain('WARNING');
-    expect(report.targets).toHaveLength(4 + PATHOLOGICAL_STAGES.length);
+    expect(report.targets).toHaveLength(6 + PATHOLOGICAL_STAGES.length);
     for (const target of report.targets) expect(typeof target.pass).toBe('boolean');
   });
 

@@ -1,4 +1,5 @@
 import type { EventOf, NewEvent, SessionEvent, ToolCall } from '../../main/common/events.js';
+import type { TraceEntry } from '../../main/core/log/sessionLog.js';
 import { createRandom } from './harness.js';
 
 /**
@@ -293,4 +294,25 @@ function insertCompaction(events: SessionEvent[], tail: number): SessionEvent[] 
     pinned: firstUser?.kind === 'user_message' ? firstUser.content : '',
   };
   return [...head, compaction, ...rest.map((e, i) => ({ ...e, seq: through + 2 + i }))];
+}
+
+/**
+ * The trace a turn's steps leave, as the turn engine records it (main/core/turn/request.ts: per model
+ * request its projection, environment, time to first token, stream and usage), written at the turn's end.
+ */
+export function traceOfStep(step: ConversationStep, turn: number, at: string): TraceEntry[] {
+  if (step.kind !== 'agent') return [];
+  return [
+    { turn, stage: 'projection', startedAt: at, durationMs: 1, detail: { messages: 40 } },
+    { turn, stage: 'environment', startedAt: at, durationMs: 0 },
+    { turn, stage: 'time_to_first_token', startedAt: at, durationMs: 640 },
+    { turn, stage: 'stream', startedAt: at, durationMs: 1900 },
+    {
+      turn,
+      stage: 'usage',
+      startedAt: at,
+      durationMs: 2540,
+      detail: { inputTokens: 1200, outputTokens: 80, cacheReadTokens: 1100 },
+    },
+  ];
 }

@@ -69,7 +69,12 @@ export function evaluateTargets(benches: readonly BenchResult[]): TargetResult[]
   const events = projectBench?.params.events ?? 100_000;
   const atStep = benches.find((b) => b.name === 'bytes')?.params.atStep ?? 200;
   const projectionMs = projection?.values.keel ?? null;
-  const appendP50 = findMetric(benches, 'append', 'append latency p50')?.values.keel ?? null;
+  const appendP50Metric = findMetric(benches, 'append', 'append latency p50');
+  const appendP50 = appendP50Metric?.values.keel ?? null;
+  const floorP50 = appendP50Metric?.values.jsonl ?? null;
+  const appendOverFloor =
+    appendP50 === null || floorP50 === null || floorP50 <= 0 ? null : round(appendP50 / floorP50, 2);
+  const overPayload = findMetric(benches, 'bytes', 'bytes written / payload')?.values.keel ?? null;
   const bytes = findMetric(benches, 'bytes', 'bytes written per step');
   const bytesRatio = bytes?.keelAdvantage.langgraph ?? null;
   const check = (value: number | null, ok: (v: number) => boolean) => (value === null ? null : ok(value));
@@ -94,11 +99,25 @@ export function evaluateTargets(benches: readonly BenchResult[]): TargetResult[]
       pass: check(appendP50, (v) => v < 1),
     },
     {
+      name: 'durable single-event append p50, Keel / JSON-lines+fsync floor (side by side)',
+      target: '<= 1.25x',
+      actual: appendOverFloor,
+      unit: 'x',
+      pass: check(appendOverFloor, (v) => v <= 1.25),
+    },
+    {
       name: `bytes written per step at step ${atStep}, LangGraph / Keel (write syscalls)`,
-      target: '>= 10x',
+      target: '>= 100x',
       actual: bytesRatio,
       unit: 'x',
-      pass: check(bytesRatio, (v) => v >= 10),
+      pass: check(bytesRatio, (v) => v >= 100),
+    },
+    {
+      name: `bytes written per step at step ${atStep}, Keel / its payload (write syscalls, synchronous=FULL)`,
+      target: '<= 4x',
+      actual: overPayload,
+      unit: 'x',
+      pass: check(overPayload, (v) => v <= 4),
     },
     {
       name: 'reasoning replayed: requests whose prefix is the previous request, byte for byte',

@@ -4,12 +4,6 @@ export type Sizes = {
   conversationSteps: number;
   /** The step at which bytes written per step are reported (a window of steps centred on it). */
   bytesAtStep: number;
-  /**
-   * Steps on either side of `bytesAtStep` averaged over. LangGraph's cost grows linearly with the
-   * step, so a symmetric window's mean is its cost at `bytesAtStep`; Keel's is flat. A wide window
-   * amortises WAL checkpoints (copy-back to the main file) fairly for both.
-   */
-  bytesWindow: number;
   /** Events written by the batched-append throughput bench, and the batch size. */
   batchedEvents: number;
   batchSize: number;
@@ -58,7 +52,6 @@ export const SIZE_PROFILES = {
   full: {
     conversationSteps: 400,
     bytesAtStep: 200,
-    bytesWindow: 100,
     batchedEvents: 50_000,
     batchSize: 100,
     langgraphBatchedMessages: 2_000,
@@ -86,7 +79,6 @@ export const SIZE_PROFILES = {
   quick: {
     conversationSteps: 220,
     bytesAtStep: 200,
-    bytesWindow: 20,
     batchedEvents: 10_000,
     batchSize: 100,
     langgraphBatchedMessages: 1_000,
@@ -114,7 +106,6 @@ export const SIZE_PROFILES = {
   tiny: {
     conversationSteps: 24,
     bytesAtStep: 16,
-    bytesWindow: 4,
     batchedEvents: 200,
     batchSize: 50,
     langgraphBatchedMessages: 100,

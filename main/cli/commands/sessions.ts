@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { SessionSummary } from '../../core/host.js';
 import { openSessionIndex } from '../../core/log/indexRebuild.js';
+import { indexLag } from '../../core/log/indexLag.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { clip, clipLeft, formatTable } from '../format.js';
@@ -18,16 +19,20 @@ export function registerSessions(program: Command, context: CliContext): void {
     .action((options: SessionsOptions) => {
       const index = openSessionIndex(context.home());
       let sessions: SessionSummary[];
+      let lag: Map<string, number>;
       try {
         sessions = index.list({
           limit: options.limit,
           ...(options.search === undefined ? {} : { search: options.search }),
         });
+        lag = indexLag(context.home(), index, sessions);
       } finally {
         index.close();
       }
       if (options.json) {
-        context.io.stdout(`${JSON.stringify(sessions, null, 2)}\n`);
+        // indexBehind: events a running turn appended that the counts and the search do not cover yet.
+        const rows = sessions.map((s) => (lag.has(s.id) ? { ...s, indexBehind: lag.get(s.id) } : s));
+        context.io.stdout(`${JSON.stringify(rows, null, 2)}\n`);
         return;
       }
       if (sessions.length === 0) {
@@ -39,7 +44,14 @@ export function registerSessions(program: Command, context: CliContext): void {
         return;
       }
       context.io.stdout(`${formatSessionTable(sessions, options.search !== undefined)}\n`);
+      if (lag.size > 0) context.io.stdout(`${formatLag(lag)}\n`);
     });
+}
+
+/** The note under the table for running sessions whose turn's events are not indexed yet. */
+function formatLag(lag: ReadonlyMap<string, number>): string {
+  const named = [...lag].map(([id, behind]) => `${id} (${behind} event${behind === 1 ? '' : 's'})`);
+  return `not indexed yet (counted and searchable when the running turn ends): ${named.join(', ')}`;
 }
 
 /** The list as a table; a child follows its parent, indented, when both are on the page. */

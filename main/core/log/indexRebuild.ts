@@ -27,11 +27,15 @@ const BATCH = 100;
 /** Events read at once from one log. */
 const PAGE = 5_000;
 
-/** Opens the index (a damaged one moved aside, with a notice) and re-registers the sessions it lacks. */
+/**
+ * Opens the index (a damaged one moved aside, with a notice), re-registers the sessions it lacks and catches
+ * up the rows of sessions whose writer was killed.
+ */
 export function openSessionIndex(home: string, options: OpenSessionIndexOptions = {}): SessionIndex {
   const index = openIndexWithNotice(home, options);
   try {
     reregisterMissing(home, index);
+    catchUpAbandoned(home, index);
   } catch (error) {
     index.close();
     throw error;
@@ -120,4 +124,44 @@ function indexEntryOf(home: string, id: string, index: SessionIndex): IndexEntry
   } finally {
     log.close();
   }
+}
+
+/**
+ * A writer indexes a turn's events when the turn ends (indexFollower.ts); one killed mid-turn leaves its row
+ * behind its log, with its lease. Such rows are caught up here from their logs by seq watermark (counts, time,
+ * search text; the status stays, so a killed `running` session still lists as interrupted), each page applied
+ * only if the row has not moved meanwhile (a new writer's own open catches it up too). Returns how many rows
+ * moved; a log that cannot be read is named in a notice and left to its next writer.
+ */
+export function catchUpAbandoned(home: string, index: SessionIndex): number {
+  let moved = 0;
+  const unreadable: string[] = [];
+  for (const id of index.abandonedLeases()) {
+    const position = index.position(id);
+    if (!position) continue;
+    try {
+      const log = SessionLog.open(home, id, { sharedIndex: index });
+      try {
+        let at = position.lastSeq;
+        for (let from = at + 1; from <= log.lastSeq(); from += PAGE) {
+          const page = log.read({ fromSeq: from, limit: PAGE, validate: false });
+          if (page.length === 0) break;
+          const update = toIndexUpdate(page, position.status);
+          if (!index.recordCatchUp(id, at, update)) break;
+          at = update.lastSeq;
+        }
+        if (at > position.lastSeq) moved += 1;
+      } finally {
+        log.close();
+      }
+    } catch (error) {
+      unreadable.push(`${id} (${(error as Error).message})`);
+    }
+  }
+  if (unreadable.length > 0) {
+    indexNotice(
+      `${unreadable.length} session log(s) could not be read to catch the index up: ${unreadable.join('; ')}`,
+    );
+  }
+  return moved;
 }

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openDatabase } from '../../store/database.js';
 import type { Db, Synchronous } from '../../store/database.js';
-import { EVENTS_MIGRATIONS } from '../../store/schema.js';
+import { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE, EVENTS_WAL_AUTOCHECKPOINT } from '../../store/schema.js';
+import { SPARSE_KINDS_TERM, UNINDEXED_KINDS } from '../../store/schema.js';
 import type { SessionIndex } from '../../store/sessionIndex.js';
 import type { SessionStatus } from '../../store/sessionIndex.js';
 import { SessionEvent } from '../../common/events.js';
@@ -13,6 +14,7 @@ import { assertValidSessionId, isValidSessionId, newSessionId } from './sessionI
 import { crashDuringAppend } from '../turn/crash.js';
 import { DamagedLogError, isDatabaseDamage, SessionExistsError } from './logErrors.js';
 import { SessionLockedError, SessionNotFoundError } from './logErrors.js';
+import { IndexFollower } from './indexFollower.js';
 import {
   rowToEvent,
   rowToTraceEntry,
@@ -62,8 +64,8 @@ export type { NewEvent, ProjectionView };
  */
 const INDEX_OPTIONS = { synchronous: 'NORMAL' } as const;
 
-/** Events read per page when catching the index up. */
-const INDEX_PAGE = 5_000;
+/** A by-kind lookup of a kind the by-kind index leaves out scans the table (see events migration 003). */
+const isUnindexedKind = (kind: string): boolean => UNINDEXED_KINDS.includes(kind);
 
 /**
  * The append-only event log of one session: `<home>/sessions/<id>/events.sqlite`. A log opened for
@@ -79,7 +81,7 @@ export class SessionLog {
   private running = false;
   /** Seqs of unanswered approval requests; read once, then kept in step by `append` (sole writer). */
   private unanswered: Set<number> | undefined;
-  private indexBehind = false;
+  private readonly follower: IndexFollower;
   private closed = false;
   private tailCache: { fromSeq: number; events: SessionEvent[] } | undefined;
 
@@ -96,6 +98,17 @@ export class SessionLog {
   ) {
     this.artifactsDir = path.join(dir, 'artifacts');
     this.workspaceDir = path.join(dir, 'workspace');
+    this.follower = new IndexFollower(
+      {
+        id,
+        lastSeq: () => this.lastSeq(),
+        read: (options) => this.read(options),
+        status: () => this.deriveStatus(),
+        firstUserMessageSeq: () => this.statements.firstOfKind.get('user_message')?.seq,
+      },
+      index,
+    );
+    // Queries by kind repeat the by-kind index's WHERE term word for word, or SQLite would not use it.
     this.statements = {
       lastSeq: db.prepare<[], number>('SELECT coalesce(max(seq), 0) FROM events').pluck(),
       lastKind: db.prepare<[], string>('SELECT kind FROM events ORDER BY seq DESC LIMIT 1').pluck(),
@@ -111,15 +124,25 @@ export class SessionLog {
         WHERE kind = 'compaction' AND seq <> ?
         ORDER BY through DESC, seq DESC LIMIT 1`),
       firstOfKind: db.prepare<[string], EventRow>(
-        'SELECT seq, kind, at, body FROM events WHERE kind = ? ORDER BY seq LIMIT 1',
+        `SELECT seq, kind, at, body FROM events WHERE kind = ? AND ${SPARSE_KINDS_TERM} ORDER BY seq LIMIT 1`,
       ),
       lastOfKind: db.prepare<[string], EventRow>(
-        'SELECT seq, kind, at, body FROM events WHERE kind = ? ORDER BY seq DESC LIMIT 1',
+        `SELECT seq, kind, at, body FROM events WHERE kind = ? AND ${SPARSE_KINDS_TERM} ORDER BY seq DESC LIMIT 1`,
       ),
       lastSeqOfKind: db
+        .prepare<[string], number>(
+          `SELECT seq FROM events WHERE kind = ? AND ${SPARSE_KINDS_TERM} ORDER BY seq DESC LIMIT 1`,
+        )
+        .pluck(),
+      lastSeqOfUnindexedKind: db
         .prepare<[string], number>('SELECT seq FROM events WHERE kind = ? ORDER BY seq DESC LIMIT 1')
         .pluck(),
-      countOfKind: db.prepare<[string], number>('SELECT count(*) FROM events WHERE kind = ?').pluck(),
+      countOfKind: db
+        .prepare<[string], number>(`SELECT count(*) FROM events WHERE kind = ? AND ${SPARSE_KINDS_TERM}`)
+        .pluck(),
+      countOfUnindexedKind: db
+        .prepare<[string], number>('SELECT count(*) FROM events WHERE kind = ?')
+        .pluck(),
       usageTotals: db.prepare<[], UsageTotals>(`
         SELECT coalesce(sum(json_extract(body, '$.usage.inputTokens')), 0) AS inputTokens,
                coalesce(sum(json_extract(body, '$.usage.outputTokens')), 0) AS outputTokens,
@@ -128,12 +151,16 @@ export class SessionLog {
                coalesce(sum(json_extract(body, '$.usage.reasoningTokens')), 0) AS reasoningTokens
         FROM events WHERE kind = 'assistant_message'`),
       ofKinds: db.prepare<[string], EventRow>(
+        `SELECT seq, kind, at, body FROM events
+         WHERE kind IN (SELECT value FROM json_each(?)) AND ${SPARSE_KINDS_TERM} ORDER BY seq`,
+      ),
+      ofAnyKinds: db.prepare<[string], EventRow>(
         'SELECT seq, kind, at, body FROM events WHERE kind IN (SELECT value FROM json_each(?)) ORDER BY seq',
       ),
       // A request is answered by a granted/denied event naming it (index events_decisions).
       unansweredRequests: db
         .prepare<[], number>(
-          `SELECT r.seq FROM events r WHERE r.kind = 'approval_request'
+          `SELECT r.seq FROM events r WHERE r.kind = 'approval_request' AND r.${SPARSE_KINDS_TERM}
            AND NOT EXISTS (SELECT 1 FROM events d WHERE d.request_seq = r.seq)`,
         )
         .pluck(),
@@ -190,6 +217,7 @@ export class SessionLog {
       db = openDatabase(file, {
         migrations: EVENTS_MIGRATIONS,
         mustExist: true,
+        walAutocheckpoint: EVENTS_WAL_AUTOCHECKPOINT,
         ...(options.synchronous ? { synchronous: options.synchronous } : {}),
       });
       const shared = options.write === true ? undefined : options.sharedIndex;
@@ -209,7 +237,7 @@ export class SessionLog {
         leased = true;
         fs.mkdirSync(log.artifactsDir, { recursive: true });
         fs.mkdirSync(path.join(log.workspaceDir, 'session'), { recursive: true });
-        log.catchUpIndex();
+        log.follower.catchUp();
         trackWriter(log);
       }
       return log;
@@ -279,6 +307,8 @@ export class SessionLog {
       fs.mkdirSync(path.join(dir, 'workspace', 'session'), { recursive: true });
       db = openDatabase(path.join(dir, 'events.sqlite'), {
         migrations: EVENTS_MIGRATIONS,
+        pageSize: EVENTS_PAGE_SIZE,
+        walAutocheckpoint: EVENTS_WAL_AUTOCHECKPOINT,
         ...(options.synchronous ? { synchronous: options.synchronous } : {}),
       });
       const log = new SessionLog(id, dir, db, index, options.lease);
@@ -332,7 +362,7 @@ export class SessionLog {
       .immediate();
     if (result.ok && result.events.length > 0) {
       this.trackApprovals(result.events);
-      this.updateIndex(result.events);
+      this.follower.appended(result.events, this.running);
     }
     return result;
   }
@@ -355,16 +385,18 @@ export class SessionLog {
     return rows.map((row) => rowToEvent(this.id, row, options.validate));
   }
 
-  /** Every event of these kinds in seq order (an index lookup per kind, not a scan). */
+  /** Every event of these kinds in seq order (an index lookup per kind, not a scan, unless a kind is unindexed). */
   readKinds(kinds: readonly EventKind[], options: { validate?: boolean } = {}): SessionEvent[] {
-    return this.statements.ofKinds
-      .all(JSON.stringify(kinds))
-      .map((row) => rowToEvent(this.id, row, options.validate));
+    const statement = kinds.some(isUnindexedKind) ? this.statements.ofAnyKinds : this.statements.ofKinds;
+    return statement.all(JSON.stringify(kinds)).map((row) => rowToEvent(this.id, row, options.validate));
   }
 
   /** Seq of the newest event of a kind, or undefined when there is none. */
   lastSeqOfKind(kind: EventKind): number | undefined {
-    return this.statements.lastSeqOfKind.get(kind);
+    const statement = isUnindexedKind(kind)
+      ? this.statements.lastSeqOfUnindexedKind
+      : this.statements.lastSeqOfKind;
+    return statement.get(kind);
   }
 
   /** Token usage summed over every assistant message (computed in SQLite, no events are decoded). */
@@ -374,7 +406,10 @@ export class SessionLog {
 
   /** How many events of a kind the log holds. */
   countOfKind(kind: EventKind): number {
-    return this.statements.countOfKind.get(kind) ?? 0;
+    const statement = isUnindexedKind(kind)
+      ? this.statements.countOfUnindexedKind
+      : this.statements.countOfKind;
+    return statement.get(kind) ?? 0;
   }
 
   /**
@@ -426,12 +461,18 @@ export class SessionLog {
 
   /**
    * Marks a turn as running (status `running` in the index) or finished. Events still win:
-   * a pending approval, an interruption or an error shows as such. `close` clears it.
+   * a pending approval, an interruption or an error shows as such. `close` clears it. The turn's
+   * events held back from the index (indexFollower.ts) are indexed when it ends, with its status.
    */
   setRunning(running: boolean): void {
     this.assertWritable();
     this.running = running;
-    this.index.setStatus(this.id, this.deriveStatus());
+    this.follower.flush(this.deriveStatus());
+  }
+
+  /** Events appended by this writer that its index row does not have yet (held during a turn). */
+  indexPending(): number {
+    return this.follower.pendingCount;
   }
 
   /** Appends trace records in one transaction. Trace is observability only; the projection never reads it. */
@@ -476,8 +517,7 @@ export class SessionLog {
     try {
       if (this.writable) {
         this.running = false;
-        if (this.indexBehind) this.tryCatchUpIndex();
-        else this.index.setStatus(this.id, this.deriveStatus());
+        this.follower.tryFlush();
         this.index.releaseLease(this.id);
       }
     } finally {
@@ -545,50 +585,5 @@ export class SessionLog {
     if (lastKind === 'interrupted') return 'interrupted';
     if (lastKind === 'error') return 'error';
     return this.running ? 'running' : 'idle';
-  }
-
-  /**
-   * The events are committed before the index is touched (two files cannot share a transaction in
-   * WAL mode). If the index write fails the append still stands; the index is caught up from the
-   * log on the next append, on close, or by the next writer's open.
-   */
-  private updateIndex(events: readonly SessionEvent[]): void {
-    if (this.indexBehind) {
-      this.tryCatchUpIndex();
-      return;
-    }
-    try {
-      this.index.recordAppend(this.id, toIndexUpdate(events, this.deriveStatus()));
-    } catch (error) {
-      this.indexBehind = true;
-      process.emitWarning(`session ${this.id}: index.sqlite not updated, will catch up: ${String(error)}`);
-    }
-  }
-
-  private tryCatchUpIndex(): void {
-    try {
-      this.catchUpIndex();
-    } catch (error) {
-      process.emitWarning(`session ${this.id}: index.sqlite still behind: ${String(error)}`);
-    }
-  }
-
-  /** Brings the index row to the log's last seq, page by page (each page one index transaction). */
-  private catchUpIndex(): void {
-    const last = this.lastSeq();
-    const position = this.index.position(this.id);
-    if (!position) throw new Error(`session ${this.id} has no row in index.sqlite`);
-    const status = this.deriveStatus();
-    if (position.lastSeq > last) {
-      this.index.truncateTo(this.id, last, status);
-    } else {
-      for (let from = position.lastSeq + 1; from <= last; from += INDEX_PAGE) {
-        const page = this.read({ fromSeq: from, limit: INDEX_PAGE });
-        if (page.length === 0) break;
-        this.index.recordAppend(this.id, toIndexUpdate(page, status));
-      }
-      if (position.status !== status) this.index.setStatus(this.id, status);
-    }
-    this.indexBehind = false;
   }
 }

@@ -11,7 +11,9 @@ import type { Bench } from './context.js';
  * Durable single-event append latency. The three peers persist the same conversation step by step,
  * interleaved so machine noise hits them alike: Keel appends each event in its own transaction
  * (synchronous=FULL), the JSONL floor writes each event as a line and fsyncs, LangGraph writes the
- * whole graph state with SqliteSaver.put after every step (also synchronous=FULL).
+ * whole graph state with SqliteSaver.put after every step (also synchronous=FULL). Keel runs turns as the
+ * engine does (a user step starts one with setRunning(true); setRunning(false) ends it, indexing the
+ * turn's held-back events): the appends are timed alone, the turn ends as their own row.
  */
 export const appendLatencyBench: Bench = {
   name: 'append',
@@ -30,12 +32,25 @@ export const appendLatencyBench: Bench = {
       jsonl: [] as number[],
       langgraph: [] as number[],
       keelNormal: [] as number[],
+      turnEnd: [] as number[],
     };
+    let running = false;
     let jsonlSeq = 1;
     try {
       jsonl.append(stampEvents([{ kind: 'user_message', content: 'session start' }], jsonlSeq++));
       let done = 0;
       for (const step of generateConversation(steps, REALISTIC_SHAPE)) {
+        if (step.kind === 'user') {
+          if (running) {
+            const t = performance.now();
+            keel.endTurn([]);
+            samples.turnEnd.push(performance.now() - t);
+            keelNormal.endTurn([]);
+          }
+          keel.startTurn();
+          keelNormal.startTurn();
+          running = true;
+        }
         for (const event of eventsOfStep(step)) {
           const t0 = performance.now();
           keel.append([event]);
@@ -53,6 +68,12 @@ export const appendLatencyBench: Bench = {
         done += 1;
         if (done % 100 === 0) progress(`append: ${done}/${steps} steps`);
       }
+      if (running) {
+        const t = performance.now();
+        keel.endTurn([]);
+        samples.turnEnd.push(performance.now() - t);
+        keelNormal.endTurn([]);
+      }
     } finally {
       keel.close();
       keelNormal.close();
@@ -65,6 +86,7 @@ export const appendLatencyBench: Bench = {
       jsonl: summarize(samples.jsonl),
       langgraph: summarize(samples.langgraph),
       keelNormal: summarize(samples.keelNormal),
+      turnEnd: summarize(samples.turnEnd),
     };
     const pick = (field: 'p50' | 'p99' | 'mean') => ({
       keel: round(stats.keel[field], 4),
@@ -82,11 +104,19 @@ export const appendLatencyBench: Bench = {
         makeMetric('append latency p50, Keel events.sqlite at NORMAL', 'ms', 'lower', {
           keel: round(stats.keelNormal.p50, 4),
         }),
+        makeMetric(
+          `turn end p50, Keel (setRunning(false): index row + FTS of the turn's events)`,
+          'ms',
+          'lower',
+          {
+            keel: round(stats.turnEnd.p50, 4),
+          },
+        ),
       ],
       notes: [
         `Keel and JSONL: one sample per event (${stats.keel.n}); LangGraph: one put per step (${stats.langgraph.n}), its cost grows with the conversation.`,
-        'Keel appends also update index.sqlite (row, FTS) in the same call, a second fsync; that cost is included.',
-        'The NORMAL row sets synchronous=NORMAL on events.sqlite only (not durable on power loss); index.sqlite stays FULL.',
+        'During a turn a Keel append of an assistant message, tool call or result commits events.sqlite only (one fsync); the index row and FTS follow at the turn end (the turn-end row); a user message is indexed at once (index.sqlite at NORMAL: no fsync).',
+        'The NORMAL row sets synchronous=NORMAL on events.sqlite too (not durable on power loss).',
       ],
       skipped: {},
       durationMs: round(performance.now() - started, 1),

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { NewEvent, SessionEvent } from '../../../main/common/events.js';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
+import type { TraceEntry } from '../../../main/core/log/sessionLog.js';
 import { projectView } from '../../../main/core/projection/index.js';
 import type { Payload } from '../../../main/core/projection/index.js';
 import { SessionIndex } from '../../../main/store/sessionIndex.js';
@@ -16,8 +17,14 @@ import { benchSessionInit } from '../conversation.js';
 /** A session opened for writing, with `synchronous` as the log sets it (FULL unless asked). */
 export type KeelWriter = {
   readonly id: string;
+  /** `<home>/sessions/<id>`: where its events.sqlite is (for the bytes breakdown). */
+  readonly dir: string;
   /** One durable append (one transaction) of one or more events. */
   append(events: readonly NewEvent[]): void;
+  /** A turn starts (`setRunning(true)`), as the turn engine does before its user message. */
+  startTurn(): void;
+  /** A turn ends as the engine ends it: its trace written (`appendTrace`), then `setRunning(false)`. */
+  endTurn(trace: readonly TraceEntry[]): void;
   close(): void;
 };
 
@@ -31,6 +38,12 @@ export function createKeelSession(
   const log = SessionLog.create(home, init, { id, synchronous });
   return {
     id: log.id,
+    dir: log.dir,
+    startTurn: () => log.setRunning(true),
+    endTurn(trace) {
+      if (trace.length > 0) log.appendTrace(trace);
+      log.setRunning(false);
+    },
     append(events) {
       const result = log.append(events.length === 1 && events[0] ? events[0] : [...events]);
       if (!result.ok) throw new Error(`append conflict in ${log.id}: ${JSON.stringify(result.conflict)}`);

@@ -39,6 +39,29 @@ describe('openDatabase', () => {
     reopened.close();
   });
 
+  it('gives a new file the page size asked for, and leaves an existing file its own', () => {
+    const file = path.join(tempDir(), 'small.sqlite');
+    const db = openDatabase(file, { migrations: twoTables, pageSize: 512 });
+    expect(db.pragma('page_size', { simple: true })).toBe(512);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.close();
+    const reopened = openDatabase(file, { migrations: twoTables, pageSize: 4096 });
+    expect(reopened.pragma('page_size', { simple: true })).toBe(512);
+    reopened.close();
+    expect(() =>
+      openDatabase(path.join(tempDir(), 'odd.sqlite'), { migrations: twoTables, pageSize: 1000 }),
+    ).toThrow(/power of two/);
+  });
+
+  it('sets the WAL autocheckpoint when asked to', () => {
+    const db = openDatabase(path.join(tempDir(), 'ckpt.sqlite'), {
+      migrations: twoTables,
+      walAutocheckpoint: 4000,
+    });
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(4000);
+    db.close();
+  });
+
   it('uses NORMAL when asked to', () => {
     const db = openDatabase(path.join(tempDir(), 'x.sqlite'), { migrations: [], synchronous: 'NORMAL' });
     expect(db.pragma('synchronous', { simple: true })).toBe(NORMAL);

@@ -1,0 +1,139 @@
+import type { SessionEvent } from '../../common/events.js';
+import type { SessionIndex, SessionStatus } from '../../store/sessionIndex.js';
+import { toIndexUpdate } from './logRows.js';
+
+/*
+ * How a writer's index row follows its log. The log is the truth and commits first (two files cannot share
+ * one transaction in WAL mode); the row (counts, time, status, title, search text) is derived from it.
+ *
+ * Outside a turn every append is indexed at once. During a turn (`setRunning(true)`) the events that change
+ * nothing the list shows but counts and search text (assistant messages, tool calls and results) are held
+ * in memory and indexed together at the turn's end, when PENDING_LIMIT of them wait, or on close: one
+ * index.sqlite transaction (row + FTS) per turn instead of one per event, which was most of the bytes
+ * written per step. Anything that changes the row otherwise (the first user message: the title; a status
+ * change such as an approval request; a rename, a model switch) is indexed at once, with what was held.
+ *
+ * A kill loses only what was held in memory: the log has it, and the row is caught up by seq watermark on
+ * the next writer's open (`catchUp`) or on the next `openSessionIndex` (indexRebuild.ts). Until then the
+ * row's `lastSeq` says how far it is indexed (`indexLag` in indexLag.ts tells a reader by how much).
+ */
+
+/** Events held back from the index at most, even during a long turn. */
+export const PENDING_LIMIT = 256;
+
+/** Events read per page when catching the index up from the log. */
+const INDEX_PAGE = 5_000;
+
+/** Kinds that, while a turn runs, are indexed at its end rather than on append (and user messages but the first). */
+const DEFERRABLE = new Set<string>(['assistant_message', 'tool_call_started', 'tool_result']);
+
+/** What the follower needs of its log. */
+export type FollowedLog = {
+  readonly id: string;
+  lastSeq(): number;
+  read(options: { fromSeq: number; limit: number }): SessionEvent[];
+  status(): SessionStatus;
+  /** Seq of the log's first user message (the title comes from it), if any. */
+  firstUserMessageSeq(): number | undefined;
+};
+
+export class IndexFollower {
+  private pending: SessionEvent[] = [];
+  /** A write to the index failed: the row is caught up from the log, not from `pending`. */
+  private behind = false;
+  /** The status the row was last given by this writer. */
+  private indexedStatus: SessionStatus | undefined;
+
+  constructor(
+    private readonly log: FollowedLog,
+    private readonly index: SessionIndex,
+  ) {}
+
+  /** Events appended but not yet in the index row (held during a turn, or lost to a failed write). */
+  get pendingCount(): number {
+    return this.pending.length;
+  }
+
+  /** After a commit of `events`: indexes them now, or, during a turn, holds them if nothing else changes. */
+  appended(events: readonly SessionEvent[], running: boolean): void {
+    if (this.behind) {
+      this.tryCatchUp();
+      return;
+    }
+    const status = this.log.status();
+    const deferrable =
+      running &&
+      status === this.indexedStatus &&
+      events.every((event) => DEFERRABLE.has(event.kind) || this.isLaterUserMessage(event)) &&
+      this.pending.length + events.length < PENDING_LIMIT;
+    this.pending.push(...events);
+    if (!deferrable) this.flush(status);
+  }
+
+  /** A user message after the first: only counts and search text change, the title stays. */
+  private isLaterUserMessage(event: SessionEvent): boolean {
+    if (event.kind !== 'user_message') return false;
+    const first = this.log.firstUserMessageSeq();
+    return first !== undefined && first < event.seq;
+  }
+
+  /** Writes what is held, with `status`; only the status when nothing is held and it changed. */
+  flush(status: SessionStatus = this.log.status()): void {
+    if (this.behind) {
+      this.tryCatchUp();
+      return;
+    }
+    try {
+      if (this.pending.length > 0) {
+        this.index.recordAppend(this.log.id, toIndexUpdate(this.pending, status));
+        this.pending = [];
+      } else if (status !== this.indexedStatus) {
+        this.index.setStatus(this.log.id, status);
+      }
+      this.indexedStatus = status;
+    } catch (error) {
+      this.behind = true;
+      process.emitWarning(
+        `session ${this.log.id}: index.sqlite not updated, will catch up: ${String(error)}`,
+      );
+    }
+  }
+
+  /** `flush`, never throwing (close, exit). */
+  tryFlush(): void {
+    try {
+      this.flush();
+    } catch (error) {
+      process.emitWarning(`session ${this.log.id}: index.sqlite still behind: ${String(error)}`);
+    }
+  }
+
+  private tryCatchUp(): void {
+    try {
+      this.catchUp();
+    } catch (error) {
+      process.emitWarning(`session ${this.log.id}: index.sqlite still behind: ${String(error)}`);
+    }
+  }
+
+  /** Brings the index row to the log's last seq by watermark, page by page (each page one index transaction). */
+  catchUp(): void {
+    const last = this.log.lastSeq();
+    const position = this.index.position(this.log.id);
+    if (!position) throw new Error(`session ${this.log.id} has no row in index.sqlite`);
+    const status = this.log.status();
+    if (position.lastSeq > last) {
+      this.index.truncateTo(this.log.id, last, status);
+    } else {
+      for (let from = position.lastSeq + 1; from <= last; from += INDEX_PAGE) {
+        const page = this.log.read({ fromSeq: from, limit: INDEX_PAGE });
+        if (page.length === 0) break;
+        this.index.recordAppend(this.log.id, toIndexUpdate(page, status));
+      }
+      if (position.status !== status) this.index.setStatus(this.log.id, status);
+    }
+    this.pending = [];
+    this.behind = false;
+    this.indexedStatus = status;
+  }
+}
