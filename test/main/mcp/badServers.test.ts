@@ -128,6 +128,26 @@ describe.runIf(process.platform === 'linux')('misbehaving MCP servers (bubblewra
     expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
   });
 
+  it('cancels a call that reports progress forever at ten times its timeout, telling the server', async () => {
+    settingsWith({ fix: { command: process.execPath, args: [SERVER, '--tools=ticking'], timeoutMs: 300 } });
+    const log = createScriptedSession(fixture, { policy: 'ask', toolMode: 'write' });
+    logs.push(log);
+    const started = Date.now();
+    const { outcome } = await turnWith(log, [{ name: 'mcp__fix__ticking', arguments: {} }]);
+    expect(outcome).toEqual({ status: 'completed', text: 'done' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
+    expect(resultOf(log, 'c1')).toMatchObject({
+      isError: true,
+      content: expect.stringMatching(
+        /ticking was still running after 3000 ms in all \(its progress notifications kept it going\) and was cancelled/,
+      ) as unknown,
+    });
+    // The server got notifications/cancelled (it marks its HOME with how many ticks it sent).
+    const cancelled = path.join(log.dir, 'mcp', 'fix', 'home', 'cancelled');
+    await expect.poll(() => fs.existsSync(cancelled), { timeout: 5000 }).toBe(true);
+    expect(Number(fs.readFileSync(cancelled, 'utf8'))).toBeGreaterThan(5);
+  });
+
   it('restarts a server that keeps dying with backoff, reports each time, then leaves it failed', async () => {
     const project = path.join(fixture.dir, 'work', 'project');
     fs.mkdirSync(project, { recursive: true });
