@@ -1,4 +1,11 @@
-import type { EventOf, ReasoningPart, SessionEvent, ToolCall } from './events.js';
+import type { EventOf, ImageMimeType, ReasoningPart, SessionEvent, ToolCall } from './events.js';
+
+/**
+ * An image of a tool message: its artifact (from tool_result.images) and, once the turn has read it for the
+ * request, its bytes as base64. A provider that takes images in tool results sends `data`; the others, or an
+ * image whose bytes could not be read, get a text note.
+ */
+export type PayloadImage = { handle: string; mimeType: ImageMimeType; data?: string };
 
 /**
  * One provider-neutral message. `toolCalls` and `reasoning` only on assistant messages, `toolCallId` only on
@@ -10,6 +17,8 @@ export type PayloadMessage = {
   content: string;
   toolCalls?: ToolCall[];
   toolCallId?: string;
+  /** Tool messages only: the images the result holds, in order. */
+  images?: PayloadImage[];
   reasoning?: ReasoningPart[];
   /**
    * The model that produced `reasoning` (the event's `model`): signatures and encrypted reasoning are bound to

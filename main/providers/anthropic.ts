@@ -7,6 +7,7 @@ import type {
 } from '@anthropic-ai/sdk/resources/messages/messages';
 import type { ReasoningPart } from '../common/events.js';
 import type { Payload, PayloadMessage } from '../common/payload.js';
+import { withImageNotes } from './toolImages.js';
 import { thinkingRequest, toReasoningText, type ThinkingRequest } from './anthropicThinking.js';
 import { assertComplete, ProviderError, toProviderError } from './errors.js';
 import type { CompletedMessage, ModelProvider, StreamEvent, StreamRequest, ToolSpec } from './types.js';
@@ -45,11 +46,23 @@ export function toAnthropicRequest(payload: Payload, tools: readonly ToolSpec[],
     } else if (message.role === 'user') {
       push('user', [{ type: 'text', text: message.content || '(empty message)' }]);
     } else if (message.role === 'tool') {
+      const images = (message.images ?? []).filter((image) => image.data !== undefined);
+      const text = message.content || '(no output)';
       push('user', [
         {
           type: 'tool_result',
           tool_use_id: message.toolCallId ?? '',
-          content: message.content || '(no output)',
+          // Images ride in the tool_result as image blocks after its text (the Messages API takes them there).
+          content:
+            images.length === 0
+              ? withImageNotes(text, message.images)
+              : [
+                  { type: 'text', text },
+                  ...images.map((image) => ({
+                    type: 'image' as const,
+                    source: { type: 'base64' as const, media_type: image.mimeType, data: image.data ?? '' },
+                  })),
+                ],
         },
       ]);
     } else {

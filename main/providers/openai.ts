@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { ReasoningPart } from '../common/events.js';
 import type { Payload, PayloadMessage } from '../common/payload.js';
+import { withImageNotes } from './toolImages.js';
 import { assertComplete, ProviderError, toProviderError } from './errors.js';
 import { effectiveEffort } from './reasoning.js';
 import type { CompletedMessage, ModelProvider, StreamEvent, StreamRequest, ToolSpec } from './types.js';
@@ -55,7 +56,12 @@ export function toOpenAIRequest(
         case 'user':
           return { role: 'user', content: message.content };
         case 'tool':
-          return { role: 'tool', tool_call_id: message.toolCallId ?? '', content: message.content };
+          // Chat Completions tool messages are text only: an image is told, not shown.
+          return {
+            role: 'tool',
+            tool_call_id: message.toolCallId ?? '',
+            content: withImageNotes(message.content, message.images, { unsupported: true }),
+          };
         case 'assistant':
           if (!message.toolCalls?.length) return { role: 'assistant', content: message.content };
           {

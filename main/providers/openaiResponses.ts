@@ -7,6 +7,7 @@ import type {
 } from 'openai/resources/responses/responses';
 import type { ReasoningPart } from '../common/events.js';
 import type { Payload, PayloadMessage } from '../common/payload.js';
+import { withImageNotes } from './toolImages.js';
 import { assertComplete, ProviderError, toProviderError } from './errors.js';
 import { effectiveEffort, reasoningSupport } from './reasoning.js';
 import type { CompletedMessage, ModelProvider, StreamEvent, StreamRequest, ToolSpec } from './types.js';
@@ -58,13 +59,25 @@ export function toResponsesRequest(payload: Payload, tools: readonly ToolSpec[],
       case 'user':
         input.push({ role: message.role, content: message.content });
         break;
-      case 'tool':
+      case 'tool': {
+        const images = (message.images ?? []).filter((image) => image.data !== undefined);
         input.push({
           type: 'function_call_output',
           call_id: message.toolCallId ?? '',
-          output: message.content,
+          // Images as input_image parts of the output (data: URLs), after its text.
+          output:
+            images.length === 0
+              ? withImageNotes(message.content, message.images)
+              : [
+                  { type: 'input_text', text: message.content },
+                  ...images.map((image) => ({
+                    type: 'input_image' as const,
+                    image_url: `data:${image.mimeType};base64,${image.data ?? ''}`,
+                  })),
+                ],
         });
         break;
+      }
       case 'assistant':
         input.push(...assistantItems(message, model));
         break;

@@ -1,4 +1,4 @@
-import type { EventOf, ReasoningPart, SessionEvent, ToolCall } from '../../common/events.js';
+import type { EventOf, ImageMimeType, ReasoningPart, SessionEvent, ToolCall } from '../../common/events.js';
 import type { Payload, PayloadMessage, ProjectionView } from '../../common/payload.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
 import { formatInstructions } from './instructions.js';
@@ -131,7 +131,14 @@ export function projectView(view: ProjectionView, options: ProjectOptions): Payl
     sawConversation = true;
     messages.push(block.message);
     for (const slot of block.calls) {
-      messages.push({ role: 'tool', content: slot.answer ?? CANCELLED_RESULT, toolCallId: slot.payloadId });
+      messages.push({
+        role: 'tool',
+        content: slot.answer ?? CANCELLED_RESULT,
+        toolCallId: slot.payloadId,
+        ...(slot.answer !== undefined && slot.images
+          ? { images: slot.images.map((image) => ({ ...image })) }
+          : {}),
+      });
     }
   }
   return { messages };
@@ -148,7 +155,11 @@ export function projectPayload(
 }
 
 /** One call of an assistant message, answered by the first result that names it (else cancelled). */
-type CallSlot = { payloadId: string; answer?: string };
+type CallSlot = {
+  payloadId: string;
+  answer?: string;
+  images?: { handle: string; mimeType: ImageMimeType }[];
+};
 
 /** A conversational message and, for the assistant, the slots its tool messages fill right after it. */
 type Block = { message: PayloadMessage; calls: CallSlot[] };
@@ -196,12 +207,19 @@ function projectTail(tail: readonly SessionEvent[], through: number): Block[] {
     });
   };
 
-  const answer = (toolCallId: string | undefined, content: string): void => {
+  const answer = (
+    toolCallId: string | undefined,
+    content: string,
+    images?: readonly { handle: string; mimeType: ImageMimeType }[],
+  ): void => {
     if (toolCallId === undefined) return;
     // No slot: the call is not in the payload (before the compaction, or never made): an orphan, dropped.
     const slot = openById.get(toolCallId)?.slots.find((candidate) => candidate.answer === undefined);
     // Every slot answered: a duplicate result; the first one is kept.
-    if (slot !== undefined) slot.answer = content;
+    if (slot !== undefined) {
+      slot.answer = content;
+      if (images?.length) slot.images = images.map(({ handle, mimeType }) => ({ handle, mimeType }));
+    }
   };
 
   for (const event of tail) {
@@ -219,7 +237,7 @@ function projectTail(tail: readonly SessionEvent[], through: number): Block[] {
         addAssistant(event.seq, formatInterrupted(event), event.toolCalls);
         break;
       case 'tool_result':
-        answer(event.toolCallId, event.content);
+        answer(event.toolCallId, event.content, event.images);
         break;
       case 'subagent_result':
         answer(event.toolCallId, event.content);

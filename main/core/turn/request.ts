@@ -6,6 +6,7 @@ import type { EventOf } from '../../common/events.js';
 import { projectView } from '../projection/projectPayload.js';
 import { validatePayload } from '../projection/validate.js';
 import { crashPoint } from './crash.js';
+import { attachPayloadImages } from './images.js';
 import type { TurnOutcome } from './host.js';
 import { interruptTurn, reasoningOf, stopReason, type TurnScope } from './scope.js';
 
@@ -31,6 +32,8 @@ export async function requestModel(
   const projectionStart = Date.now();
   const payload = projectView(host.log.projectionView({ validate: false }), { system: host.systemPrompt });
   turn.record('projection', projectionStart, { messages: payload.messages.length });
+  // Tool results' images (MCP): their bytes from the artifacts, for providers that take them.
+  attachPayloadImages(payload, host.tools.artifactsDir);
   if (host.environment) {
     const environmentStart = Date.now();
     payload.environment = await host.environment(turn.state);
