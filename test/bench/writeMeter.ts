@@ -109,7 +109,13 @@ export class WriteMeter {
       const byOwner = new Map<string, number>();
       for (const [page, frames] of file.frames) {
         const owner = owners.get(page);
-        const name = owner ? `${owner.name}${PAGE_TYPE[owner.type] ?? ''}` : 'freed page';
+        // Page 1 holds the file header (the page count): every commit that grows the file rewrites it.
+        const name =
+          page === 1
+            ? 'page 1 (file header, rewritten when the file grows)'
+            : owner
+              ? `${owner.name}${PAGE_TYPE[owner.type] ?? ''}`
+              : 'freed page';
         byOwner.set(name, (byOwner.get(name) ?? 0) + frames * (file.pageSize + 24));
       }
       const sorted = [...byOwner].sort((a, b) => b[1] - a[1]);
