@@ -18,7 +18,16 @@ describe.skipIf(!HAS_CHROMIUM || !bwrap)('MCP tools in the app', () => {
     prepare: (world) => {
       const file = path.join(world.home, 'settings.json');
       const settings = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-      settings.mcp = { servers: { fixture: { command: process.execPath, args: [SERVER] } } };
+      settings.mcp = {
+        servers: {
+          fixture: { command: process.execPath, args: [SERVER] },
+          // Takes a moment to start, so a check is seen while it runs.
+          slow: {
+            command: '/bin/sh',
+            args: ['-c', `sleep 2; exec '${process.execPath}' '${SERVER}' --tools=echo`],
+          },
+        },
+      };
       fs.writeFileSync(file, JSON.stringify(settings));
       fs.mkdirSync(path.join(world.dir, 'tools-project'), { recursive: true });
     },
@@ -93,5 +102,24 @@ describe.skipIf(!HAS_CHROMIUM || !bwrap)('MCP tools in the app', () => {
     expect(fs.readFileSync(rulesFile, 'utf8')).toContain('"kind":"tool_rule_revoked"');
     expect(watched.errors).toEqual([]);
     expect(watched.foreignRequests).toEqual([]);
+  }, 120_000);
+
+  it('shows servers as starting while a check runs, then their state and tools', async () => {
+    const watched = app.watch('mcp-starting');
+    const page = app.page;
+    await page.getByRole('heading', { name: 'MCP servers' }).waitFor();
+    await page.getByRole('button', { name: 'Check servers' }).click();
+    const slow = page.getByRole('article', { name: 'MCP server slow' });
+    await slow.locator('.tag', { hasText: 'ready' }).waitFor({ timeout: 30_000 });
+    expect(await slow.locator('code').allTextContents()).toEqual(['mcp__slow__echo']);
+    await page.getByRole('button', { name: 'Check again' }).click();
+    await slow.locator('.tag', { hasText: 'starting' }).waitFor();
+    await page.getByRole('button', { name: 'Starting servers…' }).waitFor();
+    await screenshot(page, 'mcp-04-starting');
+    await slow.locator('.tag', { hasText: 'ready' }).waitFor({ timeout: 30_000 });
+    const fixture = page.getByRole('article', { name: 'MCP server fixture' });
+    expect(await fixture.locator('.tag').textContent()).toBe('ready');
+    expect(await fixture.getByRole('checkbox', { name: 'mcp__fixture__write_note' }).isChecked()).toBe(true);
+    expect(watched.errors).toEqual([]);
   }, 120_000);
 });
