@@ -107,9 +107,13 @@ async function finishJournal(
   for (const dir of journal.dirs) {
     for (const write of dir.writes) {
       const now = readFileState(path.join(dir.root, write.path));
-      const nowHash = now === undefined ? null : now === 'too-large' ? 'too-large' : now.sha256;
-      if (nowHash === (write.to?.sha256 ?? null)) continue;
-      if (nowHash !== (write.from?.sha256 ?? null)) {
+      // A file is compared by its bytes and its mode (a revert may change the mode alone).
+      const nowSide =
+        now === undefined ? 'none' : now === 'too-large' ? 'too-large' : `${now.mode}:${now.sha256}`;
+      const sideKey = (side: z.infer<typeof JournalSide>) =>
+        side === null ? 'none' : `${side.mode}:${side.sha256}`;
+      if (nowSide === sideKey(write.to)) continue;
+      if (nowSide !== sideKey(write.from)) {
         skipped.add(`${dir.root}\0${write.path}`);
         continue;
       }

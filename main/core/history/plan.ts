@@ -76,7 +76,9 @@ export async function planRevert(
   };
   for (const change of [...changes].reverse()) {
     for (const file of change.files) {
-      if (file.preHash === file.postHash || conflicted.has(file.path)) continue;
+      // A change of mode alone (chmod) is a change too.
+      if ((file.preHash === file.postHash && file.preMode === file.postMode) || conflicted.has(file.path))
+        continue;
       const rel = file.path;
       if (!isSafeRelative(rel)) {
         refuse(rel, 'the recorded path is not a path inside the folder');
@@ -93,7 +95,8 @@ export async function planRevert(
         continue;
       }
       const nowHash = now?.sha256 ?? null;
-      if (nowHash === file.preHash) continue;
+      const modeIs = (mode: FileMode | undefined) => now === null || mode === undefined || now.mode === mode;
+      if (nowHash === file.preHash && modeIs(file.preMode)) continue;
       const before = isRevertible(file) ? kept(file.preHash, file.preMode) : 'missing';
       const after = isRevertible(file) ? kept(file.postHash, file.postMode) : 'missing';
       if (before === 'missing' || after === 'missing') {
@@ -103,8 +106,12 @@ export async function planRevert(
         );
         continue;
       }
-      if (nowHash === file.postHash) {
+      if (nowHash === file.postHash && modeIs(file.postMode)) {
         current.set(rel, before);
+        continue;
+      }
+      if (nowHash === file.preHash) {
+        // The bytes are back as they were and only the mode differs from both sides: the user's; left alone.
         continue;
       }
       const merged = await mergeBack(now, after, before);

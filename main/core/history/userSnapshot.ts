@@ -111,7 +111,7 @@ export async function restoreUserSnapshot(
         conflicts.push({ path: file.path, reason: 'it is larger than 64 MiB now; restore it by hand' });
         continue;
       }
-      if ((now?.sha256 ?? null) === file.sha256) continue;
+      if ((now?.sha256 ?? null) === file.sha256 && (now === undefined || now.mode === file.mode)) continue;
       const bytes = file.sha256 === null ? undefined : readKept(store, file.sha256);
       if (file.sha256 !== null && (bytes === undefined || file.mode === undefined)) {
         conflicts.push({ path: file.path, reason: 'its bytes were not kept (larger than 64 MiB)' });

@@ -20,34 +20,74 @@ export function directStateDir(dataDir: string): string {
   return path.join(dataDir, 'history', 'direct');
 }
 
-function sideOf(stateDir: string, project: string): GitSide {
+/**
+ * Where the folder's trees are made: a repository's top folder uses its own objects through a private index
+ * (seeded from the repository's index, so only modified files are hashed; only objects are written into its
+ * .git, as a checkout's snapshot does); any other folder a shadow repository in the session's folder (its first
+ * tree hashes every file once).
+ */
+type Kind = 'repository' | 'shadow';
+
+function sideOf(stateDir: string, project: string, kind: Kind): GitSide {
+  const config = [`core.excludesFile=${path.join(stateDir, 'exclude')}`, 'core.untrackedCache=true'];
+  const index = path.join(stateDir, kind === 'repository' ? 'repository.index' : 'index');
+  if (kind === 'repository') return { cwd: project, env: { GIT_INDEX_FILE: index }, config };
   return {
     cwd: project,
-    env: {
-      GIT_DIR: path.join(stateDir, 'shadow.git'),
-      GIT_WORK_TREE: project,
-      GIT_INDEX_FILE: path.join(stateDir, 'index'),
-    },
-    config: [`core.excludesFile=${path.join(stateDir, 'exclude')}`, 'core.untrackedCache=true'],
+    env: { GIT_DIR: path.join(stateDir, 'shadow.git'), GIT_WORK_TREE: project, GIT_INDEX_FILE: index },
+    config,
   };
 }
 
+/** Which kind of tree-making suits the folder now (see Kind). */
+async function kindOf(project: string): Promise<{ kind: Kind; gitDir?: string }> {
+  if (!fs.existsSync(path.join(project, '.git'))) return { kind: 'shadow' };
+  try {
+    const [top, gitDir] = (
+      await gitText(plain(project), ['rev-parse', '--show-toplevel', '--absolute-git-dir'])
+    ).split('\n');
+    if (top === undefined || gitDir === undefined) return { kind: 'shadow' };
+    if (fs.realpathSync.native(top) !== fs.realpathSync.native(project)) return { kind: 'shadow' };
+    return { kind: 'repository', gitDir };
+  } catch {
+    return { kind: 'shadow' };
+  }
+}
+
 /**
- * The folder's files now (tracked, untracked, not ignored; dependency folders left out) as a tree of the
- * shadow repository. Only files whose stat changed since the last call are hashed (git's stat cache).
+ * The folder's files now (tracked, untracked, not ignored; dependency folders left out) as a tree. Only files
+ * whose stat changed since the last call are hashed (git's stat cache).
  */
-export async function folderTree(stateDir: string, project: string): Promise<string> {
-  const side = sideOf(stateDir, project);
-  if (!fs.existsSync(path.join(stateDir, 'shadow.git', 'HEAD'))) {
-    fs.mkdirSync(stateDir, { recursive: true });
-    await runGit(plain(stateDir), ['init', '--bare', '-q', path.join(stateDir, 'shadow.git')]);
+export async function folderTree(
+  stateDir: string,
+  project: string,
+  kind: Kind,
+  gitDir?: string,
+): Promise<string> {
+  const side = sideOf(stateDir, project, kind);
+  fs.mkdirSync(stateDir, { recursive: true });
+  if (!fs.existsSync(path.join(stateDir, 'exclude')))
     fs.writeFileSync(
       path.join(stateDir, 'exclude'),
       LINKED_DEPENDENCY_DIRS.map((dir) => `${dir}/\n`).join(''),
     );
+  const index = side.env['GIT_INDEX_FILE'] as string;
+  if (kind === 'shadow' && !fs.existsSync(path.join(stateDir, 'shadow.git', 'HEAD')))
+    await runGit(plain(stateDir), ['init', '--bare', '-q', path.join(stateDir, 'shadow.git')]);
+  if (kind === 'repository' && gitDir !== undefined && !fs.existsSync(index)) {
+    const real = path.join(gitDir, 'index');
+    if (fs.existsSync(real)) fs.copyFileSync(real, index);
   }
   // A file that cannot be read (permissions, gone meanwhile) is left out, not a failed turn.
-  await runGit(side, ['add', '-A', '--ignore-errors', '--', '.'], { okCodes: [1] });
+  const add = () => runGit(side, ['add', '-A', '--ignore-errors', '--', '.'], { okCodes: [1] });
+  try {
+    await add();
+  } catch (error) {
+    // A seeded index git cannot use (a split or sparse index): hashed from nothing instead.
+    if (kind !== 'repository') throw error;
+    fs.rmSync(index, { force: true });
+    await add();
+  }
   return gitText(side, ['write-tree']);
 }
 
@@ -55,17 +95,19 @@ export async function folderTree(stateDir: string, project: string): Promise<str
 export async function startDirectTurn(stateDir: string, project: string): Promise<void> {
   const file = path.join(stateDir, START_FILE);
   if (readStart(stateDir) !== undefined) return;
-  const tree = await folderTree(stateDir, project);
+  const { kind, gitDir } = await kindOf(project);
+  const tree = await folderTree(stateDir, project, kind, gitDir);
   const temp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(temp, JSON.stringify({ tree }));
+  fs.writeFileSync(temp, JSON.stringify({ tree, kind }));
   fs.renameSync(temp, file);
 }
 
-function readStart(stateDir: string): string | undefined {
+function readStart(stateDir: string): { tree: string; kind: Kind } | undefined {
   try {
     const parsed = JSON.parse(fs.readFileSync(path.join(stateDir, START_FILE), 'utf8')) as unknown;
-    const tree = (parsed as { tree?: unknown }).tree;
-    return typeof tree === 'string' && /^[0-9a-f]{40,64}$/.test(tree) ? tree : undefined;
+    const { tree, kind } = parsed as { tree?: unknown; kind?: unknown };
+    if (typeof tree !== 'string' || !/^[0-9a-f]{40,64}$/.test(tree)) return undefined;
+    return { tree, kind: kind === 'repository' ? 'repository' : 'shadow' };
   } catch {
     return undefined;
   }
@@ -77,7 +119,7 @@ export function clearDirectTurn(stateDir: string): void {
 }
 
 /** What a direct turn changed: the files (both sides kept when ≤ 64 MiB) and the patch written, or nothing. */
-export type DirectChange = { files: ChangedFile[]; patchFile?: string };
+export type DirectChange = { files: ChangedFile[]; patchFile?: string; problem?: string };
 
 /**
  * What changed in the folder since the turn's start record (undefined when there is none): each file's
@@ -91,10 +133,18 @@ export async function directTurnChanges(
   store: string,
   patchFile: string,
 ): Promise<DirectChange | undefined> {
-  const start = readStart(stateDir);
-  if (start === undefined) return undefined;
-  const side = sideOf(stateDir, project);
-  const tree = await folderTree(stateDir, project);
+  const recorded = readStart(stateDir);
+  if (recorded === undefined) return undefined;
+  const start = recorded.tree;
+  const side = sideOf(stateDir, project, recorded.kind);
+  let tree: string;
+  try {
+    tree = await folderTree(stateDir, project, recorded.kind);
+  } catch (error) {
+    // The repository the start was taken in is gone (its .git removed meanwhile): nothing can be compared.
+    if (recorded.kind === 'repository') return { files: [], problem: String(error) };
+    throw error;
+  }
   const changes = (await diffTrees(side, start, tree)).filter(
     (change) => isFileMode(change.oldMode) && isFileMode(change.newMode) && heldReason(change.path) === null,
   );

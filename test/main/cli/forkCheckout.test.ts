@@ -108,5 +108,5 @@ describe('keel fork: the fork works on the project as it was at its point', () =
     expect(lastOutput(id)).toContain('fork.txt');
     // Every request the provider got was valid (it answered each with the scripted step).
     expect(server.requests.length).toBeGreaterThanOrEqual(10);
-  });
+  }, 120_000);
 });

@@ -129,5 +129,5 @@ describe("a snapshot of the user's work before Keel writes", () => {
     expect(refused.stderr).toMatch(
       /user_snapshot_restored restores 1, which is not an earlier user_snapshot/,
     );
-  });
+  }, 120_000);
 });
