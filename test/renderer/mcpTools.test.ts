@@ -87,6 +87,10 @@ describe.skipIf(!HAS_CHROMIUM || !bwrap)('MCP tools in the app', () => {
     await screenshot(page, 'mcp-02-approval');
     await card.getByRole('button', { name: 'Always allow mcp__fixture__write_note in this project' }).click();
     await page.getByText('Tried to write.').waitFor({ timeout: 30_000 });
+    await page
+      .getByRole('list', { name: 'Decisions' })
+      .getByText(/Allowed mcp__fixture__write_note.*for this project/)
+      .waitFor();
     const granted = (await readEvents(page, sessionId)).find((e) => e.kind === 'approval_granted');
     expect(granted).toMatchObject({ scope: 'tool' });
     const rulesFile = path.join(app.home, 'tool-rules.jsonl');

@@ -4,9 +4,11 @@ import { call, describeError } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
 import { formatClock, formatDateTime } from '../../lib/format.js';
 
-/** How a grant's scope reads in a list: "this session", "path src/**", "prefix npm test". */
+/** How a grant's scope reads in a list: "this session", "this project", "path src/**", "prefix npm test". */
 export function scopeLabel(scope: string): string {
   if (scope === 'session') return 'this session';
+  // A grant with scope tool: this session and the project's later ones (a rule kept until revoked).
+  if (scope === 'tool') return 'this project';
   if (scope.startsWith('path:')) return `path ${scope.slice(5)}`;
   if (scope.startsWith('prefix:')) return `prefix ${scope.slice(7)}`;
   return scope;
