@@ -303,6 +303,9 @@ export class SessionIndex {
           model = coalesce(@model, model)
         WHERE id = @id`),
       setStatus: db.prepare('UPDATE sessions SET status = ? WHERE id = ?'),
+      setStatusTouched: db.prepare<[string, string, string]>(
+        'UPDATE sessions SET status = ?, updated_at = max(updated_at, ?) WHERE id = ?',
+      ),
       setArchived: db.prepare('UPDATE sessions SET archived = ? WHERE id = ?'),
       truncate: db.prepare<[{ id: string; lastSeq: number; status: SessionStatus }]>(
         'UPDATE sessions SET last_seq = @lastSeq, event_count = @lastSeq, status = @status WHERE id = @id',
@@ -539,8 +542,10 @@ export class SessionIndex {
   }
 
   /** Sets the status without an append (a turn started or ended). */
-  setStatus(id: string, status: SessionStatus): void {
-    this.statements.setStatus.run(status, id);
+  setStatus(id: string, status: SessionStatus, touchedAt?: string): void {
+    // A turn that starts is activity: `touchedAt` moves the session up the list before its events are indexed.
+    if (touchedAt !== undefined) this.statements.setStatusTouched.run(status, toIndexTime(touchedAt), id);
+    else this.statements.setStatus.run(status, id);
   }
 
   /** Removes a session's row, search text and lease (its folder is the caller's). */

@@ -77,8 +77,11 @@ export class IndexFollower {
     return first !== undefined && first < event.seq;
   }
 
-  /** Writes what is held, with `status`; only the status when nothing is held and it changed. */
-  flush(status: SessionStatus = this.log.status()): void {
+  /**
+   * Writes what is held, with `status`; only the status when nothing is held and it changed (with
+   * `touchedAt`, a turn's start, also the row's updated time, so the list orders it as active).
+   */
+  flush(status: SessionStatus = this.log.status(), touchedAt?: string): void {
     if (this.behind) {
       this.tryCatchUp();
       return;
@@ -88,7 +91,7 @@ export class IndexFollower {
         this.index.recordAppend(this.log.id, toIndexUpdate(this.pending, status));
         this.pending = [];
       } else if (status !== this.indexedStatus) {
-        this.index.setStatus(this.log.id, status);
+        this.index.setStatus(this.log.id, status, touchedAt);
       }
       this.indexedStatus = status;
     } catch (error) {

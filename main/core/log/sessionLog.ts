@@ -467,7 +467,7 @@ export class SessionLog {
   setRunning(running: boolean): void {
     this.assertWritable();
     this.running = running;
-    this.follower.flush(this.deriveStatus());
+    this.follower.flush(this.deriveStatus(), running ? new Date().toISOString() : undefined);
   }
 
   /** Events appended by this writer that its index row does not have yet (held during a turn). */

@@ -76,14 +76,22 @@ describe('the index row during a turn', () => {
     index.close();
   });
 
-  it('indexes every append at once outside a turn, and a later user message at the turn end', () => {
+  it('indexes every append at once outside a turn, and a later user message at the turn end', async () => {
     const home = tempHome();
     const log = SessionLog.create(home, sessionInit());
+    const other = SessionLog.create(home, sessionInit());
     const index = SessionIndex.open(home);
     log.append({ kind: 'user_message', content: 'one' });
     log.append(reply('two'));
     expect(index.get(log.id)?.lastSeq).toBe(3);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    other.append({ kind: 'user_message', content: 'newer session' });
+    expect(index.list({ limit: 2 }).map((row) => row.id)).toEqual([other.id, log.id]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    // A turn that starts moves its session up the list at once, though its events are indexed at its end.
     log.setRunning(true);
+    expect(index.list({ limit: 2 }).map((row) => row.id)).toEqual([log.id, other.id]);
+    other.close();
     log.append({ kind: 'user_message', content: 'a later quokka question' });
     expect(index.get(log.id)?.lastSeq).toBe(3);
     log.close(); // close indexes what was held, like a turn end
