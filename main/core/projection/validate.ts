@@ -17,30 +17,63 @@ const ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant', 'tool
  * not blank. Pure; O(messages).
  */
 export function validatePayload(payload: Payload): PayloadValidation {
-  const problems: PayloadProblem[] = [];
-  const report = (index: number, message: string): void => {
-    problems.push({ index, message });
+  const cursor: ValidationCursor = {
+    index: 0,
+    seenCallIds: new Set(),
+    conversationStarted: false,
+    problems: [],
   };
+  if (!Array.isArray(payload.messages))
+    cursor.problems.push({ index: -1, message: 'payload.messages is not an array' });
   const messages: readonly PayloadMessage[] = Array.isArray(payload.messages) ? payload.messages : [];
-  if (!Array.isArray(payload.messages)) report(-1, 'payload.messages is not an array');
+  continueValidation(messages, cursor);
+  const problems = cursor.problems;
+  // Sent as user text after everything else: blank text is what Anthropic rejects.
+  if (payload.environment !== undefined && payload.environment.trim() === '') {
+    problems.push({
+      index: messages.length,
+      message: 'the environment block is blank (Anthropic rejects blank text)',
+    });
+  }
+  return problems.length === 0 ? { ok: true } : { ok: false, problems };
+}
 
-  const seenCallIds = new Set<string>();
-  let conversationStarted = false;
-  let i = 0;
+/**
+ * Where a check of a growing message list stopped: the next message to check (always the start of a
+ * message group: a message and the tool messages answering its calls), the call ids seen, whether the
+ * conversation has started, and the problems found so far.
+ */
+export type ValidationCursor = {
+  index: number;
+  seenCallIds: Set<string>;
+  conversationStarted: boolean;
+  problems: PayloadProblem[];
+};
+
+/**
+ * Checks `messages` from `cursor.index` to the end with validatePayload's message rules, advancing the cursor
+ * (a list that only grows, group by group, is then checked once per message). O(new messages).
+ */
+export function continueValidation(messages: readonly PayloadMessage[], cursor: ValidationCursor): void {
+  const report = (index: number, message: string): void => {
+    cursor.problems.push({ index, message });
+  };
+  const seenCallIds = cursor.seenCallIds;
+  let i = cursor.index;
   while (i < messages.length) {
     const message = messages[i];
     if (message === undefined) break;
     checkShape(message, i, report);
 
     if (message.role === 'system') {
-      if (conversationStarted) report(i, 'a system message after the conversation started');
+      if (cursor.conversationStarted) report(i, 'a system message after the conversation started');
       i++;
       continue;
     }
-    if (!conversationStarted && message.role !== 'user') {
+    if (!cursor.conversationStarted && message.role !== 'user') {
       report(i, `the first non-system message is ${message.role}, providers require user`);
     }
-    conversationStarted = true;
+    cursor.conversationStarted = true;
 
     if (message.role === 'tool') {
       report(i, `tool message for ${message.toolCallId ?? '(no id)'} does not follow the call it answers`);
@@ -75,11 +108,7 @@ export function validatePayload(payload: Payload): PayloadValidation {
       i++;
     }
   }
-  // Sent as user text after everything else: blank text is what Anthropic rejects.
-  if (payload.environment !== undefined && payload.environment.trim() === '') {
-    report(messages.length, 'the environment block is blank (Anthropic rejects blank text)');
-  }
-  return problems.length === 0 ? { ok: true } : { ok: false, problems };
+  cursor.index = i;
 }
 
 function checkShape(message: PayloadMessage, index: number, report: (i: number, m: string) => void): void {

@@ -1,0 +1,45 @@
+import type { EventOf } from '../../common/events.js';
+
+// The fixed strings and formats of the projection: byte-stable renderings of the events that become messages.
+
+/** Prefix of the system message that carries the summary of the compaction in effect. */
+export const SUMMARY_PREFIX = 'Session so far: ';
+
+/** Content of the tool message that closes a call which has no result in the payload. */
+export const CANCELLED_RESULT = '{"error":"cancelled_by_user"}';
+
+/** Last line of an interrupted assistant turn whose event gives no reason. */
+export const INTERRUPTED_MARKER = '[interrupted by the user]';
+
+/** Stands in for the missing first user message when a payload would otherwise open with the assistant. */
+export const CONVERSATION_START_NOTE = '[conversation start]';
+
+/** Options of a projection: the system prompt is the only input that is not an event. */
+export type ProjectOptions = {
+  /** The system prompt; must not contain a clock, counter or id (it heads every request's cached prefix). */
+  system: string;
+};
+
+/** Renders an interrupted turn so the model can tell it was cut off; byte-stable for the same event. */
+export function formatInterrupted(event: EventOf<'interrupted'>): string {
+  const marker = event.reason === undefined ? INTERRUPTED_MARKER : `[interrupted: ${event.reason}]`;
+  return event.content === '' ? marker : `${event.content}\n${marker}`;
+}
+
+/** Renders a staged file as a short user-role note; byte-stable for the same event. */
+export function formatFileStaged(event: EventOf<'file_staged'>): string {
+  const type = event.mediaType === undefined ? '' : `, ${event.mediaType}`;
+  return `[file staged: ${event.path} (${event.size} bytes${type})]`;
+}
+
+/**
+ * Renders a person's denial of changes a commit held back (protected files, or a whole commit whose git
+ * metadata changed) as a short user-role note, so the model knows its work did not land; byte-stable.
+ */
+export function formatHeldDenied(
+  request: EventOf<'approval_request'>,
+  denial: EventOf<'approval_denied'>,
+): string {
+  const why = denial.reason === undefined ? '' : ` (${denial.reason})`;
+  return `[not committed, the user denied it${why}: ${request.reason ?? 'changes held back by the commit'}]`;
+}
