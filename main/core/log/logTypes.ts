@@ -3,6 +3,7 @@
 import type { EventOf, SessionEvent } from '../../common/events.js';
 import type { Synchronous } from '../../store/database.js';
 import type { SessionIndex } from '../../store/sessionIndex.js';
+import type { LogCache } from './logFold.js';
 
 /** What a new session pins at creation: everything in session_created but seq/at/kind. */
 export type SessionInit = Omit<EventOf<'session_created'>, 'seq' | 'at' | 'kind'>;
@@ -24,6 +25,11 @@ export type OpenSessionOptions = {
   synchronous?: Synchronous;
   /** Read-only opens only: use this open index (not closed with the log), e.g. to read many logs at once. */
   sharedIndex?: SessionIndex;
+  /**
+   * A long-lived host's cache of projections (logFold.ts): the projection and tallies this log computes
+   * outlive it, so the next open of the session extends them with the new events instead of rebuilding.
+   */
+  cache?: LogCache;
 };
 
 /** Token counts summed over a session's assistant messages. */
@@ -38,3 +44,12 @@ export type UsageTotals = {
 
 /** Options of `log.read`: an inclusive seq range and a row limit. */
 export type ReadOptions = { fromSeq?: number; toSeq?: number; limit?: number; validate?: boolean };
+
+/** Running totals over every event of a log (rewound ones too), kept beside its projection. */
+export type LogTallies = {
+  /** How many user messages the log holds (turn N is the Nth). */
+  userMessages: number;
+  usage: UsageTotals;
+  /** The host message ids of its user messages (a retried message is recognised without a scan). */
+  messageIds: Set<string>;
+};

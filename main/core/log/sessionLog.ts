@@ -28,6 +28,8 @@ import { trackWriter, untrackWriter } from './writerExit.js';
 import { assertLogPresent, assertNotBeingCreated } from './creatingMark.js';
 import { clearCreatingMark, writeCreatingMark } from './creatingMark.js';
 import { openIndexWithNotice } from './indexNotice.js';
+import type { ProjectionFold } from '../projection/fold.js';
+import { foldSourceOf, LogProjection, type FoldOrigin, type LogCache } from './logFold.js';
 
 export {
   DamagedLogError,
@@ -36,24 +38,10 @@ export {
   SessionNotFoundError,
 } from './logErrors.js';
 export { TraceEntry } from './logRows.js';
-
-export type {
-  AppendResult,
-  CreateSessionInit,
-  CreateSessionOptions,
-  OpenSessionOptions,
-  ReadOptions,
-  SessionInit,
-  UsageTotals,
-} from './logTypes.js';
-import type {
-  AppendResult,
-  CreateSessionInit,
-  CreateSessionOptions,
-  OpenSessionOptions,
-  ReadOptions,
-  UsageTotals,
-} from './logTypes.js';
+export { LogCache, type FoldOrigin } from './logFold.js';
+export type * from './logTypes.js';
+import type { AppendResult, CreateSessionInit, CreateSessionOptions, LogTallies } from './logTypes.js';
+import type { OpenSessionOptions, ReadOptions, UsageTotals } from './logTypes.js';
 
 export type { NewEvent, ProjectionView };
 
@@ -83,7 +71,8 @@ export class SessionLog {
   private unanswered: Set<number> | undefined;
   private readonly follower: IndexFollower;
   private closed = false;
-  private tailCache: { fromSeq: number; events: SessionEvent[] } | undefined;
+  /** The projection and tallies this handle keeps current (logFold.ts). */
+  private readonly folds: LogProjection;
 
   private constructor(
     /** The session id (also its folder name). */
@@ -95,6 +84,7 @@ export class SessionLog {
     /** True when this log holds the writer lease and may append. */
     readonly writable: boolean,
     private readonly ownsIndex = true,
+    cache?: LogCache,
   ) {
     this.artifactsDir = path.join(dir, 'artifacts');
     this.workspaceDir = path.join(dir, 'workspace');
@@ -174,6 +164,8 @@ export class SessionLog {
         'SELECT turn, stage, started_at, duration_ms, detail FROM trace WHERE turn = ? ORDER BY id',
       ),
     };
+    const transaction = <T>(work: () => T): T => db.transaction(work)();
+    this.folds = new LogProjection(foldSourceOf(this, this.statements.range, transaction), cache);
   }
 
   /**
@@ -222,7 +214,8 @@ export class SessionLog {
       });
       const shared = options.write === true ? undefined : options.sharedIndex;
       index = shared ?? openIndexWithNotice(home, INDEX_OPTIONS);
-      const log = new SessionLog(id, dir, db, index, options.write === true, shared === undefined);
+      const write = options.write === true;
+      const log = new SessionLog(id, dir, db, index, write, shared === undefined, options.cache);
       const created = log.firstEvent();
       // A folder whose session_created never committed is a create that crashed: not a session.
       if (!created) throw new SessionNotFoundError(id);
@@ -269,12 +262,17 @@ export class SessionLog {
     const id = options.id ?? newSessionId();
     const rewritten = events.map((event) => (event === first ? { ...first, sessionId: id } : event));
     // `files` writes the session folder's own files (persistent.json) before the row is registered.
+    let written: SessionEvent[] = [];
     const log = SessionLog.build(home, id, { lease: false }, (created) => {
-      const written = created.insertAll(rewritten);
+      written = created.insertAll(rewritten);
       options.files?.(created.dir);
       return written;
     });
-    log.close();
+    try {
+      log.folds.snapshotImport(written);
+    } finally {
+      log.close();
+    }
     return id;
   }
 
@@ -432,7 +430,7 @@ export class SessionLog {
       const instructions =
         instructionsRow && (rowToEvent(this.id, instructionsRow, validate) as EventOf<'instructions_loaded'>);
       const fromSeq = (compaction?.through ?? 0) + 1;
-      const tail = validate === false ? this.cachedTail(fromSeq) : this.read({ fromSeq, validate });
+      const tail = this.read({ fromSeq, validate });
       return {
         ...(compaction ? { compaction } : {}),
         ...(firstUserMessage ? { firstUserMessage } : {}),
@@ -443,20 +441,21 @@ export class SessionLog {
   }
 
   /**
-   * The events from `fromSeq` to the end, decoded once per log handle: the log is append-only, so a tail
-   * read before stays valid and only newer rows are decoded (a turn projects before every model request).
-   * Returns a fresh array; the events themselves are shared and must not be mutated.
+   * The projection at the newest seq (= projectView of `projectionView()`), kept current from this handle's,
+   * the host cache's or the snapshot's, else rebuilt from events (logFold.ts). Shared: never mutate it.
    */
-  private cachedTail(fromSeq: number): SessionEvent[] {
-    const cache = this.tailCache;
-    if (cache === undefined || cache.fromSeq !== fromSeq) {
-      const events = this.read({ fromSeq, validate: false });
-      this.tailCache = { fromSeq, events };
-      return [...events];
-    }
-    const lastCached = cache.events.at(-1)?.seq ?? fromSeq - 1;
-    cache.events.push(...this.read({ fromSeq: lastCached + 1, validate: false }));
-    return [...cache.events];
+  projection(): ProjectionFold {
+    return this.folds.current().projection as ProjectionFold;
+  }
+
+  /** User-message count, usage totals and message ids over every event, kept current like `projection`. */
+  tallies(): LogTallies {
+    return this.folds.tallies();
+  }
+
+  /** Where the last `projection`/`tallies` call started from (for tests and the bench). */
+  get projectionOrigin(): FoldOrigin | undefined {
+    return this.folds.origin;
   }
 
   /**
@@ -515,6 +514,7 @@ export class SessionLog {
     this.closed = true;
     untrackWriter(this);
     try {
+      this.folds.close(this.writable);
       if (this.writable) {
         this.running = false;
         this.follower.tryFlush();

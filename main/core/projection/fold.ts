@@ -130,6 +130,11 @@ export class ProjectionFold {
     return this.state.lastSeq;
   }
 
+  /** Messages after the head (what a snapshot is worth writing for). */
+  get size(): number {
+    return this.state.body.length;
+  }
+
   /** Rough size of the body's text, for a cache's memory budget. */
   get bytes(): number {
     return this.state.bytes;

@@ -15,6 +15,8 @@ export const CRASH_POINTS = [
   // A Persistent Dir commit dies after its files reached the folder, before its events are appended
   // (main/core/sessions/checkouts.ts: the commit intent holds them).
   'after_commit_before_event',
+  // The projection snapshot dies half written, before its rename (main/core/log/projectionSnapshot.ts).
+  'during_snapshot_write',
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

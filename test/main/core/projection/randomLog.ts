@@ -64,8 +64,9 @@ export const step: fc.Arbitrary<Step> = fc.oneof(
 );
 
 /** Interprets steps into a zod-valid log: results target recent calls, so delays and duplicates occur. */
-export function buildLog(steps: readonly Step[]): SessionEvent[] {
+export function buildLog(steps: readonly Step[], first?: NewEvent): SessionEvent[] {
   const log = new LogBuilder();
+  if (first !== undefined) log.add(first);
   const callIds: string[] = [];
   let nextId = 0;
   const newCalls = (count: number, reuse: number | null): ToolCall[] => {
