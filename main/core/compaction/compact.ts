@@ -5,7 +5,7 @@ import {
   SUMMARY_PREFIX,
   UnknownCompactionError,
 } from '../projection/projectPayload.js';
-import type { ProjectionView } from '../../common/payload.js';
+import type { Payload, ProjectionView } from '../../common/payload.js';
 import { formatInstructions } from '../projection/instructions.js';
 import { currentPlan, formatPlanHandle } from '../projection/plan.js';
 import { visibleEvents } from '../projection/rewind.js';
@@ -30,6 +30,13 @@ export type CompactionDraft = Omit<EventOf<'compaction'>, 'seq' | 'at'>;
 /** What the next request would look like: the projection view and what the provider last reported. */
 export type MeasureRequestInput = {
   view: ProjectionView;
+  /**
+   * The events after a seq as they are in effect, read on demand instead of from `view.tail` (the turn's hook
+   * passes a view without its tail: the measure then costs O(events since the provider's report)).
+   */
+  eventsAfter?: (seq: number) => readonly SessionEvent[];
+  /** The payload as projected, instead of projecting `view` (the log's own projection, kept current). */
+  payload?: () => Payload;
   lastUsage?: Usage;
   lastUsageSeq?: number;
   systemPrompt: string;
@@ -52,13 +59,18 @@ export function measureNextRequest(input: MeasureRequestInput): ContextMeasure {
     ...(compaction?.tokensAfter !== undefined ? { compactionTokensAfter: compaction.tokensAfter } : {}),
     appendedAfter: (seq) => {
       let total = 0;
-      for (const event of view.tail) if (event.seq > seq) total += estimateEventTokens(event, estimator);
+      const events = input.eventsAfter ? input.eventsAfter(seq) : view.tail;
+      for (const event of events) if (event.seq > seq) total += estimateEventTokens(event, estimator);
       // Instructions recorded since then head the next request (what they replace is not subtracted).
       if (view.instructions && view.instructions.seq > seq) total += instructionsTokens(view, estimator);
       return total;
     },
     payloadTokens: () =>
-      estimatePayloadTokens(projectView(view, { system: input.systemPrompt }), estimator, input.tools),
+      estimatePayloadTokens(
+        input.payload ? input.payload() : projectView(view, { system: input.systemPrompt }),
+        estimator,
+        input.tools,
+      ),
   });
 }
 

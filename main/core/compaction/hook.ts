@@ -7,6 +7,7 @@ import { buildCompaction, measureNextRequest } from './compact.js';
 import type { CompactionSettings } from './settings.js';
 import { factorFor, loadEstimator, tokenUpperBound, type TokenEstimator } from './tokens.js';
 import { compactionLimit } from './trigger.js';
+import { visibleEvents } from '../projection/rewind.js';
 
 /** What the automatic compaction hook needs beyond what each request's context gives it. */
 export type CompactionHookOptions = {
@@ -60,7 +61,7 @@ export function compactedTraceDetail(
 
 /**
  * A turn's beforeRequest hook that compacts when the next request would pass threshold × the pinned
- * window. Below the limit it costs a read of the projection view and a byte count (the tokenizer is
+ * window. Below the limit it costs the events since the last usage report and a byte count (the tokenizer is
  * loaded only when the byte bound is over the limit). It appends at most one compaction event, through
  * the turn's own `append`; a failed or stopped summary appends nothing and the request goes ahead as it
  * was. Every attempt is written to the trace (stage `compaction`).
@@ -73,10 +74,13 @@ export function createCompactionHook(
     const { state } = context;
     const limit = compactionLimit(state.pin.contextWindow, settings.threshold);
     if (!Number.isFinite(limit)) return;
-    // The engine projects the same view next: share its cached, already-validated tail (no second decode).
-    const view = log.projectionView({ validate: false });
+    // The log's projection is kept current (the engine sends it next); the events after the provider's last
+    // report are read on demand, so measuring costs O(events since then), not O(session).
+    const projection = log.projection();
     const base = {
-      view,
+      view: { ...projection.head, tail: [] },
+      eventsAfter: (seq: number) => visibleEvents(log.read({ fromSeq: seq + 1, validate: false })),
+      payload: () => projection.payload({ system: context.systemPrompt }),
       ...(state.lastUsage ? { lastUsage: state.lastUsage } : {}),
       ...(state.lastUsageSeq !== undefined ? { lastUsageSeq: state.lastUsageSeq } : {}),
       systemPrompt: context.systemPrompt,

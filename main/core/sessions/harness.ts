@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Policy } from '../../common/events.js';
 import { assertValidSessionId } from '../log/sessionId.js';
 import {
+  LogCache,
   SessionExistsError,
   SessionLockedError,
   SessionLog,
@@ -58,6 +59,8 @@ export type HarnessRuntime = {
   handle(id: string): LocalHarnessSession;
   /** Kept MCP servers by session (`keepMcpServers`); undefined: servers live per turn. */
   mcpPool?: McpPool;
+  /** Projections of this harness's sessions kept between turns, so a turn extends instead of re-reading. */
+  logCache: LogCache;
 };
 
 const runtimes = new WeakMap<object, HarnessRuntime>();
@@ -86,6 +89,7 @@ export function createHarness<TExtraBody = unknown>(
   const mcpPool = keep ? new McpPool(keep === true ? undefined : keep.idleMs) : undefined;
   const runtime: HarnessRuntime = {
     home,
+    logCache: new LogCache(),
     ...(mcpPool ? { mcpPool } : {}),
     options: options as HarnessOptions<unknown>,
     dirs,

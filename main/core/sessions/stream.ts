@@ -73,80 +73,85 @@ async function runStreamed(
     emit({ type: 'commit', report });
   };
 
-  const turn = await withWritableSession(runtime.home, id, async (log) => {
-    reconcileDirs(runtime, log);
-    // A commit a crash cut off after its files reached the folder is recorded before anything else reads the log.
-    for (const text of await recoverCommits(log, onEvent)) emit({ type: 'notice', text });
-    const created = log.read({ fromSeq: 1, limit: 1 })[0] as EventOf<'session_created'>;
-    // The state from the log's tail and kind index: a 10k-event session costs no more per turn than a short one.
-    const state = loadSessionState(log);
-    applyPolicy(runtime, log, created, state.policy, onEvent);
-    const staged =
-      input?.id !== undefined && (own.isMessageStaged(input.id) || hasUserMessage(log, input.id));
-    const newTurn = input !== undefined && !staged;
-    if (!newTurn && !needsModel(state) && unansweredCalls(state).length === 0) {
-      return { outcome: finishedOutcome(log), alreadyStaged: staged, resumed: false, ended: undefined };
-    }
-    const turnNumber = state.turns + (newTurn ? 1 : 0);
-    // A revert a crash interrupted is finished before the checkouts are reset from the folders it writes.
-    await completePendingRevert(log);
-    const preparation = await prepareTurn(log, { newTurn, onEvent, turn: turnNumber });
-    for (const report of preparation.commits) onCommit(report);
-    // Keel's own handle derives running from the log and the index; a host's own object is told.
-    if (port !== own) await port.setStatus?.({ state: 'running' });
-    log.appendTrace({
-      turn: turnNumber,
-      stage: 'harness_turn',
-      startedAt: new Date().toISOString(),
-      detail: {
-        messageId: input?.id ?? null,
-        resumed: !newTurn,
-        ...(created.metadata !== undefined ? { metadata: created.metadata } : {}),
-        ...(created.extraBody !== undefined ? { extraBody: created.extraBody } : {}),
-      },
-    });
-    const { keys } = runtime.options;
-    const host = await createTurnHost(log, {
-      ...(keys ? { keys: typeof keys === 'function' ? keys() : keys } : {}),
-      ...(runtime.options.env ? { env: runtime.options.env } : {}),
-      ...(runtime.mcpPool ? { mcpPool: runtime.mcpPool } : {}),
-      compaction: runtime.options.compaction ?? readSettings(runtime.home).compaction,
-      ...(runtime.options.createProvider ? { createProvider: runtime.options.createProvider } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-      maxSteps: options.maxSteps ?? runtime.options.maxSteps ?? 50,
-      hooks: {
-        onDelta: (delta) =>
-          emit(
-            delta.type === 'tool_call'
-              ? { type: 'tool_call', id: delta.id, name: delta.name }
-              : { type: delta.type, text: delta.text },
-          ),
-        onEvent,
-        onToolOutput: (toolCallId, chunk) => emit({ type: 'tool_output', toolCallId, chunk }),
-        onNotice: (text) => emit({ type: 'notice', text }),
-        onSubagentEvent: (sessionId, event) => emit({ type: 'subagent_event', sessionId, event }),
-        onSubagentToolOutput: (sessionId, toolCallId, chunk) =>
-          emit({ type: 'subagent_output', sessionId, toolCallId, chunk }),
-      },
-    });
-    emit({ type: 'started', turn: turnNumber, resumed: !newTurn });
-    let outcome: TurnOutcome;
-    try {
-      outcome = await runTurn(
-        host,
-        newTurn ? { prompt: textOf(input), ...(input.id ? { messageId: input.id } : {}) } : {},
-      );
-    } finally {
-      await host.dispose?.();
-      // The log says the message is in; the marker makes the next retry cheap even without reading it.
-      if (newTurn && input.id !== undefined && events.some((e) => e.kind === 'user_message')) {
-        await port.markMessageStaged?.(input.id);
+  const turn = await withWritableSession(
+    runtime.home,
+    id,
+    async (log) => {
+      reconcileDirs(runtime, log);
+      // A commit a crash cut off after its files reached the folder is recorded before anything else reads the log.
+      for (const text of await recoverCommits(log, onEvent)) emit({ type: 'notice', text });
+      const created = log.read({ fromSeq: 1, limit: 1 })[0] as EventOf<'session_created'>;
+      // The state from the log's tail and kind index: a 10k-event session costs no more per turn than a short one.
+      const state = loadSessionState(log);
+      applyPolicy(runtime, log, created, state.policy, onEvent);
+      const staged =
+        input?.id !== undefined && (own.isMessageStaged(input.id) || hasUserMessage(log, input.id));
+      const newTurn = input !== undefined && !staged;
+      if (!newTurn && !needsModel(state) && unansweredCalls(state).length === 0) {
+        return { outcome: finishedOutcome(log), alreadyStaged: staged, resumed: false, ended: undefined };
       }
-    }
-    for (const report of await finishTurn(log, { onEvent, turn: turnNumber })) onCommit(report);
-    const ended = port === own ? undefined : own.statusFrom(log).state;
-    return { outcome, alreadyStaged: staged, resumed: true, ended };
-  });
+      const turnNumber = state.turns + (newTurn ? 1 : 0);
+      // A revert a crash interrupted is finished before the checkouts are reset from the folders it writes.
+      await completePendingRevert(log);
+      const preparation = await prepareTurn(log, { newTurn, onEvent, turn: turnNumber });
+      for (const report of preparation.commits) onCommit(report);
+      // Keel's own handle derives running from the log and the index; a host's own object is told.
+      if (port !== own) await port.setStatus?.({ state: 'running' });
+      log.appendTrace({
+        turn: turnNumber,
+        stage: 'harness_turn',
+        startedAt: new Date().toISOString(),
+        detail: {
+          messageId: input?.id ?? null,
+          resumed: !newTurn,
+          ...(created.metadata !== undefined ? { metadata: created.metadata } : {}),
+          ...(created.extraBody !== undefined ? { extraBody: created.extraBody } : {}),
+        },
+      });
+      const { keys } = runtime.options;
+      const host = await createTurnHost(log, {
+        ...(keys ? { keys: typeof keys === 'function' ? keys() : keys } : {}),
+        ...(runtime.options.env ? { env: runtime.options.env } : {}),
+        ...(runtime.mcpPool ? { mcpPool: runtime.mcpPool } : {}),
+        compaction: runtime.options.compaction ?? readSettings(runtime.home).compaction,
+        ...(runtime.options.createProvider ? { createProvider: runtime.options.createProvider } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+        maxSteps: options.maxSteps ?? runtime.options.maxSteps ?? 50,
+        hooks: {
+          onDelta: (delta) =>
+            emit(
+              delta.type === 'tool_call'
+                ? { type: 'tool_call', id: delta.id, name: delta.name }
+                : { type: delta.type, text: delta.text },
+            ),
+          onEvent,
+          onToolOutput: (toolCallId, chunk) => emit({ type: 'tool_output', toolCallId, chunk }),
+          onNotice: (text) => emit({ type: 'notice', text }),
+          onSubagentEvent: (sessionId, event) => emit({ type: 'subagent_event', sessionId, event }),
+          onSubagentToolOutput: (sessionId, toolCallId, chunk) =>
+            emit({ type: 'subagent_output', sessionId, toolCallId, chunk }),
+        },
+      });
+      emit({ type: 'started', turn: turnNumber, resumed: !newTurn });
+      let outcome: TurnOutcome;
+      try {
+        outcome = await runTurn(
+          host,
+          newTurn ? { prompt: textOf(input), ...(input.id ? { messageId: input.id } : {}) } : {},
+        );
+      } finally {
+        await host.dispose?.();
+        // The log says the message is in; the marker makes the next retry cheap even without reading it.
+        if (newTurn && input.id !== undefined && events.some((e) => e.kind === 'user_message')) {
+          await port.markMessageStaged?.(input.id);
+        }
+      }
+      for (const report of await finishTurn(log, { onEvent, turn: turnNumber })) onCommit(report);
+      const ended = port === own ? undefined : own.statusFrom(log).state;
+      return { outcome, alreadyStaged: staged, resumed: true, ended };
+    },
+    { cache: runtime.logCache },
+  );
 
   if (port !== own) await port.setStatus?.({ state: turn.ended ?? (await own.status()).state });
   const hasManual = own.persistentDirs().some((dir) => dir.commit === 'manual');
@@ -188,10 +193,9 @@ function textOf(message: HarnessMessage): string {
     .join('\n');
 }
 
+/** Whether the log holds a user message with this host id (the log's tallies know every id: no scan). */
 function hasUserMessage(log: SessionLog, messageId: string): boolean {
-  return log
-    .readKinds(['user_message'], { validate: false })
-    .some((event) => event.kind === 'user_message' && event.messageId === messageId);
+  return log.tallies().messageIds.has(messageId);
 }
 
 /** How the session's last turn ended, for a retried message whose turn already finished. */

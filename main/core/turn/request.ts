@@ -3,8 +3,6 @@ import { ProviderError } from '../../providers/errors.js';
 import { withRetries } from '../../providers/retry.js';
 import type { CompletedMessage, ModelProvider } from '../../providers/types.js';
 import type { EventOf } from '../../common/events.js';
-import { projectView } from '../projection/projectPayload.js';
-import { validatePayload } from '../projection/validate.js';
 import { crashPoint } from './crash.js';
 import { attachPayloadImages } from './images.js';
 import type { TurnOutcome } from './host.js';
@@ -30,7 +28,9 @@ export async function requestModel(
     });
   }
   const projectionStart = Date.now();
-  const payload = projectView(host.log.projectionView({ validate: false }), { system: host.systemPrompt });
+  // The log keeps its projection current event by event (and a long-lived host keeps it across turns).
+  const projection = host.log.projection();
+  const payload = projection.payload({ system: host.systemPrompt });
   turn.record('projection', projectionStart, { messages: payload.messages.length });
   // Tool results' images (MCP): their bytes from the artifacts, for providers that take them.
   attachPayloadImages(payload, host.tools.artifactsDir);
@@ -39,7 +39,8 @@ export async function requestModel(
     payload.environment = await host.environment(turn.state);
     turn.record('environment', environmentStart);
   }
-  const validation = validatePayload(payload);
+  // Checks the messages added since the previous request; the earlier ones are frozen and were checked then.
+  const validation = projection.validate(payload);
   if (!validation.ok) {
     const message = `internal error: the projected request is invalid (${validation.problems.map((p) => p.message).join('; ')})`;
     turn.append({ kind: 'error', message, code: 'invalid_payload' });
