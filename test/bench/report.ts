@@ -91,6 +91,7 @@ export function evaluateTargets(benches: readonly BenchResult[]): TargetResult[]
       unit: 'ms',
       pass: check(projectionMs, (v) => v < 20),
     },
+    ...projectionTargets(benches),
     {
       name: 'durable single-event append p50 (synchronous=FULL)',
       target: '< 1 ms',
@@ -208,4 +209,54 @@ export function formatTable(report: BenchReport): string {
     `Total ${(report.durationMs / 1000).toFixed(1)} s. These machines are noisy: quote medians and ratios.`,
   );
   return lines.join('\n');
+}
+
+/**
+ * Issue 19's projection targets: an uncompacted session opens and projects at least 2x faster than the JSONL
+ * floor; a turn through streamHarness at every size measured (10x the smallest or more) costs at most 1.5x
+ * what it costs at the smallest, and under 10 ms at the largest size up to 10k events (on a quiet machine).
+ */
+function projectionTargets(benches: readonly BenchResult[]): TargetResult[] {
+  const project = benches.find((b) => b.name === 'project');
+  const plain = project?.metrics.find(
+    (m) => m.name.startsWith('open + project') && m.name.includes('no compaction'),
+  );
+  const events = project?.params.events ?? 100_000;
+  const viaApi = (benches.find((b) => b.name === 'turn')?.metrics ?? [])
+    .filter((m) => m.name.includes('streamHarness'))
+    .map((m) => ({ events: Number(/at (\d+) events/.exec(m.name)?.[1]), ms: m.values.keel ?? null }))
+    .filter((row) => Number.isFinite(row.events))
+    .sort((a, b) => a.events - b.events);
+  const smallest = viaApi[0];
+  const check = (value: number | null, ok: (v: number) => boolean) => ({
+    actual: value,
+    pass: value === null ? null : ok(value),
+  });
+  const ratios = viaApi
+    .filter((row) => smallest !== undefined && row.events >= 10 * smallest.events)
+    .map((row) => {
+      const ratio = row.ms !== null && smallest?.ms ? Math.round((row.ms / smallest.ms) * 100) / 100 : null;
+      return {
+        name: `turn through streamHarness at ${row.events} events / at ${smallest?.events} events`,
+        target: '<= 1.5x',
+        unit: 'x',
+        ...check(ratio, (v) => v <= 1.5),
+      };
+    });
+  const absolute = viaApi.filter((row) => row.events <= 10_000).at(-1);
+  return [
+    {
+      name: `open + project an uncompacted ${events}-event session, JSONL / Keel`,
+      target: '>= 2x',
+      unit: 'x',
+      ...check(plain?.keelAdvantage.jsonl ?? null, (v) => v >= 2),
+    },
+    ...ratios,
+    {
+      name: `turn through streamHarness at ${absolute?.events ?? 10_000} events (quiet machine)`,
+      target: '< 10 ms',
+      unit: 'ms',
+      ...check(absolute?.ms ?? null, (v) => v < 10),
+    },
+  ];
 }

@@ -58,10 +58,26 @@ export function importKeelSession(home: string, events: readonly SessionEvent[],
 }
 
 /**
- * What a resume does before its first request: open the session read-only, read the view the
- * projection needs (compaction in effect + tail), project it, close.
+ * What a resume does before its first request: open the session read-only, bring its projection up to date
+ * (the snapshot beside the log checked against it and extended, else rebuilt from the view: compaction in
+ * effect + tail), take the payload, close. Also says where the projection came from.
  */
-export function openAndProjectKeel(home: string, id: string, system: string): Payload {
+export function openAndProjectKeel(
+  home: string,
+  id: string,
+  system: string,
+): { payload: Payload; origin: string } {
+  const log = SessionLog.open(home, id, { write: false });
+  try {
+    const payload = log.projection().payload({ system });
+    return { payload, origin: log.projectionOrigin?.source ?? 'unknown' };
+  } finally {
+    log.close();
+  }
+}
+
+/** The same session projected from its events only (the view read and projected), as before snapshots. */
+export function projectKeelFromEvents(home: string, id: string, system: string): Payload {
   const log = SessionLog.open(home, id, { write: false });
   try {
     return projectView(log.projectionView({}), { system });
@@ -70,7 +86,7 @@ export function openAndProjectKeel(home: string, id: string, system: string): Pa
   }
 }
 
-/** The same as openAndProjectKeel, timed in parts: open + read the view, projectView, close. */
+/** The same as openAndProjectKeel, timed in parts: open + bring the projection up to date, payload, close. */
 export function timeKeelProjection(
   home: string,
   id: string,
@@ -80,9 +96,9 @@ export function timeKeelProjection(
   const log = SessionLog.open(home, id, { write: false });
   let closed = false;
   try {
-    const view = log.projectionView({});
+    const projection = log.projection();
     const t1 = performance.now();
-    projectView(view, { system });
+    projection.payload({ system });
     const t2 = performance.now();
     log.close();
     closed = true;
