@@ -27,7 +27,10 @@ export type LogFoldEntry = {
   firstDigest: string;
   /** Undefined after an event it could not follow (a rewind, a compaction taking effect): rebuilt when asked. */
   projection: ProjectionFold | undefined;
-  tallies: LogTallies;
+  /** Each computed (in SQLite) the first time it is asked for, then kept current. */
+  tallies: LogTallies | undefined;
+  /** The host message ids of the user messages (a retried message is recognised without a scan). */
+  messageIds: Set<string> | undefined;
   /** Seq of the snapshot file on disk (0: none that matches). */
   snapshotSeq: number;
 };
@@ -42,6 +45,8 @@ export type FoldSource = {
   view(): ProjectionView;
   /** The tallies computed in SQLite from every row. */
   tallies(): LogTallies;
+  /** The message ids of every user message (decodes them all). */
+  messageIds(): Set<string>;
   transaction<T>(work: () => T): T;
 };
 
@@ -103,6 +108,7 @@ export function currentFold(
   source: FoldSource,
   held: LogFoldEntry | undefined,
   cache: LogCache | undefined,
+  want: 'projection' | 'tallies' | 'messageIds' = 'projection',
 ): { entry: LogFoldEntry; origin: FoldOrigin } {
   return source.transaction(() => {
     const first = source.row(1);
@@ -131,19 +137,21 @@ export function currentFold(
         )
           origin.snapshotProblem = `it does not match the log at seq ${snapshot.seq}`;
         else {
-          entry = { ...snapshot, snapshotSeq: snapshot.seq };
+          entry = { tallies: undefined, messageIds: undefined, ...snapshot, snapshotSeq: snapshot.seq };
           origin.source = 'snapshot';
         }
       }
     }
     entry ??= rebuild(source, firstDigest);
     extend(source, entry);
-    entry.projection ??= ProjectionFold.fromView(source.view());
+    if (want === 'projection') entry.projection ??= ProjectionFold.fromView(source.view());
+    if (want === 'tallies') entry.tallies ??= source.tallies();
+    if (want === 'messageIds') entry.messageIds ??= source.messageIds();
     return { entry, origin };
   });
 }
 
-/** The entry of a log computed from its events (the projection from the view, the tallies in SQLite). */
+/** The entry of a log computed from its events (the projection from the view; the tallies when asked). */
 function rebuild(source: FoldSource, firstDigest: string): LogFoldEntry {
   const projection = ProjectionFold.fromView(source.view());
   const row = source.row(projection.lastSeq);
@@ -153,7 +161,8 @@ function rebuild(source: FoldSource, firstDigest: string): LogFoldEntry {
     digest: rowDigest(row),
     firstDigest,
     projection,
-    tallies: source.tallies(),
+    tallies: undefined,
+    messageIds: undefined,
     snapshotSeq: 0,
   };
 }
@@ -166,19 +175,19 @@ function extend(source: FoldSource, entry: LogFoldEntry): void {
   for (const row of rows) {
     // Every event was validated when it was appended.
     const event = rowToEvent(source.id, row, false);
-    tally(entry.tallies, event);
+    tally(entry, event);
     if (entry.projection !== undefined && !entry.projection.apply(event)) entry.projection = undefined;
   }
   entry.seq = last.seq;
   entry.digest = rowDigest(last);
 }
 
-/** The tallies of events folded one at a time (the same sums SQLite computes). */
-export function tally(tallies: LogTallies, event: SessionEvent): void {
-  if (event.kind === 'user_message') {
-    tallies.userMessages++;
-    if (event.messageId !== undefined) tallies.messageIds.add(event.messageId);
-  }
+/** The tallies and message ids of events folded one at a time (the same sums SQLite computes). */
+export function tally(entry: Pick<LogFoldEntry, 'tallies' | 'messageIds'>, event: SessionEvent): void {
+  const { tallies } = entry;
+  if (event.kind === 'user_message' && event.messageId !== undefined) entry.messageIds?.add(event.messageId);
+  if (tallies === undefined) return;
+  if (event.kind === 'user_message') tallies.userMessages++;
   if (event.kind === 'assistant_message' && event.usage) {
     const { usage } = event;
     tallies.usage.inputTokens += usage.inputTokens;
@@ -203,7 +212,8 @@ export function persistFold(dir: string, sessionId: string, entry: LogFoldEntry)
     digest: entry.digest,
     firstDigest: entry.firstDigest,
     projection,
-    tallies: entry.tallies,
+    ...(entry.tallies ? { tallies: entry.tallies } : {}),
+    ...(entry.messageIds ? { messageIds: entry.messageIds } : {}),
   });
   entry.snapshotSeq = entry.seq;
   return true;
@@ -231,12 +241,13 @@ export function foldSourceOf(
     row: (seq) => range.get(seq, seq, 1) as EventRow | undefined,
     rowsAfter: (seq) => range.all(seq + 1, Number.MAX_SAFE_INTEGER, -1) as EventRow[],
     view: () => log.projectionView({ validate: false }),
-    tallies: () => {
+    tallies: () => ({ userMessages: log.countOfKind('user_message'), usage: log.usageTotals() }),
+    messageIds: () => {
       const ids = new Set<string>();
       for (const event of log.readKinds(['user_message'], { validate: false })) {
         if (event.kind === 'user_message' && event.messageId !== undefined) ids.add(event.messageId);
       }
-      return { userMessages: log.countOfKind('user_message'), usage: log.usageTotals(), messageIds: ids };
+      return ids;
     },
     transaction,
   };
@@ -257,10 +268,10 @@ export class LogProjection {
     return this.last;
   }
 
-  /** The entry at the log's newest seq. */
-  current(): LogFoldEntry {
+  /** The entry at the log's newest seq, with the part asked for. */
+  current(want: 'projection' | 'tallies' | 'messageIds' = 'projection'): LogFoldEntry {
     try {
-      const { entry, origin } = currentFold(this.source, this.entry, this.cache);
+      const { entry, origin } = currentFold(this.source, this.entry, this.cache, want);
       this.entry = entry;
       this.last = origin;
       return entry;
@@ -275,10 +286,19 @@ export class LogProjection {
    * (a short-lived reader that wants the pin or the totals does not pay for building a projection).
    */
   tallies(): LogTallies {
-    if (this.entry === undefined && this.cache?.has(this.source.dir) !== true) {
-      return this.source.transaction(() => this.source.tallies());
-    }
-    return this.current().tallies;
+    if (!this.kept()) return this.source.transaction(() => this.source.tallies());
+    return this.current('tallies').tallies as LogTallies;
+  }
+
+  /** Whether a user message has this host message id (kept like the tallies; else every one is decoded). */
+  hasMessageId(id: string): boolean {
+    if (!this.kept()) return this.source.messageIds().has(id);
+    return (this.current('messageIds').messageIds as Set<string>).has(id);
+  }
+
+  /** Whether this handle or the host's cache holds an entry to extend. */
+  private kept(): boolean {
+    return this.entry !== undefined || this.cache?.has(this.source.dir) === true;
   }
 
   /**
@@ -311,14 +331,14 @@ export class LogProjection {
       cacheWriteTokens: 0,
       reasoningTokens: 0,
     };
-    const tallies: LogTallies = { userMessages: 0, usage, messageIds: new Set() };
-    for (const event of events) tally(tallies, event);
+    const counted = { tallies: { userMessages: 0, usage }, messageIds: new Set<string>() };
+    for (const event of events) tally(counted, event);
     persistFold(this.source.dir, this.source.id, {
       seq: row.seq,
       digest: rowDigest(row),
       firstDigest: rowDigest(first),
       projection: ProjectionFold.fromEvents(events),
-      tallies,
+      ...counted,
       snapshotSeq: 0,
     });
   }

@@ -50,6 +50,4 @@ export type LogTallies = {
   /** How many user messages the log holds (turn N is the Nth). */
   userMessages: number;
   usage: UsageTotals;
-  /** The host message ids of its user messages (a retried message is recognised without a scan). */
-  messageIds: Set<string>;
 };

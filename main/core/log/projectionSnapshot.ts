@@ -45,7 +45,6 @@ const Tallies = z.object({
     cacheWriteTokens: count,
     reasoningTokens: count,
   }),
-  messageIds: z.array(z.string()),
 });
 
 /** What a snapshot holds once read and checked on its own (the caller checks it against the log). */
@@ -55,7 +54,9 @@ export type Snapshot = {
   digest: string;
   firstDigest: string;
   projection: ProjectionFold;
-  tallies: LogTallies;
+  /** Stored when the writer had them (each is computed only when first asked for). */
+  tallies?: LogTallies;
+  messageIds?: Set<string>;
 };
 
 /** The digest a snapshot names a row by: every stored column of it. */
@@ -94,8 +95,13 @@ export function readSnapshot(dir: string): Snapshot | { problem: string } {
     return { problem: 'body does not match its hash' };
   }
   try {
-    const stored = JSON.parse(body.toString('utf8')) as { projection?: unknown; tallies?: unknown };
-    const tallies = Tallies.parse(stored.tallies);
+    const stored = JSON.parse(body.toString('utf8')) as {
+      projection?: unknown;
+      tallies?: unknown;
+      messageIds?: unknown;
+    };
+    const tallies = stored.tallies === undefined ? undefined : Tallies.parse(stored.tallies);
+    const ids = stored.messageIds === undefined ? undefined : z.array(z.string()).parse(stored.messageIds);
     const projection = ProjectionFold.fromState(stored.projection);
     if (projection.lastSeq > header.seq) return { problem: 'projection is ahead of its header' };
     return {
@@ -104,7 +110,8 @@ export function readSnapshot(dir: string): Snapshot | { problem: string } {
       digest: header.digest,
       firstDigest: header.firstDigest,
       projection,
-      tallies: { ...tallies, messageIds: new Set(tallies.messageIds) },
+      ...(tallies ? { tallies } : {}),
+      ...(ids ? { messageIds: new Set(ids) } : {}),
     };
   } catch (error) {
     return { problem: `body is not a snapshot: ${(error as Error).message}` };
@@ -119,7 +126,8 @@ export function writeSnapshot(dir: string, snapshot: Snapshot): void {
   const body = Buffer.from(
     JSON.stringify({
       projection: snapshot.projection.toState(),
-      tallies: { ...snapshot.tallies, messageIds: [...snapshot.tallies.messageIds] },
+      ...(snapshot.tallies ? { tallies: snapshot.tallies } : {}),
+      ...(snapshot.messageIds ? { messageIds: [...snapshot.messageIds] } : {}),
     }),
   );
   const header: z.infer<typeof Header> = {

@@ -120,12 +120,14 @@ export class SessionLog {
         `SELECT seq, kind, at, body FROM events WHERE kind = ? AND ${SPARSE_KINDS_TERM} ORDER BY seq DESC LIMIT 1`,
       ),
       lastSeqOfKind: db
-        .prepare<[string], number>(
-          `SELECT seq FROM events WHERE kind = ? AND ${SPARSE_KINDS_TERM} ORDER BY seq DESC LIMIT 1`,
+        .prepare<[string, number], number>(
+          `SELECT seq FROM events WHERE kind = ? AND ${SPARSE_KINDS_TERM} AND seq < ? ORDER BY seq DESC LIMIT 1`,
         )
         .pluck(),
       lastSeqOfUnindexedKind: db
-        .prepare<[string], number>('SELECT seq FROM events WHERE kind = ? ORDER BY seq DESC LIMIT 1')
+        .prepare<[string, number], number>(
+          'SELECT seq FROM events WHERE kind = ? AND seq < ? ORDER BY seq DESC LIMIT 1',
+        )
         .pluck(),
       countOfKind: db
         .prepare<[string], number>(`SELECT count(*) FROM events WHERE kind = ? AND ${SPARSE_KINDS_TERM}`)
@@ -389,12 +391,12 @@ export class SessionLog {
     return statement.all(JSON.stringify(kinds)).map((row) => rowToEvent(this.id, row, options.validate));
   }
 
-  /** Seq of the newest event of a kind, or undefined when there is none. */
-  lastSeqOfKind(kind: EventKind): number | undefined {
+  /** Seq of the newest event of a kind (of those before seq `before`, when given), or undefined when there is none. */
+  lastSeqOfKind(kind: EventKind, options: { before?: number } = {}): number | undefined {
     const statement = isUnindexedKind(kind)
       ? this.statements.lastSeqOfUnindexedKind
       : this.statements.lastSeqOfKind;
-    return statement.get(kind);
+    return statement.get(kind, options.before ?? Number.MAX_SAFE_INTEGER);
   }
 
   /** Token usage summed over every assistant message (computed in SQLite, no events are decoded). */
@@ -418,7 +420,7 @@ export class SessionLog {
   projectionView(options: { withoutCompaction?: number; validate?: boolean } = {}): ProjectionView {
     const { validate } = options;
     // A rewound session is read whole: which compaction and tail are in effect depends on what was set aside.
-    if (this.countOfKind('rewound') > 0) return selectView(this.read({ validate }), options);
+    if (this.lastSeqOfKind('rewound') !== undefined) return selectView(this.read({ validate }), options);
     return this.db.transaction((): ProjectionView => {
       const compactionRow = this.statements.compactionInEffect.get(options.withoutCompaction ?? 0);
       const compaction =
@@ -440,24 +442,25 @@ export class SessionLog {
     })();
   }
 
-  /**
-   * The projection at the newest seq (= projectView of `projectionView()`), kept current from this handle's,
-   * the host cache's or the snapshot's, else rebuilt from events (logFold.ts). Shared: never mutate it.
-   */
+  /** The projection at the newest seq (= projectView of projectionView()), kept current (logFold.ts); shared. */
   projection(): ProjectionFold {
     return this.folds.current().projection as ProjectionFold;
   }
 
-  /** User-message count, usage totals and message ids over every event, kept current like `projection`. */
+  /** User-message count and usage totals over every event, kept current like `projection`. */
   tallies(): LogTallies {
     return this.folds.tallies();
+  }
+
+  /** Whether a user message carries this host message id (kept like `tallies`). */
+  hasMessageId(id: string): boolean {
+    return this.folds.hasMessageId(id);
   }
 
   /** Where the last `projection`/`tallies` call started from (for tests and the bench). */
   get projectionOrigin(): FoldOrigin | undefined {
     return this.folds.origin;
   }
-
   /**
    * Marks a turn as running (status `running` in the index) or finished. Events still win:
    * a pending approval, an interruption or an error shows as such. `close` clears it. The turn's

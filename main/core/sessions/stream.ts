@@ -195,7 +195,7 @@ function textOf(message: HarnessMessage): string {
 
 /** Whether the log holds a user message with this host id (the log's tallies know every id: no scan). */
 function hasUserMessage(log: SessionLog, messageId: string): boolean {
-  return log.tallies().messageIds.has(messageId);
+  return log.hasMessageId(messageId);
 }
 
 /** How the session's last turn ended, for a retried message whose turn already finished. */
