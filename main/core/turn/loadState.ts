@@ -1,6 +1,5 @@
 import type { EventKind, SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { visibleEvents } from '../projection/rewind.js';
 import { foldSession, type SessionState } from './state.js';
 
 /** Kinds whose every occurrence shapes the state (pin, policy, grants); they are few in any session. */
@@ -18,27 +17,57 @@ const STATE_KINDS: readonly EventKind[] = [
 /**
  * The same state `foldSession(log.read())` gives, read with index lookups instead of decoding the whole
  * log: session_created, every pin/policy/approval event, and the tail from the newest user or assistant
- * message (the current turn, its calls and their results). Turn counts and usage totals are the log's tallies.
- * Costs O(approval events + current turn), so a turn's overhead does not grow with the session.
+ * message (the current turn, its calls and their results), leaving out what rewinds set aside. Turn counts and
+ * usage totals are the log's tallies. Costs O(approval events + rewinds + current turn), so a turn's overhead does
+ * not grow with the session, rewound or not.
  */
 export function loadSessionState(log: SessionLog): SessionState {
-  if (log.lastSeqOfKind('rewound') !== undefined) {
-    // What a rewind set aside depends on the whole log: fold the events in effect (only rewound sessions pay).
-    const state = foldSession(visibleEvents(log.read({ validate: false })));
-    return withTallies(state, log);
-  }
+  // A rewind sets aside the events between its toSeq and itself: the state folds only the events in effect.
+  const hidden = setAside(log);
+  const visible = (event: SessionEvent) =>
+    !hidden.some(([after, before]) => event.seq > after && event.seq < before);
   const [created] = log.read({ fromSeq: 1, limit: 1, validate: false });
   if (created?.kind !== 'session_created') throw new Error(`session ${log.id} has no session_created event`);
-  const anchors = [log.lastSeqOfKind('user_message'), log.lastSeqOfKind('assistant_message')].filter(
-    (seq): seq is number => seq !== undefined,
-  );
-  const from = anchors.length > 0 ? Math.min(...anchors) : 2;
-  const tail = log.read({ fromSeq: Math.max(2, from), validate: false });
-  const earlier = log.readKinds(STATE_KINDS, { validate: false }).filter((event) => event.seq < from);
-  const events: SessionEvent[] = [created, ...earlier, ...tail];
-  return withTallies(foldSession(events), log);
+  const anchors = [
+    newestInEffect(log, 'user_message', hidden),
+    newestInEffect(log, 'assistant_message', hidden),
+  ];
+  const found = anchors.filter((seq): seq is number => seq !== undefined);
+  const from = found.length > 0 ? Math.min(...found) : 2;
+  const tail = log.read({ fromSeq: Math.max(2, from), validate: false }).filter(visible);
+  const earlier = log
+    .readKinds(STATE_KINDS, { validate: false })
+    .filter((event) => event.seq < from && visible(event));
+  return withTallies(foldSession([created, ...earlier, ...tail]), log);
 }
 
+/**
+ * The seq ranges rewinds set aside, as open intervals (toSeq, seq of the rewind): each `rewound` hides every
+ * event after its toSeq still in effect, so an event is set aside exactly when one of them contains it (the
+ * same events `visibleEvents` drops). Rewinds are few: one index lookup each.
+ */
+function setAside(log: SessionLog): [number, number][] {
+  if (log.lastSeqOfKind('rewound') === undefined) return [];
+  return log
+    .readKinds(['rewound'], { validate: false })
+    .flatMap((event) => (event.kind === 'rewound' ? [[event.toSeq, event.seq] as [number, number]] : []));
+}
+
+/** Seq of the newest event of a kind that no rewind set aside (index lookups, stepping over set-aside ranges). */
+function newestInEffect(
+  log: SessionLog,
+  kind: EventKind,
+  hidden: readonly [number, number][],
+): number | undefined {
+  let seq = log.lastSeqOfKind(kind);
+  while (seq !== undefined) {
+    const at = seq;
+    const range = hidden.find(([after, before]) => at > after && at < before);
+    if (range === undefined) return seq;
+    seq = log.lastSeqOfKind(kind, { before: range[0] + 1 });
+  }
+  return undefined;
+}
 /** Turn count and usage totals over the whole log, from the log's tallies (kept current, not summed per turn). */
 function withTallies(state: SessionState, log: SessionLog): SessionState {
   const { userMessages, usage } = log.tallies();
