@@ -461,6 +461,7 @@ export class SessionLog {
   get projectionOrigin(): FoldOrigin | undefined {
     return this.folds.origin;
   }
+
   /**
    * Marks a turn as running (status `running` in the index) or finished. Events still win:
    * a pending approval, an interruption or an error shows as such. `close` clears it. The turn's
