@@ -8,7 +8,8 @@ import { HAS_CHROMIUM, screenshot } from './harness.js';
 
 // MCP tools in the app against keel serve, with the SDK fixture server in the box: an image a tool returns,
 // shown inline from the session's artifact; a write tool allowed "in this project" from the approval panel
-// (scope tool), the rule it leaves in Settings, and its revocation there.
+// (scope tool), the rule it leaves in Settings, its revocation there (the next turn asks again), and revoking
+// the grant from the session's grants list (which revokes the rule too).
 const SERVER = path.resolve('test/fixtures/mcp/server.mjs');
 const bwrap = (await detectSandbox()).kind === 'bwrap';
 
@@ -104,6 +105,41 @@ describe.skipIf(!HAS_CHROMIUM || !bwrap)('MCP tools in the app', () => {
     await rules.getByRole('button', { name: 'Revoke mcp__fixture__write_note' }).click();
     await rules.getByText('No tool rules for this project.').waitFor();
     expect(fs.readFileSync(rulesFile, 'utf8')).toContain('"kind":"tool_rule_revoked"');
+
+    // Back in the session: the next turn records the rules in effect (none), so the tool asks again.
+    await page.getByRole('option', { name: /MCP tools/ }).click();
+    await page.getByRole('heading', { name: 'MCP tools' }).waitFor();
+    app.provider.enqueue(
+      {
+        kind: 'reply',
+        text: '',
+        toolCalls: [{ name: 'mcp__fixture__write_note', arguments: { text: 'b' } }],
+      },
+      { kind: 'reply', text: 'Tried again.' },
+    );
+    await sendMessage(page, 'Write another note.');
+    const again = page.getByRole('article', { name: 'Approval needed: mcp__fixture__write_note' });
+    await again.waitFor({ timeout: 30_000 });
+    const applied = (await readEvents(page, sessionId)).filter((e) => e.kind === 'tool_rules_applied');
+    expect(applied.map((e) => e.kind === 'tool_rules_applied' && e.tools)).toEqual([
+      ['mcp__fixture__write_note'],
+      [],
+    ]);
+    await again
+      .getByRole('button', { name: 'Always allow mcp__fixture__write_note in this project' })
+      .click();
+    await page.getByText('Tried again.').waitFor({ timeout: 30_000 });
+
+    // Revoking that grant in the session's grants list revokes the project's rule too.
+    const grants = page.locator('details.grants');
+    await grants.locator('summary', { hasText: '1 grant in effect' }).click();
+    await grants
+      .getByRole('listitem', { name: 'Grant: mcp__fixture__write_note for this project' })
+      .getByRole('button', { name: 'Revoke' })
+      .click();
+    await expect
+      .poll(() => fs.readFileSync(rulesFile, 'utf8').split('"kind":"tool_rule_revoked"').length - 1)
+      .toBe(2);
     expect(watched.errors).toEqual([]);
     expect(watched.foreignRequests).toEqual([]);
   }, 120_000);
@@ -111,6 +147,7 @@ describe.skipIf(!HAS_CHROMIUM || !bwrap)('MCP tools in the app', () => {
   it('shows servers as starting while a check runs, then their state and tools', async () => {
     const watched = app.watch('mcp-starting');
     const page = app.page;
+    await page.getByRole('button', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'MCP servers' }).waitFor();
     await page.getByRole('button', { name: 'Check servers' }).click();
     const slow = page.getByRole('article', { name: 'MCP server slow' });
