@@ -5,6 +5,7 @@ import type { McpStdioServer } from '../common/mcp.js';
 import { wrapCommand, type NetworkPolicy, type SandboxInfo } from '../sandbox/box.js';
 import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js';
 import { buildChildEnv } from '../sandbox/env.js';
+import { createLifeline, launcherArgv } from '../runner/lifeline.js';
 import type { SpawnSpec } from './stdioTransport.js';
 
 /** Where and how a session's stdio servers run. */
@@ -65,6 +66,9 @@ export async function boxServerCommand(
       quote(server.command),
       ...server.args.map(quote),
     ].join(' ');
+    // A server's box dies with Keel like a command's (main/runner/lifeline.ts): the launcher arms and proves
+    // the parent-death signal, and the box proves bwrap alive after it was armed against it.
+    const lifeline = options.sandbox.kind === 'bwrap' ? createLifeline(scratch) : null;
     const wrapped = wrapCommand({
       sandbox: options.sandbox,
       command,
@@ -81,6 +85,7 @@ export async function boxServerCommand(
       ...(options.sandbox.kind === 'bwrap' ? {} : { tmpDir: scratch }),
       network: allow.length > 0 ? { allow } : 'none',
       ...(proxy ? { proxy: proxy.endpoint } : {}),
+      ...(lifeline === null ? {} : { lifeline }),
     });
     const env = buildChildEnv({
       base: options.baseEnv ?? process.env,
@@ -88,7 +93,7 @@ export async function boxServerCommand(
       tmpDir: wrapped.env.TMPDIR ?? scratch,
       extra: { ...server.env, ...wrapped.env },
     });
-    return { spec: { argv: wrapped.argv, env }, proxy, network: allow };
+    return { spec: { argv: [...launcherArgv([], lifeline), ...wrapped.argv], env }, proxy, network: allow };
   } catch (error) {
     await proxy?.close();
     throw error;

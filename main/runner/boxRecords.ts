@@ -1,4 +1,15 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { isAlive, killRunTree } from './processTree.js';
@@ -56,10 +67,12 @@ export function forgetBox(dir: string, runId: string): void {
 /**
  * Ends every box recorded in `dir` that is still alive (its root if the PID still names the same process,
  * every process carrying its run marker, whatever is left in its cgroups), waits until none is left, and
- * removes the records. Returns how many boxes still had living processes. Never throws for a damaged record:
+ * removes the records; first clears the temp folders of dead Keels (`sweepDeadScratch`). Returns how many boxes
+ * still had living processes. Never throws for a damaged record:
  * it is removed (a box written by this code always has a whole one).
  */
 export async function endLeftoverBoxes(dir: string): Promise<number> {
+  sweepDeadScratch();
   let names: string[];
   try {
     names = readdirSync(dir).filter((name) => name.endsWith('.json'));
@@ -114,4 +127,55 @@ function cgroupMembers(dir: string): number[] {
   } catch {
     return [];
   }
+}
+
+const SCRATCH = /^keel-(?:run|terminal)-(\d+)-(\d+)-[A-Za-z0-9]{6}$/;
+/** A scratch folder named the old way (no owner): no run lasts this long (the longest timeout is 30 minutes). */
+const LEGACY_SCRATCH = /^keel-(?:run|terminal)-[A-Za-z0-9]{6}$/;
+const LEGACY_AGE_MS = 24 * 3600_000;
+
+/** `<tmp>/keel-<kind>-<this pid>-<its start time>-XXXXXX`: the owner is in the name, for sweepDeadScratch. */
+export function makeRunScratch(kind: 'run' | 'terminal'): string {
+  const ticks = processStartTicks(process.pid) ?? '0';
+  return mkdtempSync(path.join(os.tmpdir(), `keel-${kind}-${process.pid}-${ticks}-`));
+}
+
+/**
+ * Removes the scratch folders of runs whose Keel is gone (killed: its `finally` never ran) from `tmp`: those
+ * whose owner pid is dead or now names another process (another start time). A folder of a live Keel is never
+ * touched; one named the old way (no owner) only when untouched for a day. Returns how many were removed;
+ * never throws.
+ */
+export function sweepDeadScratch(tmp = os.tmpdir()): number {
+  let names: string[];
+  try {
+    names = readdirSync(tmp);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const owned = SCRATCH.exec(name);
+    let dead = false;
+    if (owned !== null) {
+      const pid = Number(owned[1]);
+      const ticks = owned[2];
+      // Start time '0': the owner could not read its own (not Linux): the pid alone decides.
+      dead = !isAlive(pid) || (ticks !== '0' && processStartTicks(pid) !== ticks);
+    } else if (LEGACY_SCRATCH.test(name)) {
+      try {
+        dead = Date.now() - statSync(path.join(tmp, name)).mtimeMs > LEGACY_AGE_MS;
+      } catch {
+        dead = false;
+      }
+    }
+    if (!dead) continue;
+    try {
+      rmSync(path.join(tmp, name), { recursive: true, force: true });
+      removed += 1;
+    } catch {
+      // Not ours to remove (another user's), or gone meanwhile.
+    }
+  }
+  return removed;
 }

@@ -1,23 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { spawn, type IPty } from 'node-pty';
 import { z } from 'zod';
-import { NetworkPolicy, wrapCommand, type SandboxInfo, type SandboxKind } from '../sandbox/box.js';
-import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js';
-import { buildChildEnv } from '../sandbox/env.js';
+import { NetworkPolicy, type SandboxInfo, type SandboxKind } from '../sandbox/box.js';
 import { createRedactor, type RedactionStream } from '../sandbox/redact.js';
 import { admitBoxedRun } from './admit.js';
+import { prepareBoxLaunch } from './boxLaunch.js';
 import { forgetBox, recordBox } from './boxRecords.js';
-import { createRunCgroup, type RunCgroup } from './cgroup.js';
+import type { RunCgroup } from './cgroup.js';
 import { createExcerptCollector } from './excerpt.js';
 import { createExitMarkerScanner, wrapWithExitMarker } from './exitMarker.js';
 import type { FlowControl } from './flow.js';
-import { launcherArgv, openLifeline, type Lifeline } from './lifeline.js';
 import { signalNameOf } from './processNames.js';
-import { killRunTree, RUN_MARKER_VARIABLE } from './processTree.js';
+import { killRunTree } from './processTree.js';
 
 /** Default wall-clock limit of one command. */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -162,69 +159,42 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
   const nonce = randomUUID().replace(/-/g, '');
   const started = performance.now();
 
-  const scratch = mkdtempSync(path.join(os.tmpdir(), 'keel-run-'));
-  let proxy: AllowlistProxy | null = null;
-  let cgroup: RunCgroup | null = null;
-  let lifeline: Lifeline | null = null;
-  try {
-    if (network !== 'none' && sandbox.kind !== 'none') {
-      proxy = await startAllowlistProxy({
-        allow: network.allow,
-        hosts: network.hosts,
-        listen: sandbox.kind === 'bwrap' ? { socketPath: path.join(scratch, 'proxy.sock') } : { port: 0 },
-      });
-    }
-    if (input.useCgroup !== false) {
-      cgroup = createRunCgroup(runId, { pidsMax: input.pidsMax ?? DEFAULT_PIDS_MAX, memoryMb });
-    }
-    const memoryBy =
-      cgroup?.enforces.memory === true ? 'cgroup' : process.platform === 'linux' ? 'rlimit' : 'none';
-    // The box proves Keel alive before the command starts, so it can never outlive Keel (./lifeline.ts).
-    if (sandbox.kind === 'bwrap') lifeline = openLifeline(scratch);
-    const wrapped = wrapCommand({
-      sandbox,
-      command: wrapWithExitMarker(input.command, nonce, {
+  const launch = await prepareBoxLaunch({
+    kind: 'run',
+    runId,
+    sandbox,
+    // Wrapped twice: the exit marker inside, the box around it (./boxLaunch.ts: one launch for every pty run).
+    command: (memoryBy) =>
+      wrapWithExitMarker(input.command, nonce, {
         memoryKb: memoryBy === 'rlimit' ? memoryMb * 1024 : undefined,
       }),
-      workspace,
-      cwd,
-      writable: input.writable,
-      readOnly: input.readOnly,
-      hidden: input.hidden,
-      home: input.home,
-      hostHome: input.hostHome,
-      tmpDir: sandbox.kind === 'bwrap' ? undefined : scratch,
-      // Without a sandbox nothing confines the network; the approval covers that.
-      network: sandbox.kind === 'none' ? 'none' : network,
-      proxy: proxy?.endpoint,
-      ...(lifeline === null ? {} : { lifeline: lifeline.path }),
-    });
-    const argv = [...launcherArgv(cgroup?.procsFiles ?? []), ...wrapped.argv];
-
-    // HOME and TMPDIR are private: the box's own (bwrap) or folders in this run's scratch area.
-    const home = wrapped.env.HOME ?? path.join(scratch, 'home');
-    if (sandbox.kind !== 'bwrap') mkdirSync(home, { recursive: true });
-    const env = buildChildEnv({
-      base: process.env,
-      home,
-      tmpDir: wrapped.env.TMPDIR ?? scratch,
-      extra: {
-        ...(input.env ?? {}),
-        TERM: 'xterm-256color',
-        [RUN_MARKER_VARIABLE]: runId,
-        ...(input.idempotencyKey === undefined ? {} : { KEEL_IDEMPOTENCY_KEY: input.idempotencyKey }),
-        ...wrapped.env,
-      },
-    });
-
+    workspace,
+    cwd,
+    writable: input.writable,
+    readOnly: input.readOnly,
+    hidden: input.hidden,
+    home: input.home,
+    hostHome: input.hostHome,
+    network,
+    limits: input.useCgroup === false ? null : { pidsMax: input.pidsMax ?? DEFAULT_PIDS_MAX, memoryMb },
+    env: {
+      ...(input.env ?? {}),
+      TERM: 'xterm-256color',
+      ...(input.idempotencyKey === undefined ? {} : { KEEL_IDEMPOTENCY_KEY: input.idempotencyKey }),
+    },
+    // The box proves its armed parent alive before the command starts, so it never outlives Keel (./lifeline.ts).
+    lifeline: true,
+  });
+  const { proxy, cgroup, memoryBy } = launch;
+  try {
     const redactor = createRedactor({
       workspaceRoot: workspace,
       env: { ...process.env, ...(input.env ?? {}) },
     });
     const outcome = await execute({
-      argv,
+      argv: launch.argv,
       cwd,
-      env,
+      env: launch.env,
       runId,
       nonce,
       timeoutMs,
@@ -264,10 +234,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
       networkRefused: (proxy?.decisions ?? []).filter((d) => !d.allowed).map((d) => `${d.host}:${d.port}`),
     };
   } finally {
-    lifeline?.close();
-    await proxy?.close();
-    await cgroup?.remove();
-    rmSync(scratch, { recursive: true, force: true });
+    await launch.close();
   }
 }
 

@@ -4,6 +4,11 @@
  * lost their last few KB, with or without bwrap). So the command runs under a small wrapper that prints
  * a private escape sequence carrying the exit code and then stays alive; the runner reads everything up
  * to the marker (a pty keeps order), removes it from the stream, and only then kills the tree.
+ *
+ * It stays alive by reading the pty, which nothing ever writes to, until end-of-file: the pty's master is
+ * Keel's, so the wait ends the moment Keel is gone, however it died (issue 20: a fixed `sleep 86400` here
+ * was the one part of a box that outlived a killed Keel by design, as PID 1 of its namespace for a day,
+ * whenever the parent-death chain of ./lifeline.ts missed it).
  */
 
 /** The marker's fixed prefix: an OSC sequence that terminals ignore. */
@@ -11,7 +16,8 @@ const PREFIX = '\u001b]7777;keel-exit;';
 const BEL = '\u0007';
 
 /**
- * Shell text that runs `command` in a child bash, prints the exit marker, and then waits to be killed.
+ * Shell text that runs `command` in a child bash, prints the exit marker, and then waits to be killed or for
+ * its pty to close (the runner gone).
  * `memoryKb` sets RLIMIT_AS (`ulimit -v`) for the command when no cgroup caps its memory.
  */
 export function wrapWithExitMarker(
@@ -28,8 +34,14 @@ export function wrapWithExitMarker(
     `bash -c ${shellQuote(command)}`,
     'keel_status=$?',
     `printf '\\033]7777;keel-exit;${nonce};%d\\007' "$keel_status"`,
-    // Stay alive, holding the pty open, until the runner has read the marker and kills the tree.
-    'exec sleep 86400',
+    // Stay alive, holding the pty open, until the runner has read the marker and kills the tree, or until
+    // the pty's master closes: read then fails and stdin is no terminal any more (hung up: the runner is
+    // gone). A read that fails on a live terminal (a command left it non-blocking) is retried each second.
+    'while :; do',
+    '  read -r _ 2>/dev/null && continue',
+    '  [ -t 0 ] || exit 0',
+    '  sleep 1',
+    'done',
   ].join('\n');
 }
 

@@ -1,20 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { spawn, type IPty } from 'node-pty';
 import { z } from 'zod';
-import { NetworkPolicy, wrapCommand, type SandboxInfo, type SandboxKind } from '../sandbox/box.js';
-import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js';
-import { buildChildEnv } from '../sandbox/env.js';
+import { NetworkPolicy, type SandboxInfo, type SandboxKind } from '../sandbox/box.js';
 import { createRedactor, type Redactor } from '../sandbox/redact.js';
 import { admitBoxedRun } from './admit.js';
-import { createRunCgroup, type RunCgroup } from './cgroup.js';
-import { launcherArgv } from './lifeline.js';
+import { prepareBoxLaunch } from './boxLaunch.js';
+import type { RunCgroup } from './cgroup.js';
 import { createFlowControl, type FlowControl } from './flow.js';
 import { signalNameOf } from './processNames.js';
-import { killRunTree, RUN_MARKER_VARIABLE } from './processTree.js';
+import { killRunTree } from './processTree.js';
 import { DEFAULT_MEMORY_MB, DEFAULT_PIDS_MAX } from './boxedCommand.js';
 
 /**
@@ -128,34 +123,15 @@ export async function openInteractiveTerminal(
     unconfined: 'a terminal would run unconfined, which needs your explicit approval.',
     fail: (message) => new InteractiveTerminalError(message),
   });
-  const network = input.network ?? 'none';
   const id = randomUUID();
-  const scratch = mkdtempSync(path.join(os.tmpdir(), 'keel-terminal-'));
-  let proxy: AllowlistProxy | null = null;
-  let cgroup: RunCgroup | null = null;
-  const cleanup = async (): Promise<void> => {
-    await proxy?.close();
-    await cgroup?.remove();
-    rmSync(scratch, { recursive: true, force: true });
-  };
+  let launch: Awaited<ReturnType<typeof prepareBoxLaunch>> | null = null;
   let pty: IPty;
   try {
-    if (network !== 'none' && sandbox.kind !== 'none') {
-      proxy = await startAllowlistProxy({
-        allow: network.allow,
-        hosts: network.hosts,
-        listen: sandbox.kind === 'bwrap' ? { socketPath: path.join(scratch, 'proxy.sock') } : { port: 0 },
-      });
-    }
-    if (input.useCgroup !== false) {
-      cgroup = createRunCgroup(id, {
-        pidsMax: input.pidsMax ?? DEFAULT_PIDS_MAX,
-        memoryMb: input.memoryMb ?? DEFAULT_MEMORY_MB,
-      });
-    }
-    const wrapped = wrapCommand({
+    launch = await prepareBoxLaunch({
+      kind: 'terminal',
+      runId: id,
       sandbox,
-      command: 'exec bash --noprofile --norc -i',
+      command: () => 'exec bash --noprofile --norc -i',
       workspace,
       cwd,
       writable: input.writable,
@@ -163,26 +139,18 @@ export async function openInteractiveTerminal(
       hidden: input.hidden,
       home: input.home,
       hostHome: input.hostHome,
-      tmpDir: sandbox.kind === 'bwrap' ? undefined : scratch,
-      network: sandbox.kind === 'none' ? 'none' : network,
-      proxy: proxy?.endpoint,
+      network: input.network ?? 'none',
+      limits:
+        input.useCgroup === false
+          ? null
+          : { pidsMax: input.pidsMax ?? DEFAULT_PIDS_MAX, memoryMb: input.memoryMb ?? DEFAULT_MEMORY_MB },
+      env: { PS1: '\\w \\$ ', ...(input.env ?? {}), TERM: 'xterm-256color' },
+      // Link 1 only (./lifeline.ts): the shell keeps bwrap's init for job control, and the pty's hangup ends
+      // it when Keel's master end closes.
+      lifeline: false,
+      controllingTerminal: true,
     });
-    // Dies with Keel: the launcher arms and proves the parent-death signal (./lifeline.ts, link 1).
-    const argv = [...launcherArgv(cgroup?.procsFiles ?? []), ...withControllingTerminal(wrapped.argv)];
-    const home = wrapped.env.HOME ?? path.join(scratch, 'home');
-    const env = buildChildEnv({
-      base: process.env,
-      home,
-      tmpDir: wrapped.env.TMPDIR ?? scratch,
-      extra: {
-        PS1: '\\w \\$ ',
-        ...(input.env ?? {}),
-        TERM: 'xterm-256color',
-        [RUN_MARKER_VARIABLE]: id,
-        ...wrapped.env,
-      },
-    });
-    const [file, ...args] = argv;
+    const [file, ...args] = launch.argv;
     if (file === undefined) throw new InteractiveTerminalError('Nothing to run.');
     try {
       pty = spawn(file, args, {
@@ -190,17 +158,20 @@ export async function openInteractiveTerminal(
         cols: input.cols ?? 120,
         rows: input.rows ?? 30,
         cwd,
-        env,
+        env: launch.env,
         encoding: null,
       });
     } catch (error) {
       throw new InteractiveTerminalError(`Could not start the terminal: ${(error as Error).message}`);
     }
   } catch (error) {
-    await cleanup();
+    await launch?.close();
     if (error instanceof InteractiveTerminalError) throw error;
     throw new InteractiveTerminalError(`Could not open the terminal: ${(error as Error).message}`);
   }
+  const { cgroup } = launch;
+  const box = launch;
+  const cleanup = (): Promise<void> => box.close();
 
   const redactor =
     options.redactor ?? createRedactor({ workspaceRoot: workspace, env: { ...process.env, ...input.env } });
@@ -332,16 +303,6 @@ function attach(options: AttachOptions): InteractiveTerminal {
   open.set(id, terminal);
   installExitHook();
   return terminal;
-}
-
-/**
- * bwrap's --new-session takes the shell off its terminal: no job control, and Ctrl-C would reach bwrap
- * itself (killing the box) instead of the foreground job. A terminal's pty belongs to its box alone, so
- * the shell keeps it; every other flag stays.
- */
-function withControllingTerminal(argv: readonly string[]): string[] {
-  const end = argv.indexOf('--');
-  return argv.filter((arg, index) => !(arg === '--new-session' && (end === -1 || index < end)));
 }
 
 function clamp(size: number): number {

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, openSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { findExecutable } from '../sandbox/box.js';
+import { LIFELINE_FD } from '../sandbox/bwrap.js';
 
 /*
  * A box dies with the Keel process that started it, whenever Keel dies (issue 20: a SIGKILL a few
@@ -12,50 +13,45 @@ import { findExecutable } from '../sandbox/box.js';
  *
  * 1. Keel → the pty child. The child is `setpriv --pdeathsig KILL`, which arms the signal against its parent
  *    and execs a shell that checks `$PPID` is still Keel (read after arming): if Keel died before, the
- *    parent is init or a subreaper and the launcher exits 125; if after, the signal kills it. That process
- *    joins the run's cgroups and execs bwrap (the death signal survives exec; bwrap re-arms it too).
- * 2. bwrap → the box. bwrap arms its own signal before it lets the box's first process run, and that
- *    process (`--as-pid-1`: no separate init, so arming and exec happen in one process, in order) arms its
- *    own before it execs. Its parent is outside the box's PID namespace, so `$PPID` proves nothing there;
- *    instead the first thing the box runs opens this run's lifeline FIFO for writing, which succeeds at once
- *    while Keel holds the reading end and blocks (then times out, exit 125) once Keel is gone: the box was
- *    armed while Keel, hence bwrap, was alive. Killing the box's PID 1 kills the whole namespace.
+ *    parent is init or a subreaper and the launcher exits 125; if after, the signal kills it. (A Keel thread
+ *    other than the forking one may still be exiting then: each thread's exit signals the children it
+ *    inherits, so the last one's does.) That process joins the run's cgroups, opens the lifeline FIFO
+ *    read-write as fd 3 and execs bwrap (the death signal survives exec; bwrap re-arms it too).
+ * 2. bwrap → the box. bwrap arms the box's first process against itself just before it execs it
+ *    (`--as-pid-1`: no separate init, so arming and exec happen in one process, in order). Its parent is
+ *    outside the box's PID namespace, so `$PPID` proves nothing there; instead the first thing the box runs
+ *    opens the lifeline FIFO for writing without blocking, which succeeds while a reader holds it and fails at
+ *    once (exit 125, nothing run) when none does. The one reader is bwrap itself: fd 3 is its `--json-status-fd`,
+ *    which bwrap keeps open for as long as it lives (it closes every other inherited fd, and the box's
+ *    copy). So the box was armed while its parent was alive, and dies with it. Killing the box's PID 1
+ *    kills the whole namespace.
  *
- * Only Keel ever opens a lifeline for reading (`O_CLOEXEC`, so no child inherits it) and only before the
- * box starts; the command inside runs after the check, so it cannot hold the FIFO open in Keel's place.
+ * Keel itself must not hold the FIFO: a SIGKILLed Keel's threads exit one by one, and its file table (an
+ * open reading end) outlives the thread whose exit killed bwrap by milliseconds, long enough for a box whose
+ * arming came too late to pass the check against a dead bwrap (seen: 1 surviving box in 23 campaign trials).
  */
-
-/** A FIFO whose reading end this process holds while one box runs. */
-export interface Lifeline {
-  /** Host path of the FIFO (bound read-only into the box by `wrapCommand`'s `lifeline`). */
-  path: string;
-  /** Closes the reading end: from then on the box's check fails. Idempotent. */
-  close(): void;
-}
 
 /**
- * Creates `<dir>/lifeline` (a FIFO) and opens its reading end without blocking. Null off Linux or when
+ * Creates `<dir>/lifeline` (a FIFO), or reuses one already there, and returns its path. Null off Linux or when
  * `mkfifo` is missing (the box then runs without the in-box check; link 1 still holds).
  */
-export function openLifeline(dir: string): Lifeline | null {
+export function createLifeline(dir: string): string | null {
   if (process.platform !== 'linux') return null;
+  const fifo = path.join(dir, 'lifeline');
+  try {
+    if (lstatSync(fifo).isFIFO()) return fifo;
+    return null;
+  } catch {
+    // Not there yet.
+  }
   const mkfifo = findExecutable('mkfifo');
   if (mkfifo === null) return null;
-  const fifo = path.join(dir, 'lifeline');
   try {
     execFileSync(mkfifo, ['-m', '600', fifo], { stdio: 'ignore', timeout: 10_000 });
   } catch {
     return null;
   }
-  let fd: number | null = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-  return {
-    path: fifo,
-    close() {
-      if (fd === null) return;
-      closeSync(fd);
-      fd = null;
-    },
-  };
+  return fifo;
 }
 
 let setprivPath: string | null | undefined;
@@ -69,17 +65,20 @@ export function setprivExecutable(): string | null {
 
 /**
  * The argv prefix that starts a box: on Linux with setpriv, arm the parent-death signal, prove the parent is
- * still this process (link 1 above), then join `procsFiles` (the run's cgroups) and exec the rest. Without
- * setpriv, only the cgroup join (empty when there are no cgroups either).
+ * still this process (link 1 above), then join `procsFiles` (the run's cgroups), open `lifeline` (when given)
+ * read-write as fd 3 for bwrap's `--json-status-fd`, and exec the rest. Without setpriv, only the cgroup join
+ * and the lifeline (nothing at all when there are neither).
  */
-export function launcherArgv(procsFiles: readonly string[]): string[] {
+export function launcherArgv(procsFiles: readonly string[], lifeline: string | null = null): string[] {
   const join =
-    'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+    'l=$1; n=$2; shift 2; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; ' +
+    `if [ -n "$l" ]; then exec ${LIFELINE_FD}<>"$l" || exit 125; fi; exec "$@"`;
+  const rest = [lifeline ?? '', String(procsFiles.length), ...procsFiles];
   const setpriv = setprivExecutable();
   if (setpriv === null) {
-    return procsFiles.length === 0
+    return procsFiles.length === 0 && lifeline === null
       ? []
-      : ['/bin/sh', '-c', join, 'keel-launch', String(procsFiles.length), ...procsFiles];
+      : ['/bin/sh', '-c', join, 'keel-launch', ...rest];
   }
   const script = `[ "$PPID" = "$1" ] || exit 125; shift; ${join}`;
   return [
@@ -92,7 +91,6 @@ export function launcherArgv(procsFiles: readonly string[]): string[] {
     script,
     'keel-launch',
     String(process.pid),
-    String(procsFiles.length),
-    ...procsFiles,
+    ...rest,
   ];
 }

@@ -57,8 +57,9 @@ export interface WrapOptions {
   /** Required when `network` is an allowlist: where Keel's allowlist proxy listens. */
   proxy?: ProxyEndpoint;
   /**
-   * Host path of a FIFO whose reading end Keel holds (`main/runner/lifeline.ts`). bwrap only: the box runs
-   * as its own PID 1 and, before anything else, proves Keel is still alive by opening it for writing.
+   * Host path of a FIFO the launcher opened as fd `LIFELINE_FD` (`main/runner/lifeline.ts`). bwrap only: bwrap
+   * keeps it as its status fd, the box runs as its own PID 1 and, before anything else, proves bwrap (its
+   * parent, armed against) still alive by opening the FIFO for writing.
    */
   lifeline?: string;
 }

@@ -8,8 +8,12 @@ import { BOX_PROXY_PORT, proxyEnvironment } from './boxCommon.js';
 export const BOX_PROXY_SOCKET = '/run/keel/proxy.sock';
 /** Where the run's lifeline FIFO appears inside the box. */
 export const BOX_LIFELINE = '/run/keel/alive';
-/** How long the box waits to open the lifeline before deciding Keel is gone (it opens at once while Keel lives). */
-const LIFELINE_WAIT_S = 3;
+/**
+ * The fd on which Keel's launcher opens the lifeline FIFO (read-write) before it execs bwrap, passed as
+ * `--json-status-fd`: the one inherited fd bwrap keeps open for as long as it lives (it closes the others, and
+ * the box's copy), so the FIFO has a reader exactly while bwrap is alive. See main/runner/lifeline.ts.
+ */
+export const LIFELINE_FD = 3;
 
 /**
  * The confinement flags every bwrap box gets. As root, bwrap confines nothing without `--cap-drop ALL`
@@ -130,9 +134,19 @@ export function buildBwrapArgs(
 
   if (options.lifeline !== undefined) {
     // --as-pid-1: the process bwrap arms against itself is the one that execs the check, in that order (a
-    // separate init would arm itself concurrently with the command starting). See main/runner/lifeline.ts.
-    args.push('--as-pid-1', '--ro-bind', options.lifeline, BOX_LIFELINE);
-    const check = `timeout ${LIFELINE_WAIT_S} sh -c ': > ${BOX_LIFELINE}' 2>/dev/null || exit 125; exec "$@"`;
+    // separate init would arm itself concurrently with the command starting). The check opens the FIFO
+    // bwrap holds as its status fd: it proves bwrap alive after the arming. See main/runner/lifeline.ts.
+    args.push(
+      '--as-pid-1',
+      '--json-status-fd',
+      String(LIFELINE_FD),
+      '--ro-bind',
+      options.lifeline,
+      BOX_LIFELINE,
+    );
+    // A non-blocking open for writing succeeds while the FIFO has a reader and fails at once (ENXIO) when
+    // it has none: no wait, so a box that lost the race never lingers either.
+    const check = `dd if=/dev/null of=${BOX_LIFELINE} oflag=nonblock conv=notrunc,nocreat status=none 2>/dev/null || exit 125; exec "$@"`;
     inner = ['/bin/sh', '-c', check, 'keel-alive', ...inner];
   }
 

@@ -1,0 +1,136 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { wrapCommand, type NetworkPolicy, type SandboxInfo, type WrapOptions } from '../sandbox/box.js';
+import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js';
+import { buildChildEnv } from '../sandbox/env.js';
+import { makeRunScratch, sweepDeadScratch } from './boxRecords.js';
+import { createRunCgroup, type RunCgroup } from './cgroup.js';
+import { createLifeline, launcherArgv } from './lifeline.js';
+import { RUN_MARKER_VARIABLE } from './processTree.js';
+
+/*
+ * Everything a boxed pty run (a command, the user's terminal) needs before node-pty spawns it, in one place:
+ * its scratch folder, the allowlist proxy, the run cgroup, the lifeline, `wrapCommand`, the launcher that
+ * makes the box die with Keel (./lifeline.ts), and the child environment. Both kinds of run differ only in
+ * the flags they pass here, so a new link of the dying-with-Keel chain reaches both.
+ */
+
+/** How a run's memory cap is enforced. */
+export type MemoryBy = 'cgroup' | 'rlimit' | 'none';
+
+/** What prepareBoxLaunch needs: the wrapCommand options (without the ones it makes) and the run's own. */
+export type BoxLaunchOptions = Omit<WrapOptions, 'command' | 'tmpDir' | 'proxy' | 'lifeline' | 'network'> & {
+  sandbox: SandboxInfo;
+  cwd: string;
+  network: NetworkPolicy;
+  /** Names the scratch folder (`keel-<kind>-<owner pid>-<owner start>-XXXXXX` in the temp folder). */
+  kind: 'run' | 'terminal';
+  runId: string;
+  /** The shell text to run, given how memory is capped (a command adds `ulimit -v` when it is RLIMIT_AS). */
+  command: (memoryBy: MemoryBy) => string;
+  /** Run cgroup limits; null for none (useCgroup: false). */
+  limits: { pidsMax: number; memoryMb: number } | null;
+  /** Environment on top of the allowlisted child environment (the run marker is added here). */
+  env: Record<string, string>;
+  /** bwrap: prove bwrap alive inside the box before the command starts (the box then runs as its own PID 1). */
+  lifeline: boolean;
+  /** Keeps the pty as the controlling terminal (bwrap without --new-session): the user's interactive shell. */
+  controllingTerminal?: boolean;
+};
+
+/** A box ready to spawn; `close()` undoes everything prepared (call it once the run and its sweep are done). */
+export type BoxLaunch = {
+  argv: string[];
+  env: Record<string, string>;
+  scratch: string;
+  proxy: AllowlistProxy | null;
+  cgroup: RunCgroup | null;
+  memoryBy: MemoryBy;
+  /** Closes the proxy, removes the cgroup and the scratch folder (with the lifeline FIFO). Never throws. */
+  close(): Promise<void>;
+};
+
+let swept = false;
+
+/**
+ * Prepares one boxed run. On failure everything prepared so far is undone before the error is rethrown.
+ */
+export async function prepareBoxLaunch(options: BoxLaunchOptions): Promise<BoxLaunch> {
+  const { sandbox } = options;
+  // The first run of a process clears what a killed Keel left in the temp folder (its `finally` never ran).
+  if (!swept) {
+    swept = true;
+    sweepDeadScratch();
+  }
+  const scratch = makeRunScratch(options.kind);
+  let proxy: AllowlistProxy | null = null;
+  let cgroup: RunCgroup | null = null;
+  const close = async (): Promise<void> => {
+    await proxy?.close().catch(() => undefined);
+    await cgroup?.remove();
+    rmSync(scratch, { recursive: true, force: true });
+  };
+  try {
+    const network = options.network;
+    if (network !== 'none' && sandbox.kind !== 'none') {
+      proxy = await startAllowlistProxy({
+        allow: network.allow,
+        hosts: network.hosts,
+        listen: sandbox.kind === 'bwrap' ? { socketPath: path.join(scratch, 'proxy.sock') } : { port: 0 },
+      });
+    }
+    if (options.limits !== null) cgroup = createRunCgroup(options.runId, options.limits);
+    const memoryBy: MemoryBy =
+      cgroup?.enforces.memory === true ? 'cgroup' : process.platform === 'linux' ? 'rlimit' : 'none';
+    const lifeline = options.lifeline && sandbox.kind === 'bwrap' ? createLifeline(scratch) : null;
+    const wrapped = wrapCommand({
+      sandbox,
+      command: options.command(memoryBy),
+      workspace: options.workspace,
+      cwd: options.cwd,
+      writable: options.writable,
+      readOnly: options.readOnly,
+      hidden: options.hidden,
+      home: options.home,
+      hostHome: options.hostHome,
+      tmpDir: sandbox.kind === 'bwrap' ? undefined : scratch,
+      // Without a sandbox nothing confines the network; the approval covers that.
+      network: sandbox.kind === 'none' ? 'none' : network,
+      proxy: proxy?.endpoint,
+      ...(lifeline === null ? {} : { lifeline }),
+    });
+    const boxArgv =
+      options.controllingTerminal === true ? withControllingTerminal(wrapped.argv) : wrapped.argv;
+    // HOME and TMPDIR are private: the box's own (bwrap) or folders in this run's scratch area.
+    const home = wrapped.env.HOME ?? path.join(scratch, 'home');
+    if (sandbox.kind !== 'bwrap') mkdirSync(home, { recursive: true });
+    const env = buildChildEnv({
+      base: process.env,
+      home,
+      tmpDir: wrapped.env.TMPDIR ?? scratch,
+      extra: { ...options.env, [RUN_MARKER_VARIABLE]: options.runId, ...wrapped.env },
+    });
+    return {
+      argv: [...launcherArgv(cgroup?.procsFiles ?? [], lifeline), ...boxArgv],
+      env,
+      scratch,
+      proxy,
+      cgroup,
+      memoryBy,
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/**
+ * bwrap's --new-session takes the shell off its terminal: no job control, and Ctrl-C would reach bwrap
+ * itself (killing the box) instead of the foreground job. A terminal's pty belongs to its box alone, so
+ * the shell keeps it; every other flag stays.
+ */
+function withControllingTerminal(argv: readonly string[]): string[] {
+  const end = argv.indexOf('--');
+  return argv.filter((arg, index) => !(arg === '--new-session' && (end === -1 || index < end)));
+}
