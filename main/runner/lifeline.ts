@@ -63,22 +63,43 @@ export function setprivExecutable(): string | null {
   return setprivPath;
 }
 
+let bashPath: string | null | undefined;
+
+/**
+ * The launcher's first step: close every inherited fd but stdin, stdout and stderr. node-pty opens pty masters
+ * without close-on-exec, so every later child of Keel inherited them: a box held the master of another
+ * command's pty, or of the user's terminal (it could read that output before Keel, or type into that shell).
+ * bash, as dash closes only fds 0-9; nothing (and /bin/sh) where there is no bash.
+ */
+function closeInherited(): { shell: string; close: string } {
+  bashPath ??= process.platform === 'linux' ? findExecutable('bash') : null;
+  if (bashPath === null) return { shell: '/bin/sh', close: '' };
+  return {
+    shell: bashPath,
+    close:
+      'if [ -d /proc/$$/fd ]; then for f in /proc/$$/fd/*; do k=${f##*/}; ' +
+      'case $k in 0|1|2) ;; *) eval "exec $k>&-" 2>/dev/null ;; esac; done; fi; ',
+  };
+}
+
 /**
  * The argv prefix that starts a box: on Linux with setpriv, arm the parent-death signal, prove the parent is
- * still this process (link 1 above), then join `procsFiles` (the run's cgroups), open `lifeline` (when given)
- * read-write as fd 3 for bwrap's `--json-status-fd`, and exec the rest. Without setpriv, only the cgroup join
- * and the lifeline (nothing at all when there are neither).
+ * still this process (link 1 above), close every inherited fd but 0-2, join `procsFiles` (the run's cgroups),
+ * open `lifeline` (when given) read-write as fd 3 for bwrap's `--json-status-fd`, and exec the rest. Without
+ * setpriv, the same minus the first two.
  */
 export function launcherArgv(procsFiles: readonly string[], lifeline: string | null = null): string[] {
+  const { shell, close } = closeInherited();
   const join =
+    close +
     'l=$1; n=$2; shift 2; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; ' +
     `if [ -n "$l" ]; then exec ${LIFELINE_FD}<>"$l" || exit 125; fi; exec "$@"`;
   const rest = [lifeline ?? '', String(procsFiles.length), ...procsFiles];
   const setpriv = setprivExecutable();
   if (setpriv === null) {
-    return procsFiles.length === 0 && lifeline === null
+    return process.platform !== 'linux' && procsFiles.length === 0 && lifeline === null
       ? []
-      : ['/bin/sh', '-c', join, 'keel-launch', ...rest];
+      : [shell, '-c', join, 'keel-launch', ...rest];
   }
   const script = `[ "$PPID" = "$1" ] || exit 125; shift; ${join}`;
   return [
@@ -86,7 +107,7 @@ export function launcherArgv(procsFiles: readonly string[], lifeline: string | n
     '--pdeathsig',
     'KILL',
     '--',
-    '/bin/sh',
+    shell,
     '-c',
     script,
     'keel-launch',
