@@ -23,8 +23,8 @@ import { isAlive, killRunTree } from './processTree.js';
 
 const BoxRecord = z.object({
   runId: z.string().regex(/^[0-9a-f-]{36}$/),
-  /** The pty child: the launcher, then bwrap (it execs in place). */
-  pid: z.number().int().positive(),
+  /** The pty child: the launcher, then bwrap (it execs in place); null in the record written before the spawn. */
+  pid: z.number().int().positive().nullable(),
   /** Its start time in clock ticks since boot (/proc/PID/stat field 22), so a reused PID is never signalled. */
   startTicks: z.string().regex(/^\d+$/).nullable(),
   /** The run's cgroup folders, when it had some: whatever is still in them belongs to the run. */
@@ -42,16 +42,19 @@ export function processStartTicks(pid: number): string | null {
   }
 }
 
-/** Writes the record of a box that just started (temp file + rename: a crash leaves the whole record or none). */
+/**
+ * Writes the record of a box about to start (`pid: null`) or just started (temp file + rename: a crash leaves
+ * the whole record or none).
+ */
 export function recordBox(
   dir: string,
-  box: { runId: string; pid: number; cgroupProcsFiles: string[] },
+  box: { runId: string; pid: number | null; cgroupProcsFiles: string[] },
 ): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const record: BoxRecord = {
     runId: box.runId,
     pid: box.pid,
-    startTicks: processStartTicks(box.pid),
+    startTicks: box.pid === null ? null : processStartTicks(box.pid),
     cgroups: box.cgroupProcsFiles.map((file) => path.dirname(file)),
   };
   const file = path.join(dir, `${box.runId}.json`);
@@ -96,16 +99,17 @@ export async function endLeftoverBoxes(dir: string): Promise<number> {
 }
 
 async function endBox(record: BoxRecord): Promise<boolean> {
+  const pid = record.pid ?? -1;
   const sameRoot =
-    record.startTicks !== null && isAlive(record.pid) && processStartTicks(record.pid) === record.startTicks;
+    record.startTicks !== null && pid > 0 && isAlive(pid) && processStartTicks(pid) === record.startTicks;
   const inCgroups = (): number[] => record.cgroups.flatMap(cgroupMembers);
   // A root that is gone or whose PID now names another process is never signalled, nor its group: the
   // marker and the cgroups still find every member of the run.
-  const signalled = await killRunTree(sameRoot ? record.pid : -1, record.runId, {
+  const signalled = await killRunTree(sameRoot ? pid : -1, record.runId, {
     rootExited: !sameRoot,
     extraPids: inCgroups,
   });
-  for (let wait = 0; wait < 200 && sameRoot && isAlive(record.pid); wait += 1) {
+  for (let wait = 0; wait < 200 && sameRoot && isAlive(pid); wait += 1) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   for (const dir of record.cgroups) {

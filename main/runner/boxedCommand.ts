@@ -302,6 +302,22 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
 
   const [file, ...args] = options.argv;
   if (file === undefined) throw new RunCommandError('Nothing to run.');
+  // Recorded before the spawn too (no pid yet; the run marker finds its processes), so a Keel killed right
+  // after the spawn still leaves a record that resume ends the box by.
+  if (options.recordDir !== undefined) {
+    try {
+      recordBox(options.recordDir, {
+        runId: options.runId,
+        pid: null,
+        cgroupProcsFiles: options.cgroup?.procsFiles ?? [],
+      });
+    } catch (error) {
+      artifact.destroy();
+      throw new RunCommandError(
+        `Could not record the command before starting it: ${(error as Error).message}`,
+      );
+    }
+  }
   let pty: IPty;
   try {
     pty = spawn(file, args, {
@@ -314,6 +330,7 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
     });
   } catch (error) {
     artifact.destroy();
+    if (options.recordDir !== undefined) forgetBox(options.recordDir, options.runId);
     throw new RunCommandError(`Could not start the command: ${(error as Error).message}`);
   }
 

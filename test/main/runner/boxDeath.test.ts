@@ -4,7 +4,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeRunScratch, processStartTicks, sweepDeadScratch } from '../../../main/runner/boxRecords.js';
+import {
+  endLeftoverBoxes,
+  makeRunScratch,
+  processStartTicks,
+  recordBox,
+  sweepDeadScratch,
+} from '../../../main/runner/boxRecords.js';
 import { wrapWithExitMarker } from '../../../main/runner/exitMarker.js';
 import { findMarkedProcesses } from '../../../main/runner/processTree.js';
 import { trackChild, waitForClose } from '../../support/childProcesses.js';
@@ -130,5 +136,31 @@ describe('scratch folders of a killed Keel', () => {
     );
     expect(sweepDeadScratch(path.dirname(scratch))).toBeGreaterThanOrEqual(0);
     expect(fs.existsSync(scratch)).toBe(true);
+  });
+});
+
+describe('the record of a box', () => {
+  it('is written before the spawn, so a Keel killed right after it still leaves a box resume can end', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-boxes-test-'));
+    made.push(dir);
+    const runId = randomUUID();
+    // What execute() writes before node-pty spawns: no pid yet.
+    recordBox(dir, { runId, pid: null, cgroupProcsFiles: [] });
+    // The box it started, which the kill left running (its record never got the pid).
+    const box = trackChild(
+      spawn('/bin/sh', ['-c', 'sleep 60 & sleep 60 & wait'], {
+        detached: true,
+        stdio: 'ignore',
+        env: { ...process.env, KEEL_RUN_ID: runId },
+      }),
+    );
+    for (let wait = 0; wait < 200 && findMarkedProcesses(runId).length < 3; wait += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(findMarkedProcesses(runId).length).toBe(3);
+    expect(await endLeftoverBoxes(dir)).toBe(1);
+    expect(findMarkedProcesses(runId)).toEqual([]);
+    expect(await waitForClose(box)).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(fs.readdirSync(dir)).toEqual([]);
   });
 });
