@@ -65,10 +65,11 @@ describe('bench runner', () => {
     expect(byName.list?.skipped.langgraph).toBeTruthy();
     expect(byName.project?.notes.join(' ')).not.toContain('WARNING');
     expect(byName.list?.notes.join(' ')).not.toContain('WARNING');
-    // + issue 19's: JSONL / Keel uncompacted, the turn at 500 / at 50 events, the turn at 500 events.
-    expect(report.targets).toHaveLength(6 + PATHOLOGICAL_STAGES.length + 3);
+    // + issue 19's: JSONL / Keel uncompacted, the turn at 500 / at 50 events, the turn at 500 events;
+    // + issue 18's: revert and fork.
+    expect(report.targets).toHaveLength(6 + PATHOLOGICAL_STAGES.length + 3 + 2);
     for (const target of report.targets) expect(typeof target.pass).toBe('boolean');
-  });
+  }, 120_000);
 
   it('leaves no scratch files behind, and writes the JSON report to --out', async () => {
     const out = join(outDir, 'report.json');
@@ -77,7 +78,7 @@ describe('bench runner', () => {
     expect(readdirSync(scratchParent)).toEqual([]);
     const report = JSON.parse(readFileSync(out, 'utf8')) as BenchReport;
     expect(report.benches.map((b) => b.name)).toEqual(['list']);
-  });
+  }, 120_000);
 
   it('prints a readable table with targets, and runs only the benchmarks named by --only', async () => {
     const { code, stdout } = await runCli(tiny('--only', 'search'));

@@ -1,5 +1,6 @@
 import { cpus, totalmem } from 'node:os';
 import { PATHOLOGICAL_MS_PER_MB, PATHOLOGICAL_STAGES } from './benches/pathological.js';
+import { FORK_TARGET_MS, REVERT_TARGET_MS } from './benches/history.js';
 import type { BenchResult, Metric, Peer } from './harness.js';
 import { PEERS, PEER_LABELS, round } from './harness.js';
 import type { SizeName } from './sizes.js';
@@ -127,6 +128,7 @@ export function evaluateTargets(benches: readonly BenchResult[]): TargetResult[]
       unit: 'ratio',
       pass: check(stable?.values.keel ?? null, (v) => v === 1),
     },
+    ...historyTargets(benches),
     ...PATHOLOGICAL_STAGES.map((stage) => {
       const worst = findMetric(benches, 'pathological', `${stage}: worst shape`)?.values.keel ?? null;
       return {
@@ -137,6 +139,29 @@ export function evaluateTargets(benches: readonly BenchResult[]): TargetResult[]
         pass: check(worst, (v) => v < PATHOLOGICAL_MS_PER_MB),
       };
     }),
+  ];
+}
+
+/** Issue 18's targets: revert of a 10-file turn in a 10k-file git project, fork of a 10k-event session. */
+function historyTargets(benches: readonly BenchResult[]): TargetResult[] {
+  const revert = findMetric(benches, 'history', 'revert of a')?.values.keel ?? null;
+  const fork = findMetric(benches, 'history', 'fork of a')?.values.keel ?? null;
+  const check = (value: number | null, ok: (v: number) => boolean) => (value === null ? null : ok(value));
+  return [
+    {
+      name: 'revert of a 10-file turn in a 10k-file git project (median)',
+      target: `< ${REVERT_TARGET_MS} ms`,
+      actual: revert,
+      unit: 'ms',
+      pass: check(revert, (v) => v < REVERT_TARGET_MS),
+    },
+    {
+      name: 'fork of a 10k-event session (median)',
+      target: `< ${FORK_TARGET_MS} ms`,
+      actual: fork,
+      unit: 'ms',
+      pass: check(fork, (v) => v < FORK_TARGET_MS),
+    },
   ];
 }
 

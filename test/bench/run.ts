@@ -8,6 +8,7 @@ import { bytesPerStepBench } from './benches/bytesPerStep.js';
 import type { Bench } from './benches/context.js';
 import { BENCH_SYSTEM_PROMPT } from './benches/context.js';
 import { ftsSearchBench } from './benches/ftsSearch.js';
+import { historyBench } from './benches/history.js';
 import { listSessionsBench } from './benches/listSessions.js';
 import { mcpBench } from './benches/mcp.js';
 import { openProjectBench } from './benches/openProject.js';
@@ -37,6 +38,7 @@ export const BENCHES: readonly Bench[] = [
   pathologicalBench,
   reasoningBench,
   mcpBench,
+  historyBench,
 ];
 
 /** Parsed command line of the bench runner. */
