@@ -174,10 +174,15 @@ export async function readEvents(page: Page, sessionId: string): Promise<Session
   return result.value.events;
 }
 
-/** Types `prompt` into the composer and presses Enter. */
+/**
+ * Types `prompt` into the composer and presses Enter once Send is enabled, as a person would: a turn whose
+ * reply is already shown may still be recording its changes (the header says running), and the composer
+ * keeps the text until then.
+ */
 export async function sendMessage(page: Page, prompt: string): Promise<void> {
   const composer = page.getByLabel('Message');
   await composer.fill(prompt);
+  await page.getByRole('button', { name: 'Send', exact: true, disabled: false }).waitFor();
   await composer.press('Enter');
 }
 
