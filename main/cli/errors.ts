@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ZodError } from 'zod';
+import { asDiskFull, DiskFullError } from '../core/log/logErrors.js';
 import {
   DamagedLogError,
   SessionExistsError,
@@ -50,6 +51,9 @@ export function describeError(
       ExitCode.failure,
     );
   }
+  // Whatever said it (SQLite, the file system, git), a full disk is told as one: file, session, what to do.
+  const full = asDiskFull(error, home ?? 'the Keel home');
+  if (full instanceof DiskFullError) return report(describeDiskFull(full, home, argv), ExitCode.failure);
   if (error instanceof SessionNotFoundError) {
     return report(`no session ${error.sessionId} (see keel sessions)`, ExitCode.usage);
   }
@@ -92,6 +96,45 @@ export function describeError(
     return report(`database error${where}: ${message} (${code})`, ExitCode.failure);
   }
   return report(message, ExitCode.failure);
+}
+
+/**
+ * A full disk, said as what happened and what to do: the file, the session, and whether `keel resume`
+ * continues (the turn's events up to the failed append are recorded) or the command is run again (nothing of
+ * it was recorded: the disk was full before its prompt or its first write).
+ */
+function describeDiskFull(error: DiskFullError, home: string | undefined, argv: readonly string[]): string {
+  const what = `${error.file} could not be written: the disk is full (${error.reason})`;
+  const id = error.sessionId ?? sessionNamed(home, argv);
+  if (error.stage === 'create' || id === undefined) {
+    const created = error.stage === 'create' ? 'no session was created: ' : '';
+    return `${created}${what}. Free space on that disk, then run the command again`;
+  }
+  const recordedNothing = error.stage === 'open' || error.kinds?.includes('user_message') === true;
+  if (recordedNothing && argv.includes('run')) {
+    return (
+      `session ${id}: ${what}. The prompt was not recorded; free space on that disk, then send it again ` +
+      `(keel run --session ${id} PROMPT)`
+    );
+  }
+  if (recordedNothing && !argv.includes('resume')) {
+    return `session ${id}: ${what}. Nothing of this command was recorded; free space on that disk, then run it again`;
+  }
+  return (
+    `session ${id}: ${what}. Everything recorded before is intact; free space on that disk, then ` +
+    `\`keel resume ${id}\` continues the turn`
+  );
+}
+
+/** The session a command line names (`--session ID`, or an argument that is a session folder of the home). */
+function sessionNamed(home: string | undefined, argv: readonly string[]): string | undefined {
+  const flag = argv.indexOf('--session');
+  const named = flag >= 0 ? argv[flag + 1] : undefined;
+  if (named !== undefined) return named;
+  if (home === undefined) return undefined;
+  return argv.find(
+    (arg) => /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(arg) && fs.existsSync(path.join(home, 'sessions', arg)),
+  );
 }
 
 /** The error's `code` property (Node system errors, SQLite errors), if it has a string one. */

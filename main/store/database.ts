@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { asDiskFull } from './diskFull.js';
 import { resolveNativeBinding } from './native.js';
 
 /** A better-sqlite3 connection as opened by `openDatabase` (pragmas set, schema migrated). */
@@ -103,7 +104,8 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Db {
     return db;
   } catch (error) {
     db.close();
-    throw error;
+    // SQLite names no file: a full disk is reported with the one that could not be written.
+    throw asDiskFull(error, file, { stage: 'open' });
   }
 }
 

@@ -52,7 +52,13 @@ export function writeServedModelList(home: string, list: ServedModelList): boole
   lists.push(valid);
   const file = fileOf(home);
   const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  fs.writeFileSync(temp, `${JSON.stringify({ version: 1, lists }, null, 2)}\n`, { mode: 0o600 });
-  fs.renameSync(temp, file);
+  try {
+    fs.writeFileSync(temp, `${JSON.stringify({ version: 1, lists }, null, 2)}\n`, { mode: 0o600 });
+    fs.renameSync(temp, file);
+  } catch (error) {
+    // A full disk leaves a torn temp file: it goes, the old list stays.
+    fs.rmSync(temp, { force: true });
+    throw error;
+  }
   return true;
 }

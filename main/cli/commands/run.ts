@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { Policy, ProviderKind, type ModelPin } from '../../common/events.js';
+import { asDiskFull } from '../../core/log/logErrors.js';
 import { newSessionId } from '../../core/log/sessionId.js';
 import type { LocalHarnessSession } from '../../core/sessions/harness.js';
 import { readPersistentConfig, writePersistentConfig } from '../../core/sessions/layout.js';
@@ -133,8 +134,25 @@ export function registerRun(program: Command, context: CliContext): void {
         create: setup,
       });
       if (!options.json) context.io.stderr(`keel: session ${id}\n`);
-      await driveTurn(context, harness, id, { prompt }, options);
+      try {
+        await driveTurn(context, harness, id, { prompt }, options);
+      } catch (error) {
+        // The session exists now: a full disk's message names it, and says whether its prompt was recorded.
+        throw asDiskFull(error, harness.home, {
+          sessionId: id,
+          ...(promptRecorded(harness.home, id) ? {} : { stage: 'open' }),
+        });
+      }
     });
+}
+
+/** Whether the new session's log holds its prompt (true when it cannot be read: then resume is the advice). */
+function promptRecorded(home: string, id: string): boolean {
+  try {
+    return withSessionLog(home, id, (log) => log.countOfKind('user_message') > 0);
+  } catch {
+    return true;
+  }
 }
 
 /** A new session's setup from the flags and settings.json's defaults; each problem is one line. */

@@ -1,6 +1,8 @@
 import type { SessionEvent } from '../../common/events.js';
 import type { SessionIndex, SessionStatus } from '../../store/sessionIndex.js';
 import { toIndexUpdate } from './logRows.js';
+import { indexNotice } from './indexNotice.js';
+import { messageOf } from './logErrors.js';
 
 /*
  * How a writer's index row follows its log. The log is the truth and commits first (two files cannot share
@@ -96,9 +98,7 @@ export class IndexFollower {
       this.indexedStatus = status;
     } catch (error) {
       this.behind = true;
-      process.emitWarning(
-        `session ${this.log.id}: index.sqlite not updated, will catch up: ${String(error)}`,
-      );
+      indexNotice(`session ${this.log.id}: index.sqlite not updated, will catch up: ${messageOf(error)}`);
     }
   }
 
@@ -107,7 +107,7 @@ export class IndexFollower {
     try {
       this.flush();
     } catch (error) {
-      process.emitWarning(`session ${this.log.id}: index.sqlite still behind: ${String(error)}`);
+      indexNotice(`session ${this.log.id}: index.sqlite still behind: ${messageOf(error)}`);
     }
   }
 
@@ -115,7 +115,7 @@ export class IndexFollower {
     try {
       this.catchUp();
     } catch (error) {
-      process.emitWarning(`session ${this.log.id}: index.sqlite still behind: ${String(error)}`);
+      indexNotice(`session ${this.log.id}: index.sqlite still behind: ${messageOf(error)}`);
     }
   }
 

@@ -48,3 +48,10 @@ export function isDatabaseDamage(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' && (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'));
 }
+
+/** An error's message alone (no class name), for one-line notices. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export { asDiskFull, DiskFullError } from '../../store/diskFull.js';

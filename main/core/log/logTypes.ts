@@ -17,7 +17,15 @@ export type AppendResult =
 export type CreateSessionInit = Omit<SessionInit, 'sessionId'> & { sessionId?: string };
 
 /** Options of `SessionLog.create`. */
-export type CreateSessionOptions = { id?: string; synchronous?: Synchronous };
+export type CreateSessionOptions = {
+  id?: string;
+  synchronous?: Synchronous;
+  /**
+   * Writes the session folder's own files (persistent.json) after session_created and before the index row:
+   * a create that fails on the way (a full disk) leaves no session, never one that lacks them.
+   */
+  files?: (dir: string) => void;
+};
 
 /** Options of `SessionLog.open`. */
 export type OpenSessionOptions = {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { openDatabase } from '../../store/database.js';
-import type { Db, Synchronous } from '../../store/database.js';
+import type { Db } from '../../store/database.js';
 import { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE, EVENTS_WAL_AUTOCHECKPOINT } from '../../store/schema.js';
 import { SPARSE_KINDS_TERM, UNINDEXED_KINDS } from '../../store/schema.js';
 import type { SessionIndex } from '../../store/sessionIndex.js';
@@ -12,7 +12,7 @@ import type { ProjectionView } from '../../common/payload.js';
 import { selectView } from '../projection/projectPayload.js';
 import { assertValidSessionId, isValidSessionId, newSessionId } from './sessionId.js';
 import { crashDuringAppend } from '../turn/crash.js';
-import { DamagedLogError, isDatabaseDamage, SessionExistsError } from './logErrors.js';
+import { asDiskFull, DamagedLogError, isDatabaseDamage, SessionExistsError } from './logErrors.js';
 import { SessionLockedError, SessionNotFoundError } from './logErrors.js';
 import { IndexFollower } from './indexFollower.js';
 import {
@@ -20,7 +20,7 @@ import {
   rowToTraceEntry,
   toIndexUpdate,
   toSessionRow,
-  TraceEntry,
+  type TraceEntry,
   type EventRow,
   type TraceRow,
 } from './logRows.js';
@@ -30,6 +30,7 @@ import { clearCreatingMark, writeCreatingMark } from './creatingMark.js';
 import { openIndexWithNotice } from './indexNotice.js';
 import type { ProjectionFold } from '../projection/fold.js';
 import { foldSourceOf, LogProjection, type FoldOrigin, type LogCache } from './logFold.js';
+import { insertTrace } from './logTrace.js';
 
 export {
   DamagedLogError,
@@ -180,7 +181,8 @@ export class SessionLog {
       throw new Error(`create: options.id "${options.id}" and init.sessionId "${init.sessionId}" differ`);
     }
     const id = options.id ?? init.sessionId ?? newSessionId();
-    return SessionLog.build(home, id, { lease: true, synchronous: options.synchronous }, (log) =>
+    const { synchronous, files } = options;
+    return SessionLog.build(home, id, { lease: true, synchronous, files }, (log) =>
       log.insertAll([
         SessionEvent.parse({
           ...init,
@@ -243,7 +245,8 @@ export class SessionLog {
       if (index !== options.sharedIndex) index?.close();
       if ((error as { code?: string }).code === 'SQLITE_CANTOPEN') throw new SessionNotFoundError(id);
       if (isDatabaseDamage(error)) throw new DamagedLogError(id, file, (error as Error).message);
-      throw error;
+      // Past the log's own open (which names its file), what writes here is the index.
+      throw asDiskFull(error, path.join(home, 'index.sqlite'), { sessionId: id, stage: 'open' });
     }
   }
 
@@ -265,9 +268,8 @@ export class SessionLog {
     const rewritten = events.map((event) => (event === first ? { ...first, sessionId: id } : event));
     // `files` writes the session folder's own files (persistent.json) before the row is registered.
     let written: SessionEvent[] = [];
-    const log = SessionLog.build(home, id, { lease: false }, (created) => {
+    const log = SessionLog.build(home, id, { lease: false, files: options.files }, (created) => {
       written = created.insertAll(rewritten);
-      options.files?.(created.dir);
       return written;
     });
     try {
@@ -282,7 +284,7 @@ export class SessionLog {
   private static build(
     home: string,
     id: string,
-    options: { lease: boolean; synchronous?: Synchronous | undefined },
+    options: Omit<CreateSessionOptions, 'id'> & { lease: boolean },
     write: (log: SessionLog) => SessionEvent[],
   ): SessionLog {
     assertValidSessionId(id);
@@ -291,6 +293,7 @@ export class SessionLog {
     const index = openIndexWithNotice(home, INDEX_OPTIONS);
     let claimed = false;
     let db: Db | undefined;
+    let writing = path.join(dir, 'events.sqlite');
     try {
       if (index.position(id)) throw new SessionExistsError(id);
       fs.mkdirSync(sessionsDir, { recursive: true });
@@ -316,6 +319,9 @@ export class SessionLog {
       // transaction), so the index never claims events the log does not have; a crash in between
       // leaves an unindexed folder that a writer's `open` re-registers.
       const written = write(log);
+      writing = dir; // the session's own files: a failed write of one names no path
+      options.files?.(dir);
+      writing = path.join(home, 'index.sqlite');
       const created = written[0];
       if (created?.kind !== 'session_created')
         throw new Error(`session ${id}: session_created was not written`);
@@ -329,7 +335,7 @@ export class SessionLog {
       db?.close();
       index.close();
       if (claimed) fs.rmSync(dir, { recursive: true, force: true });
-      throw error;
+      throw asDiskFull(error, writing, { stage: 'create' });
     }
   }
 
@@ -340,8 +346,22 @@ export class SessionLog {
    * not open for writing or an event does not match its schema.
    */
   append(events: NewEvent | readonly NewEvent[], options: { expectedLastSeq?: number } = {}): AppendResult {
-    this.assertWritable();
     const batch: readonly NewEvent[] = Array.isArray(events) ? events : [events as NewEvent];
+    try {
+      return this.appendBatch(batch, options);
+    } catch (error) {
+      // A full disk rolled the transaction back: nothing of this batch is in the log, all before it is.
+      const kinds = batch.map((event) => event.kind);
+      throw asDiskFull(error, path.join(this.dir, 'events.sqlite'), {
+        sessionId: this.id,
+        stage: 'append',
+        kinds,
+      });
+    }
+  }
+
+  private appendBatch(batch: readonly NewEvent[], options: { expectedLastSeq?: number }): AppendResult {
+    this.assertWritable();
     const result = this.db
       .transaction((): AppendResult => {
         const last = this.statements.lastSeq.get() ?? 0;
@@ -481,26 +501,11 @@ export class SessionLog {
   /** Appends trace records in one transaction. Trace is observability only; the projection never reads it. */
   appendTrace(entries: TraceEntry | readonly TraceEntry[]): void {
     this.assertWritable();
-    const list: readonly TraceEntry[] = Array.isArray(entries) ? entries : [entries as TraceEntry];
-    const parsed = list.map((entry) => TraceEntry.parse(entry));
-    // Trace is observability, not state: its commit skips the fsync and becomes durable with the next event.
-    const synchronous = this.db.pragma('synchronous', { simple: true }) as number;
-    this.db.pragma('synchronous = NORMAL');
-    try {
-      this.db.transaction(() => {
-        for (const entry of parsed) {
-          this.statements.insertTrace.run(
-            entry.turn,
-            entry.stage,
-            entry.startedAt,
-            entry.durationMs ?? null,
-            entry.detail === undefined ? null : JSON.stringify(entry.detail),
-          );
-        }
-      })();
-    } finally {
-      this.db.pragma(`synchronous = ${synchronous}`);
-    }
+    insertTrace(
+      this.db,
+      this.statements.insertTrace,
+      Array.isArray(entries) ? entries : [entries as TraceEntry],
+    );
   }
 
   /** Trace records in the order written, all or those of one turn. */

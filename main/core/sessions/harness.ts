@@ -203,36 +203,38 @@ async function createSession(
     throw new Error('a session works on a project folder directly or on a checkout of it, not both');
   }
   const projectFolder = project?.path ?? setup.projectFolder;
+  const ownDirs = setup.projectFolder !== undefined ? undefined : dirs;
   let log: SessionLog;
   try {
-    log = SessionLog.create(home, {
-      sessionId: request.id,
-      ...(request.title ? { title: request.title } : {}),
-      projectFolder: projectFolder !== undefined ? fs.realpathSync(projectFolder) : '',
-      provider,
-      model,
-      ...(baseUrl ? { baseUrl } : {}),
-      contextWindow,
-      ...(options.model?.reasoningEffort ? { reasoningEffort: options.model.reasoningEffort } : {}),
-      toolMode: options.toolMode ?? (policy === 'read-only' ? 'read-only' : 'write'),
-      policy,
-      systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
-      // The project is the model's root (the tools' paths, commands' folder): what a log made now means.
-      pathRoot: 'project',
-      ...(options.networkAllow?.length ? { networkAllow: options.networkAllow } : {}),
-      ...(request.extraBody !== undefined ? { extraBody: request.extraBody } : {}),
-      ...(request.metadata !== undefined ? { metadata: request.metadata } : {}),
-    });
+    log = SessionLog.create(
+      home,
+      {
+        sessionId: request.id,
+        ...(request.title ? { title: request.title } : {}),
+        projectFolder: projectFolder !== undefined ? fs.realpathSync(projectFolder) : '',
+        provider,
+        model,
+        ...(baseUrl ? { baseUrl } : {}),
+        contextWindow,
+        ...(options.model?.reasoningEffort ? { reasoningEffort: options.model.reasoningEffort } : {}),
+        toolMode: options.toolMode ?? (policy === 'read-only' ? 'read-only' : 'write'),
+        policy,
+        systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+        // The project is the model's root (the tools' paths, commands' folder): what a log made now means.
+        pathRoot: 'project',
+        ...(options.networkAllow?.length ? { networkAllow: options.networkAllow } : {}),
+        ...(request.extraBody !== undefined ? { extraBody: request.extraBody } : {}),
+        ...(request.metadata !== undefined ? { metadata: request.metadata } : {}),
+      },
+      // Before the index row: a session without its persistent.json would work on the folder directly.
+      { files: (dataDir) => finishCreate(dataDir, ownDirs) },
+    );
   } catch (error) {
     if (!(error instanceof SessionExistsError)) throw error;
-    await completeRacedCreate(runtime, request.id, setup.projectFolder !== undefined ? undefined : dirs);
+    await completeRacedCreate(runtime, request.id, ownDirs);
     return;
   }
-  try {
-    finishCreate(log.dir, setup.projectFolder !== undefined ? undefined : dirs);
-  } finally {
-    log.close();
-  }
+  log.close();
 }
 
 /**

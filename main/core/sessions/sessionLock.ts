@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { asDiskFull } from '../log/logErrors.js';
 import { SessionLockedError, SessionLog, type LogCache } from '../log/sessionLog.js';
 
 /** Thrown when another process holds the session (runs a turn in it, stages a file): try again later. */
@@ -40,11 +42,25 @@ export async function withWritableSession<T>(
       if (error instanceof SessionLockedError) throw new HarnessSessionBusyError(id, error.holderPid);
       throw error;
     }
+    let result: T;
     try {
-      return await use(log);
-    } finally {
-      log.close();
+      result = await use(log);
+    } catch (error) {
+      // What failed is the news: a close that fails too (a full disk refusing the index) must not replace it.
+      try {
+        log.close();
+      } catch {
+        // The lease of a process that ends is taken over; the index row is caught up by the next open.
+      }
+      throw error;
     }
+    try {
+      log.close();
+    } catch (error) {
+      // Closing writes only the index (status, lease): the events are in the log already.
+      throw asDiskFull(error, path.join(home, 'index.sqlite'), { sessionId: id, stage: 'append', kinds: [] });
+    }
+    return result;
   } finally {
     release();
     if (queues.get(key) === tail) queues.delete(key);

@@ -149,7 +149,11 @@ class Turn implements TurnScope {
 
   private flushTrace(): void {
     if (this.trace.length === 0) return;
-    this.host.log.appendTrace(this.trace.splice(0));
+    try {
+      this.host.log.appendTrace(this.trace.splice(0));
+    } catch {
+      // Trace is observability only: a refused write (a full disk) never fails a turn or hides its error.
+    }
   }
 
   private async loop(): Promise<TurnOutcome> {

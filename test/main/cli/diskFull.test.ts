@@ -1,0 +1,173 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { SessionEvent } from '../../../main/common/events.js';
+import { ensureCliBuilt } from '../../support/cli.js';
+import { keel } from '../../support/keelProcess.js';
+import type { ProviderServer, ScriptStep } from '../../support/providerServer.js';
+import {
+  closeSessionFixture,
+  eventsOf,
+  newSessionArgs,
+  onlySessionId,
+  rejected,
+  startSessionFixture,
+} from '../../support/sessionFixture.js';
+import { fillDisk, mountTmpfs, TMPFS_REFUSED, unmountTmpfs } from '../../support/tmpfs.js';
+
+// Issue 20, item 4: a full disk. The message names the file and the session and says what to do; a session
+// made while the disk is full is complete or absent; nothing recorded is lost; after space is freed,
+// `keel resume` continues. The Keel home is a 2 MiB tmpfs, filled by the test.
+
+let dir: string;
+let home: string;
+let project: string;
+let server: ProviderServer;
+/** What the scripted model answers once its queue is empty (the test fills the disk there). */
+let whenQueueEmpty: (() => ScriptStep) | undefined;
+
+beforeAll(async () => {
+  await ensureCliBuilt();
+}, 180_000);
+
+beforeEach(async () => {
+  ({ dir, home, project, server } = await startSessionFixture('keel-diskfull-', {
+    server: { respond: () => whenQueueEmpty?.() ?? { kind: 'reply', text: 'unscripted' } },
+  }));
+  whenQueueEmpty = undefined;
+  fs.mkdirSync(home);
+  mountTmpfs(home, '2m');
+});
+
+afterEach(async () => {
+  unmountTmpfs(home);
+  await closeSessionFixture({ dir, server });
+});
+
+const newSession = (prompt: string) => newSessionArgs({ project, server }, { policy: 'full-auto', prompt });
+/** No stack frame, no Node error dump: one line a person can act on. */
+const NO_STACK = /^\s+at |SqliteError|DiskFullError/m;
+
+function expectWhole(events: readonly SessionEvent[]): void {
+  expect(events.map((event) => event.seq)).toEqual(events.map((_, index) => index + 1));
+}
+
+describe.skipIf(TMPFS_REFUSED !== undefined)(
+  `a full disk under the Keel home${TMPFS_REFUSED ? ` (skipped: ${TMPFS_REFUSED})` : ''}`,
+  () => {
+    it('filling mid-turn: the message names events.sqlite, the session and keel resume; after freeing space resume finishes the turn', async () => {
+      server.enqueue({ kind: 'reply', text: 'hello' });
+      expect((await keel(home, newSession('hi'))).code).toBe(0);
+      const id = onlySessionId(home);
+      const before = eventsOf(home, id);
+
+      let filler: string | undefined;
+      server.enqueue({
+        kind: 'reply',
+        toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'a\n' } }],
+      });
+      // The model's answer after the tool ran arrives on a disk that is full: its append fails.
+      whenQueueEmpty = () => {
+        whenQueueEmpty = undefined;
+        filler = fillDisk(home);
+        return { kind: 'reply', text: 'written' };
+      };
+      const failed = await keel(home, ['run', '--session', id, 'write a.txt']);
+      expect(failed.code).toBe(1);
+      const events = path.join(home, 'sessions', id, 'events.sqlite');
+      expect(failed.stderr).toContain(
+        `keel: session ${id}: ${events} could not be written: the disk is full (database or disk is full). ` +
+          `Everything recorded before is intact; free space on that disk, then \`keel resume ${id}\` continues the turn`,
+      );
+      expect(failed.stderr).not.toMatch(NO_STACK);
+
+      // Nothing recorded was lost: the earlier turn and this one up to the tool's result.
+      expect(filler).toBeDefined();
+      fs.rmSync(filler as string);
+      const kept = eventsOf(home, id);
+      expect(kept.slice(0, before.length)).toEqual(before);
+      expect(kept.slice(before.length).map((event) => event.kind)).toEqual([
+        'user_message',
+        'assistant_message',
+        'tool_call_started',
+        'tool_result',
+      ]);
+
+      server.enqueue({ kind: 'reply', text: 'written after all' });
+      const resumed = await keel(home, ['resume', id]);
+      expect(resumed.code).toBe(0);
+      expect(resumed.stdout).toContain('written after all');
+      const after = eventsOf(home, id);
+      expectWhole(after);
+      expect(after.slice(0, kept.length)).toEqual(kept);
+      expect(after.slice(kept.length).map((event) => event.kind)).toEqual([
+        'assistant_message',
+        'persistent_commit',
+      ]);
+      expect(fs.readFileSync(path.join(project, 'a.txt'), 'utf8')).toBe('a\n');
+      expect(rejected(server)).toEqual([]);
+      expect((await keel(home, ['sessions'])).stdout).toContain(id);
+    });
+
+    it('a prompt sent while the disk is full is not recorded, and the message says to run it again', async () => {
+      server.enqueue({ kind: 'reply', text: 'hello' });
+      expect((await keel(home, newSession('hi'))).code).toBe(0);
+      const id = onlySessionId(home);
+      const before = eventsOf(home, id);
+      const filler = fillDisk(home);
+      const refused = await keel(home, ['run', '--session', id, 'are you there?']);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(
+        new RegExp(
+          `^keel: session ${id}: ${home}/\\S+ could not be written: the disk is full \\([^)]+\\)\\. ` +
+            `The prompt was not recorded; free space on that disk, then send it again \\(keel run --session ${id} PROMPT\\)\\n`,
+        ),
+      );
+      expect(refused.stderr).not.toMatch(NO_STACK);
+      fs.rmSync(filler);
+      expect(eventsOf(home, id)).toEqual(before);
+      server.enqueue({ kind: 'reply', text: 'here' });
+      const again = await keel(home, ['run', '--session', id, 'are you there?']);
+      expect(again.code).toBe(0);
+      expectWhole(eventsOf(home, id));
+      expect(rejected(server)).toEqual([]);
+    });
+
+    it('a session created while the disk is full is complete or absent, at every fill level', async () => {
+      // From no byte left to enough for the log but not the checkout: each level fails somewhere else.
+      const levels = [0, 12, 40, 112, 210, 250, 290, 330, 400, 560].map((kib) => kib * 1024);
+      const outcomes: string[] = [];
+      const seen = new Set<string>();
+      for (const leave of levels) {
+        const filler = fillDisk(home, leave);
+        server.enqueue({ kind: 'reply', text: 'made' });
+        const run = await keel(home, newSession(`at ${leave}`));
+        fs.rmSync(filler);
+        outcomes.push(`${leave}: ${run.code}`);
+        if (run.code !== 0) {
+          expect(run.stderr).toMatch(/could not be written: the disk is full/);
+          expect(run.stderr).not.toMatch(NO_STACK);
+        }
+        // No half-made thing is left in the home, listed or not.
+        const leftovers = fs.readdirSync(home).filter((name) => name.endsWith('.tmp'));
+        expect(leftovers).toEqual([]);
+        const folders = fs.existsSync(path.join(home, 'sessions'))
+          ? fs.readdirSync(path.join(home, 'sessions'))
+          : [];
+        const listed = (await keel(home, ['sessions', '--json'])).stdout;
+        for (const id of folders.filter((folder) => !seen.has(folder))) {
+          seen.add(id);
+          // Every folder is a whole session: listed, its log readable from session_created, its checkout's config there.
+          expect(listed).toContain(id);
+          expect(eventsOf(home, id)[0]?.kind).toBe('session_created');
+          expect(fs.existsSync(path.join(home, 'sessions', id, 'persistent.json'))).toBe(true);
+          expect((await keel(home, ['show', id])).code).toBe(0);
+        }
+        for (const id of listed.match(/[0-9a-z]{26}/g) ?? []) expect(folders).toContain(id);
+      }
+      // The campaign saw both: refusals and sessions made.
+      expect(outcomes.some((outcome) => outcome.endsWith(': 1'))).toBe(true);
+      expect(outcomes.some((outcome) => outcome.endsWith(': 0'))).toBe(true);
+    }, 120_000);
+  },
+);
