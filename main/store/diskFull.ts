@@ -75,8 +75,7 @@ export function asDiskFull(
   const quoted = [...message.matchAll(/'(\/[^']+)'/g)].at(-1)?.[1];
   const where = typeof own === 'string' ? own : (quoted ?? file);
   if (!isDiskFull(error, where)) return error;
-  // A system or SQLite error's message is the reason; a program's long output is cut to its words for it.
-  const code = (error as { code?: unknown } | null)?.code;
-  const reason = (typeof code !== 'string' && OUT_OF_SPACE.exec(message)?.[0]) || message;
+  // SQLite's words are the reason; anyone else's long message (git's output, a refused write) is cut to these.
+  const reason = OUT_OF_SPACE.exec(message)?.[0] ?? message;
   return new DiskFullError(where, reason, context.sessionId, context.stage, context.kinds);
 }

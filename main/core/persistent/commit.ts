@@ -12,7 +12,15 @@ import {
   streamBlob,
   type TreeChange,
 } from './git.js';
-import { backingEntry, BlobHasher, blobId, hashFile, readAll, SMALL_FILE_BYTES } from './hashing.js';
+import {
+  backingEntry,
+  BlobHasher,
+  blobId,
+  hashFile,
+  readAll,
+  SMALL_FILE_BYTES,
+  type Entry,
+} from './hashing.js';
 import { applyHeld, holdBack, type HeldFile } from './heldBack.js';
 import { holdNestedRepos } from './nestedRepos.js';
 import { keepFile } from './kept.js';
@@ -56,7 +64,25 @@ export type CommitOptions = {
    * nothing of the session's is written, every change is held back for a person to look at first.
    */
   gitMetadataChanges?: readonly string[];
+  /**
+   * Called once the writes are planned, before the first file is written: the commit intent records them, so
+   * a process killed while writing leaves what the next open needs to finish this commit (commitIntent.ts).
+   */
+  beforeWrite?: (files: readonly PlannedFile[]) => void;
+  /**
+   * The files of an earlier run of this commit that was killed while writing them (its intent): one whose
+   * backing file now holds the planned bytes was written by it, and is recorded with the side it replaced.
+   */
+  resumed?: readonly PlannedFile[];
+  /** Called after each file is written (fault injection: the `during_commit_files` crash point). */
+  afterEachWrite?: () => void;
 };
+
+/**
+ * One file a commit is about to write: what it replaces (`preHash`, sha256; null: nothing there) and what it
+ * writes (`post`: the git blob id of the bytes; null: the file is deleted).
+ */
+export type PlannedFile = { path: string; preHash: string | null; post: string | null };
 
 /** What the session changed in the checkout since its baseline and has not committed. */
 export async function uncommittedFiles(context: CheckoutContext): Promise<UncommittedFile[]> {
@@ -150,7 +176,14 @@ async function commitPaths(
   return withBackingLock(context.location.locksRoot, state.backing, async () => {
     // Hashing the backing side of each changed file is independent per file; merges stay one at a time.
     const theirs = await mapLimited(changes, 8, (change) => backingEntry(context, change.path));
-    const { plan, conflicts } = await planWrites(context, changes, theirs);
+    // What an earlier run of this commit, killed while writing, already wrote: recorded, not planned again.
+    const finished = finishedEarlier(changes, theirs, options.resumed);
+    const rest = changes.filter((change) => !finished.some((file) => file.path === change.path));
+    const { plan, conflicts } = await planWrites(
+      context,
+      rest,
+      rest.map((change) => theirs[changes.indexOf(change)] as Entry),
+    );
     if (conflicts.length > 0) {
       await Promise.allSettled([snapshotCommit]);
       await patch;
@@ -158,15 +191,24 @@ async function commitPaths(
     }
     // Every write goes to its own path and was planned above: they run side by side, fsyncs overlapping.
     // Deletions come after (they remove folders left empty, which a write may be filling).
-    const writes = plan.filter((write) => write.kind !== 'delete');
-    const [written, commit] = await Promise.all([
-      mapLimited(writes, 8, (write) => applyKept(context, write, options.keepStore)),
-      snapshotCommit,
-      patch,
+    options.beforeWrite?.([
+      ...(options.resumed ?? []).filter((file) => finished.some((done) => done.path === file.path)),
+      ...plan.filter((write) => write.kind !== 'already').map((write) => plannedFile(context, write)),
     ]);
-    const files = [...written];
-    for (const write of plan)
-      if (write.kind === 'delete') files.push(await applyKept(context, write, options.keepStore));
+    const writes = plan.filter((write) => write.kind !== 'delete');
+    const applyOne = async (write: PlannedWrite) => {
+      const file = await applyKept(context, write, options.keepStore);
+      if (write.kind !== 'already') options.afterEachWrite?.();
+      return file;
+    };
+    const [written, commit] = await Promise.all([mapLimited(writes, 8, applyOne), snapshotCommit, patch]);
+    const files = [...finished, ...written];
+    for (const write of plan) if (write.kind === 'delete') files.push(await applyOne(write));
+    if (options.keepStore !== undefined) {
+      for (const file of finished)
+        if (file.postHash !== null)
+          keepFile(options.keepStore, path.join(state.backing, file.path), file.postHash);
+    }
     const heldBack =
       held.length === 0
         ? {}
@@ -179,7 +221,9 @@ async function commitPaths(
           };
     if (state.kind === 'shadow') keepReachable(context, commit);
     state.expected =
-      changes.length === allChanges.length && plan.every((write) => write.kind !== 'merged')
+      changes.length === allChanges.length &&
+      finished.length === 0 &&
+      plan.every((write) => write.kind !== 'merged')
         ? expectedBacking(state.baselineTree, sessionTree, changes)
         : undefined;
     setHead(context, commit);
@@ -190,6 +234,39 @@ async function commitPaths(
     if (files.length === 0) return { dir, status: 'unchanged', ...heldBack };
     return { dir, status: 'committed', files, diffArtifact: artifactHandle, ...heldBack };
   });
+}
+
+/** What a planned write replaces and writes, as the commit intent keeps it. */
+function plannedFile(context: CheckoutContext, write: PlannedWrite): PlannedFile {
+  const { before, change } = write;
+  const preHash = before.kind === 'file' || before.kind === 'link' ? (before.sha256 ?? null) : null;
+  if (write.kind === 'delete') return { path: change.path, preHash, post: null };
+  const post = write.kind === 'merged' ? blobId(context.state.objectFormat, write.content) : change.newOid;
+  return { path: change.path, preHash, post };
+}
+
+/**
+ * The changes an earlier, interrupted run of this commit wrote already: the backing file holds the bytes its
+ * intent planned (the same blob id; for a deletion, nothing). Each is recorded with the side it replaced.
+ */
+function finishedEarlier(
+  changes: readonly TreeChange[],
+  theirs: readonly Entry[],
+  resumed: readonly PlannedFile[] | undefined,
+): CommittedFile[] {
+  if (resumed === undefined || resumed.length === 0) return [];
+  const finished: CommittedFile[] = [];
+  for (const [index, change] of changes.entries()) {
+    const planned = resumed.find((file) => file.path === change.path);
+    const now = theirs[index] as Entry;
+    if (planned === undefined) continue;
+    if (planned.post === null && now.kind === 'none') {
+      finished.push({ path: change.path, preHash: planned.preHash, postHash: null });
+    } else if ((now.kind === 'file' || now.kind === 'link') && now.oid === planned.post && now.sha256) {
+      finished.push({ path: change.path, preHash: planned.preHash, postHash: now.sha256 });
+    }
+  }
+  return finished;
 }
 
 /** At most this much of the held-back files' diff goes into the approval request. */

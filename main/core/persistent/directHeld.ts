@@ -177,18 +177,30 @@ async function restore(root: string, rel: string, was: Entry | undefined): Promi
   }
 }
 
-/** Writes granted direct held files: each only when the folder still holds what was put back. */
+/**
+ * Writes granted direct held files: each only when the folder still holds what was put back. A file that
+ * already holds the granted version (a run of this killed while writing: the commit intent) counts as written,
+ * with the side it replaced. `afterEachWrite` runs after each file written (a crash point).
+ */
 export async function applyDirect(
   root: string,
   files: readonly DirectHeldFile[],
   artifactsDir: string,
+  afterEachWrite: () => void = () => undefined,
 ): Promise<{ files: CommittedFile[]; conflicts: string[] }> {
   const written: CommittedFile[] = [];
   const conflicts: string[] = [];
   for (const file of files) {
     const current = snapshotEntry(root, file.path);
     const currentSha = current?.kind === 'file' ? current.sha256 : null;
-    if (current?.kind === 'link' || currentSha !== (file.beforeSha256 ?? null)) {
+    const before = file.beforeSha256 ?? null;
+    const wanted =
+      file.after === undefined ? null : file.after.kind === 'file' ? file.after.sha256 : undefined;
+    if (current?.kind !== 'link' && currentSha !== before && wanted !== undefined && currentSha === wanted) {
+      written.push({ path: file.path, preHash: before, postHash: wanted });
+      continue;
+    }
+    if (current?.kind === 'link' || currentSha !== before) {
       conflicts.push(file.path);
       continue;
     }
@@ -203,6 +215,7 @@ export async function applyDirect(
       const result = await writeStreamConfined(root, file.path, bytes, { mode: file.after.mode });
       written.push({ path: file.path, preHash: currentSha, postHash: result.sha256 });
     }
+    afterEachWrite();
   }
   return { files: written, conflicts };
 }

@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ChangedFile, EventOf, NewEvent, SessionEvent } from '../../common/events.js';
+import type { NewEvent, SessionEvent } from '../../common/events.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
 import { resetCheckout } from '../history/forkBase.js';
-import { importMarkOf, isImportedSeq } from '../log/imported.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { Checkout } from '../persistent/checkout.js';
 import { describeGitMetadataChanges } from '../persistent/gitMetadata.js';
@@ -18,16 +17,30 @@ import * as directChanges from '../persistent/directChanges.js';
 import type { HeldFile } from '../persistent/heldBack.js';
 import type { NestedHold } from '../persistent/nestedRepos.js';
 import { redactPatchFile } from '../../sandbox/redactFile.js';
-import type { CommitReport, CommittedFile, PersistentDirSpec } from '../persistent/types.js';
+import type { CommitReport, PersistentDirSpec } from '../persistent/types.js';
 import { crashPoint } from '../turn/crash.js';
 import {
   DIRECT_DIR,
   clearCommitIntent,
+  landedFiles,
   commitIntentFile,
+  readApplyingIntent,
   recoverCommitIntents,
+  removeWriteLeftovers,
   writeCommitIntent,
+  type ApplyingCommit,
 } from './commitIntent.js';
 import { checkoutLocation, historyStoreOf, readPersistentConfig, type PersistentConfig } from './layout.js';
+import {
+  changedFileOf,
+  chooseDirs,
+  grantsMadeHere,
+  heldEvents,
+  projectFolderOf,
+  summarize,
+  trace,
+  withFolderNamed,
+} from './checkoutSupport.js';
 import type { UncommittedDir } from './types.js';
 
 /**
@@ -111,12 +124,12 @@ export function existingCheckouts(dataDir: string, config: PersistentConfig): Ch
 export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions): Promise<TurnPreparation> {
   const config = persistentConfigOf(log);
   const preparation: TurnPreparation = { commits: [], reset: [] };
+  // Normally done already when the session was opened (recoverCommits); cheap when there is no intent.
+  await recoverCommits(log, options.onEvent);
   if (!config) {
     await prepareDirect(log, options.onEvent);
     return preparation;
   }
-  // Normally done already when the session was opened (recoverCommits); cheap when there is no intent.
-  await recoverCommitIntents(log, config, options.onEvent);
   const started = Date.now();
   for (const dir of config.dirs) {
     const checkout = await openCheckout(log, dir);
@@ -168,7 +181,7 @@ export async function commitDirs(
 ): Promise<CommitReport[]> {
   const config = persistentConfigOf(log);
   if (!config) return [];
-  await recoverCommitIntents(log, config, options.onEvent);
+  await recoverCommits(log, options.onEvent);
   const chosen = chooseDirs(config, options.dirs, (dir) => dir.commit === 'manual');
   const started = Date.now();
   const reports = await commitEach(log, chosen, options.onEvent);
@@ -229,8 +242,10 @@ async function commitCheckout(
   log: SessionLog,
   checkout: Checkout,
   onEvent: ((event: SessionEvent) => void) | undefined,
+  resumed?: ApplyingCommit,
 ): Promise<CommitReport> {
   const name = checkout.spec.name;
+  const intent = commitIntentFile(log.dir, name);
   const stem = `commits/${log.lastSeq() + 1}-${name}-${Date.now().toString(36)}`;
   const approved = approvedHeld(heldEvents(log), name, false);
   // Nested repositories' files granted since: written into the backing folder first (each only where
@@ -246,12 +261,19 @@ async function commitCheckout(
       },
     ]);
   }
-  const report = await checkout.commit({
-    artifactsDir: log.artifactsDir,
-    artifactStem: stem,
-    keepStore: historyStoreOf(log.dir),
-    approvedHeld: approved.flatMap((request) => request.files),
-  });
+  const report = await withFolderNamed(log, checkout.backing, () =>
+    checkout.commit({
+      artifactsDir: log.artifactsDir,
+      artifactStem: stem,
+      keepStore: historyStoreOf(log.dir),
+      approvedHeld: approved.flatMap((request) => request.files),
+      // The intent holds the plan before the first file is written: a kill while writing is finished on open.
+      beforeWrite: (files) =>
+        writeCommitIntent(intent, checkout.backing, [], { diffArtifact: `${stem}.patch`, files: [...files] }),
+      ...(resumed ? { resumed: resumed.files } : {}),
+      afterEachWrite: () => crashPoint('during_commit_files'),
+    }),
+  );
   // Every event this commit owes the log, appended together once the commit intent holds them.
   const owed: NewEvent[] = [];
   const record = (event: NewEvent) => owed.push(event);
@@ -273,6 +295,11 @@ async function commitCheckout(
       files: report.files.map(changedFileOf),
       diffArtifact: report.diffArtifact,
     });
+  } else if (resumed?.diffArtifact !== undefined && report.status === 'unchanged') {
+    // Killed after its files were written and the checkout moved on, before the events: what landed is it.
+    const files = landedFiles(checkout.backing, resumed);
+    if (files.length > 0)
+      record({ kind: 'persistent_commit', dir: name, files, diffArtifact: resumed.diffArtifact });
   }
   if (report.held) {
     const held: HeldRequest = { dir: name, patchArtifact: `${stem}.patch`, files: report.held.files };
@@ -303,8 +330,43 @@ async function commitCheckout(
     };
     record(await nestedRequest(log, stem, request, report.nested, checkout.backing));
   }
-  recordCommitted(log, commitIntentFile(log.dir, name), checkout.backing, onEvent, owed);
+  recordCommitted(log, intent, checkout.backing, onEvent, owed);
+  // A plan recorded and nothing owed (nothing was left to write): the intent has no more to say.
+  if (owed.length === 0) clearCommitIntent(intent);
   return report;
+}
+
+/**
+ * Finishes every commit a process was killed in while writing its files (the intent's applying phase): a
+ * checkout's commit is run again, which writes what is still missing and records the whole commit once, the
+ * files written before with the sides they replaced; a direct session's granted files are written the same
+ * way. Temp files of the killed writes are removed first. Returns one notice per commit finished.
+ */
+async function finishInterruptedCommits(
+  log: SessionLog,
+  onEvent: ((event: SessionEvent) => void) | undefined,
+): Promise<string[]> {
+  const config = persistentConfigOf(log);
+  const notices: string[] = [];
+  const dirs = config ? config.dirs.map((dir) => ({ dir, file: commitIntentFile(log.dir, dir.name) })) : [];
+  for (const { dir, file } of dirs) {
+    const interrupted = readApplyingIntent(file);
+    if (!interrupted) continue;
+    removeWriteLeftovers(interrupted.backing, interrupted.applying);
+    await commitCheckout(log, await openCheckout(log, dir), onEvent, interrupted.applying);
+    if (readApplyingIntent(file)) clearCommitIntent(file);
+    notices.push(`${dir.name}: a commit interrupted by a crash while writing its files was finished`);
+  }
+  const direct = commitIntentFile(log.dir, DIRECT_DIR, false);
+  const interrupted = config ? undefined : readApplyingIntent(direct);
+  const root = projectFolderOf(log);
+  if (interrupted && root !== undefined) {
+    removeWriteLeftovers(interrupted.backing, interrupted.applying);
+    await applyGrantedDirect(log, root, onEvent);
+    if (readApplyingIntent(direct)) clearCommitIntent(direct);
+    notices.push(`${DIRECT_DIR}: granted files a crash interrupted while they were written were finished`);
+  }
+  return notices;
 }
 
 /**
@@ -336,7 +398,8 @@ export async function recoverCommits(
   log: SessionLog,
   onEvent?: (event: SessionEvent) => void,
 ): Promise<string[]> {
-  return recoverCommitIntents(log, persistentConfigOf(log), onEvent);
+  const finished = await finishInterruptedCommits(log, onEvent);
+  return [...finished, ...(await recoverCommitIntents(log, persistentConfigOf(log), onEvent))];
 }
 
 /**
@@ -372,26 +435,6 @@ async function nestedRequest(
   };
 }
 
-/** A committed file as the log records it: hashes, and the modes of the sides whose bytes were kept. */
-function changedFileOf(file: CommittedFile): ChangedFile {
-  return {
-    path: file.path,
-    preHash: file.preHash,
-    postHash: file.postHash,
-    ...(file.preMode !== undefined ? { preMode: file.preMode } : {}),
-    ...(file.postMode !== undefined ? { postMode: file.postMode } : {}),
-  };
-}
-
-/** What approvedHeld reads: session_created (the import mark), the approval events and the commits. */
-function heldEvents(log: SessionLog): SessionEvent[] {
-  const created = log.read({ fromSeq: 1, limit: 1, validate: false });
-  const kinds = log.readKinds(['approval_request', 'approval_granted', 'persistent_commit'], {
-    validate: false,
-  });
-  return [...created, ...kinds];
-}
-
 /** What a held-back approval request carries in its `arguments` (`direct`: a --commit direct session's). */
 type HeldRequest = { dir: string; patchArtifact: string; files: HeldFile[]; direct?: false };
 type DirectHeldRequest = { dir: string; patchArtifact: string; files: DirectHeldFile[]; direct: true };
@@ -402,11 +445,6 @@ type AnyHeldRequest = HeldRequest | DirectHeldRequest | NestedHeldRequest;
 /** A direct session's photograph of its folder's protected paths, taken when a turn (segment) starts. */
 const DIRECT_SNAPSHOT = 'protected-snapshot.json';
 
-function projectFolderOf(log: SessionLog): string | undefined {
-  const [created] = log.read({ fromSeq: 1, limit: 1, validate: false });
-  return created?.kind === 'session_created' ? created.projectFolder : undefined;
-}
-
 /**
  * A direct session's turn starts: held files granted since are written (a persistent_commit naming the
  * request's patch), a killed turn's change recorded, then this start and its protected paths photographed.
@@ -414,9 +452,33 @@ function projectFolderOf(log: SessionLog): string | undefined {
 async function prepareDirect(log: SessionLog, onEvent: ((event: SessionEvent) => void) | undefined) {
   const root = projectFolderOf(log);
   if (root === undefined || !fs.existsSync(root)) return;
+  await applyGrantedDirect(log, root, onEvent);
+  await recordDirectChanges(log, root, onEvent);
+  await directChanges.startDirectTurn(directChanges.directStateDir(log.dir), root);
+  fs.writeFileSync(path.join(log.dir, DIRECT_SNAPSHOT), JSON.stringify(snapshotProtected(root)));
+}
+
+/**
+ * Writes a direct session's granted held files into its folder, each request's plan in the commit intent
+ * before its first file (a kill while writing is finished on the next open), then its persistent_commit.
+ */
+async function applyGrantedDirect(
+  log: SessionLog,
+  root: string,
+  onEvent: ((event: SessionEvent) => void) | undefined,
+): Promise<void> {
+  const intent = commitIntentFile(log.dir, DIRECT_DIR, false);
   for (const request of approvedHeld(heldEvents(log), DIRECT_DIR, true)) {
-    const applied = await applyDirect(root, request.files, log.artifactsDir);
-    recordCommitted(log, commitIntentFile(log.dir, DIRECT_DIR, false), root, onEvent, [
+    const files = request.files.map((file) => ({
+      path: file.path,
+      preHash: file.beforeSha256 ?? null,
+      post: file.after?.kind === 'file' ? file.after.sha256 : null,
+    }));
+    writeCommitIntent(intent, root, [], { diffArtifact: request.patchArtifact, files });
+    const applied = await withFolderNamed(log, root, () =>
+      applyDirect(root, request.files, log.artifactsDir, () => crashPoint('during_commit_files')),
+    );
+    recordCommitted(log, intent, root, onEvent, [
       {
         kind: 'persistent_commit',
         dir: DIRECT_DIR,
@@ -425,9 +487,6 @@ async function prepareDirect(log: SessionLog, onEvent: ((event: SessionEvent) =>
       },
     ]);
   }
-  await recordDirectChanges(log, root, onEvent);
-  await directChanges.startDirectTurn(directChanges.directStateDir(log.dir), root);
-  fs.writeFileSync(path.join(log.dir, DIRECT_SNAPSHOT), JSON.stringify(snapshotProtected(root)));
 }
 
 /** Records what any tool changed since the turn's start record as a `persistent_commit` (directChanges.ts). */
@@ -530,71 +589,4 @@ function approvedHeld(
     if (!written) found.push(held);
   }
   return found;
-}
-
-/** The approval_granted events made here (not imported), of any scope. */
-function grantsMadeHere(events: readonly SessionEvent[]): EventOf<'approval_granted'>[] {
-  const first = events[0];
-  const mark = first?.kind === 'session_created' ? importMarkOf(first) : undefined;
-  return events.filter(
-    (event): event is EventOf<'approval_granted'> =>
-      event.kind === 'approval_granted' && !isImportedSeq(mark, event.seq),
-  );
-}
-
-function chooseDirs(
-  config: PersistentConfig,
-  names: readonly string[] | undefined,
-  byDefault: (dir: PersistentDirSpec) => boolean,
-  allowReadOnly = false,
-): PersistentDirSpec[] {
-  if (names === undefined) {
-    return config.dirs.filter(
-      (dir) => byDefault(dir) && (allowReadOnly || !config.readOnly.includes(dir.name)),
-    );
-  }
-  return names.map((name) => {
-    const dir = config.dirs.find((d) => d.name === name);
-    if (!dir)
-      throw new Error(
-        `no Persistent Dir "${name}" in this session (it has: ${config.dirs.map((d) => d.name).join(', ')})`,
-      );
-    if (!allowReadOnly && config.readOnly.includes(name)) {
-      throw new Error(
-        `Persistent Dir "${name}" is read-only for this session; its changes are never committed`,
-      );
-    }
-    return dir;
-  });
-}
-
-function summarize(reports: readonly CommitReport[]): unknown[] {
-  return reports.map((r) =>
-    r.status === 'committed'
-      ? { dir: r.dir, status: r.status, files: r.files.length }
-      : r.status === 'conflict'
-        ? { dir: r.dir, status: r.status, conflicts: r.conflicts }
-        : { dir: r.dir, status: r.status },
-  );
-}
-
-function trace(
-  log: SessionLog,
-  turn: number | undefined,
-  stage: string,
-  started: number,
-  detail: unknown,
-): void {
-  try {
-    log.appendTrace({
-      // Without a turn (Apply after review, keel commit) the work belongs to the turn that made it: the last.
-      turn: turn ?? log.countOfKind('user_message'),
-      stage,
-      startedAt: new Date(started).toISOString(),
-      durationMs: Date.now() - started,
-      detail,
-    });
-  } catch {
-    // Trace is observability only; a failed trace write never fails a commit.
-  }
 }

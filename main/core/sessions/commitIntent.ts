@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { SessionEvent, type EventOf, type NewEvent } from '../../common/events.js';
+import { SessionEvent, type ChangedFile, type EventOf, type NewEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { hashFile } from '../persistent/hashing.js';
+import { blobId, hashFile } from '../persistent/hashing.js';
+import { readFileState } from '../persistent/kept.js';
 import { checkoutLocation, type PersistentConfig } from './layout.js';
 
 /**
@@ -17,12 +18,29 @@ import { checkoutLocation, type PersistentConfig } from './layout.js';
 
 const INTENT_FILE = 'commit-intent.json';
 
+/** The files a commit is writing (commit.ts's PlannedFile): written before the first of them. */
+const Applying = z.object({
+  /** The patch artifact of the commit being written (its persistent_commit names it). */
+  diffArtifact: z.string().min(1).optional(),
+  files: z.array(
+    z.object({ path: z.string().min(1), preHash: z.string().nullable(), post: z.string().nullable() }),
+  ),
+});
+
 const Intent = z.object({
   version: z.literal(1),
   /** The backing folder the files were written into (paths of persistent_commit events are relative to it). */
   backing: z.string().min(1),
   events: z.array(z.record(z.string(), z.unknown())),
+  /**
+   * Set while the files are still being written (no events yet): a process killed then left some written and
+   * some not; the next open finishes the commit (checkouts.ts, finishInterruptedCommits) before anything else.
+   */
+  applying: Applying.optional(),
 });
+
+/** What an intent in the applying phase holds. */
+export type ApplyingCommit = z.infer<typeof Applying>;
 
 /**
  * Where the intent of a dir's commits lives: the checkout's state folder, or the session's folder for a
@@ -44,11 +62,16 @@ function intentFiles(dataDir: string, config: PersistentConfig | undefined): { d
 }
 
 /** Writes the intent durably (temp + fsync + rename + folder fsync in the private state folder). */
-export function writeCommitIntent(file: string, backing: string, events: readonly NewEvent[]): void {
+export function writeCommitIntent(
+  file: string,
+  backing: string,
+  events: readonly NewEvent[],
+  applying?: ApplyingCommit,
+): void {
   const temp = `${file}.${process.pid}.tmp`;
   const fd = fs.openSync(temp, 'w');
   try {
-    fs.writeSync(fd, JSON.stringify({ version: 1, backing, events }));
+    fs.writeSync(fd, JSON.stringify({ version: 1, backing, events, ...(applying ? { applying } : {}) }));
     fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
@@ -60,6 +83,56 @@ export function writeCommitIntent(file: string, backing: string, events: readonl
   } finally {
     fs.closeSync(folder);
   }
+}
+
+/** The commit a dir's intent says was being written when the process died, or undefined (none, or past it). */
+export function readApplyingIntent(file: string): { backing: string; applying: ApplyingCommit } | undefined {
+  try {
+    const parsed = Intent.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
+    return parsed.success && parsed.data.applying
+      ? { backing: parsed.data.backing, applying: parsed.data.applying }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Removes the temp files a killed write left beside the files of `applying` (`.<name>.<random>.keel-tmp`,
+ * main/sandbox/confinedWrite.ts): the folder is to hold the commit's files and nothing of its writing.
+ */
+export function removeWriteLeftovers(backing: string, applying: ApplyingCommit): void {
+  for (const file of applying.files) {
+    const folder = path.join(backing, path.dirname(file.path));
+    const stem = `.${path.basename(file.path)}.`;
+    let names: string[];
+    try {
+      names = fs.readdirSync(folder);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (name.startsWith(stem) && name.endsWith('.keel-tmp'))
+        fs.rmSync(path.join(folder, name), { force: true });
+    }
+  }
+}
+
+/** The files of an interrupted commit whose bytes in the folder are the planned ones (blob id; deleted: absent). */
+export function landedFiles(backing: string, applying: ApplyingCommit): ChangedFile[] {
+  const landed: ChangedFile[] = [];
+  for (const file of applying.files) {
+    const state = readFileState(path.join(backing, file.path));
+    if (file.post === null) {
+      if (state === undefined) landed.push({ path: file.path, preHash: file.preHash, postHash: null });
+      continue;
+    }
+    if (state === undefined || state === 'too-large') continue;
+    const format = file.post.length === 64 ? 'sha256' : 'sha1';
+    if (blobId(format, state.bytes) === file.post)
+      landed.push({ path: file.path, preHash: file.preHash, postHash: state.sha256 });
+  }
+  return landed;
 }
 
 /** Whether any dir of the session holds a commit intent (read without the session's lease). */
@@ -126,6 +199,8 @@ export async function recoverCommitIntents(
     } catch {
       parsed = undefined;
     }
+    // Still being written: finishInterruptedCommits finishes it (run before this), not this function.
+    if (parsed?.applying) continue;
     const events = parsed ? parseEvents(parsed.events) : undefined;
     if (!parsed || !events) {
       // A torn intent: its rename never happened, so its commit's files were not written after it either.

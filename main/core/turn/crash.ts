@@ -17,6 +17,9 @@ export const CRASH_POINTS = [
   'after_commit_before_event',
   // The projection snapshot dies half written, before its rename (main/core/log/projectionSnapshot.ts).
   'during_snapshot_write',
+  // A commit dies after its first file reached the folder, the others not yet (a checkout's commit, a direct
+  // session's granted files): the commit intent's plan lets the next open finish it.
+  'during_commit_files',
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

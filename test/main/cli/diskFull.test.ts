@@ -133,6 +133,66 @@ describe.skipIf(TMPFS_REFUSED !== undefined)(
       expect(rejected(server)).toEqual([]);
     });
 
+    it('a commit into a project whose disk is full: named, nothing recorded, and resume after freeing space writes it whole, once', async () => {
+      // The project lives on its own small disk, with room left for part of the turn's files only; the home
+      // has room for the checkout and the history store's copies.
+      unmountTmpfs(home);
+      mountTmpfs(home, '16m');
+      const disk = path.join(dir, 'disk');
+      fs.mkdirSync(disk);
+      mountTmpfs(disk, '2m');
+      try {
+        const folder = path.join(disk, 'project');
+        fs.mkdirSync(folder);
+        for (const name of ['a.txt', 'b.txt', 'c.txt']) fs.writeFileSync(path.join(folder, name), 'old\n');
+        const filler = fillDisk(disk, 200 * 1024);
+        server.enqueue(
+          {
+            kind: 'reply',
+            toolCalls: [
+              {
+                name: 'run_command',
+                arguments: {
+                  command: "for f in a b c; do head -c 150000 /dev/zero | tr '\\0' x > $f.txt; done",
+                },
+              },
+            ],
+          },
+          { kind: 'reply', text: 'rewritten' },
+        );
+        const failed = await keel(
+          home,
+          newSessionArgs({ project: folder, server }, { policy: 'full-auto', prompt: 'rewrite' }),
+        );
+        const id = onlySessionId(home);
+        expect(failed.code).toBe(1);
+        expect(failed.stderr).toMatch(
+          new RegExp(
+            `keel: session ${id}: ${folder}/\\S* ?could not be written: the disk is full \\([^)]+\\)\\. ` +
+              `Everything recorded before is intact; free space on that disk, then \`keel resume ${id}\` continues the turn`,
+          ),
+        );
+        expect(failed.stderr).not.toMatch(NO_STACK);
+        expect(eventsOf(home, id).filter((event) => event.kind === 'persistent_commit')).toEqual([]);
+
+        fs.rmSync(filler);
+        const resumed = await keel(home, ['resume', id]);
+        expect(resumed.code).toBe(0);
+        const x = 'x'.repeat(150000);
+        for (const name of ['a.txt', 'b.txt', 'c.txt'])
+          expect(fs.readFileSync(path.join(folder, name), 'utf8')).toBe(x);
+        expect(fs.readdirSync(folder).sort()).toEqual(['a.txt', 'b.txt', 'c.txt']);
+        const commits = eventsOf(home, id).filter((event) => event.kind === 'persistent_commit');
+        expect(commits).toHaveLength(1);
+        const files = commits[0]?.kind === 'persistent_commit' ? commits[0].files : [];
+        expect(files.map((file) => file.path).sort()).toEqual(['a.txt', 'b.txt', 'c.txt']);
+        expectWhole(eventsOf(home, id));
+        expect(rejected(server)).toEqual([]);
+      } finally {
+        unmountTmpfs(disk);
+      }
+    });
+
     it('a session created while the disk is full is complete or absent, at every fill level', async () => {
       // From no byte left to enough for the log but not the checkout: each level fails somewhere else.
       const levels = [0, 12, 40, 112, 210, 250, 290, 330, 400, 560].map((kib) => kib * 1024);

@@ -1,0 +1,133 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ChangedFile, EventOf, SessionEvent } from '../../common/events.js';
+import { importMarkOf, isImportedSeq } from '../log/imported.js';
+import { asDiskFull } from '../log/logErrors.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import type { CommitReport, CommittedFile, PersistentDirSpec } from '../persistent/types.js';
+import type { PersistentConfig } from './layout.js';
+
+/** The dirs named (each must exist; read-only ones only when allowed), or those `byDefault` picks. */
+export function chooseDirs(
+  config: PersistentConfig,
+  names: readonly string[] | undefined,
+  byDefault: (dir: PersistentDirSpec) => boolean,
+  allowReadOnly = false,
+): PersistentDirSpec[] {
+  if (names === undefined) {
+    return config.dirs.filter(
+      (dir) => byDefault(dir) && (allowReadOnly || !config.readOnly.includes(dir.name)),
+    );
+  }
+  return names.map((name) => {
+    const dir = config.dirs.find((d) => d.name === name);
+    if (!dir)
+      throw new Error(
+        `no Persistent Dir "${name}" in this session (it has: ${config.dirs.map((d) => d.name).join(', ')})`,
+      );
+    if (!allowReadOnly && config.readOnly.includes(name)) {
+      throw new Error(
+        `Persistent Dir "${name}" is read-only for this session; its changes are never committed`,
+      );
+    }
+    return dir;
+  });
+}
+
+/** A commit report as the trace keeps it (counts, not file lists). */
+export function summarize(reports: readonly CommitReport[]): unknown[] {
+  return reports.map((r) =>
+    r.status === 'committed'
+      ? { dir: r.dir, status: r.status, files: r.files.length }
+      : r.status === 'conflict'
+        ? { dir: r.dir, status: r.status, conflicts: r.conflicts }
+        : { dir: r.dir, status: r.status },
+  );
+}
+
+/** Writes one trace record of checkout work; a failed write never fails the work it describes. */
+export function trace(
+  log: SessionLog,
+  turn: number | undefined,
+  stage: string,
+  started: number,
+  detail: unknown,
+): void {
+  try {
+    log.appendTrace({
+      // Without a turn (Apply after review, keel commit) the work belongs to the turn that made it: the last.
+      turn: turn ?? log.countOfKind('user_message'),
+      stage,
+      startedAt: new Date(started).toISOString(),
+      durationMs: Date.now() - started,
+      detail,
+    });
+  } catch {
+    // Trace is observability only; a failed trace write never fails a commit.
+  }
+}
+
+/**
+ * Runs a commit's writes into `folder`; a full disk there is told with the file (a confined write names it
+ * relative to the folder, `("a.txt")`) and the session, whose next open finishes the commit.
+ */
+export async function withFolderNamed<T>(
+  log: SessionLog,
+  folder: string,
+  write: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    const named = /\("([^"]+)"\)/.exec(error instanceof Error ? error.message : '')?.[1];
+    // Unnamed, it is the folder or Keel's own copies (checkout, history store): whichever disk is full.
+    const file = named !== undefined ? path.join(folder, named) : nearlyFull(folder) ? folder : log.dir;
+    throw asDiskFull(error, file, { sessionId: log.id });
+  }
+}
+
+/** Whether the disk holding `folder` has (almost) no space left. */
+function nearlyFull(folder: string): boolean {
+  try {
+    const stats = fs.statfsSync(folder);
+    return stats.bavail * stats.bsize < 1024 * 1024;
+  } catch {
+    return false;
+  }
+}
+
+/** A committed file as the log records it: hashes, and the modes of the sides whose bytes were kept. */
+export function changedFileOf(file: CommittedFile): ChangedFile {
+  return {
+    path: file.path,
+    preHash: file.preHash,
+    postHash: file.postHash,
+    ...(file.preMode !== undefined ? { preMode: file.preMode } : {}),
+    ...(file.postMode !== undefined ? { postMode: file.postMode } : {}),
+  };
+}
+
+/** The approval_granted events made here (not imported), of any scope. */
+export function grantsMadeHere(events: readonly SessionEvent[]): EventOf<'approval_granted'>[] {
+  const first = events[0];
+  const mark = first?.kind === 'session_created' ? importMarkOf(first) : undefined;
+  return events.filter(
+    (event): event is EventOf<'approval_granted'> =>
+      event.kind === 'approval_granted' && !isImportedSeq(mark, event.seq),
+  );
+}
+
+/** What approvedHeld reads: session_created (the import mark), the approval events and the commits. */
+export function heldEvents(log: SessionLog): SessionEvent[] {
+  const created = log.read({ fromSeq: 1, limit: 1, validate: false });
+  const kinds = log.readKinds(['approval_request', 'approval_granted', 'persistent_commit'], {
+    validate: false,
+  });
+  return [...created, ...kinds];
+}
+
+/** The project folder a session's session_created names (a direct session works in it). */
+export function projectFolderOf(log: SessionLog): string | undefined {
+  const [created] = log.read({ fromSeq: 1, limit: 1, validate: false });
+  return created?.kind === 'session_created' ? created.projectFolder : undefined;
+}
