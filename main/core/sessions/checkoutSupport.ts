@@ -5,6 +5,7 @@ import { importMarkOf, isImportedSeq } from '../log/imported.js';
 import { asDiskFull } from '../log/logErrors.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import type { CommitReport, CommittedFile, PersistentDirSpec } from '../persistent/types.js';
+import { writeCommitIntent } from './commitIntent.js';
 import type { PersistentConfig } from './layout.js';
 
 /** The dirs named (each must exist; read-only ones only when allowed), or those `byDefault` picks. */
@@ -68,17 +69,26 @@ export function trace(
 }
 
 /**
- * Runs a commit's writes into `folder`; a full disk there is told with the file (a confined write names it
- * relative to the folder, `("a.txt")`) and the session, whose next open finishes the commit.
+ * Runs a commit's writes into `folder`. A commit that fails (a full disk, in the folder or in Keel's own
+ * copies) leaves its intent behind, so the next open runs it again; a full disk is told with the file (a
+ * confined write names it relative to the folder, `("a.txt")`) and the session.
  */
 export async function withFolderNamed<T>(
   log: SessionLog,
+  intent: string,
   folder: string,
   write: () => Promise<T>,
 ): Promise<T> {
   try {
     return await write();
   } catch (error) {
+    if (!fs.existsSync(intent)) {
+      try {
+        writeCommitIntent(intent, folder, [], { files: [] });
+      } catch {
+        // No room even for that: an auto dir's turn-pending mark still has the next turn commit it.
+      }
+    }
     const named = /\("([^"]+)"\)/.exec(error instanceof Error ? error.message : '')?.[1];
     // Unnamed, it is the folder or Keel's own copies (checkout, history store): whichever disk is full.
     const file = named !== undefined ? path.join(folder, named) : nearlyFull(folder) ? folder : log.dir;

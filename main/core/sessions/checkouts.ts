@@ -261,7 +261,7 @@ async function commitCheckout(
       },
     ]);
   }
-  const report = await withFolderNamed(log, checkout.backing, () =>
+  const report = await withFolderNamed(log, intent, checkout.backing, () =>
     checkout.commit({
       artifactsDir: log.artifactsDir,
       artifactStem: stem,
@@ -355,7 +355,9 @@ async function finishInterruptedCommits(
     removeWriteLeftovers(interrupted.backing, interrupted.applying);
     await commitCheckout(log, await openCheckout(log, dir), onEvent, interrupted.applying);
     if (readApplyingIntent(file)) clearCommitIntent(file);
-    notices.push(`${dir.name}: a commit interrupted by a crash while writing its files was finished`);
+    notices.push(
+      `${dir.name}: a commit interrupted (a crash, a full disk) before all its files were written was finished`,
+    );
   }
   const direct = commitIntentFile(log.dir, DIRECT_DIR, false);
   const interrupted = config ? undefined : readApplyingIntent(direct);
@@ -364,7 +366,9 @@ async function finishInterruptedCommits(
     removeWriteLeftovers(interrupted.backing, interrupted.applying);
     await applyGrantedDirect(log, root, onEvent);
     if (readApplyingIntent(direct)) clearCommitIntent(direct);
-    notices.push(`${DIRECT_DIR}: granted files a crash interrupted while they were written were finished`);
+    notices.push(
+      `${DIRECT_DIR}: granted files interrupted (a crash, a full disk) while they were written were finished`,
+    );
   }
   return notices;
 }
@@ -475,7 +479,7 @@ async function applyGrantedDirect(
       post: file.after?.kind === 'file' ? file.after.sha256 : null,
     }));
     writeCommitIntent(intent, root, [], { diffArtifact: request.patchArtifact, files });
-    const applied = await withFolderNamed(log, root, () =>
+    const applied = await withFolderNamed(log, intent, root, () =>
       applyDirect(root, request.files, log.artifactsDir, () => crashPoint('during_commit_files')),
     );
     recordCommitted(log, intent, root, onEvent, [
