@@ -34,16 +34,26 @@ export function clearCreatingMark(dir: string): void {
 }
 
 /**
- * Throws unless `<dir>/events.sqlite` is there to open: SessionNotFoundError for no folder or a create that
- * never got that far (its mark is there); DamagedLogError when a session's folder has lost its log or holds
- * an empty one, which is damage, not absence.
+ * Throws unless `<dir>/events.sqlite` is there to open: SessionNotFoundError for no folder, an empty one or a
+ * create that never got that far (its mark is there); DamagedLogError when a session's folder has lost its
+ * log or holds an empty one, which is damage, not absence.
  */
 export function assertLogPresent(dir: string, id: string): void {
   const file = path.join(dir, 'events.sqlite');
   const size = fs.statSync(file, { throwIfNoEntry: false })?.size;
   if (size !== undefined && size > 0) return;
-  const session = fs.existsSync(dir) && !fs.existsSync(path.join(dir, CREATING_MARK));
+  // An empty folder is a create between its claim (mkdir) and its mark, not a session that lost its log.
+  const held = entriesOf(dir) > 0;
+  const session = held && !fs.existsSync(path.join(dir, CREATING_MARK));
   if (!session && size === undefined) throw new SessionNotFoundError(id);
   if (session)
     throw new DamagedLogError(id, file, size === undefined ? 'the file is missing' : 'the file is empty');
+}
+
+function entriesOf(dir: string): number {
+  try {
+    return fs.readdirSync(dir).length;
+  } catch {
+    return 0; // no folder (or it went meanwhile)
+  }
 }
