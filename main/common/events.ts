@@ -478,7 +478,10 @@ export const McpToolsListed = z.object({
       error: z.string().optional(),
     })
     .optional(),
-  /** Servers whose tools/list_changed notification led to this event. */
+  /**
+   * Kept servers whose tools changed since the previous turn: they said tools/list_changed, or the turn start's
+   * tools/list found another list (a notice over HTTP can be lost).
+   */
   changedBy: z.array(z.string()).optional(),
   /** Tools a server listed that Keel could not offer, one sentence each. */
   skipped: z.array(z.string()).optional(),

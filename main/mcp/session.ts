@@ -25,7 +25,7 @@ export type McpSession = {
   changed(): string[];
   /** False once a server failed for good (did not start, or gave up restarting): the session is reopened. */
   healthy(): boolean;
-  /** Lists every server's tools again (between turns, after `tools/list_changed`): new tools, servers, skipped. */
+  /** Lists every server's tools again (at the start of a turn that keeps them): new tools, servers, skipped. */
   relist(): Promise<void>;
   /** Stops every server (and its proxy); idempotent. */
   close(): Promise<void>;
@@ -103,7 +103,11 @@ export async function startMcpSession(options: StartMcpOptions): Promise<McpSess
     servers: [],
     skipped: [],
     changed: () => [...changed],
-    healthy: () => connections.every((connection) => connection.state.state !== 'failed'),
+    // A server whose tools/list failed was closed (its connection's state still says ready): unhealthy too,
+    // so a long-lived host starts the servers anew rather than keeping a closed one.
+    healthy: () =>
+      connections.every((connection) => connection.state.state !== 'failed') &&
+      session.servers.every((report) => report.state.state !== 'failed'),
     relist: async () => {
       changed.clear();
       const described = await Promise.all(connections.map(describe));

@@ -97,9 +97,16 @@ export async function openSessionMcp(
     kept = undefined;
   }
   if (kept) {
-    changedBy = kept.session.changed();
-    // tools/list_changed between turns (or during the last one): this turn's list is the new one.
-    if (changedBy.length > 0) await kept.session.relist();
+    // Every kept server is listed again at the turn's start, notice or not: a Streamable HTTP server's
+    // tools/list_changed sent while no GET stream is open is lost (server-everything sends one right after
+    // initialize), so the notice alone cannot say the list is current. One tools/list per server per turn;
+    // the list then stays fixed for the turn (the cached prefix).
+    const before = toolSignatures(kept.session);
+    const notified = kept.session.changed();
+    await kept.session.relist();
+    const after = toolSignatures(kept.session);
+    const names = new Set([...before.keys(), ...after.keys()]);
+    changedBy = [...names].filter((name) => notified.includes(name) || before.get(name) !== after.get(name));
   }
   const notices: KeptMcp['notices'] = kept?.notices ?? {};
   notices.send = options.onNotice;
@@ -117,10 +124,14 @@ export async function openSessionMcp(
   const session =
     started && pool ? keptSession(started, pool, log.id, { key, session: started, notices }) : started;
   if (!session) pool?.release(log.id);
-  for (const report of kept ? [] : (session?.servers ?? [])) {
-    if (report.state.state === 'failed') {
-      options.onNotice?.(`MCP server "${report.name}" failed to start: ${report.state.error}`);
-    }
+  for (const report of session?.servers ?? []) {
+    if (report.state.state !== 'failed') continue;
+    // A kept server whose re-list failed was closed: its tools are gone for this turn, the next restarts it.
+    options.onNotice?.(
+      kept
+        ? `MCP server "${report.name}" failed: ${report.state.error}; it restarts at the next turn`
+        : `MCP server "${report.name}" failed to start: ${report.state.error}`,
+    );
   }
   const listed: Omit<EventOf<'mcp_tools_listed'>, 'seq' | 'at'> = {
     kind: 'mcp_tools_listed',
@@ -203,6 +214,23 @@ function keptSession(session: McpSession, pool: McpPool, sessionId: string, entr
     relist: () => session.relist(),
     close: () => (given ??= pool.keep(sessionId, entry)),
   };
+}
+
+/**
+ * Per server, what its tools tell a provider (names, descriptions, schemas, kinds) and what was skipped: two
+ * listings of a server differ exactly when its signature does.
+ */
+function toolSignatures(session: McpSession): Map<string, string> {
+  return new Map(
+    session.servers.map((report) => {
+      const prefix = `mcp__${report.name}__`;
+      const tools = session.tools
+        .filter((tool) => tool.name.startsWith(prefix))
+        .map((tool) => [tool.name, tool.description, tool.inputJsonSchema ?? null, tool.kind]);
+      const skipped = session.skipped.filter((s) => s.server === report.name).map((s) => [s.tool, s.reason]);
+      return [report.name, JSON.stringify({ state: report.state.state, tools, skipped })];
+    }),
+  );
 }
 
 /** True when `next` says something else than the session's newest mcp_tools_listed (none: unless it is empty). */

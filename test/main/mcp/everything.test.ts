@@ -356,6 +356,34 @@ describe('server-everything over Streamable HTTP on loopback', () => {
     expect(steps.length).toBeGreaterThanOrEqual(2);
   });
 
+  it('lists a kept server again at each turn start, its tools/list_changed lost over HTTP; the record is its list', async () => {
+    settingsWith({ web: { url: `http://127.0.0.1:${port}/mcp` } });
+    const log = session('ask', [`127.0.0.1:${port}`]);
+    const pool = new McpPool();
+    try {
+      // Its list_changed right after initialize goes to a GET stream not yet open, so it never reaches
+      // Keel; the tools it announces (registered in oninitialized) are already in the first tools/list.
+      const first = await turnWith(log, [{ name: 'mcp__web__echo', arguments: { message: 'one' } }], pool);
+      expect(first.outcome.status).toBe('completed');
+      expect(listed(log)).toHaveLength(1);
+      expect(listed(log)[0]?.servers[0]).toMatchObject({ name: 'web', transport: 'http', state: 'ready' });
+      expect(listed(log)[0]?.skipped).toEqual([
+        expect.stringMatching(/^web\/simulate-research-query: it runs only as an MCP task/),
+      ]);
+
+      // The kept server is not restarted; the next turn's start lists it again (its POST before the echo's).
+      const before = postsSeen();
+      const second = await turnWith(log, [{ name: 'mcp__web__echo', arguments: { message: 'two' } }], pool);
+      expect(second.outcome.status).toBe('completed');
+      expect(resultOf(log, 'c1')?.content).toBe('Echo: two');
+      expect(postsSeen() - before).toBe(2);
+      // The same list as recorded: nothing new on record (an unchanged list appends nothing).
+      expect(listed(log)).toHaveLength(1);
+    } finally {
+      await pool.stop();
+    }
+  });
+
   it('fails the call in flight at once when the server dies, and reports the restart that did not work', async () => {
     const dying = await startHttpEverything();
     try {
