@@ -30,13 +30,16 @@ export function forkSession(home: string, parentId: string, options: { at?: numb
   let dataDir: string;
   let changes: SessionEvent[];
   try {
-    const last = parent.lastSeq();
+    // Read once and not re-validated: a local log's rows were validated by zod when appended or imported, and
+    // stored as zod's output, so decoding them gives the events zod gave (the fork's projection is unchanged).
+    const all = parent.read({ validate: false });
+    const last = all.at(-1)?.seq ?? 0;
     const at = options.at ?? last;
-    events = parent.read({ toSeq: at });
+    events = all.filter((event) => event.seq <= at);
     dataDir = parent.dir;
     changes = parent.readKinds(['persistent_commit', 'changes_reverted']);
     if (at !== last) {
-      const problem = rewindProblem(parent.read({ validate: false }), at);
+      const problem = rewindProblem(all, at);
       if (problem !== undefined) throw new RevertTargetError(`cannot fork at ${at}: ${problem}`);
     }
   } finally {
@@ -48,7 +51,10 @@ export function forkSession(home: string, parentId: string, options: { at?: numb
   const config = readPersistentConfig(dataDir);
   // The changes made after `at` are taken out of the fork's checkouts (forkBase.ts), never out of the project.
   const base: ChangeEvent[] = forkBaseOf(dataDir, changes, at);
+  // The rows after session_created are copied in SQLite from the parent's file (logCopy.ts), in the one
+  // transaction that writes the fork's own session_created: a crash leaves the fork whole or absent.
   const id = SessionLog.importEvents(home, [first, ...events.slice(1)], {
+    copyFrom: path.join(dataDir, 'events.sqlite'),
     files: (dir) => {
       makeSessionFolders(dir);
       if (config) writePersistentConfig(dir, config);

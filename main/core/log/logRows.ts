@@ -42,8 +42,10 @@ export function rowToEvent(sessionId: string, row: EventRow, validate = true): S
     const file = `sessions/${sessionId}/events.sqlite`;
     throw new DamagedLogError(sessionId, file, `its body is not JSON: ${(error as Error).message}`, row.seq);
   }
-  // Every event was validated when it was appended; hot paths (the turn engine) may skip re-checking.
-  if (!validate) return { ...body, seq: row.seq, kind: row.kind, at: row.at } as SessionEvent;
+  // Every event was validated when it was appended; hot paths (the turn engine) may skip re-checking. Keys in
+  // zod's order (every event schema starts seq, at, kind; the body was stored as zod's output), so an event read
+  // either way serializes to the same bytes (a fork's projection snapshot, fork.ts).
+  if (!validate) return { seq: row.seq, at: row.at, kind: row.kind, ...body } as SessionEvent;
   const result = SessionEvent.safeParse({ ...body, seq: row.seq, kind: row.kind, at: row.at });
   if (!result.success) {
     throw new Error(

@@ -1,11 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { openDatabase } from '../../store/database.js';
-import type { Db } from '../../store/database.js';
+import { openDatabase, type Db } from '../../store/database.js';
 import { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE, EVENTS_WAL_AUTOCHECKPOINT } from '../../store/schema.js';
 import { SPARSE_KINDS_TERM, UNINDEXED_KINDS } from '../../store/schema.js';
-import type { SessionIndex } from '../../store/sessionIndex.js';
-import type { SessionStatus } from '../../store/sessionIndex.js';
+import type { SessionIndex, SessionStatus } from '../../store/sessionIndex.js';
 import { SessionEvent } from '../../common/events.js';
 import type { EventKind, EventOf, NewEvent } from '../../common/events.js';
 import type { ProjectionView } from '../../common/payload.js';
@@ -15,15 +13,8 @@ import { crashDuringAppend } from '../turn/crash.js';
 import { asDiskFull, DamagedLogError, isDatabaseDamage, SessionExistsError } from './logErrors.js';
 import { SessionLockedError, SessionNotFoundError } from './logErrors.js';
 import { IndexFollower } from './indexFollower.js';
-import {
-  rowToEvent,
-  rowToTraceEntry,
-  toIndexUpdate,
-  toSessionRow,
-  type TraceEntry,
-  type EventRow,
-  type TraceRow,
-} from './logRows.js';
+import { rowToEvent, rowToTraceEntry, toIndexUpdate, toSessionRow } from './logRows.js';
+import type { TraceEntry, EventRow, TraceRow } from './logRows.js';
 import { trackWriter, untrackWriter } from './writerExit.js';
 import { assertLogPresent, assertNotBeingCreated } from './creatingMark.js';
 import { clearCreatingMark, writeCreatingMark } from './creatingMark.js';
@@ -31,13 +22,10 @@ import { openIndexWithNotice } from './indexNotice.js';
 import type { ProjectionFold } from '../projection/fold.js';
 import { foldSourceOf, LogProjection, type FoldOrigin, type LogCache } from './logFold.js';
 import { insertTrace } from './logTrace.js';
+import { copyEventRows } from './logCopy.js';
 
-export {
-  DamagedLogError,
-  SessionExistsError,
-  SessionLockedError,
-  SessionNotFoundError,
-} from './logErrors.js';
+export { DamagedLogError, SessionExistsError } from './logErrors.js';
+export { SessionLockedError, SessionNotFoundError } from './logErrors.js';
 export { TraceEntry } from './logRows.js';
 export { LogCache, type FoldOrigin } from './logFold.js';
 export type * from './logTypes.js';
@@ -253,12 +241,13 @@ export class SessionLog {
   /**
    * Imports a whole log (events as validated by the caller, seq 1..n, session_created first) as a
    * new session in one transaction; returns its id (`options.id`, else a new one; session_created's
-   * sessionId is set to it). On any failure the session folder and index row are removed again.
+   * sessionId is set to it). On any failure the session folder and index row are removed again. With
+   * `copyFrom` (a fork: the local events.sqlite whose rows 2..n are `events` after the first), rows are copied.
    */
   static importEvents(
     home: string,
     events: readonly SessionEvent[],
-    options: { id?: string; files?: (dir: string) => void } = {},
+    options: { id?: string; files?: (dir: string) => void; copyFrom?: string } = {},
   ): string {
     const first = events[0];
     if (!first || first.kind !== 'session_created') {
@@ -269,7 +258,8 @@ export class SessionLog {
     // `files` writes the session folder's own files (persistent.json) before the row is registered.
     let written: SessionEvent[] = [];
     const log = SessionLog.build(home, id, { lease: false, files: options.files }, (created) => {
-      written = created.insertAll(rewritten);
+      const { copyFrom } = options;
+      written = copyFrom === undefined ? created.insertAll(rewritten) : created.copyAll(rewritten, copyFrom);
       return written;
     });
     try {
@@ -575,6 +565,13 @@ export class SessionLog {
       for (const event of parsed) this.insertEvent(event);
       return parsed;
     })();
+  }
+
+  /** importEvents' `copyFrom`: session_created validated and written, then rows 2..n copied (logCopy.ts). */
+  private copyAll(events: readonly SessionEvent[], file: string): SessionEvent[] {
+    const first = SessionEvent.parse(events[0]);
+    copyEventRows(this.db, file, { fromSeq: 2, toSeq: events.length }, () => this.insertEvent(first));
+    return [first, ...events.slice(1)];
   }
 
   private trackApprovals(events: readonly SessionEvent[]): void {
