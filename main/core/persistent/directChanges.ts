@@ -95,11 +95,36 @@ export async function folderTree(
 export async function startDirectTurn(stateDir: string, project: string): Promise<void> {
   const file = path.join(stateDir, START_FILE);
   if (readStart(stateDir) !== undefined) return;
-  const { kind, gitDir } = await kindOf(project);
+  const { kind, gitDir } = await stickyKindOf(stateDir, project);
   const tree = await folderTree(stateDir, project, kind, gitDir);
   const temp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(temp, JSON.stringify({ tree, kind }));
   fs.renameSync(temp, file);
+}
+
+/** Where the kind of a session's first start is kept. */
+const FIRST_KIND_FILE = 'first-kind.json';
+
+/**
+ * The kind for a start: a repository only when the session's first start found the folder to be one. A
+ * `.git` that appeared later may be a command's (config, filters, hooks: code a git outside the box would
+ * run), so Keel's git never works in it (test/attacks/directCrashGitConfig.test.ts); the shadow serves.
+ */
+async function stickyKindOf(stateDir: string, project: string): Promise<{ kind: Kind; gitDir?: string }> {
+  const file = path.join(stateDir, FIRST_KIND_FILE);
+  let first: unknown;
+  try {
+    first = (JSON.parse(fs.readFileSync(file, 'utf8')) as { kind?: unknown }).kind;
+  } catch {
+    first = undefined;
+  }
+  if (first === 'shadow') return { kind: 'shadow' };
+  const now = await kindOf(project);
+  if (first === undefined) {
+    fs.mkdirSync(stateDir, { recursive: true });
+    fs.writeFileSync(file, JSON.stringify({ kind: now.kind }));
+  }
+  return now;
 }
 
 function readStart(stateDir: string): { tree: string; kind: Kind } | undefined {

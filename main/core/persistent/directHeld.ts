@@ -29,7 +29,12 @@ type Entry =
   | { kind: 'file'; mode: number; sha256: string; content?: string };
 
 /** The protected entries of a folder: path (with `/`) → what is there; `complete` false when a bound cut the walk. */
-export type ProtectedSnapshot = { complete: boolean; entries: Record<string, Entry> };
+export type ProtectedSnapshot = {
+  complete: boolean;
+  entries: Record<string, Entry>;
+  /** Whether the folder had its own `.git` when photographed (absent in older photographs: it had). */
+  topGit?: boolean;
+};
 
 /** A protected path a direct turn changed and that was put back; `artifact` holds the turn's version. */
 export type DirectHeldFile = {
@@ -43,7 +48,8 @@ export type DirectHeldFile = {
 };
 
 /** Walks `root` (no link followed) and records every entry under a protected name. */
-export function snapshotProtected(root: string): ProtectedSnapshot {
+export function snapshotProtected(root: string, options: { watchTopGit?: boolean } = {}): ProtectedSnapshot {
+  const topGit = fs.existsSync(path.join(root, '.git'));
   const entries: Record<string, Entry> = {};
   let complete = true;
   let dirs = 0;
@@ -69,7 +75,8 @@ export function snapshotProtected(root: string): ProtectedSnapshot {
       const child = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
       const held = inside || heldReason(child) !== null;
       if (dirent.isDirectory()) {
-        if (dirent.name === '.git' && rel === '') continue;
+        // The folder's own repository is read-only in the box; one a turn made is watched like a nested one.
+        if (dirent.name === '.git' && rel === '' && options.watchTopGit !== true) continue;
         if (held) entries[child] = { kind: 'dir' };
         stack.push({ rel: child, inside: held, ...(dirent.name === '.git' ? { nestedGit: true } : {}) });
         continue;
@@ -97,7 +104,7 @@ export function snapshotProtected(root: string): ProtectedSnapshot {
       }
     }
   }
-  return { complete, entries };
+  return { complete, entries, topGit };
 }
 
 const same = (a: Entry | undefined, b: Entry | undefined): boolean => {
@@ -127,7 +134,7 @@ export async function holdDirect(
   before: ProtectedSnapshot,
   options: { artifactsDir: string; artifactStem: string },
 ): Promise<{ files: DirectHeldFile[]; diff: string }> {
-  const after = snapshotProtected(root);
+  const after = snapshotProtected(root, { watchTopGit: before.topGit === false });
   const paths = [...new Set([...Object.keys(before.entries), ...Object.keys(after.entries)])].sort();
   const files: DirectHeldFile[] = [];
   let diff = '';

@@ -457,6 +457,10 @@ async function prepareDirect(log: SessionLog, onEvent: ((event: SessionEvent) =>
   const root = projectFolderOf(log);
   if (root === undefined || !fs.existsSync(root)) return;
   await applyGrantedDirect(log, root, onEvent);
+  // A killed segment never put its protected paths back: do it first, so no git Keel runs below sees a .git
+  // (config, filters, hooks) that a command planted (test/attacks/directCrashGitConfig.test.ts).
+  const stale = path.join(log.dir, DIRECT_SNAPSHOT);
+  if (fs.existsSync(stale)) await holdDirectProtected(log, root, stale, onEvent);
   await recordDirectChanges(log, root, onEvent);
   await directChanges.startDirectTurn(directChanges.directStateDir(log.dir), root);
   fs.writeFileSync(path.join(log.dir, DIRECT_SNAPSHOT), JSON.stringify(snapshotProtected(root)));
