@@ -22,11 +22,10 @@ describe.skipIf(!HAS_CHROMIUM || !bwrap)('MCP tools in the app', () => {
       settings.mcp = {
         servers: {
           fixture: { command: process.execPath, args: [SERVER] },
-          // Takes a moment to start, so a check is seen while it runs.
-          slow: {
-            command: '/bin/sh',
-            args: ['-c', `sleep 2; exec '${process.execPath}' '${SERVER}' --tools=echo`],
-          },
+          // Takes a moment to start, so a check is seen while it runs. The script is named in argv (not inside
+          // an `sh -c` string): the box binds a server's program folders from its argv, and a checkout under
+          // /tmp (a fresh clone in CI) is otherwise hidden from it.
+          slow: { command: process.execPath, args: [SERVER, '--tools=echo', '--start-delay=2000'] },
         },
       };
       fs.writeFileSync(file, JSON.stringify(settings));
