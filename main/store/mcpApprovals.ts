@@ -1,6 +1,5 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
+import { appendJsonlEvent, readJsonlEvents } from './appendOnlyJsonl.js';
 
 /**
  * `<home>/mcp-approvals.jsonl`: one event per line, appended when a person approves a project's `.mcp.json`
@@ -23,37 +22,17 @@ export type McpApprovalEvent = z.infer<typeof McpApprovalEvent>;
 
 const FILE = 'mcp-approvals.jsonl';
 
-/** Appends one approval event (a single `O_APPEND` write of one line, so concurrent writers never interleave). */
+/** Appends one approval event (one `O_APPEND` line: concurrent writers never interleave). */
 export function appendMcpApproval(
   home: string,
   event: Omit<z.input<typeof McpApprovalEvent>, 'at'>,
 ): McpApprovalEvent {
-  const full = McpApprovalEvent.parse({ ...event, at: new Date().toISOString() });
-  fs.mkdirSync(home, { recursive: true });
-  fs.appendFileSync(path.join(home, FILE), `${JSON.stringify(full)}\n`, { mode: 0o600 });
-  return full;
+  return appendJsonlEvent(home, FILE, McpApprovalEvent, event);
 }
 
 /** Every approval event, oldest first; a line that is not a valid event is skipped (it approves nothing). */
 export function readMcpApprovals(home: string): McpApprovalEvent[] {
-  let text: string;
-  try {
-    text = fs.readFileSync(path.join(home, FILE), 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  const events: McpApprovalEvent[] = [];
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    try {
-      const parsed = McpApprovalEvent.safeParse(JSON.parse(line));
-      if (parsed.success) events.push(parsed.data);
-    } catch {
-      // A torn or hand-edited line grants nothing.
-    }
-  }
-  return events;
+  return readJsonlEvents(home, FILE, McpApprovalEvent);
 }
 
 /** The hash the project's newest approval event approves, or null (never approved, or revoked). Pure. */

@@ -1,6 +1,5 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
+import { appendJsonlEvent, readJsonlEvents } from './appendOnlyJsonl.js';
 
 /**
  * `<home>/tool-rules.jsonl`: one event per line, appended when a person grants an MCP tool with scope `tool`
@@ -28,37 +27,17 @@ export type ToolRule = { project: string; tool: string; addedAt: string; via: st
 
 const FILE = 'tool-rules.jsonl';
 
-/** Appends one rule event (a single `O_APPEND` write of one line, so concurrent writers never interleave). */
+/** Appends one rule event (one `O_APPEND` line: concurrent writers never interleave). */
 export function appendToolRule(
   home: string,
   event: Omit<z.input<typeof ToolRuleEvent>, 'at'>,
 ): ToolRuleEvent {
-  const full = ToolRuleEvent.parse({ ...event, at: new Date().toISOString() });
-  fs.mkdirSync(home, { recursive: true });
-  fs.appendFileSync(path.join(home, FILE), `${JSON.stringify(full)}\n`, { mode: 0o600 });
-  return full;
+  return appendJsonlEvent(home, FILE, ToolRuleEvent, event);
 }
 
 /** Every rule event, oldest first; a line that is not a valid event is skipped (it allows nothing). */
 export function readToolRules(home: string): ToolRuleEvent[] {
-  let text: string;
-  try {
-    text = fs.readFileSync(path.join(home, FILE), 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  const events: ToolRuleEvent[] = [];
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    try {
-      const parsed = ToolRuleEvent.safeParse(JSON.parse(line));
-      if (parsed.success) events.push(parsed.data);
-    } catch {
-      // A torn or hand-edited line allows nothing.
-    }
-  }
-  return events;
+  return readJsonlEvents(home, FILE, ToolRuleEvent);
 }
 
 /** The rules in effect for `project` (every project when absent), sorted by tool. Pure. */
