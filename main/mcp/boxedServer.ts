@@ -107,7 +107,8 @@ const SCRIPT = /\.(?:[cm]?js|ts|py)$/;
  * The folders holding the server's own program, bound read-only so it can start even where the box hides
  * the folder it lives in (a checkout under /tmp, an `npx` cache under $HOME): for the command, when it is
  * an absolute path, and each argument naming an existing script file, the nearest folder above it that
- * has a node_modules (its package and dependencies), else the file's own folder, else the file alone. Never
+ * has a node_modules (its package and dependencies), else the file's own folder, else the file alone; for a
+ * shell server (`sh -c "…"`), the same for the words of its command string. Never
  * a folder holding the project, the home folder itself or `/`, whose contents the box hides on purpose
  * (bound read-only on the same path, they would show again). Exported for its test.
  */
@@ -118,8 +119,15 @@ export function programRoots(
 ): string[] {
   const roots = new Set<string>();
   const realHome = realOrSame(home);
-  for (const [index, word] of [server.command, ...server.args].entries()) {
-    if (!path.isAbsolute(word) || (index > 0 && !SCRIPT.test(word))) continue;
+  // Each candidate word, and whether it names the program run (any file) or an argument (a script file).
+  const line = shellLine(server);
+  const words: [string, boolean][] = [
+    [server.command, true],
+    ...server.args.map((arg): [string, boolean] => [arg, false]),
+    ...line.words.map((word, index): [string, boolean] => [word, index === line.program]),
+  ];
+  for (const [word, isProgram] of words) {
+    if (!path.isAbsolute(word) || (!isProgram && !SCRIPT.test(word))) continue;
     let file: string;
     try {
       file = fs.realpathSync(word);
@@ -155,6 +163,28 @@ export function programRoots(
   }
   return [...roots];
 }
+
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh']);
+
+/**
+ * The words of the command string a shell server runs (`sh -c "node /opt/x/server.js"`): its paths name the
+ * program as much as argv does (the program is the first word after any exec/env), and without them a server under a folder
+ * the box hides could not start.
+ * Splitting at blanks, quotes and shell control characters is enough here: a word only counts when it is an
+ * absolute path to an existing script file, and what it binds passes the same rules (read-only, never the
+ * project's, the home's or `/`). Paths with blanks inside quotes are missed, not widened.
+ */
+function shellLine(server: Pick<McpStdioServer, 'command' | 'args'>): { words: string[]; program: number } {
+  const none = { words: [], program: -1 };
+  if (!SHELLS.has(path.basename(server.command))) return none;
+  const flag = server.args.findIndex((arg) => /^-[a-z]*c[a-z]*$/.test(arg));
+  const line = flag < 0 ? undefined : server.args[flag + 1];
+  if (line === undefined) return none;
+  const words = line.split(/[\s'"`;&|()<>=]+/).filter((word) => word.length > 0);
+  // The program is the first word after the ones that run the next word (`exec node …`, `env node …`).
+  return { words, program: words.findIndex((word) => !RUNS_NEXT.has(word)) };
+}
+const RUNS_NEXT = new Set(['exec', 'env', 'nohup', 'command']);
 
 function realOrSame(folder: string): string {
   try {

@@ -93,4 +93,20 @@ describe('programRoots', () => {
     const runtime = file('home/.nvm/versions/node/v20/bin/node', '');
     expect(roots([], project, runtime)).toEqual([path.dirname(runtime)]);
   });
+
+  it('reads the command string of a shell server (sh -c "…"): its program and its script arguments', () => {
+    const project = folder('projects/app');
+    const script = file('tools/srv/server.mjs');
+    const runtime = file('home/.nvm/versions/node/v20/bin/node', '');
+    const data = file('tools/srv/data.json', '{}');
+    const line = `exec '${runtime}' "${script}" --config=${data} | tee /dev/null`;
+    expect(roots(['-c', line], project, 'sh')).toEqual([path.dirname(runtime), path.dirname(script)]);
+    // Combined flags (bash -lc) count; a program that is not a shell does not have its arguments split.
+    expect(roots(['-lc', `node ${script}`], project, 'bash')).toEqual([path.dirname(script)]);
+    expect(roots(['-c', `node ${script}`], project, process.execPath)).toEqual(
+      process.execPath.startsWith(base) ? [] : [path.dirname(process.execPath)],
+    );
+    // The rules still hold for words of the string: never the project's folder, the home or `/`.
+    expect(roots(['-c', `node ${file('projects/app/server.mjs')} /`], project, 'sh')).toEqual([]);
+  });
 });
