@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { SessionSummary } from '../../core/host.js';
 import { openSessionIndex } from '../../core/log/indexRebuild.js';
-import { indexLag } from '../../core/log/indexLag.js';
+import { withIndexBehind } from '../../core/log/indexLag.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { clip, clipLeft, formatTable } from '../format.js';
@@ -18,21 +18,22 @@ export function registerSessions(program: Command, context: CliContext): void {
     .option('--limit <n>', 'list at most this many (up to 1000)', parsePositiveInteger, 50)
     .action((options: SessionsOptions) => {
       const index = openSessionIndex(context.home());
-      let sessions: SessionSummary[];
-      let lag: Map<string, number>;
+      let sessions: (SessionSummary & { indexBehind?: number })[];
       try {
-        sessions = index.list({
-          limit: options.limit,
-          ...(options.search === undefined ? {} : { search: options.search }),
-        });
-        lag = indexLag(context.home(), index, sessions);
+        // indexBehind: events a running turn appended that the counts and the search do not cover yet.
+        sessions = withIndexBehind(
+          context.home(),
+          index,
+          index.list({
+            limit: options.limit,
+            ...(options.search === undefined ? {} : { search: options.search }),
+          }),
+        );
       } finally {
         index.close();
       }
       if (options.json) {
-        // indexBehind: events a running turn appended that the counts and the search do not cover yet.
-        const rows = sessions.map((s) => (lag.has(s.id) ? { ...s, indexBehind: lag.get(s.id) } : s));
-        context.io.stdout(`${JSON.stringify(rows, null, 2)}\n`);
+        context.io.stdout(`${JSON.stringify(sessions, null, 2)}\n`);
         return;
       }
       if (sessions.length === 0) {
@@ -44,13 +45,16 @@ export function registerSessions(program: Command, context: CliContext): void {
         return;
       }
       context.io.stdout(`${formatSessionTable(sessions, options.search !== undefined)}\n`);
-      if (lag.size > 0) context.io.stdout(`${formatLag(lag)}\n`);
+      const behind = sessions.filter((session) => session.indexBehind !== undefined);
+      if (behind.length > 0) context.io.stdout(`${formatLag(behind)}\n`);
     });
 }
 
 /** The note under the table for running sessions whose turn's events are not indexed yet. */
-function formatLag(lag: ReadonlyMap<string, number>): string {
-  const named = [...lag].map(([id, behind]) => `${id} (${behind} event${behind === 1 ? '' : 's'})`);
+function formatLag(behind: readonly { id: string; indexBehind?: number }[]): string {
+  const named = behind.map(
+    ({ id, indexBehind = 0 }) => `${id} (${indexBehind} event${indexBehind === 1 ? '' : 's'})`,
+  );
   return `not indexed yet (counted and searchable when the running turn ends): ${named.join(', ')}`;
 }
 

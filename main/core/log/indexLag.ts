@@ -31,3 +31,19 @@ export function indexLag(
   }
   return lag;
 }
+
+/**
+ * `sessions` with `indexBehind` (indexLag's count) set on those behind, the others as they were: what
+ * `keel sessions --json` prints and the app's `sessions.list` answers, so both say it alike.
+ */
+export function withIndexBehind<S extends SessionSummary>(
+  home: string,
+  index: SessionIndex,
+  sessions: readonly S[],
+): (S & { indexBehind?: number })[] {
+  const lag = indexLag(home, index, sessions);
+  return sessions.map((session) => {
+    const behind = lag.get(session.id);
+    return behind === undefined ? session : { ...session, indexBehind: behind };
+  });
+}

@@ -119,6 +119,11 @@ export const SessionSummary = z.object({
   archived: z.boolean(),
   /** With a search: the newest matching message text, the matches in [brackets]. */
   snippet: z.string().optional(),
+  /**
+   * Set in `sessions.list` on a session whose running turn appended this many events that its counts and
+   * the search do not cover yet (the index catches up when the turn ends); absent when caught up.
+   */
+  indexBehind: z.number().int().positive().optional(),
 });
 export type SessionSummary = z.infer<typeof SessionSummary>;
 

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pendingApprovals } from '../../core/approvals/state.js';
 import type { EventOf } from '../../common/events.js';
+import { withIndexBehind } from '../../core/log/indexLag.js';
 import { newSessionId } from '../../core/log/sessionId.js';
 import { SessionLog } from '../../core/log/sessionLog.js';
 import { readPersistentConfig } from '../../core/sessions/layout.js';
@@ -41,7 +42,8 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
         ...(args.projectFolder !== undefined ? { projectFolder: args.projectFolder } : {}),
         includeArchived: args.includeArchived,
       });
-      const page = rows.slice(0, args.limit);
+      // The same lag `keel sessions` reports: a running turn's events are indexed when it ends.
+      const page = withIndexBehind(home, index, rows.slice(0, args.limit));
       const exists = new Map<string, boolean>();
       const groups = new Map<string, ProjectGroup>();
       const sessions = page.map((row) => {

@@ -1,11 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SessionLog } from '../../../main/core/log/sessionLog.js';
+import { waitForClose } from '../../support/childProcesses.js';
 import { ensureCliBuilt, makeTempDir, removeTempDir, runKeel } from '../../support/cli.js';
+import { sessionInit } from '../core/log/support.js';
+import { spawnTypescript, waitForLine } from '../store/support/childProcess.js';
 
 const FIXTURE = path.join(import.meta.dirname, '../../fixtures/harness-article-session.jsonl');
 const PARENT_ID = '01JNARTICLE0000000000000001';
 const CHILD_ID = '01JNARTICLE0000000000000002';
+const TURN_THEN_HANG = path.join(import.meta.dirname, '../core/log/fixtures/turnThenHang.ts');
 
 let home: string;
 beforeAll(ensureCliBuilt, 180_000);
@@ -86,6 +91,29 @@ describe('keel sessions', () => {
     const none = runKeel(home, ['sessions', '--search', 'kubernetes']);
     expect(none).toEqual({ code: 0, stdout: 'no session mentions "kubernetes"\n', stderr: '' });
   });
+
+  it('says how far a running turn is not indexed yet, in the table’s note and as indexBehind', async () => {
+    const created = SessionLog.create(home, sessionInit());
+    const id = created.id;
+    created.close();
+    // A writer mid-turn: 15 of its events are held back from the index until the turn ends.
+    const writer = spawnTypescript(TURN_THEN_HANG, [home, id, 'xylograph']);
+    try {
+      await waitForLine(writer, /^appended \d+ pending 15$/);
+      const json = JSON.parse(runKeel(home, ['sessions', '--json']).stdout) as { id: string }[];
+      expect(json).toEqual([expect.objectContaining({ id, status: 'running', indexBehind: 15 })]);
+      expect(runKeel(home, ['sessions']).stdout.trimEnd().split('\n').at(-1)).toBe(
+        `not indexed yet (counted and searchable when the running turn ends): ${id} (15 events)`,
+      );
+    } finally {
+      writer.kill('SIGKILL');
+      await waitForClose(writer);
+    }
+    // The dead writer's row is caught up by the next list: nothing is behind any more.
+    const after = JSON.parse(runKeel(home, ['sessions', '--json']).stdout) as object[];
+    expect(after).toHaveLength(1);
+    expect(after[0]).not.toHaveProperty('indexBehind');
+  }, 60_000);
 
   it('says so when the home has no sessions', () => {
     expect(runKeel(home, ['sessions'])).toEqual({

@@ -24,7 +24,7 @@ export function SessionRow({
   onArchive,
 }: Props): JSX.Element {
   const title = sessionTitle(session);
-  const label = `${title}, ${statusLabel(session.status)}, ${session.model}, ${folderName(session.projectFolder)}, ${formatRelativeTime(session.updatedAt)}${session.projectExists ? '' : ', folder missing, read-only'}${session.archived ? ', archived' : ''}`;
+  const label = `${title}, ${statusLabel(session.status)}, ${session.model}, ${folderName(session.projectFolder)}, ${formatRelativeTime(session.updatedAt)}${session.projectExists ? '' : ', folder missing, read-only'}${session.archived ? ', archived' : ''}${session.indexBehind ? ', search updating' : ''}`;
   return (
     <div
       id={id}
@@ -47,6 +47,11 @@ export function SessionRow({
           {formatRelativeTime(session.updatedAt)}
         </time>
         {session.archived ? <span className="tag">archived</span> : null}
+        {session.indexBehind ? (
+          <span className="tag tag-updating" title={indexBehindTitle(session.indexBehind)}>
+            updating…
+          </span>
+        ) : null}
         <span className="session-row-actions">
           {session.status === 'interrupted' && session.projectExists ? (
             <button
@@ -84,6 +89,11 @@ export function SessionRow({
 /** The title a person recognises: the set title, else a short id. */
 export function sessionTitle(session: Pick<SessionSummary, 'title' | 'id'>): string {
   return session.title?.trim() || `Session ${session.id.slice(0, 8)}`;
+}
+
+/** What the "updating…" mark means: the running turn's events are counted and searchable when it ends. */
+export function indexBehindTitle(behind: number): string {
+  return `Search and counts are catching up: ${behind} event${behind === 1 ? '' : 's'} of the running turn not indexed yet (they are when it ends)`;
 }
 
 /** Turns the index's [bracketed] matches into <mark> elements. */

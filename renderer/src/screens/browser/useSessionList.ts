@@ -7,6 +7,10 @@ import { markOnce } from '../../lib/perf.js';
 
 const PAGE = 200;
 const MAX_REFRESH = 1000;
+/** How often a listed session's appended events re-query the list at most (its index lag changes). */
+const LAG_REFRESH_MS = 1000;
+/** While a listed session's index is behind, the list is re-queried this often (its turn may run elsewhere). */
+const LAG_POLL_MS = 5000;
 
 /** The loaded part of the session list and how to get more of it. */
 export type SessionListState = {
@@ -119,6 +123,28 @@ export function useSessionList(query: Query): SessionListState {
     refreshTimer.current = setTimeout(refresh, 250);
   });
   useEffect(() => () => clearTimeout(refreshTimer.current), []);
+
+  // A listed session's running turn appends events the index covers only at its end: the list is re-queried
+  // at most once a second meanwhile, so its "updating…" mark appears and counts how far the index is behind.
+  const listed = useRef<SessionSummary[]>(sessions);
+  listed.current = sessions;
+  const lagTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useSubscription('event.appended', ({ sessionId }) => {
+    if (lagTimer.current !== undefined) return;
+    if (!listed.current.some((session) => session.id === sessionId && session.status === 'running')) return;
+    lagTimer.current = setTimeout(() => {
+      lagTimer.current = undefined;
+      refresh();
+    }, LAG_REFRESH_MS);
+  });
+  useEffect(() => () => clearTimeout(lagTimer.current), []);
+  // A turn of another process (the CLI) pushes nothing here: a mark that is shown is checked again until it clears.
+  const anyBehind = sessions.some((session) => session.indexBehind !== undefined);
+  useEffect(() => {
+    if (!anyBehind) return undefined;
+    const poll = setInterval(refresh, LAG_POLL_MS);
+    return () => clearInterval(poll);
+  }, [anyBehind, refresh]);
 
   useSubscription('session.status', ({ sessionId, status }) => {
     setSessions((previous) =>
