@@ -5,6 +5,7 @@ import { migration as writerLeases } from './migrations/index/003_writer_leases.
 import { migration as events } from './migrations/events/001_events.js';
 import { migration as trace } from './migrations/events/002_trace.js';
 import { migration as leanIndexes } from './migrations/events/003_lean_indexes.js';
+import { migration as eventTrace } from './migrations/events/004_event_trace.js';
 
 export { SPARSE_KINDS_TERM, UNINDEXED_KINDS } from './migrations/events/003_lean_indexes.js';
 
@@ -12,7 +13,7 @@ export { SPARSE_KINDS_TERM, UNINDEXED_KINDS } from './migrations/events/003_lean
 export const INDEX_MIGRATIONS: readonly Migration[] = [sessions, messageSearch, writerLeases];
 
 /** The migrations of `<home>/sessions/<id>/events.sqlite`, in order. Append new ones; never edit a shipped one. */
-export const EVENTS_MIGRATIONS: readonly Migration[] = [events, trace, leanIndexes];
+export const EVENTS_MIGRATIONS: readonly Migration[] = [events, trace, leanIndexes, eventTrace];
 
 /**
  * Page size of a new events.sqlite. Appends commit one event at a time and every commit writes whole pages

@@ -21,15 +21,6 @@ export type TraceEntry = z.infer<typeof TraceEntry>;
 
 /** A row of the events table. */
 export type EventRow = { seq: number; kind: string; at: string; body: string };
-/** A row of the trace table. */
-export type TraceRow = {
-  turn: number;
-  stage: string;
-  started_at: string;
-  duration_ms: number | null;
-  detail: string | null;
-};
-
 /** Longest title taken from the first user message. */
 const TITLE_LENGTH = 80;
 
@@ -54,16 +45,6 @@ export function rowToEvent(sessionId: string, row: EventRow, validate = true): S
     );
   }
   return result.data;
-}
-
-export function rowToTraceEntry(row: TraceRow): TraceEntry {
-  return {
-    turn: row.turn,
-    stage: row.stage,
-    startedAt: row.started_at,
-    ...(row.duration_ms === null ? {} : { durationMs: row.duration_ms }),
-    ...(row.detail === null ? {} : { detail: JSON.parse(row.detail) as unknown }),
-  };
 }
 
 /** The text search finds an event by; undefined for events that carry no message text. */

@@ -4,6 +4,7 @@ import type { EventOf, SessionEvent } from '../../common/events.js';
 import type { Synchronous } from '../../store/database.js';
 import type { SessionIndex } from '../../store/sessionIndex.js';
 import type { LogCache } from './logFold.js';
+import type { TraceEntry } from './logRows.js';
 
 /** What a new session pins at creation: everything in session_created but seq/at/kind. */
 export type SessionInit = Omit<EventOf<'session_created'>, 'seq' | 'at' | 'kind'>;
@@ -12,6 +13,14 @@ export type SessionInit = Omit<EventOf<'session_created'>, 'seq' | 'at' | 'kind'
 export type AppendResult =
   | { ok: true; events: SessionEvent[]; lastSeq: number }
   | { ok: false; conflict: { expectedLastSeq: number; actualLastSeq: number } };
+
+/** Options of `log.append`. */
+export type AppendOptions = {
+  /** Write nothing and answer a conflict unless the log ends at this seq. */
+  expectedLastSeq?: number;
+  /** Trace records made before these events, stored with them in the same commit (logTrace.ts). */
+  trace?: readonly TraceEntry[];
+};
 
 /** `init` of `create`: `sessionId` may be left out (then `options.id` or a new id is used). */
 export type CreateSessionInit = Omit<SessionInit, 'sessionId'> & { sessionId?: string };

@@ -13,15 +13,16 @@ import { crashDuringAppend } from '../turn/crash.js';
 import { asDiskFull, DamagedLogError, isDatabaseDamage, SessionExistsError } from './logErrors.js';
 import { SessionLockedError, SessionNotFoundError } from './logErrors.js';
 import { IndexFollower } from './indexFollower.js';
-import { rowToEvent, rowToTraceEntry, toIndexUpdate, toSessionRow } from './logRows.js';
-import type { TraceEntry, EventRow, TraceRow } from './logRows.js';
+import { rowToEvent, toIndexUpdate, toSessionRow } from './logRows.js';
+import { TraceEntry } from './logRows.js';
+import type { EventRow } from './logRows.js';
 import { trackWriter, untrackWriter } from './writerExit.js';
 import { assertLogPresent, assertNotBeingCreated } from './creatingMark.js';
 import { clearCreatingMark, writeCreatingMark } from './creatingMark.js';
 import { openIndexWithNotice } from './indexNotice.js';
 import type { ProjectionFold } from '../projection/fold.js';
 import { foldSourceOf, LogProjection, type FoldOrigin, type LogCache } from './logFold.js';
-import { insertTrace } from './logTrace.js';
+import { LogTrace, packTrace } from './logTrace.js';
 import { copyEventRows } from './logCopy.js';
 
 export { DamagedLogError, SessionExistsError } from './logErrors.js';
@@ -29,7 +30,8 @@ export { SessionLockedError, SessionNotFoundError } from './logErrors.js';
 export { TraceEntry } from './logRows.js';
 export { LogCache, type FoldOrigin } from './logFold.js';
 export type * from './logTypes.js';
-import type { AppendResult, CreateSessionInit, CreateSessionOptions, LogTallies } from './logTypes.js';
+import type { AppendOptions, AppendResult, CreateSessionInit, CreateSessionOptions } from './logTypes.js';
+import type { LogTallies } from './logTypes.js';
 import type { OpenSessionOptions, ReadOptions, UsageTotals } from './logTypes.js';
 
 export type { NewEvent, ProjectionView };
@@ -62,6 +64,7 @@ export class SessionLog {
   private closed = false;
   /** The projection and tallies this handle keeps current (logFold.ts). */
   private readonly folds: LogProjection;
+  private readonly trace: LogTrace;
 
   private constructor(
     /** The session id (also its folder name). */
@@ -91,8 +94,8 @@ export class SessionLog {
     this.statements = {
       lastSeq: db.prepare<[], number>('SELECT coalesce(max(seq), 0) FROM events').pluck(),
       lastKind: db.prepare<[], string>('SELECT kind FROM events ORDER BY seq DESC LIMIT 1').pluck(),
-      insert: db.prepare<[number, string, string, number | null, number | null, string]>(
-        'INSERT INTO events (seq, kind, at, through, request_seq, body) VALUES (?, ?, ?, ?, ?, ?)',
+      insert: db.prepare<[number, string, string, number | null, number | null, string, string | null]>(
+        'INSERT INTO events (seq, kind, at, through, request_seq, body, trace) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       range: db.prepare<[number, number, number], EventRow>(
         'SELECT seq, kind, at, body FROM events WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?',
@@ -145,16 +148,8 @@ export class SessionLog {
            AND NOT EXISTS (SELECT 1 FROM events d WHERE d.request_seq = r.seq)`,
         )
         .pluck(),
-      insertTrace: db.prepare<[number, string, string, number | null, string | null]>(
-        'INSERT INTO trace (turn, stage, started_at, duration_ms, detail) VALUES (?, ?, ?, ?, ?)',
-      ),
-      traceAll: db.prepare<[], TraceRow>(
-        'SELECT turn, stage, started_at, duration_ms, detail FROM trace ORDER BY id',
-      ),
-      traceOfTurn: db.prepare<[number], TraceRow>(
-        'SELECT turn, stage, started_at, duration_ms, detail FROM trace WHERE turn = ? ORDER BY id',
-      ),
     };
+    this.trace = new LogTrace(db);
     const transaction = <T>(work: () => T): T => db.transaction(work)();
     this.folds = new LogProjection(foldSourceOf(this, this.statements.range, transaction), cache);
   }
@@ -332,10 +327,11 @@ export class SessionLog {
   /**
    * Appends events atomically (one transaction) with the next seqs and the current time, then
    * brings the index row up to date (counts, status, search text). With `expectedLastSeq`, nothing
-   * is written and a conflict is returned unless the log ends at that seq. Throws if this log is
-   * not open for writing or an event does not match its schema.
+   * is written and a conflict is returned unless the log ends at that seq. With `trace`, records made
+   * before these events are stored with the first of them (packed, same commit: logTrace.ts). Throws if
+   * this log is not open for writing or an event or record does not match its schema.
    */
-  append(events: NewEvent | readonly NewEvent[], options: { expectedLastSeq?: number } = {}): AppendResult {
+  append(events: NewEvent | readonly NewEvent[], options: AppendOptions = {}): AppendResult {
     const batch: readonly NewEvent[] = Array.isArray(events) ? events : [events as NewEvent];
     try {
       return this.appendBatch(batch, options);
@@ -350,8 +346,10 @@ export class SessionLog {
     }
   }
 
-  private appendBatch(batch: readonly NewEvent[], options: { expectedLastSeq?: number }): AppendResult {
+  private appendBatch(batch: readonly NewEvent[], options: AppendOptions): AppendResult {
     this.assertWritable();
+    // Validated before the transaction: a bad record refuses the append, as a bad event does.
+    const trace = options.trace?.length ? packTrace(options.trace.map((t) => TraceEntry.parse(t))) : null;
     const result = this.db
       .transaction((): AppendResult => {
         const last = this.statements.lastSeq.get() ?? 0;
@@ -365,7 +363,7 @@ export class SessionLog {
           }
           return SessionEvent.parse({ ...event, seq: last + 1 + i, at });
         });
-        for (const event of appended) this.insertEvent(event);
+        appended.forEach((event, i) => this.insertEvent(event, i === 0 ? trace : null));
         crashDuringAppend(appended.map((event) => event.kind));
         return { ok: true, events: appended, lastSeq: last + appended.length };
       })
@@ -488,23 +486,18 @@ export class SessionLog {
     return this.follower.pendingCount;
   }
 
-  /** Appends trace records in one transaction. Trace is observability only; the projection never reads it. */
+  /**
+   * Appends trace records in a transaction of their own (records made before an event rather go with it:
+   * `append`'s `trace`). Trace is observability only; the projection never reads it.
+   */
   appendTrace(entries: TraceEntry | readonly TraceEntry[]): void {
     this.assertWritable();
-    insertTrace(
-      this.db,
-      this.statements.insertTrace,
-      Array.isArray(entries) ? entries : [entries as TraceEntry],
-    );
+    this.trace.append(Array.isArray(entries) ? entries : [entries as TraceEntry], this.lastSeq());
   }
 
-  /** Trace records in the order written, all or those of one turn. */
+  /** Trace records in the order written (those carried by events and those written alone), all or one turn's. */
   readTrace(options: { turn?: number } = {}): TraceEntry[] {
-    const rows =
-      options.turn === undefined
-        ? this.statements.traceAll.all()
-        : this.statements.traceOfTurn.all(options.turn);
-    return rows.map(rowToTraceEntry);
+    return this.trace.read(options);
   }
 
   /** Releases the lease (if held) and closes both connections. Idempotent. */
@@ -546,7 +539,7 @@ export class SessionLog {
     return event;
   }
 
-  private insertEvent(event: SessionEvent): void {
+  private insertEvent(event: SessionEvent, trace: string | null = null): void {
     const { seq, kind, at, ...body } = event;
     this.statements.insert.run(
       seq,
@@ -555,6 +548,7 @@ export class SessionLog {
       event.kind === 'compaction' ? event.through : null,
       event.kind === 'approval_granted' || event.kind === 'approval_denied' ? event.requestSeq : null,
       JSON.stringify(body),
+      trace,
     );
   }
 

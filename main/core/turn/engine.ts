@@ -122,9 +122,19 @@ class Turn implements TurnScope {
     return timer;
   }
 
-  /** Appends one event, applies it to the state and tells subscribers. Throws if the log moved under us. */
+  /**
+   * Appends one event, applies it to the state and tells subscribers. Throws if the log moved under us. The
+   * trace recorded since the last append goes with it, in its commit (no write of its own).
+   */
   append(event: NewEvent): SessionEvent {
-    const result = this.host.log.append(event, { expectedLastSeq: this.state.lastSeq });
+    const trace = this.trace.splice(0);
+    let result;
+    try {
+      result = this.host.log.append(event, { expectedLastSeq: this.state.lastSeq, trace });
+    } finally {
+      // Not written (a conflict, a refused append): kept for the turn's last flush.
+      if (!result?.ok) this.trace.unshift(...trace);
+    }
     if (!result.ok) {
       throw new Error(
         `the session log changed under this turn (expected seq ${result.conflict.expectedLastSeq}, found ${result.conflict.actualLastSeq})`,
@@ -136,7 +146,7 @@ class Turn implements TurnScope {
     return appended;
   }
 
-  /** Adds one stage to the turn's trace; written by flushTrace. */
+  /** Adds one stage to the turn's trace; written with the next append, or by flushTrace when none follows. */
   record(stage: string, started: number, detail?: unknown): void {
     this.trace.push({
       turn: this.turnNumber,

@@ -124,6 +124,13 @@ export async function requestModel(
     return { status: 'failed', error: 'the provider ended the stream without a message' };
   }
   crashPoint('after_stream_before_append');
+  // Recorded before the append so that the request's whole trace is stored with its message.
+  if (completed.usage) {
+    turn.record('usage', requestStart, {
+      ...completed.usage,
+      costUsd: costOf(completed.usage, turn.state.pin.model) ?? null,
+    });
+  }
   const message = turn.append({
     kind: 'assistant_message',
     content: completed.content,
@@ -133,12 +140,6 @@ export async function requestModel(
     model: turn.state.pin.model,
     ...(completed.usage ? { usage: completed.usage } : {}),
   }) as EventOf<'assistant_message'>;
-  if (completed.usage) {
-    turn.record('usage', requestStart, {
-      ...completed.usage,
-      costUsd: costOf(completed.usage, turn.state.pin.model) ?? null,
-    });
-  }
   return message;
 }
 

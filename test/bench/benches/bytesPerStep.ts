@@ -31,7 +31,8 @@ function mean(values: readonly number[]): number {
  * step's event JSON for Keel and JSONL, the stored checkpoint + metadata blob for LangGraph).
  * Averaged over a window of steps centred on N so a WAL checkpoint is amortised, not hit or missed.
  * Keel runs the conversation as the turn engine does: each user step starts a turn (`setRunning(true)`),
- * the turn's trace and `setRunning(false)` end it, and those writes count in the step they happen in.
+ * `setRunning(false)` ends it, a model request's trace records go with its assistant message (in the
+ * same commit), and those writes count in the step they happen in.
  * Keel's bytes are broken down by file and b-tree (writeMeter.ts).
  */
 export const bytesPerStepBench: Bench = {
@@ -60,7 +61,6 @@ export const bytesPerStepBench: Bench = {
       { label: 'index.sqlite', db: join(dir, 'keel-home', 'index.sqlite'), autocheckpoint: 1000 },
     ]);
     let breakdown: { total: number; rows: BreakdownRow[] } | undefined;
-    let trace: TraceEntry[] = [];
     let turn = 0;
     let running = false;
     let closed = false;
@@ -79,18 +79,15 @@ export const bytesPerStepBench: Bench = {
           keelWritten = keelWritten === null || bytes === null ? null : keelWritten + bytes;
         };
         if (step.kind === 'user') {
-          if (running) {
-            const ending = trace;
-            add(meter.measure(() => keel.endTurn(ending)));
-          }
+          if (running) add(meter.measure(() => keel.endTurn([])));
           turn += 1;
-          trace = [];
           add(meter.measure(() => keel.startTurn()));
           running = true;
         }
-        // The turn engine appends a tool step's two events separately (before and after executing).
-        for (const event of events) add(meter.measure(() => keel.append([event])));
-        trace.push(...traceOfStep(step, turn, new Date().toISOString()));
+        // The turn engine appends a tool step's two events separately (before and after executing), and
+        // a request's trace (projection, environment, first token, stream, usage) with its message.
+        const trace: TraceEntry[] = traceOfStep(step, turn, new Date().toISOString());
+        events.forEach((event, i) => add(meter.measure(() => keel.append([event], i === 0 ? trace : []))));
         meter.step();
         const k1 = readWrittenBytes();
         for (const event of stamped) jsonl.append([event]);
@@ -117,11 +114,10 @@ export const bytesPerStepBench: Bench = {
         if (sample)
           sample.written = sample.written === null || bytes === null ? null : sample.written + bytes;
       };
-      const ending = trace;
       if (running)
         addTo(
           last.keel,
-          meter.measure(() => keel.endTurn(ending)),
+          meter.measure(() => keel.endTurn([])),
         );
       addTo(
         last.keel,

@@ -19,11 +19,11 @@ export type KeelWriter = {
   readonly id: string;
   /** `<home>/sessions/<id>`: where its events.sqlite is (for the bytes breakdown). */
   readonly dir: string;
-  /** One durable append (one transaction) of one or more events. */
-  append(events: readonly NewEvent[]): void;
+  /** One durable append (one transaction) of one or more events, with the trace records made before them. */
+  append(events: readonly NewEvent[], trace?: readonly TraceEntry[]): void;
   /** A turn starts (`setRunning(true)`), as the turn engine does before its user message. */
   startTurn(): void;
-  /** A turn ends as the engine ends it: its trace written (`appendTrace`), then `setRunning(false)`. */
+  /** A turn ends as the engine ends it: its trace not yet written (`appendTrace`), then `setRunning(false)`. */
   endTurn(trace: readonly TraceEntry[]): void;
   close(): void;
 };
@@ -44,8 +44,8 @@ export function createKeelSession(
       if (trace.length > 0) log.appendTrace(trace);
       log.setRunning(false);
     },
-    append(events) {
-      const result = log.append(events.length === 1 && events[0] ? events[0] : [...events]);
+    append(events, trace = []) {
+      const result = log.append(events.length === 1 && events[0] ? events[0] : [...events], { trace });
       if (!result.ok) throw new Error(`append conflict in ${log.id}: ${JSON.stringify(result.conflict)}`);
     },
     close: () => log.close(),

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { ensureCliBuilt, holdSessionLease } from '../../support/cli.js';
 import { keel, startKeel } from '../../support/keelProcess.js';
 import type { ProviderServer, ScriptStep } from '../../support/providerServer.js';
@@ -270,6 +271,12 @@ describe('crash campaign: KEEL_CRASH_AT at every point, then resume', () => {
     await crashed(newSession('full-auto', 'go'), 'after_tool_started');
     const id = onlySessionId(home);
     expect(checkoutLines(id, 'once.txt')).toEqual([]);
+    // The answered request's trace survived the kill: it was committed with its assistant message.
+    const log = SessionLog.open(home, id);
+    expect(log.readTrace().map((t) => t.stage)).toEqual(
+      expect.arrayContaining(['projection', 'time_to_first_token', 'stream', 'usage']),
+    );
+    log.close();
     const resumed = await keel(home, ['resume', id]);
     expect(resumed.code).toBe(3);
     expect(resumed.stderr).toMatch(/outcome unknown/);

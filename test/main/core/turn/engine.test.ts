@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js';
 import type { Policy, SessionEvent } from '../../../../main/common/events.js';
@@ -89,6 +90,29 @@ describe('a turn', () => {
     expect(log.readTrace().map((t) => t.stage)).toEqual(
       expect.arrayContaining(['projection', 'time_to_first_token', 'stream', 'tool:read_file']),
     );
+  });
+
+  it("stores a request's trace in its assistant message's commit and a tool's in its result's: no trace commit of its own", async () => {
+    const log = createSession('ask');
+    server.enqueue(
+      { kind: 'reply', toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'src/server.go' } }] },
+      { kind: 'reply', text: 'It is an empty main.' },
+    );
+    await runTurn(hostFor(log), { prompt: 'what does server.go do?' });
+    const db = new Database(path.join(log.dir, 'events.sqlite'), { readonly: true });
+    try {
+      const carriers = db.prepare('SELECT kind FROM events WHERE trace IS NOT NULL ORDER BY seq').pluck();
+      expect(carriers.all()).toEqual(['assistant_message', 'tool_result', 'assistant_message']);
+      expect(db.prepare('SELECT count(*) FROM trace').pluck().get()).toBe(0);
+    } finally {
+      db.close();
+    }
+    const request = ['projection', 'time_to_first_token', 'stream', 'usage'];
+    expect(log.readTrace({ turn: 1 }).map((t) => t.stage)).toEqual([
+      ...request,
+      'tool:read_file',
+      ...request,
+    ]);
   });
 
   it('stops on an approval request with the diff, and executes exactly once after the grant', async () => {
