@@ -1,5 +1,6 @@
 // Held back without a checkout: a `--commit direct` session's commands write the project folder itself, so
-// its protected paths (heldBack.ts's rule) are photographed when a turn starts and compared when it stops.
+// its protected paths (heldBack.ts's rule) are photographed when a turn begins changing files and compared when
+// it stops.
 // What the turn changed there is put back as it was (the turn's versions kept in the session's artifacts)
 // and asked for like a checkout's held-back files; granted, the turn's versions are written. See README.md.
 import { createHash } from 'node:crypto';

@@ -1,11 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ChangedFile, EventOf, SessionEvent } from '../../common/events.js';
+import type { ChangedFile, EventOf, NewEvent, SessionEvent } from '../../common/events.js';
+import { HELD_BACK_TOOL } from '../approvals/state.js';
 import { importMarkOf, isImportedSeq } from '../log/imported.js';
 import { asDiskFull } from '../log/logErrors.js';
 import type { SessionLog } from '../log/sessionLog.js';
+import type { DirectHeldFile } from '../persistent/directHeld.js';
+import type { HeldFile } from '../persistent/heldBack.js';
 import type { CommitReport, CommittedFile, PersistentDirSpec } from '../persistent/types.js';
-import { writeCommitIntent } from './commitIntent.js';
+import { crashPoint } from '../turn/crash.js';
+import { clearCommitIntent, writeCommitIntent } from './commitIntent.js';
 import type { PersistentConfig } from './layout.js';
 
 /** The dirs named (each must exist; read-only ones only when allowed), or those `byDefault` picks. */
@@ -140,4 +144,69 @@ export function heldEvents(log: SessionLog): SessionEvent[] {
 export function projectFolderOf(log: SessionLog): string | undefined {
   const [created] = log.read({ fromSeq: 1, limit: 1, validate: false });
   return created?.kind === 'session_created' ? created.projectFolder : undefined;
+}
+
+/** What a held-back approval request carries in its `arguments` (`direct`: a --commit direct session's). */
+export type HeldRequest = { dir: string; patchArtifact: string; files: HeldFile[]; direct?: false };
+export type DirectHeldRequest = { dir: string; patchArtifact: string; files: DirectHeldFile[]; direct: true };
+/** A checkout's nested repositories' files (nestedRepos.ts), written like a direct session's once granted. */
+export type NestedHeldRequest = { dir: string; patchArtifact: string; files: DirectHeldFile[]; nested: true };
+export type AnyHeldRequest = HeldRequest | DirectHeldRequest | NestedHeldRequest;
+
+/**
+ * The held-back requests of `dir` that were granted and not yet written: no persistent_commit naming the
+ * request's patch came after the grant. Requests from an imported file never count (their grant is no grant).
+ */
+export function approvedHeld(events: readonly SessionEvent[], dir: string, direct: false): HeldRequest[];
+export function approvedHeld(events: readonly SessionEvent[], dir: string, direct: true): DirectHeldRequest[];
+export function approvedHeld(
+  events: readonly SessionEvent[],
+  dir: string,
+  direct: 'nested',
+): NestedHeldRequest[];
+export function approvedHeld(
+  events: readonly SessionEvent[],
+  dir: string,
+  direct: boolean | 'nested',
+): AnyHeldRequest[] {
+  const grantedAt = new Map<number, number>();
+  for (const grant of grantsMadeHere(events)) grantedAt.set(grant.requestSeq, grant.seq);
+  const found: AnyHeldRequest[] = [];
+  for (const event of events) {
+    if (event.kind !== 'approval_request' || event.tool !== HELD_BACK_TOOL) continue;
+    const granted = grantedAt.get(event.seq);
+    if (granted === undefined) continue;
+    const held = JSON.parse(event.arguments) as AnyHeldRequest;
+    const kind = 'nested' in held ? 'nested' : 'direct' in held && held.direct === true;
+    if (held.dir !== dir || kind !== direct) continue;
+    const written = events.some(
+      (later) =>
+        later.seq > granted &&
+        later.kind === 'persistent_commit' &&
+        later.diffArtifact === held.patchArtifact,
+    );
+    if (!written) found.push(held);
+  }
+  return found;
+}
+
+/**
+ * Appends the events of a commit whose files are already in the backing folder. The commit intent holds
+ * them first, so a process killed before the append leaves what the next open needs to record the commit
+ * (commitIntent.ts); the `after_commit_before_event` crash point dies in that window.
+ */
+export function recordCommitted(
+  log: SessionLog,
+  intent: string,
+  backing: string,
+  onEvent: ((event: SessionEvent) => void) | undefined,
+  events: readonly NewEvent[],
+): void {
+  if (events.length === 0) return;
+  writeCommitIntent(intent, backing, events);
+  crashPoint('after_commit_before_event');
+  const result = log.append(events, { expectedLastSeq: log.lastSeq() });
+  if (!result.ok) return; // the intent stays: the next open records them
+  for (const appended of result.events) onEvent?.(appended);
+  clearCommitIntent(intent);
 }

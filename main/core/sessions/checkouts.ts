@@ -6,15 +6,7 @@ import { resetCheckout } from '../history/forkBase.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { Checkout } from '../persistent/checkout.js';
 import { describeGitMetadataChanges } from '../persistent/gitMetadata.js';
-import {
-  applyDirect,
-  holdDirect,
-  snapshotProtected,
-  type DirectHeldFile,
-  type ProtectedSnapshot,
-} from '../persistent/directHeld.js';
-import * as directChanges from '../persistent/directChanges.js';
-import type { HeldFile } from '../persistent/heldBack.js';
+import { applyDirect } from '../persistent/directHeld.js';
 import type { NestedHold } from '../persistent/nestedRepos.js';
 import { redactPatchFile } from '../../sandbox/redactFile.js';
 import type { CommitReport, PersistentDirSpec } from '../persistent/types.js';
@@ -32,15 +24,19 @@ import {
 } from './commitIntent.js';
 import { checkoutLocation, historyStoreOf, readPersistentConfig, type PersistentConfig } from './layout.js';
 import {
+  approvedHeld,
   changedFileOf,
   chooseDirs,
-  grantsMadeHere,
   heldEvents,
   projectFolderOf,
+  recordCommitted,
   summarize,
   trace,
   withFolderNamed,
+  type HeldRequest,
+  type NestedHeldRequest,
 } from './checkoutSupport.js';
+import { applyGrantedDirect, finishDirect, prepareDirect } from './directTurn.js';
 import type { UncommittedDir } from './types.js';
 
 /**
@@ -374,27 +370,6 @@ async function finishInterruptedCommits(
 }
 
 /**
- * Appends the events of a commit whose files are already in the backing folder. The commit intent holds
- * them first, so a process killed before the append leaves what the next open needs to record the commit
- * (commitIntent.ts); the `after_commit_before_event` crash point dies in that window.
- */
-function recordCommitted(
-  log: SessionLog,
-  intent: string,
-  backing: string,
-  onEvent: ((event: SessionEvent) => void) | undefined,
-  events: readonly NewEvent[],
-): void {
-  if (events.length === 0) return;
-  writeCommitIntent(intent, backing, events);
-  crashPoint('after_commit_before_event');
-  const result = log.append(events, { expectedLastSeq: log.lastSeq() });
-  if (!result.ok) return; // the intent stays: the next open records them
-  for (const appended of result.events) onEvent?.(appended);
-  clearCommitIntent(intent);
-}
-
-/**
  * When a session is opened for a turn (or a commit): a commit a crash interrupted after its files reached
  * the folder is recorded now (commitIntent.ts). Returns one notice per such commit.
  */
@@ -437,164 +412,4 @@ async function nestedRequest(
       `never is${skipped}. Approved, the files are written to ${request.dir}; denied, they are dropped`,
     diff,
   };
-}
-
-/** What a held-back approval request carries in its `arguments` (`direct`: a --commit direct session's). */
-type HeldRequest = { dir: string; patchArtifact: string; files: HeldFile[]; direct?: false };
-type DirectHeldRequest = { dir: string; patchArtifact: string; files: DirectHeldFile[]; direct: true };
-/** A checkout's nested repositories' files (nestedRepos.ts), written like a direct session's once granted. */
-type NestedHeldRequest = { dir: string; patchArtifact: string; files: DirectHeldFile[]; nested: true };
-type AnyHeldRequest = HeldRequest | DirectHeldRequest | NestedHeldRequest;
-
-/** A direct session's photograph of its folder's protected paths, taken when a turn (segment) starts. */
-const DIRECT_SNAPSHOT = 'protected-snapshot.json';
-
-/**
- * A direct session's turn starts: held files granted since are written (a persistent_commit naming the
- * request's patch), a killed turn's change recorded, then this start and its protected paths photographed.
- */
-async function prepareDirect(log: SessionLog, onEvent: ((event: SessionEvent) => void) | undefined) {
-  const root = projectFolderOf(log);
-  if (root === undefined || !fs.existsSync(root)) return;
-  await applyGrantedDirect(log, root, onEvent);
-  // A killed segment never put its protected paths back: do it first, so no git Keel runs below sees a .git
-  // (config, filters, hooks) that a command planted (test/attacks/directCrashGitConfig.test.ts).
-  const stale = path.join(log.dir, DIRECT_SNAPSHOT);
-  if (fs.existsSync(stale)) await holdDirectProtected(log, root, stale, onEvent);
-  await recordDirectChanges(log, root, onEvent);
-  await directChanges.startDirectTurn(directChanges.directStateDir(log.dir), root);
-  fs.writeFileSync(path.join(log.dir, DIRECT_SNAPSHOT), JSON.stringify(snapshotProtected(root)));
-}
-
-/**
- * Writes a direct session's granted held files into its folder, each request's plan in the commit intent
- * before its first file (a kill while writing is finished on the next open), then its persistent_commit.
- */
-async function applyGrantedDirect(
-  log: SessionLog,
-  root: string,
-  onEvent: ((event: SessionEvent) => void) | undefined,
-): Promise<void> {
-  const intent = commitIntentFile(log.dir, DIRECT_DIR, false);
-  for (const request of approvedHeld(heldEvents(log), DIRECT_DIR, true)) {
-    const files = request.files.map((file) => ({
-      path: file.path,
-      preHash: file.beforeSha256 ?? null,
-      post: file.after?.kind === 'file' ? file.after.sha256 : null,
-    }));
-    writeCommitIntent(intent, root, [], { diffArtifact: request.patchArtifact, files });
-    const applied = await withFolderNamed(log, intent, root, () =>
-      applyDirect(root, request.files, log.artifactsDir, () => crashPoint('during_commit_files')),
-    );
-    recordCommitted(log, intent, root, onEvent, [
-      {
-        kind: 'persistent_commit',
-        dir: DIRECT_DIR,
-        files: applied.files.map(({ path, preHash, postHash }) => ({ path, preHash, postHash })),
-        diffArtifact: request.patchArtifact,
-      },
-    ]);
-  }
-}
-
-/** Records what any tool changed since the turn's start record as a `persistent_commit` (directChanges.ts). */
-async function recordDirectChanges(
-  log: SessionLog,
-  root: string,
-  onEvent: ((event: SessionEvent) => void) | undefined,
-): Promise<void> {
-  const stateDir = directChanges.directStateDir(log.dir);
-  const patchArtifact = `commits/${log.lastSeq() + 1}-${DIRECT_DIR}-${Date.now().toString(36)}-changes.patch`;
-  const patchFile = path.join(log.artifactsDir, patchArtifact);
-  const change = await directChanges.directTurnChanges(stateDir, root, historyStoreOf(log.dir), patchFile);
-  if (change !== undefined && change.files.length > 0) {
-    await redactPatchFile(patchFile, root);
-    recordCommitted(log, commitIntentFile(log.dir, DIRECT_DIR, false), root, onEvent, [
-      { kind: 'persistent_commit', dir: DIRECT_DIR, files: change.files, diffArtifact: patchArtifact },
-    ]);
-  }
-  directChanges.clearDirectTurn(stateDir);
-}
-
-/**
- * A direct session's turn stops: every protected path it changed in the folder is put back and asked for
- * with one approval_request, as a checkout's commit does (granted, the next turn's start writes them).
- */
-async function finishDirect(log: SessionLog, onEvent: ((event: SessionEvent) => void) | undefined) {
-  const root = projectFolderOf(log);
-  if (root === undefined || !fs.existsSync(root)) return;
-  const file = path.join(log.dir, DIRECT_SNAPSHOT);
-  if (fs.existsSync(file)) await holdDirectProtected(log, root, file, onEvent);
-  // After the protected paths were put back: what remains is the turn's change to record.
-  await recordDirectChanges(log, root, onEvent);
-}
-
-async function holdDirectProtected(
-  log: SessionLog,
-  root: string,
-  file: string,
-  onEvent: ((event: SessionEvent) => void) | undefined,
-): Promise<void> {
-  const before = JSON.parse(fs.readFileSync(file, 'utf8')) as ProtectedSnapshot;
-  fs.rmSync(file, { force: true });
-  const stem = `commits/${log.lastSeq() + 1}-${DIRECT_DIR}-${Date.now().toString(36)}`;
-  const held = await holdDirect(root, before, { artifactsDir: log.artifactsDir, artifactStem: stem });
-  if (held.diff === '') return;
-  const patchArtifact = `${stem}.patch`;
-  fs.mkdirSync(path.dirname(path.join(log.artifactsDir, patchArtifact)), { recursive: true });
-  fs.writeFileSync(path.join(log.artifactsDir, patchArtifact), held.diff);
-  // What the turn wrote there (a nested repository's config with a remote's password...): redacted first.
-  await redactPatchFile(path.join(log.artifactsDir, patchArtifact), root);
-  const diff = fs.readFileSync(path.join(log.artifactsDir, patchArtifact), 'utf8');
-  const request: DirectHeldRequest = { dir: DIRECT_DIR, patchArtifact, files: held.files, direct: true };
-  const names = held.files.map((f) => f.path);
-  const kept = held.files.length === 0 ? '' : ` (${names.join(', ')}): they were put back as they were`;
-  const result = log.append(
-    {
-      kind: 'approval_request',
-      toolCallId: `held-${stem}`,
-      tool: HELD_BACK_TOOL,
-      arguments: JSON.stringify(request),
-      reason:
-        `the turn changed protected files in the project folder itself${kept}. ` +
-        `Approved, the turn's versions are written when the next turn starts; denied, they are dropped` +
-        (before.complete ? '' : '. The folder is too large to check whole: parts were not looked at'),
-      diff,
-    },
-    { expectedLastSeq: log.lastSeq() },
-  );
-  if (result.ok) for (const event of result.events) onEvent?.(event);
-}
-
-/**
- * The held-back requests of `dir` that were granted and not yet written: no persistent_commit naming the
- * request's patch came after the grant. Requests from an imported file never count (their grant is no grant).
- */
-function approvedHeld(events: readonly SessionEvent[], dir: string, direct: false): HeldRequest[];
-function approvedHeld(events: readonly SessionEvent[], dir: string, direct: true): DirectHeldRequest[];
-function approvedHeld(events: readonly SessionEvent[], dir: string, direct: 'nested'): NestedHeldRequest[];
-function approvedHeld(
-  events: readonly SessionEvent[],
-  dir: string,
-  direct: boolean | 'nested',
-): AnyHeldRequest[] {
-  const grantedAt = new Map<number, number>();
-  for (const grant of grantsMadeHere(events)) grantedAt.set(grant.requestSeq, grant.seq);
-  const found: AnyHeldRequest[] = [];
-  for (const event of events) {
-    if (event.kind !== 'approval_request' || event.tool !== HELD_BACK_TOOL) continue;
-    const granted = grantedAt.get(event.seq);
-    if (granted === undefined) continue;
-    const held = JSON.parse(event.arguments) as AnyHeldRequest;
-    const kind = 'nested' in held ? 'nested' : 'direct' in held && held.direct === true;
-    if (held.dir !== dir || kind !== direct) continue;
-    const written = events.some(
-      (later) =>
-        later.seq > granted &&
-        later.kind === 'persistent_commit' &&
-        later.diffArtifact === held.patchArtifact,
-    );
-    if (!written) found.push(held);
-  }
-  return found;
 }

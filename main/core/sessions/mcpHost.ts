@@ -33,6 +33,8 @@ export type SessionMcpOptions = {
    * stopping them. Without it they live for this turn.
    */
   pool?: McpPool;
+  /** Awaited before any server is started or taken up from the pool (the turn's start of its changes). */
+  beforeStart?: () => Promise<void>;
 };
 
 /**
@@ -88,6 +90,8 @@ export async function openSessionMcp(
       }),
     )
     .digest('hex');
+  // A server may write the folder whenever it runs (a `writeProject` one): the turn's changes start before it.
+  if (plan.servers.length > 0) await options.beforeStart?.();
   const pool = options.pool;
   let kept = pool?.take(log.id);
   let changedBy: string[] = [];

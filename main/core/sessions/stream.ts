@@ -6,6 +6,7 @@ import { loadSessionState } from '../turn/loadState.js';
 import { needsModel, unansweredCalls } from '../turn/state.js';
 import { readSettings } from '../../store/settings.js';
 import { commitDirs, finishTurn, prepareTurn, recoverCommits } from './checkouts.js';
+import { beginDirectChanges } from './directTurn.js';
 import { completePendingRevert } from '../history/revert.js';
 import { policyFor, runtimeOf, type HarnessRuntime } from './harness.js';
 import { readPersistentConfig, writePersistentConfig } from './layout.js';
@@ -117,6 +118,8 @@ async function runStreamed(
         ...(runtime.options.createProvider ? { createProvider: runtime.options.createProvider } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         maxSteps: options.maxSteps ?? runtime.options.maxSteps ?? 50,
+        // A --commit direct session's folder is photographed only when a tool (or an MCP server) may change it.
+        beforeChanges: () => beginDirectChanges(log),
         hooks: {
           onDelta: (delta) =>
             emit(

@@ -45,6 +45,11 @@ export type TurnHostOptions = {
   mcp?: false;
   /** A long-lived host's pool: the session's MCP servers outlive the turn (mcpPool.ts). */
   mcpPool?: McpPool;
+  /**
+   * The host's `beforeChanges` (a `--commit direct` session's photograph of its folder): also run before the
+   * session's MCP servers start or are taken up, since a server may write the folder at any time.
+   */
+  beforeChanges?: () => Promise<void>;
 };
 
 /**
@@ -81,6 +86,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
           hidden: layout.boxHidden,
           env,
           ...(options.mcpPool ? { pool: options.mcpPool } : {}),
+          ...(options.beforeChanges ? { beforeStart: options.beforeChanges } : {}),
           ...(options.hooks?.onNotice ? { onNotice: options.hooks.onNotice } : {}),
           ...(options.hooks?.onEvent ? { onEvent: options.hooks.onEvent } : {}),
         });
@@ -131,6 +137,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
+    ...(options.beforeChanges ? { beforeChanges: options.beforeChanges } : {}),
     ...(compaction.threshold > 0
       ? { beforeRequest: createCompactionHook({ log, settings: compaction, tools: registry.definitions() }) }
       : {}),

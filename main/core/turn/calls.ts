@@ -44,7 +44,11 @@ async function settleCall(turn: TurnScope, record: CallRecord): Promise<TurnOutc
     return undefined;
   }
   // Before the approval checks: a subagent call's request and decision are the child's, mirrored here.
-  if (parsed.call.tool.kind === 'subagent') return settleSubagent(turn, record, parsed.call);
+  if (parsed.call.tool.kind === 'subagent') {
+    // The child's tools work in this session's folder: they change it like this turn's own.
+    await turn.beforeChanges();
+    return settleSubagent(turn, record, parsed.call);
+  }
   if (record.request && !record.decision) return awaitingApproval(turn.state);
   if (record.decision?.kind === 'approval_denied') {
     const reason = record.decision.reason ? `: ${record.decision.reason}` : '';
@@ -55,7 +59,10 @@ async function settleCall(turn: TurnScope, record: CallRecord): Promise<TurnOutc
     return undefined;
   }
   const granted = record.decision?.kind === 'approval_granted';
-  if (record.started) return settleUnknownOutcome(turn, record, parsed.call, granted);
+  if (record.started) {
+    if (parsed.call.tool.kind !== 'read') await turn.beforeChanges();
+    return settleUnknownOutcome(turn, record, parsed.call, granted);
+  }
   if (!granted) {
     const gated = await gate(turn, record, parsed.call);
     if (gated) return gated;
@@ -131,6 +138,7 @@ async function execute(
   parsed: ParsedToolCall,
   approved: boolean,
 ): Promise<TurnOutcome | undefined> {
+  if (parsed.tool.kind !== 'read') await turn.beforeChanges();
   const key = keyFor(turn.state, record);
   const ctx = toolContextFor(turn, key, record, approved);
   const { resume } = parsed.tool;

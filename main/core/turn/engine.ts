@@ -45,6 +45,7 @@ class Turn implements TurnScope {
   private readonly trace: TraceEntry[] = [];
   private provider: ModelProvider | undefined;
   private finalText = '';
+  private changesBegun: Promise<void> | undefined;
 
   constructor(readonly host: TurnHost) {
     this.state = loadSessionState(host.log);
@@ -144,6 +145,11 @@ class Turn implements TurnScope {
     applyEvent(this.state, appended);
     this.host.hooks?.onEvent?.(appended);
     return appended;
+  }
+
+  beforeChanges(): Promise<void> {
+    this.changesBegun ??= this.host.beforeChanges?.() ?? Promise.resolve();
+    return this.changesBegun;
   }
 
   /** Adds one stage to the turn's trace; written with the next append, or by flushTrace when none follows. */

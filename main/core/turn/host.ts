@@ -69,6 +69,13 @@ export type TurnHost = {
    */
   beforeRequest?: (context: BeforeRequestContext) => Promise<void>;
   /**
+   * Runs once per turn (segment), just before the first tool that can change files runs: an edit, a command,
+   * a subagent (any kind but `read`). A `--commit direct` session photographs its folder here, so a turn that
+   * runs no such tool costs no snapshot (main/core/sessions/checkouts.ts). A failure fails the turn before the
+   * tool starts.
+   */
+  beforeChanges?: () => Promise<void>;
+  /**
    * Runs spawn_subagent calls as child sessions (main/core/subagents). Without one, such a call is answered
    * with a tool error.
    */

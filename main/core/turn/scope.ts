@@ -18,6 +18,8 @@ export interface TurnScope {
   append(event: NewEvent): SessionEvent;
   /** Adds one stage to the turn's trace (written after each model request and when the turn ends). */
   record(stage: string, started: number, detail?: unknown): void;
+  /** The host's `beforeChanges`, run at most once per turn; awaited before a tool that can change files. */
+  beforeChanges(): Promise<void>;
 }
 
 /** Why the turn was stopped: the abort reason when it is text (a subagent budget), else `fallback`. */
