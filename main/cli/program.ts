@@ -5,6 +5,7 @@ import { createContext } from './context.js';
 import type { CliIo } from './context.js';
 import { registerCommands } from './commands/index.js';
 import type { RegisterCommand } from './commands/index.js';
+import { sweepDeadScratch } from '../core/host.js';
 import { onIndexNotice } from '../core/log/indexNotice.js';
 
 /** Builds the `keel` program: global options, then one subcommand per module in commands/. */
@@ -47,6 +48,8 @@ export async function runCli(
   // A damaged index moved aside, a rebuild's progress: one line each, on stderr.
   const previousNotice = onIndexNotice((line) => io.stderr(`keel: ${line}\n`));
   try {
+    // Every start ends what runs of killed Keels left (a session that is never resumed included).
+    await sweepDeadScratch();
     await context.program.parseAsync([...argv], { from: 'user' });
     return context.exitCode;
   } catch (error) {

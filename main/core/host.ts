@@ -16,6 +16,9 @@ export { resolveInWorkspace } from '../sandbox/paths.js';
 // interactive terminal a window opens in a session's box.
 export { createFlowControl, type FlowControl } from '../runner/flow.js';
 export { runningCommand, type RunningCommand } from '../runner/boxedCommand.js';
+// What killed Keels left in the temp folder (scratch folders, and the processes of their runs still alive:
+// a bwrap child caught in its setup), ended when a host starts.
+export { sweepDeadScratch } from '../runner/boxRecords.js';
 // keel eval runs each task's check command in the box, as a tool call would.
 export { runCommand, type RunCommandResult } from '../runner/boxedCommand.js';
 export { runGit } from './persistent/git.js';

@@ -1,3 +1,4 @@
+import { sweepDeadScratch } from '../core/host.js';
 import { channels, isChannelName } from './contract.js';
 import { describeInvalidInput, toIpcError } from './errors.js';
 import { appHandlers } from './handlers/appHandlers.js';
@@ -19,6 +20,8 @@ export { LOCAL_SERVERS } from './handlers/appHandlers.js';
 
 /** Creates the handler table over one home. Nothing holds a session lease except a running turn or one write. */
 export function createHandlers(options: HandlerOptions): Handlers {
+  // The app's and keel serve's start: end what runs of killed Keels left (never resumed sessions' included).
+  void sweepDeadScratch();
   const ctx = createHandlerContext(options);
   const { hub, turns, terminals, outputFlows, index, state } = ctx;
   const table: HandlerTable = {

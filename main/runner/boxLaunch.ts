@@ -60,9 +60,9 @@ export async function prepareBoxLaunch(options: BoxLaunchOptions): Promise<BoxLa
   // The first run of a process clears what a killed Keel left in the temp folder (its `finally` never ran).
   if (!swept) {
     swept = true;
-    sweepDeadScratch();
+    await sweepDeadScratch();
   }
-  const scratch = makeRunScratch(options.kind);
+  const scratch = makeRunScratch(options.kind, options.runId);
   let proxy: AllowlistProxy | null = null;
   let cgroup: RunCgroup | null = null;
   const close = async (): Promise<void> => {

@@ -12,7 +12,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { isAlive, killRunTree } from './processTree.js';
+import { findMarkedProcesses, isAlive, killRunTree } from './processTree.js';
 
 /*
  * A record of each box while it runs (`<dir>/<runId>.json`, dir = the session's `boxes/`), so that a later
@@ -75,7 +75,7 @@ export function forgetBox(dir: string, runId: string): void {
  * it is removed (a box written by this code always has a whole one).
  */
 export async function endLeftoverBoxes(dir: string): Promise<number> {
-  sweepDeadScratch();
+  await sweepDeadScratch();
   let names: string[];
   try {
     names = readdirSync(dir).filter((name) => name.endsWith('.json'));
@@ -137,20 +137,33 @@ const SCRATCH = /^keel-(?:run|terminal)-(\d+)-(\d+)-[A-Za-z0-9]{6}$/;
 /** A scratch folder named the old way (no owner): no run lasts this long (the longest timeout is 30 minutes). */
 const LEGACY_SCRATCH = /^keel-(?:run|terminal)-[A-Za-z0-9]{6}$/;
 const LEGACY_AGE_MS = 24 * 3600_000;
+/** The file in a scratch folder naming its run (the run marker's value), written before anything of it starts. */
+const RUN_ID_FILE = 'run-id';
+const RUN_ID = /^[0-9a-f-]{36}$/;
 
-/** `<tmp>/keel-<kind>-<this pid>-<its start time>-XXXXXX`: the owner is in the name, for sweepDeadScratch. */
-export function makeRunScratch(kind: 'run' | 'terminal'): string {
+/**
+ * `<tmp>/keel-<kind>-<this pid>-<its start time>-XXXXXX`, holding `run-id` (`runId`): the owner is in the name
+ * and the run in the folder, for sweepDeadScratch.
+ */
+export function makeRunScratch(kind: 'run' | 'terminal', runId: string): string {
   const ticks = processStartTicks(process.pid) ?? '0';
-  return mkdtempSync(path.join(os.tmpdir(), `keel-${kind}-${process.pid}-${ticks}-`));
+  const scratch = mkdtempSync(path.join(os.tmpdir(), `keel-${kind}-${process.pid}-${ticks}-`));
+  writeFileSync(path.join(scratch, RUN_ID_FILE), runId, { mode: 0o400 });
+  return scratch;
 }
 
 /**
- * Removes the scratch folders of runs whose Keel is gone (killed: its `finally` never ran) from `tmp`: those
- * whose owner pid is dead or now names another process (another start time). A folder of a live Keel is never
- * touched; one named the old way (no owner) only when untouched for a day. Returns how many were removed;
- * never throws.
+ * Ends what runs of Keels that are gone (killed: their `finally` never ran) left in `tmp`, then removes their
+ * scratch folders: those whose owner pid is dead or now names another process (another start time). What is
+ * ended is every process carrying the run marker named in the folder's `run-id` and started after its owner
+ * (a bwrap child the owner's death caught in bwrap's setup is never armed and waits there forever, however
+ * long its session is never resumed); a marked process older than the owner is not provably of its run and
+ * is left alone. A folder whose processes could not all be ended is kept for the next sweep. A folder of a
+ * live Keel is never touched; one named the old way (no owner) only when untouched for a day. Hosts call it
+ * when they start (`keel`, the app, keel serve), and so do the first boxed run of a process and every resume.
+ * Returns how many folders were removed; never throws.
  */
-export function sweepDeadScratch(tmp = os.tmpdir()): number {
+export async function sweepDeadScratch(tmp = os.tmpdir()): Promise<number> {
   let names: string[];
   try {
     names = readdirSync(tmp);
@@ -163,9 +176,10 @@ export function sweepDeadScratch(tmp = os.tmpdir()): number {
     let dead = false;
     if (owned !== null) {
       const pid = Number(owned[1]);
-      const ticks = owned[2];
+      const ticks = owned[2] as string;
       // Start time '0': the owner could not read its own (not Linux): the pid alone decides.
       dead = !isAlive(pid) || (ticks !== '0' && processStartTicks(pid) !== ticks);
+      if (dead && !(await endDeadRun(path.join(tmp, name), ticks))) continue;
     } else if (LEGACY_SCRATCH.test(name)) {
       try {
         dead = Date.now() - statSync(path.join(tmp, name)).mtimeMs > LEGACY_AGE_MS;
@@ -182,4 +196,27 @@ export function sweepDeadScratch(tmp = os.tmpdir()): number {
     }
   }
   return removed;
+}
+
+/**
+ * Ends the processes of the dead owner's run that `scratch` names (see sweepDeadScratch), as resume ends a
+ * recorded box whose root is gone: by the run marker, with their descendants, never this process or its
+ * ancestors. Returns false when some are still alive afterwards.
+ */
+async function endDeadRun(scratch: string, ownerTicks: string): Promise<boolean> {
+  let runId: string;
+  try {
+    runId = readFileSync(path.join(scratch, RUN_ID_FILE), 'utf8');
+  } catch {
+    return true; // written by an older Keel, or before the file: nothing names the run
+  }
+  if (!RUN_ID.test(runId)) return true;
+  const marked = findMarkedProcesses(runId);
+  if (marked.length === 0) return true;
+  // The owner's start time is in the folder's name: a process of its run cannot have started before it.
+  const owner = Number(ownerTicks);
+  const older = marked.some((pid) => Number(processStartTicks(pid) ?? Number.MAX_SAFE_INTEGER) < owner);
+  if (ownerTicks === '0' || older) return true;
+  await killRunTree(-1, runId, { rootExited: true });
+  return findMarkedProcesses(runId).length === 0;
 }

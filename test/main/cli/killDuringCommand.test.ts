@@ -117,6 +117,13 @@ function safeReaddir(folder: string): string[] {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** `<dir>/tmp`, made on first use (removed with the fixture). */
+function privateTmp(): string {
+  const tmp = path.join(dir, 'tmp');
+  fs.mkdirSync(tmp, { recursive: true });
+  return tmp;
+}
+
 /** What one trial saw; one JSON line of the campaign report. */
 type TrialReport = {
   trial: number;
@@ -166,12 +173,15 @@ describe('a SIGKILLed Keel leaves no box running', () => {
             { name: 'run_command', arguments: { command: `sleep 2; echo ${token} >> ledger.txt` } },
           ],
         });
+        // Its scratch folders in a temp folder of the trial's own: any Keel starting meanwhile (another test's)
+        // ends what a dead Keel's runs left in its own temp folder, which would hide a survivor from the watch.
         const run = startKeel(
           home,
           newSessionArgs(
             { project, server },
             { policy: 'full-auto', prompt: 'go', extra: ['--commit', 'direct'] },
           ),
+          { TMPDIR: privateTmp() },
         );
         await run.waitFor(/→ run_command/, 'stderr');
         const keelPid = run.child.pid as number;

@@ -124,18 +124,66 @@ describe('scratch folders of a killed Keel', () => {
     const dayAgo = new Date(Date.now() - 25 * 3600_000);
     fs.utimesSync(path.join(tmp, names.legacyOld), dayAgo, dayAgo);
 
-    expect(sweepDeadScratch(tmp)).toBe(4);
+    expect(await sweepDeadScratch(tmp)).toBe(4);
     expect(fs.readdirSync(tmp).sort()).toEqual([names.live, names.legacyYoung, names.other].sort());
   });
 
-  it('are named after their owner, so the sweep can tell', () => {
-    const scratch = makeRunScratch('run');
+  it('are named after their owner and name their run, so the sweep can tell', async () => {
+    const runId = randomUUID();
+    const scratch = makeRunScratch('run', runId);
     made.push(scratch);
     expect(path.basename(scratch)).toMatch(
       new RegExp(`^keel-run-${process.pid}-${processStartTicks(process.pid)}-[A-Za-z0-9]{6}$`),
     );
-    expect(sweepDeadScratch(path.dirname(scratch))).toBeGreaterThanOrEqual(0);
+    expect(fs.readFileSync(path.join(scratch, 'run-id'), 'utf8')).toBe(runId);
+    expect(await sweepDeadScratch(path.dirname(scratch))).toBeGreaterThanOrEqual(0);
     expect(fs.existsSync(scratch)).toBe(true);
+  });
+
+  it('end the processes of a dead owner’s run first, but none of a live owner’s or older than the owner', async () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-sweep-test-'));
+    made.push(tmp);
+    const gone = trackChild(spawn('true'));
+    const gonePid = gone.pid as number;
+    await waitForClose(gone);
+    const marked = (runId: string) =>
+      trackChild(
+        spawn('/bin/sh', ['-c', 'sleep 60 & wait'], {
+          detached: true,
+          stdio: 'ignore',
+          env: { ...process.env, KEEL_RUN_ID: runId },
+        }),
+      );
+    const runs = { dead: randomUUID(), live: randomUUID(), older: randomUUID() };
+    const boxes = { dead: marked(runs.dead), live: marked(runs.live), older: marked(runs.older) };
+    for (const id of Object.values(runs)) {
+      for (let wait = 0; wait < 200 && findMarkedProcesses(id).length < 2; wait += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(findMarkedProcesses(id)).toHaveLength(2);
+    }
+    const started = Number(processStartTicks(boxes.older.pid as number));
+    const mine = processStartTicks(process.pid) ?? '0';
+    const folders = {
+      // A dead Keel started long before its run (tick 1 after boot).
+      dead: `keel-run-${gonePid}-1-AbC123`,
+      live: `keel-run-${process.pid}-${mine}-AbC123`,
+      // A dead Keel that started after the marked process: that process cannot be of its run.
+      older: `keel-run-${gonePid}-${started + 100}-XyZ789`,
+    };
+    for (const [key, name] of Object.entries(folders)) {
+      fs.mkdirSync(path.join(tmp, name));
+      fs.writeFileSync(path.join(tmp, name, 'run-id'), runs[key as keyof typeof runs]);
+    }
+
+    expect(await sweepDeadScratch(tmp)).toBe(2);
+    expect(fs.readdirSync(tmp)).toEqual([folders.live]);
+    expect(findMarkedProcesses(runs.dead)).toEqual([]);
+    expect(await waitForClose(boxes.dead)).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(findMarkedProcesses(runs.live)).toHaveLength(2);
+    expect(findMarkedProcesses(runs.older)).toHaveLength(2);
+    for (const box of [boxes.live, boxes.older]) process.kill(-(box.pid as number), 'SIGKILL');
+    await Promise.all([waitForClose(boxes.live), waitForClose(boxes.older)]);
   });
 });
 
