@@ -109,6 +109,19 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Db {
   }
 }
 
+/**
+ * Opens an existing SQLite file read-only, as it is: no migration, no pragma, nothing written (a reader of
+ * another process's live WAL file, e.g. search reading a hit's event from its log). Throws when it is missing.
+ */
+export function openReadOnly(file: string): Db {
+  const nativeBinding = resolveNativeBinding();
+  return new Database(file, {
+    readonly: true,
+    fileMustExist: true,
+    ...(nativeBinding === undefined ? {} : { nativeBinding }),
+  });
+}
+
 function validPageSize(size: number): number {
   if (!Number.isInteger(size) || size < 512 || size > 65536 || (size & (size - 1)) !== 0) {
     throw new Error(`page size ${size} is not a power of two from 512 to 65536`);

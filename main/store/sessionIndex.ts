@@ -7,14 +7,21 @@ import type { Db, Synchronous } from './database.js';
 import { INDEX_MIGRATIONS } from './schema.js';
 import { isLeaseStale } from './leaseHolder.js';
 import type { LeaseHolder } from './leaseHolder.js';
+import { isDamage, setAsideDamaged } from './indexDamage.js';
+import type { DamagedIndex } from './indexDamage.js';
+import { SearchSnippets, toSearchQuery } from './searchSnippets.js';
+import type { MessageText } from './searchSnippets.js';
 
 export { isLeaseStale } from './leaseHolder.js';
 export type { LeaseHolder } from './leaseHolder.js';
+export type { DamagedIndex } from './indexDamage.js';
+export { toSearchQuery, type MessageText } from './searchSnippets.js';
 
 /**
  * `<home>/index.sqlite`: one row per session (what the list shows), full-text search over message
  * text, and the writer lease of each session. The session log keeps it in step on every append;
- * listing and search read only this file, never a per-session database.
+ * listing and search read only this file, but for the snippets of a search page's rows: the hit's text is
+ * read from its session's log (`messageText`), index.sqlite keeps no copy of message text.
  */
 
 /** What a session is doing, as the list shows it. */
@@ -30,6 +37,8 @@ export type OpenSessionIndexOptions = {
   synchronous?: Synchronous;
   /** Tuning: up to how many matching messages search groups hits instead of walking sessions. */
   fewHits?: number;
+  /** Where search reads a hit's text for its snippet (main/core/log passes the logs'); none: no snippets. */
+  messageText?: MessageText;
 };
 
 /** One session as the list shows it. Times are ISO-8601 strings. */
@@ -47,7 +56,7 @@ export type SessionSummary = {
   eventCount: number;
   lastSeq: number;
   archived: boolean;
-  /** With `search`: the newest matching message text, the matches in [brackets]. */
+  /** With `search`: the newest matching message text, the matches in [brackets] (when its log has it). */
   snippet?: string;
 };
 
@@ -111,7 +120,8 @@ type SessionRow = {
   lease_pid: number | null;
   lease_hostname: string | null;
   lease_acquired_at: string | null;
-  snippet?: string | null;
+  /** With search: the rowid of the session's newest matching message. */
+  hit?: number | null;
 };
 
 type LeaseRow = { pid: number; hostname: string; acquired_at: string };
@@ -159,7 +169,6 @@ function rowToSessionSummary(row: SessionRow): SessionSummary {
     eventCount: row.event_count,
     lastSeq: row.last_seq,
     archived: row.archived === 1,
-    ...(row.snippet === undefined || row.snippet === null ? {} : { snippet: row.snippet }),
   };
 }
 
@@ -175,44 +184,10 @@ function toSessionValues(row: NewSessionRow) {
   };
 }
 
-/** Turns what a person typed into an FTS5 query: every word must occur (in any form: "limits" finds "limiting"). */
-export function toSearchQuery(text: string): string | undefined {
-  const words = text.split(/\s+/).filter((word) => word !== '');
-  if (words.length === 0) return undefined;
-  // Quoting each word makes FTS5 operators and punctuation plain text, so no input is a syntax error.
-  // No prefix queries: without a prefix index a short prefix expands to thousands of terms (seconds on 1M rows).
-  return words.map((word) => `"${word.replaceAll('"', '""')}"`).join(' ');
-}
-
 /** Normalises an event time to ISO-8601 UTC so the list's text ordering is time ordering. */
 export function toIndexTime(at: string): string {
   const ms = Date.parse(at);
   return Number.isFinite(ms) ? new Date(ms).toISOString() : at;
-}
-
-/** A damaged index.sqlite that `SessionIndex.open` moved aside. */
-export type DamagedIndex = { movedTo: string; reason: string };
-
-/** SQLite's answers for a file that is not a database or whose pages are malformed. */
-function isDamage(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'));
-}
-
-/**
- * Renames the damaged file and its -wal/-shm to `<file>.damaged-<time>` (a WAL left beside a new file would
- * be replayed into it). Another process may have moved it first: then there is nothing left to move.
- */
-function setAsideDamaged(file: string, reason: string): DamagedIndex {
-  const movedTo = `${file}.damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  for (const suffix of ['', '-wal', '-shm']) {
-    try {
-      fs.renameSync(`${file}${suffix}`, `${movedTo}${suffix}`);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
-  }
-  return { movedTo, reason };
 }
 
 /** The session index of one home. Statements are prepared once per connection. */
@@ -227,6 +202,7 @@ export class SessionIndex {
     private readonly fewHits: number,
     private readonly synchronous: Synchronous,
   ) {
+    this.snippets = new SearchSnippets(db);
     this.statements = {
       listAll: db.prepare<[PageParams], SessionRow>(`
         SELECT ${SESSION_COLUMNS} FROM sessions s LEFT JOIN writer_leases l ON l.session_id = s.id
@@ -243,7 +219,7 @@ export class SessionIndex {
         )
         .pluck(),
       // Few hits: group them by session through rowid arithmetic (rowid >> 32 = sessions.num), cut the
-      // page, then make one snippet per row by rowid. Cost O(hits) + O(page).
+      // page; each row carries its newest hit, whose snippet `list` makes. Cost O(hits) + O(page).
       searchFewHits: db.prepare<[SearchParams], SessionRow>(`
         WITH hits AS (
           SELECT rowid >> 32 AS num, max(rowid) AS hit FROM message_search
@@ -256,11 +232,7 @@ export class SessionIndex {
           WHERE (@project IS NULL OR s.project_folder = @project) AND (@all = 1 OR s.archived = 0)
           ORDER BY s.updated_at DESC, s.num DESC LIMIT @limit OFFSET @offset
         )
-        SELECT page.*, (
-          SELECT snippet(message_search, 0, '[', ']', '…', 12) FROM message_search
-          WHERE message_search MATCH @query AND rowid = page.hit
-        ) AS snippet
-        FROM page ORDER BY page.updated_at DESC, page.num DESC`),
+        SELECT * FROM page ORDER BY page.updated_at DESC, page.num DESC`),
       // Many hits: walk sessions newest first and probe each one's rowid range for a match (a seek
       // in the term's doclist), stopping when the page is full. Cost O(sessions walked).
       searchManyHits: db.prepare<[SearchParams], SessionRow>(`
@@ -275,10 +247,10 @@ export class SessionIndex {
           ORDER BY s.updated_at DESC, s.num DESC LIMIT @limit OFFSET @offset
         )
         SELECT page.*, (
-          SELECT snippet(message_search, 0, '[', ']', '…', 12) FROM message_search
+          SELECT rowid FROM message_search
           WHERE message_search MATCH @query AND rowid >= (page.num << 32) AND rowid < ((page.num + 1) << 32)
           ORDER BY rowid DESC LIMIT 1
-        ) AS snippet
+        ) AS hit
         FROM page ORDER BY page.updated_at DESC, page.num DESC`),
       get: db.prepare<[string], SessionRow>(`
         SELECT ${SESSION_COLUMNS} FROM sessions s LEFT JOIN writer_leases l ON l.session_id = s.id
@@ -364,12 +336,15 @@ export class SessionIndex {
       db = open();
     }
     const index = new SessionIndex(home, db, options.fewHits ?? FEW_HITS, options.synchronous ?? 'FULL');
+    index.messageText = options.messageText;
     index.setAside = setAside;
     return index;
   }
 
   /** Where a damaged index.sqlite was moved by this open, and why; undefined when the file was sound. */
   setAside: DamagedIndex | undefined;
+  private messageText: MessageText | undefined;
+  private readonly snippets: SearchSnippets;
 
   /** How many sessions have a row. */
   count(): number {
@@ -390,15 +365,29 @@ export class SessionIndex {
     if (query !== undefined) {
       const search =
         this.statements.countHits.get(query)! > this.fewHits ? 'searchManyHits' : 'searchFewHits';
-      return this.statements[search]
-        .all({ ...page, project: options.projectFolder ?? null, query })
-        .map(rowToSessionSummary);
+      const rows = this.statements[search].all({ ...page, project: options.projectFolder ?? null, query });
+      return this.withSnippets(query, rows);
     }
     const rows =
       options.projectFolder !== undefined
         ? this.statements.listProject.all({ ...page, project: options.projectFolder })
         : this.statements.listAll.all(page);
     return rows.map(rowToSessionSummary);
+  }
+
+  /** The rows with the snippet of their newest hit, its text read from the log (the title: seq 0, the row's). */
+  private withSnippets(query: string, rows: readonly SessionRow[]): SessionSummary[] {
+    const texts = rows.flatMap((row) => {
+      if (row.hit === undefined || row.hit === null) return [];
+      const seq = row.hit - row.num * 2 ** 32;
+      const text = seq === 0 ? (row.title ?? undefined) : this.messageText?.(row.id, seq);
+      return text === undefined ? [] : [{ rowid: row.hit, text }];
+    });
+    const snippets = this.snippets.make(query, texts);
+    return rows.map((row) => {
+      const snippet = row.hit === undefined || row.hit === null ? undefined : snippets.get(row.hit);
+      return { ...rowToSessionSummary(row), ...(snippet === undefined ? {} : { snippet }) };
+    });
   }
 
   /** Returns the session's row, or undefined when the home has no such session. */

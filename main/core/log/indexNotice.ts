@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { SessionIndex, type OpenSessionIndexOptions } from '../../store/sessionIndex.js';
+import { logMessageText } from './messageText.js';
 
 /*
  * One-line notices about index.sqlite (a damaged file moved aside, progress of a rebuild) for the person
@@ -23,9 +24,12 @@ export function indexNotice(line: string): void {
   else process.emitWarning(line, 'KeelIndexNotice');
 }
 
-/** `SessionIndex.open`, telling the notice listener when it had to move a damaged file aside. */
+/**
+ * `SessionIndex.open` with search snippets read from the session logs (messageText.ts), telling the notice
+ * listener when it had to move a damaged file aside.
+ */
 export function openIndexWithNotice(home: string, options: OpenSessionIndexOptions = {}): SessionIndex {
-  const index = SessionIndex.open(home, options);
+  const index = SessionIndex.open(home, { messageText: logMessageText(home), ...options });
   if (index.setAside) {
     indexNotice(
       `index.sqlite was damaged (${index.setAside.reason}); moved it to ${path.basename(index.setAside.movedTo)} and rebuilding it from the session logs`,

@@ -48,7 +48,7 @@ export function rowToEvent(sessionId: string, row: EventRow, validate = true): S
 }
 
 /** The text search finds an event by; undefined for events that carry no message text. */
-function searchableText(event: SessionEvent): string | undefined {
+export function searchableText(event: SessionEvent): string | undefined {
   switch (event.kind) {
     case 'user_message':
     case 'assistant_message':

@@ -4,7 +4,8 @@ import { SessionLog } from '../../../main/core/log/sessionLog.js';
 import type { TraceEntry } from '../../../main/core/log/sessionLog.js';
 import { projectView } from '../../../main/core/projection/index.js';
 import type { Payload } from '../../../main/core/projection/index.js';
-import { SessionIndex } from '../../../main/store/sessionIndex.js';
+import { openIndexWithNotice } from '../../../main/core/log/indexNotice.js';
+import type { SessionIndex } from '../../../main/store/sessionIndex.js';
 import type { SessionSummary } from '../../../main/store/sessionIndex.js';
 import { benchSessionInit } from '../conversation.js';
 
@@ -113,7 +114,10 @@ export function listKeelSessions(index: SessionIndex, limit: number, search?: st
   return index.list(search === undefined ? { limit } : { limit, search });
 }
 
-/** Opens the home's session index (the list and search never open per-session databases). */
+/**
+ * Opens the home's session index as the app and the CLI do: the list reads only index.sqlite; a search page
+ * reads each row's hit from its session's log for the snippet (index.sqlite keeps no message text).
+ */
 export function openKeelIndex(home: string): SessionIndex {
-  return SessionIndex.open(home);
+  return openIndexWithNotice(home);
 }

@@ -81,7 +81,10 @@ describe('keel sessions', () => {
     importChild();
     const found = runKeel(home, ['sessions', '--search', 'token-bucket', '--json']);
     expect(found.code).toBe(0);
-    expect((JSON.parse(found.stdout) as { id: string }[]).map((s) => s.id)).toEqual([PARENT_ID]);
+    const rows = JSON.parse(found.stdout) as { id: string; snippet?: string }[];
+    expect(rows.map((s) => s.id)).toEqual([PARENT_ID]);
+    // index.sqlite keeps no message text: the snippet is made from the hit's event in the session's log.
+    expect(rows[0]?.snippet).toContain('in a [token-bucket] limiter');
 
     const table = runKeel(home, ['sessions', '--search', 'apiHandler tests']).stdout;
     expect(table).toContain(CHILD_ID);

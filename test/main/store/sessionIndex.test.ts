@@ -20,6 +20,10 @@ function row(id: string, overrides: Partial<NewSessionRow> = {}): NewSessionRow 
   };
 }
 
+/** The message texts the sessions' logs would hold (index.sqlite keeps none): what search reads for snippets. */
+const logTexts = new Map<string, string>();
+const messageText = (id: string, seq: number) => logTexts.get(`${id}:${seq}`);
+
 /** Adds a session updated at minute `minute`, with the given message texts at seq 2, 3, … */
 function addSession(
   index: SessionIndex,
@@ -28,6 +32,7 @@ function addSession(
   texts: string[] = [],
   overrides: Partial<NewSessionRow> = {},
 ): void {
+  texts.forEach((text, i) => logTexts.set(`${id}:${i + 2}`, text));
   index.registerSession(row(id, overrides), {
     lastSeq: texts.length + 1,
     updatedAt: new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString(),
@@ -135,7 +140,7 @@ describe.each([
   ['walking sessions', 0],
 ])('SessionIndex search by %s', (_plan, fewHits) => {
   it('returns only sessions whose messages match, newest first, with a snippet of the newest match', () => {
-    const index = SessionIndex.open(tempHome(), { fewHits });
+    const index = SessionIndex.open(tempHome(), { fewHits, messageText });
     addSession(index, 'a', 1, ['add rate limiting to the api', 'done: the limiter is in']);
     addSession(index, 'b', 2, ['fix the login page']);
     addSession(index, 'c', 3, ['Rate limits again?', 'unrelated']);
@@ -166,6 +171,39 @@ describe.each([
       'a',
     ]);
     index.close();
+  });
+
+  it("keeps no copy of message text: a snippet is made from the hit's text as its log has it, the title's from the row", () => {
+    const home = tempHome();
+    const index = SessionIndex.open(home, { fewHits, messageText });
+    addSession(index, 'a', 1, ['the deploy script failed twice']);
+    addSession(index, 'b', 2, ['nothing here'], { title: 'Deploy notes' });
+    addSession(index, 'c', 3, ['deploy again']);
+    logTexts.delete('c:2');
+    const found = index.list({ limit: 10, search: 'deploy' });
+    expect(found.map((s) => [s.id, s.snippet])).toEqual([
+      // The log of c cannot be read: listed, no snippet.
+      ['c', undefined],
+      ['b', '[Deploy] notes'],
+      ['a', 'the [deploy] script failed twice'],
+    ]);
+    index.close();
+    const raw = new Database(path.join(home, 'index.sqlite'));
+    expect(
+      raw.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'message_search_content'").pluck().get(),
+    ).toBe(0);
+    expect(
+      raw.prepare('SELECT text FROM message_search WHERE message_search MATCH ?').pluck().all('deploy'),
+    ).toEqual([null, null, null]);
+    raw.close();
+    // Without a text source the rows are found all the same, without snippets.
+    const bare = SessionIndex.open(home, { fewHits });
+    expect(bare.list({ limit: 10, search: 'deploy' }).map((s) => [s.id, s.snippet])).toEqual([
+      ['c', undefined],
+      ['b', '[Deploy] notes'],
+      ['a', undefined],
+    ]);
+    bare.close();
   });
 
   it('treats whatever a person types as words, never as a query syntax error', () => {
@@ -280,7 +318,12 @@ describe('SessionIndex at scale', () => {
     })();
     raw.close();
 
-    const index = SessionIndex.open(home);
+    const index = SessionIndex.open(home, {
+      messageText: (id, seq) => {
+        const i = Number(id.slice(1));
+        return [`note ${words[i % 8]} ${i}`, `note about ${words[(i + 3) % 8]}`, 'closing note'][seq - 2];
+      },
+    });
     expect(index.list({ limit: 50 })[0]!.id).toBe('s10000');
     // 30k hits: more than the default FEW_HITS, so this walks sessions.
     const notes = index.list({ limit: 50, search: 'note' });
