@@ -108,13 +108,17 @@ export type EnvironmentSource = {
   toolMode: ToolMode;
 };
 
+/** The git part of the block: the project's branch and the model's folder's `git status --short` lines. */
+export type GitFacts = { branch?: string; status?: string[] };
+
 /**
- * Gathers the facts and formats the block. Never throws: what cannot be read is left out. Git runs only
- * where a `.git` entry exists (with Keel's fixed git settings: no hooks, no fsmonitor), limited to 3 s.
+ * Reads the git facts (never rejects: what cannot be read is left out). Git runs only where a `.git` entry
+ * exists (with Keel's fixed git settings: no hooks, no fsmonitor), limited to 3 s. A host may start this
+ * ahead of the request and hand the promise to describeEnvironment (turnHost.ts does, for a turn's first).
  */
-export async function describeEnvironment(source: EnvironmentSource): Promise<string> {
-  const now = source.clock.now();
-  const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+export async function readGitFacts(
+  source: Pick<EnvironmentSource, 'projectFolder' | 'projectRoot'>,
+): Promise<GitFacts> {
   // A checkout (a folder other than the project's own) is asked about itself only.
   const realFolder = await fs.realpath(source.projectFolder).catch(() => path.resolve(source.projectFolder));
   const isCheckout = path.resolve(source.projectRoot) !== realFolder;
@@ -122,6 +126,20 @@ export async function describeEnvironment(source: EnvironmentSource): Promise<st
     readBranch(source.projectFolder),
     readStatus(source.projectRoot, isCheckout),
   ]);
+  return { ...(branch === undefined ? {} : { branch }), ...(status === undefined ? {} : { status }) };
+}
+
+/**
+ * Gathers the facts (the git ones read now, or `git` read ahead) and formats the block. Never throws: what
+ * cannot be read is left out.
+ */
+export async function describeEnvironment(
+  source: EnvironmentSource,
+  git: Promise<GitFacts> = readGitFacts(source),
+): Promise<string> {
+  const now = source.clock.now();
+  const timeZone = systemTimeZone();
+  const { branch, status } = await git;
   return formatEnvironment({
     date: localDay(now, timeZone),
     timeZone,
@@ -135,13 +153,34 @@ export async function describeEnvironment(source: EnvironmentSource): Promise<st
   });
 }
 
+let timeZoneAsked: { tz: string | undefined; zone: string } | undefined;
+
+/**
+ * The machine's time zone, asked of Intl again only when TZ changes (Node re-reads the zone then; each ask
+ * builds a formatter, ~0.2 ms).
+ */
+function systemTimeZone(): string {
+  const tz = process.env['TZ'];
+  if (timeZoneAsked?.tz !== tz || timeZoneAsked === undefined)
+    timeZoneAsked = { tz, zone: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC' };
+  return timeZoneAsked.zone;
+}
+
+/** One day formatter per time zone: building one costs more than formatting with it. */
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+
 function localDay(now: Date, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).formatToParts(now);
+  let format = dayFormats.get(timeZone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    });
+    dayFormats.set(timeZone, format);
+  }
+  const parts = format.formatToParts(now);
   const part = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
   return `${part('year')}-${part('month')}-${part('day')}`;
 }

@@ -1,7 +1,8 @@
 import type { EventOf, SessionEvent, Usage } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import type { CommitReport } from '../persistent/types.js';
-import { runTurn, type TurnOutcome } from '../turn/engine.js';
+import type { TraceEntry } from '../log/sessionLog.js';
+import { runTurn, type TurnHost, type TurnOutcome } from '../turn/engine.js';
 import { loadSessionState } from '../turn/loadState.js';
 import { needsModel, unansweredCalls } from '../turn/state.js';
 import { readSettings } from '../../store/settings.js';
@@ -98,7 +99,8 @@ async function runStreamed(
       for (const report of preparation.commits) onCommit(report);
       // Keel's own handle derives running from the log and the index; a host's own object is told.
       if (port !== own) await port.setStatus?.({ state: 'running' });
-      log.appendTrace({
+      // Written with the turn's first event (its commit), not in a commit of its own.
+      const turnTrace: TraceEntry = {
         turn: turnNumber,
         stage: 'harness_turn',
         startedAt: new Date().toISOString(),
@@ -108,40 +110,50 @@ async function runStreamed(
           ...(created.metadata !== undefined ? { metadata: created.metadata } : {}),
           ...(created.extraBody !== undefined ? { extraBody: created.extraBody } : {}),
         },
-      });
+      };
       const { keys } = runtime.options;
-      const host = await createTurnHost(log, {
-        ...(keys ? { keys: typeof keys === 'function' ? keys() : keys } : {}),
-        ...(runtime.options.env ? { env: runtime.options.env } : {}),
-        ...(runtime.mcpPool ? { mcpPool: runtime.mcpPool } : {}),
-        compaction: runtime.options.compaction ?? readSettings(runtime.home).compaction,
-        ...(runtime.options.createProvider ? { createProvider: runtime.options.createProvider } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
-        maxSteps: options.maxSteps ?? runtime.options.maxSteps ?? 50,
-        // A --commit direct session's folder is photographed only when a tool (or an MCP server) may change it.
-        beforeChanges: () => beginDirectChanges(log),
-        hooks: {
-          onDelta: (delta) =>
-            emit(
-              delta.type === 'tool_call'
-                ? { type: 'tool_call', id: delta.id, name: delta.name }
-                : { type: delta.type, text: delta.text },
-            ),
-          onEvent,
-          onToolOutput: (toolCallId, chunk) => emit({ type: 'tool_output', toolCallId, chunk }),
-          onNotice: (text) => emit({ type: 'notice', text }),
-          onSubagentEvent: (sessionId, event) => emit({ type: 'subagent_event', sessionId, event }),
-          onSubagentToolOutput: (sessionId, toolCallId, chunk) =>
-            emit({ type: 'subagent_output', sessionId, toolCallId, chunk }),
-        },
-      });
+      let host: TurnHost;
+      try {
+        host = await createTurnHost(log, {
+          ...(keys ? { keys: typeof keys === 'function' ? keys() : keys } : {}),
+          ...(runtime.options.env ? { env: runtime.options.env } : {}),
+          ...(runtime.mcpPool ? { mcpPool: runtime.mcpPool } : {}),
+          compaction: runtime.options.compaction ?? readSettings(runtime.home).compaction,
+          ...(runtime.options.createProvider ? { createProvider: runtime.options.createProvider } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+          maxSteps: options.maxSteps ?? runtime.options.maxSteps ?? 50,
+          // A --commit direct session's folder is photographed only when a tool (or an MCP server) may change it.
+          beforeChanges: () => beginDirectChanges(log),
+          hooks: {
+            onDelta: (delta) =>
+              emit(
+                delta.type === 'tool_call'
+                  ? { type: 'tool_call', id: delta.id, name: delta.name }
+                  : { type: delta.type, text: delta.text },
+              ),
+            onEvent,
+            onToolOutput: (toolCallId, chunk) => emit({ type: 'tool_output', toolCallId, chunk }),
+            onNotice: (text) => emit({ type: 'notice', text }),
+            onSubagentEvent: (sessionId, event) => emit({ type: 'subagent_event', sessionId, event }),
+            onSubagentToolOutput: (sessionId, toolCallId, chunk) =>
+              emit({ type: 'subagent_output', sessionId, toolCallId, chunk }),
+          },
+        });
+      } catch (error) {
+        try {
+          log.appendTrace(turnTrace);
+        } catch {
+          // Trace is observability only: what failed is the news.
+        }
+        throw error;
+      }
       emit({ type: 'started', turn: turnNumber, resumed: !newTurn });
       let outcome: TurnOutcome;
       try {
-        outcome = await runTurn(
-          host,
-          newTurn ? { prompt: textOf(input), ...(input.id ? { messageId: input.id } : {}) } : {},
-        );
+        outcome = await runTurn(host, {
+          ...(newTurn ? { prompt: textOf(input), ...(input.id ? { messageId: input.id } : {}) } : {}),
+          trace: [turnTrace],
+        });
       } finally {
         await host.dispose?.();
         // The log says the message is in; the marker makes the next retry cheap even without reading it.

@@ -4,7 +4,7 @@ import { resolveCompactionSettings, type CompactionSettings } from '../compactio
 import { systemClock, type Clock } from '../../common/clock.js';
 import type { ModelPin } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { describeEnvironment } from '../prompts/environment.js';
+import { describeEnvironment, readGitFacts, type GitFacts } from '../prompts/environment.js';
 import { readProjectInstructions } from '../prompts/instructions.js';
 import { createSubagentRunner } from '../subagents/childSession.js';
 import { readSubagentSpec } from '../subagents/spec.js';
@@ -66,6 +66,18 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   const layout = sessionWorkspace(log, created, options.workspace);
   const workspace = layout.workspace;
   const keys = options.keys ?? {};
+  const projectRoot = path.resolve(workspace, layout.commandCwd);
+  // The first request's git facts are read from now on (checkouts are reset already), so git's run overlaps the
+  // turn's setup, its appends and the projection instead of following them. Anything that may change the
+  // folder before that request (a tool that can, an MCP server starting) drops them: they are read again then.
+  let gitAhead: Promise<GitFacts> | undefined = readGitFacts({
+    projectFolder: created.projectFolder,
+    projectRoot,
+  });
+  const beforeChanges = async () => {
+    gitAhead = undefined;
+    await options.beforeChanges?.();
+  };
   // The whole box's .env values: the root, the private area and every checkout.
   const redactor = sessionRedactor(layout.boxRoot, env, keys);
   const sandbox = await detectSandbox();
@@ -79,14 +91,14 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
       ? undefined
       : await openSessionMcp(log, {
           home,
-          projectRoot: path.resolve(workspace, layout.commandCwd),
+          projectRoot,
           projectFolder: created.projectFolder,
           sandbox,
           network,
           hidden: layout.boxHidden,
           env,
           ...(options.mcpPool ? { pool: options.mcpPool } : {}),
-          ...(options.beforeChanges ? { beforeStart: options.beforeChanges } : {}),
+          beforeStart: beforeChanges,
           ...(options.hooks?.onNotice ? { onNotice: options.hooks.onNotice } : {}),
           ...(options.hooks?.onEvent ? { onEvent: options.hooks.onEvent } : {}),
         });
@@ -123,26 +135,35 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
         projectRoot: layout.commandCwd,
         redact: (text) => redactor.redact(text),
       }),
-    environment: (state) =>
-      describeEnvironment({
+    environment: (state) => {
+      const source = {
         clock: options.clock ?? systemClock,
         projectFolder: state.projectFolder,
-        projectRoot: path.resolve(workspace, layout.commandCwd),
+        projectRoot,
         sandbox,
         network: toolContext.network ?? 'none',
         policy: state.policy,
         toolMode: state.toolMode,
-      }),
+      };
+      const ahead = state.projectFolder === created.projectFolder ? gitAhead : undefined;
+      gitAhead = undefined;
+      return describeEnvironment(source, ahead ?? readGitFacts(source));
+    },
     stopFile: path.join(log.dir, STOP_REQUEST_FILE),
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
-    ...(options.beforeChanges ? { beforeChanges: options.beforeChanges } : {}),
+    beforeChanges,
     ...(compaction.threshold > 0
       ? { beforeRequest: createCompactionHook({ log, settings: compaction, tools: registry.definitions() }) }
       : {}),
   };
-  if (mcp) host.dispose = () => mcp.close();
+  // A turn that ended before its first request leaves no git behind it.
+  host.dispose = async () => {
+    await gitAhead;
+    gitAhead = undefined;
+    await mcp?.close();
+  };
   // A session's folder is <home>/sessions/<id>: its children are sessions of the same home.
   if (!spec) {
     host.subagents = createSubagentRunner({

@@ -31,13 +31,18 @@ export { TurnSetupError } from './host.js';
  * in the log) and runs in the box. A call started but never recorded is resolved without repeating its side
  * effect: reads re-run, edits apply at most once by their recorded images, commands ask again.
  */
-export async function runTurn(
-  host: TurnHost,
-  input: { prompt?: string; messageId?: string } = {},
-): Promise<TurnOutcome> {
+export async function runTurn(host: TurnHost, input: TurnInput = {}): Promise<TurnOutcome> {
   const turn = new Turn(host);
   return turn.run(input);
 }
+
+/** What a turn starts from: the user's new message (none: resume), and the host's own trace records. */
+export type TurnInput = {
+  prompt?: string;
+  messageId?: string;
+  /** Records the host made for this turn before it (streamHarness's harness_turn), written with its first append. */
+  trace?: readonly TraceEntry[];
+};
 
 class Turn implements TurnScope {
   readonly state: SessionState;
@@ -51,9 +56,16 @@ class Turn implements TurnScope {
     this.state = loadSessionState(host.log);
   }
 
-  async run(input: { prompt?: string; messageId?: string }): Promise<TurnOutcome> {
+  async run(input: TurnInput): Promise<TurnOutcome> {
     const { host } = this;
-    this.provider = this.makeProvider();
+    this.trace.push(...(input.trace ?? []));
+    try {
+      this.provider = this.makeProvider();
+    } catch (error) {
+      // A turn that cannot start still leaves the host's records.
+      this.flushTrace();
+      throw error;
+    }
     if (host.stopFile) rmSync(host.stopFile, { force: true });
     const stopWatch = this.watchForStop();
     host.log.setRunning(true);
