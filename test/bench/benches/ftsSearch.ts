@@ -26,8 +26,9 @@ function queries(): { label: string; text: string }[] {
 
 /**
  * Full-text search over many messages: the first page of sessions whose messages contain the
- * words. Keel asks index.sqlite's FTS5 table (it never opens per-session databases); the JSONL
- * floor greps every file until it has a page. LangGraph's checkpointer has no search.
+ * words. Keel asks index.sqlite's FTS5 table, then reads each listed row's hit from its session's log for
+ * the snippet (index.sqlite keeps no message text); the JSONL floor greps every file until it has a page.
+ * LangGraph's checkpointer has no search.
  * The fixture is built through Keel's import path (one transaction per session) and timed.
  */
 export const ftsSearchBench: Bench = {
