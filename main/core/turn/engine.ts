@@ -1,7 +1,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import type { NewEvent, SessionEvent } from '../../common/events.js';
 import { importedTrustProblem } from '../log/imported.js';
-import type { TraceEntry } from '../log/sessionLog.js';
+import { TraceEntry } from '../log/sessionLog.js';
 import type { ModelProvider } from '../../providers/types.js';
 import { settleCalls } from './calls.js';
 import { TurnSetupError, type TurnHost, type TurnOutcome } from './host.js';
@@ -43,6 +43,17 @@ export type TurnInput = {
   /** Records the host made for this turn before it (streamHarness's harness_turn), written with its first append. */
   trace?: readonly TraceEntry[];
 };
+
+/** Whether the log would store this trace record (valid, its detail JSON). */
+function isStorable(entry: TraceEntry): boolean {
+  if (!TraceEntry.safeParse(entry).success) return false;
+  try {
+    JSON.stringify(entry.detail);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 class Turn implements TurnScope {
   readonly state: SessionState;
@@ -166,13 +177,16 @@ class Turn implements TurnScope {
 
   /** Adds one stage to the turn's trace; written with the next append, or by flushTrace when none follows. */
   record(stage: string, started: number, detail?: unknown): void {
-    this.trace.push({
+    const entry = {
       turn: this.turnNumber,
       stage,
       startedAt: new Date(started).toISOString(),
       durationMs: Math.max(0, Date.now() - started),
       ...(detail === undefined ? {} : { detail }),
-    });
+    };
+    // The records go with the next event's append, which refuses an invalid one: a record that could not be
+    // stored is dropped here, as a failed trace write was, so the trace never fails a turn.
+    if (isStorable(entry)) this.trace.push(entry);
   }
 
   private flushTrace(): void {
