@@ -52,7 +52,7 @@ export class SearchSnippets {
     this.prepared = {
       clear: this.db.prepare('DELETE FROM temp.search_snippets'),
       insert: this.db.prepare<[number, string]>(
-        'INSERT INTO temp.search_snippets (rowid, text) VALUES (?, ?)',
+        'INSERT INTO temp.search_snippets (rowid, text) VALUES (CAST(? AS INTEGER), ?)',
       ),
       snippets: this.db.prepare<[string], { rowid: number; snippet: string | null }>(
         `SELECT rowid, snippet(search_snippets, 0, '[', ']', '…', 12) AS snippet
