@@ -3,10 +3,12 @@ import { SEARCH_TOKENIZE } from './migrations/index/004_contentless_search.js';
 
 /**
  * The text of a search hit: message `seq` of session `sessionId` (seq 0 is the title), as the session log
- * holds it, or undefined when it cannot be read (then the row has no snippet). index.sqlite keeps no copy of
- * message text (index migration 004); main/core/log supplies this, reading the hit's event from its log.
+ * holds it, or undefined when it cannot be read (then the row has no snippet). `lastSeq` is how far the
+ * index row says the log goes (a cache key: the text at a seq does not change while the log only grows).
+ * index.sqlite keeps no copy of message text (index migration 004); main/core/log supplies this, reading the
+ * hit's event from its log.
  */
-export type MessageText = (sessionId: string, seq: number) => string | undefined;
+export type MessageText = (sessionId: string, seq: number, lastSeq: number) => string | undefined;
 
 /** A hit of one listed session: its newest matching message's rowid and that message's text. */
 export type SnippetSource = { rowid: number; text: string };

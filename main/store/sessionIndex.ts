@@ -380,7 +380,7 @@ export class SessionIndex {
     const texts = rows.flatMap((row) => {
       if (row.hit === undefined || row.hit === null) return [];
       const seq = row.hit - row.num * 2 ** 32;
-      const text = seq === 0 ? (row.title ?? undefined) : this.messageText?.(row.id, seq);
+      const text = seq === 0 ? (row.title ?? undefined) : this.messageText?.(row.id, seq, row.last_seq);
       return text === undefined ? [] : [{ rowid: row.hit, text }];
     });
     const snippets = this.snippets.make(query, texts);
