@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { helperUsable, runInHelper } from './gitHelper.js';
 
 /**
  * Settings every git call Keel makes runs with, whatever the repository's or the user's configuration says:
@@ -143,11 +144,38 @@ export type RunGitOptions = {
   timeoutMs?: number;
 };
 
-/** Runs git to completion; resolves with stdout and the exit code, throws GitError on any other exit. */
-export function runGit(
+/**
+ * Runs git to completion; resolves with stdout and the exit code, throws GitError on any other exit. The git
+ * is started by the helper process (gitHelper.ts: no fork of Keel's large process), with the same settings,
+ * environment and folder spawnGit gives it, and counted the same.
+ */
+export async function runGit(
   side: GitSide,
   args: readonly string[],
   options: RunGitOptions = {},
+): Promise<{ stdout: Buffer; code: number }> {
+  if (!helperUsable()) return runGitDirect(side, args, options);
+  started += 1;
+  const result = await runInHelper({
+    file: 'git',
+    args: [...configArgs(side), ...args],
+    cwd: side.cwd,
+    env: gitEnv(side.env),
+    input: options.input ?? '',
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  });
+  if ('startError' in result) throw new GitError(args, null, `cannot start git: ${result.startError}`);
+  const { code } = result;
+  if (code === 0 || (code !== null && options.okCodes?.includes(code)))
+    return { stdout: result.stdout, code };
+  throw new GitError(args, code, result.stderr.toString('utf8'));
+}
+
+/** runGit's git started by Keel's own process: where no helper can run (the app's Electron main process). */
+function runGitDirect(
+  side: GitSide,
+  args: readonly string[],
+  options: RunGitOptions,
 ): Promise<{ stdout: Buffer; code: number }> {
   return new Promise((resolve, reject) => {
     const child = spawnGit(
