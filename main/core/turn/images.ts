@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { MAX_TOOL_IMAGE_BYTES, sniffImageType } from '../../common/images.js';
-import type { Payload } from '../../common/payload.js';
+import type { Payload, PayloadImage } from '../../common/payload.js';
 import { resolveInWorkspace } from '../../sandbox/paths.js';
 
 /** Images a request carries at most (the newest ones); older ones reach the model as their text note only. */
@@ -15,11 +15,18 @@ const O_NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
  * its text note. Changes `payload` in place; returns how many images it attached.
  */
 export function attachPayloadImages(payload: Payload, artifactsDir: string): number {
-  const images = payload.messages.flatMap((message) =>
-    message.role === 'tool' ? (message.images ?? []) : [],
-  );
+  // The newest first, from the end: a long session's messages are walked without a copy of each (at 100k
+  // events a flatMap over them was 3.7 ms of every request).
+  const images: PayloadImage[] = [];
+  const { messages } = payload;
+  for (let m = messages.length - 1; m >= 0 && images.length < MAX_REQUEST_IMAGES; m--) {
+    const message = messages[m];
+    if (message?.role !== 'tool' || message.images === undefined) continue;
+    for (let i = message.images.length - 1; i >= 0 && images.length < MAX_REQUEST_IMAGES; i--)
+      images.push(message.images[i] as PayloadImage);
+  }
   let attached = 0;
-  for (const image of images.slice(-MAX_REQUEST_IMAGES)) {
+  for (const image of images) {
     const data = readImage(artifactsDir, image.handle);
     if (data && sniffImageType(data) === image.mimeType) {
       image.data = data.toString('base64');
