@@ -5,6 +5,7 @@
 // folder, environment: git.ts builds them; no shell) and sends back its exit and output. Keel then pays a
 // message each way. Not in the app's Electron process (helperUsable). See README.md.
 import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 
 /** One git run, as git.ts would spawn it. */
 export type HelperRun = {
@@ -81,6 +82,8 @@ function helperProcess(): ChildProcess {
     // Nothing of Keel's environment matters to the helper (each git gets the environment git.ts built for it);
     // NODE_OPTIONS could make it load code before its program.
     env: { ...process.env, NODE_OPTIONS: '' },
+    // A folder that stays: Keel's own working folder may be removed while it runs.
+    cwd: path.parse(process.execPath).root,
     stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
     serialization: 'advanced',
   });
