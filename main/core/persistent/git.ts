@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { helperUsable, runInHelper } from './gitHelper.js';
+import { helperReady, helperUsable, runInHelper, startHelper } from './gitHelper.js';
 
 /**
  * Settings every git call Keel makes runs with, whatever the repository's or the user's configuration says:
@@ -155,6 +155,15 @@ export async function runGit(
   options: RunGitOptions = {},
 ): Promise<{ stdout: Buffer; code: number }> {
   if (!helperUsable()) return runGitDirect(side, args, options);
+  if (!helperReady()) {
+    // Its first calls do not wait for the helper's boot: they start git themselves, and the helper boots
+    // after the first one (not competing with it for a core).
+    try {
+      return await runGitDirect(side, args, options);
+    } finally {
+      setImmediate(startHelper);
+    }
+  }
   started += 1;
   const result = await runInHelper({
     file: 'git',

@@ -3,7 +3,8 @@
 // is the large one). So buffered git calls (`runGit`) are started by a small helper process instead: one Node
 // process per Keel process, started at the first call, that spawns each git exactly as asked (file, argv,
 // folder, environment: git.ts builds them; no shell) and sends back its exit and output. Keel then pays a
-// message each way. Not in the app's Electron process (helperUsable). See README.md.
+// message each way. Calls made while it boots start git themselves (helperReady). Not in the app's Electron
+// process (helperUsable). See README.md.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 
@@ -58,6 +59,7 @@ process.on('message', (run) => {
   child.stdin.on('error', () => undefined);
   child.stdin.end(run.input);
 });
+process.send({ ready: true });
 `;
 
 /**
@@ -72,8 +74,36 @@ export function helperUsable(): boolean {
 type Pending = { resolve: (result: HelperResult) => void };
 
 let helper: ChildProcess | undefined;
+/** The helper once it said it is listening (it takes ~70 ms to start: Node's own boot). */
+let ready: ChildProcess | undefined;
+const waitingForReady: ((ok: boolean) => void)[] = [];
 const pending = new Map<number, Pending>();
 let nextId = 1;
+
+/**
+ * Whether a started helper is listening. Until then git.ts starts git itself (early in a process's life its
+ * memory, and so the fork, is small), so no call waits for the helper's boot.
+ */
+export function helperReady(): boolean {
+  return ready !== undefined && ready === helper && ready.connected;
+}
+
+/** Starts the helper in the background when none runs (it holds no process open while it boots). */
+export function startHelper(): void {
+  helperProcess();
+  holdOpen();
+}
+
+/** Resolves when the helper is listening (true) or ended first (false); starts it when needed (for tests). */
+export function whenHelperReady(): Promise<boolean> {
+  startHelper();
+  if (helperReady()) return Promise.resolve(true);
+  return new Promise((resolve) => waitingForReady.push(resolve));
+}
+
+function settleReadyWaits(ok: boolean): void {
+  for (const resolve of waitingForReady.splice(0)) resolve(ok);
+}
 
 /** The running helper, started when there is none (or the last one ended). */
 function helperProcess(): ChildProcess {
@@ -88,7 +118,12 @@ function helperProcess(): ChildProcess {
     serialization: 'advanced',
   });
   helper = started;
-  started.on('message', (message: { id: number } & HelperResult) => {
+  started.on('message', (message: ({ id: number } & HelperResult) | { ready: true }) => {
+    if ('ready' in message) {
+      if (helper === started) ready = started;
+      settleReadyWaits(helper === started);
+      return;
+    }
     const waiting = pending.get(message.id);
     if (waiting === undefined) return;
     pending.delete(message.id);
@@ -104,6 +139,8 @@ function helperProcess(): ChildProcess {
   });
   const ended = () => {
     if (helper === started) helper = undefined;
+    if (ready === started) ready = undefined;
+    settleReadyWaits(false);
     // What was asked of it has no answer: each call fails as a git that could not be run, never silently.
     for (const [id, waiting] of pending) {
       pending.delete(id);

@@ -3,12 +3,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GitError, gitProcessCount, gitText, runGit } from '../../../../main/core/persistent/git.js';
+import { whenHelperReady } from '../../../../main/core/persistent/gitHelper.js';
 import { plain } from '../../../../main/core/persistent/state.js';
 import { REPO_ROOT, ensureCliBuilt } from '../../../support/cli.js';
 import { makeRepo, makeTemp } from './support.js';
 
-// runGit's gits are started by a small helper process (gitHelper.ts), not by forking this (large) one: the same
-// settings, environment, folder, input and exit handling as a git started here, real git every time.
+// runGit's gits are started by a small helper process (gitHelper.ts), not by forking this (large) one, once it
+// listens (before, git is started here): the same settings, environment, folder, input and exit handling as a git
+// started here, real git every time.
 
 let dir: string;
 let repo: string;
@@ -34,6 +36,7 @@ async function gitParent(): Promise<number> {
 
 describe('runGit through the helper process', () => {
   it('runs git in the folder with its input, exit codes and errors as before, counted', async () => {
+    expect(await whenHelperReady()).toBe(true);
     const before = gitProcessCount();
     expect(await gitText(plain(repo), ['rev-parse', '--show-toplevel'])).toBe(fs.realpathSync(repo));
     const oid = await gitText(plain(repo), ['hash-object', '--stdin'], { input: 'hello\n' });
@@ -53,6 +56,7 @@ describe('runGit through the helper process', () => {
   it.runIf(process.platform === 'linux')(
     'is not a child of this process, and a helper that died is replaced',
     async () => {
+      expect(await whenHelperReady()).toBe(true);
       const helper = await gitParent();
       expect(helper).not.toBe(process.pid);
       expect(Number.isInteger(helper) && helper > 0).toBe(true);
@@ -60,6 +64,9 @@ describe('runGit through the helper process', () => {
       process.kill(helper, 'SIGKILL');
       for (let i = 0; i < 50 && fs.existsSync(`/proc/${helper}`); i++)
         await new Promise((resolve) => setTimeout(resolve, 20));
+      // Until a new helper listens, git is started here (no call waits for the helper's boot).
+      expect(await gitParent()).toBe(process.pid);
+      expect(await whenHelperReady()).toBe(true);
       const next = await gitParent();
       expect(next).not.toBe(helper);
       expect(next).not.toBe(process.pid);
