@@ -4,9 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../../main/common/clock.js';
+import { gitProcessCount } from '../../../../main/core/persistent/git.js';
 import {
   describeEnvironment,
   formatEnvironment,
+  readGitFacts,
   STATUS_LINES_SHOWN,
   type EnvironmentFacts,
 } from '../../../../main/core/prompts/environment.js';
@@ -159,5 +161,21 @@ describe('describeEnvironment', () => {
     expect(text).toContain('Git: branch release\n');
     expect(text).not.toContain('x.txt');
     expect(text).not.toContain('dotfiles');
+  });
+
+  it('starts git when asked, before its first await: a read-ahead runs while the turn works, not after it', async () => {
+    const repo = path.join(dir, 'repo');
+    fs.mkdirSync(repo);
+    git(repo, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(repo, 'new.txt'), 'n\n');
+    const before = gitProcessCount();
+    const facts = readGitFacts({ projectFolder: repo, projectRoot: repo });
+    // Started synchronously: as promises its checks each waited for a gap in the caller's synchronous work.
+    expect(gitProcessCount()).toBe(before + 1);
+    expect(await facts).toEqual({ branch: 'main', status: ['?? new.txt'] });
+    // An unreadable or missing folder is left out, never a rejection.
+    expect(
+      await readGitFacts({ projectFolder: path.join(dir, 'gone'), projectRoot: path.join(dir, 'gone') }),
+    ).toEqual({});
   });
 });
