@@ -110,6 +110,30 @@ export function openDatabase(file: string, options: OpenDatabaseOptions): Db {
 }
 
 /**
+ * Statements prepared on first use, then kept for the connection: `lazyStatements({ get: () => db.prepare(...) })`
+ * reads like an object of prepared statements. A connection opened for one turn uses a handful of its class's
+ * statements; preparing them all on open cost more than the turn's own queries (~15 µs each, ~0.5 ms per open).
+ */
+export function lazyStatements<T extends Record<string, () => unknown>>(
+  make: T,
+): { readonly [K in keyof T]: ReturnType<T[K]> } {
+  const statements = {} as { [K in keyof T]: ReturnType<T[K]> };
+  for (const key of Object.keys(make) as (keyof T & string)[]) {
+    Object.defineProperty(statements, key, {
+      enumerable: true,
+      get() {
+        const prepared = make[key]!() as ReturnType<T[typeof key]>;
+        // Replaced by the statement itself: later reads are a plain property read.
+        Object.defineProperty(statements, key, { value: prepared, enumerable: true });
+        return prepared;
+      },
+      configurable: true,
+    });
+  }
+  return statements;
+}
+
+/**
  * Opens an existing SQLite file read-only, as it is: no migration, no pragma, nothing written (a reader of
  * another process's live WAL file, e.g. search reading a hit's event from its log). Throws when it is missing.
  */

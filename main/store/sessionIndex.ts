@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { openDatabase } from './database.js';
+import { lazyStatements, openDatabase } from './database.js';
 import type { Db, Synchronous } from './database.js';
 import { INDEX_MIGRATIONS } from './schema.js';
 import { isLeaseStale } from './leaseHolder.js';
@@ -203,24 +203,28 @@ export class SessionIndex {
     private readonly synchronous: Synchronous,
   ) {
     this.snippets = new SearchSnippets(db);
-    this.statements = {
-      listAll: db.prepare<[PageParams], SessionRow>(`
+    this.statements = lazyStatements({
+      listAll: () =>
+        db.prepare<[PageParams], SessionRow>(`
         SELECT ${SESSION_COLUMNS} FROM sessions s LEFT JOIN writer_leases l ON l.session_id = s.id
         WHERE (@all = 1 OR s.archived = 0)
         ORDER BY s.updated_at DESC, s.num DESC LIMIT @limit OFFSET @offset`),
-      listProject: db.prepare<[PageParams & { project: string }], SessionRow>(`
+      listProject: () =>
+        db.prepare<[PageParams & { project: string }], SessionRow>(`
         SELECT ${SESSION_COLUMNS} FROM sessions s LEFT JOIN writer_leases l ON l.session_id = s.id
         WHERE s.project_folder = @project AND (@all = 1 OR s.archived = 0)
         ORDER BY s.updated_at DESC, s.num DESC LIMIT @limit OFFSET @offset`),
       // Search has two plans with the same result order; `list` picks one by how many messages match.
-      countHits: db
-        .prepare<[string], number>(
-          `SELECT count(*) FROM (SELECT 1 FROM message_search WHERE message_search MATCH ? LIMIT ${fewHits + 1})`,
-        )
-        .pluck(),
+      countHits: () =>
+        db
+          .prepare<[string], number>(
+            `SELECT count(*) FROM (SELECT 1 FROM message_search WHERE message_search MATCH ? LIMIT ${fewHits + 1})`,
+          )
+          .pluck(),
       // Few hits: group them by session through rowid arithmetic (rowid >> 32 = sessions.num), cut the
       // page; each row carries its newest hit, whose snippet `list` makes. Cost O(hits) + O(page).
-      searchFewHits: db.prepare<[SearchParams], SessionRow>(`
+      searchFewHits: () =>
+        db.prepare<[SearchParams], SessionRow>(`
         WITH hits AS (
           SELECT rowid >> 32 AS num, max(rowid) AS hit FROM message_search
           WHERE message_search MATCH @query GROUP BY 1
@@ -235,7 +239,8 @@ export class SessionIndex {
         SELECT * FROM page ORDER BY page.updated_at DESC, page.num DESC`),
       // Many hits: walk sessions newest first and probe each one's rowid range for a match (a seek
       // in the term's doclist), stopping when the page is full. Cost O(sessions walked).
-      searchManyHits: db.prepare<[SearchParams], SessionRow>(`
+      searchManyHits: () =>
+        db.prepare<[SearchParams], SessionRow>(`
         WITH page AS MATERIALIZED (
           SELECT ${SESSION_COLUMNS}
           FROM sessions s LEFT JOIN writer_leases l ON l.session_id = s.id
@@ -252,55 +257,68 @@ export class SessionIndex {
           ORDER BY rowid DESC LIMIT 1
         ) AS hit
         FROM page ORDER BY page.updated_at DESC, page.num DESC`),
-      get: db.prepare<[string], SessionRow>(`
+      get: () =>
+        db.prepare<[string], SessionRow>(`
         SELECT ${SESSION_COLUMNS} FROM sessions s LEFT JOIN writer_leases l ON l.session_id = s.id
         WHERE s.id = ?`),
-      position: db.prepare<[string], { last_seq: number; status: string }>(
-        'SELECT last_seq, status FROM sessions WHERE id = ?',
-      ),
-      insert: db.prepare(`
+      position: () =>
+        db.prepare<[string], { last_seq: number; status: string }>(
+          'SELECT last_seq, status FROM sessions WHERE id = ?',
+        ),
+      insert: () =>
+        db.prepare(`
         INSERT INTO sessions (id, title, project_folder, provider, model, parent_id, created_at, updated_at)
         VALUES (@id, @title, @projectFolder, @provider, @model, @parentId, @createdAt, @createdAt)`),
-      insertIfMissing: db.prepare(`
+      insertIfMissing: () =>
+        db.prepare(`
         INSERT INTO sessions (id, title, project_folder, provider, model, parent_id, created_at, updated_at)
         VALUES (@id, @title, @projectFolder, @provider, @model, @parentId, @createdAt, @createdAt)
         ON CONFLICT (id) DO NOTHING`),
-      num: db.prepare<[string], number>('SELECT num FROM sessions WHERE id = ?').pluck(),
-      count: db.prepare<[], number>('SELECT count(*) FROM sessions').pluck(),
-      ids: db.prepare<[], string>('SELECT id FROM sessions').pluck(),
-      update: db.prepare(`
+      num: () => db.prepare<[string], number>('SELECT num FROM sessions WHERE id = ?').pluck(),
+      count: () => db.prepare<[], number>('SELECT count(*) FROM sessions').pluck(),
+      ids: () => db.prepare<[], string>('SELECT id FROM sessions').pluck(),
+      update: () =>
+        db.prepare(`
         UPDATE sessions SET
           last_seq = @lastSeq, event_count = @lastSeq, updated_at = @updatedAt, status = @status,
           title = coalesce(@renamedTitle, title, @title), provider = coalesce(@provider, provider),
           model = coalesce(@model, model)
         WHERE id = @id`),
-      setStatus: db.prepare('UPDATE sessions SET status = ? WHERE id = ?'),
-      setStatusTouched: db.prepare<[string, string, string]>(
-        'UPDATE sessions SET status = ?, updated_at = max(updated_at, ?) WHERE id = ?',
-      ),
-      setArchived: db.prepare('UPDATE sessions SET archived = ? WHERE id = ?'),
-      truncate: db.prepare<[{ id: string; lastSeq: number; status: SessionStatus }]>(
-        'UPDATE sessions SET last_seq = @lastSeq, event_count = @lastSeq, status = @status WHERE id = @id',
-      ),
-      insertMessage: db.prepare<[{ num: number; seq: number; text: string }]>(
-        'INSERT OR REPLACE INTO message_search (rowid, text) VALUES ((@num << 32) + CAST(@seq AS INTEGER), @text)',
-      ),
-      deleteMessagesAfter: db.prepare<[{ num: number; seq: number }]>(
-        'DELETE FROM message_search WHERE rowid > (@num << 32) + CAST(@seq AS INTEGER) AND rowid < ((@num + 1) << 32)',
-      ),
-      deleteSession: db.prepare('DELETE FROM sessions WHERE id = ?'),
-      leases: db.prepare<[], LeaseRow & { session_id: string }>(
-        'SELECT session_id, pid, hostname, acquired_at FROM writer_leases',
-      ),
-      lease: db.prepare<[string], LeaseRow>(
-        'SELECT pid, hostname, acquired_at FROM writer_leases WHERE session_id = ?',
-      ),
-      putLease: db.prepare(`
+      setStatus: () => db.prepare('UPDATE sessions SET status = ? WHERE id = ?'),
+      setStatusTouched: () =>
+        db.prepare<[string, string, string]>(
+          'UPDATE sessions SET status = ?, updated_at = max(updated_at, ?) WHERE id = ?',
+        ),
+      setArchived: () => db.prepare('UPDATE sessions SET archived = ? WHERE id = ?'),
+      truncate: () =>
+        db.prepare<[{ id: string; lastSeq: number; status: SessionStatus }]>(
+          'UPDATE sessions SET last_seq = @lastSeq, event_count = @lastSeq, status = @status WHERE id = @id',
+        ),
+      insertMessage: () =>
+        db.prepare<[{ num: number; seq: number; text: string }]>(
+          'INSERT OR REPLACE INTO message_search (rowid, text) VALUES ((@num << 32) + CAST(@seq AS INTEGER), @text)',
+        ),
+      deleteMessagesAfter: () =>
+        db.prepare<[{ num: number; seq: number }]>(
+          'DELETE FROM message_search WHERE rowid > (@num << 32) + CAST(@seq AS INTEGER) AND rowid < ((@num + 1) << 32)',
+        ),
+      deleteSession: () => db.prepare('DELETE FROM sessions WHERE id = ?'),
+      leases: () =>
+        db.prepare<[], LeaseRow & { session_id: string }>(
+          'SELECT session_id, pid, hostname, acquired_at FROM writer_leases',
+        ),
+      lease: () =>
+        db.prepare<[string], LeaseRow>(
+          'SELECT pid, hostname, acquired_at FROM writer_leases WHERE session_id = ?',
+        ),
+      putLease: () =>
+        db.prepare(`
         INSERT INTO writer_leases (session_id, pid, hostname, acquired_at) VALUES (?, ?, ?, ?)
         ON CONFLICT (session_id) DO UPDATE SET
           pid = excluded.pid, hostname = excluded.hostname, acquired_at = excluded.acquired_at`),
-      releaseLease: db.prepare('DELETE FROM writer_leases WHERE session_id = ? AND pid = ? AND hostname = ?'),
-    };
+      releaseLease: () =>
+        db.prepare('DELETE FROM writer_leases WHERE session_id = ? AND pid = ? AND hostname = ?'),
+    });
   }
 
   /**

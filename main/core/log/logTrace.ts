@@ -1,4 +1,4 @@
-import type { Db } from '../../store/database.js';
+import { lazyStatements, type Db } from '../../store/database.js';
 import { TraceEntry } from './logRows.js';
 
 /*
@@ -96,21 +96,25 @@ type StoredTrace = {
 
 /** The trace of one log's connection: the `trace` table's writes and the merged read. */
 export class LogTrace {
-  private readonly insert;
-  private readonly all;
+  // Prepared on first use (most opens of a log write no trace row and read none).
+  private readonly statements;
 
   constructor(private readonly db: Db) {
-    this.insert = db.prepare<[number, string, string, number | null, string | null, number]>(
-      'INSERT INTO trace (turn, stage, started_at, duration_ms, detail, after_seq) VALUES (?, ?, ?, ?, ?, ?)',
-    );
-    // Write order: rows from before migration 004 (no after_seq) first; then by seq, an event's own trace
-    // before the rows written after it (after_seq = its seq), rows in id order.
-    this.all = db.prepare<[], StoredTrace>(`
+    this.statements = lazyStatements({
+      insert: () =>
+        db.prepare<[number, string, string, number | null, string | null, number]>(
+          'INSERT INTO trace (turn, stage, started_at, duration_ms, detail, after_seq) VALUES (?, ?, ?, ?, ?, ?)',
+        ),
+      // Write order: rows from before migration 004 (no after_seq) first; then by seq, an event's own trace
+      // before the rows written after it (after_seq = its seq), rows in id order.
+      all: () =>
+        db.prepare<[], StoredTrace>(`
       SELECT turn, stage, started_at, duration_ms, detail, NULL AS packed, coalesce(after_seq, -1) AS at_seq,
              1 AS after, id FROM trace
       UNION ALL
       SELECT NULL, NULL, NULL, NULL, NULL, trace, seq, 0, 0 FROM events WHERE trace IS NOT NULL
-      ORDER BY at_seq, after, id`);
+      ORDER BY at_seq, after, id`),
+    });
   }
 
   /**
@@ -124,7 +128,7 @@ export class LogTrace {
     try {
       this.db.transaction(() => {
         for (const entry of parsed) {
-          this.insert.run(
+          this.statements.insert.run(
             entry.turn,
             entry.stage,
             entry.startedAt,
@@ -142,7 +146,7 @@ export class LogTrace {
   /** Every record in write order, or those of one turn (a scan: the trace has no index by turn). */
   read(options: { turn?: number } = {}): TraceEntry[] {
     const entries: TraceEntry[] = [];
-    for (const row of this.all.iterate()) {
+    for (const row of this.statements.all.iterate()) {
       if (row.packed !== null) entries.push(...unpackTrace(row.packed));
       else entries.push(rowToTraceEntry(row));
     }

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { migrate, openDatabase, readSchemaVersion, SchemaTooNewError } from '../../../main/store/database.js';
+import { lazyStatements, migrate, openDatabase } from '../../../main/store/database.js';
+import { readSchemaVersion, SchemaTooNewError } from '../../../main/store/database.js';
 import type { Migration } from '../../../main/store/database.js';
 import { spawnTypescript, waitForExit } from './support/childProcess.js';
 import { useTempHomes } from './support/tempHomes.js';
@@ -80,6 +81,28 @@ describe('openDatabase', () => {
     expect(() =>
       openDatabase(path.join(tempDir(), 'missing.sqlite'), { migrations: [], mustExist: true }),
     ).toThrow();
+  });
+});
+
+describe('lazyStatements', () => {
+  it('prepares a statement on its first use, once, and not before', () => {
+    const db = openDatabase(path.join(tempDir(), 'lazy.sqlite'), { migrations: twoTables });
+    let prepared = 0;
+    const statements = lazyStatements({
+      count: () => (prepared++, db.prepare<[], number>('SELECT count(*) FROM c').pluck()),
+      insert: () => (prepared++, db.prepare('INSERT INTO c (z) VALUES (?)')),
+    });
+    // Table c does not exist yet: an eager prepare would have thrown here.
+    expect(prepared).toBe(0);
+    db.exec('CREATE TABLE c (z INTEGER)');
+    statements.insert.run(1);
+    statements.insert.run(2);
+    expect(prepared).toBe(1);
+    expect(statements.count.get()).toBe(2);
+    expect(statements.count).toBe(statements.count);
+    expect(prepared).toBe(2);
+    expect(Object.keys(statements)).toEqual(['count', 'insert']);
+    db.close();
   });
 });
 
