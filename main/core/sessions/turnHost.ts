@@ -14,7 +14,7 @@ import { detectSandbox, type NetworkPolicy } from '../../sandbox/box.js';
 import { createToolRegistry } from '../../tools/registry.js';
 import { openSessionMcp } from './mcpHost.js';
 import type { McpPool } from './mcpPool.js';
-import { pinnedPromptOf, sessionRedactor, sessionWorkspace } from './workspaceHost.js';
+import { pinnedPromptOf, sessionWorkspace, turnTimeRedactor } from './workspaceHost.js';
 
 /** Name of the file in a session folder that asks a running turn to stop (written by `keel stop`). */
 export const STOP_REQUEST_FILE = 'stop-request';
@@ -74,12 +74,14 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     projectFolder: created.projectFolder,
     projectRoot,
   });
+  // The whole box's .env values: the root, the private area and every checkout; read when first needed, at
+  // the latest before anything may change the box (beforeChanges).
+  const redactor = turnTimeRedactor(layout.boxRoot, env, keys);
   const beforeChanges = async () => {
     gitAhead = undefined;
+    redactor.build();
     await options.beforeChanges?.();
   };
-  // The whole box's .env values: the root, the private area and every checkout.
-  const redactor = sessionRedactor(layout.boxRoot, env, keys);
   const sandbox = await detectSandbox();
   const allow = created.networkAllow ?? [];
   const spec = readSubagentSpec(created);

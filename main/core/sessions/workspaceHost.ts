@@ -212,3 +212,34 @@ export function sessionRedactor(workspace: string, env: NodeJS.ProcessEnv, keys:
     if (typeof value === 'string') extraSecrets[`keel:${name}`] = value;
   return createRedactor({ workspaceRoot: workspace, env, extraSecrets });
 }
+
+/** A redactor built on its first use, or when `build` is called (a turn host's, see turnTimeRedactor). */
+export type DeferredRedactor = Redactor & { build(): void };
+
+/**
+ * The session's redactor for one turn, built (its walk of the box for .env* files included) when first used
+ * or when `build()` is called, whichever comes first. The turn host calls `build()` in its `beforeChanges`,
+ * which runs before anything of the turn can change the box (a tool that can, an MCP server starting, a
+ * subagent): so it sees the .env files an eager build at the host's creation would, and a text-only turn
+ * whose instructions need no redaction walks nothing (~0.5 ms of a 10k-event turn on the 2-core VM; a
+ * project's walk grows with its folders).
+ */
+export function turnTimeRedactor(
+  workspace: string,
+  env: NodeJS.ProcessEnv,
+  keys: ProviderKeys,
+): DeferredRedactor {
+  let built: Redactor | undefined;
+  const get = (): Redactor => (built ??= sessionRedactor(workspace, env, keys));
+  return {
+    redact: (text) => get().redact(text),
+    stream: () => get().stream(),
+    get secretNames() {
+      return get().secretNames;
+    },
+    get envFiles() {
+      return get().envFiles;
+    },
+    build: () => void get(),
+  };
+}
