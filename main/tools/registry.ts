@@ -71,7 +71,8 @@ export function createToolRegistry(mode: ToolMode, options: ToolRegistryOptions 
   }
   // A Map, not an object, so names like "__proto__" or "constructor" find nothing.
   const byName = new Map<string, ToolModule>(tools.map((t) => [t.name, t]));
-  const definitions = tools.map(toToolDefinition);
+  // The shared converted definitions, never handed out: definitions() gives each caller its own copy.
+  const definitions = tools.map(convertedDefinition);
   return Object.freeze({
     mode,
     get: (name: string) => byName.get(name),
@@ -85,8 +86,13 @@ const converted = new WeakMap<ToolModule, ToolDefinition>();
 
 /** Converts a tool's zod schema to the JSON Schema providers take (draft 2020-12, no $schema key). */
 export function toToolDefinition(tool: ToolModule): ToolDefinition {
+  return structuredClone(convertedDefinition(tool));
+}
+
+/** The converted definition itself (shared: callers outside this file get a copy). */
+function convertedDefinition(tool: ToolModule): ToolDefinition {
   const known = converted.get(tool);
-  if (known) return structuredClone(known);
+  if (known) return known;
   const schema =
     tool.inputJsonSchema !== undefined
       ? structuredClone(tool.inputJsonSchema)
@@ -94,5 +100,5 @@ export function toToolDefinition(tool: ToolModule): ToolDefinition {
   delete schema.$schema;
   const definition = { name: tool.name, description: tool.description, parameters: schema };
   converted.set(tool, definition);
-  return structuredClone(definition);
+  return definition;
 }

@@ -115,6 +115,7 @@ async function runStreamed(
       let host: TurnHost;
       try {
         host = await createTurnHost(log, {
+          created,
           ...(keys ? { keys: typeof keys === 'function' ? keys() : keys } : {}),
           ...(runtime.options.env ? { env: runtime.options.env } : {}),
           ...(runtime.mcpPool ? { mcpPool: runtime.mcpPool } : {}),

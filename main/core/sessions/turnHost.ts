@@ -2,7 +2,7 @@ import path from 'node:path';
 import { createCompactionHook } from '../compaction/hook.js';
 import { resolveCompactionSettings, type CompactionSettings } from '../compaction/settings.js';
 import { systemClock, type Clock } from '../../common/clock.js';
-import type { ModelPin } from '../../common/events.js';
+import type { EventOf, ModelPin } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { describeEnvironment, readGitFacts, type GitFacts } from '../prompts/environment.js';
 import { readProjectInstructions } from '../prompts/instructions.js';
@@ -50,6 +50,8 @@ export type TurnHostOptions = {
    * session's MCP servers start or are taken up, since a server may write the folder at any time.
    */
   beforeChanges?: () => Promise<void>;
+  /** The log's session_created event when the caller has read it already (it never changes): not read again. */
+  created?: EventOf<'session_created'>;
 };
 
 /**
@@ -60,7 +62,7 @@ export type TurnHostOptions = {
  * session_created carries a subagent spec) gets only the tools of its spec and spawns nothing.
  */
 export async function createTurnHost(log: SessionLog, options: TurnHostOptions = {}): Promise<TurnHost> {
-  const [created] = log.read({ fromSeq: 1, limit: 1 });
+  const created = options.created ?? log.read({ fromSeq: 1, limit: 1 })[0];
   if (created?.kind !== 'session_created') throw new Error(`session ${log.id} has no session_created event`);
   const env = options.env ?? process.env;
   const layout = sessionWorkspace(log, created, options.workspace);
