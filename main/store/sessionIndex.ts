@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { lazyStatements, openDatabase } from './database.js';
-import type { Db, Synchronous } from './database.js';
+import { lazyStatements, migrate, openDatabase, type Db, type Synchronous } from './database.js';
+import { toIndexTime, toSessionValues } from './indexRows.js';
 import { INDEX_MIGRATIONS } from './schema.js';
 import { isLeaseStale } from './leaseHolder.js';
 import type { LeaseHolder } from './leaseHolder.js';
@@ -16,6 +16,7 @@ export { isLeaseStale } from './leaseHolder.js';
 export type { LeaseHolder } from './leaseHolder.js';
 export type { DamagedIndex } from './indexDamage.js';
 export { toSearchQuery, type MessageText } from './searchSnippets.js';
+export { toIndexTime } from './indexRows.js';
 
 /**
  * `<home>/index.sqlite`: one row per session (what the list shows), full-text search over message
@@ -172,25 +173,7 @@ function rowToSessionSummary(row: SessionRow): SessionSummary {
   };
 }
 
-function toSessionValues(row: NewSessionRow) {
-  return {
-    id: row.id,
-    title: row.title ?? null,
-    projectFolder: row.projectFolder,
-    provider: row.provider,
-    model: row.model,
-    parentId: row.parentId ?? null,
-    createdAt: toIndexTime(row.createdAt),
-  };
-}
-
-/** Normalises an event time to ISO-8601 UTC so the list's text ordering is time ordering. */
-export function toIndexTime(at: string): string {
-  const ms = Date.parse(at);
-  return Number.isFinite(ms) ? new Date(ms).toISOString() : at;
-}
-
-/** The session index of one home. Statements are prepared once per connection. */
+/** The session index of one home. Statements are prepared once per connection, on first use. */
 export class SessionIndex {
   private readonly statements;
   private readonly hostname = os.hostname();
@@ -417,6 +400,14 @@ export class SessionIndex {
   /** Archives or unarchives a session (archived sessions are left out of `list` by default); false if unknown. */
   setArchived(id: string, archived: boolean): boolean {
     return this.statements.setArchived.run(archived ? 1 : 0, id).changes > 0;
+  }
+
+  /**
+   * Brings a connection kept open between a host's opens (main/core/log/keptConnections.ts) to the newest schema,
+   * as `open` does: another build may have migrated the file since (a newer one throws SchemaTooNewError).
+   */
+  migrate(): void {
+    migrate(this.db, INDEX_MIGRATIONS);
   }
 
   /** Closes the connection. Idempotent. */

@@ -51,6 +51,11 @@ export class IndexFollower {
     private readonly index: SessionIndex,
   ) {}
 
+  /** A write to the index failed since the last catch-up: the row lags the log. */
+  get isBehind(): boolean {
+    return this.behind;
+  }
+
   /** Events appended but not yet in the index row (held during a turn, or lost to a failed write). */
   get pendingCount(): number {
     return this.pending.length;

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { lazyStatements, openDatabase, type Db } from '../../store/database.js';
+import { migrate, openDatabase, type Db } from '../../store/database.js';
+import type { Synchronous } from '../../store/database.js';
 import { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE, EVENTS_WAL_AUTOCHECKPOINT } from '../../store/schema.js';
-import { SPARSE_KINDS_TERM, UNINDEXED_KINDS } from '../../store/schema.js';
+import { UNINDEXED_KINDS } from '../../store/schema.js';
 import type { SessionIndex, SessionStatus } from '../../store/sessionIndex.js';
 import { SessionEvent } from '../../common/events.js';
 import type { EventKind, EventOf, NewEvent } from '../../common/events.js';
@@ -15,7 +16,6 @@ import { SessionLockedError, SessionNotFoundError } from './logErrors.js';
 import { IndexFollower } from './indexFollower.js';
 import { rowToEvent, toIndexUpdate, toSessionRow } from './logRows.js';
 import { TraceEntry } from './logRows.js';
-import type { EventRow } from './logRows.js';
 import { trackWriter, untrackWriter } from './writerExit.js';
 import { assertLogPresent, assertNotBeingCreated } from './creatingMark.js';
 import { clearCreatingMark, writeCreatingMark } from './creatingMark.js';
@@ -24,6 +24,8 @@ import type { ProjectionFold } from '../projection/fold.js';
 import { foldSourceOf, LogProjection, type FoldOrigin, type LogCache } from './logFold.js';
 import { LogTrace, packTrace } from './logTrace.js';
 import { copyEventRows } from './logCopy.js';
+import { logStatements, type LogStatements } from './logStatements.js';
+import { fileIdentity, keptConnections, type FileIdentity } from './keptConnections.js';
 
 export { DamagedLogError, SessionExistsError } from './logErrors.js';
 export { SessionLockedError, SessionNotFoundError } from './logErrors.js';
@@ -46,6 +48,18 @@ const INDEX_OPTIONS = { synchronous: 'NORMAL' } as const;
 /** A by-kind lookup of a kind the by-kind index leaves out scans the table (see events migration 003). */
 const isUnindexedKind = (kind: string): boolean => UNINDEXED_KINDS.includes(kind);
 
+/** A host's writer connections kept between its opens (keptConnections.ts): events.sqlite by file, index by home. */
+const keptLogs = keptConnections<Db>(16);
+const keptIndexes = keptConnections<SessionIndex>(4);
+
+/** What a writer opened with a host's cache keeps open on close, and the files they were opened on. */
+type KeepOnClose = {
+  home: string;
+  synchronous: Synchronous;
+  events: FileIdentity | undefined;
+  index: FileIdentity | undefined;
+};
+
 /**
  * The append-only event log of one session: `<home>/sessions/<id>/events.sqlite`. A log opened for
  * writing holds the session's writer lease in index.sqlite and keeps the index row in step with
@@ -56,7 +70,7 @@ export class SessionLog {
   readonly artifactsDir: string;
   /** `<home>/sessions/<id>/workspace`: the session's private workspace (`session/`, `persistent/<n>/`). */
   readonly workspaceDir: string;
-  private readonly statements;
+  private readonly statements: LogStatements;
   private running = false;
   /** Seqs of unanswered approval requests; read once, then kept in step by `append` (sole writer). */
   private unanswered: Set<number> | undefined;
@@ -77,6 +91,7 @@ export class SessionLog {
     readonly writable: boolean,
     private readonly ownsIndex = true,
     cache?: LogCache,
+    private readonly keepOnClose?: KeepOnClose,
   ) {
     this.artifactsDir = path.join(dir, 'artifacts');
     this.workspaceDir = path.join(dir, 'workspace');
@@ -90,76 +105,7 @@ export class SessionLog {
       },
       index,
     );
-    // Queries by kind repeat the by-kind index's WHERE term word for word, or SQLite would not use it.
-    this.statements = lazyStatements({
-      lastSeq: () => db.prepare<[], number>('SELECT coalesce(max(seq), 0) FROM events').pluck(),
-      lastKind: () => db.prepare<[], string>('SELECT kind FROM events ORDER BY seq DESC LIMIT 1').pluck(),
-      insert: () =>
-        db.prepare<[number, string, string, number | null, number | null, string, string | null]>(
-          'INSERT INTO events (seq, kind, at, through, request_seq, body, trace) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        ),
-      range: () =>
-        db.prepare<[number, number, number], EventRow>(
-          'SELECT seq, kind, at, body FROM events WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT ?',
-        ),
-      // The partial index events_compactions is in answer order: the first row it yields is the answer.
-      compactionInEffect: () =>
-        db.prepare<[number], EventRow>(`
-        SELECT seq, kind, at, body FROM events INDEXED BY events_compactions
-        WHERE kind = 'compaction' AND seq <> ?
-        ORDER BY through DESC, seq DESC LIMIT 1`),
-      firstOfKind: () =>
-        db.prepare<[string], EventRow>(
-          `SELECT seq, kind, at, body FROM events WHERE kind = ? AND ${SPARSE_KINDS_TERM} ORDER BY seq LIMIT 1`,
-        ),
-      lastOfKind: () =>
-        db.prepare<[string], EventRow>(
-          `SELECT seq, kind, at, body FROM events WHERE kind = ? AND ${SPARSE_KINDS_TERM} ORDER BY seq DESC LIMIT 1`,
-        ),
-      lastSeqOfKind: () =>
-        db
-          .prepare<[string, number], number>(
-            `SELECT seq FROM events WHERE kind = ? AND ${SPARSE_KINDS_TERM} AND seq < ? ORDER BY seq DESC LIMIT 1`,
-          )
-          .pluck(),
-      lastSeqOfUnindexedKind: () =>
-        db
-          .prepare<[string, number], number>(
-            'SELECT seq FROM events WHERE kind = ? AND seq < ? ORDER BY seq DESC LIMIT 1',
-          )
-          .pluck(),
-      countOfKind: () =>
-        db
-          .prepare<[string], number>(`SELECT count(*) FROM events WHERE kind = ? AND ${SPARSE_KINDS_TERM}`)
-          .pluck(),
-      countOfUnindexedKind: () =>
-        db.prepare<[string], number>('SELECT count(*) FROM events WHERE kind = ?').pluck(),
-      usageTotals: () =>
-        db.prepare<[], UsageTotals>(`
-        SELECT coalesce(sum(json_extract(body, '$.usage.inputTokens')), 0) AS inputTokens,
-               coalesce(sum(json_extract(body, '$.usage.outputTokens')), 0) AS outputTokens,
-               coalesce(sum(json_extract(body, '$.usage.cacheReadTokens')), 0) AS cacheReadTokens,
-               coalesce(sum(json_extract(body, '$.usage.cacheWriteTokens')), 0) AS cacheWriteTokens,
-               coalesce(sum(json_extract(body, '$.usage.reasoningTokens')), 0) AS reasoningTokens
-        FROM events WHERE kind = 'assistant_message'`),
-      ofKinds: () =>
-        db.prepare<[string], EventRow>(
-          `SELECT seq, kind, at, body FROM events
-         WHERE kind IN (SELECT value FROM json_each(?)) AND ${SPARSE_KINDS_TERM} ORDER BY seq`,
-        ),
-      ofAnyKinds: () =>
-        db.prepare<[string], EventRow>(
-          'SELECT seq, kind, at, body FROM events WHERE kind IN (SELECT value FROM json_each(?)) ORDER BY seq',
-        ),
-      // A request is answered by a granted/denied event naming it (index events_decisions).
-      unansweredRequests: () =>
-        db
-          .prepare<[], number>(
-            `SELECT r.seq FROM events r WHERE r.kind = 'approval_request' AND r.${SPARSE_KINDS_TERM}
-           AND NOT EXISTS (SELECT 1 FROM events d WHERE d.request_seq = r.seq)`,
-          )
-          .pluck(),
-    });
+    this.statements = logStatements(db);
     this.trace = new LogTrace(db);
     const transaction = <T>(work: () => T): T => db.transaction(work)();
     this.folds = new LogProjection(foldSourceOf(this, this.statements.range, transaction), cache);
@@ -203,17 +149,36 @@ export class SessionLog {
     let db: Db | undefined;
     let index: SessionIndex | undefined;
     let leased = false;
+    const write = options.write === true;
+    const synchronous = options.synchronous ?? 'FULL';
+    const indexFile = path.join(home, 'index.sqlite');
     try {
-      db = openDatabase(file, {
+      // A write open takes what a host's writer kept (keptConnections.ts); with a cache it keeps them on close.
+      const keptLog = write ? keptLogs.take(`${synchronous}\0${file}`) : undefined;
+      const keptIndex = write ? keptIndexes.take(indexFile) : undefined;
+      if (keptLog) {
+        db = keptLog.connection;
+        migrate(db, EVENTS_MIGRATIONS); // reads user_version: another build may have migrated the file since
+      }
+      if (keptIndex) keptIndex.connection.migrate();
+      db ??= openDatabase(file, {
         migrations: EVENTS_MIGRATIONS,
         mustExist: true,
         walAutocheckpoint: EVENTS_WAL_AUTOCHECKPOINT,
         ...(options.synchronous ? { synchronous: options.synchronous } : {}),
       });
-      const shared = options.write === true ? undefined : options.sharedIndex;
-      index = shared ?? openIndexWithNotice(home, INDEX_OPTIONS);
-      const write = options.write === true;
-      const log = new SessionLog(id, dir, db, index, write, shared === undefined, options.cache);
+      const shared = write ? undefined : options.sharedIndex;
+      index = shared ?? keptIndex?.connection ?? openIndexWithNotice(home, INDEX_OPTIONS);
+      const keepOnClose: KeepOnClose | undefined =
+        write && options.cache
+          ? {
+              home,
+              synchronous,
+              events: keptLog?.identity ?? fileIdentity(file),
+              index: keptIndex?.identity ?? fileIdentity(indexFile),
+            }
+          : undefined;
+      const log = new SessionLog(id, dir, db, index, write, shared === undefined, options.cache, keepOnClose);
       const created = log.firstEvent();
       // A folder whose session_created never committed is a create that crashed: not a session.
       if (!created) throw new SessionNotFoundError(id);
@@ -516,6 +481,7 @@ export class SessionLog {
     if (this.closed) return;
     this.closed = true;
     untrackWriter(this);
+    let kept: KeepOnClose | undefined;
     try {
       this.folds.close(this.writable);
       if (this.writable) {
@@ -523,9 +489,27 @@ export class SessionLog {
         this.follower.tryFlush();
         this.index.releaseLease(this.id);
       }
+      // An index that refused a write is not kept: the next open starts from a fresh connection (and its checks).
+      if (!this.follower.isBehind) kept = this.keepOnClose;
     } finally {
+      this.closeConnections(kept);
+    }
+  }
+
+  /** Closes both connections, or keeps them for the host's next open (after a close that went through). */
+  private closeConnections(kept: KeepOnClose | undefined): void {
+    const file = path.join(this.dir, 'events.sqlite');
+    if (kept?.events !== undefined && !this.db.inTransaction) {
+      keptLogs.keep(`${kept.synchronous}\0${file}`, file, kept.events, this.db);
+    } else {
       this.db.close();
-      if (this.ownsIndex) this.index.close();
+    }
+    if (!this.ownsIndex) return;
+    if (kept?.index !== undefined) {
+      const indexFile = path.join(kept.home, 'index.sqlite');
+      keptIndexes.keep(indexFile, indexFile, kept.index, this.index);
+    } else {
+      this.index.close();
     }
   }
 

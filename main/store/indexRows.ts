@@ -1,0 +1,20 @@
+import type { NewSessionRow } from './sessionIndex.js';
+
+/** A new session row's bound values (sessionIndex.ts). */
+export function toSessionValues(row: NewSessionRow) {
+  return {
+    id: row.id,
+    title: row.title ?? null,
+    projectFolder: row.projectFolder,
+    provider: row.provider,
+    model: row.model,
+    parentId: row.parentId ?? null,
+    createdAt: toIndexTime(row.createdAt),
+  };
+}
+
+/** Normalises an event time to ISO-8601 UTC so the list's text ordering is time ordering. */
+export function toIndexTime(at: string): string {
+  const ms = Date.parse(at);
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : at;
+}
