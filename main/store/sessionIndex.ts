@@ -28,6 +28,8 @@ export { toIndexTime } from './indexRows.js';
 /** What a session is doing, as the list shows it. */
 export const SessionStatus = z.enum(['idle', 'running', 'awaiting_approval', 'interrupted', 'error']);
 export type SessionStatus = z.infer<typeof SessionStatus>;
+/** A stored status, read leniently (made once: building a zod schema per row cost more than the read). */
+const StoredStatus = SessionStatus.catch('idle');
 
 /** Options of `SessionIndex.open`. */
 export type OpenSessionIndexOptions = {
@@ -151,7 +153,7 @@ const SESSION_COLUMNS = `
   l.pid AS lease_pid, l.hostname AS lease_hostname, l.acquired_at AS lease_acquired_at`;
 
 function rowToSessionSummary(row: SessionRow): SessionSummary {
-  const stored = SessionStatus.catch('idle').parse(row.status);
+  const stored = StoredStatus.parse(row.status);
   const lease: LeaseHolder | undefined =
     row.lease_pid === null || row.lease_hostname === null || row.lease_acquired_at === null
       ? undefined
@@ -478,7 +480,7 @@ export class SessionIndex {
   /** Where the index row stands in the log, or undefined if the session has no row. */
   position(id: string): IndexPosition | undefined {
     const row = this.statements.position.get(id);
-    return row && { lastSeq: row.last_seq, status: SessionStatus.catch('idle').parse(row.status) };
+    return row && { lastSeq: row.last_seq, status: StoredStatus.parse(row.status) };
   }
 
   /** Applies an append to the session's row and search text, in one transaction. */

@@ -179,15 +179,19 @@ export class SessionLog {
             }
           : undefined;
       const log = new SessionLog(id, dir, db, index, write, shared === undefined, options.cache, keepOnClose);
-      const created = log.firstEvent();
+      // A registered session's first event was validated when written: a writer re-reads it without zod.
+      const registered = write && index.position(id) !== undefined;
+      const created = log.firstEvent(!registered);
       // A folder whose session_created never committed is a create that crashed: not a session.
       if (!created) throw new SessionNotFoundError(id);
-      if (log.writable) {
+      if (log.writable && !registered) {
         // A log whose creator is still registering it is not lost: re-registering it here would make the
         // creator's own registration fail (UNIQUE) and it would delete the folder this process now uses.
-        if (!index.position(id)) assertNotBeingCreated(dir, id);
+        assertNotBeingCreated(dir, id);
         // The lease row refers to the index row, so a session the index lost is re-registered first.
         index.restoreSession(toSessionRow(created, id));
+      }
+      if (log.writable) {
         const holder = index.acquireLease(id);
         if (holder) throw new SessionLockedError(id, holder.pid);
         leased = true;
@@ -524,10 +528,10 @@ export class SessionLog {
       throw new Error(`session ${this.id} was opened read-only; open it with { write: true }`);
   }
 
-  private firstEvent(): EventOf<'session_created'> | undefined {
+  private firstEvent(validate = true): EventOf<'session_created'> | undefined {
     const row = this.statements.range.get(1, 1, 1);
     if (!row) return undefined;
-    const event = rowToEvent(this.id, row);
+    const event = rowToEvent(this.id, row, validate);
     if (event.kind !== 'session_created') {
       throw new Error(`session ${this.id}: the first event is ${event.kind}, not session_created`);
     }
