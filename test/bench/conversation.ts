@@ -234,6 +234,68 @@ export function buildSessionEvents(options: {
   return insertCompaction(stampEvents(plain, 1), compactionTail);
 }
 
+/** What differs between the coding sessions the benches import (see `buildCodingSession`). */
+export type CodingSessionShape = {
+  /** The tool_call_started idempotency key of block `block`, whose event has seq `seq`. */
+  idempotencyKey: (block: number, seq: number) => string;
+  /** What read_file returns in every block. */
+  toolOutput: string;
+  /** The assistant's closing answer of block `block`. */
+  answer: (block: number) => string;
+  /**
+   * true: stop after the block that reaches `eventCount` (the session ends on an answer, with up to four
+   * events more than asked, as a turn bench wants before its next turn); false: exactly `eventCount` events.
+   */
+  wholeBlocks: boolean;
+};
+
+/**
+ * A small coding session as the turn and history benches import it: session_created on `projectFolder`,
+ * then blocks of five events (the user's prompt, an assistant read_file call, the call's start and result,
+ * the answer), all at one fixed time. Deliberately tiny and regular, unlike `buildSessionEvents`: the
+ * benches that use it measure the harness and the history store, not message sizes, and their published
+ * figures were taken on exactly these events.
+ */
+export function buildCodingSession(
+  options: { sessionId: string; projectFolder: string; eventCount: number } & CodingSessionShape,
+): SessionEvent[] {
+  const at = '2026-01-01T00:00:00.000Z';
+  const events: SessionEvent[] = [
+    {
+      seq: 1,
+      at,
+      kind: 'session_created',
+      sessionId: options.sessionId,
+      projectFolder: options.projectFolder,
+      provider: 'openai-compatible',
+      model: 'bench',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      contextWindow: 10_000_000,
+      toolMode: 'write',
+      policy: 'full-auto',
+    },
+  ];
+  const push = (event: NewEvent) => events.push({ ...event, seq: events.length + 1, at });
+  for (let block = 0; events.length < options.eventCount; block++) {
+    const call = `c${block}`;
+    push({ kind: 'user_message', content: `step ${block}: tighten the rate limiter in src/limit.go` });
+    push({
+      kind: 'assistant_message',
+      content: 'Reading the limiter.',
+      toolCalls: [{ id: call, name: 'read_file', arguments: '{"path":"src/limit.go"}' }],
+    });
+    push({
+      kind: 'tool_call_started',
+      toolCallId: call,
+      tool: 'read_file',
+      idempotencyKey: options.idempotencyKey(block, events.length + 1),
+    });
+    push({ kind: 'tool_result', toolCallId: call, tool: 'read_file', content: options.toolOutput });
+    push({ kind: 'assistant_message', content: options.answer(block), toolCalls: [] });
+  }
+  return options.wholeBlocks ? events : events.slice(0, options.eventCount);
+}
+
 /**
  * A chat session for the search index: session_created, then `messages` alternating user and
  * assistant messages (every one is indexed text). `needleEvery` plants NEEDLE_WORD in every n-th

@@ -3,7 +3,7 @@ import { appendFileSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs'
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { NewEvent, SessionEvent } from '../../../main/common/events.js';
+import type { SessionEvent } from '../../../main/common/events.js';
 import { forkSession } from '../../../main/core/history/fork.js';
 import { revertChanges } from '../../../main/core/history/revert.js';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
@@ -16,6 +16,7 @@ import {
 } from '../../../main/core/sessions/checkouts.js';
 import { createHarness } from '../../../main/core/sessions/harness.js';
 import { withWritableSession } from '../../../main/core/sessions/sessionLock.js';
+import { buildCodingSession } from '../conversation.js';
 import { makeMetric, median, round } from '../harness.js';
 import { SIZE_PROFILES, type Sizes } from '../sizes.js';
 import type { Bench } from './context.js';
@@ -57,36 +58,15 @@ function buildProject(dir: string, count: number): void {
 
 /** A conversation of `count` events: user message, a read_file call and its result, an answer, repeated. */
 function conversation(id: string, project: string, count: number): SessionEvent[] {
-  const at = '2026-01-01T00:00:00.000Z';
-  const events: SessionEvent[] = [
-    {
-      seq: 1,
-      at,
-      kind: 'session_created',
-      sessionId: id,
-      projectFolder: project,
-      provider: 'openai-compatible',
-      model: 'bench',
-      baseUrl: 'http://127.0.0.1:9/v1',
-      contextWindow: 10_000_000,
-      toolMode: 'write',
-      policy: 'full-auto',
-    },
-  ];
-  const push = (event: NewEvent) => events.push({ ...event, seq: events.length + 1, at });
-  for (let block = 0; events.length < count; block++) {
-    const call = `c${block}`;
-    push({ kind: 'user_message', content: `step ${block}: tighten the rate limiter in src/limit.go` });
-    push({
-      kind: 'assistant_message',
-      content: 'Reading the limiter.',
-      toolCalls: [{ id: call, name: 'read_file', arguments: '{"path":"src/limit.go"}' }],
-    });
-    push({ kind: 'tool_call_started', toolCallId: call, tool: 'read_file', idempotencyKey: `k${block}` });
-    push({ kind: 'tool_result', toolCallId: call, tool: 'read_file', content: 'package limit\n'.repeat(20) });
-    push({ kind: 'assistant_message', content: `Done with step ${block}.`, toolCalls: [] });
-  }
-  return events.slice(0, count);
+  return buildCodingSession({
+    sessionId: id,
+    projectFolder: project,
+    eventCount: count,
+    idempotencyKey: (block) => `k${block}`,
+    toolOutput: 'package limit\n'.repeat(20),
+    answer: (block) => `Done with step ${block}.`,
+    wholeBlocks: false,
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { NewEvent, SessionEvent } from '../../../main/common/events.js';
+import type { SessionEvent } from '../../../main/common/events.js';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { createHarness } from '../../../main/core/sessions/harness.js';
 import { generateHarness } from '../../../main/core/sessions/stream.js';
@@ -9,6 +9,7 @@ import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
 import type { ModelProvider, StreamEvent } from '../../../main/providers/types.js';
 import { detectSandbox } from '../../../main/sandbox/box.js';
 import { createToolRegistry } from '../../../main/tools/registry.js';
+import { buildCodingSession } from '../conversation.js';
 import { makeMetric, median, percentile, round } from '../harness.js';
 import type { Bench } from './context.js';
 
@@ -37,50 +38,16 @@ function instantProvider(deltas = 1, sentAt: number[] = []): ModelProvider {
 
 /** A session of `count` events shaped like a coding session: prompt, tool call, result, answer. */
 function sessionEvents(id: string, project: string, count: number): SessionEvent[] {
-  const at = '2026-01-01T00:00:00.000Z';
-  const events: SessionEvent[] = [
-    {
-      seq: 1,
-      at,
-      kind: 'session_created',
-      sessionId: id,
-      projectFolder: project,
-      provider: 'openai-compatible',
-      model: 'bench',
-      baseUrl: 'http://127.0.0.1:9/v1',
-      contextWindow: 10_000_000,
-      toolMode: 'write',
-      policy: 'full-auto',
-    },
-  ];
-  const push = (event: NewEvent) => events.push({ ...event, seq: events.length + 1, at });
-  for (let block = 0; events.length < count; block++) {
-    const call = `c${block}`;
-    push({ kind: 'user_message', content: `step ${block}: tighten the rate limiter in src/limit.go` });
-    push({
-      kind: 'assistant_message',
-      content: 'Reading the limiter.',
-      toolCalls: [{ id: call, name: 'read_file', arguments: '{"path":"src/limit.go"}' }],
-    });
-    push({
-      kind: 'tool_call_started',
-      toolCallId: call,
-      tool: 'read_file',
-      idempotencyKey: `ev${events.length}-read_file`,
-    });
-    push({
-      kind: 'tool_result',
-      toolCallId: call,
-      tool: 'read_file',
-      content: '1  package limit\n2  // token bucket, 100 req/s\n',
-    });
-    push({
-      kind: 'assistant_message',
-      content: 'The limiter allows 100 requests per second; I lowered the burst.',
-      toolCalls: [],
-    });
-  }
-  return events;
+  return buildCodingSession({
+    sessionId: id,
+    projectFolder: project,
+    eventCount: count,
+    // The count of events before the call's start, as this bench has always keyed it.
+    idempotencyKey: (_block, seq) => `ev${seq - 1}-read_file`,
+    toolOutput: '1  package limit\n2  // token bucket, 100 req/s\n',
+    answer: () => 'The limiter allows 100 requests per second; I lowered the burst.',
+    wholeBlocks: true,
+  });
 }
 
 /**
