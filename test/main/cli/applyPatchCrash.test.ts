@@ -1,41 +1,27 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ensureCliBuilt } from '../../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { useCliFixture } from '../../support/cliFixture.js';
 import { keel } from '../../support/keelProcess.js';
-import type { ProviderServer, ScriptStep } from '../../support/providerServer.js';
+import type { ScriptStep } from '../../support/providerServer.js';
 import {
   checkoutPath,
-  closeSessionFixture,
   eventsOf,
   newSessionArgs,
   onlySessionId,
   rejected,
-  startSessionFixture,
 } from '../../support/sessionFixture.js';
 
 // A multi-file apply_patch killed (KEEL_CRASH_AT, SIGKILL) after tool_call_started, before and after its
 // writes landed, then `keel resume`: the per-file images it recorded settle it at most once, and the project
 // folder ends with exactly one application of the patch.
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
-
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-patch-crash-'));
-  fs.mkdirSync(path.join(project, 'src'), { recursive: true });
-  fs.writeFileSync(path.join(project, 'src', 'server.go'), 'package main\n\nfunc main() {}\n');
-  fs.writeFileSync(path.join(project, 'NOTES.md'), 'notes\n');
-});
-
-afterEach(async () => {
-  await closeSessionFixture({ dir, server });
+const cli = useCliFixture('keel-patch-crash-', {
+  prepare: ({ project }) => {
+    fs.mkdirSync(path.join(project, 'src'), { recursive: true });
+    fs.writeFileSync(path.join(project, 'src', 'server.go'), 'package main\n\nfunc main() {}\n');
+    fs.writeFileSync(path.join(project, 'NOTES.md'), 'notes\n');
+  },
 });
 
 const PATCH: ScriptStep = {
@@ -70,43 +56,38 @@ function expectPatched(root: string) {
 }
 
 async function crashed(point: string) {
-  server.enqueue(PATCH);
-  const run = await keel(
-    home,
-    newSessionArgs({ project, server }, { policy: 'full-auto', prompt: 'patch' }),
-    {
-      KEEL_CRASH_AT: point,
-    },
-  );
-  expect(run.signal, run.stderr).toBe('SIGKILL');
-  return onlySessionId(home);
+  cli.server.enqueue(PATCH);
+  await cli.killedAt(newSessionArgs(cli, { policy: 'full-auto', prompt: 'patch' }), {
+    KEEL_CRASH_AT: point,
+  });
+  return onlySessionId(cli.home);
 }
 
 describe('apply_patch crash campaign', () => {
   it('after_tool_started: nothing had landed; resume applies the patch once', async () => {
     const id = await crashed('after_tool_started');
-    expect(read(checkoutPath(home, id, 'src/server.go'))).toBe('package main\n\nfunc main() {}\n');
-    expect(fs.existsSync(checkoutPath(home, id, 'src/serve.go'))).toBe(false);
-    server.enqueue({ kind: 'reply', text: 'patched' });
-    expect((await keel(home, ['resume', id])).code).toBe(0);
-    const results = eventsOf(home, id).filter((e) => e.kind === 'tool_result');
+    expect(read(checkoutPath(cli.home, id, 'src/server.go'))).toBe('package main\n\nfunc main() {}\n');
+    expect(fs.existsSync(checkoutPath(cli.home, id, 'src/serve.go'))).toBe(false);
+    cli.server.enqueue({ kind: 'reply', text: 'patched' });
+    expect((await keel(cli.home, ['resume', id])).code).toBe(0);
+    const results = eventsOf(cli.home, id).filter((e) => e.kind === 'tool_result');
     expect(results).toHaveLength(1);
     expect(results[0]?.kind === 'tool_result' && results[0].content).toMatch(/^Applied the patch to 3 files/);
-    expectPatched(project);
-    expect(rejected(server)).toEqual([]);
+    expectPatched(cli.project);
+    expect(rejected(cli.server)).toEqual([]);
   });
 
   it('after_tool_executed_before_result: the patch had landed; resume recognises every file and writes nothing', async () => {
     const id = await crashed('after_tool_executed_before_result');
-    expectPatched(checkoutPath(home, id, ''));
+    expectPatched(checkoutPath(cli.home, id, ''));
     // The crash committed nothing to the folder yet.
-    expect(read(path.join(project, 'NOTES.md'))).toBe('notes\n');
-    server.enqueue({ kind: 'reply', text: 'patched' });
-    expect((await keel(home, ['resume', id])).code).toBe(0);
-    const result = eventsOf(home, id).find((e) => e.kind === 'tool_result');
+    expect(read(path.join(cli.project, 'NOTES.md'))).toBe('notes\n');
+    cli.server.enqueue({ kind: 'reply', text: 'patched' });
+    expect((await keel(cli.home, ['resume', id])).code).toBe(0);
+    const result = eventsOf(cli.home, id).find((e) => e.kind === 'tool_result');
     expect(result?.kind === 'tool_result' && result.content).toMatch(
       /^already applied: src\/server\.go, src\/serve\.go, NOTES\.md/,
     );
-    expectPatched(project);
+    expectPatched(cli.project);
   });
 });

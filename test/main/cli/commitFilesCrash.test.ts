@@ -1,55 +1,34 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ensureCliBuilt } from '../../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { useCliFixture } from '../../support/cliFixture.js';
 import { keel } from '../../support/keelProcess.js';
-import type { ProviderServer } from '../../support/providerServer.js';
-import {
-  closeSessionFixture,
-  eventsOf,
-  newSessionArgs,
-  onlySessionId,
-  rejected,
-  startSessionFixture,
-} from '../../support/sessionFixture.js';
+import { eventsOf, newSessionArgs, onlySessionId, rejected } from '../../support/sessionFixture.js';
 
 // Issue 20, item 6: a process killed while a commit's files are still being written (the first in the folder,
 // the rest not). The commit intent holds the plan before the first write; the next open finishes the commit,
 // so the folder is exactly the committed state, never half, and the commit is recorded once.
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
-
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-commitfiles-'));
-});
-
-afterEach(async () => {
-  await closeSessionFixture({ dir, server });
-});
+const cli = useCliFixture('keel-commitfiles-');
 
 const crash = { KEEL_CRASH_AT: 'during_commit_files' };
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
-const commitsOf = (id: string) => eventsOf(home, id).filter((e) => e.kind === 'persistent_commit');
+const commitsOf = (id: string) => eventsOf(cli.home, id).filter((e) => e.kind === 'persistent_commit');
 const run = (prompt: string, extra: string[] = []) =>
-  newSessionArgs({ project, server }, { policy: 'full-auto', prompt, extra });
+  newSessionArgs(cli, { policy: 'full-auto', prompt, extra });
 const read = (file: string) =>
-  fs.existsSync(path.join(project, file)) ? fs.readFileSync(path.join(project, file), 'utf8') : undefined;
+  fs.existsSync(path.join(cli.project, file))
+    ? fs.readFileSync(path.join(cli.project, file), 'utf8')
+    : undefined;
 /** Every entry of a folder, hidden ones included (a killed write's temp file would show here). */
 const entries = (folder: string) => fs.readdirSync(folder).sort();
 
 describe('a kill while a commit is writing its files', () => {
   it('auto (checkout): resume finishes the commit, every file as committed, one persistent_commit', async () => {
     for (const name of ['a.txt', 'b.txt', 'c.txt', 'd.txt'])
-      fs.writeFileSync(path.join(project, name), 'old\n');
-    server.enqueue(
+      fs.writeFileSync(path.join(cli.project, name), 'old\n');
+    cli.server.enqueue(
       {
         kind: 'reply',
         toolCalls: [
@@ -61,9 +40,8 @@ describe('a kill while a commit is writing its files', () => {
       },
       { kind: 'reply', text: 'done' },
     );
-    const killed = await keel(home, run('rewrite'), crash);
-    expect(killed.signal).toBe('SIGKILL');
-    const id = onlySessionId(home);
+    await cli.killedAt(run('rewrite'), crash);
+    const id = onlySessionId(cli.home);
     // Half: a file written, the deletion (done after every write) not yet, nothing recorded.
     expect(
       ['a.txt', 'b.txt', 'c.txt', 'e.txt'].some((f) => read(f) === 'new\n' || read(f) === 'made\n'),
@@ -71,7 +49,7 @@ describe('a kill while a commit is writing its files', () => {
     expect(read('d.txt')).toBe('old\n');
     expect(commitsOf(id)).toEqual([]);
 
-    const resumed = await keel(home, ['resume', id]);
+    const resumed = await keel(cli.home, ['resume', id]);
     expect(resumed.code).toBe(0);
     expect(resumed.stderr).toMatch(
       /keel: project: a commit interrupted \(a crash, a full disk\) before all its files were written was finished/,
@@ -82,7 +60,7 @@ describe('a kill while a commit is writing its files', () => {
     expect(read('c.txt')).toBe('new\n');
     expect(read('d.txt')).toBeUndefined();
     expect(read('e.txt')).toBe('made\n');
-    expect(entries(project)).toEqual(['a.txt', 'b.txt', 'c.txt', 'e.txt']);
+    expect(entries(cli.project)).toEqual(['a.txt', 'b.txt', 'c.txt', 'e.txt']);
     const commits = commitsOf(id);
     expect(commits).toHaveLength(1);
     const files = commits[0]?.kind === 'persistent_commit' ? commits[0].files : [];
@@ -95,16 +73,16 @@ describe('a kill while a commit is writing its files', () => {
     ]);
 
     // Recorded once: a new turn commits nothing again, and a second resume finds nothing to finish.
-    server.enqueue({ kind: 'reply', text: 'nothing to do' });
-    expect((await keel(home, ['run', '--session', id, 'anything else?'])).code).toBe(0);
+    cli.server.enqueue({ kind: 'reply', text: 'nothing to do' });
+    expect((await keel(cli.home, ['run', '--session', id, 'anything else?'])).code).toBe(0);
     expect(commitsOf(id)).toHaveLength(1);
-    expect(entries(project)).toEqual(['a.txt', 'b.txt', 'c.txt', 'e.txt']);
-    expect((await keel(home, ['resume', id])).stderr).not.toMatch(/interrupted/);
-    expect(rejected(server)).toEqual([]);
+    expect(entries(cli.project)).toEqual(['a.txt', 'b.txt', 'c.txt', 'e.txt']);
+    expect((await keel(cli.home, ['resume', id])).stderr).not.toMatch(/interrupted/);
+    expect(rejected(cli.server)).toEqual([]);
   });
 
   it('--commit direct: the granted files written at the next turn start are finished by resume, one persistent_commit', async () => {
-    server.enqueue(
+    cli.server.enqueue(
       {
         kind: 'reply',
         toolCalls: [
@@ -119,21 +97,20 @@ describe('a kill while a commit is writing its files', () => {
       },
       { kind: 'reply', text: 'configured' },
     );
-    const first = await keel(home, run('configure', ['--commit', 'direct']));
+    const first = await keel(cli.home, run('configure', ['--commit', 'direct']));
     expect(first.stderr).toMatch(/approval needed \(request \d+\): commit_protected/);
-    const id = onlySessionId(home);
-    expect((await keel(home, ['approve', id, '--scope', 'once'])).code).toBe(0);
-    const vscode = path.join(project, '.vscode');
-    server.enqueue({ kind: 'reply', text: 'next' });
-    const killed = await keel(home, ['run', '--session', id, 'next'], crash);
-    expect(killed.signal).toBe('SIGKILL');
+    const id = onlySessionId(cli.home);
+    expect((await keel(cli.home, ['approve', id, '--scope', 'once'])).code).toBe(0);
+    const vscode = path.join(cli.project, '.vscode');
+    cli.server.enqueue({ kind: 'reply', text: 'next' });
+    await cli.killedAt(['run', '--session', id, 'next'], crash);
     // Half: the first granted file is in the folder, the second is not.
     const written = ['settings.json', 'tasks.json'].filter((f) => fs.existsSync(path.join(vscode, f)));
     expect(written).toHaveLength(1);
     expect(commitsOf(id)).toEqual([]);
 
-    server.enqueue({ kind: 'reply', text: 'next' });
-    const resumed = await keel(home, ['resume', id]);
+    cli.server.enqueue({ kind: 'reply', text: 'next' });
+    const resumed = await keel(cli.home, ['resume', id]);
     expect(resumed.stderr).toMatch(
       /keel: project: granted files interrupted \(a crash, a full disk\) while they were written were finished/,
     );
@@ -147,10 +124,10 @@ describe('a kill while a commit is writing its files', () => {
       ['.vscode/settings.json', null, sha256('{}\n')],
       ['.vscode/tasks.json', null, sha256('[]\n')],
     ]);
-    server.enqueue({ kind: 'reply', text: 'again' });
-    expect((await keel(home, ['run', '--session', id, 'again'])).code).toBe(0);
+    cli.server.enqueue({ kind: 'reply', text: 'again' });
+    expect((await keel(cli.home, ['run', '--session', id, 'again'])).code).toBe(0);
     expect(commitsOf(id)).toHaveLength(1);
     expect(read('.vscode/tasks.json')).toBe('[]\n');
-    expect(rejected(server)).toEqual([]);
+    expect(rejected(cli.server)).toEqual([]);
   });
 });
