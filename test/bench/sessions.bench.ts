@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -15,6 +14,7 @@ import { gitProcessCount } from '../../main/core/persistent/git.js';
 import { createHarness } from '../../main/core/sessions/harness.js';
 import { withWritableSession } from '../../main/core/sessions/sessionLock.js';
 import type { Bench } from './benches/context.js';
+import { buildGitProject } from './gitProject.js';
 import { makeMetric, median, percentile, round } from './harness.js';
 import type { Sizes } from './sizes.js';
 import { SIZE_PROFILES } from './sizes.js';
@@ -138,24 +138,6 @@ async function measureCheckouts(
   return { kind: first.kind, firstMs: first.ms, resets, commits, totals, resetGits, commitGits };
 }
 
-/** A git repository of `count` small files in folders of 100, committed once. */
-function buildProject(dir: string, count: number): void {
-  mkdirSync(dir, { recursive: true });
-  for (let i = 0; i < count; i++) {
-    const folder = join(dir, 'src', `d${Math.floor(i / 100)}`);
-    if (i % 100 === 0) mkdirSync(folder, { recursive: true });
-    writeFileSync(join(folder, `f${i}.ts`), `export const value${i} = ${i};\n`);
-  }
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=b@b', ...args], {
-      cwd: dir,
-      stdio: 'ignore',
-    });
-  git('init', '-q');
-  git('add', '-A');
-  git('commit', '-qm', 'fixture');
-}
-
 /**
  * The session API's costs: getOrCreate of an existing session (warm handle cache, and a fresh harness as
  * after a restart); the first checkout of a git project and, per turn, the reset before it and the auto
@@ -175,7 +157,7 @@ export const sessionsBench: Bench = {
     const notes: string[] = [];
 
     progress(`sessions: building a ${profile.projectFiles}-file git project`);
-    buildProject(project, profile.projectFiles);
+    buildGitProject(project, profile.projectFiles);
     const options = {
       home,
       model: {

@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { appendFileSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -17,6 +16,7 @@ import {
 import { createHarness } from '../../../main/core/sessions/harness.js';
 import { withWritableSession } from '../../../main/core/sessions/sessionLock.js';
 import { buildCodingSession } from '../conversation.js';
+import { buildGitProject } from '../gitProject.js';
 import { makeMetric, median, round } from '../harness.js';
 import { SIZE_PROFILES, type Sizes } from '../sizes.js';
 import type { Bench } from './context.js';
@@ -36,24 +36,6 @@ function profileOf(sizes: Sizes) {
   if (sizes === SIZE_PROFILES.tiny) return HISTORY_SIZES.tiny;
   if (sizes === SIZE_PROFILES.quick) return HISTORY_SIZES.quick;
   return HISTORY_SIZES.full;
-}
-
-/** A git repository of `count` small files in folders of 100, committed once. */
-function buildProject(dir: string, count: number): void {
-  mkdirSync(dir, { recursive: true });
-  for (let i = 0; i < count; i++) {
-    const folder = join(dir, 'src', `d${Math.floor(i / 100)}`);
-    if (i % 100 === 0) mkdirSync(folder, { recursive: true });
-    writeFileSync(join(folder, `f${i}.ts`), `export const value${i} = ${i};\n`);
-  }
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=b@b', ...args], {
-      cwd: dir,
-      stdio: 'ignore',
-    });
-  git('init', '-q');
-  git('add', '-A');
-  git('commit', '-qm', 'fixture');
 }
 
 /** A conversation of `count` events: user message, a read_file call and its result, an answer, repeated. */
@@ -87,7 +69,7 @@ export const historyBench: Bench = {
     const notes: string[] = [];
 
     progress(`history: building a ${profile.projectFiles}-file git project`);
-    buildProject(project, profile.projectFiles);
+    buildGitProject(project, profile.projectFiles);
     await createHarness({
       home,
       model: {
