@@ -1,19 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
-import { ensureCliBuilt } from '../support/cli.js';
+import { useCliFixture } from '../support/cliFixture.js';
 import { keel } from '../support/keelProcess.js';
-import type { ProviderServer } from '../support/providerServer.js';
-import {
-  closeSessionFixture,
-  eventsOf,
-  newSessionArgs,
-  onlySessionId,
-  startSessionFixture,
-} from '../support/sessionFixture.js';
+import { eventsOf, newSessionArgs, onlySessionId } from '../support/sessionFixture.js';
 
 // A --commit direct session in a folder that is not a git repository: a command makes `.git` at the top with
 // a filter driver (`filter.x.clean`) and a `.gitattributes` naming it, and Keel is killed before the turn's
@@ -21,29 +14,18 @@ import {
 // had Keel taken the planted .git for the project's repository, its `git add` would run the planted filter
 // outside the box. The killed turn's protected changes are put back and asked for first, as its end would.
 
-let dir: string;
-let home: string;
-let project: string;
 let marker: string;
-let server: ProviderServer;
 
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-attack-directcrash-'));
-  fs.writeFileSync(path.join(project, 'README.md'), 'hello\n');
-  marker = path.join(dir, 'PLANTED-FILTER-RAN');
-});
-
-afterEach(async () => {
-  await closeSessionFixture({ dir, server });
+const cli = useCliFixture('keel-attack-directcrash-', {
+  prepare: ({ dir, project }) => {
+    fs.writeFileSync(path.join(project, 'README.md'), 'hello\n');
+    marker = path.join(dir, 'PLANTED-FILTER-RAN');
+  },
 });
 
 describe('attack: a top-level .git planted by a command in a direct session, then Keel killed', () => {
   const plant = () =>
-    server.enqueue(
+    cli.server.enqueue(
       {
         kind: 'reply',
         toolCalls: [
@@ -65,17 +47,17 @@ describe('attack: a top-level .git planted by a command in a direct session, the
     if (sandbox.kind !== 'bwrap') return console.warn(`skipped: needs bwrap (${sandbox.reason})`);
     plant();
     const run = await keel(
-      home,
+      cli.home,
       newSessionArgs(
-        { project, server },
+        { project: cli.project, server: cli.server },
         { policy: 'full-auto', prompt: 'go', extra: ['--commit', 'direct'] },
       ),
     );
     expect(run.code, run.stderr).toBe(0);
-    const id = onlySessionId(home);
-    expect(fs.readFileSync(path.join(project, 'kept.txt'), 'utf8')).toBe('b\n');
-    server.enqueue({ kind: 'reply', text: 'next' });
-    const next = await keel(home, ['run', '--session', id, 'next']);
+    const id = onlySessionId(cli.home);
+    expect(fs.readFileSync(path.join(cli.project, 'kept.txt'), 'utf8')).toBe('b\n');
+    cli.server.enqueue({ kind: 'reply', text: 'next' });
+    const next = await keel(cli.home, ['run', '--session', id, 'next']);
     expect(fs.existsSync(marker), 'the planted filter ran outside the box').toBe(false);
     expect(next.stderr + run.stderr).toMatch(/commit_protected/);
   }, 90_000);
@@ -85,26 +67,26 @@ describe('attack: a top-level .git planted by a command in a direct session, the
     if (sandbox.kind !== 'bwrap') return console.warn(`skipped: needs bwrap (${sandbox.reason})`);
     plant();
     const killed = await keel(
-      home,
+      cli.home,
       newSessionArgs(
-        { project, server },
+        { project: cli.project, server: cli.server },
         { policy: 'full-auto', prompt: 'go', extra: ['--commit', 'direct'] },
       ),
       { KEEL_CRASH_AT: 'after_tool_executed_before_result' },
     );
     expect(killed.code).not.toBe(0);
-    const id = onlySessionId(home);
-    expect(fs.existsSync(path.join(project, '.git', 'config')), 'the command ran').toBe(true);
+    const id = onlySessionId(cli.home);
+    expect(fs.existsSync(path.join(cli.project, '.git', 'config')), 'the command ran').toBe(true);
     expect(fs.existsSync(marker), 'the planted filter ran before the kill').toBe(false);
-    const resumed = await keel(home, ['resume', id]);
+    const resumed = await keel(cli.home, ['resume', id]);
     expect(fs.existsSync(marker), 'the planted filter ran outside the box').toBe(false);
-    const config = path.join(project, '.git', 'config');
+    const config = path.join(cli.project, '.git', 'config');
     expect(
       fs.existsSync(config) ? fs.readFileSync(config, 'utf8') : '',
       'its config was put back',
     ).not.toContain('filter');
-    expect(fs.readFileSync(path.join(project, 'kept.txt'), 'utf8')).toBe('b\n');
-    const request = eventsOf(home, id).find(
+    expect(fs.readFileSync(path.join(cli.project, 'kept.txt'), 'utf8')).toBe('b\n');
+    const request = eventsOf(cli.home, id).find(
       (event): event is EventOf<'approval_request'> =>
         event.kind === 'approval_request' && event.tool === 'commit_protected',
     );
@@ -112,7 +94,7 @@ describe('attack: a top-level .git planted by a command in a direct session, the
     expect(request?.diff).toContain('filter');
     // The user's own git in the folder afterwards runs nothing planted either.
     try {
-      execFileSync('git', ['status'], { cwd: project, stdio: 'ignore' });
+      execFileSync('git', ['status'], { cwd: cli.project, stdio: 'ignore' });
     } catch {
       // no repository any more: the point is the marker
     }

@@ -1,42 +1,25 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ensureCliBuilt } from '../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { useCliFixture } from '../support/cliFixture.js';
 import { keel } from '../support/keelProcess.js';
-import type { ProviderServer, ScriptStep } from '../support/providerServer.js';
-import {
-  closeSessionFixture,
-  eventsOf,
-  newSessionArgs,
-  onlySessionId,
-  startSessionFixture,
-} from '../support/sessionFixture.js';
+import type { ScriptStep } from '../support/providerServer.js';
+import { eventsOf, newSessionArgs, onlySessionId } from '../support/sessionFixture.js';
 
 // An imported session is a record, not a grant (issue 15, "Trust from an imported file"): its grants are
 // inactive, an endpoint it brings is not sent a key until confirmed here, and its project folder is chosen
 // again at import. Each case imports into a fresh home a file that another home really exported.
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
 /** The home the importing user runs in, and the folder they choose for the imported session. */
 let victimHome: string;
 let chosen: string;
 
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-attack-import-'));
-  victimHome = path.join(dir, 'victim-home');
-  chosen = path.join(dir, 'chosen');
-  fs.mkdirSync(chosen);
-});
-
-afterEach(async () => {
-  await closeSessionFixture({ dir, server });
+const cli = useCliFixture('keel-attack-import-', {
+  prepare: ({ dir }) => {
+    victimHome = path.join(dir, 'victim-home');
+    chosen = path.join(dir, 'chosen');
+    fs.mkdirSync(chosen);
+  },
 });
 
 const command = (line: string): ScriptStep => ({
@@ -46,16 +29,18 @@ const command = (line: string): ScriptStep => ({
 
 /** A session of policy ask whose user granted run_command for the whole session, exported as a file. */
 async function exportedWithSessionGrant(): Promise<{ file: string; lines: Record<string, unknown>[] }> {
-  server.enqueue(command('echo one > one.txt'));
-  const first = await keel(home, newSessionArgs({ project, server }, { policy: 'ask', prompt: 'go' }));
+  cli.server.enqueue(command('echo one > one.txt'));
+  const first = await keel(cli.home, newSessionArgs(cli, { policy: 'ask', prompt: 'go' }));
   expect(first.code, first.stderr).toBe(3);
-  const id = onlySessionId(home);
-  server.enqueue({ kind: 'reply', text: 'done' });
-  const approved = await keel(home, ['approve', id, '--scope', 'session', '--resume']);
+  const id = onlySessionId(cli.home);
+  cli.server.enqueue({ kind: 'reply', text: 'done' });
+  const approved = await keel(cli.home, ['approve', id, '--scope', 'session', '--resume']);
   expect(approved.code, approved.stderr).toBe(0);
-  expect(eventsOf(home, id).some((e) => e.kind === 'approval_granted' && e.scope === 'session')).toBe(true);
-  const file = path.join(dir, 'session.jsonl');
-  const exported = await keel(home, ['export', id, '-o', file]);
+  expect(eventsOf(cli.home, id).some((e) => e.kind === 'approval_granted' && e.scope === 'session')).toBe(
+    true,
+  );
+  const file = path.join(cli.dir, 'session.jsonl');
+  const exported = await keel(cli.home, ['export', id, '-o', file]);
   expect(exported.code, exported.stderr).toBe(0);
   const all = fs
     .readFileSync(file, 'utf8')
@@ -92,12 +77,12 @@ describe('attack: trust carried in by keel import', () => {
       id,
       'openai-compatible:scripted-model',
       '--base-url',
-      server.openaiBaseUrl,
+      cli.server.openaiBaseUrl,
       '--context-window',
       '32000',
     ]);
     expect(repin.code, repin.stderr).toBe(0);
-    server.enqueue(command('echo pwned > pwned.txt'));
+    cli.server.enqueue(command('echo pwned > pwned.txt'));
     const run = await keel(victimHome, ['run', '--session', id, 'again']);
     expect(run.code, run.stderr).toBe(3);
     expect(fs.existsSync(path.join(chosen, 'pwned.txt'))).toBe(false);
@@ -106,7 +91,7 @@ describe('attack: trust carried in by keel import', () => {
     expect(request).toMatchObject({ kind: 'approval_request', tool: 'run_command' });
 
     // Granted here, it is a grant like any other: the command runs, in the folder chosen at import.
-    server.enqueue({ kind: 'reply', text: 'done' });
+    cli.server.enqueue({ kind: 'reply', text: 'done' });
     const approved = await keel(victimHome, ['approve', id, '--scope', 'once', '--resume']);
     expect(approved.code, approved.stderr).toBe(0);
     expect(fs.readFileSync(path.join(chosen, 'pwned.txt'), 'utf8')).toBe('pwned\n');
@@ -115,23 +100,26 @@ describe('attack: trust carried in by keel import', () => {
   it('an imported openai pin with its own baseUrl gets no key until the endpoint is confirmed', async () => {
     const { file, lines } = await exportedWithSessionGrant();
     const created = lines[0] as Record<string, unknown>;
-    writeLines(file, [{ ...created, provider: 'openai', baseUrl: server.openaiBaseUrl }, ...lines.slice(1)]);
+    writeLines(file, [
+      { ...created, provider: 'openai', baseUrl: cli.server.openaiBaseUrl },
+      ...lines.slice(1),
+    ]);
     const id = await importInto(file);
-    const before = server.requests.length;
+    const before = cli.server.requests.length;
     const key = 'sk-attack-test-key-0123456789';
 
     const run = await keel(victimHome, ['run', '--session', id, 'hello'], { OPENAI_API_KEY: key });
     expect(run.code, run.stderr).toBe(1);
-    const host = new URL(server.openaiBaseUrl).host;
+    const host = new URL(cli.server.openaiBaseUrl).host;
     expect(run.stderr).toBe(
       `keel: session ${id} was imported pinned to openai:${String(created['model'])} at ${host}, an endpoint ` +
         `no one here chose: no key is sent to it until you confirm it with ` +
-        `keel model ${id} openai:${String(created['model'])} --base-url ${server.openaiBaseUrl}\n`,
+        `keel model ${id} openai:${String(created['model'])} --base-url ${cli.server.openaiBaseUrl}\n`,
     );
-    expect(server.requests.slice(before)).toEqual([]);
+    expect(cli.server.requests.slice(before)).toEqual([]);
     const compact = await keel(victimHome, ['compact', id], { OPENAI_API_KEY: key });
     expect(compact.code).toBe(1);
-    expect(server.requests.slice(before)).toEqual([]);
+    expect(cli.server.requests.slice(before)).toEqual([]);
 
     // Naming the endpoint confirms it: from then on the key goes there, as for a session made here.
     const confirmed = await keel(
@@ -141,26 +129,29 @@ describe('attack: trust carried in by keel import', () => {
         id,
         `openai:${String(created['model'])}`,
         '--base-url',
-        server.openaiBaseUrl,
+        cli.server.openaiBaseUrl,
         '--context-window',
         '32000',
       ],
       { OPENAI_API_KEY: key },
     );
     expect(confirmed.code, confirmed.stderr).toBe(0);
-    server.enqueue({ kind: 'reply', text: 'hi' });
+    cli.server.enqueue({ kind: 'reply', text: 'hi' });
     const after = await keel(victimHome, ['run', '--session', id, 'hello'], { OPENAI_API_KEY: key });
     expect(after.code, after.stderr).toBe(0);
-    const chat = server.requests.filter((request) => request.format === 'responses').at(-1);
+    const chat = cli.server.requests.filter((request) => request.format === 'responses').at(-1);
     expect(chat?.headers['authorization']).toBe(`Bearer ${key}`);
   });
 
   it("switching an imported session's reasoning effort does not confirm its endpoint", async () => {
     const { file, lines } = await exportedWithSessionGrant();
     const created = lines[0] as Record<string, unknown>;
-    writeLines(file, [{ ...created, provider: 'openai', baseUrl: server.openaiBaseUrl }, ...lines.slice(1)]);
+    writeLines(file, [
+      { ...created, provider: 'openai', baseUrl: cli.server.openaiBaseUrl },
+      ...lines.slice(1),
+    ]);
     const id = await importInto(file);
-    const before = server.requests.length;
+    const before = cli.server.requests.length;
     const switched = await keel(victimHome, ['reasoning', id, 'high']);
     expect(switched.code, switched.stderr).toBe(0);
     const run = await keel(victimHome, ['run', '--session', id, 'hello'], {
@@ -168,24 +159,24 @@ describe('attack: trust carried in by keel import', () => {
     });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('no key is sent to it until you confirm it');
-    expect(server.requests.slice(before)).toEqual([]);
+    expect(cli.server.requests.slice(before)).toEqual([]);
   });
 
   it("an imported session never works on the file's projectFolder: without --project it is read, not run", async () => {
     const { file, lines } = await exportedWithSessionGrant();
-    const elsewhere = path.join(dir, 'elsewhere');
+    const elsewhere = path.join(cli.dir, 'elsewhere');
     fs.mkdirSync(elsewhere);
     const created = lines[0] as Record<string, unknown>;
     writeLines(file, [{ ...created, projectFolder: elsewhere }, ...lines.slice(1)]);
     const id = await importInto(file, []);
-    const before = server.requests.length;
+    const before = cli.server.requests.length;
 
-    server.enqueue(command('echo pwned > pwned.txt'));
+    cli.server.enqueue(command('echo pwned > pwned.txt'));
     const run = await keel(victimHome, ['run', '--session', id, 'again']);
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toContain(`session ${id} was imported without a project folder`);
     expect(run.stderr).toContain('keel import FILE --project DIR');
-    expect(server.requests.length).toBe(before);
+    expect(cli.server.requests.length).toBe(before);
     expect(fs.readdirSync(elsewhere)).toEqual([]);
     // It stays a record: it exports as it came.
     const exported = await keel(victimHome, ['export', id]);
@@ -199,10 +190,10 @@ describe('attack: trust carried in by keel import', () => {
 
   it('refuses --project naming no folder', async () => {
     const { file } = await exportedWithSessionGrant();
-    const imported = await keel(victimHome, ['import', file, '--project', path.join(dir, 'missing')]);
+    const imported = await keel(victimHome, ['import', file, '--project', path.join(cli.dir, 'missing')]);
     expect(imported.code).toBe(2);
     expect(imported.stderr).toBe(
-      `keel: the project folder ${path.join(dir, 'missing')} does not exist or is not a folder\n`,
+      `keel: the project folder ${path.join(cli.dir, 'missing')} does not exist or is not a folder\n`,
     );
   });
 });

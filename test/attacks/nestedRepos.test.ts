@@ -1,44 +1,27 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
-import { ensureCliBuilt } from '../support/cli.js';
+import { useCliFixture } from '../support/cliFixture.js';
 import { keel } from '../support/keelProcess.js';
-import type { ProviderServer, ScriptStep } from '../support/providerServer.js';
+import type { ScriptStep } from '../support/providerServer.js';
 import { makeRepo } from '../main/core/persistent/support.js';
-import {
-  closeSessionFixture,
-  eventsOf,
-  newSessionArgs,
-  onlySessionId,
-  startSessionFixture,
-} from '../support/sessionFixture.js';
+import { eventsOf, newSessionArgs, onlySessionId } from '../support/sessionFixture.js';
 
 // Issue 15, git family: `cd sub && git init && git config core.fsmonitor '<cmd>'` makes a nested repository
 // whose config the user's next `git status` in sub/ would run. A nested .git made by a command is a protected
 // path: held behind a commit_protected approval after the turn, even in full-auto, on a checkout and on
 // --commit direct. A checkout commit cannot carry a nested repository: its files are asked for, not dropped.
 
-let dir: string;
-let home: string;
-let project: string;
 let marker: string;
-let server: ProviderServer;
 
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-attack-nested-'));
-  makeRepo(project, { 'src/app.ts': 'export {};\n' });
-  marker = path.join(dir, 'PLANTED-CODE-RAN');
-});
-
-afterEach(async () => {
-  await closeSessionFixture({ dir, server });
+const cli = useCliFixture('keel-attack-nested-', {
+  prepare: ({ dir, project }) => {
+    makeRepo(project, { 'src/app.ts': 'export {};\n' });
+    marker = path.join(dir, 'PLANTED-CODE-RAN');
+  },
 });
 
 /** What the user does next in their folder, with their own plain git (their config, hooks on). */
@@ -51,7 +34,9 @@ function usersGit(cwd: string, ...args: string[]): void {
 }
 
 const read = (file: string) =>
-  fs.existsSync(path.join(project, file)) ? fs.readFileSync(path.join(project, file), 'utf8') : undefined;
+  fs.existsSync(path.join(cli.project, file))
+    ? fs.readFileSync(path.join(cli.project, file), 'utf8')
+    : undefined;
 
 /** A token in the nested repository's .env: the request shows the file, redacted. */
 const TOKEN = `ghp_${'A1b2C3d4E5'.repeat(3)}abcdef`;
@@ -69,20 +54,17 @@ const attack = (): ScriptStep => ({
 });
 
 async function attackTurn(extra: string[]): Promise<{ id: string; request: EventOf<'approval_request'> }> {
-  server.enqueue(attack(), { kind: 'reply', text: 'done' });
-  const run = await keel(
-    home,
-    newSessionArgs({ project, server }, { policy: 'full-auto', prompt: 'go', extra }),
-  );
+  cli.server.enqueue(attack(), { kind: 'reply', text: 'done' });
+  const run = await keel(cli.home, newSessionArgs(cli, { policy: 'full-auto', prompt: 'go', extra }));
   expect(run.code, run.stderr).toBe(0);
-  const id = onlySessionId(home);
+  const id = onlySessionId(cli.home);
   // The ordinary change is in the folder; the nested repository's config is not.
   expect(read('kept.txt')).toBe('b\n');
   expect(read('sub/.git/config') ?? '').not.toContain('fsmonitor');
-  usersGit(path.join(project, 'sub'), 'status');
-  usersGit(project, 'status');
+  usersGit(path.join(cli.project, 'sub'), 'status');
+  usersGit(cli.project, 'status');
   expect(fs.existsSync(marker)).toBe(false);
-  const request = eventsOf(home, id).find(
+  const request = eventsOf(cli.home, id).find(
     (event): event is EventOf<'approval_request'> =>
       event.kind === 'approval_request' && event.tool === 'commit_protected',
   );
@@ -107,11 +89,11 @@ describe('attack: a nested repository made by a command, on --commit direct', ()
     expect(request.reason).toContain('sub/.git/config');
     expect(request.diff).toContain('example.com');
     expect(request.diff).not.toContain(TOKEN);
-    expect((await keel(home, ['deny', id, '--request', String(request.seq)])).code).toBe(0);
-    server.enqueue({ kind: 'reply', text: 'next' });
-    expect((await keel(home, ['run', '--session', id, 'next'])).code).toBe(0);
+    expect((await keel(cli.home, ['deny', id, '--request', String(request.seq)])).code).toBe(0);
+    cli.server.enqueue({ kind: 'reply', text: 'next' });
+    expect((await keel(cli.home, ['run', '--session', id, 'next'])).code).toBe(0);
     expect(read('sub/.git/config') ?? '').not.toContain('fsmonitor');
-    usersGit(path.join(project, 'sub'), 'status');
+    usersGit(path.join(cli.project, 'sub'), 'status');
     expect(fs.existsSync(marker)).toBe(false);
   }, 60_000);
 
@@ -119,10 +101,10 @@ describe('attack: a nested repository made by a command, on --commit direct', ()
     if (!(await needsBwrap())) return;
     const { id, request } = await attackTurn(['--commit', 'direct']);
     expect(
-      (await keel(home, ['approve', id, '--request', String(request.seq), '--scope', 'once'])).code,
+      (await keel(cli.home, ['approve', id, '--request', String(request.seq), '--scope', 'once'])).code,
     ).toBe(0);
-    server.enqueue({ kind: 'reply', text: 'next' });
-    expect((await keel(home, ['run', '--session', id, 'next'])).code).toBe(0);
+    cli.server.enqueue({ kind: 'reply', text: 'next' });
+    expect((await keel(cli.home, ['run', '--session', id, 'next'])).code).toBe(0);
     expect(read('sub/.git/config')).toContain('fsmonitor');
   }, 60_000);
 });
@@ -137,25 +119,25 @@ describe('attack: a nested repository made by a command, on a checkout (--commit
     expect(request.diff).not.toContain(TOKEN);
     expect(read('sub/a.txt')).toBeUndefined();
     expect(
-      (await keel(home, ['approve', id, '--request', String(request.seq), '--scope', 'once'])).code,
+      (await keel(cli.home, ['approve', id, '--request', String(request.seq), '--scope', 'once'])).code,
     ).toBe(0);
-    server.enqueue({ kind: 'reply', text: 'next' });
-    const next = await keel(home, ['run', '--session', id, 'next']);
+    cli.server.enqueue({ kind: 'reply', text: 'next' });
+    const next = await keel(cli.home, ['run', '--session', id, 'next']);
     expect(next.code, next.stderr).toBe(0);
     expect(read('sub/a.txt')).toBe('a\n');
-    expect(fs.existsSync(path.join(project, 'sub', '.git'))).toBe(false);
-    usersGit(path.join(project, 'sub'), 'status');
+    expect(fs.existsSync(path.join(cli.project, 'sub', '.git'))).toBe(false);
+    usersGit(path.join(cli.project, 'sub'), 'status');
     expect(fs.existsSync(marker)).toBe(false);
   }, 60_000);
 
   it('denied, its files are dropped and the model is told', async () => {
     if (!(await needsBwrap())) return;
     const { id, request } = await attackTurn([]);
-    expect((await keel(home, ['deny', id, '--request', String(request.seq)])).code).toBe(0);
-    server.enqueue({ kind: 'reply', text: 'next' });
-    expect((await keel(home, ['run', '--session', id, 'next'])).code).toBe(0);
+    expect((await keel(cli.home, ['deny', id, '--request', String(request.seq)])).code).toBe(0);
+    cli.server.enqueue({ kind: 'reply', text: 'next' });
+    expect((await keel(cli.home, ['run', '--session', id, 'next'])).code).toBe(0);
     expect(read('sub/a.txt')).toBeUndefined();
-    const body = server.requests.at(-1)?.body as { messages: { role: string; content: unknown }[] };
+    const body = cli.server.requests.at(-1)?.body as { messages: { role: string; content: unknown }[] };
     expect(JSON.stringify(body.messages)).toContain(
       '[not committed, the user denied it: the turn made a git repository',
     );

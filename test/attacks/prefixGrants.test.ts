@@ -1,40 +1,22 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
-import { ensureCliBuilt } from '../support/cli.js';
+import { useCliFixture } from '../support/cliFixture.js';
 import { keel } from '../support/keelProcess.js';
-import type { ProviderServer, ScriptStep } from '../support/providerServer.js';
-import {
-  closeSessionFixture,
-  eventsOf,
-  newSessionArgs,
-  onlySessionId,
-  startSessionFixture,
-} from '../support/sessionFixture.js';
+import type { ScriptStep } from '../support/providerServer.js';
+import { eventsOf, newSessionArgs, onlySessionId } from '../support/sessionFixture.js';
 
 // Issue 15, "Smaller": a prefix grant (`prefix:find`) also ran the program's own ways to run a command or
 // write (`find -delete`, `find -exec`). Through the built CLI, policy ask, the scripted model and the real
 // box: the user grants the prefix for a harmless call, the model's next call uses the flag, and that call
 // must ask instead of running (before the fix it ran: the victim file was gone).
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
-
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-attack-prefix-'));
-  fs.writeFileSync(path.join(project, 'victim.txt'), 'keep me\n');
-});
-
-afterEach(async () => {
-  await closeSessionFixture({ dir, server });
+const cli = useCliFixture('keel-attack-prefix-', {
+  prepare: ({ project }) => {
+    fs.writeFileSync(path.join(project, 'victim.txt'), 'keep me\n');
+  },
 });
 
 const command = (line: string): ScriptStep => ({
@@ -43,8 +25,8 @@ const command = (line: string): ScriptStep => ({
 });
 
 const victim = () =>
-  fs.existsSync(path.join(project, 'victim.txt'))
-    ? fs.readFileSync(path.join(project, 'victim.txt'), 'utf8')
+  fs.existsSync(path.join(cli.project, 'victim.txt'))
+    ? fs.readFileSync(path.join(cli.project, 'victim.txt'), 'utf8')
     : undefined;
 
 // [granted prefix, the harmless first command, the command stepping outside, a word of the reason].
@@ -68,15 +50,15 @@ describe('attack: a prefix grant does not cover the program running a command or
         console.warn(`skipped: needs bwrap (${sandbox.reason})`);
         return;
       }
-      server.enqueue(command(harmless));
-      const first = await keel(home, newSessionArgs({ project, server }, { policy: 'ask', prompt: 'go' }));
+      cli.server.enqueue(command(harmless));
+      const first = await keel(cli.home, newSessionArgs(cli, { policy: 'ask', prompt: 'go' }));
       expect(first.code, first.stderr).toBe(3);
-      const id = onlySessionId(home);
-      server.enqueue(command(attack), { kind: 'reply', text: 'done' });
-      const approved = await keel(home, ['approve', id, '--scope', `prefix:${prefix}`, '--resume']);
+      const id = onlySessionId(cli.home);
+      cli.server.enqueue(command(attack), { kind: 'reply', text: 'done' });
+      const approved = await keel(cli.home, ['approve', id, '--scope', `prefix:${prefix}`, '--resume']);
       // The granted call ran; the next one stopped at its own approval request.
       expect(approved.code, approved.stderr).toBe(3);
-      const events = eventsOf(home, id);
+      const events = eventsOf(cli.home, id);
       const requests = events.filter((e): e is EventOf<'approval_request'> => e.kind === 'approval_request');
       expect(requests).toHaveLength(2);
       const last = requests[1] as EventOf<'approval_request'>;

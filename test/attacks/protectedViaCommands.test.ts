@@ -1,17 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
-import { ensureCliBuilt } from '../support/cli.js';
+import { useCliFixture } from '../support/cliFixture.js';
 import { keel } from '../support/keelProcess.js';
-import type { ProviderServer, ScriptStep } from '../support/providerServer.js';
-import {
-  closeSessionFixture,
-  eventsOf,
-  newSessionArgs,
-  onlySessionId,
-  startSessionFixture,
-} from '../support/sessionFixture.js';
+import type { ScriptStep } from '../support/providerServer.js';
+import { eventsOf, newSessionArgs, onlySessionId } from '../support/sessionFixture.js';
 
 // Issue 15, "Protected files land through commands in checkout mode": a command in full-auto writes the
 // files editors, direnv and git hooks run later. The commit holds every protected path back behind an
@@ -19,25 +13,13 @@ import {
 // command writes the folder itself: what it changed under a protected name is put back when the turn
 // stops and asked for the same way.
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
-
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-attack-protected-'));
-  // An existing protected file below the root, which the command rewrites (the root's existing ones are
-  // read-only in the box).
-  fs.mkdirSync(path.join(project, 'app', '.vscode'), { recursive: true });
-  fs.writeFileSync(path.join(project, 'app', '.vscode', 'tasks.json'), '{"tasks": []}\n');
-});
-
-afterEach(async () => {
-  await closeSessionFixture({ dir, server });
+const cli = useCliFixture('keel-attack-protected-', {
+  prepare: ({ project }) => {
+    // An existing protected file below the root, which the command rewrites (the root's existing ones are
+    // read-only in the box).
+    fs.mkdirSync(path.join(project, 'app', '.vscode'), { recursive: true });
+    fs.writeFileSync(path.join(project, 'app', '.vscode', 'tasks.json'), '{"tasks": []}\n');
+  },
 });
 
 const PROTECTED = [
@@ -67,23 +49,22 @@ const attack: ScriptStep = {
 };
 
 const read = (file: string) =>
-  fs.existsSync(path.join(project, file)) ? fs.readFileSync(path.join(project, file), 'utf8') : undefined;
+  fs.existsSync(path.join(cli.project, file))
+    ? fs.readFileSync(path.join(cli.project, file), 'utf8')
+    : undefined;
 
 async function attackTurn(
   extra: string[] = [],
 ): Promise<{ id: string; request: EventOf<'approval_request'> }> {
-  server.enqueue(attack, { kind: 'reply', text: 'done' });
-  const run = await keel(
-    home,
-    newSessionArgs({ project, server }, { policy: 'full-auto', prompt: 'go', extra }),
-  );
+  cli.server.enqueue(attack, { kind: 'reply', text: 'done' });
+  const run = await keel(cli.home, newSessionArgs(cli, { policy: 'full-auto', prompt: 'go', extra }));
   expect(run.code, run.stderr).toBe(0);
-  const id = onlySessionId(home);
+  const id = onlySessionId(cli.home);
   // The command ran and wrote everything in the checkout; only the plain file reached the folder.
   expect(read('normal.txt')).toBe('fine\n');
   expect(read('app/.vscode/tasks.json')).toBe('{"tasks": []}\n');
   for (const file of PROTECTED.slice(1)) expect(read(file), file).toBeUndefined();
-  const events = eventsOf(home, id);
+  const events = eventsOf(cli.home, id);
   const request = events.find(
     (event): event is EventOf<'approval_request'> =>
       event.kind === 'approval_request' && event.tool === 'commit_protected',
@@ -102,14 +83,28 @@ describe.each([
 ])('attack: protected files written by a command reach the folder only when approved, on %s', (_, extra) => {
   it('holds them back behind an approval; granted, the next commit writes them', async () => {
     const { id, request } = await attackTurn(extra);
-    const wide = await keel(home, ['approve', id, '--request', String(request.seq), '--scope', 'session']);
+    const wide = await keel(cli.home, [
+      'approve',
+      id,
+      '--request',
+      String(request.seq),
+      '--scope',
+      'session',
+    ]);
     expect(wide.code).toBe(2);
     expect(wide.stderr).toContain('only the scope "once" applies');
 
-    const approved = await keel(home, ['approve', id, '--request', String(request.seq), '--scope', 'once']);
+    const approved = await keel(cli.home, [
+      'approve',
+      id,
+      '--request',
+      String(request.seq),
+      '--scope',
+      'once',
+    ]);
     expect(approved.code, approved.stderr).toBe(0);
-    server.enqueue({ kind: 'reply', text: 'next' });
-    const next = await keel(home, ['run', '--session', id, 'next']);
+    cli.server.enqueue({ kind: 'reply', text: 'next' });
+    const next = await keel(cli.home, ['run', '--session', id, 'next']);
     expect(next.code, next.stderr).toBe(0);
     expect(read('app/.vscode/tasks.json')).toBe('rewritten\n');
     expect(read('.vscode/tasks.json')).toContain('folderOpen');
@@ -118,25 +113,25 @@ describe.each([
     expect(read('.idea/x.xml')).toBe('<x/>\n');
     expect(read('.keel/x')).toBe('k\n');
     expect(read('sub/.vscode/a.json')).toBe('a\n');
-    const commits = eventsOf(home, id).filter((event) => event.kind === 'persistent_commit');
+    const commits = eventsOf(cli.home, id).filter((event) => event.kind === 'persistent_commit');
     expect(commits.at(-1)?.kind).toBe('persistent_commit');
     expect((commits.at(-1) as EventOf<'persistent_commit'>).files.map((f) => f.path).sort()).toEqual(
       [...PROTECTED].sort(),
     );
     // Written once: a later turn does not write them again.
-    server.enqueue({ kind: 'reply', text: 'again' });
-    expect((await keel(home, ['run', '--session', id, 'again'])).code).toBe(0);
-    expect(eventsOf(home, id).filter((event) => event.kind === 'persistent_commit')).toHaveLength(
+    cli.server.enqueue({ kind: 'reply', text: 'again' });
+    expect((await keel(cli.home, ['run', '--session', id, 'again'])).code).toBe(0);
+    expect(eventsOf(cli.home, id).filter((event) => event.kind === 'persistent_commit')).toHaveLength(
       commits.length,
     );
   });
 
   it('denied, they are dropped: the folder never gets them', async () => {
     const { id, request } = await attackTurn(extra);
-    const denied = await keel(home, ['deny', id, '--request', String(request.seq)]);
+    const denied = await keel(cli.home, ['deny', id, '--request', String(request.seq)]);
     expect(denied.code, denied.stderr).toBe(0);
-    server.enqueue({ kind: 'reply', text: 'next' });
-    expect((await keel(home, ['run', '--session', id, 'next'])).code).toBe(0);
+    cli.server.enqueue({ kind: 'reply', text: 'next' });
+    expect((await keel(cli.home, ['run', '--session', id, 'next'])).code).toBe(0);
     expect(read('app/.vscode/tasks.json')).toBe('{"tasks": []}\n');
     for (const file of PROTECTED.slice(1)) expect(read(file), file).toBeUndefined();
     expect(read('normal.txt')).toBe('fine\n');

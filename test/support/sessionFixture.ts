@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { expect } from 'vitest';
+import { afterEach, beforeEach, expect } from 'vitest';
 import type { Policy, SessionEvent, ToolMode } from '../../main/common/events.js';
 import { SessionLog } from '../../main/core/log/sessionLog.js';
 import type { TurnHost } from '../../main/core/turn/engine.js';
@@ -37,6 +37,56 @@ export async function startSessionFixture(
 export async function closeSessionFixture(fixture: Pick<SessionFixture, 'dir' | 'server'>): Promise<void> {
   await fixture.server.close();
   removeTempDir(fixture.dir);
+}
+
+/** What a test file adds to its per-test session fixture (see `useSessionFixture`). */
+export type SessionFixtureHooks = {
+  server?: ProviderServerOptions;
+  /** The beforeEach's timeout, for a `prepare` that builds a large project (vitest's hookTimeout otherwise). */
+  prepareTimeoutMs?: number;
+  /** Seeds the new fixture before each test: files in the project, a git repository, a mounted home. */
+  prepare?: (fixture: SessionFixture) => void | Promise<void>;
+  /** Runs after each test, before the server is stopped and the folder removed (closing logs, unmounting). */
+  cleanup?: (fixture: SessionFixture) => void | Promise<void>;
+};
+
+/**
+ * The session fixture of a test file, renewed for each test, as each such file had it written out: a fresh
+ * one before every test (beforeEach, then `prepare`), closed after it (afterEach: `cleanup`, then
+ * closeSessionFixture). Call it at the top level of the file. Its fields are the running test's: read them
+ * inside a test, a hook or a helper a test calls, never when the file loads.
+ */
+export function useSessionFixture(prefix: string, hooks: SessionFixtureHooks = {}): SessionFixture {
+  let current: SessionFixture | undefined;
+  const now = (): SessionFixture => {
+    if (current === undefined) throw new Error('the session fixture exists only while a test runs');
+    return current;
+  };
+  beforeEach(async () => {
+    current = await startSessionFixture(prefix, { server: hooks.server });
+    await hooks.prepare?.(current);
+  }, hooks.prepareTimeoutMs);
+  afterEach(async () => {
+    const fixture = current;
+    current = undefined;
+    if (fixture === undefined) return;
+    await hooks.cleanup?.(fixture);
+    await closeSessionFixture(fixture);
+  });
+  return {
+    get dir() {
+      return now().dir;
+    },
+    get home() {
+      return now().home;
+    },
+    get project() {
+      return now().project;
+    },
+    get server() {
+      return now().server;
+    },
+  };
 }
 
 /**

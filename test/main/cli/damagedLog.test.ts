@@ -1,45 +1,24 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ensureCliBuilt } from '../../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { useCliFixture } from '../../support/cliFixture.js';
 import { keel } from '../../support/keelProcess.js';
-import type { ProviderServer } from '../../support/providerServer.js';
-import {
-  closeSessionFixture,
-  newSessionArgs,
-  onlySessionId,
-  startSessionFixture,
-} from '../../support/sessionFixture.js';
+import { newSessionArgs, onlySessionId } from '../../support/sessionFixture.js';
 
 /*
  * Issue 20, item 4: an error about a damaged log names the session, the file and what to do (before: "a Keel
  * database in HOME is corrupt", a bare JSON.parse message, or "no session X" for a session the list shows).
  */
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
-
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-damaged-log-'));
-});
-
-afterEach(async () => {
-  await closeSessionFixture({ dir, server });
-});
+const cli = useCliFixture('keel-damaged-log-');
 
 async function oneSession(): Promise<{ id: string; file: string }> {
-  server.enqueue({ kind: 'reply', text: 'hello there' });
-  const run = await keel(home, newSessionArgs({ project, server }, { policy: 'ask', prompt: 'hi' }));
+  cli.server.enqueue({ kind: 'reply', text: 'hello there' });
+  const run = await keel(cli.home, newSessionArgs(cli, { policy: 'ask', prompt: 'hi' }));
   expect(run.code, run.stderr).toBe(0);
-  const id = onlySessionId(home);
-  return { id, file: path.join(home, 'sessions', id, 'events.sqlite') };
+  const id = onlySessionId(cli.home);
+  return { id, file: path.join(cli.home, 'sessions', id, 'events.sqlite') };
 }
 
 const advice =
@@ -56,12 +35,12 @@ describe('a damaged session log is named with its session and file', () => {
       const { id, file } = await oneSession();
       for (const extra of ['-wal', '-shm']) fs.rmSync(`${file}${extra}`, { force: true });
       damage(file);
-      const shown = await keel(home, ['show', id]);
+      const shown = await keel(cli.home, ['show', id]);
       expect(shown.code).toBe(1);
       expect(shown.stderr).toContain(`keel: session ${id}: its log ${file} is damaged (`);
       expect(shown.stderr).toMatch(reason);
       expect(shown.stderr).toContain(advice);
-      const listed = await keel(home, ['sessions', '--json']);
+      const listed = await keel(cli.home, ['sessions', '--json']);
       expect((JSON.parse(listed.stdout) as { id: string }[]).map((s) => s.id)).toEqual([id]);
     });
   }
@@ -78,7 +57,7 @@ describe('a damaged session log is named with its session and file', () => {
     db.pragma('ignore_check_constraints = ON');
     db.prepare("UPDATE events SET body = '{oops' WHERE seq = 2").run();
     db.close();
-    const shown = await keel(home, ['show', id]);
+    const shown = await keel(cli.home, ['show', id]);
     expect(shown.code).toBe(1);
     expect(shown.stderr).toContain(
       `keel: session ${id}: event 2 of its log ${file} is damaged (its body is not JSON: `,

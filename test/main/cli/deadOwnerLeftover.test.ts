@@ -1,18 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHandlers } from '../../../main/ipc/handlers.js';
 import { findMarkedProcesses } from '../../../main/runner/processTree.js';
 import { readProcess, HOST_PID_NAMESPACE, type SeenProcess } from '../../support/boxProbe.js';
-import { ensureCliBuilt, runKeel } from '../../support/cli.js';
+import { runKeel } from '../../support/cli.js';
+import { useCliFixture } from '../../support/cliFixture.js';
 import { startKeel, type KeelProcess } from '../../support/keelProcess.js';
-import type { ProviderServer } from '../../support/providerServer.js';
-import {
-  closeSessionFixture,
-  eventsOf,
-  newSessionArgs,
-  startSessionFixture,
-} from '../../support/sessionFixture.js';
+import { eventsOf, newSessionArgs } from '../../support/sessionFixture.js';
 
 /*
  * The leftover of issue 20: a Keel killed between bwrap's clone and bwrap releasing its child leaves that
@@ -25,35 +20,26 @@ import {
  * Keel's.
  */
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
 let tmp: string;
 const held: number[] = [];
 /** The runs a test held: whatever of them a failing test leaves is killed after it. */
 const runs: string[] = [];
 
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-leftover-'));
-  tmp = path.join(dir, 'tmp');
-  fs.mkdirSync(tmp);
-});
-
-afterEach(async () => {
-  for (const fd of held.splice(0)) fs.closeSync(fd);
-  for (const pid of runs.splice(0).flatMap((runId) => findMarkedProcesses(runId))) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Gone meanwhile.
+const cli = useCliFixture('keel-leftover-', {
+  prepare: ({ dir }) => {
+    tmp = path.join(dir, 'tmp');
+    fs.mkdirSync(tmp);
+  },
+  cleanup: () => {
+    for (const fd of held.splice(0)) fs.closeSync(fd);
+    for (const pid of runs.splice(0).flatMap((runId) => findMarkedProcesses(runId))) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone meanwhile.
+      }
     }
-  }
-  await closeSessionFixture({ dir, server });
+  },
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -111,13 +97,13 @@ const inSetup = (p: SeenProcess) =>
 
 /** Starts `keel run` with a boxed command, holds its bwrap in setup, and returns it with its run. */
 async function startHeldRun(): Promise<{ run: KeelProcess; scratch: string; runId: string }> {
-  server.enqueue({
+  cli.server.enqueue({
     kind: 'reply',
     toolCalls: [{ name: 'run_command', arguments: { command: 'echo ran >> ledger.txt' } }],
   });
   const run = startKeel(
-    home,
-    newSessionArgs({ project, server }, { policy: 'full-auto', prompt: 'go', extra: ['--commit', 'direct'] }),
+    cli.home,
+    newSessionArgs(cli, { policy: 'full-auto', prompt: 'go', extra: ['--commit', 'direct'] }),
     { TMPDIR: tmp },
   );
   const { scratch, runId } = await holdBwrapInSetup(run.child.pid as number);
@@ -143,7 +129,7 @@ async function killKeel(run: KeelProcess, runId: string): Promise<SeenProcess> {
 }
 
 function sessionId(): string {
-  const [id, ...rest] = fs.readdirSync(path.join(home, 'sessions'));
+  const [id, ...rest] = fs.readdirSync(path.join(cli.home, 'sessions'));
   expect(rest).toEqual([]);
   return id as string;
 }
@@ -153,24 +139,24 @@ describe('a bwrap child a killed Keel left in setup', () => {
     const { run, scratch, runId } = await startHeldRun();
 
     // While its Keel lives, another start leaves everything of it alone.
-    expect(runKeel(home, ['sessions'], { env: { TMPDIR: tmp } }).code).toBe(0);
+    expect(runKeel(cli.home, ['sessions'], { env: { TMPDIR: tmp } }).code).toBe(0);
     expect(marked(runId)).toHaveLength(2);
     expect(fs.existsSync(scratch)).toBe(true);
 
     const child = await killKeel(run, runId);
     expect(fs.existsSync(scratch)).toBe(true);
     const id = sessionId();
-    const logged = eventsOf(home, id).map((event) => event.kind);
+    const logged = eventsOf(cli.home, id).map((event) => event.kind);
     expect(logged.at(-1)).toBe('tool_call_started');
 
-    const listed = runKeel(home, ['sessions'], { env: { TMPDIR: tmp } });
+    const listed = runKeel(cli.home, ['sessions'], { env: { TMPDIR: tmp } });
     expect(listed.code, listed.stderr).toBe(0);
     expect(readProcess(child.pid)?.startTicks === child.startTicks).toBe(false);
     expect(marked(runId)).toEqual([]);
     expect(fs.existsSync(scratch)).toBe(false);
     // Nothing was resumed or run: the log is as the kill left it, the command never ran.
-    expect(eventsOf(home, id).map((event) => event.kind)).toEqual(logged);
-    expect(fs.existsSync(path.join(project, 'ledger.txt'))).toBe(false);
+    expect(eventsOf(cli.home, id).map((event) => event.kind)).toEqual(logged);
+    expect(fs.existsSync(path.join(cli.project, 'ledger.txt'))).toBe(false);
   }, 60_000);
 
   it('is ended when the app or keel serve starts (their handler table)', async () => {
@@ -182,7 +168,12 @@ describe('a bwrap child a killed Keel left in setup', () => {
     process.env.TMPDIR = tmp;
     let handlers: ReturnType<typeof createHandlers>;
     try {
-      handlers = createHandlers({ home, mode: 'serve', version: '1', env: { PATH: process.env.PATH ?? '' } });
+      handlers = createHandlers({
+        home: cli.home,
+        mode: 'serve',
+        version: '1',
+        env: { PATH: process.env.PATH ?? '' },
+      });
     } finally {
       if (previous === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = previous;
@@ -192,7 +183,7 @@ describe('a bwrap child a killed Keel left in setup', () => {
       await expect.poll(() => fs.existsSync(scratch), { timeout: 10_000 }).toBe(false);
       expect(readProcess(child.pid)?.startTicks === child.startTicks).toBe(false);
       expect(marked(runId)).toEqual([]);
-      expect(fs.existsSync(path.join(project, 'ledger.txt'))).toBe(false);
+      expect(fs.existsSync(path.join(cli.project, 'ledger.txt'))).toBe(false);
     } finally {
       await handlers.close();
     }

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ensureCliBuilt, makeTempDir, removeTempDir } from '../../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { makeTempDir, removeTempDir } from '../../support/cli.js';
+import { useCliFixture } from '../../support/cliFixture.js';
 import { keel } from '../../support/keelProcess.js';
-import type { ProviderServer } from '../../support/providerServer.js';
-import { closeSessionFixture, newSessionArgs, startSessionFixture } from '../../support/sessionFixture.js';
+import { newSessionArgs } from '../../support/sessionFixture.js';
 
 /*
  * Issue 20, item 5: an export carries everything the projection needs. A session on a checkout (`--commit
@@ -12,24 +12,9 @@ import { closeSessionFixture, newSessionArgs, startSessionFixture } from '../../
  * names the folder here), its payload and its compactions are the original's, byte for byte.
  */
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
+const cli = useCliFixture('keel-export-whole-');
 
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-export-whole-'));
-});
-
-afterEach(async () => {
-  await closeSessionFixture({ dir, server });
-});
-
-async function ok(args: string[], where = home) {
+async function ok(args: string[], where = cli.home) {
   const run = await keel(where, args);
   expect(run.code, run.stderr).toBe(0);
   return run;
@@ -37,27 +22,27 @@ async function ok(args: string[], where = home) {
 
 describe('export/import keeps a session whole', () => {
   it('a checkout session round-trips with its persistent.json: same payload, same compactions', async () => {
-    server.enqueue(
+    cli.server.enqueue(
       { kind: 'reply', toolCalls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'a\n' } }] },
       { kind: 'reply', text: 'wrote it' },
     );
-    await ok(newSessionArgs({ project, server }, { policy: 'full-auto', prompt: 'write a.txt' }));
-    const [id] = fs.readdirSync(path.join(home, 'sessions'));
+    await ok(newSessionArgs(cli, { policy: 'full-auto', prompt: 'write a.txt' }));
+    const [id] = fs.readdirSync(path.join(cli.home, 'sessions'));
     const original = id as string;
-    expect(fs.existsSync(path.join(home, 'sessions', original, 'persistent.json'))).toBe(true);
+    expect(fs.existsSync(path.join(cli.home, 'sessions', original, 'persistent.json'))).toBe(true);
 
     const exported = (await ok(['export', original])).stdout;
     expect(exported.split('\n')[0]).toMatch(/^\{"sessionConfig":\{"persistent":\{"version":1,"dirs":\[/);
-    const file = path.join(dir, 'export.jsonl');
+    const file = path.join(cli.dir, 'export.jsonl');
     fs.writeFileSync(file, exported);
 
     const otherHome = makeTempDir('keel-export-whole-home-');
     try {
-      const imported = (await ok(['import', file, '--project', project], otherHome)).stdout.trim();
+      const imported = (await ok(['import', file, '--project', cli.project], otherHome)).stdout.trim();
       const config = JSON.parse(
         fs.readFileSync(path.join(otherHome, 'sessions', imported, 'persistent.json'), 'utf8'),
       ) as { dirs: { name: string; path: string }[] };
-      expect(config.dirs).toEqual([expect.objectContaining({ name: 'project', path: project })]);
+      expect(config.dirs).toEqual([expect.objectContaining({ name: 'project', path: cli.project })]);
 
       for (const args of [
         ['payload', '--json'],
@@ -81,19 +66,17 @@ describe('export/import keeps a session whole', () => {
   });
 
   it('a session on its folder directly exports events only, as before', async () => {
-    server.enqueue({ kind: 'reply', text: 'hi' });
-    await ok(
-      newSessionArgs({ project, server }, { policy: 'ask', prompt: 'hello', extra: ['--commit', 'direct'] }),
-    );
-    const [id] = fs.readdirSync(path.join(home, 'sessions'));
+    cli.server.enqueue({ kind: 'reply', text: 'hi' });
+    await ok(newSessionArgs(cli, { policy: 'ask', prompt: 'hello', extra: ['--commit', 'direct'] }));
+    const [id] = fs.readdirSync(path.join(cli.home, 'sessions'));
     const exported = (await ok(['export', id as string])).stdout;
     expect(exported.split('\n')[0]).toMatch(/^\{"seq":1,"kind":"session_created"/);
   });
 
   it('validates the config line: a bad one, or one after the first line, writes nothing and names the line', async () => {
-    server.enqueue({ kind: 'reply', text: 'hi' });
-    await ok(newSessionArgs({ project, server }, { policy: 'ask', prompt: 'hello' }));
-    const [id] = fs.readdirSync(path.join(home, 'sessions'));
+    cli.server.enqueue({ kind: 'reply', text: 'hi' });
+    await ok(newSessionArgs(cli, { policy: 'ask', prompt: 'hello' }));
+    const [id] = fs.readdirSync(path.join(cli.home, 'sessions'));
     const lines = (await ok(['export', id as string])).stdout.trimEnd().split('\n');
     const otherHome = makeTempDir('keel-export-whole-bad-');
     try {
@@ -112,9 +95,9 @@ describe('export/import keeps a session whole', () => {
         ],
       ];
       for (const [text, message] of cases) {
-        const bad = path.join(dir, 'bad.jsonl');
+        const bad = path.join(cli.dir, 'bad.jsonl');
         fs.writeFileSync(bad, `${text}\n`);
-        const run = await keel(otherHome, ['import', bad, '--project', project]);
+        const run = await keel(otherHome, ['import', bad, '--project', cli.project]);
         expect(run.code, `${String(message)} ${run.stdout}`).not.toBe(0);
         expect(run.stderr).toMatch(message);
         expect(
@@ -129,19 +112,19 @@ describe('export/import keeps a session whole', () => {
   });
 
   it('drops Persistent Dirs other than the project: their folders come from the file', async () => {
-    server.enqueue({ kind: 'reply', text: 'hi' });
-    await ok(newSessionArgs({ project, server }, { policy: 'ask', prompt: 'hello' }));
-    const [id] = fs.readdirSync(path.join(home, 'sessions'));
+    cli.server.enqueue({ kind: 'reply', text: 'hi' });
+    await ok(newSessionArgs(cli, { policy: 'ask', prompt: 'hello' }));
+    const [id] = fs.readdirSync(path.join(cli.home, 'sessions'));
     const lines = (await ok(['export', id as string])).stdout.trimEnd().split('\n');
     const config = JSON.parse(lines[0] as string) as {
       sessionConfig: { persistent: { dirs: { name: string; path: string; commit: string }[] } };
     };
     config.sessionConfig.persistent.dirs.push({ name: 'secrets', path: '/root/.ssh', commit: 'auto' });
-    const file = path.join(dir, 'more.jsonl');
+    const file = path.join(cli.dir, 'more.jsonl');
     fs.writeFileSync(file, [JSON.stringify(config), ...lines.slice(1)].join('\n') + '\n');
     const otherHome = makeTempDir('keel-export-whole-dirs-');
     try {
-      const run = await keel(otherHome, ['import', file, '--project', project]);
+      const run = await keel(otherHome, ['import', file, '--project', cli.project]);
       expect(run.code, run.stderr).toBe(0);
       expect(run.stderr).toMatch(
         /the Persistent Dir "secrets" was not imported: its folder comes from the file/,

@@ -1,81 +1,59 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../main/common/events.js';
-import { ensureCliBuilt } from '../../support/cli.js';
+import { useCliFixture } from '../../support/cliFixture.js';
 import { keel } from '../../support/keelProcess.js';
-import type { ProviderServer, ScriptStep } from '../../support/providerServer.js';
-import {
-  checkoutPath,
-  closeSessionFixture,
-  eventsOf,
-  newSessionArgs,
-  onlySessionId,
-  startSessionFixture,
-} from '../../support/sessionFixture.js';
+import type { ScriptStep } from '../../support/providerServer.js';
+import { checkoutPath, eventsOf, newSessionArgs, onlySessionId } from '../../support/sessionFixture.js';
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
-
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-fork-checkout-'));
-  fs.writeFileSync(path.join(project, 'a.txt'), 'a\nb\nc\n');
-  execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: project });
-  execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@t', 'add', '-A'], { cwd: project });
-  execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@t', 'commit', '-qm', 'initial'], {
-    cwd: project,
-  });
+const cli = useCliFixture('keel-fork-checkout-', {
+  prepare: ({ project }) => {
+    fs.writeFileSync(path.join(project, 'a.txt'), 'a\nb\nc\n');
+    execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: project });
+    execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@t', 'add', '-A'], { cwd: project });
+    execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@t', 'commit', '-qm', 'initial'], {
+      cwd: project,
+    });
+  },
 });
 
-afterEach(async () => {
-  await closeSessionFixture({ dir, server });
-});
-
-const read = (file: string) => fs.readFileSync(path.join(project, file), 'utf8');
+const read = (file: string) => fs.readFileSync(path.join(cli.project, file), 'utf8');
 const command = (text: string): ScriptStep => ({
   kind: 'reply',
   toolCalls: [{ name: 'run_command', arguments: { command: text } }],
 });
 const lastOutput = (id: string) =>
-  eventsOf(home, id)
+  eventsOf(cli.home, id)
     .filter((e): e is EventOf<'tool_result'> => e.kind === 'tool_result')
     .at(-1)?.content ?? '';
 
 describe('keel fork: the fork works on the project as it was at its point', () => {
   it("its checkout lacks the parent's later changes; the project and the parent keep them; both continue", async () => {
-    server.enqueue(command("printf 'one\\n' > one.txt"), { kind: 'reply', text: 'one' });
-    const first = await keel(
-      home,
-      newSessionArgs({ project, server }, { policy: 'full-auto', prompt: 'first' }),
-    );
+    cli.server.enqueue(command("printf 'one\\n' > one.txt"), { kind: 'reply', text: 'one' });
+    const first = await keel(cli.home, newSessionArgs(cli, { policy: 'full-auto', prompt: 'first' }));
     expect(first.code, first.stderr).toBe(0);
-    const id = onlySessionId(home);
+    const id = onlySessionId(cli.home);
     // The second turn's change (a command's sed and a new file) is the one the fork must not see.
-    server.enqueue(command("sed -i 's/^b$/B/' a.txt && printf 'later\\n' > later.txt"), {
+    cli.server.enqueue(command("sed -i 's/^b$/B/' a.txt && printf 'later\\n' > later.txt"), {
       kind: 'reply',
       text: 'two',
     });
-    expect((await keel(home, ['run', '--session', id, 'second'])).code).toBe(0);
+    expect((await keel(cli.home, ['run', '--session', id, 'second'])).code).toBe(0);
     expect(read('a.txt')).toBe('a\nB\nc\n');
-    const second = eventsOf(home, id).filter((e) => e.kind === 'user_message')[1]?.seq as number;
+    const second = eventsOf(cli.home, id).filter((e) => e.kind === 'user_message')[1]?.seq as number;
 
-    const forked = await keel(home, ['fork', id, '--at', String(second - 1)]);
+    const forked = await keel(cli.home, ['fork', id, '--at', String(second - 1)]);
     expect(forked.code, forked.stderr).toBe(0);
     const forkId = forked.stdout.trim();
-    const parentBefore = eventsOf(home, id);
+    const parentBefore = eventsOf(cli.home, id);
 
-    server.enqueue(command("cat a.txt; ls; printf 'fork\\n' > fork.txt"), {
+    cli.server.enqueue(command("cat a.txt; ls; printf 'fork\\n' > fork.txt"), {
       kind: 'reply',
       text: 'in the fork',
     });
-    const inFork = await keel(home, ['run', '--session', forkId, 'other way']);
+    const inFork = await keel(cli.home, ['run', '--session', forkId, 'other way']);
     expect(inFork.code, inFork.stderr).toBe(0);
     // The model saw the project as at the fork point: turn one's file, not turn two's change.
     expect(lastOutput(forkId)).toMatch(/^a\nb\nc\n/);
@@ -85,28 +63,28 @@ describe('keel fork: the fork works on the project as it was at its point', () =
     expect(read('a.txt')).toBe('a\nB\nc\n');
     expect(read('later.txt')).toBe('later\n');
     expect(read('fork.txt')).toBe('fork\n');
-    const forkCommits = eventsOf(home, forkId).filter(
+    const forkCommits = eventsOf(cli.home, forkId).filter(
       (e): e is EventOf<'persistent_commit'> => e.kind === 'persistent_commit',
     );
     expect(forkCommits.at(-1)?.files.map((f) => f.path)).toEqual(['fork.txt']);
     // The parent's log is untouched by the fork.
-    expect(eventsOf(home, id)).toEqual(parentBefore);
+    expect(eventsOf(cli.home, id)).toEqual(parentBefore);
 
     // The fork's next turn starts from its point again (plus its own work and the user's), after the reset.
-    server.enqueue(command('cat a.txt; ls'), { kind: 'reply', text: 'again' });
-    expect((await keel(home, ['run', '--session', forkId, 'look again'])).code).toBe(0);
+    cli.server.enqueue(command('cat a.txt; ls'), { kind: 'reply', text: 'again' });
+    expect((await keel(cli.home, ['run', '--session', forkId, 'look again'])).code).toBe(0);
     expect(lastOutput(forkId)).toMatch(/^a\nb\nc\n/);
     expect(lastOutput(forkId)).toContain('fork.txt');
     expect(lastOutput(forkId)).not.toContain('later.txt');
-    expect(fs.existsSync(checkoutPath(home, forkId, 'later.txt'))).toBe(false);
+    expect(fs.existsSync(checkoutPath(cli.home, forkId, 'later.txt'))).toBe(false);
 
     // The parent continues on the project as it is: its change and the fork's file.
-    server.enqueue(command('cat a.txt; ls'), { kind: 'reply', text: 'three' });
-    expect((await keel(home, ['run', '--session', id, 'third'])).code).toBe(0);
+    cli.server.enqueue(command('cat a.txt; ls'), { kind: 'reply', text: 'three' });
+    expect((await keel(cli.home, ['run', '--session', id, 'third'])).code).toBe(0);
     expect(lastOutput(id)).toMatch(/^a\nB\nc\n/);
     expect(lastOutput(id)).toContain('later.txt');
     expect(lastOutput(id)).toContain('fork.txt');
     // Every request the provider got was valid (it answered each with the scripted step).
-    expect(server.requests.length).toBeGreaterThanOrEqual(10);
+    expect(cli.server.requests.length).toBeGreaterThanOrEqual(10);
   }, 120_000);
 });

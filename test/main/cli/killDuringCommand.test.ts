@@ -2,11 +2,10 @@ import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { trackChild, waitForClose } from '../../support/childProcesses.js';
-import { ensureCliBuilt } from '../../support/cli.js';
+import { useCliFixture } from '../../support/cliFixture.js';
 import { keel, startKeel } from '../../support/keelProcess.js';
-import type { ProviderServer } from '../../support/providerServer.js';
 import {
   boxNamespaces,
   findBoxProcesses,
@@ -17,13 +16,7 @@ import {
   ticksNow,
   type SeenProcess,
 } from '../../support/boxProbe.js';
-import {
-  closeSessionFixture,
-  eventsOf,
-  newSessionArgs,
-  rejected,
-  startSessionFixture,
-} from '../../support/sessionFixture.js';
+import { eventsOf, newSessionArgs, rejected } from '../../support/sessionFixture.js';
 
 /*
  * The kill campaign of issue 20 (item 1): Keel is SIGKILLed at random moments while a boxed command runs
@@ -46,25 +39,10 @@ const WATCH_MS = 2_600;
 /** A process of the box still alive this long after Keel's death outlived it (the kill chain takes microseconds). */
 const GRACE_MS = 300;
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
-
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-kill-box-'));
-});
-
-afterEach(async () => {
-  await closeSessionFixture({ dir, server });
-});
+const cli = useCliFixture('keel-kill-box-');
 
 const ledgerCount = (token: string): number => {
-  const file = path.join(project, 'ledger.txt');
+  const file = path.join(cli.project, 'ledger.txt');
   if (!fs.existsSync(file)) return 0;
   return fs
     .readFileSync(file, 'utf8')
@@ -119,7 +97,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** `<dir>/tmp`, made on first use (removed with the fixture). */
 function privateTmp(): string {
-  const tmp = path.join(dir, 'tmp');
+  const tmp = path.join(cli.dir, 'tmp');
   fs.mkdirSync(tmp, { recursive: true });
   return tmp;
 }
@@ -167,7 +145,7 @@ describe('a SIGKILLed Keel leaves no box running', () => {
       const seen = new Set<string>();
       for (let trial = 0; trial < TRIALS; trial += 1) {
         const token = `TOKEN_${trial}_${process.pid}`;
-        server.enqueue({
+        cli.server.enqueue({
           kind: 'reply',
           toolCalls: [
             { name: 'run_command', arguments: { command: `sleep 2; echo ${token} >> ledger.txt` } },
@@ -176,9 +154,9 @@ describe('a SIGKILLed Keel leaves no box running', () => {
         // Its scratch folders in a temp folder of the trial's own: any Keel starting meanwhile (another test's)
         // ends what a dead Keel's runs left in its own temp folder, which would hide a survivor from the watch.
         const run = startKeel(
-          home,
+          cli.home,
           newSessionArgs(
-            { project, server },
+            { project: cli.project, server: cli.server },
             { policy: 'full-auto', prompt: 'go', extra: ['--commit', 'direct'] },
           ),
           { TMPDIR: privateTmp() },
@@ -188,8 +166,8 @@ describe('a SIGKILLed Keel leaves no box running', () => {
         const plan = killPlanFor(trial);
         const spawnSeen = plan.after === 'spawn' ? await boxSpawned(keelPid, token) : null;
         await sleep(plan.ms);
-        const runIds = recordedRunIds(home);
-        const before = findBoxProcesses({ root: keelPid, runIds, folder: project, token });
+        const runIds = recordedRunIds(cli.home);
+        const before = findBoxProcesses({ root: keelPid, runIds, folder: cli.project, token });
         // On a loaded machine this process may see the line late: a command already done when the kill
         // lands is an unknown outcome by nature, not a surviving box; such a trial is denied and not counted.
         const beforeKill = ledgerCount(token);
@@ -201,13 +179,13 @@ describe('a SIGKILLed Keel leaves no box running', () => {
         const atDeath = ledgerCount(token);
         const diedAt = performance.now();
 
-        for (const id of recordedRunIds(home)) runIds.add(id);
+        for (const id of recordedRunIds(cli.home)) runIds.add(id);
         for (const process of before) if (process.runId !== null) runIds.add(process.runId);
         const criteria = {
           runIds,
           pidNamespaces: boxNamespaces(before),
           startedBy: killTicks,
-          folder: project,
+          folder: cli.project,
           token,
           known: new Map(before.map((process) => [process.pid, process.startTicks])),
         };
@@ -246,21 +224,21 @@ describe('a SIGKILLed Keel leaves no box running', () => {
         const id = newSession(seen);
         if (report.late) {
           // Its result may have been logged before the kill (resume then just ends the turn: 0), or not (3).
-          server.enqueue({ kind: 'reply', text: 'noted' });
-          const resumed = await keel(home, ['resume', id]);
+          cli.server.enqueue({ kind: 'reply', text: 'noted' });
+          const resumed = await keel(cli.home, ['resume', id]);
           if (resumed.code === 3) {
-            expect((await keel(home, ['deny', id, '--reason', 'it ran', '--resume'])).code).toBe(0);
+            expect((await keel(cli.home, ['deny', id, '--reason', 'it ran', '--resume'])).code).toBe(0);
           } else {
             expect(resumed.code, resumed.stderr).toBe(0);
           }
         } else {
-          const resumed = await keel(home, ['resume', id]);
+          const resumed = await keel(cli.home, ['resume', id]);
           expect(resumed.code, resumed.stderr).toBe(3);
           expect(resumed.stderr).toMatch(/outcome unknown/);
-          server.enqueue({ kind: 'reply', text: 'done' });
-          const approved = await keel(home, ['approve', id, '--scope', 'once', '--resume']);
+          cli.server.enqueue({ kind: 'reply', text: 'done' });
+          const approved = await keel(cli.home, ['approve', id, '--scope', 'once', '--resume']);
           expect(approved.code, approved.stderr).toBe(0);
-          expect(eventsOf(home, id).filter((event) => event.kind === 'tool_result')).toHaveLength(1);
+          expect(eventsOf(cli.home, id).filter((event) => event.kind === 'tool_result')).toHaveLength(1);
         }
         report.finalLines = ledgerCount(token);
         const same = (p: SeenProcess) => readProcess(p.pid)?.startTicks === p.startTicks;
@@ -292,7 +270,7 @@ describe('a SIGKILLed Keel leaves no box running', () => {
       );
       expect(failing.map((r) => JSON.stringify(r))).toEqual([]);
       expect(summary.late).toBeLessThan(TRIALS / 2);
-      expect(rejected(server)).toEqual([]);
+      expect(rejected(cli.server)).toEqual([]);
     },
     // Up to ~30 s a trial on a loaded 2-core machine (two Keel runs, a resume, a 2 s command twice).
     60_000 + TRIALS * 45_000,
@@ -301,7 +279,7 @@ describe('a SIGKILLed Keel leaves no box running', () => {
 
 /** The one session made since the last call (each trial makes one). */
 function newSession(seen: Set<string>): string {
-  const fresh = fs.readdirSync(path.join(home, 'sessions')).filter((id) => !seen.has(id));
+  const fresh = fs.readdirSync(path.join(cli.home, 'sessions')).filter((id) => !seen.has(id));
   if (fresh.length !== 1) throw new Error(`expected one new session, found ${fresh.join(', ')}`);
   seen.add(fresh[0] as string);
   return fresh[0] as string;
@@ -309,14 +287,14 @@ function newSession(seen: Set<string>): string {
 
 describe('resume ends a box an earlier Keel left running before it settles the call', () => {
   it('kills a recorded box still alive, waits for it, then asks about the unknown outcome', async () => {
-    server.enqueue({
+    cli.server.enqueue({
       kind: 'reply',
       toolCalls: [{ name: 'run_command', arguments: { command: 'sleep 5; echo late >> ledger.txt' } }],
     });
     const run = startKeel(
-      home,
+      cli.home,
       newSessionArgs(
-        { project, server },
+        { project: cli.project, server: cli.server },
         { policy: 'full-auto', prompt: 'go', extra: ['--commit', 'direct'] },
       ),
     );
@@ -337,7 +315,7 @@ describe('resume ends a box an earlier Keel left running before it settles the c
     const pid = leftover.pid as number;
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const startTicks = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-    const boxes = path.join(home, 'sessions', id, 'boxes');
+    const boxes = path.join(cli.home, 'sessions', id, 'boxes');
     fs.mkdirSync(boxes, { recursive: true });
     fs.writeFileSync(
       path.join(boxes, `${runId}.json`),
@@ -358,7 +336,7 @@ describe('resume ends a box an earlier Keel left running before it settles the c
     }
     expect(marked().length).toBe(3);
 
-    const resumed = await keel(home, ['resume', id]);
+    const resumed = await keel(cli.home, ['resume', id]);
     expect(resumed.code, resumed.stderr).toBe(3);
     expect(resumed.stderr).toMatch(/outcome unknown/);
     expect(marked()).toEqual([]);

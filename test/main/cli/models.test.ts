@@ -1,61 +1,50 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ensureCliBuilt } from '../../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { useCliFixture } from '../../support/cliFixture.js';
 import { keel } from '../../support/keelProcess.js';
-import type { ProviderServer } from '../../support/providerServer.js';
-import { closeSessionFixture, startSessionFixture } from '../../support/sessionFixture.js';
 
 /*
  * keel models through the built CLI: the provider's own list (read from the scripted server in Anthropic's
  * format), its age, and the catalogue's hints beside it. Fictional models from settings.json `models`.
  */
 
-let dir: string;
-let home: string;
-let server: ProviderServer;
 const env = { ANTHROPIC_API_KEY: 'test-key' };
 
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, server } = await startSessionFixture('keel-models-', { server: { apiKey: 'test-key' } }));
-  fs.mkdirSync(home, { recursive: true });
-  fs.writeFileSync(
-    path.join(home, 'settings.json'),
-    JSON.stringify({
-      providers: { anthropic: { baseUrl: server.anthropicBaseUrl } },
-      models: {
-        'claude-test-listed': { provider: 'anthropic', contextWindow: 300_000 },
-        'claude-test-gone': { provider: 'anthropic', contextWindow: 200_000, status: 'retired' },
-      },
-    }),
-  );
-  server.servedModels = [{ id: 'claude-test-listed' }];
-});
-
-afterEach(async () => {
-  await closeSessionFixture({ dir, server });
+const cli = useCliFixture('keel-models-', {
+  server: { apiKey: 'test-key' },
+  prepare: ({ home, server }) => {
+    fs.mkdirSync(home, { recursive: true });
+    fs.writeFileSync(
+      path.join(home, 'settings.json'),
+      JSON.stringify({
+        providers: { anthropic: { baseUrl: server.anthropicBaseUrl } },
+        models: {
+          'claude-test-listed': { provider: 'anthropic', contextWindow: 300_000 },
+          'claude-test-gone': { provider: 'anthropic', contextWindow: 200_000, status: 'retired' },
+        },
+      }),
+    );
+    server.servedModels = [{ id: 'claude-test-listed' }];
+  },
 });
 
 describe('keel models', () => {
   it("shows the provider's list with its age and marks each model listed or not", async () => {
-    const before = await keel(home, ['models', '--provider', 'anthropic'], env);
+    const before = await keel(cli.home, ['models', '--provider', 'anthropic'], env);
     expect(before.code).toBe(0);
     expect(before.stdout.split('\n')[0]).toBe("Anthropic's list was not read yet (keel models --refresh)");
     expect(before.stdout).toMatch(/^anthropic:claude-test-listed\s+300000\s+current\s+\?/m);
-    expect(server.modelRequests).toEqual([]);
+    expect(cli.server.modelRequests).toEqual([]);
 
-    const refreshed = await keel(home, ['models', '--provider', 'anthropic', '--refresh'], env);
+    const refreshed = await keel(cli.home, ['models', '--provider', 'anthropic', '--refresh'], env);
     expect(refreshed.code).toBe(0);
     expect(refreshed.stdout.split('\n')[0]).toBe('Anthropic lists 1 models (checked just now)');
     expect(refreshed.stdout).toMatch(/^anthropic:claude-test-listed\s+300000\s+current\s+yes/m);
     expect(refreshed.stdout).toMatch(/^anthropic:claude-test-gone\s+200000\s+retired\s+no/m);
 
     const json = JSON.parse(
-      (await keel(home, ['models', '--provider', 'anthropic', '--json'], env)).stdout,
+      (await keel(cli.home, ['models', '--provider', 'anthropic', '--json'], env)).stdout,
     ) as {
       served: { provider: string; count: number; age: string }[];
       models: { id: string; listed?: boolean }[];
@@ -67,14 +56,14 @@ describe('keel models', () => {
   });
 
   it('says in one line why the list could not be read, and refuses a provider it has no list for', async () => {
-    const refused = await keel(home, ['models', '--provider', 'anthropic', '--refresh'], {
+    const refused = await keel(cli.home, ['models', '--provider', 'anthropic', '--refresh'], {
       ANTHROPIC_API_KEY: 'wrong',
     });
     expect(refused.code).toBe(0);
     expect(refused.stdout.split('\n')[0]).toBe(
       "Anthropic's list was not read yet (keel models --refresh); could not check now: Anthropic rejected the API key (401): invalid x-api-key",
     );
-    const bad = await keel(home, ['models', '--provider', 'openai-compatible'], env);
+    const bad = await keel(cli.home, ['models', '--provider', 'openai-compatible'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe('keel: --provider must be anthropic or openai (got "openai-compatible")\n');
   });

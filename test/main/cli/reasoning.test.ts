@@ -1,44 +1,23 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ensureCliBuilt } from '../../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { useCliFixture } from '../../support/cliFixture.js';
 import { keel } from '../../support/keelProcess.js';
-import type { ProviderServer } from '../../support/providerServer.js';
-import {
-  closeSessionFixture,
-  eventsOf,
-  onlySessionId,
-  rejected,
-  startSessionFixture,
-} from '../../support/sessionFixture.js';
+import { eventsOf, onlySessionId, rejected } from '../../support/sessionFixture.js';
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
 const ENV = { ANTHROPIC_API_KEY: 'sk-ant-test' };
 const KEYS = { ...ENV, OPENAI_API_KEY: 'sk-openai-test' };
 
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-cli-reasoning-'));
-});
-
-afterEach(async () => {
-  await closeSessionFixture({ dir, server });
-});
+const cli = useCliFixture('keel-cli-reasoning-');
 
 const newSession = (model: string, extra: string[], prompt = 'think about it') => [
   'run',
   '--project',
-  project,
+  cli.project,
   '--provider',
   'anthropic',
   '--base-url',
-  server.anthropicBaseUrl,
+  cli.server.anthropicBaseUrl,
   '--model',
   model,
   '--context-window',
@@ -53,54 +32,54 @@ type Body = { thinking?: unknown; output_config?: unknown };
 
 describe('reasoning on the command line', () => {
   it('pins the effort at keel run --reasoning, prints reasoning dimmed with --show-reasoning, switches with keel reasoning', async () => {
-    server.enqueue({ kind: 'reply', thinking: 'Weighing it.', text: 'Done.' });
+    cli.server.enqueue({ kind: 'reply', thinking: 'Weighing it.', text: 'Done.' });
     const run = await keel(
-      home,
+      cli.home,
       newSession('scripted-model', ['--reasoning', 'low', '--show-reasoning']),
       ENV,
     );
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toBe('Done.\n');
     expect(run.stderr).toContain('\x1b[2mWeighing \x1b[22m\x1b[2mit.\x1b[22m\n');
-    const id = onlySessionId(home);
-    const events = eventsOf(home, id);
+    const id = onlySessionId(cli.home);
+    const events = eventsOf(cli.home, id);
     expect(events[0]).toMatchObject({ kind: 'session_created', reasoningEffort: 'low' });
     expect(events.find((event) => event.kind === 'assistant_message')).toMatchObject({
       reasoning: [{ type: 'thinking', thinking: 'Weighing it.' }],
     });
-    expect((server.requests[0]?.body as Body).output_config).toEqual({ effort: 'low' });
+    expect((cli.server.requests[0]?.body as Body).output_config).toEqual({ effort: 'low' });
 
-    const switched = await keel(home, ['reasoning', id, 'off']);
+    const switched = await keel(cli.home, ['reasoning', id, 'off']);
     expect(switched.code, switched.stderr).toBe(0);
     expect(switched.stderr).toBe(`keel: ${id} reasons at off now (was low)\n`);
-    expect(eventsOf(home, id).at(-1)).toMatchObject({ kind: 'reasoning_changed', effort: 'off' });
+    expect(eventsOf(cli.home, id).at(-1)).toMatchObject({ kind: 'reasoning_changed', effort: 'off' });
 
-    server.enqueue({ kind: 'reply', thinking: 'not asked for', text: 'Plain.' });
-    const next = await keel(home, ['run', '--session', id, 'again'], ENV);
+    cli.server.enqueue({ kind: 'reply', thinking: 'not asked for', text: 'Plain.' });
+    const next = await keel(cli.home, ['run', '--session', id, 'again'], ENV);
     expect(next.code, next.stderr).toBe(0);
     expect(next.stderr).not.toContain('not asked for');
-    expect((server.requests.at(-1)?.body as Body).thinking).toBeUndefined();
-    expect(rejected(server)).toEqual([]);
+    expect((cli.server.requests.at(-1)?.body as Body).thinking).toBeUndefined();
+    expect(rejected(cli.server)).toEqual([]);
 
-    const bad = await keel(home, ['reasoning', id, 'max']);
+    const bad = await keel(cli.home, ['reasoning', id, 'max']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe('keel: unknown reasoning effort "max": use off, low, medium, high\n');
-    const onSession = await keel(home, ['run', '--session', id, '--reasoning', 'high', 'x'], ENV);
+    const onSession = await keel(cli.home, ['run', '--session', id, '--reasoning', 'high', 'x'], ENV);
     expect(onSession.code).toBe(2);
     expect(onSession.stderr).toContain('keel reasoning');
   });
 
   it("refuses off for a model that always reasons, and uses the model's default when no effort is pinned", async () => {
-    server.enqueue({ kind: 'reply', thinking: 'Hm.', text: 'ok' });
-    const bad = await keel(home, newSession('claude-opus-5-5', ['--reasoning', 'off']), ENV);
+    cli.server.enqueue({ kind: 'reply', thinking: 'Hm.', text: 'ok' });
+    const bad = await keel(cli.home, newSession('claude-opus-5-5', ['--reasoning', 'off']), ENV);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe(
       'keel: claude-opus-5-5 always reasons: use low, medium, high (off is not accepted by the model)\n',
     );
-    const run = await keel(home, newSession('claude-opus-5-5', []), ENV);
+    const run = await keel(cli.home, newSession('claude-opus-5-5', []), ENV);
     expect(run.code, run.stderr).toBe(0);
-    expect(eventsOf(home, onlySessionId(home))[0]).not.toHaveProperty('reasoningEffort');
-    expect((server.requests.at(-1)?.body as Body).output_config).toEqual({ effort: 'medium' });
+    expect(eventsOf(cli.home, onlySessionId(cli.home))[0]).not.toHaveProperty('reasoningEffort');
+    expect((cli.server.requests.at(-1)?.body as Body).output_config).toEqual({ effort: 'medium' });
   });
 });
 
@@ -114,21 +93,24 @@ describe('reasoning through a crash and resume', () => {
   it.each(['anthropic', 'openai'] as const)(
     '%s: the resumed request replays the logged reasoning unchanged',
     async (provider) => {
-      fs.writeFileSync(path.join(project, 'notes.txt'), 'alpha\n');
-      server.enqueue({ kind: 'reply', thinking: 'Read the notes first.', toolCalls: [readCall] });
-      const crashed = await keel(home, runArgs(provider), { ...KEYS, KEEL_CRASH_AT: 'after_tool_started' });
+      fs.writeFileSync(path.join(cli.project, 'notes.txt'), 'alpha\n');
+      cli.server.enqueue({ kind: 'reply', thinking: 'Read the notes first.', toolCalls: [readCall] });
+      const crashed = await keel(cli.home, runArgs(provider), {
+        ...KEYS,
+        KEEL_CRASH_AT: 'after_tool_started',
+      });
       expect(crashed.signal).toBe('SIGKILL');
-      const id = onlySessionId(home);
-      const assistant = eventsOf(home, id).find((event) => event.kind === 'assistant_message');
+      const id = onlySessionId(cli.home);
+      const assistant = eventsOf(cli.home, id).find((event) => event.kind === 'assistant_message');
       const logged = assistant?.kind === 'assistant_message' ? assistant.reasoning : undefined;
       expect(logged?.length).toBe(1);
 
-      server.enqueue({ kind: 'reply', thinking: 'It says alpha.', text: 'alpha.' });
-      const resumed = await keel(home, ['resume', id], KEYS);
+      cli.server.enqueue({ kind: 'reply', thinking: 'It says alpha.', text: 'alpha.' });
+      const resumed = await keel(cli.home, ['resume', id], KEYS);
       expect(resumed.code, resumed.stderr).toBe(0);
       expect(resumed.stdout).toContain('alpha.');
-      expect(rejected(server)).toEqual([]);
-      const replayed = JSON.stringify(server.requests.at(-1)?.body);
+      expect(rejected(cli.server)).toEqual([]);
+      const replayed = JSON.stringify(cli.server.requests.at(-1)?.body);
       if (provider === 'anthropic') {
         const part = logged?.[0];
         expect(part?.type).toBe('thinking');
@@ -138,17 +120,17 @@ describe('reasoning through a crash and resume', () => {
         expect(part?.type).toBe('reasoning');
         if (part?.type === 'reasoning') expect(replayed).toContain(JSON.stringify(part.encryptedContent));
       }
-      const results = eventsOf(home, id).filter((event) => event.kind === 'tool_result');
+      const results = eventsOf(cli.home, id).filter((event) => event.kind === 'tool_result');
       expect(results).toHaveLength(1);
     },
   );
 
   function runArgs(provider: 'anthropic' | 'openai'): string[] {
-    const baseUrl = provider === 'anthropic' ? server.anthropicBaseUrl : server.openaiBaseUrl;
+    const baseUrl = provider === 'anthropic' ? cli.server.anthropicBaseUrl : cli.server.openaiBaseUrl;
     return [
       'run',
       '--project',
-      project,
+      cli.project,
       '--provider',
       provider,
       '--base-url',
@@ -166,12 +148,12 @@ describe('reasoning through a crash and resume', () => {
   }
 
   it('keel model keeps the pinned effort the new model takes, else falls back to its default with a warning', async () => {
-    server.enqueue({ kind: 'reply', text: 'Done.' });
-    const run = await keel(home, newSession('scripted-model', ['--reasoning', 'off']), ENV);
+    cli.server.enqueue({ kind: 'reply', text: 'Done.' });
+    const run = await keel(cli.home, newSession('scripted-model', ['--reasoning', 'off']), ENV);
     expect(run.code, run.stderr).toBe(0);
-    const id = onlySessionId(home);
+    const id = onlySessionId(cli.home);
 
-    const toAlways = await keel(home, ['model', id, 'anthropic:claude-opus-5-5'], ENV);
+    const toAlways = await keel(cli.home, ['model', id, 'anthropic:claude-opus-5-5'], ENV);
     expect(toAlways.code, toAlways.stderr).toBe(0);
     expect(toAlways.stderr).toContain(
       'keel: warning: claude-opus-5-5 does not take the reasoning effort off (it takes low, medium, high): it reasons at medium, its default\n',
@@ -179,13 +161,13 @@ describe('reasoning through a crash and resume', () => {
     expect(toAlways.stderr).toContain(
       `keel: ${id} now uses anthropic:claude-opus-5-5 (was anthropic:scripted-model), reasoning at medium (its default)\n`,
     );
-    const fellBack = eventsOf(home, id).at(-1);
+    const fellBack = eventsOf(cli.home, id).at(-1);
     expect(fellBack).toMatchObject({ kind: 'model_changed', model: 'claude-opus-5-5' });
     expect(fellBack).not.toHaveProperty('reasoningEffort');
 
-    expect((await keel(home, ['reasoning', id, 'low'])).code).toBe(0);
+    expect((await keel(cli.home, ['reasoning', id, 'low'])).code).toBe(0);
     const kept = await keel(
-      home,
+      cli.home,
       ['model', id, 'anthropic:scripted-model', '--context-window', '32000'],
       ENV,
     );
@@ -193,15 +175,15 @@ describe('reasoning through a crash and resume', () => {
     expect(kept.stderr).toBe(
       `keel: ${id} now uses anthropic:scripted-model (was anthropic:claude-opus-5-5), reasoning at low\n`,
     );
-    expect(eventsOf(home, id).at(-1)).toMatchObject({
+    expect(eventsOf(cli.home, id).at(-1)).toMatchObject({
       kind: 'model_changed',
       model: 'scripted-model',
       reasoningEffort: 'low',
     });
-    server.enqueue({ kind: 'reply', thinking: 'Briefly.', text: 'Low.' });
-    const next = await keel(home, ['run', '--session', id, 'again'], ENV);
+    cli.server.enqueue({ kind: 'reply', thinking: 'Briefly.', text: 'Low.' });
+    const next = await keel(cli.home, ['run', '--session', id, 'again'], ENV);
     expect(next.code, next.stderr).toBe(0);
-    expect((server.requests.at(-1)?.body as Body).output_config).toEqual({ effort: 'low' });
-    expect(rejected(server)).toEqual([]);
+    expect((cli.server.requests.at(-1)?.body as Body).output_config).toEqual({ effort: 'low' });
+    expect(rejected(cli.server)).toEqual([]);
   });
 });

@@ -1,17 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ensureCliBuilt } from '../../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { useCliFixture } from '../../support/cliFixture.js';
 import { keel } from '../../support/keelProcess.js';
-import type { ProviderServer } from '../../support/providerServer.js';
-import {
-  closeSessionFixture,
-  eventsOf,
-  newSessionArgs,
-  onlySessionId,
-  startSessionFixture,
-} from '../../support/sessionFixture.js';
+import { eventsOf, newSessionArgs, onlySessionId } from '../../support/sessionFixture.js';
 
 /*
  * A revert killed (SIGKILL, the built CLI) at each of its steps, then resumed by the session's next turn: the
@@ -19,39 +12,27 @@ import {
  * changes_reverted events as reverts that took effect; a revert asked for again then finishes the job.
  */
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
-
 const BEFORE = { 'a.txt': 'one\ntwo\nthree\n', 'b.bin': Buffer.from([0, 1, 2, 255]), 'c.txt': null };
 const AFTER = { 'a.txt': 'one\nTWO\nthree\n', 'b.bin': Buffer.from([9, 0, 9]), 'c.txt': 'made\n' };
 type State = Record<string, string | Buffer | null>;
 
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-revert-crash-'));
-  fs.writeFileSync(path.join(project, 'a.txt'), BEFORE['a.txt']);
-  fs.writeFileSync(path.join(project, 'b.bin'), BEFORE['b.bin']);
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@t', ...args], { cwd: project });
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-qm', 'initial');
-});
-
-afterEach(async () => {
-  await closeSessionFixture({ dir, server });
+const cli = useCliFixture('keel-revert-crash-', {
+  prepare: ({ project }) => {
+    fs.writeFileSync(path.join(project, 'a.txt'), BEFORE['a.txt']);
+    fs.writeFileSync(path.join(project, 'b.bin'), BEFORE['b.bin']);
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@t', ...args], { cwd: project });
+    git('init', '-q', '-b', 'main');
+    git('add', '-A');
+    git('commit', '-qm', 'initial');
+  },
 });
 
 /** What the folder holds of the three files the turn changes. */
 function folder(): State {
   const state: State = {};
   for (const name of Object.keys(BEFORE)) {
-    const file = path.join(project, name);
+    const file = path.join(cli.project, name);
     state[name] = !fs.existsSync(file)
       ? null
       : name.endsWith('.bin')
@@ -61,7 +42,7 @@ function folder(): State {
   return state;
 }
 
-const reverts = (id: string) => eventsOf(home, id).filter((e) => e.kind === 'changes_reverted').length;
+const reverts = (id: string) => eventsOf(cli.home, id).filter((e) => e.kind === 'changes_reverted').length;
 
 describe('a revert killed at each step', () => {
   it.each([
@@ -73,7 +54,7 @@ describe('a revert killed at each step', () => {
   ] as const)(
     'killed at %s: the next turn finds the folder wholly %s',
     async (point, expected) => {
-      server.enqueue(
+      cli.server.enqueue(
         {
           kind: 'reply',
           toolCalls: [
@@ -88,30 +69,29 @@ describe('a revert killed at each step', () => {
         },
         { kind: 'reply', text: 'done' },
       );
-      const ran = await keel(
-        home,
-        newSessionArgs({ project, server }, { policy: 'full-auto', prompt: 'edit' }),
-      );
+      const ran = await keel(cli.home, newSessionArgs(cli, { policy: 'full-auto', prompt: 'edit' }));
       expect(ran.code, ran.stderr).toBe(0);
       expect(folder()).toEqual(AFTER);
-      const id = onlySessionId(home);
+      const id = onlySessionId(cli.home);
 
-      const killed = await keel(home, ['revert', id, '--turn', '1'], { KEEL_CRASH_AT: point });
+      const killed = await keel(cli.home, ['revert', id, '--turn', '1'], { KEEL_CRASH_AT: point });
       expect(killed.code).not.toBe(0);
       expect(killed.signal ?? 'SIGKILL').toBe('SIGKILL');
 
       // The session's next turn completes (or never started) the revert before it reads anything.
-      server.enqueue({ kind: 'reply', text: 'carry on' });
-      const next = await keel(home, ['run', '--session', id, 'carry on']);
+      cli.server.enqueue({ kind: 'reply', text: 'carry on' });
+      const next = await keel(cli.home, ['run', '--session', id, 'carry on']);
       expect(next.code, next.stderr).toBe(0);
       expect(folder()).toEqual(expected === 'before' ? AFTER : BEFORE);
       expect(reverts(id)).toBe(expected === 'before' ? 0 : 1);
-      expect(fs.existsSync(path.join(home, 'sessions', id, 'history', 'revert-pending.json'))).toBe(false);
+      expect(fs.existsSync(path.join(cli.home, 'sessions', id, 'history', 'revert-pending.json'))).toBe(
+        false,
+      );
       // The user's snapshot was taken before any file was written, whatever the kill point.
-      expect(eventsOf(home, id).some((e) => e.kind === 'user_snapshot')).toBe(true);
+      expect(eventsOf(cli.home, id).some((e) => e.kind === 'user_snapshot')).toBe(true);
 
       // Asked again, the revert ends the same way for all: wholly reverted, one event.
-      const again = await keel(home, ['revert', id, '--turn', '1']);
+      const again = await keel(cli.home, ['revert', id, '--turn', '1']);
       expect(again.code, again.stderr).toBe(0);
       expect(folder()).toEqual(BEFORE);
       expect(reverts(id)).toBe(1);

@@ -2,55 +2,41 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ensureCliBuilt } from '../../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { useCliFixture } from '../../support/cliFixture.js';
 import { keel } from '../../support/keelProcess.js';
-import type { ProviderServer } from '../../support/providerServer.js';
-import {
-  closeSessionFixture,
-  eventsOf,
-  newSessionArgs,
-  onlySessionId,
-  startSessionFixture,
-} from '../../support/sessionFixture.js';
+import { eventsOf, newSessionArgs, onlySessionId } from '../../support/sessionFixture.js';
 
 /*
  * Reverting in a 10k-file git project, binary files included (a 3 MiB random file a command overwrote, an
  * executable's mode, a file a command deleted), with a checkout and with --commit direct.
  */
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
 const BIG = randomBytes(3 * 1024 * 1024);
 
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-revert-large-'));
-  for (let folder = 0; folder < 100; folder++) {
-    fs.mkdirSync(path.join(project, `d${folder}`));
-    for (let file = 0; file < 100; file++)
-      fs.writeFileSync(path.join(project, `d${folder}`, `f${file}.txt`), `folder ${folder}\nfile ${file}\n`);
-  }
-  fs.writeFileSync(path.join(project, 'big.bin'), BIG);
-  fs.writeFileSync(path.join(project, 'run.sh'), '#!/bin/sh\necho hi\n', { mode: 0o755 });
-  const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@t', ...args], { cwd: project });
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-qm', 'initial');
-}, 120_000);
-
-afterEach(async () => {
-  await closeSessionFixture({ dir, server });
+const cli = useCliFixture('keel-revert-large-', {
+  prepareTimeoutMs: 120_000,
+  prepare: ({ project }) => {
+    for (let folder = 0; folder < 100; folder++) {
+      fs.mkdirSync(path.join(project, `d${folder}`));
+      for (let file = 0; file < 100; file++)
+        fs.writeFileSync(
+          path.join(project, `d${folder}`, `f${file}.txt`),
+          `folder ${folder}\nfile ${file}\n`,
+        );
+    }
+    fs.writeFileSync(path.join(project, 'big.bin'), BIG);
+    fs.writeFileSync(path.join(project, 'run.sh'), '#!/bin/sh\necho hi\n', { mode: 0o755 });
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@t', ...args], { cwd: project });
+    git('init', '-q', '-b', 'main');
+    git('add', '-A');
+    git('commit', '-qm', 'initial');
+  },
 });
 
 const gitStatus = () =>
-  execFileSync('git', ['status', '--porcelain'], { cwd: project, encoding: 'utf8' }).trim();
+  execFileSync('git', ['status', '--porcelain'], { cwd: cli.project, encoding: 'utf8' }).trim();
 
 describe('revert in a 10k-file project', () => {
   it.each([
@@ -60,7 +46,7 @@ describe('revert in a 10k-file project', () => {
     'with %s: ten edited files, an overwritten 3 MiB binary, a mode and a deletion come back exactly',
     async (_name, extra) => {
       const edits = Array.from({ length: 10 }, (_, i) => `d${i * 7}/f${i}.txt`);
-      server.enqueue(
+      cli.server.enqueue(
         {
           kind: 'reply',
           toolCalls: [
@@ -76,25 +62,22 @@ describe('revert in a 10k-file project', () => {
         },
         { kind: 'reply', text: 'done' },
       );
-      const ran = await keel(
-        home,
-        newSessionArgs({ project, server }, { policy: 'full-auto', prompt: 'edit', extra }),
-      );
+      const ran = await keel(cli.home, newSessionArgs(cli, { policy: 'full-auto', prompt: 'edit', extra }));
       expect(ran.code, ran.stderr).toBe(0);
       expect(gitStatus().split('\n')).toHaveLength(13);
-      const id = onlySessionId(home);
-      const [commit] = eventsOf(home, id).filter((e) => e.kind === 'persistent_commit');
+      const id = onlySessionId(cli.home);
+      const [commit] = eventsOf(cli.home, id).filter((e) => e.kind === 'persistent_commit');
       expect(commit?.kind === 'persistent_commit' && commit.files).toHaveLength(13);
 
       const started = Date.now();
-      const reverted = await keel(home, ['revert', id, '--turn', '1']);
+      const reverted = await keel(cli.home, ['revert', id, '--turn', '1']);
       const took = Date.now() - started;
       expect(reverted.code, reverted.stderr).toBe(0);
       expect(reverted.stderr).toMatch(/reverted turn 1: 13 files/);
       // Byte for byte, modes included: the repository sees no change at all.
       expect(gitStatus()).toBe('');
-      expect(fs.readFileSync(path.join(project, 'big.bin')).equals(BIG)).toBe(true);
-      expect(fs.statSync(path.join(project, 'run.sh')).mode & 0o111).not.toBe(0);
+      expect(fs.readFileSync(path.join(cli.project, 'big.bin')).equals(BIG)).toBe(true);
+      expect(fs.statSync(path.join(cli.project, 'run.sh')).mode & 0o111).not.toBe(0);
       // A process start, the log, 13 files: far below the whole folder's size (a generous bound for a busy machine).
       expect(took).toBeLessThan(15_000);
     },
