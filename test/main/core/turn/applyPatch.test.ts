@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   ToolCallStarted,
   type EventOf,
@@ -10,12 +10,10 @@ import {
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { runTurn, type TurnHost } from '../../../../main/core/turn/engine.js';
 import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js';
-import type { ProviderServer } from '../../../support/providerServer.js';
 import {
-  closeSessionFixture,
   createScriptedSession,
   scriptedTurnHost,
-  startSessionFixture,
+  useSessionFixture,
 } from '../../../support/sessionFixture.js';
 
 // apply_patch through the real turn engine, the scripted provider speaking the OpenAI wire format: the
@@ -23,10 +21,6 @@ import {
 // an approved patch whose files changed is not applied, and a call started but never recorded is settled
 // by its recorded per-file images at most once.
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
 let sandbox: SandboxInfo;
 const logs: SessionLog[] = [];
 
@@ -34,27 +28,26 @@ beforeAll(async () => {
   sandbox = await detectSandbox();
 });
 
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-turn-patch-'));
-  mkdirSync(path.join(project, 'src'), { recursive: true });
-  writeFileSync(path.join(project, 'src', 'server.go'), 'package main\n\nfunc main() {}\n');
-  writeFileSync(path.join(project, 'README.md'), '# demo\n');
-});
-
-afterEach(async () => {
-  for (const log of logs.splice(0)) log.close();
-  await closeSessionFixture({ dir, server });
+const fx = useSessionFixture('keel-turn-patch-', {
+  prepare: ({ project }) => {
+    mkdirSync(path.join(project, 'src'), { recursive: true });
+    writeFileSync(path.join(project, 'src', 'server.go'), 'package main\n\nfunc main() {}\n');
+    writeFileSync(path.join(project, 'README.md'), '# demo\n');
+  },
+  cleanup: () => {
+    for (const log of logs.splice(0)) log.close();
+  },
 });
 
 function createSession(policy: Policy): SessionLog {
-  const log = createScriptedSession({ home, project, server }, { policy, toolMode: 'write' });
+  const log = createScriptedSession(fx, { policy, toolMode: 'write' });
   logs.push(log);
   return log;
 }
 
 const hostFor = (log: SessionLog, extra: Partial<TurnHost> = {}): TurnHost =>
-  scriptedTurnHost(log, { workspace: project, sandbox }, extra);
-const file = (rel: string): string => readFileSync(path.join(project, rel), 'utf8');
+  scriptedTurnHost(log, { workspace: fx.project, sandbox }, extra);
+const file = (rel: string): string => readFileSync(path.join(fx.project, rel), 'utf8');
 
 const PATCH = [
   '*** Begin Patch',
@@ -90,19 +83,19 @@ function lastOf<K extends SessionEvent['kind']>(log: SessionLog, kind: K): Event
 describe('apply_patch in a turn', () => {
   it('is offered to the model, asks once with a diff of every file, and applies all of them after the grant', async () => {
     const log = createSession('ask');
-    server.enqueue(patchCall());
+    fx.server.enqueue(patchCall());
     expect((await runTurn(hostFor(log), { prompt: 'add rate limiting' })).status).toBe('awaiting_approval');
-    const tools = (server.requests[0]?.body as { tools: { function: { name: string } }[] }).tools;
+    const tools = (fx.server.requests[0]?.body as { tools: { function: { name: string } }[] }).tools;
     expect(tools.map((t) => t.function.name)).toContain('apply_patch');
     const request = lastOf(log, 'approval_request');
     expect(request?.tool).toBe('apply_patch');
     expect(request?.diff).toContain('--- a/src/server.go\n+++ b/src/server.go');
     expect(request?.diff).toContain('--- /dev/null\n+++ b/src/limit.go');
     expect(request?.diff).toContain('--- a/README.md\n+++ b/README.md');
-    expect(existsSync(path.join(project, 'src/limit.go'))).toBe(false);
+    expect(existsSync(path.join(fx.project, 'src/limit.go'))).toBe(false);
 
     log.append({ kind: 'approval_granted', requestSeq: request?.seq ?? 0, scope: 'once' });
-    server.enqueue({ kind: 'reply', text: 'Done.' });
+    fx.server.enqueue({ kind: 'reply', text: 'Done.' });
     expect(await runTurn(hostFor(log))).toEqual({ status: 'completed', text: 'Done.' });
     for (const [rel, text] of Object.entries(AFTER)) expect(file(rel)).toBe(text);
     const started = lastOf(log, 'tool_call_started');
@@ -114,23 +107,23 @@ describe('apply_patch in a turn', () => {
     expect(started?.postImageHash).toMatch(/^[0-9a-f]{64}$/);
     const result = lastOf(log, 'tool_result');
     expect(result?.content).toMatch(/^Applied the patch to 3 files:\nM src\/server\.go/);
-    const tool = (server.requests[1]?.body as { messages: { role: string; content: string }[] }).messages.at(
-      -1,
-    );
+    const tool = (
+      fx.server.requests[1]?.body as { messages: { role: string; content: string }[] }
+    ).messages.at(-1);
     expect(tool?.role).toBe('tool');
     expect(tool?.content).toContain('A src/limit.go (+1 -0)');
   });
 
   it('a path grant pre-authorises a patch only when every file is under it', async () => {
     const log = createSession('ask');
-    server.enqueue(
+    fx.server.enqueue(
       patchCall('p1', PATCH.replace(/\*\*\* Update File: README\.md[\s\S]*Rate limited\.\n/, '')),
     );
     await runTurn(hostFor(log), { prompt: 'go' });
     const request = lastOf(log, 'approval_request');
     log.append({ kind: 'approval_granted', requestSeq: request?.seq ?? 0, scope: 'path:src/**' });
     // The next patch stays under src/: no question. The one after touches README.md too: asked.
-    server.enqueue(
+    fx.server.enqueue(
       patchCall('p2', ['*** Begin Patch', '*** Add File: src/b.go', '+b', '*** End Patch'].join('\n')),
       patchCall(
         'p3',
@@ -146,13 +139,13 @@ describe('apply_patch in a turn', () => {
     expect((await runTurn(hostFor(log))).status).toBe('awaiting_approval');
     expect(file('src/b.go')).toBe('b\n');
     expect(lastOf(log, 'approval_request')?.toolCallId).toBe('p3');
-    expect(existsSync(path.join(project, 'src/c.go'))).toBe(false);
+    expect(existsSync(path.join(fx.project, 'src/c.go'))).toBe(false);
     expect(file('README.md')).toBe('# demo\n');
   });
 
   it('in full-auto, a patch touching a protected path asks, naming the file, and writes none of its files first', async () => {
     const log = createSession('full-auto');
-    server.enqueue(
+    fx.server.enqueue(
       patchCall(
         'p1',
         [
@@ -168,10 +161,10 @@ describe('apply_patch in a turn', () => {
     expect((await runTurn(hostFor(log), { prompt: 'go' })).status).toBe('awaiting_approval');
     const request = lastOf(log, 'approval_request');
     expect(request?.reason).toMatch(/\.vscode\/tasks\.json: /);
-    expect(existsSync(path.join(project, 'src/ok.go'))).toBe(false);
-    expect(existsSync(path.join(project, '.vscode'))).toBe(false);
+    expect(existsSync(path.join(fx.project, 'src/ok.go'))).toBe(false);
+    expect(existsSync(path.join(fx.project, '.vscode'))).toBe(false);
     log.append({ kind: 'approval_granted', requestSeq: request?.seq ?? 0, scope: 'once' });
-    server.enqueue({ kind: 'reply', text: 'ok' });
+    fx.server.enqueue({ kind: 'reply', text: 'ok' });
     await runTurn(hostFor(log));
     expect(file('.vscode/tasks.json')).toBe('{}\n');
     expect(file('src/ok.go')).toBe('package main\n');
@@ -179,18 +172,18 @@ describe('apply_patch in a turn', () => {
 
   it('approved, then a file changed before it ran: not applied, and no file of the patch is written', async () => {
     const log = createSession('ask');
-    server.enqueue(patchCall());
+    fx.server.enqueue(patchCall());
     await runTurn(hostFor(log), { prompt: 'go' });
     const request = lastOf(log, 'approval_request');
     log.append({ kind: 'approval_granted', requestSeq: request?.seq ?? 0, scope: 'once' });
-    writeFileSync(path.join(project, 'README.md'), '# demo\n\nEdited by the user.\n');
-    server.enqueue({ kind: 'reply', text: 'ok' });
+    writeFileSync(path.join(fx.project, 'README.md'), '# demo\n\nEdited by the user.\n');
+    fx.server.enqueue({ kind: 'reply', text: 'ok' });
     await runTurn(hostFor(log));
     const result = lastOf(log, 'tool_result');
     expect(result?.isError).toBe(true);
     expect(result?.content).toMatch(/changed after the edit was approved/);
     expect(file('src/server.go')).toBe('package main\n\nfunc main() {}\n');
-    expect(existsSync(path.join(project, 'src/limit.go'))).toBe(false);
+    expect(existsSync(path.join(fx.project, 'src/limit.go'))).toBe(false);
     expect(lastOf(log, 'tool_call_started')).toBeUndefined();
   });
 });
@@ -199,24 +192,24 @@ describe('apply_patch started but never recorded (a crash): settled at most once
   /** Runs the patch in full-auto, then a second log holding the events up to its tool_call_started. */
   async function crashedAfterStart(): Promise<SessionLog> {
     const log = createSession('full-auto');
-    server.enqueue(patchCall());
+    fx.server.enqueue(patchCall());
     await runTurn(hostFor(log, { maxSteps: 1 }), { prompt: 'go' });
     const events = log.read();
     const cut = events.findIndex((e) => e.kind === 'tool_call_started');
-    const id = SessionLog.importEvents(path.join(dir, 'replay'), events.slice(0, cut + 1));
-    const replay = SessionLog.open(path.join(dir, 'replay'), id, { write: true });
+    const id = SessionLog.importEvents(path.join(fx.dir, 'replay'), events.slice(0, cut + 1));
+    const replay = SessionLog.open(path.join(fx.dir, 'replay'), id, { write: true });
     logs.push(replay);
     return replay;
   }
   const restore = () => {
-    writeFileSync(path.join(project, 'src', 'server.go'), 'package main\n\nfunc main() {}\n');
-    writeFileSync(path.join(project, 'README.md'), '# demo\n');
-    rmSync(path.join(project, 'src/limit.go'), { force: true });
+    writeFileSync(path.join(fx.project, 'src', 'server.go'), 'package main\n\nfunc main() {}\n');
+    writeFileSync(path.join(fx.project, 'README.md'), '# demo\n');
+    rmSync(path.join(fx.project, 'src/limit.go'), { force: true });
   };
 
   it('the patch had landed: already applied, nothing written again', async () => {
     const replay = await crashedAfterStart();
-    server.enqueue({ kind: 'reply', text: 'done' });
+    fx.server.enqueue({ kind: 'reply', text: 'done' });
     await runTurn(hostFor(replay));
     expect(lastOf(replay, 'tool_result')?.content).toMatch(
       /^already applied: src\/server\.go, src\/limit\.go, README\.md/,
@@ -227,7 +220,7 @@ describe('apply_patch started but never recorded (a crash): settled at most once
   it('the patch had not landed: applied once on resume', async () => {
     const replay = await crashedAfterStart();
     restore();
-    server.enqueue({ kind: 'reply', text: 'done' });
+    fx.server.enqueue({ kind: 'reply', text: 'done' });
     await runTurn(hostFor(replay));
     expect(lastOf(replay, 'tool_result')?.content).toMatch(/^Applied the patch to 3 files/);
     for (const [rel, text] of Object.entries(AFTER)) expect(file(rel)).toBe(text);
@@ -236,8 +229,8 @@ describe('apply_patch started but never recorded (a crash): settled at most once
   it('half of it had landed (or a file changed): conflict naming the files, nothing written', async () => {
     const replay = await crashedAfterStart();
     restore();
-    writeFileSync(path.join(project, 'src/limit.go'), 'package main\n');
-    server.enqueue({ kind: 'reply', text: 'done' });
+    writeFileSync(path.join(fx.project, 'src/limit.go'), 'package main\n');
+    fx.server.enqueue({ kind: 'reply', text: 'done' });
     await runTurn(hostFor(replay));
     const result = lastOf(replay, 'tool_result');
     expect(result?.isError).toBe(true);

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js';
 import type { Policy, SessionEvent } from '../../../../main/common/events.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
@@ -9,19 +9,13 @@ import { runTurn, TurnSetupError, type TurnHost } from '../../../../main/core/tu
 import { loadSessionState } from '../../../../main/core/turn/loadState.js';
 import { foldSession } from '../../../../main/core/turn/state.js';
 import { createProvider } from '../../../../main/providers/index.js';
-import type { ProviderServer } from '../../../support/providerServer.js';
 import {
-  closeSessionFixture,
   createScriptedSession,
   kinds,
   scriptedTurnHost,
-  startSessionFixture,
+  useSessionFixture,
 } from '../../../support/sessionFixture.js';
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
 const logs: SessionLog[] = [];
 let sandbox: SandboxInfo;
 
@@ -29,36 +23,35 @@ beforeAll(async () => {
   sandbox = await detectSandbox();
 });
 
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-turn-'));
-  mkdirSync(path.join(project, 'src'), { recursive: true });
-  writeFileSync(path.join(project, 'src', 'server.go'), 'package main\n\nfunc main() {}\n');
-});
-
-afterEach(async () => {
-  // The indexed state loader must agree with a fold over the whole log for every session a test built.
-  for (const log of logs) expect(loadSessionState(log)).toEqual(foldSession(log.read()));
-  for (const log of logs.splice(0)) log.close();
-  await closeSessionFixture({ dir, server });
+const fx = useSessionFixture('keel-turn-', {
+  prepare: ({ project }) => {
+    mkdirSync(path.join(project, 'src'), { recursive: true });
+    writeFileSync(path.join(project, 'src', 'server.go'), 'package main\n\nfunc main() {}\n');
+  },
+  cleanup: () => {
+    // The indexed state loader must agree with a fold over the whole log for every session a test built.
+    for (const log of logs) expect(loadSessionState(log)).toEqual(foldSession(log.read()));
+    for (const log of logs.splice(0)) log.close();
+  },
 });
 
 function createSession(policy: Policy, toolMode: 'read-only' | 'write' = 'write'): SessionLog {
-  const log = createScriptedSession({ home, project, server }, { policy, toolMode });
+  const log = createScriptedSession(fx, { policy, toolMode });
   logs.push(log);
   return log;
 }
 
 function hostFor(log: SessionLog, extra: Partial<TurnHost> = {}): TurnHost {
-  return scriptedTurnHost(log, { workspace: project, sandbox }, extra);
+  return scriptedTurnHost(log, { workspace: fx.project, sandbox }, extra);
 }
 
 type Body = { messages: { role: string; content: string | null; tool_call_id?: string }[] };
-const bodyOf = (i: number) => server.requests[i]?.body as Body;
+const bodyOf = (i: number) => fx.server.requests[i]?.body as Body;
 
 describe('a turn', () => {
   it('runs a multi-step turn: tool call, result, final answer, all as events', async () => {
     const log = createSession('ask');
-    server.enqueue(
+    fx.server.enqueue(
       {
         kind: 'reply',
         text: 'Reading it.',
@@ -94,7 +87,7 @@ describe('a turn', () => {
 
   it("stores a request's trace in its assistant message's commit and a tool's in its result's: no trace commit of its own", async () => {
     const log = createSession('ask');
-    server.enqueue(
+    fx.server.enqueue(
       { kind: 'reply', toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'src/server.go' } }] },
       { kind: 'reply', text: 'It is an empty main.' },
     );
@@ -117,7 +110,7 @@ describe('a turn', () => {
 
   it('stops on an approval request with the diff, and executes exactly once after the grant', async () => {
     const log = createSession('ask');
-    server.enqueue({
+    fx.server.enqueue({
       kind: 'reply',
       toolCalls: [
         { id: 'w1', name: 'write_file', arguments: { path: 'src/limit.go', content: 'package main\n' } },
@@ -129,13 +122,13 @@ describe('a turn', () => {
     expect(request?.kind).toBe('approval_request');
     if (request?.kind !== 'approval_request') return;
     expect(request.diff).toContain('+package main');
-    expect(existsSync(path.join(project, 'src/limit.go'))).toBe(false);
+    expect(existsSync(path.join(fx.project, 'src/limit.go'))).toBe(false);
 
     log.append({ kind: 'approval_granted', requestSeq: request.seq, scope: 'once' });
-    server.enqueue({ kind: 'reply', text: 'Done.' });
+    fx.server.enqueue({ kind: 'reply', text: 'Done.' });
     const second = await runTurn(hostFor(log));
     expect(second).toEqual({ status: 'completed', text: 'Done.' });
-    expect(readFileSync(path.join(project, 'src/limit.go'), 'utf8')).toBe('package main\n');
+    expect(readFileSync(path.join(fx.project, 'src/limit.go'), 'utf8')).toBe('package main\n');
     const started = log.read().find((e) => e.kind === 'tool_call_started');
     expect(started?.kind === 'tool_call_started' && started.idempotencyKey).toBe(
       `ev${request.seq}-write_file`,
@@ -145,14 +138,14 @@ describe('a turn', () => {
 
   it('gives a denial and its reason to the model as the tool result', async () => {
     const log = createSession('ask');
-    server.enqueue({
+    fx.server.enqueue({
       kind: 'reply',
       toolCalls: [{ id: 'r1', name: 'run_command', arguments: { command: 'rm -rf build' } }],
     });
     await runTurn(hostFor(log), { prompt: 'clean up' });
     const request = log.read().at(-1) as SessionEvent;
     log.append({ kind: 'approval_denied', requestSeq: request.seq, reason: 'keep the build folder' });
-    server.enqueue({ kind: 'reply', text: 'OK, leaving it.' });
+    fx.server.enqueue({ kind: 'reply', text: 'OK, leaving it.' });
     await runTurn(hostFor(log));
     const tool = bodyOf(1).messages.find((m) => m.role === 'tool');
     expect(tool?.content).toContain('denied by the user: keep the build folder');
@@ -160,14 +153,14 @@ describe('a turn', () => {
 
   it('pre-authorises edits under a granted path glob and still asks elsewhere', async () => {
     const log = createSession('ask');
-    server.enqueue({
+    fx.server.enqueue({
       kind: 'reply',
       toolCalls: [{ id: 'e1', name: 'write_file', arguments: { path: 'src/a.go', content: 'a\n' } }],
     });
     await runTurn(hostFor(log), { prompt: 'write a' });
     const request = log.read().at(-1) as SessionEvent;
     log.append({ kind: 'approval_granted', requestSeq: request.seq, scope: 'path:src/**' });
-    server.enqueue(
+    fx.server.enqueue(
       {
         kind: 'reply',
         toolCalls: [{ id: 'e2', name: 'write_file', arguments: { path: 'src/b.go', content: 'b\n' } }],
@@ -179,15 +172,15 @@ describe('a turn', () => {
     );
     const outcome = await runTurn(hostFor(log));
     expect(outcome.status).toBe('awaiting_approval');
-    expect(readFileSync(path.join(project, 'src/b.go'), 'utf8')).toBe('b\n');
-    expect(existsSync(path.join(project, 'docs/c.md'))).toBe(false);
+    expect(readFileSync(path.join(fx.project, 'src/b.go'), 'utf8')).toBe('b\n');
+    expect(existsSync(path.join(fx.project, 'docs/c.md'))).toBe(false);
     const last = log.read().at(-1);
     expect(last?.kind === 'approval_request' && last.toolCallId).toBe('e3');
   });
 
   it('refuses a tool outside the session mode without asking anyone', async () => {
     const log = createSession('read-only', 'read-only');
-    server.enqueue(
+    fx.server.enqueue(
       {
         kind: 'reply',
         toolCalls: [{ id: 'x1', name: 'write_file', arguments: { path: 'a', content: 'b' } }],
@@ -199,12 +192,12 @@ describe('a turn', () => {
     expect(result?.kind === 'tool_result' && result.content).toMatch(
       /unknown tool \\"write_file\\" in read-only mode/,
     );
-    expect(existsSync(path.join(project, 'a'))).toBe(false);
+    expect(existsSync(path.join(fx.project, 'a'))).toBe(false);
   });
 
   it('keeps partial text as interrupted when stopped mid-stream, and the next request is accepted', async () => {
     const log = createSession('ask');
-    server.enqueue({ kind: 'reply', text: 'one two three four five six seven eight', delayMs: 25 });
+    fx.server.enqueue({ kind: 'reply', text: 'one two three four five six seven eight', delayMs: 25 });
     const controller = new AbortController();
     let seen = 0;
     const outcome = await runTurn(
@@ -218,9 +211,9 @@ describe('a turn', () => {
     const interrupted = log.read().at(-1);
     expect(interrupted?.kind).toBe('interrupted');
     expect(interrupted?.kind === 'interrupted' && interrupted.content.startsWith('one two three')).toBe(true);
-    server.enqueue({ kind: 'reply', text: 'resumed' });
+    fx.server.enqueue({ kind: 'reply', text: 'resumed' });
     expect(await runTurn(hostFor(log))).toEqual({ status: 'completed', text: 'resumed' });
-    expect(server.requests.at(-1)?.rejected).toBeUndefined();
+    expect(fx.server.requests.at(-1)?.rejected).toBeUndefined();
     const assistant = bodyOf(1).messages.filter((m) => m.role === 'assistant');
     expect(assistant.at(-1)?.content).toMatch(/one two three[\s\S]*\[interrupted/);
   });
@@ -228,7 +221,7 @@ describe('a turn', () => {
   it('stops when the stop file appears (keel stop from another process)', async () => {
     const log = createSession('ask');
     const stopFile = path.join(log.dir, 'stop');
-    server.enqueue({ kind: 'reply', text: 'a b c d e f g h i j k l m n o p', delayMs: 40 });
+    fx.server.enqueue({ kind: 'reply', text: 'a b c d e f g h i j k l m n o p', delayMs: 40 });
     setTimeout(() => writeFileSync(stopFile, ''), 150);
     const outcome = await runTurn(hostFor(log, { stopFile }), { prompt: 'go' });
     expect(outcome.status).toBe('interrupted');
@@ -237,7 +230,7 @@ describe('a turn', () => {
 
   it('records a final provider failure as an error event and stays resumable', async () => {
     const log = createSession('ask');
-    server.enqueue(
+    fx.server.enqueue(
       { kind: 'fail', status: 500 },
       { kind: 'fail', status: 500 },
       { kind: 'fail', status: 500 },
@@ -248,13 +241,13 @@ describe('a turn', () => {
     const error = log.read().at(-1);
     expect(error?.kind === 'error' && error.message).toMatch(/server error \(500\)/);
     expect(log.readTrace().filter((t) => t.stage === 'retry')).toHaveLength(3);
-    server.enqueue({ kind: 'reply', text: 'back' });
+    fx.server.enqueue({ kind: 'reply', text: 'back' });
     expect(await runTurn(hostFor(log))).toEqual({ status: 'completed', text: 'back' });
   });
 
   it('tells the user how to switch this session off a model the provider no longer serves', async () => {
     const log = createSession('ask');
-    server.enqueue({ kind: 'fail', status: 404, message: 'The model `scripted-model` does not exist' });
+    fx.server.enqueue({ kind: 'fail', status: 404, message: 'The model `scripted-model` does not exist' });
     const outcome = await runTurn(hostFor(log), { prompt: 'hello' });
     expect(outcome.status).toBe('failed');
     const error = log.read().at(-1);
@@ -280,13 +273,13 @@ describe('a turn', () => {
     const request = log.read().at(-1);
     expect(request?.kind === 'approval_request' && request.unknownOutcome).toBe(true);
     expect(request?.kind === 'approval_request' && request.reason).toMatch(/outcome unknown/);
-    expect(existsSync(path.join(project, 'deploys.txt'))).toBe(false);
-    expect(server.requests).toHaveLength(0);
+    expect(existsSync(path.join(fx.project, 'deploys.txt'))).toBe(false);
+    expect(fx.server.requests).toHaveLength(0);
   });
 
   it('applies an edit whose outcome is unknown at most once, by its recorded images', async () => {
     const log = createSession('full-auto');
-    server.enqueue({
+    fx.server.enqueue({
       kind: 'reply',
       toolCalls: [
         {
@@ -307,22 +300,22 @@ describe('a turn', () => {
     // in another home, with the same events up to tool_call_started.
     const events = log.read();
     const cut = events.findIndex((e) => e.kind === 'tool_call_started');
-    const replayHome = path.join(dir, 'replay');
+    const replayHome = path.join(fx.dir, 'replay');
     const id = SessionLog.importEvents(replayHome, events.slice(0, cut + 1));
     const replay = SessionLog.open(replayHome, id, { write: true });
     logs.push(replay);
-    server.enqueue({ kind: 'reply', text: 'edited' });
+    fx.server.enqueue({ kind: 'reply', text: 'edited' });
     await runTurn(hostFor(replay));
     const result = replay.read().find((e) => e.kind === 'tool_result');
     expect(result?.kind === 'tool_result' && result.content).toMatch(/already applied/);
-    expect(readFileSync(path.join(project, 'src/server.go'), 'utf8')).toBe(
+    expect(readFileSync(path.join(fx.project, 'src/server.go'), 'utf8')).toBe(
       'package main\n\nfunc main() { serve() }\n',
     );
   });
 
   it('uses the pinned model and refuses to run with an unconfigured provider, writing nothing', async () => {
-    const log = SessionLog.create(home, {
-      projectFolder: project,
+    const log = SessionLog.create(fx.home, {
+      projectFolder: fx.project,
       provider: 'anthropic',
       model: 'claude-sonnet-4-5',
       contextWindow: 200_000,
@@ -341,10 +334,10 @@ describe('a turn', () => {
   it('keeps the system block and the prefix byte-identical across turns', async () => {
     const log = createSession('ask');
     for (let i = 0; i < 20; i++) {
-      server.enqueue({ kind: 'reply', text: `answer ${i}` });
+      fx.server.enqueue({ kind: 'reply', text: `answer ${i}` });
       await runTurn(hostFor(log), { prompt: `question ${i}` });
     }
-    const bodies = server.requests.map((r) => r.body as Body);
+    const bodies = fx.server.requests.map((r) => r.body as Body);
     for (let i = 1; i < bodies.length; i++) {
       const previous = JSON.stringify((bodies[i - 1] as Body).messages);
       expect(JSON.stringify((bodies[i] as Body).messages).startsWith(previous.slice(0, -1))).toBe(true);
@@ -359,7 +352,7 @@ describe('a turn', () => {
     for (let run = 0; run < 100; run++) {
       const stopAt = 1 + Math.floor(random() * 45);
       const withCall = run % 3 === 0;
-      server.enqueue({
+      fx.server.enqueue({
         kind: 'reply',
         text: words,
         ...(withCall
@@ -376,25 +369,25 @@ describe('a turn', () => {
         { prompt: `run ${run}` },
       );
       // Anything after the scripted reply (the tool's follow-up) gets the server's default answer.
-      expect(server.pending).toBe(0);
+      expect(fx.server.pending).toBe(0);
     }
-    expect(server.requests.filter((r) => r.rejected !== undefined)).toEqual([]);
+    expect(fx.server.requests.filter((r) => r.rejected !== undefined)).toEqual([]);
     const interrupted = log.read().filter((e) => e.kind === 'interrupted');
     expect(interrupted.length).toBeGreaterThan(50);
   }, 120_000);
 
   it('speaks the Anthropic wire format end to end, with cache breakpoints', async () => {
-    const log = SessionLog.create(home, {
-      projectFolder: project,
+    const log = SessionLog.create(fx.home, {
+      projectFolder: fx.project,
       provider: 'anthropic',
       model: 'claude-sonnet-4-5',
-      baseUrl: server.anthropicBaseUrl,
+      baseUrl: fx.server.anthropicBaseUrl,
       contextWindow: 200_000,
       toolMode: 'write',
       policy: 'ask',
     });
     logs.push(log);
-    server.enqueue(
+    fx.server.enqueue(
       {
         kind: 'reply',
         text: 'Reading.',
@@ -409,8 +402,8 @@ describe('a turn', () => {
       },
     );
     expect(outcome).toEqual({ status: 'completed', text: 'Done.' });
-    expect(server.requests.map((r) => r.rejected)).toEqual([undefined, undefined]);
-    const body = server.requests[1]?.body as {
+    expect(fx.server.requests.map((r) => r.rejected)).toEqual([undefined, undefined]);
+    const body = fx.server.requests[1]?.body as {
       system: { cache_control?: unknown }[];
       messages: { role: string }[];
     };

@@ -1,43 +1,34 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../../main/common/clock.js';
 import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { createTurnHost } from '../../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
-import type { ProviderServer, RecordedRequest } from '../../../support/providerServer.js';
-import {
-  closeSessionFixture,
-  createScriptedSession,
-  startSessionFixture,
-} from '../../../support/sessionFixture.js';
+import type { RecordedRequest } from '../../../support/providerServer.js';
+import { createScriptedSession, useSessionFixture } from '../../../support/sessionFixture.js';
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
 const logs: SessionLog[] = [];
 
 function git(...args: string[]): void {
   execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
-    cwd: project,
+    cwd: fx.project,
     stdio: 'ignore',
   });
 }
 
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-turn-environment-'));
-  git('init', '-q', '-b', 'rate-limits');
-  fs.mkdirSync(path.join(project, 'src'));
-  fs.writeFileSync(path.join(project, 'src', 'server.js'), 'listen(8080)\n');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'first');
-});
-
-afterEach(async () => {
-  for (const log of logs.splice(0)) log.close();
-  await closeSessionFixture({ dir, server });
+const fx = useSessionFixture('keel-turn-environment-', {
+  prepare: ({ project }) => {
+    git('init', '-q', '-b', 'rate-limits');
+    fs.mkdirSync(path.join(project, 'src'));
+    fs.writeFileSync(path.join(project, 'src', 'server.js'), 'listen(8080)\n');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'first');
+  },
+  cleanup: () => {
+    for (const log of logs.splice(0)) log.close();
+  },
 });
 
 const FORMATS = ['openai-compatible', 'anthropic'] as const;
@@ -45,10 +36,12 @@ type Format = (typeof FORMATS)[number];
 const CLOCK = fixedClock('2026-12-01T12:00:00Z');
 
 function createSession(format: Format): SessionLog {
-  const log = createScriptedSession(
-    { home, project, server },
-    { policy: 'full-auto', toolMode: 'write', provider: format, contextWindow: 200_000 },
-  );
+  const log = createScriptedSession(fx, {
+    policy: 'full-auto',
+    toolMode: 'write',
+    provider: format,
+    contextWindow: 200_000,
+  });
   logs.push(log);
   return log;
 }
@@ -95,8 +88,8 @@ function conversationOf(format: Format, request: RecordedRequest | undefined): M
 describe.each(FORMATS)('the environment block (%s)', (format) => {
   it('comes last in every request, with the date, OS, shell, branch, status, box and policy', async () => {
     const log = createSession(format);
-    fs.writeFileSync(path.join(project, 'src', 'server.js'), 'listen(9090)\n');
-    server.enqueue(
+    fs.writeFileSync(path.join(fx.project, 'src', 'server.js'), 'listen(9090)\n');
+    fx.server.enqueue(
       {
         kind: 'reply',
         text: 'Reading it.',
@@ -105,9 +98,9 @@ describe.each(FORMATS)('the environment block (%s)', (format) => {
       { kind: 'reply', text: 'It listens on 9090.' },
     );
     await turn(log, 'what port?');
-    expect(server.requests).toHaveLength(2);
-    expect(server.requests.map((request) => request.rejected)).toEqual([undefined, undefined]);
-    for (const request of server.requests) {
+    expect(fx.server.requests).toHaveLength(2);
+    expect(fx.server.requests.map((request) => request.rejected)).toEqual([undefined, undefined]);
+    for (const request of fx.server.requests) {
       const text = environmentOf(format, request);
       expect(text.startsWith('<environment>\n')).toBe(true);
       expect(text.endsWith('\n</environment>')).toBe(true);
@@ -120,10 +113,10 @@ describe.each(FORMATS)('the environment block (%s)', (format) => {
     }
     // The second request answers the tool call: the block follows the tool result, never sits before it.
     if (format === 'anthropic') {
-      const blocks = messagesOf(server.requests[1]).at(-1)?.content as Block[];
+      const blocks = messagesOf(fx.server.requests[1]).at(-1)?.content as Block[];
       expect(blocks.map((block) => block.type)).toEqual(['tool_result', 'text']);
     } else {
-      expect(messagesOf(server.requests[1]).map((message) => message.role)).toEqual([
+      expect(messagesOf(fx.server.requests[1]).map((message) => message.role)).toEqual([
         'system',
         'user',
         'assistant',
@@ -135,7 +128,7 @@ describe.each(FORMATS)('the environment block (%s)', (format) => {
 
   it('is never logged, and leaves every earlier message byte-stable across requests and turns', async () => {
     const log = createSession(format);
-    server.enqueue(
+    fx.server.enqueue(
       {
         kind: 'reply',
         toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'src/server.js' } }],
@@ -146,16 +139,18 @@ describe.each(FORMATS)('the environment block (%s)', (format) => {
     await turn(log, 'one');
     log.append({ kind: 'policy_changed', policy: 'ask' });
     await turn(log, 'two');
-    expect(server.requests).toHaveLength(3);
-    for (let i = 1; i < server.requests.length; i++) {
-      const before = conversationOf(format, server.requests[i - 1]);
-      const after = conversationOf(format, server.requests[i]);
+    expect(fx.server.requests).toHaveLength(3);
+    for (let i = 1; i < fx.server.requests.length; i++) {
+      const before = conversationOf(format, fx.server.requests[i - 1]);
+      const after = conversationOf(format, fx.server.requests[i]);
       expect(after.slice(0, before.length)).toEqual(before);
     }
     // The raw bytes too: everything before the messages (system, and for OpenAI the tools) is identical.
-    const heads = server.requests.map((request) => request.raw.slice(0, request.raw.indexOf('"messages"')));
+    const heads = fx.server.requests.map((request) =>
+      request.raw.slice(0, request.raw.indexOf('"messages"')),
+    );
     expect(new Set(heads).size).toBe(1);
-    expect(environmentOf(format, server.requests[2])).toContain('Policy: ask: ');
+    expect(environmentOf(format, fx.server.requests[2])).toContain('Policy: ask: ');
     for (const event of log.read()) expect(JSON.stringify(event)).not.toContain('<environment>');
   });
 });

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Policy, SessionEvent } from '../../../../main/common/events.js';
 import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { runTurn, type TurnHost } from '../../../../main/core/turn/engine.js';
@@ -11,19 +11,13 @@ import { errorOutcome } from '../../../../main/tools/outcome.js';
 import { previewSubject } from '../../../../main/tools/preview.js';
 import { createToolRegistry, toToolDefinition, type ToolRegistry } from '../../../../main/tools/registry.js';
 import type { ToolModule } from '../../../../main/tools/types.js';
-import type { ProviderServer } from '../../../support/providerServer.js';
 import {
-  closeSessionFixture,
   createScriptedSession,
   rejected,
   scriptedTurnHost,
-  startSessionFixture,
+  useSessionFixture,
 } from '../../../support/sessionFixture.js';
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
 let sandbox: SandboxInfo;
 const logs: SessionLog[] = [];
 
@@ -31,16 +25,15 @@ beforeAll(async () => {
   sandbox = await detectSandbox();
 });
 
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-parallel-'));
-  mkdirSync(path.join(project, 'src'), { recursive: true });
-  writeFileSync(path.join(project, 'src', 'a.js'), 'export const a = 1;\n');
-  writeFileSync(path.join(project, 'src', 'b.js'), 'export const b = 2; // limiter\n');
-});
-
-afterEach(async () => {
-  for (const log of logs.splice(0)) log.close();
-  await closeSessionFixture({ dir, server });
+const fx = useSessionFixture('keel-parallel-', {
+  prepare: ({ project }) => {
+    mkdirSync(path.join(project, 'src'), { recursive: true });
+    writeFileSync(path.join(project, 'src', 'a.js'), 'export const a = 1;\n');
+    writeFileSync(path.join(project, 'src', 'b.js'), 'export const b = 2; // limiter\n');
+  },
+  cleanup: () => {
+    for (const log of logs.splice(0)) log.close();
+  },
 });
 
 /**
@@ -115,7 +108,7 @@ function registryWith(extra: ToolModule, mode: 'read-only' | 'write' = 'write'):
 }
 
 function session(policy: Policy): SessionLog {
-  const log = createScriptedSession({ home, project, server }, { policy, toolMode: 'write' });
+  const log = createScriptedSession(fx, { policy, toolMode: 'write' });
   logs.push(log);
   return log;
 }
@@ -123,7 +116,7 @@ function session(policy: Policy): SessionLog {
 function hostFor(log: SessionLog, meet: Rendezvous, extra: Partial<TurnHost> = {}): TurnHost {
   return scriptedTurnHost(
     log,
-    { workspace: project, sandbox },
+    { workspace: fx.project, sandbox },
     { registry: registryWith(meet.tool), ...extra },
   );
 }
@@ -146,7 +139,7 @@ function trail(events: readonly SessionEvent[]): string[] {
 
 type Body = { messages: { role: string; content: string | null; tool_call_id?: string }[] };
 const toolMessages = (i: number) =>
-  (server.requests[i]?.body as Body).messages
+  (fx.server.requests[i]?.body as Body).messages
     .filter((m) => m.role === 'tool')
     .map((m) => ({ id: m.tool_call_id, content: m.content }));
 
@@ -155,7 +148,7 @@ describe('reads of one assistant message', () => {
     const meet = new Rendezvous();
     const log = session('ask');
     // a can only finish after c has finished: one after another, a would wait for c forever.
-    server.enqueue(
+    fx.server.enqueue(
       { kind: 'reply', toolCalls: [meetCall('a', 'c'), meetCall('b'), meetCall('c', 'b')] },
       { kind: 'reply', text: 'All three.' },
     );
@@ -170,7 +163,7 @@ describe('reads of one assistant message', () => {
       { id: 'b', content: 'b done' },
       { id: 'c', content: 'c done' },
     ]);
-    expect(rejected(server)).toEqual([]);
+    expect(rejected(fx.server)).toEqual([]);
     const stages = log.readTrace().filter((entry) => entry.stage === 'tool:meet');
     expect(stages.map((entry) => (entry.detail as { parallel: number }).parallel)).toEqual([3, 3, 3]);
   });
@@ -178,7 +171,7 @@ describe('reads of one assistant message', () => {
   it('with the real read tools: read_file, grep and list_dir answer in call order', async () => {
     const meet = new Rendezvous();
     const log = session('ask');
-    server.enqueue(
+    fx.server.enqueue(
       {
         kind: 'reply',
         toolCalls: [
@@ -198,14 +191,14 @@ describe('reads of one assistant message', () => {
     expect(list?.content).toMatch(/a\.js[\s\S]*b\.js/);
     const keys = log.read().flatMap((e) => (e.kind === 'tool_call_started' ? [e.idempotencyKey] : []));
     expect(keys).toEqual(['ev3-read_file', 'ev3-grep', 'ev3-list_dir']);
-    expect(rejected(server)).toEqual([]);
+    expect(rejected(fx.server)).toEqual([]);
   });
 
   it(`run at most ${PARALLEL_CALLS} at once, and a stop ends them promptly with a valid log`, async () => {
     const meet = new Rendezvous();
     const log = session('ask');
     const names = Array.from({ length: PARALLEL_CALLS + 2 }, (_, i) => `m${i}`);
-    server.enqueue({ kind: 'reply', toolCalls: names.map((name) => meetCall(name, 'stop')) });
+    fx.server.enqueue({ kind: 'reply', toolCalls: names.map((name) => meetCall(name, 'stop')) });
     const controller = new AbortController();
     // Every call waits for the stop: the stop comes when the last call that may run at once has started.
     meet.onStart = () => meet.running === PARALLEL_CALLS && controller.abort();
@@ -223,7 +216,7 @@ describe('reads of one assistant message', () => {
       'int',
     ]);
     // The next turn's request pairs every call: the two never started answer as cancelled.
-    server.enqueue({ kind: 'reply', text: 'continuing' });
+    fx.server.enqueue({ kind: 'reply', text: 'continuing' });
     expect(await runTurn(hostFor(log, meet), { prompt: 'go on' })).toEqual({
       status: 'completed',
       text: 'continuing',
@@ -234,13 +227,13 @@ describe('reads of one assistant message', () => {
         .slice(-2)
         .map((m) => m.content),
     ).toEqual(['{"error":"cancelled_by_user"}', '{"error":"cancelled_by_user"}']);
-    expect(rejected(server)).toEqual([]);
+    expect(rejected(fx.server)).toEqual([]);
   });
 
   it('a write between reads ends the parallel run: it waits for its approval, the read after it waits too', async () => {
     const meet = new Rendezvous();
     const log = session('ask');
-    server.enqueue({
+    fx.server.enqueue({
       kind: 'reply',
       toolCalls: [
         meetCall('a', 'b'),
@@ -256,7 +249,7 @@ describe('reads of one assistant message', () => {
 
     const request = log.read().find((e) => e.kind === 'approval_request') as SessionEvent;
     log.append({ kind: 'approval_granted', requestSeq: request.seq, scope: 'once' });
-    server.enqueue({ kind: 'reply', text: 'Added.' });
+    fx.server.enqueue({ kind: 'reply', text: 'Added.' });
     expect(await runTurn(hostFor(log, meet))).toEqual({ status: 'completed', text: 'Added.' });
     // The write ran before the reads after it started, so they see the new file.
     expect(trail(log.read())).toEqual([
@@ -276,13 +269,13 @@ describe('reads of one assistant message', () => {
     expect(messages.map((m) => m.id)).toEqual(['a', 'b', 'w', 'r', 'g']);
     expect(messages[3]?.content).toContain('export const fresh = true;');
     expect(messages[4]?.content).toContain('src/new.js');
-    expect(rejected(server)).toEqual([]);
+    expect(rejected(fx.server)).toEqual([]);
   });
 
   it('in full-auto a write still runs alone, after the reads before it and before the reads after it', async () => {
     const meet = new Rendezvous();
     const log = session('full-auto');
-    server.enqueue(
+    fx.server.enqueue(
       {
         kind: 'reply',
         toolCalls: [
@@ -312,7 +305,7 @@ describe('reads of one assistant message', () => {
     expect(messages[0]?.content).toContain('export const a = 1;');
     expect(messages[2]?.content).toContain('export const a = 2;');
     expect(messages.slice(3).map((m) => m.content)).toEqual(['x done', 'y done']);
-    expect(rejected(server)).toEqual([]);
+    expect(rejected(fx.server)).toEqual([]);
   });
 
   it('a crash between the results of a parallel run: resume re-runs the unanswered reads once, in order', async () => {
@@ -338,12 +331,12 @@ describe('reads of one assistant message', () => {
         idempotencyKey: `ev${seq}-meet.x`,
       });
     log.append({ kind: 'tool_result', toolCallId: 'a', tool: 'meet', content: 'a done' });
-    server.enqueue({ kind: 'reply', text: 'resumed' });
+    fx.server.enqueue({ kind: 'reply', text: 'resumed' });
     expect(await runTurn(hostFor(log, meet))).toEqual({ status: 'completed', text: 'resumed' });
     // Started calls are settled one by one by their resume rule (rerun); a is not run again.
     expect(meet.started).toEqual(['b', 'c']);
     expect(trail(log.read())).toEqual(['S:a', 'S:b', 'S:c', 'R:a', 'R:b', 'R:c']);
     expect(toolMessages(0).map((m) => m.id)).toEqual(['a', 'b', 'c']);
-    expect(rejected(server)).toEqual([]);
+    expect(rejected(fx.server)).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { EventOf, ModelPin, ReasoningEffort, SessionEvent } from '../../../../main/common/events.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { exportSession, importSession } from '../../../../main/core/log/transfer.js';
@@ -10,18 +10,8 @@ import { loadSessionState } from '../../../../main/core/turn/loadState.js';
 import { foldSession } from '../../../../main/core/turn/state.js';
 import { createProvider } from '../../../../main/providers/index.js';
 import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js';
-import type { ProviderServer } from '../../../support/providerServer.js';
-import {
-  closeSessionFixture,
-  rejected,
-  scriptedTurnHost,
-  startSessionFixture,
-} from '../../../support/sessionFixture.js';
+import { rejected, scriptedTurnHost, useSessionFixture } from '../../../support/sessionFixture.js';
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
 let sandbox: SandboxInfo;
 const logs: SessionLog[] = [];
 
@@ -29,27 +19,26 @@ beforeAll(async () => {
   sandbox = await detectSandbox();
 });
 
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-reasoning-'));
-  mkdirSync(path.join(project, 'src'), { recursive: true });
-  writeFileSync(path.join(project, 'src', 'a.txt'), 'alpha\n');
-  writeFileSync(path.join(project, 'src', 'b.txt'), 'beta\n');
-});
-
-afterEach(async () => {
-  for (const log of logs) expect(loadSessionState(log)).toEqual(foldSession(log.read()));
-  for (const log of logs.splice(0)) log.close();
-  await closeSessionFixture({ dir, server });
+const fx = useSessionFixture('keel-reasoning-', {
+  prepare: ({ project }) => {
+    mkdirSync(path.join(project, 'src'), { recursive: true });
+    writeFileSync(path.join(project, 'src', 'a.txt'), 'alpha\n');
+    writeFileSync(path.join(project, 'src', 'b.txt'), 'beta\n');
+  },
+  cleanup: () => {
+    for (const log of logs) expect(loadSessionState(log)).toEqual(foldSession(log.read()));
+    for (const log of logs.splice(0)) log.close();
+  },
 });
 
 type Provider = ModelPin['provider'];
 
 function createSession(provider: Provider, effort?: ReasoningEffort, model = 'scripted-model'): SessionLog {
-  const log = SessionLog.create(home, {
-    projectFolder: project,
+  const log = SessionLog.create(fx.home, {
+    projectFolder: fx.project,
     provider,
     model,
-    baseUrl: provider === 'anthropic' ? server.anthropicBaseUrl : server.openaiBaseUrl,
+    baseUrl: provider === 'anthropic' ? fx.server.anthropicBaseUrl : fx.server.openaiBaseUrl,
     contextWindow: 200_000,
     ...(effort ? { reasoningEffort: effort } : {}),
     toolMode: 'write',
@@ -62,7 +51,7 @@ function createSession(provider: Provider, effort?: ReasoningEffort, model = 'sc
 function hostFor(log: SessionLog, extra: Partial<TurnHost> = {}): TurnHost {
   return scriptedTurnHost(
     log,
-    { workspace: project, sandbox },
+    { workspace: fx.project, sandbox },
     { createProvider: (pin) => createProvider(pin, { anthropic: 'k', openai: 'k' }, {}), ...extra },
   );
 }
@@ -75,21 +64,21 @@ type AnthropicBody = {
   max_tokens: number;
   messages: { role: string; content: { type: string; signature?: string; thinking?: string }[] }[];
 };
-const anthropicBody = (i: number) => server.requests[i]?.body as AnthropicBody;
+const anthropicBody = (i: number) => fx.server.requests[i]?.body as AnthropicBody;
 const assistants = (log: SessionLog) =>
   log.read().filter((e): e is EventOf<'assistant_message'> => e.kind === 'assistant_message');
 
 describe('Anthropic thinking across tool calls', () => {
   it('replays each signed thinking block unchanged before its tool_use, and the prefix stays byte-stable', async () => {
     const log = createSession('anthropic', 'high');
-    server.enqueue(
+    fx.server.enqueue(
       { kind: 'reply', thinking: 'The file a.txt first.', toolCalls: [read('c1', 'a.txt')] },
       { kind: 'reply', thinking: 'Now b.txt.', redactedThinking: 1, toolCalls: [read('c2', 'b.txt')] },
       { kind: 'reply', thinking: 'Both read.', text: 'alpha and beta.' },
     );
     const outcome = await runTurn(hostFor(log), { prompt: 'read a and b' });
     expect(outcome).toEqual({ status: 'completed', text: 'alpha and beta.' });
-    expect(rejected(server)).toEqual([]);
+    expect(rejected(fx.server)).toEqual([]);
     expect(anthropicBody(0).thinking).toEqual({ type: 'adaptive', display: 'summarized' });
     expect(anthropicBody(0).output_config).toEqual({ effort: 'high' });
     expect(anthropicBody(0).max_tokens).toBeGreaterThan(32_000);
@@ -123,13 +112,13 @@ describe('Anthropic thinking across tool calls', () => {
 
   it('is rejected by the server when the thinking block before a tool result is dropped or changed', async () => {
     const log = createSession('anthropic', 'high');
-    server.enqueue({ kind: 'reply', thinking: 'Plan: read a.', toolCalls: [read('c1', 'a.txt')] });
-    server.enqueue({ kind: 'reply', text: 'done' });
+    fx.server.enqueue({ kind: 'reply', thinking: 'Plan: read a.', toolCalls: [read('c1', 'a.txt')] });
+    fx.server.enqueue({ kind: 'reply', text: 'done' });
     await runTurn(hostFor(log), { prompt: 'read a' });
-    expect(rejected(server)).toEqual([]);
-    const good = server.requests[1]?.body as AnthropicBody;
+    expect(rejected(fx.server)).toEqual([]);
+    const good = fx.server.requests[1]?.body as AnthropicBody;
     const send = async (body: AnthropicBody) => {
-      const response = await fetch(`${server.anthropicBaseUrl}/v1/messages`, {
+      const response = await fetch(`${fx.server.anthropicBaseUrl}/v1/messages`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
         body: JSON.stringify(body),
@@ -153,16 +142,16 @@ describe('Anthropic thinking across tool calls', () => {
 
   it('asks a budget model for budget_tokens below max_tokens, with the interleaved-thinking beta', async () => {
     const log = createSession('anthropic', undefined, 'claude-haiku-4-5');
-    server.enqueue(
+    fx.server.enqueue(
       { kind: 'reply', thinking: 'Read a.', toolCalls: [read('c1', 'a.txt')] },
       { kind: 'reply', thinking: 'Done.', text: 'alpha' },
     );
     await runTurn(hostFor(log), { prompt: 'read a' });
-    expect(rejected(server)).toEqual([]);
+    expect(rejected(fx.server)).toEqual([]);
     const body = anthropicBody(0);
     expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 16_000 });
     expect(body.max_tokens).toBeGreaterThan(16_000);
-    expect(server.requests[0]?.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
+    expect(fx.server.requests[0]?.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
     expect(anthropicBody(1).messages[1]?.content[0]?.type).toBe('thinking');
   });
 
@@ -175,23 +164,23 @@ describe('Anthropic thinking across tool calls', () => {
       content: '',
       toolCalls: [{ id: 'c1', name: 'read_file', arguments: '{"path":"src/a.txt"}' }],
     });
-    server.enqueue(
+    fx.server.enqueue(
       { kind: 'reply', thinking: 'ignored', text: 'It says alpha.' },
       { kind: 'reply', thinking: 'Hm.', text: 'ok' },
     );
     expect(await runTurn(hostFor(log))).toEqual({ status: 'completed', text: 'It says alpha.' });
-    expect(rejected(server)).toEqual([]);
+    expect(rejected(fx.server)).toEqual([]);
     expect(anthropicBody(0).thinking).toBeUndefined();
     await runTurn(hostFor(log), { prompt: 'and now?' });
     expect(anthropicBody(1).thinking).toEqual({ type: 'adaptive', display: 'summarized' });
-    expect(rejected(server)).toEqual([]);
+    expect(rejected(fx.server)).toEqual([]);
   });
 
   it('keeps what streamed of the thinking when stopped mid-thinking, and never replays it', async () => {
     const log = createSession('anthropic', 'high');
     const controller = new AbortController();
     let seen = 0;
-    server.enqueue({
+    fx.server.enqueue({
       kind: 'reply',
       thinking: 'one two three four five six seven eight nine ten',
       text: 'never',
@@ -213,16 +202,16 @@ describe('Anthropic thinking across tool calls', () => {
     expect(text.startsWith('one two three')).toBe(true);
     expect(text).not.toContain('ten');
 
-    server.enqueue({ kind: 'reply', thinking: 'Again.', text: 'Back.' });
+    fx.server.enqueue({ kind: 'reply', thinking: 'Again.', text: 'Back.' });
     expect(await runTurn(hostFor(log), { prompt: 'go on' })).toEqual({ status: 'completed', text: 'Back.' });
-    expect(rejected(server)).toEqual([]);
+    expect(rejected(fx.server)).toEqual([]);
     const blocks = anthropicBody(1).messages.flatMap((message) => message.content.map((block) => block.type));
     expect(blocks).not.toContain('thinking');
   });
 
   it('counts thinking tokens in usage, per message and in the session totals', async () => {
     const log = createSession('anthropic', 'high');
-    server.enqueue(
+    fx.server.enqueue(
       {
         kind: 'reply',
         thinking: 'a',
@@ -243,7 +232,7 @@ describe('Anthropic thinking across tool calls', () => {
 
   it('survives a stop for approval and a reopened log: the resumed request carries the signed blocks', async () => {
     const log = createSession('anthropic', 'high');
-    server.enqueue({
+    fx.server.enqueue({
       kind: 'reply',
       thinking: 'I will run the tests.',
       toolCalls: [{ id: 'r1', name: 'run_command', arguments: { command: 'echo hi' } }],
@@ -253,12 +242,12 @@ describe('Anthropic thinking across tool calls', () => {
     const request = log.read().at(-1) as SessionEvent;
     log.close();
     logs.splice(logs.indexOf(log), 1);
-    const reopened = SessionLog.open(home, log.id, { write: true });
+    const reopened = SessionLog.open(fx.home, log.id, { write: true });
     logs.push(reopened);
     reopened.append({ kind: 'approval_denied', requestSeq: request.seq, reason: 'not now' });
-    server.enqueue({ kind: 'reply', thinking: 'Denied.', text: 'OK.' });
+    fx.server.enqueue({ kind: 'reply', thinking: 'Denied.', text: 'OK.' });
     expect(await runTurn(hostFor(reopened))).toEqual({ status: 'completed', text: 'OK.' });
-    expect(rejected(server)).toEqual([]);
+    expect(rejected(fx.server)).toEqual([]);
     expect(anthropicBody(1).messages[1]?.content[0]).toMatchObject({
       type: 'thinking',
       thinking: 'I will run the tests.',
@@ -267,16 +256,16 @@ describe('Anthropic thinking across tool calls', () => {
 
   it('carries the reasoning through export and import: the imported log projects the same payload', async () => {
     const log = createSession('anthropic', 'high');
-    server.enqueue(
+    fx.server.enqueue(
       { kind: 'reply', thinking: 'Read a.', redactedThinking: 1, toolCalls: [read('c1', 'a.txt')] },
       { kind: 'reply', thinking: 'Done.', text: 'alpha' },
     );
     await runTurn(hostFor(log), { prompt: 'read a' });
     let text = '';
-    exportSession(home, log.id, (chunk) => (text += chunk));
+    exportSession(fx.home, log.id, (chunk) => (text += chunk));
     expect(text).toContain('"redacted_thinking"');
-    const otherHome = path.join(dir, 'other-home');
-    const { id } = importSession(otherHome, text, { project });
+    const otherHome = path.join(fx.dir, 'other-home');
+    const { id } = importSession(otherHome, text, { project: fx.project });
     const imported = SessionLog.open(otherHome, id, { write: false });
     try {
       const system = 'You are Keel.';
@@ -297,12 +286,12 @@ type ResponsesBody = {
   store?: unknown;
   input: { type?: string; role?: string; id?: string; encrypted_content?: string; call_id?: string }[];
 };
-const responsesBody = (i: number) => server.requests[i]?.body as ResponsesBody;
+const responsesBody = (i: number) => fx.server.requests[i]?.body as ResponsesBody;
 
 describe('OpenAI reasoning over the Responses API', () => {
   it('replays each reasoning item with its encrypted content before its function call, stateless', async () => {
     const log = createSession('openai', 'medium');
-    server.enqueue(
+    fx.server.enqueue(
       {
         kind: 'reply',
         thinking: 'Read a first.',
@@ -314,8 +303,12 @@ describe('OpenAI reasoning over the Responses API', () => {
     );
     const outcome = await runTurn(hostFor(log), { prompt: 'read a and b' });
     expect(outcome).toEqual({ status: 'completed', text: 'alpha and beta.' });
-    expect(rejected(server)).toEqual([]);
-    expect(server.requests.map((request) => request.format)).toEqual(['responses', 'responses', 'responses']);
+    expect(rejected(fx.server)).toEqual([]);
+    expect(fx.server.requests.map((request) => request.format)).toEqual([
+      'responses',
+      'responses',
+      'responses',
+    ]);
     expect(responsesBody(0)).toMatchObject({
       reasoning: { effort: 'medium', summary: 'auto' },
       include: ['reasoning.encrypted_content'],
@@ -350,7 +343,7 @@ describe('OpenAI reasoning over the Responses API', () => {
 
   it('is rejected by the server for a function_call_output without its call, or reasoning without its content', async () => {
     const post = async (input: unknown[]) => {
-      const response = await fetch(`${server.openaiBaseUrl}/responses`, {
+      const response = await fetch(`${fx.server.openaiBaseUrl}/responses`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'm', input, store: false, stream: true }),
@@ -384,7 +377,7 @@ describe('reasoning_content from an OpenAI-compatible server', () => {
   it('is logged and shown, and not sent back', async () => {
     const log = createSession('openai-compatible');
     const shown: string[] = [];
-    server.enqueue(
+    fx.server.enqueue(
       { kind: 'reply', thinking: 'Let me look.', toolCalls: [read('c1', 'a.txt')] },
       { kind: 'reply', text: 'alpha' },
     );
@@ -393,7 +386,7 @@ describe('reasoning_content from an OpenAI-compatible server', () => {
     });
     expect(shown.join('')).toBe('Let me look.');
     expect(assistants(log)[0]?.reasoning).toEqual([{ type: 'reasoning_text', text: 'Let me look.' }]);
-    expect(server.requests[1]?.raw).not.toContain('reasoning_content');
-    expect(rejected(server)).toEqual([]);
+    expect(fx.server.requests[1]?.raw).not.toContain('reasoning_content');
+    expect(rejected(fx.server)).toEqual([]);
   });
 });

@@ -1,19 +1,17 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { CANCELLED_RESULT, projectPayload } from '../../../../main/core/projection/projectPayload.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
 import { loadSessionState } from '../../../../main/core/turn/loadState.js';
 import { foldSession } from '../../../../main/core/turn/state.js';
 import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js';
-import type { ProviderServer } from '../../../support/providerServer.js';
 import {
-  closeSessionFixture,
   createScriptedSession,
   kinds,
   scriptedTurnHost,
-  startSessionFixture,
+  useSessionFixture,
 } from '../../../support/sessionFixture.js';
 
 /*
@@ -22,10 +20,6 @@ import {
  * say what happened to it). Every call the stopped turn never ran now gets a cancelled result first.
  */
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
 let sandbox: SandboxInfo;
 let log: SessionLog;
 
@@ -33,20 +27,22 @@ beforeAll(async () => {
   sandbox = await detectSandbox();
 });
 
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-stop-cancels-'));
-  log = createScriptedSession({ home, project, server }, { policy: 'full-auto', toolMode: 'write' });
-});
-
-afterEach(async () => {
-  expect(loadSessionState(log)).toEqual(foldSession(log.read()));
-  log.close();
-  await closeSessionFixture({ dir, server });
+const fx = useSessionFixture('keel-stop-cancels-', {
+  prepare: ({ home, project, server }) => {
+    log = createScriptedSession(
+      { home: home, project: project, server: server },
+      { policy: 'full-auto', toolMode: 'write' },
+    );
+  },
+  cleanup: () => {
+    expect(loadSessionState(log)).toEqual(foldSession(log.read()));
+    log.close();
+  },
 });
 
 describe('a turn stopped between its tool calls', () => {
   it('records a cancelled result for every call it never ran, before interrupted', async () => {
-    server.enqueue({
+    fx.server.enqueue({
       kind: 'reply',
       toolCalls: [
         { id: 'c1', name: 'run_command', arguments: { command: 'echo first; sleep 5' } },
@@ -58,7 +54,7 @@ describe('a turn stopped between its tool calls', () => {
     const outcome = await runTurn(
       scriptedTurnHost(
         log,
-        { workspace: project, sandbox },
+        { workspace: fx.project, sandbox },
         {
           signal: controller.signal,
           hooks: { onToolOutput: (_id, chunk) => chunk.includes('first') && controller.abort() },
@@ -82,7 +78,7 @@ describe('a turn stopped between its tool calls', () => {
     for (const cancelled of results.slice(1)) {
       expect(cancelled).toMatchObject({ content: CANCELLED_RESULT, isError: true });
     }
-    expect(existsSync(path.join(project, 'second.txt'))).toBe(false);
+    expect(existsSync(path.join(fx.project, 'second.txt'))).toBe(false);
     // What the model is told next is what the projection told it before: the same cancelled answers.
     const tools = projectPayload(events, { system: '' }).messages.filter(
       (message) => message.role === 'tool',
