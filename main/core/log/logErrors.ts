@@ -49,6 +49,11 @@ export function isDatabaseDamage(error: unknown): boolean {
   return typeof code === 'string' && (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT'));
 }
 
+/** The events table's dense-seq trigger (events migration 001) refused a row: its seq was not the last + 1. */
+export function isSeqRefusal(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('seq must be the last seq + 1');
+}
+
 /** An error's message alone (no class name), for one-line notices. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -68,3 +68,6 @@ export type LogTallies = {
   userMessages: number;
   usage: UsageTotals;
 };
+
+/** The newest event of a log: its seq (0 when empty) and kind. */
+export type LogTail = { seq: number; kind: string | undefined };

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import type Database from 'better-sqlite3';
 import path from 'node:path';
 import { migrate, openDatabase, type Db } from '../../store/database.js';
 import type { Synchronous } from '../../store/database.js';
@@ -11,7 +12,13 @@ import type { ProjectionView } from '../../common/payload.js';
 import { selectView } from '../projection/projectPayload.js';
 import { assertValidSessionId, isValidSessionId, newSessionId } from './sessionId.js';
 import { crashDuringAppend } from '../turn/crash.js';
-import { asDiskFull, DamagedLogError, isDatabaseDamage, SessionExistsError } from './logErrors.js';
+import {
+  asDiskFull,
+  DamagedLogError,
+  isDatabaseDamage,
+  isSeqRefusal,
+  SessionExistsError,
+} from './logErrors.js';
 import { SessionLockedError, SessionNotFoundError } from './logErrors.js';
 import { IndexFollower } from './indexFollower.js';
 import { rowToEvent, toIndexUpdate, toSessionRow } from './logRows.js';
@@ -34,6 +41,7 @@ export { LogCache, type FoldOrigin } from './logFold.js';
 export type * from './logTypes.js';
 import type { AppendOptions, AppendResult, CreateSessionInit, CreateSessionOptions } from './logTypes.js';
 import type { LogTallies } from './logTypes.js';
+import { LogTailState } from './logTail.js';
 import type { OpenSessionOptions, ReadOptions, UsageTotals } from './logTypes.js';
 
 export type { NewEvent, ProjectionView };
@@ -72,13 +80,15 @@ export class SessionLog {
   readonly workspaceDir: string;
   private readonly statements: LogStatements;
   private running = false;
-  /** Seqs of unanswered approval requests; read once, then kept in step by `append` (sole writer). */
-  private unanswered: Set<number> | undefined;
   private readonly follower: IndexFollower;
   private closed = false;
   /** The projection and tallies this handle keeps current (logFold.ts). */
   private readonly folds: LogProjection;
   private readonly trace: LogTrace;
+  /** The newest event and the unanswered approvals, kept by a writer from its own appends (logTail.ts). */
+  private readonly tail: LogTailState;
+  /** appendRows in a transaction, made once (better-sqlite3 builds its wrappers per call of `transaction`). */
+  private appendTransaction: Database.Transaction<SessionLog['appendRows']> | undefined;
 
   private constructor(
     /** The session id (also its folder name). */
@@ -106,6 +116,7 @@ export class SessionLog {
       index,
     );
     this.statements = logStatements(db);
+    this.tail = new LogTailState(this.statements, () => this.writable && !this.closed);
     this.trace = new LogTrace(db);
     const transaction = <T>(work: () => T): T => db.transaction(work)();
     this.folds = new LogProjection(foldSourceOf(this, this.statements.range, transaction), cache);
@@ -330,34 +341,46 @@ export class SessionLog {
     this.assertWritable();
     // Validated before the transaction: a bad record refuses the append, as a bad event does.
     const trace = options.trace?.length ? packTrace(options.trace.map((t) => TraceEntry.parse(t))) : null;
-    const result = this.db
-      .transaction((): AppendResult => {
-        const last = this.statements.lastSeq.get() ?? 0;
-        if (options.expectedLastSeq !== undefined && options.expectedLastSeq !== last) {
-          return { ok: false, conflict: { expectedLastSeq: options.expectedLastSeq, actualLastSeq: last } };
-        }
-        const at = new Date().toISOString();
-        const appended = batch.map((event, i) => {
-          if (event.kind === 'session_created' && last + i !== 0) {
-            throw new Error('session_created is only ever the first event of a log');
-          }
-          return SessionEvent.parse({ ...event, seq: last + 1 + i, at });
-        });
-        appended.forEach((event, i) => this.insertEvent(event, i === 0 ? trace : null));
-        crashDuringAppend(appended.map((event) => event.kind));
-        return { ok: true, events: appended, lastSeq: last + appended.length };
-      })
-      .immediate();
+    const known = this.tail.known;
+    this.appendTransaction ??= this.db.transaction(this.appendRows.bind(this));
+    let result: AppendResult;
+    try {
+      result = this.appendTransaction.immediate(batch, options, trace);
+    } catch (error) {
+      // The writer's remembered tail is only trusted while appends go through: after a refused or
+      // rolled-back one it is read again, and a stale tail (the dense-seq trigger refused it) is retried once.
+      this.tail.forget();
+      if (known && isSeqRefusal(error)) return this.appendBatch(batch, options);
+      throw error;
+    }
     if (result.ok && result.events.length > 0) {
-      this.trackApprovals(result.events);
+      this.tail.appended(result.events);
       this.follower.appended(result.events, this.running);
     }
     return result;
   }
 
+  /** appendBatch's transaction: numbers the events after the tail, validates and inserts them. */
+  private appendRows(batch: readonly NewEvent[], options: AppendOptions, trace: string | null): AppendResult {
+    const last = this.tail.current().seq;
+    if (options.expectedLastSeq !== undefined && options.expectedLastSeq !== last) {
+      return { ok: false, conflict: { expectedLastSeq: options.expectedLastSeq, actualLastSeq: last } };
+    }
+    const at = new Date().toISOString();
+    const appended = batch.map((event, i) => {
+      if (event.kind === 'session_created' && last + i !== 0) {
+        throw new Error('session_created is only ever the first event of a log');
+      }
+      return SessionEvent.parse({ ...event, seq: last + 1 + i, at });
+    });
+    appended.forEach((event, i) => this.insertEvent(event, i === 0 ? trace : null));
+    crashDuringAppend(appended.map((event) => event.kind));
+    return { ok: true, events: appended, lastSeq: last + appended.length };
+  }
+
   /** The seq of the newest event (0 for an empty log). */
   lastSeq(): number {
-    return this.statements.lastSeq.get() ?? 0;
+    return this.tail.current().seq;
   }
 
   /**
@@ -553,6 +576,7 @@ export class SessionLog {
 
   /** Writes already-numbered events (create, import) in one transaction; the triggers keep seq dense. */
   private insertAll(events: readonly SessionEvent[]): SessionEvent[] {
+    this.tail.forget();
     return this.db.transaction(() => {
       const parsed = events.map((event) => SessionEvent.parse(event));
       for (const event of parsed) this.insertEvent(event);
@@ -562,27 +586,13 @@ export class SessionLog {
 
   /** importEvents' `copyFrom`: session_created validated and written, then rows 2..n copied (logCopy.ts). */
   private copyAll(events: readonly SessionEvent[], file: string): SessionEvent[] {
+    this.tail.forget();
     const first = SessionEvent.parse(events[0]);
     copyEventRows(this.db, file, { fromSeq: 2, toSeq: events.length }, () => this.insertEvent(first));
     return [first, ...events.slice(1)];
   }
 
-  private trackApprovals(events: readonly SessionEvent[]): void {
-    if (!this.unanswered) return;
-    for (const event of events) {
-      if (event.kind === 'approval_request') this.unanswered.add(event.seq);
-      if (event.kind === 'approval_granted' || event.kind === 'approval_denied') {
-        this.unanswered.delete(event.requestSeq);
-      }
-    }
-  }
-
   private deriveStatus(): SessionStatus {
-    this.unanswered ??= new Set(this.statements.unansweredRequests.all());
-    if (this.unanswered.size > 0) return 'awaiting_approval';
-    const lastKind = this.statements.lastKind.get();
-    if (lastKind === 'interrupted') return 'interrupted';
-    if (lastKind === 'error') return 'error';
-    return this.running ? 'running' : 'idle';
+    return this.tail.status(this.running);
   }
 }
