@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { exactCheck, type ExactCheck } from './exactCheck.js';
 
 /**
  * The event kinds of a session log. Every fact about a session is one of these, appended once and
@@ -570,3 +571,24 @@ export type NewEvent = SessionEvent extends infer E
   : never;
 
 export const EVENT_KINDS: readonly EventKind[] = SessionEvent.options.map((o) => o.shape.kind.value);
+
+/** Per kind, its schema's exact check (exactCheck.ts), compiled on first use; undefined where zod always runs. */
+const exactChecks = new Map<string, ExactCheck | undefined>();
+
+function exactCheckOf(kind: unknown): ExactCheck | undefined {
+  if (typeof kind !== 'string') return undefined;
+  if (exactChecks.has(kind)) return exactChecks.get(kind);
+  const member = SessionEvent.options.find((o) => o.shape.kind.value === kind);
+  const check = member ? exactCheck(member) : undefined;
+  exactChecks.set(kind, check);
+  return check;
+}
+
+/**
+ * `SessionEvent.parse` for the log's append path: a value its kind's exact check accepts is returned as it is
+ * (zod would return an equal copy); anything else goes through zod, which strips, or throws its message.
+ * The value's nested objects are then the caller's own, not copies.
+ */
+export function parseSessionEvent(value: Record<string, unknown>): SessionEvent {
+  return exactCheckOf(value['kind'])?.(value) === true ? (value as SessionEvent) : SessionEvent.parse(value);
+}

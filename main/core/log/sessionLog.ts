@@ -6,7 +6,7 @@ import type { Synchronous } from '../../store/database.js';
 import { EVENTS_MIGRATIONS, EVENTS_PAGE_SIZE, EVENTS_WAL_AUTOCHECKPOINT } from '../../store/schema.js';
 import { UNINDEXED_KINDS } from '../../store/schema.js';
 import type { SessionIndex, SessionStatus } from '../../store/sessionIndex.js';
-import { SessionEvent } from '../../common/events.js';
+import { parseSessionEvent, SessionEvent } from '../../common/events.js';
 import type { EventKind, EventOf, NewEvent } from '../../common/events.js';
 import type { ProjectionView } from '../../common/payload.js';
 import { selectView } from '../projection/projectPayload.js';
@@ -371,10 +371,10 @@ export class SessionLog {
       if (event.kind === 'session_created' && last + i !== 0) {
         throw new Error('session_created is only ever the first event of a log');
       }
-      return SessionEvent.parse({ ...event, seq: last + 1 + i, at });
+      return parseSessionEvent({ ...event, seq: last + 1 + i, at });
     });
     appended.forEach((event, i) => this.insertEvent(event, i === 0 ? trace : null));
-    crashDuringAppend(appended.map((event) => event.kind));
+    crashDuringAppend(appended);
     return { ok: true, events: appended, lastSeq: last + appended.length };
   }
 

@@ -35,8 +35,11 @@ export function crashPoint(point: CrashPoint, env: NodeJS.ProcessEnv = process.e
  * The `during_append` point: dies inside the append transaction, after the rows are written and before the
  * commit. `KEEL_CRASH_KIND` narrows it to appends that contain an event of that kind (e.g. tool_result).
  */
-export function crashDuringAppend(kinds: readonly string[], env: NodeJS.ProcessEnv = process.env): void {
+export function crashDuringAppend(
+  events: readonly { kind: string }[],
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   if (env['KEEL_CRASH_AT'] !== 'during_append') return;
   const only = env['KEEL_CRASH_KIND'];
-  if (only === undefined || kinds.includes(only)) process.kill(process.pid, 'SIGKILL');
+  if (only === undefined || events.some((event) => event.kind === only)) process.kill(process.pid, 'SIGKILL');
 }
