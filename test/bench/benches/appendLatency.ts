@@ -117,6 +117,7 @@ export const appendLatencyBench: Bench = {
         `Keel and JSONL: one sample per event (${stats.keel.n}); LangGraph: one put per step (${stats.langgraph.n}), its cost grows with the conversation.`,
         'During a turn a Keel append of an assistant message, tool call or result commits events.sqlite only (one fsync); the index row and FTS follow at the turn end (the turn-end row); a user message is indexed at once (index.sqlite at NORMAL: no fsync).',
         'The NORMAL row sets synchronous=NORMAL on events.sqlite too (not durable on power loss).',
+        "Keel's events WAL wraps every 200 frames (EVENTS_WAL_AUTOCHECKPOINT), so after its first ~35 appends each append's fsync is an overwrite's; the JSONL file grows with every append, as a log file does.",
       ],
       skipped: {},
       durationMs: round(performance.now() - started, 1),
