@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
 import { recordDecision } from '../../main/core/approvals/decide.js';
 import { exportSession, importSession } from '../../main/core/log/transfer.js';
@@ -13,12 +13,7 @@ import { attachPayloadImages } from '../../main/core/turn/images.js';
 import { loadSessionState } from '../../main/core/turn/loadState.js';
 import { readArtifactImage } from '../../main/ipc/artifactPages.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
-import {
-  closeSessionFixture,
-  createScriptedSession,
-  startSessionFixture,
-  type SessionFixture,
-} from '../support/sessionFixture.js';
+import { createScriptedSession, useSessionFixture } from '../support/sessionFixture.js';
 
 // A session file is a record, not a grant: an MCP tool allowed "in this project" in another home (scope tool,
 // its tool_rules_applied) allows nothing where the file is imported; and an image handle a file names cannot
@@ -26,19 +21,16 @@ import {
 const SERVER = path.resolve('test/fixtures/mcp/server.mjs');
 const NOTE = 'mcp__fixture__write_note';
 
-let fixture: SessionFixture;
 let bwrap = false;
 const logs: SessionLog[] = [];
 
 beforeAll(async () => {
   bwrap = (await detectSandbox()).kind === 'bwrap';
 });
-beforeEach(async () => {
-  fixture = await startSessionFixture('keel-attack-mcp-scope-');
-});
-afterEach(async () => {
-  for (const log of logs.splice(0)) log.close();
-  await closeSessionFixture(fixture);
+const fixture = useSessionFixture('keel-attack-mcp-scope-', {
+  cleanup: () => {
+    for (const log of logs.splice(0)) log.close();
+  },
 });
 
 function withFixtureServer(home: string): void {

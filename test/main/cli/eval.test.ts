@@ -1,16 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../main/cli/program.js';
-import { ensureCliBuilt, REPO_ROOT } from '../../support/cli.js';
+import { REPO_ROOT } from '../../support/cli.js';
+import { useCliFixture } from '../../support/cliFixture.js';
 import { keel } from '../../support/keelProcess.js';
 import type { RecordedRequest, ScriptStep } from '../../support/providerServer.js';
-import {
-  closeSessionFixture,
-  eventsOf,
-  startSessionFixture,
-  type SessionFixture,
-} from '../../support/sessionFixture.js';
+import { eventsOf } from '../../support/sessionFixture.js';
 import { call, seenIn, TrajectoryModel, type ModelStep } from '../../trajectories/model.js';
 
 // keel eval against the scripted provider: a tiny scripted "model" that solves some tasks and fails one, to
@@ -76,23 +72,14 @@ function evalModel(scripts: Record<string, ModelStep[]> = SCRIPTS) {
   };
 }
 
-let fixture: SessionFixture;
 let model: ReturnType<typeof evalModel>;
 
-beforeAll(async () => {
-  await ensureCliBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  model = evalModel();
+const fixture = useCliFixture('keel-eval-', {
   // A test may swap the model: the server asks whichever is current.
-  fixture = await startSessionFixture('keel-eval-', {
-    server: { respond: (request) => model.respond(request) },
-  });
-});
-
-afterEach(async () => {
-  await closeSessionFixture(fixture);
+  server: { respond: (request) => model.respond(request) },
+  prepare: () => {
+    model = evalModel();
+  },
 });
 
 const evalArgs = (extra: string[]) => [

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../main/common/events.js';
 import type { McpServerConfig } from '../../../main/common/mcp.js';
 import type { SessionLog } from '../../../main/core/log/sessionLog.js';
@@ -8,19 +8,13 @@ import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
 import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
 import { startMcpSession } from '../../../main/mcp/session.js';
 import { detectSandbox, type SandboxInfo } from '../../../main/sandbox/box.js';
-import {
-  closeSessionFixture,
-  createScriptedSession,
-  startSessionFixture,
-  type SessionFixture,
-} from '../../support/sessionFixture.js';
+import { createScriptedSession, useSessionFixture } from '../../support/sessionFixture.js';
 
 // Servers that misbehave (the fixture server, the SDK's server API over stdio, in the real box): each is a
 // clear error on record and the session goes on. Garbage on stdout, a hang on initialize, a 20 MB result and
 // a crash during a call are in turn.test.ts.
 const SERVER = path.resolve('test/fixtures/mcp/server.mjs');
 
-let fixture: SessionFixture;
 const logs: SessionLog[] = [];
 const hosts: TurnHost[] = [];
 let sandbox: SandboxInfo;
@@ -28,13 +22,11 @@ let sandbox: SandboxInfo;
 beforeAll(async () => {
   sandbox = await detectSandbox();
 });
-beforeEach(async () => {
-  fixture = await startSessionFixture('keel-mcp-bad-');
-});
-afterEach(async () => {
-  for (const host of hosts.splice(0)) await host.dispose?.();
-  for (const log of logs.splice(0)) log.close();
-  await closeSessionFixture(fixture);
+const fixture = useSessionFixture('keel-mcp-bad-', {
+  cleanup: async () => {
+    for (const host of hosts.splice(0)) await host.dispose?.();
+    for (const log of logs.splice(0)) log.close();
+  },
 });
 
 function settingsWith(servers: Record<string, Partial<McpServerConfig>>): void {

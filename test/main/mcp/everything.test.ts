@@ -2,7 +2,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../main/common/events.js';
 import type { McpServerConfig } from '../../../main/common/mcp.js';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
@@ -10,13 +10,7 @@ import { McpPool } from '../../../main/core/sessions/mcpPool.js';
 import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
 import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
 import { detectSandbox } from '../../../main/sandbox/box.js';
-import {
-  closeSessionFixture,
-  createScriptedSession,
-  SCRIPTED_MODEL,
-  startSessionFixture,
-  type SessionFixture,
-} from '../../support/sessionFixture.js';
+import { createScriptedSession, SCRIPTED_MODEL, useSessionFixture } from '../../support/sessionFixture.js';
 
 // @modelcontextprotocol/server-everything (a devDependency: the MCP project's own reference server, which no
 // one here wrote), over stdio in the real bubblewrap box as Keel runs it, and in its Streamable HTTP mode on
@@ -26,7 +20,6 @@ const EVERYTHING = path.resolve('node_modules/@modelcontextprotocol/server-every
 const HTTP_LAUNCHER = path.resolve('test/fixtures/mcp/everythingHttp.mjs');
 const FIXTURE = path.resolve('test/fixtures/mcp/server.mjs');
 
-let fixture: SessionFixture;
 const logs: SessionLog[] = [];
 const hosts: TurnHost[] = [];
 let bwrap = false;
@@ -34,13 +27,11 @@ let bwrap = false;
 beforeAll(async () => {
   bwrap = (await detectSandbox()).kind === 'bwrap';
 });
-beforeEach(async () => {
-  fixture = await startSessionFixture('keel-mcp-everything-');
-});
-afterEach(async () => {
-  for (const host of hosts.splice(0)) await host.dispose?.();
-  for (const log of logs.splice(0)) log.close();
-  await closeSessionFixture(fixture);
+const fixture = useSessionFixture('keel-mcp-everything-', {
+  cleanup: async () => {
+    for (const host of hosts.splice(0)) await host.dispose?.();
+    for (const log of logs.splice(0)) log.close();
+  },
 });
 
 function settingsWith(servers: Record<string, Partial<McpServerConfig>>): void {

@@ -4,24 +4,18 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { EventOf } from '../../../main/common/events.js';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { McpPool } from '../../../main/core/sessions/mcpPool.js';
 import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../main/core/turn/engine.js';
-import {
-  closeSessionFixture,
-  SCRIPTED_MODEL,
-  startSessionFixture,
-  type SessionFixture,
-} from '../../support/sessionFixture.js';
+import { SCRIPTED_MODEL, useSessionFixture } from '../../support/sessionFixture.js';
 
 // A Streamable HTTP server (the SDK's server API, stateless: no GET stream, so its tools/list_changed reaches
 // no one) that changes its tools between a kept session's turns; the real turn engine and scripted provider.
 // Only the re-list at each turn's start can notice the change.
-let fixture: SessionFixture;
 let server: http.Server;
 let port = 0;
 /** Tools the server offers now; `add_tool` adds "added" (and the SDK sends a list_changed nobody gets). */
@@ -30,59 +24,59 @@ let lists = 0;
 /** While set, every request gets a 500 (the server is broken). */
 let broken = false;
 
-beforeEach(async () => {
-  fixture = await startSessionFixture('keel-mcp-http-list-');
-  tools = new Set(['shout', 'add_tool']);
-  lists = 0;
-  broken = false;
-  server = http.createServer((req, res) => {
-    if (broken) {
-      res.writeHead(500).end('broken');
-      return;
-    }
-    const mcp = new McpServer({ name: 'http-list-fixture', version: '1.0.0' });
-    const register = (name: string) =>
-      mcp.registerTool(
-        name,
-        { description: `The ${name} tool.`, inputSchema: { text: z.string().optional() } },
-        ({ text }) => {
-          if (name === 'add_tool') {
-            tools.add('added');
-            register('added');
-          }
-          return Promise.resolve({
-            content: [{ type: 'text', text: `${name} ran${text ? `: ${text}` : ''}` }],
-          });
-        },
-      );
-    for (const name of tools) register(name);
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
+const fixture = useSessionFixture('keel-mcp-http-list-', {
+  prepare: async () => {
+    tools = new Set(['shout', 'add_tool']);
+    lists = 0;
+    broken = false;
+    server = http.createServer((req, res) => {
+      if (broken) {
+        res.writeHead(500).end('broken');
+        return;
+      }
+      const mcp = new McpServer({ name: 'http-list-fixture', version: '1.0.0' });
+      const register = (name: string) =>
+        mcp.registerTool(
+          name,
+          { description: `The ${name} tool.`, inputSchema: { text: z.string().optional() } },
+          ({ text }) => {
+            if (name === 'add_tool') {
+              tools.add('added');
+              register('added');
+            }
+            return Promise.resolve({
+              content: [{ type: 'text', text: `${name} ran${text ? `: ${text}` : ''}` }],
+            });
+          },
+        );
+      for (const name of tools) register(name);
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      res.on('close', () => void transport.close());
+      void mcp.connect(transport).then(() => {
+        // Counts the tools/list requests (each turn's start lists once).
+        const handled = transport.onmessage;
+        transport.onmessage = (message, extra) => {
+          if ('method' in message && message.method === 'tools/list') lists++;
+          handled?.(message, extra);
+        };
+        return transport.handleRequest(req, res);
+      });
     });
-    res.on('close', () => void transport.close());
-    void mcp.connect(transport).then(() => {
-      // Counts the tools/list requests (each turn's start lists once).
-      const handled = transport.onmessage;
-      transport.onmessage = (message, extra) => {
-        if ('method' in message && message.method === 'tools/list') lists++;
-        handled?.(message, extra);
-      };
-      return transport.handleRequest(req, res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
-  fs.mkdirSync(fixture.home, { recursive: true });
-  fs.writeFileSync(
-    path.join(fixture.home, 'settings.json'),
-    JSON.stringify({ mcp: { servers: { web: { url: `http://127.0.0.1:${port}/mcp` } } } }),
-  );
-});
-afterEach(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
-  await closeSessionFixture(fixture);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+    fs.mkdirSync(fixture.home, { recursive: true });
+    fs.writeFileSync(
+      path.join(fixture.home, 'settings.json'),
+      JSON.stringify({ mcp: { servers: { web: { url: `http://127.0.0.1:${port}/mcp` } } } }),
+    );
+  },
+  cleanup: async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  },
 });
 
 function session(): SessionLog {

@@ -1,42 +1,36 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../main/common/events.js';
 import type { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../main/core/turn/engine.js';
 import { toResponsesRequest } from '../../../main/providers/index.js';
 import { detectSandbox } from '../../../main/sandbox/box.js';
-import {
-  closeSessionFixture,
-  createScriptedSession,
-  startSessionFixture,
-  type SessionFixture,
-} from '../../support/sessionFixture.js';
+import { createScriptedSession, useSessionFixture } from '../../support/sessionFixture.js';
 
 // An MCP tool's image reaches the model where the provider takes images in tool results: the real fixture
 // server in the box, the real turn engine, the scripted provider speaking each wire format.
 const SERVER = path.resolve('test/fixtures/mcp/server.mjs');
 const IMAGE = 'mcp__fixture__image';
 
-let fixture: SessionFixture;
 let bwrap = false;
 const logs: SessionLog[] = [];
 
 beforeAll(async () => {
   bwrap = (await detectSandbox()).kind === 'bwrap';
 });
-beforeEach(async () => {
-  fixture = await startSessionFixture('keel-mcp-images-model-');
-  fs.mkdirSync(fixture.home, { recursive: true });
-  fs.writeFileSync(
-    path.join(fixture.home, 'settings.json'),
-    JSON.stringify({ mcp: { servers: { fixture: { command: process.execPath, args: [SERVER] } } } }),
-  );
-});
-afterEach(async () => {
-  for (const log of logs.splice(0)) log.close();
-  await closeSessionFixture(fixture);
+const fixture = useSessionFixture('keel-mcp-images-model-', {
+  prepare: ({ home }) => {
+    fs.mkdirSync(home, { recursive: true });
+    fs.writeFileSync(
+      path.join(home, 'settings.json'),
+      JSON.stringify({ mcp: { servers: { fixture: { command: process.execPath, args: [SERVER] } } } }),
+    );
+  },
+  cleanup: () => {
+    for (const log of logs.splice(0)) log.close();
+  },
 });
 
 /** One turn in which the model calls the image tool; returns the log, the image's bytes and the second request. */

@@ -1,16 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf, SessionEvent } from '../../../main/common/events.js';
 import type { McpServerConfig } from '../../../main/common/mcp.js';
 import { generateHarness } from '../../../main/core/sessions/stream.js';
 import type { Harness } from '../../../main/core/sessions/types.js';
 import { detectSandbox } from '../../../main/sandbox/box.js';
-import {
-  closeSessionFixture,
-  startSessionFixture,
-  type SessionFixture,
-} from '../../support/sessionFixture.js';
+import { useSessionFixture } from '../../support/sessionFixture.js';
 import { callTool, eventsOf, harnessFor } from '../core/sessions/support.js';
 
 // A long-lived host's MCP servers outlive a turn: the real fixture server (the SDK's server API over stdio)
@@ -18,20 +14,17 @@ import { callTool, eventsOf, harnessFor } from '../core/sessions/support.js';
 const SERVER = path.resolve('test/fixtures/mcp/server.mjs');
 const ID = 'kept-mcp';
 
-let fixture: SessionFixture;
 let harness: Harness | undefined;
 let bwrap = false;
 
 beforeAll(async () => {
   bwrap = (await detectSandbox()).kind === 'bwrap';
 });
-beforeEach(async () => {
-  fixture = await startSessionFixture('keel-mcp-kept-');
-});
-afterEach(async () => {
-  await harness?.stopMcp();
-  harness = undefined;
-  await closeSessionFixture(fixture);
+const fixture = useSessionFixture('keel-mcp-kept-', {
+  cleanup: async () => {
+    await harness?.stopMcp();
+    harness = undefined;
+  },
 });
 
 function settingsWith(server: Partial<McpServerConfig>): void {

@@ -1,33 +1,22 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../main/common/events.js';
 import type { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../main/core/turn/engine.js';
 import { detectSandbox, type SandboxInfo } from '../../../main/sandbox/box.js';
-import {
-  closeSessionFixture,
-  createScriptedSession,
-  startSessionFixture,
-  type SessionFixture,
-} from '../../support/sessionFixture.js';
+import { createScriptedSession, useSessionFixture } from '../../support/sessionFixture.js';
 
 // A server configured as a shell command line (`sh -c "node /tmp/…/server.mjs"`, as many MCP READMEs show)
 // whose script lives in a folder the box hides (/tmp): the box binds the program named inside the string,
 // so the server starts and its tool runs. Real bubblewrap, a real server process, the scripted provider.
-let fixture: SessionFixture;
 let sandbox: SandboxInfo;
 
 beforeAll(async () => {
   sandbox = await detectSandbox();
 });
-beforeEach(async () => {
-  fixture = await startSessionFixture('keel-mcp-shell-');
-});
-afterEach(async () => {
-  await closeSessionFixture(fixture);
-});
+const fixture = useSessionFixture('keel-mcp-shell-');
 
 describe.runIf(process.platform === 'linux')('an MCP server started by sh -c (bubblewrap)', () => {
   beforeEach((context) => {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../main/common/events.js';
 import type { McpServerConfig } from '../../../main/common/mcp.js';
 import { allowedScopes, recordDecision } from '../../../main/core/approvals/decide.js';
@@ -16,12 +16,7 @@ import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
 import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
 import { loadSessionState } from '../../../main/core/turn/loadState.js';
 import { detectSandbox } from '../../../main/sandbox/box.js';
-import {
-  closeSessionFixture,
-  createScriptedSession,
-  startSessionFixture,
-  type SessionFixture,
-} from '../../support/sessionFixture.js';
+import { createScriptedSession, useSessionFixture } from '../../support/sessionFixture.js';
 
 // Grants with scope `tool`: the real fixture MCP server in the real box, the real turn engine, the scripted
 // provider, and the same decide + keep functions `keel approve` and approvals.decide call.
@@ -29,7 +24,6 @@ const SERVER = path.resolve('test/fixtures/mcp/server.mjs');
 const NOTE = 'mcp__fixture__write_note';
 const CRASH = 'mcp__fixture__crash';
 
-let fixture: SessionFixture;
 const logs: SessionLog[] = [];
 const hosts: TurnHost[] = [];
 let bwrap = false;
@@ -37,18 +31,18 @@ let bwrap = false;
 beforeAll(async () => {
   bwrap = (await detectSandbox()).kind === 'bwrap';
 });
-beforeEach(async () => {
-  fixture = await startSessionFixture('keel-mcp-scope-');
-  const servers: Record<string, Partial<McpServerConfig>> = {
-    fixture: { command: process.execPath, args: [SERVER] },
-  };
-  fs.mkdirSync(fixture.home, { recursive: true });
-  fs.writeFileSync(path.join(fixture.home, 'settings.json'), JSON.stringify({ mcp: { servers } }));
-});
-afterEach(async () => {
-  for (const host of hosts.splice(0)) await host.dispose?.();
-  for (const log of logs.splice(0)) log.close();
-  await closeSessionFixture(fixture);
+const fixture = useSessionFixture('keel-mcp-scope-', {
+  prepare: ({ home }) => {
+    const servers: Record<string, Partial<McpServerConfig>> = {
+      fixture: { command: process.execPath, args: [SERVER] },
+    };
+    fs.mkdirSync(home, { recursive: true });
+    fs.writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ mcp: { servers } }));
+  },
+  cleanup: async () => {
+    for (const host of hosts.splice(0)) await host.dispose?.();
+    for (const log of logs.splice(0)) log.close();
+  },
 });
 
 function session(): SessionLog {

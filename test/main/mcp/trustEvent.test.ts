@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf, SessionEvent } from '../../../main/common/events.js';
 import { exportSession, importSession } from '../../../main/core/log/transfer.js';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
@@ -12,30 +12,22 @@ import { runTurn } from '../../../main/core/turn/engine.js';
 import { readProjectMcpConfig } from '../../../main/mcp/config.js';
 import { detectSandbox } from '../../../main/sandbox/box.js';
 import { appendMcpApproval } from '../../../main/store/mcpApprovals.js';
-import {
-  closeSessionFixture,
-  createScriptedSession,
-  startSessionFixture,
-  type SessionFixture,
-} from '../../support/sessionFixture.js';
+import { createScriptedSession, useSessionFixture } from '../../support/sessionFixture.js';
 
 // The trust decision a session used for its project's .mcp.json, as an event in its own log: the real
 // fixture server in the box, the real turn engine, export and import through the real transfer code.
 const SERVER = path.resolve('test/fixtures/mcp/server.mjs');
 
-let fixture: SessionFixture;
 let bwrap = false;
 const cleanup: (() => void | Promise<void>)[] = [];
 
 beforeAll(async () => {
   bwrap = (await detectSandbox()).kind === 'bwrap';
 });
-beforeEach(async () => {
-  fixture = await startSessionFixture('keel-mcp-trust-');
-});
-afterEach(async () => {
-  for (const step of cleanup.splice(0).reverse()) await step();
-  await closeSessionFixture(fixture);
+const fixture = useSessionFixture('keel-mcp-trust-', {
+  cleanup: async () => {
+    for (const step of cleanup.splice(0).reverse()) await step();
+  },
 });
 
 const trusted = (events: readonly SessionEvent[]) =>

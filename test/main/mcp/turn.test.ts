@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf, SessionEvent } from '../../../main/common/events.js';
 import type { McpServerConfig } from '../../../main/common/mcp.js';
 import { decideApproval } from '../../../main/core/approvals/decide.js';
@@ -10,12 +10,7 @@ import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
 import { detectSandbox } from '../../../main/sandbox/box.js';
 import { appendMcpApproval } from '../../../main/store/mcpApprovals.js';
 import { readProjectMcpConfig } from '../../../main/mcp/config.js';
-import {
-  closeSessionFixture,
-  createScriptedSession,
-  startSessionFixture,
-  type SessionFixture,
-} from '../../support/sessionFixture.js';
+import { createScriptedSession, useSessionFixture } from '../../support/sessionFixture.js';
 
 // Real MCP servers (test/fixtures/mcp/server.mjs, the SDK's server API over stdio) in the real box, driven
 // through the real turn engine by the scripted provider.
@@ -26,7 +21,6 @@ const ENV = {
   KEEL_SECRET_THING: 'nope',
 };
 
-let fixture: SessionFixture;
 const logs: SessionLog[] = [];
 const hosts: TurnHost[] = [];
 let bwrap = false;
@@ -34,13 +28,11 @@ let bwrap = false;
 beforeAll(async () => {
   bwrap = (await detectSandbox()).kind === 'bwrap';
 });
-beforeEach(async () => {
-  fixture = await startSessionFixture('keel-mcp-turn-');
-});
-afterEach(async () => {
-  for (const host of hosts.splice(0)) await host.dispose?.();
-  for (const log of logs.splice(0)) log.close();
-  await closeSessionFixture(fixture);
+const fixture = useSessionFixture('keel-mcp-turn-', {
+  cleanup: async () => {
+    for (const host of hosts.splice(0)) await host.dispose?.();
+    for (const log of logs.splice(0)) log.close();
+  },
 });
 
 function settingsWith(servers: Record<string, Partial<McpServerConfig>>, disabledTools: string[] = []): void {

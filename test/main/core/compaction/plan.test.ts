@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../../main/common/events.js';
 import { compactNow } from '../../../../main/core/compaction/manual.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
@@ -9,35 +9,31 @@ import { createTurnHost } from '../../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
 import { createProvider } from '../../../../main/providers/index.js';
 import type { ScriptStep } from '../../../support/providerServer.js';
-import {
-  closeSessionFixture,
-  startSessionFixture,
-  type SessionFixture,
-} from '../../../support/sessionFixture.js';
+import { useSessionFixture } from '../../../support/sessionFixture.js';
 import { conversationOf, isSummaryRequest } from './scripted.js';
 
-let fixture: SessionFixture;
 const logs: SessionLog[] = [];
 const steps: ScriptStep[] = [];
 
-beforeEach(async () => {
-  fixture = await startSessionFixture('keel-plan-', {
-    server: {
-      respond: (request) =>
-        isSummaryRequest(request)
-          ? { kind: 'reply', text: '## Objective\nRate limiting.\n## Work done\nRead the server.' }
-          : (steps.shift() ?? { kind: 'reply', text: 'ok' }),
-    },
-  });
-  fs.mkdirSync(path.join(fixture.project, 'src'), { recursive: true });
-  const lines = Array.from({ length: 300 }, (_, i) => `app.get('/route${i}', handler${i}); // no limit yet`);
-  fs.writeFileSync(path.join(fixture.project, 'src', 'server.js'), `${lines.join('\n')}\n`);
-});
-
-afterEach(async () => {
-  for (const log of logs.splice(0)) log.close();
-  steps.splice(0);
-  await closeSessionFixture(fixture);
+const fixture = useSessionFixture('keel-plan-', {
+  server: {
+    respond: (request) =>
+      isSummaryRequest(request)
+        ? { kind: 'reply', text: '## Objective\nRate limiting.\n## Work done\nRead the server.' }
+        : (steps.shift() ?? { kind: 'reply', text: 'ok' }),
+  },
+  prepare: ({ project }) => {
+    fs.mkdirSync(path.join(project, 'src'), { recursive: true });
+    const lines = Array.from(
+      { length: 300 },
+      (_, i) => `app.get('/route${i}', handler${i}); // no limit yet`,
+    );
+    fs.writeFileSync(path.join(project, 'src', 'server.js'), `${lines.join('\n')}\n`);
+  },
+  cleanup: () => {
+    for (const log of logs.splice(0)) log.close();
+    steps.splice(0);
+  },
 });
 
 const PLAN = [

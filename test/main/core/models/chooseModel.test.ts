@@ -1,14 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../../main/common/clock.js';
 import { chooseModel, ModelChoiceError, servedStatus } from '../../../../main/core/models/index.js';
 import { readServedModelList } from '../../../../main/store/servedModels.js';
-import {
-  closeSessionFixture,
-  startSessionFixture,
-  type SessionFixture,
-} from '../../../support/sessionFixture.js';
+import { useSessionFixture } from '../../../support/sessionFixture.js';
 
 /*
  * The one model choice behind sessions.create / setModel and keel run / model, against the scripted server's
@@ -16,7 +12,6 @@ import {
  * clock is pinned; the models are fictional (settings.json `models`).
  */
 
-let fixture: SessionFixture;
 const env = {
   ANTHROPIC_API_KEY: 'test-key',
   OPENAI_API_KEY: 'test-key',
@@ -36,22 +31,20 @@ const context = (iso = '2031-05-01T12:00:00Z') => ({
   env,
 });
 
-beforeEach(async () => {
-  fixture = await startSessionFixture('keel-choose-', { server: { apiKey: 'test-key' } });
-  settings({
-    'claude-test-a': { provider: 'anthropic', contextWindow: 100_000 },
-    'claude-test-old': {
-      provider: 'anthropic',
-      contextWindow: 100_000,
-      status: 'deprecated',
-      retiresOn: '2031-04-01',
-      replacement: 'claude-test-a',
-    },
-  });
-});
-
-afterEach(async () => {
-  await closeSessionFixture(fixture);
+const fixture = useSessionFixture('keel-choose-', {
+  server: { apiKey: 'test-key' },
+  prepare: () => {
+    settings({
+      'claude-test-a': { provider: 'anthropic', contextWindow: 100_000 },
+      'claude-test-old': {
+        provider: 'anthropic',
+        contextWindow: 100_000,
+        status: 'deprecated',
+        retiresOn: '2031-04-01',
+        replacement: 'claude-test-a',
+      },
+    });
+  },
 });
 
 describe('chooseModel', () => {
