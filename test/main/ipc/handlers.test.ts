@@ -1,56 +1,34 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
-import { createHandlers, type Handlers } from '../../../main/ipc/handlers.js';
-import type { Push } from '../../../main/ipc/hub.js';
+import { createHandlers } from '../../../main/ipc/handlers.js';
 import type { KeyChanges, KeyStore } from '../../../main/ipc/keys.js';
 import type { ProviderKeys } from '../../../main/providers/index.js';
 import { ProviderServer } from '../../support/providerServer.js';
-import { closeSessionFixture, eventsOf, startSessionFixture } from '../../support/sessionFixture.js';
-import { ipcCalls, pushWaiter, scriptedSessionInput } from './support.js';
-
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
-let handlers: Handlers;
-let pushes: Push[];
+import { eventsOf } from '../../support/sessionFixture.js';
+import { scriptedSessionInput, useIpcFixture } from './support.js';
 
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
 
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-ipc-'));
-  fs.writeFileSync(path.join(project, 'notes.txt'), 'hello\n');
-  handlers = createHandlers({ home, mode: 'serve', version: '9.9.9', env });
-  pushes = [];
-  handlers.hub.subscribe((push) => pushes.push(push));
+const ipc = useIpcFixture('keel-ipc-', {
+  prepare: ({ project }) => fs.writeFileSync(path.join(project, 'notes.txt'), 'hello\n'),
+  handlers: ({ home }) => createHandlers({ home, mode: 'serve', version: '9.9.9', env }),
 });
-
-afterEach(async () => {
-  await handlers.close();
-  await closeSessionFixture({ dir, server });
-});
-
-const { call, fail } = ipcCalls(() => handlers);
-const waitForPush = pushWaiter(
-  () => handlers,
-  () => pushes,
-  15_000,
-);
+const { call, fail, waitForPush } = ipc;
 
 const turnEnded = (sessionId: string, turnId: string) =>
   waitForPush('session.status', (p) => p.sessionId === sessionId && p.turnId === turnId && !p.running);
 
 async function newSession(extra: Record<string, unknown> = {}) {
-  const { session } = await call('sessions.create', scriptedSessionInput({ project, server }, extra));
+  const { session } = await call('sessions.create', scriptedSessionInput(ipc, extra));
   return session;
 }
 
 /** The lease is free when this process can open the session for writing (and closes it again). */
 function leaseIsFree(id: string): boolean {
   try {
-    SessionLog.open(home, id, { write: true }).close();
+    SessionLog.open(ipc.home, id, { write: true }).close();
     return true;
   } catch {
     return false;
@@ -66,11 +44,11 @@ describe('sessions', () => {
     });
     expect(session).toMatchObject({
       title: 'First',
-      projectFolder: project,
+      projectFolder: ipc.project,
       projectExists: true,
       status: 'idle',
     });
-    expect(pushes).toContainEqual({
+    expect(ipc.pushes).toContainEqual({
       topic: 'sessions.changed',
       payload: { sessionId: session.id, change: 'created' },
     });
@@ -79,7 +57,7 @@ describe('sessions', () => {
     const listed = await call('sessions.list');
     expect(listed.sessions.map((s) => s.id)).toEqual([session.id]);
     expect(listed.projects).toEqual([
-      { folder: project, exists: true, lastActivity: session.updatedAt, sessionIds: [session.id] },
+      { folder: ipc.project, exists: true, lastActivity: session.updatedAt, sessionIds: [session.id] },
     ]);
     expect(listed.hasMore).toBe(false);
 
@@ -87,7 +65,7 @@ describe('sessions', () => {
     expect(opened.pin).toEqual({
       provider: 'openai-compatible',
       model: 'scripted-model',
-      baseUrl: server.openaiBaseUrl,
+      baseUrl: ipc.server.openaiBaseUrl,
       contextWindow: 32_000,
     });
     expect(opened).toMatchObject({
@@ -101,12 +79,12 @@ describe('sessions', () => {
       context: { usedTokens: null, window: 32_000, compactAt: 24_000 },
     });
     expect((await call('projects.recent')).projects).toEqual([
-      { folder: project, exists: true, lastUsedAt: expect.any(String) as string },
+      { folder: ipc.project, exists: true, lastUsedAt: expect.any(String) as string },
     ]);
   });
 
   it('pages the list, reports hasMore, and shows a vanished project folder as such', async () => {
-    const other = path.join(dir, 'other');
+    const other = path.join(ipc.dir, 'other');
     fs.mkdirSync(other);
     const a = await newSession();
     const b = await newSession({ projectFolder: other });
@@ -116,7 +94,7 @@ describe('sessions', () => {
     expect(first.sessions.map((s) => s.id)).toEqual([c.id, b.id]);
     expect(first.hasMore).toBe(true);
     expect(first.projects.map((p) => [p.folder, p.exists])).toEqual([
-      [project, true],
+      [ipc.project, true],
       [other, false],
     ]);
     const second = await call('sessions.list', { limit: 2, offset: 2 });
@@ -140,9 +118,9 @@ describe('sessions', () => {
       code: 'invalid_input',
       message: 'confirm: confirm must repeat the session id',
     });
-    expect(fs.existsSync(path.join(home, 'sessions', session.id))).toBe(true);
+    expect(fs.existsSync(path.join(ipc.home, 'sessions', session.id))).toBe(true);
     await call('sessions.delete', { sessionId: session.id, confirm: session.id });
-    expect(fs.existsSync(path.join(home, 'sessions', session.id))).toBe(false);
+    expect(fs.existsSync(path.join(ipc.home, 'sessions', session.id))).toBe(false);
     expect((await call('sessions.list', { includeArchived: true })).sessions).toEqual([]);
     expect((await fail('sessions.open', { sessionId: session.id })).code).toBe('not_found');
   });
@@ -151,16 +129,16 @@ describe('sessions', () => {
     expect(
       (
         await fail('sessions.create', {
-          projectFolder: path.join(dir, 'nope'),
+          projectFolder: path.join(ipc.dir, 'nope'),
           provider: 'openai',
           model: 'gpt-5',
         })
       ).code,
     ).toBe('not_found');
     const unknown = await fail('sessions.create', {
-      projectFolder: project,
+      projectFolder: ipc.project,
       provider: 'openai-compatible',
-      baseUrl: server.openaiBaseUrl,
+      baseUrl: ipc.server.openaiBaseUrl,
       model: 'mystery',
     });
     expect(unknown.code).toBe('invalid_input');
@@ -170,20 +148,23 @@ describe('sessions', () => {
 
 describe('the boundary', () => {
   it('answers invalid input, unknown channels and handler failures as values, never by throwing', async () => {
-    expect(await handlers.invoke('turns.send', { sessionId: 'x' })).toEqual({
+    expect(await ipc.handlers.invoke('turns.send', { sessionId: 'x' })).toEqual({
       ok: false,
       error: { code: 'invalid_input', message: expect.stringMatching(/^prompt: /) as string },
     });
-    expect(await handlers.invoke('shell.exec', {})).toEqual({
+    expect(await ipc.handlers.invoke('shell.exec', {})).toEqual({
       ok: false,
       error: { code: 'not_found', message: 'unknown channel shell.exec' },
     });
-    expect(await handlers.invoke('__proto__', {})).toMatchObject({ ok: false, error: { code: 'not_found' } });
-    expect(await handlers.invoke('sessions.open', { sessionId: 'no-such-session' })).toEqual({
+    expect(await ipc.handlers.invoke('__proto__', {})).toMatchObject({
+      ok: false,
+      error: { code: 'not_found' },
+    });
+    expect(await ipc.handlers.invoke('sessions.open', { sessionId: 'no-such-session' })).toEqual({
       ok: false,
       error: { code: 'not_found', message: 'no session no-such-session' },
     });
-    expect(await handlers.invoke('settings.get', { extra: 1 })).toMatchObject({
+    expect(await ipc.handlers.invoke('settings.get', { extra: 1 })).toMatchObject({
       ok: false,
       error: { code: 'invalid_input' },
     });
@@ -202,7 +183,7 @@ describe('the boundary', () => {
 describe('turns', () => {
   it('streams deltas and events to subscribers, records the turn, and releases the lease after it', async () => {
     const session = await newSession();
-    server.enqueue({
+    ipc.server.enqueue({
       kind: 'reply',
       text: 'Hello from the scripted model',
       usage: { inputTokens: 120, outputTokens: 7 },
@@ -211,21 +192,21 @@ describe('turns', () => {
     const ended = await turnEnded(session.id, turnId);
     expect(ended).toMatchObject({ status: 'idle', running: false, outcome: { status: 'completed' } });
 
-    const deltas = pushes.flatMap((p) =>
+    const deltas = ipc.pushes.flatMap((p) =>
       p.topic === 'turn.delta' && p.payload.turnId === turnId && p.payload.delta.type === 'text'
         ? [p.payload.delta.text]
         : [],
     );
     expect(deltas.join('')).toBe('Hello from the scripted model');
-    const appended = pushes.flatMap((p) =>
+    const appended = ipc.pushes.flatMap((p) =>
       p.topic === 'event.appended' && p.payload.sessionId === session.id ? [p.payload.event.kind] : [],
     );
     expect(appended).toEqual(['session_created', 'user_message', 'assistant_message']);
-    expect(pushes).toContainEqual({
+    expect(ipc.pushes).toContainEqual({
       topic: 'session.status',
       payload: { sessionId: session.id, status: 'running', running: true, turnId },
     });
-    expect(eventsOf(home, session.id).map((e) => e.kind)).toEqual([
+    expect(eventsOf(ipc.home, session.id).map((e) => e.kind)).toEqual([
       'session_created',
       'user_message',
       'assistant_message',
@@ -241,7 +222,7 @@ describe('turns', () => {
 
   it('runs one turn per session: a second send is busy, and the running turn holds the lease', async () => {
     const session = await newSession();
-    server.enqueue({ kind: 'reply', text: 'one two three four five six', delayMs: 60 });
+    ipc.server.enqueue({ kind: 'reply', text: 'one two three four five six', delayMs: 60 });
     const { turnId } = await call('turns.send', { sessionId: session.id, prompt: 'count' });
     expect(await fail('turns.send', { sessionId: session.id, prompt: 'again' })).toMatchObject({
       code: 'busy',
@@ -255,12 +236,16 @@ describe('turns', () => {
 
   it('stops mid-stream (partial text recorded as interrupted), then resumes to completion', async () => {
     const session = await newSession();
-    server.enqueue({ kind: 'reply', text: 'alpha beta gamma delta epsilon zeta eta theta', delayMs: 150 });
+    ipc.server.enqueue({
+      kind: 'reply',
+      text: 'alpha beta gamma delta epsilon zeta eta theta',
+      delayMs: 150,
+    });
     const { turnId } = await call('turns.send', { sessionId: session.id, prompt: 'Greek letters' });
     await waitForPush('turn.delta', (p) => p.turnId === turnId);
     expect(await call('turns.stop', { sessionId: session.id })).toEqual({ stopped: true });
     // stop resolves after the interruption is committed and the lease released.
-    const events = eventsOf(home, session.id);
+    const events = eventsOf(ipc.home, session.id);
     const last = events[events.length - 1];
     expect(last?.kind).toBe('interrupted');
     expect(last?.kind === 'interrupted' && last.content.startsWith('alpha')).toBe(true);
@@ -270,10 +255,10 @@ describe('turns', () => {
     expect((await call('sessions.open', { sessionId: session.id })).canResume).toBe(true);
     expect(await call('turns.stop', { sessionId: session.id })).toEqual({ stopped: false });
 
-    server.enqueue({ kind: 'reply', text: 'resumed and done' });
+    ipc.server.enqueue({ kind: 'reply', text: 'resumed and done' });
     const resumed = await call('turns.resume', { sessionId: session.id });
     expect(await turnEnded(session.id, resumed.turnId)).toMatchObject({ outcome: { status: 'completed' } });
-    expect(eventsOf(home, session.id).map((e) => e.kind)).toEqual([
+    expect(eventsOf(ipc.home, session.id).map((e) => e.kind)).toEqual([
       'session_created',
       'user_message',
       'interrupted',
@@ -286,7 +271,7 @@ describe('turns', () => {
 
   it('waits on an approval, lists it, and a grant resumes the turn that then runs the command', async () => {
     const session = await newSession({ policy: 'ask' });
-    server.enqueue(
+    ipc.server.enqueue(
       {
         kind: 'reply',
         // Commands start in the project's checkout, the model's root.
@@ -298,7 +283,7 @@ describe('turns', () => {
     const ended = await turnEnded(session.id, turnId);
     expect(ended.status).toBe('awaiting_approval');
     expect(ended.outcome?.status).toBe('awaiting_approval');
-    expect(fs.existsSync(path.join(project, 'out.txt'))).toBe(false);
+    expect(fs.existsSync(path.join(ipc.project, 'out.txt'))).toBe(false);
     const { pending } = await call('approvals.list', { sessionId: session.id });
     expect(pending).toHaveLength(1);
     const request = pending[0];
@@ -329,8 +314,8 @@ describe('turns', () => {
     const resumed = await turnEnded(session.id, decided.turnId as string);
     expect(resumed.outcome).toEqual({ status: 'completed' });
     // The resumed turn's auto commit brought the command's file into the project folder.
-    expect(fs.readFileSync(path.join(project, 'out.txt'), 'utf8')).toBe('approved\n');
-    expect(eventsOf(home, session.id).at(-1)).toMatchObject({
+    expect(fs.readFileSync(path.join(ipc.project, 'out.txt'), 'utf8')).toBe('approved\n');
+    expect(eventsOf(ipc.home, session.id).at(-1)).toMatchObject({
       kind: 'persistent_commit',
       dir: 'project',
       files: [{ path: 'out.txt', preHash: null }],
@@ -343,7 +328,7 @@ describe('turns', () => {
 
   it('a denial without resume records the reason and leaves the session idle with the lease free', async () => {
     const session = await newSession({ policy: 'ask' });
-    server.enqueue({
+    ipc.server.enqueue({
       kind: 'reply',
       toolCalls: [{ name: 'run_command', arguments: { command: 'rm -rf /tmp/x' } }],
     });
@@ -360,7 +345,7 @@ describe('turns', () => {
     expect(decided).toEqual({
       event: expect.objectContaining({ kind: 'approval_denied', reason: 'not that' }) as unknown,
     });
-    expect(pushes).toContainEqual({
+    expect(ipc.pushes).toContainEqual({
       topic: 'event.appended',
       payload: { sessionId: session.id, event: decided.event },
     });
@@ -370,14 +355,14 @@ describe('turns', () => {
 
   it('answers locked while another writer (the CLI) holds the session, and its turns can be stopped by stop file', async () => {
     const session = await newSession();
-    const cli = SessionLog.open(home, session.id, { write: true });
+    const cli = SessionLog.open(ipc.home, session.id, { write: true });
     try {
       const locked = await fail('turns.send', { sessionId: session.id, prompt: 'hi' });
       expect(locked.code).toBe('locked');
       expect((await call('sessions.open', { sessionId: session.id })).readOnly).toBe(true);
       cli.setRunning(true);
       expect(await call('turns.stop', { sessionId: session.id })).toEqual({ stopped: true });
-      expect(fs.existsSync(path.join(home, 'sessions', session.id, 'stop-request'))).toBe(true);
+      expect(fs.existsSync(path.join(ipc.home, 'sessions', session.id, 'stop-request'))).toBe(true);
     } finally {
       cli.close();
     }
@@ -393,23 +378,23 @@ describe('turns', () => {
     const error = await fail('turns.send', { sessionId: session.id, prompt: 'hi' });
     expect(error.code).toBe('provider');
     expect(error.message).toMatch(/Settings/);
-    expect(eventsOf(home, session.id).map((e) => e.kind)).toEqual(['session_created']);
+    expect(eventsOf(ipc.home, session.id).map((e) => e.kind)).toEqual(['session_created']);
     expect(leaseIsFree(session.id)).toBe(true);
   });
 
   it('close stops running turns, records the interruption and releases the lease', async () => {
     const session = await newSession();
-    server.enqueue({ kind: 'reply', text: 'a b c d e f g h i j k l', delayMs: 200 });
+    ipc.server.enqueue({ kind: 'reply', text: 'a b c d e f g h i j k l', delayMs: 200 });
     const { turnId } = await call('turns.send', { sessionId: session.id, prompt: 'long' });
     await waitForPush('turn.delta', (p) => p.turnId === turnId);
-    await handlers.close();
+    await ipc.handlers.close();
     expect(
-      eventsOf(home, session.id)
+      eventsOf(ipc.home, session.id)
         .map((e) => e.kind)
         .at(-1),
     ).toBe('interrupted');
     expect(leaseIsFree(session.id)).toBe(true);
-    expect(await handlers.invoke('sessions.list', {})).toEqual({
+    expect(await ipc.handlers.invoke('sessions.list', {})).toEqual({
       ok: false,
       error: { code: 'invalid_state', message: 'Keel is shutting down' },
     });
@@ -420,7 +405,7 @@ describe('events.page', () => {
   it('pages forwards from a seq and backwards before a seq, with hasBefore/hasAfter', async () => {
     const session = await newSession();
     for (let i = 0; i < 3; i++) {
-      server.enqueue({ kind: 'reply', text: `answer ${i}` });
+      ipc.server.enqueue({ kind: 'reply', text: `answer ${i}` });
       const { turnId } = await call('turns.send', { sessionId: session.id, prompt: `question ${i}` });
       await turnEnded(session.id, turnId);
     }
@@ -447,13 +432,13 @@ describe('compactions', () => {
   it('lists and inspects the compactions of a log, marking superseded ones', async () => {
     const at = '2025-01-01T00:00:00.000Z';
     const base = { at };
-    const id = SessionLog.importEvents(home, [
+    const id = SessionLog.importEvents(ipc.home, [
       {
         ...base,
         seq: 1,
         kind: 'session_created',
         sessionId: 'x',
-        projectFolder: project,
+        projectFolder: ipc.project,
         provider: 'openai',
         model: 'gpt-5',
         contextWindow: 400_000,
@@ -496,14 +481,14 @@ describe('settings and providers', () => {
       provider: 'openai',
       model: 'gpt-5',
     });
-    expect(JSON.parse(fs.readFileSync(path.join(home, 'settings.json'), 'utf8'))).toMatchObject({
+    expect(JSON.parse(fs.readFileSync(path.join(ipc.home, 'settings.json'), 'utf8'))).toMatchObject({
       defaults: { model: 'gpt-5' },
     });
     expect((await fail('settings.set', { keys: { openai: 'sk-test' } })).code).toBe('not_available');
   });
 
   it('stores keys in a writable key store and uses them for turns and provider tests', async () => {
-    await handlers.close();
+    await ipc.handlers.close();
     const secured = await new ProviderServer({ apiKey: 'sk-local-123' }).start();
     const stored: ProviderKeys = {};
     const keyStore: KeyStore = {
@@ -516,7 +501,7 @@ describe('settings and providers', () => {
         }
       },
     };
-    handlers = createHandlers({ home, mode: 'electron', version: '1', env, keyStore });
+    ipc.handlers = createHandlers({ home: ipc.home, mode: 'electron', version: '1', env, keyStore });
     try {
       const test = { provider: 'openai-compatible', model: 'scripted-model', baseUrl: secured.openaiBaseUrl };
       const refused = await call('settings.testProvider', test);
@@ -530,7 +515,7 @@ describe('settings and providers', () => {
       expect((await call('settings.testProvider', { ...test, apiKey: 'wrong' })).ok).toBe(false);
 
       const { session } = await call('sessions.create', {
-        projectFolder: project,
+        projectFolder: ipc.project,
         ...test,
         contextWindow: 8000,
       });
@@ -545,44 +530,51 @@ describe('settings and providers', () => {
   });
 
   it('detects a local OpenAI-compatible server and ignores ports where nothing answers', async () => {
-    await handlers.close();
-    handlers = createHandlers({
-      home,
+    await ipc.handlers.close();
+    ipc.handlers = createHandlers({
+      home: ipc.home,
       mode: 'serve',
       version: '1',
       env,
       localServers: [
-        { name: 'Scripted', baseUrl: server.openaiBaseUrl },
+        { name: 'Scripted', baseUrl: ipc.server.openaiBaseUrl },
         { name: 'Nothing', baseUrl: 'http://127.0.0.1:9/v1' },
       ],
     });
     expect(await call('providers.detectLocal')).toEqual({
-      servers: [{ name: 'Scripted', baseUrl: server.openaiBaseUrl, models: ['scripted-model'] }],
+      servers: [{ name: 'Scripted', baseUrl: ipc.server.openaiBaseUrl, models: ['scripted-model'] }],
     });
     expect((await call('providers.catalogue')).models.some((m) => m.id === 'gpt-5')).toBe(true);
   });
 
   it('app.info reports version, mode, home and the sandbox found here', async () => {
     const info = await call('app.info');
-    expect(info).toMatchObject({ version: '9.9.9', mode: 'serve', platform: process.platform, home });
+    expect(info).toMatchObject({
+      version: '9.9.9',
+      mode: 'serve',
+      platform: process.platform,
+      home: ipc.home,
+    });
     expect(['bwrap', 'sandbox-exec', 'none']).toContain(info.sandbox.kind);
     expect(info.sandbox.reason.length).toBeGreaterThan(0);
   });
 
   it('projects.openFolder takes a path in serve mode, and uses the dialog when one is given', async () => {
     expect((await fail('projects.openFolder')).code).toBe('not_available');
-    expect(await call('projects.openFolder', { path: project })).toEqual({ folder: project });
-    expect((await fail('projects.openFolder', { path: path.join(dir, 'missing') })).code).toBe('not_found');
-    await handlers.close();
-    const answers = [project, null];
-    handlers = createHandlers({
-      home,
+    expect(await call('projects.openFolder', { path: ipc.project })).toEqual({ folder: ipc.project });
+    expect((await fail('projects.openFolder', { path: path.join(ipc.dir, 'missing') })).code).toBe(
+      'not_found',
+    );
+    await ipc.handlers.close();
+    const answers = [ipc.project, null];
+    ipc.handlers = createHandlers({
+      home: ipc.home,
       mode: 'electron',
       version: '1',
       env,
       pickFolder: () => Promise.resolve(answers.shift() ?? null),
     });
-    expect(await call('projects.openFolder')).toEqual({ folder: project });
+    expect(await call('projects.openFolder')).toEqual({ folder: ipc.project });
     expect(await call('projects.openFolder')).toEqual({ folder: null });
   });
 });

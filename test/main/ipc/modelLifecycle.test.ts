@@ -1,15 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { fixedClock, type Clock } from '../../../main/common/clock.js';
 import { channels } from '../../../main/ipc/contract.js';
-import { createHandlers, type Handlers } from '../../../main/ipc/handlers.js';
+import { createHandlers } from '../../../main/ipc/handlers.js';
 import { MODEL_CATALOGUE, SUGGESTED_MODEL } from '../../../main/providers/catalogue.js';
-import type { ProviderServer } from '../../support/providerServer.js';
-import { closeSessionFixture, eventsOf, startSessionFixture } from '../../support/sessionFixture.js';
-import { ipcCalls, pushWaiter } from './support.js';
-import type { Push } from '../../../main/ipc/hub.js';
+import { eventsOf } from '../../support/sessionFixture.js';
+import { useIpcFixture } from './support.js';
 
 /*
  * The catalogue as the UI reads it (lifecycle, pricing, suggestions, the provider's own list) and the app's
@@ -18,12 +16,6 @@ import type { Push } from '../../../main/ipc/hub.js';
  * `models`), never by a real catalogue entry against the real calendar.
  */
 
-let dir: string;
-let home: string;
-let project: string;
-let server: ProviderServer;
-let handlers: Handlers;
-let pushes: Push[];
 let clock: Clock;
 
 // The scripted server speaks Anthropic's format too (messages and models): provider `anthropic` is honest.
@@ -49,44 +41,32 @@ const FIXTURE_MODELS = {
 } as const;
 
 function writeSettings(extra: Record<string, unknown> = {}) {
-  fs.mkdirSync(home, { recursive: true });
+  fs.mkdirSync(ipc.home, { recursive: true });
   fs.writeFileSync(
-    path.join(home, 'settings.json'),
+    path.join(ipc.home, 'settings.json'),
     JSON.stringify({
       models: FIXTURE_MODELS,
-      providers: { anthropic: { baseUrl: server.anthropicBaseUrl } },
+      providers: { anthropic: { baseUrl: ipc.server.anthropicBaseUrl } },
       ...extra,
     }),
   );
 }
 
-beforeEach(async () => {
-  ({ dir, home, project, server } = await startSessionFixture('keel-ipc-models-', {
-    server: { apiKey: 'test-key' },
-  }));
-  server.servedModels = [{ id: 'claude-test-current' }, { id: 'claude-test-retiring' }];
-  writeSettings();
-  clock = fixedClock(TODAY);
-  handlers = createHandlers({ home, mode: 'serve', version: '1', env, clock: { now: () => clock.now() } });
-  pushes = [];
-  handlers.hub.subscribe((push) => pushes.push(push));
+const ipc = useIpcFixture('keel-ipc-models-', {
+  server: { apiKey: 'test-key' },
+  prepare: ({ server }) => {
+    server.servedModels = [{ id: 'claude-test-current' }, { id: 'claude-test-retiring' }];
+    writeSettings();
+    clock = fixedClock(TODAY);
+  },
+  handlers: ({ home }) =>
+    createHandlers({ home, mode: 'serve', version: '1', env, clock: { now: () => clock.now() } }),
 });
-
-afterEach(async () => {
-  await handlers.close();
-  await closeSessionFixture({ dir, server });
-});
-
-const { call, fail } = ipcCalls(() => handlers);
-const waitForPush = pushWaiter(
-  () => handlers,
-  () => pushes,
-  15_000,
-);
+const { call, fail, waitForPush } = ipc;
 
 async function anthropicSession(model: string): Promise<string> {
   const { session } = await call('sessions.create', {
-    projectFolder: project,
+    projectFolder: ipc.project,
     provider: 'anthropic',
     model,
     checkout: 'direct',
@@ -101,7 +81,7 @@ async function runTurn(sessionId: string, prompt: string): Promise<void> {
 
 describe('providers.catalogue', () => {
   it("lists every catalogue model with its lifecycle, output limit and whether it is priced, and each provider's suggested model", async () => {
-    fs.rmSync(path.join(home, 'settings.json'));
+    fs.rmSync(path.join(ipc.home, 'settings.json'));
     const { models, suggested, today, served } = await call('providers.catalogue');
     expect(models.map((model) => model.id)).toEqual(MODEL_CATALOGUE.map((model) => model.id));
     // Main's clock, and no provider list read yet: nothing is marked listed or not.
@@ -146,7 +126,7 @@ describe('providers.catalogue', () => {
   });
 
   it('still reads as the old shape (id, provider, contextWindow): the new fields are additions', async () => {
-    fs.rmSync(path.join(home, 'settings.json'));
+    fs.rmSync(path.join(ipc.home, 'settings.json'));
     const value = await call('providers.catalogue');
     const before = z.object({
       models: z.array(
@@ -167,7 +147,7 @@ describe('providers.catalogue', () => {
 
 describe("the provider's list is the truth", () => {
   it('reads the models endpoint in the background, caches it with its age, and marks each model listed or not', async () => {
-    server.servedModels = [
+    ipc.server.servedModels = [
       { id: 'claude-test-current' },
       { id: 'claude-test-retiring' },
       // A model Keel does not know whose window the endpoint states joins the list.
@@ -177,15 +157,15 @@ describe("the provider's list is the truth", () => {
     const refreshed = await call('providers.refreshModels', { provider: 'anthropic' });
     expect(refreshed.served).toEqual({
       provider: 'anthropic',
-      baseUrl: server.anthropicBaseUrl,
+      baseUrl: ipc.server.anthropicBaseUrl,
       fetchedAt: clock.now().toISOString(),
       age: 'just now',
       stale: false,
       count: 28,
     });
     // Every page was read (Anthropic pages by after_id), in Anthropic's format with the key.
-    expect(server.modelRequests.every((request) => request.format === 'anthropic')).toBe(true);
-    const cache = JSON.parse(fs.readFileSync(path.join(home, 'served-models.json'), 'utf8')) as {
+    expect(ipc.server.modelRequests.every((request) => request.format === 'anthropic')).toBe(true);
+    const cache = JSON.parse(fs.readFileSync(path.join(ipc.home, 'served-models.json'), 'utf8')) as {
       lists: { models: unknown[] }[];
     };
     expect(cache.lists[0]?.models).toHaveLength(28);
@@ -220,9 +200,9 @@ describe("the provider's list is the truth", () => {
     expect(refused.code).toBe('provider');
     expect(refused.message).toMatch(/^Anthropic: could not reach the server \(.+\)$/);
     expect(refused.message).not.toContain('\n');
-    await handlers.close();
-    handlers = createHandlers({
-      home,
+    await ipc.handlers.close();
+    ipc.handlers = createHandlers({
+      home: ipc.home,
       mode: 'serve',
       version: '1',
       env: { ...env, ANTHROPIC_API_KEY: 'wrong' },
@@ -235,9 +215,9 @@ describe("the provider's list is the truth", () => {
   });
 
   it('never refuses a model the provider lists because a catalogue date passed: it warns', async () => {
-    server.servedModels = [{ id: 'claude-test-gone' }, { id: 'claude-test-current' }];
+    ipc.server.servedModels = [{ id: 'claude-test-gone' }, { id: 'claude-test-current' }];
     const created = await call('sessions.create', {
-      projectFolder: project,
+      projectFolder: ipc.project,
       provider: 'anthropic',
       model: 'claude-test-gone',
       checkout: 'direct',
@@ -246,13 +226,13 @@ describe("the provider's list is the truth", () => {
       "Keel's catalogue says claude-test-gone was retired on 2031-01-15, but Anthropic still lists it (checked just now): it works for now",
     );
     await runTurn(created.session.id, 'still there?');
-    expect((server.requests.at(-1)?.body as { model: string }).model).toBe('claude-test-gone');
-    expect(server.requests.at(-1)?.rejected).toBeUndefined();
+    expect((ipc.server.requests.at(-1)?.body as { model: string }).model).toBe('claude-test-gone');
+    expect(ipc.server.requests.at(-1)?.rejected).toBeUndefined();
   });
 
   it("refuses a model the provider does not serve with the provider's own error, naming one it lists", async () => {
     const refused = await fail('sessions.create', {
-      projectFolder: project,
+      projectFolder: ipc.project,
       provider: 'anthropic',
       model: 'claude-test-gone',
     });
@@ -262,17 +242,23 @@ describe("the provider's list is the truth", () => {
         'Anthropic does not serve claude-test-gone (model: claude-test-gone (404)): choose a model it lists, such as claude-test-current',
     });
     // It asked the endpoint about that id after the list lacked it.
-    expect(server.modelRequests.map((request) => request.path)).toEqual([
+    expect(ipc.server.modelRequests.map((request) => request.path)).toEqual([
       '/v1/models',
       '/v1/models/claude-test-gone',
     ]);
   });
 
   it('warns, and does not refuse, when the provider cannot be asked; a fresh cached list is not read again', async () => {
-    await handlers.close();
-    handlers = createHandlers({ home, mode: 'serve', version: '1', env: { PATH: env.PATH }, clock });
+    await ipc.handlers.close();
+    ipc.handlers = createHandlers({
+      home: ipc.home,
+      mode: 'serve',
+      version: '1',
+      env: { PATH: env.PATH },
+      clock,
+    });
     const created = await call('sessions.create', {
-      projectFolder: project,
+      projectFolder: ipc.project,
       provider: 'anthropic',
       model: 'claude-test-gone',
       checkout: 'direct',
@@ -280,17 +266,17 @@ describe("the provider's list is the truth", () => {
     expect(created.warning).toBe(
       "Keel's catalogue says claude-test-gone was retired on 2031-01-15, and Anthropic could not be asked (Anthropic needs an API key to list its models): if it is gone, the first request says so",
     );
-    expect(server.modelRequests).toEqual([]);
+    expect(ipc.server.modelRequests).toEqual([]);
 
-    await handlers.close();
-    handlers = createHandlers({ home, mode: 'serve', version: '1', env, clock });
+    await ipc.handlers.close();
+    ipc.handlers = createHandlers({ home: ipc.home, mode: 'serve', version: '1', env, clock });
     await anthropicSession('claude-test-current');
     await anthropicSession('claude-test-retiring');
-    expect(server.modelRequests.map((request) => request.path)).toEqual(['/v1/models']);
+    expect(ipc.server.modelRequests.map((request) => request.path)).toEqual(['/v1/models']);
   });
 
   it('takes the window the endpoint states over the catalogue', async () => {
-    server.servedModels = [{ id: 'claude-test-current', maxInputTokens: 640_000 }];
+    ipc.server.servedModels = [{ id: 'claude-test-current', maxInputTokens: 640_000 }];
     const id = await anthropicSession('claude-test-current');
     expect((await call('sessions.open', { sessionId: id })).pin.contextWindow).toBe(640_000);
   });
@@ -300,7 +286,7 @@ describe('sessions.setModel', () => {
   it('switches an idle session: model_changed is recorded and the next request uses the new model at the same endpoint', async () => {
     const id = await anthropicSession('claude-test-retiring');
     await runTurn(id, 'first');
-    expect((server.requests.at(-1)?.body as { model: string }).model).toBe('claude-test-retiring');
+    expect((ipc.server.requests.at(-1)?.body as { model: string }).model).toBe('claude-test-retiring');
 
     const switched = await call('sessions.setModel', {
       sessionId: id,
@@ -311,18 +297,21 @@ describe('sessions.setModel', () => {
       pin: {
         provider: 'anthropic',
         model: 'claude-test-current',
-        baseUrl: server.anthropicBaseUrl,
+        baseUrl: ipc.server.anthropicBaseUrl,
         contextWindow: 500_000,
       },
       previous: {
         provider: 'anthropic',
         model: 'claude-test-retiring',
-        baseUrl: server.anthropicBaseUrl,
+        baseUrl: ipc.server.anthropicBaseUrl,
         contextWindow: 200_000,
       },
     });
-    expect(eventsOf(home, id).at(-1)).toMatchObject({ kind: 'model_changed', model: 'claude-test-current' });
-    expect(pushes).toContainEqual({
+    expect(eventsOf(ipc.home, id).at(-1)).toMatchObject({
+      kind: 'model_changed',
+      model: 'claude-test-current',
+    });
+    expect(ipc.pushes).toContainEqual({
       topic: 'event.appended',
       payload: { sessionId: id, event: expect.objectContaining({ kind: 'model_changed' }) as unknown },
     });
@@ -332,7 +321,7 @@ describe('sessions.setModel', () => {
     );
 
     await runTurn(id, 'second');
-    const last = server.requests.at(-1);
+    const last = ipc.server.requests.at(-1);
     expect(last?.format).toBe('anthropic');
     expect((last?.body as { model: string }).model).toBe('claude-test-current');
   });
@@ -378,7 +367,7 @@ describe('sessions.setModel', () => {
       sessionId: id,
       provider: 'openai-compatible',
       model: 'qwen-local',
-      baseUrl: server.openaiBaseUrl,
+      baseUrl: ipc.server.openaiBaseUrl,
     });
     expect(unknown.code).toBe('invalid_input');
     expect(unknown.message).toMatch(/context window/);
@@ -396,18 +385,18 @@ describe('sessions.setModel', () => {
       sessionId: id,
       provider: 'openai-compatible',
       model: 'qwen-local',
-      baseUrl: server.openaiBaseUrl,
+      baseUrl: ipc.server.openaiBaseUrl,
       contextWindow: 32_768,
     });
     expect(local.pin).toEqual({
       provider: 'openai-compatible',
       model: 'qwen-local',
-      baseUrl: server.openaiBaseUrl,
+      baseUrl: ipc.server.openaiBaseUrl,
       contextWindow: 32_768,
     });
-    expect(eventsOf(home, id).filter((event) => event.kind === 'model_changed')).toHaveLength(1);
+    expect(eventsOf(ipc.home, id).filter((event) => event.kind === 'model_changed')).toHaveLength(1);
 
-    server.enqueue({ kind: 'reply', text: 'one two three four five six', delayMs: 150 });
+    ipc.server.enqueue({ kind: 'reply', text: 'one two three four five six', delayMs: 150 });
     const { turnId } = await call('turns.send', { sessionId: id, prompt: 'slow' });
     const busy = await fail('sessions.setModel', {
       sessionId: id,

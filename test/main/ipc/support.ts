@@ -3,7 +3,14 @@ import type { ChannelName, ChannelOutput, IpcResult, TopicName } from '../../../
 import { createHandlers, type Handlers } from '../../../main/ipc/handlers.js';
 import type { Push } from '../../../main/ipc/hub.js';
 import type { ProviderServer } from '../../support/providerServer.js';
-import { closeSessionFixture, eventsOf, startSessionFixture } from '../../support/sessionFixture.js';
+import {
+  closeSessionFixture,
+  eventsOf,
+  type SessionFixture,
+  type SessionFixtureHooks,
+  startSessionFixture,
+  useSessionFixture,
+} from '../../support/sessionFixture.js';
 
 /** A real home, project folder, scripted provider server and handler table, as the IPC tests use them. */
 export type IpcFixture = {
@@ -68,6 +75,61 @@ export async function startFixture(prefix: string): Promise<IpcFixture> {
       await closeSessionFixture({ dir, server });
     },
   };
+}
+
+/** The running test's session fixture and handler table (see `useIpcFixture`). */
+export type IpcTestFixture = SessionFixture &
+  Pick<IpcFixture, 'call' | 'fail' | 'waitForPush'> & {
+    /** The handler table; a test may close it and set another here (whose pushes are not collected). */
+    handlers: Handlers;
+    /** What the table made before the test pushed, in order. */
+    readonly pushes: Push[];
+  };
+
+/**
+ * An IPC test file's per-test set-up, as each wrote it out: `useSessionFixture` (then `prepare`), a handler
+ * table from `handlers(fixture)` whose pushes are collected; after the test the table is closed (`cleanup`,
+ * then the fixture). `call`, `fail` and `waitForPush` (15 s unless `pushTimeoutMs`) use the table of the
+ * moment. Call it at the top level of the file; read its fields inside tests.
+ */
+export function useIpcFixture(
+  prefix: string,
+  options: SessionFixtureHooks & { handlers: (fixture: SessionFixture) => Handlers; pushTimeoutMs?: number },
+): IpcTestFixture {
+  let handlers: Handlers | undefined;
+  let pushes: Push[] = [];
+  const current = (): Handlers => {
+    if (handlers === undefined) throw new Error('the handler table exists only while a test runs');
+    return handlers;
+  };
+  const fixture = useSessionFixture(prefix, {
+    ...options,
+    prepare: async (made) => {
+      await options.prepare?.(made);
+      handlers = options.handlers(made);
+      pushes = [];
+      handlers.hub.subscribe((push) => pushes.push(push));
+    },
+    cleanup: async (made) => {
+      const table = handlers;
+      handlers = undefined;
+      await table?.close();
+      await options.cleanup?.(made);
+    },
+  });
+  const { call, fail } = ipcCalls(current);
+  return Object.defineProperties(fixture, {
+    handlers: {
+      get: current,
+      set: (next: Handlers) => {
+        handlers = next;
+      },
+    },
+    pushes: { get: () => pushes },
+    call: { value: call },
+    fail: { value: fail },
+    waitForPush: { value: pushWaiter(current, () => pushes, options.pushTimeoutMs ?? 15_000) },
+  }) as IpcTestFixture;
 }
 
 /**
