@@ -176,10 +176,35 @@ export class McpConnection {
       });
   }
 
-  /** Every tool the server lists (all pages). Throws when the server is not ready or does not answer. */
+  /**
+   * Waits for a restart in progress (a server that died, its backoff running), so a kept server that died
+   * between turns is up again, or failed for good, before the next turn lists its tools.
+   */
+  async settle(): Promise<void> {
+    if (!this.client && this.ready && !this.closing) await this.ready;
+  }
+
+  /**
+   * Every tool the server lists (all pages). Throws when the server is not ready or does not answer. A server
+   * found dead by this very request (it died between turns, unseen until now) is listed once more after its
+   * restart: tools/list changes nothing, so asking again is safe (a tool call is never repeated).
+   */
   async listTools(): Promise<Tool[]> {
+    await this.settle();
     const client = this.client;
     if (!client) throw new Error(this.notReady());
+    try {
+      return await this.listFrom(client);
+    } catch (error) {
+      if (this.client === client || this.closing) throw error;
+      await this.settle();
+      const restarted = this.client;
+      if (!restarted) throw error;
+      return this.listFrom(restarted);
+    }
+  }
+
+  private async listFrom(client: Client): Promise<Tool[]> {
     const tools: Tool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 100; page++) {

@@ -70,6 +70,8 @@ export async function startMcpSession(options: StartMcpOptions): Promise<McpSess
       source: entry.source,
       transport: 'command' in entry.config ? ('stdio' as const) : ('http' as const),
     };
+    // A kept server that died between turns: its restart is waited for, not its tools left out of this turn.
+    await connection.settle();
     if (connection.state.state !== 'ready')
       return { report: { ...base, state: connection.state, tools: [] }, modules: [], skipped: [] };
     try {

@@ -189,3 +189,72 @@ describe.runIf(process.platform === 'linux')('misbehaving MCP servers (bubblewra
     }
   });
 });
+
+describe.runIf(process.platform === 'linux')('a kept server that died between turns', () => {
+  /** This test's processes: the box (its argv) and the server in it (its environment) name the test's folder. */
+  const processesOfTest = () =>
+    fs
+      .readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .filter((pid) => {
+        try {
+          const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+          const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
+          return cmdline.includes(fixture.dir) || (cmdline.includes(SERVER) && environ.includes(fixture.dir));
+        } catch {
+          return false;
+        }
+      });
+
+  async function startFixture(notices: string[]) {
+    const project = path.join(fixture.dir, 'work', 'project');
+    fs.mkdirSync(project, { recursive: true });
+    return startMcpSession({
+      plan: {
+        servers: [
+          { name: 'fix', source: 'settings', config: { command: process.execPath, args: [SERVER], env: {} } },
+        ],
+        project: { status: 'absent' },
+        problems: [],
+      },
+      box: {
+        sandbox,
+        projectRoot: project,
+        scratchRoot: path.join(fixture.dir, 'scratch'),
+        network: 'none',
+        baseEnv: { PATH: process.env.PATH },
+      },
+      // A backoff longer than anything between the kill and the relist: the relist meets the restart pending.
+      timeouts: { startMs: 10_000, listMs: 5_000, restartBackoffMs: [600] },
+      onNotice: (text) => notices.push(text),
+    });
+  }
+  const starts = () =>
+    fs
+      .readFileSync(path.join(fixture.dir, 'scratch', 'fix', 'home', 'starts'), 'utf8')
+      .split('\n')
+      .filter(Boolean).length;
+
+  for (const seen of [true, false]) {
+    it(`the next turn's relist waits for its restart and lists its tools (${seen ? 'its exit seen' : 'its exit not seen yet'})`, async (context) => {
+      if (sandbox.kind !== 'bwrap') context.skip();
+      const notices: string[] = [];
+      const session = await startFixture(notices);
+      try {
+        const tools = session.tools.map((tool) => tool.name);
+        expect(tools.length).toBeGreaterThan(0);
+        for (const pid of processesOfTest()) process.kill(Number(pid), 'SIGKILL');
+        // Seen: the connection has marked it stopped (its restart pending). Not seen: the relist's own
+        // tools/list is the first to meet the closed pipe (nothing ran between the kill and the request).
+        if (seen) await expect.poll(() => notices.at(-1), { timeout: 5000 }).toMatch(/restarting in 600 ms$/);
+        await session.relist();
+        expect(session.servers[0]?.state).toEqual({ state: 'ready' });
+        expect(session.tools.map((tool) => tool.name)).toEqual(tools);
+        expect(starts()).toBe(2);
+        expect(session.healthy()).toBe(true);
+      } finally {
+        await session.close();
+      }
+    });
+  }
+});

@@ -65,6 +65,23 @@ const boxProcesses = () =>
       }
     });
 
+/** This test's fixture servers (a boxed process is this machine's process too). */
+const serverProcesses = () =>
+  fs
+    .readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        // Its environment names this test's folders (its HOME): other files' fixture servers are not counted.
+        return (
+          fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(SERVER) &&
+          fs.readFileSync(`/proc/${pid}/environ`, 'utf8').includes(fixture.dir)
+        );
+      } catch {
+        return false;
+      }
+    });
+
 async function turn(name: string, args: Record<string, unknown> = {}) {
   fixture.server.enqueue(callTool(name, args, 'c1'), { kind: 'reply', text: 'done' });
   return generateHarness({ harness: harness!, session: ID, messages: [{ role: 'user', content: 'go' }] });
@@ -142,7 +159,10 @@ describe.runIf(process.platform === 'linux')('MCP servers kept across turns (kee
     await turn('mcp__fixture__echo', { text: 'hi' });
     expect(starts()).toBe(1);
     for (const pid of boxProcesses()) process.kill(Number(pid), 'SIGKILL');
-    // The connection sees the exit and restarts it with backoff (250 ms) before or at the next turn.
+    // Dead before the next turn: no process of the box, nor the server itself, is left.
+    await expect.poll(() => [...boxProcesses(), ...serverProcesses()], { timeout: 5000 }).toEqual([]);
+    // The next turn waits for the restart (backoff 250 ms), whether or not the connection saw the exit yet,
+    // and calls the new server: its tools are not left out of the turn.
     const next = await turn('mcp__fixture__echo', { text: 'again' });
     expect(next.outcome).toEqual({ status: 'completed', text: 'done' });
     expect(starts()).toBe(2);
