@@ -53,6 +53,28 @@ async function turnWith(log: SessionLog, calls: { name: string; arguments: Recor
   await hosts.pop()?.dispose?.();
   return { outcome, notices, host };
 }
+/** One fixture server in the real box, as a session's MCP servers start (startMcpSession), with its backoff. */
+function startServer(name: string, args: string[], restartBackoffMs: number[], notices: string[]) {
+  const project = path.join(fixture.dir, 'work', 'project');
+  fs.mkdirSync(project, { recursive: true });
+  return startMcpSession({
+    plan: {
+      servers: [{ name, source: 'settings', config: { command: process.execPath, args, env: {} } }],
+      project: { status: 'absent' },
+      problems: [],
+    },
+    box: {
+      sandbox,
+      projectRoot: project,
+      scratchRoot: path.join(fixture.dir, 'scratch'),
+      network: 'none',
+      baseEnv: { PATH: process.env.PATH },
+    },
+    timeouts: { startMs: 10_000, listMs: 5_000, restartBackoffMs },
+    onNotice: (text) => notices.push(text),
+  });
+}
+
 const resultOf = (log: SessionLog, id: string) =>
   log
     .read()
@@ -141,31 +163,8 @@ describe.runIf(process.platform === 'linux')('misbehaving MCP servers (bubblewra
   });
 
   it('restarts a server that keeps dying with backoff, reports each time, then leaves it failed', async () => {
-    const project = path.join(fixture.dir, 'work', 'project');
-    fs.mkdirSync(project, { recursive: true });
     const notices: string[] = [];
-    const session = await startMcpSession({
-      plan: {
-        servers: [
-          {
-            name: 'flaky',
-            source: 'settings',
-            config: { command: process.execPath, args: [SERVER, '--crash-after-start'], env: {} },
-          },
-        ],
-        project: { status: 'absent' },
-        problems: [],
-      },
-      box: {
-        sandbox,
-        projectRoot: project,
-        scratchRoot: path.join(fixture.dir, 'scratch'),
-        network: 'none',
-        baseEnv: { PATH: process.env.PATH },
-      },
-      timeouts: { startMs: 10_000, listMs: 5_000, restartBackoffMs: [50, 100] },
-      onNotice: (text) => notices.push(text),
-    });
+    const session = await startServer('flaky', [SERVER, '--crash-after-start'], [50, 100], notices);
     try {
       expect(session.servers[0]?.state).toEqual({ state: 'ready' });
       await expect
@@ -206,29 +205,6 @@ describe.runIf(process.platform === 'linux')('a kept server that died between tu
         }
       });
 
-  async function startFixture(notices: string[]) {
-    const project = path.join(fixture.dir, 'work', 'project');
-    fs.mkdirSync(project, { recursive: true });
-    return startMcpSession({
-      plan: {
-        servers: [
-          { name: 'fix', source: 'settings', config: { command: process.execPath, args: [SERVER], env: {} } },
-        ],
-        project: { status: 'absent' },
-        problems: [],
-      },
-      box: {
-        sandbox,
-        projectRoot: project,
-        scratchRoot: path.join(fixture.dir, 'scratch'),
-        network: 'none',
-        baseEnv: { PATH: process.env.PATH },
-      },
-      // A backoff longer than anything between the kill and the relist: the relist meets the restart pending.
-      timeouts: { startMs: 10_000, listMs: 5_000, restartBackoffMs: [600] },
-      onNotice: (text) => notices.push(text),
-    });
-  }
   const starts = () =>
     fs
       .readFileSync(path.join(fixture.dir, 'scratch', 'fix', 'home', 'starts'), 'utf8')
@@ -239,7 +215,8 @@ describe.runIf(process.platform === 'linux')('a kept server that died between tu
     it(`the next turn's relist waits for its restart and lists its tools (${seen ? 'its exit seen' : 'its exit not seen yet'})`, async (context) => {
       if (sandbox.kind !== 'bwrap') context.skip();
       const notices: string[] = [];
-      const session = await startFixture(notices);
+      // A backoff longer than anything between the kill and the relist: the relist meets the restart pending.
+      const session = await startServer('fix', [SERVER], [600], notices);
       try {
         const tools = session.tools.map((tool) => tool.name);
         expect(tools.length).toBeGreaterThan(0);
