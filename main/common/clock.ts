@@ -27,3 +27,22 @@ const DAY_MS = 86_400_000;
 export function daysBetween(today: string, day: string): number {
   return Math.round((Date.parse(`${day}T00:00:00Z`) - Date.parse(`${today}T00:00:00Z`)) / DAY_MS);
 }
+
+let stampedSecond = Number.NaN;
+let stampedPrefix = '';
+
+/**
+ * `new Date(now).toISOString()`, with the text up to the second kept from the last call: the log stamps every
+ * event it appends, and on the durable-append path (cold caches after each fsync) a Date and its formatting
+ * were ~9 µs of a ~350 µs append (#19); the events of a turn mostly share their second.
+ */
+export function isoTimestamp(now: number = Date.now()): string {
+  const ms = Math.floor(now); // what a Date keeps of a fractional time
+  const second = Math.floor(ms / 1000);
+  if (second !== stampedSecond) {
+    stampedPrefix = new Date(second * 1000).toISOString().slice(0, -4); // drops "000Z", whatever the year's width
+    stampedSecond = second;
+  }
+  const milli = ms - second * 1000;
+  return `${stampedPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+}

@@ -577,7 +577,8 @@ const exactChecks = new Map<string, ExactCheck | undefined>();
 
 function exactCheckOf(kind: unknown): ExactCheck | undefined {
   if (typeof kind !== 'string') return undefined;
-  if (exactChecks.has(kind)) return exactChecks.get(kind);
+  const known = exactChecks.get(kind); // one lookup on the append path; `has` only for a kind without a check
+  if (known !== undefined || exactChecks.has(kind)) return known;
   const member = SessionEvent.options.find((o) => o.shape.kind.value === kind);
   const check = member ? exactCheck(member) : undefined;
   exactChecks.set(kind, check);

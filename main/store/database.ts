@@ -134,6 +134,23 @@ export function lazyStatements<T extends Record<string, () => unknown>>(
 }
 
 /**
+ * `make(db)` once per connection: what a connection's users prepare (its statements) outlives each of them, so a
+ * host's kept connection (main/core/log/keptConnections.ts) hands the next one its statements ready. Keyed
+ * weakly: a closed connection's go with it.
+ */
+export function perConnection<T>(make: (db: Db) => T): (db: Db) => T {
+  const made = new WeakMap<Db, T>();
+  return (db) => {
+    let value = made.get(db);
+    if (value === undefined) {
+      value = make(db);
+      made.set(db, value);
+    }
+    return value;
+  };
+}
+
+/**
  * Opens an existing SQLite file read-only, as it is: no migration, no pragma, nothing written (a reader of
  * another process's live WAL file, e.g. search reading a hit's event from its log). Throws when it is missing.
  */

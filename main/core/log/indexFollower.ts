@@ -29,14 +29,13 @@ const INDEX_PAGE = 5_000;
 /** Kinds that, while a turn runs, are indexed at its end rather than on append (and user messages but the first). */
 const DEFERRABLE = new Set<string>(['assistant_message', 'tool_call_started', 'tool_result']);
 
-/** What the follower needs of its log. */
+/** What the follower needs of its log (a SessionLog, which is its only user). */
 export type FollowedLog = {
   readonly id: string;
   lastSeq(): number;
   read(options: { fromSeq: number; limit: number }): SessionEvent[];
-  status(): SessionStatus;
-  /** Seq of the log's first user message (the title comes from it), if any. */
-  firstUserMessageSeq(): number | undefined;
+  /** The status the list shows for the log. */
+  indexStatus(): SessionStatus;
 };
 
 export class IndexFollower {
@@ -49,6 +48,8 @@ export class IndexFollower {
   constructor(
     private readonly log: FollowedLog,
     private readonly index: SessionIndex,
+    /** Seq of the log's first user message (the title comes from it), if any. */
+    private readonly firstUserMessageSeq: () => number | undefined,
   ) {}
 
   /** A write to the index failed since the last catch-up: the row lags the log. */
@@ -61,26 +62,53 @@ export class IndexFollower {
     return this.pending.length;
   }
 
-  /** After a commit of `events`: indexes them now, or, during a turn, holds them if nothing else changes. */
-  appended(events: readonly SessionEvent[], running: boolean): void {
+  /**
+   * After a commit of `events`, with the status the log now derives: indexes them now, or, during a turn, holds
+   * them if nothing else changes. Runs on every durable append, so it takes the status its log already knows and
+   * tests the events without a closure (#19: the append p50 against the JSON-lines floor).
+   */
+  appended(events: readonly SessionEvent[], running: boolean, status: SessionStatus): void {
     if (this.behind) {
       this.tryCatchUp();
       return;
     }
-    const status = this.log.status();
     const deferrable =
       running &&
       status === this.indexedStatus &&
-      events.every((event) => DEFERRABLE.has(event.kind) || this.isLaterUserMessage(event)) &&
-      this.pending.length + events.length < PENDING_LIMIT;
-    this.pending.push(...events);
+      this.pending.length + events.length < PENDING_LIMIT &&
+      this.allDeferrable(events);
+    // Indexed loops: this runs once per append, too few times to be optimized, and there a for-of's iterator costs.
+    for (let i = 0; i < events.length; i += 1) this.pending.push(events[i] as SessionEvent);
     if (!deferrable) this.flush(status);
+  }
+
+  /**
+   * The turn engine's append during a running turn, decided without deriving the status: an assistant message,
+   * tool call or result leaves the status as the row has it, and while the row says `running` (set by this
+   * writer with the turn running, every non-deferrable event since indexed at once) the status is still
+   * `running` after it (only approvals, interruptions and errors change it, and none of them is held). True when
+   * the event is held; false leaves it to `appended`.
+   */
+  holds(event: SessionEvent): boolean {
+    if (this.indexedStatus !== 'running' || this.behind || this.pending.length + 1 >= PENDING_LIMIT)
+      return false;
+    if (!DEFERRABLE.has(event.kind)) return false;
+    this.pending.push(event);
+    return true;
+  }
+
+  private allDeferrable(events: readonly SessionEvent[]): boolean {
+    for (let i = 0; i < events.length; i += 1) {
+      const event = events[i] as SessionEvent;
+      if (!DEFERRABLE.has(event.kind) && !this.isLaterUserMessage(event)) return false;
+    }
+    return true;
   }
 
   /** A user message after the first: only counts and search text change, the title stays. */
   private isLaterUserMessage(event: SessionEvent): boolean {
     if (event.kind !== 'user_message') return false;
-    const first = this.log.firstUserMessageSeq();
+    const first = this.firstUserMessageSeq();
     return first !== undefined && first < event.seq;
   }
 
@@ -88,7 +116,7 @@ export class IndexFollower {
    * Writes what is held, with `status`; only the status when nothing is held and it changed (with
    * `touchedAt`, a turn's start, also the row's updated time, so the list orders it as active).
    */
-  flush(status: SessionStatus = this.log.status(), touchedAt?: string): void {
+  flush(status: SessionStatus = this.log.indexStatus(), touchedAt?: string): void {
     if (this.behind) {
       this.tryCatchUp();
       return;
@@ -129,7 +157,7 @@ export class IndexFollower {
     const last = this.log.lastSeq();
     const position = this.index.position(this.log.id);
     if (!position) throw new Error(`session ${this.log.id} has no row in index.sqlite`);
-    const status = this.log.status();
+    const status = this.log.indexStatus();
     if (position.lastSeq > last) {
       this.index.truncateTo(this.log.id, last, status);
     } else {

@@ -47,6 +47,22 @@ export function rowToEvent(sessionId: string, row: EventRow, validate = true): S
   return result.data;
 }
 
+/**
+ * The body column of an event: its fields other than seq, at and kind, as JSON. JSON.stringify writes keys in the
+ * object's order, so an event that starts seq, at, kind (every appended one: sessionLog.ts's appendRows, and
+ * zod's copies) is its body after those three: one stringify, no copy of the event without them.
+ */
+export function bodyText(event: SessionEvent): string {
+  const text = JSON.stringify(event);
+  // at and kind go in unquoted by JSON: a value that needs an escape then differs from the text at that escape,
+  // so the head matches only where it is the text's own (one stringify per append, #19).
+  const head = `{"seq":${event.seq},"at":"${event.at}","kind":"${event.kind}"`;
+  if (text.startsWith(head))
+    return text.length === head.length + 1 ? '{}' : `{${text.slice(head.length + 1)}`;
+  const { seq: _seq, at: _at, kind: _kind, ...body } = event;
+  return JSON.stringify(body);
+}
+
 /** The text search finds an event by; undefined for events that carry no message text. */
 export function searchableText(event: SessionEvent): string | undefined {
   switch (event.kind) {

@@ -33,6 +33,13 @@ export class LogTailState {
     return tail;
   }
 
+  /** The newest event's seq (0 for an empty log): a read-only log asks for the seq alone, not the kind too. */
+  seq(): number {
+    if (this.tail !== undefined) return this.tail.seq;
+    if (this.keeps()) return this.current().seq;
+    return this.statements.lastSeq.get() ?? 0;
+  }
+
   /** The tail is read again on next use. */
   forget(): void {
     this.tail = undefined;
@@ -44,7 +51,8 @@ export class LogTailState {
     if (newest === undefined) return;
     if (this.keeps()) this.tail = { seq: newest.seq, kind: newest.kind };
     if (!this.unanswered) return;
-    for (const event of events) {
+    for (let i = 0; i < events.length; i += 1) {
+      const event = events[i] as SessionEvent; // indexed: once per append, not optimized (indexFollower.ts)
       if (event.kind === 'approval_request') this.unanswered.add(event.seq);
       if (event.kind === 'approval_granted' || event.kind === 'approval_denied') {
         this.unanswered.delete(event.requestSeq);

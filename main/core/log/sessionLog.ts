@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import type Database from 'better-sqlite3';
 import path from 'node:path';
 import { migrate, openDatabase, type Db } from '../../store/database.js';
 import type { Synchronous } from '../../store/database.js';
@@ -11,7 +10,9 @@ import type { EventKind, EventOf, NewEvent } from '../../common/events.js';
 import type { ProjectionView } from '../../common/payload.js';
 import { selectView } from '../projection/projectPayload.js';
 import { assertValidSessionId, isValidSessionId, newSessionId } from './sessionId.js';
-import { crashDuringAppend } from '../turn/crash.js';
+import { duringAppendCrash } from '../turn/crash.js';
+import { isoTimestamp } from '../../common/clock.js';
+import { immediately } from './immediate.js';
 import {
   asDiskFull,
   DamagedLogError,
@@ -21,7 +22,7 @@ import {
 } from './logErrors.js';
 import { SessionLockedError, SessionNotFoundError } from './logErrors.js';
 import { IndexFollower } from './indexFollower.js';
-import { rowToEvent, toIndexUpdate, toSessionRow } from './logRows.js';
+import { bodyText, rowToEvent, toIndexUpdate, toSessionRow } from './logRows.js';
 import { TraceEntry } from './logRows.js';
 import { trackWriter, untrackWriter } from './writerExit.js';
 import { assertLogPresent, assertNotBeingCreated } from './creatingMark.js';
@@ -87,8 +88,8 @@ export class SessionLog {
   private readonly trace: LogTrace;
   /** The newest event and the unanswered approvals, kept by a writer from its own appends (logTail.ts). */
   private readonly tail: LogTailState;
-  /** appendRows in a transaction, made once (better-sqlite3 builds its wrappers per call of `transaction`). */
-  private appendTransaction: Database.Transaction<SessionLog['appendRows']> | undefined;
+  /** KEEL_CRASH_AT=during_append, read when the log opens (crash.ts). */
+  private readonly crashInAppend = duringAppendCrash();
 
   private constructor(
     /** The session id (also its folder name). */
@@ -106,14 +107,9 @@ export class SessionLog {
     this.artifactsDir = path.join(dir, 'artifacts');
     this.workspaceDir = path.join(dir, 'workspace');
     this.follower = new IndexFollower(
-      {
-        id,
-        lastSeq: () => this.lastSeq(),
-        read: (options) => this.read(options),
-        status: () => this.deriveStatus(),
-        firstUserMessageSeq: () => this.statements.firstOfKind.get('user_message')?.seq,
-      },
+      this,
       index,
+      () => this.statements.firstOfKind.get('user_message')?.seq,
     );
     this.statements = logStatements(db);
     this.tail = new LogTailState(this.statements, () => this.writable && !this.closed);
@@ -342,10 +338,9 @@ export class SessionLog {
     // Validated before the transaction: a bad record refuses the append, as a bad event does.
     const trace = options.trace?.length ? packTrace(options.trace.map((t) => TraceEntry.parse(t))) : null;
     const known = this.tail.known;
-    this.appendTransaction ??= this.db.transaction(this.appendRows.bind(this));
     let result: AppendResult;
     try {
-      result = this.appendTransaction.immediate(batch, options, trace);
+      result = immediately(this.db, () => this.appendRows(batch, options, trace));
     } catch (error) {
       // The writer's remembered tail is only trusted while appends go through: after a refused or
       // rolled-back one it is read again, and a stale tail (the dense-seq trigger refused it) is retried once.
@@ -354,33 +349,45 @@ export class SessionLog {
       throw error;
     }
     if (result.ok && result.events.length > 0) {
-      this.tail.appended(result.events);
-      this.follower.appended(result.events, this.running);
+      const { events } = result;
+      this.tail.appended(events);
+      // The common case first: one event a running turn holds back from the index (indexFollower.ts).
+      const held = this.running && events.length === 1 && this.follower.holds(events[0] as SessionEvent);
+      if (!held) this.follower.appended(events, this.running, this.deriveStatus());
     }
     return result;
   }
 
   /** appendBatch's transaction: numbers the events after the tail, validates and inserts them. */
   private appendRows(batch: readonly NewEvent[], options: AppendOptions, trace: string | null): AppendResult {
-    const last = this.tail.current().seq;
+    const last = this.tail.seq();
     if (options.expectedLastSeq !== undefined && options.expectedLastSeq !== last) {
       return { ok: false, conflict: { expectedLastSeq: options.expectedLastSeq, actualLastSeq: last } };
     }
-    const at = new Date().toISOString();
-    const appended = batch.map((event, i) => {
+    const at = isoTimestamp();
+    const appended: SessionEvent[] = [];
+    for (let i = 0; i < batch.length; i += 1) {
+      const event = batch[i] as NewEvent;
       if (event.kind === 'session_created' && last + i !== 0) {
         throw new Error('session_created is only ever the first event of a log');
       }
-      return parseSessionEvent({ ...event, seq: last + 1 + i, at });
-    });
-    appended.forEach((event, i) => this.insertEvent(event, i === 0 ? trace : null));
-    crashDuringAppend(appended);
+      const seq = last + 1 + i;
+      // seq and at first, as zod's copy and a stored event read back have them (bodyText relies on it), and set
+      // again after the caller's fields, so a caller's own never wins. A throw rolls the whole batch back.
+      const value: Record<string, unknown> = { seq, at, ...event };
+      value['seq'] = seq;
+      value['at'] = at;
+      const stored = parseSessionEvent(value);
+      this.insertEvent(stored, i === 0 ? trace : null);
+      appended.push(stored);
+    }
+    this.crashInAppend?.(appended);
     return { ok: true, events: appended, lastSeq: last + appended.length };
   }
 
   /** The seq of the newest event (0 for an empty log). */
   lastSeq(): number {
-    return this.tail.current().seq;
+    return this.tail.seq();
   }
 
   /**
@@ -561,17 +568,10 @@ export class SessionLog {
     return event;
   }
 
-  private insertEvent(event: SessionEvent, trace: string | null = null): void {
-    const { seq, kind, at, ...body } = event;
-    this.statements.insert.run(
-      seq,
-      kind,
-      at,
-      event.kind === 'compaction' ? event.through : null,
-      event.kind === 'approval_granted' || event.kind === 'approval_denied' ? event.requestSeq : null,
-      JSON.stringify(body),
-      trace,
-    );
+  private insertEvent(e: SessionEvent, trace: string | null = null): void {
+    const through = e.kind === 'compaction' ? e.through : null;
+    const request = e.kind === 'approval_granted' || e.kind === 'approval_denied' ? e.requestSeq : null;
+    this.statements.insert.run(e.seq, e.kind, e.at, through, request, bodyText(e), trace);
   }
 
   /** Writes already-numbered events (create, import) in one transaction; the triggers keep seq dense. */

@@ -32,14 +32,18 @@ export function crashPoint(point: CrashPoint, env: NodeJS.ProcessEnv = process.e
 }
 
 /**
- * The `during_append` point: dies inside the append transaction, after the rows are written and before the
- * commit. `KEEL_CRASH_KIND` narrows it to appends that contain an event of that kind (e.g. tool_result).
+ * The `during_append` point, armed when a log opens: a function that dies inside the append transaction, after
+ * the rows are written and before the commit, or undefined when `KEEL_CRASH_AT` does not name it. Read once, not
+ * per append: each read of process.env is a call into the runtime, measurable on the durable-append path (#19).
+ * `KEEL_CRASH_KIND` narrows it to appends that contain an event of that kind (e.g. tool_result).
  */
-export function crashDuringAppend(
-  events: readonly { kind: string }[],
+export function duringAppendCrash(
   env: NodeJS.ProcessEnv = process.env,
-): void {
-  if (env['KEEL_CRASH_AT'] !== 'during_append') return;
+): ((events: readonly { kind: string }[]) => void) | undefined {
+  if (env['KEEL_CRASH_AT'] !== 'during_append') return undefined;
   const only = env['KEEL_CRASH_KIND'];
-  if (only === undefined || events.some((event) => event.kind === only)) process.kill(process.pid, 'SIGKILL');
+  return (events) => {
+    if (only === undefined || events.some((event) => event.kind === only))
+      process.kill(process.pid, 'SIGKILL');
+  };
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { ZodType } from 'zod';
 import { exactCheck } from '../../../main/common/exactCheck.js';
@@ -208,5 +208,51 @@ describe('exactCheck against zod, on values generated from every event kind', ()
     expect(parseSessionEvent(bare)).toStrictEqual({ ...bare, toolCalls: [] });
     expect(() => parseSessionEvent({ ...event, toolCallId: '' })).toThrow(z.ZodError);
     expect(() => parseSessionEvent({ ...event, kind: 'assistent_message' })).toThrow(z.ZodError);
+  });
+});
+
+describe('exactCheck as generated code', () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+  });
+
+  it('writes keys and literals as data: quotes, backslashes, line breaks and code in them change nothing', () => {
+    const nasty = `a"b\\c'\n\u2028}); globalThis.pwned = true; ({`;
+    const schema = z.object({
+      [nasty]: z.literal(nasty),
+      constructor: z.enum(['x"y', "z'w"]).optional(),
+      n: z
+        .number()
+        .int()
+        .min(-0)
+        .max(2 ** 53 - 1),
+      tag: z.string().regex(/^[a-z]+$/),
+    });
+    const check = exactCheck(schema);
+    expect(check).toBeDefined();
+    const good = { [nasty]: nasty, constructor: 'x"y', n: 3, tag: 'abc' };
+    expect(check?.(good)).toBe(true);
+    expect(check?.({ ...good, [nasty]: 'other' })).toBe(false);
+    expect(check?.({ ...good, constructor: 'x' })).toBe(false);
+    expect(check?.({ ...good, tag: 'ABC' })).toBe(false);
+    expect(check?.({ ...good, n: 1.5 })).toBe(false);
+    expect(check?.({ ...good, extra: 1 })).toBe(false);
+    expect((globalThis as { pwned?: boolean }).pwned).toBeUndefined();
+    for (const value of [good, { ...good, tag: 'ABC' }, { ...good, constructor: undefined }]) {
+      expect(check?.(value)).toBe(zodGivesItBack(schema, value));
+    }
+  });
+
+  it('gives no check where code cannot be generated (a CSP without eval), and zod answers', () => {
+    vi.stubGlobal(
+      'Function',
+      class {
+        constructor() {
+          throw new EvalError('Code generation from strings disallowed for this context');
+        }
+      },
+    );
+    const schema = z.object({ a: z.string() });
+    expect(exactCheck(schema)).toBeUndefined();
   });
 });

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { lazyStatements, migrate, openDatabase } from '../../../main/store/database.js';
+import { lazyStatements, migrate, openDatabase, perConnection } from '../../../main/store/database.js';
 import { readSchemaVersion, SchemaTooNewError } from '../../../main/store/database.js';
 import type { Migration } from '../../../main/store/database.js';
 import { spawnTypescript, waitForExit } from './support/childProcess.js';
@@ -172,5 +172,24 @@ describe('openDatabase across processes', () => {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       db.close();
     }
+  });
+});
+
+describe('perConnection', () => {
+  it('makes its value once per connection, and another for another connection', () => {
+    const file = path.join(tempDir(), 'p.sqlite');
+    const a = openDatabase(file, { migrations: twoTables });
+    const b = openDatabase(file, { migrations: twoTables });
+    let made = 0;
+    const statementOf = perConnection((db) => {
+      made += 1;
+      return db.prepare('SELECT count(*) FROM a');
+    });
+    const first = statementOf(a);
+    expect(statementOf(a)).toBe(first);
+    expect(statementOf(b)).not.toBe(first);
+    expect(made).toBe(2);
+    a.close();
+    b.close();
   });
 });

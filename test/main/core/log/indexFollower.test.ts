@@ -76,6 +76,48 @@ describe('the index row during a turn', () => {
     index.close();
   });
 
+  it('holds a running turn’s events only while the row says running: after an approval, its answer, an error', () => {
+    const home = tempHome();
+    const log = SessionLog.create(home, sessionInit());
+    const index = SessionIndex.open(home);
+    const result = (id: string) => ({
+      kind: 'tool_result' as const,
+      toolCallId: id,
+      content: 'ok',
+      exitCode: 0,
+    });
+    log.setRunning(true);
+    log.append({ kind: 'user_message', content: 'first' });
+    log.append(result('c0'));
+    expect(log.indexPending()).toBe(1);
+    const request = log.append({
+      kind: 'approval_request',
+      toolCallId: 'c1',
+      tool: 'run_command',
+      arguments: '{"command":"make"}',
+    });
+    expect(index.get(log.id)).toMatchObject({ lastSeq: 4, status: 'awaiting_approval' });
+    // Still waiting: another call's result changes nothing the row shows, and is held.
+    log.append(result('c2'));
+    expect(log.indexPending()).toBe(1);
+    const requestSeq = request.ok ? (request.events[0]?.seq ?? 0) : 0;
+    log.append({ kind: 'approval_granted', requestSeq, scope: 'once' });
+    expect(index.get(log.id)).toMatchObject({ lastSeq: 6, status: 'running' });
+    log.append(result('c1'));
+    expect(log.indexPending()).toBe(1);
+    log.append({ kind: 'error', message: 'provider refused' });
+    expect(index.get(log.id)).toMatchObject({ lastSeq: 8, status: 'error' });
+    // After an error a result makes the session running again: indexed at once with that status, then held.
+    log.append(result('c3'));
+    expect(index.get(log.id)).toMatchObject({ lastSeq: 9, status: 'running' });
+    log.append(result('c4'));
+    expect(log.indexPending()).toBe(1);
+    log.setRunning(false);
+    expect(index.get(log.id)).toMatchObject({ lastSeq: 10, eventCount: 10, status: 'idle' });
+    log.close();
+    index.close();
+  });
+
   it('indexes every append at once outside a turn, and a later user message at the turn end', async () => {
     const home = tempHome();
     const log = SessionLog.create(home, sessionInit());

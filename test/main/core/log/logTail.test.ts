@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { EVENTS_PAGE_SIZE, EVENTS_WAL_AUTOCHECKPOINT } from '../../../../main/store/schema.js';
 import { useTempHomes } from '../../store/support/tempHomes.js';
@@ -62,6 +62,29 @@ describe('the writer remembers the end of its log', () => {
       expect(log.indexStatus()).toBe('error');
     } finally {
       log.close();
+    }
+  });
+});
+
+describe('a read-only log asks for its end each time', () => {
+  it('sees every append of the writer, and asks for the seq alone (not the newest kind too)', () => {
+    const home = tempHome();
+    const writer = SessionLog.create(home, sessionInit());
+    const prepare = vi.spyOn(Database.prototype, 'prepare');
+    const reader = SessionLog.open(home, writer.id);
+    try {
+      expect(reader.lastSeq()).toBe(1);
+      writer.append({ kind: 'user_message', content: 'one' });
+      expect(reader.lastSeq()).toBe(2);
+      writer.append({ kind: 'user_message', content: 'two' });
+      expect(reader.lastSeq()).toBe(3);
+      const prepared = prepare.mock.calls.map(([sql]) => String(sql));
+      expect(prepared.some((sql) => sql.includes('max(seq)'))).toBe(true);
+      expect(prepared.some((sql) => sql.includes('SELECT kind FROM events'))).toBe(false);
+    } finally {
+      prepare.mockRestore();
+      reader.close();
+      writer.close();
     }
   });
 });
