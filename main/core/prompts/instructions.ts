@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { InstructionFile } from '../../common/events.js';
 import { LINKED_DEPENDENCY_DIRS } from '../persistent/extras.js';
 import { truncateUtf8 } from '../subagents/result.js';
 import { readFileConfined } from '../../sandbox/paths.js';
+import { listFolder } from './instructionFolders.js';
 
 /**
  * Project instructions: the AGENTS.md files of a project (CLAUDE.md in a folder without one), found at the
@@ -94,33 +94,36 @@ export function sameInstructionFiles(a: readonly InstructionFile[], b: readonly 
   );
 }
 
-/** Project-relative paths (`/`-separated) of the instruction file of each folder, root first. */
+/**
+ * Project-relative paths (`/`-separated) of the instruction file of each folder, root first: breadth first, one
+ * level's folders listed together (their readdirs overlap), each listing kept while its folder is unchanged
+ * (instructionFolders.ts). The order is the one-folder-at-a-time queue's: a level is its parents' subfolders in
+ * the parents' order.
+ */
 async function findInstructionFiles(root: string): Promise<string[]> {
   const found: string[] = [];
-  const queue: string[] = [''];
+  const skip = (name: string) => name.startsWith('.') || SKIPPED_FOLDERS.has(name);
+  let level: string[] = [''];
   let visited = 0;
-  while (queue.length > 0 && visited < MAX_FOLDERS) {
-    const folder = queue.shift() as string;
-    visited++;
-    let entries;
-    try {
-      entries = await fs.readdir(path.join(root, folder), { withFileTypes: true });
-    } catch (error) {
-      if (folder === '') throw error;
-      continue;
-    }
-    const files = new Set(
-      entries.filter((entry) => entry.isFile() || entry.isSymbolicLink()).map((entry) => entry.name),
+  while (level.length > 0 && visited < MAX_FOLDERS) {
+    const folders = level.slice(0, MAX_FOLDERS - visited);
+    visited += folders.length;
+    const listings = await Promise.all(
+      folders.map((folder) =>
+        listFolder(path.join(root, folder), INSTRUCTION_FILE_NAMES).catch((error: unknown) => {
+          if (folder === '') throw error;
+          return undefined; // a folder gone or unreadable meanwhile: nothing of it
+        }),
+      ),
     );
-    const name = INSTRUCTION_FILE_NAMES.find((candidate) => files.has(candidate));
-    if (name !== undefined) found.push(folder === '' ? name : `${folder}/${name}`);
-    const subfolders = entries
-      .filter(
-        (entry) => entry.isDirectory() && !entry.name.startsWith('.') && !SKIPPED_FOLDERS.has(entry.name),
-      )
-      .map((entry) => entry.name)
-      .sort();
-    for (const sub of subfolders) queue.push(folder === '' ? sub : `${folder}/${sub}`);
+    level = [];
+    folders.forEach((folder, i) => {
+      const listing = listings[i];
+      if (listing === undefined) return;
+      if (listing.file !== undefined) found.push(folder === '' ? listing.file : `${folder}/${listing.file}`);
+      for (const sub of listing.subfolders)
+        if (!skip(sub)) level.push(folder === '' ? sub : `${folder}/${sub}`);
+    });
   }
   return found;
 }

@@ -33,16 +33,19 @@ const CONFIG_FILE = 'persistent.json';
 
 /** The session's Persistent Dir configuration, or undefined for a session that works on its project folder directly. */
 export function readPersistentConfig(dataDir: string): PersistentConfig | undefined {
+  const file = path.join(dataDir, CONFIG_FILE);
+  // A turn asks up to seven times: for a session without one, a stat that answers undefined, not an ENOENT thrown.
+  if (fs.statSync(file, { throwIfNoEntry: false }) === undefined) return undefined;
   let text: string;
   try {
-    text = fs.readFileSync(path.join(dataDir, CONFIG_FILE), 'utf8');
+    text = fs.readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
   const parsed = PersistentConfig.safeParse(JSON.parse(text));
   if (!parsed.success) {
-    throw new Error(`${path.join(dataDir, CONFIG_FILE)} is not valid: ${z.prettifyError(parsed.error)}`);
+    throw new Error(`${file} is not valid: ${z.prettifyError(parsed.error)}`);
   }
   return parsed.data;
 }

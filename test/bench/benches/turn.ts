@@ -1,4 +1,4 @@
-import { mkdirSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { SessionEvent } from '../../../main/common/events.js';
@@ -7,11 +7,20 @@ import { createHarness } from '../../../main/core/sessions/harness.js';
 import { generateHarness } from '../../../main/core/sessions/stream.js';
 import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
 import type { ModelProvider, StreamEvent } from '../../../main/providers/types.js';
+import { readGitFacts } from '../../../main/core/prompts/environment.js';
 import { detectSandbox } from '../../../main/sandbox/box.js';
 import { createToolRegistry } from '../../../main/tools/registry.js';
 import { buildCodingSession } from '../conversation.js';
+import { buildGitProject } from '../gitProject.js';
 import { makeMetric, median, percentile, round } from '../harness.js';
 import type { Bench } from './context.js';
+
+/**
+ * Files of the project the turns run in: a small repository, so what is measured is the harness's own cost. A
+ * project's `git status` (the environment block's, each turn) grows with the project, not the session: the git facts
+ * rows time it here and at 1,000 files (4-7 ms on the 2-core VM, turns there 9-12 ms).
+ */
+const TURN_PROJECT_FILES = 100;
 
 /** A provider that answers at once, so a turn's time is the harness's own (projection, appends, fsync, trace). */
 function instantProvider(deltas = 1, sentAt: number[] = []): ModelProvider {
@@ -62,8 +71,10 @@ export const turnBench: Bench = {
   async run({ sizes, scratch, progress }) {
     const started = performance.now();
     const dir = scratch.dir('turn');
+    // A repository of its own: the environment block's `git status` is then of a small project's tree, not of
+    // whichever tree the bench's scratch folder lies in (by default `.bench-tmp` in Keel's checkout).
     const project = join(dir, 'project');
-    mkdirSync(project, { recursive: true });
+    buildGitProject(project, TURN_PROJECT_FILES, { aged: true });
     const sandbox = await detectSandbox();
     const metrics = [];
     const params: Record<string, number | string | boolean> = {
@@ -193,6 +204,29 @@ export const turnBench: Bench = {
           keel: round(percentile(sorted, 99), 4),
         }),
       );
+      // What the environment block's git facts cost each turn grows with the project, not the session: the
+      // turn project's, and a 1,000-file one's for scale (readGitFacts as the turn host calls it).
+      progress('turn: git facts');
+      const larger = join(dir, 'project-1000');
+      buildGitProject(larger, 1_000, { aged: true });
+      for (const [label, folder] of [
+        [`${TURN_PROJECT_FILES}-file`, project],
+        ['1,000-file', larger],
+      ] as const) {
+        const real = realpathSync(folder);
+        const times: number[] = [];
+        for (let run = 0; run < sizes.turnRuns + 1; run++) {
+          const t0 = performance.now();
+          const facts = await readGitFacts({ projectFolder: real, projectRoot: real });
+          if (facts.status === undefined) throw new Error(`git status of ${folder} could not be read`);
+          if (run > 0) times.push(performance.now() - t0);
+        }
+        metrics.push(
+          makeMetric(`the environment block's git facts, ${label} project (median)`, 'ms', 'lower', {
+            keel: round(median(times), 3),
+          }),
+        );
+      }
     } finally {
       scratch.remove(dir);
     }

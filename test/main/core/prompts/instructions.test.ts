@@ -7,6 +7,7 @@ import {
   readProjectInstructions,
   sameInstructionFiles,
 } from '../../../../main/core/prompts/instructions.js';
+import { walkCounts } from '../../../../main/core/prompts/instructionFolders.js';
 import { makeTempDir, removeTempDir } from '../../../support/cli.js';
 
 let dir: string;
@@ -100,5 +101,76 @@ describe('readProjectInstructions', () => {
     write('AGENTS.md', 'v2');
     expect(sameInstructionFiles(first, await read())).toBe(false);
     expect(sameInstructionFiles(first, [])).toBe(false);
+  });
+});
+
+describe('the instruction walk between turns', () => {
+  /** Every folder of the project timed a minute back: old enough to be kept (a fresh mtime may still move). */
+  function age(): void {
+    const past = new Date(Date.now() - 60_000);
+    const visit = (folder: string) => {
+      for (const entry of fs.readdirSync(folder, { withFileTypes: true }))
+        if (entry.isDirectory()) visit(path.join(folder, entry.name));
+      fs.utimesSync(folder, past, past);
+    };
+    visit(project);
+  }
+
+  async function paths(): Promise<{ paths: string[]; listed: number; kept: number }> {
+    walkCounts.listed = 0;
+    walkCounts.kept = 0;
+    const found = (await read()).map((file) => file.path);
+    return { paths: found, listed: walkCounts.listed, kept: walkCounts.kept };
+  }
+
+  it('lists again only the folders whose entries changed, and finds what was added, removed or replaced', async () => {
+    write('AGENTS.md', 'root');
+    write('pkg/a/src/x.ts', 'x');
+    write('pkg/b/CLAUDE.md', 'b');
+    age();
+    expect(await paths()).toEqual({ paths: ['AGENTS.md', 'pkg/b/CLAUDE.md'], listed: 5, kept: 0 });
+    // Nothing changed: no folder is read again, and the files are the same.
+    expect(await paths()).toEqual({ paths: ['AGENTS.md', 'pkg/b/CLAUDE.md'], listed: 0, kept: 5 });
+
+    // A file added deep down: only its folder is listed again.
+    write('pkg/a/src/AGENTS.md', 'deep');
+    expect(await paths()).toEqual({
+      paths: ['AGENTS.md', 'pkg/b/CLAUDE.md', 'pkg/a/src/AGENTS.md'],
+      listed: 1,
+      kept: 4,
+    });
+    // An AGENTS.md beside a CLAUDE.md takes its place; a removed one is gone; a new folder is walked into.
+    // (Not aged first: setting a folder's time moves its ctime, and it would be listed again anyway.)
+    write('pkg/b/AGENTS.md', 'b2');
+    fs.rmSync(path.join(project, 'pkg/a/src/AGENTS.md'));
+    write('pkg/c/AGENTS.md', 'c');
+    expect(await paths()).toEqual({
+      paths: ['AGENTS.md', 'pkg/b/AGENTS.md', 'pkg/c/AGENTS.md'],
+      listed: 4, // pkg (a new entry), pkg/a/src (changed, and too fresh to keep before), pkg/b, pkg/c
+      kept: 2,
+    });
+    // A folder replaced by a link to a folder outside the project is no longer walked into.
+    age();
+    fs.rmSync(path.join(project, 'pkg/c'), { recursive: true });
+    fs.mkdirSync(path.join(dir, 'outside'));
+    fs.writeFileSync(path.join(dir, 'outside', 'AGENTS.md'), 'outside');
+    fs.symlinkSync(path.join(dir, 'outside'), path.join(project, 'pkg/c'));
+    expect((await paths()).paths).toEqual(['AGENTS.md', 'pkg/b/AGENTS.md']);
+  });
+
+  it('lists a folder again when its time was set back after a change (ctime moves), and never keeps a fresh one', async () => {
+    write('AGENTS.md', 'root');
+    write('sub/x.ts', 'x');
+    const past = new Date(Date.now() - 60_000);
+    age();
+    expect((await paths()).listed).toBe(2);
+    // What tar or `cp -p` do: the folder filled, then its time restored.
+    write('sub/AGENTS.md', 'sub');
+    fs.utimesSync(path.join(project, 'sub'), past, past);
+    expect(await paths()).toEqual({ paths: ['AGENTS.md', 'sub/AGENTS.md'], listed: 1, kept: 1 });
+    // A folder changed just now may change again within the same timestamp: it is listed on every walk.
+    write('sub/y.ts', 'y');
+    expect((await paths()).listed).toBe(1);
+    expect((await paths()).listed).toBe(1);
   });
 });
