@@ -3,15 +3,15 @@ import { describeError } from './errors.js';
 import { ExitCode } from './exitCodes.js';
 import { createContext } from './context.js';
 import type { CliIo } from './context.js';
-import { registerCommands } from './commands/index.js';
+import { commandsFor } from './commands/index.js';
 import type { RegisterCommand } from './commands/index.js';
-import { sweepDeadScratch } from '../core/host.js';
+import { sweepDeadScratch } from '../core/hostStart.js';
 import { onIndexNotice } from '../core/log/indexNotice.js';
 
-/** Builds the `keel` program: global options, then one subcommand per module in commands/. */
+/** Builds the `keel` program: global options, then the subcommands `commands` register (commands/). */
 export function createProgram(
   io: CliIo,
-  commands: readonly RegisterCommand[] = registerCommands,
+  commands: readonly RegisterCommand[],
 ): ReturnType<typeof createContext> & { program: Command } {
   // Read when a command first asks for the home, i.e. after the options were parsed.
   const context = createContext(io, () => program.opts<{ home?: string }>().home);
@@ -37,14 +37,15 @@ export function createProgram(
 
 /**
  * Runs `keel` with `argv` (the arguments after the program name) and returns the exit code.
- * Never throws and never prints a stack trace unless KEEL_DEBUG=1.
+ * Never throws and never prints a stack trace unless KEEL_DEBUG=1. Without `commands`, only the module of the
+ * subcommand argv names is loaded (every module for help or an unknown command: `commandsFor`).
  */
 export async function runCli(
   argv: readonly string[],
   io: CliIo,
-  commands: readonly RegisterCommand[] = registerCommands,
+  commands?: readonly RegisterCommand[],
 ): Promise<number> {
-  const context = createProgram(io, commands);
+  const context = createProgram(io, commands ?? (await commandsFor(argv)));
   // A damaged index moved aside, a rebuild's progress: one line each, on stderr.
   const previousNotice = onIndexNotice((line) => io.stderr(`keel: ${line}\n`));
   try {

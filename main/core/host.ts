@@ -4,7 +4,7 @@
  * the machine's sandbox and path confinement. Hosts import these from here, never from store, providers or
  * sandbox directly (eslint.config.js LAYERS), so what a host may touch below the harness is this list.
  */
-export { resolveHome } from '../store/home.js';
+export { resolveHome, sweepDeadScratch } from './hostStart.js';
 export { readSettings, writeSettings, SettingsError, type Settings } from '../store/settings.js';
 export { SessionIndex, isLeaseStale, type SessionSummary } from '../store/sessionIndex.js';
 export { createProvider, toProviderError, ProviderError, type ProviderKeys } from '../providers/index.js';
@@ -16,9 +16,8 @@ export { resolveInWorkspace } from '../sandbox/paths.js';
 // interactive terminal a window opens in a session's box.
 export { createFlowControl, type FlowControl } from '../runner/flow.js';
 export { runningCommand, type RunningCommand } from '../runner/boxedCommand.js';
-// What killed Keels left in the temp folder (scratch folders, and the processes of their runs still alive:
-// a bwrap child caught in its setup), ended when a host starts.
-export { sweepDeadScratch } from '../runner/boxRecords.js';
+// sweepDeadScratch (above, hostStart.ts): what killed Keels left in the temp folder (scratch folders, and the
+// processes of their runs still alive: a bwrap child caught in its setup), ended when a host starts.
 // keel eval runs each task's check command in the box, as a tool call would.
 export { runCommand, type RunCommandResult } from '../runner/boxedCommand.js';
 export { runGit } from './persistent/git.js';

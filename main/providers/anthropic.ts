@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type {
   MessageParam,
   TextBlockParam,
@@ -10,6 +10,7 @@ import type { Payload, PayloadMessage } from '../common/payload.js';
 import { withImageNotes } from './toolImages.js';
 import { thinkingRequest, toReasoningText, type ThinkingRequest } from './anthropicThinking.js';
 import { assertComplete, ProviderError, toProviderError } from './errors.js';
+import { anthropicClient, lazyClient } from './sdk.js';
 import type { CompletedMessage, ModelProvider, StreamEvent, StreamRequest, ToolSpec } from './types.js';
 
 const EPHEMERAL = { type: 'ephemeral' } as const;
@@ -126,7 +127,7 @@ export type AnthropicOptions = { apiKey?: string; baseUrl?: string };
 /** The Anthropic Messages API, streaming. SDK retries are off: Keel retries visibly (see retry.ts). */
 export class AnthropicProvider implements ModelProvider {
   readonly kind = 'anthropic' as const;
-  private readonly client: Anthropic;
+  private readonly client: { get: () => Promise<Anthropic> };
 
   constructor(options: AnthropicOptions) {
     if (!options.apiKey) {
@@ -135,7 +136,8 @@ export class AnthropicProvider implements ModelProvider {
         'Anthropic needs an API key: set ANTHROPIC_API_KEY or add the key in Settings → Providers',
       );
     }
-    this.client = new Anthropic({ apiKey: options.apiKey, baseURL: options.baseUrl, maxRetries: 0 });
+    const { apiKey, baseUrl } = options;
+    this.client = lazyClient(() => anthropicClient({ apiKey, baseURL: baseUrl, maxRetries: 0 }));
   }
 
   async *stream(request: StreamRequest): AsyncGenerator<StreamEvent> {
@@ -146,8 +148,10 @@ export class AnthropicProvider implements ModelProvider {
     // Thinking blocks by content index, each placed after the tool_use blocks that streamed before it.
     const reasoningByIndex = new Map<number, ReasoningPart>();
     let finished = false;
+    // The SDK is imported at the first request (sdk.ts); a failure to load it is not a network error.
+    const client = await this.client.get();
     try {
-      const stream = await this.client.messages.create(
+      const stream = await client.messages.create(
         {
           model: request.model,
           max_tokens: thinking.maxTokens,

@@ -1,9 +1,10 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { ReasoningPart } from '../common/events.js';
 import type { Payload, PayloadMessage } from '../common/payload.js';
 import { withImageNotes } from './toolImages.js';
 import { assertComplete, ProviderError, toProviderError } from './errors.js';
+import { openaiClient, lazyClient } from './sdk.js';
 import { effectiveEffort } from './reasoning.js';
 import type { CompletedMessage, ModelProvider, StreamEvent, StreamRequest, ToolSpec } from './types.js';
 
@@ -107,7 +108,7 @@ type ReasoningDelta = { reasoning_content?: string | null; reasoning?: string | 
  */
 export class OpenAIProvider implements ModelProvider {
   readonly kind: 'openai' | 'openai-compatible';
-  private readonly client: OpenAI;
+  private readonly client: { get: () => Promise<OpenAI> };
   private readonly label: string;
   private readonly replayToolReasoning: boolean;
 
@@ -128,7 +129,9 @@ export class OpenAIProvider implements ModelProvider {
       );
     }
     // Local servers ignore the key, but the SDK insists on a string.
-    this.client = new OpenAI({ apiKey: options.apiKey ?? 'no-key', baseURL: options.baseUrl, maxRetries: 0 });
+    const apiKey = options.apiKey ?? 'no-key';
+    const { baseUrl } = options;
+    this.client = lazyClient(() => openaiClient({ apiKey, baseURL: baseUrl, maxRetries: 0 }));
   }
 
   async *stream(request: StreamRequest): AsyncGenerator<StreamEvent> {
@@ -141,8 +144,10 @@ export class OpenAIProvider implements ModelProvider {
     const effort = effectiveEffort(request.model, request.reasoningEffort);
     const calls = new Map<number, { id: string; name: string; text: string }>();
     let finished = false;
+    // The SDK is imported at the first request (sdk.ts); a failure to load it is not a network error.
+    const client = await this.client.get();
     try {
-      const stream = await this.client.chat.completions.create(
+      const stream = await client.chat.completions.create(
         {
           model: request.model,
           messages,

@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type {
   FunctionTool,
   ResponseCreateParamsStreaming,
@@ -9,6 +9,7 @@ import type { ReasoningPart } from '../common/events.js';
 import type { Payload, PayloadMessage } from '../common/payload.js';
 import { withImageNotes } from './toolImages.js';
 import { assertComplete, ProviderError, toProviderError } from './errors.js';
+import { openaiClient, lazyClient } from './sdk.js';
 import { effectiveEffort, reasoningSupport } from './reasoning.js';
 import type { CompletedMessage, ModelProvider, StreamEvent, StreamRequest, ToolSpec } from './types.js';
 
@@ -118,7 +119,7 @@ type Call = { callId: string; name: string; text: string };
 /** OpenAI's Responses API, streaming and stateless (`store: false`). SDK retries are off (see retry.ts). */
 export class OpenAIResponsesProvider implements ModelProvider {
   readonly kind = 'openai' as const;
-  private readonly client: OpenAI;
+  private readonly client: { get: () => Promise<OpenAI> };
 
   constructor(options: { apiKey?: string; baseUrl?: string }) {
     if (!options.apiKey) {
@@ -127,7 +128,8 @@ export class OpenAIResponsesProvider implements ModelProvider {
         'OpenAI needs an API key: set OPENAI_API_KEY or add the key in Settings → Providers',
       );
     }
-    this.client = new OpenAI({ apiKey: options.apiKey, baseURL: options.baseUrl, maxRetries: 0 });
+    const { apiKey, baseUrl } = options;
+    this.client = lazyClient(() => openaiClient({ apiKey, baseURL: baseUrl, maxRetries: 0 }));
   }
 
   async *stream(request: StreamRequest): AsyncGenerator<StreamEvent> {
@@ -138,8 +140,10 @@ export class OpenAIResponsesProvider implements ModelProvider {
     const reasoning = new Map<number, Extract<ReasoningPart, { type: 'reasoning' }>>();
     let reasoningText = '';
     let finished = false;
+    // The SDK is imported at the first request (sdk.ts); a failure to load it is not a network error.
+    const client = await this.client.get();
     try {
-      const stream = await this.client.responses.create(
+      const stream = await client.responses.create(
         {
           model: request.model,
           input,

@@ -1,7 +1,8 @@
-import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
+import type Anthropic from '@anthropic-ai/sdk';
+import type OpenAI from 'openai';
 import type { ServedModel } from '../common/models.js';
 import { ProviderError, providerMessage, toProviderError } from './errors.js';
+import { anthropicClient, openaiClient } from './sdk.js';
 
 /*
  * The provider's own word on which models it serves: `GET /v1/models` (Anthropic, OpenAI, and the
@@ -27,14 +28,14 @@ const LABEL = {
 
 type Client = { kind: 'anthropic'; client: Anthropic } | { kind: 'openai'; client: OpenAI };
 
-function clientFor(endpoint: ModelsEndpoint, timeoutMs: number): Client {
+async function clientFor(endpoint: ModelsEndpoint, timeoutMs: number): Promise<Client> {
   const label = LABEL[endpoint.provider];
   if (endpoint.provider === 'anthropic') {
     if (!endpoint.apiKey)
       throw new ProviderError('missing_key', `${label} needs an API key to list its models`);
     return {
       kind: 'anthropic',
-      client: new Anthropic({
+      client: await anthropicClient({
         apiKey: endpoint.apiKey,
         baseURL: endpoint.baseUrl,
         maxRetries: 0,
@@ -50,7 +51,7 @@ function clientFor(endpoint: ModelsEndpoint, timeoutMs: number): Client {
   }
   return {
     kind: 'openai',
-    client: new OpenAI({
+    client: await openaiClient({
       // Local servers ignore the key, but the SDK insists on a string.
       apiKey: endpoint.apiKey ?? 'no-key',
       baseURL: endpoint.baseUrl,
@@ -82,7 +83,7 @@ export async function listServedModels(
   options: { signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<ServedModel[]> {
   const timeoutMs = options.timeoutMs ?? MODELS_ENDPOINT_TIMEOUT_MS;
-  const client = clientFor(endpoint, timeoutMs);
+  const client = await clientFor(endpoint, timeoutMs);
   const models: ServedModel[] = [];
   try {
     if (client.kind === 'anthropic') {
@@ -111,7 +112,7 @@ export async function checkServedModel(
   options: { signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<{ served: true; model: ServedModel } | { served: false; message: string }> {
   const timeoutMs = options.timeoutMs ?? MODELS_ENDPOINT_TIMEOUT_MS;
-  const client = clientFor(endpoint, timeoutMs);
+  const client = await clientFor(endpoint, timeoutMs);
   try {
     if (client.kind === 'anthropic') {
       return {

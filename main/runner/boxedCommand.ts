@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { spawn, type IPty } from 'node-pty';
+import type { IPty } from 'node-pty';
 import { z } from 'zod';
 import { NetworkPolicy, type SandboxInfo, type SandboxKind } from '../sandbox/box.js';
 import { createRedactor, type RedactionStream } from '../sandbox/redact.js';
@@ -15,6 +15,7 @@ import { createExitMarkerScanner, wrapWithExitMarker } from './exitMarker.js';
 import type { FlowControl } from './flow.js';
 import { signalNameOf } from './processNames.js';
 import { killRunTree } from './processTree.js';
+import { loadPty } from './pty.js';
 
 /** Default wall-clock limit of one command. */
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -281,6 +282,7 @@ interface ExecuteOutcome {
 }
 
 async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
+  const { spawn } = await loadPty();
   mkdirSync(path.dirname(options.artifactPath), { recursive: true });
   const artifact = createWriteStream(options.artifactPath, {
     flags: 'w',

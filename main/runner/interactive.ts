@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
-import { spawn, type IPty } from 'node-pty';
+import type { IPty } from 'node-pty';
 import { z } from 'zod';
 import { NetworkPolicy, type SandboxInfo, type SandboxKind } from '../sandbox/box.js';
 import { createRedactor, type Redactor } from '../sandbox/redact.js';
@@ -10,6 +10,7 @@ import type { RunCgroup } from './cgroup.js';
 import { createFlowControl, type FlowControl } from './flow.js';
 import { signalNameOf } from './processNames.js';
 import { killRunTree } from './processTree.js';
+import { loadPty } from './pty.js';
 import { DEFAULT_MEMORY_MB, DEFAULT_PIDS_MAX } from './boxedCommand.js';
 
 /**
@@ -123,6 +124,7 @@ export async function openInteractiveTerminal(
     unconfined: 'a terminal would run unconfined, which needs your explicit approval.',
     fail: (message) => new InteractiveTerminalError(message),
   });
+  const { spawn } = await loadPty();
   const id = randomUUID();
   let launch: Awaited<ReturnType<typeof prepareBoxLaunch>> | null = null;
   let pty: IPty;

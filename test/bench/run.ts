@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { appendLatencyBench } from './benches/appendLatency.js';
 import { appendThroughputBench } from './benches/appendThroughput.js';
 import { bytesPerStepBench } from './benches/bytesPerStep.js';
+import { cliStartBench } from './benches/cliStart.js';
 import type { Bench } from './benches/context.js';
 import { BENCH_SYSTEM_PROMPT } from './benches/context.js';
 import { ftsSearchBench } from './benches/ftsSearch.js';
@@ -39,6 +40,7 @@ export const BENCHES: readonly Bench[] = [
   reasoningBench,
   mcpBench,
   historyBench,
+  cliStartBench,
 ];
 
 /** Parsed command line of the bench runner. */

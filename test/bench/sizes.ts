@@ -45,6 +45,8 @@ export type Sizes = {
   /** Events in the session whose reasoning is replayed, and timed projections of it (median reported). */
   reasoningEvents: number;
   reasoningRuns: number;
+  /** Timed spawns of the built CLI per command (`cli-start`, median reported). */
+  cliStartRuns: number;
 };
 
 /** Named size profiles: `full` (default), `quick` (--quick) and `tiny` (the smoke test). */
@@ -75,6 +77,7 @@ export const SIZE_PROFILES = {
     pathologicalRuns: 5,
     reasoningEvents: 1_000,
     reasoningRuns: 9,
+    cliStartRuns: 21,
   },
   quick: {
     conversationSteps: 220,
@@ -102,6 +105,7 @@ export const SIZE_PROFILES = {
     pathologicalRuns: 3,
     reasoningEvents: 1_000,
     reasoningRuns: 5,
+    cliStartRuns: 9,
   },
   tiny: {
     conversationSteps: 24,
@@ -129,6 +133,7 @@ export const SIZE_PROFILES = {
     pathologicalRuns: 1,
     reasoningEvents: 100,
     reasoningRuns: 1,
+    cliStartRuns: 2,
   },
 } as const satisfies Record<string, Sizes>;
 

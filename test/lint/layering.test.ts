@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ESLint } from 'eslint';
+import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/cli.js';
 
@@ -9,7 +10,9 @@ import { REPO_ROOT } from '../support/cli.js';
  * added: each "never" of ARCHITECTURE.md fails with its reason, and an import the table allows passes.
  */
 
-const eslint = new ESLint({ cwd: REPO_ROOT });
+// The repository's config as it is, without the type-aware rules: only boundaries/dependencies is read here,
+// and a TypeScript program per file linted took ~25 s of the suite.
+const eslint = new ESLint({ cwd: REPO_ROOT, overrideConfig: [tseslint.configs.disableTypeChecked] });
 
 async function layeringErrors(file: string, extraImport: string): Promise<string[]> {
   const filePath = path.join(REPO_ROOT, file);

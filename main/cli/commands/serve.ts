@@ -2,9 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { createHandlers } from '../../ipc/handlers.js';
 import { defaultRendererDir, findPackageRoot, readKeelVersion } from '../../server/paths.js';
-import { startKeelServer } from '../../server/server.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 
@@ -30,6 +28,11 @@ export function registerServe(program: Command, context: CliContext): void {
     .option('--port <n>', 'port to listen on (default: a free one)', parsePort)
     .option('--renderer <dir>', 'the built renderer folder (default: out/renderer of this install)')
     .action(async (options: ServeOptions) => {
+      // The app's whole handler table and the WebSocket server: loaded here, not for every other command.
+      const [{ createHandlers }, { startKeelServer }] = await Promise.all([
+        import('../../ipc/handlers.js'),
+        import('../../server/server.js'),
+      ]);
       const root = findPackageRoot(import.meta.dirname);
       const rendererDir = path.resolve(options.renderer ?? defaultRendererDir(root));
       if (!fs.existsSync(path.join(rendererDir, 'index.html'))) {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
-import { registerCommands } from '../../../main/cli/commands/index.js';
+import { loadAllCommands } from '../../../main/cli/commands/index.js';
 import type { RegisterCommand } from '../../../main/cli/commands/index.js';
 import { runCli } from '../../../main/cli/program.js';
 import {
@@ -158,7 +158,7 @@ describe('a session another process is writing', () => {
         env: {},
         readStdin: () => Promise.resolve(''),
       },
-      [...registerCommands, registerWriteProbe],
+      [...(await loadAllCommands()), registerWriteProbe],
     );
     return { code, stdout, stderr };
   }
