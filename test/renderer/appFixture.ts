@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, onTestFailed } from 'vitest';
 import type { SessionEvent } from '../../main/common/events.js';
 import { makeTempDir, removeTempDir } from '../support/cli.js';
-import { ProviderServer } from '../support/providerServer.js';
+import { ProviderServer, withoutEnvironment } from '../support/providerServer.js';
 import {
   ensureBuilt,
   launchBrowser,
@@ -51,6 +51,12 @@ export type AppFixture = {
   readonly page: Page;
   /** Starts keel serve and Chromium unless they run already; returns the page. */
   start: () => Promise<Page>;
+  /**
+   * For a test that goes on from an earlier one's app: starts keel serve again if it is gone (a failed test's
+   * children are killed with it) and then drops the provider steps it left and opens the app anew; returns
+   * the page. One failure stays one.
+   */
+  reopen: () => Promise<Page>;
   /** Stops keel serve and starts a new one on the same home (a new URL and token); returns it. */
   restartServe: () => Promise<Serve>;
   /** Opens the app (keel serve's URL) in the page; returns the page. */
@@ -93,9 +99,20 @@ export function setUpApp(options: AppFixtureOptions): AppFixture {
       return app.browser.page;
     },
     start: async () => {
+      const child = serve?.process.child;
+      if (child && (child.exitCode !== null || child.signalCode !== null)) serve = undefined;
       serve ??= await startServe(app.home, options.serveEnv);
       browser ??= await launchBrowser();
       return browser.page;
+    },
+    reopen: async () => {
+      const before = serve;
+      await app.start();
+      if (serve !== before) {
+        app.provider.discardPending();
+        await app.goto();
+      }
+      return app.page;
     },
     restartServe: async () => {
       await serve?.stop();
@@ -111,6 +128,8 @@ export function setUpApp(options: AppFixtureOptions): AppFixture {
       const page = app.page;
       onTestFailed(async () => {
         await screenshot(page, `failed-${name}`);
+        // CI keeps only its log: what the page showed and what keel serve and the provider saw, printed there.
+        console.error(await failureReport(app, page, name));
       });
       return watchPage(page);
     },
@@ -139,6 +158,42 @@ export function setUpApp(options: AppFixtureOptions): AppFixture {
   return app;
 }
 
+/** The last `max` characters of `text`, marked as cut when they are not all of it. */
+const tail = (text: string, max: number) => (text.length > max ? `…${text.slice(-max)}` : text);
+
+/**
+ * What a failed browser test leaves to read in a CI log: the page's visible text (its end), keel serve's
+ * stderr, and each provider request's last message with the scripted steps still queued. Never throws.
+ */
+async function failureReport(app: AppFixture, page: Page, name: string): Promise<string> {
+  const part = async (what: string, read: () => string | Promise<string>) => {
+    try {
+      return `--- ${what}\n${await read()}`;
+    } catch (error) {
+      return `--- ${what}: unavailable (${(error as Error).message})`;
+    }
+  };
+  const requests = () =>
+    app.provider.requests
+      .map((request, i) => {
+        const body = request.body as
+          { messages?: { role: string }[]; input?: { role: string }[] } | undefined;
+        const last = withoutEnvironment(body?.messages ?? body?.input ?? []).at(-1);
+        const rejected = request.rejected === undefined ? '' : ` REJECTED ${request.rejected}`;
+        return `#${i + 1} ${request.format}${rejected}: ${tail(JSON.stringify(last) ?? '-', 300)}`;
+      })
+      .concat(`${app.provider.pending} scripted step(s) not taken`)
+      .join('\n');
+  return [
+    `=== failed browser test "${name}"`,
+    await part('page text (end)', async () =>
+      tail(await page.locator('body').innerText({ timeout: 2_000 }), 3_000),
+    ),
+    await part('keel serve stderr (end)', () => tail(app.serve.process.stderr(), 3_000)),
+    await part('provider requests', requests),
+  ].join('\n');
+}
+
 /** A session as window.keel.sessions.create takes it; provider and model default to the scripted ones. */
 export type NewSession = { title: string; projectFolder: string } & Record<string, unknown>;
 
@@ -157,7 +212,8 @@ export async function createSession(
   const created = await page.evaluate<{ ok: boolean; value: { session: { id: string } } }>(
     `window.keel.sessions.create(${JSON.stringify(input)})`,
   );
-  expect(created.ok).toBe(true);
+  // The whole answer, so a refusal shows its error.
+  expect(created).toMatchObject({ ok: true });
   if (open) {
     await page.getByRole('option', { name: new RegExp(session.title) }).click();
     await page.getByRole('heading', { name: session.title }).waitFor();

@@ -161,7 +161,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     const pathCard = page.getByRole('article', { name: 'Approval needed: edit_file' });
     await waitForDiff(pathCard);
     const glob = pathCard.getByLabel('Path glob');
-    expect(await glob.inputValue()).toBe('src/util/**');
+    await expect.poll(() => glob.inputValue()).toBe('src/util/**');
     await glob.fill('/etc/**');
     await pathCard.getByText('Path globs are relative to the workspace').waitFor();
     expect(await pathCard.getByRole('button', { name: 'Allow for path' }).isDisabled()).toBe(true);
@@ -232,7 +232,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
 
   it('denies a command with a reason that the next request carries to the model', async () => {
     // The first test starts the server and opens the app.
-    const page = app.page;
+    const page = await app.reopen();
     const watched = app.watch('approvals-command');
     const project = makeProject(app.dir, 'command-project');
     const sessionId = await createSession(page, {
@@ -257,7 +257,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     await card.getByText('(asked for 15 min, capped)').waitFor();
     await card.getByText('registry.npmjs.org').waitFor();
     await card.getByText(project, { exact: false }).first().waitFor();
-    expect(await card.getByLabel('Command prefix').inputValue()).toBe('rm');
+    await expect.poll(() => card.getByLabel('Command prefix').inputValue()).toBe('rm');
     await card.getByLabel('Reason').fill(reason);
     await screenshot(page, 'approvals-05-command');
 
@@ -303,7 +303,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
 
   it('keeps a pending approval across a server restart and decides it after', async () => {
     // The first test starts the server and opens the app.
-    const page = app.page;
+    const page = await app.reopen();
     const watched = app.watch('approvals-restart');
     const project = makeProject(app.dir, 'restart-project');
     // The default: a checkout whose changes reach the folder when the turn ends.

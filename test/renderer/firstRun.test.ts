@@ -60,8 +60,8 @@ describe.skipIf(!HAS_CHROMIUM)('first run and settings', () => {
       // First run is over: the new-session dialog opens on the chosen model.
       const dialog = page.getByRole('dialog', { name: 'New session' });
       await dialog.waitFor();
-      expect(await dialog.getByLabel('Model').inputValue()).toBe('llama3.2:3b');
-      expect(await dialog.getByLabel('Base URL').inputValue()).toBe('http://127.0.0.1:11434/v1');
+      await expect.poll(() => dialog.getByLabel('Model').inputValue()).toBe('llama3.2:3b');
+      await expect.poll(() => dialog.getByLabel('Base URL').inputValue()).toBe('http://127.0.0.1:11434/v1');
       await dialog.getByRole('button', { name: 'Cancel' }).click();
       await page.getByRole('heading', { name: 'No session open' }).waitFor();
       const saved = JSON.parse(fs.readFileSync(path.join(app.home, 'settings.json'), 'utf8')) as {

@@ -79,7 +79,9 @@ describe.skipIf(!HAS_CHROMIUM || !bwrap)('settings: MCP servers', () => {
     await page.getByRole('button', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'MCP servers' }).waitFor();
     const project = fs.realpathSync(path.join(app.dir, 'mcp-project'));
-    expect(await page.getByRole('combobox', { name: 'MCP project folder' }).inputValue()).toBe(project);
+    await expect
+      .poll(() => page.getByRole('combobox', { name: 'MCP project folder' }).inputValue())
+      .toBe(project);
     await page.getByRole('button', { name: 'Check servers' }).click();
 
     const file = page.getByRole('article', { name: 'Project MCP config' });

@@ -99,7 +99,9 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
     await warning.getByRole('button', { name: `Switch to ${retiring.replacement}…` }).click();
     const dialog = page.getByRole('dialog', { name: 'Switch model' });
     await dialog.waitFor();
-    expect(await dialog.getByLabel('Model', { exact: true }).inputValue()).toBe(retiring.replacement);
+    await expect
+      .poll(() => dialog.getByLabel('Model', { exact: true }).inputValue())
+      .toBe(retiring.replacement);
     const choices = dialog.getByRole('radiogroup', { name: 'Anthropic models' });
     expect(
       await choices.getByRole('radio', { name: new RegExp(`^${retiring.replacement}\\b`) }).isChecked(),
@@ -182,10 +184,13 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
     // Settings' default model is for the scripted (OpenAI-compatible) provider: Anthropic starts on its suggestion.
     await dialog.getByLabel('Provider').selectOption('anthropic');
     const model = dialog.getByLabel('Model', { exact: true });
-    expect(await model.inputValue()).toBe(SUGGESTED_MODEL.anthropic);
+    // The provider's change fills the model in after the select's own render: polled (the lifecycle pass, beside
+    // the crash-safety runs, once read the field still empty).
+    await expect.poll(() => model.inputValue()).toBe(SUGGESTED_MODEL.anthropic);
 
     const choices = dialog.getByRole('radiogroup', { name: 'Anthropic models' });
     const rows = choices.locator('.model-option');
+    await expect.poll(() => rows.locator('.model-option-id').allTextContents()).toContain(retiring.id);
     const ids = await rows.locator('.model-option-id').allTextContents();
     expect(ids[0]).toBe(SUGGESTED_MODEL.anthropic);
     expect(ids).not.toContain(retired.id);
@@ -213,7 +218,7 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
     // Picking the retiring model says what that means; typing one the provider does not serve is refused in
     // the provider's words before anything is made.
     await retiringRow.locator('input').check();
-    expect(await model.inputValue()).toBe(retiring.id);
+    await expect.poll(() => model.inputValue()).toBe(retiring.id);
     await dialog.getByText(`${retiring.id} retires in ${DAYS_LEFT} days`).waitFor();
     await dialog.getByLabel('Project folder').fill(project);
     await model.fill(retired.id);

@@ -102,7 +102,7 @@ describe.skipIf(!HAS_CHROMIUM)("the model's reasoning in the transcript", () => 
     await dialog.getByLabel('Provider').selectOption('anthropic');
     await dialog.getByLabel('Model', { exact: true }).fill('claude-opus-5-5');
     expect(await offered()).toEqual(["Model's default (medium)", 'Low', 'Medium', 'High']);
-    expect(await effort.inputValue()).toBe('default');
+    await expect.poll(() => effort.inputValue()).toBe('default');
     await dialog.getByText('claude-opus-5-5 does not take the effort off').waitFor();
     await screenshot(page, 'reasoning-04-switch-always-reasons');
 
@@ -134,7 +134,7 @@ describe.skipIf(!HAS_CHROMIUM)("the model's reasoning in the transcript", () => 
     // The same model, another effort: reasoning_changed, and the next request carries it.
     await header.getByRole('button', { name: 'Switch model' }).click();
     await dialog.waitFor();
-    expect(await effort.inputValue()).toBe('high');
+    await expect.poll(() => effort.inputValue()).toBe('high');
     await effort.selectOption('low');
     await dialog.getByRole('button', { name: 'Switch effort' }).click();
     await dialog.waitFor({ state: 'detached' });

@@ -73,7 +73,7 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     await dialog.waitFor();
     await dialog.getByLabel('Project folder').fill(project);
     await dialog.getByLabel('Title (optional)').fill('Parser work');
-    expect(await dialog.getByLabel('Model').inputValue()).toBe('scripted-model');
+    await expect.poll(() => dialog.getByLabel('Model').inputValue()).toBe('scripted-model');
     // By default the agent works on a checkout whose changes reach the folder when each turn ends.
     expect(await selectedLabel(dialog.getByLabel('Changes'))).toBe('Apply when each turn ends');
     await screenshot(page, '02-new-session-dialog');

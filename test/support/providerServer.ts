@@ -169,6 +169,11 @@ export class ProviderServer {
     return this.queue.length;
   }
 
+  /** Drops the steps not yet taken (a failed test's), so the next test's requests take its own. */
+  discardPending(): void {
+    this.queue.length = 0;
+  }
+
   async close(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));

@@ -64,9 +64,19 @@ describe('revert in a 10k-file project', () => {
       );
       const ran = await keel(cli.home, newSessionArgs(cli, { policy: 'full-auto', prompt: 'edit', extra }));
       expect(ran.code, ran.stderr).toBe(0);
-      expect(gitStatus().split('\n')).toHaveLength(13);
       const id = onlySessionId(cli.home);
-      const [commit] = eventsOf(cli.home, id).filter((e) => e.kind === 'persistent_commit');
+      const events = eventsOf(cli.home, id);
+      // The command's result and the turn's events first: a command that failed, or a commit that did not land,
+      // says so here rather than as an empty git status.
+      const turn = JSON.stringify(
+        events.filter((e) => e.kind !== 'session_created'),
+        null,
+        1,
+      ).slice(0, 8000);
+      const result = events.find((e) => e.kind === 'tool_result');
+      expect(result?.kind === 'tool_result' && result.content, turn).toMatch(/\[exit code 0,/);
+      expect(gitStatus().split('\n'), turn).toHaveLength(13);
+      const [commit] = events.filter((e) => e.kind === 'persistent_commit');
       expect(commit?.kind === 'persistent_commit' && commit.files).toHaveLength(13);
 
       const started = Date.now();

@@ -92,8 +92,13 @@ describe('createFlowControl', () => {
   });
 });
 
-/** A consumer that renders (acks) at most `perTick` characters every millisecond or so. */
-function slowConsumer(perTick: number) {
+/**
+ * A consumer that renders (acks) at most `perTick` characters every millisecond or so, and starts only once
+ * `holdUntil` characters wait: the flow must then pause the producer at least once, however slowly the producer
+ * runs on a busy machine. `fills` counts the times the queue rose to the high watermark after it had fallen
+ * below the low one (the producer resumed): each of them must have paused the producer.
+ */
+function slowConsumer(perTick: number, holdUntil = 0) {
   const queue: string[] = [];
   const rendered: string[] = [];
   let maxQueued = 0;
@@ -101,13 +106,21 @@ function slowConsumer(perTick: number) {
   let queued = 0;
   let flow: FlowControl | undefined;
   let stopped = false;
+  let fills = 0;
+  let resumed = true;
   const onData = (chunk: string): void => {
     queue.push(chunk);
     maxChunk = Math.max(maxChunk, chunk.length);
     queued += chunk.length;
     maxQueued = Math.max(maxQueued, queued);
+    if (resumed && queued >= HIGH_WATERMARK_CHARS) {
+      fills += 1;
+      resumed = false;
+    }
   };
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
   const loop = async (): Promise<void> => {
+    while (!stopped && queued < holdUntil) await tick();
     while (!stopped || queue.length > 0) {
       let budget = perTick;
       while (budget > 0 && queue.length > 0) {
@@ -116,8 +129,9 @@ function slowConsumer(perTick: number) {
         queued -= chunk.length;
         budget -= chunk.length;
         flow?.ack(chunk.length);
+        if (queued < LOW_WATERMARK_CHARS) resumed = true;
       }
-      await new Promise((resolve) => setTimeout(resolve, 1));
+      await tick();
     }
   };
   return {
@@ -128,6 +142,7 @@ function slowConsumer(perTick: number) {
     rendered: () => rendered.join(''),
     maxQueued: () => maxQueued,
     maxChunk: () => maxChunk,
+    fills: () => fills,
   };
 }
 
@@ -142,7 +157,7 @@ function expectedFlood(): string {
 
 describe('runCommand with flow control', () => {
   it('a 100,000-line flood to a slow consumer: the pty is paused, buffering stays bounded, output whole and in order', async () => {
-    const consumer = slowConsumer(1_500);
+    const consumer = slowConsumer(1_500, HIGH_WATERMARK_CHARS);
     const flow = createFlowControl({ onData: consumer.onData });
     consumer.attach(flow);
     const rendering = consumer.start();
@@ -154,12 +169,15 @@ describe('runCommand with flow control', () => {
     expect(result.exitCode).toBe(0);
     expect(text).not.toContain('\uFFFD');
     expect(text).toBe(expectedFlood());
-    expect(flow.stats.pauses).toBeGreaterThan(5);
+    // Every time the buffer filled after a resume the pty was paused (the first fill is certain: the consumer
+    // waits for it). How many fills there are follows how much faster the producer runs than the consumer.
+    expect(consumer.fills()).toBeGreaterThan(0);
+    expect(flow.stats.pauses).toBeGreaterThanOrEqual(consumer.fills());
     expect(flow.stats.maxUnackedChars).toBeLessThanOrEqual(HIGH_WATERMARK_CHARS + ONE_PTY_READ);
     expect(consumer.maxQueued()).toBeLessThanOrEqual(HIGH_WATERMARK_CHARS + ONE_PTY_READ);
     expect(flow.unackedChars).toBe(0);
     console.info(
-      `flood: ${text.length} chars in ${Date.now() - started} ms, ${flow.stats.pauses} pauses, ` +
+      `flood: ${text.length} chars in ${Date.now() - started} ms, ${flow.stats.pauses} pauses, ${consumer.fills()} fills, ` +
         `max unacked ${flow.stats.maxUnackedChars}, largest chunk ${consumer.maxChunk()}`,
     );
   }, 60_000);
