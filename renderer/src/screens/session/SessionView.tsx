@@ -50,7 +50,14 @@ const REFRESHING_KINDS = new Set([
 export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
   // The transcript's first page is requested before the summary: it is what the user waits to see.
   const transcript = useTranscript(sessionId);
-  const opened = useQuery(() => call(keel().sessions.open({ sessionId })), [sessionId]);
+  // session.status pushes seen so far. An answer of sessions.open asked before the newest push is older than
+  // it: it must not undo it (asked just before a turn started, it would show the session idle while the turn
+  // runs, and a message sent then would be refused as busy). Every change of whether a turn runs is pushed.
+  const statusPushes = useRef(0);
+  const opened = useQuery(async () => {
+    const asked = statusPushes.current;
+    return { ...(await call(keel().sessions.open({ sessionId }))), asked };
+  }, [sessionId]);
   const items = useMemo(() => foldTranscript(transcript.events), [transcript.events]);
   // The model's todo list: re-derived as events stream in, so the checklist updates with each todo call.
   const plan = useMemo(() => currentPlanOf(items), [items]);
@@ -68,7 +75,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
   const { reload } = opened;
 
   useEffect(() => {
-    if (!opened.data) return;
+    if (!opened.data || opened.data.asked !== statusPushes.current) return;
     setOwnTurn(opened.data.running);
     setStatus(opened.data.session.status);
   }, [opened.data]);
@@ -81,6 +88,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
 
   useSubscription('session.status', (payload) => {
     if (payload.sessionId !== sessionId) return;
+    statusPushes.current += 1;
     setOwnTurn(payload.running);
     setStatus(payload.status);
     if (payload.running) setOutcome(undefined);
