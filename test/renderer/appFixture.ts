@@ -240,6 +240,16 @@ export async function sendMessage(page: Page, prompt: string): Promise<void> {
   await composer.fill(prompt);
   await page.getByRole('button', { name: 'Send', exact: true, disabled: false }).waitFor();
   await composer.press('Enter');
+  // Taken (the composer empties) or refused (its error shows): an Enter the page dropped fails here, by name,
+  // rather than as a reply that never comes.
+  const composerError = page.getByRole('form', { name: 'Composer' }).getByRole('alert');
+  await expect
+    .poll(async () => (await composer.inputValue()) === '' || (await composerError.count()) > 0, {
+      message: `the message "${prompt}" was neither sent nor refused`,
+      // turns.send answers once the turn holds the session: its checkouts reset, its box ready.
+      timeout: 30_000,
+    })
+    .toBe(true);
 }
 
 /** Waits until the open session's header badge says idle (its turn is over). */

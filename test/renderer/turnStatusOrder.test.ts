@@ -7,11 +7,15 @@ import { HAS_CHROMIUM } from './harness.js';
 
 /*
  * A session's view learns whether a turn runs from two sources: the session.status push, and the answer of
- * sessions.open it re-reads after events. An answer asked before a turn started can reach the page in the same
- * frame as the turn's push. It must not undo the push. If it did, the view would show an idle session while the
- * turn runs: Send enabled, and a message sent there refused as busy. That was a CI failure of approvals.test.ts,
- * which sends right after a direct turn's reply. Here the page's WebSocket is routed, so an answer of sessions.open
- * is held until the turn's push is through, in the order that failed.
+ * sessions.open it re-reads after events. An answer asked before a push can reach the page in the same frame as the
+ * push, and the answer's effect ran last: it undid the push. Asked before a turn started, it showed the session
+ * idle while the turn ran (Send enabled, a message refused as busy). Asked during a direct turn's tail (its reply
+ * is in, its changes are being recorded), it showed the turn running just after it ended: Send was enabled for one
+ * paint and disabled when the effect ran, so an Enter pressed then was dropped: the likeliest way approvals.test.ts
+ * timed out on CI, waiting for a reply to a message never sent. Here the page's WebSocket is routed so that an
+ * answer of sessions.open is held until the turn's push is through: the first order, made certain. (The second
+ * needs the answer released within the 120 ms before the push's own re-read is asked, or useQuery drops it as
+ * older; the one counter of pushes serves both.)
  */
 
 type Frame = { id?: number; channel?: string; result?: unknown; topic?: string; payload?: unknown };
