@@ -42,7 +42,6 @@ type OpenAnswers = {
 };
 
 async function routeOpenAnswers(page: Page): Promise<OpenAnswers> {
-  const heldIds = new Set<number>();
   let toPage: WebSocketRoute | undefined;
   let afterPush: ((payload: { running?: boolean }) => boolean) | undefined;
   const answers: OpenAnswers = {
@@ -63,6 +62,8 @@ async function routeOpenAnswers(page: Page): Promise<OpenAnswers> {
   await page.routeWebSocket(/\/ws/, (ws) => {
     const server = ws.connectToServer();
     toPage = ws;
+    // Request ids are the connection's own (a reloaded page counts from 1 again).
+    const heldIds = new Set<number>();
     ws.onMessage((message) => {
       const frame = parse(message);
       if (answers.holding && frame.channel === 'sessions.open' && typeof frame.id === 'number')
