@@ -131,7 +131,7 @@ describe.skipIf(!HAS_CHROMIUM)('the turn status in the browser', () => {
     // Open the session: its first answer of sessions.open (idle, no turn) is held.
     answers.holding = true;
     await page.getByRole('option', { name: /^Started,/ }).click();
-    await expect.poll(() => answers.held.length).toBe(1);
+    await expect.poll(() => answers.held.length).toBeGreaterThan(0);
     answers.holding = false;
     // A turn starts; its running push reaches the page. Then the old answer (running: false) arrives.
     await startHangingTurn(page, sessionId);
