@@ -129,7 +129,9 @@ export function setUpApp(options: AppFixtureOptions): AppFixture {
       onTestFailed(async () => {
         await screenshot(page, `failed-${name}`);
         // CI keeps only its log: what the page showed and what keel serve and the provider saw, printed there.
-        console.error(await failureReport(app, page, name));
+        const report = await failureReport(app, page, name);
+        console.error(report);
+        keepFailureReport(report);
       });
       return watchPage(page);
     },
@@ -156,6 +158,24 @@ export function setUpApp(options: AppFixtureOptions): AppFixture {
   });
 
   return app;
+}
+
+/**
+ * Appends a failed test's report to KEEL_FAILURE_REPORTS (.ci/run prints that file again at its end, where a log
+ * cut to its tail still shows it), each part on one line. Never throws.
+ */
+function keepFailureReport(report: string): void {
+  const file = process.env.KEEL_FAILURE_REPORTS;
+  if (!file) return;
+  const compact = report
+    .split('\n--- ')
+    .map((part) => part.replace(/\n+/g, ' ¶ '))
+    .join('\n--- ');
+  try {
+    fs.appendFileSync(file, `${compact}\n`);
+  } catch {
+    // The report is on stderr already.
+  }
 }
 
 /** The last `max` characters of `text`, marked as cut when they are not all of it. */
