@@ -79,17 +79,14 @@ describe('revert in a 10k-file project', () => {
       const [commit] = events.filter((e) => e.kind === 'persistent_commit');
       expect(commit?.kind === 'persistent_commit' && commit.files).toHaveLength(13);
 
-      const started = Date.now();
+      // Its speed is measured by the bench (`history`, target < 300 ms), not bounded here.
       const reverted = await keel(cli.home, ['revert', id, '--turn', '1']);
-      const took = Date.now() - started;
       expect(reverted.code, reverted.stderr).toBe(0);
       expect(reverted.stderr).toMatch(/reverted turn 1: 13 files/);
       // Byte for byte, modes included: the repository sees no change at all.
       expect(gitStatus()).toBe('');
       expect(fs.readFileSync(path.join(cli.project, 'big.bin')).equals(BIG)).toBe(true);
       expect(fs.statSync(path.join(cli.project, 'run.sh')).mode & 0o111).not.toBe(0);
-      // A process start, the log, 13 files: far below the whole folder's size (a generous bound for a busy machine).
-      expect(took).toBeLessThan(15_000);
     },
     180_000,
   );
