@@ -69,14 +69,22 @@ export async function boxServerCommand(
     // A server's box dies with Keel like a command's (main/runner/lifeline.ts): the launcher arms and proves
     // the parent-death signal, and the box proves bwrap alive after it was armed against it.
     const lifeline = options.sandbox.kind === 'bwrap' ? createLifeline(scratch) : null;
+    // A bare command is looked up on the user's PATH, never on one the server's `env` sets: a config cannot
+    // point the lookup (and with it a bound folder) at a folder of its choosing.
+    const roots = programRoots(
+      server,
+      options.projectRoot,
+      os.homedir(),
+      (options.baseEnv ?? process.env).PATH,
+    );
     const wrapped = wrapCommand({
       sandbox: options.sandbox,
       command,
       workspace: scratch,
       cwd: scratch,
       ...(server.writeProject
-        ? { writable: [options.projectRoot], readOnly: programRoots(server, options.projectRoot) }
-        : { readOnly: [options.projectRoot, ...programRoots(server, options.projectRoot)] }),
+        ? { writable: [options.projectRoot], readOnly: roots }
+        : { readOnly: [options.projectRoot, ...roots] }),
       // Unlike a command's box, the project's neighbours are hidden too (the user's other projects, a home
       // beside it): a server sees the project, not the folder around it. The rest of / stays readable for
       // its runtime, as for commands.
@@ -100,34 +108,36 @@ export async function boxServerCommand(
   }
 }
 
-/** Script files a server's runtime loads by path: the command itself or an argument naming one. */
+/** Script files a server's runtime loads by path: the command itself or the argument naming the one it runs. */
 const SCRIPT = /\.(?:[cm]?js|ts|py)$/;
+/** Shells: their arguments are a script text, never a program Keel could name from words (see programRoots). */
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'fish', 'csh', 'tcsh']);
+/** Flags after which a runtime runs inline code, not a script named later (`node -e CODE /x/a.js`). */
+const INLINE_CODE = /^(?:-[a-z]*[ecp]|--(?:eval|print|command)(?:=.*)?)$/;
 
 /**
  * The folders holding the server's own program, bound read-only so it can start even where the box hides
- * the folder it lives in (a checkout under /tmp, an `npx` cache under $HOME): for the command, when it is
- * an absolute path, and each argument naming an existing script file, the nearest folder above it that
- * has a node_modules (its package and dependencies), else the file's own folder, else the file alone; for a
- * shell server (`sh -c "…"`), the same for the words of its command string. Never
- * a folder holding the project, the home folder itself or `/`, whose contents the box hides on purpose
- * (bound read-only on the same path, they would show again). Exported for its test.
+ * the folder it lives in (a checkout under /tmp, an `npx` cache under $HOME). The program is the command
+ * (an absolute path, or found on `pathEnv` like the box's shell would) and, for a runtime (`node
+ * /opt/x/server.js`), the first argument naming a script file, unless inline code (`-e`, `--eval`, `-p`,
+ * `-c`) comes before it; no later argument counts. For each: the nearest folder above it that has a
+ * node_modules (its package and dependencies), else the file's own folder, else the file alone. A shell
+ * (`sh -c "…"`) gets nothing from its arguments: words of a script text are not a program, and binding them
+ * made any folder named there readable (issue #38). Never a folder holding the project, the home folder
+ * itself or `/`, whose contents the box hides on purpose (bound read-only on the same path, they would show
+ * again). Exported for its test.
  */
 export function programRoots(
   server: Pick<McpStdioServer, 'command' | 'args'>,
   projectRoot: string,
   home: string = os.homedir(),
+  pathEnv: string | undefined = process.env.PATH,
 ): string[] {
   const roots = new Set<string>();
   const realHome = realOrSame(home);
-  // Each candidate word, and whether it names the program run (any file) or an argument (a script file).
-  const line = shellLine(server);
-  const words: [string, boolean][] = [
-    [server.command, true],
-    ...server.args.map((arg): [string, boolean] => [arg, false]),
-    ...line.words.map((word, index): [string, boolean] => [word, index === line.program]),
-  ];
-  for (const [word, isProgram] of words) {
-    if (!path.isAbsolute(word) || (!isProgram && !SCRIPT.test(word))) continue;
+  const programs = [onPath(server.command, pathEnv), programArgument(server)];
+  for (const word of programs) {
+    if (word === undefined || !path.isAbsolute(word)) continue;
     let file: string;
     try {
       file = fs.realpathSync(word);
@@ -164,27 +174,40 @@ export function programRoots(
   return [...roots];
 }
 
-const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh']);
+/** True for a shell command (`sh`, `bash`, …): its script text names no program Keel binds. */
+export function isShellCommand(command: string): boolean {
+  return SHELLS.has(path.basename(command));
+}
 
 /**
- * The words of the command string a shell server runs (`sh -c "node /opt/x/server.js"`): its paths name the
- * program as much as argv does (the program is the first word after any exec/env), and without them a server under a folder
- * the box hides could not start.
- * Splitting at blanks, quotes and shell control characters is enough here: a word only counts when it is an
- * absolute path to an existing script file, and what it binds passes the same rules (read-only, never the
- * project's, the home's or `/`). Paths with blanks inside quotes are missed, not widened.
+ * The script a runtime command runs: the first argument that is an absolute path to a script file, when no
+ * inline-code flag comes before it. Undefined for a shell, whose arguments are a script text.
  */
-function shellLine(server: Pick<McpStdioServer, 'command' | 'args'>): { words: string[]; program: number } {
-  const none = { words: [], program: -1 };
-  if (!SHELLS.has(path.basename(server.command))) return none;
-  const flag = server.args.findIndex((arg) => /^-[a-z]*c[a-z]*$/.test(arg));
-  const line = flag < 0 ? undefined : server.args[flag + 1];
-  if (line === undefined) return none;
-  const words = line.split(/[\s'"`;&|()<>=]+/).filter((word) => word.length > 0);
-  // The program is the first word after the ones that run the next word (`exec node …`, `env node …`).
-  return { words, program: words.findIndex((word) => !RUNS_NEXT.has(word)) };
+function programArgument(server: Pick<McpStdioServer, 'command' | 'args'>): string | undefined {
+  if (isShellCommand(server.command)) return undefined;
+  for (const arg of server.args) {
+    if (INLINE_CODE.test(arg)) return undefined;
+    if (path.isAbsolute(arg) && SCRIPT.test(arg)) return arg;
+  }
+  return undefined;
 }
-const RUNS_NEXT = new Set(['exec', 'env', 'nohup', 'command']);
+
+/** An absolute command as it is; a bare name looked up on `pathEnv` (absolute entries only), as a shell would. */
+function onPath(command: string, pathEnv: string | undefined): string | undefined {
+  if (path.isAbsolute(command)) return command;
+  if (command.includes(path.sep) || pathEnv === undefined) return undefined;
+  for (const dir of pathEnv.split(path.delimiter)) {
+    if (!path.isAbsolute(dir)) continue;
+    const candidate = path.join(dir, command);
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      if (fs.statSync(candidate).isFile()) return candidate;
+    } catch {
+      // Not here: the next PATH entry.
+    }
+  }
+  return undefined;
+}
 
 function realOrSame(folder: string): string {
   try {

@@ -10,7 +10,7 @@ import {
 import { isStdioServer } from '../common/mcp.js';
 import { httpTransport, type ServerTransport } from './httpTransport.js';
 import type { AllowlistProxy } from '../sandbox/boxProxy.js';
-import { boxServerCommand, type McpBoxOptions } from './boxedServer.js';
+import { boxServerCommand, isShellCommand, type McpBoxOptions } from './boxedServer.js';
 import type { McpServerEntry } from './config.js';
 import { BoxedStdioTransport } from './stdioTransport.js';
 
@@ -112,7 +112,9 @@ export class McpConnection {
       client.onclose = () => this.onClosed(transport as ServerTransport);
       this.current = { state: 'ready' };
     } catch (error) {
-      const reason = transport?.exitReason ?? describe(error);
+      let reason = transport?.exitReason ?? describe(error);
+      if (isStdioServer(entry.config) && isShellCommand(entry.config.command))
+        reason += `; a shell's script text binds no folder into the box, so a program the box hides cannot start from it: configure the program itself (command "node", args ["/path/to/server.js"])`;
       this.current = { state: 'failed', error: reason, stderrTail: transport?.stderrTail ?? '' };
       await transport?.close().catch(() => undefined);
       await this.proxy?.close();

@@ -28,8 +28,9 @@ const folder = (relative: string) => {
   fs.mkdirSync(target, { recursive: true });
   return target;
 };
-const roots = (args: string[], project: string, command = 'node') =>
-  programRoots({ command, args }, project, home);
+// No PATH unless a test gives one: a bare `node` then binds nothing.
+const roots = (args: string[], project: string, command = 'node', pathEnv?: string) =>
+  programRoots({ command, args }, project, home, pathEnv ?? '');
 
 describe('programRoots', () => {
   it('binds an installed package’s whole node_modules (where its dependencies are)', () => {
@@ -70,7 +71,7 @@ describe('programRoots', () => {
     expect(roots([file('projects/app/server.mjs')], path.join(base, 'projects/app'))).toEqual([]);
   });
 
-  it('looks at an absolute command (through its symlink) and at script arguments only', () => {
+  it('looks at the command (absolute, or found on PATH) and at the script a runtime runs only', () => {
     const project = folder('projects/app');
     const script = file('cache/node_modules/server-x/dist/index.js');
     folder('bin');
@@ -87,26 +88,38 @@ describe('programRoots', () => {
         project,
       ),
     ).toEqual([]);
-    // A relative command (found on PATH by the box's shell) binds nothing; an absolute runtime under the
-    // hidden home (an nvm node) binds its own folder.
-    expect(roots([], project, 'node')).toEqual([]);
+    // A bare command is looked up on PATH (absolute entries only) as the box's shell would; not found, nothing.
     const runtime = file('home/.nvm/versions/node/v20/bin/node', '');
-    expect(roots([], project, runtime)).toEqual([path.dirname(runtime)]);
+    fs.chmodSync(runtime, 0o755);
+    const bin = path.dirname(runtime);
+    expect(roots([], project, 'node', `relative/bin:${bin}`)).toEqual([bin]);
+    expect(roots([], project, 'node', `${base}/nowhere`)).toEqual([]);
+    expect(roots([], project, 'node')).toEqual([]);
+    // An absolute runtime under the hidden home (an nvm node) binds its own folder.
+    expect(roots([], project, runtime)).toEqual([bin]);
   });
 
-  it('reads the command string of a shell server (sh -c "…"): its program and its script arguments', () => {
+  it('binds only the first script a runtime is given, and none after inline code (issue #38)', () => {
+    const project = folder('projects/app');
+    const server = file('tools/srv/server.mjs');
+    const other = file('elsewhere/secret-folder/tool.js');
+    expect(roots([server, other], project)).toEqual([path.dirname(server)]);
+    expect(roots(['--inspect', server, '--config', other], project)).toEqual([path.dirname(server)]);
+    for (const flag of ['-e', '--eval', '-p', '--print', '-c', '--eval=1'])
+      expect(roots([flag, 'import("x")', other], project)).toEqual([]);
+  });
+
+  it('reads nothing from a shell server’s arguments: its script text names no program (issue #38)', () => {
     const project = folder('projects/app');
     const script = file('tools/srv/server.mjs');
-    const runtime = file('home/.nvm/versions/node/v20/bin/node', '');
-    const data = file('tools/srv/data.json', '{}');
-    const line = `exec '${runtime}' "${script}" --config=${data} | tee /dev/null`;
-    expect(roots(['-c', line], project, 'sh')).toEqual([path.dirname(runtime), path.dirname(script)]);
-    // Combined flags (bash -lc) count; a program that is not a shell does not have its arguments split.
-    expect(roots(['-lc', `node ${script}`], project, 'bash')).toEqual([path.dirname(script)]);
-    expect(roots(['-c', `node ${script}`], project, process.execPath)).toEqual(
-      process.execPath.startsWith(base) ? [] : [path.dirname(process.execPath)],
-    );
-    // The rules still hold for words of the string: never the project's folder, the home or `/`.
-    expect(roots(['-c', `node ${file('projects/app/server.mjs')} /`], project, 'sh')).toEqual([]);
+    const secret = file('elsewhere/secret.txt', 'secret');
+    const line = `${secret}; exec node "${script}" | tee /dev/null`;
+    // Whatever the shell itself binds (its own folder), its arguments add nothing.
+    for (const shell of ['sh', 'bash', '/bin/sh', '/usr/bin/zsh'])
+      expect(roots(['-c', line, script], project, shell)).toEqual(roots([], project, shell));
+    expect(roots(['-c', line, script], project, 'sh')).toEqual([]);
+    // The shell itself is its program: an absolute one outside the usual folders binds its own folder.
+    const shell = file('home/.local/bin/bash', '');
+    expect(roots(['-lc', line], project, shell)).toEqual([path.dirname(shell)]);
   });
 });
