@@ -8,6 +8,8 @@ import { startMcpSession } from '../../mcp/start.js';
 import { detectSandbox } from '../../sandbox/box.js';
 import { appendMcpApproval, approvedConfigHash, readMcpApprovals } from '../../store/mcpApprovals.js';
 import { readSettings, writeSettings } from '../../store/settings.js';
+import { createRedactor } from '../../sandbox/redact.js';
+import { redactMcpSession } from '../../mcp/redactListing.js';
 
 /*
  * What `keel mcp` (and later the settings screen) does to MCP configuration outside a session: add and remove
@@ -206,10 +208,13 @@ export async function inspectMcpServers(
     },
   });
   try {
+    // Shown like a session's record: a server's stderr and skip reasons through a redactor of the project.
+    const redactor = createRedactor({ workspaceRoot: root, env: options.env ?? process.env });
+    const shown = redactMcpSession(session, (text) => redactor.redact(text));
     return {
-      servers: session.servers,
+      servers: shown.servers,
       ...(project ? { project } : {}),
-      skipped: session.skipped.map((skip) => `${skip.server}/${skip.tool}: ${skip.reason}`),
+      skipped: shown.skipped.map((skip) => `${skip.server}/${skip.tool}: ${skip.reason}`),
       disabledTools: settings.mcp.disabledTools,
     };
   } finally {

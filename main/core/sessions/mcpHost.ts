@@ -5,6 +5,7 @@ import type { EventOf, SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { planMcpServers, readProjectMcpConfig, PROJECT_CONFIG_FILE } from '../../mcp/config.js';
 import type { McpSession } from '../../mcp/session.js';
+import { redactMcpSession } from '../../mcp/redactListing.js';
 import { startMcpSession } from '../../mcp/start.js';
 import type { NetworkPolicy, SandboxInfo } from '../../sandbox/box.js';
 import { approvedConfigHash, readMcpApprovals } from '../../store/mcpApprovals.js';
@@ -27,6 +28,11 @@ export type SessionMcpOptions = {
   /** The environment PATH and the locale come from; nothing else of it reaches a server. */
   env: NodeJS.ProcessEnv;
   onNotice?: (text: string) => void;
+  /**
+   * The session's redactor: what a server wrote (tool descriptions and schemas, a failed server's error and
+   * stderr, notices) passes through it before it reaches the provider, the log or the user.
+   */
+  redact: (text: string) => string;
   onEvent?: (event: SessionEvent) => void;
   /**
    * A long-lived host's pool: the session's servers are taken from it when they were started from the same
@@ -49,24 +55,26 @@ export async function openSessionMcp(
   log: SessionLog,
   options: SessionMcpOptions,
 ): Promise<McpSession | undefined> {
+  const redact = options.redact;
+  const notice = (text: string) => options.onNotice?.(redact(text));
   const settings = readSettings(options.home);
   const project = readProjectMcpConfig(options.projectRoot);
   const folder = realOrSame(options.projectFolder);
   const approved = approvedConfigHash(readMcpApprovals(options.home), folder);
   const plan = planMcpServers(settings.mcp.servers, project, approved);
-  for (const problem of plan.problems) options.onNotice?.(problem);
+  for (const problem of plan.problems) notice(problem);
   const emit = (event: SessionEvent | undefined) => {
     if (event) options.onEvent?.(event);
   };
   emit(applyProjectToolRules(options.home, log, folder));
   if (plan.project.status === 'trusted') emit(recordTrustUsed(log, options.home, folder, plan.project));
   if (plan.project.status === 'untrusted') {
-    options.onNotice?.(
+    notice(
       `This project's ${PROJECT_CONFIG_FILE} declares MCP servers (${plan.project.servers.join(', ')}) that were not started: ` +
         `the file is new or changed since it was approved. Review it, then approve it with: keel mcp approve --project ${folder}`,
     );
   } else if (plan.project.status === 'invalid') {
-    options.onNotice?.(`The project's MCP servers were not started: ${plan.project.error}`);
+    notice(`The project's MCP servers were not started: ${plan.project.error}`);
   }
   const box = {
     sandbox: options.sandbox,
@@ -97,7 +105,7 @@ export async function openSessionMcp(
   let kept = pool?.take(log.id);
   let changedBy: string[] = [];
   if (kept && (kept.key !== key || !kept.session.healthy() || plan.servers.length === 0)) {
-    if (kept.key !== key) options.onNotice?.('The MCP configuration changed: its servers were restarted');
+    if (kept.key !== key) notice('The MCP configuration changed: its servers were restarted');
     await kept.session.close();
     kept = undefined;
   }
@@ -114,7 +122,7 @@ export async function openSessionMcp(
     changedBy = [...names].filter((name) => notified.includes(name) || before.get(name) !== after.get(name));
   }
   const notices: KeptMcp['notices'] = kept?.notices ?? {};
-  notices.send = options.onNotice;
+  notices.send = options.onNotice ? notice : undefined;
   const started =
     kept?.session ??
     (plan.servers.length === 0
@@ -126,13 +134,15 @@ export async function openSessionMcp(
           // Through the sink: a kept server's crash in a later turn is that turn's notice.
           onNotice: (text) => notices.send?.(text),
         }));
-  const session =
+  const held =
     started && pool ? keptSession(started, pool, log.id, { key, session: started, notices }) : started;
-  if (!session) pool?.release(log.id);
+  if (!held) pool?.release(log.id);
+  // What the turn (its provider requests) and the log see: the servers' words through this turn's redactor.
+  const session = held ? redactMcpSession(held, redact) : undefined;
   for (const report of session?.servers ?? []) {
     if (report.state.state !== 'failed') continue;
     // A kept server whose re-list failed was closed: its tools are gone for this turn, the next restarts it.
-    options.onNotice?.(
+    notice(
       kept
         ? `MCP server "${report.name}" failed: ${report.state.error}; it restarts at the next turn`
         : `MCP server "${report.name}" failed to start: ${report.state.error}`,

@@ -103,6 +103,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
           env,
           ...(options.mcpPool ? { pool: options.mcpPool } : {}),
           beforeStart: beforeChanges,
+          redact: (text) => redactor.redact(text),
           ...(options.hooks?.onNotice ? { onNotice: options.hooks.onNotice } : {}),
           ...(options.hooks?.onEvent ? { onEvent: options.hooks.onEvent } : {}),
         });

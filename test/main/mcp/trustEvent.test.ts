@@ -10,6 +10,7 @@ import { openSessionMcp } from '../../../main/core/sessions/mcpHost.js';
 import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../main/core/turn/engine.js';
 import { readProjectMcpConfig } from '../../../main/mcp/config.js';
+import { createRedactor } from '../../../main/sandbox/redact.js';
 import { detectSandbox } from '../../../main/sandbox/box.js';
 import { appendMcpApproval } from '../../../main/store/mcpApprovals.js';
 import { createScriptedSession, useSessionFixture } from '../../support/sessionFixture.js';
@@ -128,6 +129,7 @@ describe.runIf(process.platform === 'linux')("a project's MCP trust in the sessi
         network: 'none',
         hidden: [otherHome],
         env: { PATH: process.env.PATH },
+        redact: (text: string) => createRedactor({ workspaceRoot: root, env: {} }).redact(text),
       });
       const names = session?.tools.map((tool) => tool.name) ?? [];
       await session?.close();
