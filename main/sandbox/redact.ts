@@ -1,9 +1,7 @@
 // Redaction at the boundary: tool output is redacted where it is captured, before it reaches the event
 // log, the artifacts shown to the model, the UI or the model. Secrets come from three places: .env*
 // files in the workspace, secret-looking environment variables, and well-known credential formats.
-import path from 'node:path';
-import { globSync } from 'tinyglobby';
-import { readFileConfinedSync } from './confinedRead.js';
+import { findEnvFiles } from './envFiles.js';
 import { findKeyBodySpans, findNamedValueSpans, type KeySpan } from './redactKeys.js';
 import { findRuleSpans } from './redactRules.js';
 
@@ -13,9 +11,6 @@ export const MIN_SECRET_LENGTH = 6;
 const PATTERN_HOLD = 256;
 /** A stream never holds more than this; a longer still-growing match is redacted and its tail swallowed. */
 const HOLD_CAP = 256 * 1024;
-const MAX_ENV_FILES = 200;
-const MAX_ENV_FILE_BYTES = 1024 * 1024;
-
 /** Options of createRedactor. */
 export interface RedactorOptions {
   /** Workspace whose .env* files (any depth, not node_modules/.git) contribute secret values. */
@@ -48,6 +43,11 @@ export interface Redactor {
   readonly secretNames: readonly string[];
   /** The .env* files read, relative to the workspace. */
   readonly envFiles: readonly string[];
+  /**
+   * What the .env search could not cover, one line each (a file not read or read in part, folders not
+   * searched): empty when every .env file of the workspace was read. See describeEnvGaps.
+   */
+  readonly envGaps: readonly string[];
 }
 
 /** A secret in text; `continuation` (the characters that may continue it) is undefined when complete. */
@@ -228,35 +228,6 @@ class SecretSet {
     const lines = value.split(/\r?\n/).filter((part) => part.trim().length >= 16);
     return [value, ...lines];
   }
-}
-
-function collectEnvFiles(root: string, secrets: SecretSet): string[] {
-  const files = globSync(['**/.env*'], {
-    cwd: root,
-    dot: true,
-    onlyFiles: true,
-    followSymbolicLinks: false,
-    deep: 8,
-    ignore: ['**/node_modules/**', '**/.git/**'],
-  })
-    .sort()
-    .slice(0, MAX_ENV_FILES);
-  const read: string[] = [];
-  for (const file of files) {
-    let text: string;
-    try {
-      // Confined: a .env that is a FIFO, a device or a link outside the workspace is skipped, never read.
-      text = readFileConfinedSync(root, file, {
-        argName: 'envFile',
-        maxBytes: MAX_ENV_FILE_BYTES,
-      }).data.toString('utf8');
-    } catch {
-      continue;
-    }
-    read.push(file.split(path.sep).join('/'));
-    addDotenvSecrets(text, secrets);
-  }
-  return read;
 }
 
 function addDotenvSecrets(text: string, secrets: SecretSet): void {
@@ -458,13 +429,16 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
     if (value !== undefined && isSecretName(name)) secrets.add(name, value, true);
   }
   for (const [name, value] of Object.entries(options.extraSecrets ?? {})) secrets.add(name, value, true);
-  const envFiles = options.workspaceRoot === undefined ? [] : collectEnvFiles(options.workspaceRoot, secrets);
+  const found =
+    options.workspaceRoot === undefined ? { files: [], gaps: [] } : findEnvFiles(options.workspaceRoot);
+  for (const file of found.files) addDotenvSecrets(file.text, secrets);
   for (const text of options.envTexts ?? []) addDotenvSecrets(text, secrets);
   const matcher = new Matcher(secrets.byValue);
   return {
     redact: (text) => applySpans(text, matcher.findSpans(text)),
     stream: () => new Stream(matcher),
     secretNames: [...new Set(secrets.byValue.values())],
-    envFiles,
+    envFiles: found.files.map((file) => file.path),
+    envGaps: found.gaps,
   };
 }

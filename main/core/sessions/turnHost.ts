@@ -78,7 +78,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   });
   // The whole box's .env values: the root, the private area and every checkout; read when first needed, at
   // the latest before anything may change the box (beforeChanges).
-  const redactor = turnTimeRedactor(layout.boxRoot, env, keys);
+  const redactor = turnTimeRedactor(layout.boxRoot, env, keys, options.hooks?.onNotice);
   const beforeChanges = async () => {
     gitAhead = undefined;
     redactor.build();

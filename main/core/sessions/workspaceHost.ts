@@ -5,6 +5,7 @@ import type { SessionLog } from '../log/sessionLog.js';
 import { existingCheckouts, markTurnStarted } from './checkouts.js';
 import { defaultSystemPromptFor } from '../prompts/system.js';
 import type { ProviderKeys } from '../../providers/index.js';
+import { describeEnvGaps } from '../../sandbox/envFiles.js';
 import { createRedactor, type Redactor } from '../../sandbox/redact.js';
 import { readOnlyPathsFor } from '../../tools/runCommandTool.js';
 import type { ToolArea } from '../../tools/types.js';
@@ -222,15 +223,23 @@ export type DeferredRedactor = Redactor & { build(): void };
  * which runs before anything of the turn can change the box (a tool that can, an MCP server starting, a
  * subagent): so it sees the .env files an eager build at the host's creation would, and a text-only turn
  * whose instructions need no redaction walks nothing (~0.5 ms of a 10k-event turn on the 2-core VM; a
- * project's walk grows with its folders).
+ * project's walk grows with its folders). What its .env search could not cover is said through `onNotice`.
  */
 export function turnTimeRedactor(
   workspace: string,
   env: NodeJS.ProcessEnv,
   keys: ProviderKeys,
+  onNotice?: (text: string) => void,
 ): DeferredRedactor {
   let built: Redactor | undefined;
-  const get = (): Redactor => (built ??= sessionRedactor(workspace, env, keys));
+  const get = (): Redactor => {
+    if (built) return built;
+    built = sessionRedactor(workspace, env, keys);
+    // What the .env search could not cover is said, not silently left unredacted (issue #38).
+    const gaps = describeEnvGaps(built.envGaps);
+    if (gaps !== undefined) onNotice?.(gaps);
+    return built;
+  };
   return {
     redact: (text) => get().redact(text),
     stream: () => get().stream(),
@@ -239,6 +248,9 @@ export function turnTimeRedactor(
     },
     get envFiles() {
       return get().envFiles;
+    },
+    get envGaps() {
+      return get().envGaps;
     },
     build: () => void get(),
   };
