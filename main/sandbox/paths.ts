@@ -2,7 +2,13 @@
 // file read or write of the harness through the confined read and write below. Code outside main/sandbox
 // imports them from here; which file does what is in README.md.
 export { ConfinedFileError, PathEscapeError, type FileRefusal, type PathRefusal } from './pathErrors.js';
-export { isInsideWorkspace, resolveInWorkspace, type ResolveOptions } from './resolvePath.js';
+export {
+  hiddenFoldersUnder,
+  isInHiddenFolder,
+  isInsideWorkspace,
+  resolveInWorkspace,
+  type ResolveOptions,
+} from './resolvePath.js';
 export type { Pinning } from './pinning.js';
 export {
   readFileConfined,
