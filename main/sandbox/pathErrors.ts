@@ -53,6 +53,9 @@ export class ConfinedFileError extends Error {
   }
 }
 
+/** How an escape refusal names the root; callers that know the root's name for the model put it in its place. */
+export const OUTSIDE_ROOT = 'outside the folder it must stay in';
+
 /**
  * A folder met on the way, quoted as the model knows it: relative to the root it must stay in, never the
  * host path (which can name the Keel home and a session id).

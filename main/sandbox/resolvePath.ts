@@ -2,7 +2,7 @@
 // Every path argument of every tool goes through resolveInWorkspace. See README.md.
 import fs from 'node:fs';
 import path from 'node:path';
-import { PathEscapeError, errnoCode, refuse, refuseFile } from './pathErrors.js';
+import { OUTSIDE_ROOT, PathEscapeError, errnoCode, refuse, refuseFile } from './pathErrors.js';
 
 /** Options of resolveInWorkspace. */
 export interface ResolveOptions {
@@ -230,7 +230,7 @@ function resolveWithRoot(root: RealRoot, arg: string, options: ResolveOptions): 
   // The resolved path is not shown: outside the workspace it is a host path the model has no use for (the
   // Keel home, a session id), and the argument it wrote is quoted already.
   if (!isWithinRoot(root, resolved)) {
-    throw refuse(argName, arg, 'escape', 'path escapes the workspace: it leads outside the folder it must stay in');
+    throw refuse(argName, arg, 'escape', `path escapes the workspace: it leads ${OUTSIDE_ROOT}`);
   }
   if (hiddenFoldersOf(root, options.hidden).some((folder) => isWithinRoot(folder, resolved))) {
     throw refuse(

@@ -2,6 +2,7 @@ import {
   ConfinedFileError,
   hiddenFoldersUnder,
   isInHiddenFolder,
+  OUTSIDE_ROOT,
   PathEscapeError,
   readFileConfined,
   removeFileConfined,
@@ -37,22 +38,27 @@ export function hiddenFoldersFor(ctx: ToolContext, realStart: string): string[] 
   return hiddenFoldersUnder(root, hiddenOf(ctx));
 }
 
-/** The sandbox's refusal, naming the argument as the model wrote it (`/session/x`, not the area-relative `x`). */
+/**
+ * The sandbox's refusal in the model's terms: naming the argument as the model wrote it (`/session/x`, not the
+ * area-relative `x`) and the folder it left as the model knows it (the project folder, `/session/`), never by
+ * a host path (a checkout's is in the Keel home, with the session id).
+ */
 function restate(error: unknown, argName: string, located: Located, original: string): unknown {
-  // The sandbox names a missing root by its host path (a checkout's is in the Keel home, with the session id).
+  if (!(error instanceof PathEscapeError) && !(error instanceof ConfinedFileError)) return error;
+  const folder = located.prefix === null ? 'the project folder' : `${located.prefix}/`;
   if (error instanceof PathEscapeError && error.code === 'root_invalid') {
-    const folder = located.prefix === null ? 'the project folder' : `${located.prefix}/`;
     return new PathEscapeError(
       argName,
       'root_invalid',
       `Argument "${argName}" (${JSON.stringify(original)}): ${folder} no longer exists (it was removed or moved).`,
     );
   }
-  if (located.arg === original) return error;
-  if (!(error instanceof PathEscapeError) && !(error instanceof ConfinedFileError)) return error;
+  let message = error.message;
   const asResolved = `Argument "${argName}" (${JSON.stringify(located.arg)})`;
-  if (!error.message.startsWith(asResolved)) return error;
-  const message = `Argument "${argName}" (${JSON.stringify(original)})${error.message.slice(asResolved.length)}`;
+  if (located.arg !== original && message.startsWith(asResolved))
+    message = `Argument "${argName}" (${JSON.stringify(original)})${message.slice(asResolved.length)}`;
+  if (error.code === 'escape') message = message.replace(OUTSIDE_ROOT, `outside ${folder}`);
+  if (message === error.message) return error;
   return error instanceof PathEscapeError
     ? new PathEscapeError(error.argName, error.code, message)
     : new ConfinedFileError(error.argName, error.code, message);
