@@ -99,7 +99,8 @@ export function asConfinedError(error: unknown, argName: string, arg: string): E
     return refuseFile(argName, arg, 'denied', `permission denied (${code})`);
   }
   // Node's own message names the host path (`EIO: i/o error, read '/abs/...'`): say the code and the call.
-  const syscall = typeof error === 'object' && error !== null && 'syscall' in error ? String(error.syscall) : '';
+  const syscall =
+    typeof error === 'object' && error !== null && 'syscall' in error ? String(error.syscall) : '';
   const detail =
     code !== undefined
       ? `${code}${syscall === '' ? '' : ` in ${syscall}`}`

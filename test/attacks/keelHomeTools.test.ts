@@ -56,7 +56,10 @@ async function otherSession(): Promise<{ id: string; checkoutFile: string }> {
   fs.mkdirSync(other);
   fs.writeFileSync(path.join(other, 'notes.txt'), `${SECRET}\n`);
   server.enqueue({ kind: 'reply', text: 'ok' });
-  const run = await keel(home, newSessionArgs({ project: other, server }, { policy: 'full-auto', prompt: 'hi' }));
+  const run = await keel(
+    home,
+    newSessionArgs({ project: other, server }, { policy: 'full-auto', prompt: 'hi' }),
+  );
   expect(run.code, run.stderr).toBe(0);
   const [id] = fs.readdirSync(path.join(home, 'sessions'));
   const checkoutFile = path.join('sessions', id as string, 'workspace', 'persistent', 'project', 'notes.txt');
@@ -74,6 +77,8 @@ function attackCalls(prefix: string, checkoutFile: string): ScriptedToolCall[] {
     ['read_file', { path: inHome }],
     ['read_file', { path: `notes/${checkoutFile}` }],
     ['read_file', { path: path.join(home, checkoutFile) }],
+    // Missing here, but the other session's checkout has one: no "did you mean" may name it.
+    ['read_file', { path: 'notes.txt' }],
     ['list_dir', { path: '.', depth: 8 }],
     ['list_dir', { path: prefix }],
     ['list_dir', { path: 'notes' }],
@@ -142,8 +147,10 @@ describe.each([
     }
     // Every call whose path names the home (by prefix or through the link) was refused.
     for (const call of calls) {
-      const target = String((call.arguments as Record<string, unknown>)['path'] ?? '');
-      if (target.startsWith(prefix) || target.startsWith('notes') || call.name === 'apply_patch') {
+      const named = (call.arguments as Record<string, unknown>)['path'];
+      const target = typeof named === 'string' ? named : '';
+      const throughLink = target === 'notes' || target.startsWith('notes/');
+      if (target.startsWith(prefix) || throughLink || call.name === 'apply_patch') {
         const result = byCall.get(call.id as string);
         expect(result?.isError, `${call.name} ${target}`).toBe(true);
         expect(result?.content, `${call.name} ${target}`).toMatch(refusal);

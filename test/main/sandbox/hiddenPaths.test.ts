@@ -36,7 +36,13 @@ afterEach(() => {
 const hidden = () => [keelHome];
 
 describe('resolveInWorkspace with hidden folders', () => {
-  it.each(['.config/Keel', '.config/Keel/settings.json', 'link/settings.json', 'link', '.config/Keel/new.txt'])(
+  it.each([
+    '.config/Keel',
+    '.config/Keel/settings.json',
+    'link/settings.json',
+    'link',
+    '.config/Keel/new.txt',
+  ])(
     'refuses %s inside the hidden folder, directly or through a link, without naming where it lies',
     (arg) => {
       let caught: unknown;
@@ -94,7 +100,9 @@ describe.each<Pinning>(['procfd', 'portable'])('confined files with hidden folde
     await expect(
       writeFileConfined(ws, '.config/Keel/mcp-approvals.jsonl', 'x\n', { ...opts, fsync: false }),
     ).rejects.toThrow(/Keel's own data folder/);
-    expect(() => removeFileConfined(ws, '.config/Keel/settings.json', opts)).toThrow(/Keel's own data folder/);
+    expect(() => removeFileConfined(ws, '.config/Keel/settings.json', opts)).toThrow(
+      /Keel's own data folder/,
+    );
     expect(fs.existsSync(path.join(keelHome, 'mcp-approvals.jsonl'))).toBe(false);
     expect(fs.readFileSync(path.join(keelHome, 'settings.json'), 'utf8')).toBe('{}\n');
   });

@@ -49,21 +49,27 @@ describe('the Keel home inside the project', () => {
     expect((await run('glob', { pattern: '/session/*' }, ctx)).content).toBe('/session/own.txt');
   });
 
-  it.each(['ripgrep', 'builtin'] as const)('grep (%s) finds the project and its own area, never the home', async (engine) => {
-    const search = (args: { pattern: string; path?: string; glob?: string }) =>
-      grepToOutcome(args, ctx, { engine }).catch((error: Error) => ({ content: error.message, isError: true }));
-    expect((await search({ pattern: 'needle' })).content).toBe('app.txt:1: needle in the project');
-    // A glob naming the home does not bring it back (ripgrep: the last matching glob wins).
-    expect((await search({ pattern: 'needle', glob: '**/Keel/**' })).content).toBe('No matches.');
-    expect((await search({ pattern: 'needle', path: '/session' })).content).toBe(
-      '/session/own.txt:1: needle in my own area',
-    );
-    for (const target of ['k', '.config/Keel', '.config/Keel/sessions/other']) {
-      const refused = await search({ pattern: 'needle', path: target });
-      expect(refused.isError, target).toBe(true);
-      expect(refused.content, target).toMatch(/Keel's own data folder/);
-    }
-  });
+  it.each(['ripgrep', 'builtin'] as const)(
+    'grep (%s) finds the project and its own area, never the home',
+    async (engine) => {
+      const search = (args: { pattern: string; path?: string; glob?: string }) =>
+        grepToOutcome(args, ctx, { engine }).catch((error: Error) => ({
+          content: error.message,
+          isError: true,
+        }));
+      expect((await search({ pattern: 'needle' })).content).toBe('app.txt:1: needle in the project');
+      // A glob naming the home does not bring it back (ripgrep: the last matching glob wins).
+      expect((await search({ pattern: 'needle', glob: '**/Keel/**' })).content).toBe('No matches.');
+      expect((await search({ pattern: 'needle', path: '/session' })).content).toBe(
+        '/session/own.txt:1: needle in my own area',
+      );
+      for (const target of ['k', '.config/Keel', '.config/Keel/sessions/other']) {
+        const refused = await search({ pattern: 'needle', path: target });
+        expect(refused.isError, target).toBe(true);
+        expect(refused.content, target).toMatch(/Keel's own data folder/);
+      }
+    },
+  );
 
   it('read_file and writes refuse it; a missing file is not matched to a name inside it', async () => {
     const own = await run('read_file', { path: '/session/own.txt' }, ctx);
