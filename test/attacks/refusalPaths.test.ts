@@ -56,6 +56,8 @@ const REFUSED: [string, Record<string, unknown>, RegExp][] = [
     /escapes the workspace: it leads outside the project folder/,
   ],
   ['run_command', { command: 'true', cwd: '../..' }, /escapes the workspace/],
+  // A folder of the session outside the box's writable folders (the sealed record of outputs).
+  ['run_command', { command: 'true', cwd: '/artifacts' }, /commands cannot run/],
 ];
 
 describe('attack: refusals name no host path', () => {
