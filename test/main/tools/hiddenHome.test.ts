@@ -1,10 +1,11 @@
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { executeToolCall } from '../../../main/tools/execute.js';
+import { z } from 'zod';
+import { executeToolCall, runParsed } from '../../../main/tools/execute.js';
 import { grepToOutcome } from '../../../main/tools/grep.js';
 import { createToolRegistry } from '../../../main/tools/registry.js';
-import type { ToolContext, ToolOutcome } from '../../../main/tools/types.js';
+import type { ToolContext, ToolModule, ToolOutcome } from '../../../main/tools/types.js';
 import { errorOf, makeWorkspace, type TempWorkspace } from './helpers.js';
 
 // The Keel home inside the project (ToolContext.boxHidden): not there for any tool, except the session's own
@@ -89,5 +90,36 @@ describe('the Keel home inside the project', () => {
     expect(existsSync(path.join(keelHome, 'settings.json'))).toBe(false);
     const missing = await run('read_file', { path: 'secret.txt' }, ctx);
     expect(errorOf(missing.content)).toBe('path: "secret.txt" does not exist');
+  });
+});
+
+describe('an error from below the tools', () => {
+  it("reaches the model without the session's data folder or the Keel home", async () => {
+    const sessionDir = path.join(keelHome, 'sessions', 'me');
+    const own = temp.ctx({ ...ctx, sessionDir });
+    const thrower: ToolModule = {
+      name: 'thrower',
+      description: 'throws what a runner or the box would',
+      parameters: z.strictObject({}),
+      mode: 'read-only',
+      kind: 'read',
+      execute: () =>
+        Promise.reject(
+          new Error(
+            `The working directory ${sessionDir}/artifacts is outside the workspace ${sessionDir}/workspace; ` +
+              `see ${keelHome}/settings.json and ${sessionDir}/workspace/session/own.txt`,
+          ),
+        ),
+      preview: () => Promise.resolve({ ok: true, subject: {}, protectedReason: null }),
+      resume: { rule: 'rerun' },
+    };
+    const outcome = await runParsed({ tool: thrower, args: {} }, own);
+    expect(outcome.isError).toBe(true);
+    expect(outcome.content).not.toContain(temp.root);
+    expect(outcome.content).not.toContain('sessions/me');
+    expect(errorOf(outcome.content)).toBe(
+      "The working directory <the session's data folder>/artifacts is outside the workspace " +
+        "<the session's data folder>/workspace; see <Keel's data folder>/settings.json and /session/own.txt",
+    );
   });
 });
