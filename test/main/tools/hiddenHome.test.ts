@@ -72,6 +72,19 @@ describe('the Keel home inside the project', () => {
     },
   );
 
+  it.each(['ripgrep', 'builtin'] as const)(
+    'grep (%s) still works when the home has glob characters in its name',
+    async (engine) => {
+      const odd = path.join(temp.workspace, 'data', 'Ke[e]l{1,2}*!?');
+      mkdirSync(odd, { recursive: true });
+      writeFileSync(path.join(odd, 'x.txt'), 'needle in an odd home\n');
+      const oddCtx = { ...ctx, boxHidden: [keelHome, odd] };
+      expect((await grepToOutcome({ pattern: 'needle' }, oddCtx, { engine })).content).toBe(
+        'app.txt:1: needle in the project',
+      );
+    },
+  );
+
   it('read_file and writes refuse it; a missing file is not matched to a name inside it', async () => {
     const own = await run('read_file', { path: '/session/own.txt' }, ctx);
     expect(own.content).toContain('needle in my own area');
