@@ -68,6 +68,7 @@ export async function previewApproval(
     sandbox: box.sandbox,
     network: box.networkAllow.length > 0 ? { allow: box.networkAllow } : 'none',
     protectedGlobs: box.protectedGlobs,
+    boxHidden: box.hidden,
   };
   const preview: ApprovalPreview = {
     request,

@@ -37,6 +37,8 @@ export interface ReadConfinedOptions {
   maxBytes: number;
   /** Return the first maxBytes of a larger file instead of refusing it. */
   truncate?: boolean;
+  /** Folders inside the root no argument may reach (the Keel home): refused like an escape (ResolveOptions.hidden). */
+  hidden?: readonly string[];
   pinning?: Pinning;
 }
 
@@ -56,7 +58,7 @@ interface OpenedForRead {
 }
 
 function openForRead(root: string, arg: string, options: ReadConfinedOptions): OpenedForRead {
-  const target = prepareTarget(root, arg, options.argName, false);
+  const target = prepareTarget(root, arg, options.argName, false, options.hidden);
   const flags = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
   let folder: PinnedFolder | undefined;
   let fd: number | undefined;

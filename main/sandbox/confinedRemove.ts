@@ -17,6 +17,8 @@ export interface RemoveConfinedOptions {
   protectedGlobs?: readonly string[];
   /** The real path that was checked (and shown in a diff); the removal is refused if the argument now lands elsewhere. */
   expectedRealPath?: string;
+  /** Folders inside the root no argument may reach (the Keel home): refused like an escape (ResolveOptions.hidden). */
+  hidden?: readonly string[];
   pinning?: Pinning;
 }
 
@@ -27,7 +29,7 @@ export interface RemoveConfinedOptions {
  * at the name and special files are refused. Throws PathEscapeError / ConfinedFileError.
  */
 export function removeFileConfined(root: string, arg: string, options: RemoveConfinedOptions): void {
-  const target = prepareTarget(root, arg, options.argName, true);
+  const target = prepareTarget(root, arg, options.argName, true, options.hidden);
   if (options.expectedRealPath !== undefined && options.expectedRealPath !== target.realPath) {
     throw refuseFile(
       options.argName,

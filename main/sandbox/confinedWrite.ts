@@ -55,6 +55,8 @@ export interface WriteConfinedOptions {
   protectedGlobs?: readonly string[];
   /** The real path an approval was granted for; the write is refused if the argument now lands elsewhere. */
   expectedRealPath?: string;
+  /** Folders inside the root no argument may reach (the Keel home): refused like an escape (ResolveOptions.hidden). */
+  hidden?: readonly string[];
   pinning?: Pinning;
 }
 
@@ -136,7 +138,7 @@ async function writeConfined(
   source: Source,
   options: StreamConfinedOptions,
 ): Promise<ConfinedStreamWrite> {
-  const target = prepareTarget(root, arg, options.argName, true);
+  const target = prepareTarget(root, arg, options.argName, true, options.hidden);
   if (options.expectedRealPath !== undefined && options.expectedRealPath !== target.realPath) {
     throw refuseFile(
       options.argName,

@@ -1,5 +1,6 @@
 // The refusals of path confinement: the two error classes callers catch, and how an errno met during a
 // confined operation becomes one of them. See README.md.
+import path from 'node:path';
 
 /** Why a path argument was refused before any file was touched. */
 export type PathRefusal =
@@ -8,6 +9,7 @@ export type PathRefusal =
   | 'control_char'
   | 'empty'
   | 'home'
+  | 'hidden'
   | 'too_long'
   | 'symlink_loop'
   | 'windows_device'
@@ -51,6 +53,18 @@ export class ConfinedFileError extends Error {
   }
 }
 
+/** How an escape refusal names the root; callers that know the root's name for the model put it in its place. */
+export const OUTSIDE_ROOT = 'outside the folder it must stay in';
+
+/**
+ * A folder met on the way, quoted as the model knows it: relative to the root it must stay in, never the
+ * host path (which can name the Keel home and a session id).
+ */
+export function quoteInRoot(rootReal: string, abs: string): string {
+  const rel = path.relative(rootReal, abs).split(path.sep).join('/');
+  return JSON.stringify(rel === '' ? '.' : rel);
+}
+
 function quoteArg(arg: string): string {
   const shown = arg.length > 200 ? `${arg.slice(0, 200)}…` : arg;
   return JSON.stringify(shown);
@@ -84,7 +98,15 @@ export function asConfinedError(error: unknown, argName: string, arg: string): E
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
     return refuseFile(argName, arg, 'denied', `permission denied (${code})`);
   }
-  const detail = error instanceof Error ? error.message : String(error);
+  // Node's own message names the host path (`EIO: i/o error, read '/abs/...'`): say the code and the call.
+  const syscall =
+    typeof error === 'object' && error !== null && 'syscall' in error ? String(error.syscall) : '';
+  const detail =
+    code !== undefined
+      ? `${code}${syscall === '' ? '' : ` in ${syscall}`}`
+      : error instanceof Error
+        ? error.message
+        : String(error);
   return refuseFile(argName, arg, 'io', `the file system refused the operation: ${detail}`);
 }
 

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { lstatOrUndefined } from './confinedOpen.js';
-import { errnoCode, refuseFile } from './pathErrors.js';
+import { errnoCode, quoteInRoot, refuseFile } from './pathErrors.js';
 import type { PinnedFolder } from './pinning.js';
 import { isWithinRoot, type Target } from './resolvePath.js';
 
@@ -78,7 +78,7 @@ function createParentsPortable(target: Target): void {
         target.argName,
         target.arg,
         'not_directory',
-        `${JSON.stringify(current)} is not a folder`,
+        `${quoteInRoot(target.root.real, current)} is not a folder`,
       );
     }
   }
@@ -96,7 +96,7 @@ function verifyFolderPortable(target: Target): void {
         target.argName,
         target.arg,
         'not_found',
-        `folder ${JSON.stringify(target.dirPath)} does not exist`,
+        `folder ${quoteInRoot(target.root.real, target.dirPath)} does not exist`,
       );
     }
     throw error;

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { O_DIRECTORY, O_NOFOLLOW, closeQuietly, lstatOrUndefined } from './confinedOpen.js';
-import { errnoCode, refuseFile } from './pathErrors.js';
+import { errnoCode, quoteInRoot, refuseFile } from './pathErrors.js';
 import type { PinnedFolder } from './pinning.js';
 import type { Target } from './resolvePath.js';
 
@@ -81,7 +81,7 @@ function pinDirectory(target: Target, create: boolean): PinnedDir {
             argName,
             arg,
             'not_found',
-            `folder ${JSON.stringify(path.join(dirPath, component))} does not exist`,
+            `folder ${quoteInRoot(root.real, path.join(dirPath, component))} does not exist`,
           );
         } else if (code === 'ELOOP' || code === 'ENOTDIR') {
           const stat = lstatOrUndefined(childPath);
@@ -97,7 +97,7 @@ function pinDirectory(target: Target, create: boolean): PinnedDir {
             argName,
             arg,
             'not_directory',
-            `${JSON.stringify(path.join(dirPath, component))} is not a folder`,
+            `${quoteInRoot(root.real, path.join(dirPath, component))} is not a folder`,
           );
         } else {
           throw error;

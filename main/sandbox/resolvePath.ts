@@ -2,7 +2,7 @@
 // Every path argument of every tool goes through resolveInWorkspace. See README.md.
 import fs from 'node:fs';
 import path from 'node:path';
-import { PathEscapeError, errnoCode, refuse, refuseFile } from './pathErrors.js';
+import { OUTSIDE_ROOT, PathEscapeError, errnoCode, refuse, refuseFile } from './pathErrors.js';
 
 /** Options of resolveInWorkspace. */
 export interface ResolveOptions {
@@ -10,6 +10,11 @@ export interface ResolveOptions {
   argName: string;
   /** The caller will write: the workspace root itself and existing directories are refused. */
   forWrite?: boolean;
+  /**
+   * Folders no argument may reach although they lie inside the root (the Keel home, when the project holds
+   * it): refused like an escape. One that holds the root itself does not count (a checkout inside the home).
+   */
+  hidden?: readonly string[];
 }
 
 const MAX_ARG_LENGTH = 4096;
@@ -176,6 +181,38 @@ export function isWithinRoot(root: RealRoot, candidate: string): boolean {
   }
 }
 
+/** The hidden folders that apply under `root`, as the filesystem spells them: those inside it, not those holding it. */
+function hiddenFoldersOf(root: RealRoot, hidden: readonly string[] | undefined): RealRoot[] {
+  const folders: RealRoot[] = [];
+  for (const folder of hidden ?? []) {
+    let real: string;
+    let stat: fs.Stats;
+    try {
+      real = fs.realpathSync.native(folder);
+      stat = fs.statSync(real);
+    } catch {
+      continue; // a folder that does not exist hides nothing
+    }
+    const own = { real, stat };
+    if (!isWithinRoot(own, root.real) && isWithinRoot(root, real)) folders.push(own);
+  }
+  return folders;
+}
+
+/**
+ * Real paths of the `hidden` folders a walk under `root` must skip (those inside it; one holding the root is
+ * the session's own and hides nothing there). For listings and searches that walk without resolving each name.
+ */
+export function hiddenFoldersUnder(root: string, hidden: readonly string[] | undefined): string[] {
+  if (!hidden || hidden.length === 0) return [];
+  return hiddenFoldersOf(realRoot(root), hidden).map((folder) => folder.real);
+}
+
+/** True when `realPath` is one of `folders` (real paths, from hiddenFoldersUnder) or lies inside one. */
+export function isInHiddenFolder(folders: readonly string[], realPath: string): boolean {
+  return folders.some((folder) => isLexicallyWithin(folder, realPath));
+}
+
 /** resolveInWorkspace against a root already made real: the real path inside it, or a refusal. */
 function resolveWithRoot(root: RealRoot, arg: string, options: ResolveOptions): string {
   const { argName } = options;
@@ -190,12 +227,17 @@ function resolveWithRoot(root: RealRoot, arg: string, options: ResolveOptions): 
       throw refuse(argName, arg, 'symlink_loop', 'too many symbolic links (a link loop?)');
     throw error;
   }
+  // The resolved path is not shown: outside the workspace it is a host path the model has no use for (the
+  // Keel home, a session id), and the argument it wrote is quoted already.
   if (!isWithinRoot(root, resolved)) {
+    throw refuse(argName, arg, 'escape', `path escapes the workspace: it leads ${OUTSIDE_ROOT}`);
+  }
+  if (hiddenFoldersOf(root, options.hidden).some((folder) => isWithinRoot(folder, resolved))) {
     throw refuse(
       argName,
       arg,
-      'escape',
-      `path escapes the workspace (it resolves to ${JSON.stringify(resolved)})`,
+      'hidden',
+      "this is Keel's own data folder (other sessions' records and settings), which no tool may read or change",
     );
   }
   if (options.forWrite) {
@@ -240,9 +282,15 @@ export interface Target {
 }
 
 /** Resolves `arg` to a file target inside the workspace; the workspace root itself is refused. */
-export function prepareTarget(root: string, arg: string, argName: string, forWrite: boolean): Target {
+export function prepareTarget(
+  root: string,
+  arg: string,
+  argName: string,
+  forWrite: boolean,
+  hidden?: readonly string[],
+): Target {
   const realRootInfo = realRoot(root);
-  const realPath = resolveWithRoot(realRootInfo, arg, { argName, forWrite });
+  const realPath = resolveWithRoot(realRootInfo, arg, { argName, forWrite, ...(hidden ? { hidden } : {}) });
   if (realPath === realRootInfo.real) {
     throw refuseFile(argName, arg, 'is_directory', 'this is the workspace folder itself, not a file');
   }

@@ -1,5 +1,8 @@
 import {
   ConfinedFileError,
+  hiddenFoldersUnder,
+  isInHiddenFolder,
+  OUTSIDE_ROOT,
   PathEscapeError,
   readFileConfined,
   removeFileConfined,
@@ -12,15 +15,50 @@ import type { ToolContext } from './types.js';
 import { ToolError } from './types.js';
 
 // The one place tools meet the sandbox's path API; the confinement logic itself lives in main/sandbox. A path
-// argument is first assigned to its folder (the root or an area, areas.ts), then confined to that folder.
+// argument is first assigned to its folder (the root or an area, areas.ts), then confined to that folder, with
+// the context's hidden folders (the Keel home, `boxHidden`) refused inside it as if they were outside.
 
-/** The sandbox's refusal, naming the argument as the model wrote it (`/session/x`, not the area-relative `x`). */
+/** The folders no tool may reach (the Keel home), as the context names them for the box. */
+function hiddenOf(ctx: ToolContext): readonly string[] {
+  return ctx.boxHidden ?? [];
+}
+
+/**
+ * For a listing or search walking from `realStart` (already resolved and confined): true for a real path it
+ * must skip without a word, because it is a hidden folder (the Keel home) or inside one.
+ */
+export function hiddenFromWalk(ctx: ToolContext, realStart: string): (realPath: string) => boolean {
+  const folders = hiddenFoldersFor(ctx, realStart);
+  return folders.length === 0 ? () => false : (realPath) => isInHiddenFolder(folders, realPath);
+}
+
+/** Real paths of the hidden folders a walk from `realStart` must skip; none when its folder lies in one. */
+export function hiddenFoldersFor(ctx: ToolContext, realStart: string): string[] {
+  const root = placeOf(ctx, realStart)?.root ?? ctx.workspace;
+  return hiddenFoldersUnder(root, hiddenOf(ctx));
+}
+
+/**
+ * The sandbox's refusal in the model's terms: naming the argument as the model wrote it (`/session/x`, not the
+ * area-relative `x`) and the folder it left as the model knows it (the project folder, `/session/`), never by
+ * a host path (a checkout's is in the Keel home, with the session id).
+ */
 function restate(error: unknown, argName: string, located: Located, original: string): unknown {
-  if (located.arg === original) return error;
   if (!(error instanceof PathEscapeError) && !(error instanceof ConfinedFileError)) return error;
+  const folder = located.prefix === null ? 'the project folder' : `${located.prefix}/`;
+  if (error instanceof PathEscapeError && error.code === 'root_invalid') {
+    return new PathEscapeError(
+      argName,
+      'root_invalid',
+      `Argument "${argName}" (${JSON.stringify(original)}): ${folder} no longer exists (it was removed or moved).`,
+    );
+  }
+  let message = error.message;
   const asResolved = `Argument "${argName}" (${JSON.stringify(located.arg)})`;
-  if (!error.message.startsWith(asResolved)) return error;
-  const message = `Argument "${argName}" (${JSON.stringify(original)})${error.message.slice(asResolved.length)}`;
+  if (located.arg !== original && message.startsWith(asResolved))
+    message = `Argument "${argName}" (${JSON.stringify(original)})${message.slice(asResolved.length)}`;
+  if (error.code === 'escape') message = message.replace(OUTSIDE_ROOT, `outside ${folder}`);
+  if (message === error.message) return error;
   return error instanceof PathEscapeError
     ? new PathEscapeError(error.argName, error.code, message)
     : new ConfinedFileError(error.argName, error.code, message);
@@ -52,7 +90,7 @@ export function resolvePath(ctx: ToolContext, arg: string, argName: string, forW
   const located = locatePath(ctx, arg, argName);
   if (forWrite) assertWritable(located, arg, argName);
   try {
-    return resolveInWorkspace(located.root, located.arg, { argName, forWrite });
+    return resolveInWorkspace(located.root, located.arg, { argName, forWrite, hidden: hiddenOf(ctx) });
   } catch (error) {
     throw restate(error, argName, located, arg);
   }
@@ -67,7 +105,12 @@ export async function readConfined(
 ): Promise<{ data: Buffer; size: number; truncated: boolean }> {
   const located = locatePath(ctx, arg, 'path');
   try {
-    return await readFileConfined(located.root, located.arg, { argName: 'path', maxBytes, truncate });
+    return await readFileConfined(located.root, located.arg, {
+      argName: 'path',
+      maxBytes,
+      truncate,
+      hidden: hiddenOf(ctx),
+    });
   } catch (error) {
     throw restate(error, 'path', located, arg);
   }
@@ -92,6 +135,7 @@ export async function writeConfined(
       allowProtected: ctx.approved === true,
       protectedGlobs: located.protectedGlobs,
       expectedRealPath,
+      hidden: hiddenOf(ctx),
     });
   } catch (error) {
     throw restate(error, 'path', located, arg);
@@ -112,6 +156,7 @@ export function removeConfined(ctx: ToolContext, arg: string, expectedRealPath: 
       allowProtected: ctx.approved === true,
       protectedGlobs: located.protectedGlobs,
       expectedRealPath,
+      hidden: hiddenOf(ctx),
     });
   } catch (error) {
     throw restate(error, 'path', located, arg);

@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import type { z } from 'zod';
 import type { ToolCall } from '../common/events.js';
 import { describeError, errorOutcome, redactOutcome } from './outcome.js';
@@ -70,9 +71,42 @@ export async function runParsed(call: ParsedToolCall, ctx: ToolContext): Promise
   try {
     outcome = await call.tool.execute(call.args, ctx);
   } catch (err) {
-    outcome = errorOutcome(describeError(err));
+    outcome = errorOutcome(withoutHostPaths(describeError(err), ctx));
   }
   return redactOutcome(outcome, ctx);
+}
+
+/**
+ * A thrown error's text as the model may see it: an error from below the tools (the runner, the box, the file
+ * system) can name the session's data folder or the Keel home, whose paths hold the session id. Areas become
+ * their prefix (`/session/...`), the session's folder and the home a name; paths the tools' own refusals
+ * show are already in the model's terms and pass unchanged.
+ */
+function withoutHostPaths(message: string, ctx: ToolContext): string {
+  const names: [string, string][] = [
+    ...(ctx.areas ?? []).map((area): [string, string] => [area.root, area.prefix]),
+    [ctx.sessionDir, "<the session's data folder>"],
+    ...(ctx.boxHidden ?? []).map((folder): [string, string] => [folder, "<Keel's data folder>"]),
+  ];
+  const spellings = names.flatMap(([folder, name]): [string, string][] => {
+    let real = folder;
+    try {
+      real = realpathSync(folder);
+    } catch {
+      // a folder that is gone is named as it was given
+    }
+    return real === folder
+      ? [[folder, name]]
+      : [
+          [folder, name],
+          [real, name],
+        ];
+  });
+  // Deepest first: an area inside the session's folder keeps its own prefix.
+  spellings.sort((a, b) => b[0].length - a[0].length);
+  let text = message;
+  for (const [folder, name] of spellings) if (folder.length > 1) text = text.split(folder).join(name);
+  return text;
 }
 
 /**

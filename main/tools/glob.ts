@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { glob as runGlob } from 'tinyglobby';
+import { escapePath, glob as runGlob } from 'tinyglobby';
 import { z } from 'zod';
 import { showPath } from './areas.js';
-import { locatePath } from './confine.js';
+import { hiddenFoldersFor, hiddenFromWalk, locatePath } from './confine.js';
 import { ignoredDirNames, toolLimits } from './limits.js';
 import { errorOutcome } from './outcome.js';
 import { previewSubject } from './preview.js';
@@ -98,9 +98,18 @@ async function globFiles(args: GlobArgs, ctx: ToolContext): Promise<ToolOutcome>
   const placed = placePattern(ctx, args.pattern);
   const refusal = checkGlobPattern(placed.pattern);
   if (refusal) return errorOutcome(refusal);
-  const ignore = ignoredDirNames
-    .filter((name) => !placed.pattern.includes(name))
-    .flatMap((name) => [`**/${name}/**`, `**/${name}`]);
+  // The Keel home inside the root is not walked (its names are not there for tools), and is left out below
+  // whatever the pattern, also when a link elsewhere leads into it.
+  const hidden = hiddenFromWalk(ctx, placed.root);
+  const hiddenRel = hiddenFoldersFor(ctx, placed.root).map((folder) =>
+    escapePath(path.relative(placed.root, folder).split(path.sep).join('/')),
+  );
+  const ignore = [
+    ...ignoredDirNames
+      .filter((name) => !placed.pattern.includes(name))
+      .flatMap((name) => [`**/${name}/**`, `**/${name}`]),
+    ...hiddenRel.flatMap((rel) => [`${rel}/**`, rel]),
+  ];
   const found = await runGlob(placed.pattern, {
     cwd: placed.root,
     dot: true,
@@ -116,7 +125,9 @@ async function globFiles(args: GlobArgs, ctx: ToolContext): Promise<ToolOutcome>
     .map((rel) => path.resolve(placed.root, rel))
     .filter(
       (abs) =>
-        abs.startsWith(placed.root + path.sep) && folderIsInside(path.dirname(abs), placed.root, realFolders),
+        abs.startsWith(placed.root + path.sep) &&
+        folderIsInside(path.dirname(abs), placed.root, realFolders) &&
+        !hidden(path.join(realFolders.get(path.dirname(abs)) ?? path.dirname(abs), path.basename(abs))),
     )
     .map((abs) => showPath(ctx, abs));
   inside.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));

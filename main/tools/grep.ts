@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import picomatch from 'picomatch';
 import { z } from 'zod';
 import { placeOf, showPath } from './areas.js';
-import { resolvePath } from './confine.js';
+import { hiddenFoldersFor, hiddenFromWalk, resolvePath } from './confine.js';
 import { ignoredDirNames, toolLimits } from './limits.js';
 import { missingPath } from './nearMatches.js';
 import { errorOutcome, looksBinary, toRelative, truncateText } from './outcome.js';
@@ -144,6 +144,15 @@ function searchWithRipgrep(
   rgPath: string,
   limits: SearchLimits,
 ): Promise<GrepResult | null> {
+  const base = placeOf(ctx, target)?.root ?? ctx.workspace;
+  // ripgrep runs in the folder searched and is given the target relative to it, so what it prints (matches
+  // and errors alike) is in the model's terms, never a host path. Its globs are relative to that folder too:
+  // the Keel home inside it is excluded last (the last matching glob wins), and dropped below whatever it says.
+  const hidden = hiddenFromWalk(ctx, target);
+  const hiddenGlobs = hiddenFoldersFor(ctx, target).flatMap((folder) => [
+    '--glob',
+    `!/${escapeRgGlob(path.relative(base, folder).split(path.sep).join('/'))}`,
+  ]);
   const rgArgs = [
     '--json',
     '--no-config',
@@ -153,12 +162,12 @@ function searchWithRipgrep(
     `--max-filesize=${toolLimits.grepMaxFileBytes}`,
     ...ignoredDirNames.flatMap((name) => ['--glob', `!${name}`]),
     ...(args.glob ? ['--glob', args.glob] : []),
+    ...hiddenGlobs,
     '--regexp',
     args.pattern,
     '--',
-    target,
+    path.relative(base, target) || '.',
   ];
-  const base = placeOf(ctx, target)?.root ?? ctx.workspace;
   return new Promise((resolve, reject) => {
     const child = spawn(rgPath, rgArgs, {
       cwd: base,
@@ -202,6 +211,7 @@ function searchWithRipgrep(
         return;
       }
       const abs = path.resolve(base, rgText(event.data.path));
+      if (hidden(abs)) return;
       matches.push({
         path: showPath(ctx, abs),
         line: event.data.line_number ?? 0,
@@ -221,6 +231,11 @@ function searchWithRipgrep(
       });
     });
   });
+}
+
+/** A literal path as a ripgrep glob: its glob characters escaped with a backslash (globset's escape on Unix). */
+function escapeRgGlob(literal: string): string {
+  return literal.replace(/[\\*?[\]{}!]/g, (c) => `\\${c}`);
 }
 
 function firstLines(text: string): string {
@@ -305,6 +320,8 @@ async function searchBuiltin(
   const include = args.glob ? picomatch(args.glob, { dot: true, basename: !args.glob.includes('/') }) : null;
   // The glob matches paths relative to the folder searched in (the root, or an area's folder), like ripgrep's.
   const base = placeOf(ctx, target)?.root ?? ctx.workspace;
+  // The Keel home inside the folder searched is not walked: its files are not there for tools.
+  const hidden = hiddenFromWalk(ctx, target);
   const matcher = new Matcher(args.pattern, limits.maxMatches + 1);
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -350,6 +367,7 @@ async function searchBuiltin(
     for (const entry of entries) {
       if (full() || timedOut || ctx.signal?.aborted) return;
       const abs = path.join(dir, entry.name);
+      if (hidden(abs)) continue;
       if (entry.isDirectory() && !ignoredDirNames.includes(entry.name)) {
         await searchGroup();
         await walk(abs);

@@ -2,7 +2,7 @@ import type { Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { resolvePath } from './confine.js';
+import { hiddenFromWalk, resolvePath } from './confine.js';
 import { ignoredDirNames, toolLimits } from './limits.js';
 import { showPath } from './areas.js';
 import { missingPath } from './nearMatches.js';
@@ -55,6 +55,8 @@ async function listDir(args: ListDirArgs, ctx: ToolContext): Promise<ToolOutcome
   if (!info.isDirectory())
     return errorOutcome(`path: "${args.path}" is not a directory; use read_file for files`);
   const depth = args.depth ?? 2;
+  // The Keel home inside the project is not there for tools: no line, not even its name.
+  const hidden = hiddenFromWalk(ctx, real);
   const lines: string[] = [];
   let truncated = false;
 
@@ -74,6 +76,7 @@ async function listDir(args: ListDirArgs, ctx: ToolContext): Promise<ToolOutcome
         return;
       }
       const rel = prefix + entry.name;
+      if (hidden(path.join(dir, entry.name))) continue;
       if (entry.isSymbolicLink()) {
         lines.push(`${rel}@`);
       } else if (entry.isDirectory()) {

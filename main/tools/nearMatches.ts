@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { distance } from 'fastest-levenshtein';
 import { showPath } from './areas.js';
-import { locatePath } from './confine.js';
+import { hiddenFromWalk, locatePath } from './confine.js';
 import { ignoredDirNames, toolLimits } from './limits.js';
 import type { ToolContext } from './types.js';
 
@@ -15,8 +15,13 @@ export type NearKind = 'file' | 'folder' | 'any';
 
 type Candidate = { rel: string; folder: boolean };
 
-/** Files and folders under `root`, nearest levels first, at most `max`; links are listed as files, never followed. */
-async function walkBounded(root: string, max: number, signal?: AbortSignal): Promise<Candidate[]> {
+/** Files and folders under `root`, nearest levels first, at most `max`; links are listed as files, never followed; `hidden` ones (the Keel home) left out. */
+async function walkBounded(
+  root: string,
+  max: number,
+  hidden: (realPath: string) => boolean,
+  signal?: AbortSignal,
+): Promise<Candidate[]> {
   const found: Candidate[] = [];
   const queue: string[] = [''];
   while (queue.length > 0 && found.length < max) {
@@ -32,6 +37,7 @@ async function walkBounded(root: string, max: number, signal?: AbortSignal): Pro
     for (const entry of entries) {
       if (found.length >= max) break;
       if (ignoredDirNames.includes(entry.name)) continue;
+      if (hidden(path.join(root, rel, entry.name))) continue;
       const child = rel === '' ? entry.name : `${rel}/${entry.name}`;
       const folder = entry.isDirectory();
       found.push({ rel: child, folder });
@@ -90,7 +96,13 @@ export async function nearMatches(
   }
   if (query === undefined) return [];
   const maxEntries = options.maxEntries ?? toolLimits.nearMatchMaxEntries;
-  const candidates = await walkBounded(root, maxEntries, ctx.signal);
+  let hidden: (realPath: string) => boolean;
+  try {
+    hidden = hiddenFromWalk(ctx, root);
+  } catch {
+    return [];
+  }
+  const candidates = await walkBounded(root, maxEntries, hidden, ctx.signal);
   const ranked: { rel: string; tier: number; score: number }[] = [];
   for (const candidate of candidates) {
     if ((kind === 'file' && candidate.folder) || (kind === 'folder' && !candidate.folder)) continue;

@@ -64,6 +64,9 @@ export function describeError(err: unknown): string {
     if (code !== undefined && code in errnoMessages) {
       return errnoMessages[code] ?? err.message;
     }
+    // Node's errno messages end with the host path (`EBUSY: resource busy or locked, open '/…'`).
+    if (code !== undefined && /^E[A-Z0-9]+$/.test(code))
+      return `the file system refused the operation (${code})`;
     return err.message.split('\n')[0] ?? 'tool failed';
   }
   return String(err);

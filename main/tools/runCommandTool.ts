@@ -148,9 +148,23 @@ async function commandFolder(args: RunCommandArgs, ctx: ToolContext): Promise<st
   } catch {
     isFolder = false;
   }
-  if (isFolder) return real;
+  if (isFolder) {
+    // The box would refuse it naming host paths (the Keel home, the session id): say it in the model's terms.
+    const boxRoot = ctx.boxRoot ?? ctx.workspace;
+    const roots = [boxRoot, ...extraWritablePaths(boxRoot, ctx.areas ?? [])];
+    if (roots.some((root) => isInsideFolder(root, real))) return real;
+    return errorOutcome(
+      `cwd ${JSON.stringify(asked)} is a folder commands cannot run in (they run in the project folder and the session's writable folders, e.g. /session/scratch)`,
+    );
+  }
   const near = didYouMean(await nearMatches(ctx, asked, 'folder'));
   return errorOutcome(`cwd ${JSON.stringify(asked)} is not a folder in the workspace${near}`);
+}
+
+/** True when `candidate` (real) is `root` or below it. */
+function isInsideFolder(root: string, candidate: string): boolean {
+  const rel = path.relative(root, candidate);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
 /**

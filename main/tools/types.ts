@@ -70,7 +70,11 @@ export interface ToolContext {
   protectedGlobs: readonly string[];
   /** Host paths a boxed command may read but not write (a checkout's git folder, linked dependency folders). */
   boxReadOnly?: readonly string[];
-  /** Host paths a boxed command must not see at all (the Keel home: other sessions live there). */
+  /**
+   * Host paths (real) no tool and no boxed command may reach (the Keel home: other sessions, settings, MCP
+   * approvals). File tools refuse them as if outside and listings skip them, unless one holds the folder the
+   * path belongs to (a checkout or /session inside the home: only that folder is reachable, as in the box).
+   */
   boxHidden?: readonly string[];
   /**
    * Folder (relative to `workspace`) a command runs in when the call names none. Default: the root. Only
