@@ -296,7 +296,13 @@ function previewCommand(
   box: SessionBox,
   ctx: ToolContext,
 ): CommandPreview {
-  const command = typeof logged?.['command'] === 'string' ? logged['command'] : '';
+  // The command that would run is the call's own (redacted as the log would be), never the request's text.
+  const command =
+    typeof raw?.['command'] === 'string'
+      ? ctx.redactor.redact(raw['command'])
+      : typeof logged?.['command'] === 'string'
+        ? logged['command']
+        : '';
   const asked = raw?.['timeout_ms'];
   const requested =
     typeof asked === 'number' && Number.isInteger(asked) && asked > 0 ? Math.floor(asked) : undefined;
