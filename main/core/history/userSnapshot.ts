@@ -92,7 +92,8 @@ export type RestoreReport =
 /**
  * Writes a user snapshot's files back into its folder as they were kept. What the folder holds there now is
  * kept first as a new snapshot (so a restore can itself be undone); a file whose kept bytes are missing (too
- * large when kept) refuses the whole restore, nothing written. Journaled like a revert: a crash leaves the
+ * large when kept), a path a revert would not write (plan.ts's unwritableReason) or a snapshot that came with
+ * an imported file (it carries no bytes) refuses the whole restore, nothing written. Journaled like a revert: a crash leaves the
  * folder before or after, never half. Needs the log open for writing.
  */
 export async function restoreUserSnapshot(
