@@ -158,7 +158,7 @@ describe('attack: hashes in an imported file used as paths', () => {
   });
 });
 
-describe("attack: the project folder an imported file names (no --project)", () => {
+describe('attack: the project folder an imported file names (no --project)', () => {
   it('revert, rewind --files and snapshot restore never write into it', async () => {
     const victim = path.join(cli.dir, 'victim-ssh');
     fs.mkdirSync(victim);
@@ -247,7 +247,12 @@ describe('attack: a refused restore leaves a journal that breaks the session', (
     fs.symlinkSync(elsewhere, path.join(cli.project, 'linked'));
     const good = 'good\n';
     const { id, seqs } = localSession([
-      { kind: 'user_snapshot', dir: 'project', reason: 'a', files: [{ path: '../outside.txt', sha256: null }] },
+      {
+        kind: 'user_snapshot',
+        dir: 'project',
+        reason: 'a',
+        files: [{ path: '../outside.txt', sha256: null }],
+      },
       {
         kind: 'user_snapshot',
         dir: 'project',
