@@ -73,6 +73,10 @@ describe('attack: the approval panel for a request an imported file left open', 
     );
     expect(shown.map((preview) => preview.command?.command)).not.toContain('echo hello');
     expect(listed).toEqual([]);
+    expect(await f.fail('approvals.preview', { sessionId: id, requestSeq: 4 })).toEqual({
+      code: 'invalid_state',
+      message: 'approval request 4 came with the imported file: its call asks again when the session resumes',
+    });
 
     const { turnId } = await f.call('turns.resume', { sessionId: id });
     expect((await f.turnEnded(id, turnId)).outcome?.status).toBe('awaiting_approval');
