@@ -290,6 +290,9 @@ export const FileStaged = z.object({
   messageId: z.string().optional(),
 });
 
+/** A sha256 as Keel records one (hex, lowercase): the history store names kept bytes by it, so `../…` is refused. */
+export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a sha256: 64 lowercase hex digits');
+
 /** A file's git mode in a recorded change: regular, executable, symbolic link. */
 export const FileMode = z.enum(['100644', '100755', '120000']);
 export type FileMode = z.infer<typeof FileMode>;
@@ -301,8 +304,8 @@ export type FileMode = z.infer<typeof FileMode>;
  */
 export const ChangedFile = z.object({
   path: z.string(),
-  preHash: z.string().nullable(),
-  postHash: z.string().nullable(),
+  preHash: Sha256.nullable(),
+  postHash: Sha256.nullable(),
   preMode: FileMode.optional(),
   postMode: FileMode.optional(),
 });
@@ -334,7 +337,7 @@ export const ChangesReverted = z.object({
 /** One file of a user snapshot: sha256 of its bytes (kept in the history store) and its mode; null: it was absent. */
 export const SnapshotFile = z.object({
   path: z.string(),
-  sha256: z.string().nullable(),
+  sha256: Sha256.nullable(),
   mode: FileMode.optional(),
 });
 export type SnapshotFile = z.infer<typeof SnapshotFile>;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { allowedScopes, toolKindOf } from '../core/approvals/decide.js';
 import { suggestPrefix } from '../core/approvals/grants.js';
-import { pendingApprovals } from '../core/approvals/state.js';
+import { checkDecision } from '../core/approvals/state.js';
 import type { EventOf, SessionEvent } from '../common/events.js';
 import type { ApprovalPreview, CommandPreview, FileChangePreview } from './contract.js';
 import { IpcFailure, toIpcError } from './errors.js';
@@ -29,15 +29,11 @@ export function findPendingRequest(
   events: readonly SessionEvent[],
   requestSeq: number,
 ): EventOf<'approval_request'> {
-  const pending = pendingApprovals(events).find((request) => request.seq === requestSeq);
-  if (pending) return pending;
+  // The same check a decision makes: decided, not a request, or one an imported file left open.
+  const checked = checkDecision(events, requestSeq);
+  if (checked.ok) return checked.request;
   const exists = events.some((event) => event.kind === 'approval_request' && event.seq === requestSeq);
-  throw new IpcFailure(
-    exists ? 'invalid_state' : 'not_found',
-    exists
-      ? `approval request ${requestSeq} was already decided`
-      : `event ${requestSeq} is not an approval request`,
-  );
+  throw new IpcFailure(exists ? 'invalid_state' : 'not_found', checked.error);
 }
 
 /**
@@ -297,7 +293,13 @@ function previewCommand(
   box: SessionBox,
   ctx: ToolContext,
 ): CommandPreview {
-  const command = typeof logged?.['command'] === 'string' ? logged['command'] : '';
+  // The command that would run is the call's own (redacted as the log would be), never the request's text.
+  const command =
+    typeof raw?.['command'] === 'string'
+      ? ctx.redactor.redact(raw['command'])
+      : typeof logged?.['command'] === 'string'
+        ? logged['command']
+        : '';
   const asked = raw?.['timeout_ms'];
   const requested =
     typeof asked === 'number' && Number.isInteger(asked) && asked > 0 ? Math.floor(asked) : undefined;

@@ -1,4 +1,5 @@
 import type { EventOf, SessionEvent } from '../../common/events.js';
+import { importMarkOf, isImportedSeq, type ImportMark } from '../log/imported.js';
 
 /**
  * The `tool` of the approval request a commit records for the protected paths it held back (not a model's
@@ -9,15 +10,28 @@ export const HELD_BACK_TOOL = 'commit_protected';
 /** An approval request with no decision yet. */
 export type PendingApproval = EventOf<'approval_request'>;
 
-/** Requests that no approval_granted or approval_denied has answered, oldest first. Pure. */
-export function pendingApprovals(events: readonly SessionEvent[]): PendingApproval[] {
+/**
+ * Requests that no approval_granted or approval_denied has answered, oldest first. Pure. A request that came
+ * open with an imported file (`mark`, read from `events` when they start with session_created) is not one:
+ * its call asks again here (turn/state.ts), so what is approved is what runs.
+ */
+export function pendingApprovals(
+  events: readonly SessionEvent[],
+  mark: ImportMark | undefined = markOf(events),
+): PendingApproval[] {
   const pending = new Map<number, PendingApproval>();
   for (const event of events) {
+    if (event.kind === 'approval_request' && isImportedSeq(mark, event.seq)) continue;
     if (event.kind === 'approval_request') pending.set(event.seq, event);
     else if (event.kind === 'approval_granted' || event.kind === 'approval_denied')
       pending.delete(event.requestSeq);
   }
   return [...pending.values()];
+}
+
+function markOf(events: readonly SessionEvent[]): ImportMark | undefined {
+  const first = events[0];
+  return first?.kind === 'session_created' ? importMarkOf(first) : undefined;
 }
 
 /**
@@ -42,6 +56,12 @@ export function checkDecision(
   const request = pending.find((p) => p.seq === requestSeq);
   if (request) return { ok: true, request };
   const exists = events.some((e) => e.kind === 'approval_request' && e.seq === requestSeq);
+  if (exists && isImportedSeq(markOf(events), requestSeq)) {
+    return {
+      ok: false,
+      error: `approval request ${requestSeq} came with the imported file: its call asks again when the session resumes`,
+    };
+  }
   return {
     ok: false,
     error: exists

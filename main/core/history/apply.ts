@@ -3,14 +3,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { FileMode, type NewEvent } from '../../common/events.js';
+import { FileMode, Sha256, type NewEvent } from '../../common/events.js';
 import type { CrashPoint } from '../turn/crash.js';
 import { keepBytes, readFileState, readKept } from '../persistent/kept.js';
 import { removeConfined, writeStreamConfined } from '../persistent/streamWrite.js';
-import { writeSymlinkConfined } from '../../sandbox/paths.js';
+import { ConfinedFileError, PathEscapeError, writeSymlinkConfined } from '../../sandbox/paths.js';
 import type { RevertWrite } from './plan.js';
 
-const JournalSide = z.object({ mode: FileMode, sha256: z.string() }).nullable();
+const JournalSide = z.object({ mode: FileMode, sha256: Sha256 }).nullable();
 
 /** The journal of a revert being written: `<dataDir>/history/revert-pending.json`. */
 const Journal = z.object({
@@ -117,13 +117,22 @@ async function finishJournal(
         skipped.add(`${dir.root}\0${write.path}`);
         continue;
       }
-      await writeSide(
-        dir.root,
-        write.path,
-        write.to,
-        now !== undefined && now !== 'too-large' && now.mode === '120000',
-        store,
-      );
+      try {
+        await writeSide(
+          dir.root,
+          write.path,
+          write.to,
+          now !== undefined && now !== 'too-large' && now.mode === '120000',
+          store,
+        );
+      } catch (error) {
+        // The path leads out of its folder now (a link made since it was planned): it is left as it is and
+        // dropped from the event, as a file changed meanwhile is. Thrown on, the journal would stay and
+        // every later revert, restore and turn of the session would fail on it.
+        if (!(error instanceof ConfinedFileError) && !(error instanceof PathEscapeError)) throw error;
+        skipped.add(`${dir.root}\0${write.path}`);
+        continue;
+      }
       if (++written === 1) crash('during_revert');
     }
   }

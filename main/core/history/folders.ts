@@ -2,6 +2,7 @@
 // revert.ts and userSnapshot.ts. See README.md.
 import fs from 'node:fs';
 import type { NewEvent, SessionEvent } from '../../common/events.js';
+import { importMarkOf, type ImportMark } from '../log/imported.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { withBackingLock } from '../persistent/lock.js';
 import { checkoutLocation, historyStoreOf, readPersistentConfig } from '../sessions/layout.js';
@@ -29,8 +30,24 @@ export function appender(log: SessionLog, into: SessionEvent[], onEvent?: (event
   };
 }
 
-/** The folder a recorded dir name is: a Persistent Dir's backing folder, or a direct session's project. */
+/** The session's import mark (log/imported.ts), or undefined for a session made here. */
+export function importMarkOfLog(log: SessionLog): ImportMark | undefined {
+  const [created] = log.read({ fromSeq: 1, limit: 1, validate: false });
+  return created?.kind === 'session_created' ? importMarkOf(created) : undefined;
+}
+
+/**
+ * The folder a recorded dir name is: a Persistent Dir's backing folder, or a direct session's project. A
+ * session imported without `--project` has none: the folder its file names is someone else's word, never a
+ * place Keel writes (a revert, a rewind with files, a restore would write into, say, ~/.ssh).
+ */
 export function folderOf(log: SessionLog, dir: string): string {
+  if (importMarkOfLog(log)?.projectChosen === false) {
+    throw new RevertTargetError(
+      'this session was imported without a project folder, and the folder its file names is not written: ' +
+        'import the file again with keel import FILE --project DIR to work on DIR',
+    );
+  }
   const config = readPersistentConfig(log.dir);
   if (config) {
     const spec = config.dirs.find((d) => d.name === dir);

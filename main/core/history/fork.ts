@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { EventOf, SessionEvent } from '../../common/events.js';
+import { IMPORT_METADATA_KEY, importMarkOf, isImportedSeq } from '../log/imported.js';
 import { SessionLog } from '../log/sessionLog.js';
 import { rewindProblem } from '../projection/rewind.js';
 import { makeSessionFolders, readPersistentConfig, writePersistentConfig } from '../sessions/layout.js';
@@ -47,10 +48,28 @@ export function forkSession(home: string, parentId: string, options: { at?: numb
   }
   const at = events.at(-1)?.seq ?? 0;
   const created = events[0] as EventOf<'session_created'>;
-  const first: EventOf<'session_created'> = { ...created, forkedFrom: { sessionId: parentId, seq: at } };
+  const mark = importMarkOf(created);
+  const first: EventOf<'session_created'> = {
+    ...created,
+    forkedFrom: { sessionId: parentId, seq: at },
+    // A fork of an imported session is imported too (its grants inactive, its endpoint and folder as
+    // unconfirmed), but only the copied events came with the file: the fork's own, from at + 1, are made here,
+    // so a grant or a `keel model` confirming the endpoint counts at once.
+    ...(mark
+      ? {
+          metadata: {
+            ...created.metadata,
+            [IMPORT_METADATA_KEY]: { ...mark, through: Math.min(mark.through, at) },
+          },
+        }
+      : {}),
+  };
   const config = readPersistentConfig(dataDir);
-  // The changes made after `at` are taken out of the fork's checkouts (forkBase.ts), never out of the project.
-  const base: ChangeEvent[] = forkBaseOf(dataDir, changes, at);
+  // The changes made after `at` are taken out of the fork's checkouts (forkBase.ts), never out of the project;
+  // those that came with an imported file are not (it carries no bytes, and they never reached this folder).
+  const base: ChangeEvent[] = forkBaseOf(dataDir, changes, at).filter(
+    (change) => !isImportedSeq(mark, change.seq),
+  );
   // The rows after session_created are copied in SQLite from the parent's file (logCopy.ts), in the one
   // transaction that writes the fork's own session_created: a crash leaves the fork whole or absent.
   const id = SessionLog.importEvents(home, [first, ...events.slice(1)], {

@@ -9,6 +9,7 @@ import { runGit } from '../persistent/git.js';
 import { heldReason } from '../persistent/heldBack.js';
 import { readFileState, readKept } from '../persistent/kept.js';
 import { plain } from '../persistent/state.js';
+import { resolveInWorkspace } from '../../sandbox/paths.js';
 import { isRevertible, type ChangeEvent } from './changes.js';
 
 /** What is at a path: a file or link with its bytes, or null for nothing. */
@@ -33,22 +34,43 @@ function isText(bytes: Buffer): boolean {
 const sha256Of = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 /** A recorded path usable inside a folder: relative, with no `..` part and no NUL. */
-function isSafeRelative(rel: string): boolean {
+export function isSafeRelative(rel: string): boolean {
   if (rel === '' || rel.includes('\0') || path.isAbsolute(rel) || /^[A-Za-z]:/.test(rel)) return false;
   return rel.split(/[\\/]/).every((part) => part !== '..' && part !== '');
+}
+
+/**
+ * Why Keel may not write the recorded path `rel` into `root` (a revert, a restore), or null: a path that is not
+ * inside the folder, a protected one (`.git`, `.vscode`, … as a commit holds back: a hook written there runs on
+ * the host), or one that leads out through a link. Checked before anything is kept or journaled, so a refused
+ * write leaves nothing behind.
+ */
+export function unwritableReason(root: string, rel: string, what: 'revert' | 'restore'): string | null {
+  if (!isSafeRelative(rel)) return 'the recorded path is not a path inside the folder';
+  const protectedReason = heldReason(rel);
+  if (protectedReason !== null)
+    return `${protectedReason}: Keel does not ${what} protected files; change it by hand`;
+  try {
+    resolveInWorkspace(root, rel, { argName: 'path', forWrite: true });
+  } catch {
+    return 'the path leads out of the folder (through a link): change it by hand';
+  }
+  return null;
 }
 
 /**
  * Plans undoing `changes` (one folder's, oldest first) onto `root` as it is now: newest first, each file is
  * put back to its version before the change when the folder still has the change's version; left alone when
  * it already has the old one; merged three-way (`git merge-file`: the folder's version, the change's after as
- * base, its before) when it changed since; otherwise a conflict. Protected paths, bytes that were not kept,
- * binary or link merges and delete/modify cases are conflicts. Nothing is written.
+ * base, its before) when it changed since; otherwise a conflict. Unwritable paths, bytes that were not kept,
+ * changes of an imported file (`imported` by seq: it carries no bytes), binary or link merges and
+ * delete/modify cases are conflicts. Nothing is written.
  */
 export async function planRevert(
   root: string,
   store: string,
   changes: readonly ChangeEvent[],
+  imported: (seq: number) => boolean = () => false,
 ): Promise<{ writes: RevertWrite[]; conflicts: RevertConflict[] }> {
   const original = new Map<string, Side>();
   const current = new Map<string, Side>();
@@ -80,13 +102,9 @@ export async function planRevert(
       if ((file.preHash === file.postHash && file.preMode === file.postMode) || conflicted.has(file.path))
         continue;
       const rel = file.path;
-      if (!isSafeRelative(rel)) {
-        refuse(rel, 'the recorded path is not a path inside the folder');
-        continue;
-      }
-      const protectedReason = heldReason(rel);
-      if (protectedReason !== null) {
-        refuse(rel, `${protectedReason}: Keel does not revert protected files; change it by hand`);
+      const unwritable = unwritableReason(root, rel, 'revert');
+      if (unwritable !== null) {
+        refuse(rel, unwritable);
         continue;
       }
       const now = load(rel);
@@ -97,6 +115,12 @@ export async function planRevert(
       const nowHash = now?.sha256 ?? null;
       const modeIs = (mode: FileMode | undefined) => now === null || mode === undefined || now.mode === mode;
       if (nowHash === file.preHash && modeIs(file.preMode)) continue;
+      if (imported(change.seq)) {
+        // The history store's bytes are never exported: whatever the store holds under a hash the file
+        // names, it was not the file's to name.
+        refuse(rel, 'the change came with an imported file, which carries no bytes: revert it by hand');
+        continue;
+      }
       const before = isRevertible(file) ? kept(file.preHash, file.preMode) : 'missing';
       const after = isRevertible(file) ? kept(file.postHash, file.postMode) : 'missing';
       if (before === 'missing' || after === 'missing') {

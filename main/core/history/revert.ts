@@ -1,12 +1,13 @@
 // Reverting a turn's changes (or one recorded change) in the folders they reached: the one implementation
 // the CLI (`keel revert`) and the app ("Undo this turn's changes") call. See README.md.
 import type { EventOf, NewEvent, SessionEvent } from '../../common/events.js';
+import { isImportedSeq } from '../log/imported.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { crashPoint } from '../turn/crash.js';
 import { historyStoreOf } from '../sessions/layout.js';
 import { writeRevert } from './apply.js';
 import { changesOf, type ChangeEvent, type RevertTarget } from './changes.js';
-import { appender, completePendingRevert, folderOf, withLocks } from './folders.js';
+import { appender, completePendingRevert, folderOf, importMarkOfLog, withLocks } from './folders.js';
 import { changedFilesOf, planRevert, type RevertConflict, type RevertWrite } from './plan.js';
 import { takeUserSnapshot } from './userSnapshot.js';
 
@@ -54,6 +55,7 @@ export async function revertChanges(
   const byDir = new Map<string, ChangeEvent[]>();
   for (const change of changes) byDir.set(change.dir, [...(byDir.get(change.dir) ?? []), change]);
   const folders = [...byDir.keys()].sort().map((dir) => ({ dir, root: folderOf(log, dir) }));
+  const mark = importMarkOfLog(log);
   return withLocks(
     log,
     folders.map((f) => f.root),
@@ -62,7 +64,7 @@ export async function revertChanges(
       const conflicts: (RevertConflict & { dir: string })[] = [];
       for (const { dir, root } of folders) {
         const dirChanges = byDir.get(dir) ?? [];
-        const plan = await planRevert(root, store, dirChanges);
+        const plan = await planRevert(root, store, dirChanges, (seq) => isImportedSeq(mark, seq));
         conflicts.push(...plan.conflicts.map((c) => ({ ...c, dir })));
         if (plan.writes.length > 0) planned.push({ dir, root, writes: plan.writes, changes: dirChanges });
       }

@@ -3,6 +3,7 @@
 // its bytes in the history store; restoring one writes them back (journaled like a revert). See README.md.
 import path from 'node:path';
 import type { EventOf, NewEvent, SessionEvent, SnapshotFile } from '../../common/events.js';
+import { isImportedSeq } from '../log/imported.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { gitText, runGit, splitNul } from '../persistent/git.js';
 import { hashFile } from '../persistent/hashing.js';
@@ -11,8 +12,14 @@ import { plain } from '../persistent/state.js';
 import { historyStoreOf } from '../sessions/layout.js';
 import { writeRevert } from './apply.js';
 import { RevertTargetError } from './changes.js';
-import { changedFilesOf, type RevertConflict, type RevertWrite } from './plan.js';
-import { appender, completePendingRevert, folderOf, withLocks } from './folders.js';
+import {
+  changedFilesOf,
+  isSafeRelative,
+  unwritableReason,
+  type RevertConflict,
+  type RevertWrite,
+} from './plan.js';
+import { appender, completePendingRevert, folderOf, importMarkOfLog, withLocks } from './folders.js';
 
 /** Changed files kept at most besides those the write touches (a huge untracked build folder is counted, not kept). */
 const MAX_OTHER_FILES = 2000;
@@ -85,7 +92,8 @@ export type RestoreReport =
 /**
  * Writes a user snapshot's files back into its folder as they were kept. What the folder holds there now is
  * kept first as a new snapshot (so a restore can itself be undone); a file whose kept bytes are missing (too
- * large when kept) refuses the whole restore, nothing written. Journaled like a revert: a crash leaves the
+ * large when kept), a path a revert would not write (plan.ts's unwritableReason) or a snapshot that came with
+ * an imported file (it carries no bytes) refuses the whole restore, nothing written. Journaled like a revert: a crash leaves the
  * folder before or after, never half. Needs the log open for writing.
  */
 export async function restoreUserSnapshot(
@@ -102,19 +110,36 @@ export async function restoreUserSnapshot(
     );
   }
   const root = folderOf(log, event.dir);
+  // The history store's bytes are never exported: a snapshot from an imported file names bytes it never had.
+  const imported = isImportedSeq(importMarkOfLog(log), snapshotSeq);
   return withLocks(log, [root], async () => {
     const writes: RevertWrite[] = [];
     const conflicts: RevertConflict[] = [];
     for (const file of event.files) {
+      const refuse = (reason: string) => void conflicts.push({ path: file.path, reason });
+      if (imported) {
+        refuse('the snapshot came with an imported file, which carries no bytes: restore it by hand');
+        continue;
+      }
+      if (!isSafeRelative(file.path)) {
+        refuse('the recorded path is not a path inside the folder');
+        continue;
+      }
       const now = readFileState(path.join(root, file.path));
       if (now === 'too-large') {
-        conflicts.push({ path: file.path, reason: 'it is larger than 64 MiB now; restore it by hand' });
+        refuse('it is larger than 64 MiB now; restore it by hand');
         continue;
       }
       if ((now?.sha256 ?? null) === file.sha256 && (now === undefined || now.mode === file.mode)) continue;
+      // The checks a revert makes (protected paths, links out), before anything is kept or journaled.
+      const unwritable = unwritableReason(root, file.path, 'restore');
+      if (unwritable !== null) {
+        refuse(unwritable);
+        continue;
+      }
       const bytes = file.sha256 === null ? undefined : readKept(store, file.sha256);
       if (file.sha256 !== null && (bytes === undefined || file.mode === undefined)) {
-        conflicts.push({ path: file.path, reason: 'its bytes were not kept (larger than 64 MiB)' });
+        refuse('its bytes were not kept (larger than 64 MiB)');
         continue;
       }
       const to = file.sha256 === null ? null : { mode: file.mode!, bytes: bytes!, sha256: file.sha256 };

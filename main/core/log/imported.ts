@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import type { EventOf, ModelPin } from '../../common/events.js';
+import type { EventOf, ModelPin, Policy } from '../../common/events.js';
 
 /*
  * An imported session is a record, not a grant. `keel import` writes an import mark into the session's
  * session_created.metadata (overwriting whatever the file said there), and the mark decides what of the
  * record is trusted in this home: approval_granted events up to `through` are inactive until granted again,
+ * its policy is no looser than `ask` and its open approval requests ask again (built here from the calls),
  * a model pin from the file with a base URL needs a re-pin before any key is sent to it, and the project
  * folder is the one the import was given (`--project`), or none: such a session is read, not run.
  */
@@ -38,6 +39,14 @@ export function importMarkOf(created: Pick<EventOf<'session_created'>, 'metadata
 /** True when the event at `seq` came from an imported file (so it grants nothing here). */
 export function isImportedSeq(mark: ImportMark | undefined, seq: number): boolean {
   return mark !== undefined && seq <= mark.through;
+}
+
+/**
+ * The policy an imported file's word sets here: a policy is a grant too, so nothing looser than `ask` (a
+ * `full-auto` in the file would run commands no one here approved). `keel policy` sets one after the import.
+ */
+export function importedPolicy(policy: Policy): Policy {
+  return policy === 'read-only' ? 'read-only' : 'ask';
 }
 
 /** What a turn of an imported session needs before it may run: the pin and the seq of the event that set it. */

@@ -8,14 +8,23 @@ import type { FileMode } from '../../common/events.js';
 /** Files larger than this are not kept: a change of one is recorded, but reverting it is refused. */
 export const KEEP_MAX_BYTES = 64 * 1024 * 1024;
 
-/** Where the bytes with this sha256 are kept in `store`. */
+/** True for a sha256 as Keel writes one: 64 lowercase hex digits, so a file name inside the store. */
+export function isSha256(text: string): boolean {
+  return /^[0-9a-f]{64}$/.test(text);
+}
+
+/**
+ * Where the bytes with this sha256 are kept in `store`. A hash comes from a log, which may come from a file
+ * someone else wrote: anything but a sha256 (`../../proc/self/environ`) would name a path outside, so it throws.
+ */
 export function keptPath(store: string, sha256: string): string {
+  if (!isSha256(sha256)) throw new Error('a recorded hash is not a sha256: no kept bytes have that name');
   return path.join(store, sha256);
 }
 
-/** True when the bytes with this sha256 are in `store`. */
+/** True when the bytes with this sha256 are in `store` (never for a text that is not a sha256). */
 export function isKept(store: string, sha256: string): boolean {
-  return fs.existsSync(keptPath(store, sha256));
+  return isSha256(sha256) && fs.existsSync(keptPath(store, sha256));
 }
 
 /**
@@ -91,8 +100,9 @@ export function keepFile(store: string, file: string, expected: string): FileMod
   return state.mode;
 }
 
-/** The kept bytes with this sha256, or undefined when they were never kept. */
+/** The kept bytes with this sha256, or undefined when they were never kept (or it is not a sha256). */
 export function readKept(store: string, sha256: string): Buffer | undefined {
+  if (!isSha256(sha256)) return undefined;
   try {
     return fs.readFileSync(keptPath(store, sha256));
   } catch {

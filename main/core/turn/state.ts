@@ -1,5 +1,5 @@
 import { toolGrantsEndedBy, type ActiveGrant } from '../approvals/grants.js';
-import { importMarkOf, isImportedSeq, type ImportMark } from '../log/imported.js';
+import { importedPolicy, importMarkOf, isImportedSeq, type ImportMark } from '../log/imported.js';
 import type {
   EventOf,
   ModelPin,
@@ -91,8 +91,16 @@ export function foldSession(events: readonly SessionEvent[]): SessionState {
     totals: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
   };
   const mark = importMarkOf(first);
-  if (mark) state.imported = mark;
+  if (mark) {
+    state.imported = mark;
+    state.policy = importedPolicy(first.policy);
+  }
   for (let i = 1; i < events.length; i++) applyEvent(state, events[i] as SessionEvent);
+  // A request the file left open was put to someone else, its arguments maybe not its call's: it does not
+  // stand here, so the call asks again with a request built from what would run.
+  for (const record of state.openCalls) {
+    if (record.request && !record.decision && isImportedSeq(mark, record.request.seq)) delete record.request;
+  }
   return state;
 }
 
@@ -196,7 +204,7 @@ export function applyEvent(state: SessionState, event: SessionEvent): void {
       state.pin = { ...state.pin, reasoningEffort: event.effort };
       break;
     case 'policy_changed':
-      state.policy = event.policy;
+      state.policy = isImportedSeq(state.imported, event.seq) ? importedPolicy(event.policy) : event.policy;
       break;
     default:
       break;

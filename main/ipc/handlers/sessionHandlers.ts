@@ -3,6 +3,7 @@ import path from 'node:path';
 import { pendingApprovals } from '../../core/approvals/state.js';
 import type { EventOf } from '../../common/events.js';
 import { withIndexBehind } from '../../core/log/indexLag.js';
+import { importMarkOf } from '../../core/log/imported.js';
 import { newSessionId } from '../../core/log/sessionId.js';
 import { SessionLog } from '../../core/log/sessionLog.js';
 import { readPersistentConfig } from '../../core/sessions/layout.js';
@@ -102,14 +103,15 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
         // Index lookups, not a read of the whole log: opening a 10k-event session stays cheap.
         const state = loadSessionState(log);
         const session = summaryOf(args.sessionId);
+        const created = log.read({ fromSeq: 1, limit: 1 })[0] as EventOf<'session_created'>;
         const pending = pendingApprovals(
           log.readKinds(['approval_request', 'approval_granted', 'approval_denied'], { validate: false }),
+          importMarkOf(created),
         );
         const compactedAt = log.lastSeqOfKind('compaction') ?? 0;
         const usage =
           state.lastUsage && (state.lastUsageSeq ?? 0) > compactedAt ? state.lastUsage : undefined;
         const threshold = readSettings(home).compaction.threshold;
-        const created = log.read({ fromSeq: 1, limit: 1 })[0] as EventOf<'session_created'>;
         const running = turns.isRunning(args.sessionId);
         return {
           session,
