@@ -11,6 +11,10 @@ export const ExitCode = {
   usage: 2,
   /** A turn stopped on a pending approval (keel approve / keel deny answer it). */
   awaitingApproval: 3,
+  /** The model declined (a refusal) or the provider's content filter stopped the reply. */
+  declined: 4,
+  /** The reply was cut short: the model's output limit, its context window, or a pause by the provider. */
+  cutShort: 5,
   /** A turn was stopped with Ctrl-C; the interruption is recorded and `keel resume` continues. */
   interrupted: 130,
 } as const;

@@ -71,11 +71,17 @@ function scopeHint(event: Extract<SessionEvent, { kind: 'approval_request' }>): 
     .join('|');
 }
 
-/** The exit code of a turn's outcome: 0 completed, 3 awaiting approval, 130 interrupted, 1 failed. */
+/**
+ * The exit code of a turn's outcome: 0 completed, 3 awaiting approval, 4 the model declined (or a content filter
+ * stopped it), 5 the reply was cut short (output limit, context window, a pause), 130 interrupted, 1 failed.
+ */
 export function exitCodeOf(outcome: TurnOutcome): number {
   switch (outcome.status) {
     case 'completed':
-      return ExitCode.ok;
+      if (outcome.stop === undefined) return ExitCode.ok;
+      return outcome.stop.kind === 'refusal' || outcome.stop.kind === 'content_filter'
+        ? ExitCode.declined
+        : ExitCode.cutShort;
     case 'awaiting_approval':
       return ExitCode.awaitingApproval;
     case 'interrupted':
@@ -194,6 +200,7 @@ export async function driveTurn(
     const { outcome } = await stream.result;
     endLine();
     if (options.json) emit({ type: 'outcome', ...outcome });
+    else if (outcome.status === 'completed' && outcome.stop) io.stderr(`keel: ${outcome.stop.message}\n`);
     else if (outcome.status === 'budget_exhausted')
       io.stderr(`keel: stopped after ${outcome.steps} model requests (the turn's budget)\n`);
     context.setExitCode(exitCodeOf(outcome));

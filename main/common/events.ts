@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { exactCheck, type ExactCheck } from './exactCheck.js';
+import { StopDetails } from './stopReasons.js';
 
 /**
  * The event kinds of a session log. Every fact about a session is one of these, appended once and
@@ -147,6 +148,8 @@ export const AssistantMessage = z.object({
   reasoning: z.array(ReasoningPart).optional(),
   usage: Usage.optional(),
   stopReason: z.string().optional(),
+  /** What the provider said about an unusual stop (a refusal's category and explanation). */
+  stopDetails: StopDetails.optional(),
   model: z.string().optional(),
 });
 

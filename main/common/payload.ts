@@ -17,6 +17,8 @@ export type PayloadMessage = {
   content: string;
   toolCalls?: ToolCall[];
   toolCallId?: string;
+  /** Tool messages only: the tool failed (its result is an error); Anthropic is told with `is_error`. */
+  isError?: true;
   /** Tool messages only: the images the result holds, in order. */
   images?: PayloadImage[];
   reasoning?: ReasoningPart[];

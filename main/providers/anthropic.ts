@@ -5,7 +5,8 @@ import type {
   Tool,
   ContentBlockParam,
 } from '@anthropic-ai/sdk/resources/messages/messages';
-import type { ReasoningPart } from '../common/events.js';
+import type { ReasoningPart, Usage } from '../common/events.js';
+import { StopDetails } from '../common/stopReasons.js';
 import type { Payload, PayloadMessage } from '../common/payload.js';
 import { withImageNotes } from './toolImages.js';
 import { thinkingRequest, toReasoningText, type ThinkingRequest } from './anthropicThinking.js';
@@ -53,6 +54,8 @@ export function toAnthropicRequest(payload: Payload, tools: readonly ToolSpec[],
         {
           type: 'tool_result',
           tool_use_id: message.toolCallId ?? '',
+          // A failed tool says so, as the Messages API asks, so the model does not read the error as output.
+          ...(message.isError ? { is_error: true } : {}),
           // Images ride in the tool_result as image blocks after its text (the Messages API takes them there).
           content:
             images.length === 0
@@ -227,15 +230,13 @@ export class AnthropicProvider implements ModelProvider {
           case 'message_stop':
             finished = true;
             break;
-          case 'message_delta':
+          case 'message_delta': {
             completed.stopReason = event.delta.stop_reason ?? completed.stopReason;
-            if (completed.usage) {
-              completed.usage.outputTokens = event.usage.output_tokens;
-              // Thinking is billed as output: reasoningTokens is the part of outputTokens spent on it.
-              const thinkingTokens = event.usage.output_tokens_details?.thinking_tokens;
-              if (typeof thinkingTokens === 'number') completed.usage.reasoningTokens = thinkingTokens;
-            }
+            const details = stopDetailsOf(event.delta);
+            if (details) completed.stopDetails = details;
+            completed.usage = finalUsage(completed.usage, event.usage);
             break;
+          }
           default:
             break;
         }
@@ -259,4 +260,37 @@ export class AnthropicProvider implements ModelProvider {
       .map(([, call]) => ({ id: call.id, name: call.name, arguments: call.text || '{}' }));
     yield { type: 'done', message: completed };
   }
+}
+
+/** A refusal's `stop_details` (category, explanation), when the message_delta carries them. */
+function stopDetailsOf(delta: object): StopDetails | undefined {
+  const parsed = StopDetails.safeParse((delta as { stop_details?: unknown }).stop_details);
+  return parsed.success && (parsed.data.category || parsed.data.explanation) ? parsed.data : undefined;
+}
+
+type DeltaUsage = {
+  input_tokens?: number | null;
+  output_tokens: number;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  output_tokens_details?: { thinking_tokens?: number } | null;
+};
+
+/**
+ * The message's usage with message_delta's figures, which are final and cumulative: message_start's counts are
+ * provisional (input and cache counts there may be lower than what is billed), so each count the delta gives
+ * replaces the provisional one. Older streams give only `output_tokens` here; the others then stay.
+ */
+export function finalUsage(provisional: Usage | undefined, delta: DeltaUsage): Usage {
+  const usage: Usage = { ...(provisional ?? { inputTokens: 0, outputTokens: 0 }) };
+  if (typeof delta.input_tokens === 'number') usage.inputTokens = delta.input_tokens;
+  if (typeof delta.cache_read_input_tokens === 'number')
+    usage.cacheReadTokens = delta.cache_read_input_tokens;
+  if (typeof delta.cache_creation_input_tokens === 'number')
+    usage.cacheWriteTokens = delta.cache_creation_input_tokens;
+  usage.outputTokens = delta.output_tokens;
+  // Thinking is billed as output: reasoningTokens is the part of outputTokens spent on it.
+  const thinkingTokens = delta.output_tokens_details?.thinking_tokens;
+  if (typeof thinkingTokens === 'number') usage.reasoningTokens = thinkingTokens;
+  return usage;
 }

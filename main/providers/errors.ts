@@ -5,6 +5,8 @@ export type ProviderErrorCode =
   | 'missing_key'
   | 'auth'
   | 'rate_limited'
+  | 'quota'
+  | 'context_too_long'
   | 'server'
   | 'network'
   | 'bad_request'
@@ -51,6 +53,8 @@ function header(headers: SdkError['headers'], name: string): string | undefined 
 /** The provider's own error text from an SDK error body, without the SDK's status prefix or a stack. */
 export function providerMessage(error: unknown): string {
   const e = (error ?? {}) as SdkError;
+  // Ollama and other local servers send `{"error": "text"}`.
+  if (typeof e.error === 'string' && e.error !== '') return e.error;
   const body = e.error as { error?: { message?: string }; message?: string } | undefined;
   return body?.error?.message ?? body?.message ?? e.message ?? 'unknown error';
 }
@@ -110,11 +114,20 @@ export function toProviderError(error: unknown, provider: string, signal?: Abort
   if (signal?.aborted || e.name === 'APIUserAbortError' || e.name === 'AbortError') {
     return new ProviderError('aborted', 'stopped by the user');
   }
-  const status = e.status;
   const detail = providerMessage(e);
+  // An error event inside a 200 stream: the SDKs throw it with no status but with the body the server sent
+  // (a connection failure has none). Its type or code says what it is.
+  if (e.status === undefined && e.error !== undefined && e.error !== null) {
+    const kind = streamErrorKind(e.error);
+    return classifyStreamError(provider, kind?.type, kind?.code, detail);
+  }
+  const status = e.status;
   if (status === undefined) {
     return new ProviderError('network', `${provider}: could not reach the server (${detail})`, true);
   }
+  const kind = streamErrorKind(e.error);
+  if (kind && isQuota(kind.type, kind.code)) return quotaError(provider, detail, status);
+  if (kind && isContextTooLong(kind.code, detail)) return contextTooLong(provider, detail, status);
   if (status === 401 || status === 403) {
     return new ProviderError(
       'auth',
@@ -170,4 +183,116 @@ export function assertComplete(
     failure.partial = partial;
     throw failure;
   }
+}
+
+/** The type and code of a provider's error body (`{error: {type, code}}`, `{type, code}`), when it has one. */
+function streamErrorKind(body: unknown): { type?: string; code?: string } | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const outer = body as { type?: unknown; code?: unknown; error?: unknown };
+  const inner = (typeof outer.error === 'object' && outer.error !== null ? outer.error : outer) as {
+    type?: unknown;
+    code?: unknown;
+  };
+  const type = typeof inner.type === 'string' && inner.type !== 'error' ? inner.type : undefined;
+  const code = typeof inner.code === 'string' ? inner.code : undefined;
+  return type || code ? { ...(type ? { type } : {}), ...(code ? { code } : {}) } : undefined;
+}
+
+const QUOTA = new Set([
+  'insufficient_quota',
+  'billing_error',
+  'billing_hard_limit_reached',
+  'quota_exceeded',
+]);
+const isQuota = (type?: string, code?: string) => QUOTA.has(code ?? '') || QUOTA.has(type ?? '');
+const isContextTooLong = (code?: string, detail = '') =>
+  code === 'context_length_exceeded' || /prompt is too long|maximum context length/i.test(detail);
+
+/**
+ * The HTTP status each provider's error type or code stands for (Anthropic's error types, OpenAI's error codes
+ * and types), so an error sent inside a stream is judged as its HTTP twin would be.
+ */
+const HTTP_TWIN: Readonly<Record<string, number>> = {
+  invalid_request_error: 400,
+  invalid_prompt: 400,
+  authentication_error: 401,
+  invalid_api_key: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  model_not_found: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  rate_limit_exceeded: 429,
+  tokens: 429,
+  api_error: 500,
+  server_error: 500,
+  internal_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+  server_is_overloaded: 529,
+  slow_down: 529,
+};
+
+/**
+ * A provider's in-stream error (Anthropic's `error` event, a Responses `error` or `response.failed` event, a
+ * chat-completions chunk with `error`) as the ProviderError its HTTP twin gives: an overloaded or rate-limited
+ * server is retried, an exhausted quota, an invalid request or a context too long is not, and each is said in
+ * the provider's own words.
+ */
+export function classifyStreamError(
+  provider: string,
+  type: string | undefined,
+  code: string | undefined,
+  detail: string,
+): ProviderError {
+  if (isQuota(type, code)) return quotaError(provider, detail);
+  if (isContextTooLong(code, detail)) return contextTooLong(provider, detail);
+  const status = HTTP_TWIN[code ?? ''] ?? HTTP_TWIN[type ?? ''];
+  const named = code ?? type ?? 'error';
+  if (status === undefined || status >= 500) {
+    const overloaded = status === 529;
+    return new ProviderError(
+      'server',
+      `${provider} ${overloaded ? 'is overloaded' : 'reported a server error'} during the response (${named}): ${detail}`,
+      true,
+      status,
+    );
+  }
+  if (status === 429)
+    return new ProviderError(
+      'rate_limited',
+      `${provider} is rate limiting requests (${named}): ${detail}`,
+      true,
+      status,
+    );
+  if (status === 401 || status === 403)
+    return new ProviderError('auth', `${provider} rejected the API key (${named}): ${detail}`, false, status);
+  if (status === 404)
+    return new ProviderError('not_found', `${provider}: ${detail} (${named})`, false, status);
+  return new ProviderError(
+    'bad_request',
+    `${provider} rejected the request (${named}): ${detail}`,
+    false,
+    status,
+  );
+}
+
+function quotaError(provider: string, detail: string, status?: number): ProviderError {
+  return new ProviderError(
+    'quota',
+    `${provider}: the account's quota or credit is used up, so retrying will not help (${detail}). ` +
+      `Add credit or raise the limit in the provider's console, or switch the session's model (keel model).`,
+    false,
+    status,
+  );
+}
+
+function contextTooLong(provider: string, detail: string, status?: number): ProviderError {
+  return new ProviderError(
+    'context_too_long',
+    `${provider}: the request is longer than the model's context window (${detail}). ` +
+      `Compact the session (keel compact) or switch to a model with a larger window.`,
+    false,
+    status,
+  );
 }

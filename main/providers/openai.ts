@@ -140,6 +140,7 @@ export class OpenAIProvider implements ModelProvider {
     });
     const completed: CompletedMessage = { content: '', toolCalls: [], stopReason: 'stop' };
     let reasoning = '';
+    let refusal = '';
     // Only a pinned effort is sent: what a local model accepts is not in Keel's catalogue.
     const effort = effectiveEffort(request.model, request.reasoningEffort);
     const calls = new Map<number, { id: string; name: string; text: string }>();
@@ -184,6 +185,8 @@ export class OpenAIProvider implements ModelProvider {
           reasoning += thought;
           yield { type: 'reasoning', text: thought };
         }
+        // A refusal (OpenAI's structured `refusal` delta) is the stop's explanation, not the reply's text.
+        if (delta.refusal) refusal += delta.refusal;
         if (delta.content) {
           completed.content += delta.content;
           yield { type: 'text', text: delta.content };
@@ -215,6 +218,10 @@ export class OpenAIProvider implements ModelProvider {
       throw error;
     }
     if (reasoning !== '') completed.reasoning = [{ type: 'reasoning_text', text: reasoning }];
+    if (refusal !== '') {
+      completed.stopReason = 'refusal';
+      completed.stopDetails = { explanation: refusal };
+    }
     completed.toolCalls = [...calls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, call]) => ({ id: call.id, name: call.name, arguments: call.text || '{}' }));

@@ -8,7 +8,7 @@ import type {
 import type { ReasoningPart } from '../common/events.js';
 import type { Payload, PayloadMessage } from '../common/payload.js';
 import { withImageNotes } from './toolImages.js';
-import { assertComplete, ProviderError, toProviderError } from './errors.js';
+import { assertComplete, classifyStreamError, ProviderError, toProviderError } from './errors.js';
 import { openaiClient, lazyClient } from './sdk.js';
 import { effectiveEffort, reasoningSupport } from './reasoning.js';
 import type { CompletedMessage, ModelProvider, StreamEvent, StreamRequest, ToolSpec } from './types.js';
@@ -139,6 +139,7 @@ export class OpenAIResponsesProvider implements ModelProvider {
     const calls = new Map<number, Call>();
     const reasoning = new Map<number, Extract<ReasoningPart, { type: 'reasoning' }>>();
     let reasoningText = '';
+    let refusal = '';
     let finished = false;
     // The SDK is imported at the first request (sdk.ts); a failure to load it is not a network error.
     const client = await this.client.get();
@@ -176,6 +177,10 @@ export class OpenAIResponsesProvider implements ModelProvider {
             completed.content += event.delta;
             yield { type: 'text', text: event.delta };
             break;
+          case 'response.refusal.delta':
+            // A refusal is its own content part: kept as the stop's explanation, not as the reply's text.
+            refusal += event.delta;
+            break;
           case 'response.reasoning_summary_text.delta':
             reasoningText += event.delta;
             yield { type: 'reasoning', text: event.delta };
@@ -205,6 +210,9 @@ export class OpenAIResponsesProvider implements ModelProvider {
             finished = true;
             if (event.type === 'response.incomplete') {
               completed.stopReason = response.incomplete_details?.reason ?? 'incomplete';
+            } else if (refusal) {
+              completed.stopReason = 'refusal';
+              completed.stopDetails = { explanation: refusal };
             } else if (calls.size > 0) {
               completed.stopReason = 'tool_calls';
             }
@@ -221,14 +229,17 @@ export class OpenAIResponsesProvider implements ModelProvider {
             }
             break;
           }
-          case 'response.failed':
-            throw new ProviderError(
-              'server',
-              `OpenAI: the response failed: ${event.response.error?.message ?? 'no reason given'}`,
-              true,
+          case 'response.failed': {
+            const failed = event.response.error;
+            throw classifyStreamError(
+              'OpenAI',
+              undefined,
+              failed?.code,
+              failed?.message ?? 'no reason given',
             );
+          }
           case 'error':
-            throw new ProviderError('server', `OpenAI: ${event.message}`, false);
+            throw classifyStreamError('OpenAI', undefined, event.code ?? undefined, event.message);
           default:
             break;
         }

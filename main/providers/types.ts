@@ -1,5 +1,6 @@
 import type { ReasoningEffort, ReasoningPart, ToolCall, Usage } from '../common/events.js';
 import type { Payload } from '../common/payload.js';
+import type { StopDetails } from '../common/stopReasons.js';
 
 /** A tool as providers see it: name, description and a JSON Schema for its arguments. */
 export type ToolSpec = { name: string; description: string; parameters: Record<string, unknown> };
@@ -22,6 +23,8 @@ export type CompletedMessage = {
   /** The reasoning parts in the order they streamed, as the provider returned them; absent when none. */
   reasoning?: ReasoningPart[];
   stopReason: string;
+  /** What the provider said about an unusual stop (a refusal's category and explanation). */
+  stopDetails?: StopDetails;
   usage?: Usage;
 };
 

@@ -41,12 +41,53 @@ export type ScriptStep =
         cacheWriteTokens?: number;
         reasoningTokens?: number;
       };
+      /**
+       * Anthropic: the counts message_start carries, which the API calls provisional (message_delta then gives
+       * the final `usage`, cumulative, input and cache counts included). Unset, message_start has the final ones.
+       */
+      provisionalUsage?: { inputTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number };
+      /** Anthropic: message_delta's usage as older API versions sent it (only `output_tokens`). */
+      legacyDeltaUsage?: boolean;
+      /**
+       * The provider's own stop reason instead of the ordinary one: Anthropic `stop_reason` (`refusal`,
+       * `max_tokens`, `pause_turn`), chat-completions `finish_reason` (`length`, `content_filter`), or the
+       * Responses API's incomplete reason (`max_output_tokens`, `content_filter`: the response ends with
+       * `response.incomplete`).
+       */
+      stopReason?: string;
+      /** Anthropic: message_delta's `stop_details` (a refusal's `{type, category, explanation}`). */
+      stopDetails?: Record<string, unknown>;
+      /** OpenAI formats: a refusal streamed as its own part (chat `delta.refusal`, a Responses `refusal` part). */
+      refusal?: string;
       /** Pause between deltas, to give a test time to stop the stream. */
       delayMs?: number;
       /** Destroy the connection after this many deltas (a failure mid-stream). */
       dropAfter?: number;
     }
-  | { kind: 'fail'; status: number; message?: string; retryAfterSeconds?: number }
+  /** An HTTP error in the provider's shape; `errorType` / `code` replace the ones the status implies. */
+  | {
+      kind: 'fail';
+      status: number;
+      message?: string;
+      retryAfterSeconds?: number;
+      errorType?: string;
+      code?: string;
+    }
+  /**
+   * A 200 stream that carries an error event in the provider's own shape, after `text` (if any) streamed:
+   * Anthropic `event: error` `{type: 'error', error: {type, message}}`; Responses `event: error` with `code` and
+   * `message` at its top level as the API reference documents it (`shape: 'nested'`: inside `error`, as seen
+   * for quota errors; `shape: 'failed'`: a `response.failed` event with `response.error`); chat completions a
+   * chunk `{error: {message, type, code}}` (`shape: 'string'`: `{error: "message"}`, as Ollama sends it).
+   */
+  | {
+      kind: 'streamError';
+      errorType?: string;
+      code?: string;
+      message: string;
+      text?: string;
+      shape?: 'nested' | 'failed' | 'string';
+    }
   /** Destroy the socket before any byte is written (connection reset). */
   | { kind: 'reset' }
   /** Send headers, then nothing until the client gives up. */
@@ -307,22 +348,24 @@ export class ProviderServer {
     status: number,
     message: string,
     retryAfter?: number,
+    given: { type?: string; code?: string } = {},
   ): void {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter);
     res.writeHead(status, headers);
     const type =
-      status === 401
+      given.type ??
+      (status === 401
         ? 'authentication_error'
         : status === 429
           ? 'rate_limit_error'
           : status >= 500
             ? 'api_error'
-            : 'invalid_request_error';
+            : 'invalid_request_error');
     res.end(
       JSON.stringify(
         format !== 'anthropic'
-          ? { error: { message, type, param: null, code: null } }
+          ? { error: { message, type, param: null, code: given.code ?? null } }
           : { type: 'error', error: { type, message } },
       ),
     );
@@ -342,6 +385,7 @@ export class ProviderServer {
         step.status,
         step.message ?? `scripted failure ${step.status}`,
         step.retryAfterSeconds,
+        { type: step.errorType, code: step.code },
       );
       return;
     }
@@ -356,6 +400,11 @@ export class ProviderServer {
     });
     res.flushHeaders();
     if (step.kind === 'hang') return;
+    if (step.kind === 'streamError') {
+      for (const event of this.streamErrorEvents(step, format, body)) res.write(event);
+      res.end();
+      return;
+    }
     const events =
       format === 'openai'
         ? this.openaiEvents(step, body)
@@ -396,6 +445,7 @@ export class ProviderServer {
       out.push({ data: chunk({ reasoning_content: piece }), delta: true });
     }
     for (const piece of splitText(step.text)) out.push({ data: chunk({ content: piece }), delta: true });
+    for (const piece of splitText(step.refusal)) out.push({ data: chunk({ refusal: piece }), delta: true });
     (step.toolCalls ?? []).forEach((call, index) => {
       const callId = call.id ?? `call_${this.callCounter}_${index}`;
       out.push({
@@ -411,7 +461,10 @@ export class ProviderServer {
           out.push({ data: chunk({ tool_calls: [{ index, function: { arguments: part } }] }), delta: true });
       }
     });
-    out.push({ data: chunk({}, step.toolCalls?.length ? 'tool_calls' : 'stop'), delta: false });
+    out.push({
+      data: chunk({}, step.stopReason ?? (step.toolCalls?.length ? 'tool_calls' : 'stop')),
+      delta: false,
+    });
     const streamOptions = body['stream_options'];
     if (isObject(streamOptions) && streamOptions['include_usage'] === true) {
       const usage = step.usage ?? {};
@@ -448,6 +501,8 @@ export class ProviderServer {
     return responsesEvents(
       {
         text: splitText(step.text),
+        refusal: splitText(step.refusal),
+        ...(step.stopReason ? { incomplete: step.stopReason } : {}),
         reasoning: splitText(step.thinking),
         toolCalls: (step.toolCalls ?? []).map((call, index) => ({
           id: call.id ?? `call_${number}_${index}`,
@@ -464,6 +519,64 @@ export class ProviderServer {
       body,
       number,
     );
+  }
+
+  private streamErrorEvents(
+    step: Extract<ScriptStep, { kind: 'streamError' }>,
+    format: WireFormat,
+    body: Json,
+  ): string[] {
+    const text = splitText(step.text);
+    const error = {
+      type: step.errorType ?? 'api_error',
+      message: step.message,
+      ...(format !== 'anthropic' ? { code: step.code ?? null, param: null } : {}),
+    };
+    if (format === 'anthropic') {
+      const sse = (type: string, data: Json) =>
+        `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+      const started = this.anthropicEvents({ kind: 'reply', text }, body).slice(
+        0,
+        text.length > 0 ? 3 + text.length : 2,
+      );
+      return [...started.map((event) => event.data), sse('error', { error })];
+    }
+    if (format === 'openai') {
+      const started = this.openaiEvents({ kind: 'reply', text }, body).slice(0, 1 + text.length);
+      const payload = step.shape === 'string' ? { error: step.message } : { error };
+      return [...started.map((event) => event.data), `data: ${JSON.stringify(payload)}\n\n`];
+    }
+    const started = this.responsesReply({ kind: 'reply', text }, body);
+    // Up to the last text delta: what streamed before the failure.
+    const cut = text.length > 0 ? started.findLastIndex((event) => event.delta) + 1 : 2;
+    const sequence = cut;
+    const payload =
+      step.shape === 'failed'
+        ? {
+            type: 'response.failed',
+            sequence_number: sequence,
+            response: {
+              id: `resp_${this.callCounter}`,
+              object: 'response',
+              status: 'failed',
+              output: [],
+              error: { code: step.code ?? 'server_error', message: step.message },
+            },
+          }
+        : step.shape === 'nested'
+          ? { type: 'error', error, sequence_number: sequence }
+          : {
+              type: 'error',
+              code: step.code ?? null,
+              message: step.message,
+              param: null,
+              sequence_number: sequence,
+            };
+    const name = step.shape === 'failed' ? 'response.failed' : 'error';
+    return [
+      ...started.slice(0, cut).map((event) => event.data),
+      `event: ${name}\ndata: ${JSON.stringify(payload)}\n\n`,
+    ];
   }
 
   private anthropicEvents(
@@ -485,10 +598,11 @@ export class ProviderServer {
             stop_reason: null,
             stop_sequence: null,
             usage: {
-              input_tokens: usage.inputTokens ?? 10,
+              input_tokens: step.provisionalUsage?.inputTokens ?? usage.inputTokens ?? 10,
               output_tokens: 1,
-              cache_creation_input_tokens: usage.cacheWriteTokens ?? 0,
-              cache_read_input_tokens: usage.cacheReadTokens ?? 0,
+              cache_creation_input_tokens:
+                step.provisionalUsage?.cacheWriteTokens ?? usage.cacheWriteTokens ?? 0,
+              cache_read_input_tokens: step.provisionalUsage?.cacheReadTokens ?? usage.cacheReadTokens ?? 0,
             },
           },
         }),
@@ -574,8 +688,20 @@ export class ProviderServer {
     }
     out.push({
       data: sse('message_delta', {
-        delta: { stop_reason: step.toolCalls?.length ? 'tool_use' : 'end_turn', stop_sequence: null },
+        delta: {
+          stop_reason: step.stopReason ?? (step.toolCalls?.length ? 'tool_use' : 'end_turn'),
+          stop_sequence: null,
+          ...(step.stopDetails ? { stop_details: step.stopDetails } : {}),
+        },
         usage: {
+          // The final, cumulative counts (the API's current shape); older versions sent output_tokens alone.
+          ...(step.legacyDeltaUsage
+            ? {}
+            : {
+                input_tokens: usage.inputTokens ?? 10,
+                cache_creation_input_tokens: usage.cacheWriteTokens ?? 0,
+                cache_read_input_tokens: usage.cacheReadTokens ?? 0,
+              }),
           output_tokens: usage.outputTokens ?? 5,
           ...(usage.reasoningTokens !== undefined
             ? { output_tokens_details: { thinking_tokens: usage.reasoningTokens } }

@@ -83,6 +83,10 @@ export type ResponsesReply = {
   reasoning: string[];
   toolCalls: { id: string; name: string; arguments: string }[];
   usage: { inputTokens: number; outputTokens: number; cacheReadTokens: number; reasoningTokens: number };
+  /** A refusal part streamed after the text (`response.refusal.delta`). */
+  refusal?: string[];
+  /** The response ends `incomplete` for this reason (`max_output_tokens`, `content_filter`). */
+  incomplete?: string;
 };
 
 /** Whether a request asks for reasoning (an effort other than `none`). */
@@ -149,35 +153,65 @@ export function responsesEvents(
     send('response.output_item.done', { output_index: index, item: done });
     output.push(done);
   }
-  if (reply.text.length > 0) {
+  const refusal = reply.refusal ?? [];
+  if (reply.text.length > 0 || refusal.length > 0) {
     const item = `msg_${responseNumber}`;
     const index = output.length;
     const message = { id: item, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
     send('response.output_item.added', { output_index: index, item: message });
-    send('response.content_part.added', {
-      item_id: item,
-      output_index: index,
-      content_index: 0,
-      part: { type: 'output_text', text: '', annotations: [] },
-    });
-    for (const piece of reply.text) {
-      send(
-        'response.output_text.delta',
-        { item_id: item, output_index: index, content_index: 0, delta: piece, logprobs: [] },
-        true,
-      );
+    const parts: Json[] = [];
+    if (reply.text.length > 0) {
+      send('response.content_part.added', {
+        item_id: item,
+        output_index: index,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      });
+      for (const piece of reply.text) {
+        send(
+          'response.output_text.delta',
+          { item_id: item, output_index: index, content_index: 0, delta: piece, logprobs: [] },
+          true,
+        );
+      }
+      const full = reply.text.join('');
+      send('response.output_text.done', {
+        item_id: item,
+        output_index: index,
+        content_index: 0,
+        text: full,
+        logprobs: [],
+      });
+      const part = { type: 'output_text', text: full, annotations: [] };
+      send('response.content_part.done', { item_id: item, output_index: index, content_index: 0, part });
+      parts.push(part);
     }
-    const full = reply.text.join('');
-    send('response.output_text.done', {
-      item_id: item,
-      output_index: index,
-      content_index: 0,
-      text: full,
-      logprobs: [],
-    });
-    const part = { type: 'output_text', text: full, annotations: [] };
-    send('response.content_part.done', { item_id: item, output_index: index, content_index: 0, part });
-    const done = { ...message, status: 'completed', content: [part] };
+    if (refusal.length > 0) {
+      const content_index = parts.length;
+      send('response.content_part.added', {
+        item_id: item,
+        output_index: index,
+        content_index,
+        part: { type: 'refusal', refusal: '' },
+      });
+      for (const piece of refusal) {
+        send(
+          'response.refusal.delta',
+          { item_id: item, output_index: index, content_index, delta: piece },
+          true,
+        );
+      }
+      const said = { type: 'refusal', refusal: refusal.join('') };
+      send('response.refusal.done', {
+        item_id: item,
+        output_index: index,
+        content_index,
+        refusal: said.refusal,
+      });
+      send('response.content_part.done', { item_id: item, output_index: index, content_index, part: said });
+      parts.push(said);
+    }
+    const done = { ...message, status: 'completed', content: parts };
     send('response.output_item.done', { output_index: index, item: done });
     output.push(done);
   }
@@ -206,10 +240,12 @@ export function responsesEvents(
     output.push(done);
   }
   const { usage } = reply;
-  send('response.completed', {
+  const ended = reply.incomplete ? 'incomplete' : 'completed';
+  send(`response.${ended}`, {
     response: {
       ...base,
-      status: 'completed',
+      status: ended,
+      ...(reply.incomplete ? { incomplete_details: { reason: reply.incomplete } } : {}),
       output,
       usage: {
         input_tokens: usage.inputTokens + usage.cacheReadTokens,

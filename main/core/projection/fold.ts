@@ -21,7 +21,7 @@ import {
 } from './validate.js';
 
 /** Version of `ProjectionFoldState`: a snapshot of another version is rebuilt from events, never read. */
-export const FOLD_STATE_VERSION = 1;
+export const FOLD_STATE_VERSION = 2;
 
 /** A call of the body still waiting for its result: the body indexes of its unanswered tool messages, in order. */
 type OpenCall = { seq: number; slots: number[] };
@@ -287,7 +287,7 @@ export class ProjectionFold {
         this.addAssistant(event.seq, formatInterrupted(event), event.toolCalls);
         break;
       case 'tool_result':
-        this.answer(event.toolCallId, event.content, event.images);
+        this.answer(event.toolCallId, event.content, event.images, event.isError);
         break;
       case 'subagent_result':
         this.answer(event.toolCallId, event.content);
@@ -353,7 +353,12 @@ export class ProjectionFold {
     });
   }
 
-  private answer(toolCallId: string | undefined, content: string, images?: readonly ToolImage[]): void {
+  private answer(
+    toolCallId: string | undefined,
+    content: string,
+    images?: readonly ToolImage[],
+    isError?: boolean,
+  ): void {
     const { open } = this;
     if (toolCallId === undefined) return;
     // No open slot: the call is not in the payload (before the compaction, or never made), or every slot was
@@ -371,6 +376,7 @@ export class ProjectionFold {
       role: 'tool',
       content,
       toolCallId: cancelled.toolCallId as string,
+      ...(isError ? { isError: true as const } : {}),
       ...shown,
     });
     if (images?.length) this.state.imageSlots.push(slot);

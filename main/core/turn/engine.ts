@@ -1,5 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
 import type { NewEvent, SessionEvent } from '../../common/events.js';
+import { unusualStop, type UnusualStop } from '../../common/stopReasons.js';
 import { importedTrustProblem } from '../log/imported.js';
 import { TraceEntry } from '../log/sessionLog.js';
 import type { ModelProvider } from '../../providers/types.js';
@@ -61,6 +62,8 @@ class Turn implements TurnScope {
   private readonly trace: TraceEntry[] = [];
   private provider: ModelProvider | undefined;
   private finalText = '';
+  /** The last reply's unusual ending (a refusal, the output limit), reported with the completed outcome. */
+  private finalStop: UnusualStop | undefined;
   private changesBegun: Promise<void> | undefined;
 
   constructor(readonly host: TurnHost) {
@@ -204,14 +207,22 @@ class Turn implements TurnScope {
     for (;;) {
       const settled = await settleCalls(this);
       if (settled) return settled;
-      if (!needsModel(this.state)) return { status: 'completed', text: this.finalText };
+      if (!needsModel(this.state))
+        return {
+          status: 'completed',
+          text: this.finalText,
+          ...(this.finalStop ? { stop: this.finalStop } : {}),
+        };
       if (this.signal.aborted) return stopTurn(this);
       if (steps >= maxSteps) return { status: 'budget_exhausted', steps };
       steps++;
       const answered = await requestModel(this, this.provider as ModelProvider);
       this.flushTrace();
       if ('status' in answered) return answered;
-      if (answered.toolCalls.length === 0) this.finalText = answered.content;
+      if (answered.toolCalls.length === 0) {
+        this.finalText = answered.content;
+        this.finalStop = unusualStop(answered.stopReason, answered.stopDetails);
+      }
     }
   }
 }

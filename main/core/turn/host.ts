@@ -1,4 +1,5 @@
 import type { EventOf, InstructionFile, ModelPin, NewEvent, SessionEvent } from '../../common/events.js';
+import type { UnusualStop } from '../../common/stopReasons.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import type { RetryOptions } from '../../providers/retry.js';
 import type { ModelProvider } from '../../providers/types.js';
@@ -126,7 +127,8 @@ export type BeforeRequestContext = {
 
 /** How a turn ended. */
 export type TurnOutcome =
-  | { status: 'completed'; text: string }
+  /** `stop`: the last reply ended unusually (a refusal, a content filter, the output limit), as a notice to show. */
+  | { status: 'completed'; text: string; stop?: UnusualStop }
   | { status: 'awaiting_approval'; pending: EventOf<'approval_request'>[] }
   | { status: 'interrupted' }
   | { status: 'failed'; error: string }

@@ -137,6 +137,7 @@ export async function requestModel(
     toolCalls: completed.toolCalls,
     ...(completed.reasoning?.length ? { reasoning: completed.reasoning } : {}),
     stopReason: completed.stopReason,
+    ...(completed.stopDetails ? { stopDetails: completed.stopDetails } : {}),
     model: turn.state.pin.model,
     ...(completed.usage ? { usage: completed.usage } : {}),
   }) as EventOf<'assistant_message'>;

@@ -15,6 +15,8 @@ export {
   Usage,
 } from '../../common/events.js';
 export type { EventKind, EventOf, ToolImage } from '../../common/events.js';
+/** Which stop reasons the transcript states as a notice (a refusal, a content filter, the output limit). */
+export { unusualStop, type UnusualStop } from '../../common/stopReasons.js';
 /** The trace summary's types, for the traces and cost views. */
 export type {
   SessionTraceSummary,

@@ -9,6 +9,7 @@ import {
   ModelSwitchRow,
   NoteRow,
   SessionStartRow,
+  StopRow,
 } from './items/MarkerRows.js';
 import { RewoundMarker } from './items/RewoundMarker.js';
 import { CommitActions, SnapshotActions, UserMessageActions } from './history/HistoryRowActions.js';
@@ -46,6 +47,7 @@ const ESTIMATES: Record<Row['type'], number> = {
   instructions: 36,
   error: 44,
   note: 32,
+  stop: 44,
   commit: 52,
   snapshot: 52,
   rewound: 40,
@@ -206,6 +208,8 @@ function renderRow(
       return <ErrorRow message={row.message} at={row.at} {...(row.code ? { code: row.code } : {})} />;
     case 'note':
       return <NoteRow text={row.text} at={row.at} />;
+    case 'stop':
+      return <StopRow stop={row.stop} at={row.at} />;
     case 'commit':
       return (
         <>

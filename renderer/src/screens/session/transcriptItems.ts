@@ -1,3 +1,4 @@
+import { unusualStop, type UnusualStop } from '../../../../main/ipc/contract.js';
 import type { EventOf, SessionEvent } from '../../api/types.js';
 
 /** Where a tool call stands, as the log says. */
@@ -45,6 +46,8 @@ export type TranscriptItem =
   | { type: 'instructions'; key: string; event: EventOf<'instructions_loaded'> }
   | { type: 'error'; key: string; seq: number; at: string; message: string; code?: string }
   | { type: 'note'; key: string; seq: number; at: string; text: string }
+  /** A reply that ended unusually: the model declined, a filter stopped it, it hit the output limit. */
+  | { type: 'stop'; key: string; seq: number; at: string; stop: UnusualStop }
   /**
    * Changes that reached a Persistent Dir (persistent_commit): `turn` is the user message it belongs to (counting
    * every user message, as `history.revert {turn}` does), known when the log is loaded from its start.
@@ -136,6 +139,8 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
             ...(event.model ? { model: event.model } : {}),
           });
         addCalls(event.seq, event.toolCalls, false);
+        const stop = unusualStop(event.stopReason, event.stopDetails);
+        if (stop) items.push({ type: 'stop', key: `${key}-stop`, seq: event.seq, at: event.at, stop });
         break;
       }
       case 'interrupted': {

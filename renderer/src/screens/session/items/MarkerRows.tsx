@@ -1,4 +1,5 @@
 import type { JSX } from 'react';
+import type { UnusualStop } from '../../../../../main/ipc/contract.js';
 import type { EventOf } from '../../../api/types.js';
 import { Markdown } from '../../../components/Markdown.js';
 import { formatBytes, formatClock, formatDateTime, formatTokens } from '../../../lib/format.js';
@@ -114,6 +115,15 @@ export function ErrorRow({ message, code, at }: { message: string; code?: string
     <div className="marker marker-error" role="note">
       <strong>Error{code ? ` (${code})` : ''}:</strong> {message}
       <time dateTime={at}> · {formatClock(at)}</time>
+    </div>
+  );
+}
+
+/** A reply that ended unusually (a refusal, a content filter, the output limit), said as the provider said it. */
+export function StopRow({ stop, at }: { stop: UnusualStop; at: string }): JSX.Element {
+  return (
+    <div className={`marker marker-stop marker-stop-${stop.kind}`} role="note">
+      {stop.message} <time dateTime={at}>· {formatClock(at)}</time>
     </div>
   );
 }
