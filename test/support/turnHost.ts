@@ -40,6 +40,8 @@ export type TurnHostFixture = SessionFixture & {
   hostFor: (log: SessionLog, extra?: Partial<TurnHost>, registry?: ToolRegistryOptions) => TurnHost;
   /** Keel's own turn host (createTurnHost: layout, MCP servers, redaction), disposed after the test. */
   keelHost: (log: SessionLog, options?: TurnHostOptions) => Promise<TurnHost>;
+  /** Disposes a host made by `keelHost` now (its MCP servers stop); it is not disposed again. */
+  dispose: (host: TurnHost) => Promise<void>;
 };
 
 /**
@@ -107,6 +109,11 @@ export function useTurnHostFixture(prefix: string, hooks: SessionFixtureHooks = 
       const host = await createTurnHost(log, options);
       hosts.push(host);
       return host;
+    },
+    dispose: async (host) => {
+      const at = hosts.indexOf(host);
+      if (at >= 0) hosts.splice(at, 1);
+      await host.dispose?.();
     },
   };
 }
