@@ -17,8 +17,10 @@ import { startKeel, type KeelProcess } from '../support/keelProcess.js';
 export const RESULTS_DIR = path.join(REPO_ROOT, 'test-results');
 export const SCREENSHOT_DIR = path.join(RESULTS_DIR, 'screenshots');
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
+/** Debian's Chromium (apt `chromium`), the one browser the tests drive. */
+export const CHROMIUM = '/usr/bin/chromium';
+/** How every test launches it: headless, no sandbox of its own, nothing fetched in the background. */
+export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll } from 'vitest';
+import type { EventOf } from '../../main/common/events.js';
 import type { McpServerConfig } from '../../main/common/mcp.js';
 import type { SessionLog } from '../../main/core/log/sessionLog.js';
 import { createTurnHost, type TurnHostOptions } from '../../main/core/sessions/turnHost.js';
-import type { TurnHost } from '../../main/core/turn/engine.js';
+import { runTurn, type TurnHost } from '../../main/core/turn/engine.js';
 import { detectSandbox, type SandboxInfo } from '../../main/sandbox/box.js';
 import type { ToolRegistryOptions } from '../../main/tools/registry.js';
 import {
@@ -130,4 +131,32 @@ export function writeMcpSettings(
   fs.mkdirSync(home, { recursive: true });
   const mcp = disabledTools === undefined ? { servers } : { servers, disabledTools };
   fs.writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ mcp }));
+}
+
+/**
+ * One turn of a new full-auto session on the fixture's scripted model, through Keel's own turn host (`env`),
+ * in which the model calls `call.name` with `call.args` once and then answers "ok"; returns the tool_result.
+ * The session's log is pushed onto `opened` for the caller to close.
+ */
+export async function toolResultOfOneCall(
+  fixture: Pick<SessionFixture, 'home' | 'project' | 'server'>,
+  call: { id: string; name: string; args: Record<string, unknown> },
+  env: NodeJS.ProcessEnv,
+  opened: SessionLog[],
+): Promise<EventOf<'tool_result'>> {
+  const log = createScriptedSession(fixture, { policy: 'full-auto', toolMode: 'write' });
+  opened.push(log);
+  fixture.server.enqueue(
+    { kind: 'reply', toolCalls: [{ id: call.id, name: call.name, arguments: call.args }] },
+    { kind: 'reply', text: 'ok' },
+  );
+  const host = await createTurnHost(log, { env });
+  try {
+    await runTurn(host, { prompt: 'go' });
+  } finally {
+    await host.dispose?.();
+  }
+  const result = log.read().find((e): e is EventOf<'tool_result'> => e.kind === 'tool_result');
+  if (!result) throw new Error('no tool result');
+  return result;
 }

@@ -1,7 +1,5 @@
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +10,7 @@ import { McpPool } from '../../../main/core/sessions/mcpPool.js';
 import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../main/core/turn/engine.js';
 import { SCRIPTED_MODEL, useSessionFixture } from '../../support/sessionFixture.js';
+import { writeMcpSettings } from '../../support/turnHost.js';
 
 // A Streamable HTTP server (the SDK's server API, stateless: no GET stream, so its tools/list_changed reaches
 // no one) that changes its tools between a kept session's turns; the real turn engine and scripted provider.
@@ -67,11 +66,7 @@ const fixture = useSessionFixture('keel-mcp-http-list-', {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
-    fs.mkdirSync(fixture.home, { recursive: true });
-    fs.writeFileSync(
-      path.join(fixture.home, 'settings.json'),
-      JSON.stringify({ mcp: { servers: { web: { url: `http://127.0.0.1:${port}/mcp` } } } }),
-    );
+    writeMcpSettings(fixture.home, { web: { url: `http://127.0.0.1:${port}/mcp` } });
   },
   cleanup: async () => {
     server.closeAllConnections();
