@@ -4,10 +4,9 @@ import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../main/common/events.js';
 import type { McpServerConfig } from '../../../main/common/mcp.js';
-import { SessionLog } from '../../../main/core/log/sessionLog.js';
+import type { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { McpPool } from '../../../main/core/sessions/mcpPool.js';
 import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
-import { SCRIPTED_MODEL } from '../../support/sessionFixture.js';
 import { useTurnHostFixture, writeMcpSettings } from '../../support/turnHost.js';
 
 // @modelcontextprotocol/server-everything (a devDependency: the MCP project's own reference server, which no
@@ -25,21 +24,8 @@ const stdioEverything = (extra: Partial<McpServerConfig> = {}): Partial<McpServe
   ...extra,
 });
 
-function session(policy: 'ask' | 'full-auto', networkAllow?: string[]): SessionLog {
-  if (!networkAllow) return fixture.createSession({ policy, toolMode: 'write' });
-  return fixture.track(
-    SessionLog.create(fixture.home, {
-      projectFolder: fixture.project,
-      provider: 'openai-compatible',
-      model: SCRIPTED_MODEL,
-      baseUrl: fixture.server.openaiBaseUrl,
-      contextWindow: 32_000,
-      toolMode: 'write',
-      policy,
-      networkAllow,
-    }),
-  );
-}
+const session = (policy: 'ask' | 'full-auto', networkAllow?: string[]): SessionLog =>
+  fixture.createSession({ policy, toolMode: 'write', ...(networkAllow ? { networkAllow } : {}) });
 
 type Seen = { notices: string[]; output: Map<string, string> };
 
