@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { SandboxInfo } from '../sandbox/box.js';
 
 /** The options every boxed run (a command, an interactive terminal) has in common, as checked. */
@@ -8,6 +8,29 @@ type BoxedRunInput = {
   cwd?: string | undefined;
   unconfinedApproved?: boolean | undefined;
 };
+
+/** The folders a boxed run sees besides its workspace (wrapCommand's mounts), the same for every kind of run. */
+export const BoxMounts = z.object({
+  writable: z.array(z.string()).optional(),
+  readOnly: z.array(z.string()).optional(),
+  hidden: z.array(z.string()).optional(),
+  home: z.string().optional(),
+  hostHome: z.string().optional(),
+});
+
+/** Checked box mounts, as wrapCommand takes them. */
+export type BoxMounts = z.output<typeof BoxMounts>;
+
+/** The BoxMounts of a run's checked options (or of launch options), and nothing else of them. */
+export function mountsOf(options: BoxMounts): BoxMounts {
+  return {
+    writable: options.writable,
+    readOnly: options.readOnly,
+    hidden: options.hidden,
+    home: options.home,
+    hostHome: options.hostHome,
+  };
+}
 
 /** How a run's refusal is worded and thrown: `what` names the options, `unconfined` ends the no-sandbox refusal. */
 export type AdmitWords = { what: string; unconfined: string; fail: (message: string) => Error };

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { wrapCommand, type NetworkPolicy, type SandboxInfo, type WrapOptions } from '../sandbox/box.js';
 import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js';
 import { buildChildEnv } from '../sandbox/env.js';
+import { mountsOf } from './admit.js';
 import { makeRunScratch, sweepDeadScratch } from './boxRecords.js';
 import { createRunCgroup, type RunCgroup } from './cgroup.js';
 import { createLifeline, launcherArgv } from './lifeline.js';
@@ -88,11 +89,7 @@ export async function prepareBoxLaunch(options: BoxLaunchOptions): Promise<BoxLa
       command: options.command(memoryBy),
       workspace: options.workspace,
       cwd: options.cwd,
-      writable: options.writable,
-      readOnly: options.readOnly,
-      hidden: options.hidden,
-      home: options.home,
-      hostHome: options.hostHome,
+      ...mountsOf(options),
       tmpDir: sandbox.kind === 'bwrap' ? undefined : scratch,
       // Without a sandbox nothing confines the network; the approval covers that.
       network: sandbox.kind === 'none' ? 'none' : network,

@@ -6,7 +6,7 @@ import type { IPty } from 'node-pty';
 import { z } from 'zod';
 import { NetworkPolicy, type SandboxInfo, type SandboxKind } from '../sandbox/box.js';
 import { createRedactor, type RedactionStream } from '../sandbox/redact.js';
-import { admitBoxedRun } from './admit.js';
+import { admitBoxedRun, BoxMounts, mountsOf } from './admit.js';
 import { prepareBoxLaunch } from './boxLaunch.js';
 import { forgetBox, recordBox } from './boxRecords.js';
 import type { RunCgroup } from './cgroup.js';
@@ -45,11 +45,7 @@ export const RunCommandInput = z.object({
   artifactHandle: z.string().min(1).optional(),
   idempotencyKey: z.string().min(1).optional(),
   network: NetworkPolicy.optional(),
-  writable: z.array(z.string()).optional(),
-  readOnly: z.array(z.string()).optional(),
-  hidden: z.array(z.string()).optional(),
-  home: z.string().optional(),
-  hostHome: z.string().optional(),
+  ...BoxMounts.shape,
   cols: z.number().int().min(20).max(1000).optional(),
   rows: z.number().int().min(5).max(1000).optional(),
   excerptHeadBytes: z.number().int().positive().optional(),
@@ -171,11 +167,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
       }),
     workspace,
     cwd,
-    writable: input.writable,
-    readOnly: input.readOnly,
-    hidden: input.hidden,
-    home: input.home,
-    hostHome: input.hostHome,
+    ...mountsOf(input),
     network,
     limits: input.useCgroup === false ? null : { pidsMax: input.pidsMax ?? DEFAULT_PIDS_MAX, memoryMb },
     env: {

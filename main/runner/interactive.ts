@@ -4,7 +4,7 @@ import type { IPty } from 'node-pty';
 import { z } from 'zod';
 import { NetworkPolicy, type SandboxInfo, type SandboxKind } from '../sandbox/box.js';
 import { createRedactor, type Redactor } from '../sandbox/redact.js';
-import { admitBoxedRun } from './admit.js';
+import { admitBoxedRun, BoxMounts, mountsOf } from './admit.js';
 import { prepareBoxLaunch } from './boxLaunch.js';
 import type { RunCgroup } from './cgroup.js';
 import { createFlowControl, type FlowControl } from './flow.js';
@@ -32,11 +32,7 @@ export const InteractiveTerminalInput = z.object({
   rows: z.number().int().min(2).max(1000).optional(),
   /** Extra environment, layered on the allowlisted child environment. */
   env: z.record(z.string(), z.string()).optional(),
-  writable: z.array(z.string()).optional(),
-  readOnly: z.array(z.string()).optional(),
-  hidden: z.array(z.string()).optional(),
-  home: z.string().optional(),
-  hostHome: z.string().optional(),
+  ...BoxMounts.shape,
   memoryMb: z.number().int().min(16).optional(),
   pidsMax: z.number().int().min(8).optional(),
   useCgroup: z.boolean().optional(),
@@ -136,11 +132,7 @@ export async function openInteractiveTerminal(
       command: () => 'exec bash --noprofile --norc -i',
       workspace,
       cwd,
-      writable: input.writable,
-      readOnly: input.readOnly,
-      hidden: input.hidden,
-      home: input.home,
-      hostHome: input.hostHome,
+      ...mountsOf(input),
       network: input.network ?? 'none',
       limits:
         input.useCgroup === false

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { describeKind, lstatOrUndefined } from './confinedOpen.js';
 import { asConfinedError, refuseFile } from './pathErrors.js';
 import { DEFAULT_PINNING, pinFolder, type Pinning, type PinnedFolder } from './pinning.js';
-import { protectionReason } from './protectedPaths.js';
+import { refuseUnapprovedChange } from './protectedPaths.js';
 import { prepareTarget } from './resolvePath.js';
 
 /** Options of removeFileConfined. */
@@ -30,19 +30,7 @@ export interface RemoveConfinedOptions {
  */
 export function removeFileConfined(root: string, arg: string, options: RemoveConfinedOptions): void {
   const target = prepareTarget(root, arg, options.argName, true, options.hidden);
-  if (options.expectedRealPath !== undefined && options.expectedRealPath !== target.realPath) {
-    throw refuseFile(
-      options.argName,
-      arg,
-      'changed',
-      'the path now resolves somewhere other than the approved path',
-    );
-  }
-  if (!options.allowProtected) {
-    const reason = protectionReason(target.root.real, target.realPath, options.protectedGlobs ?? []);
-    if (reason !== null)
-      throw refuseFile(options.argName, arg, 'protected', `${reason}; removing it needs an approval`);
-  }
+  refuseUnapprovedChange(target, options, 'removing');
   let folder: PinnedFolder | undefined;
   try {
     folder = pinFolder(target, options.pinning ?? DEFAULT_PINNING, false);

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { lstatOrUndefined } from './confinedOpen.js';
 import { asConfinedError, refuseFile } from './pathErrors.js';
 import { DEFAULT_PINNING, pinFolder, type Pinning, type PinnedFolder } from './pinning.js';
-import { protectionReason } from './protectedPaths.js';
+import { refuseUnapprovedChange } from './protectedPaths.js';
 import { prepareTargetAtName } from './resolvePath.js';
 
 /** Options of writeSymlinkConfined. */
@@ -32,11 +32,7 @@ export function writeSymlinkConfined(
   options: SymlinkConfinedOptions,
 ): string {
   const target = prepareTargetAtName(root, arg, options.argName);
-  if (!options.allowProtected) {
-    const reason = protectionReason(target.root.real, target.realPath);
-    if (reason !== null)
-      throw refuseFile(options.argName, arg, 'protected', `${reason}; writing it needs an approval`);
-  }
+  refuseUnapprovedChange(target, options, 'writing');
   let folder: PinnedFolder | undefined;
   let temp: string | undefined;
   try {

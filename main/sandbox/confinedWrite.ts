@@ -17,7 +17,7 @@ import {
 } from './confinedOpen.js';
 import { ConfinedFileError, asConfinedError, errnoCode, refuseFile } from './pathErrors.js';
 import { DEFAULT_PINNING, pinFolder, type Pinning, type PinnedFolder } from './pinning.js';
-import { protectionReason } from './protectedPaths.js';
+import { refuseUnapprovedChange } from './protectedPaths.js';
 import { prepareTarget, type Target } from './resolvePath.js';
 
 const { constants } = fs;
@@ -139,19 +139,7 @@ async function writeConfined(
   options: StreamConfinedOptions,
 ): Promise<ConfinedStreamWrite> {
   const target = prepareTarget(root, arg, options.argName, true, options.hidden);
-  if (options.expectedRealPath !== undefined && options.expectedRealPath !== target.realPath) {
-    throw refuseFile(
-      options.argName,
-      arg,
-      'changed',
-      'the path now resolves somewhere other than the approved path',
-    );
-  }
-  if (!options.allowProtected) {
-    const reason = protectionReason(target.root.real, target.realPath, options.protectedGlobs ?? []);
-    if (reason !== null)
-      throw refuseFile(options.argName, arg, 'protected', `${reason}; writing it needs an approval`);
-  }
+  refuseUnapprovedChange(target, options, 'writing');
   const pinning = options.pinning ?? DEFAULT_PINNING;
   // Portable pinning writes in place even when asked to be atomic: rename(2) looks up its source and its
   // destination separately, so a parent folder swapped for a link between the two lookups would move the

@@ -4,6 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import picomatch from 'picomatch';
+import { refuseFile } from './pathErrors.js';
+import type { Target } from './resolvePath.js';
 
 /** A folder or file name protected wherever it appears in the workspace, with the reason shown to the user. */
 export interface ProtectedName {
@@ -136,5 +138,41 @@ function realOrUndefined(target: string): string | undefined {
     return fs.realpathSync.native(target);
   } catch {
     return undefined;
+  }
+}
+
+/** What a confined change was approved for: the argument's name, protected paths, the real path shown. */
+export interface ChangeApproval {
+  argName: string;
+  /** The caller holds an approval for a protected path (.git, .keel, .vscode, user globs). */
+  allowProtected?: boolean;
+  /** User-listed protected globs, relative to the workspace root. */
+  protectedGlobs?: readonly string[];
+  /** The real path that was checked (and shown in a diff). */
+  expectedRealPath?: string;
+}
+
+/**
+ * Throws ConfinedFileError when the approval does not cover a change to `target`: `changed` when the argument
+ * now resolves somewhere other than `expectedRealPath`, `protected` on a protected path without
+ * `allowProtected` (its reason, then that `verb`, "writing" or "removing", it needs an approval).
+ */
+export function refuseUnapprovedChange(
+  target: Target,
+  approval: ChangeApproval,
+  verb: 'writing' | 'removing',
+): void {
+  if (approval.expectedRealPath !== undefined && approval.expectedRealPath !== target.realPath) {
+    throw refuseFile(
+      approval.argName,
+      target.arg,
+      'changed',
+      'the path now resolves somewhere other than the approved path',
+    );
+  }
+  if (!approval.allowProtected) {
+    const reason = protectionReason(target.root.real, target.realPath, approval.protectedGlobs ?? []);
+    if (reason !== null)
+      throw refuseFile(approval.argName, target.arg, 'protected', `${reason}; ${verb} it needs an approval`);
   }
 }

@@ -4,11 +4,9 @@ import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
 import type { SessionLog } from '../../main/core/log/sessionLog.js';
-import { createTurnHost } from '../../main/core/sessions/turnHost.js';
-import { runTurn } from '../../main/core/turn/engine.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
 import { ProviderServer } from '../support/providerServer.js';
-import { createScriptedSession } from '../support/sessionFixture.js';
+import { toolResultOfOneCall } from '../support/turnHost.js';
 
 // A real MCP server no one here wrote (@modelcontextprotocol/server-filesystem), told it may use the whole
 // disk ("/"), so only Keel's box stands between it and what lies around the project: a sibling of the project
@@ -54,23 +52,8 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function call(name: string, args: Record<string, unknown>): Promise<EventOf<'tool_result'>> {
-  const log = createScriptedSession({ home, project, server }, { policy: 'full-auto', toolMode: 'write' });
-  logs.push(log);
-  server.enqueue(
-    { kind: 'reply', toolCalls: [{ id: 'f1', name, arguments: args }] },
-    { kind: 'reply', text: 'ok' },
-  );
-  const host = await createTurnHost(log, { env: { PATH: process.env.PATH } });
-  try {
-    await runTurn(host, { prompt: 'go' });
-  } finally {
-    await host.dispose?.();
-  }
-  const result = log.read().find((e): e is EventOf<'tool_result'> => e.kind === 'tool_result');
-  if (!result) throw new Error('no tool result');
-  return result;
-}
+const call = (name: string, args: Record<string, unknown>): Promise<EventOf<'tool_result'>> =>
+  toolResultOfOneCall({ home, project, server }, { id: 'f1', name, args }, { PATH: process.env.PATH }, logs);
 
 describe.runIf(process.platform === 'linux')('@modelcontextprotocol/server-filesystem in the box', () => {
   beforeEach((context) => {

@@ -14,6 +14,7 @@ import { loadSessionState } from '../../main/core/turn/loadState.js';
 import { readArtifactImage } from '../../main/ipc/artifactPages.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
 import { createScriptedSession, useSessionFixture } from '../support/sessionFixture.js';
+import { writeMcpSettings } from '../support/turnHost.js';
 
 // A session file is a record, not a grant: an MCP tool allowed "in this project" in another home (scope tool,
 // its tool_rules_applied) allows nothing where the file is imported; and an image handle a file names cannot
@@ -34,11 +35,7 @@ const fixture = useSessionFixture('keel-attack-mcp-scope-', {
 });
 
 function withFixtureServer(home: string): void {
-  fs.mkdirSync(home, { recursive: true });
-  fs.writeFileSync(
-    path.join(home, 'settings.json'),
-    JSON.stringify({ mcp: { servers: { fixture: { command: process.execPath, args: [SERVER] } } } }),
-  );
+  writeMcpSettings(home, { fixture: { command: process.execPath, args: [SERVER] } });
 }
 
 async function turn(log: SessionLog, prompt?: string) {

@@ -3,11 +3,10 @@ import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
 import type { SessionLog } from '../../main/core/log/sessionLog.js';
-import { createTurnHost } from '../../main/core/sessions/turnHost.js';
-import { runTurn } from '../../main/core/turn/engine.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
 import { ProviderServer } from '../support/providerServer.js';
 import { createScriptedSession } from '../support/sessionFixture.js';
+import { toolResultOfOneCall, writeMcpSettings } from '../support/turnHost.js';
 
 // An MCP server is code someone else wrote, started by Keel: a hostile one (here the fixture's tools used
 // as an attacker would) must find itself in the same box as a command. The home lies under /var/tmp, outside
@@ -34,11 +33,7 @@ beforeEach(async () => {
   home = path.join(dir, 'home');
   project = path.join(dir, 'project');
   fs.mkdirSync(project, { recursive: true });
-  fs.mkdirSync(home, { recursive: true });
-  fs.writeFileSync(
-    path.join(home, 'settings.json'),
-    JSON.stringify({ mcp: { servers: { evil: { command: process.execPath, args: [SERVER] } } } }),
-  );
+  writeMcpSettings(home, { evil: { command: process.execPath, args: [SERVER] } });
   server = await new ProviderServer().start();
 });
 afterEach(async () => {
@@ -47,23 +42,8 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function call(name: string, args: Record<string, unknown>): Promise<EventOf<'tool_result'>> {
-  const log = createScriptedSession({ home, project, server }, { policy: 'full-auto', toolMode: 'write' });
-  logs.push(log);
-  server.enqueue(
-    { kind: 'reply', toolCalls: [{ id: 'x1', name, arguments: args }] },
-    { kind: 'reply', text: 'ok' },
-  );
-  const host = await createTurnHost(log, { env: ENV });
-  try {
-    await runTurn(host, { prompt: 'go' });
-  } finally {
-    await host.dispose?.();
-  }
-  const result = log.read().find((e): e is EventOf<'tool_result'> => e.kind === 'tool_result');
-  if (!result) throw new Error('no tool result');
-  return result;
-}
+const call = (name: string, args: Record<string, unknown>): Promise<EventOf<'tool_result'>> =>
+  toolResultOfOneCall({ home, project, server }, { id: 'x1', name, args }, ENV, logs);
 
 describe.runIf(process.platform === 'linux')('a hostile MCP server in the box', () => {
   beforeEach((context) => {

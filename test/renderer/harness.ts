@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { buildOnce } from '../support/buildOnce.js';
 import { ensureCliBuilt, REPO_ROOT } from '../support/cli.js';
 import { startKeel, type KeelProcess } from '../support/keelProcess.js';
 
@@ -17,8 +17,10 @@ import { startKeel, type KeelProcess } from '../support/keelProcess.js';
 export const RESULTS_DIR = path.join(REPO_ROOT, 'test-results');
 export const SCREENSHOT_DIR = path.join(RESULTS_DIR, 'screenshots');
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
+/** Debian's Chromium (apt `chromium`), the one browser the tests drive. */
+export const CHROMIUM = '/usr/bin/chromium';
+/** How every test launches it: headless, no sandbox of its own, nothing fetched in the background. */
+export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
@@ -40,26 +42,7 @@ export async function ensureBuilt(): Promise<void> {
 
 /** Runs `electron-vite build` when out/renderer is missing or older than renderer/ or the contract; one build at a time. */
 export async function ensureRendererBuilt(): Promise<void> {
-  if (!rendererStale()) return;
-  const lock = path.join(
-    os.tmpdir(),
-    `keel-renderer-build-${crypto.createHash('sha1').update(REPO_ROOT).digest('hex').slice(0, 12)}.lock`,
-  );
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    try {
-      fs.mkdirSync(lock);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const lockTime = fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
-      if (Date.now() - lockTime > 180_000) fs.rmSync(lock, { recursive: true, force: true });
-      if (Date.now() > deadline) throw new Error(`waited too long for another renderer build (lock ${lock})`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-  try {
-    if (!rendererStale()) return;
+  await buildOnce('renderer', rendererStale, () => {
     const cli = path.join(REPO_ROOT, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js');
     const result = spawnSync(process.execPath, [cli, 'build'], {
       cwd: REPO_ROOT,
@@ -69,9 +52,7 @@ export async function ensureRendererBuilt(): Promise<void> {
     if (result.status !== 0) {
       throw new Error(`electron-vite build failed:\n${result.stdout}\n${result.stderr}`);
     }
-  } finally {
-    fs.rmSync(lock, { recursive: true, force: true });
-  }
+  });
 }
 
 function rendererStale(): boolean {

@@ -1,20 +1,19 @@
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import { REPO_ROOT, buildOnce } from './buildOnce.js';
 import { trackChild } from './childProcesses.js';
 
 /*
  * Helpers for tests that run the built `keel` CLI as a real child process against real temp homes.
  * The CLI is compiled with `tsc -p tsconfig.lib.json` into dist/ when a source it loads is newer than
- * its output; a lock folder keeps parallel test files from compiling at the same time.
+ * its output; `buildOnce` keeps parallel test files from compiling at the same time.
  */
 
-/** The repository root (this file is test/support/cli.ts, or dist/test/support/cli.js when compiled). */
-export const REPO_ROOT = findRepoRoot(path.dirname(fileURLToPath(import.meta.url)));
+export { REPO_ROOT };
 
 /** The compiled CLI entry point. */
 export const CLI_BIN = path.join(REPO_ROOT, 'dist', 'main', 'cli', 'bin.js');
@@ -63,40 +62,30 @@ export function removeTempDir(dir: string): void {
  * output in dist/. Safe to call from parallel test files: one compiles, the others wait.
  */
 export async function ensureCliBuilt(): Promise<void> {
-  if (staleOutputs().length === 0) return;
-  const lock = path.join(
-    os.tmpdir(),
-    `keel-cli-build-${crypto.createHash('sha1').update(REPO_ROOT).digest('hex').slice(0, 12)}.lock`,
+  await ensureLibraryBuilt(path.join(REPO_ROOT, 'main', 'cli', 'bin.ts'));
+}
+
+/**
+ * Compiles the library (tsc -p tsconfig.lib.json) unless `entry` and every source it reaches have an up-to-date
+ * output in dist/, under the one lock of every dist/ build (`buildOnce`).
+ */
+export async function ensureLibraryBuilt(entry: string): Promise<void> {
+  await buildOnce(
+    'cli',
+    () => staleOutputs(entry).length > 0,
+    () => {
+      let output = compile();
+      // tsc's incremental state can believe an output exists that was deleted: start it over once.
+      if (staleOutputs(entry).length > 0) {
+        fs.rmSync(path.join(REPO_ROOT, 'dist', '.tsbuildinfo'), { force: true });
+        output = compile();
+      }
+      const stale = staleOutputs(entry);
+      if (stale.length > 0) {
+        throw new Error(`tsc -p tsconfig.lib.json left ${stale.slice(0, 5).join(', ')} unbuilt:\n${output}`);
+      }
+    },
   );
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    try {
-      fs.mkdirSync(lock);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      // A lock older than the longest build belongs to a crashed run.
-      const lockTime = fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
-      if (Date.now() - lockTime > 180_000) fs.rmSync(lock, { recursive: true, force: true });
-      if (Date.now() > deadline) throw new Error(`waited too long for another CLI build (lock ${lock})`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-  try {
-    if (staleOutputs().length === 0) return;
-    let output = compile();
-    // tsc's incremental state can believe an output exists that was deleted: start it over once.
-    if (staleOutputs().length > 0) {
-      fs.rmSync(path.join(REPO_ROOT, 'dist', '.tsbuildinfo'), { force: true });
-      output = compile();
-    }
-    const stale = staleOutputs();
-    if (stale.length > 0) {
-      throw new Error(`tsc -p tsconfig.lib.json left ${stale.slice(0, 5).join(', ')} unbuilt:\n${output}`);
-    }
-  } finally {
-    fs.rmSync(lock, { recursive: true, force: true });
-  }
 }
 
 /** Runs tsc on the library config; type errors elsewhere do not stop it emitting, so only output is kept. */
@@ -111,13 +100,13 @@ function compile(): string {
 }
 
 /**
- * Sources the CLI loads (main/cli/bin.ts and every relative import it reaches, statically or by
- * dynamic import) whose dist/ output is missing or older than the source.
+ * Sources `entry` loads (itself and every relative import it reaches, statically or by dynamic import) whose
+ * dist/ output is missing or older than the source.
  */
-function staleOutputs(): string[] {
+function staleOutputs(entry: string): string[] {
   const stale: string[] = [];
   const seen = new Set<string>();
-  const pending = [path.join(REPO_ROOT, 'main', 'cli', 'bin.ts')];
+  const pending = [entry];
   for (let source = pending.pop(); source !== undefined; source = pending.pop()) {
     if (seen.has(source)) continue;
     seen.add(source);
@@ -176,12 +165,4 @@ export async function holdSessionLease(home: string, sessionId: string): Promise
         child.stdin?.end();
       }),
   };
-}
-
-function findRepoRoot(start: string): string {
-  for (let dir = start; ; dir = path.dirname(dir)) {
-    const manifest = path.join(dir, 'package.json');
-    if (fs.existsSync(manifest)) return dir;
-    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${start}`);
-  }
 }

@@ -131,7 +131,7 @@ export function newSessionArgs(
  * Creates a session log (open for writing; the caller closes it) in `project` on the server's scripted
  * model, over its OpenAI-compatible endpoint unless `provider` says `anthropic` (the caller's host then needs
  * some ANTHROPIC_API_KEY), context window 32 000 unless given; `systemPrompt` only when given (else Keel's
- * default).
+ * default); `networkAllow`, the hosts its commands may reach, only when given (else none).
  */
 export function createScriptedSession(
   fixture: Pick<SessionFixture, 'home' | 'project' | 'server'>,
@@ -141,6 +141,7 @@ export function createScriptedSession(
     systemPrompt?: string;
     provider?: 'openai-compatible' | 'anthropic';
     contextWindow?: number;
+    networkAllow?: string[];
   },
 ): SessionLog {
   const anthropic = options.provider === 'anthropic';
@@ -153,6 +154,7 @@ export function createScriptedSession(
     toolMode: options.toolMode,
     policy: options.policy,
     ...(options.systemPrompt !== undefined ? { systemPrompt: options.systemPrompt } : {}),
+    ...(options.networkAllow !== undefined ? { networkAllow: options.networkAllow } : {}),
   });
 }
 

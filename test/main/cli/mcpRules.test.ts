@@ -12,6 +12,7 @@ import {
   startSessionFixture,
   type SessionFixture,
 } from '../../support/sessionFixture.js';
+import { writeMcpSettings } from '../../support/turnHost.js';
 
 // `keel approve --scope tool` and `keel mcp rules` through the built CLI, with the fixture MCP server in the box.
 const SERVER = path.resolve('test/fixtures/mcp/server.mjs');
@@ -23,11 +24,7 @@ beforeAll(async () => {
   await ensureCliBuilt();
   bwrap = (await detectSandbox()).kind === 'bwrap';
   fixture = await startSessionFixture('keel-mcp-rules-cli-');
-  fs.mkdirSync(fixture.home, { recursive: true });
-  fs.writeFileSync(
-    path.join(fixture.home, 'settings.json'),
-    JSON.stringify({ mcp: { servers: { fixture: { command: process.execPath, args: [SERVER] } } } }),
-  );
+  writeMcpSettings(fixture.home, { fixture: { command: process.execPath, args: [SERVER] } });
 }, 180_000);
 afterAll(async () => {
   await closeSessionFixture(fixture);

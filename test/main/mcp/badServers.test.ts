@@ -1,38 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../main/common/events.js';
-import type { McpServerConfig } from '../../../main/common/mcp.js';
 import type { SessionLog } from '../../../main/core/log/sessionLog.js';
-import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
-import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
+import { runTurn } from '../../../main/core/turn/engine.js';
 import { startMcpSession } from '../../../main/mcp/session.js';
-import { detectSandbox, type SandboxInfo } from '../../../main/sandbox/box.js';
-import { createScriptedSession, useSessionFixture } from '../../support/sessionFixture.js';
+import { useTurnHostFixture, writeMcpSettings } from '../../support/turnHost.js';
 
 // Servers that misbehave (the fixture server, the SDK's server API over stdio, in the real box): each is a
 // clear error on record and the session goes on. Garbage on stdout, a hang on initialize, a 20 MB result and
 // a crash during a call are in turn.test.ts.
 const SERVER = path.resolve('test/fixtures/mcp/server.mjs');
 
-const logs: SessionLog[] = [];
-const hosts: TurnHost[] = [];
-let sandbox: SandboxInfo;
-
-beforeAll(async () => {
-  sandbox = await detectSandbox();
-});
-const fixture = useSessionFixture('keel-mcp-bad-', {
-  cleanup: async () => {
-    for (const host of hosts.splice(0)) await host.dispose?.();
-    for (const log of logs.splice(0)) log.close();
-  },
-});
-
-function settingsWith(servers: Record<string, Partial<McpServerConfig>>): void {
-  fs.mkdirSync(fixture.home, { recursive: true });
-  fs.writeFileSync(path.join(fixture.home, 'settings.json'), JSON.stringify({ mcp: { servers } }));
-}
+const fixture = useTurnHostFixture('keel-mcp-bad-');
 
 async function turnWith(log: SessionLog, calls: { name: string; arguments: Record<string, unknown> }[]) {
   fixture.server.enqueue(
@@ -44,13 +24,12 @@ async function turnWith(log: SessionLog, calls: { name: string; arguments: Recor
     { kind: 'reply', text: 'done' },
   );
   const notices: string[] = [];
-  const host = await createTurnHost(log, {
+  const host = await fixture.keelHost(log, {
     env: { PATH: process.env.PATH },
     hooks: { onNotice: (text) => notices.push(text) },
   });
-  hosts.push(host);
   const outcome = await runTurn(host, { prompt: 'go' });
-  await hosts.pop()?.dispose?.();
+  await fixture.dispose(host);
   return { outcome, notices, host };
 }
 /** One fixture server in the real box, as a session's MCP servers start (startMcpSession), with its backoff. */
@@ -64,7 +43,7 @@ function startServer(name: string, args: string[], restartBackoffMs: number[], n
       problems: [],
     },
     box: {
-      sandbox,
+      sandbox: fixture.sandbox,
       projectRoot: project,
       scratchRoot: path.join(fixture.dir, 'scratch'),
       network: 'none',
@@ -85,14 +64,15 @@ const listed = (log: SessionLog) =>
 
 describe.runIf(process.platform === 'linux')('misbehaving MCP servers (bubblewrap)', () => {
   beforeEach((context) => {
-    if (sandbox.kind !== 'bwrap') context.skip();
+    if (fixture.sandbox.kind !== 'bwrap') context.skip();
   });
 
   it('cannot shadow a built-in: its read_file is mcp__<server>__read_file, and a name no provider takes is skipped on record', async () => {
     fs.writeFileSync(path.join(fixture.project, 'hello.txt'), 'the real file\n');
-    settingsWith({ fix: { command: process.execPath, args: [SERVER, '--builtin-names', '--tools=echo'] } });
-    const log = createScriptedSession(fixture, { policy: 'full-auto', toolMode: 'write' });
-    logs.push(log);
+    writeMcpSettings(fixture.home, {
+      fix: { command: process.execPath, args: [SERVER, '--builtin-names', '--tools=echo'] },
+    });
+    const log = fixture.createSession({ policy: 'full-auto', toolMode: 'write' });
     const { outcome, host } = await turnWith(log, [
       { name: 'read_file', arguments: { path: 'hello.txt' } },
       { name: 'mcp__fix__read_file', arguments: {} },
@@ -121,9 +101,10 @@ describe.runIf(process.platform === 'linux')('misbehaving MCP servers (bubblewra
   });
 
   it('ends a connection whose message passes 32 MiB (memory bounded), fails that call, restarts the server', async () => {
-    settingsWith({ fix: { command: process.execPath, args: [SERVER, '--tools=big,echo'] } });
-    const log = createScriptedSession(fixture, { policy: 'ask', toolMode: 'write' });
-    logs.push(log);
+    writeMcpSettings(fixture.home, {
+      fix: { command: process.execPath, args: [SERVER, '--tools=big,echo'] },
+    });
+    const log = fixture.createSession({ policy: 'ask', toolMode: 'write' });
     const before = process.memoryUsage().rss;
     const { outcome, notices } = await turnWith(log, [
       { name: 'mcp__fix__big', arguments: { megabytes: 40 } },
@@ -143,9 +124,10 @@ describe.runIf(process.platform === 'linux')('misbehaving MCP servers (bubblewra
   });
 
   it('cancels a call that reports progress forever at ten times its timeout, telling the server', async () => {
-    settingsWith({ fix: { command: process.execPath, args: [SERVER, '--tools=ticking'], timeoutMs: 300 } });
-    const log = createScriptedSession(fixture, { policy: 'ask', toolMode: 'write' });
-    logs.push(log);
+    writeMcpSettings(fixture.home, {
+      fix: { command: process.execPath, args: [SERVER, '--tools=ticking'], timeoutMs: 300 },
+    });
+    const log = fixture.createSession({ policy: 'ask', toolMode: 'write' });
     const started = Date.now();
     const { outcome } = await turnWith(log, [{ name: 'mcp__fix__ticking', arguments: {} }]);
     expect(outcome).toEqual({ status: 'completed', text: 'done' });
@@ -213,7 +195,7 @@ describe.runIf(process.platform === 'linux')('a kept server that died between tu
 
   for (const seen of [true, false]) {
     it(`the next turn's relist waits for its restart and lists its tools (${seen ? 'its exit seen' : 'its exit not seen yet'})`, async (context) => {
-      if (sandbox.kind !== 'bwrap') context.skip();
+      if (fixture.sandbox.kind !== 'bwrap') context.skip();
       const notices: string[] = [];
       // A backoff longer than anything between the kill and the relist: the relist meets the restart pending.
       const session = await startServer('fix', [SERVER], [600], notices);

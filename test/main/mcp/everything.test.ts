@@ -1,16 +1,13 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../main/common/events.js';
 import type { McpServerConfig } from '../../../main/common/mcp.js';
-import { SessionLog } from '../../../main/core/log/sessionLog.js';
+import type { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { McpPool } from '../../../main/core/sessions/mcpPool.js';
-import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
 import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
-import { detectSandbox } from '../../../main/sandbox/box.js';
-import { createScriptedSession, SCRIPTED_MODEL, useSessionFixture } from '../../support/sessionFixture.js';
+import { useTurnHostFixture, writeMcpSettings } from '../../support/turnHost.js';
 
 // @modelcontextprotocol/server-everything (a devDependency: the MCP project's own reference server, which no
 // one here wrote), over stdio in the real bubblewrap box as Keel runs it, and in its Streamable HTTP mode on
@@ -20,51 +17,20 @@ const EVERYTHING = path.resolve('node_modules/@modelcontextprotocol/server-every
 const HTTP_LAUNCHER = path.resolve('test/fixtures/mcp/everythingHttp.mjs');
 const FIXTURE = path.resolve('test/fixtures/mcp/server.mjs');
 
-const logs: SessionLog[] = [];
-const hosts: TurnHost[] = [];
-let bwrap = false;
-
-beforeAll(async () => {
-  bwrap = (await detectSandbox()).kind === 'bwrap';
-});
-const fixture = useSessionFixture('keel-mcp-everything-', {
-  cleanup: async () => {
-    for (const host of hosts.splice(0)) await host.dispose?.();
-    for (const log of logs.splice(0)) log.close();
-  },
-});
-
-function settingsWith(servers: Record<string, Partial<McpServerConfig>>): void {
-  fs.mkdirSync(fixture.home, { recursive: true });
-  fs.writeFileSync(path.join(fixture.home, 'settings.json'), JSON.stringify({ mcp: { servers } }));
-}
+const fixture = useTurnHostFixture('keel-mcp-everything-');
 const stdioEverything = (extra: Partial<McpServerConfig> = {}): Partial<McpServerConfig> => ({
   command: process.execPath,
   args: [EVERYTHING, 'stdio'],
   ...extra,
 });
 
-function session(policy: 'ask' | 'full-auto', networkAllow?: string[]): SessionLog {
-  const log = networkAllow
-    ? SessionLog.create(fixture.home, {
-        projectFolder: fixture.project,
-        provider: 'openai-compatible',
-        model: SCRIPTED_MODEL,
-        baseUrl: fixture.server.openaiBaseUrl,
-        contextWindow: 32_000,
-        toolMode: 'write',
-        policy,
-        networkAllow,
-      })
-    : createScriptedSession(fixture, { policy, toolMode: 'write' });
-  logs.push(log);
-  return log;
-}
+const session = (policy: 'ask' | 'full-auto', networkAllow?: string[]): SessionLog =>
+  fixture.createSession({ policy, toolMode: 'write', ...(networkAllow ? { networkAllow } : {}) });
 
 type Seen = { notices: string[]; output: Map<string, string> };
 
-async function hostFor(log: SessionLog, seen: Seen, pool?: McpPool): Promise<TurnHost> {
-  const host = await createTurnHost(log, {
+const hostFor = (log: SessionLog, seen: Seen, pool?: McpPool): Promise<TurnHost> =>
+  fixture.keelHost(log, {
     env: { PATH: process.env.PATH },
     hooks: {
       onNotice: (text) => seen.notices.push(text),
@@ -72,9 +38,6 @@ async function hostFor(log: SessionLog, seen: Seen, pool?: McpPool): Promise<Tur
     },
     ...(pool ? { mcpPool: pool } : {}),
   });
-  hosts.push(host);
-  return host;
-}
 
 /** One turn calling `calls` in order (ids c1, c2, …), then "done". */
 async function turnWith(
@@ -94,7 +57,7 @@ async function turnWith(
   const seen: Seen = { notices: [], output: new Map() };
   const host = await hostFor(log, seen, pool);
   const outcome = await runTurn(host, { prompt: 'go' });
-  await hosts.pop()?.dispose?.();
+  await fixture.dispose(host);
   // Every server started and listed (else the whole record, with its error and stderr tail, is the failure).
   if (allReady)
     expect(
@@ -121,11 +84,11 @@ const listed = (log: SessionLog) =>
 
 describe.runIf(process.platform === 'linux')('server-everything over stdio, boxed (bubblewrap)', () => {
   beforeEach((context) => {
-    if (!bwrap) context.skip();
+    if (fixture.sandbox.kind !== 'bwrap') context.skip();
   });
 
   it('lists its tools (no sampling tool: Keel offers none) and echoes', async () => {
-    settingsWith({ everything: stdioEverything() });
+    writeMcpSettings(fixture.home, { everything: stdioEverything() });
     const log = session('ask');
     const { outcome, host } = await turnWith(log, [
       { name: 'mcp__everything__echo', arguments: { message: 'hello everything' } },
@@ -153,7 +116,7 @@ describe.runIf(process.platform === 'linux')('server-everything over stdio, boxe
 
   it('keeps a long-running call alive while progress arrives, and streams the progress as its output', async () => {
     // 6 steps of 0.5 s against a 1 s bound: only progress restarting the bound lets it finish.
-    settingsWith({ everything: stdioEverything({ timeoutMs: 1000 }) });
+    writeMcpSettings(fixture.home, { everything: stdioEverything({ timeoutMs: 1000 }) });
     const log = session('ask');
     const { outcome, seen } = await turnWith(log, [
       { name: 'mcp__everything__trigger-long-running-operation', arguments: { duration: 3, steps: 6 } },
@@ -171,7 +134,7 @@ describe.runIf(process.platform === 'linux')('server-everything over stdio, boxe
   });
 
   it('still cancels a call with no progress at its bound', async () => {
-    settingsWith({ everything: stdioEverything({ timeoutMs: 1000 }) });
+    writeMcpSettings(fixture.home, { everything: stdioEverything({ timeoutMs: 1000 }) });
     const log = session('ask');
     const { outcome } = await turnWith(log, [
       // One step of 2 s: the first progress would come after the bound.
@@ -187,7 +150,7 @@ describe.runIf(process.platform === 'linux')('server-everything over stdio, boxe
   });
 
   it('gives a failing tool’s isError result to the model as an error result; the turn goes on', async () => {
-    settingsWith({ everything: stdioEverything() });
+    writeMcpSettings(fixture.home, { everything: stdioEverything() });
     const log = session('ask');
     const { outcome } = await turnWith(log, [
       { name: 'mcp__everything__get-resource-reference', arguments: { resourceType: 'Text', resourceId: 0 } },
@@ -208,7 +171,10 @@ describe.runIf(process.platform === 'linux')('server-everything over stdio, boxe
 
   it('refuses a sampling request with a JSON-RPC error the server sees, and the session goes on', async () => {
     // server-everything asks only a client that offered sampling; the fixture server asks anyway.
-    settingsWith({ everything: stdioEverything(), fixture: { command: process.execPath, args: [FIXTURE] } });
+    writeMcpSettings(fixture.home, {
+      everything: stdioEverything(),
+      fixture: { command: process.execPath, args: [FIXTURE] },
+    });
     const log = session('full-auto');
     const { outcome } = await turnWith(log, [
       { name: 'mcp__fixture__sample', arguments: {} },
@@ -223,7 +189,7 @@ describe.runIf(process.platform === 'linux')('server-everything over stdio, boxe
   });
 
   it('records its tools/list_changed and lists again at the next turn (servers kept across turns)', async () => {
-    settingsWith({ everything: stdioEverything() });
+    writeMcpSettings(fixture.home, { everything: stdioEverything() });
     const log = session('ask');
     const pool = new McpPool();
     try {
@@ -302,7 +268,7 @@ describe('server-everything over Streamable HTTP on loopback', () => {
   const postsSeen = () => server.posts();
 
   it('is refused before any request when the session’s allowlist does not name it; the turn goes on', async () => {
-    settingsWith({ web: { url: `http://127.0.0.1:${port}/mcp` } });
+    writeMcpSettings(fixture.home, { web: { url: `http://127.0.0.1:${port}/mcp` } });
     const before = postsSeen();
     for (const log of [session('ask'), session('ask', ['example.com'])]) {
       const { outcome } = await turnWith(
@@ -324,7 +290,7 @@ describe('server-everything over Streamable HTTP on loopback', () => {
   });
 
   it('echoes, reports a failing tool, and keeps a long call alive on progress when the host is allowed', async () => {
-    settingsWith({ web: { url: `http://127.0.0.1:${port}/mcp`, timeoutMs: 1000 } });
+    writeMcpSettings(fixture.home, { web: { url: `http://127.0.0.1:${port}/mcp`, timeoutMs: 1000 } });
     const log = session('ask', [`127.0.0.1:${port}`]);
     const { outcome, seen } = await turnWith(log, [
       { name: 'mcp__web__echo', arguments: { message: 'over http' } },
@@ -348,7 +314,7 @@ describe('server-everything over Streamable HTTP on loopback', () => {
   });
 
   it('lists a kept server again at each turn start, its tools/list_changed lost over HTTP; the record is its list', async () => {
-    settingsWith({ web: { url: `http://127.0.0.1:${port}/mcp` } });
+    writeMcpSettings(fixture.home, { web: { url: `http://127.0.0.1:${port}/mcp` } });
     const log = session('ask', [`127.0.0.1:${port}`]);
     const pool = new McpPool();
     try {
@@ -378,7 +344,9 @@ describe('server-everything over Streamable HTTP on loopback', () => {
   it('fails the call in flight at once when the server dies, and reports the restart that did not work', async () => {
     const dying = await startHttpEverything();
     try {
-      settingsWith({ web: { url: `http://127.0.0.1:${dying.port}/mcp`, timeoutMs: 60_000 } });
+      writeMcpSettings(fixture.home, {
+        web: { url: `http://127.0.0.1:${dying.port}/mcp`, timeoutMs: 60_000 },
+      });
       const log = session('ask', [`127.0.0.1:${dying.port}`]);
       const killer = setTimeout(() => dying.child.kill('SIGKILL'), 1500);
       const started = Date.now();

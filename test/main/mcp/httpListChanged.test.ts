@@ -1,17 +1,16 @@
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { EventOf } from '../../../main/common/events.js';
-import { SessionLog } from '../../../main/core/log/sessionLog.js';
+import type { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { McpPool } from '../../../main/core/sessions/mcpPool.js';
 import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../main/core/turn/engine.js';
-import { SCRIPTED_MODEL, useSessionFixture } from '../../support/sessionFixture.js';
+import { createScriptedSession, useSessionFixture } from '../../support/sessionFixture.js';
+import { writeMcpSettings } from '../../support/turnHost.js';
 
 // A Streamable HTTP server (the SDK's server API, stateless: no GET stream, so its tools/list_changed reaches
 // no one) that changes its tools between a kept session's turns; the real turn engine and scripted provider.
@@ -67,11 +66,7 @@ const fixture = useSessionFixture('keel-mcp-http-list-', {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
-    fs.mkdirSync(fixture.home, { recursive: true });
-    fs.writeFileSync(
-      path.join(fixture.home, 'settings.json'),
-      JSON.stringify({ mcp: { servers: { web: { url: `http://127.0.0.1:${port}/mcp` } } } }),
-    );
+    writeMcpSettings(fixture.home, { web: { url: `http://127.0.0.1:${port}/mcp` } });
   },
   cleanup: async () => {
     server.closeAllConnections();
@@ -79,18 +74,12 @@ const fixture = useSessionFixture('keel-mcp-http-list-', {
   },
 });
 
-function session(): SessionLog {
-  return SessionLog.create(fixture.home, {
-    projectFolder: fixture.project,
-    provider: 'openai-compatible',
-    model: SCRIPTED_MODEL,
-    baseUrl: fixture.server.openaiBaseUrl,
-    contextWindow: 32_000,
-    toolMode: 'write',
+const session = (): SessionLog =>
+  createScriptedSession(fixture, {
     policy: 'full-auto',
+    toolMode: 'write',
     networkAllow: [`127.0.0.1:${port}`],
   });
-}
 
 async function turn(log: SessionLog, pool: McpPool, name: string, notices: string[] = []) {
   fixture.server.enqueue(

@@ -1,42 +1,24 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../main/common/events.js';
-import type { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../main/core/turn/engine.js';
 import { toResponsesRequest } from '../../../main/providers/index.js';
-import { detectSandbox } from '../../../main/sandbox/box.js';
-import { createScriptedSession, useSessionFixture } from '../../support/sessionFixture.js';
+import { useTurnHostFixture, writeMcpSettings } from '../../support/turnHost.js';
 
 // An MCP tool's image reaches the model where the provider takes images in tool results: the real fixture
 // server in the box, the real turn engine, the scripted provider speaking each wire format.
 const SERVER = path.resolve('test/fixtures/mcp/server.mjs');
 const IMAGE = 'mcp__fixture__image';
 
-let bwrap = false;
-const logs: SessionLog[] = [];
-
-beforeAll(async () => {
-  bwrap = (await detectSandbox()).kind === 'bwrap';
-});
-const fixture = useSessionFixture('keel-mcp-images-model-', {
-  prepare: ({ home }) => {
-    fs.mkdirSync(home, { recursive: true });
-    fs.writeFileSync(
-      path.join(home, 'settings.json'),
-      JSON.stringify({ mcp: { servers: { fixture: { command: process.execPath, args: [SERVER] } } } }),
-    );
-  },
-  cleanup: () => {
-    for (const log of logs.splice(0)) log.close();
-  },
+const fixture = useTurnHostFixture('keel-mcp-images-model-', {
+  prepare: ({ home }) => writeMcpSettings(home, { fixture: { command: process.execPath, args: [SERVER] } }),
 });
 
 /** One turn in which the model calls the image tool; returns the log, the image's bytes and the second request. */
 async function imageTurn(provider: 'anthropic' | 'openai-compatible') {
-  const log = createScriptedSession(fixture, { policy: 'ask', toolMode: 'write', provider });
-  logs.push(log);
+  const log = fixture.createSession({ policy: 'ask', toolMode: 'write', provider });
   fixture.server.enqueue(
     { kind: 'reply', text: '', toolCalls: [{ id: 'i1', name: IMAGE, arguments: {} }] },
     { kind: 'reply', text: 'a red dot' },
@@ -61,7 +43,7 @@ async function imageTurn(provider: 'anthropic' | 'openai-compatible') {
 
 describe.runIf(process.platform === 'linux')('MCP images to the model (bubblewrap)', () => {
   beforeEach((context) => {
-    if (!bwrap) context.skip();
+    if (fixture.sandbox.kind !== 'bwrap') context.skip();
   });
 
   it('sends Anthropic the image as an image block of the tool_result, after its text', async () => {

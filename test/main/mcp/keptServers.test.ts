@@ -7,6 +7,7 @@ import { generateHarness } from '../../../main/core/sessions/stream.js';
 import type { Harness } from '../../../main/core/sessions/types.js';
 import { detectSandbox } from '../../../main/sandbox/box.js';
 import { useSessionFixture } from '../../support/sessionFixture.js';
+import { writeMcpSettings } from '../../support/turnHost.js';
 import { callTool, eventsOf, harnessFor } from '../core/sessions/support.js';
 
 // A long-lived host's MCP servers outlive a turn: the real fixture server (the SDK's server API over stdio)
@@ -27,13 +28,8 @@ const fixture = useSessionFixture('keel-mcp-kept-', {
   },
 });
 
-function settingsWith(server: Partial<McpServerConfig>): void {
-  fs.mkdirSync(fixture.home, { recursive: true });
-  fs.writeFileSync(
-    path.join(fixture.home, 'settings.json'),
-    JSON.stringify({ mcp: { servers: { fixture: server }, disabledTools: [] } }),
-  );
-}
+const settingsWith = (server: Partial<McpServerConfig>): void =>
+  writeMcpSettings(fixture.home, { fixture: server }, []);
 const fixtureServer = (token: string): Partial<McpServerConfig> => ({
   command: process.execPath,
   args: [SERVER],

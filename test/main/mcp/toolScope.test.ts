@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../main/common/events.js';
-import type { McpServerConfig } from '../../../main/common/mcp.js';
 import { allowedScopes, recordDecision } from '../../../main/core/approvals/decide.js';
 import { listGrants } from '../../../main/core/approvals/grants.js';
 import type { SessionLog } from '../../../main/core/log/sessionLog.js';
@@ -12,11 +11,9 @@ import {
   listToolRules,
   revokeToolRule,
 } from '../../../main/core/sessions/toolRules.js';
-import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
-import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
+import { runTurn } from '../../../main/core/turn/engine.js';
 import { loadSessionState } from '../../../main/core/turn/loadState.js';
-import { detectSandbox } from '../../../main/sandbox/box.js';
-import { createScriptedSession, useSessionFixture } from '../../support/sessionFixture.js';
+import { useTurnHostFixture, writeMcpSettings } from '../../support/turnHost.js';
 
 // Grants with scope `tool`: the real fixture MCP server in the real box, the real turn engine, the scripted
 // provider, and the same decide + keep functions `keel approve` and approvals.decide call.
@@ -24,37 +21,15 @@ const SERVER = path.resolve('test/fixtures/mcp/server.mjs');
 const NOTE = 'mcp__fixture__write_note';
 const CRASH = 'mcp__fixture__crash';
 
-const logs: SessionLog[] = [];
-const hosts: TurnHost[] = [];
-let bwrap = false;
-
-beforeAll(async () => {
-  bwrap = (await detectSandbox()).kind === 'bwrap';
-});
-const fixture = useSessionFixture('keel-mcp-scope-', {
-  prepare: ({ home }) => {
-    const servers: Record<string, Partial<McpServerConfig>> = {
-      fixture: { command: process.execPath, args: [SERVER] },
-    };
-    fs.mkdirSync(home, { recursive: true });
-    fs.writeFileSync(path.join(home, 'settings.json'), JSON.stringify({ mcp: { servers } }));
-  },
-  cleanup: async () => {
-    for (const host of hosts.splice(0)) await host.dispose?.();
-    for (const log of logs.splice(0)) log.close();
-  },
+const fixture = useTurnHostFixture('keel-mcp-scope-', {
+  prepare: ({ home }) => writeMcpSettings(home, { fixture: { command: process.execPath, args: [SERVER] } }),
 });
 
-function session(): SessionLog {
-  const log = createScriptedSession(fixture, { policy: 'ask', toolMode: 'write' });
-  logs.push(log);
-  return log;
-}
+const session = (): SessionLog => fixture.createSession({ policy: 'ask', toolMode: 'write' });
 
 /** One turn (or its continuation when `prompt` is absent) on a fresh host, as a resumed process has it. */
 async function turn(log: SessionLog, prompt?: string) {
-  const host = await createTurnHost(log, { env: { PATH: process.env.PATH } });
-  hosts.push(host);
+  const host = await fixture.keelHost(log, { env: { PATH: process.env.PATH } });
   const outcome = await runTurn(host, prompt === undefined ? {} : { prompt });
   await host.dispose?.();
   return outcome;
@@ -82,7 +57,7 @@ function answer(log: SessionLog, decision: Parameters<typeof recordDecision>[1])
 
 describe.runIf(process.platform === 'linux')('an MCP tool granted with scope tool (bubblewrap)', () => {
   beforeEach((context) => {
-    if (!bwrap) context.skip();
+    if (fixture.sandbox.kind !== 'bwrap') context.skip();
   });
 
   it('runs that tool without asking from then on, in this session and in later ones of the project; another tool still asks; revoking the rule asks again', async () => {

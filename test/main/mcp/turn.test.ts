@@ -1,16 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf, SessionEvent } from '../../../main/common/events.js';
 import type { McpServerConfig } from '../../../main/common/mcp.js';
 import { decideApproval } from '../../../main/core/approvals/decide.js';
 import type { SessionLog } from '../../../main/core/log/sessionLog.js';
-import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
 import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
-import { detectSandbox } from '../../../main/sandbox/box.js';
 import { appendMcpApproval } from '../../../main/store/mcpApprovals.js';
 import { readProjectMcpConfig } from '../../../main/mcp/config.js';
-import { createScriptedSession, useSessionFixture } from '../../support/sessionFixture.js';
+import { useTurnHostFixture, writeMcpSettings } from '../../support/turnHost.js';
 
 // Real MCP servers (test/fixtures/mcp/server.mjs, the SDK's server API over stdio) in the real box, driven
 // through the real turn engine by the scripted provider.
@@ -21,51 +19,22 @@ const ENV = {
   KEEL_SECRET_THING: 'nope',
 };
 
-const logs: SessionLog[] = [];
-const hosts: TurnHost[] = [];
-let bwrap = false;
-
-beforeAll(async () => {
-  bwrap = (await detectSandbox()).kind === 'bwrap';
-});
-const fixture = useSessionFixture('keel-mcp-turn-', {
-  cleanup: async () => {
-    for (const host of hosts.splice(0)) await host.dispose?.();
-    for (const log of logs.splice(0)) log.close();
-  },
-});
-
-function settingsWith(servers: Record<string, Partial<McpServerConfig>>, disabledTools: string[] = []): void {
-  fs.mkdirSync(fixture.home, { recursive: true });
-  fs.writeFileSync(
-    path.join(fixture.home, 'settings.json'),
-    JSON.stringify({ mcp: { servers, disabledTools } }),
-  );
-}
+const fixture = useTurnHostFixture('keel-mcp-turn-');
 const fixtureServer = (...args: string[]): Partial<McpServerConfig> => ({
   command: process.execPath,
   args: [SERVER, ...args],
   env: { FIXTURE_TOKEN: 'plain-value-42' },
 });
 
-function session(policy: 'ask' | 'full-auto' | 'read-only' = 'ask'): SessionLog {
-  const log = createScriptedSession(fixture, {
-    policy,
-    toolMode: policy === 'read-only' ? 'read-only' : 'write',
-  });
-  logs.push(log);
-  return log;
-}
+const session = (policy: 'ask' | 'full-auto' | 'read-only' = 'ask'): SessionLog =>
+  fixture.createSession({ policy, toolMode: policy === 'read-only' ? 'read-only' : 'write' });
 
-async function hostFor(log: SessionLog, notices: string[] = [], signal?: AbortSignal): Promise<TurnHost> {
-  const host = await createTurnHost(log, {
+const hostFor = (log: SessionLog, notices: string[] = [], signal?: AbortSignal): Promise<TurnHost> =>
+  fixture.keelHost(log, {
     env: ENV,
     hooks: { onNotice: (text) => notices.push(text) },
     ...(signal ? { signal } : {}),
   });
-  hosts.push(host);
-  return host;
-}
 
 async function turnWith(
   log: SessionLog,
@@ -96,11 +65,11 @@ const toolNamesSent = (i: number) =>
 
 describe.runIf(process.platform === 'linux')('MCP tools in a turn (bubblewrap)', () => {
   beforeEach((context) => {
-    if (!bwrap) context.skip();
+    if (fixture.sandbox.kind !== 'bwrap') context.skip();
   });
 
   it('offers a server’s tools as mcp__<server>__<tool> with their JSON Schema, records them, and runs a read-only one', async () => {
-    settingsWith({ fixture: fixtureServer() });
+    writeMcpSettings(fixture.home, { fixture: fixtureServer() });
     const log = session('ask');
     const { outcome } = await turnWith(log, { name: 'mcp__fixture__echo', arguments: { text: 'hi' } });
     expect(outcome).toEqual({ status: 'completed', text: 'done' });
@@ -135,7 +104,7 @@ describe.runIf(process.platform === 'linux')('MCP tools in a turn (bubblewrap)',
   });
 
   it('validates arguments against the server’s schema before calling', async () => {
-    settingsWith({ fixture: fixtureServer() });
+    writeMcpSettings(fixture.home, { fixture: fixtureServer() });
     const log = session('full-auto');
     await turnWith(log, { name: 'mcp__fixture__echo', arguments: { text: 5 } });
     expect(resultOf(log)).toMatchObject({
@@ -145,7 +114,7 @@ describe.runIf(process.platform === 'linux')('MCP tools in a turn (bubblewrap)',
   });
 
   it('gives the server only its own env and the box’s: Keel’s API keys never reach it', async () => {
-    settingsWith({ fixture: fixtureServer() });
+    writeMcpSettings(fixture.home, { fixture: fixtureServer() });
     const log = session('ask');
     await turnWith(log, { name: 'mcp__fixture__environment', arguments: {} });
     const names = JSON.parse(resultOf(log)?.content ?? '[]') as string[];
@@ -158,7 +127,7 @@ describe.runIf(process.platform === 'linux')('MCP tools in a turn (bubblewrap)',
   });
 
   it('puts a write tool behind the approval gate; granted, it runs with its idempotency key and the project stays read-only', async () => {
-    settingsWith({ fixture: fixtureServer() });
+    writeMcpSettings(fixture.home, { fixture: fixtureServer() });
     const log = session('ask');
     fixture.server.enqueue(
       {
@@ -168,7 +137,8 @@ describe.runIf(process.platform === 'linux')('MCP tools in a turn (bubblewrap)',
       },
       { kind: 'reply', text: 'written?' },
     );
-    const first = await runTurn(await hostFor(log), { prompt: 'write' });
+    const firstHost = await hostFor(log);
+    const first = await runTurn(firstHost, { prompt: 'write' });
     expect(first.status).toBe('awaiting_approval');
     const request = log.read().find((e): e is EventOf<'approval_request'> => e.kind === 'approval_request');
     expect(request).toMatchObject({
@@ -178,7 +148,7 @@ describe.runIf(process.platform === 'linux')('MCP tools in a turn (bubblewrap)',
     const decided = decideApproval(log.read(), { decision: 'grant', scope: 'once' });
     if (!decided.ok) throw new Error(decided.message);
     log.append(decided.event);
-    await hosts.pop()?.dispose?.();
+    await fixture.dispose(firstHost);
     const second = await runTurn(await hostFor(log));
     expect(second).toEqual({ status: 'completed', text: 'written?' });
     const result = resultOf(log, 'w1');
@@ -225,13 +195,14 @@ describe.runIf(process.platform === 'linux')('MCP tools in a turn (bubblewrap)',
       },
       { kind: 'reply', text: 'ok' },
     );
-    await runTurn(await hostFor(log), { prompt: 'again' });
+    const trusted = await hostFor(log);
+    await runTurn(trusted, { prompt: 'again' });
     expect(resultOf(log, 'c2')?.content).toContain('echo: now');
     expect(listed(log).at(-1)).toMatchObject({
       project: { status: 'trusted' },
       servers: [expect.objectContaining({ name: 'proj', source: 'project' })],
     });
-    await hosts.pop()?.dispose?.();
+    await fixture.dispose(trusted);
 
     // A changed file (a model could have edited it) is not trusted by the old approval.
     fs.writeFileSync(
@@ -244,7 +215,7 @@ describe.runIf(process.platform === 'linux')('MCP tools in a turn (bubblewrap)',
   });
 
   it('keeps only read-only-hinted tools in a read-only session, and leaves out disabled tools', async () => {
-    settingsWith({ fixture: fixtureServer() }, ['mcp__fixture__secret']);
+    writeMcpSettings(fixture.home, { fixture: fixtureServer() }, ['mcp__fixture__secret']);
     const host = await hostFor(session('read-only'));
     const names = host.registry.names().filter((name) => name.startsWith('mcp__'));
     expect(names).toContain('mcp__fixture__echo');
@@ -254,7 +225,7 @@ describe.runIf(process.platform === 'linux')('MCP tools in a turn (bubblewrap)',
   });
 
   it('reports a server that prints garbage, hangs on initialize, or cannot start; the others and the turn go on', async () => {
-    settingsWith({
+    writeMcpSettings(fixture.home, {
       noisy: fixtureServer('--garbage', '--tools=echo'),
       stuck: { ...fixtureServer('--hang'), startTimeoutMs: 500 },
       missing: { command: '/nonexistent/server' },
@@ -281,7 +252,7 @@ describe.runIf(process.platform === 'linux')('MCP tools in a turn (bubblewrap)',
   });
 
   it('answers the call in flight with an error when the server dies, and restarts it with a report', async () => {
-    settingsWith({ fixture: fixtureServer() });
+    writeMcpSettings(fixture.home, { fixture: fixtureServer() });
     const log = session('full-auto');
     const notices: string[] = [];
     fixture.server.enqueue(
@@ -309,7 +280,7 @@ describe.runIf(process.platform === 'linux')('MCP tools in a turn (bubblewrap)',
   });
 
   it('cancels a call with notifications/cancelled when the turn is stopped, and when its timeout passes', async () => {
-    settingsWith({ fixture: { ...fixtureServer(), timeoutMs: 700 } });
+    writeMcpSettings(fixture.home, { fixture: { ...fixtureServer(), timeoutMs: 700 } });
     const log = session('full-auto');
     const cancelled = path.join(log.dir, 'mcp', 'fixture', 'home', 'cancelled');
     await turnWith(log, { name: 'mcp__fixture__slow', arguments: {} });
@@ -320,7 +291,7 @@ describe.runIf(process.platform === 'linux')('MCP tools in a turn (bubblewrap)',
     expect(fs.existsSync(cancelled)).toBe(true);
     fs.rmSync(cancelled);
 
-    settingsWith({ fixture: fixtureServer() });
+    writeMcpSettings(fixture.home, { fixture: fixtureServer() });
     const controller = new AbortController();
     fixture.server.enqueue({
       kind: 'reply',
@@ -344,7 +315,7 @@ describe.runIf(process.platform === 'linux')('MCP tools in a turn (bubblewrap)',
   });
 
   it('asks again, saying the outcome is unknown, for a write tool started but never recorded (a crash)', async () => {
-    settingsWith({ fixture: fixtureServer() });
+    writeMcpSettings(fixture.home, { fixture: fixtureServer() });
     const log = session('full-auto');
     log.append({ kind: 'user_message', content: 'write it' });
     const call = { id: 'r1', name: 'mcp__fixture__write_note', arguments: '{"text":"once"}' };
@@ -363,7 +334,7 @@ describe.runIf(process.platform === 'linux')('MCP tools in a turn (bubblewrap)',
   });
 
   it('keeps images and large results as artifacts by handle', async () => {
-    settingsWith({ fixture: fixtureServer() });
+    writeMcpSettings(fixture.home, { fixture: fixtureServer() });
     const log = session('ask');
     await turnWith(log, { name: 'mcp__fixture__image', arguments: {} });
     const image = resultOf(log);

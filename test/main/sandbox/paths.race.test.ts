@@ -11,7 +11,7 @@ import {
 } from '../../../main/sandbox/paths.js';
 import type { Pinning } from '../../../main/sandbox/paths.js';
 import { trackChild } from '../../support/childProcesses.js';
-import { OUTSIDE_SECRET, createFixture } from './pathsFixture.js';
+import { OUTSIDE_SECRET, createFixture, outsideFilesContaining } from './pathsFixture.js';
 import type { Fixture } from './pathsFixture.js';
 
 // A second process swaps, as fast as it can:
@@ -105,20 +105,6 @@ function setUpRaceWorkspace(): Fixture {
   fs.writeFileSync(path.join(f.ws, 'b', 'target'), 'inside');
   fs.writeFileSync(path.join(f.outside, 'dir', 'target'), OUTSIDE_SECRET);
   return f;
-}
-
-function outsideFilesContaining(f: Fixture, needle: string): string[] {
-  const hits: string[] = [];
-  const walk = (dir: string): void => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (full === f.ws) continue;
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile() && fs.readFileSync(full, 'utf8').includes(needle)) hits.push(full);
-    }
-  };
-  walk(f.base);
-  return hits;
 }
 
 const ITERATIONS = 1500;

@@ -92,19 +92,45 @@ interface BadCase {
 const NFC_NAME = 'caf\u00e9';
 const NFD_NAME = 'cafe\u0301';
 
-const badCases: BadCase[] = [
+/** Arguments resolveInWorkspace refuses by themselves, whatever the workspace holds: [name, argument, code]. */
+const refusedArguments: [name: string, arg: string, code: string][] = [
   // Lexical escapes.
-  {
-    name: 'relative .. out of the workspace',
-    run: (f) => resolve(f, '../outside/secret.txt'),
-    code: 'escape',
-  },
-  {
-    name: 'many .. up to /etc/passwd',
-    run: (f) => resolve(f, '../../../../../../../../../etc/passwd'),
-    code: 'escape',
-  },
-  { name: 'absolute path outside (/etc/passwd)', run: (f) => resolve(f, '/etc/passwd'), code: 'escape' },
+  ['relative .. out of the workspace', '../outside/secret.txt', 'escape'],
+  ['many .. up to /etc/passwd', '../../../../../../../../../etc/passwd', 'escape'],
+  ['absolute path outside (/etc/passwd)', '/etc/passwd', 'escape'],
+  ['prefix sibling ../ws-evil, relative', '../ws-evil/file.txt', 'escape'],
+  ['down then further up: sub/../../outside', 'sub/../../outside/secret.txt', 'escape'],
+  ['through a missing folder: nope/../../outside', 'nope/../../outside/x', 'escape'],
+  // Malformed arguments.
+  ['NUL byte in the middle', 'a\0b.txt', 'nul_byte'],
+  ['NUL byte truncation trick', 'notes.txt\0../../outside/secret.txt', 'nul_byte'],
+  ['~/.ssh/id_rsa is not the home folder', '~/.ssh/id_rsa', 'home'],
+  ['~ alone', '~', 'home'],
+  ['~root/.bashrc', '~root/.bashrc', 'home'],
+  ['empty path', '', 'empty'],
+  ['newline in a name', 'a\nb', 'control_char'],
+  ['terminal escape sequence in a name', 'a\u001b[31mb', 'control_char'],
+  ['path of 5000 characters', 'a/'.repeat(2500), 'too_long'],
+  ['component of 300 characters', 'x'.repeat(300), 'too_long'],
+];
+
+/** Protected paths a write without an approval is refused, in a workspace that holds nothing: [name, argument]. */
+const protectedWrites: [name: string, arg: string][] = [
+  ['.GIT/config (case variant)', '.GIT/config'],
+  ['submodule sub/.git/config', 'sub/.git/config'],
+  ['.vscode/tasks.json', '.vscode/tasks.json'],
+  ['.keel/settings.json', '.keel/settings.json'],
+];
+
+const badCases: BadCase[] = [
+  ...refusedArguments.map(([name, arg, code]): BadCase => ({ name, run: (f) => resolve(f, arg), code })),
+  ...protectedWrites.map(([name, arg]): BadCase => ({
+    name,
+    run: (f, p) => write(f, arg, p),
+    code: 'protected',
+    fileOp: true,
+  })),
+  // Lexical escapes that name the fixture's folders.
   {
     name: 'absolute path to a sibling folder',
     run: (f) => resolve(f, path.join(f.outside, 'secret.txt')),
@@ -116,47 +142,13 @@ const badCases: BadCase[] = [
     code: 'escape',
   },
   {
-    name: 'prefix sibling ../ws-evil, relative',
-    run: (f) => resolve(f, '../ws-evil/file.txt'),
-    code: 'escape',
-  },
-  {
-    name: 'down then further up: sub/../../outside',
-    run: (f) => resolve(f, 'sub/../../outside/secret.txt'),
-    code: 'escape',
-  },
-  {
-    name: 'through a missing folder: nope/../../outside',
-    run: (f) => resolve(f, 'nope/../../outside/x'),
-    code: 'escape',
-  },
-  {
     name: 'write via .. to a new file outside',
     run: (f, pinning) => write(f, '../outside/new.txt', pinning),
     code: 'escape',
     fileOp: true,
     after: (f) => expect(fs.existsSync(path.join(f.outside, 'new.txt'))).toBe(false),
   },
-  // Malformed arguments.
-  { name: 'NUL byte in the middle', run: (f) => resolve(f, 'a\0b.txt'), code: 'nul_byte' },
-  {
-    name: 'NUL byte truncation trick',
-    run: (f) => resolve(f, 'notes.txt\0../../outside/secret.txt'),
-    code: 'nul_byte',
-  },
   { name: 'NUL byte on write', run: (f, p) => write(f, 'x\0', p), code: 'nul_byte', fileOp: true },
-  { name: '~/.ssh/id_rsa is not the home folder', run: (f) => resolve(f, '~/.ssh/id_rsa'), code: 'home' },
-  { name: '~ alone', run: (f) => resolve(f, '~'), code: 'home' },
-  { name: '~root/.bashrc', run: (f) => resolve(f, '~root/.bashrc'), code: 'home' },
-  { name: 'empty path', run: (f) => resolve(f, ''), code: 'empty' },
-  { name: 'newline in a name', run: (f) => resolve(f, 'a\nb'), code: 'control_char' },
-  {
-    name: 'terminal escape sequence in a name',
-    run: (f) => resolve(f, 'a\u001b[31mb'),
-    code: 'control_char',
-  },
-  { name: 'path of 5000 characters', run: (f) => resolve(f, 'a/'.repeat(2500)), code: 'too_long' },
-  { name: 'component of 300 characters', run: (f) => resolve(f, 'x'.repeat(300)), code: 'too_long' },
   // Symbolic links.
   {
     name: 'symlink to a folder outside',
@@ -497,30 +489,6 @@ const badCases: BadCase[] = [
     fileOp: true,
   },
   {
-    name: '.GIT/config (case variant)',
-    run: (f, p) => write(f, '.GIT/config', p),
-    code: 'protected',
-    fileOp: true,
-  },
-  {
-    name: 'submodule sub/.git/config',
-    run: (f, p) => write(f, 'sub/.git/config', p),
-    code: 'protected',
-    fileOp: true,
-  },
-  {
-    name: '.vscode/tasks.json',
-    run: (f, p) => write(f, '.vscode/tasks.json', p),
-    code: 'protected',
-    fileOp: true,
-  },
-  {
-    name: '.keel/settings.json',
-    run: (f, p) => write(f, '.keel/settings.json', p),
-    code: 'protected',
-    fileOp: true,
-  },
-  {
     name: 'user-listed glob secrets/**',
     run: (f, p) => write(f, 'secrets/prod.json', p, { protectedGlobs: ['secrets'] }),
     code: 'protected',
@@ -551,35 +519,36 @@ const badCases: BadCase[] = [
   },
 ];
 
+/** Every bad case once per pinning strategy it runs under (both for file operations): [test title, case, pinning]. */
+const badRuns = badCases.flatMap((badCase) =>
+  (badCase.fileOp ? (['procfd', 'portable'] as const) : (['procfd'] as const)).map(
+    (pinning) => [badCase.fileOp ? `${badCase.name} [${pinning}]` : badCase.name, badCase, pinning] as const,
+  ),
+);
+
 describe('bad input: paths', () => {
-  for (const badCase of badCases) {
-    const modes: Pinning[] = badCase.fileOp ? ['procfd', 'portable'] : ['procfd'];
-    for (const pinning of modes) {
-      const title = badCase.fileOp ? `${badCase.name} [${pinning}]` : badCase.name;
-      it(`refuses: ${title}`, async (context) => {
-        const reason = badCase.skip?.();
-        if (reason) {
-          context.skip(reason);
-          return;
-        }
-        const f = fixture(badCase.wsName);
-        await badCase.setup?.(f);
-        const before = f.snapshotOutside();
-        const started = performance.now();
-        const error: unknown = await new Promise((settle) => settle(badCase.run(f, pinning))).then(
-          () => undefined,
-          (caught: unknown) => caught,
-        );
-        expect(performance.now() - started).toBeLessThan(2000);
-        expect(error).toBeInstanceOf(Error);
-        expect(error instanceof PathEscapeError || error instanceof ConfinedFileError).toBe(true);
-        expect(error).toMatchObject({ code: badCase.code, argName: 'path' });
-        expect((error as Error).message).toMatch(/^Argument "path" \(/);
-        expect(f.snapshotOutside()).toEqual(before);
-        badCase.after?.(f);
-      });
+  it.for(badRuns)('refuses: %s', async ([, badCase, pinning], context) => {
+    const reason = badCase.skip?.();
+    if (reason) {
+      context.skip(reason);
+      return;
     }
-  }
+    const f = fixture(badCase.wsName);
+    await badCase.setup?.(f);
+    const before = f.snapshotOutside();
+    const started = performance.now();
+    const error: unknown = await new Promise((settle) => settle(badCase.run(f, pinning))).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(error).toBeInstanceOf(Error);
+    expect(error instanceof PathEscapeError || error instanceof ConfinedFileError).toBe(true);
+    expect(error).toMatchObject({ code: badCase.code, argName: 'path' });
+    expect((error as Error).message).toMatch(/^Argument "path" \(/);
+    expect(f.snapshotOutside()).toEqual(before);
+    badCase.after?.(f);
+  });
 
   it('has at least 40 distinct cases', () => {
     expect(badCases.length).toBeGreaterThanOrEqual(40);

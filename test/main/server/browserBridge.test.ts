@@ -8,23 +8,12 @@ import { createHandlers, type Handlers } from '../../../main/ipc/handlers.js';
 import { startKeelServer, type KeelServer } from '../../../main/server/server.js';
 import { makeTempDir, REPO_ROOT, removeTempDir } from '../../support/cli.js';
 import { ProviderServer } from '../../support/providerServer.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../../renderer/harness.js';
 
 /*
  * The browser bridge (renderer/bridge/wsBridge.ts) in Debian's Chromium against a real `keel serve`: the page
  * is a vite build of a one-line entry that installs the bridge, served by the server with its CSP and token.
  */
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 let dir: string;
 let rendererDir: string;

@@ -9,13 +9,12 @@ import { createTurnHost } from '../../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
 import { createProvider } from '../../../../main/providers/index.js';
 import type { ScriptStep } from '../../../support/providerServer.js';
-import { useSessionFixture } from '../../../support/sessionFixture.js';
+import { useTurnHostFixture } from '../../../support/turnHost.js';
 import { conversationOf, isSummaryRequest } from './scripted.js';
 
-const logs: SessionLog[] = [];
 const steps: ScriptStep[] = [];
 
-const fixture = useSessionFixture('keel-plan-', {
+const fixture = useTurnHostFixture('keel-plan-', {
   server: {
     respond: (request) =>
       isSummaryRequest(request)
@@ -31,7 +30,6 @@ const fixture = useSessionFixture('keel-plan-', {
     fs.writeFileSync(path.join(project, 'src', 'server.js'), `${lines.join('\n')}\n`);
   },
   cleanup: () => {
-    for (const log of logs.splice(0)) log.close();
     steps.splice(0);
   },
 });
@@ -53,7 +51,7 @@ describe('the plan across a compaction', () => {
       toolMode: 'write',
       policy: 'ask',
     });
-    logs.push(log);
+    fixture.track(log);
     const host = {
       ...(await createTurnHost(log, { env: {}, compaction: { threshold: 0 } })),
       retry: { baseDelayMs: 1 },

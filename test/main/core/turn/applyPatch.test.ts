@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   ToolCallStarted,
   type EventOf,
@@ -8,45 +8,23 @@ import {
   type SessionEvent,
 } from '../../../../main/common/events.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
-import { runTurn, type TurnHost } from '../../../../main/core/turn/engine.js';
-import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js';
-import {
-  createScriptedSession,
-  scriptedTurnHost,
-  useSessionFixture,
-} from '../../../support/sessionFixture.js';
+import { runTurn } from '../../../../main/core/turn/engine.js';
+import { useTurnHostFixture } from '../../../support/turnHost.js';
 
 // apply_patch through the real turn engine, the scripted provider speaking the OpenAI wire format: the
 // approval request shows one diff of every file, a grant covers a patch only when it covers every path,
 // an approved patch whose files changed is not applied, and a call started but never recorded is settled
 // by its recorded per-file images at most once.
 
-let sandbox: SandboxInfo;
-const logs: SessionLog[] = [];
-
-beforeAll(async () => {
-  sandbox = await detectSandbox();
-});
-
-const fx = useSessionFixture('keel-turn-patch-', {
+const fx = useTurnHostFixture('keel-turn-patch-', {
   prepare: ({ project }) => {
     mkdirSync(path.join(project, 'src'), { recursive: true });
     writeFileSync(path.join(project, 'src', 'server.go'), 'package main\n\nfunc main() {}\n');
     writeFileSync(path.join(project, 'README.md'), '# demo\n');
   },
-  cleanup: () => {
-    for (const log of logs.splice(0)) log.close();
-  },
 });
 
-function createSession(policy: Policy): SessionLog {
-  const log = createScriptedSession(fx, { policy, toolMode: 'write' });
-  logs.push(log);
-  return log;
-}
-
-const hostFor = (log: SessionLog, extra: Partial<TurnHost> = {}): TurnHost =>
-  scriptedTurnHost(log, { workspace: fx.project, sandbox }, extra);
+const createSession = (policy: Policy): SessionLog => fx.createSession({ policy, toolMode: 'write' });
 const file = (rel: string): string => readFileSync(path.join(fx.project, rel), 'utf8');
 
 const PATCH = [
@@ -84,7 +62,9 @@ describe('apply_patch in a turn', () => {
   it('is offered to the model, asks once with a diff of every file, and applies all of them after the grant', async () => {
     const log = createSession('ask');
     fx.server.enqueue(patchCall());
-    expect((await runTurn(hostFor(log), { prompt: 'add rate limiting' })).status).toBe('awaiting_approval');
+    expect((await runTurn(fx.hostFor(log), { prompt: 'add rate limiting' })).status).toBe(
+      'awaiting_approval',
+    );
     const tools = (fx.server.requests[0]?.body as { tools: { function: { name: string } }[] }).tools;
     expect(tools.map((t) => t.function.name)).toContain('apply_patch');
     const request = lastOf(log, 'approval_request');
@@ -96,7 +76,7 @@ describe('apply_patch in a turn', () => {
 
     log.append({ kind: 'approval_granted', requestSeq: request?.seq ?? 0, scope: 'once' });
     fx.server.enqueue({ kind: 'reply', text: 'Done.' });
-    expect(await runTurn(hostFor(log))).toEqual({ status: 'completed', text: 'Done.' });
+    expect(await runTurn(fx.hostFor(log))).toEqual({ status: 'completed', text: 'Done.' });
     for (const [rel, text] of Object.entries(AFTER)) expect(file(rel)).toBe(text);
     const started = lastOf(log, 'tool_call_started');
     expect(started?.files?.map((f) => [f.path, f.preImageHash === null, f.postImageHash === null])).toEqual([
@@ -119,7 +99,7 @@ describe('apply_patch in a turn', () => {
     fx.server.enqueue(
       patchCall('p1', PATCH.replace(/\*\*\* Update File: README\.md[\s\S]*Rate limited\.\n/, '')),
     );
-    await runTurn(hostFor(log), { prompt: 'go' });
+    await runTurn(fx.hostFor(log), { prompt: 'go' });
     const request = lastOf(log, 'approval_request');
     log.append({ kind: 'approval_granted', requestSeq: request?.seq ?? 0, scope: 'path:src/**' });
     // The next patch stays under src/: no question. The one after touches README.md too: asked.
@@ -136,7 +116,7 @@ describe('apply_patch in a turn', () => {
         ].join('\n'),
       ),
     );
-    expect((await runTurn(hostFor(log))).status).toBe('awaiting_approval');
+    expect((await runTurn(fx.hostFor(log))).status).toBe('awaiting_approval');
     expect(file('src/b.go')).toBe('b\n');
     expect(lastOf(log, 'approval_request')?.toolCallId).toBe('p3');
     expect(existsSync(path.join(fx.project, 'src/c.go'))).toBe(false);
@@ -158,14 +138,14 @@ describe('apply_patch in a turn', () => {
         ].join('\n'),
       ),
     );
-    expect((await runTurn(hostFor(log), { prompt: 'go' })).status).toBe('awaiting_approval');
+    expect((await runTurn(fx.hostFor(log), { prompt: 'go' })).status).toBe('awaiting_approval');
     const request = lastOf(log, 'approval_request');
     expect(request?.reason).toMatch(/\.vscode\/tasks\.json: /);
     expect(existsSync(path.join(fx.project, 'src/ok.go'))).toBe(false);
     expect(existsSync(path.join(fx.project, '.vscode'))).toBe(false);
     log.append({ kind: 'approval_granted', requestSeq: request?.seq ?? 0, scope: 'once' });
     fx.server.enqueue({ kind: 'reply', text: 'ok' });
-    await runTurn(hostFor(log));
+    await runTurn(fx.hostFor(log));
     expect(file('.vscode/tasks.json')).toBe('{}\n');
     expect(file('src/ok.go')).toBe('package main\n');
   });
@@ -173,12 +153,12 @@ describe('apply_patch in a turn', () => {
   it('approved, then a file changed before it ran: not applied, and no file of the patch is written', async () => {
     const log = createSession('ask');
     fx.server.enqueue(patchCall());
-    await runTurn(hostFor(log), { prompt: 'go' });
+    await runTurn(fx.hostFor(log), { prompt: 'go' });
     const request = lastOf(log, 'approval_request');
     log.append({ kind: 'approval_granted', requestSeq: request?.seq ?? 0, scope: 'once' });
     writeFileSync(path.join(fx.project, 'README.md'), '# demo\n\nEdited by the user.\n');
     fx.server.enqueue({ kind: 'reply', text: 'ok' });
-    await runTurn(hostFor(log));
+    await runTurn(fx.hostFor(log));
     const result = lastOf(log, 'tool_result');
     expect(result?.isError).toBe(true);
     expect(result?.content).toMatch(/changed after the edit was approved/);
@@ -193,12 +173,12 @@ describe('apply_patch started but never recorded (a crash): settled at most once
   async function crashedAfterStart(): Promise<SessionLog> {
     const log = createSession('full-auto');
     fx.server.enqueue(patchCall());
-    await runTurn(hostFor(log, { maxSteps: 1 }), { prompt: 'go' });
+    await runTurn(fx.hostFor(log, { maxSteps: 1 }), { prompt: 'go' });
     const events = log.read();
     const cut = events.findIndex((e) => e.kind === 'tool_call_started');
     const id = SessionLog.importEvents(path.join(fx.dir, 'replay'), events.slice(0, cut + 1));
     const replay = SessionLog.open(path.join(fx.dir, 'replay'), id, { write: true });
-    logs.push(replay);
+    fx.track(replay);
     return replay;
   }
   const restore = () => {
@@ -210,7 +190,7 @@ describe('apply_patch started but never recorded (a crash): settled at most once
   it('the patch had landed: already applied, nothing written again', async () => {
     const replay = await crashedAfterStart();
     fx.server.enqueue({ kind: 'reply', text: 'done' });
-    await runTurn(hostFor(replay));
+    await runTurn(fx.hostFor(replay));
     expect(lastOf(replay, 'tool_result')?.content).toMatch(
       /^already applied: src\/server\.go, src\/limit\.go, README\.md/,
     );
@@ -221,7 +201,7 @@ describe('apply_patch started but never recorded (a crash): settled at most once
     const replay = await crashedAfterStart();
     restore();
     fx.server.enqueue({ kind: 'reply', text: 'done' });
-    await runTurn(hostFor(replay));
+    await runTurn(fx.hostFor(replay));
     expect(lastOf(replay, 'tool_result')?.content).toMatch(/^Applied the patch to 3 files/);
     for (const [rel, text] of Object.entries(AFTER)) expect(file(rel)).toBe(text);
   });
@@ -231,7 +211,7 @@ describe('apply_patch started but never recorded (a crash): settled at most once
     restore();
     writeFileSync(path.join(fx.project, 'src/limit.go'), 'package main\n');
     fx.server.enqueue({ kind: 'reply', text: 'done' });
-    await runTurn(hostFor(replay));
+    await runTurn(fx.hostFor(replay));
     const result = lastOf(replay, 'tool_result');
     expect(result?.isError).toBe(true);
     expect(result?.content).toMatch(/conflict: .*already patched: src\/limit\.go.*nothing was written/);

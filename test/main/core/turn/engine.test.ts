@@ -1,49 +1,29 @@
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js';
+import { describe, expect, it } from 'vitest';
 import type { Policy, SessionEvent } from '../../../../main/common/events.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
-import { runTurn, TurnSetupError, type TurnHost } from '../../../../main/core/turn/engine.js';
+import { runTurn, TurnSetupError } from '../../../../main/core/turn/engine.js';
 import { loadSessionState } from '../../../../main/core/turn/loadState.js';
 import { foldSession } from '../../../../main/core/turn/state.js';
 import { createProvider } from '../../../../main/providers/index.js';
-import {
-  createScriptedSession,
-  kinds,
-  scriptedTurnHost,
-  useSessionFixture,
-} from '../../../support/sessionFixture.js';
+import { kinds } from '../../../support/sessionFixture.js';
+import { useTurnHostFixture } from '../../../support/turnHost.js';
 
-const logs: SessionLog[] = [];
-let sandbox: SandboxInfo;
-
-beforeAll(async () => {
-  sandbox = await detectSandbox();
-});
-
-const fx = useSessionFixture('keel-turn-', {
+const fx = useTurnHostFixture('keel-turn-', {
   prepare: ({ project }) => {
     mkdirSync(path.join(project, 'src'), { recursive: true });
     writeFileSync(path.join(project, 'src', 'server.go'), 'package main\n\nfunc main() {}\n');
   },
   cleanup: () => {
     // The indexed state loader must agree with a fold over the whole log for every session a test built.
-    for (const log of logs) expect(loadSessionState(log)).toEqual(foldSession(log.read()));
-    for (const log of logs.splice(0)) log.close();
+    for (const log of fx.logs) expect(loadSessionState(log)).toEqual(foldSession(log.read()));
   },
 });
 
-function createSession(policy: Policy, toolMode: 'read-only' | 'write' = 'write'): SessionLog {
-  const log = createScriptedSession(fx, { policy, toolMode });
-  logs.push(log);
-  return log;
-}
-
-function hostFor(log: SessionLog, extra: Partial<TurnHost> = {}): TurnHost {
-  return scriptedTurnHost(log, { workspace: fx.project, sandbox }, extra);
-}
+const createSession = (policy: Policy, toolMode: 'read-only' | 'write' = 'write'): SessionLog =>
+  fx.createSession({ policy, toolMode });
 
 type Body = { messages: { role: string; content: string | null; tool_call_id?: string }[] };
 const bodyOf = (i: number) => fx.server.requests[i]?.body as Body;
@@ -61,7 +41,7 @@ describe('a turn', () => {
     );
     const deltas: string[] = [];
     const outcome = await runTurn(
-      hostFor(log, { hooks: { onDelta: (d) => d.type === 'text' && deltas.push(d.text) } }),
+      fx.hostFor(log, { hooks: { onDelta: (d) => d.type === 'text' && deltas.push(d.text) } }),
       {
         prompt: 'what does server.go do?',
       },
@@ -91,7 +71,7 @@ describe('a turn', () => {
       { kind: 'reply', toolCalls: [{ id: 'c1', name: 'read_file', arguments: { path: 'src/server.go' } }] },
       { kind: 'reply', text: 'It is an empty main.' },
     );
-    await runTurn(hostFor(log), { prompt: 'what does server.go do?' });
+    await runTurn(fx.hostFor(log), { prompt: 'what does server.go do?' });
     const db = new Database(path.join(log.dir, 'events.sqlite'), { readonly: true });
     try {
       const carriers = db.prepare('SELECT kind FROM events WHERE trace IS NOT NULL ORDER BY seq').pluck();
@@ -116,7 +96,7 @@ describe('a turn', () => {
         { id: 'w1', name: 'write_file', arguments: { path: 'src/limit.go', content: 'package main\n' } },
       ],
     });
-    const first = await runTurn(hostFor(log), { prompt: 'add a limiter' });
+    const first = await runTurn(fx.hostFor(log), { prompt: 'add a limiter' });
     expect(first.status).toBe('awaiting_approval');
     const request = log.read().at(-1);
     expect(request?.kind).toBe('approval_request');
@@ -126,7 +106,7 @@ describe('a turn', () => {
 
     log.append({ kind: 'approval_granted', requestSeq: request.seq, scope: 'once' });
     fx.server.enqueue({ kind: 'reply', text: 'Done.' });
-    const second = await runTurn(hostFor(log));
+    const second = await runTurn(fx.hostFor(log));
     expect(second).toEqual({ status: 'completed', text: 'Done.' });
     expect(readFileSync(path.join(fx.project, 'src/limit.go'), 'utf8')).toBe('package main\n');
     const started = log.read().find((e) => e.kind === 'tool_call_started');
@@ -142,11 +122,11 @@ describe('a turn', () => {
       kind: 'reply',
       toolCalls: [{ id: 'r1', name: 'run_command', arguments: { command: 'rm -rf build' } }],
     });
-    await runTurn(hostFor(log), { prompt: 'clean up' });
+    await runTurn(fx.hostFor(log), { prompt: 'clean up' });
     const request = log.read().at(-1) as SessionEvent;
     log.append({ kind: 'approval_denied', requestSeq: request.seq, reason: 'keep the build folder' });
     fx.server.enqueue({ kind: 'reply', text: 'OK, leaving it.' });
-    await runTurn(hostFor(log));
+    await runTurn(fx.hostFor(log));
     const tool = bodyOf(1).messages.find((m) => m.role === 'tool');
     expect(tool?.content).toContain('denied by the user: keep the build folder');
   });
@@ -157,7 +137,7 @@ describe('a turn', () => {
       kind: 'reply',
       toolCalls: [{ id: 'e1', name: 'write_file', arguments: { path: 'src/a.go', content: 'a\n' } }],
     });
-    await runTurn(hostFor(log), { prompt: 'write a' });
+    await runTurn(fx.hostFor(log), { prompt: 'write a' });
     const request = log.read().at(-1) as SessionEvent;
     log.append({ kind: 'approval_granted', requestSeq: request.seq, scope: 'path:src/**' });
     fx.server.enqueue(
@@ -170,7 +150,7 @@ describe('a turn', () => {
         toolCalls: [{ id: 'e3', name: 'write_file', arguments: { path: 'docs/c.md', content: 'c\n' } }],
       },
     );
-    const outcome = await runTurn(hostFor(log));
+    const outcome = await runTurn(fx.hostFor(log));
     expect(outcome.status).toBe('awaiting_approval');
     expect(readFileSync(path.join(fx.project, 'src/b.go'), 'utf8')).toBe('b\n');
     expect(existsSync(path.join(fx.project, 'docs/c.md'))).toBe(false);
@@ -187,7 +167,7 @@ describe('a turn', () => {
       },
       { kind: 'reply', text: 'I cannot write here.' },
     );
-    await runTurn(hostFor(log), { prompt: 'write a file' });
+    await runTurn(fx.hostFor(log), { prompt: 'write a file' });
     const result = log.read().find((e) => e.kind === 'tool_result');
     expect(result?.kind === 'tool_result' && result.content).toMatch(
       /unknown tool \\"write_file\\" in read-only mode/,
@@ -201,7 +181,7 @@ describe('a turn', () => {
     const controller = new AbortController();
     let seen = 0;
     const outcome = await runTurn(
-      hostFor(log, {
+      fx.hostFor(log, {
         signal: controller.signal,
         hooks: { onDelta: () => ++seen === 3 && controller.abort() },
       }),
@@ -212,7 +192,7 @@ describe('a turn', () => {
     expect(interrupted?.kind).toBe('interrupted');
     expect(interrupted?.kind === 'interrupted' && interrupted.content.startsWith('one two three')).toBe(true);
     fx.server.enqueue({ kind: 'reply', text: 'resumed' });
-    expect(await runTurn(hostFor(log))).toEqual({ status: 'completed', text: 'resumed' });
+    expect(await runTurn(fx.hostFor(log))).toEqual({ status: 'completed', text: 'resumed' });
     expect(fx.server.requests.at(-1)?.rejected).toBeUndefined();
     const assistant = bodyOf(1).messages.filter((m) => m.role === 'assistant');
     expect(assistant.at(-1)?.content).toMatch(/one two three[\s\S]*\[interrupted/);
@@ -223,7 +203,7 @@ describe('a turn', () => {
     const stopFile = path.join(log.dir, 'stop');
     fx.server.enqueue({ kind: 'reply', text: 'a b c d e f g h i j k l m n o p', delayMs: 40 });
     setTimeout(() => writeFileSync(stopFile, ''), 150);
-    const outcome = await runTurn(hostFor(log, { stopFile }), { prompt: 'go' });
+    const outcome = await runTurn(fx.hostFor(log, { stopFile }), { prompt: 'go' });
     expect(outcome.status).toBe('interrupted');
     expect(existsSync(stopFile)).toBe(false);
   });
@@ -236,19 +216,19 @@ describe('a turn', () => {
       { kind: 'fail', status: 500 },
       { kind: 'fail', status: 500 },
     );
-    const outcome = await runTurn(hostFor(log), { prompt: 'hello' });
+    const outcome = await runTurn(fx.hostFor(log), { prompt: 'hello' });
     expect(outcome.status).toBe('failed');
     const error = log.read().at(-1);
     expect(error?.kind === 'error' && error.message).toMatch(/server error \(500\)/);
     expect(log.readTrace().filter((t) => t.stage === 'retry')).toHaveLength(3);
     fx.server.enqueue({ kind: 'reply', text: 'back' });
-    expect(await runTurn(hostFor(log))).toEqual({ status: 'completed', text: 'back' });
+    expect(await runTurn(fx.hostFor(log))).toEqual({ status: 'completed', text: 'back' });
   });
 
   it('tells the user how to switch this session off a model the provider no longer serves', async () => {
     const log = createSession('ask');
     fx.server.enqueue({ kind: 'fail', status: 404, message: 'The model `scripted-model` does not exist' });
-    const outcome = await runTurn(hostFor(log), { prompt: 'hello' });
+    const outcome = await runTurn(fx.hostFor(log), { prompt: 'hello' });
     expect(outcome.status).toBe('failed');
     const error = log.read().at(-1);
     expect(error?.kind === 'error' && error.code).toBe('not_found');
@@ -268,7 +248,7 @@ describe('a turn', () => {
       },
       { kind: 'tool_call_started', toolCallId: 'd1', tool: 'run_command', idempotencyKey: 'ev3-run_command' },
     ]);
-    const outcome = await runTurn(hostFor(log));
+    const outcome = await runTurn(fx.hostFor(log));
     expect(outcome.status).toBe('awaiting_approval');
     const request = log.read().at(-1);
     expect(request?.kind === 'approval_request' && request.unknownOutcome).toBe(true);
@@ -293,7 +273,7 @@ describe('a turn', () => {
         },
       ],
     });
-    await runTurn(hostFor(log, { maxSteps: 1 }), { prompt: 'edit' });
+    await runTurn(fx.hostFor(log, { maxSteps: 1 }), { prompt: 'edit' });
     const started = log.read().find((e) => e.kind === 'tool_call_started');
     expect(started?.kind === 'tool_call_started' && started.postImageHash).toBeTruthy();
     // Replay the same log as if the process had died after the write but before tool_result: a second log
@@ -303,9 +283,9 @@ describe('a turn', () => {
     const replayHome = path.join(fx.dir, 'replay');
     const id = SessionLog.importEvents(replayHome, events.slice(0, cut + 1));
     const replay = SessionLog.open(replayHome, id, { write: true });
-    logs.push(replay);
+    fx.track(replay);
     fx.server.enqueue({ kind: 'reply', text: 'edited' });
-    await runTurn(hostFor(replay));
+    await runTurn(fx.hostFor(replay));
     const result = replay.read().find((e) => e.kind === 'tool_result');
     expect(result?.kind === 'tool_result' && result.content).toMatch(/already applied/);
     expect(readFileSync(path.join(fx.project, 'src/server.go'), 'utf8')).toBe(
@@ -322,8 +302,8 @@ describe('a turn', () => {
       toolMode: 'write',
       policy: 'ask',
     });
-    logs.push(log);
-    const error = await runTurn(hostFor(log), { prompt: 'hi' }).catch((e: unknown) => e);
+    fx.track(log);
+    const error = await runTurn(fx.hostFor(log), { prompt: 'hi' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TurnSetupError);
     expect((error as Error).message).toMatch(
       /pinned to anthropic:claude-sonnet-4-5.*ANTHROPIC_API_KEY.*keel model/,
@@ -335,7 +315,7 @@ describe('a turn', () => {
     const log = createSession('ask');
     for (let i = 0; i < 20; i++) {
       fx.server.enqueue({ kind: 'reply', text: `answer ${i}` });
-      await runTurn(hostFor(log), { prompt: `question ${i}` });
+      await runTurn(fx.hostFor(log), { prompt: `question ${i}` });
     }
     const bodies = fx.server.requests.map((r) => r.body as Body);
     for (let i = 1; i < bodies.length; i++) {
@@ -362,7 +342,7 @@ describe('a turn', () => {
       const controller = new AbortController();
       let seen = 0;
       await runTurn(
-        hostFor(log, {
+        fx.hostFor(log, {
           signal: controller.signal,
           hooks: { onDelta: () => ++seen === stopAt && controller.abort() },
         }),
@@ -386,7 +366,7 @@ describe('a turn', () => {
       toolMode: 'write',
       policy: 'ask',
     });
-    logs.push(log);
+    fx.track(log);
     fx.server.enqueue(
       {
         kind: 'reply',
@@ -396,7 +376,7 @@ describe('a turn', () => {
       { kind: 'reply', text: 'Done.', usage: { cacheReadTokens: 900 } },
     );
     const outcome = await runTurn(
-      hostFor(log, { createProvider: (pin) => createProvider(pin, { anthropic: 'k' }, {}) }),
+      fx.hostFor(log, { createProvider: (pin) => createProvider(pin, { anthropic: 'k' }, {}) }),
       {
         prompt: 'read it',
       },

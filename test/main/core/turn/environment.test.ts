@@ -4,12 +4,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../../main/common/clock.js';
 import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
-import { createTurnHost } from '../../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
 import type { RecordedRequest } from '../../../support/providerServer.js';
-import { createScriptedSession, useSessionFixture } from '../../../support/sessionFixture.js';
-
-const logs: SessionLog[] = [];
+import { useTurnHostFixture } from '../../../support/turnHost.js';
 
 function git(...args: string[]): void {
   execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
@@ -18,7 +15,7 @@ function git(...args: string[]): void {
   });
 }
 
-const fx = useSessionFixture('keel-turn-environment-', {
+const fx = useTurnHostFixture('keel-turn-environment-', {
   prepare: ({ project }) => {
     git('init', '-q', '-b', 'rate-limits');
     fs.mkdirSync(path.join(project, 'src'));
@@ -26,28 +23,17 @@ const fx = useSessionFixture('keel-turn-environment-', {
     git('add', '-A');
     git('commit', '-q', '-m', 'first');
   },
-  cleanup: () => {
-    for (const log of logs.splice(0)) log.close();
-  },
 });
 
 const FORMATS = ['openai-compatible', 'anthropic'] as const;
 type Format = (typeof FORMATS)[number];
 const CLOCK = fixedClock('2026-12-01T12:00:00Z');
 
-function createSession(format: Format): SessionLog {
-  const log = createScriptedSession(fx, {
-    policy: 'full-auto',
-    toolMode: 'write',
-    provider: format,
-    contextWindow: 200_000,
-  });
-  logs.push(log);
-  return log;
-}
+const createSession = (format: Format): SessionLog =>
+  fx.createSession({ policy: 'full-auto', toolMode: 'write', provider: format, contextWindow: 200_000 });
 
 async function turn(log: SessionLog, prompt: string): Promise<void> {
-  const host = await createTurnHost(log, { env: { ANTHROPIC_API_KEY: 'sk-ant-test' }, clock: CLOCK });
+  const host = await fx.keelHost(log, { env: { ANTHROPIC_API_KEY: 'sk-ant-test' }, clock: CLOCK });
   const outcome = await runTurn(host, { prompt });
   expect(outcome.status).toBe('completed');
 }

@@ -5,40 +5,26 @@ import type { EventOf } from '../../../../main/common/events.js';
 import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { INSTRUCTIONS_HEADING } from '../../../../main/core/projection/index.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../../../../main/core/prompts/system.js';
-import { createTurnHost } from '../../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
-import { createScriptedSession, useSessionFixture } from '../../../support/sessionFixture.js';
+import { useTurnHostFixture } from '../../../support/turnHost.js';
 
-const logs: SessionLog[] = [];
-
-const fx = useSessionFixture('keel-turn-instructions-', {
+const fx = useTurnHostFixture('keel-turn-instructions-', {
   prepare: ({ project }) => {
     fs.writeFileSync(path.join(project, 'AGENTS.md'), 'Run `npm test` before you say you are done.\n');
     fs.mkdirSync(path.join(project, 'pkg', 'api'), { recursive: true });
     fs.writeFileSync(path.join(project, 'pkg', 'api', 'CLAUDE.md'), 'Handlers live in routes/.\n');
-  },
-  cleanup: () => {
-    for (const log of logs.splice(0)) log.close();
   },
 });
 
 const ENV = { ANTHROPIC_API_KEY: 'sk-ant-test' };
 type Format = 'openai-compatible' | 'anthropic';
 
-function createSession(format: Format): SessionLog {
-  const log = createScriptedSession(fx, {
-    policy: 'ask',
-    toolMode: 'write',
-    provider: format,
-    contextWindow: 200_000,
-  });
-  logs.push(log);
-  return log;
-}
+const createSession = (format: Format): SessionLog =>
+  fx.createSession({ policy: 'ask', toolMode: 'write', provider: format, contextWindow: 200_000 });
 
 async function turn(log: SessionLog, prompt: string): Promise<void> {
   fx.server.enqueue({ kind: 'reply', text: `answer to ${prompt}` });
-  const outcome = await runTurn(await createTurnHost(log, { env: ENV }), { prompt });
+  const outcome = await runTurn(await fx.keelHost(log, { env: ENV }), { prompt });
   expect(outcome.status).toBe('completed');
 }
 
@@ -99,7 +85,7 @@ describe('project instructions in a turn', () => {
   it('runs the turn without them when they cannot be read, saying so as a notice', async () => {
     const log = createSession('openai-compatible');
     const notices: string[] = [];
-    const host = await createTurnHost(log, { env: ENV, hooks: { onNotice: (text) => notices.push(text) } });
+    const host = await fx.keelHost(log, { env: ENV, hooks: { onNotice: (text) => notices.push(text) } });
     host.instructions = () => Promise.reject(new Error('EACCES: permission denied'));
     fx.server.enqueue({ kind: 'reply', text: 'fine' });
     expect(await runTurn(host, { prompt: 'one' })).toEqual({ status: 'completed', text: 'fine' });

@@ -1,38 +1,23 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Policy, SessionEvent } from '../../../../main/common/events.js';
 import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { runTurn, type TurnHost } from '../../../../main/core/turn/engine.js';
 import { PARALLEL_CALLS } from '../../../../main/core/turn/parallel.js';
-import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js';
 import { errorOutcome } from '../../../../main/tools/outcome.js';
 import { previewSubject } from '../../../../main/tools/preview.js';
 import { createToolRegistry, toToolDefinition, type ToolRegistry } from '../../../../main/tools/registry.js';
 import type { ToolModule } from '../../../../main/tools/types.js';
-import {
-  createScriptedSession,
-  rejected,
-  scriptedTurnHost,
-  useSessionFixture,
-} from '../../../support/sessionFixture.js';
+import { rejected } from '../../../support/sessionFixture.js';
+import { useTurnHostFixture } from '../../../support/turnHost.js';
 
-let sandbox: SandboxInfo;
-const logs: SessionLog[] = [];
-
-beforeAll(async () => {
-  sandbox = await detectSandbox();
-});
-
-const fx = useSessionFixture('keel-parallel-', {
+const fx = useTurnHostFixture('keel-parallel-', {
   prepare: ({ project }) => {
     mkdirSync(path.join(project, 'src'), { recursive: true });
     writeFileSync(path.join(project, 'src', 'a.js'), 'export const a = 1;\n');
     writeFileSync(path.join(project, 'src', 'b.js'), 'export const b = 2; // limiter\n');
-  },
-  cleanup: () => {
-    for (const log of logs.splice(0)) log.close();
   },
 });
 
@@ -107,19 +92,10 @@ function registryWith(extra: ToolModule, mode: 'read-only' | 'write' = 'write'):
   };
 }
 
-function session(policy: Policy): SessionLog {
-  const log = createScriptedSession(fx, { policy, toolMode: 'write' });
-  logs.push(log);
-  return log;
-}
+const session = (policy: Policy): SessionLog => fx.createSession({ policy, toolMode: 'write' });
 
-function hostFor(log: SessionLog, meet: Rendezvous, extra: Partial<TurnHost> = {}): TurnHost {
-  return scriptedTurnHost(
-    log,
-    { workspace: fx.project, sandbox },
-    { registry: registryWith(meet.tool), ...extra },
-  );
-}
+const hostFor = (log: SessionLog, meet: Rendezvous, extra: Partial<TurnHost> = {}): TurnHost =>
+  fx.hostFor(log, { registry: registryWith(meet.tool), ...extra });
 
 const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, name, arguments: args });
 const meetCall = (name: string, waitFor?: string) =>

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventOf, ModelPin, ReasoningEffort, SessionEvent } from '../../../../main/common/events.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { exportSession, importSession } from '../../../../main/core/log/transfer.js';
@@ -9,51 +9,42 @@ import { runTurn, type TurnHost } from '../../../../main/core/turn/engine.js';
 import { loadSessionState } from '../../../../main/core/turn/loadState.js';
 import { foldSession } from '../../../../main/core/turn/state.js';
 import { createProvider } from '../../../../main/providers/index.js';
-import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js';
-import { rejected, scriptedTurnHost, useSessionFixture } from '../../../support/sessionFixture.js';
+import { rejected } from '../../../support/sessionFixture.js';
+import { useTurnHostFixture } from '../../../support/turnHost.js';
 
-let sandbox: SandboxInfo;
-const logs: SessionLog[] = [];
-
-beforeAll(async () => {
-  sandbox = await detectSandbox();
-});
-
-const fx = useSessionFixture('keel-reasoning-', {
+const fx = useTurnHostFixture('keel-reasoning-', {
   prepare: ({ project }) => {
     mkdirSync(path.join(project, 'src'), { recursive: true });
     writeFileSync(path.join(project, 'src', 'a.txt'), 'alpha\n');
     writeFileSync(path.join(project, 'src', 'b.txt'), 'beta\n');
   },
   cleanup: () => {
-    for (const log of logs) expect(loadSessionState(log)).toEqual(foldSession(log.read()));
-    for (const log of logs.splice(0)) log.close();
+    for (const log of fx.logs) expect(loadSessionState(log)).toEqual(foldSession(log.read()));
   },
 });
 
 type Provider = ModelPin['provider'];
 
 function createSession(provider: Provider, effort?: ReasoningEffort, model = 'scripted-model'): SessionLog {
-  const log = SessionLog.create(fx.home, {
-    projectFolder: fx.project,
-    provider,
-    model,
-    baseUrl: provider === 'anthropic' ? fx.server.anthropicBaseUrl : fx.server.openaiBaseUrl,
-    contextWindow: 200_000,
-    ...(effort ? { reasoningEffort: effort } : {}),
-    toolMode: 'write',
-    policy: 'auto-edit',
-  });
-  logs.push(log);
-  return log;
+  return fx.track(
+    SessionLog.create(fx.home, {
+      projectFolder: fx.project,
+      provider,
+      model,
+      baseUrl: provider === 'anthropic' ? fx.server.anthropicBaseUrl : fx.server.openaiBaseUrl,
+      contextWindow: 200_000,
+      ...(effort ? { reasoningEffort: effort } : {}),
+      toolMode: 'write',
+      policy: 'auto-edit',
+    }),
+  );
 }
 
 function hostFor(log: SessionLog, extra: Partial<TurnHost> = {}): TurnHost {
-  return scriptedTurnHost(
-    log,
-    { workspace: fx.project, sandbox },
-    { createProvider: (pin) => createProvider(pin, { anthropic: 'k', openai: 'k' }, {}), ...extra },
-  );
+  return fx.hostFor(log, {
+    createProvider: (pin) => createProvider(pin, { anthropic: 'k', openai: 'k' }, {}),
+    ...extra,
+  });
 }
 
 const read = (id: string, file: string) => ({ id, name: 'read_file', arguments: { path: `src/${file}` } });
@@ -240,10 +231,9 @@ describe('Anthropic thinking across tool calls', () => {
     const first = await runTurn(hostFor(log), { prompt: 'run tests' });
     expect(first.status).toBe('awaiting_approval');
     const request = log.read().at(-1) as SessionEvent;
-    log.close();
-    logs.splice(logs.indexOf(log), 1);
+    fx.close(log);
     const reopened = SessionLog.open(fx.home, log.id, { write: true });
-    logs.push(reopened);
+    fx.track(reopened);
     reopened.append({ kind: 'approval_denied', requestSeq: request.seq, reason: 'not now' });
     fx.server.enqueue({ kind: 'reply', thinking: 'Denied.', text: 'OK.' });
     expect(await runTurn(hostFor(reopened))).toEqual({ status: 'completed', text: 'OK.' });

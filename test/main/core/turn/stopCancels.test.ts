@@ -1,18 +1,13 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { CANCELLED_RESULT, projectPayload } from '../../../../main/core/projection/projectPayload.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
 import { loadSessionState } from '../../../../main/core/turn/loadState.js';
 import { foldSession } from '../../../../main/core/turn/state.js';
-import { detectSandbox, type SandboxInfo } from '../../../../main/sandbox/box.js';
-import {
-  createScriptedSession,
-  kinds,
-  scriptedTurnHost,
-  useSessionFixture,
-} from '../../../support/sessionFixture.js';
+import { kinds } from '../../../support/sessionFixture.js';
+import { useTurnHostFixture } from '../../../support/turnHost.js';
 
 /*
  * Issue 20, item 7: stopped during the first of two tool calls, the turn used to end with `interrupted` and no
@@ -20,23 +15,14 @@ import {
  * say what happened to it). Every call the stopped turn never ran now gets a cancelled result first.
  */
 
-let sandbox: SandboxInfo;
 let log: SessionLog;
 
-beforeAll(async () => {
-  sandbox = await detectSandbox();
-});
-
-const fx = useSessionFixture('keel-stop-cancels-', {
-  prepare: ({ home, project, server }) => {
-    log = createScriptedSession(
-      { home: home, project: project, server: server },
-      { policy: 'full-auto', toolMode: 'write' },
-    );
+const fx = useTurnHostFixture('keel-stop-cancels-', {
+  prepare: () => {
+    log = fx.createSession({ policy: 'full-auto', toolMode: 'write' });
   },
   cleanup: () => {
     expect(loadSessionState(log)).toEqual(foldSession(log.read()));
-    log.close();
   },
 });
 
@@ -52,14 +38,10 @@ describe('a turn stopped between its tool calls', () => {
     });
     const controller = new AbortController();
     const outcome = await runTurn(
-      scriptedTurnHost(
-        log,
-        { workspace: fx.project, sandbox },
-        {
-          signal: controller.signal,
-          hooks: { onToolOutput: (_id, chunk) => chunk.includes('first') && controller.abort() },
-        },
-      ),
+      fx.hostFor(log, {
+        signal: controller.signal,
+        hooks: { onToolOutput: (_id, chunk) => chunk.includes('first') && controller.abort() },
+      }),
       { prompt: 'two commands' },
     );
     expect(outcome.status).toBe('interrupted');
