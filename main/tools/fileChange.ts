@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
-import { createTwoFilesPatch } from 'diff';
 import { showPath } from './areas.js';
 import { protectionReason, readConfined, resolvePath, writeConfined } from './confine.js';
+import { boundedDiff } from './diffText.js';
 import type { EditFileArgs, WriteFileArgs } from './fileChangeSchemas.js';
 import { toolLimits } from './limits.js';
 import {
@@ -93,7 +93,7 @@ export function replaceInText(text: string, args: EditFileArgs, displayPath: str
   return text.slice(0, at) + newString + text.slice(at + oldString.length);
 }
 
-/** Unified diff of a change (a/ b/ names, /dev/null for a new file), cut to the diff bound. */
+/** Unified diff of a change (a/ b/ names, /dev/null for a new file), in bounded work, cut to the diff bound. */
 export function diffImages(
   rel: string,
   before: Buffer | null,
@@ -102,21 +102,16 @@ export function diffImages(
   if ((before && looksBinary(before)) || looksBinary(after)) {
     return { diff: `Binary file ${rel} ${before ? 'changed' : 'created'}\n`, added: 0, removed: 0 };
   }
-  const patch = createTwoFilesPatch(
+  const {
+    diff: patch,
+    added,
+    removed,
+  } = boundedDiff(
     before ? `a/${rel}` : '/dev/null',
     `b/${rel}`,
     before ? before.toString('utf8') : '',
     after.toString('utf8'),
-    undefined,
-    undefined,
-    { context: 3 },
   );
-  let added = 0;
-  let removed = 0;
-  for (const line of patch.split('\n')) {
-    if (line.startsWith('+') && !line.startsWith('+++')) added++;
-    else if (line.startsWith('-') && !line.startsWith('---')) removed++;
-  }
   const cut = truncateText(patch, toolLimits.diffMaxChars);
   return {
     diff: cut.truncated ? `${cut.text}\n[diff cut at ${toolLimits.diffMaxChars} characters]\n` : patch,
