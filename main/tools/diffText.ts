@@ -80,6 +80,35 @@ function commonTail(a: string, b: string, head: number): number {
 }
 
 /**
+ * A lower bound of the edits between text[head, end) of each side: the lines of both, less twice those
+ * the two could have in common (however ordered). Linear; jsdiff is not run when it is sure to give up.
+ */
+function minEdits(a: string, b: string, head: number, aEnd: number, bEnd: number): number {
+  const counts = new Map<string, number>();
+  let lines = 0;
+  for (let start = head; start < aEnd; lines++) {
+    const newline = a.indexOf('\n', start);
+    const end = newline === -1 || newline >= aEnd ? aEnd : newline + 1;
+    const line = a.slice(start, end);
+    counts.set(line, (counts.get(line) ?? 0) + 1);
+    start = end;
+  }
+  let common = 0;
+  for (let start = head; start < bEnd; lines++) {
+    const newline = b.indexOf('\n', start);
+    const end = newline === -1 || newline >= bEnd ? bEnd : newline + 1;
+    const line = b.slice(start, end);
+    const left = counts.get(line) ?? 0;
+    if (left > 0) {
+      counts.set(line, left - 1);
+      common++;
+    }
+    start = end;
+  }
+  return lines - 2 * common;
+}
+
+/**
  * Hunk lines of text[from, to) with one prefix (git's marker after a line without a final newline),
  * appended until `out` holds diffMaxChars characters: callers cut every diff there anyway.
  */
@@ -127,7 +156,7 @@ export function boundedDiff(oldName: string, newName: string, oldText: string, n
   const removed = countLines(oldText, head, oldMiddleEnd);
   const added = countLines(newText, head, newMiddleEnd);
   const maxEditLength = Math.floor(toolLimits.diffMaxWork / (oldLines + newLines + 1));
-  if (maxEditLength >= 1) {
+  if (maxEditLength >= 1 && minEdits(oldText, newText, head, oldMiddleEnd, newMiddleEnd) <= maxEditLength) {
     const window = structuredPatch(
       '',
       '',

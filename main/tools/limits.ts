@@ -39,7 +39,7 @@ export const toolLimits = {
    * Line steps one file's diff may take ((old + new lines) x edits, Myers' bound); a change needing more is
    * shown as one replaced block (diffText.ts). Runs before any approval, so it bounds how long it blocks.
    */
-  diffMaxWork: 1_000_000,
+  diffMaxWork: 500_000,
   /**
    * apply_patch: work one patch's hunk search may take (lines and characters read, line comparisons); a
    * patch needing more is refused, nothing written. Runs before any approval, so it bounds how long it blocks.

@@ -142,12 +142,10 @@ export class LineSearch {
     if (pattern.length > lines.length) return -1;
     const lastStart = lines.length - pattern.length;
     for (let index = 0; index < MATCHERS.length; index++) {
-      const norm = MATCHERS[index] as (line: string) => string;
       const { ids, vocabulary } = await this.level(index);
-      this.budget.spend(pattern.reduce((sum, line) => sum + line.length + 1, 0));
+      const wanted = await this.numbered(pattern, index, vocabulary);
       // A line no line of the file normalizes to: the hunk cannot match under this matcher.
-      const wanted = Int32Array.from(pattern, (line) => vocabulary.get(norm(line)) ?? -1);
-      if (wanted.includes(-1)) continue;
+      if (wanted === undefined) continue;
       if (eof && lastStart >= start) {
         this.budget.spend(pattern.length);
         if (wanted.every((id, k) => ids[lastStart + k] === id)) return lastStart;
@@ -156,6 +154,35 @@ export class LineSearch {
       if (found !== -1) return found;
     }
     return -1;
+  }
+
+  /** The hunk's lines as the file's numbers under one matcher, or undefined when one is in no line of the file. */
+  private async numbered(
+    pattern: readonly string[],
+    index: number,
+    vocabulary: Map<string, number>,
+  ): Promise<Int32Array | undefined> {
+    const norm = MATCHERS[index] as (line: string) => string;
+    const wanted = new Int32Array(pattern.length);
+    let chars = 0;
+    for (const [k, line] of pattern.entries()) {
+      const id = vocabulary.get(norm(line));
+      if (id === undefined) {
+        this.budget.spend(chars + line.length + 1);
+        return undefined;
+      }
+      wanted[k] = id;
+      chars += line.length + 1;
+      if (chars >= SLICE_WORK || k % SLICE_LINES === SLICE_LINES - 1) {
+        this.budget.spend(chars);
+        chars = 0;
+        await this.budget.pause();
+      }
+    }
+    this.budget.spend(chars);
+    // Many small hunks: each is little work, together they are not.
+    await this.budget.pause();
+    return wanted;
   }
 
   /** First i >= start with ids[i..] beginning with wanted, or -1: Knuth-Morris-Pratt, O(n - start + m). */
@@ -276,10 +303,16 @@ export async function applyChunks(
     replacements.push({ start: found, length: pattern.length, lines: replacement });
     cursor = found + pattern.length;
   }
-  // From the end backwards, so earlier positions stay valid.
-  for (const change of [...replacements].sort((a, b) => b.start - a.start)) {
-    lines.splice(change.start, change.length, ...change.lines);
+  // One pass in file order (stable: at one position, the hunks' own order): linear however many hunks,
+  // and no spread of a hunk's lines into a call (a hunk of 100,000+ lines overflowed the stack).
+  const out: string[] = [];
+  let at = 0;
+  for (const change of [...replacements].sort((a, b) => a.start - b.start)) {
+    for (; at < change.start; at++) out.push(lines[at] as string);
+    for (const line of change.lines) out.push(line);
+    at = change.start + change.length;
   }
+  for (; at < lines.length; at++) out.push(lines[at] as string);
   const eol = crlf ? '\r\n' : '\n';
-  return lines.length === 0 ? '' : `${lines.join(eol)}${eol}`;
+  return out.length === 0 ? '' : `${out.join(eol)}${eol}`;
 }

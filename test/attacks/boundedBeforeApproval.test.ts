@@ -79,6 +79,20 @@ describe('attack: apply_patch hunk search before approval', () => {
     expect(budget.spent).toBeLessThan(40 * (text.length + input.length));
   });
 
+  it('a hunk of 150,000 repeated lines found at the very end: applied, linear, no stack overflow', async () => {
+    // Before: every start position matched most of the hunk (quadratic), and the hunk's lines were spread
+    // into one splice call (RangeError past ~100,000 lines).
+    writeFileSync(path.join(t.workspace, 'end.txt'), `${'a\n'.repeat(300_000)}b\n`);
+    const hunk = [...Array<string>(150_000).fill(' a'), '-b', '+c'];
+    const input = ['*** Begin Patch', '*** Update File: end.txt', '@@', ...hunk, '*** End Patch'].join('\n');
+    const { value, longestGapMs } = await withTicker(() => applyPatchTool.preview({ input }, t.ctx()));
+    expect(longestGapMs).toBeLessThan(MAX_HOLD_MS);
+    expect(value.ok).toBe(true);
+    expect((value as Extract<CallPreview, { ok: true }>).diff).toContain(
+      '@@ -299998,4 +299998,4 @@\n a\n a\n a\n-b\n+c\n',
+    );
+  });
+
   it('a patch that would search past the budget is refused with a clear error, nothing written', async () => {
     // One 2 MB file named by many sections, each finding its line at the very end: linear each, but the
     // whole patch is more than one patch's budget.
@@ -140,14 +154,14 @@ describe('attack: the approval diff of write_file', () => {
   });
 
   it('keeps the exact minimal diff for ordinary edits, and sets aside what both sides share', () => {
-    const before = numbered(200_000, 'line');
-    const after = before.replace('line 1000\n', 'changed 1000\n').replace('line 150000\n', '');
+    const before = numbered(20_000, 'line');
+    const after = before.replace('line 1000\n', 'changed 1000\n').replace('line 15000\n', '');
     const { diff, added, removed } = boundedDiff('a/x', 'b/x', before, after);
     expect({ added, removed }).toEqual({ added: 1, removed: 2 });
     expect(diff).toContain(
       '@@ -998,7 +998,7 @@\n line 997\n line 998\n line 999\n-line 1000\n+changed 1000\n',
     );
-    expect(diff).toContain('@@ -149998,7 +149998,6 @@\n');
+    expect(diff).toContain('@@ -14998,7 +14998,6 @@\n');
     expect(diff).not.toContain(BLOCK_DIFF_NOTE);
     expect(applyUnified(before, diff)).toBe(after);
   });
