@@ -22,7 +22,7 @@ export { runningCommand, type RunningCommand } from '../runner/boxedCommand.js';
 export { runCommand, type RunCommandResult } from '../runner/boxedCommand.js';
 export { runGit } from './persistent/git.js';
 // The tools' own descriptions the approval panel and the command view show.
-export { planChange, previewEdit, type FileChangeArgs } from '../tools/fileChange.js';
+export { planChange, previewFileChange, type FileChangeArgs } from '../tools/fileChange.js';
 export { planPatch, type PatchFilePlan } from '../tools/patchPlan.js';
 export { applyPatchParameters } from '../tools/applyPatch.js';
 export { toolLimits } from '../tools/limits.js';

@@ -10,7 +10,7 @@ import {
   applyPatchParameters,
   planChange,
   planPatch,
-  previewEdit,
+  previewFileChange,
   type PatchFilePlan,
   type FileChangeArgs,
   toolLimits,
@@ -144,7 +144,16 @@ async function previewFile(
   const parsed = tool?.parameters.safeParse(raw ?? {});
   if (!parsed?.success) return failed(`the call's arguments are not valid for ${request.tool}`);
   const args = parsed.data as FileChangeArgs;
-  const outcome = await previewEdit(args, ctx);
+  const planned = await previewFileChange(args, ctx);
+  const outcome = planned.ok
+    ? {
+        isError: false,
+        content: '',
+        path: planned.subject.path,
+        diff: planned.diff,
+        approvalRequired: planned.protectedReason ?? undefined,
+      }
+    : planned.outcome;
   if (outcome.isError) return failed(ctx.redactor.redact(errorText(outcome.content)), args.path);
   const target = outcome.path ?? args.path;
   let original: string | null = null;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { removeConfined, writeConfined } from './confine.js';
 import { readCurrent } from './fileChange.js';
-import { describeError, errorOutcome, hashBytes, redactOutcome } from './outcome.js';
+import { describeError, errorOutcome, hashBytes, redactOutcome, withPlan } from './outcome.js';
 import { fileSetHash, imagesOf, planPatch, type PatchFilePlan, type PatchPlan } from './patchPlan.js';
 import { resolvePath } from './confine.js';
 import type {
@@ -177,13 +177,16 @@ async function previewApplyPatch(args: ApplyPatchArgs, ctx: ToolContext): Promis
     const plan = await planPatch(args.input, ctx);
     const reason = protectionOf(plan);
     const paths = [...new Set(plan.files.map((file) => file.path))];
-    return {
-      ok: true,
-      subject: { paths },
-      protectedReason: reason === null ? null : ctx.redactor.redact(reason),
-      diff: ctx.redactor.redact(plan.diff),
-      images: expectedImages(plan),
-    };
+    return withPlan(
+      {
+        ok: true,
+        subject: { paths },
+        protectedReason: reason === null ? null : ctx.redactor.redact(reason),
+        diff: ctx.redactor.redact(plan.diff),
+        images: expectedImages(plan),
+      },
+      plan,
+    );
   } catch (err) {
     return { ok: false, outcome: redactOutcome(failureOf(err), ctx) };
   }
@@ -200,6 +203,19 @@ async function currentHashes(files: readonly FileImages[], ctx: ToolContext): Pr
   return hashes;
 }
 
+/** True when two lists of file images name the same files with the same hashes, in the same order. */
+function sameImages(planned: readonly FileImages[], files: readonly FileImages[]): boolean {
+  return (
+    planned.length === files.length &&
+    planned.every(
+      (file, i) =>
+        file.path === files[i]?.path &&
+        file.preImageHash === files[i]?.preImageHash &&
+        file.postImageHash === files[i]?.postImageHash,
+    )
+  );
+}
+
 /**
  * Applies an apply_patch call at most once by its recorded images (also how its first run applies): every
  * file already at its post-image → `alreadyApplied`, nothing written; every file at its pre-image → the
@@ -210,8 +226,14 @@ async function applyPatchOnce(
   args: ApplyPatchArgs,
   ctx: ToolContext,
   expected: ExpectedImages,
+  planned?: unknown,
 ): Promise<ToolOutcome> {
   try {
+    // The call's first run: its preview's plan, just made for these images; each write confines it again.
+    const given = planned as PatchPlan | undefined;
+    if (given !== undefined && sameImages(imagesOf(given), expected.files ?? [])) {
+      return redactOutcome(await applyPlanned(given, ctx), ctx);
+    }
     const files = expected.files;
     if (files === undefined || files.length === 0) {
       return redactOutcome(
@@ -256,16 +278,7 @@ async function applyPatchOnce(
       );
     }
     const plan = await planPatch(args.input, ctx);
-    const planned = imagesOf(plan);
-    const same =
-      planned.length === files.length &&
-      planned.every(
-        (file, i) =>
-          file.path === files[i]?.path &&
-          file.preImageHash === files[i]?.preImageHash &&
-          file.postImageHash === files[i]?.postImageHash,
-      );
-    if (!same) {
+    if (!sameImages(imagesOf(plan), files)) {
       return redactOutcome(
         errorOutcome(
           'conflict: applying the patch again would not give the recorded files; nothing was written',

@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
-import { createTwoFilesPatch } from 'diff';
 import { showPath } from './areas.js';
 import { protectionReason, readConfined, resolvePath, writeConfined } from './confine.js';
+import { boundedDiff } from './diffText.js';
 import type { EditFileArgs, WriteFileArgs } from './fileChangeSchemas.js';
 import { toolLimits } from './limits.js';
 import {
@@ -11,6 +11,7 @@ import {
   looksBinary,
   redactOutcome,
   truncateText,
+  withPlan,
 } from './outcome.js';
 import { didYouMean, nearMatches } from './nearMatches.js';
 import type { CallPreview, ExpectedImages, ToolContext, ToolOutcome } from './types.js';
@@ -93,7 +94,7 @@ export function replaceInText(text: string, args: EditFileArgs, displayPath: str
   return text.slice(0, at) + newString + text.slice(at + oldString.length);
 }
 
-/** Unified diff of a change (a/ b/ names, /dev/null for a new file), cut to the diff bound. */
+/** Unified diff of a change (a/ b/ names, /dev/null for a new file), in bounded work, cut to the diff bound. */
 export function diffImages(
   rel: string,
   before: Buffer | null,
@@ -102,21 +103,16 @@ export function diffImages(
   if ((before && looksBinary(before)) || looksBinary(after)) {
     return { diff: `Binary file ${rel} ${before ? 'changed' : 'created'}\n`, added: 0, removed: 0 };
   }
-  const patch = createTwoFilesPatch(
+  const {
+    diff: patch,
+    added,
+    removed,
+  } = boundedDiff(
     before ? `a/${rel}` : '/dev/null',
     `b/${rel}`,
     before ? before.toString('utf8') : '',
     after.toString('utf8'),
-    undefined,
-    undefined,
-    { context: 3 },
   );
-  let added = 0;
-  let removed = 0;
-  for (const line of patch.split('\n')) {
-    if (line.startsWith('+') && !line.startsWith('+++')) added++;
-    else if (line.startsWith('-') && !line.startsWith('---')) removed++;
-  }
   const cut = truncateText(patch, toolLimits.diffMaxChars);
   return {
     diff: cut.truncated ? `${cut.text}\n[diff cut at ${toolLimits.diffMaxChars} characters]\n` : patch,
@@ -207,39 +203,28 @@ export async function executeFileChange(args: FileChangeArgs, ctx: ToolContext):
 }
 
 /**
- * The diff a write_file/edit_file call WOULD apply, with its hashes and (if any) the reason it needs
- * approval; writes nothing. Never throws: a call that cannot apply gives its tool error. Redacted.
+ * What a write_file/edit_file call WOULD do, as the approval gate takes it, planned once: the path as the
+ * grant subject, the protection reason, the diff, the images to record and the plan itself (which
+ * `applyEditOnce` writes). A call that cannot apply gives its tool error. Writes nothing; never throws;
+ * redacted.
  */
-export async function previewEdit(args: FileChangeArgs, ctx: ToolContext): Promise<ToolOutcome> {
+export async function previewFileChange(args: FileChangeArgs, ctx: ToolContext): Promise<CallPreview> {
   try {
     const plan = await planChange(args, ctx);
     const reason = protectionReason(ctx, plan.realPath);
-    const outcome: ToolOutcome = {
-      content: `Would ${plan.before === null ? 'create' : 'update'} ${plan.path} (+${plan.added} -${plan.removed} lines)`,
-      isError: false,
-      ...planFields(plan),
-    };
-    if (reason !== null) outcome.approvalRequired = reason;
-    return redactOutcome(outcome, ctx);
+    return withPlan(
+      {
+        ok: true,
+        subject: { path: plan.path },
+        protectedReason: reason === null ? null : ctx.redactor.redact(reason),
+        ...(plan.diff ? { diff: ctx.redactor.redact(plan.diff) } : {}),
+        images: { preImageHash: plan.preImageHash, postImageHash: plan.postImageHash },
+      },
+      plan,
+    );
   } catch (err) {
-    return redactOutcome(errorOutcome(describeError(err)), ctx);
+    return { ok: false, outcome: redactOutcome(errorOutcome(describeError(err)), ctx) };
   }
-}
-
-/**
- * previewEdit as the approval gate takes it: the path as the grant subject, the protection reason, the diff
- * and the images to record; a call that cannot apply gives its (redacted) tool error. Never throws.
- */
-export async function previewFileChange(args: FileChangeArgs, ctx: ToolContext): Promise<CallPreview> {
-  const preview = await previewEdit(args, ctx);
-  if (preview.isError || preview.postImageHash === undefined) return { ok: false, outcome: preview };
-  return {
-    ok: true,
-    subject: preview.path ? { path: preview.path } : {},
-    protectedReason: preview.approvalRequired ?? null,
-    ...(preview.diff ? { diff: preview.diff } : {}),
-    images: { preImageHash: preview.preImageHash ?? null, postImageHash: preview.postImageHash },
-  };
 }
 
 /**
@@ -251,12 +236,20 @@ export async function applyEditOnce(
   args: FileChangeArgs,
   ctx: ToolContext,
   expected: ExpectedImages,
+  planned?: unknown,
 ): Promise<ToolOutcome> {
   try {
-    const realPath = resolvePath(ctx, args.path, 'path', true);
-    const rel = showPath(ctx, realPath);
-    const current = await readCurrent(ctx, args.path, realPath);
-    const currentHash = current ? hashBytes(current) : null;
+    // The call's first run: its preview's plan, just made for these images; the write confines it again.
+    const given = planned as FileChangePlan | undefined;
+    const fresh =
+      given !== undefined &&
+      given.preImageHash === expected.preImageHash &&
+      given.postImageHash === expected.postImageHash;
+    const realPath = fresh ? given.realPath : resolvePath(ctx, args.path, 'path', true);
+    const rel = fresh ? given.path : showPath(ctx, realPath);
+    const currentHash = fresh
+      ? given.preImageHash
+      : await readCurrent(ctx, args.path, realPath).then((bytes) => (bytes ? hashBytes(bytes) : null));
     const hashes = { path: rel, preImageHash: expected.preImageHash, postImageHash: expected.postImageHash };
     if (currentHash === expected.postImageHash) {
       return redactOutcome(
@@ -278,7 +271,7 @@ export async function applyEditOnce(
         ctx,
       );
     }
-    const plan = await planChange(args, ctx);
+    const plan = fresh ? given : await planChange(args, ctx);
     if (plan.postImageHash !== expected.postImageHash || plan.preImageHash !== expected.preImageHash) {
       return redactOutcome(
         errorOutcome(

@@ -35,6 +35,16 @@ export const toolLimits = {
   patchMaxFiles: 200,
   /** Diff kept in an outcome (for approvals and the UI); longer diffs are cut with a marker. */
   diffMaxChars: 256 * 1024,
+  /**
+   * Line steps one file's diff may take ((old + new lines) x edits, Myers' bound); a change needing more is
+   * shown as one replaced block (diffText.ts). Runs before any approval, so it bounds how long it blocks.
+   */
+  diffMaxWork: 500_000,
+  /**
+   * apply_patch: work one patch's hunk search may take (lines and characters read, line comparisons); a
+   * patch needing more is refused, nothing written. Runs before any approval, so it bounds how long it blocks.
+   */
+  patchSearchMaxWork: 64_000_000,
   /** run_command: default wall-clock timeout. */
   commandDefaultTimeoutMs: 120_000,
   /** run_command: the most a model may ask for. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import type { ToolContext, ToolOutcome } from './types.js';
+import type { CallPreview, ToolContext, ToolOutcome } from './types.js';
 
 /** Builds a tool error the model can act on: content is `{"error": "..."}`, never a stack trace. */
 export function errorOutcome(message: string, extra: Partial<ToolOutcome> = {}): ToolOutcome {
@@ -70,4 +70,12 @@ export function describeError(err: unknown): string {
     return err.message.split('\n')[0] ?? 'tool failed';
   }
   return String(err);
+}
+
+/**
+ * A preview carrying the tool's plan for `applyOnce`, kept off JSON and object spreads (non-enumerable): the
+ * plan holds the files' unredacted bytes, a preview only redacted text.
+ */
+export function withPlan<P extends Extract<CallPreview, { ok: true }>>(preview: P, plan: unknown): P {
+  return Object.defineProperty(preview, 'plan', { value: plan, enumerable: false });
 }

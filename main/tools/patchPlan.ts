@@ -1,12 +1,12 @@
-import { createTwoFilesPatch } from 'diff';
 import { showPath } from './areas.js';
 import { protectionReason, resolvePath } from './confine.js';
+import { boundedDiff, type TextDiff } from './diffText.js';
 import { readCurrent } from './fileChange.js';
 import { toolLimits } from './limits.js';
 import { didYouMean, nearMatches } from './nearMatches.js';
 import { hashBytes, looksBinary, truncateText } from './outcome.js';
 import { parsePatch, type PatchOp } from './patchParse.js';
-import { applyChunks } from './patchText.js';
+import { applyChunks, SearchBudget } from './patchText.js';
 import type { FileImages, ToolContext } from './types.js';
 import { ToolError } from './types.js';
 
@@ -122,7 +122,7 @@ async function textOf(file: Tracked, op: PatchOp, ctx: ToolContext): Promise<str
   return file.current.toString('utf8');
 }
 
-async function applyOp(op: PatchOp, files: Files, ctx: ToolContext): Promise<void> {
+async function applyOp(op: PatchOp, files: Files, ctx: ToolContext, budget: SearchBudget): Promise<void> {
   const file = await files.get(op.path, HEADER[op.kind]);
   if (op.kind === 'add') {
     const bytes = Buffer.from(op.contents, 'utf8');
@@ -139,7 +139,10 @@ async function applyOp(op: PatchOp, files: Files, ctx: ToolContext): Promise<voi
     file.current = null;
     return;
   }
-  const after = Buffer.from(applyChunks(await textOf(file, op, ctx), op.chunks, file.path), 'utf8');
+  const after = Buffer.from(
+    await applyChunks(await textOf(file, op, ctx), op.chunks, file.path, budget),
+    'utf8',
+  );
   if (op.moveTo === null) {
     file.current = after;
     return;
@@ -166,34 +169,21 @@ function sameBytes(a: Buffer | null, b: Buffer | null): boolean {
   return a === null || b === null ? a === b : a.equals(b);
 }
 
-/** Lines added and removed by a unified diff's hunks. */
-function countLines(patch: string): { added: number; removed: number } {
-  let added = 0;
-  let removed = 0;
-  for (const line of patch.split('\n')) {
-    if (line.startsWith('+') && !line.startsWith('+++')) added++;
-    else if (line.startsWith('-') && !line.startsWith('---')) removed++;
-  }
-  return { added, removed };
-}
-
 /** One file's unified diff, `from` naming the old side (a moved file's source). */
 function fileDiff(
   from: { name: string; bytes: Buffer | null },
   to: { name: string; bytes: Buffer | null },
-): string {
+): TextDiff {
   if ((from.bytes && looksBinary(from.bytes)) || (to.bytes && looksBinary(to.bytes))) {
     const verb = to.bytes === null ? 'deleted' : from.bytes === null ? 'created' : 'changed';
-    return `Binary file ${to.bytes === null ? from.name : to.name} ${verb}\n`;
+    const diff = `Binary file ${to.bytes === null ? from.name : to.name} ${verb}\n`;
+    return { diff, added: 0, removed: 0 };
   }
-  return createTwoFilesPatch(
+  return boundedDiff(
     from.bytes === null ? '/dev/null' : `a/${from.name}`,
     to.bytes === null ? '/dev/null' : `b/${to.name}`,
     from.bytes === null ? '' : from.bytes.toString('utf8'),
     to.bytes === null ? '' : to.bytes.toString('utf8'),
-    undefined,
-    undefined,
-    { context: 3 },
   );
 }
 
@@ -215,7 +205,9 @@ export async function planPatch(input: string, ctx: ToolContext): Promise<PatchP
   }
   const ops = parsePatch(input);
   const files = new Files(ctx);
-  for (const op of ops) await applyOp(op, files, ctx);
+  // One budget for every section: a patch naming one big file many times is bounded like one long hunk.
+  const budget = new SearchBudget(toolLimits.patchSearchMaxWork, ctx.signal);
+  for (const op of ops) await applyOp(op, files, ctx, budget);
   const changed = files.all().filter((file) => !sameBytes(file.before, file.current));
   const byPath = new Map(changed.map((file) => [file.path, file]));
   const parts: string[] = [];
@@ -226,14 +218,13 @@ export async function planPatch(input: string, ctx: ToolContext): Promise<PatchP
     // A move to a new file shows as one rename diff (on the destination); the source's deletion is part of it.
     const shownWithMove =
       file.current === null && destination?.fromPath === file.path && destination.before === null;
-    const diff = shownWithMove
-      ? ''
+    const { diff, ...counts } = shownWithMove
+      ? { diff: '', added: 0, removed: 0 }
       : fileDiff(
           { name: source ? source.path : file.path, bytes: source ? source.before : file.before },
           { name: file.path, bytes: file.current },
         );
     parts.push(diff);
-    const counts = countLines(diff);
     return {
       path: file.path,
       arg: file.arg,

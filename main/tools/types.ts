@@ -168,6 +168,11 @@ export type CallPreview =
       diff?: string;
       /** Set by `recorded_images` tools: what tool_call_started records so the change applies at most once. */
       images?: ExpectedImages;
+      /**
+       * The tool's own plan of the change (opaque to the engine, never recorded): handed back to `applyOnce`
+       * with these images, which writes it instead of planning again.
+       */
+      plan?: unknown;
     }
   | { ok: false; outcome: ToolOutcome };
 
@@ -190,8 +195,12 @@ export type ResumeRule<A = unknown> =
   | { rule: 'child_session' }
   | {
       rule: 'recorded_images';
-      /** Post-image present → `alreadyApplied`; pre-image present → applied; else `conflict`. Never throws; redacted. */
-      applyOnce(args: A, ctx: ToolContext, images: ExpectedImages): Promise<ToolOutcome>;
+      /**
+       * Post-image present → `alreadyApplied`; pre-image present → applied; else `conflict`. Never throws;
+       * redacted. With `plan` (its preview's, just computed: the call's first run), that plan is written as it
+       * is, confined again at the write; without (resume), the file is checked and the change planned again.
+       */
+      applyOnce(args: A, ctx: ToolContext, images: ExpectedImages, plan?: unknown): Promise<ToolOutcome>;
     };
 
 /**

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BOUNDED_KINDS } from './benches/bounded.js';
 import { PATHOLOGICAL_STAGES } from './benches/pathological.js';
 import { makeMetric, median, percentile } from './harness.js';
 import type { BenchReport } from './report.js';
@@ -66,8 +67,8 @@ describe('bench runner', () => {
     expect(byName.project?.notes.join(' ')).not.toContain('WARNING');
     expect(byName.list?.notes.join(' ')).not.toContain('WARNING');
     // + issue 19's: JSONL / Keel uncompacted, the turn at 500 / at 50 events, the turn at 500 events;
-    // + issue 18's: revert and fork.
-    expect(report.targets).toHaveLength(6 + PATHOLOGICAL_STAGES.length + 3 + 2);
+    // + issue 18's: revert and fork; + issue 38's: the longest hold of a patch search and of a diff.
+    expect(report.targets).toHaveLength(6 + PATHOLOGICAL_STAGES.length + 3 + 2 + BOUNDED_KINDS.length);
     for (const target of report.targets) expect(typeof target.pass).toBe('boolean');
   }, 120_000);
 

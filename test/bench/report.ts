@@ -1,4 +1,5 @@
 import { cpus, totalmem } from 'node:os';
+import { BOUNDED_HOLD_MS, BOUNDED_KINDS } from './benches/bounded.js';
 import { PATHOLOGICAL_MS_PER_MB, PATHOLOGICAL_STAGES } from './benches/pathological.js';
 import { FORK_TARGET_MS, REVERT_TARGET_MS } from './benches/history.js';
 import type { BenchResult, Metric, Peer } from './harness.js';
@@ -137,6 +138,16 @@ export function evaluateTargets(benches: readonly BenchResult[]): TargetResult[]
         actual: worst,
         unit: 'ms/MB',
         pass: check(worst, (v) => v < PATHOLOGICAL_MS_PER_MB),
+      };
+    }),
+    ...BOUNDED_KINDS.map((kind) => {
+      const hold = findMetric(benches, 'bounded', `${kind}: longest hold`)?.values.keel ?? null;
+      return {
+        name: `${kind === 'patch' ? "apply_patch's hunk search" : 'an approval diff'} before approval, longest event-loop hold, worst shape`,
+        target: `< ${BOUNDED_HOLD_MS} ms`,
+        actual: hold,
+        unit: 'ms',
+        pass: check(hold, (v) => v < BOUNDED_HOLD_MS),
       };
     }),
   ];

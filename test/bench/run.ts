@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { appendLatencyBench } from './benches/appendLatency.js';
 import { appendThroughputBench } from './benches/appendThroughput.js';
+import { boundedBench } from './benches/bounded.js';
 import { bytesPerStepBench } from './benches/bytesPerStep.js';
 import { cliStartBench } from './benches/cliStart.js';
 import type { Bench } from './benches/context.js';
@@ -37,6 +38,7 @@ export const BENCHES: readonly Bench[] = [
   runnerBench,
   sessionsBench,
   pathologicalBench,
+  boundedBench,
   reasoningBench,
   mcpBench,
   historyBench,

@@ -46,6 +46,13 @@ import { PersistentDirError, type CommitReport, type CommittedFile, type Uncommi
 /** Modes of the tree entries a checkout commits: regular, executable, symbolic link. */
 const FILE_MODES = new Set(['100644', '100755', '120000']);
 
+/**
+ * Changed files a commit writes without asking. Each written file costs a confined write with fsync and
+ * its kept copies (~1 ms, far more on a busy disk: a command making 60,000 files held a turn's end for
+ * 60-80 s, silently); past this every change is held back for a person, with why.
+ */
+export const COMMIT_MAX_FILES = 2000;
+
 /** Options of `Checkout.commit`. */
 export type CommitOptions = {
   /** The session's artifacts folder; the diff (or the conflict patch) is written there. */
@@ -76,6 +83,8 @@ export type CommitOptions = {
   resumed?: readonly PlannedFile[];
   /** Called after each file is written (fault injection: the `during_commit_files` crash point). */
   afterEachWrite?: () => void;
+  /** Changed files written without asking; default COMMIT_MAX_FILES (tests lower it). */
+  maxFiles?: number;
 };
 
 /**
@@ -154,9 +163,15 @@ async function commitPaths(
   const sessionTree = await staged.tree;
   const allChanges = await staged.changes;
   const metadata = options.gitMetadataChanges ?? [];
+  const committable = allChanges.filter(isCommittable);
+  const maxFiles = options.maxFiles ?? COMMIT_MAX_FILES;
   const { commit: changes, held } = holdBack(
-    allChanges.filter(isCommittable),
-    metadata.length > 0 ? `the git metadata of ${dir} changed since the turn began` : undefined,
+    committable,
+    metadata.length > 0
+      ? `the git metadata of ${dir} changed since the turn began`
+      : committable.length > maxFiles
+        ? `${committable.length} changed files are more than a commit writes to ${dir} without asking (${maxFiles})`
+        : undefined,
   );
   if (changes.length === 0 && held.length === 0) {
     await Promise.allSettled([staged.written]);
@@ -178,11 +193,14 @@ async function commitPaths(
     const theirs = await mapLimited(changes, 8, (change) => backingEntry(context, change.path));
     // What an earlier run of this commit, killed while writing, already wrote: recorded, not planned again.
     const finished = finishedEarlier(changes, theirs, options.resumed);
-    const rest = changes.filter((change) => !finished.some((file) => file.path === change.path));
+    const done = new Set(finished.map((file) => file.path));
+    const rest = changes.flatMap((change, index) =>
+      done.has(change.path) ? [] : [{ change, theirs: theirs[index] as Entry }],
+    );
     const { plan, conflicts } = await planWrites(
       context,
-      rest,
-      rest.map((change) => theirs[changes.indexOf(change)] as Entry),
+      rest.map((entry) => entry.change),
+      rest.map((entry) => entry.theirs),
     );
     if (conflicts.length > 0) {
       await Promise.allSettled([snapshotCommit]);
@@ -192,7 +210,7 @@ async function commitPaths(
     // Every write goes to its own path and was planned above: they run side by side, fsyncs overlapping.
     // Deletions come after (they remove folders left empty, which a write may be filling).
     options.beforeWrite?.([
-      ...(options.resumed ?? []).filter((file) => finished.some((done) => done.path === file.path)),
+      ...(options.resumed ?? []).filter((file) => done.has(file.path)),
       ...plan.filter((write) => write.kind !== 'already').map((write) => plannedFile(context, write)),
     ]);
     const writes = plan.filter((write) => write.kind !== 'delete');
@@ -256,8 +274,9 @@ function finishedEarlier(
 ): CommittedFile[] {
   if (resumed === undefined || resumed.length === 0) return [];
   const finished: CommittedFile[] = [];
+  const byPath = new Map(resumed.map((file) => [file.path, file]));
   for (const [index, change] of changes.entries()) {
-    const planned = resumed.find((file) => file.path === change.path);
+    const planned = byPath.get(change.path);
     const now = theirs[index] as Entry;
     if (planned === undefined) continue;
     if (planned.post === null && now.kind === 'none') {

@@ -300,7 +300,10 @@ async function commitCheckout(
   if (report.held) {
     const held: HeldRequest = { dir: name, patchArtifact: `${stem}.patch`, files: report.held.files };
     const reasons = [...new Set(report.held.files.map((file) => file.reason))];
-    const paths = report.held.files.map((file) => file.path).join(', ');
+    const paths = `${report.held.files
+      .slice(0, 20)
+      .map((file) => file.path)
+      .join(', ')}${report.held.files.length > 20 ? ` and ${report.held.files.length - 20} more` : ''}`;
     const metadata = report.held.gitMetadataChanges;
     record({
       kind: 'approval_request',

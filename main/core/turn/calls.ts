@@ -1,6 +1,6 @@
 import { parseToolCall, runParsed, type ParsedToolCall } from '../../tools/execute.js';
 import { errorOutcome } from '../../tools/outcome.js';
-import type { ExpectedImages } from '../../tools/types.js';
+import type { CallPreview, ExpectedImages } from '../../tools/types.js';
 import { crashPoint } from './crash.js';
 import { decideGate, keyFor } from './gate.js';
 import { parallelRun, settleParallelRun } from './parallel.js';
@@ -32,6 +32,9 @@ export async function settleCalls(turn: TurnScope): Promise<TurnOutcome | undefi
   }
   return undefined;
 }
+
+/** A preview of a call that can apply. */
+type OkPreview = Extract<CallPreview, { ok: true }>;
 
 async function settleCall(turn: TurnScope, record: CallRecord): Promise<TurnOutcome | undefined> {
   const { host } = turn;
@@ -65,12 +68,12 @@ async function settleCall(turn: TurnScope, record: CallRecord): Promise<TurnOutc
   }
   if (!granted) {
     const gated = await gate(turn, record, parsed.call);
-    if (gated) return gated;
-    if (record.resultSeq !== undefined) return undefined;
-  } else {
-    crashPoint('after_approval_before_execute');
+    if (gated.stop) return gated.stop;
+    if (gated.preview === undefined) return undefined;
+    return execute(turn, record, parsed.call, false, gated.preview);
   }
-  return execute(turn, record, parsed.call, granted);
+  crashPoint('after_approval_before_execute');
+  return execute(turn, record, parsed.call, true);
 }
 
 /**
@@ -111,40 +114,44 @@ async function settleSubagent(
 
 /**
  * The gate for a call not yet decided (gate.ts): appends the call's tool error (it cannot apply), a denial,
- * or an approval request when needed.
+ * or an approval request when needed. `preview`: the call may run, on this preview; `stop`: the turn waits.
  */
 async function gate(
   turn: TurnScope,
   record: CallRecord,
   parsed: ParsedToolCall,
-): Promise<TurnOutcome | undefined> {
+): Promise<{ stop?: TurnOutcome; preview?: OkPreview }> {
   const decision = await decideGate(turn, record, parsed);
-  if (decision.action === 'run') return undefined;
+  if (decision.action === 'run') return { preview: decision.preview };
   if (decision.action === 'answer') {
     appendToolResult(turn, record, decision.outcome);
-    return undefined;
+    return {};
   }
   turn.append(decision.request);
-  return awaitingApproval(turn.state);
+  return { stop: awaitingApproval(turn.state) };
 }
 
 /**
  * Runs an allowed call: `tool_call_started` first (with the images a `recorded_images` tool will apply, after
- * checking an approved change still has the approved diff), then the tool, then its `tool_result`.
+ * checking an approved change still has the approved diff), then the tool, then its `tool_result`. `gated`:
+ * the preview the gate just let it run on, whose plan is written as it is; after an approval (time has
+ * passed) the call is previewed again.
  */
 async function execute(
   turn: TurnScope,
   record: CallRecord,
   parsed: ParsedToolCall,
   approved: boolean,
+  gated?: OkPreview,
 ): Promise<TurnOutcome | undefined> {
   if (parsed.tool.kind !== 'read') await turn.beforeChanges();
   const key = keyFor(turn.state, record);
   const ctx = toolContextFor(turn, key, record, approved);
   const { resume } = parsed.tool;
   let images: ExpectedImages | undefined;
+  let plan: unknown;
   if (resume.rule === 'recorded_images') {
-    const preview = await parsed.tool.preview(parsed.args, ctx);
+    const preview = gated ?? (await parsed.tool.preview(parsed.args, ctx));
     if (!preview.ok) {
       appendToolResult(turn, record, preview.outcome);
       return undefined;
@@ -160,6 +167,7 @@ async function execute(
       return undefined;
     }
     images = preview.images;
+    plan = preview.plan;
   }
   turn.append({
     kind: 'tool_call_started',
@@ -172,7 +180,7 @@ async function execute(
   const started = Date.now();
   const outcome =
     images && resume.rule === 'recorded_images'
-      ? await resume.applyOnce(parsed.args, ctx, images)
+      ? await resume.applyOnce(parsed.args, ctx, images, plan)
       : await runParsed(parsed, ctx);
   turn.record(`tool:${parsed.tool.name}`, started, { toolCallId: record.call.id, isError: outcome.isError });
   crashPoint('after_tool_executed_before_result');

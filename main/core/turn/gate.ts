@@ -2,17 +2,18 @@ import type { NewEvent } from '../../common/events.js';
 import { findGrant, prefixGrantGap, ruleGrants } from '../approvals/grants.js';
 import { evaluatePolicy } from '../approvals/policy.js';
 import type { ParsedToolCall } from '../../tools/execute.js';
-import type { ToolOutcome } from '../../tools/types.js';
+import type { CallPreview, ToolOutcome } from '../../tools/types.js';
 import { toolContextFor, type TurnScope } from './scope.js';
 import type { CallRecord, SessionState } from './state.js';
 
 /**
  * What the approval gate says about a call not yet decided, before anything is appended: `run` (the
- * policy allows it, or a grant covers it), `answer` (it cannot apply, or the policy denies it: this outcome
- * is its result), or `ask` (this approval request is appended and the turn waits).
+ * policy allows it, or a grant covers it; with the preview it decided on, which running it reuses: one plan
+ * per file change), `answer` (it cannot apply, or the policy denies it: this outcome is its result), or `ask`
+ * (this approval request is appended and the turn waits).
  */
 export type GateDecision =
-  | { action: 'run' }
+  | { action: 'run'; preview: Extract<CallPreview, { ok: true }> }
   | { action: 'answer'; outcome: ToolOutcome }
   | { action: 'ask'; request: Extract<NewEvent, { kind: 'approval_request' }> };
 
@@ -45,7 +46,7 @@ export async function decideGate(
     protectedReason: preview.protectedReason,
     sandboxAvailable: host.sandboxAvailable,
   });
-  if (decision.action === 'allow') return { action: 'run' };
+  if (decision.action === 'allow') return { action: 'run', preview };
   if (decision.action === 'deny') {
     return {
       action: 'answer',
@@ -57,7 +58,7 @@ export async function decideGate(
     // The session's grants and the project's tool rules the log says are in effect (tool_rules_applied).
     const grants = [...state.grants.values(), ...ruleGrants(state.toolRules)];
     const grant = findGrant({ tool: parsed.tool.name, ...preview.subject }, grants);
-    if (grant) return { action: 'run' };
+    if (grant) return { action: 'run', preview };
     // A prefix grant that starts the command but not its flags (find -exec): the person asked sees why.
     const command = preview.subject.command;
     const gap = command === undefined ? undefined : prefixGrantGap(command, grants);

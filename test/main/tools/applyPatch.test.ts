@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { needsApproval } from '../../../main/tools/approval.js';
 import { applyPatchTool, writePlan } from '../../../main/tools/applyPatch.js';
 import { executeToolCall } from '../../../main/tools/execute.js';
 import { parsePatch } from '../../../main/tools/patchParse.js';
@@ -283,7 +282,7 @@ describe('apply_patch: approval and protection', () => {
     expect(read('.git/hooks/pre-commit')).toBe('evil\n');
   });
 
-  it('needsApproval names the protected paths of a patch, move targets included', () => {
+  it('the preview names the protected paths of a patch, move targets included', async () => {
     const input = patch(
       '*** Add File: ok.txt',
       '+x',
@@ -293,9 +292,11 @@ describe('apply_patch: approval and protection', () => {
       '-import os',
       '+import sys',
     );
-    expect(needsApproval('apply_patch', { input }, t.ctx())).toMatch(/^\.vscode\/app\.py: /);
-    expect(needsApproval('apply_patch', { input: patch('*** Add File: ok.txt', '+x') }, t.ctx())).toBeNull();
-    expect(needsApproval('apply_patch', { input: 'not a patch' }, t.ctx())).toBeNull();
+    const moved = await applyPatchTool.preview({ input }, t.ctx());
+    expect(moved.ok && moved.protectedReason).toMatch(/^\.vscode\/app\.py: /);
+    const plain = await applyPatchTool.preview({ input: patch('*** Add File: ok.txt', '+x') }, t.ctx());
+    expect(plain.ok && plain.protectedReason).toBeNull();
+    expect((await applyPatchTool.preview({ input: 'not a patch' }, t.ctx())).ok).toBe(false);
   });
 
   it('a read-only Persistent Dir and user globs protect like write_file; /session paths work', async () => {

@@ -10,13 +10,12 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { needsApproval } from '../../../main/tools/approval.js';
 import { executeToolCall } from '../../../main/tools/execute.js';
-import { applyEditOnce, previewEdit, replaceInText } from '../../../main/tools/fileChange.js';
+import { applyEditOnce, previewFileChange, replaceInText } from '../../../main/tools/fileChange.js';
 import { toolLimits } from '../../../main/tools/limits.js';
 import { createToolRegistry } from '../../../main/tools/registry.js';
 import type { ToolContext, ToolOutcome } from '../../../main/tools/types.js';
-import { errorOf, makeWorkspace, noSandbox, type TempWorkspace } from './helpers.js';
+import { errorOf, makeWorkspace, type TempWorkspace } from './helpers.js';
 
 let t: TempWorkspace;
 const registry = createToolRegistry('write');
@@ -267,56 +266,43 @@ describe('protected paths', () => {
   });
 });
 
-describe('needsApproval', () => {
-  it('names the reason for a protected write and null for ordinary ones', () => {
-    const ctx = t.ctx();
-    expect(needsApproval('write_file', { path: '.git/config', content: '' }, ctx)).toMatch(/\.git/);
-    expect(
-      needsApproval(registry.get('edit_file')!, { path: '.vscode/x', old_string: 'a', new_string: 'b' }, ctx),
-    ).toMatch(/\.vscode/);
-    expect(needsApproval('write_file', { path: 'src/app.ts', content: '' }, ctx)).toBeNull();
-    expect(needsApproval('read_file', { path: '.git/config' }, ctx)).toBeNull();
-    expect(needsApproval('write_file', { path: '../escape', content: '' }, ctx)).toBeNull();
-  });
-
-  it('asks for every command when no OS sandbox can run', () => {
-    expect(needsApproval('run_command', { command: 'ls' }, t.ctx({ sandbox: noSandbox }))).toMatch(
-      /no OS sandbox/,
-    );
-    const boxed = t.ctx({ sandbox: { ...noSandbox, kind: 'bwrap', executable: '/usr/bin/bwrap' } });
-    expect(needsApproval('run_command', { command: 'ls' }, boxed)).toBeNull();
-  });
-});
-
-describe('previewEdit', () => {
-  it('returns the diff and hashes it would apply, without writing', async () => {
+describe('previewFileChange', () => {
+  it('returns the diff, hashes and plan it would apply, without writing', async () => {
     const before = readFileSync(abs('src/app.ts'), 'utf8');
-    const preview = await previewEdit(
+    const preview = await previewFileChange(
       { path: 'src/app.ts', old_string: 'const b = 2;', new_string: 'const b = 5;' },
       t.ctx(),
     );
-    expect(preview).toMatchObject({
-      isError: false,
-      preImageHash: sha(before),
-      content: 'Would update src/app.ts (+1 -1 lines)',
-    });
+    if (!preview.ok) throw new Error('expected a preview');
+    expect(preview.subject).toEqual({ path: 'src/app.ts' });
+    expect(preview.images?.preImageHash).toBe(sha(before));
+    expect(preview.images?.postImageHash).toBe(sha(before.replace('const b = 2;', 'const b = 5;')));
     expect(preview.diff).toContain('+const b = 5;');
-    expect(preview.approvalRequired).toBeUndefined();
+    expect(preview.protectedReason).toBeNull();
+    expect(preview.plan).toMatchObject({ path: 'src/app.ts', added: 1, removed: 1 });
     expect(readFileSync(abs('src/app.ts'), 'utf8')).toBe(before);
   });
 
-  it('marks a protected target and reports an edit that cannot apply as an error', async () => {
-    const hook = await previewEdit({ path: '.git/hooks/pre-push', content: 'x' }, t.ctx());
-    expect(hook.approvalRequired).toMatch(/\.git/);
+  it('names why a protected target needs approval, and reports an edit that cannot apply as an error', async () => {
+    const hook = await previewFileChange({ path: '.git/hooks/pre-push', content: 'x' }, t.ctx());
+    expect(hook.ok && hook.protectedReason).toMatch(/\.git/);
     expect(existsSync(abs('.git/hooks/pre-push'))).toBe(false);
-    const bad = await previewEdit({ path: 'src/app.ts', old_string: 'nope', new_string: 'x' }, t.ctx());
-    expect(bad.isError).toBe(true);
-    expect(errorOf(bad.content)).toMatch(/not found/);
+    const vscode = await previewFileChange({ path: '.vscode/x', content: 'x' }, t.ctx());
+    expect(vscode.ok && vscode.protectedReason).toMatch(/\.vscode/);
+    const bad = await previewFileChange({ path: 'src/app.ts', old_string: 'nope', new_string: 'x' }, t.ctx());
+    expect(bad.ok).toBe(false);
+    expect(errorOf(bad.ok ? '' : bad.outcome.content)).toMatch(/not found/);
+    const escape = await previewFileChange({ path: '../escape', content: '' }, t.ctx());
+    expect(escape.ok).toBe(false);
   });
 
   it('produces the same diff twice for the same state (the gate compares them)', async () => {
     const args = { path: 'src/app.ts', old_string: 'const b = 2;', new_string: 'const b = 6;' };
-    expect((await previewEdit(args, t.ctx())).diff).toBe((await previewEdit(args, t.ctx())).diff);
+    const diffOf = async () => {
+      const preview = await previewFileChange(args, t.ctx());
+      return preview.ok ? preview.diff : undefined;
+    };
+    expect(await diffOf()).toBe(await diffOf());
   });
 });
 
