@@ -18,6 +18,8 @@ type Def = {
   options?: readonly ZodType[];
   values?: readonly unknown[];
   entries?: Record<string, unknown>;
+  /** A string's checks: a pattern is `{ format: 'regex', pattern }`. */
+  checks?: readonly { _zod: { def: { check?: string; minimum?: number; pattern?: RegExp } } }[];
 };
 const defOf = (schema: ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
@@ -48,6 +50,8 @@ const JUNK: readonly unknown[] = [
   [1],
 ];
 const STRINGS = ['', 'a', 'src/server.js', 'x'.repeat(501), 'path:src/**', 'ünï ☃'];
+/** Samples for patterned strings: a sha256 (the hashes' pattern) and one in capitals that the pattern refuses. */
+const PATTERNED = ['0f'.repeat(32), '0F'.repeat(32)];
 const NUMBERS = [0, 1, 2, -1, 2.5, 1e20, 2 ** 53, -0];
 
 function generate(schema: ZodType, next: () => number, breakRate: number): unknown {
@@ -56,8 +60,14 @@ function generate(schema: ZodType, next: () => number, breakRate: number): unkno
   const def = defOf(schema);
   const inner = (s: ZodType | undefined) => generate(s as ZodType, next, breakRate);
   switch (def.type) {
-    case 'string':
-      return pick(STRINGS);
+    case 'string': {
+      // A patterned string (a sha256) is mostly given one of the samples its pattern takes, so valid events
+      // are common; the others stay in the draw to be refused.
+      const patterns = (def.checks ?? []).flatMap((check) => check._zod.def.pattern ?? []);
+      if (patterns.length === 0) return pick(STRINGS);
+      const matching = PATTERNED.filter((text) => patterns.every((pattern) => pattern.test(text)));
+      return matching.length > 0 && next() < 0.8 ? pick(matching) : pick([...STRINGS, ...PATTERNED]);
+    }
     case 'number':
       return pick(NUMBERS);
     case 'boolean':
@@ -73,8 +83,13 @@ function generate(schema: ZodType, next: () => number, breakRate: number): unkno
       return next() < 0.3 ? undefined : inner(def.innerType);
     case 'nullable':
       return next() < 0.2 ? null : inner(def.innerType);
-    case 'array':
-      return Array.from({ length: Math.floor(next() * 3) }, () => inner(def.element));
+    case 'array': {
+      // Mostly as long as a minimum length asks (an empty one is still drawn, to be refused).
+      const min =
+        (def.checks ?? []).find((check) => check._zod.def.check === 'min_length')?._zod.def.minimum ?? 0;
+      const length = next() < 0.1 ? 0 : min + Math.floor(next() * 3);
+      return Array.from({ length }, () => inner(def.element));
+    }
     case 'union':
       return inner(pick(def.options ?? []));
     case 'record':
