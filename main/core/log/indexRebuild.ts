@@ -1,11 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type {
-  IndexUpdate,
-  NewSessionRow,
-  OpenSessionIndexOptions,
-  SessionIndex,
-} from '../../store/sessionIndex.js';
+import type { IndexUpdate, OpenSessionIndexOptions, SessionIndex } from '../../store/sessionIndex.js';
+import type { NewSessionRow } from '../../store/indexRows.js';
 import { assertNotBeingCreated } from './creatingMark.js';
 import { SessionLockedError, SessionNotFoundError } from './logErrors.js';
 import { toIndexUpdate, toSessionRow } from './logRows.js';

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { ProjectionFold } from '../projection/fold.js';
 import { crashPoint } from '../turn/crash.js';
 import type { EventRow } from './logRows.js';
-import type { LogTallies } from './logTypes.js';
+import type { LogTallies } from './logTallies.js';
 
 /*
  * The projection snapshot: `<session>/projection-snapshot.json`, the log's projection and tallies as of one seq,

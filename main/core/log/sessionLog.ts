@@ -40,10 +40,12 @@ export { SessionLockedError, SessionNotFoundError } from './logErrors.js';
 export { TraceEntry } from './logRows.js';
 export { LogCache, type FoldOrigin } from './logFold.js';
 export type * from './logTypes.js';
+export type * from './logTallies.js';
 import type { AppendOptions, AppendResult, CreateSessionInit, CreateSessionOptions } from './logTypes.js';
-import type { LogTallies } from './logTypes.js';
+import type { LogTallies } from './logTallies.js';
 import { LogTailState } from './logTail.js';
-import type { OpenSessionOptions, ReadOptions, UsageTotals } from './logTypes.js';
+import type { OpenSessionOptions, ReadOptions } from './logTypes.js';
+import type { UsageTotals } from './logTallies.js';
 
 export type { NewEvent, ProjectionView };
 

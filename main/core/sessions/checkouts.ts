@@ -7,7 +7,7 @@ import type { SessionLog } from '../log/sessionLog.js';
 import { Checkout } from '../persistent/checkout.js';
 import { describeGitMetadataChanges } from '../persistent/gitMetadata.js';
 import { applyDirect } from '../persistent/directHeld.js';
-import type { NestedHold } from '../persistent/nestedRepos.js';
+import type { NestedHold } from '../persistent/types.js';
 import { redactPatchFile } from '../../sandbox/redactFile.js';
 import type { CommitReport, PersistentDirSpec } from '../persistent/types.js';
 import { crashPoint } from '../turn/crash.js';
