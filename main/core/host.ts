@@ -51,4 +51,4 @@ export {
   setMcpToolEnabled,
   type McpInspection,
   type ProjectMcpStatus,
-} from './sessions/mcpAdmin.js';
+} from './mcp/admin.js';

@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { applyPatch, createTwoFilesPatch, parsePatch, reversePatch, type StructuredPatch } from 'diff';
 import type { EventOf, SessionEvent } from '../common/events.js';
-import { existingCheckouts, uncommittedDirs } from '../core/sessions/checkouts.js';
-import { readPersistentConfig } from '../core/sessions/layout.js';
+import { existingCheckouts, uncommittedDirs } from '../core/persistent/turnCheckouts.js';
+import { readPersistentConfig } from '../core/persistent/config.js';
 import type { FileVersions } from './contract.js';
 import { IpcFailure } from './errors.js';
 

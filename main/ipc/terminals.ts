@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { SessionLog } from '../core/log/sessionLog.js';
-import { markTurnStarted } from '../core/sessions/checkouts.js';
-import { readPersistentConfig } from '../core/sessions/layout.js';
+import { markTurnStarted } from '../core/persistent/turnCheckouts.js';
+import { readPersistentConfig } from '../core/persistent/config.js';
 import {
   type ProviderKeys,
   InteractiveTerminalError,

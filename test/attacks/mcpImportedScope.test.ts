@@ -6,7 +6,7 @@ import { recordDecision } from '../../main/core/approvals/decide.js';
 import { exportSession, importSession } from '../../main/core/log/transfer.js';
 import { SessionLog } from '../../main/core/log/sessionLog.js';
 import { projectPayload } from '../../main/core/projection/projectPayload.js';
-import { keepToolGrant, listToolRules } from '../../main/core/sessions/toolRules.js';
+import { keepToolGrant, listToolRules } from '../../main/core/mcp/toolRules.js';
 import { createTurnHost } from '../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../main/core/turn/engine.js';
 import { attachPayloadImages } from '../../main/core/turn/images.js';

@@ -9,7 +9,7 @@ import {
   openCheckout,
   persistentConfigOf,
   prepareTurn,
-} from '../../main/core/sessions/checkouts.js';
+} from '../../main/core/persistent/turnCheckouts.js';
 import { gitProcessCount } from '../../main/core/persistent/git.js';
 import { createHarness } from '../../main/core/sessions/harness.js';
 import { withWritableSession } from '../../main/core/sessions/sessionLock.js';

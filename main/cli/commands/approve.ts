@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ApprovalScope } from '../../common/events.js';
 import { recordDecision } from '../../core/approvals/decide.js';
-import { keepToolGrant } from '../../core/sessions/toolRules.js';
+import { keepToolGrant } from '../../core/mcp/toolRules.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { recordRevocation } from '../../core/approvals/decide.js';
 import { listGrants, type GrantRecord } from '../../core/approvals/grants.js';
-import { forgetToolGrant } from '../../core/sessions/toolRules.js';
+import { forgetToolGrant } from '../../core/mcp/toolRules.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';

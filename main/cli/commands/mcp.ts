@@ -10,7 +10,7 @@ import {
   revokeProjectMcp,
   type McpInspection,
 } from '../../core/host.js';
-import { listToolRules, realProjectFolder, revokeToolRule } from '../../core/sessions/toolRules.js';
+import { listToolRules, realProjectFolder, revokeToolRule } from '../../core/mcp/toolRules.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exitCodes.js';

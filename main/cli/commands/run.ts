@@ -5,7 +5,7 @@ import { Policy, ProviderKind, type ModelPin } from '../../common/events.js';
 import { asDiskFull } from '../../core/log/logErrors.js';
 import { newSessionId } from '../../core/log/sessionId.js';
 import type { LocalHarnessSession } from '../../core/sessions/harness.js';
-import { readPersistentConfig, writePersistentConfig } from '../../core/sessions/layout.js';
+import { readPersistentConfig, writePersistentConfig } from '../../core/persistent/config.js';
 import { withWritableSession } from '../../core/sessions/sessionLock.js';
 import type { Harness, SessionSetup } from '../../core/sessions/types.js';
 import { readSettings } from '../../core/host.js';

@@ -5,9 +5,10 @@ import path from 'node:path';
 import type { EventOf, SessionEvent } from '../../common/events.js';
 import { SessionLog } from '../log/sessionLog.js';
 import { rewindProblem } from '../projection/rewind.js';
-import { makeSessionFolders, readPersistentConfig, writePersistentConfig } from '../sessions/layout.js';
+import { readPersistentConfig, writePersistentConfig } from '../persistent/config.js';
+import { makeSessionFolders } from '../paths.js';
 import { RevertTargetError, type ChangeEvent } from './changes.js';
-import { forkBaseOf, writeForkBase } from './forkBase.js';
+import { forkBaseOf, writeForkBase } from '../persistent/forkBase.js';
 
 /**
  * What a fork made: the new session's id and the parent's seq its log was copied through; `notice` when its

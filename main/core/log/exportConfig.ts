@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PersistentConfig, readPersistentConfig } from '../sessions/layout.js';
+import { PersistentConfig, readPersistentConfig } from '../persistent/config.js';
 
 /*
  * What an export carries beside the events: the files of the session folder the projection reads. Today that

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { EVENT_KINDS, SessionEvent } from '../../common/events.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
-import { writePersistentConfig } from '../sessions/layout.js';
+import { writePersistentConfig } from '../persistent/config.js';
 import {
   configLineOf,
   importedPersistent,

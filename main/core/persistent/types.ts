@@ -101,3 +101,11 @@ export type DirectHeldFile = {
   /** What was there before (and was put back), to check before writing the turn's version. */
   beforeSha256?: string | null;
 };
+
+/** A Persistent Dir's uncommitted changes. */
+export type UncommittedDir = {
+  dir: string;
+  commit: CommitModel;
+  readOnly: boolean;
+  files: UncommittedFile[];
+};

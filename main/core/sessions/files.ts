@@ -5,8 +5,9 @@ import type { EventOf } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { Checkout } from '../persistent/checkout.js';
 import { ensureRealFolder, writeStreamConfined, type StreamSource } from '../persistent/streamWrite.js';
-import { openCheckout } from './checkouts.js';
-import { mapStagingPath, readPersistentConfig } from './layout.js';
+import { openCheckout } from '../persistent/turnCheckouts.js';
+import { readPersistentConfig, type PersistentConfig } from '../persistent/config.js';
+import type { PersistentDirSpec } from '../persistent/types.js';
 import { withWritableSession } from './sessionLock.js';
 import type { FileWriter, StagedFile } from './types.js';
 
@@ -92,4 +93,37 @@ function discard(data: StreamSource): void {
   if (data instanceof Readable) data.destroy();
   else if (typeof (data as ReadableStream).cancel === 'function')
     void (data as ReadableStream).cancel().catch(() => undefined);
+}
+
+/** A staging path mapped into the workspace: the private area, or one Persistent Dir's checkout. */
+export type StagingTarget =
+  | { area: 'session'; relative: string; virtualPath: string }
+  | { area: 'persistent'; dir: PersistentDirSpec; relative: string; virtualPath: string };
+
+/**
+ * Maps a host's staging path (`/session/...` or `/persistent/<name>/...`; the leading slash is optional)
+ * to the workspace. Throws an error naming the path when it is neither, or names an unknown Persistent Dir.
+ */
+export function mapStagingPath(config: PersistentConfig | undefined, stagingPath: string): StagingTarget {
+  const parts = stagingPath.split('/').filter((part) => part !== '' && part !== '.');
+  const [area, ...rest] = parts;
+  if (area === 'session' && rest.length > 0) {
+    const relative = rest.join('/');
+    return { area: 'session', relative, virtualPath: `/session/${relative}` };
+  }
+  if (area === 'persistent' && rest.length > 1) {
+    const [name, ...inside] = rest;
+    const dir = config?.dirs.find((d) => d.name === name);
+    if (!dir) {
+      const known = config?.dirs.map((d) => d.name).join(', ') || 'none';
+      throw new Error(
+        `staging path ${JSON.stringify(stagingPath)}: no Persistent Dir "${name}" (this session has: ${known})`,
+      );
+    }
+    const relative = inside.join('/');
+    return { area: 'persistent', dir, relative, virtualPath: `/persistent/${dir.name}/${relative}` };
+  }
+  throw new Error(
+    `staging path ${JSON.stringify(stagingPath)}: stage files under /session/... (private to the session) or /persistent/<name>/...`,
+  );
 }

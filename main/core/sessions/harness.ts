@@ -17,19 +17,15 @@ import type { SessionIndex, SessionStatus } from '../../store/sessionIndex.js';
 import { openSessionIndex } from '../log/indexRebuild.js';
 import { readSettings } from '../../store/settings.js';
 import { createArtifactAccessor } from './artifacts.js';
-import { commitDirs, discardDirs, recoverCommits, uncommittedDirs } from './checkouts.js';
-import { hasCommitIntent } from './commitIntent.js';
+import { commitDirs, discardDirs, recoverCommits, uncommittedDirs } from '../persistent/turnCheckouts.js';
+import { hasCommitIntent } from '../persistent/commitIntent.js';
 import { revertChanges, type RevertReport, type RevertTarget } from '../history/revert.js';
 import { rewindSession, type RewindReport } from '../history/rewind.js';
 import { createFileWriter } from './files.js';
-import {
-  makeSessionFolders,
-  readPersistentConfig,
-  writePersistentConfig,
-  type PersistentConfig,
-} from './layout.js';
+import { readPersistentConfig, writePersistentConfig, type PersistentConfig } from '../persistent/config.js';
+import { makeSessionFolders } from '../paths.js';
 import { withWritableSession } from './sessionLock.js';
-import { McpPool } from './mcpPool.js';
+import { McpPool } from '../mcp/pool.js';
 import { StatusFold, writeStatusPatch } from './status.js';
 import type {
   FileWriter,
@@ -42,8 +38,8 @@ import type {
   HarnessSessionStatus,
   PersistentDirOption,
   TraceRef,
-  UncommittedDir,
 } from './types.js';
+import type { UncommittedDir } from '../persistent/types.js';
 
 /** How long getOrCreate waits for another process that is creating the same session. */
 const CREATE_WAIT_MS = 10_000;

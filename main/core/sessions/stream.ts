@@ -6,11 +6,11 @@ import { runTurn, type TurnHost, type TurnOutcome } from '../turn/engine.js';
 import { loadSessionState } from '../turn/loadState.js';
 import { needsModel, unansweredCalls } from '../turn/state.js';
 import { readSettings } from '../../store/settings.js';
-import { commitDirs, finishTurn, prepareTurn, recoverCommits } from './checkouts.js';
-import { beginDirectChanges } from './directTurn.js';
+import { commitDirs, finishTurn, prepareTurn, recoverCommits } from '../persistent/turnCheckouts.js';
+import { beginDirectChanges } from '../persistent/directTurn.js';
 import { completePendingRevert } from '../history/revert.js';
 import { policyFor, runtimeOf, type HarnessRuntime } from './harness.js';
-import { readPersistentConfig, writePersistentConfig } from './layout.js';
+import { readPersistentConfig, writePersistentConfig } from '../persistent/config.js';
 import { withWritableSession } from './sessionLock.js';
 import { createTurnHost } from './turnHost.js';
 import type {

@@ -12,8 +12,8 @@ import type { TurnHooks, TurnHost } from '../turn/engine.js';
 import { createProvider, type ModelProvider, type ProviderKeys } from '../../providers/index.js';
 import { detectSandbox, type NetworkPolicy } from '../../sandbox/box.js';
 import { createToolRegistry } from '../../tools/registry.js';
-import { openSessionMcp } from './mcpHost.js';
-import type { McpPool } from './mcpPool.js';
+import { openSessionMcp } from '../mcp/sessionServers.js';
+import type { McpPool } from '../mcp/pool.js';
 import { pinnedPromptOf, sessionWorkspace, turnTimeRedactor } from './workspaceHost.js';
 
 /** Name of the file in a session folder that asks a running turn to stop (written by `keel stop`). */

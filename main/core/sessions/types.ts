@@ -2,12 +2,12 @@ import type { Readable } from 'node:stream';
 import type { ModelPin, Policy, SessionEvent, ToolMode, Usage } from '../../common/events.js';
 import type { TraceEntry } from '../log/sessionLog.js';
 import type { StreamSource } from '../persistent/streamWrite.js';
-import type { CommitModel, CommitReport, UncommittedFile } from '../persistent/types.js';
+import type { CommitModel, CommitReport, UncommittedDir, UncommittedFile } from '../persistent/types.js';
 import type { TurnOutcome } from '../turn/engine.js';
 import type { CompactionSettings } from '../compaction/settings.js';
 import type { ModelProvider, ProviderKeys } from '../../providers/index.js';
 
-export type { CommitModel, CommitReport, UncommittedFile, StreamSource, TraceEntry };
+export type { CommitModel, CommitReport, UncommittedDir, UncommittedFile, StreamSource, TraceEntry };
 
 /** What a session is doing. */
 export type HarnessSessionState = 'idle' | 'running' | 'awaiting_approval' | 'interrupted' | 'error';
@@ -252,14 +252,6 @@ export type HarnessStreamPart =
   | { type: 'subagent_event'; sessionId: string; event: SessionEvent }
   /** Live output of a command a subagent runs. */
   | { type: 'subagent_output'; sessionId: string; toolCallId: string; chunk: string };
-
-/** A Persistent Dir's uncommitted changes. */
-export type UncommittedDir = {
-  dir: string;
-  commit: CommitModel;
-  readOnly: boolean;
-  files: UncommittedFile[];
-};
 
 /** What a turn produced. */
 export type HarnessResult = {

@@ -2,20 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { EventOf } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { existingCheckouts, markTurnStarted } from './checkouts.js';
+import { existingCheckouts, markTurnStarted } from '../persistent/turnCheckouts.js';
 import { defaultSystemPromptFor } from '../prompts/system.js';
 import type { ProviderKeys } from '../../providers/index.js';
 import { createRedactor, type Redactor } from '../../sandbox/redact.js';
 import { readOnlyPathsFor } from '../../tools/runCommandTool.js';
 import type { ToolArea } from '../../tools/types.js';
-import {
-  commandFolderOf,
-  describeProjectRoot,
-  describeWorkspace,
-  homeOf,
-  readPersistentConfig,
-  type PersistentConfig,
-} from './layout.js';
+import { commandFolderOf, describeProjectRoot, describeWorkspace } from '../prompts/workspace.js';
+import { readPersistentConfig, type PersistentConfig } from '../persistent/config.js';
+import { homeOf } from '../paths.js';
 
 /**
  * How a session's tools see the world: their root and areas, the prompt that explains them, and the box.

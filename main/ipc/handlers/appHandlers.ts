@@ -20,7 +20,7 @@ import {
   McpAdminError,
   type ProjectMcpStatus,
 } from '../../core/host.js';
-import { listToolRules, revokeToolRule } from '../../core/sessions/toolRules.js';
+import { listToolRules, revokeToolRule } from '../../core/mcp/toolRules.js';
 import { IpcFailure } from '../errors.js';
 import { readRecentProjects } from '../recentProjects.js';
 import type { appChannels } from '../contract/appChannels.js';

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { SessionLog } from '../../core/log/sessionLog.js';
-import { openCheckout, persistentConfigOf } from '../../core/sessions/checkouts.js';
+import { openCheckout, persistentConfigOf } from '../../core/persistent/turnCheckouts.js';
 import { systemClock } from '../../common/clock.js';
 import { chooseModel, ModelChoiceError, type ModelRequest } from '../../core/models/index.js';
 import type { ModelPin } from '../../common/events.js';

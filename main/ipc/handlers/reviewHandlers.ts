@@ -1,7 +1,7 @@
 import { recordDecision, recordRevocation } from '../../core/approvals/decide.js';
 import { listGrants } from '../../core/approvals/grants.js';
 import { pendingApprovals } from '../../core/approvals/state.js';
-import { forgetToolGrant, keepToolGrant } from '../../core/sessions/toolRules.js';
+import { forgetToolGrant, keepToolGrant } from '../../core/mcp/toolRules.js';
 import type { EventOf, SessionEvent } from '../../common/events.js';
 import { SessionLog } from '../../core/log/sessionLog.js';
 import { readTraceSummary } from '../../core/trace/read.js';

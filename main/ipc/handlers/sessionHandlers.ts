@@ -5,7 +5,7 @@ import type { EventOf } from '../../common/events.js';
 import { withIndexBehind } from '../../core/log/indexLag.js';
 import { newSessionId } from '../../core/log/sessionId.js';
 import { SessionLog } from '../../core/log/sessionLog.js';
-import { readPersistentConfig } from '../../core/sessions/layout.js';
+import { readPersistentConfig } from '../../core/persistent/config.js';
 import { loadSessionState } from '../../core/turn/loadState.js';
 import { foldSession, needsModel, unansweredCalls } from '../../core/turn/state.js';
 import { effectiveEffort, reasoningChoices, readSettings } from '../../core/host.js';

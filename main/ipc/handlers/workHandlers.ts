@@ -4,7 +4,7 @@ import {
   inspectSessionCompactions,
   type CompactionRecord,
 } from '../../core/compaction/inspect.js';
-import { commitDirs, discardDirs, persistentConfigOf } from '../../core/sessions/checkouts.js';
+import { commitDirs, discardDirs, persistentConfigOf } from '../../core/persistent/turnCheckouts.js';
 import { readSettings } from '../../core/host.js';
 import { type CompactionSummary } from '../contract.js';
 import { comparePayloads } from '../compactionPayload.js';

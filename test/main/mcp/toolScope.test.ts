@@ -11,7 +11,7 @@ import {
   keepToolGrant,
   listToolRules,
   revokeToolRule,
-} from '../../../main/core/sessions/toolRules.js';
+} from '../../../main/core/mcp/toolRules.js';
 import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
 import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
 import { loadSessionState } from '../../../main/core/turn/loadState.js';

@@ -6,7 +6,7 @@ import type { EventOf, SessionEvent } from '../../../main/common/events.js';
 import { exportSession, importSession } from '../../../main/core/log/transfer.js';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { projectPayload } from '../../../main/core/projection/projectPayload.js';
-import { openSessionMcp } from '../../../main/core/sessions/mcpHost.js';
+import { openSessionMcp } from '../../../main/core/mcp/sessionServers.js';
 import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
 import { runTurn } from '../../../main/core/turn/engine.js';
 import { readProjectMcpConfig } from '../../../main/mcp/config.js';

@@ -6,13 +6,13 @@ import type { EventOf } from '../../../../main/common/events.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { exportSession, parseExport } from '../../../../main/core/log/transfer.js';
 import { Checkout } from '../../../../main/core/persistent/checkout.js';
+import { describeWorkspace } from '../../../../main/core/prompts/workspace.js';
 import {
   checkoutLocation,
-  describeWorkspace,
-  makeSessionFolders,
   writePersistentConfig,
   type PersistentConfig,
-} from '../../../../main/core/sessions/layout.js';
+} from '../../../../main/core/persistent/config.js';
+import { makeSessionFolders } from '../../../../main/core/paths.js';
 import { generateHarness } from '../../../../main/core/sessions/stream.js';
 import { readSessionWorkspace, systemPromptFor } from '../../../../main/core/sessions/workspaceHost.js';
 import { detectSandbox } from '../../../../main/sandbox/box.js';

@@ -11,7 +11,7 @@ import { approvedConfigHash, readMcpApprovals } from '../../store/mcpApprovals.j
 import { importMarkOf, isImportedSeq } from '../log/imported.js';
 import { applyProjectToolRules } from './toolRules.js';
 import { readSettings } from '../../store/settings.js';
-import type { KeptMcp, McpPool } from './mcpPool.js';
+import type { KeptMcp, McpPool } from './pool.js';
 
 /** What a turn host knows when it opens a session's MCP servers. */
 export type SessionMcpOptions = {

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { z } from 'zod';
 import { SessionEvent, type ChangedFile, type EventOf, type NewEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { blobId, hashFile } from '../persistent/hashing.js';
-import { readFileState } from '../persistent/kept.js';
-import { checkoutLocation, type PersistentConfig } from './layout.js';
+import { blobId, hashFile } from './hashing.js';
+import { readFileState } from './kept.js';
+import { checkoutLocation, type PersistentConfig } from './config.js';
 
 /**
  * The commit intent of a checkout: the events a commit owes the log, kept in the checkout's state folder

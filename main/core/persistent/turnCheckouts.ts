@@ -2,14 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { NewEvent, SessionEvent } from '../../common/events.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
-import { resetCheckout } from '../history/forkBase.js';
+import { resetCheckout } from './forkBase.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { Checkout } from '../persistent/checkout.js';
-import { describeGitMetadataChanges } from '../persistent/gitMetadata.js';
-import { applyDirect } from '../persistent/directHeld.js';
-import type { NestedHold } from '../persistent/types.js';
+import { Checkout } from './checkout.js';
+import { describeGitMetadataChanges } from './gitMetadata.js';
+import { applyDirect } from './directHeld.js';
+import type { NestedHold } from './types.js';
 import { redactPatchFile } from '../../sandbox/redactFile.js';
-import type { CommitReport, PersistentDirSpec } from '../persistent/types.js';
+import type { CommitReport, PersistentDirSpec } from './types.js';
 import { crashPoint } from '../turn/crash.js';
 import {
   DIRECT_DIR,
@@ -22,7 +22,8 @@ import {
   writeCommitIntent,
   type ApplyingCommit,
 } from './commitIntent.js';
-import { checkoutLocation, historyStoreOf, readPersistentConfig, type PersistentConfig } from './layout.js';
+import { checkoutLocation, readPersistentConfig, type PersistentConfig } from './config.js';
+import { historyStoreOf } from '../paths.js';
 import {
   approvedHeld,
   changedFileOf,
@@ -35,7 +36,7 @@ import {
   withFolderNamed,
   type HeldRequest,
   type NestedHeldRequest,
-} from './checkoutSupport.js';
+} from './commitRecord.js';
 import { applyGrantedDirect, finishDirect, prepareDirect } from './directTurn.js';
 import type { UncommittedDir } from './types.js';
 

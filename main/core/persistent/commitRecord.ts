@@ -5,12 +5,12 @@ import { HELD_BACK_TOOL } from '../approvals/state.js';
 import { importMarkOf, isImportedSeq } from '../log/imported.js';
 import { asDiskFull } from '../log/logErrors.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import type { DirectHeldFile } from '../persistent/types.js';
-import type { HeldFile } from '../persistent/types.js';
-import type { CommitReport, CommittedFile, PersistentDirSpec } from '../persistent/types.js';
+import type { DirectHeldFile } from './types.js';
+import type { HeldFile } from './types.js';
+import type { CommitReport, CommittedFile, PersistentDirSpec } from './types.js';
 import { crashPoint } from '../turn/crash.js';
 import { clearCommitIntent, writeCommitIntent } from './commitIntent.js';
-import type { PersistentConfig } from './layout.js';
+import type { PersistentConfig } from './config.js';
 
 /** The dirs named (each must exist; read-only ones only when allowed), or those `byDefault` picks. */
 export function chooseDirs(

@@ -7,17 +7,13 @@ import path from 'node:path';
 import type { SessionEvent } from '../../common/events.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import {
-  applyDirect,
-  holdDirect,
-  snapshotProtected,
-  type ProtectedSnapshot,
-} from '../persistent/directHeld.js';
-import * as directChanges from '../persistent/directChanges.js';
+import { applyDirect, holdDirect, snapshotProtected, type ProtectedSnapshot } from './directHeld.js';
+import * as directChanges from './directChanges.js';
 import { redactPatchFile } from '../../sandbox/redactFile.js';
 import { crashPoint } from '../turn/crash.js';
 import { DIRECT_DIR, commitIntentFile, writeCommitIntent } from './commitIntent.js';
-import { historyStoreOf, readPersistentConfig } from './layout.js';
+import { readPersistentConfig } from './config.js';
+import { historyStoreOf } from '../paths.js';
 import {
   approvedHeld,
   heldEvents,
@@ -25,7 +21,7 @@ import {
   recordCommitted,
   withFolderNamed,
   type DirectHeldRequest,
-} from './checkoutSupport.js';
+} from './commitRecord.js';
 
 /** A direct session's photograph of its folder's protected paths, taken when a segment begins changing files. */
 const DIRECT_SNAPSHOT = 'protected-snapshot.json';

@@ -6,10 +6,10 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ChangesReverted, PersistentCommit, type SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import type { Checkout } from '../persistent/checkout.js';
-import { historyStoreOf } from '../sessions/layout.js';
-import { isChangeEvent, type ChangeEvent } from './changes.js';
-import { planRevert, type RevertConflict } from './plan.js';
+import type { Checkout } from './checkout.js';
+import { historyStoreOf } from '../paths.js';
+import { isChangeEvent, type ChangeEvent } from '../history/changes.js';
+import { planRevert, type RevertConflict } from '../history/plan.js';
 
 const ForkBase = z.object({
   version: z.literal(1),
