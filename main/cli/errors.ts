@@ -1,15 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ZodError } from 'zod';
-import { asDiskFull, DiskFullError } from '../core/log/logErrors.js';
 import {
+  asDiskFull,
   DamagedLogError,
+  DiskFullError,
+  HarnessError,
+  HarnessSessionBusyError,
   SessionExistsError,
   SessionLockedError,
   SessionNotFoundError,
-} from '../core/log/sessionLog.js';
-import { UnknownCompactionError } from '../core/projection/index.js';
-import { HarnessSessionBusyError } from '../core/sessions/sessionLock.js';
+  UncommittedChangesError,
+  UnknownCompactionError,
+} from '../core/harness/index.js';
 import { ExitCode } from './exitCodes.js';
 
 /** An error meant for the person at the terminal: `message` is one line; `details` are printed below it. */
@@ -42,6 +45,15 @@ export function describeError(
     exitCode,
   });
   if (error instanceof CliError) return report(error.message, error.exitCode, error.details);
+  if (error instanceof UncommittedChangesError) {
+    return report(
+      `session ${error.sessionId} has uncommitted changes in ${error.what} that a new turn would discard: ` +
+        `keel commit ${error.sessionId} applies them, keel discard ${error.sessionId} drops them`,
+      ExitCode.usage,
+    );
+  }
+  // The harness's refusals (the log says no, no such grant): the person's input does not apply.
+  if (error instanceof HarnessError) return report(error.message, ExitCode.usage);
   if (error instanceof DamagedLogError) {
     const file = path.isAbsolute(error.file) || home === undefined ? error.file : path.join(home, error.file);
     const event = error.seq === undefined ? '' : `event ${error.seq} of `;

@@ -3,15 +3,15 @@ import path from 'node:path';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
 import { recordDecision } from '../../main/core/approvals/decide.js';
-import { exportSession, importSession } from '../../main/core/log/transfer.js';
+import { exportSession, importSession } from '../../main/core/harness/transfer.js';
 import { SessionLog } from '../../main/core/log/sessionLog.js';
 import { projectPayload } from '../../main/core/projection/projectPayload.js';
 import { keepToolGrant, listToolRules } from '../../main/core/mcp/toolRules.js';
-import { createTurnHost } from '../../main/core/sessions/turnHost.js';
+import { createTurnHost } from '../../main/core/harness/turnHost.js';
 import { runTurn } from '../../main/core/turn/engine.js';
 import { attachPayloadImages } from '../../main/core/turn/images.js';
 import { loadSessionState } from '../../main/core/turn/loadState.js';
-import { readArtifactImage } from '../../main/ipc/artifactPages.js';
+import { readArtifactImage } from '../../main/core/harness/artifactPages.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
 import { createScriptedSession, useSessionFixture } from '../support/sessionFixture.js';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { generateHarness } from '../../main/core/sessions/stream.js';
+import { generateHarness } from '../../main/core/harness/stream.js';
 import { ProviderServer } from '../support/providerServer.js';
 import { makeRepo, makeTemp } from '../main/core/persistent/support.js';
 import { callTool, harnessFor, toolResultsSeen } from '../main/core/sessions/support.js';

@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
-import { DEFAULT_TRACE_DEPTH, readTraceSummary } from '../../core/trace/index.js';
-import type {
-  SessionTraceSummary,
-  TimelineStage,
-  TokensAndCost,
-  TurnTraceSummary,
-} from '../../core/trace/index.js';
+import {
+  DEFAULT_TRACE_DEPTH,
+  readTraceSummary,
+  type SessionTraceSummary,
+  type TimelineStage,
+  type TokensAndCost,
+  type TurnTraceSummary,
+} from '../../core/harness/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { clip } from '../format.js';

@@ -7,7 +7,7 @@ import type { EventOf } from '../../../main/common/events.js';
 import type { McpServerConfig } from '../../../main/common/mcp.js';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { McpPool } from '../../../main/core/mcp/pool.js';
-import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
+import { createTurnHost } from '../../../main/core/harness/turnHost.js';
 import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
 import { detectSandbox } from '../../../main/sandbox/box.js';
 import { createScriptedSession, SCRIPTED_MODEL, useSessionFixture } from '../../support/sessionFixture.js';

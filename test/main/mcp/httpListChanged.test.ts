@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { EventOf } from '../../../main/common/events.js';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { McpPool } from '../../../main/core/mcp/pool.js';
-import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
+import { createTurnHost } from '../../../main/core/harness/turnHost.js';
 import { runTurn } from '../../../main/core/turn/engine.js';
 import { SCRIPTED_MODEL, useSessionFixture } from '../../support/sessionFixture.js';
 

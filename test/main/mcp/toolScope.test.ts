@@ -12,7 +12,7 @@ import {
   listToolRules,
   revokeToolRule,
 } from '../../../main/core/mcp/toolRules.js';
-import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
+import { createTurnHost } from '../../../main/core/harness/turnHost.js';
 import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
 import { loadSessionState } from '../../../main/core/turn/loadState.js';
 import { detectSandbox } from '../../../main/sandbox/box.js';

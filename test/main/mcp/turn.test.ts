@@ -5,7 +5,7 @@ import type { EventOf, SessionEvent } from '../../../main/common/events.js';
 import type { McpServerConfig } from '../../../main/common/mcp.js';
 import { decideApproval } from '../../../main/core/approvals/decide.js';
 import type { SessionLog } from '../../../main/core/log/sessionLog.js';
-import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
+import { createTurnHost } from '../../../main/core/harness/turnHost.js';
 import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
 import { detectSandbox } from '../../../main/sandbox/box.js';
 import { appendMcpApproval } from '../../../main/store/mcpApprovals.js';

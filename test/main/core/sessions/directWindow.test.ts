@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../../main/common/events.js';
 import { gitProcessCount } from '../../../../main/core/persistent/git.js';
-import { generateHarness } from '../../../../main/core/sessions/stream.js';
+import { generateHarness } from '../../../../main/core/harness/stream.js';
 import { ProviderServer, type ScriptStep } from '../../../support/providerServer.js';
 import { makeRepo, makeTemp } from '../persistent/support.js';
 import { callTool, eventsOf, harnessFor, read } from './support.js';

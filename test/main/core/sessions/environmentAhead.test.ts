@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decideApproval } from '../../../../main/core/approvals/decide.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
-import { generateHarness } from '../../../../main/core/sessions/stream.js';
+import { generateHarness } from '../../../../main/core/harness/stream.js';
 import { ProviderServer } from '../../../support/providerServer.js';
 import { makeRepo, makeTemp } from '../persistent/support.js';
 import { callTool, harnessFor } from './support.js';

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { LocalHarnessSession } from '../../../../main/core/sessions/harness.js';
-import { generateHarness } from '../../../../main/core/sessions/stream.js';
+import type { LocalHarnessSession } from '../../../../main/core/harness/harness.js';
+import { generateHarness } from '../../../../main/core/harness/stream.js';
 import { detectSandbox } from '../../../../main/sandbox/box.js';
 import { ProviderServer, type ScriptedToolCall } from '../../../support/providerServer.js';
 import { makeRepo, makeTemp } from '../persistent/support.js';

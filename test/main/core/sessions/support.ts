@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { createHarness } from '../../../../main/core/sessions/harness.js';
-import type { HarnessOptions, PersistentDirOption } from '../../../../main/core/sessions/types.js';
+import { createHarness } from '../../../../main/core/harness/harness.js';
+import type { HarnessOptions, PersistentDirOption } from '../../../../main/core/harness/types.js';
 import type { ProviderServer, ScriptStep } from '../../../support/providerServer.js';
 
 /** Every event of a session, read from its log (the shared helper). */

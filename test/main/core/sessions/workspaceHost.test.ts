@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../../main/common/events.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
-import { exportSession, parseExport } from '../../../../main/core/log/transfer.js';
+import { exportSession, parseExport } from '../../../../main/core/harness/transfer.js';
 import { Checkout } from '../../../../main/core/persistent/checkout.js';
 import { describeWorkspace } from '../../../../main/core/prompts/workspace.js';
 import {
@@ -13,8 +13,8 @@ import {
   type PersistentConfig,
 } from '../../../../main/core/persistent/config.js';
 import { makeSessionFolders } from '../../../../main/core/paths.js';
-import { generateHarness } from '../../../../main/core/sessions/stream.js';
-import { readSessionWorkspace, systemPromptFor } from '../../../../main/core/sessions/workspaceHost.js';
+import { generateHarness } from '../../../../main/core/harness/stream.js';
+import { readSessionWorkspace, systemPromptFor } from '../../../../main/core/harness/workspace.js';
 import { detectSandbox } from '../../../../main/sandbox/box.js';
 import { ProviderServer } from '../../../support/providerServer.js';
 import { makeRepo, makeTemp } from '../persistent/support.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fixedClock } from '../../../../main/common/clock.js';
 import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
-import { createTurnHost } from '../../../../main/core/sessions/turnHost.js';
+import { createTurnHost } from '../../../../main/core/harness/turnHost.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
 import type { RecordedRequest } from '../../../support/providerServer.js';
 import { createScriptedSession, useSessionFixture } from '../../../support/sessionFixture.js';

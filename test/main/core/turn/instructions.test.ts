@@ -5,7 +5,7 @@ import type { EventOf } from '../../../../main/common/events.js';
 import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { INSTRUCTIONS_HEADING } from '../../../../main/core/projection/index.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../../../../main/core/prompts/system.js';
-import { createTurnHost } from '../../../../main/core/sessions/turnHost.js';
+import { createTurnHost } from '../../../../main/core/harness/turnHost.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
 import { createScriptedSession, useSessionFixture } from '../../../support/sessionFixture.js';
 

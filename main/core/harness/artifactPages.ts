@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import type { ImageMimeType } from '../common/events.js';
-import { MAX_TOOL_IMAGE_BYTES, sniffImageType } from '../common/images.js';
-import { resolveInWorkspace } from '../core/host.js';
-import { IpcFailure } from './errors.js';
+import type { ImageMimeType } from '../../common/events.js';
+import { MAX_TOOL_IMAGE_BYTES, sniffImageType } from '../../common/images.js';
+import { resolveInWorkspace } from '../../sandbox/paths.js';
+import { HarnessError } from './errors.js';
 
 const O_NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
 
@@ -45,12 +45,12 @@ export function readArtifactPage(
     const real = resolveInWorkspace(artifactsDir, handle, { argName: 'handle' });
     fd = fs.openSync(real, fs.constants.O_RDONLY | O_NOFOLLOW);
   } catch {
-    throw new IpcFailure('not_found', `no artifact ${JSON.stringify(handle)} in this session`);
+    throw new HarnessError('not_found', `no artifact ${JSON.stringify(handle)} in this session`);
   }
   try {
     const stat = fs.fstatSync(fd);
     if (!stat.isFile())
-      throw new IpcFailure('not_found', `no artifact ${JSON.stringify(handle)} in this session`);
+      throw new HarnessError('not_found', `no artifact ${JSON.stringify(handle)} in this session`);
     const start = Math.min(offset, stat.size);
     const length = Math.min(maxBytes, stat.size - start);
     const buffer = Buffer.alloc(length);
@@ -79,7 +79,7 @@ export function readArtifactImage(
   artifactsDir: string,
   handle: string,
 ): { handle: string; mimeType: ImageMimeType; bytes: number; data: string } {
-  const missing = () => new IpcFailure('not_found', `no image ${JSON.stringify(handle)} in this session`);
+  const missing = () => new HarnessError('not_found', `no image ${JSON.stringify(handle)} in this session`);
   let fd: number;
   try {
     const real = resolveInWorkspace(artifactsDir, handle, { argName: 'handle' });

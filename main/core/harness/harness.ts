@@ -24,7 +24,7 @@ import { rewindSession, type RewindReport } from '../history/rewind.js';
 import { createFileWriter } from './files.js';
 import { readPersistentConfig, writePersistentConfig, type PersistentConfig } from '../persistent/config.js';
 import { makeSessionFolders } from '../paths.js';
-import { withWritableSession } from './sessionLock.js';
+import { withWritableSession } from './lock.js';
 import { McpPool } from '../mcp/pool.js';
 import { StatusFold, writeStatusPatch } from './status.js';
 import type {

@@ -1,22 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { EventOf } from '../common/events.js';
-import type { SessionLog } from '../core/log/sessionLog.js';
-import {
-  readSessionWorkspace,
-  sessionRedactor,
-  type SessionWorkspace,
-} from '../core/sessions/workspaceHost.js';
-import {
-  type ProviderKeys,
-  detectSandbox,
-  type SandboxInfo,
-  type Redactor,
-  readOnlyPathsFor,
-  extraWritablePaths,
-  type ToolArea,
-} from '../core/host.js';
-import { IpcFailure } from './errors.js';
+import type { EventOf } from '../../common/events.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { readSessionWorkspace, sessionRedactor, type SessionWorkspace } from './workspace.js';
+import { type ProviderKeys } from '../../providers/index.js';
+import { detectSandbox, type SandboxInfo } from '../../sandbox/box.js';
+import { type Redactor } from '../../sandbox/redact.js';
+import { readOnlyPathsFor, extraWritablePaths } from '../../tools/runCommandTool.js';
+import { type ToolArea } from '../../tools/types.js';
+import { HarnessError } from './errors.js';
 
 /**
  * The box a session's tools run in, seen from outside a turn: what the approval panel shows about a command
@@ -55,13 +47,13 @@ export async function readSessionBox(
 ): Promise<SessionBox> {
   const [created] = log.read({ fromSeq: 1, limit: 1 });
   if (created?.kind !== 'session_created') {
-    throw new IpcFailure('invalid_state', `session ${log.id} has no session_created event`);
+    throw new HarnessError('invalid_state', `session ${log.id} has no session_created event`);
   }
   let layout: SessionWorkspace;
   try {
     layout = readSessionWorkspace(log, created);
   } catch {
-    throw new IpcFailure(
+    throw new HarnessError(
       'invalid_state',
       `the project folder ${created.projectFolder} no longer exists: the session is read-only`,
     );

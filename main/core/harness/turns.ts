@@ -1,31 +1,48 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { SessionEvent } from '../common/events.js';
-import { SessionLog } from '../core/log/sessionLog.js';
-import { createHarness, type LocalHarnessSession } from '../core/sessions/harness.js';
-import { HarnessSessionBusyError } from '../core/sessions/sessionLock.js';
-import { streamHarness } from '../core/sessions/stream.js';
-import { STOP_REQUEST_FILE } from '../core/sessions/turnHost.js';
-import type { Harness, HarnessStreamPart } from '../core/sessions/types.js';
-import { TurnSetupError, type TurnOutcome as EngineOutcome } from '../core/turn/engine.js';
-import { loadSessionState } from '../core/turn/loadState.js';
-import {
-  createProvider,
-  type ProviderKeys,
-  type SessionIndex,
-  runningCommand,
-  type RunningCommand,
-  artifactNameFor,
-} from '../core/host.js';
-import type { SessionStatus, TurnOutcome } from './contract.js';
-import { IpcFailure, toIpcError } from './errors.js';
-import type { Hub } from './hub.js';
+import type { SessionEvent } from '../../common/events.js';
+import { SessionLog } from '../log/sessionLog.js';
+import { createHarness, type LocalHarnessSession } from './harness.js';
+import { HarnessSessionBusyError } from './lock.js';
+import { streamHarness } from './stream.js';
+import { STOP_REQUEST_FILE } from './turnHost.js';
+import type { Harness, HarnessStreamPart } from './types.js';
+import { TurnSetupError, type TurnOutcome as EngineOutcome } from '../turn/engine.js';
+import { loadSessionState } from '../turn/loadState.js';
+import { createProvider, type ProviderKeys } from '../../providers/index.js';
+import { runningCommand, type RunningCommand } from '../../runner/boxedCommand.js';
+import type { SessionIndex } from '../../store/sessionIndex.js';
+import { artifactNameFor } from '../../tools/runCommandTool.js';
+import type { SessionStatus, TurnOutcome } from '../../common/harnessViews.js';
+import { describeError, HarnessError } from './errors.js';
+import { guardNewTurn } from './newTurn.js';
+
+/** A piece of a turn's text as it streams: text, reasoning, or the start of a tool call. */
+export type TurnDelta =
+  { type: 'text' | 'reasoning'; text: string } | { type: 'tool_call'; id: string; name: string };
+
+/**
+ * Where a turn manager reports what happens, synchronously and in order (the app pushes each to its windows
+ * through the hub: event.appended, tool.output, turn.delta, turn.notice, sessions.changed, session.status).
+ */
+export type TurnReports = {
+  event(sessionId: string, event: SessionEvent): void;
+  output(sessionId: string, turnId: string, toolCallId: string, chunk: string): void;
+  delta(sessionId: string, turnId: string, delta: TurnDelta): void;
+  notice(sessionId: string, turnId: string, text: string): void;
+  /** The session (or a subagent's child session) changed: its row in a list is stale. */
+  changed(sessionId: string): void;
+  status(
+    sessionId: string,
+    status: { status: SessionStatus; running: boolean; turnId: string; outcome?: TurnOutcome },
+  ): void;
+};
 
 /** What the turn manager needs from its owner. */
 export type TurnManagerOptions = {
   home: string;
-  hub: Hub;
+  reports: TurnReports;
   /** The handlers' long-lived index connection (status after a turn, lease holders). */
   index: SessionIndex;
   env: NodeJS.ProcessEnv;
@@ -75,7 +92,8 @@ const waitAtMost = (promise: Promise<void>, ms: number) =>
 
 /**
  * Runs turns for the UI: at most one per session, each holding the session's writer lease only while it runs
- * (so the CLI can use the same home), pushing deltas, events, tool output, notices and status to the hub.
+ * (so the CLI can use the same home), reporting deltas, events, tool output, notices and status through `reports` (the app pushes them to its
+ * windows; any host may run its turns through it).
  */
 export class TurnManager {
   /** A session's turn, or `reserved` while a turn starts or an exclusive write (compaction, commit) runs. */
@@ -131,7 +149,7 @@ export class TurnManager {
   /** Throws `busy` when a turn of the session runs here: writers must wait for it. */
   assertIdle(sessionId: string): void {
     if (this.running.has(sessionId)) {
-      throw new IpcFailure('busy', `session ${sessionId} is running a turn: stop it or wait for it to end`);
+      throw new HarnessError('busy', `session ${sessionId} is running a turn: stop it or wait for it to end`);
     }
   }
 
@@ -143,23 +161,20 @@ export class TurnManager {
    * gone, or a new turn would discard uncommitted manual changes).
    */
   async start(sessionId: string, input: { prompt?: string; discardChanges?: boolean }): Promise<string> {
-    if (this.closing) throw new IpcFailure('invalid_state', 'Keel is shutting down');
+    if (this.closing) throw new HarnessError('invalid_state', 'Keel is shutting down');
     this.assertIdle(sessionId);
     this.running.set(sessionId, 'reserved');
     try {
       this.assertStartable(sessionId);
       const session = (await this.harness.sessions.get(sessionId)) as LocalHarnessSession | undefined;
-      if (!session) throw new IpcFailure('not_found', `no session ${sessionId}`);
-      const newTurn = input.prompt !== undefined;
-      if (newTurn && session.persistentDirs().length > 0) {
-        if (input.discardChanges === true) await session.discard();
-        else await this.refuseUncommittedManual(session);
-      }
+      if (!session) throw new HarnessError('not_found', `no session ${sessionId}`);
+      if (input.prompt !== undefined)
+        await guardNewTurn(session, { discardChanges: input.discardChanges === true });
       return await this.run(sessionId, input.prompt);
     } catch (error) {
       if (this.running.get(sessionId) === 'reserved') this.running.delete(sessionId);
       if (error instanceof HarnessSessionBusyError) {
-        throw new IpcFailure(
+        throw new HarnessError(
           'locked',
           `${error.message}; wait for it to finish or stop it there (keel stop ${sessionId})`,
         );
@@ -170,7 +185,7 @@ export class TurnManager {
 
   /** Streams the turn, forwarding every part to the hub; resolves once the turn holds the session. */
   private async run(sessionId: string, prompt: string | undefined): Promise<string> {
-    const { hub, afterEvent, beforeToolOutput } = this.options;
+    const { reports, afterEvent, beforeToolOutput } = this.options;
     const turnId = crypto.randomUUID();
     const controller = new AbortController();
     const commands = new Map<string, string>();
@@ -183,12 +198,12 @@ export class TurnManager {
           path.join(artifactsOf(id), artifactNameFor(event.idempotencyKey)),
         );
       }
-      hub.publish('event.appended', { sessionId: id, event });
+      reports.event(id, event);
       afterEvent?.(id, event);
     };
     const publishOutput = (id: string, toolCallId: string, chunk: string) => {
       beforeToolOutput?.(id, toolCallId);
-      hub.publish('tool.output', { sessionId: id, turnId, toolCallId, chunk });
+      reports.output(id, turnId, toolCallId, chunk);
     };
     let started!: () => void;
     const holding = new Promise<void>((resolve) => (started = resolve));
@@ -198,26 +213,21 @@ export class TurnManager {
           return started();
         case 'text':
         case 'reasoning':
-          return hub.publish('turn.delta', { sessionId, turnId, delta: part, sentAt: Date.now() });
+          return reports.delta(sessionId, turnId, { type: part.type, text: part.text });
         case 'tool_call':
-          return hub.publish('turn.delta', {
-            sessionId,
-            turnId,
-            delta: { type: 'tool_call', id: part.id, name: part.name },
-            sentAt: Date.now(),
-          });
+          return reports.delta(sessionId, turnId, { type: 'tool_call', id: part.id, name: part.name });
         case 'event':
           return publishEvent(sessionId, part.event);
         case 'tool_output':
           return publishOutput(sessionId, part.toolCallId, part.chunk);
         case 'notice':
-          return hub.publish('turn.notice', { sessionId, turnId, text: part.text });
+          return reports.notice(sessionId, turnId, part.text);
         case 'commit':
           return;
         case 'subagent_event':
           children.add(part.sessionId);
           publishEvent(part.sessionId, part.event);
-          return hub.publish('sessions.changed', { sessionId: part.sessionId, change: 'updated' });
+          return reports.changed(part.sessionId);
         case 'subagent_output':
           return publishOutput(part.sessionId, part.toolCallId, part.chunk);
       }
@@ -243,12 +253,12 @@ export class TurnManager {
     const done = stream.result
       .then(
         (result) => toContractOutcome(result.outcome),
-        (error: unknown): TurnOutcome => ({ status: 'failed', error: toIpcError(error).message }),
+        (error: unknown): TurnOutcome => ({ status: 'failed', error: describeError(error).message }),
       )
       .then((outcome) => this.finish(sessionId, turnId, outcome));
     this.running.set(sessionId, { turnId, controller, done, commands, children });
-    hub.publish('session.status', { sessionId, status: 'running', running: true, turnId });
-    hub.publish('sessions.changed', { sessionId, change: 'updated' });
+    reports.status(sessionId, { status: 'running', running: true, turnId });
+    reports.changed(sessionId);
     return turnId;
   }
 
@@ -258,7 +268,7 @@ export class TurnManager {
     try {
       const [created] = log.read({ fromSeq: 1, limit: 1 });
       if (created?.kind === 'session_created' && !fs.existsSync(created.projectFolder)) {
-        throw new IpcFailure(
+        throw new HarnessError(
           'invalid_state',
           `the project folder ${created.projectFolder} no longer exists: the session is read-only`,
         );
@@ -267,7 +277,7 @@ export class TurnManager {
         createProvider(loadSessionState(log).pin, this.options.keys(), this.options.env);
       } catch (error) {
         throw new TurnSetupError(
-          `this session's model cannot be used here: ${toIpcError(error).message}. Add the provider's key in Settings.`,
+          `this session's model cannot be used here: ${describeError(error).message}. Add the provider's key in Settings.`,
         );
       }
     } finally {
@@ -324,35 +334,23 @@ export class TurnManager {
     sessionId: string,
     use: (log: SessionLog, onEvent: (event: SessionEvent) => void) => Promise<T>,
   ): Promise<T> {
-    if (this.closing) throw new IpcFailure('invalid_state', 'Keel is shutting down');
+    if (this.closing) throw new HarnessError('invalid_state', 'Keel is shutting down');
     this.assertIdle(sessionId);
     this.running.set(sessionId, 'reserved');
     try {
       const log = SessionLog.open(this.options.home, sessionId, { write: true });
       try {
         return await use(log, (event) => {
-          this.options.hub.publish('event.appended', { sessionId, event });
+          this.options.reports.event(sessionId, event);
           this.options.afterEvent?.(sessionId, event);
         });
       } finally {
         log.close();
-        this.options.hub.publish('sessions.changed', { sessionId, change: 'updated' });
+        this.options.reports.changed(sessionId);
       }
     } finally {
       this.running.delete(sessionId);
     }
-  }
-
-  private async refuseUncommittedManual(session: LocalHarnessSession): Promise<void> {
-    const pending = (await session.uncommitted()).filter((dir) => dir.commit === 'manual' && !dir.readOnly);
-    if (pending.length === 0) return;
-    const what = pending
-      .map((dir) => `${dir.dir} (${dir.files.length} file${dir.files.length === 1 ? '' : 's'})`)
-      .join(', ');
-    throw new IpcFailure(
-      'invalid_state',
-      `this session has changes in ${what} that a new turn would discard: apply or discard them first`,
-    );
   }
 
   /** Appends events to an idle session under its lease, publishes them, and releases the lease. */
@@ -365,16 +363,16 @@ export class TurnManager {
     } finally {
       log.close();
     }
-    for (const event of result.events) this.options.hub.publish('event.appended', { sessionId, event });
-    this.options.hub.publish('sessions.changed', { sessionId, change: 'updated' });
+    for (const event of result.events) this.options.reports.event(sessionId, event);
+    this.options.reports.changed(sessionId);
     return result.value;
   }
 
   private finish(sessionId: string, turnId: string, outcome: TurnOutcome): void {
     this.running.delete(sessionId);
     const status: SessionStatus = this.statusOf(sessionId);
-    this.options.hub.publish('session.status', { sessionId, status, running: false, turnId, outcome });
-    this.options.hub.publish('sessions.changed', { sessionId, change: 'updated' });
+    this.options.reports.status(sessionId, { status, running: false, turnId, outcome });
+    this.options.reports.changed(sessionId);
   }
 
   private statusOf(sessionId: string): SessionStatus {

@@ -1,9 +1,9 @@
-import type { EventOf, SessionEvent } from '../common/events.js';
-import type { SessionLog } from '../core/log/sessionLog.js';
-import { compactNow } from '../core/compaction/manual.js';
-import type { CompactionSettings } from '../core/compaction/settings.js';
-import { createProvider, type ProviderKeys } from '../core/host.js';
-import { IpcFailure, toIpcError } from './errors.js';
+import type { EventOf, SessionEvent } from '../../common/events.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { compactNow } from './compaction.js';
+import type { CompactionSettings } from '../compaction/settings.js';
+import { createProvider, type ProviderKeys } from '../../providers/index.js';
+import { describeError, HarnessError } from './errors.js';
 
 /** What compacting on demand needs besides the log. */
 export type RunCompactionOptions = {
@@ -33,9 +33,9 @@ export async function runCompaction(
       try {
         return createProvider(pin, options.keys, options.env);
       } catch (error) {
-        throw new IpcFailure(
+        throw new HarnessError(
           'provider',
-          `this session's model ${pin.provider}:${pin.model} cannot be used here: ${toIpcError(error).message}`,
+          `this session's model ${pin.provider}:${pin.model} cannot be used here: ${describeError(error).message}`,
         );
       }
     },
@@ -49,15 +49,15 @@ export async function runCompaction(
     case 'skipped':
       return { status: 'skipped', reason: outcome.reason };
     case 'failed':
-      throw new IpcFailure(
+      throw new HarnessError(
         outcome.aborted ? 'cancelled' : 'provider',
         `${outcome.reason}; the log is unchanged`,
       );
     case 'invalid_session':
-      throw new IpcFailure('invalid_state', outcome.reason);
+      throw new HarnessError('invalid_state', outcome.reason);
     case 'not_a_compaction':
-      throw new IpcFailure('not_found', outcome.reason);
+      throw new HarnessError('not_found', outcome.reason);
     case 'conflict':
-      throw new IpcFailure('invalid_state', 'the session changed while it was being compacted: try again');
+      throw new HarnessError('invalid_state', 'the session changed while it was being compacted: try again');
   }
 }

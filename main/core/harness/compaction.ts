@@ -1,13 +1,13 @@
 import type { EventOf, ModelPin, SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { systemPromptFor } from '../sessions/workspaceHost.js';
+import { systemPromptFor } from './workspace.js';
 import { foldSession } from '../turn/state.js';
 import type { ModelProvider } from '../../providers/types.js';
 import { createToolRegistry } from '../../tools/registry.js';
-import { buildCompaction, measureNextRequest } from './compact.js';
-import { compactedTraceDetail, traceCompaction } from './hook.js';
-import { resolveCompactionSettings, type CompactionSettings } from './settings.js';
-import { loadEstimator } from './tokens.js';
+import { buildCompaction, measureNextRequest } from '../compaction/compact.js';
+import { compactedTraceDetail, traceCompaction } from '../compaction/hook.js';
+import { resolveCompactionSettings, type CompactionSettings } from '../compaction/settings.js';
+import { loadEstimator } from '../compaction/tokens.js';
 
 /** What compacting on demand needs besides the log. */
 export type CompactNowOptions = {

@@ -8,7 +8,7 @@ import { ensureRealFolder, writeStreamConfined, type StreamSource } from '../per
 import { openCheckout } from '../persistent/turnCheckouts.js';
 import { readPersistentConfig, type PersistentConfig } from '../persistent/config.js';
 import type { PersistentDirSpec } from '../persistent/types.js';
-import { withWritableSession } from './sessionLock.js';
+import { withWritableSession } from './lock.js';
 import type { FileWriter, StagedFile } from './types.js';
 
 /** Events read per page when looking for an earlier staging of a message. */

@@ -17,7 +17,7 @@ function toArtifact(handle: string, stat: fs.Stats): HarnessArtifact {
 
 /**
  * Reads a session's artifacts by handle (a `/`-separated path under `<dataDir>/artifacts`). Every handle
- * is resolved by the sandbox's path confinement with the artifacts folder as the root, so `../`, absolute
+ * is resolved by the sandbox's path confinement with the artifacts folder as the root, so `..`, absolute
  * paths and links out are refused; only regular files are artifacts.
  */
 export function createArtifactAccessor(artifactsDir: string): HarnessArtifactAccessor {

@@ -14,7 +14,7 @@ import { detectSandbox, type NetworkPolicy } from '../../sandbox/box.js';
 import { createToolRegistry } from '../../tools/registry.js';
 import { openSessionMcp } from '../mcp/sessionServers.js';
 import type { McpPool } from '../mcp/pool.js';
-import { pinnedPromptOf, sessionWorkspace, turnTimeRedactor } from './workspaceHost.js';
+import { pinnedPromptOf, sessionWorkspace, turnTimeRedactor } from './workspace.js';
 
 /** Name of the file in a session folder that asks a running turn to stop (written by `keel stop`). */
 export const STOP_REQUEST_FILE = 'stop-request';

@@ -1,9 +1,9 @@
-import type { SessionLog } from '../core/log/sessionLog.js';
-import { formatPayloadText } from '../core/projection/payloadText.js';
-import { projectView } from '../core/projection/projectPayload.js';
-import type { Payload } from '../common/payload.js';
-import { systemPromptFor } from '../core/sessions/workspaceHost.js';
-import { IpcFailure } from './errors.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { formatPayloadText } from '../projection/payloadText.js';
+import { projectView } from '../projection/projectPayload.js';
+import type { Payload } from '../../common/payload.js';
+import { systemPromptFor } from './workspace.js';
+import { HarnessError } from './errors.js';
 
 /**
  * The payload the next turn would send, and the same rebuilt as if compaction `seq` had never been appended,
@@ -16,11 +16,11 @@ export function comparePayloads(
 ): { current: { text: string; messageCount: number }; without: { text: string; messageCount: number } } {
   const [event] = log.read({ fromSeq: seq, toSeq: seq });
   if (event?.kind !== 'compaction') {
-    throw new IpcFailure('not_found', `event ${seq} of session ${log.id} is not a compaction`);
+    throw new HarnessError('not_found', `event ${seq} of session ${log.id} is not a compaction`);
   }
   const [created] = log.read({ fromSeq: 1, limit: 1 });
   if (created?.kind !== 'session_created') {
-    throw new IpcFailure('invalid_state', `session ${log.id} has no session_created event`);
+    throw new HarnessError('invalid_state', `session ${log.id} has no session_created event`);
   }
   const system = systemPromptFor(log.dir, created);
   const render = (payload: Payload) => ({

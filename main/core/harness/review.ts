@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { applyPatch, createTwoFilesPatch, parsePatch, reversePatch, type StructuredPatch } from 'diff';
-import type { EventOf, SessionEvent } from '../common/events.js';
-import { existingCheckouts, uncommittedDirs } from '../core/persistent/turnCheckouts.js';
-import { readPersistentConfig } from '../core/persistent/config.js';
-import type { FileVersions } from './contract.js';
-import { IpcFailure } from './errors.js';
+import type { EventOf, SessionEvent } from '../../common/events.js';
+import { existingCheckouts, uncommittedDirs } from '../persistent/turnCheckouts.js';
+import { readPersistentConfig } from '../persistent/config.js';
+import type { FileVersions } from '../../common/harnessViews.js';
+import { HarnessError } from './errors.js';
 
 /** Files larger than this are listed but not diffed. */
 const MAX_DIFF_FILE_BYTES = 1024 * 1024;
@@ -155,14 +155,14 @@ export async function readFileVersions(
 ): Promise<FileVersions> {
   const config = readPersistentConfig(dataDir);
   if (!config) {
-    throw new IpcFailure(
+    throw new HarnessError(
       'invalid_state',
       'this session works on its project folder directly: it has no checkouts',
     );
   }
   const spec = config.dirs.find((dir) => dir.name === request.dir);
   if (!spec) {
-    throw new IpcFailure(
+    throw new HarnessError(
       'not_found',
       `no Persistent Dir "${request.dir}" in this session (it has: ${config.dirs.map((d) => d.name).join(', ')})`,
     );
@@ -174,7 +174,7 @@ export async function readFileVersions(
       .find((dir) => dir.dir === spec.name)
       ?.files.find((file) => file.path === request.path);
     if (!changed || !checkout) {
-      throw new IpcFailure('not_found', `${request.path} has no uncommitted change in ${spec.name}`);
+      throw new HarnessError('not_found', `${request.path} has no uncommitted change in ${spec.name}`);
     }
     const original = readVersion(path.join(backing, request.path), MAX_VERSION_BYTES);
     const modified = readVersion(path.join(checkout.location.checkout, request.path), MAX_VERSION_BYTES);
@@ -185,10 +185,10 @@ export async function readFileVersions(
       event.seq === request.commitSeq && event.kind === 'persistent_commit',
   );
   if (!commit || commit.dir !== spec.name) {
-    throw new IpcFailure('not_found', `event ${request.commitSeq} is not a commit of ${spec.name}`);
+    throw new HarnessError('not_found', `event ${request.commitSeq} is not a commit of ${spec.name}`);
   }
   const file = commit.files.find((candidate) => candidate.path === request.path);
-  if (!file) throw new IpcFailure('not_found', `commit ${commit.seq} did not change ${request.path}`);
+  if (!file) throw new HarnessError('not_found', `commit ${commit.seq} did not change ${request.path}`);
   const change = changeOf(file.preHash, file.postHash);
   const base = { dir: spec.name, path: file.path, change, binary: false, tooLarge: false };
   const patch = commit.diffArtifact

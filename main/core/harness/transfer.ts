@@ -9,9 +9,9 @@ import {
   SessionConfigLine,
   type SessionConfig,
 } from './exportConfig.js';
-import { IMPORT_METADATA_KEY } from './imported.js';
-import { isValidSessionId, newSessionId } from './sessionId.js';
-import { SessionLog } from './sessionLog.js';
+import { IMPORT_METADATA_KEY } from '../log/imported.js';
+import { isValidSessionId, newSessionId } from '../log/sessionId.js';
+import { SessionLog } from '../log/sessionLog.js';
 
 /*
  * The session export format: JSON Lines, one event per line, in seq order, each line exactly the

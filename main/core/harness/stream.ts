@@ -11,7 +11,7 @@ import { beginDirectChanges } from '../persistent/directTurn.js';
 import { completePendingRevert } from '../history/revert.js';
 import { policyFor, runtimeOf, type HarnessRuntime } from './harness.js';
 import { readPersistentConfig, writePersistentConfig } from '../persistent/config.js';
-import { withWritableSession } from './sessionLock.js';
+import { withWritableSession } from './lock.js';
 import { createTurnHost } from './turnHost.js';
 import type {
   HarnessMessage,

@@ -1,25 +1,20 @@
 import path from 'node:path';
-import { allowedScopes, toolKindOf } from '../core/approvals/decide.js';
-import { suggestPrefix } from '../core/approvals/grants.js';
-import { pendingApprovals } from '../core/approvals/state.js';
-import type { EventOf, SessionEvent } from '../common/events.js';
-import type { ApprovalPreview, CommandPreview, FileChangePreview } from './contract.js';
-import { IpcFailure, toIpcError } from './errors.js';
-import { shellStartFolder, type SessionBox } from './sessionBox.js';
-import {
-  applyPatchParameters,
-  planChange,
-  planPatch,
-  previewEdit,
-  type PatchFilePlan,
-  type FileChangeArgs,
-  toolLimits,
-  looksBinary,
-  createToolRegistry,
-  resolveToolPath,
-  showPath,
-  type ToolContext,
-} from '../core/host.js';
+import { allowedScopes, toolKindOf } from '../approvals/decide.js';
+import { suggestPrefix } from '../approvals/grants.js';
+import { pendingApprovals } from '../approvals/state.js';
+import type { EventOf, SessionEvent } from '../../common/events.js';
+import type { ApprovalPreview, CommandPreview, FileChangePreview } from '../../common/harnessViews.js';
+import { describeError, HarnessError } from './errors.js';
+import { shellStartFolder, type SessionBox } from './box.js';
+import { applyPatchParameters } from '../../tools/applyPatch.js';
+import { planChange, previewEdit, type FileChangeArgs } from '../../tools/fileChange.js';
+import { planPatch, type PatchFilePlan } from '../../tools/patchPlan.js';
+import { toolLimits } from '../../tools/limits.js';
+import { looksBinary } from '../../tools/outcome.js';
+import { createToolRegistry } from '../../tools/registry.js';
+import { resolvePath as resolveToolPath } from '../../tools/confine.js';
+import { showPath } from '../../tools/areas.js';
+import { type ToolContext } from '../../tools/types.js';
 
 /** Largest text given per side of a file preview; bigger files get the diff only. */
 export const PREVIEW_MAX_CHARS = 4 * 1024 * 1024;
@@ -32,7 +27,7 @@ export function findPendingRequest(
   const pending = pendingApprovals(events).find((request) => request.seq === requestSeq);
   if (pending) return pending;
   const exists = events.some((event) => event.kind === 'approval_request' && event.seq === requestSeq);
-  throw new IpcFailure(
+  throw new HarnessError(
     exists ? 'invalid_state' : 'not_found',
     exists
       ? `approval request ${requestSeq} was already decided`
@@ -164,7 +159,7 @@ async function previewFile(
       proposed = ctx.redactor.redact(plan.after.toString('utf8'));
     }
   } catch (error) {
-    return failed(ctx.redactor.redact(toIpcError(error).message), target);
+    return failed(ctx.redactor.redact(describeError(error).message), target);
   }
   const diff = outcome.diff ?? '';
   return {
@@ -218,7 +213,7 @@ async function previewPatch(
   try {
     files = (await planPatch(parsed.data.input, ctx)).files;
   } catch (error) {
-    return { files: [failed(ctx.redactor.redact(toIpcError(error).message))], protectedReason: null };
+    return { files: [failed(ctx.redactor.redact(describeError(error).message))], protectedReason: null };
   }
   const reasons = files
     .filter((file) => file.protectedReason !== null)
