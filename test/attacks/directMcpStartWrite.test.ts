@@ -9,7 +9,7 @@ import { ProviderServer } from '../support/providerServer.js';
 import { eventsOf } from '../support/sessionFixture.js';
 
 // A --commit direct session photographs its folder's protected paths lazily, just before the first tool that can
-// change files (main/core/sessions/directTurn.ts). An MCP server allowed to write the project (`writeProject`)
+// change files (main/core/persistent/directTurn.ts). An MCP server allowed to write the project (`writeProject`)
 // can write it as soon as it starts, before any tool is called: a turn that only talks must still put back
 // what the server wrote under a protected name (.vscode/tasks.json runs on folder open) and ask for it.
 

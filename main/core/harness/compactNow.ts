@@ -17,7 +17,7 @@ export type RunCompactionOptions = {
 };
 
 /**
- * compactions.run: core compactNow (main/core/compaction/manual.ts) on a session open for writing, its
+ * compactions.run: core compactNow (main/core/harness/compaction.ts) on a session open for writing, its
  * outcomes as IPC results and errors: `provider` when the model cannot be used or the summary fails,
  * `cancelled` when stopped, `not_found` for a re-run of a non-compaction, `invalid_state` otherwise.
  */

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { FileMode, type NewEvent } from '../../common/events.js';
-import type { CrashPoint } from '../turn/crash.js';
+import type { CrashPoint } from '../crash.js';
 import { keepBytes, readFileState, readKept } from '../persistent/kept.js';
 import { removeConfined, writeStreamConfined } from '../persistent/streamWrite.js';
 import { writeSymlinkConfined } from '../../sandbox/paths.js';

@@ -2,7 +2,7 @@
 // the CLI (`keel revert`) and the app ("Undo this turn's changes") call. See README.md.
 import type { EventOf, NewEvent, SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { crashPoint } from '../turn/crash.js';
+import { crashPoint } from '../crash.js';
 import { historyStoreOf } from '../paths.js';
 import { writeRevert } from './apply.js';
 import { changesOf, type ChangeEvent, type RevertTarget } from './changes.js';

@@ -10,7 +10,7 @@ import type { EventKind, EventOf, NewEvent } from '../../common/events.js';
 import type { ProjectionView } from '../../common/payload.js';
 import { selectView } from '../projection/projectPayload.js';
 import { assertValidSessionId, isValidSessionId, newSessionId } from './sessionId.js';
-import { duringAppendCrash } from '../turn/crash.js';
+import { duringAppendCrash } from '../crash.js';
 import { isoTimestamp } from '../../common/clock.js';
 import { immediately } from './immediate.js';
 import {

@@ -8,7 +8,7 @@ import type { SessionLog } from '../log/sessionLog.js';
 import type { DirectHeldFile } from './types.js';
 import type { HeldFile } from './types.js';
 import type { CommitReport, CommittedFile, PersistentDirSpec } from './types.js';
-import { crashPoint } from '../turn/crash.js';
+import { crashPoint } from '../crash.js';
 import { clearCommitIntent, writeCommitIntent } from './commitIntent.js';
 import type { PersistentConfig } from './config.js';
 

@@ -10,7 +10,7 @@ import type { SessionLog } from '../log/sessionLog.js';
 import { applyDirect, holdDirect, snapshotProtected, type ProtectedSnapshot } from './directHeld.js';
 import * as directChanges from './directChanges.js';
 import { redactPatchFile } from '../../sandbox/redactFile.js';
-import { crashPoint } from '../turn/crash.js';
+import { crashPoint } from '../crash.js';
 import { DIRECT_DIR, commitIntentFile, writeCommitIntent } from './commitIntent.js';
 import { readPersistentConfig } from './config.js';
 import { historyStoreOf } from '../paths.js';

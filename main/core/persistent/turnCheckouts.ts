@@ -10,7 +10,7 @@ import { applyDirect } from './directHeld.js';
 import type { NestedHold } from './types.js';
 import { redactPatchFile } from '../../sandbox/redactFile.js';
 import type { CommitReport, PersistentDirSpec } from './types.js';
-import { crashPoint } from '../turn/crash.js';
+import { crashPoint } from '../crash.js';
 import {
   DIRECT_DIR,
   clearCommitIntent,

@@ -9,7 +9,7 @@ import { makeRepo, makeTemp } from '../persistent/support.js';
 import { callTool, eventsOf, harnessFor, read } from './support.js';
 
 // A --commit direct session photographs its folder just before the first tool that can change it, not when the
-// turn starts (main/core/sessions/directTurn.ts): a turn that changes nothing runs no git, and what the user
+// turn starts (main/core/persistent/directTurn.ts): a turn that changes nothing runs no git, and what the user
 // edits before that tool is never recorded (nor reverted) as the turn's.
 
 let dir: string;

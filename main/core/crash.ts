@@ -13,7 +13,7 @@ export const CRASH_POINTS = [
   'revert_after_files',
   'revert_after_events',
   // A Persistent Dir commit dies after its files reached the folder, before its events are appended
-  // (main/core/sessions/checkouts.ts: the commit intent holds them).
+  // (main/core/persistent/turnCheckouts.ts: the commit intent holds them).
   'after_commit_before_event',
   // The projection snapshot dies half written, before its rename (main/core/log/projectionSnapshot.ts).
   'during_snapshot_write',
