@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ZodError } from 'zod';
 import {
-  asDiskFull,
   DamagedLogError,
   DiskFullError,
   HarnessError,
@@ -12,6 +11,9 @@ import {
   SessionNotFoundError,
   UncommittedChangesError,
   UnknownCompactionError,
+  asDiskFull,
+  eventsFile,
+  sessionDir,
 } from '../core/harness/index.js';
 import { ExitCode } from './exitCodes.js';
 
@@ -144,9 +146,7 @@ function sessionNamed(home: string | undefined, argv: readonly string[]): string
   const named = flag >= 0 ? argv[flag + 1] : undefined;
   if (named !== undefined) return named;
   if (home === undefined) return undefined;
-  return argv.find(
-    (arg) => /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(arg) && fs.existsSync(path.join(home, 'sessions', arg)),
-  );
+  return argv.find((arg) => /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(arg) && fs.existsSync(sessionDir(home, arg)));
 }
 
 /** The error's `code` property (Node system errors, SQLite errors), if it has a string one. */
@@ -166,7 +166,7 @@ function findDamagedDatabase(home: string, argv: readonly string[]): string | un
     path.join(home, 'index.sqlite'),
     ...argv
       .filter((arg) => /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(arg))
-      .map((id) => path.join(home, 'sessions', id, 'events.sqlite')),
+      .map((id) => eventsFile(sessionDir(home, id))),
   ];
   for (const file of candidates) {
     let fd: number | undefined;

@@ -35,3 +35,53 @@ export function homeOf(dataDir: string): string {
 export function historyStoreOf(dataDir: string): string {
   return path.join(dataDir, 'history', 'blobs');
 }
+
+/** `<home>/sessions`: one folder per session. */
+export function sessionsDir(home: string): string {
+  return path.join(home, 'sessions');
+}
+
+/** `<home>/sessions/<id>`: a session's folder (its `dataDir`). */
+export function sessionDir(home: string, id: string): string {
+  return path.join(home, 'sessions', id);
+}
+
+/** A session's event log. */
+export function eventsFile(dataDir: string): string {
+  return path.join(dataDir, 'events.sqlite');
+}
+
+/** The whole output of a session's commands and other artifacts (the model reads them as `/artifacts/`). */
+export function artifactsDir(dataDir: string): string {
+  return path.join(dataDir, 'artifacts');
+}
+
+/** A session's workspace: `session/` and `persistent/<name>/`. */
+export function workspaceDir(dataDir: string): string {
+  return path.join(dataDir, 'workspace');
+}
+
+/** The private area of a session's workspace (`/session/` to the model). */
+export function sessionAreaDir(dataDir: string): string {
+  return path.join(dataDir, 'workspace', 'session');
+}
+
+/** The checkout of one Persistent Dir in a session's workspace. */
+export function checkoutDir(dataDir: string, name: string): string {
+  return path.join(dataDir, 'workspace', 'persistent', name);
+}
+
+/** Where a checkout keeps its state (state.json, its commit intent). */
+export function checkoutStateDir(dataDir: string, name: string): string {
+  return path.join(dataDir, 'checkouts', name);
+}
+
+/** The home's locks (backing folders' commit locks). */
+export function locksDir(home: string): string {
+  return path.join(home, 'locks');
+}
+
+/** A session's history folder: its store of changed files' bytes, the fork base, a pending revert, direct trees. */
+export function historyDir(dataDir: string): string {
+  return path.join(dataDir, 'history');
+}

@@ -23,7 +23,7 @@ import { revertChanges, type RevertReport, type RevertTarget } from '../history/
 import { rewindSession, type RewindReport } from '../history/rewind.js';
 import { createFileWriter } from './files.js';
 import { readPersistentConfig, writePersistentConfig, type PersistentConfig } from '../persistent/config.js';
-import { makeSessionFolders } from '../paths.js';
+import { artifactsDir, eventsFile, makeSessionFolders, sessionDir } from '../paths.js';
 import { withWritableSession } from './lock.js';
 import { McpPool } from '../mcp/pool.js';
 import { StatusFold, writeStatusPatch } from './status.js';
@@ -105,7 +105,7 @@ export function createHarness<TExtraBody = unknown>(
   const creating = new Map<string, Promise<HarnessSession>>();
   const exists = (id: string) => {
     index ??= openSessionIndex(home);
-    return index.get(id) !== undefined && fs.existsSync(path.join(home, 'sessions', id, 'events.sqlite'));
+    return index.get(id) !== undefined && fs.existsSync(eventsFile(sessionDir(home, id)));
   };
   const sessions: HarnessSessionManager<TExtraBody> = {
     get(id) {
@@ -303,9 +303,9 @@ export class LocalHarnessSession implements HarnessSession {
     private readonly runtime: HarnessRuntime,
     readonly id: string,
   ) {
-    this.dataDir = path.join(runtime.home, 'sessions', id);
+    this.dataDir = sessionDir(runtime.home, id);
     this.files = createFileWriter(runtime.home, id);
-    this.artifacts = createArtifactAccessor(path.join(this.dataDir, 'artifacts'));
+    this.artifacts = createArtifactAccessor(artifactsDir(this.dataDir));
     this.trace = {
       sessionId: id,
       read: (options = {}) => {

@@ -116,3 +116,4 @@ export { detectSandbox, type SandboxInfo } from '../../sandbox/box.js';
 export { isLeaseStale, type SessionSummary } from '../../store/sessionIndex.js';
 export { readSettings, type Settings, writeSettings } from '../../store/settings.js';
 export { readOnlyPathsFor } from '../../tools/runCommandTool.js';
+export { eventsFile, sessionDir } from '../paths.js';

@@ -17,6 +17,7 @@ import { artifactNameFor } from '../../tools/runCommandTool.js';
 import type { SessionStatus, TurnOutcome } from '../../common/harnessViews.js';
 import { describeError, HarnessError } from './errors.js';
 import { guardNewTurn } from './newTurn.js';
+import { artifactsDir, sessionDir } from '../paths.js';
 
 /** A piece of a turn's text as it streams: text, reasoning, or the start of a tool call. */
 export type TurnDelta =
@@ -190,7 +191,7 @@ export class TurnManager {
     const controller = new AbortController();
     const commands = new Map<string, string>();
     const children = new Set<string>();
-    const artifactsOf = (id: string) => path.join(this.options.home, 'sessions', id, 'artifacts');
+    const artifactsOf = (id: string) => artifactsDir(sessionDir(this.options.home, id));
     const publishEvent = (id: string, event: SessionEvent) => {
       if (event.kind === 'tool_call_started' && event.tool === 'run_command') {
         commands.set(
@@ -300,7 +301,7 @@ export class TurnManager {
     const summary = this.options.index.get(sessionId);
     if (summary?.status !== 'running') return false;
     fs.writeFileSync(
-      path.join(this.options.home, 'sessions', sessionId, STOP_REQUEST_FILE),
+      path.join(sessionDir(this.options.home, sessionId), STOP_REQUEST_FILE),
       `${process.pid}\n`,
     );
     return true;

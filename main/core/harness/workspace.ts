@@ -10,7 +10,7 @@ import { readOnlyPathsFor } from '../../tools/runCommandTool.js';
 import type { ToolArea } from '../../tools/types.js';
 import { commandFolderOf, describeProjectRoot, describeWorkspace } from '../prompts/workspace.js';
 import { readPersistentConfig, type PersistentConfig } from '../persistent/config.js';
-import { homeOf } from '../paths.js';
+import { homeOf, sessionAreaDir } from '../paths.js';
 
 /**
  * How a session's tools see the world: their root and areas, the prompt that explains them, and the box.
@@ -176,7 +176,7 @@ function promptSuffixOf(
   config: PersistentConfig | undefined,
 ): string {
   if (created.pathRoot !== 'project') return config ? `\n\n${describeWorkspace(config)}` : '';
-  const sessionArea = fs.existsSync(path.join(dataDir, 'workspace', 'session'));
+  const sessionArea = fs.existsSync(sessionAreaDir(dataDir));
   return `\n\n${describeProjectRoot(config, sessionArea)}`;
 }
 

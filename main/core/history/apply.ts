@@ -9,6 +9,7 @@ import { keepBytes, readFileState, readKept } from '../persistent/kept.js';
 import { removeConfined, writeStreamConfined } from '../persistent/streamWrite.js';
 import { writeSymlinkConfined } from '../../sandbox/paths.js';
 import type { RevertWrite } from './plan.js';
+import { historyDir } from '../paths.js';
 
 const JournalSide = z.object({ mode: FileMode, sha256: z.string() }).nullable();
 
@@ -28,7 +29,7 @@ type Journal = z.infer<typeof Journal>;
 
 /** Where the journal of a session's unfinished revert lives. */
 export function journalPath(dataDir: string): string {
-  return path.join(dataDir, 'history', 'revert-pending.json');
+  return path.join(historyDir(dataDir), 'revert-pending.json');
 }
 
 /** One folder's planned writes. */

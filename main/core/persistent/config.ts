@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { CheckoutLocation } from './checkout.js';
 import { PersistentDirName, PersistentDirSpec } from './types.js';
-import { homeOf } from '../paths.js';
+import { checkoutDir, checkoutStateDir, homeOf, locksDir, workspaceDir } from '../paths.js';
 
 // A session's Persistent Dirs (`persistent.json` in its folder) and where each one's checkout lives.
 
@@ -53,9 +53,9 @@ export function writePersistentConfig(dataDir: string, config: PersistentConfig)
 /** Where the checkout of one Persistent Dir of a session lives. */
 export function checkoutLocation(dataDir: string, name: string): CheckoutLocation {
   return {
-    workspaceRoot: path.join(dataDir, 'workspace'),
-    checkout: path.join(dataDir, 'workspace', 'persistent', name),
-    stateDir: path.join(dataDir, 'checkouts', name),
-    locksRoot: path.join(homeOf(dataDir), 'locks'),
+    workspaceRoot: workspaceDir(dataDir),
+    checkout: checkoutDir(dataDir, name),
+    stateDir: checkoutStateDir(dataDir, name),
+    locksRoot: locksDir(homeOf(dataDir)),
   };
 }

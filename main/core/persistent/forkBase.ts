@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { ChangesReverted, PersistentCommit, type SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import type { Checkout } from './checkout.js';
-import { historyStoreOf } from '../paths.js';
+import { historyDir, historyStoreOf } from '../paths.js';
 import { isChangeEvent, type ChangeEvent } from '../history/changes.js';
 import { planRevert, type RevertConflict } from '../history/plan.js';
 
@@ -19,7 +19,7 @@ const ForkBase = z.object({
 
 /** Where a fork keeps what its checkouts take out: `<dataDir>/history/fork-base.json`. */
 function forkBaseFile(dataDir: string): string {
-  return path.join(dataDir, 'history', 'fork-base.json');
+  return path.join(historyDir(dataDir), 'fork-base.json');
 }
 
 /** The changes a session's checkouts take out (none for a session that is not a fork, or forked at its end). */
