@@ -125,25 +125,16 @@ async function previewFile(
   raw: Record<string, unknown> | null,
   ctx: ToolContext,
 ): Promise<{ preview: FileChangePreview; protectedReason: string | null }> {
-  const failed = (error: string, target = ''): { preview: FileChangePreview; protectedReason: null } => ({
-    preview: {
-      path: target,
-      original: null,
-      proposed: null,
-      diff: error,
-      binary: false,
-      tooLarge: false,
-      error,
-      changedSinceRequest: false,
-    },
+  const failedAt = (error: string, target = ''): { preview: FileChangePreview; protectedReason: null } => ({
+    preview: failed(error, target),
     protectedReason: null,
   });
   const tool = createToolRegistry('write').get(request.tool);
   const parsed = tool?.parameters.safeParse(raw ?? {});
-  if (!parsed?.success) return failed(`the call's arguments are not valid for ${request.tool}`);
+  if (!parsed?.success) return failedAt(`the call's arguments are not valid for ${request.tool}`);
   const args = parsed.data as FileChangeArgs;
   const outcome = await previewEdit(args, ctx);
-  if (outcome.isError) return failed(ctx.redactor.redact(errorText(outcome.content)), args.path);
+  if (outcome.isError) return failedAt(ctx.redactor.redact(errorText(outcome.content)), args.path);
   const target = outcome.path ?? args.path;
   let original: string | null = null;
   let proposed: string | null = null;
@@ -159,7 +150,7 @@ async function previewFile(
       proposed = ctx.redactor.redact(plan.after.toString('utf8'));
     }
   } catch (error) {
-    return failed(ctx.redactor.redact(describeError(error).message), target);
+    return failedAt(ctx.redactor.redact(describeError(error).message), target);
   }
   const diff = outcome.diff ?? '';
   return {
@@ -231,10 +222,10 @@ async function previewPatch(
   };
 }
 
-/** A file preview for a patch that cannot apply: its error in place of a diff. */
-function failed(error: string): FileChangePreview {
+/** A file preview for a call that cannot apply (at `target`, when known): its error in place of a diff. */
+function failed(error: string, target = ''): FileChangePreview {
   return {
-    path: '',
+    path: target,
     original: null,
     proposed: null,
     diff: error,

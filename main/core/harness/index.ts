@@ -89,14 +89,7 @@ export {
 export type { CommitReport } from '../persistent/types.js';
 export { formatPayloadText, projectView, UnknownCompactionError } from '../projection/index.js';
 export { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
-export {
-  DEFAULT_TRACE_DEPTH,
-  readTraceSummary,
-  type SessionTraceSummary,
-  type TimelineStage,
-  type TokensAndCost,
-  type TurnTraceSummary,
-} from '../trace/index.js';
+export { DEFAULT_TRACE_DEPTH, readTraceSummary } from '../trace/index.js';
 export { type TurnOutcome, TurnSetupError } from '../turn/engine.js';
 export { loadSessionState } from '../turn/loadState.js';
 export { foldSession, needsModel, unansweredCalls } from '../turn/state.js';

@@ -29,16 +29,7 @@ export {
   TurnOutcome,
 } from '../../common/harnessViews.js';
 /** The trace summary's types, for the traces and cost views. */
-export type {
-  SessionTraceSummary,
-  StageKind,
-  SubagentTrace,
-  TimelineStage,
-  TokenCounts,
-  TokensAndCost,
-  TurnPoint,
-  TurnTraceSummary,
-} from '../../common/traceSchema.js';
+export type * from '../../common/traceSchema.js';
 
 /**
  * The one contract between the UI and main: every channel's input and output schema, every pushed
