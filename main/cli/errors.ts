@@ -1,15 +1,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ZodError } from 'zod';
-import { asDiskFull, DiskFullError } from '../core/log/logErrors.js';
 import {
   DamagedLogError,
+  DiskFullError,
+  HarnessError,
+  HarnessSessionBusyError,
   SessionExistsError,
   SessionLockedError,
   SessionNotFoundError,
-} from '../core/log/sessionLog.js';
-import { UnknownCompactionError } from '../core/projection/index.js';
-import { HarnessSessionBusyError } from '../core/sessions/sessionLock.js';
+  UncommittedChangesError,
+  UnknownCompactionError,
+  asDiskFull,
+  eventsFile,
+  sessionDir,
+} from '../core/harness/index.js';
 import { ExitCode } from './exitCodes.js';
 
 /** An error meant for the person at the terminal: `message` is one line; `details` are printed below it. */
@@ -42,6 +47,15 @@ export function describeError(
     exitCode,
   });
   if (error instanceof CliError) return report(error.message, error.exitCode, error.details);
+  if (error instanceof UncommittedChangesError) {
+    return report(
+      `session ${error.sessionId} has uncommitted changes in ${error.what} that a new turn would discard: ` +
+        `keel commit ${error.sessionId} applies them, keel discard ${error.sessionId} drops them`,
+      ExitCode.usage,
+    );
+  }
+  // The harness's refusals (the log says no, no such grant): the person's input does not apply.
+  if (error instanceof HarnessError) return report(error.message, ExitCode.usage);
   if (error instanceof DamagedLogError) {
     const file = path.isAbsolute(error.file) || home === undefined ? error.file : path.join(home, error.file);
     const event = error.seq === undefined ? '' : `event ${error.seq} of `;
@@ -132,9 +146,7 @@ function sessionNamed(home: string | undefined, argv: readonly string[]): string
   const named = flag >= 0 ? argv[flag + 1] : undefined;
   if (named !== undefined) return named;
   if (home === undefined) return undefined;
-  return argv.find(
-    (arg) => /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(arg) && fs.existsSync(path.join(home, 'sessions', arg)),
-  );
+  return argv.find((arg) => /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(arg) && fs.existsSync(sessionDir(home, arg)));
 }
 
 /** The error's `code` property (Node system errors, SQLite errors), if it has a string one. */
@@ -154,7 +166,7 @@ function findDamagedDatabase(home: string, argv: readonly string[]): string | un
     path.join(home, 'index.sqlite'),
     ...argv
       .filter((arg) => /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(arg))
-      .map((id) => path.join(home, 'sessions', id, 'events.sqlite')),
+      .map((id) => eventsFile(sessionDir(home, id))),
   ];
   for (const file of candidates) {
     let fd: number | undefined;

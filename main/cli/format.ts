@@ -1,5 +1,5 @@
 import type { SessionEvent, ToolCall } from '../common/events.js';
-import type { CommitReport } from '../core/persistent/types.js';
+import type { CommitReport } from '../core/harness/index.js';
 
 /** Text squeezed to one line of at most `max` characters (an ellipsis marks a cut). */
 export function clip(text: string, max: number): string {

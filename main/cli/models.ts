@@ -1,4 +1,4 @@
-import { chooseModel, ModelChoiceError, type ModelChoice, type ModelRequest } from '../core/models/index.js';
+import { chooseModel, ModelChoiceError, type ModelChoice, type ModelRequest } from '../core/harness/index.js';
 import type { ModelPin } from '../common/events.js';
 import type { CliContext } from './context.js';
 import { CliError } from './errors.js';

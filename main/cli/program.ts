@@ -5,8 +5,7 @@ import { createContext } from './context.js';
 import type { CliIo } from './context.js';
 import { commandsFor } from './commands/index.js';
 import type { RegisterCommand } from './commands/index.js';
-import { sweepDeadScratch } from '../core/hostStart.js';
-import { onIndexNotice } from '../core/log/indexNotice.js';
+import { onIndexNotice, sweepDeadScratch } from '../core/harness/index.js';
 
 /** Builds the `keel` program: global options, then the subcommands `commands` register (commands/). */
 export function createProgram(

@@ -1,5 +1,5 @@
 import type { SessionEvent } from '../common/events.js';
-import { SessionLog } from '../core/log/sessionLog.js';
+import { SessionLog } from '../core/harness/index.js';
 
 /** Page size for reading a whole log: bounded memory per query, few round trips. */
 const PAGE = 1000;

@@ -1,11 +1,17 @@
 import type { SessionEvent } from '../common/events.js';
-import { allowedScopes, type ScopeKind } from '../core/approvals/decide.js';
-import { SessionNotFoundError } from '../core/log/sessionLog.js';
-import { createHarness, type LocalHarnessSession } from '../core/sessions/harness.js';
-import { streamHarness } from '../core/sessions/stream.js';
-import type { Harness, HarnessStreamPart } from '../core/sessions/types.js';
-import { TurnSetupError, type TurnOutcome } from '../core/turn/engine.js';
-import { loadSessionState } from '../core/turn/loadState.js';
+import {
+  allowedScopes,
+  createHarness,
+  type Harness,
+  type HarnessStreamPart,
+  loadSessionState,
+  type LocalHarnessSession,
+  type ScopeKind,
+  SessionNotFoundError,
+  streamHarness,
+  type TurnOutcome,
+  TurnSetupError,
+} from '../core/harness/index.js';
 import type { CliContext } from './context.js';
 import { CliError } from './errors.js';
 import { ExitCode } from './exitCodes.js';

@@ -148,8 +148,7 @@ export const AssistantMessage = z.object({
   reasoning: z.array(ReasoningPart).optional(),
   usage: Usage.optional(),
   stopReason: z.string().optional(),
-  /** What the provider said about an unusual stop (a refusal's category and explanation). */
-  stopDetails: StopDetails.optional(),
+  stopDetails: StopDetails.optional(), // a refusal's category and explanation, as the provider gave them
   model: z.string().optional(),
 });
 

@@ -1,11 +1,11 @@
-/** keel/core: the harness as a library. Everything exported here runs under plain Node. */
+/** keel/core: the harness as a library, through the same front door as Keel's own hosts (harness/index.ts). Everything exported here runs under plain Node. */
+export * from './harness/index.js';
 export * from '../common/events.js';
 export type { TraceEntry } from './log/sessionLog.js';
 export type { TurnOutcome } from './turn/engine.js';
 export type { ProviderKeys, ModelProvider } from '../providers/index.js';
-export { createHarness, LocalHarnessSession } from './sessions/harness.js';
-export { streamHarness, generateHarness } from './sessions/stream.js';
-export { HarnessSessionBusyError } from './sessions/sessionLock.js';
+export { LocalHarnessSession } from './harness/harness.js';
+export { generateHarness } from './harness/stream.js';
 export { PersistentDirError } from './persistent/checkout.js';
 export type {
   CommitModel,
@@ -14,4 +14,4 @@ export type {
   PersistentDirSpec,
   UncommittedFile,
 } from './persistent/types.js';
-export type * from './sessions/types.js';
+export type * from './harness/types.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { IpcFailure } from '../ipc/errors.js';
 import type { KeyChanges, KeyName, KeyStore } from '../ipc/keys.js';
-import { type ProviderKeys } from '../core/host.js';
+import { type ProviderKeys } from '../core/harness/index.js';
 
 /** The part of Electron's safeStorage the key store uses. */
 export type SafeStorageLike = {

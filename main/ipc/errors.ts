@@ -1,37 +1,18 @@
 import type { z } from 'zod';
-import { SessionExistsError, SessionLockedError, SessionNotFoundError } from '../core/log/sessionLog.js';
-import { TurnSetupError } from '../core/turn/engine.js';
-import { ProviderError, SettingsError } from '../core/host.js';
+import { describeError, HarnessError } from '../core/harness/index.js';
 import type { ErrorCode, IpcError } from './contract.js';
 
 /** A handler's deliberate failure: crosses the bridge as `{ ok: false, error: { code, message } }`. */
-export class IpcFailure extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-  ) {
-    super(message);
+export class IpcFailure extends HarnessError {
+  constructor(code: ErrorCode, message: string) {
+    super(code, message);
     this.name = 'IpcFailure';
   }
 }
 
-/** Maps anything a handler threw to the contract's error: known harness errors get their code, the rest `internal` (message only, never a stack). */
+/** Maps anything a handler threw to the contract's error: the harness's refusals keep their code (core/harness/errors.ts), the rest is `internal`. */
 export function toIpcError(error: unknown): IpcError {
-  if (error instanceof IpcFailure) return { code: error.code, message: error.message };
-  if (error instanceof SessionNotFoundError) return { code: 'not_found', message: error.message };
-  if (error instanceof SessionLockedError) {
-    return {
-      code: 'locked',
-      message: `${error.message}; wait for it to finish or stop it there (keel stop ${error.sessionId})`,
-    };
-  }
-  if (error instanceof SessionExistsError) return { code: 'invalid_input', message: error.message };
-  if (error instanceof SettingsError) return { code: 'invalid_state', message: error.message };
-  if (error instanceof TurnSetupError || error instanceof ProviderError) {
-    return { code: 'provider', message: error.message };
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return { code: 'internal', message: message === '' ? 'unexpected failure' : message };
+  return describeError(error);
 }
 
 /** The first problem of a failed parse, as `field: what is wrong`. */

@@ -1,4 +1,4 @@
-import { sweepDeadScratch } from '../core/host.js';
+import { sweepDeadScratch } from '../core/harness/index.js';
 import { channels, isChannelName } from './contract.js';
 import { describeInvalidInput, toIpcError } from './errors.js';
 import { appHandlers } from './handlers/appHandlers.js';

@@ -1,3 +1,4 @@
+import type { TurnReports } from '../core/harness/index.js';
 import { topics, type TopicName, type TopicPayload } from './contract.js';
 
 /** One pushed event as transports forward it. */
@@ -44,5 +45,19 @@ export function createHub(): Hub {
     get size() {
       return listeners.size;
     },
+  };
+}
+
+/** A turn manager's reports as the hub's pushes (a delta is stamped with the time it is sent). */
+export function hubReports(hub: Hub): TurnReports {
+  return {
+    event: (sessionId, event) => hub.publish('event.appended', { sessionId, event }),
+    output: (sessionId, turnId, toolCallId, chunk) =>
+      hub.publish('tool.output', { sessionId, turnId, toolCallId, chunk }),
+    delta: (sessionId, turnId, delta) =>
+      hub.publish('turn.delta', { sessionId, turnId, delta, sentAt: Date.now() }),
+    notice: (sessionId, turnId, text) => hub.publish('turn.notice', { sessionId, turnId, text }),
+    changed: (sessionId) => hub.publish('sessions.changed', { sessionId, change: 'updated' }),
+    status: (sessionId, status) => hub.publish('session.status', { sessionId, ...status }),
   };
 }

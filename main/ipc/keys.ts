@@ -1,4 +1,4 @@
-import { type ProviderKeys } from '../core/host.js';
+import { type ProviderKeys } from '../core/harness/index.js';
 
 /** A provider whose API key Keel can hold. */
 export type KeyName = keyof ProviderKeys;

@@ -1,4 +1,4 @@
-import { createFlowControl, type FlowControl, type RunningCommand } from '../core/host.js';
+import { createFlowControl, type FlowControl, type RunningCommand } from '../core/harness/index.js';
 
 /** A watcher whose flow holds a command paused and has acked nothing for this long is taken for gone. */
 export const FLOW_STALL_MS = 15_000;

@@ -1,18 +1,19 @@
 import path from 'node:path';
-import { SessionLog } from '../core/log/sessionLog.js';
-import { markTurnStarted } from '../core/sessions/checkouts.js';
-import { readPersistentConfig } from '../core/sessions/layout.js';
 import {
-  type ProviderKeys,
-  InteractiveTerminalError,
-  openInteractiveTerminal,
   type InteractiveTerminal,
+  InteractiveTerminalError,
+  markTurnStarted,
+  openInteractiveTerminal,
+  type ProviderKeys,
+  readPersistentConfig,
+  readSessionBox,
+  SessionLog,
+  shellStartFolder,
   type TerminalExit,
-} from '../core/host.js';
+} from '../core/harness/index.js';
 import type { TerminalInfo } from './contract.js';
 import { IpcFailure } from './errors.js';
 import type { Hub } from './hub.js';
-import { readSessionBox, shellStartFolder } from './sessionBox.js';
 
 /** What the terminal manager needs from the handlers. */
 export type TerminalManagerOptions = {

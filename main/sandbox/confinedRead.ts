@@ -12,7 +12,8 @@ import {
   openRefusingLinks,
 } from './confinedOpen.js';
 import { asConfinedError, refuseFile } from './pathErrors.js';
-import { DEFAULT_PINNING, pinFolder, type Pinning, type PinnedFolder } from './pinning.js';
+import { DEFAULT_PINNING, pinFolder, type Pinning } from './pinning.js';
+import { type PinnedFolder } from './pinnedFolder.js';
 import { prepareTarget, type Target } from './resolvePath.js';
 
 const { constants } = fs;

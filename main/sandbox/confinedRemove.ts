@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import { describeKind, lstatOrUndefined } from './confinedOpen.js';
 import { asConfinedError, refuseFile } from './pathErrors.js';
-import { DEFAULT_PINNING, pinFolder, type Pinning, type PinnedFolder } from './pinning.js';
+import { DEFAULT_PINNING, pinFolder, type Pinning } from './pinning.js';
+import { type PinnedFolder } from './pinnedFolder.js';
 import { refuseUnapprovedChange } from './protectedPaths.js';
 import { prepareTarget } from './resolvePath.js';
 

@@ -16,7 +16,8 @@ import {
   openRefusingLinks,
 } from './confinedOpen.js';
 import { ConfinedFileError, asConfinedError, errnoCode, refuseFile } from './pathErrors.js';
-import { DEFAULT_PINNING, pinFolder, type Pinning, type PinnedFolder } from './pinning.js';
+import { DEFAULT_PINNING, pinFolder, type Pinning } from './pinning.js';
+import { type PinnedFolder } from './pinnedFolder.js';
 import { refuseUnapprovedChange } from './protectedPaths.js';
 import { prepareTarget, type Target } from './resolvePath.js';
 

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { lstatOrUndefined } from './confinedOpen.js';
 import { errnoCode, quoteInRoot, refuseFile } from './pathErrors.js';
-import type { PinnedFolder } from './pinning.js';
+import type { PinnedFolder } from './pinnedFolder.js';
 import { isWithinRoot, type Target } from './resolvePath.js';
 
 /**

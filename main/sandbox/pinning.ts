@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import { pinProcfd } from './pinProcfd.js';
 import { pinPortable } from './pinPortable.js';
+import type { PinnedFolder } from './pinnedFolder.js';
 import type { Target } from './resolvePath.js';
 
 /** How an opened file is proven to be the confined one (tests select; production uses the default). */
@@ -12,18 +13,6 @@ const PROC_FD_AVAILABLE = process.platform === 'linux' && fs.existsSync('/proc/s
 
 /** The strategy used when a caller names none: `procfd` where /proc/self/fd exists (Linux), else `portable`. */
 export const DEFAULT_PINNING: Pinning = PROC_FD_AVAILABLE ? 'procfd' : 'portable';
-
-/** The folder of a target, held by one strategy for the length of one confined operation. */
-export interface PinnedFolder {
-  /** The path through which a name in the folder is opened, created, linked or renamed. */
-  childPath(name: string): string;
-  /** Proves that `fd` (whose fstat is `opened`) is the file at `expectedPath`; throws `changed` otherwise. */
-  verifyOpened(fd: number, opened: fs.Stats, expectedPath: string): void;
-  /** Proves the folder is still at its real path; throws `changed` otherwise. */
-  verifyFolder(): void;
-  /** Releases what the pin holds (procfd: the folder's descriptor). */
-  release(): void;
-}
 
 /**
  * Holds the folder of `target` with `pinning`, creating missing folders (never through a link) when

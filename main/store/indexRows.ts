@@ -1,5 +1,3 @@
-import type { NewSessionRow } from './sessionIndex.js';
-
 /** A new session row's bound values (sessionIndex.ts). */
 export function toSessionValues(row: NewSessionRow) {
   return {
@@ -18,3 +16,14 @@ export function toIndexTime(at: string): string {
   const ms = Date.parse(at);
   return Number.isFinite(ms) ? new Date(ms).toISOString() : at;
 }
+
+/** A new index row, as the session log registers it. */
+export type NewSessionRow = {
+  id: string;
+  title?: string;
+  projectFolder: string;
+  provider: string;
+  model: string;
+  parentId?: string;
+  createdAt: string;
+};

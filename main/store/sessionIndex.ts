@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { lazyStatements, migrate, openDatabase, type Db, type Synchronous } from './database.js';
-import { toIndexTime, toSessionValues } from './indexRows.js';
+import { toIndexTime, toSessionValues, type NewSessionRow } from './indexRows.js';
 import { INDEX_MIGRATIONS } from './schema.js';
 import { isLeaseStale } from './leaseHolder.js';
 import type { LeaseHolder } from './leaseHolder.js';
@@ -75,17 +75,6 @@ export type ListSessionsOptions = {
   projectFolder?: string;
   /** Include archived sessions. Default false. */
   includeArchived?: boolean;
-};
-
-/** A new index row, as the session log registers it. */
-export type NewSessionRow = {
-  id: string;
-  title?: string;
-  projectFolder: string;
-  provider: string;
-  model: string;
-  parentId?: string;
-  createdAt: string;
 };
 
 /** The index's view of what an append changed; the session log computes it from the events. */

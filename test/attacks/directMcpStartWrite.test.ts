@@ -2,14 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
-import { createHarness } from '../../main/core/sessions/harness.js';
-import { generateHarness } from '../../main/core/sessions/stream.js';
+import { createHarness } from '../../main/core/harness/harness.js';
+import { generateHarness } from '../../main/core/harness/stream.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
 import { ProviderServer } from '../support/providerServer.js';
 import { eventsOf } from '../support/sessionFixture.js';
 
 // A --commit direct session photographs its folder's protected paths lazily, just before the first tool that can
-// change files (main/core/sessions/directTurn.ts). An MCP server allowed to write the project (`writeProject`)
+// change files (main/core/persistent/directTurn.ts). An MCP server allowed to write the project (`writeProject`)
 // can write it as soon as it starts, before any tool is called: a turn that only talks must still put back
 // what the server wrote under a protected name (.vscode/tasks.json runs on folder open) and ask for it.
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
-import { createTurnHost } from '../../main/core/sessions/turnHost.js';
+import { createTurnHost } from '../../main/core/harness/turnHost.js';
 import { runTurn } from '../../main/core/turn/engine.js';
 import { describeEnvGaps, findEnvFiles } from '../../main/sandbox/envFiles.js';
 import { createRedactor } from '../../main/sandbox/redact.js';

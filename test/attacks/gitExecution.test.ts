@@ -5,11 +5,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
 import { Checkout, type CheckoutLocation } from '../../main/core/persistent/checkout.js';
 import { runGit } from '../../main/core/persistent/git.js';
-import { generateHarness } from '../../main/core/sessions/stream.js';
+import { generateHarness } from '../../main/core/harness/stream.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
 import { ProviderServer } from '../support/providerServer.js';
 import { git, makeRepo, makeTemp } from '../main/core/persistent/support.js';
-import { callTool, eventsOf, harnessFor } from '../main/core/sessions/support.js';
+import { callTool, eventsOf, harnessFor } from '../main/core/harness/support.js';
 
 /**
  * Attack corpus, git family: a command in the box prepares something that a later git outside the box

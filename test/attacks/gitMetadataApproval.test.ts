@@ -4,10 +4,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
 import { recordDecision, type ApprovalDecision } from '../../main/core/approvals/decide.js';
 import { SessionLog } from '../../main/core/log/sessionLog.js';
-import { generateHarness } from '../../main/core/sessions/stream.js';
+import { generateHarness } from '../../main/core/harness/stream.js';
 import { ProviderServer } from '../support/providerServer.js';
 import { git, makeRepo, makeTemp } from '../main/core/persistent/support.js';
-import { callTool, eventsOf, harnessFor } from '../main/core/sessions/support.js';
+import { callTool, eventsOf, harnessFor } from '../main/core/harness/support.js';
 
 // Issue 15, git family: when the repository's git metadata changed during a turn (a hook planted, config
 // edited, HEAD moved), Keel says exactly what changed and asks before anything is committed: an

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SessionLog } from '../../main/core/log/sessionLog.js';
-import { importSession } from '../../main/core/log/transfer.js';
+import { importSession } from '../../main/core/harness/transfer.js';
 import { startFixture, type IpcFixture } from '../main/ipc/support.js';
 
 // The app's approval panel for a request an imported file left open (issue 38): it showed the request's own

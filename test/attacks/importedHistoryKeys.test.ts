@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { EventOf, NewEvent } from '../../main/common/events.js';
 import { planRevert } from '../../main/core/history/plan.js';
 import { keepBytes, keptPath, readKept } from '../../main/core/persistent/kept.js';
-import { historyStoreOf } from '../../main/core/sessions/layout.js';
+import { historyStoreOf } from '../../main/core/paths.js';
 import { useCliFixture } from '../support/cliFixture.js';
 import { keel } from '../support/keelProcess.js';
 import { createScriptedSession } from '../support/sessionFixture.js';

@@ -7,7 +7,7 @@ import { useCliFixture } from '../support/cliFixture.js';
 import { keel } from '../support/keelProcess.js';
 import type { ScriptStep } from '../support/providerServer.js';
 import { keepBytes } from '../../main/core/persistent/kept.js';
-import { historyStoreOf } from '../../main/core/sessions/layout.js';
+import { historyStoreOf } from '../../main/core/paths.js';
 import { checkoutPath, eventsOf } from '../support/sessionFixture.js';
 
 // A session file from someone else is a record, not a grant (issue 38, first part): its `policy: full-auto`

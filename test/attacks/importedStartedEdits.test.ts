@@ -4,7 +4,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../main/common/events.js';
 import { SessionLog } from '../../main/core/log/sessionLog.js';
-import { importSession } from '../../main/core/log/transfer.js';
+import { importSession } from '../../main/core/harness/transfer.js';
 import { runTurn } from '../../main/core/turn/engine.js';
 import { detectSandbox, type SandboxInfo } from '../../main/sandbox/box.js';
 import { scriptedTurnHost, useSessionFixture } from '../support/sessionFixture.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
 import { SessionLog } from '../../main/core/log/sessionLog.js';
-import { createTurnHost } from '../../main/core/sessions/turnHost.js';
+import { createTurnHost } from '../../main/core/harness/turnHost.js';
 import { grepToOutcome } from '../../main/tools/grep.js';
 import { ensureCliBuilt } from '../support/cli.js';
 import { keel } from '../support/keelProcess.js';

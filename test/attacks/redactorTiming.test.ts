@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { generateHarness } from '../../main/core/sessions/stream.js';
+import { generateHarness } from '../../main/core/harness/stream.js';
 import { ProviderServer } from '../support/providerServer.js';
 import { makeRepo, makeTemp } from '../main/core/persistent/support.js';
-import { callTool, harnessFor, toolResultsSeen } from '../main/core/sessions/support.js';
+import { callTool, harnessFor, toolResultsSeen } from '../main/core/harness/support.js';
 
 // The turn host's redactor reads the box's .env files when first used (turnHost.ts, workspaceHost.ts's
 // turnTimeRedactor), but at the latest before anything of the turn may change the box. Otherwise a model

@@ -9,10 +9,10 @@ import {
   openCheckout,
   persistentConfigOf,
   prepareTurn,
-} from '../../main/core/sessions/checkouts.js';
+} from '../../main/core/persistent/turnCheckouts.js';
 import { gitProcessCount } from '../../main/core/persistent/git.js';
-import { createHarness } from '../../main/core/sessions/harness.js';
-import { withWritableSession } from '../../main/core/sessions/sessionLock.js';
+import { createHarness } from '../../main/core/harness/harness.js';
+import { withWritableSession } from '../../main/core/harness/lock.js';
 import type { Bench } from './benches/context.js';
 import { buildGitProject } from './gitProject.js';
 import { makeMetric, median, percentile, round } from './harness.js';

@@ -44,6 +44,32 @@ describe('layering', () => {
     ]);
   }, 60_000);
 
+  it("holds the core's front door: hosts import main/core/harness only, no core folder imports it", async () => {
+    const host =
+      "A host goes through the core's front door: import main/core/harness (its index.ts), never a room of the core or what lies below it.";
+    expect(await layeringErrors('main/ipc/hub.ts', "import '../core/log/sessionLog.js';")).toEqual([host]);
+    expect(await layeringErrors('main/cli/format.ts', "import '../core/approvals/decide.js';")).toEqual([
+      host,
+    ]);
+    expect(await layeringErrors('main/cli/format.ts', "import '../store/settings.js';")).toEqual([host]);
+    expect(await layeringErrors('main/server/server.ts', "import '../core/hostStart.js';")).toEqual([host]);
+    expect(await layeringErrors('main/electron/keys.ts', "import '../sandbox/box.js';")).toEqual([host]);
+    expect(await layeringErrors('main/core/turn/state.ts', "import '../harness/index.js';")).toEqual([
+      'main/core/harness is the front door over the core: no other core folder imports it (move the shared piece down into the room that owns it).',
+    ]);
+    expect(await layeringErrors('main/core/paths.ts', "import './harness/turns.js';")).toEqual([
+      'main/core/harness is the front door over the core: no other core folder imports it (move the shared piece down into the room that owns it).',
+    ]);
+    // Through the door: the hosts, the library entry (keel/core), and the door over the core's rooms.
+    expect(await layeringErrors('main/ipc/hub.ts', "import '../core/harness/index.js';")).toEqual([]);
+    expect(await layeringErrors('main/cli/format.ts', "import '../core/harness/index.js';")).toEqual([]);
+    expect(await layeringErrors('main/core/index.ts', "import './harness/turns.js';")).toEqual([]);
+    expect(await layeringErrors('main/core/harness/turns.ts', "import '../log/sessionLog.js';")).toEqual([]);
+    expect(await layeringErrors('main/core/harness/turns.ts', "import '../../store/settings.js';")).toEqual(
+      [],
+    );
+  }, 60_000);
+
   it('lets an import the table allows through, and the renderer import the contract', async () => {
     expect(await layeringErrors('main/core/turn/state.ts', "import '../../store/settings.js';")).toEqual([]);
     expect(

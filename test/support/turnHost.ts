@@ -4,7 +4,7 @@ import { beforeAll } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
 import type { McpServerConfig } from '../../main/common/mcp.js';
 import type { SessionLog } from '../../main/core/log/sessionLog.js';
-import { createTurnHost, type TurnHostOptions } from '../../main/core/sessions/turnHost.js';
+import { createTurnHost, type TurnHostOptions } from '../../main/core/harness/turnHost.js';
 import { runTurn, type TurnHost } from '../../main/core/turn/engine.js';
 import { detectSandbox, type SandboxInfo } from '../../main/sandbox/box.js';
 import type { ToolRegistryOptions } from '../../main/tools/registry.js';

@@ -1,7 +1,6 @@
+import { decideApproval } from '../../core/harness/index.js';
 import type { Command } from 'commander';
 import { ApprovalScope } from '../../common/events.js';
-import { recordDecision } from '../../core/approvals/decide.js';
-import { keepToolGrant } from '../../core/sessions/toolRules.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
@@ -74,14 +73,18 @@ async function decide(
   }
   const id = await withWritableSession(context.home(), session, (log) => {
     // The core's approval front door decides; the CLI only words the outcome.
-    const result = recordDecision(log, {
-      ...(options.request !== undefined ? { requestSeq: options.request } : {}),
-      ...(scope !== undefined
-        ? { decision: 'grant' as const, scope }
-        : { decision: 'deny' as const, ...(options.reason ? { reason: options.reason } : {}) }),
-    });
-    if (!result.ok) throw new CliError(result.message);
-    const rule = keepToolGrant(context.home(), log, result.recorded, result.request, 'keel approve');
+    const result = decideApproval(
+      context.home(),
+      log,
+      {
+        ...(options.request !== undefined ? { requestSeq: options.request } : {}),
+        ...(scope !== undefined
+          ? { decision: 'grant' as const, scope }
+          : { decision: 'deny' as const, ...(options.reason ? { reason: options.reason } : {}) }),
+      },
+      'keel approve',
+    );
+    const { rule } = result;
     context.io.stderr(
       scope !== undefined
         ? `keel: granted request ${result.request.seq} (${result.request.tool}, ${scope})\n`

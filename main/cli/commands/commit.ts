@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { LocalHarnessSession } from '../../core/sessions/harness.js';
+import type { LocalHarnessSession } from '../../core/harness/index.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exitCodes.js';

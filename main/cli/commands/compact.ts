@@ -1,11 +1,15 @@
 import type { Command } from 'commander';
-import { inspectSessionCompactions, type CompactionRecord } from '../../core/compaction/inspect.js';
-import { compactNow } from '../../core/compaction/manual.js';
-import { unconfirmedEndpoint } from '../../core/log/imported.js';
-import type { SessionLog } from '../../core/log/sessionLog.js';
-import { systemPromptFor } from '../../core/sessions/workspaceHost.js';
-import { createProvider, readSettings } from '../../core/host.js';
-import { foldSession } from '../../core/turn/state.js';
+import {
+  type CompactionRecord,
+  compactNow,
+  createProvider,
+  foldSession,
+  inspectSessionCompactions,
+  readSettings,
+  type SessionLog,
+  systemPromptFor,
+  unconfirmedEndpoint,
+} from '../../core/harness/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { createHarness } from '../../core/sessions/harness.js';
-import { detectSandbox } from '../../core/host.js';
+import { createHarness, detectSandbox } from '../../core/harness/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';

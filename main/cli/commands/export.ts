@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { exportSession } from '../../core/log/transfer.js';
+import { exportSession } from '../../core/harness/index.js';
 import type { CliContext } from '../context.js';
 import { writeFileAtomically } from '../files.js';
 

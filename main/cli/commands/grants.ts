@@ -1,10 +1,7 @@
+import { type GrantRecord, listGrants, revokeGrant } from '../../core/harness/index.js';
 import type { Command } from 'commander';
-import { recordRevocation } from '../../core/approvals/decide.js';
-import { listGrants, type GrantRecord } from '../../core/approvals/grants.js';
-import { forgetToolGrant } from '../../core/sessions/toolRules.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
-import { CliError } from '../errors.js';
 import { formatTable } from '../format.js';
 import { withSessionLog, withWritableSession } from '../session.js';
 
@@ -51,9 +48,7 @@ export function registerGrants(program: Command, context: CliContext): void {
     .option('--reason <text>', 'why, kept in the log')
     .action(async (session: string, grantSeq: number, options: { reason?: string }) => {
       await withWritableSession(context.home(), session, (log) => {
-        const result = recordRevocation(log, grantSeq, options.reason);
-        if (!result.ok) throw new CliError(result.message);
-        forgetToolGrant(context.home(), log, result.grant, 'keel revoke');
+        const result = revokeGrant(context.home(), log, grantSeq, options.reason, 'keel revoke');
         context.io.stderr(
           `keel: revoked grant ${grantSeq} (${result.grant.tool}, ${result.grant.scope}); matching calls ask again\n`,
         );

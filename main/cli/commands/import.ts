@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { SessionExistsError } from '../../core/log/sessionLog.js';
-import { InvalidExportError, importSession } from '../../core/log/transfer.js';
+import { importSession, InvalidExportError, SessionExistsError } from '../../core/harness/index.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exitCodes.js';

@@ -4,13 +4,15 @@ import {
   addMcpServer,
   approveProjectMcp,
   inspectMcpServers,
+  listToolRules,
   McpAdminError,
+  type McpInspection,
   projectMcpStatus,
+  realProjectFolder,
   removeMcpServer,
   revokeProjectMcp,
-  type McpInspection,
-} from '../../core/host.js';
-import { listToolRules, realProjectFolder, revokeToolRule } from '../../core/sessions/toolRules.js';
+  revokeToolRule,
+} from '../../core/harness/index.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exitCodes.js';

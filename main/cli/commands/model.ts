@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
 import { Policy, ProviderKind } from '../../common/events.js';
-import { unconfirmedEndpoint } from '../../core/log/imported.js';
-import { effectiveEffort } from '../../core/host.js';
-import { foldSession } from '../../core/turn/state.js';
+import {
+  effectiveEffort,
+  foldSession,
+  policyChangeProblem,
+  unconfirmedEndpoint,
+} from '../../core/harness/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
-import { policyChangeProblem } from '../../core/approvals/policy.js';
 import { CliError } from '../errors.js';
 import { chooseCliModel } from '../models.js';
 import { withSessionLog, withWritableSession } from '../session.js';

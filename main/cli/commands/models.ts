@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { ProviderKind } from '../../common/events.js';
-import { catalogueView, refreshServedModels } from '../../core/models/index.js';
-import { ProviderError, readSettings } from '../../core/host.js';
+import { catalogueView, ProviderError, readSettings, refreshServedModels } from '../../core/harness/index.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { formatTable } from '../format.js';

@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
-import { DEFAULT_SYSTEM_PROMPT } from '../../core/prompts/system.js';
-import { systemPromptFor } from '../../core/sessions/workspaceHost.js';
-import { formatPayloadText, projectView } from '../../core/projection/index.js';
+import {
+  DEFAULT_SYSTEM_PROMPT,
+  formatPayloadText,
+  projectView,
+  systemPromptFor,
+} from '../../core/harness/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';

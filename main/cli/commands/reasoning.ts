@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { ReasoningEffort } from '../../common/events.js';
-import { foldSession } from '../../core/turn/state.js';
-import { effectiveEffort, reasoningChoices } from '../../core/host.js';
+import { effectiveEffort, foldSession, reasoningChoices } from '../../core/harness/index.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { withWritableSession } from '../session.js';

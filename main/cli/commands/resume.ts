@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { pendingApprovals } from '../../core/approvals/state.js';
-import { foldSession, needsModel, unansweredCalls } from '../../core/turn/state.js';
+import { foldSession, needsModel, pendingApprovals, unansweredCalls } from '../../core/harness/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exitCodes.js';

@@ -1,12 +1,17 @@
 import type { Command } from 'commander';
-import { RevertTargetError, type RevertReport, type RevertTarget } from '../../core/history/revert.js';
+import {
+  type ForkReport,
+  forkSession,
+  type RevertReport,
+  type RevertTarget,
+  RevertTargetError,
+  type RewindReport,
+} from '../../core/harness/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exitCodes.js';
 import { cliHarness, cliSession } from '../turn.js';
-import type { RewindReport } from '../../core/history/rewind.js';
-import { forkSession, type ForkReport } from '../../core/history/fork.js';
 
 type RevertOptions = { turn?: number; change?: number; json?: boolean };
 

@@ -2,21 +2,26 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { Policy, ProviderKind, type ModelPin } from '../../common/events.js';
-import { asDiskFull } from '../../core/log/logErrors.js';
-import { newSessionId } from '../../core/log/sessionId.js';
-import type { LocalHarnessSession } from '../../core/sessions/harness.js';
-import { readPersistentConfig, writePersistentConfig } from '../../core/sessions/layout.js';
-import { withWritableSession } from '../../core/sessions/sessionLock.js';
-import type { Harness, SessionSetup } from '../../core/sessions/types.js';
-import { readSettings } from '../../core/host.js';
+import {
+  asDiskFull,
+  guardNewTurn,
+  type Harness,
+  type LocalHarnessSession,
+  newSessionId,
+  pendingApprovals,
+  readPersistentConfig,
+  readSettings,
+  type SessionSetup,
+  toolModeFor,
+  withWritableSession,
+  writePersistentConfig,
+} from '../../core/harness/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
-import { toolModeFor } from '../../core/approvals/policy.js';
 import { CliError } from '../errors.js';
 import { parseEffort } from './reasoning.js';
 import { chooseCliModel } from '../models.js';
 import { cliHarness, cliSession, describeApproval, driveTurn } from '../turn.js';
-import { pendingApprovals } from '../../core/approvals/state.js';
 import { ExitCode } from '../exitCodes.js';
 import { withSessionLog } from '../session.js';
 
@@ -121,7 +126,7 @@ export function registerRun(program: Command, context: CliContext): void {
           return;
         }
         if (mode !== undefined) await switchCommitMode(harness, session, mode);
-        await refuseUncommittedManual(session);
+        await guardNewTurn(session);
         await driveTurn(context, harness, session.id, { prompt }, options);
         return;
       }
@@ -255,21 +260,4 @@ async function switchCommitMode(harness: Harness, session: LocalHarnessSession, 
     }
     return Promise.resolve();
   });
-}
-
-/**
- * Before a new turn: refuses when manual Persistent Dirs hold uncommitted changes that the turn's reset
- * would discard, naming the commands that apply or drop them (the warning comes before anything is lost).
- */
-async function refuseUncommittedManual(session: LocalHarnessSession): Promise<void> {
-  if (session.persistentDirs().length === 0) return;
-  const pending = (await session.uncommitted()).filter((d) => d.commit === 'manual' && !d.readOnly);
-  if (pending.length === 0) return;
-  const what = pending
-    .map((d) => `${d.dir} (${d.files.length} file${d.files.length === 1 ? '' : 's'})`)
-    .join(', ');
-  throw new CliError(
-    `session ${session.id} has uncommitted changes in ${what} that a new turn would discard: ` +
-      `keel commit ${session.id} applies them, keel discard ${session.id} drops them`,
-  );
 }

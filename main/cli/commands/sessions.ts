@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
-import type { SessionSummary } from '../../core/host.js';
-import { openSessionIndex } from '../../core/log/indexRebuild.js';
-import { withIndexBehind } from '../../core/log/indexLag.js';
+import { openSessionIndex, type SessionSummary, withIndexBehind } from '../../core/harness/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { clip, clipLeft, formatTable } from '../format.js';

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
-import { RevertTargetError } from '../../core/history/revert.js';
 import {
   listUserSnapshots,
-  restoreUserSnapshot,
   type RestoreReport,
-} from '../../core/history/userSnapshot.js';
-import { SessionLog } from '../../core/log/sessionLog.js';
-import { withWritableSession } from '../../core/sessions/sessionLock.js';
+  restoreUserSnapshot,
+  RevertTargetError,
+  SessionLog,
+  withWritableSession,
+} from '../../core/harness/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';

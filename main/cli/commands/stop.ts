@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { STOP_REQUEST_FILE } from '../../core/sessions/turnHost.js';
-import { openSessionIndex } from '../../core/log/indexRebuild.js';
+import { openSessionIndex, STOP_REQUEST_FILE } from '../../core/harness/index.js';
 import type { CliContext } from '../context.js';
 import { withSessionLog } from '../session.js';
 

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import { DEFAULT_TRACE_DEPTH, readTraceSummary } from '../../core/trace/index.js';
 import type {
   SessionTraceSummary,
   TimelineStage,
   TokensAndCost,
   TurnTraceSummary,
-} from '../../core/trace/index.js';
+} from '../../common/traceSchema.js';
+import { DEFAULT_TRACE_DEPTH, readTraceSummary } from '../../core/harness/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { clip } from '../format.js';

@@ -2,11 +2,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ModelPin } from '../../common/events.js';
-import { newSessionId } from '../../core/log/sessionId.js';
-import { readOnlyPathsFor, runCommand, runGit, type SandboxInfo } from '../../core/host.js';
-import { streamHarness } from '../../core/sessions/stream.js';
-import type { Harness } from '../../core/sessions/types.js';
-import { readTraceSummary } from '../../core/trace/index.js';
+import {
+  type Harness,
+  newSessionId,
+  readOnlyPathsFor,
+  readTraceSummary,
+  runCommand,
+  runGit,
+  type SandboxInfo,
+  streamHarness,
+} from '../../core/harness/index.js';
 import type { EvalTask } from './tasks.js';
 
 /*

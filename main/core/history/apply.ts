@@ -4,11 +4,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { FileMode, Sha256, type NewEvent } from '../../common/events.js';
-import type { CrashPoint } from '../turn/crash.js';
+import type { CrashPoint } from '../crash.js';
 import { keepBytes, readFileState, readKept } from '../persistent/kept.js';
 import { removeConfined, writeStreamConfined } from '../persistent/streamWrite.js';
 import { ConfinedFileError, PathEscapeError, writeSymlinkConfined } from '../../sandbox/paths.js';
 import type { RevertWrite } from './plan.js';
+import { historyDir } from '../paths.js';
 
 const JournalSide = z.object({ mode: FileMode, sha256: Sha256 }).nullable();
 
@@ -28,7 +29,7 @@ type Journal = z.infer<typeof Journal>;
 
 /** Where the journal of a session's unfinished revert lives. */
 export function journalPath(dataDir: string): string {
-  return path.join(dataDir, 'history', 'revert-pending.json');
+  return path.join(historyDir(dataDir), 'revert-pending.json');
 }
 
 /** One folder's planned writes. */

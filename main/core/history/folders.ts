@@ -5,7 +5,8 @@ import type { NewEvent, SessionEvent } from '../../common/events.js';
 import { importMarkOf, type ImportMark } from '../log/imported.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { withBackingLock } from '../persistent/lock.js';
-import { checkoutLocation, historyStoreOf, readPersistentConfig } from '../sessions/layout.js';
+import { checkoutLocation, readPersistentConfig } from '../persistent/config.js';
+import { historyStoreOf } from '../paths.js';
 import { finishPendingRevert } from './apply.js';
 import { RevertTargetError } from './changes.js';
 

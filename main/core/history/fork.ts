@@ -6,9 +6,10 @@ import type { EventOf, SessionEvent } from '../../common/events.js';
 import { IMPORT_METADATA_KEY, importMarkOf, isImportedSeq } from '../log/imported.js';
 import { SessionLog } from '../log/sessionLog.js';
 import { rewindProblem } from '../projection/rewind.js';
-import { makeSessionFolders, readPersistentConfig, writePersistentConfig } from '../sessions/layout.js';
+import { readPersistentConfig, writePersistentConfig } from '../persistent/config.js';
+import { artifactsDir, eventsFile, historyStoreOf, makeSessionFolders, sessionAreaDir } from '../paths.js';
 import { RevertTargetError, type ChangeEvent } from './changes.js';
-import { forkBaseOf, writeForkBase } from './forkBase.js';
+import { forkBaseOf, writeForkBase } from '../persistent/forkBase.js';
 
 /**
  * What a fork made: the new session's id and the parent's seq its log was copied through; `notice` when its
@@ -73,14 +74,14 @@ export function forkSession(home: string, parentId: string, options: { at?: numb
   // The rows after session_created are copied in SQLite from the parent's file (logCopy.ts), in the one
   // transaction that writes the fork's own session_created: a crash leaves the fork whole or absent.
   const id = SessionLog.importEvents(home, [first, ...events.slice(1)], {
-    copyFrom: path.join(dataDir, 'events.sqlite'),
+    copyFrom: eventsFile(dataDir),
     files: (dir) => {
       makeSessionFolders(dir);
       if (config) writePersistentConfig(dir, config);
       if (config) writeForkBase(dir, base);
-      linkTree(path.join(dataDir, 'artifacts'), path.join(dir, 'artifacts'));
-      linkTree(path.join(dataDir, 'history', 'blobs'), path.join(dir, 'history', 'blobs'));
-      copyTree(path.join(dataDir, 'workspace', 'session'), path.join(dir, 'workspace', 'session'));
+      linkTree(artifactsDir(dataDir), artifactsDir(dir));
+      linkTree(historyStoreOf(dataDir), historyStoreOf(dir));
+      copyTree(sessionAreaDir(dataDir), sessionAreaDir(dir));
     },
   });
   const notice =

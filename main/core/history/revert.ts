@@ -3,8 +3,8 @@
 import type { EventOf, NewEvent, SessionEvent } from '../../common/events.js';
 import { isImportedSeq } from '../log/imported.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { crashPoint } from '../turn/crash.js';
-import { historyStoreOf } from '../sessions/layout.js';
+import { crashPoint } from '../crash.js';
+import { historyStoreOf } from '../paths.js';
 import { writeRevert } from './apply.js';
 import { changesOf, type ChangeEvent, type RevertTarget } from './changes.js';
 import { appender, completePendingRevert, folderOf, importMarkOfLog, withLocks } from './folders.js';

@@ -9,7 +9,7 @@ import { gitText, runGit, splitNul } from '../persistent/git.js';
 import { hashFile } from '../persistent/hashing.js';
 import { keepBytes, readFileState, readKept } from '../persistent/kept.js';
 import { plain } from '../persistent/state.js';
-import { historyStoreOf } from '../sessions/layout.js';
+import { historyStoreOf } from '../paths.js';
 import { writeRevert } from './apply.js';
 import { RevertTargetError } from './changes.js';
 import {

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { isLeaseStale } from '../../store/sessionIndex.js';
 import { DamagedLogError, SessionLockedError, SessionNotFoundError } from './logErrors.js';
+import { eventsFile } from '../paths.js';
 
 /**
  * Beside a log while the process creating it has not registered it yet: who is creating it. A folder with
@@ -39,7 +40,7 @@ export function clearCreatingMark(dir: string): void {
  * log or holds an empty one, which is damage, not absence.
  */
 export function assertLogPresent(dir: string, id: string): void {
-  const file = path.join(dir, 'events.sqlite');
+  const file = eventsFile(dir);
   const size = fs.statSync(file, { throwIfNoEntry: false })?.size;
   if (size !== undefined && size > 0) return;
   // An empty folder is a create between its claim (mkdir) and its mark, not a session that lost its log.

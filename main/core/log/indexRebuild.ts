@@ -1,17 +1,13 @@
 import fs from 'node:fs';
-import path from 'node:path';
-import type {
-  IndexUpdate,
-  NewSessionRow,
-  OpenSessionIndexOptions,
-  SessionIndex,
-} from '../../store/sessionIndex.js';
+import type { IndexUpdate, OpenSessionIndexOptions, SessionIndex } from '../../store/sessionIndex.js';
+import type { NewSessionRow } from '../../store/indexRows.js';
 import { assertNotBeingCreated } from './creatingMark.js';
 import { SessionLockedError, SessionNotFoundError } from './logErrors.js';
 import { toIndexUpdate, toSessionRow } from './logRows.js';
 import { isValidSessionId } from './sessionId.js';
 import { SessionLog } from './sessionLog.js';
 import { indexNotice, openIndexWithNotice } from './indexNotice.js';
+import { eventsFile, sessionDir, sessionsDir } from '../paths.js';
 
 /*
  * index.sqlite is derived from the session logs, so it is rebuilt from them: every open of the index for
@@ -53,16 +49,13 @@ export function openSessionIndex(home: string, options: OpenSessionIndexOptions 
 export function reregisterMissing(home: string, index: SessionIndex): number {
   let names: string[];
   try {
-    names = fs.readdirSync(path.join(home, 'sessions'));
+    names = fs.readdirSync(sessionsDir(home));
   } catch {
     return 0;
   }
   const known = index.ids();
   const missing = names.filter(
-    (id) =>
-      !known.has(id) &&
-      isValidSessionId(id) &&
-      fs.existsSync(path.join(home, 'sessions', id, 'events.sqlite')),
+    (id) => !known.has(id) && isValidSessionId(id) && fs.existsSync(eventsFile(sessionDir(home, id))),
   );
   if (missing.length === 0) return 0;
   const loud = missing.length >= PROGRESS_FROM;
@@ -98,7 +91,7 @@ type IndexEntry = { row: NewSessionRow; updates: IndexUpdate[] };
 /** What the index needs of one log, read without its lease; null when it is not (yet) a session. */
 function indexEntryOf(home: string, id: string, index: SessionIndex): IndexEntry | null {
   try {
-    assertNotBeingCreated(path.join(home, 'sessions', id), id);
+    assertNotBeingCreated(sessionDir(home, id), id);
   } catch (error) {
     if (error instanceof SessionLockedError) return null; // its creator is registering it
     throw error;

@@ -2,7 +2,7 @@ import type { SessionEvent } from '../../common/events.js';
 import type { ProjectionView } from '../../common/payload.js';
 import { ProjectionFold } from '../projection/fold.js';
 import { rowToEvent, type EventRow } from './logRows.js';
-import type { LogTallies, UsageTotals } from './logTypes.js';
+import type { LogTallies, UsageTotals } from './logTallies.js';
 import { readSnapshot, rowDigest, writeSnapshot } from './projectionSnapshot.js';
 
 /*

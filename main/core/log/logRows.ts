@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { SessionEvent } from '../../common/events.js';
 import type { EventOf } from '../../common/events.js';
-import type { IndexUpdate, NewSessionRow, SessionStatus } from '../../store/sessionIndex.js';
+import type { IndexUpdate, SessionStatus } from '../../store/sessionIndex.js';
+import type { NewSessionRow } from '../../store/indexRows.js';
 import { DamagedLogError } from './logErrors.js';
 
 /*

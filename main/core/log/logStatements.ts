@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { lazyStatements, perConnection, type Db } from '../../store/database.js';
 import { SPARSE_KINDS_TERM } from '../../store/schema.js';
 import type { EventRow } from './logRows.js';
-import type { UsageTotals } from './logTypes.js';
+import type { UsageTotals } from './logTallies.js';
 
 /**
  * The statements of a session log's connection (SessionLog), each prepared on its first use: an open for one

@@ -49,25 +49,8 @@ export type OpenSessionOptions = {
   cache?: LogCache;
 };
 
-/** Token counts summed over a session's assistant messages. */
-export type UsageTotals = {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  /** Of outputTokens, those spent reasoning (only where the provider reported them). */
-  reasoningTokens: number;
-};
-
 /** Options of `log.read`: an inclusive seq range and a row limit. */
 export type ReadOptions = { fromSeq?: number; toSeq?: number; limit?: number; validate?: boolean };
-
-/** Running totals over every event of a log (rewound ones too), kept beside its projection. */
-export type LogTallies = {
-  /** How many user messages the log holds (turn N is the Nth). */
-  userMessages: number;
-  usage: UsageTotals;
-};
 
 /** The newest event of a log: its seq (0 when empty) and kind. */
 export type LogTail = { seq: number; kind: string | undefined };

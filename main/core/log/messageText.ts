@@ -1,9 +1,9 @@
-import path from 'node:path';
 import { openReadOnly, type Db } from '../../store/database.js';
 import type { MessageText } from '../../store/sessionIndex.js';
 import { rowToEvent, searchableText } from './logRows.js';
 import type { EventRow } from './logRows.js';
 import { isValidSessionId } from './sessionId.js';
+import { eventsFile, sessionDir } from '../paths.js';
 
 /** Texts kept between searches at most (their characters): a list re-queried with the same search reads no log. */
 const CACHE_CHARS = 2_000_000;
@@ -43,7 +43,7 @@ export function logMessageText(home: string): MessageText {
 
 function readMessageText(home: string, sessionId: string, seq: number): string | undefined {
   if (!isValidSessionId(sessionId)) return undefined;
-  const file = path.join(home, 'sessions', sessionId, 'events.sqlite');
+  const file = eventsFile(sessionDir(home, sessionId));
   let db: Db | undefined;
   try {
     db = openReadOnly(file);

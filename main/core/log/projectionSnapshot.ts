@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ProjectionFold } from '../projection/fold.js';
-import { crashPoint } from '../turn/crash.js';
+import { crashPoint } from '../crash.js';
 import type { EventRow } from './logRows.js';
-import type { LogTallies } from './logTypes.js';
+import type { LogTallies } from './logTallies.js';
 
 /*
  * The projection snapshot: `<session>/projection-snapshot.json`, the log's projection and tallies as of one seq,

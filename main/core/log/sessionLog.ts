@@ -10,7 +10,7 @@ import type { EventKind, EventOf, NewEvent } from '../../common/events.js';
 import type { ProjectionView } from '../../common/payload.js';
 import { selectView } from '../projection/projectPayload.js';
 import { assertValidSessionId, isValidSessionId, newSessionId } from './sessionId.js';
-import { duringAppendCrash } from '../turn/crash.js';
+import { duringAppendCrash } from '../crash.js';
 import { isoTimestamp } from '../../common/clock.js';
 import { immediately } from './immediate.js';
 import {
@@ -40,10 +40,13 @@ export { SessionLockedError, SessionNotFoundError } from './logErrors.js';
 export { TraceEntry } from './logRows.js';
 export { LogCache, type FoldOrigin } from './logFold.js';
 export type * from './logTypes.js';
+export type * from './logTallies.js';
 import type { AppendOptions, AppendResult, CreateSessionInit, CreateSessionOptions } from './logTypes.js';
-import type { LogTallies } from './logTypes.js';
+import type { LogTallies } from './logTallies.js';
 import { LogTailState } from './logTail.js';
-import type { OpenSessionOptions, ReadOptions, UsageTotals } from './logTypes.js';
+import type { OpenSessionOptions, ReadOptions } from './logTypes.js';
+import type { UsageTotals } from './logTallies.js';
+import { artifactsDir, eventsFile, sessionAreaDir, sessionDir, sessionsDir, workspaceDir } from '../paths.js';
 
 export type { NewEvent, ProjectionView };
 
@@ -104,8 +107,8 @@ export class SessionLog {
     cache?: LogCache,
     private readonly keepOnClose?: KeepOnClose,
   ) {
-    this.artifactsDir = path.join(dir, 'artifacts');
-    this.workspaceDir = path.join(dir, 'workspace');
+    this.artifactsDir = artifactsDir(dir);
+    this.workspaceDir = workspaceDir(dir);
     this.follower = new IndexFollower(
       this,
       index,
@@ -149,8 +152,8 @@ export class SessionLog {
    */
   static open(home: string, id: string, options: OpenSessionOptions = {}): SessionLog {
     if (!isValidSessionId(id)) throw new SessionNotFoundError(id);
-    const dir = path.join(home, 'sessions', id);
-    const file = path.join(dir, 'events.sqlite');
+    const dir = sessionDir(home, id);
+    const file = eventsFile(dir);
     assertLogPresent(dir, id);
 
     let db: Db | undefined;
@@ -260,15 +263,14 @@ export class SessionLog {
     write: (log: SessionLog) => SessionEvent[],
   ): SessionLog {
     assertValidSessionId(id);
-    const sessionsDir = path.join(home, 'sessions');
-    const dir = path.join(sessionsDir, id);
+    const dir = sessionDir(home, id);
     const index = openIndexWithNotice(home, INDEX_OPTIONS);
     let claimed = false;
     let db: Db | undefined;
-    let writing = path.join(dir, 'events.sqlite');
+    let writing = eventsFile(dir);
     try {
       if (index.position(id)) throw new SessionExistsError(id);
-      fs.mkdirSync(sessionsDir, { recursive: true });
+      fs.mkdirSync(sessionsDir(home), { recursive: true });
       try {
         // Non-recursive mkdir is the atomic claim: of two processes creating one id, one gets EEXIST.
         fs.mkdirSync(dir);
@@ -278,9 +280,9 @@ export class SessionLog {
       }
       claimed = true;
       writeCreatingMark(dir);
-      fs.mkdirSync(path.join(dir, 'artifacts'));
-      fs.mkdirSync(path.join(dir, 'workspace', 'session'), { recursive: true });
-      db = openDatabase(path.join(dir, 'events.sqlite'), {
+      fs.mkdirSync(artifactsDir(dir));
+      fs.mkdirSync(sessionAreaDir(dir), { recursive: true });
+      db = openDatabase(eventsFile(dir), {
         migrations: EVENTS_MIGRATIONS,
         pageSize: EVENTS_PAGE_SIZE,
         walAutocheckpoint: EVENTS_WAL_AUTOCHECKPOINT,
@@ -325,7 +327,7 @@ export class SessionLog {
     } catch (error) {
       // A full disk rolled the transaction back: nothing of this batch is in the log, all before it is.
       const kinds = batch.map((event) => event.kind);
-      throw asDiskFull(error, path.join(this.dir, 'events.sqlite'), {
+      throw asDiskFull(error, eventsFile(this.dir), {
         sessionId: this.id,
         stage: 'append',
         kinds,
@@ -532,7 +534,7 @@ export class SessionLog {
 
   /** Closes both connections, or keeps them for the host's next open (after a close that went through). */
   private closeConnections(kept: KeepOnClose | undefined): void {
-    const file = path.join(this.dir, 'events.sqlite');
+    const file = eventsFile(this.dir);
     if (kept?.events !== undefined && !this.db.inTransaction) {
       keptLogs.keep(`${kept.synchronous}\0${file}`, file, kept.events, this.db);
     } else {

@@ -21,7 +21,8 @@ import {
   SMALL_FILE_BYTES,
   type Entry,
 } from './hashing.js';
-import { applyHeld, holdBack, type HeldFile } from './heldBack.js';
+import { applyHeld, holdBack } from './heldBack.js';
+import { type HeldFile } from './types.js';
 import { holdNestedRepos } from './nestedRepos.js';
 import { keepFile } from './kept.js';
 import { withBackingLock } from './lock.js';

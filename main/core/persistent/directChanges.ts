@@ -12,13 +12,14 @@ import { diffTrees, gitText, isZeroOid, runGit, streamBlob, type GitSide, type T
 import { heldReason } from './heldBack.js';
 import { KEEP_MAX_BYTES, keepBytes } from './kept.js';
 import { plain } from './state.js';
+import { historyDir } from '../paths.js';
 
 /** The turn start's tree, written when a turn (segment) starts and removed once its change is recorded. */
 const START_FILE = 'turn-start.json';
 
 /** Where a direct session's shadow repository, its private index and its start record live. */
 export function directStateDir(dataDir: string): string {
-  return path.join(dataDir, 'history', 'direct');
+  return path.join(historyDir(dataDir), 'direct');
 }
 
 /**

@@ -10,7 +10,7 @@ import { createTwoFilesPatch } from 'diff';
 import { writeSymlinkConfined } from '../../sandbox/paths.js';
 import { heldReason } from './heldBack.js';
 import { removeConfined, writeStreamConfined } from './streamWrite.js';
-import type { CommittedFile } from './types.js';
+import type { CommittedFile, DirectHeldFile } from './types.js';
 
 /** Folders never walked: dependencies. The root's `.git` is read-only in the box and never walked either. */
 const SKIP = new Set(['node_modules']);
@@ -35,17 +35,6 @@ export type ProtectedSnapshot = {
   entries: Record<string, Entry>;
   /** Whether the folder had its own `.git` when photographed (absent in older photographs: it had). */
   topGit?: boolean;
-};
-
-/** A protected path a direct turn changed and that was put back; `artifact` holds the turn's version. */
-export type DirectHeldFile = {
-  path: string;
-  reason: string;
-  status: 'added' | 'modified' | 'deleted';
-  /** The turn's version: absent when the turn deleted the path. */
-  after?: { kind: 'file'; mode: number; sha256: string; artifact: string } | { kind: 'link'; target: string };
-  /** What was there before (and was put back), to check before writing the turn's version. */
-  beforeSha256?: string | null;
 };
 
 /** Walks `root` (no link followed) and records every entry under a protected name. */

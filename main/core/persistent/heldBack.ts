@@ -9,17 +9,7 @@ import { isZeroOid, runGit, streamBlob, type TreeChange } from './git.js';
 import { backingEntry, hashFile } from './hashing.js';
 import { backingSide, type CheckoutContext } from './state.js';
 import { removeConfined, writeStreamConfined } from './streamWrite.js';
-import type { CommittedFile } from './types.js';
-
-/** A protected path's change a commit held back: what it was, what the session made of it, and why. */
-export type HeldFile = {
-  path: string;
-  reason: string;
-  status: 'added' | 'modified' | 'deleted';
-  oldOid: string;
-  newOid: string;
-  newMode: string;
-};
+import type { CommittedFile, HeldFile } from './types.js';
 
 /** Why the change at `relative` (a Persistent Dir path with `/`) is held back, or null. */
 export function heldReason(relative: string): string | null {

@@ -6,23 +6,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { writeStreamConfined } from './streamWrite.js';
-import type { DirectHeldFile } from './directHeld.js';
+import type { NestedHold } from './types.js';
 
 const MAX_FILES = 200;
 const MAX_BYTES = 1 << 20;
 /** At most this much of a nested repository's config is shown in the request. */
 const MAX_CONFIG_SHOWN = 16 * 1024;
-
-/** What holding the nested repositories of one commit found. */
-export type NestedHold = {
-  /** The repositories' folders (relative, with a trailing `/`). */
-  repos: string[];
-  /** Their files, kept as artifacts; written to the backing folder only once granted (applyDirect). */
-  files: DirectHeldFile[];
-  /** Files not kept (over 1 MiB, past 200 files, or not a file or link): named in the request. */
-  skipped: string[];
-  diff: string;
-};
 
 /**
  * Keeps the files of each nested repository `repos` (relative folders of `checkout`, no link followed; its

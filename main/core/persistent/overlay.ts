@@ -1,5 +1,5 @@
 // A checkout whose baseline is not exactly the backing folder: a fork's checkout shows the project as it was at
-// the fork's point (its parent's later changes taken out, main/core/history/forkBase.ts). The files are written
+// the fork's point (its parent's later changes taken out, main/core/persistent/forkBase.ts). The files are written
 // into the checkout just after a reset and become its baseline, so a commit carries only the session's own
 // changes, never the taking out. See README.md.
 import type { FileMode } from '../../common/events.js';

@@ -1,6 +1,4 @@
 import type { FileMode } from '../../common/events.js';
-import type { HeldFile } from './heldBack.js';
-import type { NestedHold } from './nestedRepos.js';
 import { z } from 'zod';
 
 /** When a session's changes to a Persistent Dir reach its backing folder. */
@@ -71,3 +69,43 @@ export class PersistentDirError extends Error {
     this.name = 'PersistentDirError';
   }
 }
+
+/** A protected path's change a commit held back: what it was, what the session made of it, and why. */
+export type HeldFile = {
+  path: string;
+  reason: string;
+  status: 'added' | 'modified' | 'deleted';
+  oldOid: string;
+  newOid: string;
+  newMode: string;
+};
+
+/** What holding the nested repositories of one commit found. */
+export type NestedHold = {
+  /** The repositories' folders (relative, with a trailing `/`). */
+  repos: string[];
+  /** Their files, kept as artifacts; written to the backing folder only once granted (applyDirect). */
+  files: DirectHeldFile[];
+  /** Files not kept (over 1 MiB, past 200 files, or not a file or link): named in the request. */
+  skipped: string[];
+  diff: string;
+};
+
+/** A protected path a direct turn changed and that was put back; `artifact` holds the turn's version. */
+export type DirectHeldFile = {
+  path: string;
+  reason: string;
+  status: 'added' | 'modified' | 'deleted';
+  /** The turn's version: absent when the turn deleted the path. */
+  after?: { kind: 'file'; mode: number; sha256: string; artifact: string } | { kind: 'link'; target: string };
+  /** What was there before (and was put back), to check before writing the turn's version. */
+  beforeSha256?: string | null;
+};
+
+/** A Persistent Dir's uncommitted changes. */
+export type UncommittedDir = {
+  dir: string;
+  commit: CommitModel;
+  readOnly: boolean;
+  files: UncommittedFile[];
+};

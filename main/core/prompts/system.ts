@@ -3,7 +3,7 @@ import { DEFAULT_PROTECTED_NAMES } from '../../sandbox/protectedPaths.js';
 // The default system prompt, one section per concern. It heads every request's cached prefix, so it is
 // fixed text: no clock, counter, id, host path or anything else that changes between turns or sessions.
 // What does change lives elsewhere: the project's AGENTS.md files right after it (instructions_loaded),
-// the workspace of checkout sessions appended to it (main/core/sessions), the environment block at the
+// the workspace of checkout sessions appended to it (main/core/harness), the environment block at the
 // end of each request (environment.ts).
 
 const ROLE = [

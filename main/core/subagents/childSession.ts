@@ -16,7 +16,8 @@ import {
   type TurnHost,
   type TurnOutcome,
 } from '../turn/engine.js';
-import { makeSessionFolders, readPersistentConfig, writePersistentConfig } from '../sessions/layout.js';
+import { readPersistentConfig, writePersistentConfig } from '../persistent/config.js';
+import { makeSessionFolders } from '../paths.js';
 import { foldSession } from '../turn/state.js';
 import { createToolRegistry, type ToolRegistry } from '../../tools/registry.js';
 import { subagentLimits, type SpawnSubagentArgs } from '../../tools/spawnSubagent.js';

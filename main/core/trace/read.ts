@@ -1,6 +1,7 @@
 import { SessionLog, SessionNotFoundError } from '../log/sessionLog.js';
 import { summarizeSession } from './summary.js';
-import type { SessionTraceSource, SessionTraceSummary, SummarizeOptions } from './types.js';
+import type { SessionTraceSource, SummarizeOptions } from './types.js';
+import type { SessionTraceSummary } from '../../common/traceSchema.js';
 
 /** Reads one session's events and trace records without taking its writer lease (a running session can be read). */
 export function readTraceSource(home: string, sessionId: string): SessionTraceSource {

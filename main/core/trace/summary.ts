@@ -1,18 +1,17 @@
 import type { EventOf, SessionEvent, Usage } from '../../common/events.js';
 import type { TraceEntry } from '../log/sessionLog.js';
 import { costOf } from '../../providers/catalogue.js';
+import type { SessionTraceSource, SummarizeOptions } from './types.js';
 import type {
-  SessionTraceSource,
   SessionTraceSummary,
   StageKind,
   SubagentTrace,
-  SummarizeOptions,
   TimelineStage,
   TokenCounts,
   TokensAndCost,
   TurnPoint,
   TurnTraceSummary,
-} from './types.js';
+} from '../../common/traceSchema.js';
 
 /** Default levels of subagents nested under a session's turns. */
 export const DEFAULT_TRACE_DEPTH = 3;

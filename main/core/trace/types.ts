@@ -1,17 +1,6 @@
 import type { SessionEvent } from '../../common/events.js';
 import type { TraceEntry } from '../log/sessionLog.js';
 
-export type {
-  SessionTraceSummary,
-  StageKind,
-  SubagentTrace,
-  TimelineStage,
-  TokenCounts,
-  TokensAndCost,
-  TurnPoint,
-  TurnTraceSummary,
-} from '../../common/traceSchema.js';
-
 /** What a summary is computed from: one session's events (seq order) and trace records (write order). */
 export type SessionTraceSource = {
   events: readonly SessionEvent[];

@@ -1,7 +1,7 @@
 import { parseToolCall, runParsed, type ParsedToolCall } from '../../tools/execute.js';
 import { errorOutcome } from '../../tools/outcome.js';
 import type { CallPreview, ExpectedImages } from '../../tools/types.js';
-import { crashPoint } from './crash.js';
+import { crashPoint } from '../crash.js';
 import { decideGate, keyFor } from './gate.js';
 import { parallelRun, settleParallelRun } from './parallel.js';
 import type { TurnOutcome } from './host.js';

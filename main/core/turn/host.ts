@@ -72,7 +72,7 @@ export type TurnHost = {
   /**
    * Runs once per turn (segment), just before the first tool that can change files runs: an edit, a command,
    * a subagent (any kind but `read`). A `--commit direct` session photographs its folder here, so a turn that
-   * runs no such tool costs no snapshot (main/core/sessions/checkouts.ts). A failure fails the turn before the
+   * runs no such tool costs no snapshot (main/core/persistent/turnCheckouts.ts). A failure fails the turn before the
    * tool starts.
    */
   beforeChanges?: () => Promise<void>;

@@ -1,6 +1,6 @@
 import { parseToolCall, runParsed, type ParsedToolCall } from '../../tools/execute.js';
 import type { ToolOutcome } from '../../tools/types.js';
-import { crashPoint } from './crash.js';
+import { crashPoint } from '../crash.js';
 import { decideGate, keyFor } from './gate.js';
 import type { TurnOutcome } from './host.js';
 import { appendToolResult, stopTurn, toolContextFor, type TurnScope } from './scope.js';

@@ -3,7 +3,7 @@ import { ProviderError } from '../../providers/errors.js';
 import { withRetries } from '../../providers/retry.js';
 import type { CompletedMessage, ModelProvider } from '../../providers/types.js';
 import type { EventOf } from '../../common/events.js';
-import { crashPoint } from './crash.js';
+import { crashPoint } from '../crash.js';
 import { attachPayloadImages } from './images.js';
 import type { TurnOutcome } from './host.js';
 import { interruptTurn, reasoningOf, stopReason, type TurnScope } from './scope.js';

@@ -1,26 +1,25 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  catalogueView,
-  ModelChoiceError,
-  refreshServedModels,
-  summarizeServed,
-} from '../../core/models/index.js';
-import {
-  createProvider,
-  ProviderError,
-  toProviderError,
-  type ProviderKeys,
-  detectSandbox,
-  readSettings,
-  writeSettings,
-  inspectMcpServers,
-  setMcpToolEnabled,
   approveProjectMcp,
+  catalogueView,
+  createProvider,
+  detectSandbox,
+  inspectMcpServers,
+  listToolRules,
   McpAdminError,
+  ModelChoiceError,
   type ProjectMcpStatus,
-} from '../../core/host.js';
-import { listToolRules, revokeToolRule } from '../../core/sessions/toolRules.js';
+  ProviderError,
+  type ProviderKeys,
+  readSettings,
+  refreshServedModels,
+  revokeToolRule,
+  setMcpToolEnabled,
+  summarizeServed,
+  toProviderError,
+  writeSettings,
+} from '../../core/harness/index.js';
 import { IpcFailure } from '../errors.js';
 import { readRecentProjects } from '../recentProjects.js';
 import type { appChannels } from '../contract/appChannels.js';

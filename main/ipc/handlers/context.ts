@@ -1,19 +1,26 @@
 import fs from 'node:fs';
-import { SessionLog } from '../../core/log/sessionLog.js';
-import { openCheckout, persistentConfigOf } from '../../core/sessions/checkouts.js';
+import {
+  chooseModel,
+  isLeaseStale,
+  ModelChoiceError,
+  type ModelRequest,
+  openCheckout,
+  openSessionIndex,
+  persistentConfigOf,
+  readSettings,
+  SessionLog,
+  type SessionSummary as IndexSummary,
+  TurnManager,
+} from '../../core/harness/index.js';
 import { systemClock } from '../../common/clock.js';
-import { chooseModel, ModelChoiceError, type ModelRequest } from '../../core/models/index.js';
 import type { ModelPin } from '../../common/events.js';
-import { openSessionIndex } from '../../core/log/indexRebuild.js';
-import { isLeaseStale, type SessionSummary as IndexSummary, readSettings } from '../../core/host.js';
 import type { SessionSummary, SettingsView } from '../contract.js';
 import { IpcFailure } from '../errors.js';
-import { createHub } from '../hub.js';
+import { createHub, hubReports } from '../hub.js';
 import { environmentKeyStore, keyPresence } from '../keys.js';
 import { OutputFlows } from '../outputFlows.js';
 import { rememberProject } from '../recentProjects.js';
 import { TerminalManager } from '../terminals.js';
-import { TurnManager } from '../turns.js';
 import type { HandlerOptions } from './types.js';
 
 /**
@@ -48,7 +55,7 @@ export function createHandlerContext(options: HandlerOptions) {
   });
   const turns = new TurnManager({
     home,
-    hub,
+    reports: hubReports(hub),
     index,
     env,
     keys: () => keyStore.read(),

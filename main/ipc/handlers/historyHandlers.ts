@@ -1,8 +1,12 @@
-import { forkSession } from '../../core/history/fork.js';
-import { SessionLog } from '../../core/log/sessionLog.js';
-import { revertChanges, RevertTargetError } from '../../core/history/revert.js';
-import { rewindSession } from '../../core/history/rewind.js';
-import { listUserSnapshots, restoreUserSnapshot } from '../../core/history/userSnapshot.js';
+import {
+  forkSession,
+  listUserSnapshots,
+  restoreUserSnapshot,
+  revertChanges,
+  RevertTargetError,
+  rewindSession,
+  SessionLog,
+} from '../../core/harness/index.js';
 import type { historyChannels } from '../contract/historyChannels.js';
 import { IpcFailure } from '../errors.js';
 import type { HandlerContext } from './context.js';

@@ -1,14 +1,17 @@
-import { recordDecision, recordRevocation } from '../../core/approvals/decide.js';
-import { listGrants } from '../../core/approvals/grants.js';
-import { pendingApprovals } from '../../core/approvals/state.js';
-import { forgetToolGrant, keepToolGrant } from '../../core/sessions/toolRules.js';
+import {
+  decideApproval,
+  listGrants,
+  pendingApprovals,
+  previewApproval,
+  readArtifactImage,
+  readArtifactPage,
+  readSessionBox,
+  readTraceSummary,
+  revokeGrant,
+  SessionLog,
+} from '../../core/harness/index.js';
 import type { EventOf, SessionEvent } from '../../common/events.js';
-import { SessionLog } from '../../core/log/sessionLog.js';
-import { readTraceSummary } from '../../core/trace/read.js';
-import { previewApproval } from '../approvalPreview.js';
-import { readArtifactImage, readArtifactPage } from '../artifactPages.js';
 import { IpcFailure } from '../errors.js';
-import { readSessionBox } from '../sessionBox.js';
 import type { ChannelArgs } from '../contract.js';
 import type { reviewChannels } from '../contract/reviewChannels.js';
 import type { HandlerContext } from './context.js';
@@ -20,15 +23,18 @@ export function reviewHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof ty
   // The core's approval front door; a refusal becomes the channel's error as it is.
   const decide = (args: ChannelArgs<'approvals.decide'>) =>
     turns.appendWhileIdle(args.sessionId, (log) => {
-      const result = recordDecision(log, {
-        requestSeq: args.requestSeq,
-        ...(args.decision === 'grant'
-          ? { decision: 'grant' as const, scope: args.scope }
-          : { decision: 'deny' as const, ...(args.reason ? { reason: args.reason } : {}) }),
-      });
-      if (!result.ok) throw new IpcFailure(result.code, result.message);
       // A `tool` grant is also the project's rule: later sessions of the project run the tool without asking.
-      keepToolGrant(home, log, result.recorded, result.request, 'the app');
+      const result = decideApproval(
+        home,
+        log,
+        {
+          requestSeq: args.requestSeq,
+          ...(args.decision === 'grant'
+            ? { decision: 'grant' as const, scope: args.scope }
+            : { decision: 'deny' as const, ...(args.reason ? { reason: args.reason } : {}) }),
+        },
+        'the app',
+      );
       return {
         events: [result.recorded],
         value: { recorded: result.recorded, stillPending: result.stillPending },
@@ -37,9 +43,7 @@ export function reviewHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof ty
 
   const revoke = (args: ChannelArgs<'grants.revoke'>) =>
     turns.appendWhileIdle(args.sessionId, (log) => {
-      const result = recordRevocation(log, args.grantSeq, args.reason);
-      if (!result.ok) throw new IpcFailure(result.code, result.message);
-      forgetToolGrant(home, log, result.grant, 'the app');
+      const result = revokeGrant(home, log, args.grantSeq, args.reason, 'the app');
       return { events: [result.recorded], value: { event: result.recorded, grant: result.grant } };
     });
 

@@ -1,19 +1,25 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { pendingApprovals } from '../../core/approvals/state.js';
+import {
+  effectiveEffort,
+  foldSession,
+  importMarkOf,
+  loadSessionState,
+  needsModel,
+  newSessionId,
+  pendingApprovals,
+  readPersistentConfig,
+  readSettings,
+  reasoningChoices,
+  SessionLog,
+  toolModeFor,
+  unansweredCalls,
+  withIndexBehind,
+} from '../../core/harness/index.js';
 import type { EventOf } from '../../common/events.js';
-import { withIndexBehind } from '../../core/log/indexLag.js';
-import { importMarkOf } from '../../core/log/imported.js';
-import { newSessionId } from '../../core/log/sessionId.js';
-import { SessionLog } from '../../core/log/sessionLog.js';
-import { readPersistentConfig } from '../../core/sessions/layout.js';
-import { loadSessionState } from '../../core/turn/loadState.js';
-import { foldSession, needsModel, unansweredCalls } from '../../core/turn/state.js';
-import { effectiveEffort, reasoningChoices, readSettings } from '../../core/host.js';
 import { type ProjectGroup } from '../contract.js';
 import { IpcFailure } from '../errors.js';
 import type { sessionChannels } from '../contract/sessionChannels.js';
-import { toolModeFor } from '../../core/approvals/policy.js';
 import type { HandlerContext } from './context.js';
 import type { HandlerTable } from './types.js';
 

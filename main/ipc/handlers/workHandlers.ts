@@ -1,21 +1,21 @@
-import type { SessionLog } from '../../core/log/sessionLog.js';
 import {
+  commitDirs,
+  commitHistory,
+  type CompactionRecord,
+  comparePayloads,
+  discardDirs,
   inspectCompactions,
   inspectSessionCompactions,
-  type CompactionRecord,
-} from '../../core/compaction/inspect.js';
-import { commitDirs, discardDirs, persistentConfigOf } from '../../core/sessions/checkouts.js';
-import { readSettings } from '../../core/host.js';
-import { type CompactionSummary } from '../contract.js';
-import { comparePayloads } from '../compactionPayload.js';
-import { IpcFailure } from '../errors.js';
-import { runCompaction } from '../compactNow.js';
-import {
-  commitHistory,
   newTurnWarning,
+  persistentConfigOf,
   readFileVersions,
+  readSettings,
   reviewPersistentDirs,
-} from '../persistentReview.js';
+  runCompaction,
+  type SessionLog,
+} from '../../core/harness/index.js';
+import { type CompactionSummary } from '../contract.js';
+import { IpcFailure } from '../errors.js';
 import type { workChannels } from '../contract/workChannels.js';
 import type { HandlerContext } from './context.js';
 import type { HandlerTable } from './types.js';

@@ -12,9 +12,9 @@ import {
   openCheckout,
   persistentConfigOf,
   prepareTurn,
-} from '../../../main/core/sessions/checkouts.js';
-import { createHarness } from '../../../main/core/sessions/harness.js';
-import { withWritableSession } from '../../../main/core/sessions/sessionLock.js';
+} from '../../../main/core/persistent/turnCheckouts.js';
+import { createHarness } from '../../../main/core/harness/harness.js';
+import { withWritableSession } from '../../../main/core/harness/lock.js';
 import { buildCodingSession } from '../conversation.js';
 import { buildGitProject } from '../gitProject.js';
 import { makeMetric, median, round } from '../harness.js';

@@ -9,7 +9,7 @@ import { eventsOf, newSessionArgs, onlySessionId, rejected } from '../../support
 
 // Issue 20, item 6: a process killed after a commit's files reached the project folder and before its
 // persistent_commit was appended left the folder changed with no event. The commit intent
-// (main/core/sessions/commitIntent.ts) holds the events first; the next open records them, once.
+// (main/core/persistent/commitIntent.ts) holds the events first; the next open records them, once.
 
 const cli = useCliFixture('keel-commitcrash-', {
   prepare: ({ project }) => fs.writeFileSync(path.join(project, 'notes.md'), 'old\n'),

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../main/common/events.js';
 import type { McpServerConfig } from '../../../main/common/mcp.js';
 import type { SessionLog } from '../../../main/core/log/sessionLog.js';
-import { McpPool } from '../../../main/core/sessions/mcpPool.js';
+import { McpPool } from '../../../main/core/mcp/pool.js';
 import { runTurn, type TurnHost } from '../../../main/core/turn/engine.js';
 import { useTurnHostFixture, writeMcpSettings } from '../../support/turnHost.js';
 

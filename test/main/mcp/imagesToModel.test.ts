@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../main/common/events.js';
-import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
+import { createTurnHost } from '../../../main/core/harness/turnHost.js';
 import { runTurn } from '../../../main/core/turn/engine.js';
 import { toResponsesRequest } from '../../../main/providers/index.js';
 import { useTurnHostFixture, writeMcpSettings } from '../../support/turnHost.js';

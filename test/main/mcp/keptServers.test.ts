@@ -3,12 +3,12 @@ import path from 'node:path';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf, SessionEvent } from '../../../main/common/events.js';
 import type { McpServerConfig } from '../../../main/common/mcp.js';
-import { generateHarness } from '../../../main/core/sessions/stream.js';
-import type { Harness } from '../../../main/core/sessions/types.js';
+import { generateHarness } from '../../../main/core/harness/stream.js';
+import type { Harness } from '../../../main/core/harness/types.js';
 import { detectSandbox } from '../../../main/sandbox/box.js';
 import { useSessionFixture } from '../../support/sessionFixture.js';
 import { writeMcpSettings } from '../../support/turnHost.js';
-import { callTool, eventsOf, harnessFor } from '../core/sessions/support.js';
+import { callTool, eventsOf, harnessFor } from '../core/harness/support.js';
 
 // A long-lived host's MCP servers outlive a turn: the real fixture server (the SDK's server API over stdio)
 // in the real box, counted by the line each start appends to its HOME, driven by the scripted provider.

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../main/common/events.js';
 import type { SessionLog } from '../../../main/core/log/sessionLog.js';
-import { createTurnHost } from '../../../main/core/sessions/turnHost.js';
+import { createTurnHost } from '../../../main/core/harness/turnHost.js';
 import { runTurn } from '../../../main/core/turn/engine.js';
 import { detectSandbox, type SandboxInfo } from '../../../main/sandbox/box.js';
 import { createScriptedSession, useSessionFixture } from '../../support/sessionFixture.js';

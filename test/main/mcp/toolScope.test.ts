@@ -10,7 +10,7 @@ import {
   keepToolGrant,
   listToolRules,
   revokeToolRule,
-} from '../../../main/core/sessions/toolRules.js';
+} from '../../../main/core/mcp/toolRules.js';
 import { runTurn } from '../../../main/core/turn/engine.js';
 import { loadSessionState } from '../../../main/core/turn/loadState.js';
 import { useTurnHostFixture, writeMcpSettings } from '../../support/turnHost.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { SessionIndex, toSearchQuery } from '../../../main/store/sessionIndex.js';
-import type { NewSessionRow } from '../../../main/store/sessionIndex.js';
+import type { NewSessionRow } from '../../../main/store/indexRows.js';
 import { useTempHomes } from './support/tempHomes.js';
 
 const tempHome = useTempHomes();

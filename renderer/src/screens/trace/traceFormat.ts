@@ -57,7 +57,7 @@ const STAGE_LABELS: Record<StageKind, string> = {
 };
 
 /**
- * Trace stages the core records under their own names (main/core/sessions: checkouts.ts, stream.ts; the turn
+ * Trace stages the core records under their own names (main/core/harness: checkouts.ts, stream.ts; the turn
  * engine's usage marker): what a person reads instead of the name.
  */
 const NAMED_STAGE_LABELS: Readonly<Record<string, string>> = {
@@ -115,7 +115,7 @@ export function stageDetail(stage: TimelineStage): string | undefined {
 
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
 
-/** One dir's commit report (main/core/sessions/checkouts.ts `summarize`) in words: "project: 3 files applied". */
+/** One dir's commit report (main/core/persistent/turnCheckouts.ts `summarize`) in words: "project: 3 files applied". */
 function describeCommitReport(report: unknown): string | undefined {
   if (typeof report !== 'object' || report === null) return undefined;
   const { dir, status, files, conflicts } = report as Record<string, unknown>;

@@ -8,7 +8,7 @@ import { loadEstimator } from '../../../../main/core/compaction/tokens.js';
 import type { EventOf, SessionEvent } from '../../../../main/common/events.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { SUMMARY_PREFIX } from '../../../../main/core/projection/index.js';
-import { createTurnHost } from '../../../../main/core/sessions/turnHost.js';
+import { createTurnHost } from '../../../../main/core/harness/turnHost.js';
 import { runTurn, type TurnHost } from '../../../../main/core/turn/engine.js';
 import { ProviderServer, type RecordedRequest, type ScriptStep } from '../../../support/providerServer.js';
 import { ESTIMATE_MESSAGES_ERROR, referenceRequestTokens } from './reference.js';

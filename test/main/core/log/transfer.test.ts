@@ -10,7 +10,7 @@ import {
   importSession,
   parseExport,
   serializeEvent,
-} from '../../../../main/core/log/transfer.js';
+} from '../../../../main/core/harness/transfer.js';
 
 const fixture = readFileSync(
   path.join(import.meta.dirname, '../../../fixtures/harness-article-session.jsonl'),

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EventOf, ModelPin, ReasoningEffort, SessionEvent } from '../../../../main/common/events.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
-import { exportSession, importSession } from '../../../../main/core/log/transfer.js';
+import { exportSession, importSession } from '../../../../main/core/harness/transfer.js';
 import { projectPayload } from '../../../../main/core/projection/projectPayload.js';
 import { runTurn, type TurnHost } from '../../../../main/core/turn/engine.js';
 import { loadSessionState } from '../../../../main/core/turn/loadState.js';

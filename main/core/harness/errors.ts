@@ -1,0 +1,39 @@
+import type { ErrorCode } from '../../common/harnessViews.js';
+import { ProviderError } from '../../providers/index.js';
+import { SettingsError } from '../../store/settings.js';
+import { SessionExistsError, SessionLockedError, SessionNotFoundError } from '../log/sessionLog.js';
+import { TurnSetupError } from '../turn/engine.js';
+
+/**
+ * A refusal of the harness (no such session, a turn already running, a state an action does not apply to): a
+ * code hosts branch on and a sentence a person can act on. The app sends it as `{ ok: false, error }`, the CLI
+ * maps the code to an exit code.
+ */
+export class HarnessError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HarnessError';
+  }
+}
+
+/** Anything the harness threw as a code and a message: known errors get their code, the rest `internal` (message only, never a stack). */
+export function describeError(error: unknown): { code: ErrorCode; message: string } {
+  if (error instanceof HarnessError) return { code: error.code, message: error.message };
+  if (error instanceof SessionNotFoundError) return { code: 'not_found', message: error.message };
+  if (error instanceof SessionLockedError) {
+    return {
+      code: 'locked',
+      message: `${error.message}; wait for it to finish or stop it there (keel stop ${error.sessionId})`,
+    };
+  }
+  if (error instanceof SessionExistsError) return { code: 'invalid_input', message: error.message };
+  if (error instanceof SettingsError) return { code: 'invalid_state', message: error.message };
+  if (error instanceof TurnSetupError || error instanceof ProviderError) {
+    return { code: 'provider', message: error.message };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: 'internal', message: message === '' ? 'unexpected failure' : message };
+}

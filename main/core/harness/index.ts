@@ -1,0 +1,112 @@
+/*
+ * The core's front door: the only module of main/core that the hosts (main/ipc, main/cli, main/server, the
+ * Electron shell) import (eslint.config.js LAYERS holds it). What a host does with a session goes through the
+ * harness's own modules (first block); the second block is what hosts read of the core's rooms (the log's
+ * errors, the models' catalogue, the trace, history); the last is what they take from below the core (the
+ * home and settings, providers' keys, the sandbox, the runner). A rule a host needs (a guard, a decision
+ * kept as a project rule) is written in this folder once, never in a host.
+ */
+
+// The harness: sessions, turns, approvals, checkouts' review, compaction, export / import, the box.
+export { previewApproval } from './approvalPreview.js';
+export { decideApproval, type Decided, revokeGrant } from './approvals.js';
+export { readArtifactImage, readArtifactPage } from './artifactPages.js';
+export { readSessionBox, shellStartFolder } from './box.js';
+export { runCompaction } from './compactNow.js';
+export { compactNow } from './compaction.js';
+export { comparePayloads } from './compactionPayload.js';
+export { describeError, HarnessError } from './errors.js';
+export { createHarness, type LocalHarnessSession } from './harness.js';
+export { HarnessSessionBusyError, withWritableSession } from './lock.js';
+export { guardNewTurn, UncommittedChangesError } from './newTurn.js';
+export { commitHistory, newTurnWarning, readFileVersions, reviewPersistentDirs } from './review.js';
+export { streamHarness } from './stream.js';
+export { exportSession, importSession, InvalidExportError } from './transfer.js';
+export { STOP_REQUEST_FILE } from './turnHost.js';
+export { type TurnDelta, TurnManager, type TurnReports } from './turns.js';
+export type { Harness, HarnessStreamPart, SessionSetup } from './types.js';
+export { systemPromptFor } from './workspace.js';
+
+// The core's rooms, as hosts read them.
+export { allowedScopes, type ScopeKind } from '../approvals/decide.js';
+export { type GrantRecord, listGrants } from '../approvals/grants.js';
+export { policyChangeProblem, toolModeFor } from '../approvals/policy.js';
+export { pendingApprovals } from '../approvals/state.js';
+export {
+  type CompactionRecord,
+  inspectCompactions,
+  inspectSessionCompactions,
+} from '../compaction/inspect.js';
+export { type ForkReport, forkSession } from '../history/fork.js';
+export { revertChanges, type RevertReport, type RevertTarget, RevertTargetError } from '../history/revert.js';
+export { type RewindReport, rewindSession } from '../history/rewind.js';
+export { listUserSnapshots, type RestoreReport, restoreUserSnapshot } from '../history/userSnapshot.js';
+export { resolveHome, sweepDeadScratch } from '../hostStart.js';
+export { importMarkOf, unconfirmedEndpoint } from '../log/imported.js';
+export { withIndexBehind } from '../log/indexLag.js';
+export { onIndexNotice } from '../log/indexNotice.js';
+export { openSessionIndex } from '../log/indexRebuild.js';
+export { asDiskFull, DiskFullError } from '../log/logErrors.js';
+export { newSessionId } from '../log/sessionId.js';
+export {
+  DamagedLogError,
+  SessionExistsError,
+  SessionLockedError,
+  SessionLog,
+  SessionNotFoundError,
+} from '../log/sessionLog.js';
+export {
+  addMcpServer,
+  approveProjectMcp,
+  inspectMcpServers,
+  McpAdminError,
+  type McpInspection,
+  projectMcpStatus,
+  type ProjectMcpStatus,
+  removeMcpServer,
+  revokeProjectMcp,
+  setMcpToolEnabled,
+} from '../mcp/admin.js';
+export { listToolRules, realProjectFolder, revokeToolRule } from '../mcp/toolRules.js';
+export {
+  catalogueView,
+  chooseModel,
+  type ModelChoice,
+  ModelChoiceError,
+  type ModelRequest,
+  refreshServedModels,
+  summarizeServed,
+} from '../models/index.js';
+export { readPersistentConfig, writePersistentConfig } from '../persistent/config.js';
+export { runGit } from '../persistent/git.js';
+export {
+  commitDirs,
+  discardDirs,
+  markTurnStarted,
+  openCheckout,
+  persistentConfigOf,
+} from '../persistent/turnCheckouts.js';
+export type { CommitReport } from '../persistent/types.js';
+export { formatPayloadText, projectView, UnknownCompactionError } from '../projection/index.js';
+export { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
+export { DEFAULT_TRACE_DEPTH, readTraceSummary } from '../trace/index.js';
+export { type TurnOutcome, TurnSetupError } from '../turn/engine.js';
+export { loadSessionState } from '../turn/loadState.js';
+export { foldSession, needsModel, unansweredCalls } from '../turn/state.js';
+
+// Below the core: the home and its settings, providers, the sandbox, the runner, MCP servers' config.
+export { createProvider, ProviderError, type ProviderKeys, toProviderError } from '../../providers/index.js';
+export { effectiveEffort, reasoningChoices } from '../../providers/reasoning.js';
+export { runCommand, type RunningCommand } from '../../runner/boxedCommand.js';
+export { createFlowControl, type FlowControl } from '../../runner/flow.js';
+export {
+  type InteractiveTerminal,
+  InteractiveTerminalError,
+  openInteractiveTerminal,
+  type TerminalExit,
+} from '../../runner/interactive.js';
+export { detectSandbox, type SandboxInfo } from '../../sandbox/box.js';
+export { isLeaseStale, type SessionSummary } from '../../store/sessionIndex.js';
+export { readSettings, type Settings, writeSettings } from '../../store/settings.js';
+export { readOnlyPathsFor } from '../../tools/runCommandTool.js';
+export { eventsFile, sessionDir } from '../paths.js';

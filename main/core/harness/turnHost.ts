@@ -1,0 +1,186 @@
+import path from 'node:path';
+import { createCompactionHook } from '../compaction/hook.js';
+import { resolveCompactionSettings, type CompactionSettings } from '../compaction/settings.js';
+import { systemClock, type Clock } from '../../common/clock.js';
+import type { EventOf, ModelPin } from '../../common/events.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { describeEnvironment, readGitFacts, type GitFacts } from '../prompts/environment.js';
+import { readProjectInstructions } from '../prompts/instructions.js';
+import { createSubagentRunner } from '../subagents/childSession.js';
+import { readSubagentSpec } from '../subagents/spec.js';
+import type { TurnHooks, TurnHost } from '../turn/engine.js';
+import { createProvider, type ModelProvider, type ProviderKeys } from '../../providers/index.js';
+import { detectSandbox, type NetworkPolicy } from '../../sandbox/box.js';
+import { createToolRegistry } from '../../tools/registry.js';
+import { openSessionMcp } from '../mcp/sessionServers.js';
+import type { McpPool } from '../mcp/pool.js';
+import { pinnedPromptOf, sessionWorkspace, turnTimeRedactor } from './workspace.js';
+
+/** Name of the file in a session folder that asks a running turn to stop (written by `keel stop`). */
+export const STOP_REQUEST_FILE = 'stop-request';
+
+export type TurnHostOptions = {
+  /** API keys from settings; the environment is the fallback. */
+  keys?: ProviderKeys;
+  /** The environment providers read keys from and commands' allowlisted variables come from. */
+  env?: NodeJS.ProcessEnv;
+  hooks?: TurnHooks;
+  signal?: AbortSignal;
+  maxSteps?: number;
+  /**
+   * The folder tools act in (their root and the box's folder, without areas); defaults to the session's
+   * layout (workspaceHost.ts): the project's checkout or folder, or a session from before's workspace.
+   */
+  workspace?: string;
+  /** Builds the pinned provider instead of the built-in factory (a custom or test provider). */
+  createProvider?: (pin: ModelPin) => ModelProvider;
+  /**
+   * Global compaction settings (settings.json's `compaction`); a session's own
+   * `session_created.metadata.compaction` overrides them. Defaults: 75% threshold, 20% kept; threshold 0 = off.
+   */
+  compaction?: Partial<CompactionSettings>;
+  /** The clock the environment block's date comes from (default: the machine's). */
+  clock?: Clock;
+  /** False: start no MCP server for this turn (default: the settings' and the approved project's). */
+  mcp?: false;
+  /** A long-lived host's pool: the session's MCP servers outlive the turn (mcpPool.ts). */
+  mcpPool?: McpPool;
+  /**
+   * The host's `beforeChanges` (a `--commit direct` session's photograph of its folder): also run before the
+   * session's MCP servers start or are taken up, since a server may write the folder at any time.
+   */
+  beforeChanges?: () => Promise<void>;
+  /** The log's session_created event when the caller has read it already (it never changes): not read again. */
+  created?: EventOf<'session_created'>;
+};
+
+/**
+ * Builds everything a turn needs for a session open for writing: the pinned provider factory, the tool
+ * registry of its mode, the box (detected OS sandbox, network allowlist, protected paths), a redactor that
+ * knows the workspace's .env values and the environment's secrets (Keel's own keys included), the stop file.
+ * A top-level session also gets spawn_subagent and the runner of its children; a child session (its
+ * session_created carries a subagent spec) gets only the tools of its spec and spawns nothing.
+ */
+export async function createTurnHost(log: SessionLog, options: TurnHostOptions = {}): Promise<TurnHost> {
+  const created = options.created ?? log.read({ fromSeq: 1, limit: 1 })[0];
+  if (created?.kind !== 'session_created') throw new Error(`session ${log.id} has no session_created event`);
+  const env = options.env ?? process.env;
+  const layout = sessionWorkspace(log, created, options.workspace);
+  const workspace = layout.workspace;
+  const keys = options.keys ?? {};
+  const projectRoot = path.resolve(workspace, layout.commandCwd);
+  // The first request's git facts are read from now on (checkouts are reset already), so git's run overlaps the
+  // turn's setup, its appends and the projection instead of following them. Anything that may change the
+  // folder before that request (a tool that can, an MCP server starting) drops them: they are read again then.
+  let gitAhead: Promise<GitFacts> | undefined = readGitFacts({
+    projectFolder: created.projectFolder,
+    projectRoot,
+  });
+  // The whole box's .env values: the root, the private area and every checkout; read when first needed, at
+  // the latest before anything may change the box (beforeChanges).
+  const redactor = turnTimeRedactor(layout.boxRoot, env, keys, options.hooks?.onNotice);
+  const beforeChanges = async () => {
+    gitAhead = undefined;
+    redactor.build();
+    await options.beforeChanges?.();
+  };
+  const sandbox = await detectSandbox();
+  const allow = created.networkAllow ?? [];
+  const spec = readSubagentSpec(created);
+  const home = path.resolve(log.dir, '..', '..');
+  const network: NetworkPolicy = allow.length > 0 ? { allow } : 'none';
+  // A child session gets no MCP servers: its tools are exactly its spec's.
+  const mcp =
+    options.mcp === false || spec
+      ? undefined
+      : await openSessionMcp(log, {
+          home,
+          projectRoot,
+          projectFolder: created.projectFolder,
+          sandbox,
+          network,
+          hidden: layout.boxHidden,
+          env,
+          ...(options.mcpPool ? { pool: options.mcpPool } : {}),
+          beforeStart: beforeChanges,
+          redact: (text) => redactor.redact(text),
+          ...(options.hooks?.onNotice ? { onNotice: options.hooks.onNotice } : {}),
+          ...(options.hooks?.onEvent ? { onEvent: options.hooks.onEvent } : {}),
+        });
+  const registry = createToolRegistry(
+    created.toolMode,
+    spec ? { only: spec.tools } : { subagents: true, ...(mcp ? { extra: mcp.tools } : {}) },
+  );
+  const compaction = resolveCompactionSettings(options.compaction, created);
+  // boxReadOnly / boxHidden ride along on the context for run_command (Persistent Dir checkouts).
+  const toolContext: TurnHost['tools'] & { boxReadOnly: string[]; boxHidden: string[] } = {
+    workspace,
+    areas: layout.areas,
+    boxRoot: layout.boxRoot,
+    sessionDir: log.dir,
+    artifactsDir: log.artifactsDir,
+    redactor,
+    sandbox,
+    network,
+    protectedGlobs: [...(created.protectedGlobs ?? []), ...layout.protectedGlobs],
+    boxReadOnly: layout.boxReadOnly,
+    boxHidden: layout.boxHidden,
+    commandCwd: layout.commandCwd,
+  };
+  const host: TurnHost = {
+    log,
+    createProvider: options.createProvider ?? ((pin: ModelPin) => createProvider(pin, keys, env)),
+    registry,
+    tools: toolContext,
+    sandboxAvailable: sandbox.kind !== 'none',
+    systemPrompt: pinnedPromptOf(created, layout.hasCheckouts) + layout.promptSuffix,
+    instructions: () =>
+      readProjectInstructions({
+        workspace,
+        projectRoot: layout.commandCwd,
+        redact: (text) => redactor.redact(text),
+      }),
+    environment: (state) => {
+      const source = {
+        clock: options.clock ?? systemClock,
+        projectFolder: state.projectFolder,
+        projectRoot,
+        sandbox,
+        network: toolContext.network ?? 'none',
+        policy: state.policy,
+        toolMode: state.toolMode,
+      };
+      const ahead = state.projectFolder === created.projectFolder ? gitAhead : undefined;
+      gitAhead = undefined;
+      return describeEnvironment(source, ahead ?? readGitFacts(source));
+    },
+    stopFile: path.join(log.dir, STOP_REQUEST_FILE),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
+    beforeChanges,
+    ...(compaction.threshold > 0
+      ? { beforeRequest: createCompactionHook({ log, settings: compaction, tools: registry.definitions() }) }
+      : {}),
+  };
+  // A turn that ended before its first request leaves no git behind it.
+  host.dispose = async () => {
+    await gitAhead;
+    gitAhead = undefined;
+    await mcp?.close();
+  };
+  // A session's folder is <home>/sessions/<id>: its children are sessions of the same home.
+  if (!spec) {
+    host.subagents = createSubagentRunner({
+      home,
+      parent: host,
+      ...(compaction.threshold > 0
+        ? {
+            childBeforeRequest: (child, childRegistry) =>
+              createCompactionHook({ log: child, settings: compaction, tools: childRegistry.definitions() }),
+          }
+        : {}),
+    });
+  }
+  return host;
+}
