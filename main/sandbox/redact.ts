@@ -2,7 +2,7 @@
 // log, the artifacts shown to the model, the UI or the model. Secrets come from three places: .env*
 // files in the workspace, secret-looking environment variables, and well-known credential formats.
 import { findEnvFiles } from './envFiles.js';
-import { findKeyBodySpans, findNamedValueSpans, type KeySpan } from './redactKeys.js';
+import { findKeyBodySpans, findNamedValueSpans, mayPrecedeLastKeyLine, type KeySpan } from './redactKeys.js';
 import { findRuleSpans } from './redactRules.js';
 
 /** Values shorter than this are never redacted: redacting "true" or "3000" would wreck the output. */
@@ -118,6 +118,10 @@ const PEM_END = /-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----/g;
 // A key body: base64 lines and RFC 1421 headers (Proc-Type, DEK-Info), also with its line breaks escaped
 // (`\n` in a JSON service-account key). Anything else ends the block.
 const PEM_BODY = /[A-Za-z0-9+/=\s:,\\-]*/y;
+// What continues a block not ended yet, also from inside its END line: key material up to the first dash
+// followed by no letter, digit or dash (the END line's closing dashes: a body line has no dash, a header's
+// sit inside words), or else key material as far as it goes.
+const PEM_CONTINUATION = /^[A-Za-z0-9+/=\s:,\\-]*?-(?![A-Za-z0-9-])|^[A-Za-z0-9+/=\s:,\\-]+/;
 
 const PLACEHOLDER_VALUE =
   /^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^<>]*>|\{\{[^{}]*\}\}|%[A-Za-z_][A-Za-z0-9_]*%|process\.env\.[A-Za-z_][A-Za-z0-9_]*|(?:your|my)[-_ ].*|changeme|change_me|placeholder|redacted|null|undefined|none|example.*)$/i;
@@ -253,7 +257,7 @@ function findPemSpans(text: string, spans: Span[]): void {
       PEM_BEGIN.lastIndex = end.index + end[0].length;
     } else {
       // No END yet: the block runs as far as the text looks like a key body, and may go on.
-      spans.push({ start, end: bodyEnd, label: 'private-key', continuation: /^[A-Za-z0-9+/=\s:,\\-]+/ });
+      spans.push({ start, end: bodyEnd, label: 'private-key', continuation: PEM_CONTINUATION });
       PEM_BEGIN.lastIndex = Math.max(bodyEnd, PEM_BEGIN.lastIndex);
     }
   }
@@ -306,9 +310,9 @@ class Matcher {
 
   /**
    * Every secret in `text`, merged into non-overlapping spans sorted by position. `afterKeyBody`: the
-   * text comes right after a PEM body line (its first line may be the block's last).
+   * text released since a PEM body line, when `text` continues it (its first line may be the block's last).
    */
-  findSpans(text: string, afterKeyBody = false): Span[] {
+  findSpans(text: string, afterKeyBody?: string): Span[] {
     const spans: Span[] = [];
     if (this.literal) {
       this.literal.lastIndex = 0;
@@ -361,10 +365,13 @@ class Matcher {
 class Stream implements RedactionStream {
   private buffer = '';
   private readonly decoder = new TextDecoder('utf-8');
-  /** After a forced release mid-secret: swallow what continues it at the start of the next text. */
+  /**
+   * The text released last ended in a secret that may go on (released redacted at the hold cap or by a
+   * flush): what continues it at the start of the next text is swallowed, as a whole-text redact would.
+   */
   private swallow: RegExp | undefined;
-  /** The text released last ended with a PEM body line (a key printed one line at a time). */
-  private afterKeyBody = false;
+  /** The text released since a PEM body line while the next may be the block's last (one line at a time). */
+  private afterKeyBody: string | undefined;
 
   constructor(private readonly matcher: Matcher) {}
 
@@ -386,7 +393,8 @@ class Stream implements RedactionStream {
     if (this.swallow !== undefined && this.buffer.length > 0) {
       const continued = this.swallow.exec(this.buffer)?.[0].length ?? 0;
       this.buffer = this.buffer.slice(continued);
-      if (this.buffer.length > 0 || all) this.swallow = undefined;
+      // All of it continued the secret: it may go on still, also past a flush (output going idle).
+      if (this.buffer.length > 0) this.swallow = undefined;
     }
     const spans = this.matcher.findSpans(this.buffer, this.afterKeyBody);
     let cut = all ? this.buffer.length : this.buffer.length - this.matcher.hold;
@@ -404,7 +412,6 @@ class Stream implements RedactionStream {
       if (held !== undefined && this.buffer.length - cut > HOLD_CAP) {
         // Still growing past the cap: release it redacted now and swallow whatever continues it.
         cut = held.end;
-        if (held.end === this.buffer.length) this.swallow = held.continuation;
       }
     }
     if (cut <= 0) return '';
@@ -412,7 +419,18 @@ class Stream implements RedactionStream {
     const releasedSpans = spans.filter((span) => span.end <= cut);
     const released = applySpans(this.buffer.slice(0, cut), releasedSpans);
     const last = releasedSpans[releasedSpans.length - 1];
-    this.afterKeyBody = last?.keyBody === true && /^={0,2}(?:\r?\n)?$/.test(this.buffer.slice(last.end, cut));
+    if (last?.continuation !== undefined && last.end === this.buffer.length) this.swallow = last.continuation;
+    // Text released without a secret in it (a line break alone, a prefix) keeps the body line's place.
+    const sinceKeyBody =
+      last === undefined
+        ? this.afterKeyBody === undefined
+          ? undefined
+          : this.afterKeyBody + this.buffer.slice(0, cut)
+        : last.keyBody === true
+          ? this.buffer.slice(last.end, cut)
+          : undefined;
+    this.afterKeyBody =
+      sinceKeyBody !== undefined && mayPrecedeLastKeyLine(sinceKeyBody) ? sinceKeyBody : undefined;
     this.buffer = this.buffer.slice(cut);
     return released;
   }

@@ -22,6 +22,17 @@ const BODY_LENGTHS = new Set([64, 70]);
 const LAST_LINE =
   /^={0,2}(?:\\n|\r?\n)[^\S\n]*(?:[^\s:]{0,256}:)?(?:\d{1,9}[\t:])?[ \t"']*([A-Za-z0-9+/]{1,69}={0,2})(?![A-Za-z0-9+/=])/;
 
+// A body line or a block's last line cut by a flush may go on in the next text.
+const KEY_LINE_CONTINUATION = /^[A-Za-z0-9+/=]+/;
+
+/**
+ * True while `gap`, the text released since a body line, may still be followed by the block's last line:
+ * at most one line break (also `\n`-escaped) and no longer than the prefix LAST_LINE allows.
+ */
+export function mayPrecedeLastKeyLine(gap: string): boolean {
+  return gap.length <= 512 && (gap.match(/\\n|\n/g)?.length ?? 0) <= 1;
+}
+
 /** True when `run` looks like random base64 (upper and lower case and a digit), not a word or a hash. */
 function looksRandom(run: string): boolean {
   return /[A-Z]/.test(run) && /[a-z]/.test(run) && /\d/.test(run);
@@ -29,18 +40,18 @@ function looksRandom(run: string): boolean {
 
 /**
  * Body lines of PEM private keys: every base64 run of exactly 64 or 70 characters (mixed case and
- * digits), plus the shorter run on the line right after one (the block's last line). `afterBody` says
- * the text continues right after a body line released earlier (a key printed one line at a time).
+ * digits), plus the shorter run on the line right after one (the block's last line). `afterBody` is the
+ * text released since a body line when `text` continues it (a key printed one line at a time), however
+ * the release cut it: the line break may have gone out with the body line, alone, or split `\r` | `\n`.
  */
-export function findKeyBodySpans(text: string, spans: KeySpan[], afterBody = false): void {
-  if (afterBody) {
-    // The line break after the body line may have been released with it.
-    const lead = /^={0,2}(?:\\n|\r?\n)/.test(text) ? '' : '\n';
-    const last = LAST_LINE.exec(lead + text.slice(0, 512));
-    // A whole body line there is found (and flagged) below.
+export function findKeyBodySpans(text: string, spans: KeySpan[], afterBody?: string): void {
+  if (afterBody !== undefined) {
+    const last = LAST_LINE.exec(afterBody + text.slice(0, 512));
+    // A whole body line there is found (and flagged) below; a run begun in `afterBody` is not the last line.
     if (last?.[1] !== undefined && !BODY_LENGTHS.has(last[1].length)) {
-      const end = last[0].length - lead.length;
-      spans.push({ start: end - last[1].length, end, label: 'private-key' });
+      const end = last[0].length - afterBody.length;
+      const start = end - last[1].length;
+      if (start >= 0) spans.push({ start, end, label: 'private-key', continuation: KEY_LINE_CONTINUATION });
     }
   }
   BODY_RUN.lastIndex = 0;
@@ -49,11 +60,22 @@ export function findKeyBodySpans(text: string, spans: KeySpan[], afterBody = fal
     const run = match[0];
     if (!BODY_LENGTHS.has(run.length) || !looksRandom(run)) continue;
     const end = match.index + run.length;
-    spans.push({ start: match.index, end, label: 'private-key', keyBody: true });
+    spans.push({
+      start: match.index,
+      end,
+      label: 'private-key',
+      keyBody: true,
+      continuation: KEY_LINE_CONTINUATION,
+    });
     const last = LAST_LINE.exec(text.slice(end, end + 512));
     if (last?.[1] !== undefined) {
       const tailEnd = end + last[0].length;
-      spans.push({ start: tailEnd - last[1].length, end: tailEnd, label: 'private-key' });
+      spans.push({
+        start: tailEnd - last[1].length,
+        end: tailEnd,
+        label: 'private-key',
+        continuation: KEY_LINE_CONTINUATION,
+      });
     }
   }
 }

@@ -110,6 +110,50 @@ describe('PEM key material, without its markers or one line at a time', () => {
   });
 });
 
+/**
+ * `text` as a pty delivers it (`\r\n` line ends) through one stream, flushed after every piece (output
+ * going idle), each line cut in `pieces` the way a loaded machine reads a pty: a line and its line break
+ * may come apart, also between `\r` and `\n`.
+ */
+function streamedLikeAPty(text: string, pieces: (line: string) => string[]): string {
+  const stream = redactor.stream();
+  let out = '';
+  for (const line of text.replace(/\n/g, '\r\n').split(/(?<=\n)/)) {
+    for (const piece of pieces(line)) out += stream.push(piece) + stream.flush();
+  }
+  return out + stream.end();
+}
+
+describe('a key printed one line at a time, an idle flush between every piece (deterministic)', () => {
+  const keys = { 'RSA PKCS#1': rsaPkcs1(), 'EC PKCS#8': ecPkcs8() } as Record<string, string>;
+  const ssh = openSshKey();
+  if (ssh !== null) keys['OpenSSH ed25519'] = ssh;
+  const cuts: Record<string, (line: string) => string[]> = {
+    'whole lines': (line) => [line],
+    'line | \\r\\n': (line) => (line.endsWith('\r\n') ? [line.slice(0, -2), '\r\n'] : [line]),
+    'line\\r | \\n': (line) => (line.endsWith('\r\n') ? [line.slice(0, -1), '\n'] : [line]),
+  };
+
+  for (const [kind, pem] of Object.entries(keys)) {
+    for (const [cut, pieces] of Object.entries(cuts)) {
+      // The campaign's failure under load: the last (short) body line and the END line came out raw.
+      it(`${kind}, with its BEGIN line, ${cut}: nothing of the block, END line included, is released`, () => {
+        const out = streamedLikeAPty(`$ cat id\n${pem}$ echo done\ndone\n`, pieces);
+        expectNoKeyMaterial(out, pem);
+        expect(out).not.toContain('-----END');
+        expect(out).toContain('[REDACTED:private-key]');
+        expect(out).toContain('$ echo done\r\ndone\r\n');
+      });
+
+      it(`${kind}, without its BEGIN line, ${cut}: no body line and not the last one`, () => {
+        const out = streamedLikeAPty(`$ tail -n +2 id\n${pem.split('\n').slice(1).join('\n')}`, pieces);
+        expectNoKeyMaterial(out, pem);
+        expect(out).toContain('[REDACTED:private-key]');
+      });
+    }
+  }
+});
+
 describe('values under secret names in JSON, INI and YAML', () => {
   const value = 'Zq7' + 'x9K2mP4vR8tW1yB3nL6cF0hJ5gD2sA8eQ4uI7oT';
   const cases: Record<string, string> = {

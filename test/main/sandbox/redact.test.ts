@@ -297,6 +297,35 @@ describe('bad input: secrets', () => {
     expect(stream.push('flush-token-123456 ok') + stream.end()).toBe('[REDACTED:A_TOKEN] ok');
   });
 
+  it('a key block cut by an idle flush anywhere comes out as when whole, END line included', () => {
+    const redactor = createRedactor({ env: noEnv });
+    const text = `$ cat id\n${PEM}\n$ echo done\ndone\n`;
+    const whole = redactor.redact(text);
+    expect(whole).toBe('$ cat id\n[REDACTED:private-key]\n$ echo done\ndone\n');
+    const beginLine = [text.indexOf('-----BEGIN'), text.indexOf('\n', text.indexOf('-----BEGIN'))];
+    for (let cut = 1; cut < text.length; cut += 1) {
+      const stream = redactor.stream();
+      const out =
+        stream.push(text.slice(0, cut)) + stream.flush() + stream.push(text.slice(cut)) + stream.end();
+      for (const line of PEM.split('\n').slice(1, -1)) {
+        for (let at = 0; at + 16 <= line.length; at += 16) expect(out).not.toContain(line.slice(at, at + 16));
+      }
+      // Cut inside the BEGIN line, the block is found from its body lines alone (its END line stays).
+      const insideBegin = cut > (beginLine[0] as number) && cut < (beginLine[1] as number);
+      if (!insideBegin) expect(out, `cut at ${cut}`).toBe(whole);
+    }
+  });
+
+  it('swallows what continues a known-format secret cut by an idle flush', () => {
+    const redactor = createRedactor({ env: noEnv });
+    const stream = redactor.stream();
+    expect(stream.push(`using ${FAKE.anthropic.slice(0, 40)}`) + stream.flush()).toBe(
+      'using [REDACTED:anthropic-api-key]',
+    );
+    expect(stream.push(FAKE.anthropic.slice(40, 60)) + stream.flush()).toBe('');
+    expect(stream.push(`${FAKE.anthropic.slice(60)} ok\n`) + stream.end()).toBe(' ok\n');
+  });
+
   it('ends a key block cut short at the first line that is not key material', () => {
     const redactor = createRedactor({ env: noEnv });
     const truncated = PEM.split('\n').slice(0, 3).join('\n');
