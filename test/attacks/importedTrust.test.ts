@@ -188,6 +188,48 @@ describe('attack: trust carried in by keel import', () => {
     expect(eventsOf(victimHome, again)[0]).toMatchObject({ projectFolder: fs.realpathSync(chosen) });
   });
 
+  it("an imported file's network allowlist opens no way out: its commands run with no network", async () => {
+    const probe = command('env | grep -ci _proxy= || true');
+    // A session made here with a host on its allowlist: its commands get the allowlist's proxy.
+    cli.server.enqueue(probe, { kind: 'reply', text: 'done' });
+    const control = path.join(cli.dir, 'control-home');
+    const own = await keel(
+      control,
+      newSessionArgs(cli, {
+        policy: 'full-auto',
+        prompt: 'probe',
+        extra: ['--allow-host', 'exfil.example.com'],
+      }),
+    );
+    expect(own.code, own.stderr).toBe(0);
+    const ownResult = eventsOf(control, onlySessionId(control)).find((e) => e.kind === 'tool_result');
+    expect(ownResult?.kind === 'tool_result' && ownResult.content).not.toMatch(/^0$/m);
+
+    // The same allowlist in an imported file counts for nothing here.
+    const { file, lines } = await exportedWithSessionGrant();
+    writeLines(file, [{ ...lines[0], networkAllow: ['exfil.example.com'] }, ...lines.slice(1)]);
+    const id = await importInto(file);
+    const confirmed = await keel(victimHome, [
+      'model',
+      id,
+      'openai-compatible:scripted-model',
+      '--base-url',
+      cli.server.openaiBaseUrl,
+      '--context-window',
+      '32000',
+    ]);
+    expect(confirmed.code, confirmed.stderr).toBe(0);
+    cli.server.enqueue(probe);
+    expect((await keel(victimHome, ['run', '--session', id, 'probe'])).code).toBe(3);
+    cli.server.enqueue({ kind: 'reply', text: 'done' });
+    const approved = await keel(victimHome, ['approve', id, '--scope', 'once', '--resume']);
+    expect(approved.code, approved.stderr).toBe(0);
+    const result = eventsOf(victimHome, id).findLast((e) => e.kind === 'tool_result');
+    expect(result?.kind === 'tool_result' && result.content).toMatch(/^0$/m);
+    const shown = await keel(victimHome, ['show', id, '--json']);
+    expect(shown.code, shown.stderr).toBe(0);
+  });
+
   it('refuses --project naming no folder', async () => {
     const { file } = await exportedWithSessionGrant();
     const imported = await keel(victimHome, ['import', file, '--project', path.join(cli.dir, 'missing')]);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { EventOf } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
+import { sessionNetworkAllow } from '../log/imported.js';
 import { readSessionWorkspace, sessionRedactor, type SessionWorkspace } from './workspace.js';
 import { type ProviderKeys } from '../../providers/index.js';
 import { detectSandbox, type SandboxInfo } from '../../sandbox/box.js';
@@ -70,7 +71,7 @@ export async function readSessionBox(
     writable: [workspace, ...extraWritablePaths(workspace, layout.areas)],
     readOnly: [...readOnlyPathsFor(workspace), ...layout.boxReadOnly],
     hidden: layout.boxHidden,
-    networkAllow: created.networkAllow ?? [],
+    networkAllow: sessionNetworkAllow(created),
     sandbox: await detectSandbox(),
     redactor: sessionRedactor(workspace, options.env, options.keys),
   };

@@ -42,7 +42,7 @@ export { revertChanges, type RevertReport, type RevertTarget, RevertTargetError 
 export { type RewindReport, rewindSession } from '../history/rewind.js';
 export { listUserSnapshots, type RestoreReport, restoreUserSnapshot } from '../history/userSnapshot.js';
 export { resolveHome, sweepDeadScratch } from '../hostStart.js';
-export { importMarkOf, unconfirmedEndpoint } from '../log/imported.js';
+export { importMarkOf, sessionNetworkAllow, unconfirmedEndpoint } from '../log/imported.js';
 export { withIndexBehind } from '../log/indexLag.js';
 export { onIndexNotice } from '../log/indexNotice.js';
 export { openSessionIndex } from '../log/indexRebuild.js';

@@ -4,6 +4,7 @@ import { resolveCompactionSettings, type CompactionSettings } from '../compactio
 import { systemClock, type Clock } from '../../common/clock.js';
 import type { EventOf, ModelPin } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
+import { sessionNetworkAllow } from '../log/imported.js';
 import { describeEnvironment, readGitFacts, type GitFacts } from '../prompts/environment.js';
 import { readProjectInstructions } from '../prompts/instructions.js';
 import { createSubagentRunner } from '../subagents/childSession.js';
@@ -85,7 +86,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     await options.beforeChanges?.();
   };
   const sandbox = await detectSandbox();
-  const allow = created.networkAllow ?? [];
+  const allow = sessionNetworkAllow(created);
   const spec = readSubagentSpec(created);
   const home = path.resolve(log.dir, '..', '..');
   const network: NetworkPolicy = allow.length > 0 ? { allow } : 'none';

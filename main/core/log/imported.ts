@@ -49,6 +49,16 @@ export function importedPolicy(policy: Policy): Policy {
   return policy === 'read-only' ? 'read-only' : 'ask';
 }
 
+/**
+ * The hosts a session's commands may reach: its session_created allowlist, or none for an imported session (an
+ * allowlist is a grant too: a file naming a host would open a way out for what its commands read).
+ */
+export function sessionNetworkAllow(
+  created: Pick<EventOf<'session_created'>, 'metadata' | 'networkAllow'>,
+): string[] {
+  return importMarkOf(created) ? [] : (created.networkAllow ?? []);
+}
+
 /** What a turn of an imported session needs before it may run: the pin and the seq of the event that set it. */
 export type ImportedTrustInput = {
   sessionId: string;

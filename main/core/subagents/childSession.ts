@@ -2,6 +2,7 @@ import path from 'node:path';
 import { pendingApprovals } from '../approvals/state.js';
 import type { EventOf, SessionEvent } from '../../common/events.js';
 import { newSessionId } from '../log/sessionId.js';
+import { sessionNetworkAllow } from '../log/imported.js';
 import {
   SessionLockedError,
   SessionLog,
@@ -169,6 +170,7 @@ class SubagentCallRun {
     const [created] = this.parent.log.read({ fromSeq: 1, limit: 1 });
     if (created?.kind !== 'session_created')
       throw new Error(`session ${this.parent.log.id} has no session_created event`);
+    const allow = sessionNetworkAllow(created);
     const mode = modeOfTools(this.parent.registry, started.tools);
     const spec: SubagentSpec = {
       parentId: this.parent.log.id,
@@ -190,7 +192,8 @@ class SubagentCallRun {
       toolMode: mode,
       policy: childPolicy(state.policy, mode),
       systemPrompt,
-      ...(created.networkAllow ? { networkAllow: created.networkAllow } : {}),
+      // The parent's allowlist as it counts here (none when the parent came from an imported file).
+      ...(allow.length > 0 ? { networkAllow: allow } : {}),
       ...(created.protectedGlobs ? { protectedGlobs: created.protectedGlobs } : {}),
       ...(created.pathRoot ? { pathRoot: created.pathRoot } : {}),
       ...(created.extraBody === undefined ? {} : { extraBody: created.extraBody }),

@@ -12,6 +12,7 @@ import {
   readSettings,
   reasoningChoices,
   SessionLog,
+  sessionNetworkAllow,
   toolModeFor,
   unansweredCalls,
   withIndexBehind,
@@ -124,7 +125,7 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
           pin: state.pin,
           policy: state.policy,
           toolMode: state.toolMode,
-          networkAllow: created.networkAllow ?? [],
+          networkAllow: sessionNetworkAllow(created),
           ...(created.forkedFrom ? { forkedFrom: created.forkedFrom } : {}),
           persistentDirs: (() => {
             const config = readPersistentConfig(log.dir);
