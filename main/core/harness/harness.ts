@@ -25,6 +25,7 @@ import { createFileWriter } from './files.js';
 import { readPersistentConfig, writePersistentConfig, type PersistentConfig } from '../persistent/config.js';
 import { artifactsDir, eventsFile, makeSessionFolders, sessionDir } from '../paths.js';
 import { withWritableSession } from './lock.js';
+import { HarnessError } from './errors.js';
 import { McpPool } from '../mcp/pool.js';
 import { StatusFold, writeStatusPatch } from './status.js';
 import type {
@@ -200,6 +201,11 @@ async function createSession(
   }
   const projectFolder = project?.path ?? setup.projectFolder;
   const ownDirs = setup.projectFolder !== undefined ? undefined : dirs;
+  for (const folder of [
+    ...dirs.map((dir) => dir.path),
+    ...(setup.projectFolder !== undefined ? [setup.projectFolder] : []),
+  ])
+    refuseFolderInHome(home, folder);
   let log: SessionLog;
   try {
     log = SessionLog.create(
@@ -231,6 +237,29 @@ async function createSession(
     return;
   }
   log.close();
+}
+
+/**
+ * A session never works in the Keel home or a folder inside it, directly or on a checkout: its tools (or its
+ * commit back) would reach every other session's log, outputs and checkouts, the MCP approvals and settings. A
+ * folder that holds the home is fine: the home is hidden from its tools and commands.
+ */
+function refuseFolderInHome(home: string, folder: string): void {
+  const real = (p: string) => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
+  const inside = path.relative(real(home), real(folder));
+  if (inside === '' || (inside !== '..' && !inside.startsWith(`..${path.sep}`) && !path.isAbsolute(inside))) {
+    throw new HarnessError(
+      'invalid_input',
+      `the project folder ${folder} is inside Keel's home (${home}), where every session's data lives; ` +
+        'choose a project folder outside it',
+    );
+  }
 }
 
 /**
