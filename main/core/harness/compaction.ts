@@ -11,7 +11,8 @@ import type { SessionLog } from '../log/sessionLog.js';
 import { formatPayloadText } from '../projection/payloadText.js';
 import { projectView } from '../projection/projectPayload.js';
 import { foldSession } from '../turn/state.js';
-import { describeError, HarnessError } from './errors.js';
+import { describeError } from './describeError.js';
+import { HarnessError } from './errors.js';
 import { systemPromptFor } from './workspace.js';
 
 /** What compacting on demand needs besides the log. */
