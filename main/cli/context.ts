@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from '../common/clock.js';
-import { resolveHome } from '../core/harness/index.js';
+import { resolveHome } from '../core/harness/start.js';
 
 /** The process's streams and environment as the CLI sees them; tests and `keel serve` can swap them. */
 export type CliIo = {

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ZodError } from 'zod';
 import {
+  asDiskFull,
   DamagedLogError,
   DiskFullError,
   HarnessError,
@@ -9,12 +10,10 @@ import {
   SessionExistsError,
   SessionLockedError,
   SessionNotFoundError,
-  UncommittedChangesError,
   UnknownCompactionError,
-  asDiskFull,
-  eventsFile,
-  sessionDir,
-} from '../core/harness/index.js';
+} from '../core/harness/errors.js';
+import { UncommittedChangesError } from '../core/harness/newTurn.js';
+import { eventsFile, sessionDir } from '../core/harness/start.js';
 import { ExitCode } from './exitCodes.js';
 
 /** An error meant for the person at the terminal: `message` is one line; `details` are printed below it. */

@@ -5,7 +5,7 @@ import { createContext } from './context.js';
 import type { CliIo } from './context.js';
 import { commandsFor } from './commands/index.js';
 import type { RegisterCommand } from './commands/index.js';
-import { onIndexNotice, sweepDeadScratch } from '../core/harness/index.js';
+import { onIndexNotice, sweepDeadScratch } from '../core/harness/start.js';
 
 /** Builds the `keel` program: global options, then the subcommands `commands` register (commands/). */
 export function createProgram(

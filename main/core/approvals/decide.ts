@@ -4,6 +4,7 @@ import { createToolRegistry } from '../../tools/registry.js';
 import type { ToolKind } from '../../tools/types.js';
 import { checkRevocation, listGrants, type GrantRecord } from './grants.js';
 import { checkDecision, HELD_BACK_TOOL, pendingApprovals, type PendingApproval } from './state.js';
+import type { ScopeKind } from '../../common/harnessViews.js';
 
 /*
  * The front door for moving the approval state machine: the app's approvals.decide / grants.revoke and the
@@ -26,7 +27,7 @@ export type Refusal = { ok: false; code: 'invalid_state' | 'invalid_input' | 'no
  * The kinds of scope a grant can have: once, the whole session, the MCP tool in this project from now on (a
  * rule in the home), a path glob, a command prefix.
  */
-export type ScopeKind = 'once' | 'session' | 'tool' | 'path' | 'prefix';
+export type { ScopeKind };
 
 /** True for a tool an MCP server gave the registry (`mcp__<server>__<tool>`; no built-in is named so). */
 export const isMcpTool = (tool: string): boolean => tool.startsWith('mcp__');

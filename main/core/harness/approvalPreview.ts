@@ -4,7 +4,8 @@ import { suggestPrefix } from '../approvals/grants.js';
 import { checkDecision } from '../approvals/state.js';
 import type { EventOf, SessionEvent } from '../../common/events.js';
 import type { ApprovalPreview, CommandPreview, FileChangePreview } from '../../common/harnessViews.js';
-import { describeError, HarnessError } from './errors.js';
+import { describeError } from './describeError.js';
+import { HarnessError } from './errors.js';
 import { shellStartFolder, type SessionBox } from './box.js';
 import { applyPatchParameters } from '../../tools/applyPatch.js';
 import { planChange, previewFileChange, type FileChangeArgs } from '../../tools/fileChange.js';
@@ -41,26 +42,13 @@ export async function previewApproval(
   events: readonly SessionEvent[],
   requestSeq: number,
   box: SessionBox,
-  session: { dir: string; artifactsDir: string },
 ): Promise<ApprovalPreview> {
   const request = findPendingRequest(events, requestSeq);
   const logged = parseObject(request.arguments);
   // The log keeps the arguments redacted; the exact change is computed from the model's own call.
   const raw = parseObject(rawArgumentsOf(events, request) ?? request.arguments) ?? logged;
-  const ctx: ToolContext = {
-    workspace: box.root,
-    areas: box.areas,
-    boxRoot: box.workspace,
-    commandCwd: box.commandCwd,
-    sessionDir: session.dir,
-    artifactsDir: session.artifactsDir,
-    idempotencyKey: 'approval-preview',
-    redactor: box.redactor,
-    sandbox: box.sandbox,
-    network: box.networkAllow.length > 0 ? { allow: box.networkAllow } : 'none',
-    protectedGlobs: box.protectedGlobs,
-    boxHidden: box.hidden,
-  };
+  // The tools' own context, as a turn builds it (box.tools): the preview plans the call exactly as the tool would.
+  const ctx: ToolContext = { ...box.tools, idempotencyKey: 'approval-preview' };
   const preview: ApprovalPreview = {
     request,
     arguments: logged,

@@ -3,12 +3,12 @@ import path from 'node:path';
 import type { EventOf } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { sessionNetworkAllow } from '../log/imported.js';
-import { readSessionWorkspace, sessionRedactor, type SessionWorkspace } from './workspace.js';
+import { readSessionWorkspace, sessionRedactor, toolContextFor, type SessionWorkspace } from './workspace.js';
 import { type ProviderKeys } from '../../providers/index.js';
 import { detectSandbox, type SandboxInfo } from '../../sandbox/box.js';
 import { type Redactor } from '../../sandbox/redact.js';
 import { readOnlyPathsFor, extraWritablePaths } from '../../tools/runCommandTool.js';
-import { type ToolArea } from '../../tools/types.js';
+import type { ToolArea, ToolContext } from '../../tools/types.js';
 import { HarnessError } from './errors.js';
 
 /**
@@ -39,6 +39,8 @@ export type SessionBox = {
   networkAllow: string[];
   sandbox: SandboxInfo;
   redactor: Redactor;
+  /** The tools' context in this box, as a turn builds it (`toolContextFor`): what a preview plans a call with. */
+  tools: Omit<ToolContext, 'idempotencyKey'>;
 };
 
 /** Reads a session's box. Needs the log (read-only is enough); writes nothing. `invalid_state` when the project folder is gone. */
@@ -60,6 +62,8 @@ export async function readSessionBox(
     );
   }
   const workspace = layout.boxRoot;
+  const sandbox = await detectSandbox();
+  const redactor = sessionRedactor(workspace, options.env, options.keys);
   return {
     created,
     workspace,
@@ -72,8 +76,14 @@ export async function readSessionBox(
     readOnly: [...readOnlyPathsFor(workspace), ...layout.boxReadOnly],
     hidden: layout.boxHidden,
     networkAllow: sessionNetworkAllow(created),
-    sandbox: await detectSandbox(),
-    redactor: sessionRedactor(workspace, options.env, options.keys),
+    sandbox,
+    redactor,
+    tools: toolContextFor(layout, created, {
+      sessionDir: log.dir,
+      artifactsDir: log.artifactsDir,
+      redactor,
+      sandbox,
+    }),
   };
 }
 

@@ -1,13 +1,19 @@
 import type { EventOf, ModelPin, SessionEvent } from '../../common/events.js';
-import type { SessionLog } from '../log/sessionLog.js';
-import { systemPromptFor } from './workspace.js';
-import { foldSession } from '../turn/state.js';
+import type { Payload } from '../../common/payload.js';
+import { createProvider, type ProviderKeys } from '../../providers/index.js';
 import type { ModelProvider } from '../../providers/types.js';
 import { createToolRegistry } from '../../tools/registry.js';
 import { buildCompaction, measureNextRequest } from '../compaction/compact.js';
 import { compactedTraceDetail, traceCompaction } from '../compaction/hook.js';
 import { resolveCompactionSettings, type CompactionSettings } from '../compaction/settings.js';
 import { loadEstimator } from '../compaction/tokens.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { formatPayloadText } from '../projection/payloadText.js';
+import { projectView } from '../projection/projectPayload.js';
+import { foldSession } from '../turn/state.js';
+import { describeError } from './describeError.js';
+import { HarnessError } from './errors.js';
+import { systemPromptFor } from './workspace.js';
 
 /** What compacting on demand needs besides the log. */
 export type CompactNowOptions = {
@@ -98,4 +104,89 @@ export async function compactNow(log: SessionLog, options: CompactNowOptions): P
   options.onEvent?.(event);
   trace(compactedTraceDetail(event, outcome));
   return { status: 'compacted', event, requests: outcome.requests };
+}
+
+/** What compacting on demand needs besides the log. */
+export type RunCompactionOptions = {
+  compaction: Partial<CompactionSettings>;
+  keys: ProviderKeys;
+  env: NodeJS.ProcessEnv;
+  /** Seq of a compaction to re-run over the same range (both stay in the log). */
+  rerun?: number;
+  signal?: AbortSignal;
+  onEvent: (event: SessionEvent) => void;
+};
+
+/**
+ * compactions.run: core compactNow (main/core/harness/compaction.ts) on a session open for writing, its
+ * outcomes as IPC results and errors: `provider` when the model cannot be used or the summary fails,
+ * `cancelled` when stopped, `not_found` for a re-run of a non-compaction, `invalid_state` otherwise.
+ */
+export async function runCompaction(
+  log: SessionLog,
+  options: RunCompactionOptions,
+): Promise<
+  { status: 'compacted'; compaction: EventOf<'compaction'> } | { status: 'skipped'; reason: string }
+> {
+  const outcome = await compactNow(log, {
+    settings: options.compaction,
+    provider: (pin) => {
+      try {
+        return createProvider(pin, options.keys, options.env);
+      } catch (error) {
+        throw new HarnessError(
+          'provider',
+          `this session's model ${pin.provider}:${pin.model} cannot be used here: ${describeError(error).message}`,
+        );
+      }
+    },
+    onEvent: options.onEvent,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.rerun !== undefined ? { rerun: options.rerun } : {}),
+  });
+  switch (outcome.status) {
+    case 'compacted':
+      return { status: 'compacted', compaction: outcome.event };
+    case 'skipped':
+      return { status: 'skipped', reason: outcome.reason };
+    case 'failed':
+      throw new HarnessError(
+        outcome.aborted ? 'cancelled' : 'provider',
+        `${outcome.reason}; the log is unchanged`,
+      );
+    case 'invalid_session':
+      throw new HarnessError('invalid_state', outcome.reason);
+    case 'not_a_compaction':
+      throw new HarnessError('not_found', outcome.reason);
+    case 'conflict':
+      throw new HarnessError('invalid_state', 'the session changed while it was being compacted: try again');
+  }
+}
+
+/**
+ * The payload the next turn would send, and the same rebuilt as if compaction `seq` had never been appended,
+ * both as text for a diff editor. The system prompt is the one turns send (the session's, plus the workspace
+ * description of a checkout session). Reads only. `not_found` when `seq` is not a compaction.
+ */
+export function comparePayloads(
+  log: SessionLog,
+  seq: number,
+): { current: { text: string; messageCount: number }; without: { text: string; messageCount: number } } {
+  const [event] = log.read({ fromSeq: seq, toSeq: seq });
+  if (event?.kind !== 'compaction') {
+    throw new HarnessError('not_found', `event ${seq} of session ${log.id} is not a compaction`);
+  }
+  const [created] = log.read({ fromSeq: 1, limit: 1 });
+  if (created?.kind !== 'session_created') {
+    throw new HarnessError('invalid_state', `session ${log.id} has no session_created event`);
+  }
+  const system = systemPromptFor(log.dir, created);
+  const render = (payload: Payload) => ({
+    text: formatPayloadText(payload),
+    messageCount: payload.messages.length,
+  });
+  return {
+    current: render(projectView(log.projectionView(), { system })),
+    without: render(projectView(log.projectionView({ withoutCompaction: seq }), { system })),
+  };
 }

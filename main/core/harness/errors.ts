@@ -1,8 +1,18 @@
 import type { ErrorCode } from '../../common/harnessViews.js';
-import { ProviderError } from '../../providers/index.js';
-import { SettingsError } from '../../store/settings.js';
-import { SessionExistsError, SessionLockedError, SessionNotFoundError } from '../log/sessionLog.js';
-import { TurnSetupError } from '../turn/engine.js';
+
+/*
+ * The errors hosts tell apart, light to load: the CLI's error mapping (loaded by every keel command) imports
+ * this module, not the door's index, so a command loads only what it uses.
+ */
+export { asDiskFull, DiskFullError } from '../log/logErrors.js';
+export {
+  DamagedLogError,
+  SessionExistsError,
+  SessionLockedError,
+  SessionNotFoundError,
+} from '../log/sessionLog.js';
+export { UnknownCompactionError } from '../projection/index.js';
+export { HarnessSessionBusyError } from './lock.js';
 
 /**
  * A refusal of the harness (no such session, a turn already running, a state an action does not apply to): a
@@ -17,23 +27,4 @@ export class HarnessError extends Error {
     super(message);
     this.name = 'HarnessError';
   }
-}
-
-/** Anything the harness threw as a code and a message: known errors get their code, the rest `internal` (message only, never a stack). */
-export function describeError(error: unknown): { code: ErrorCode; message: string } {
-  if (error instanceof HarnessError) return { code: error.code, message: error.message };
-  if (error instanceof SessionNotFoundError) return { code: 'not_found', message: error.message };
-  if (error instanceof SessionLockedError) {
-    return {
-      code: 'locked',
-      message: `${error.message}; wait for it to finish or stop it there (keel stop ${error.sessionId})`,
-    };
-  }
-  if (error instanceof SessionExistsError) return { code: 'invalid_input', message: error.message };
-  if (error instanceof SettingsError) return { code: 'invalid_state', message: error.message };
-  if (error instanceof TurnSetupError || error instanceof ProviderError) {
-    return { code: 'provider', message: error.message };
-  }
-  const message = error instanceof Error ? error.message : String(error);
-  return { code: 'internal', message: message === '' ? 'unexpected failure' : message };
 }

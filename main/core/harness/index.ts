@@ -12,12 +12,22 @@ export { previewApproval } from './approvalPreview.js';
 export { decideApproval, type Decided, revokeGrant } from './approvals.js';
 export { readArtifactImage, readArtifactPage } from './artifactPages.js';
 export { readSessionBox, shellStartFolder } from './box.js';
-export { runCompaction } from './compactNow.js';
-export { compactNow } from './compaction.js';
-export { comparePayloads } from './compactionPayload.js';
-export { describeError, HarnessError } from './errors.js';
+export { compactNow, comparePayloads, runCompaction } from './compaction.js';
+export { describeError } from './describeError.js';
+export {
+  asDiskFull,
+  DamagedLogError,
+  DiskFullError,
+  HarnessError,
+  HarnessSessionBusyError,
+  SessionExistsError,
+  SessionLockedError,
+  SessionNotFoundError,
+  UnknownCompactionError,
+} from './errors.js';
+export { eventsFile, onIndexNotice, resolveHome, sessionDir, sweepDeadScratch } from './start.js';
 export { createHarness, type LocalHarnessSession } from './harness.js';
-export { HarnessSessionBusyError, withWritableSession } from './lock.js';
+export { withWritableSession } from './lock.js';
 export { guardNewTurn, UncommittedChangesError } from './newTurn.js';
 export { commitHistory, newTurnWarning, readFileVersions, reviewPersistentDirs } from './review.js';
 export { streamHarness } from './stream.js';
@@ -41,20 +51,11 @@ export { type ForkReport, forkSession } from '../history/fork.js';
 export { revertChanges, type RevertReport, type RevertTarget, RevertTargetError } from '../history/revert.js';
 export { type RewindReport, rewindSession } from '../history/rewind.js';
 export { listUserSnapshots, type RestoreReport, restoreUserSnapshot } from '../history/userSnapshot.js';
-export { resolveHome, sweepDeadScratch } from '../hostStart.js';
 export { importMarkOf, sessionNetworkAllow, unconfirmedEndpoint } from '../log/imported.js';
 export { withIndexBehind } from '../log/indexLag.js';
-export { onIndexNotice } from '../log/indexNotice.js';
 export { openSessionIndex } from '../log/indexRebuild.js';
-export { asDiskFull, DiskFullError } from '../log/logErrors.js';
 export { newSessionId } from '../log/sessionId.js';
-export {
-  DamagedLogError,
-  SessionExistsError,
-  SessionLockedError,
-  SessionLog,
-  SessionNotFoundError,
-} from '../log/sessionLog.js';
+export { SessionLog } from '../log/sessionLog.js';
 export {
   addMcpServer,
   approveProjectMcp,
@@ -87,7 +88,7 @@ export {
   persistentConfigOf,
 } from '../persistent/turnCheckouts.js';
 export type { CommitReport } from '../persistent/types.js';
-export { formatPayloadText, projectView, UnknownCompactionError } from '../projection/index.js';
+export { formatPayloadText, projectView } from '../projection/index.js';
 export { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 export { DEFAULT_TRACE_DEPTH, readTraceSummary } from '../trace/index.js';
 export { type TurnOutcome, TurnSetupError } from '../turn/engine.js';
@@ -109,4 +110,3 @@ export { detectSandbox, type SandboxInfo } from '../../sandbox/box.js';
 export { isLeaseStale, type SessionSummary } from '../../store/sessionIndex.js';
 export { readSettings, type Settings, writeSettings } from '../../store/settings.js';
 export { readOnlyPathsFor } from '../../tools/runCommandTool.js';
-export { eventsFile, sessionDir } from '../paths.js';

@@ -15,7 +15,8 @@ import { detectSandbox, type NetworkPolicy } from '../../sandbox/box.js';
 import { createToolRegistry } from '../../tools/registry.js';
 import { openSessionMcp } from '../mcp/sessionServers.js';
 import type { McpPool } from '../mcp/pool.js';
-import { pinnedPromptOf, sessionWorkspace, turnTimeRedactor } from './workspace.js';
+import { homeOf } from '../paths.js';
+import { pinnedPromptOf, sessionWorkspace, toolContextFor, turnTimeRedactor } from './workspace.js';
 
 /** Name of the file in a session folder that asks a running turn to stop (written by `keel stop`). */
 export const STOP_REQUEST_FILE = 'stop-request';
@@ -88,7 +89,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   const sandbox = await detectSandbox();
   const allow = sessionNetworkAllow(created);
   const spec = readSubagentSpec(created);
-  const home = path.resolve(log.dir, '..', '..');
+  const home = homeOf(log.dir);
   const network: NetworkPolicy = allow.length > 0 ? { allow } : 'none';
   // A child session gets no MCP servers: its tools are exactly its spec's.
   const mcp =
@@ -113,21 +114,11 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     spec ? { only: spec.tools } : { subagents: true, ...(mcp ? { extra: mcp.tools } : {}) },
   );
   const compaction = resolveCompactionSettings(options.compaction, created);
-  // boxReadOnly / boxHidden ride along on the context for run_command (Persistent Dir checkouts).
-  const toolContext: TurnHost['tools'] & { boxReadOnly: string[]; boxHidden: string[] } = {
-    workspace,
-    areas: layout.areas,
-    boxRoot: layout.boxRoot,
-    sessionDir: log.dir,
-    artifactsDir: log.artifactsDir,
-    redactor,
-    sandbox,
-    network,
-    protectedGlobs: [...(created.protectedGlobs ?? []), ...layout.protectedGlobs],
-    boxReadOnly: layout.boxReadOnly,
-    boxHidden: layout.boxHidden,
-    commandCwd: layout.commandCwd,
-  };
+  const toolContext: TurnHost['tools'] & { boxReadOnly: string[]; boxHidden: string[] } = toolContextFor(
+    layout,
+    created,
+    { sessionDir: log.dir, artifactsDir: log.artifactsDir, redactor, sandbox },
+  );
   const host: TurnHost = {
     log,
     createProvider: options.createProvider ?? ((pin: ModelPin) => createProvider(pin, keys, env)),

@@ -15,7 +15,8 @@ import { runningCommand, type RunningCommand } from '../../runner/boxedCommand.j
 import type { SessionIndex } from '../../store/sessionIndex.js';
 import { artifactNameFor } from '../../tools/runCommandTool.js';
 import type { SessionStatus, TurnOutcome } from '../../common/harnessViews.js';
-import { describeError, HarnessError } from './errors.js';
+import { describeError } from './describeError.js';
+import { HarnessError } from './errors.js';
 import { guardNewTurn } from './newTurn.js';
 import { artifactsDir, sessionDir } from '../paths.js';
 

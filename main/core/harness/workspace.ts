@@ -2,13 +2,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { EventOf } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
+import { sessionNetworkAllow } from '../log/imported.js';
 import { existingCheckouts, markTurnStarted } from '../persistent/turnCheckouts.js';
 import { defaultSystemPromptFor } from '../prompts/system.js';
 import type { ProviderKeys } from '../../providers/index.js';
 import { describeEnvGaps } from '../../sandbox/envFiles.js';
 import { createRedactor, type Redactor } from '../../sandbox/redact.js';
 import { readOnlyPathsFor } from '../../tools/runCommandTool.js';
-import type { ToolArea } from '../../tools/types.js';
+import type { SandboxInfo } from '../../sandbox/box.js';
+import type { ToolArea, ToolContext } from '../../tools/types.js';
 import { commandFolderOf, describeProjectRoot, describeWorkspace } from '../prompts/workspace.js';
 import { readPersistentConfig, type PersistentConfig } from '../persistent/config.js';
 import { homeOf, sessionAreaDir } from '../paths.js';
@@ -248,5 +250,32 @@ export function turnTimeRedactor(
       return get().envGaps;
     },
     build: () => void get(),
+  };
+}
+
+/**
+ * The tools' context of a session: where their paths land, the box's folders, what asks before a write, the
+ * network, the redactor. The one builder of it: the turn host's tools and the approval preview (which plans a
+ * call as the tool would) both take it from here. boxReadOnly / boxHidden ride along for run_command.
+ */
+export function toolContextFor(
+  layout: SessionWorkspace,
+  created: EventOf<'session_created'>,
+  parts: { sessionDir: string; artifactsDir: string; redactor: Redactor; sandbox: SandboxInfo },
+): Omit<ToolContext, 'idempotencyKey'> & { boxReadOnly: string[]; boxHidden: string[] } {
+  const allow = sessionNetworkAllow(created);
+  return {
+    workspace: layout.workspace,
+    areas: layout.areas,
+    boxRoot: layout.boxRoot,
+    sessionDir: parts.sessionDir,
+    artifactsDir: parts.artifactsDir,
+    redactor: parts.redactor,
+    sandbox: parts.sandbox,
+    network: allow.length > 0 ? { allow } : 'none',
+    protectedGlobs: [...(created.protectedGlobs ?? []), ...layout.protectedGlobs],
+    boxReadOnly: layout.boxReadOnly,
+    boxHidden: layout.boxHidden,
+    commandCwd: layout.commandCwd,
   };
 }

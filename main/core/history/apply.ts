@@ -38,7 +38,7 @@ export type DirWrites = { root: string; writes: readonly RevertWrite[] };
 /**
  * Writes a planned revert: the bytes of both sides of every write are kept (the user's current ones are what
  * reverting the revert restores), then the journal, then the files, then `events` through `append`, then the
- * journal goes. `crash` is called at each step (fault injection for the crash tests: turn/crash.ts).
+ * journal goes. `crash` is called at each step (fault injection for the crash tests: core/crash.ts).
  */
 export async function writeRevert(
   dataDir: string,

@@ -61,10 +61,7 @@ export function reviewHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof ty
       const run = async () => {
         const events = log.read();
         const box = await readSessionBox(log, { env, keys: keyStore.read() });
-        return previewApproval(events, args.requestSeq, box, {
-          dir: log.dir,
-          artifactsDir: log.artifactsDir,
-        });
+        return previewApproval(events, args.requestSeq, box);
       };
       return run().finally(() => log.close());
     },
