@@ -107,7 +107,11 @@ export function asConfinedError(error: unknown, argName: string, arg: string): E
       : error instanceof Error
         ? error.message
         : String(error);
-  return refuseFile(argName, arg, 'io', `the file system refused the operation: ${detail}`);
+  const refused = refuseFile(argName, arg, 'io', `the file system refused the operation: ${detail}`);
+  // The errno error stays as the cause (not in the message, which the model sees): a full disk is still told
+  // apart by the callers that say so (store/diskFull.ts).
+  refused.cause = error;
+  return refused;
 }
 
 /** The errno code of a Node file system error ("ENOENT"...), or undefined for anything else. */

@@ -36,6 +36,8 @@ export class DiskFullError extends Error {
  */
 export function isDiskFull(error: unknown, file: string): boolean {
   if (error instanceof Error && OUT_OF_SPACE.test(error.message)) return true;
+  // A refusal that keeps the file system's error as its cause (a confined write's, sandbox/pathErrors.ts).
+  if (error instanceof Error && error.cause !== undefined && isDiskFull(error.cause, file)) return true;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return false;
   if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') return true;
@@ -70,8 +72,12 @@ export function asDiskFull(
   }
   // A file-system error names its own path, git quotes the file it could not write (the last one quoted);
   // SQLite's name none, so the caller's file is the one.
-  const own = (error as { path?: unknown } | null)?.path;
-  const message = error instanceof Error ? error.message : String(error);
+  // A refusal that wraps the file system's error (its cause) is told by that error's own words.
+  let source: unknown = error;
+  while (source instanceof Error && source.cause !== undefined && !OUT_OF_SPACE.test(source.message))
+    source = source.cause;
+  const own = (source as { path?: unknown } | null)?.path;
+  const message = source instanceof Error ? source.message : String(source);
   const quoted = [...message.matchAll(/'(\/[^']+)'/g)].at(-1)?.[1];
   const where = typeof own === 'string' ? own : (quoted ?? file);
   if (!isDiskFull(error, where)) return error;
