@@ -130,16 +130,21 @@ export async function writeConfined(
   const located = locatePath(ctx, arg, 'path');
   assertWritable(located, arg, 'path');
   try {
-    await writeFileConfined(located.root, located.arg, data, {
-      argName: 'path',
-      allowProtected: ctx.approved === true,
-      protectedGlobs: located.protectedGlobs,
-      expectedRealPath,
-      hidden: hiddenOf(ctx),
-    });
+    await writeFileConfined(located.root, located.arg, data, changeOptions(ctx, located, expectedRealPath));
   } catch (error) {
     throw restate(error, 'path', located, arg);
   }
+}
+
+/** What a confined write or removal of a tool is held to: the approval, the protected globs, the checked path. */
+function changeOptions(ctx: ToolContext, located: Located, expectedRealPath: string) {
+  return {
+    argName: 'path',
+    allowProtected: ctx.approved === true,
+    protectedGlobs: located.protectedGlobs,
+    expectedRealPath,
+    hidden: hiddenOf(ctx),
+  };
 }
 
 /**
@@ -151,13 +156,7 @@ export function removeConfined(ctx: ToolContext, arg: string, expectedRealPath: 
   const located = locatePath(ctx, arg, 'path');
   assertWritable(located, arg, 'path');
   try {
-    removeFileConfined(located.root, located.arg, {
-      argName: 'path',
-      allowProtected: ctx.approved === true,
-      protectedGlobs: located.protectedGlobs,
-      expectedRealPath,
-      hidden: hiddenOf(ctx),
-    });
+    removeFileConfined(located.root, located.arg, changeOptions(ctx, located, expectedRealPath));
   } catch (error) {
     throw restate(error, 'path', located, arg);
   }

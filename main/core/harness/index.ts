@@ -14,17 +14,8 @@ export { readArtifactImage, readArtifactPage } from './artifactPages.js';
 export { readSessionBox, shellStartFolder } from './box.js';
 export { compactNow, comparePayloads, runCompaction } from './compaction.js';
 export { describeError } from './describeError.js';
-export {
-  asDiskFull,
-  DamagedLogError,
-  DiskFullError,
-  HarnessError,
-  HarnessSessionBusyError,
-  SessionExistsError,
-  SessionLockedError,
-  SessionNotFoundError,
-  UnknownCompactionError,
-} from './errors.js';
+// The refusals hosts tell apart (errors.ts is their one list).
+export * from './errors.js';
 export { eventsFile, onIndexNotice, resolveHome, sessionDir, sweepDeadScratch } from './start.js';
 export { createHarness, type LocalHarnessSession } from './harness.js';
 export { withWritableSession } from './lock.js';
