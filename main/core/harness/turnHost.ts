@@ -31,7 +31,7 @@ export type TurnHostOptions = {
   maxSteps?: number;
   /**
    * The folder tools act in (their root and the box's folder, without areas); defaults to the session's
-   * layout (workspaceHost.ts): the project's checkout or folder, or a session from before's workspace.
+   * layout (workspace.ts): the project's checkout or folder, or a session from before's workspace.
    */
   workspace?: string;
   /** Builds the pinned provider instead of the built-in factory (a custom or test provider). */
@@ -45,7 +45,7 @@ export type TurnHostOptions = {
   clock?: Clock;
   /** False: start no MCP server for this turn (default: the settings' and the approved project's). */
   mcp?: false;
-  /** A long-lived host's pool: the session's MCP servers outlive the turn (mcpPool.ts). */
+  /** A long-lived host's pool: the session's MCP servers outlive the turn (mcp/pool.ts). */
   mcpPool?: McpPool;
   /**
    * The host's `beforeChanges` (a `--commit direct` session's photograph of its folder): also run before the

@@ -10,7 +10,7 @@ import { historyStoreOf } from '../paths.js';
 import { finishPendingRevert } from './apply.js';
 import { RevertTargetError } from './changes.js';
 
-/** The direct session's folder goes by this name in its records (as in sessions/checkouts.ts). */
+/** The direct session's folder goes by this name in its records (as in persistent/turnCheckouts.ts). */
 export const DIRECT_DIR = 'project';
 
 /** Finishes a revert a crash interrupted (its journal); the caller holds the log's lease. True when there was one. */

@@ -34,7 +34,7 @@ const Intent = z.object({
   events: z.array(z.record(z.string(), z.unknown())),
   /**
    * Set while the files are still being written (no events yet): a process killed then left some written and
-   * some not; the next open finishes the commit (checkouts.ts, finishInterruptedCommits) before anything else.
+   * some not; the next open finishes the commit (turnCheckouts.ts, finishInterruptedCommits) before anything else.
    */
   applying: Applying.optional(),
 });

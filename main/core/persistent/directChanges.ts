@@ -1,6 +1,6 @@
 // What a `--commit direct` turn changed in the project folder, whichever tool changed it (commands too): the
 // folder's files are snapshotted as a git tree (a private shadow repository in the session's folder, never the
-// project's own .git) when a turn begins changing files (sessions/directTurn.ts: just before its first tool that
+// project's own .git) when a turn begins changing files (persistent/directTurn.ts: just before its first tool that
 // can) and again when it stops; the trees' difference is the turn's change, both sides' bytes kept in the history
 // store so it can be reverted. See README.md.
 import fs from 'node:fs';

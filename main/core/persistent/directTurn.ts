@@ -1,7 +1,7 @@
 // A `--commit direct` session's turn around its folder (no checkout: the tools write the project itself): granted
 // held files written and a killed segment's change recorded when a turn starts, the folder photographed just
 // before the first tool that can change it, its protected paths put back and its change recorded when the
-// segment stops. checkouts.ts calls these for a session without Persistent Dirs; see README.md.
+// segment stops. turnCheckouts.ts calls these for a session without Persistent Dirs; see README.md.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionEvent } from '../../common/events.js';
