@@ -73,6 +73,25 @@ export interface WrappedCommand {
 }
 
 /** The TCP port the allowlist proxy is exposed on inside the bwrap box (its network namespace is private). */
+/**
+ * Toolchains commonly installed under the home folder, re-exposed read-only while the rest of home is hidden
+ * (bubblewrap and sandbox-exec alike).
+ */
+export const HOME_TOOLCHAINS = [
+  '.nvm',
+  '.pyenv',
+  '.rustup',
+  '.cargo/bin',
+  '.local/bin',
+  '.local/lib',
+  '.volta',
+  '.bun/bin',
+  '.deno/bin',
+  'go/bin',
+  '.sdkman/candidates',
+  '.asdf',
+];
+
 export const BOX_PROXY_PORT = 3128;
 
 /** Proxy settings for common tools (curl, npm, pip, git) pointing at `url`; loopback bypasses it. */

@@ -2,19 +2,7 @@ import { realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { NetworkPolicy, WrapOptions, WrappedCommand } from './boxCommon.js';
-import { proxyEnvironment } from './boxCommon.js';
-
-/** Folders under the home folder that stay readable on macOS (toolchains), while the rest of home is hidden. */
-const HOME_TOOLCHAINS = [
-  '.nvm',
-  '.pyenv',
-  '.rustup',
-  '.cargo/bin',
-  '.local/bin',
-  '.volta',
-  '.bun/bin',
-  'go/bin',
-];
+import { HOME_TOOLCHAINS, proxyEnvironment } from './boxCommon.js';
 
 type Rule = { kind: 'hide' | 'expose' | 'write' | 'pin'; path: string };
 const ruleRank: Record<Rule['kind'], number> = { hide: 0, expose: 1, write: 2, pin: 3 };

@@ -2,7 +2,7 @@ import { existsSync, lstatSync, readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { NetworkPolicy, WrapOptions, WrappedCommand } from './boxCommon.js';
-import { BOX_PROXY_PORT, proxyEnvironment } from './boxCommon.js';
+import { BOX_PROXY_PORT, HOME_TOOLCHAINS, proxyEnvironment } from './boxCommon.js';
 
 /** Where the allowlist proxy's Unix socket appears inside the box (under the private /run). */
 export const BOX_PROXY_SOCKET = '/run/keel/proxy.sock';
@@ -30,22 +30,6 @@ export const BWRAP_SECURITY_FLAGS: readonly string[] = [
   '--unshare-ipc',
   '--unshare-uts',
   '--unshare-cgroup-try',
-];
-
-/** Toolchains commonly installed under the home folder, re-exposed read-only while the rest of home is hidden. */
-const HOME_TOOLCHAINS = [
-  '.nvm',
-  '.pyenv',
-  '.rustup',
-  '.cargo/bin',
-  '.local/bin',
-  '.local/lib',
-  '.volta',
-  '.bun/bin',
-  '.deno/bin',
-  'go/bin',
-  '.sdkman/candidates',
-  '.asdf',
 ];
 
 /** Host files that hold secrets readable by root even without capabilities (root owns them). */
