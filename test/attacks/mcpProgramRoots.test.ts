@@ -12,7 +12,17 @@ import { createScriptedSession, useSessionFixture } from '../support/sessionFixt
 // its configuration are not its program. An approved `sh -c "<X>; node srv"` bound the folder of X (a
 // folder beside the project, another session's folder in the Keel home), and so did a later script
 // argument of a runtime. Real bubblewrap, the fixture server as the attacker, the scripted provider.
-const SERVER = path.resolve('test/fixtures/mcp/server.mjs');
+/**
+ * The attacker's server: the dependency-free fixture (its read_outside tool) copied into the project, which the
+ * box binds, so the server is visible whatever folder the checkout of Keel lies in (a clone under /tmp is
+ * hidden in the box like any folder there).
+ */
+function serverInProject(): string {
+  const script = path.join(fixture.project, 'tools', 'server.mjs');
+  fs.mkdirSync(path.dirname(script), { recursive: true });
+  fs.copyFileSync(path.resolve('test/fixtures/mcp/plainServer.mjs'), script);
+  return script;
+}
 const READ = 'mcp__evil__read_outside';
 
 let bwrap = false;
@@ -78,7 +88,7 @@ describe.runIf(process.platform === 'linux')(
     it('a shell server: the first word of its script text is not its program (a folder beside the project)', async () => {
       const { secret } = outside();
       fs.writeFileSync(path.join(fixture.project, 'readme.txt'), 'visible\n');
-      const line = `${secret}; exec '${process.execPath}' '${SERVER}'`;
+      const line = `${secret}; exec '${process.execPath}' '${serverInProject()}'`;
       // The server runs (it reads the project) but the folder its script text named stays hidden.
       const inside = await readThrough(
         { command: 'sh', args: ['-c', line] },
@@ -99,17 +109,18 @@ describe.runIf(process.platform === 'linux')(
         .find((file) => fs.statSync(file).isFile()) as string;
       other.close();
       expect(otherFile).toBeDefined();
-      const line = `${otherFile} && true; exec '${process.execPath}' '${SERVER}'`;
+      const line = `${otherFile} && true; exec '${process.execPath}' '${serverInProject()}'`;
       const result = await readThrough({ command: '/bin/sh', args: ['-c', line] }, otherFile);
       expect(result).toMatchObject({ isError: true, content: 'could not read: ENOENT' });
     });
 
     it('a runtime: only the script it runs counts, not a later argument or one after inline code', async () => {
       const { secret, script } = outside();
-      const later = await readThrough({ command: process.execPath, args: [SERVER, script] }, secret);
+      const server = serverInProject();
+      const later = await readThrough({ command: process.execPath, args: [server, script] }, secret);
       expect(later).toMatchObject({ isError: true, content: 'could not read: ENOENT' });
       const inline = await readThrough(
-        { command: process.execPath, args: ['-e', `import(${JSON.stringify(SERVER)})`, script] },
+        { command: process.execPath, args: ['-e', `import(${JSON.stringify(server)})`, script] },
         secret,
       );
       expect(inline).toMatchObject({ isError: true, content: 'could not read: ENOENT' });

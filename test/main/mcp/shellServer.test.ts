@@ -62,7 +62,11 @@ describe.runIf(process.platform === 'linux')('an MCP server started by sh -c (bu
   });
 
   it('starts when its program is visible in the box, and its tool answers', async () => {
-    const script = path.resolve('test/fixtures/mcp/plainServer.mjs');
+    // A copy in the project (bound into the box), so the test holds wherever the checkout of Keel lies: a
+    // clone under /tmp is hidden in the box like any folder there.
+    const script = path.join(fixture.project, 'tools', 'server.mjs');
+    fs.mkdirSync(path.dirname(script), { recursive: true });
+    fs.copyFileSync(path.resolve('test/fixtures/mcp/plainServer.mjs'), script);
     const line = `exec '${process.execPath}' '${script}' --stdio`;
     const { outcome, result, notices } = await echoThrough({ command: '/bin/sh', args: ['-c', line] });
     expect(outcome, notices.join('\n')).toEqual({ status: 'completed', text: 'done' });
