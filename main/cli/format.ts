@@ -1,11 +1,6 @@
 import type { SessionEvent, ToolCall } from '../common/events.js';
+import { clip } from '../common/text.js';
 import type { CommitReport } from '../core/harness/index.js';
-
-/** Text squeezed to one line of at most `max` characters (an ellipsis marks a cut). */
-export function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`;
-}
 
 /** A path shortened from the left to at most `max` characters, so its most specific part stays visible. */
 export function clipLeft(text: string, max: number): string {

@@ -1,4 +1,5 @@
 import type { SessionEvent } from '../common/events.js';
+import { clip } from '../common/text.js';
 import {
   allowedScopes,
   createHarness,
@@ -19,10 +20,7 @@ import { describeCommit } from './format.js';
 import { withSessionLog } from './session.js';
 
 /** Shortens text for one line of tool activity on stderr. */
-function clip(text: string, max = 120): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
+const clipActivity = (text: string) => clip(text, 120);
 
 /**
  * The session API over the CLI's home: the CLI is a host of `keel/core` like the app, so sessions are
@@ -46,7 +44,7 @@ export function describeApproval(
   event: Extract<SessionEvent, { kind: 'approval_request' }>,
 ): string[] {
   const lines = [
-    `keel: approval needed (request ${event.seq}): ${event.tool} ${clip(event.arguments)}`,
+    `keel: approval needed (request ${event.seq}): ${event.tool} ${clipActivity(event.arguments)}`,
     ...(event.reason ? [`  why: ${event.reason}`] : []),
   ];
   if (event.diff)
@@ -135,11 +133,11 @@ export async function driveTurn(
       endLine();
       for (const call of event.toolCalls) callArguments.set(call.id, call.arguments);
     } else if (event.kind === 'tool_call_started') {
-      io.stderr(`→ ${event.tool} ${clip(callArguments.get(event.toolCallId) ?? '')}\n`);
+      io.stderr(`→ ${event.tool} ${clipActivity(callArguments.get(event.toolCallId) ?? '')}\n`);
     } else if (event.kind === 'tool_result') {
       const status = event.isError ? 'error' : 'ok';
       const exit = event.exitCode !== undefined && event.exitCode !== null ? ` exit ${event.exitCode}` : '';
-      io.stderr(`← ${event.tool ?? 'tool'} ${status}${exit}: ${clip(event.content)}\n`);
+      io.stderr(`← ${event.tool ?? 'tool'} ${status}${exit}: ${clipActivity(event.content)}\n`);
     } else if (event.kind === 'approval_request') {
       endLine();
       for (const line of describeApproval(sessionId, event)) io.stderr(`${line}\n`);

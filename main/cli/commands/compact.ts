@@ -14,7 +14,7 @@ import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { ExitCode } from '../exitCodes.js';
-import { clip } from '../format.js';
+import { clip } from '../../common/text.js';
 import { withSessionLog, withWritableSession } from '../session.js';
 
 type CompactOptions = { rerun?: number; json?: boolean };

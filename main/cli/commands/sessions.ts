@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { openSessionIndex, type SessionSummary, withIndexBehind } from '../../core/harness/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
-import { clip, clipLeft, formatTable } from '../format.js';
+import { clip } from '../../common/text.js';
+import { clipLeft, formatTable } from '../format.js';
 
 type SessionsOptions = { json?: boolean; search?: string; limit: number };
 

@@ -8,7 +8,7 @@ import type {
 import { DEFAULT_TRACE_DEPTH, readTraceSummary } from '../../core/harness/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
-import { clip } from '../format.js';
+import { clip } from '../../common/text.js';
 import { withSessionLog } from '../session.js';
 
 /** `keel trace SESSION [--json] [--depth N]`: each turn's timeline, tokens and cost; totals; subagents nested. */

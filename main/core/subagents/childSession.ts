@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { pendingApprovals } from '../approvals/state.js';
 import type { EventOf, SessionEvent } from '../../common/events.js';
+import { clip } from '../../common/text.js';
 import { newSessionId } from '../log/sessionId.js';
 import { sessionNetworkAllow } from '../log/imported.js';
 import {
@@ -113,7 +114,7 @@ class SubagentCallRun {
         task: this.args.task,
         tools: chosen.tools,
       }) as EventOf<'subagent_started'>;
-      this.notice(`subagent ${started.childId} started: ${clip(this.args.task)}`);
+      this.notice(`subagent ${started.childId} started: ${clip(this.args.task, 80)}`);
     }
     if (record.request && !record.decision) return { status: 'awaiting_approval' };
     let child: SessionLog;
@@ -387,9 +388,4 @@ class SubagentCallRun {
   private notice(text: string): void {
     this.parent.hooks?.onNotice?.(text);
   }
-}
-
-function clip(text: string, max = 80): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

@@ -1,4 +1,5 @@
 import type { EventOf, SessionEvent, Usage } from '../../common/events.js';
+import { clip } from '../../common/text.js';
 import type { TraceEntry } from '../log/sessionLog.js';
 import { costOf } from '../../providers/catalogue.js';
 import type { SessionTraceSource, SummarizeOptions } from './types.js';
@@ -98,7 +99,7 @@ function summarize(
     builder.lastAt = event.at;
     switch (event.kind) {
       case 'user_message':
-        builder.prompt ??= clip(event.content);
+        builder.prompt ??= clip(event.content, PROMPT_CHARS);
         builder.promptAt ??= event.at;
         break;
       case 'assistant_message':
@@ -246,7 +247,7 @@ function subagent(
   const base: SubagentTrace = {
     childId: started.childId,
     ...(started.toolCallId ? { toolCallId: started.toolCallId } : {}),
-    task: clip(started.task),
+    task: clip(started.task, PROMPT_CHARS),
     startedSeq: started.seq,
     finished: result !== undefined,
     ...(result?.outOfBudget ? { outOfBudget: true } : {}),
@@ -348,11 +349,6 @@ function addTokens(into: TokensAndCost, from: TokensAndCost): void {
   if (from.reasoningTokens) into.reasoningTokens = (into.reasoningTokens ?? 0) + from.reasoningTokens;
   into.costUsd += from.costUsd;
   into.costKnown &&= from.costKnown;
-}
-
-function clip(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= PROMPT_CHARS ? flat : `${flat.slice(0, PROMPT_CHARS - 1)}…`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
