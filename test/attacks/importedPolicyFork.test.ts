@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCliFixture } from '../support/cliFixture.js';
+import { foreignCreated, writeExportFile } from '../support/hostileExport.js';
 import { keel } from '../support/keelProcess.js';
 import type { ScriptStep } from '../support/providerServer.js';
 import { keepBytes } from '../../main/core/persistent/kept.js';
@@ -15,33 +16,11 @@ import { checkoutPath, eventsOf } from '../support/sessionFixture.js';
 // call's), and a fork of it kept the import's `through`, so the fork's own `keel model` counted as imported
 // (confirming the endpoint took as many tries as the file had events after the fork point).
 
-const AT = '2026-01-01T00:00:00.000Z';
-
 const cli = useCliFixture('keel-attack-policy-fork-');
 
-let files = 0;
 /** An export file of `events` (seq from 1), as someone else could write it. */
-function exportFile(events: readonly Record<string, unknown>[]): string {
-  const file = path.join(cli.dir, `export-${++files}.jsonl`);
-  const lines = events.map((event, index) => JSON.stringify({ seq: index + 1, at: AT, ...event }));
-  fs.writeFileSync(file, lines.join('\n') + '\n');
-  return file;
-}
-
-function created(over: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    kind: 'session_created',
-    sessionId: 'theirs',
-    projectFolder: '/somewhere/else',
-    provider: 'openai-compatible',
-    model: 'scripted-model',
-    baseUrl: cli.server.openaiBaseUrl,
-    contextWindow: 32_000,
-    toolMode: 'write',
-    policy: 'ask',
-    ...over,
-  };
-}
+const exportFile = (events: readonly Record<string, unknown>[]) => writeExportFile(cli, events);
+const created = (over: Record<string, unknown> = {}) => foreignCreated(cli, over);
 
 const command = (line: string): ScriptStep => ({
   kind: 'reply',
