@@ -35,8 +35,8 @@ afterEach(async () => {
 
 const app = () => fs.readFileSync(path.join(project, 'src', 'app.ts'), 'utf8');
 
-/** A turn that writes src/app.ts while, during its last reply, something outside Keel edits .git/config. */
-async function turnWithMetadataChange(): Promise<EventOf<'approval_request'>> {
+/** A turn that writes src/app.ts while, during its last reply, `outside` runs (something outside Keel). */
+async function turnWhile(outside: () => void): Promise<void> {
   const harness = harnessFor(home, server, { project });
   server.enqueue(callTool('write_file', { path: 'src/app.ts', content: 'export const v = 5;\n' }), {
     kind: 'reply',
@@ -45,8 +45,13 @@ async function turnWithMetadataChange(): Promise<EventOf<'approval_request'>> {
   });
   const turn = generateHarness({ harness, session: 'meta', messages: [{ role: 'user', content: 'go' }] });
   while (server.requests.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
-  git(project, 'config', 'core.fsmonitor', `touch ${marker}`);
+  outside();
   await turn;
+}
+
+/** A turn during which something outside Keel edits .git/config. */
+async function turnWithMetadataChange(): Promise<EventOf<'approval_request'>> {
+  await turnWhile(() => git(project, 'config', 'core.fsmonitor', `touch ${marker}`));
   expect(app()).toBe('export {};\n');
   const request = eventsOf(home, 'meta').find(
     (event): event is EventOf<'approval_request'> =>
@@ -106,5 +111,14 @@ describe('attack: git metadata changed during a turn', () => {
     );
     expect(told).toHaveLength(1);
     expect(fs.existsSync(marker)).toBe(false);
+  });
+
+  it("git's own housekeeping (gc writing info/refs, packing refs) is not a change: the turn commits", async () => {
+    // An auto gc that the user's last `git commit` left running in the background repacks, packs refs and
+    // writes .git/info/refs (update-server-info); none of it makes git run or read anything new.
+    await turnWhile(() => git(project, 'gc', '--quiet'));
+    expect(fs.existsSync(path.join(project, '.git', 'info', 'refs'))).toBe(true);
+    expect(app()).toBe('export const v = 5;\n');
+    expect(eventsOf(home, 'meta').some((event) => event.kind === 'approval_request')).toBe(false);
   });
 });

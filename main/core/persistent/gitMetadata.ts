@@ -18,6 +18,13 @@ const WATCHED = [
   'objects/info/alternates',
 ];
 
+/**
+ * Files under the watched folders that git's own housekeeping rewrites and that make no git run or read
+ * anything new: `info/refs` is update-server-info's list for dumb-HTTP serving, written by every repack (an
+ * auto gc left running by the user's last commit would otherwise stop the turn's commit for approval).
+ */
+const HOUSEKEEPING = new Set(['info/refs']);
+
 /** At most this many files are read per folder (hooks/, info/), each at most this many bytes. */
 const MAX_FILES = 200;
 const MAX_BYTES = 1 << 20;
@@ -37,8 +44,7 @@ export function gitMetadataFingerprint(state: CheckoutState): Record<string, str
     folders.push(path.join(state.backing, '.git'));
   }
   for (const folder of new Set(folders)) {
-    for (const name of WATCHED)
-      addEntry(fingerprint, state.backing, path.join(folder, name), name === 'HEAD');
+    for (const name of WATCHED) addEntry(fingerprint, state.backing, folder, name);
   }
   if (state.kind === 'worktree') {
     const dotGit = path.join(state.checkout, '.git');
@@ -74,7 +80,10 @@ export function describeGitMetadataChanges(changes: readonly string[]): string {
   return changes.slice(0, 8).join(', ') + (changes.length > 8 ? `, and ${changes.length - 8} more` : '');
 }
 
-function addEntry(into: Record<string, string>, backing: string, entry: string, isHead: boolean): void {
+/** Adds `name` (relative to the git folder `folder`) and, for a folder, what it holds. */
+function addEntry(into: Record<string, string>, backing: string, folder: string, name: string): void {
+  if (HOUSEKEEPING.has(name)) return;
+  const entry = path.join(folder, name);
   let stat: fs.Stats;
   try {
     stat = fs.lstatSync(entry);
@@ -83,7 +92,7 @@ function addEntry(into: Record<string, string>, backing: string, entry: string, 
   }
   const shown = path.relative(backing, entry).split(path.sep).join('/');
   if (!stat.isDirectory()) {
-    const digest = entryDigest(entry, isHead);
+    const digest = entryDigest(entry, name === 'HEAD');
     if (digest !== undefined) into[shown] = digest;
     return;
   }
@@ -94,7 +103,7 @@ function addEntry(into: Record<string, string>, backing: string, entry: string, 
   } catch {
     return;
   }
-  for (const name of names) addEntry(into, backing, path.join(entry, name), false);
+  for (const child of names) addEntry(into, backing, folder, `${name}/${child}`);
 }
 
 /** A digest of one file or link; HEAD as the ref it names ("detached" for a commit id). */
