@@ -95,6 +95,8 @@ export function summarizeEvent(event: SessionEvent): string {
     case 'user_snapshot_restored':
       return `${event.dir}: snapshot ${event.snapshotSeq} restored: ${event.files.length} file${event.files.length === 1 ? '' : 's'} written back`;
     case 'rewound':
+      if (event.cause === 'refusal')
+        return 'the provider declined the turn before this: it is left out of the conversation (its rows stay here), so the next request is not declined too';
       return `the conversation continues from ${event.toSeq}; the events after it are set aside${event.revertedSeq === undefined ? '' : ` (files reverted: ${event.revertedSeq})`}`;
     case 'subagent_started':
       return `child ${event.childId}: ${quote(event.task, 70)}`;

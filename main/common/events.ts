@@ -379,6 +379,11 @@ export const Rewound = z.object({
   toSeq: seq,
   /** The recorded changes to the folders made after `toSeq` that were reverted with it (`--files`). */
   revertedSeq: seq.optional(),
+  /**
+   * Why, when Keel rewound by itself: `refusal`, the provider declined the turn and requires it out of the
+   * conversation before the next request (the turn's effects on files stay; its rows stay in the log).
+   */
+  cause: z.literal('refusal').optional(),
 });
 
 export const SubagentStarted = z.object({

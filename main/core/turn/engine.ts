@@ -2,6 +2,7 @@ import { existsSync, rmSync } from 'node:fs';
 import type { NewEvent, SessionEvent } from '../../common/events.js';
 import { unusualStop, type UnusualStop } from '../../common/stopReasons.js';
 import { importedTrustProblem } from '../log/imported.js';
+import { refusedTurnPoint } from '../projection/rewind.js';
 import { TraceEntry } from '../log/sessionLog.js';
 import type { ModelProvider } from '../../providers/types.js';
 import { settleCalls } from './calls.js';
@@ -201,6 +202,18 @@ class Turn implements TurnScope {
     }
   }
 
+  /**
+   * Anthropic's docs: after `stop_reason: "refusal"` the refused turn must be removed or rephrased before the
+   * conversation continues, or every later request is refused too. The turn is set aside by a `rewound`
+   * event (cause `refusal`): its rows stay in the log and the transcript, its file changes stay, and the
+   * next request is projected without it. OpenAI's refusals need no reset: the exchange is kept.
+   */
+  private setAsideRefusedTurn(): void {
+    if (this.state.pin.provider !== 'anthropic') return;
+    const toSeq = refusedTurnPoint(this.host.log.read({ validate: false }));
+    if (toSeq !== undefined) this.append({ kind: 'rewound', toSeq, cause: 'refusal' });
+  }
+
   private async loop(): Promise<TurnOutcome> {
     const maxSteps = this.host.maxSteps ?? 50;
     let steps = 0;
@@ -222,6 +235,7 @@ class Turn implements TurnScope {
       if (answered.toolCalls.length === 0) {
         this.finalText = answered.content;
         this.finalStop = unusualStop(answered.stopReason, answered.stopDetails);
+        if (this.finalStop?.kind === 'refusal') this.setAsideRefusedTurn();
       }
     }
   }

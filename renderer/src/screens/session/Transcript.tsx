@@ -234,6 +234,7 @@ function renderRow(
       return (
         <RewoundMarker
           toSeq={row.toSeq}
+          {...(row.cause ? { cause: row.cause } : {})}
           count={row.setAside.length}
           renderSetAside={() =>
             row.setAside.map((item) => (

@@ -56,7 +56,16 @@ export type TranscriptItem =
   /** The user's work Keel kept before writing into a folder (user_snapshot): restorable from its row. */
   | { type: 'snapshot'; key: string; seq: number; at: string; text: string }
   /** A rewind: the rows it set aside (after `toSeq`), folded under its marker. */
-  | { type: 'rewound'; key: string; seq: number; at: string; toSeq: number; setAside: TranscriptItem[] };
+  | {
+      type: 'rewound';
+      key: string;
+      seq: number;
+      at: string;
+      toSeq: number;
+      /** Set when Keel set the turn aside itself because the provider declined it. */
+      cause?: 'refusal';
+      setAside: TranscriptItem[];
+    };
 
 /**
  * An assistant message's reasoning as text to read: thinking blocks and summaries in order, a note for
@@ -384,6 +393,7 @@ function foldSetAside(items: TranscriptItem[], events: readonly SessionEvent[]):
       seq: event.seq,
       at: event.at,
       toSeq: event.toSeq,
+      ...(event.cause ? { cause: event.cause } : {}),
       setAside: [],
     });
   }
@@ -392,7 +402,8 @@ function foldSetAside(items: TranscriptItem[], events: readonly SessionEvent[]):
   const place = (item: TranscriptItem): void => {
     const by = setAsideBy.get(seqOf(item));
     const group = by === undefined ? undefined : groups.get(by);
-    if (group === undefined) {
+    // The notice of a refusal stays in view: it says why the turn was set aside.
+    if (group === undefined || (group.cause === 'refusal' && item.type === 'stop')) {
       out.push(item);
       return;
     }
