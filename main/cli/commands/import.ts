@@ -37,7 +37,10 @@ export function registerImport(program: Command, context: CliContext): void {
     .description(
       'import a session from a JSON Lines export (- reads standard input; prints the session id), or with --from the history of Claude Code or Codex',
     )
-    .argument('[files...]', 'the export file; with --from, session files or folders (default: the tool’s own)')
+    .argument(
+      '[files...]',
+      'the export file; with --from, session files or folders (default: the tool’s own)',
+    )
     .option('--keep-id', "keep the file's session id instead of minting a new one (fails if it exists)")
     .option(
       '--project <dir>',
@@ -111,7 +114,8 @@ async function importFrom(
   if (!(IMPORT_TOOLS as readonly string[]).includes(tool)) {
     throw new CliError(`--from takes ${IMPORT_TOOLS.join(' or ')}, not "${options.from}"`, ExitCode.usage);
   }
-  if (options.keepId) throw new CliError('--keep-id does not go with --from (ids come from the source)', ExitCode.usage);
+  if (options.keepId)
+    throw new CliError('--keep-id does not go with --from (ids come from the source)', ExitCode.usage);
   let since: Date | undefined;
   if (options.since !== undefined) {
     since = new Date(options.since);
@@ -135,7 +139,8 @@ async function importFrom(
       if (options.json || total === 0) return;
       // A terminal gets one line redrawn in place; a log gets a line per tenth.
       const tenth = Math.floor((done * 10) / total);
-      if (tty) context.io.stderr(`\rkeel: reading ${done}/${total} session files${done === total ? '\n' : ''}`);
+      if (tty)
+        context.io.stderr(`\rkeel: reading ${done}/${total} session files${done === total ? '\n' : ''}`);
       else if (tenth !== shown) {
         shown = tenth;
         context.io.stderr(`keel: reading ${done}/${total} session files\n`);
@@ -178,7 +183,8 @@ export function formatReport(report: HistoryImportReport): string {
   if (report.problems.length > 0) {
     const total = report.problems.length + report.moreProblems;
     lines.push(`${total} lines could not be read and were skipped:`);
-    for (const problem of report.problems.slice(0, 20)) lines.push(`  ${problem.file}:${problem.line}: ${problem.message}`);
+    for (const problem of report.problems.slice(0, 20))
+      lines.push(`  ${problem.file}:${problem.line}: ${problem.message}`);
     if (total > 20) lines.push(`  … and ${total - 20} more (--json lists the first 200)`);
   }
   if (!report.chosen && report.imported.length > 0) {

@@ -9,7 +9,13 @@ import { mapClaudeSession, pinOf } from '../imports/claudeCode.js';
 import { codexPin, mapCodexRollout } from '../imports/codex.js';
 import type { FileDigest, LineProblem } from '../imports/jsonl.js';
 import { defaultRoot, findSources, type SourceFile } from '../imports/locations.js';
-import { seqReferences, UNANSWERED_AT_IMPORT, type ImportTool, type MappedEvent, type MappedSession } from '../imports/mapped.js';
+import {
+  seqReferences,
+  UNANSWERED_AT_IMPORT,
+  type ImportTool,
+  type MappedEvent,
+  type MappedSession,
+} from '../imports/mapped.js';
 import { IMPORT_METADATA_KEY } from '../log/imported.js';
 import { SessionNotFoundError } from '../log/logErrors.js';
 import { SessionLog } from '../log/sessionLog.js';
@@ -98,7 +104,10 @@ const LedgerEntry = z.object({
 type LedgerEntry = z.infer<typeof LedgerEntry>;
 
 /** Imports (or, with dryRun, plans) the history of one tool into `home`. Never throws for one bad file. */
-export async function importHistory(home: string, options: HistoryImportOptions): Promise<HistoryImportReport> {
+export async function importHistory(
+  home: string,
+  options: HistoryImportOptions,
+): Promise<HistoryImportReport> {
   const { tool } = options;
   const root = defaultRoot(tool, options.env ?? process.env, options.userHome);
   const sources = findSources(tool, options.paths ?? [], root);
@@ -115,15 +124,23 @@ export async function importHistory(home: string, options: HistoryImportOptions)
     projects: [],
   };
   if ((options.paths ?? []).length === 0 && !fs.existsSync(root)) {
-    report.skipped.push({ file: root, reason: `no ${tool === 'codex' ? 'Codex' : 'Claude Code'} history here` });
+    report.skipped.push({
+      file: root,
+      reason: `no ${tool === 'codex' ? 'Codex' : 'Claude Code'} history here`,
+    });
     return report;
   }
   const ledger = new Map<string, LedgerEntry>();
-  for (const entry of readJsonlEvents(home, LEDGER_FILE, LedgerEntry)) ledger.set(`${entry.tool}:${entry.file}`, entry);
+  for (const entry of readJsonlEvents(home, LEDGER_FILE, LedgerEntry))
+    ledger.set(`${entry.tool}:${entry.file}`, entry);
   const projects = new Map<string, ProjectReport>();
   const projectOf = (folder: string): ProjectReport => {
     let found = projects.get(folder);
-    if (!found) projects.set(folder, (found = { project: folder, sessions: 0, messages: 0, new: 0, grown: 0, unchanged: 0 }));
+    if (!found)
+      projects.set(
+        folder,
+        (found = { project: folder, sessions: 0, messages: 0, new: 0, grown: 0, unchanged: 0 }),
+      );
     return found;
   };
   const problem = (p: LineProblem): void => {
@@ -139,7 +156,10 @@ export async function importHistory(home: string, options: HistoryImportOptions)
       await importSource(source);
     } catch (error) {
       // One file's failure (a full disk, a locked session) is its own: the others go on.
-      report.skipped.push({ file: source.file, reason: error instanceof Error ? error.message : String(error) });
+      report.skipped.push({
+        file: source.file,
+        reason: error instanceof Error ? error.message : String(error),
+      });
     }
     done++;
   }
@@ -150,7 +170,10 @@ export async function importHistory(home: string, options: HistoryImportOptions)
   async function importSource(source: SourceFile): Promise<void> {
     const stat = fs.statSync(source.file);
     if (options.since && stat.mtimeMs < options.since.getTime()) {
-      report.skipped.push({ file: source.file, reason: `not changed since ${options.since.toISOString().slice(0, 10)}` });
+      report.skipped.push({
+        file: source.file,
+        reason: `not changed since ${options.since.toISOString().slice(0, 10)}`,
+      });
       return;
     }
     const known = ledger.get(`${tool}:${source.file}`);
@@ -243,7 +266,12 @@ export async function importHistory(home: string, options: HistoryImportOptions)
     | { status: 'unchanged' }
     | { status: 'diverged'; reason: string };
 
-  function writeSession(mapped: MappedSession, id: string, chosen: string | undefined, parentId: string | undefined): Outcome {
+  function writeSession(
+    mapped: MappedSession,
+    id: string,
+    chosen: string | undefined,
+    parentId: string | undefined,
+  ): Outcome {
     let log: SessionLog | undefined;
     try {
       log = SessionLog.open(home, id, { write: !report.dryRun });
@@ -261,7 +289,12 @@ export async function importHistory(home: string, options: HistoryImportOptions)
     }
   }
 
-  function createSession(mapped: MappedSession, id: string, chosen: string | undefined, parentId: string | undefined): void {
+  function createSession(
+    mapped: MappedSession,
+    id: string,
+    chosen: string | undefined,
+    parentId: string | undefined,
+  ): void {
     const events = numbered(mapped.events, 2, new Map(), new Set());
     const closers = closersOf(events, events.length + 2);
     const all = [...events, ...closers];
@@ -279,7 +312,11 @@ export async function importHistory(home: string, options: HistoryImportOptions)
       pathRoot: 'project',
       ...(parentId ? { parentId } : {}),
       metadata: {
-        [IMPORT_METADATA_KEY]: { at: new Date().toISOString(), through: all.length + 1, projectChosen: chosen !== undefined },
+        [IMPORT_METADATA_KEY]: {
+          at: new Date().toISOString(),
+          through: all.length + 1,
+          projectChosen: chosen !== undefined,
+        },
         history: { tool: mapped.tool, sourceId: mapped.sourceId, file: mapped.file },
       },
     };
@@ -288,9 +325,20 @@ export async function importHistory(home: string, options: HistoryImportOptions)
     const parsed = parseExport(redacted.map((event) => serializeEvent(event)).join('\n'));
     if (!parsed.ok) {
       const first = parsed.problems[0];
-      throw new Error(`the mapped session does not validate (event ${first?.line}: ${first?.message}); nothing was written`);
+      throw new Error(
+        `the mapped session does not validate (event ${first?.line}: ${first?.message}); nothing was written`,
+      );
     }
-    SessionLog.importEvents(home, parsed.events, { id, files: (dir) => writeFiles(dir, mapped) });
+    // Export leaves the import mark out (transfer.ts), so the checked events get it back: never a session without it.
+    const [checked, ...rest] = parsed.events;
+    SessionLog.importEvents(
+      home,
+      [{ ...(checked as SessionEvent), metadata: created.metadata } as SessionEvent, ...rest],
+      {
+        id,
+        files: (dir) => writeFiles(dir, mapped),
+      },
+    );
   }
 
   function appendNewPart(log: SessionLog, mapped: MappedSession): Outcome {
@@ -298,7 +346,8 @@ export async function importHistory(home: string, options: HistoryImportOptions)
     const closed = new Set<string>();
     const held: SessionEvent[] = [];
     for (const event of existing) {
-      if (event.kind === 'tool_result' && event.content === UNANSWERED_AT_IMPORT) closed.add(event.toolCallId);
+      if (event.kind === 'tool_result' && event.content === UNANSWERED_AT_IMPORT)
+        closed.add(event.toolCallId);
       else held.push(event);
     }
     const seqOf = new Map<number, number>();

@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import type { ModelPin, ReasoningPart, ToolCall, ToolImage, Usage } from '../../common/events.js';
 import { findModel } from '../../providers/catalogue.js';
-import { isRecord, parseLine, readJsonLines, type FileDigest, type JsonLine, type LineProblem } from './jsonl.js';
+import {
+  isRecord,
+  parseLine,
+  readJsonLines,
+  type FileDigest,
+  type JsonLine,
+  type LineProblem,
+} from './jsonl.js';
 import { EventBuilder, type MappedSession } from './mapped.js';
 import { mapClaudeCall } from './tools.js';
 
@@ -18,18 +25,30 @@ import { mapClaudeCall } from './tools.js';
  */
 
 const Text = z.looseObject({ type: z.literal('text'), text: z.string() });
-const Thinking = z.looseObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string().optional() });
+const Thinking = z.looseObject({
+  type: z.literal('thinking'),
+  thinking: z.string(),
+  signature: z.string().optional(),
+});
 const Redacted = z.looseObject({ type: z.literal('redacted_thinking'), data: z.string() });
 const Image = z.looseObject({
   type: z.literal('image'),
   source: z.looseObject({ type: z.string(), media_type: z.string().optional(), data: z.string().optional() }),
 });
-const ToolUse = z.looseObject({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.unknown() });
+const ToolUse = z.looseObject({
+  type: z.literal('tool_use'),
+  id: z.string().min(1),
+  name: z.string().min(1),
+  input: z.unknown(),
+});
 const Other = z.looseObject({ type: z.string() });
 const ToolResult = z.looseObject({
   type: z.literal('tool_result'),
   tool_use_id: z.string().min(1),
-  content: z.union([z.string(), z.array(z.union([Text, Image, Other]))]).nullable().optional(),
+  content: z
+    .union([z.string(), z.array(z.union([Text, Image, Other]))])
+    .nullable()
+    .optional(),
   is_error: z.boolean().nullable().optional(),
 });
 const Block = z.union([Text, Thinking, Redacted, Image, ToolUse, ToolResult, Other]);
@@ -84,7 +103,11 @@ const SystemRecord = z.looseObject({
   compactMetadata: z.looseObject({ preTokens: z.number().optional() }).optional(),
 });
 
-const SummaryRecord = z.looseObject({ type: z.literal('summary'), summary: z.string(), leafUuid: z.string().optional() });
+const SummaryRecord = z.looseObject({
+  type: z.literal('summary'),
+  summary: z.string(),
+  leafUuid: z.string().optional(),
+});
 
 type UserRecord = z.infer<typeof UserRecord>;
 type AssistantRecord = z.infer<typeof AssistantRecord>;
@@ -127,18 +150,27 @@ function readRecord(file: string, line: JsonLine, out: ClaudeFile, problem: (p: 
     }
     case 'summary': {
       const record = parseLine(SummaryRecord, file, line, 'Claude Code summary', problem);
-      if (record) out.summaries.push({ summary: record.summary, ...(record.leafUuid ? { leafUuid: record.leafUuid } : {}) });
+      if (record)
+        out.summaries.push({
+          summary: record.summary,
+          ...(record.leafUuid ? { leafUuid: record.leafUuid } : {}),
+        });
       return;
     }
     case 'system': {
       const record = parseLine(SystemRecord, file, line, 'Claude Code system', problem);
       // Where the boundary sits among the records: the summary record after it makes the compaction.
-      if (record?.subtype === 'compact_boundary') out.boundaries.set(out.records.length, record.compactMetadata?.preTokens);
+      if (record?.subtype === 'compact_boundary')
+        out.boundaries.set(out.records.length, record.compactMetadata?.preTokens);
       return;
     }
     default:
       if (typeof type === 'string' && BOOKKEEPING.has(type)) return;
-      problem({ file: file, line: line.line, message: `a record of type ${JSON.stringify(type)} Keel does not read; skipped` });
+      problem({
+        file: file,
+        line: line.line,
+        message: `a record of type ${JSON.stringify(type)} Keel does not read; skipped`,
+      });
   }
 }
 
@@ -190,23 +222,32 @@ export async function mapClaudeSession(
   for (const chain of sidechains(main.records)) {
     const root = chain[0]?.record as MessageRecord;
     const childId = childIdOf(sessionId, `side-${root.uuid}`);
-    const child = mapRecords({ records: chain, summaries: [], boundaries: new Map() }, {
-      file: source.file,
-      sourceId: `${sessionId}/side-${root.uuid}`,
-    });
+    const child = mapRecords(
+      { records: chain, summaries: [], boundaries: new Map() },
+      {
+        file: source.file,
+        sourceId: `${sessionId}/side-${root.uuid}`,
+      },
+    );
     if (!child) continue;
     children.push(child);
     const prompt = firstUserText(chain.map((r) => r.record));
     if (prompt !== undefined) childByPrompt.set(prompt, childId);
   }
 
-  const mainFile: ClaudeFile = { ...main, records: ownRecords, boundaries: reindexBoundaries(main, ownRecords) };
+  const mainFile: ClaudeFile = {
+    ...main,
+    records: ownRecords,
+    boundaries: reindexBoundaries(main, ownRecords),
+  };
   const session = mapRecords(mainFile, {
     file: source.file,
     sourceId: sessionId,
     subagent: (record, prompt) => {
       const agentId = isRecord(record.toolUseResult) ? record.toolUseResult['agentId'] : undefined;
-      return (typeof agentId === 'string' ? childByAgent.get(agentId) : undefined) ?? childByPrompt.get(prompt);
+      return (
+        (typeof agentId === 'string' ? childByAgent.get(agentId) : undefined) ?? childByPrompt.get(prompt)
+      );
     },
   });
   if (!session) return undefined;
@@ -299,8 +340,13 @@ function mapRecords(
     const last = records[records.length - 1] as AssistantRecord;
     const model = records.find((r) => r.message.model && r.message.model !== SYNTHETIC_MODEL)?.message.model;
     if (records.some((r) => r.isApiErrorMessage) || last.message.model === SYNTHETIC_MODEL) {
-      const text = blocks.flatMap((b) => (b.type === 'text' ? [(b as { text: string }).text] : [])).join('\n');
-      const seq = builder.error(records[0]?.timestamp ?? last.timestamp, text || 'an error Claude Code reported');
+      const text = blocks
+        .flatMap((b) => (b.type === 'text' ? [(b as { text: string }).text] : []))
+        .join('\n');
+      const seq = builder.error(
+        records[0]?.timestamp ?? last.timestamp,
+        text || 'an error Claude Code reported',
+      );
       for (const record of records) seqOf.set(record.uuid, seq);
       return;
     }
@@ -315,7 +361,9 @@ function mapRecords(
         const { thinking, signature } = block as z.infer<typeof Thinking>;
         // Byte-exact, so the provider verifies its signature; a block without one can be shown, never replayed.
         reasoning.push(
-          signature ? { type: 'thinking', thinking, signature, ...position } : { type: 'reasoning_text', text: thinking, ...position },
+          signature
+            ? { type: 'thinking', thinking, signature, ...position }
+            : { type: 'reasoning_text', text: thinking, ...position },
         );
       } else if (block.type === 'redacted_thinking') {
         reasoning.push({ type: 'redacted_thinking', data: (block as { data: string }).data, ...position });
@@ -358,7 +406,13 @@ function mapRecords(
       Array.isArray(record.message.content) &&
       record.message.content.length > 0 &&
       record.message.content.every((block) => block.type === 'tool_result');
-    if (parent !== undefined && previousUuid !== undefined && parent !== previousUuid && !sameMessage && !onlyResults) {
+    if (
+      parent !== undefined &&
+      previousUuid !== undefined &&
+      parent !== previousUuid &&
+      !sameMessage &&
+      !onlyResults
+    ) {
       const toSeq = seqOf.get(parent);
       if (toSeq !== undefined && toSeq !== builder.lastSeq) builder.rewindTo(record.timestamp, toSeq);
     }
@@ -376,7 +430,10 @@ function mapRecords(
     if (record.isCompactSummary) {
       const tokens = file.boundaries.get(index);
       const summary = userText(record.message.content);
-      seqOf.set(record.uuid, builder.compaction(record.timestamp, summary, tokens !== undefined ? { tokensBefore: tokens } : {}));
+      seqOf.set(
+        record.uuid,
+        builder.compaction(record.timestamp, summary, tokens !== undefined ? { tokensBefore: tokens } : {}),
+      );
       return;
     }
     mapUser(record);
@@ -425,7 +482,10 @@ function mapRecords(
     if (interrupted) builder.interrupted(at, 'interrupted by the user in Claude Code');
   }
 
-  function resultContent(content: z.infer<typeof ToolResult>['content']): { text: string; images: ToolImage[] } {
+  function resultContent(content: z.infer<typeof ToolResult>['content']): {
+    text: string;
+    images: ToolImage[];
+  } {
     if (content === undefined || content === null) return { text: '', images: [] };
     if (typeof content === 'string') return { text: content, images: [] };
     const texts: string[] = [];
@@ -475,7 +535,9 @@ function usageOf(usage: AssistantRecord['message']['usage']): Usage | undefined 
   return {
     inputTokens: usage.input_tokens,
     outputTokens: usage.output_tokens,
-    ...(typeof usage.cache_read_input_tokens === 'number' ? { cacheReadTokens: usage.cache_read_input_tokens } : {}),
+    ...(typeof usage.cache_read_input_tokens === 'number'
+      ? { cacheReadTokens: usage.cache_read_input_tokens }
+      : {}),
     ...(typeof usage.cache_creation_input_tokens === 'number'
       ? { cacheWriteTokens: usage.cache_creation_input_tokens }
       : {}),
@@ -484,5 +546,9 @@ function usageOf(usage: AssistantRecord['message']['usage']): Usage | undefined 
 
 /** The pin of a Claude model: Anthropic, its window from the catalogue (200k when Keel does not know it). */
 export function pinOf(model: string): ModelPin {
-  return { provider: 'anthropic', model, contextWindow: findModel(model)?.contextWindow ?? CLAUDE_DEFAULT_WINDOW };
+  return {
+    provider: 'anthropic',
+    model,
+    contextWindow: findModel(model)?.contextWindow ?? CLAUDE_DEFAULT_WINDOW,
+  };
 }

@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ModelPin, ReasoningEffort, ReasoningPart, ToolCall } from '../../common/events.js';
 import { findModel } from '../../providers/catalogue.js';
-import { isRecord, parseLine, readJsonLines, type FileDigest, type JsonLine, type LineProblem } from './jsonl.js';
+import {
+  isRecord,
+  parseLine,
+  readJsonLines,
+  type FileDigest,
+  type JsonLine,
+  type LineProblem,
+} from './jsonl.js';
 import { EventBuilder, type MappedSession } from './mapped.js';
 import { mapCodexCall } from './tools.js';
 
@@ -18,13 +25,20 @@ import { mapCodexCall } from './tools.js';
  * aborted turn says something they do not.
  */
 
-const Content = z.looseObject({ type: z.string(), text: z.string().optional(), image_url: z.string().optional() });
+const Content = z.looseObject({
+  type: z.string(),
+  text: z.string().optional(),
+  image_url: z.string().optional(),
+});
 const Message = z.looseObject({ type: z.literal('message'), role: z.string(), content: z.array(Content) });
 const Reasoning = z.looseObject({
   type: z.literal('reasoning'),
   id: z.string().optional(),
   summary: z.array(z.looseObject({ type: z.string(), text: z.string() })).default([]),
-  content: z.array(z.looseObject({ type: z.string(), text: z.string().optional() })).nullable().optional(),
+  content: z
+    .array(z.looseObject({ type: z.string(), text: z.string().optional() }))
+    .nullable()
+    .optional(),
   encrypted_content: z.string().nullable().optional(),
 });
 const FunctionCall = z.looseObject({
@@ -82,7 +96,8 @@ const EventMsg = z.looseObject({ type: z.string(), reason: z.string().optional()
 const QUIET_ITEMS = new Set(['web_search_call', 'image_generation_call', 'ghost_snapshot', 'other']);
 
 /** Texts Codex puts in the history as user messages that the user did not write (context it injects). */
-const INJECTED = /^\s*(<environment_context>|<user_instructions>|<user_shell_command>|<permissions instructions>|# AGENTS\.md instructions)/;
+const INJECTED =
+  /^\s*(<environment_context>|<user_instructions>|<user_shell_command>|<permissions instructions>|# AGENTS\.md instructions)/;
 
 /** The context window Keel assumes for an OpenAI model its catalogue does not know. */
 const CODEX_DEFAULT_WINDOW = 272_000;
@@ -94,7 +109,9 @@ export async function readCodexMeta(file: string): Promise<CodexMeta | undefined
   for await (const { value } of readJsonLines(file, () => undefined)) {
     const payload = isRecord(value) && value['type'] === 'session_meta' ? value['payload'] : value;
     const meta = SessionMeta.safeParse(payload);
-    return meta.success ? { id: meta.data.id, timestamp: meta.data.timestamp, cwd: meta.data.cwd } : undefined;
+    return meta.success
+      ? { id: meta.data.id, timestamp: meta.data.timestamp, cwd: meta.data.cwd }
+      : undefined;
   }
   return undefined;
 }
@@ -117,7 +134,13 @@ export async function mapCodexRollout(
     if (!pending) return;
     const { at, texts, calls, reasoning } = pending;
     pending = undefined;
-    builder.assistant({ at, content: texts.join('\n\n'), toolCalls: calls, reasoning, ...(pin ? { model: pin.model } : {}) });
+    builder.assistant({
+      at,
+      content: texts.join('\n\n'),
+      toolCalls: calls,
+      reasoning,
+      ...(pin ? { model: pin.model } : {}),
+    });
   };
   const assistantSide = (at: string) => (pending ??= { at, texts: [], calls: [], reasoning: [] });
 
@@ -154,16 +177,24 @@ export async function mapCodexRollout(
             ...position,
           });
         } else {
-          const text = [...summary, ...(value.content ?? []).flatMap((c) => (c.text ? [c.text] : []))].join('\n');
+          const text = [...summary, ...(value.content ?? []).flatMap((c) => (c.text ? [c.text] : []))].join(
+            '\n',
+          );
           if (text !== '') side.reasoning.push({ type: 'reasoning_text', text, ...position });
         }
         return;
       }
       case 'function_call':
-        assistantSide(at).calls.push({ id: value.call_id, ...mapCodexCall(value.name, value.arguments, project) });
+        assistantSide(at).calls.push({
+          id: value.call_id,
+          ...mapCodexCall(value.name, value.arguments, project),
+        });
         return;
       case 'custom_tool_call':
-        assistantSide(at).calls.push({ id: value.call_id, ...mapCodexCall(value.name, value.input, project) });
+        assistantSide(at).calls.push({
+          id: value.call_id,
+          ...mapCodexCall(value.name, value.input, project),
+        });
         return;
       case 'local_shell_call': {
         const id = value.call_id ?? value.id;
@@ -188,7 +219,12 @@ export async function mapCodexRollout(
               ? output.flatMap((c) => (c.text !== undefined ? [c.text] : [])).join('\n')
               : output.content;
         const failed = !Array.isArray(output) && typeof output !== 'string' && output.success === false;
-        builder.result({ at, toolCallId: value.call_id, content: text, ...(failed ? { isError: true } : {}) });
+        builder.result({
+          at,
+          toolCallId: value.call_id,
+          content: text,
+          ...(failed ? { isError: true } : {}),
+        });
         return;
       }
     }
@@ -212,7 +248,8 @@ export async function mapCodexRollout(
       problem({ file, line: entry.line, message: 'not a JSON object; skipped' });
       return;
     }
-    const enveloped = typeof value['timestamp'] === 'string' && 'payload' in value && typeof value['type'] === 'string';
+    const enveloped =
+      typeof value['timestamp'] === 'string' && 'payload' in value && typeof value['type'] === 'string';
     if (!enveloped) return legacyLine(entry, value);
     const at = value['timestamp'] as string;
     const payload = { ...entry, value: value['payload'] };
@@ -243,12 +280,19 @@ export async function mapCodexRollout(
         const parsed = parseLine(EventMsg, file, payload, 'Codex event_msg', problem);
         if (parsed?.type === 'turn_aborted') {
           flush();
-          builder.interrupted(at, `the turn was ${parsed.reason === 'interrupted' ? 'interrupted' : `aborted (${parsed.reason ?? 'no reason given'})`} in Codex`);
+          builder.interrupted(
+            at,
+            `the turn was ${parsed.reason === 'interrupted' ? 'interrupted' : `aborted (${parsed.reason ?? 'no reason given'})`} in Codex`,
+          );
         }
         return;
       }
       default:
-        problem({ file, line: entry.line, message: `a line of type ${JSON.stringify(value['type'])} Keel does not read; skipped` });
+        problem({
+          file,
+          line: entry.line,
+          message: `a line of type ${JSON.stringify(value['type'])} Keel does not read; skipped`,
+        });
     }
   };
 
@@ -267,7 +311,10 @@ export async function mapCodexRollout(
       if (parsed) meta = { id: parsed.id, timestamp: parsed.timestamp, cwd: parsed.cwd };
       return;
     }
-    const at = typeof value['timestamp'] === 'string' ? value['timestamp'] : (meta?.timestamp ?? new Date(0).toISOString());
+    const at =
+      typeof value['timestamp'] === 'string'
+        ? value['timestamp']
+        : (meta?.timestamp ?? new Date(0).toISOString());
     responseItem(at, entry);
   };
 

@@ -38,7 +38,11 @@ export async function* readJsonLines(
     try {
       yield { line, value: JSON.parse(text) as unknown };
     } catch (error) {
-      problem({ file, line, message: `not JSON (${error instanceof Error ? error.message : String(error)})` });
+      problem({
+        file,
+        line,
+        message: `not JSON (${error instanceof Error ? error.message : String(error)})`,
+      });
     }
   }
   digest?.({ sha256: hash.digest('hex'), bytes });
@@ -56,7 +60,7 @@ export function parseLine<S extends z.ZodType>(
   problem: (problem: LineProblem) => void,
 ): z.infer<S> | undefined {
   const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data as z.infer<S>;
+  if (parsed.success) return parsed.data;
   const issues = parsed.error.issues
     .slice(0, 3)
     .map((issue) => `${issue.path.map(String).join('.') || '(line)'}: ${issue.message}`)

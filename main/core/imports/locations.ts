@@ -75,7 +75,8 @@ export function findSources(tool: ImportTool, paths: readonly string[], root: st
   const agents: string[] = [];
   for (const file of new Set(files)) {
     if (AGENT_FILE.test(path.basename(file))) agents.push(file);
-    else if (path.basename(path.dirname(file)) !== 'subagents') sessions.set(file, { tool, file, agentFiles: [] });
+    else if (path.basename(path.dirname(file)) !== 'subagents')
+      sessions.set(file, { tool, file, agentFiles: [] });
     else agents.push(file);
   }
   for (const agent of agents) {

@@ -111,7 +111,8 @@ export class EventBuilder {
       ...(message.model ? { model: message.model } : {}),
     });
     this.newestAssistant = seq;
-    for (const call of toolCalls) this.calls.set(call.id, { name: call.name, answered: false, assistant: seq });
+    for (const call of toolCalls)
+      this.calls.set(call.id, { name: call.name, answered: false, assistant: seq });
     return seq;
   }
 
@@ -151,7 +152,13 @@ export class EventBuilder {
   }
 
   /** A subagent's call answered by its child session: subagent_started then subagent_result. */
-  subagent(at: string, toolCallId: string, childId: string, task: string, content: string): number | undefined {
+  subagent(
+    at: string,
+    toolCallId: string,
+    childId: string,
+    task: string,
+    content: string,
+  ): number | undefined {
     const call = this.calls.get(toolCallId);
     if (!call || call.answered) {
       this.droppedResults++;

@@ -25,7 +25,8 @@ export function projectPath(file: string, project: string | undefined): string {
 }
 
 const str = (value: unknown): value is string => typeof value === 'string' && value !== '';
-const int = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value > 0;
+const int = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value > 0;
 
 /** Only these keys (and at least the required ones) may be present for the call to map. */
 function only(input: Record<string, unknown>, allowed: readonly string[]): boolean {
@@ -57,9 +58,16 @@ export function mapClaudeCall(name: string, input: unknown, project: string | un
         }),
       };
     case 'Write':
-      if (!str(input['file_path']) || typeof input['content'] !== 'string' || !only(input, ['file_path', 'content']))
+      if (
+        !str(input['file_path']) ||
+        typeof input['content'] !== 'string' ||
+        !only(input, ['file_path', 'content'])
+      )
         break;
-      return { name: 'write_file', arguments: JSON.stringify({ path: at(input['file_path']), content: input['content'] }) };
+      return {
+        name: 'write_file',
+        arguments: JSON.stringify({ path: at(input['file_path']), content: input['content'] }),
+      };
     case 'Edit':
       if (
         !str(input['file_path']) ||
@@ -101,7 +109,9 @@ export function mapClaudeCall(name: string, input: unknown, project: string | un
       const todos = input['todos'];
       if (!Array.isArray(todos)) break;
       const steps = todos.flatMap((todo) =>
-        isRecord(todo) && str(todo['content']) && ['pending', 'in_progress', 'completed'].includes(String(todo['status']))
+        isRecord(todo) &&
+        str(todo['content']) &&
+        ['pending', 'in_progress', 'completed'].includes(String(todo['status']))
           ? [
               {
                 content: todo['content'],
@@ -128,7 +138,9 @@ export function commandLine(argv: readonly string[]): string {
   if (argv.length === 3 && /^(ba|z)?sh$/.test(path.basename(argv[0] ?? '')) && /^-l?c$/.test(argv[1] ?? '')) {
     return argv[2] ?? '';
   }
-  return argv.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)).join(' ');
+  return argv
+    .map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`))
+    .join(' ');
 }
 
 /** A Codex function call (or custom / local shell call) as Keel's call. */
@@ -161,7 +173,11 @@ export function mapCodexCall(name: string, args: string, project: string | undef
     case 'container.exec':
     case 'local_shell': {
       const command = input['command'];
-      if (!Array.isArray(command) || !command.every((word) => typeof word === 'string') || command.length === 0)
+      if (
+        !Array.isArray(command) ||
+        !command.every((word) => typeof word === 'string') ||
+        command.length === 0
+      )
         break;
       if (!only(input, ['command', 'workdir', 'timeout_ms', 'working_directory', 'timeout'])) break;
       return shell(
@@ -183,7 +199,9 @@ export function mapCodexCall(name: string, args: string, project: string | undef
       const plan = input['plan'];
       if (!Array.isArray(plan)) break;
       const steps = plan.flatMap((step) =>
-        isRecord(step) && str(step['step']) && ['pending', 'in_progress', 'completed'].includes(String(step['status']))
+        isRecord(step) &&
+        str(step['step']) &&
+        ['pending', 'in_progress', 'completed'].includes(String(step['status']))
           ? [{ content: step['step'], status: step['status'] }]
           : [],
       );

@@ -88,17 +88,24 @@ describe('Claude Code files', () => {
       'assistant_message',
     ]);
     const [first] = of(events, 'assistant_message');
-    expect(first?.reasoning).toEqual([signedThinking('msg_v10_1', 'The user wants the test fixed. Read it first.')]);
-    expect(first?.toolCalls).toEqual([{ id: 'toolu_v10_read', name: 'read_file', arguments: '{"path":"test/a.test.ts"}' }]);
+    expect(first?.reasoning).toEqual([
+      signedThinking('msg_v10_1', 'The user wants the test fixed. Read it first.'),
+    ]);
+    expect(first?.toolCalls).toEqual([
+      { id: 'toolu_v10_read', name: 'read_file', arguments: '{"path":"test/a.test.ts"}' },
+    ]);
     // The prompt's image is staged with its message; the Read result's image is an artifact of the result.
     expect(of(events, 'file_staged')[0]).toMatchObject({ size: PNG.length, mediaType: 'image/png' });
     expect(of(events, 'tool_result')[0]?.images).toEqual([
-      expect.objectContaining({ mimeType: 'image/png', bytes: PNG.length }),
+      expect.objectContaining({ mimeType: 'image/png', bytes: PNG.length }) as unknown,
     ]);
     expect(session?.files.map((f) => f.area).sort()).toEqual(['artifacts', 'uploads']);
     // The edited prompt branches from the first answer (placeholder seq 6): the abandoned branch stays, set aside.
     expect(of(events, 'rewound')[0]?.toSeq).toBe(6);
-    expect(events[6 - 2]).toMatchObject({ kind: 'assistant_message', content: 'The expectation is wrong: 1 + 1 is 2.' });
+    expect(events[6 - 2]).toMatchObject({
+      kind: 'assistant_message',
+      content: 'The expectation is wrong: 1 + 1 is 2.',
+    });
     expect(of(events, 'assistant_message')[2]?.toolCalls[0]).toEqual({
       id: 'toolu_v10_bash',
       name: 'run_command',
@@ -110,7 +117,7 @@ describe('Claude Code files', () => {
   it('2.0: a compaction holding its summary, a subagent file linked by agentId, bookkeeping skipped, a malformed line named, a Grep Keel cannot say kept as it was', async () => {
     const { file, agentFile } = claudeV20(dir, '/work/p');
     const session = await mapClaudeSession({ file, agentFiles: [agentFile] }, childId, problem);
-    expect(problems).toEqual([{ file, line: 6, message: expect.stringContaining('not JSON') }]);
+    expect(problems).toEqual([{ file, line: 6, message: expect.stringContaining('not JSON') as unknown }]);
     const events = session?.events ?? [];
     expect(kinds(events)).toEqual([
       'user_message',
@@ -124,7 +131,7 @@ describe('Claude Code files', () => {
     ]);
     expect(of(events, 'compaction')[0]).toMatchObject({
       through: 3,
-      summary: expect.stringContaining('the parser is half refactored'),
+      summary: expect.stringContaining('the parser is half refactored') as unknown,
       pinned: 'Refactor the parser',
       tokensBefore: 155000,
     });
@@ -148,7 +155,9 @@ describe('Claude Code files', () => {
     expect(sources.map((s) => s.file).sort()).toEqual([file, path.join(folder, 'other.jsonl')].sort());
     expect(sources.find((s) => s.file === file)?.agentFiles).toEqual([agentFile]);
     expect(defaultRoot('codex', {}, '/home/u')).toBe(path.join('/home/u', '.codex', 'sessions'));
-    expect(defaultRoot('codex', { CODEX_HOME: '/x/codex' }, '/home/u')).toBe(path.join('/x/codex', 'sessions'));
+    expect(defaultRoot('codex', { CODEX_HOME: '/x/codex' }, '/home/u')).toBe(
+      path.join('/x/codex', 'sessions'),
+    );
   });
 });
 
@@ -160,19 +169,26 @@ describe('Codex rollouts', () => {
     const events = session?.events ?? [];
     expect(kinds(events)).toEqual(['user_message', 'assistant_message', 'tool_result', 'assistant_message']);
     const [call] = of(events, 'assistant_message');
-    expect(call?.toolCalls).toEqual([{ id: 'call_legacy_1', name: 'run_command', arguments: '{"command":"ls"}' }]);
+    expect(call?.toolCalls).toEqual([
+      { id: 'call_legacy_1', name: 'run_command', arguments: '{"command":"ls"}' },
+    ]);
     expect(call?.reasoning?.[0]).toMatchObject({
       type: 'reasoning',
       summary: ['Listing the files.'],
-      encryptedContent: expect.stringMatching(/^enc_/),
+      encryptedContent: expect.stringMatching(/^enc_/) as unknown,
     });
   });
 
   it('with the envelope: injected context skipped, image staged, shell and apply_patch mapped, compaction, abort, a malformed line named', async () => {
     const file = codexEnveloped(path.join(dir, 'rollout-2025-09-01T09-00-00-y.jsonl'), '/work/p');
     const session = await mapCodexRollout(file, problem);
-    expect(problems).toEqual([{ file, line: 14, message: expect.stringContaining('not JSON') }]);
-    expect(session?.pin).toEqual({ provider: 'openai', model: CODEX_MODEL, contextWindow: expect.any(Number), reasoningEffort: 'medium' });
+    expect(problems).toEqual([{ file, line: 14, message: expect.stringContaining('not JSON') as unknown }]);
+    expect(session?.pin).toEqual({
+      provider: 'openai',
+      model: CODEX_MODEL,
+      contextWindow: expect.any(Number) as unknown,
+      reasoningEffort: 'medium',
+    });
     const events = session?.events ?? [];
     expect(kinds(events)).toEqual([
       'file_staged',
@@ -201,7 +217,10 @@ describe('Codex rollouts', () => {
       ['run_command', { command: 'npm test', timeout_ms: 60000 }],
       ['run_command', { command: 'npm run lint' }],
     ]);
-    expect(of(events, 'compaction')[0]).toMatchObject({ summary: expect.stringContaining('rename old to new'), through: 8 });
+    expect(of(events, 'compaction')[0]).toMatchObject({
+      summary: expect.stringContaining('rename old to new') as unknown,
+      through: 8,
+    });
     expect(events.every((e) => e.at.startsWith('2025-09-01T09:'))).toBe(true);
   });
 });
