@@ -100,6 +100,9 @@ const LedgerEntry = z.object({
   mtimeMs: z.number(),
   sha256: z.string(),
   sessionId: z.string(),
+  /** The session's folder (chosen, else recorded) and message count: what a later run reports it under. */
+  project: z.string().optional(),
+  messages: z.number().optional(),
 });
 type LedgerEntry = z.infer<typeof LedgerEntry>;
 
@@ -179,8 +182,21 @@ export async function importHistory(
     const known = ledger.get(`${tool}:${source.file}`);
     const unchanged = (entry: LedgerEntry | undefined): entry is LedgerEntry =>
       entry !== undefined && fs.existsSync(sessionDir(home, entry.sessionId));
-    if (unchanged(known) && known.size === stat.size && known.mtimeMs === stat.mtimeMs) {
+    const alreadyHere = (entry: LedgerEntry): void => {
       report.skipped.push({ file: source.file, reason: 'unchanged since it was imported' });
+      if (entry.project === undefined) return;
+      const summary = projectOf(entry.project);
+      summary.sessions++;
+      summary.unchanged++;
+      summary.messages += entry.messages ?? 0;
+    };
+    if (unchanged(known) && known.size === stat.size && known.mtimeMs === stat.mtimeMs) {
+      if (options.project === undefined || known.project === options.project) alreadyHere(known);
+      else
+        report.skipped.push({
+          file: source.file,
+          reason: `another project (${known.project ?? 'no folder recorded'})`,
+        });
       return;
     }
     let digest: FileDigest | undefined;
@@ -195,7 +211,7 @@ export async function importHistory(
     }
     const sessionId = keelId(tool, mapped.sourceId);
     if (unchanged(known) && digest && known.sha256 === digest.sha256) {
-      report.skipped.push({ file: source.file, reason: 'unchanged since it was imported' });
+      alreadyHere(known);
       return;
     }
     const chosen = chosenFolder(mapped);
@@ -243,6 +259,8 @@ export async function importHistory(
         mtimeMs: stat.mtimeMs,
         sha256: digest.sha256,
         sessionId,
+        project: folder,
+        messages: countMessages(mapped.events),
       });
     }
   }
