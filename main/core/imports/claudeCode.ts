@@ -330,6 +330,8 @@ function mapRecords(
   const seqOf = new Map<string, number>();
   const taskPrompts = new Map<string, string>();
   let pin: ModelPin | undefined;
+  /** The model the session started with: its session_created pin (a later one is a model_changed event). */
+  let firstPin: ModelPin | undefined;
   let previousUuid: string | undefined;
   let pending: Pending | undefined;
 
@@ -350,7 +352,12 @@ function mapRecords(
       for (const record of records) seqOf.set(record.uuid, seq);
       return;
     }
-    if (model && !pin) pin = pinOf(model);
+    if (model && !pin) pin = firstPin = pinOf(model);
+    else if (model && pin && model !== pin.model) {
+      // /model in Claude Code: the session goes on with another model, as a switch here would record it.
+      pin = pinOf(model);
+      builder.push({ kind: 'model_changed', at: records[0]?.timestamp ?? last.timestamp, ...pin });
+    }
     const texts: string[] = [];
     const toolCalls: ToolCall[] = [];
     const reasoning: ReasoningPart[] = [];
@@ -509,7 +516,7 @@ function mapRecords(
     file: options.file,
     project,
     title,
-    pin,
+    pin: firstPin,
     startedAt: first.timestamp,
     events: builder.events,
     files: builder.files,

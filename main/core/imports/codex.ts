@@ -125,6 +125,8 @@ export async function mapCodexRollout(
   const builder = new EventBuilder();
   let meta: CodexMeta | undefined;
   let pin: ModelPin | undefined;
+  /** The model the session started with: its session_created pin (later ones are model_changed events). */
+  let firstPin: ModelPin | undefined;
   let project: string | undefined;
   /** The assistant side of a turn so far: items stream as reasoning, text, calls; results close it. */
   let pending: { at: string; texts: string[]; calls: ToolCall[]; reasoning: ReasoningPart[] } | undefined;
@@ -233,7 +235,7 @@ export async function mapCodexRollout(
   const turnContext = (at: string, context: z.infer<typeof TurnContext>): void => {
     project ??= context.cwd;
     const next = codexPin(context.model, context.effort ?? undefined);
-    if (!pin) pin = next;
+    if (!pin) pin = firstPin = next;
     else if (next.model !== pin.model) {
       flush();
       pin = next;
@@ -330,7 +332,7 @@ export async function mapCodexRollout(
     file,
     project,
     title: undefined,
-    pin,
+    pin: firstPin,
     startedAt: meta.timestamp,
     events: builder.events,
     files: builder.files,

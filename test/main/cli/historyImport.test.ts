@@ -138,6 +138,10 @@ describe('keel import --from claude-code', () => {
       index.close();
     }
 
+    // Forkable: a fork is a new session continuing from the imported conversation.
+    const fork = await cli(['fork', id]);
+    expect(fork.code, fork.stderr).toBe(0);
+
     const again = await importHistory(home, { tool: 'claude-code', env });
     expect(again.imported).toEqual([]);
     expect(again.skipped.map((s) => s.reason)).toEqual(Array(4).fill('unchanged since it was imported'));
@@ -254,6 +258,20 @@ describe('keel import --from claude-code', () => {
     >;
     expect(importMarkOf(created)).toMatchObject({ projectChosen: true });
     expect(created.projectFolder).toBe(other);
+  });
+
+  it('--since leaves out files not changed since that day', async () => {
+    const { v10 } = seedClaude();
+    const old = new Date('2025-01-01T00:00:00Z');
+    for (const file of fs.readdirSync(path.dirname(v10))) {
+      if (file.endsWith('.jsonl')) fs.utimesSync(path.join(path.dirname(v10), file), old, old);
+    }
+    fs.utimesSync(v10, new Date(), new Date());
+    const run = await cli(['import', '--from', 'claude-code', '--since', '2025-06-01', '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout) as { imported: { file: string }[]; skipped: { reason: string }[] };
+    expect(report.imported.map((s) => s.file)).toContain(v10);
+    expect(report.skipped.filter((s) => s.reason === 'not changed since 2025-06-01')).toHaveLength(2);
   });
 
   it('refuses what it cannot do in one line', async () => {

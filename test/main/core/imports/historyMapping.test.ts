@@ -145,6 +145,24 @@ describe('Claude Code files', () => {
     });
   });
 
+  it('a model switched mid-session (/model) is a model_changed; the session is pinned to the first', async () => {
+    const file = claudeV02(path.join(dir, 's.jsonl'), '/work/p');
+    const lines = fs.readFileSync(file, 'utf8').trim().split('\n');
+    const switched = lines.map((line) =>
+      line.includes('msg_v02_2') ? line.replace(CLAUDE_MODEL, 'claude-opus-4-1-20250805') : line,
+    );
+    fs.writeFileSync(file, switched.join('\n') + '\n');
+    const session = await mapClaudeSession({ file, agentFiles: [] }, childId, problem);
+    expect(session?.pin?.model).toBe(CLAUDE_MODEL);
+    const events = session?.events ?? [];
+    const change = events.findIndex((e) => e.kind === 'model_changed');
+    expect(events[change]).toMatchObject({ provider: 'anthropic', model: 'claude-opus-4-1-20250805' });
+    expect(events[change + 1]).toMatchObject({
+      kind: 'assistant_message',
+      model: 'claude-opus-4-1-20250805',
+    });
+  });
+
   it('finds sessions and their subagent files under CLAUDE_CONFIG_DIR', () => {
     const root = defaultRoot('claude-code', { CLAUDE_CONFIG_DIR: path.join(dir, 'cc') }, '/nonexistent');
     expect(root).toBe(path.join(dir, 'cc', 'projects'));
