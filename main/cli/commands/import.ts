@@ -189,7 +189,7 @@ export function formatReport(report: HistoryImportReport): string {
   }
   if (!report.chosen && report.imported.length > 0) {
     lines.push(
-      'these sessions can be read, searched, exported and forked; to continue them here, import with --project DIR (the folder is never taken from the files)',
+      'these sessions can be read, searched, exported and forked; to continue them here, import them again with --project DIR (the folder is never taken from the files)',
     );
   }
   return `${lines.join('\n')}\n`;

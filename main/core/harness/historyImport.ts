@@ -16,7 +16,8 @@ import {
   type MappedEvent,
   type MappedSession,
 } from '../imports/mapped.js';
-import { IMPORT_METADATA_KEY } from '../log/imported.js';
+import { IMPORT_METADATA_KEY, importMarkOf } from '../log/imported.js';
+import { openSessionIndex } from '../log/indexRebuild.js';
 import { SessionNotFoundError } from '../log/logErrors.js';
 import { SessionLog } from '../log/sessionLog.js';
 import { artifactsDir, sessionAreaDir, sessionDir } from '../paths.js';
@@ -103,6 +104,8 @@ const LedgerEntry = z.object({
   /** The session's folder (chosen, else recorded) and message count: what a later run reports it under. */
   project: z.string().optional(),
   messages: z.number().optional(),
+  /** Whether the user chose that folder (the session can run there). */
+  chosen: z.boolean().optional(),
 });
 type LedgerEntry = z.infer<typeof LedgerEntry>;
 
@@ -190,7 +193,9 @@ export async function importHistory(
       summary.unchanged++;
       summary.messages += entry.messages ?? 0;
     };
-    if (unchanged(known) && known.size === stat.size && known.mtimeMs === stat.mtimeMs) {
+    // Imported before as a record (no folder chosen) and now for a folder: read on, to make it runnable.
+    const recordNowChosen = known !== undefined && known.chosen !== true && options.project !== undefined;
+    if (!recordNowChosen && unchanged(known) && known.size === stat.size && known.mtimeMs === stat.mtimeMs) {
       if (options.project === undefined || known.project === options.project) alreadyHere(known);
       else
         report.skipped.push({
@@ -210,16 +215,16 @@ export async function importHistory(
       return;
     }
     const sessionId = keelId(tool, mapped.sourceId);
-    if (unchanged(known) && digest && known.sha256 === digest.sha256) {
-      alreadyHere(known);
-      return;
-    }
     const chosen = chosenFolder(mapped);
     if (chosen === null) {
       report.skipped.push({
         file: source.file,
         reason: `another project (${mapped.project ?? 'no folder recorded'})`,
       });
+      return;
+    }
+    if (!recordNowChosen && unchanged(known) && digest && known.sha256 === digest.sha256) {
+      alreadyHere(known);
       return;
     }
     const folder = chosen ?? mapped.project ?? '';
@@ -261,6 +266,7 @@ export async function importHistory(
         sessionId,
         project: folder,
         messages: countMessages(mapped.events),
+        chosen: chosen !== undefined,
       });
     }
   }
@@ -301,10 +307,25 @@ export async function importHistory(
       return { status: 'new', events: mapped.events.length + 1 };
     }
     try {
-      return appendNewPart(log, mapped);
+      const outcome = appendNewPart(log, mapped, chosen);
+      if (outcome.status !== 'record') return outcome;
     } finally {
       log.close();
     }
+    // A record (imported without a folder, never continued here) now imported for its folder: it holds nothing
+    // but the source's events, so it is made again, runnable. A crash in between leaves it absent, not half:
+    // the next run makes it from the source.
+    if (!report.dryRun) {
+      const index = openSessionIndex(home);
+      try {
+        index.removeSession(id);
+      } finally {
+        index.close();
+      }
+      fs.rmSync(sessionDir(home, id), { recursive: true, force: true });
+      createSession(mapped, id, chosen, parentId);
+    }
+    return { status: 'new', events: mapped.events.length + 1 };
   }
 
   function createSession(
@@ -359,7 +380,11 @@ export async function importHistory(
     );
   }
 
-  function appendNewPart(log: SessionLog, mapped: MappedSession): Outcome {
+  function appendNewPart(
+    log: SessionLog,
+    mapped: MappedSession,
+    chosen: string | undefined,
+  ): Outcome | { status: 'record' } {
     const existing = log.read({ fromSeq: 2 });
     const closed = new Set<string>();
     const held: SessionEvent[] = [];
@@ -382,6 +407,13 @@ export async function importHistory(
       }
       seqOf.set(i + 2, theirs.seq);
     }
+    const created = log.read({ fromSeq: 1, limit: 1 })[0];
+    if (
+      chosen !== undefined &&
+      created?.kind === 'session_created' &&
+      importMarkOf(created)?.projectChosen === false
+    )
+      return { status: 'record' };
     const rest = mapped.events.slice(held.length);
     if (rest.length === 0) return { status: 'unchanged' };
     const last = log.lastSeq();

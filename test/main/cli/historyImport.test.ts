@@ -260,6 +260,33 @@ describe('keel import --from claude-code', () => {
     expect(created.projectFolder).toBe(other);
   });
 
+  it('records imported without a folder become runnable when their project is imported; one continued in Keel stays as it is', async () => {
+    seedClaude();
+    await importHistory(home, { tool: 'claude-code', env });
+    const id = historySessionId('claude-code', uuid(9002));
+    const continued = historySessionId('claude-code', uuid(9001));
+    const log = SessionLog.open(home, continued, { write: true });
+    log.append({ kind: 'user_message', content: 'my own work here' });
+    log.close();
+    const chosen = await importHistory(home, { tool: 'claude-code', env, project });
+    expect(chosen.imported.map((s) => s.sessionId).sort()).toEqual(
+      [id, historySessionId('claude-code', uuid(9003))].sort(),
+    );
+    const created = events(id)[0] as Extract<SessionEvent, { kind: 'session_created' }>;
+    expect(importMarkOf(created)).toMatchObject({ projectChosen: true });
+    expect(events(`${historySessionId('claude-code', uuid(9003))}-agent-a1b2c3d4`)[0]).toMatchObject({
+      metadata: { imported: { projectChosen: true } },
+    });
+    // The session continued here is never replaced: the user's event is still there.
+    expect(events(continued).at(-1)).toMatchObject({ content: 'my own work here' });
+    expect(chosen.skipped).toContainEqual({
+      file: expect.stringContaining(uuid(9001)) as unknown,
+      reason: expect.stringContaining('no longer matches its source') as unknown,
+    });
+    const again = await importHistory(home, { tool: 'claude-code', env, project });
+    expect(again.imported).toEqual([]);
+  });
+
   it('--since leaves out files not changed since that day', async () => {
     const { v10 } = seedClaude();
     const old = new Date('2025-01-01T00:00:00Z');
