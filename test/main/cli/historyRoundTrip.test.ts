@@ -71,7 +71,7 @@ describe('an imported session continues with its own provider', () => {
     expect(JSON.stringify(lines)).toContain(thinking.signature);
     const again = await keel(path.join(cli.dir, 'home2'), ['import', file, '--project', cli.project]);
     expect(again.code, again.stderr).toBe(0);
-  });
+  }, 180_000);
 
   it('Codex: encrypted reasoning is replayed byte-exact over the Responses API and the server verifies it', async () => {
     const codexHome = path.join(cli.dir, 'codex');
@@ -128,5 +128,5 @@ describe('an imported session continues with its own provider', () => {
         (line) => line['kind'] === 'assistant_message' && line['content'] === 'Still two files.',
       ),
     ).toBe(true);
-  });
+  }, 180_000);
 });
