@@ -168,7 +168,10 @@ export function formatReport(report: HistoryImportReport): string {
   for (const project of report.projects) {
     lines.push(
       `  ${project.project || '(no folder recorded)'}: ${project.sessions} sessions, ${project.messages} messages` +
-        ` (${project.new} new, ${project.grown} grown, ${project.unchanged} already here)`,
+        ` (${project.new} new, ${project.grown} grown, ${project.unchanged} already here` +
+        (project.records > 0
+          ? `, ${project.records} of them read-only records: --project makes them runnable)`
+          : ')'),
     );
   }
   const reasons = new Map<string, number>();

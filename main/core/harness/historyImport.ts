@@ -73,6 +73,8 @@ export type ProjectReport = {
   new: number;
   grown: number;
   unchanged: number;
+  /** Of those already here, imported without this folder chosen: importing the project makes them runnable. */
+  records: number;
 };
 
 export type HistoryImportReport = {
@@ -145,7 +147,7 @@ export async function importHistory(
     if (!found)
       projects.set(
         folder,
-        (found = { project: folder, sessions: 0, messages: 0, new: 0, grown: 0, unchanged: 0 }),
+        (found = { project: folder, sessions: 0, messages: 0, new: 0, grown: 0, unchanged: 0, records: 0 }),
       );
     return found;
   };
@@ -191,6 +193,7 @@ export async function importHistory(
       const summary = projectOf(entry.project);
       summary.sessions++;
       summary.unchanged++;
+      if (entry.chosen !== true) summary.records++;
       summary.messages += entry.messages ?? 0;
     };
     // Imported before as a record (no folder chosen) and now for a folder: read on, to make it runnable.

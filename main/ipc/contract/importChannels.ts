@@ -16,6 +16,8 @@ const ProjectFound = z.object({
   new: z.number().int().nonnegative(),
   grown: z.number().int().nonnegative(),
   unchanged: z.number().int().nonnegative(),
+  /** Already here as read-only records (imported without this folder): Import makes them runnable. */
+  records: z.number().int().nonnegative(),
 });
 
 const Report = z.object({

@@ -268,6 +268,8 @@ describe('keel import --from claude-code', () => {
     const log = SessionLog.open(home, continued, { write: true });
     log.append({ kind: 'user_message', content: 'my own work here' });
     log.close();
+    const looked = await importHistory(home, { tool: 'claude-code', env, dryRun: true });
+    expect(looked.projects.find((p) => p.project === project)).toMatchObject({ unchanged: 3, records: 3 });
     const chosen = await importHistory(home, { tool: 'claude-code', env, project });
     expect(chosen.imported.map((s) => s.sessionId).sort()).toEqual(
       [id, historySessionId('claude-code', uuid(9003))].sort(),

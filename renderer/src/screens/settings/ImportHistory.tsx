@@ -118,7 +118,7 @@ export function ImportHistory(): JSX.Element {
                     <td>{p.grown}</td>
                     <td>{p.unchanged}</td>
                     <td>
-                      {p.project && p.new + p.grown > 0 ? (
+                      {p.project && p.new + p.grown + p.records > 0 ? (
                         <button
                           type="button"
                           aria-label={`Import ${p.project}`}
