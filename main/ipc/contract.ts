@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SessionEvent } from '../common/events.js';
 import { appChannels } from './contract/appChannels.js';
 import { historyChannels } from './contract/historyChannels.js';
+import { importChannels, importProgress } from './contract/importChannels.js';
 import { reviewChannels } from './contract/reviewChannels.js';
 import {
   AppCommand,
@@ -31,6 +32,8 @@ export const channels = {
   ...workChannels,
   ...historyChannels,
   ...appChannels,
+  // Issue 35: Settings → Import history.
+  ...importChannels,
 };
 
 /** Every channel name, e.g. `sessions.list`. */
@@ -80,6 +83,8 @@ export const topics = {
   'terminal.exit': TerminalExit.extend({ terminalId: z.string(), sessionId: z.string() }),
   /** The desktop shell asks the UI to act (app menu, a folder passed to a second launch); never sent by `keel serve`. */
   'app.command': AppCommand,
+  /** Issue 35: an imports.run's progress (session files read of all found). */
+  'imports.progress': importProgress,
 } as const;
 
 /** Every topic name, e.g. `turn.delta`. */

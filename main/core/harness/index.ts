@@ -23,6 +23,14 @@ export { guardNewTurn, UncommittedChangesError } from './newTurn.js';
 export { commitHistory, newTurnWarning, readFileVersions, reviewPersistentDirs } from './review.js';
 export { streamHarness } from './stream.js';
 export { exportSession, importSession, InvalidExportError } from './transfer.js';
+// Issue 35: another tool's history (Claude Code, Codex) as Keel sessions.
+export {
+  type HistoryImportOptions,
+  type HistoryImportReport,
+  importHistory,
+  keelId as historySessionId,
+} from './historyImport.js';
+export { IMPORT_TOOLS, type ImportTool } from '../imports/mapped.js';
 export { STOP_REQUEST_FILE } from './turnHost.js';
 export { type TurnDelta, TurnManager, type TurnReports } from './turns.js';
 export type { Harness, HarnessStreamPart, SessionSetup } from './types.js';

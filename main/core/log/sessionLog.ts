@@ -378,7 +378,7 @@ export class SessionLog {
       // again after the caller's fields, so a caller's own never wins. A throw rolls the whole batch back.
       const value: Record<string, unknown> = { seq, at, ...event };
       value['seq'] = seq;
-      value['at'] = at;
+      value['at'] = options.keepTimes === true ? ((event as { at?: string }).at ?? at) : at;
       const stored = parseSessionEvent(value);
       this.insertEvent(stored, i === 0 ? trace : null);
       appended.push(stored);

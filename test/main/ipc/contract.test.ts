@@ -108,6 +108,8 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'projects.recent': {},
   'app.launchCommands': {},
   'app.info': {},
+  'imports.scan': { tool: 'claude-code' },
+  'imports.run': { tool: 'codex', project: '/p' },
 };
 
 const payloads: { [T in TopicName]: TopicPayload<T> } = {
@@ -129,6 +131,7 @@ const payloads: { [T in TopicName]: TopicPayload<T> } = {
   },
   'sessions.changed': { sessionId: session, change: 'archived' },
   'app.command': { command: 'newSession', folder: '/p' },
+  'imports.progress': { tool: 'claude-code', done: 3, total: 10 },
   'terminal.data': { terminalId: 'term-1', sessionId: session, chunk: '\u001b[32mhi\u001b[0m\r\n' },
   'terminal.exit': {
     terminalId: 'term-1',

@@ -7,6 +7,7 @@ import { useApp } from '../../appContext.js';
 import { LoadingState } from '../../components/States.js';
 import { ProviderCard } from './ProviderCard.js';
 import { PROVIDERS } from './providers.js';
+import { ImportHistory } from './ImportHistory.js';
 import { McpServers } from './McpServers.js';
 import { SandboxStatus } from './SandboxStatus.js';
 
@@ -154,6 +155,7 @@ export function SettingsScreen(): JSX.Element {
         </div>
       </form>
       <McpServers />
+      <ImportHistory />
       <SandboxStatus />
     </section>
   );
