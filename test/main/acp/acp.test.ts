@@ -127,6 +127,15 @@ describe('keel acp: Keel as an Agent Client Protocol agent', () => {
     expect(listed).toEqual([expect.objectContaining({ id: sessionId, projectFolder: cli.project })]);
     const { sessions } = await acp.connection.agent.request('session/list', { cwd: cli.project });
     expect(sessions.map((s) => s.sessionId)).toEqual([sessionId]);
+    // Modes are Keel's policies: a switch is a policy_changed event, said back as the current mode.
+    await acp.connection.agent.request('session/set_mode', { sessionId, modeId: 'full-auto' });
+    await acp.waitForUpdate((n) => n.update.sessionUpdate === 'current_mode_update');
+    expect(eventsOf(sessionId).filter((event) => event.kind === 'policy_changed')).toEqual([
+      expect.objectContaining({ policy: 'full-auto' }),
+    ]);
+    await expect(
+      acp.connection.agent.request('session/set_mode', { sessionId, modeId: 'yolo' }),
+    ).rejects.toThrow(/unknown mode/);
   });
 
   it('asks the editor at an approval gate, records the answer as Keel does, and continues', async () => {
