@@ -125,10 +125,19 @@ export function registerMcp(program: Command, context: CliContext): void {
     .command('list')
     .description('each server, its state and its tools (starts each once, in the box, to ask)')
     .option('--project <dir>', 'the project whose .mcp.json to include (default: the current folder)')
-    .action(async (options: { project?: string }) => {
+    .option(
+      '--allow-host <host>',
+      'let the servers reach this host, as a session allowing it would (repeatable; an HTTP server needs its own)',
+      collect,
+      [],
+    )
+    .action(async (options: { project?: string; allowHost: string[] }) => {
       const home = context.home();
       const inspection = await adminLater(() =>
-        inspectMcpServers(home, folderOf(options.project), { env: context.io.env }),
+        inspectMcpServers(home, folderOf(options.project), {
+          env: context.io.env,
+          networkAllow: options.allowHost,
+        }),
       );
       context.io.stdout(formatInspection(inspection));
     });
@@ -138,10 +147,20 @@ export function registerMcp(program: Command, context: CliContext): void {
     .description('start one server, list its tools, stop it; exit 1 when it fails')
     .argument('<name>', 'server name')
     .option('--project <dir>', 'the project whose .mcp.json holds it (default: the current folder)')
-    .action(async (name: string, options: { project?: string }) => {
+    .option(
+      '--allow-host <host>',
+      'let the server reach this host, as a session allowing it would (repeatable; an HTTP server needs its own)',
+      collect,
+      [],
+    )
+    .action(async (name: string, options: { project?: string; allowHost: string[] }) => {
       const home = context.home();
       const inspection = await adminLater(() =>
-        inspectMcpServers(home, folderOf(options.project), { only: name, env: context.io.env }),
+        inspectMcpServers(home, folderOf(options.project), {
+          only: name,
+          env: context.io.env,
+          networkAllow: options.allowHost,
+        }),
       );
       const { project: _project, ...servers } = inspection;
       context.io.stdout(formatInspection(servers));

@@ -172,7 +172,7 @@ export function setMcpToolEnabled(home: string, tool: string, enabled: boolean):
 export async function inspectMcpServers(
   home: string,
   folder: string | undefined,
-  options: { only?: string; env?: NodeJS.ProcessEnv } = {},
+  options: { only?: string; env?: NodeJS.ProcessEnv; networkAllow?: readonly string[] } = {},
 ): Promise<McpInspection> {
   const scratch = path.join(home, 'mcp-inspect', randomUUID());
   // Without a project the servers work in an empty folder of their own.
@@ -203,7 +203,9 @@ export async function inspectMcpServers(
       projectRoot: project?.folder ?? fs.realpathSync(root),
       scratchRoot: scratch,
       hidden: [realFolder(home)],
-      network: 'none',
+      // As in a session: no network unless the caller allows hosts (a Streamable HTTP server needs its own),
+      // and a stdio server reaches only the hosts both its config and this list allow.
+      network: options.networkAllow?.length ? { allow: [...options.networkAllow] } : 'none',
       baseEnv: options.env ?? process.env,
     },
   });
