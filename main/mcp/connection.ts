@@ -4,7 +4,12 @@ import {
   McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
+  type GetPromptResult,
   type Progress,
+  type Prompt,
+  type ReadResourceResult,
+  type Resource,
+  type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isStdioServer } from '../common/mcp.js';
@@ -206,18 +211,11 @@ export class McpConnection {
     }
   }
 
-  private async listFrom(client: Client): Promise<Tool[]> {
-    const tools: Tool[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < 100; page++) {
-      const result = await client.listTools(cursor === undefined ? {} : { cursor }, {
-        timeout: this.timeouts.listMs,
-      });
-      tools.push(...result.tools);
-      cursor = result.nextCursor;
-      if (cursor === undefined) break;
-    }
-    return tools;
+  private listFrom(client: Client): Promise<Tool[]> {
+    return allPages(async (params) => {
+      const page = await client.listTools(params, { timeout: this.timeouts.listMs });
+      return { items: page.tools, nextCursor: page.nextCursor };
+    });
   }
 
   /**
@@ -275,6 +273,51 @@ export class McpConnection {
     }
   }
 
+  /** What the server said it offers (its initialize answer); nothing while it is not running. */
+  get capabilities(): ServerCapabilities {
+    return this.client?.getServerCapabilities() ?? {};
+  }
+
+  /** Every resource the server lists (all pages); [] for a server without resources. */
+  async listResources(): Promise<Resource[]> {
+    const client = await this.live();
+    if (!client.getServerCapabilities()?.resources) return [];
+    return allPages(async (params) => {
+      const page = await client.listResources(params, { timeout: this.timeouts.listMs });
+      return { items: page.resources, nextCursor: page.nextCursor };
+    });
+  }
+
+  /** One resource's contents (`resources/read`), bounded like a listing. */
+  async readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    const client = await this.live();
+    return client.readResource({ uri }, { timeout: this.timeouts.listMs, ...(signal ? { signal } : {}) });
+  }
+
+  /** Every prompt the server lists (all pages), with its arguments; [] for a server without prompts. */
+  async listPrompts(): Promise<Prompt[]> {
+    const client = await this.live();
+    if (!client.getServerCapabilities()?.prompts) return [];
+    return allPages(async (params) => {
+      const page = await client.listPrompts(params, { timeout: this.timeouts.listMs });
+      return { items: page.prompts, nextCursor: page.nextCursor };
+    });
+  }
+
+  /** One prompt filled with its arguments (`prompts/get`). */
+  async getPrompt(name: string, args: Record<string, string>): Promise<GetPromptResult> {
+    const client = await this.live();
+    return client.getPrompt({ name, arguments: args }, { timeout: this.timeouts.listMs });
+  }
+
+  /** The running client, after a restart in progress; throws when the server is not running. */
+  private async live(): Promise<Client> {
+    await this.settle();
+    const client = this.client;
+    if (!client) throw new Error(this.notReady());
+    return client;
+  }
+
   /** Stops the server (and its proxy); no restart follows. */
   async close(): Promise<void> {
     this.closing = true;
@@ -296,6 +339,21 @@ export class McpConnection {
       ? `MCP server "${this.entry.name}" is not running: ${state.error}`
       : `MCP server "${this.entry.name}" is still starting`;
   }
+}
+
+/** Every item of a paged list (`nextCursor`), at most 100 pages. */
+async function allPages<T>(
+  list: (params: { cursor?: string }) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
+): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 100; page++) {
+    const result = await list(cursor === undefined ? {} : { cursor });
+    items.push(...result.items);
+    cursor = result.nextCursor;
+    if (cursor === undefined) break;
+  }
+  return items;
 }
 
 function describe(error: unknown): string {

@@ -10,13 +10,22 @@ import { z } from 'zod';
  * remote MCP servers point Keel at `url`.
  */
 
-/** A running loopback MCP server; `requests` counts what reached it. */
-export type LoopbackMcpServer = { url: string; port: number; requests: number; close: () => Promise<void> };
+/** A running loopback MCP server; `requests` counts what reached it, `protocolVersions` the versions requests named. */
+export type LoopbackMcpServer = {
+  url: string;
+  port: number;
+  requests: number;
+  protocolVersions: Set<string>;
+  close: () => Promise<void>;
+};
 
 export async function startLoopbackMcpServer(): Promise<LoopbackMcpServer> {
   const state = { requests: 0 };
+  const protocolVersions = new Set<string>();
   const server = http.createServer((req, res) => {
     state.requests += 1;
+    const version = req.headers['mcp-protocol-version'];
+    if (typeof version === 'string') protocolVersions.add(version);
     const mcp = new McpServer({ name: 'loopback-fixture', version: '1.0.0' });
     mcp.registerTool(
       'shout',
@@ -71,6 +80,7 @@ export async function startLoopbackMcpServer(): Promise<LoopbackMcpServer> {
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     port,
+    protocolVersions,
     get requests() {
       return state.requests;
     },

@@ -50,7 +50,10 @@ export { SessionLog } from '../log/sessionLog.js';
 export {
   addMcpServer,
   approveProjectMcp,
+  getMcpPrompt,
   inspectMcpServers,
+  listMcpPrompts,
+  listMcpResources,
   McpAdminError,
   type McpInspection,
   projectMcpStatus,
@@ -60,6 +63,8 @@ export {
   setMcpToolEnabled,
 } from '../mcp/admin.js';
 export { listToolRules, realProjectFolder, revokeToolRule } from '../mcp/toolRules.js';
+// Issue 33: MCP prompts (the composer's / menu) and resources, as hosts show them.
+export type { McpPromptInfo, McpPromptMessages, McpResourceInfo } from '../../mcp/resources.js';
 export {
   catalogueView,
   chooseModel,
