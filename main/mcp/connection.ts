@@ -1,4 +1,6 @@
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   ErrorCode,
   McpError,
@@ -98,7 +100,11 @@ export class McpConnection {
         this.proxy = boxed.proxy;
         transport = new BoxedStdioTransport(boxed.spec);
       } else {
-        transport = httpTransport(entry.config, this.box.network);
+        transport = httpTransport(
+          entry.config,
+          this.box.network,
+          this.box.authFor?.(entry.name, entry.config.url),
+        );
       }
       this.transport = transport;
       const client = new Client({ name: 'keel', version: '0.1.0' }, { capabilities: {} });
@@ -118,6 +124,8 @@ export class McpConnection {
       this.current = { state: 'ready' };
     } catch (error) {
       let reason = transport?.exitReason ?? describe(error);
+      if (!isStdioServer(entry.config) && needsSignIn(error))
+        reason += `; sign in with keel mcp login ${entry.name} (or in Settings)`;
       if (isStdioServer(entry.config) && isShellCommand(entry.config.command))
         reason += `; a shell's script text binds no folder into the box, so a program the box hides cannot start from it: configure the program itself (command "node", args ["/path/to/server.js"])`;
       this.current = { state: 'failed', error: reason, stderrTail: transport?.stderrTail ?? '' };
@@ -354,6 +362,15 @@ async function allPages<T>(
     if (cursor === undefined) break;
   }
   return items;
+}
+
+/** An HTTP server refused for want of a (valid) grant: a 401, or the SDK's own word for it. */
+function needsSignIn(error: unknown): boolean {
+  return (
+    error instanceof UnauthorizedError ||
+    (error instanceof StreamableHTTPError && error.code === 401) ||
+    (error instanceof Error && /needs a sign-in/.test(error.message))
+  );
 }
 
 function describe(error: unknown): string {

@@ -5,6 +5,8 @@ import {
   approveProjectMcp,
   inspectMcpServers,
   listToolRules,
+  loginMcpServer,
+  logoutMcpServer,
   McpAdminError,
   type McpInspection,
   projectMcpStatus,
@@ -166,6 +168,41 @@ export function registerMcp(program: Command, context: CliContext): void {
       context.io.stdout(formatInspection(servers));
       if (inspection.servers.some((server) => server.state.state !== 'ready'))
         context.setExitCode(ExitCode.failure);
+    });
+
+  // Issue 33: OAuth sign-in of Streamable HTTP servers.
+  mcp
+    .command('login')
+    .description(
+      'sign in to an HTTP MCP server that needs OAuth (prints the URL to open; waits for the browser)',
+    )
+    .argument('<name>', 'server name')
+    .option(
+      '--allow-host <host>',
+      "the server's and its authorization server's hosts (repeatable), as a session allowing them would",
+      collect,
+      [],
+    )
+    .action(async (name: string, options: { allowHost: string[] }) => {
+      await adminLater(() =>
+        loginMcpServer(context.home(), name, {
+          networkAllow: options.allowHost,
+          open: (url) => {
+            context.io.stderr(`keel: open this URL in your browser to sign in to ${name}:\n`);
+            context.io.stdout(`${url.href}\n`);
+          },
+        }),
+      );
+      context.io.stderr(`keel: signed in to ${name}; the grant is kept encrypted in the Keel home\n`);
+    });
+
+  mcp
+    .command('logout')
+    .description("forget an HTTP MCP server's sign-in (its tokens and registered client)")
+    .argument('<name>', 'server name')
+    .action((name: string) => {
+      admin(() => logoutMcpServer(context.home(), name));
+      context.io.stderr(`keel: signed out of ${name}\n`);
     });
 
   mcp

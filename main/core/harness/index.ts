@@ -63,7 +63,8 @@ export {
   setMcpToolEnabled,
 } from '../mcp/admin.js';
 export { listToolRules, realProjectFolder, revokeToolRule } from '../mcp/toolRules.js';
-// Issue 33: MCP prompts (the composer's / menu) and resources, as hosts show them.
+// Issue 33: MCP prompts (the composer's / menu) and resources, as hosts show them; OAuth sign-in of HTTP servers.
+export { loginMcpServer, logoutMcpServer, mcpSignInState } from '../mcp/auth.js';
 export type { McpPromptInfo, McpPromptMessages, McpResourceInfo } from '../../mcp/resources.js';
 export {
   catalogueView,

@@ -11,6 +11,8 @@ import { appendMcpApproval, approvedConfigHash, readMcpApprovals } from '../../s
 import { readSettings, writeSettings } from '../../store/settings.js';
 import { createRedactor } from '../../sandbox/redact.js';
 import { redactMcpSession } from '../../mcp/redactListing.js';
+import { storedMcpAuth } from './auth.js';
+import { McpAdminError } from './errors.js';
 
 /*
  * What `keel mcp` (and later the settings screen) does to MCP configuration outside a session: add and remove
@@ -18,13 +20,7 @@ import { redactMcpSession } from '../../mcp/redactListing.js';
  * their tools. Refusals are McpAdminError with one line a person can act on.
  */
 
-/** A refused MCP administration step; the message says what to do. */
-export class McpAdminError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'McpAdminError';
-  }
-}
+export { McpAdminError } from './errors.js';
 
 /** Where a server is configured: the user's settings (every project), or one project's `.mcp.json`. */
 export type McpScope = { project?: string };
@@ -276,6 +272,7 @@ async function withStartedServers<T>(
       // and a stdio server reaches only the hosts both its config and this list allow.
       network: options.networkAllow?.length ? { allow: [...options.networkAllow] } : 'none',
       baseEnv: options.env ?? process.env,
+      authFor: storedMcpAuth(home),
     },
   });
   try {

@@ -1,6 +1,7 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ensureCliBuilt, makeTempDir, removeTempDir } from '../../support/cli.js';
-import { keel } from '../../support/keelProcess.js';
+import { keel, startKeel } from '../../support/keelProcess.js';
+import { startOAuthFixture } from '../../support/oauthServer.js';
 import { type LoopbackMcpServer, startLoopbackMcpServer } from '../../support/mcpHttpServer.js';
 
 // `keel mcp test NAME --allow-host H` against a real Streamable HTTP MCP server on loopback.
@@ -39,4 +40,32 @@ describe('keel mcp test on a Streamable HTTP server', () => {
     const listed = await keel(home, ['mcp', 'list', '--allow-host', `127.0.0.1:${server.port}`]);
     expect(listed.stdout).toBe('web (settings, http): ready\n  mcp__web__shout\n');
   }, 60_000);
+
+  it('keel mcp login signs in to a server that needs OAuth: the URL printed, the browser answered on loopback', async () => {
+    const auth = await startOAuthFixture();
+    try {
+      const allow = `127.0.0.1:${auth.port}`;
+      expect(await keel(home, ['mcp', 'add', 'secure', '--url', auth.mcpUrl])).toMatchObject({ code: 0 });
+      const before = await keel(home, ['mcp', 'test', 'secure', '--allow-host', allow]);
+      expect(before.code).toBe(1);
+      expect(before.stdout).toContain('keel mcp login secure');
+
+      const login = startKeel(home, ['mcp', 'login', 'secure', '--allow-host', allow]);
+      await login.waitFor(/^http:\/\/\S+\n/);
+      const url = login.stdout().trim();
+      // The browser: the authorization server redirects to Keel's loopback callback.
+      const answer = await fetch(url, { redirect: 'manual' });
+      expect((await fetch(answer.headers.get('location') ?? '')).status).toBe(200);
+      const done = await login.done;
+      expect(done.code, done.stderr).toBe(0);
+      expect(done.stderr).toContain('signed in to secure');
+
+      const after = await keel(home, ['mcp', 'test', 'secure', '--allow-host', allow]);
+      expect(after.stdout).toBe('secure (settings, http): ready\n  mcp__secure__shout\n');
+      expect(await keel(home, ['mcp', 'logout', 'secure'])).toMatchObject({ code: 0 });
+      expect((await keel(home, ['mcp', 'test', 'secure', '--allow-host', allow])).code).toBe(1);
+    } finally {
+      await auth.close();
+    }
+  }, 90_000);
 });
