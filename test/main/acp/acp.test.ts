@@ -215,6 +215,46 @@ describe('keel acp: Keel as an Agent Client Protocol agent', () => {
     expect(rejected(cli.server)).toEqual([]);
   });
 
+  it('leaves a question the editor cancelled pending in the log, and asks it first at the next prompt', async () => {
+    writeAcpSettings(cli.home, cli.server, 'ask');
+    cli.server.enqueue(
+      { kind: 'reply', toolCalls: [{ name: 'write_file', arguments: { path: 'new.txt', content: 'n\n' } }] },
+      { kind: 'reply', text: 'Written.' },
+      { kind: 'reply', text: 'Next.' },
+    );
+    const acp = await start();
+    const { sessionId } = await acp.connection.agent.request('session/new', {
+      cwd: cli.project,
+      mcpServers: [],
+    });
+    // The default answer of the test editor: cancelled.
+    const first = await acp.connection.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'write new.txt' }],
+    });
+    expect(first.stopReason).toBe('cancelled');
+    let events = eventsOf(sessionId);
+    expect(count(events, 'approval_request')).toBe(1);
+    expect(count(events, 'approval_granted') + count(events, 'approval_denied')).toBe(0);
+    expect(fs.existsSync(path.join(cli.project, 'new.txt'))).toBe(false);
+
+    acp.answer = () => Promise.resolve({ outcome: { outcome: 'selected', optionId: 'allow_session' } });
+    const second = await acp.connection.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'and then?' }],
+    });
+    expect(second.stopReason).toBe('end_turn');
+    expect(acp.permissions).toHaveLength(2);
+    expect(fs.readFileSync(path.join(cli.project, 'new.txt'), 'utf8')).toBe('n\n');
+    events = eventsOf(sessionId);
+    expect(events.find((event) => event.kind === 'approval_granted')).toMatchObject({ scope: 'session' });
+    // The open turn finished first, then the new message had its own turn.
+    expect(
+      events.filter((e) => e.kind === 'user_message').map((e) => e.kind === 'user_message' && e.content),
+    ).toEqual(['write new.txt', 'and then?']);
+    expect(chunkText(acp, sessionId, 'agent_message_chunk')).toBe('Written.Next.');
+  });
+
   it('cancels a prompt: Keel records the interruption with the partial text', async () => {
     writeAcpSettings(cli.home, cli.server, 'ask');
     cli.server.enqueue({
