@@ -35,6 +35,8 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['import'], load: async () => (await import('./import.js')).registerImport },
   { names: ['mcp'], load: async () => (await import('./mcp.js')).registerMcp },
   { names: ['serve'], load: async () => (await import('./serve.js')).registerServe },
+  // Issue 33: Keel as an Agent Client Protocol agent for editors.
+  { names: ['acp'], load: async () => (await import('./acp.js')).registerAcp },
 ];
 
 /** Every subcommand's register function, in `keel --help` order. */

@@ -58,7 +58,10 @@ export { SessionLog } from '../log/sessionLog.js';
 export {
   addMcpServer,
   approveProjectMcp,
+  getMcpPrompt,
   inspectMcpServers,
+  listMcpPrompts,
+  listMcpResources,
   McpAdminError,
   type McpInspection,
   projectMcpStatus,
@@ -68,6 +71,9 @@ export {
   setMcpToolEnabled,
 } from '../mcp/admin.js';
 export { listToolRules, realProjectFolder, revokeToolRule } from '../mcp/toolRules.js';
+// Issue 33: MCP prompts (the composer's / menu) and resources, as hosts show them; OAuth sign-in of HTTP servers.
+export { loginMcpServer, logoutMcpServer, mcpSignInState } from '../mcp/auth.js';
+export type { McpPromptInfo, McpPromptMessages, McpResourceInfo } from '../../mcp/resources.js';
 export {
   catalogueView,
   chooseModel,
@@ -88,6 +94,8 @@ export {
 } from '../persistent/turnCheckouts.js';
 export type { CommitReport } from '../persistent/types.js';
 export { formatPayloadText, projectView } from '../projection/index.js';
+// Issue 33 (keel acp): a session's visible events for a replay, and whether a provider has a key here.
+export { visibleEvents } from '../projection/rewind.js';
 export { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 export { DEFAULT_TRACE_DEPTH, readTraceSummary } from '../trace/index.js';
 export { type TurnOutcome, TurnSetupError } from '../turn/engine.js';
@@ -95,7 +103,13 @@ export { loadSessionState } from '../turn/loadState.js';
 export { foldSession, needsModel, unansweredCalls } from '../turn/state.js';
 
 // Below the core: the home and its settings, providers, the sandbox, the runner, MCP servers' config.
-export { createProvider, ProviderError, type ProviderKeys, toProviderError } from '../../providers/index.js';
+export {
+  createProvider,
+  ProviderError,
+  type ProviderKeys,
+  providerKey,
+  toProviderError,
+} from '../../providers/index.js';
 export { effectiveEffort, reasoningChoices } from '../../providers/reasoning.js';
 export { runCommand, type RunningCommand } from '../../runner/boxedCommand.js';
 export { createFlowControl, type FlowControl } from '../../runner/flow.js';
