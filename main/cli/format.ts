@@ -44,7 +44,9 @@ export function summarizeEvent(event: SessionEvent): string {
         .filter((part) => part !== undefined)
         .join(', ');
     case 'user_message':
-      return quote(event.content, 100);
+      return event.command === undefined
+        ? quote(event.content, 100)
+        : `/${event.command.name} ${quote(event.command.arguments, 60)} (${event.command.shown})`;
     case 'assistant_message':
       return joinParts(
         event.content === '' ? undefined : quote(event.content, 80),
@@ -97,7 +99,7 @@ export function summarizeEvent(event: SessionEvent): string {
     case 'rewound':
       return `the conversation continues from ${event.toSeq}; the events after it are set aside${event.revertedSeq === undefined ? '' : ` (files reverted: ${event.revertedSeq})`}`;
     case 'subagent_started':
-      return `child ${event.childId}: ${quote(event.task, 70)}`;
+      return `child ${event.childId}${event.agent ? ` (agent ${event.agent.name})` : ''}: ${quote(event.task, 70)}`;
     case 'subagent_result':
       return joinParts(
         `child ${event.childId}:`,
@@ -134,6 +136,12 @@ export function summarizeEvent(event: SessionEvent): string {
         : `run without asking: ${event.tools.join(', ')}`;
     case 'mcp_config_trusted':
       return `.mcp.json ${event.configHash.slice(0, 12)} trusted (${event.servers.join(', ')}; approved ${event.approvedAt} via ${event.via})`;
+    case 'custom_listed':
+      return joinParts(
+        `skills: ${event.skills.map((skill) => skill.name).join(', ') || 'none'}`,
+        `agents: ${event.agents.map((agent) => agent.name).join(', ') || 'none'}`,
+        event.problems?.length ? `(${event.problems.length} file(s) ignored)` : undefined,
+      );
     case 'error':
       return joinParts(event.code === undefined ? undefined : `[${event.code}]`, clip(event.message, 100));
   }

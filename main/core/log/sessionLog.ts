@@ -451,12 +451,15 @@ export class SessionLog {
       const instructionsRow = this.statements.lastOfKind.get('instructions_loaded');
       const instructions =
         instructionsRow && (rowToEvent(this.id, instructionsRow, validate) as EventOf<'instructions_loaded'>);
+      const customRow = this.statements.lastOfKind.get('custom_listed');
+      const custom = customRow && (rowToEvent(this.id, customRow, validate) as EventOf<'custom_listed'>);
       const fromSeq = (compaction?.through ?? 0) + 1;
       const tail = this.read({ fromSeq, validate });
       return {
         ...(compaction ? { compaction } : {}),
         ...(firstUserMessage ? { firstUserMessage } : {}),
         ...(instructions ? { instructions } : {}),
+        ...(custom ? { custom } : {}),
         tail,
       };
     })();
