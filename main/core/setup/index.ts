@@ -4,6 +4,7 @@
  */
 export { LOCATIONS } from './discover.js';
 export {
+  defaultUserHome,
   loadSetup,
   type LoadedSetup,
   type LoadSetupOptions,

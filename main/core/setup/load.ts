@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import type { SetupKind, SetupLayout, SetupProblem, SetupScope } from '../../common/setup.js';
 import { approvedSetup, readSetupApprovals } from '../../store/setupApprovals.js';
 import { discoverSetupFiles, type FoundFile } from './discover.js';
@@ -130,6 +131,14 @@ function toSetupFile(found: FoundFile, problems: SetupProblem[]): SetupFile | un
       size: resource.bytes.length,
     })),
   };
+}
+
+/**
+ * The user's home folder whose `.claude/`, `.agents/`, `.keel/` and `.codex/` are read: `KEEL_USER_HOME` when
+ * set (tests point it at a temp folder so the machine's own files never leak in), else the OS home.
+ */
+export function defaultUserHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.KEEL_USER_HOME !== undefined && env.KEEL_USER_HOME !== '' ? env.KEEL_USER_HOME : os.homedir();
 }
 
 function realOrUndefined(folder: string): string | undefined {
