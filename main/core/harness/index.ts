@@ -80,6 +80,15 @@ export {
 } from '../persistent/turnCheckouts.js';
 export type { CommitReport } from '../persistent/types.js';
 export { formatPayloadText, projectView } from '../projection/index.js';
+// Issue 30: the setup a user brings, and the trust of a project's copy.
+export {
+  approveProjectSetup,
+  defaultUserHome,
+  loadSetup,
+  projectSetupTrust,
+  revokeProjectSetup,
+  SetupTrustError,
+} from '../setup/index.js';
 export { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 export { DEFAULT_TRACE_DEPTH, readTraceSummary } from '../trace/index.js';
 export { type TurnOutcome, TurnSetupError } from '../turn/engine.js';
