@@ -22,12 +22,12 @@ export function parseFrontMatter(text: string): FrontMatter {
   const closing = CLOSING.exec(rest);
   if (!closing)
     return { ok: false, line: 1, message: 'the front matter opened with --- is never closed by a --- line' };
-  const yamlText = rest.slice(0, closing.index);
+  const yamlText = quoteArgumentHint(rest.slice(0, closing.index));
   const body = rest.slice(closing.index + closing[0].length).replace(/^\r?\n/, '');
   const document = parseDocument(yamlText, { prettyErrors: false, uniqueKeys: true });
   const error = document.errors[0];
   if (error) {
-    const line = (error.linePos?.[0].line ?? 1) + 1;
+    const line = yamlText.slice(0, error.pos[0]).split('\n').length + 1;
     return { ok: false, line, message: `invalid YAML front matter: ${error.message.split('\n')[0]}` };
   }
   const data: unknown = document.toJS({ maxAliasCount: 50 });
@@ -36,6 +36,17 @@ export function parseFrontMatter(text: string): FrontMatter {
     return { ok: false, line: 2, message: 'the front matter must be a mapping of fields (name: value)' };
   }
   return { ok: true, data: data as Record<string, unknown>, body };
+}
+
+/**
+ * Claude Code's documented `argument-hint: [pr-number] [priority]` is not YAML (a flow sequence followed by
+ * more text) and `argument-hint: [path]` is a list: such a line's value is read as the text it shows.
+ */
+function quoteArgumentHint(yamlText: string): string {
+  return yamlText.replace(
+    /^argument-hint:[ \t]*(\[[^\n]*\])[ \t]*$/m,
+    (_line, value: string) => `argument-hint: '${value.replace(/'/g, "''")}'`,
+  );
 }
 
 /** The line (1-based, in the file) where a top-level front matter key is written, for messages; 1 if not found. */

@@ -1,7 +1,8 @@
+import type { CommandUse, EventOf, SessionEvent } from '../../common/events.js';
 import { agentCatalogue, type CustomAgent } from './agents.js';
 import { commandCatalogue, type CustomCommand } from './commands.js';
 import { skillCatalogue, type Skill } from './skills.js';
-import type { CustomFile, CustomProblem } from './types.js';
+import type { CustomFile, CustomOrigin, CustomProblem } from './types.js';
 
 export type { CustomAgent } from './agents.js';
 export type { CustomCommand } from './commands.js';
@@ -32,4 +33,41 @@ export function customSetup(files: CustomFiles): CustomSetup {
     agents: agents.items,
     problems: [...skills.problems, ...commands.problems, ...agents.problems],
   };
+}
+
+/** What a `custom_listed` event records of a setup: names, descriptions and origins (no bodies), and problems. */
+export function listingOf(
+  setup: CustomSetup,
+): Pick<EventOf<'custom_listed'>, 'skills' | 'agents' | 'problems'> {
+  const origin = (item: CustomOrigin): CustomOrigin => ({
+    scope: item.scope,
+    layout: item.layout,
+    shown: item.shown,
+    sha256: item.sha256,
+  });
+  return {
+    skills: setup.skills.map((skill) => ({
+      ...origin(skill),
+      name: skill.name,
+      description: skill.description,
+    })),
+    agents: setup.agents.map((agent) => ({
+      ...origin(agent),
+      name: agent.name,
+      description: agent.description,
+      ...(agent.tools ? { tools: agent.tools } : {}),
+      ...(agent.model ? { model: agent.model } : {}),
+    })),
+    ...(setup.problems.length > 0 ? { problems: setup.problems } : {}),
+  };
+}
+
+/** The custom command of the newest user message (its `allowed-tools` bound the turn it started), if any. */
+export function commandOfLastMessage(log: {
+  lastSeqOfKind(kind: 'user_message'): number | undefined;
+  read(options: { fromSeq: number; limit: number }): readonly SessionEvent[];
+}): CommandUse | undefined {
+  const seq = log.lastSeqOfKind('user_message');
+  const event = seq === undefined ? undefined : log.read({ fromSeq: seq, limit: 1 })[0];
+  return event?.kind === 'user_message' ? event.command : undefined;
 }

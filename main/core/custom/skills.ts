@@ -19,6 +19,8 @@ export type Skill = CustomOrigin & {
   folder: string;
   /** Keel tools its `allowed-tools` names (experimental in the spec; recorded, not granted). */
   allowedTools?: string[];
+  /** The folder's other files load_skill may read (approved with SKILL.md; each checked against its hash). */
+  resources: NonNullable<CustomFile['resources']>;
 };
 
 /** Agent Skills: 1-64 characters, lowercase letters, digits and single hyphens, no hyphen at either end. */
@@ -52,6 +54,7 @@ export function parseSkill(file: CustomFile): Parsed<Skill> {
       name,
       description: fields.data.description.replace(/\s+/g, ' ').trim(),
       folder: path.dirname(file.absolute),
+      resources: file.resources ?? [],
       ...(allowed ? { allowedTools: keelToolNames(allowed).tools } : {}),
     },
   };

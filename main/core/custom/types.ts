@@ -17,6 +17,8 @@ export type CustomFile = {
   text: string;
   /** sha256 (hex) of the file's bytes. */
   sha256: string;
+  /** A skill's other files, approved with its SKILL.md: path inside the skill's folder, absolute path, hash. */
+  resources?: { relative: string; absolute: string; sha256: string; size: number }[];
 };
 
 /** A file that could not be read as its format says: named with its line and ignored whole. */

@@ -89,6 +89,16 @@ export {
   revokeProjectSetup,
   SetupTrustError,
 } from '../setup/index.js';
+// Issue 30 (skills helper): custom commands for the composer's `/` menu and `keel run "/name args"`.
+export {
+  commandModelFor,
+  type ExpandedPrompt,
+  expandPrompt,
+  type PromptCommand,
+  promptCommands,
+  readCustomSetup,
+  type SetupPlace,
+} from './customCommands.js';
 export { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 export { DEFAULT_TRACE_DEPTH, readTraceSummary } from '../trace/index.js';
 export { type TurnOutcome, TurnSetupError } from '../turn/engine.js';
