@@ -138,7 +138,7 @@ export function summarizeEvent(event: SessionEvent): string {
       return `.mcp.json ${event.configHash.slice(0, 12)} trusted (${event.servers.join(', ')}; approved ${event.approvedAt} via ${event.via})`;
     case 'custom_listed':
       return joinParts(
-        `skills: ${event.skills.map((skill) => skill.name).join(', ') || 'none'}`,
+        `skills: ${event.skills.map((skill) => skill.name).join(', ') || 'none'};`,
         `agents: ${event.agents.map((agent) => agent.name).join(', ') || 'none'}`,
         event.problems?.length ? `(${event.problems.length} file(s) ignored)` : undefined,
       );

@@ -1,4 +1,5 @@
-import type { CommandUse, SessionEvent } from '../common/events.js';
+import type { CommandUse } from '../common/customEvents.js';
+import type { SessionEvent } from '../common/events.js';
 import { clip } from '../common/text.js';
 import {
   allowedScopes,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { exactCheck, type ExactCheck } from './exactCheck.js';
+import { AgentUse, CommandUse, CustomListed } from './customEvents.js';
 import { StopDetails } from './stopReasons.js';
 
 /**
@@ -38,10 +39,7 @@ export const Usage = z.object({
 });
 export type Usage = z.infer<typeof Usage>;
 
-/**
- * How hard a reasoning model thinks: `off` asks for no reasoning where the model allows it. Part of the pin;
- * absent, the catalogue's default for the model applies.
- */
+/** How hard a reasoning model thinks (`off`: none, where allowed); in the pin, absent: the model's default. */
 export const ReasoningEffort = z.enum(['off', 'low', 'medium', 'high']);
 export type ReasoningEffort = z.infer<typeof ReasoningEffort>;
 
@@ -132,74 +130,12 @@ export const SessionCreated = z.object({
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
 
-// ---- issue #30: skills, custom commands and custom agents (main/core/custom) ----
-
-/** Where a skill, command or agent was defined: the user's home or the (approved) project, in which layout. */
-export const CustomOrigin = z.object({
-  scope: z.enum(['user', 'project']),
-  layout: z.enum(['claude', 'agents', 'keel']),
-  /** The file as people see it: `~/.claude/commands/review.md`, `.agents/skills/release/SKILL.md`. */
-  shown: z.string().min(1),
-  /** sha256 (hex) of the file's bytes as read. */
-  sha256: z.string().min(1),
-});
-
-/** A custom command the user's message came from (`/review src/`): the message's content is its expanded prompt. */
-export const CommandUse = z.object({
-  ...CustomOrigin.shape,
-  name: z.string().min(1),
-  /** The text after the command's name, as typed. */
-  arguments: z.string(),
-  /** The Keel tools the command's `allowed-tools` leaves this turn (absent: the session's own). */
-  allowedTools: z.array(z.string().min(1)).optional(),
-  /** The model its `model:` asked for (applied at creation, or the session's pin already). */
-  model: z.string().optional(),
-});
-export type CommandUse = z.infer<typeof CommandUse>;
-
-/** A custom agent a spawn_subagent call ran: its system prompt and model are the child's. */
-export const AgentUse = z.object({
-  ...CustomOrigin.shape,
-  name: z.string().min(1),
-  prompt: z.string(),
-  model: z.string().optional(),
-});
-export type AgentUse = z.infer<typeof AgentUse>;
-
-/**
- * The skills (SKILL.md folders) and custom agents a turn found for the session (the user's, and the project's
- * once approved), appended when they differ from the newest such event. The newest is projected right after
- * the project instructions: names and descriptions only, so the model knows what `load_skill` and
- * spawn_subagent's `agent` can give it; the prefix moves only when the list does.
- */
-export const CustomListed = z.object({
-  ...base,
-  kind: z.literal('custom_listed'),
-  skills: z.array(z.object({ ...CustomOrigin.shape, name: z.string().min(1), description: z.string() })),
-  agents: z.array(
-    z.object({
-      ...CustomOrigin.shape,
-      name: z.string().min(1),
-      description: z.string(),
-      tools: z.array(z.string()).optional(),
-      model: z.string().optional(),
-    }),
-  ),
-  /** Files ignored whole, each with its line and why. */
-  problems: z
-    .array(z.object({ path: z.string(), line: z.number().int().positive(), message: z.string() }))
-    .optional(),
-});
-
-// ---- end of issue #30 ----
-
 export const UserMessage = z.object({
   ...base,
   kind: z.literal('user_message'),
   content: z.string(),
   messageId: z.string().optional(),
-  /** Issue #30: the custom command this message was expanded from (`content` is the expanded prompt). */
-  command: CommandUse.optional(),
+  command: CommandUse.optional(), // issue #30: the custom command `content` was expanded from
 });
 
 export const AssistantMessage = z.object({
@@ -451,8 +387,7 @@ export const SubagentStarted = z.object({
   toolCallId: z.string().optional(),
   task: z.string(),
   tools: z.array(z.string()),
-  /** Issue #30: the custom agent the call named. */
-  agent: AgentUse.optional(),
+  agent: AgentUse.optional(), // issue #30: the custom agent the call named
 });
 
 export const SubagentResult = z.object({
@@ -634,12 +569,9 @@ export type SessionEvent = z.infer<typeof SessionEvent>;
 export type EventKind = SessionEvent['kind'];
 export type EventOf<K extends EventKind> = Extract<SessionEvent, { kind: K }>;
 
-/** An event before the log gives it a seq and a time. */
-export type NewEvent = SessionEvent extends infer E
-  ? E extends SessionEvent
-    ? Omit<E, 'seq' | 'at'>
-    : never
-  : never;
+/** An event before the log gives it a seq and a time (distributed over the kinds). */
+type Unstamped<E> = E extends SessionEvent ? Omit<E, 'seq' | 'at'> : never;
+export type NewEvent = Unstamped<SessionEvent>;
 
 export const EVENT_KINDS: readonly EventKind[] = SessionEvent.options.map((o) => o.shape.kind.value);
 

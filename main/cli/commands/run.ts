@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { type CommandUse, Policy, ProviderKind, type ModelPin } from '../../common/events.js';
+import type { CommandUse } from '../../common/customEvents.js';
+import { Policy, ProviderKind, type ModelPin } from '../../common/events.js';
 import {
   asDiskFull,
   commandModelFor,

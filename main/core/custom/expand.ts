@@ -1,4 +1,5 @@
-import type { CommandUse, ModelPin } from '../../common/events.js';
+import type { CommandUse } from '../../common/customEvents.js';
+import type { ModelPin } from '../../common/events.js';
 import { MODEL_CATALOGUE } from '../../providers/catalogue.js';
 import { substituteArguments, type CustomCommand } from './commands.js';
 

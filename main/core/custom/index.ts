@@ -1,4 +1,5 @@
-import type { CommandUse, EventOf, SessionEvent } from '../../common/events.js';
+import type { CommandUse } from '../../common/customEvents.js';
+import type { EventOf, SessionEvent } from '../../common/events.js';
 import { agentCatalogue, type CustomAgent } from './agents.js';
 import { commandCatalogue, type CustomCommand } from './commands.js';
 import { skillCatalogue, type Skill } from './skills.js';

@@ -23,9 +23,8 @@ const CLAUDE_TOOLS = new Map<string, readonly string[]>(
 /** Splits a tools field: a YAML list, or a string separated by commas (Claude Code) or spaces (Agent Skills). */
 export function splitToolList(value: unknown): string[] | undefined {
   if (value === undefined || value === null) return undefined;
-  const items = Array.isArray(value)
-    ? value.map(String)
-    : (String(value).match(/[^\s,(]+(\([^)]*\))?/g) ?? []);
+  const text = (item: unknown) => (typeof item === 'string' ? item : JSON.stringify(item));
+  const items = Array.isArray(value) ? value.map(text) : (text(value).match(/[^\s,(]+(\([^)]*\))?/g) ?? []);
   return items.map((item) => item.trim()).filter((item) => item !== '');
 }
 

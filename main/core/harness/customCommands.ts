@@ -1,4 +1,5 @@
-import type { CommandUse, ModelPin } from '../../common/events.js';
+import type { CommandUse } from '../../common/customEvents.js';
+import type { ModelPin } from '../../common/events.js';
 import { customSetupOf } from '../custom/fromSetup.js';
 import { expandCommand, resolveModelName, UnknownCommandError } from '../custom/expand.js';
 import type { CustomSetup } from '../custom/index.js';

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
-import type { CommandUse, ModelPin, Policy, SessionEvent, ToolMode, Usage } from '../../common/events.js';
+import type { CommandUse } from '../../common/customEvents.js';
+import type { ModelPin, Policy, SessionEvent, ToolMode, Usage } from '../../common/events.js';
 import type { TraceEntry } from '../log/sessionLog.js';
 import type { StreamSource } from '../persistent/streamWrite.js';
 import type { CommitModel, CommitReport, UncommittedDir, UncommittedFile } from '../persistent/types.js';

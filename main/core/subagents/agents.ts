@@ -1,4 +1,5 @@
-import type { AgentUse, ModelPin } from '../../common/events.js';
+import type { AgentUse } from '../../common/customEvents.js';
+import type { ModelPin } from '../../common/events.js';
 import { MODEL_CATALOGUE } from '../../providers/catalogue.js';
 import type { ToolRegistry } from '../../tools/registry.js';
 import { SPAWN_SUBAGENT } from '../../tools/spawnSubagent.js';

@@ -1,5 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
-import type { CommandUse, NewEvent, SessionEvent } from '../../common/events.js';
+import type { CommandUse } from '../../common/customEvents.js';
+import type { NewEvent, SessionEvent } from '../../common/events.js';
 import { unusualStop, type UnusualStop } from '../../common/stopReasons.js';
 import { importedTrustProblem } from '../log/imported.js';
 import { TraceEntry } from '../log/sessionLog.js';
