@@ -1,9 +1,9 @@
 import type { CommandUse } from '../../common/customEvents.js';
 import type { ModelPin } from '../../common/events.js';
 import { customSetupOf } from '../custom/fromSetup.js';
-import { expandCommand, resolveModelName, UnknownCommandError } from '../custom/expand.js';
+import { expandCommand, resolveModelName, splitCommandLine, UnknownCommandError } from '../custom/expand.js';
 import type { CustomSetup } from '../custom/index.js';
-import { defaultUserHome, loadSetup } from '../setup/index.js';
+import { defaultUserHome, loadSetup, type LoadedSetup } from '../setup/index.js';
 import { HarnessError } from './errors.js';
 
 /** Where a session's (or a new session's) setup is read: Keel's home (trust), the environment (`~`), the project. */
@@ -14,13 +14,15 @@ export type SetupPlace = { home: string; env?: NodeJS.ProcessEnv; project?: stri
  * (main/core/setup; an unapproved or changed project file has no effect), each malformed file a problem.
  */
 export function readCustomSetup(place: SetupPlace): CustomSetup {
-  return customSetupOf(
-    loadSetup({
-      home: place.home,
-      userHome: defaultUserHome(place.env ?? process.env),
-      ...(place.project ? { project: place.project } : {}),
-    }),
-  );
+  return customSetupOf(loadPlace(place));
+}
+
+function loadPlace(place: SetupPlace): LoadedSetup {
+  return loadSetup({
+    home: place.home,
+    userHome: defaultUserHome(place.env ?? process.env),
+    ...(place.project ? { project: place.project } : {}),
+  });
 }
 
 /** One entry of the composer's `/` menu (the lead wires it next to the built-in commands and MCP prompts). */
@@ -56,11 +58,26 @@ export type ExpandedPrompt = { prompt: string; command?: CommandUse; notes: stri
  */
 export function expandPrompt(place: SetupPlace & { text: string; pin?: ModelPin }): ExpandedPrompt {
   let expansion;
+  const loaded = loadPlace(place);
   try {
-    expansion = expandCommand(readCustomSetup(place).commands, place.text);
+    expansion = expandCommand(customSetupOf(loaded).commands, place.text);
   } catch (error) {
-    if (error instanceof UnknownCommandError) throw new HarnessError('not_found', error.message);
-    throw error;
+    if (!(error instanceof UnknownCommandError)) throw error;
+    // The project may define it in a file the user has not approved (or changed since): say so.
+    const typed = splitCommandLine(place.text)?.name ?? '';
+    const waiting = loaded.untrusted.find(
+      (file) =>
+        file.kind === 'command' &&
+        [file.name, `${file.namespace.split('/').join(':')}:${file.name}`].includes(typed),
+    );
+    if (waiting) {
+      throw new HarnessError(
+        'not_found',
+        `/${typed} is defined by the project's ${waiting.relativePath}, which ${waiting.state === 'new' ? 'you have not approved' : 'changed since you approved it'}: ` +
+          'a project file has no effect until you approve its exact content (keel trust, or Settings).',
+      );
+    }
+    throw new HarnessError('not_found', error.message);
   }
   if (!expansion) return { prompt: place.text, notes: [] };
   const { command } = expansion;
