@@ -22,5 +22,7 @@ export function recordCustomChange(turn: TurnScope): void {
       : { skills: [], agents: [] };
   const changed = JSON.stringify(before) !== JSON.stringify(listing);
   if (changed) turn.append({ kind: 'custom_listed', ...listing });
+  // A session with nothing set up leaves no trace record (most sessions; their traces stay as they were).
+  if (!changed && listing.skills.length === 0 && listing.agents.length === 0) return;
   turn.record('custom', started, { skills: listing.skills.length, agents: listing.agents.length, changed });
 }

@@ -48,7 +48,7 @@ export class LogBuilder {
   }
 
   /** A custom_listed event: none (0), one skill (1), or two skills and a custom agent (2). */
-  custom(which: 0 | 1 | 2 | number): EventOf<'custom_listed'> {
+  custom(which: number): EventOf<'custom_listed'> {
     const origin = (shown: string) => ({
       scope: 'project' as const,
       layout: 'agents' as const,
