@@ -14,6 +14,7 @@ import { createProvider, type ModelProvider, type ProviderKeys } from '../../pro
 import { detectSandbox, type NetworkPolicy } from '../../sandbox/box.js';
 import { createToolRegistry } from '../../tools/registry.js';
 import { openSessionMcp } from '../mcp/sessionServers.js';
+import { applyPermissionRules, defaultUserHome } from '../setup/index.js';
 import type { McpPool } from '../mcp/pool.js';
 import { homeOf } from '../paths.js';
 import { pinnedPromptOf, sessionWorkspace, toolContextFor, turnTimeRedactor } from './workspace.js';
@@ -109,6 +110,13 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
           ...(options.hooks?.onNotice ? { onNotice: options.hooks.onNotice } : {}),
           ...(options.hooks?.onEvent ? { onEvent: options.hooks.onEvent } : {}),
         });
+  // The permission rules this turn runs under (the user's, the project's approved, Keel's), in the log first.
+  const rulesApplied = applyPermissionRules(log, {
+    home,
+    userHome: defaultUserHome(env),
+    project: created.projectFolder,
+  });
+  if (rulesApplied) options.hooks?.onEvent?.(rulesApplied);
   const registry = createToolRegistry(
     created.toolMode,
     spec ? { only: spec.tools } : { subagents: true, ...(mcp ? { extra: mcp.tools } : {}) },
