@@ -279,3 +279,19 @@ function hostMatches(domain: string, url: string): boolean {
   if (wanted.startsWith('*.')) return host.endsWith(wanted.slice(1));
   return host === wanted;
 }
+
+/**
+ * The rule an approval's "always" keeps for a grant: `prefix:npm test` → `Bash(npm test:*)`, `path:src/**` →
+ * `Edit(src/**)`, `session` → the tool's whole kind (`Bash`, `Edit`) or the tool's own name, `tool` (MCP) →
+ * the tool. Undefined for `once` (it answers one call, nothing to keep). Pure.
+ */
+export function ruleForGrant(tool: string, kind: ToolKind | undefined, scope: string): string | undefined {
+  if (scope === 'once') return undefined;
+  if (scope.startsWith('prefix:')) return `Bash(${scope.slice('prefix:'.length).trim()}:*)`;
+  if (scope.startsWith('path:'))
+    return `${kind === 'read' ? 'Read' : 'Edit'}(${scope.slice('path:'.length)})`;
+  if (tool.startsWith('mcp__')) return tool;
+  if (kind === 'command') return 'Bash';
+  if (kind === 'edit') return 'Edit';
+  return tool;
+}

@@ -144,7 +144,15 @@ export function addKeelRule(
  */
 export function removeKeelRule(
   home: string,
-  options: { project: string; userHome?: string; rule: string; action?: RuleAction; via: string },
+  options: {
+    project: string;
+    userHome?: string;
+    rule: string;
+    action?: RuleAction;
+    via: string;
+    /** Only a rule an "always" of this session kept. */
+    fromSession?: string;
+  },
 ): KeptPermissionRule[] {
   const report = projectRules({
     home,
@@ -153,7 +161,9 @@ export function removeKeelRule(
   });
   const matches = report.kept.filter(
     (kept) =>
-      kept.rule === options.rule.trim() && (options.action === undefined || kept.action === options.action),
+      kept.rule === options.rule.trim() &&
+      (options.action === undefined || kept.action === options.action) &&
+      (options.fromSession === undefined || kept.sessionId === options.fromSession),
   );
   if (matches.length === 0) {
     const fromFile = report.rules.find(

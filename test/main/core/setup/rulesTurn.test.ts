@@ -3,7 +3,8 @@ import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf, Policy } from '../../../../main/common/events.js';
 import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
-import { approveProjectSetup } from '../../../../main/core/setup/index.js';
+import { decideApproval, revokeGrant } from '../../../../main/core/harness/approvals.js';
+import { approveProjectSetup, projectRules } from '../../../../main/core/setup/index.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
 import { useTurnHostFixture } from '../../../support/turnHost.js';
 
@@ -138,5 +139,34 @@ describe.runIf(process.platform === 'linux')('permission rules at the gate (bubb
     fixture.server.enqueue(command('a2', 'npm test'));
     expect((await turn(after, 'test')).status).toBe('awaiting_approval');
     expect(startedOf(after, 'a2')).toBe(false);
+  });
+
+  it("an approval's always keeps a rule later sessions run under; revoking the grant removes it", async () => {
+    const first = session('ask');
+    fixture.server.enqueue(command('g1', 'npm test'));
+    expect((await turn(first, 'test')).status).toBe('awaiting_approval');
+    const decided = decideApproval(
+      fixture.home,
+      first,
+      { decision: 'grant', scope: 'prefix:npm test' },
+      'test',
+      { always: true },
+    );
+    expect(decided.always).toMatchObject({ action: 'allow', rule: 'Bash(npm test:*)', sessionId: first.id });
+    const listed = projectRules({ home: fixture.home, userHome, project: fixture.project }).rules;
+    expect(listed).toEqual([
+      { action: 'allow', rule: 'Bash(npm test:*)', source: `keel (always, from session ${first.id})` },
+    ]);
+
+    const second = session('ask');
+    fixture.server.enqueue(command('g2', 'npm test'), { kind: 'reply', text: 'ran' });
+    expect(await turn(second, 'test')).toEqual({ status: 'completed', text: 'ran' });
+    expect(resultOf(second, 'g2')?.content).toContain('tests-ran');
+
+    revokeGrant(fixture.home, first, decided.recorded.seq, undefined, 'test');
+    expect(projectRules({ home: fixture.home, userHome, project: fixture.project }).rules).toEqual([]);
+    const third = session('ask');
+    fixture.server.enqueue(command('g3', 'npm test'));
+    expect((await turn(third, 'test')).status).toBe('awaiting_approval');
   });
 });
