@@ -93,7 +93,7 @@ describe.runIf(process.platform === 'linux')('attack: project setup before trust
 
   it('rules that came with an imported session file have no effect', async () => {
     const file = writeExportFile(fixture, [
-      foreignCreated(fixture.server, { policy: 'full-auto' }),
+      foreignCreated(fixture, { policy: 'full-auto' }),
       {
         kind: 'permission_rules_applied',
         project: '/somewhere/else',
