@@ -134,6 +134,10 @@ export function summarizeEvent(event: SessionEvent): string {
       return event.tools.length === 0
         ? 'no tool rules in effect'
         : `run without asking: ${event.tools.join(', ')}`;
+    case 'permission_rules_applied':
+      return event.rules.length === 0
+        ? 'no permission rules in effect'
+        : `permission rules: ${event.rules.map((rule) => `${rule.action} ${rule.rule} (${rule.source})`).join('; ')}`;
     case 'mcp_config_trusted':
       return `.mcp.json ${event.configHash.slice(0, 12)} trusted (${event.servers.join(', ')}; approved ${event.approvedAt} via ${event.via})`;
     case 'custom_listed':

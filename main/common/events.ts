@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { exactCheck, type ExactCheck } from './exactCheck.js';
+import { PermissionRulesApplied } from './setup.js';
 import { AgentUse, CommandUse, CustomListed } from './customEvents.js';
 import { StopDetails } from './stopReasons.js';
 
-/**
- * The event kinds of a session log. Every fact about a session is one of these, appended once and
- * never edited; messages, status and the UI are projections of them. Field names are camelCase and
- * are also the export format (one event per JSON line).
- */
+// The event kinds of a session log. Every fact about a session is one of these, appended once and never edited;
+// messages, status and the UI are projections of them. Field names are camelCase and are the export format.
 
 /** Tool modes are different registries, not one registry plus a prompt. */
 export const ToolMode = z.enum(['read-only', 'write']);
@@ -562,6 +560,7 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   McpToolsListed,
   ToolRulesApplied,
   McpConfigTrusted,
+  PermissionRulesApplied,
   CustomListed,
   ErrorEvent,
 ]);

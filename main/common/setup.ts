@@ -59,3 +59,30 @@ export const SetupTrustReport = z.object({
   approvedVia: z.string().optional(),
 });
 export type SetupTrustReport = z.infer<typeof SetupTrustReport>;
+
+/** Where a permission rule in effect came from: a settings file (user or approved project) or Keel's own rules. */
+export const PermissionRuleSource = z.object({
+  action: z.enum(['allow', 'ask', 'deny']),
+  /** The rule as written: `Bash(npm test:*)`, `Edit(src/**)`, `mcp__github`. */
+  rule: z.string().min(1),
+  /** Where it came from, as a person reads it: `project .claude/settings.json`, `user ~/.keel/settings.json`, `keel`. */
+  source: z.string().min(1),
+});
+export type PermissionRuleSource = z.infer<typeof PermissionRuleSource>;
+
+/**
+ * The permission rules a turn found in effect (the user's settings files, the project's approved ones, Keel's
+ * own rules), appended when they differ from the newest such event: from here on the gate reads them (deny
+ * refuses over every policy, ask forces a request, allow runs what a prefix grant would). An imported one is
+ * in effect nowhere here.
+ */
+export const PermissionRulesApplied = z.object({
+  seq: z.number().int().positive(),
+  at: z.string().min(1),
+  kind: z.literal('permission_rules_applied'),
+  /** Real path of the project folder (paths in rules are read from it). */
+  project: z.string().min(1),
+  /** The user's home folder `~/` in a rule means ('' when unknown). */
+  userHome: z.string(),
+  rules: z.array(PermissionRuleSource),
+});

@@ -13,6 +13,7 @@ import {
   type IpcResult,
 } from './contract/schemas.js';
 import { sessionChannels } from './contract/sessionChannels.js';
+import { setupChannels } from './contract/setupChannels.js';
 import { workChannels } from './contract/workChannels.js';
 
 /*
@@ -31,6 +32,8 @@ export const channels = {
   ...workChannels,
   ...historyChannels,
   ...appChannels,
+  // Issue 30: a project's setup trust and permission rules.
+  ...setupChannels,
 };
 
 /** Every channel name, e.g. `sessions.list`. */

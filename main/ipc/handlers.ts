@@ -5,6 +5,7 @@ import { appHandlers } from './handlers/appHandlers.js';
 import { createHandlerContext } from './handlers/context.js';
 import { reviewHandlers } from './handlers/reviewHandlers.js';
 import { sessionHandlers } from './handlers/sessionHandlers.js';
+import { setupHandlers } from './handlers/setupHandlers.js';
 import {
   DEFAULT_CLIENT,
   type Caller,
@@ -30,6 +31,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
     ...workHandlers(ctx),
     ...historyHandlers(ctx),
     ...appHandlers(ctx),
+    ...setupHandlers(ctx),
   };
 
   return {

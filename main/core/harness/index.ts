@@ -82,11 +82,16 @@ export type { CommitReport } from '../persistent/types.js';
 export { formatPayloadText, projectView } from '../projection/index.js';
 // Issue 30: the setup a user brings, and the trust of a project's copy.
 export {
+  addKeelRule,
   approveProjectSetup,
   defaultUserHome,
   loadSetup,
+  projectRules,
   projectSetupTrust,
+  removeKeelRule,
   revokeProjectSetup,
+  RulesError,
+  type RulesReport,
   SetupTrustError,
 } from '../setup/index.js';
 // Issue 30 (skills helper): custom commands for the composer's `/` menu and `keel run "/name args"`.

@@ -15,6 +15,7 @@ import { createProvider, type ModelProvider, type ProviderKeys } from '../../pro
 import { detectSandbox, type NetworkPolicy } from '../../sandbox/box.js';
 import { createToolRegistry } from '../../tools/registry.js';
 import { openSessionMcp } from '../mcp/sessionServers.js';
+import { applyPermissionRules, defaultUserHome } from '../setup/index.js';
 import type { McpPool } from '../mcp/pool.js';
 import { homeOf } from '../paths.js';
 import { commandOfLastMessage, EMPTY_SETUP, listingOf, type CustomSetup } from '../custom/index.js';
@@ -122,6 +123,13 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
           ...(options.hooks?.onNotice ? { onNotice: options.hooks.onNotice } : {}),
           ...(options.hooks?.onEvent ? { onEvent: options.hooks.onEvent } : {}),
         });
+  // The permission rules this turn runs under (the user's, the project's approved, Keel's), in the log first.
+  const rulesApplied = applyPermissionRules(log, {
+    home,
+    userHome: defaultUserHome(env),
+    project: created.projectFolder,
+  });
+  if (rulesApplied) options.hooks?.onEvent?.(rulesApplied);
   // The user's skills and custom agents, and the project's once approved; a child gets none (its tools are its spec's).
   const custom = spec
     ? EMPTY_SETUP

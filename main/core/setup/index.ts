@@ -14,3 +14,11 @@ export {
 } from './load.js';
 export { type HooksBlock, type SettingsFile } from './parse.js';
 export { approveProjectSetup, projectSetupTrust, revokeProjectSetup, SetupTrustError } from './trust.js';
+export {
+  addKeelRule,
+  applyPermissionRules,
+  projectRules,
+  removeKeelRule,
+  RulesError,
+  type RulesReport,
+} from './rules.js';

@@ -1,6 +1,7 @@
 import { isCollection, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
 import type { SetupKind, SetupProblem } from '../../common/setup.js';
+import { parseRule } from '../approvals/rules.js';
 import { jsonErrorOffset } from './jsonPosition.js';
 
 /*
@@ -9,7 +10,13 @@ import { jsonErrorOffset } from './jsonPosition.js';
  * checked; the others tools keep in the same files (`env`, `model`, `statusLine`, …) pass through untouched.
  */
 
-const ruleList = z.array(z.string().min(1, 'an empty rule'));
+// Each rule must parse (approvals/rules.ts): one bad rule leaves the whole file out, never half of it.
+const ruleList = z.array(
+  z.string().superRefine((rule, ctx) => {
+    const parsed = parseRule(rule);
+    if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.message });
+  }),
+);
 
 /** One hook handler (Claude Code's and Codex's shape); types other than `command` are read but not run. */
 const HookHandler = z.looseObject({

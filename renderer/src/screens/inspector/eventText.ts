@@ -135,6 +135,15 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
             )
             .join('\n') || 'no servers',
       };
+    case 'permission_rules_applied':
+      return {
+        who: 'Permission rules',
+        tone: 'other',
+        text:
+          event.rules.length === 0
+            ? 'none in effect'
+            : event.rules.map((rule) => `${rule.action} ${rule.rule} (${rule.source})`).join('\n'),
+      };
     case 'tool_rules_applied':
       return {
         who: 'Tool rules',

@@ -8,6 +8,7 @@ import { LoadingState } from '../../components/States.js';
 import { ProviderCard } from './ProviderCard.js';
 import { PROVIDERS } from './providers.js';
 import { McpServers } from './McpServers.js';
+import { ProjectSetup } from './ProjectSetup.js';
 import { SandboxStatus } from './SandboxStatus.js';
 
 /** Settings: providers (keys set-only, base URLs, test connection), default model, compaction threshold, MCP servers, sandbox status. */
@@ -154,6 +155,7 @@ export function SettingsScreen(): JSX.Element {
         </div>
       </form>
       <McpServers />
+      <ProjectSetup />
       <SandboxStatus />
     </section>
   );

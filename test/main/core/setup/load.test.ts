@@ -254,3 +254,22 @@ describe('jsonErrorOffset', () => {
     expect(jsonErrorOffset(text)).toBe(offset);
   });
 });
+
+describe('permission rules in settings files', () => {
+  it('ignores a whole settings file for one rule that does not parse, naming its line', () => {
+    write(
+      userHome,
+      '.claude/settings.json',
+      '{\n  "permissions": {\n    "allow": ["Bash(npm test:*)"],\n    "deny": [\n      "Bash(git push:*)",\n      "Bash("\n    ]\n  }\n}\n',
+    );
+    const setup = loadSetup({ home, userHome });
+    expect(setup.files).toEqual([]);
+    expect(setup.problems).toEqual([
+      {
+        path: path.join(userHome, '.claude/settings.json'),
+        line: 6,
+        message: 'permissions.deny.1: "Bash(" is not a rule (Tool or Tool(specifier))',
+      },
+    ]);
+  });
+});
