@@ -187,6 +187,40 @@ describe('a command, a skill and a custom agent in one session', () => {
     expect(server.requests).toHaveLength(0);
   }, 60_000);
 
+  it("keeps a command's allowed-tools for the turn's continuation after an approval, and not for the next turn", async () => {
+    write(
+      userHome,
+      '.claude/commands/check.md',
+      '---\nallowed-tools: Bash(git status:*)\n---\nCheck the tree.\n',
+    );
+    script = (request) => {
+      const assistants = (request.body as Body).messages.filter((m) => m.role === 'assistant').length;
+      const last = (request.body as Body).messages.at(-1);
+      if (last?.role === 'user' && last.content === 'plain') return { kind: 'reply', text: 'plain answer' };
+      return assistants === 0
+        ? { kind: 'reply', toolCalls: [{ id: 'r1', name: 'run_command', arguments: { command: 'true' } }] }
+        : { kind: 'reply', text: 'Checked.' };
+    };
+    const first = await keel(home, run('/check'), env());
+    expect(first.code, first.stderr).toBe(3);
+    const id = parentSession();
+    const request = ofKind(eventsOf(home, id), 'approval_request')[0];
+    const resumed = await keel(
+      home,
+      ['approve', id, '--request', String(request?.seq), '--scope', 'once', '--resume'],
+      env(),
+    );
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('Checked.');
+    const next = await keel(home, ['run', '--session', id, 'plain'], env());
+    expect(next.code, next.stderr).toBe(0);
+    const offered = server.requests.map((r) => toolNamesOf(r));
+    // The command's turn, before and after the approval: run_command alone. The next turn: the session's tools.
+    expect(offered.slice(0, 2)).toEqual([['run_command'], ['run_command']]);
+    expect(offered[2]).toContain('write_file');
+    expect(offered[2]).toContain('spawn_subagent');
+  }, 90_000);
+
   it("refuses a command whose model differs from a continued session's pin", async () => {
     write(userHome, '.claude/commands/fast.md', '---\nmodel: other-model\n---\nBe fast.\n');
     script = () => ({ kind: 'reply', text: 'hello' });
