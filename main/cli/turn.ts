@@ -1,3 +1,4 @@
+import type { CommandUse } from '../common/customEvents.js';
 import type { SessionEvent } from '../common/events.js';
 import { clip } from '../common/text.js';
 import {
@@ -106,7 +107,7 @@ export async function driveTurn(
   context: CliContext,
   harness: Harness,
   sessionId: string,
-  input: { prompt?: string },
+  input: { prompt?: string; command?: CommandUse },
   options: { json?: boolean; maxSteps?: number; showReasoning?: boolean },
 ): Promise<TurnOutcome> {
   const { io } = context;
@@ -196,7 +197,10 @@ export async function driveTurn(
     const stream = streamHarness({
       harness,
       session: sessionId,
-      messages: input.prompt !== undefined ? [{ role: 'user', content: input.prompt }] : [],
+      messages:
+        input.prompt !== undefined
+          ? [{ role: 'user', content: input.prompt, ...(input.command ? { command: input.command } : {}) }]
+          : [],
       signal: controller.signal,
       ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
     });

@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { exactCheck, type ExactCheck } from './exactCheck.js';
+import { PermissionRulesApplied } from './setup.js';
+import { AgentUse, CommandUse, CustomListed } from './customEvents.js';
 import { StopDetails } from './stopReasons.js';
 
-/**
- * The event kinds of a session log. Every fact about a session is one of these, appended once and
- * never edited; messages, status and the UI are projections of them. Field names are camelCase and
- * are also the export format (one event per JSON line).
- */
+// The event kinds of a session log. Every fact about a session is one of these, appended once and never edited;
+// messages, status and the UI are projections of them. Field names are camelCase and are the export format.
 
 /** Tool modes are different registries, not one registry plus a prompt. */
 export const ToolMode = z.enum(['read-only', 'write']);
@@ -38,10 +37,7 @@ export const Usage = z.object({
 });
 export type Usage = z.infer<typeof Usage>;
 
-/**
- * How hard a reasoning model thinks: `off` asks for no reasoning where the model allows it. Part of the pin;
- * absent, the catalogue's default for the model applies.
- */
+/** How hard a reasoning model thinks (`off`: none, where allowed); in the pin, absent: the model's default. */
 export const ReasoningEffort = z.enum(['off', 'low', 'medium', 'high']);
 export type ReasoningEffort = z.infer<typeof ReasoningEffort>;
 
@@ -137,6 +133,7 @@ export const UserMessage = z.object({
   kind: z.literal('user_message'),
   content: z.string(),
   messageId: z.string().optional(),
+  command: CommandUse.optional(), // issue #30: the custom command `content` was expanded from
 });
 
 export const AssistantMessage = z.object({
@@ -393,6 +390,7 @@ export const SubagentStarted = z.object({
   toolCallId: z.string().optional(),
   task: z.string(),
   tools: z.array(z.string()),
+  agent: AgentUse.optional(), // issue #30: the custom agent the call named
 });
 
 export const SubagentResult = z.object({
@@ -567,18 +565,17 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   McpToolsListed,
   ToolRulesApplied,
   McpConfigTrusted,
+  PermissionRulesApplied,
+  CustomListed,
   ErrorEvent,
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;
 export type EventKind = SessionEvent['kind'];
 export type EventOf<K extends EventKind> = Extract<SessionEvent, { kind: K }>;
 
-/** An event before the log gives it a seq and a time. */
-export type NewEvent = SessionEvent extends infer E
-  ? E extends SessionEvent
-    ? Omit<E, 'seq' | 'at'>
-    : never
-  : never;
+/** An event before the log gives it a seq and a time (distributed over the kinds). */
+type Unstamped<E> = E extends SessionEvent ? Omit<E, 'seq' | 'at'> : never;
+export type NewEvent = Unstamped<SessionEvent>;
 
 export const EVENT_KINDS: readonly EventKind[] = SessionEvent.options.map((o) => o.shape.kind.value);
 

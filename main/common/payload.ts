@@ -45,5 +45,7 @@ export type ProjectionView = {
   compaction?: EventOf<'compaction'>;
   firstUserMessage?: EventOf<'user_message'>;
   instructions?: EventOf<'instructions_loaded'>;
+  /** Issue #30: the newest custom_listed (skills and custom agents), projected after the instructions. */
+  custom?: EventOf<'custom_listed'>;
   tail: readonly SessionEvent[];
 };

@@ -14,6 +14,7 @@ import {
   type IpcResult,
 } from './contract/schemas.js';
 import { sessionChannels } from './contract/sessionChannels.js';
+import { setupChannels } from './contract/setupChannels.js';
 import { workChannels } from './contract/workChannels.js';
 
 /*
@@ -34,6 +35,8 @@ export const channels = {
   ...appChannels,
   // Issue 35: Settings → Import history.
   ...importChannels,
+  // Issue 30: a project's setup trust and permission rules.
+  ...setupChannels,
 };
 
 /** Every channel name, e.g. `sessions.list`. */

@@ -6,6 +6,7 @@ import { importHandlers } from './handlers/importHandlers.js';
 import { createHandlerContext } from './handlers/context.js';
 import { reviewHandlers } from './handlers/reviewHandlers.js';
 import { sessionHandlers } from './handlers/sessionHandlers.js';
+import { setupHandlers } from './handlers/setupHandlers.js';
 import {
   DEFAULT_CLIENT,
   type Caller,
@@ -33,6 +34,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
     ...appHandlers(ctx),
     // Issue 35: Settings → Import history.
     ...importHandlers(ctx),
+    ...setupHandlers(ctx),
   };
 
   return {

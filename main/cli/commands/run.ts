@@ -1,9 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import type { CommandUse } from '../../common/customEvents.js';
 import { Policy, ProviderKind, type ModelPin } from '../../common/events.js';
 import {
   asDiskFull,
+  commandModelFor,
+  type ExpandedPrompt,
+  expandPrompt,
+  loadSessionState,
   guardNewTurn,
   type Harness,
   type LocalHarnessSession,
@@ -125,12 +130,23 @@ export function registerRun(program: Command, context: CliContext): void {
           context.setExitCode(ExitCode.awaitingApproval);
           return;
         }
+        // A custom command expands here (the expanded prompt is what the log records); refused before anything moves.
+        const state = withSessionLog(harness.home, session.id, (log) => loadSessionState(log));
+        const expanded = expandPrompt({
+          home: harness.home,
+          env: context.io.env,
+          project: state.projectFolder,
+          text: prompt,
+          pin: state.pin,
+        });
+        for (const note of expanded.notes) context.io.stderr(`keel: ${note}\n`);
         if (mode !== undefined) await switchCommitMode(harness, session, mode);
         await guardNewTurn(session);
-        await driveTurn(context, harness, session.id, { prompt }, options);
+        await driveTurn(context, harness, session.id, turnInput(expanded), options);
         return;
       }
       // Every flag is checked before the harness makes the home or anything in it.
+      const expanded = expandNewSessionPrompt(context, options, prompt);
       const setup = await newSessionSetup(context, options, mode ?? 'auto');
       const harness = cliHarness(context);
       const { id } = await harness.sessions.getOrCreate({
@@ -140,7 +156,7 @@ export function registerRun(program: Command, context: CliContext): void {
       });
       if (!options.json) context.io.stderr(`keel: session ${id}\n`);
       try {
-        await driveTurn(context, harness, id, { prompt }, options);
+        await driveTurn(context, harness, id, turnInput(expanded), options);
       } catch (error) {
         // The session exists now: a full disk's message names it, and says whether its prompt was recorded.
         throw asDiskFull(error, harness.home, {
@@ -149,6 +165,38 @@ export function registerRun(program: Command, context: CliContext): void {
         });
       }
     });
+}
+
+/** A turn's input from an expanded prompt: the text recorded, and the command it came from. */
+function turnInput(expanded: ExpandedPrompt): { prompt: string; command?: CommandUse } {
+  return { prompt: expanded.prompt, ...(expanded.command ? { command: expanded.command } : {}) };
+}
+
+/**
+ * A new session's prompt, a custom command expanded: the command's `model:` becomes the session's model when
+ * no --model was given (a new session is pinned to it from its first event); a --model that differs is refused.
+ */
+function expandNewSessionPrompt(context: CliContext, options: RunOptions, prompt: string): ExpandedPrompt {
+  if (options.project === undefined)
+    throw new CliError('a new session needs --project DIR (or continue one with --session ID)');
+  const expanded = expandPrompt({
+    home: context.home(),
+    env: context.io.env,
+    project: path.resolve(options.project),
+    text: prompt,
+  });
+  for (const note of expanded.notes) context.io.stderr(`keel: ${note}\n`);
+  const provider = ProviderKind.safeParse(options.provider ?? readSettings(context.home()).defaults.provider);
+  if (expanded.command?.model !== undefined && provider.success) {
+    const model = commandModelFor(expanded.command, provider.data);
+    if (options.model !== undefined && options.model !== model) {
+      throw new CliError(
+        `/${expanded.command.name} asks for model "${expanded.command.model}" (${expanded.command.shown}) and --model says ${options.model}: drop one`,
+      );
+    }
+    options.model = model;
+  }
+  return expanded;
 }
 
 /** Whether the new session's log holds its prompt (true when it cannot be read: then resume is the advice). */

@@ -96,6 +96,30 @@ export type { CommitReport } from '../persistent/types.js';
 export { formatPayloadText, projectView } from '../projection/index.js';
 // Issue 33 (keel acp): a session's visible events for a replay, and whether a provider has a key here.
 export { visibleEvents } from '../projection/rewind.js';
+// Issue 30: the setup a user brings, and the trust of a project's copy.
+export {
+  addKeelRule,
+  approveProjectSetup,
+  defaultUserHome,
+  loadSetup,
+  projectRules,
+  projectSetupTrust,
+  removeKeelRule,
+  revokeProjectSetup,
+  RulesError,
+  type RulesReport,
+  SetupTrustError,
+} from '../setup/index.js';
+// Issue 30 (skills helper): custom commands for the composer's `/` menu and `keel run "/name args"`.
+export {
+  commandModelFor,
+  type ExpandedPrompt,
+  expandPrompt,
+  type PromptCommand,
+  promptCommands,
+  readCustomSetup,
+  type SetupPlace,
+} from './customCommands.js';
 export { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 export { DEFAULT_TRACE_DEPTH, readTraceSummary } from '../trace/index.js';
 export { type TurnOutcome, TurnSetupError } from '../turn/engine.js';

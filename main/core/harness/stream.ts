@@ -125,6 +125,7 @@ async function runStreamed(
           maxSteps: options.maxSteps ?? runtime.options.maxSteps ?? 50,
           // A --commit direct session's folder is photographed only when a tool (or an MCP server) may change it.
           beforeChanges: () => beginDirectChanges(log),
+          ...(newTurn ? { turnCommand: input.command ?? null } : {}),
           hooks: {
             onDelta: (delta) =>
               emit(
@@ -152,7 +153,13 @@ async function runStreamed(
       let outcome: TurnOutcome;
       try {
         outcome = await runTurn(host, {
-          ...(newTurn ? { prompt: textOf(input), ...(input.id ? { messageId: input.id } : {}) } : {}),
+          ...(newTurn
+            ? {
+                prompt: textOf(input),
+                ...(input.id ? { messageId: input.id } : {}),
+                ...(input.command ? { command: input.command } : {}),
+              }
+            : {}),
           trace: [turnTrace],
         });
       } finally {

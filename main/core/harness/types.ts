@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { CommandUse } from '../../common/customEvents.js';
 import type { ModelPin, Policy, SessionEvent, ToolMode, Usage } from '../../common/events.js';
 import type { TraceEntry } from '../log/sessionLog.js';
 import type { StreamSource } from '../persistent/streamWrite.js';
@@ -219,6 +220,11 @@ export type HarnessMessage = {
   id?: string;
   role: 'user' | 'assistant' | 'system' | 'tool';
   content: string | readonly { type: string; text?: string }[];
+  /**
+   * Issue #30: the custom command a user message was expanded from (`expandPrompt`); recorded in its
+   * user_message, and its `allowed-tools` bound the turn.
+   */
+  command?: CommandUse;
 };
 
 /** Options of `streamHarness` / `generateHarness`. */

@@ -433,9 +433,8 @@ export class SessionLog {
   }
 
   /**
-   * What the projection needs, read from one snapshot with index lookups: the compaction in effect
-   * (largest `through`, ties to the larger seq, skipping `withoutCompaction`), the first user
-   * message, the newest instructions_loaded, and every event after that compaction's `through`.
+   * The projection's inputs by index lookups in one snapshot: the compaction in effect (largest `through`, ties to
+   * the later seq, not `withoutCompaction`), first user message, newest instructions_loaded and custom_listed, tail.
    */
   projectionView(options: { withoutCompaction?: number; validate?: boolean } = {}): ProjectionView {
     const { validate } = options;
@@ -448,15 +447,16 @@ export class SessionLog {
       const firstUserRow = this.statements.firstOfKind.get('user_message');
       const firstUserMessage =
         firstUserRow && (rowToEvent(this.id, firstUserRow, validate) as EventOf<'user_message'>);
-      const instructionsRow = this.statements.lastOfKind.get('instructions_loaded');
-      const instructions =
-        instructionsRow && (rowToEvent(this.id, instructionsRow, validate) as EventOf<'instructions_loaded'>);
-      const fromSeq = (compaction?.through ?? 0) + 1;
-      const tail = this.read({ fromSeq, validate });
+      const [instructions, custom] = (['instructions_loaded', 'custom_listed'] as const).map((kind) => {
+        const row = this.statements.lastOfKind.get(kind);
+        return row && rowToEvent(this.id, row, validate);
+      }) as [EventOf<'instructions_loaded'> | undefined, EventOf<'custom_listed'> | undefined];
+      const tail = this.read({ fromSeq: (compaction?.through ?? 0) + 1, validate });
       return {
         ...(compaction ? { compaction } : {}),
         ...(firstUserMessage ? { firstUserMessage } : {}),
         ...(instructions ? { instructions } : {}),
+        ...(custom ? { custom } : {}),
         tail,
       };
     })();

@@ -1,6 +1,7 @@
 import type { EventOf, ReasoningPart, SessionEvent, ToolCall, ToolImage } from '../../common/events.js';
 import type { Payload, PayloadMessage, ProjectionView } from '../../common/payload.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
+import { formatCustomListed } from './custom.js';
 import { formatInstructions } from './instructions.js';
 import { formatPlanHandle } from './plan.js';
 import { selectView } from './view.js';
@@ -21,7 +22,7 @@ import {
 } from './validate.js';
 
 /** Version of `ProjectionFoldState`: a snapshot of another version is rebuilt from events, never read. */
-export const FOLD_STATE_VERSION = 2;
+export const FOLD_STATE_VERSION = 3;
 
 /** A call of the body still waiting for its result: the body indexes of its unanswered tool messages, in order. */
 type OpenCall = { seq: number; slots: number[] };
@@ -38,6 +39,7 @@ export type ProjectionFoldState = {
   compaction?: EventOf<'compaction'>;
   firstUserMessage?: EventOf<'user_message'>;
   instructions?: EventOf<'instructions_loaded'>;
+  custom?: EventOf<'custom_listed'>;
   body: PayloadMessage[];
   open: [string, number, number[]][];
   held: EventOf<'approval_request'>[];
@@ -72,6 +74,7 @@ export class ProjectionFold {
       ...(view.compaction ? { compaction: view.compaction } : {}),
       ...(view.firstUserMessage ? { firstUserMessage: view.firstUserMessage } : {}),
       ...(view.instructions ? { instructions: view.instructions } : {}),
+      ...(view.custom ? { custom: view.custom } : {}),
       body: [],
       open: [],
       held: [],
@@ -83,6 +86,7 @@ export class ProjectionFold {
     let last = Math.max(
       view.compaction?.seq ?? 0,
       view.instructions?.seq ?? 0,
+      view.custom?.seq ?? 0,
       view.firstUserMessage?.seq ?? 0,
     );
     for (const event of view.tail) {
@@ -142,11 +146,12 @@ export class ProjectionFold {
 
   /** The compaction, first user message and instructions in effect (what the head is built from). */
   get head(): Omit<ProjectionView, 'tail'> {
-    const { compaction, firstUserMessage, instructions } = this.state;
+    const { compaction, firstUserMessage, instructions, custom } = this.state;
     return {
       ...(compaction ? { compaction } : {}),
       ...(firstUserMessage ? { firstUserMessage } : {}),
       ...(instructions ? { instructions } : {}),
+      ...(custom ? { custom } : {}),
     };
   }
 
@@ -244,11 +249,13 @@ export class ProjectionFold {
   }
 
   private headMessages(system: string): PayloadMessage[] {
-    const { compaction, instructions, firstUserMessage } = this.state;
+    const { compaction, instructions, custom, firstUserMessage } = this.state;
     const head: PayloadMessage[] = [];
     if (system.trim() !== '') head.push({ role: 'system', content: system });
     const formatted = instructions && formatInstructions(instructions);
     if (formatted !== undefined) head.push({ role: 'system', content: formatted });
+    const listed = custom && formatCustomListed(custom);
+    if (listed !== undefined) head.push({ role: 'system', content: listed });
     if (compaction !== undefined) {
       head.push({ role: 'system', content: SUMMARY_PREFIX + compaction.summary });
       // The plan the summary replaced the todo calls of: a handle, so the model keeps working from it.
@@ -306,6 +313,10 @@ export class ProjectionFold {
       case 'instructions_loaded':
         // Projected in the head (the newest one), not where it sits in the log.
         state.instructions = event;
+        break;
+      case 'custom_listed':
+        // Projected in the head (the newest one), like the instructions.
+        state.custom = event;
         break;
       default:
         // Approvals, tool_call_started, compactions not in effect, commits, model/policy changes, errors and

@@ -1,4 +1,5 @@
 import { existsSync, rmSync } from 'node:fs';
+import type { CommandUse } from '../../common/customEvents.js';
 import type { NewEvent, SessionEvent } from '../../common/events.js';
 import { unusualStop, type UnusualStop } from '../../common/stopReasons.js';
 import { importedTrustProblem } from '../log/imported.js';
@@ -7,6 +8,7 @@ import { TraceEntry } from '../log/sessionLog.js';
 import type { ModelProvider } from '../../providers/types.js';
 import { settleCalls } from './calls.js';
 import { TurnSetupError, type TurnHost, type TurnOutcome } from './host.js';
+import { recordCustomChange } from './custom.js';
 import { recordInstructionsChange } from './instructions.js';
 import { loadSessionState } from './loadState.js';
 import { requestModel } from './request.js';
@@ -42,6 +44,8 @@ export async function runTurn(host: TurnHost, input: TurnInput = {}): Promise<Tu
 export type TurnInput = {
   prompt?: string;
   messageId?: string;
+  /** Issue #30: the custom command `prompt` was expanded from (recorded in the user_message). */
+  command?: CommandUse;
   /** Records the host made for this turn before it (streamHarness's harness_turn), written with its first append. */
   trace?: readonly TraceEntry[];
 };
@@ -90,9 +94,11 @@ class Turn implements TurnScope {
           kind: 'user_message',
           content: input.prompt,
           ...(input.messageId ? { messageId: input.messageId } : {}),
+          ...(input.command ? { command: input.command } : {}),
         });
       }
       await recordInstructionsChange(this);
+      recordCustomChange(this);
       return await this.loop();
     } finally {
       clearInterval(stopWatch);

@@ -12,6 +12,7 @@ const STATE_KINDS: readonly EventKind[] = [
   'approval_denied',
   'approval_revoked',
   'tool_rules_applied',
+  'permission_rules_applied',
 ];
 
 /**

@@ -34,6 +34,7 @@ export function reviewHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof ty
             : { decision: 'deny' as const, ...(args.reason ? { reason: args.reason } : {}) }),
         },
         'the app',
+        { always: args.decision === 'grant' && args.always === true },
       );
       return {
         events: [result.recorded],

@@ -110,6 +110,13 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'app.info': {},
   'imports.scan': { tool: 'claude-code' },
   'imports.run': { tool: 'codex', project: '/p' },
+  // Issue 30.
+  'setup.trust': { folder: '/p' },
+  'setup.approve': { folder: '/p', hashes: { '.claude/settings.json': 'a'.repeat(64) } },
+  'setup.revoke': { folder: '/p' },
+  'rules.list': { folder: '/p' },
+  'rules.add': { folder: '/p', action: 'deny', rule: 'Bash(git push:*)' },
+  'rules.remove': { folder: '/p', rule: 'Bash(git push:*)', action: 'deny' },
 };
 
 const payloads: { [T in TopicName]: TopicPayload<T> } = {

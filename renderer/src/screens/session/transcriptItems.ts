@@ -67,6 +67,18 @@ export type TranscriptItem =
       setAside: TranscriptItem[];
     };
 
+/** The skill a load_skill call's row asked for (its `name` argument), when the row is one. */
+function loadedSkillName(item: TranscriptItem | undefined): string | undefined {
+  if (item?.type !== 'tool') return undefined;
+  try {
+    const args = JSON.parse(item.arguments) as { name?: unknown; path?: unknown };
+    if (typeof args.name !== 'string') return undefined;
+    return typeof args.path === 'string' ? `${args.name} (${args.path})` : args.name;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * An assistant message's reasoning as text to read: thinking blocks and summaries in order, a note for
  * blocks the provider encrypted; undefined when there is none to show.
@@ -133,7 +145,30 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
         break;
       case 'user_message':
         if (turn !== undefined) turn++;
+        // Issue #30: a custom command's expanded prompt says which command (and file) it came from.
+        if (event.command)
+          items.push({
+            type: 'note',
+            key: `${key}:command`,
+            seq: event.seq,
+            at: event.at,
+            text: `Command /${event.command.name}${event.command.arguments ? ` ${event.command.arguments}` : ''} (${event.command.shown})`,
+          });
         items.push({ type: 'user', key, seq: event.seq, at: event.at, content: event.content });
+        break;
+      case 'custom_listed':
+        items.push({
+          type: 'note',
+          key,
+          seq: event.seq,
+          at: event.at,
+          text:
+            `Skills offered: ${event.skills.map((skill) => skill.name).join(', ') || 'none'} · ` +
+            `custom agents: ${event.agents.map((agent) => agent.name).join(', ') || 'none'}` +
+            (event.problems?.length
+              ? ` · ignored: ${event.problems.map((p) => `${p.path}:${p.line} ${p.message}`).join('; ')}`
+              : ''),
+        });
         break;
       case 'assistant_message': {
         const reasoning = reasoningText(event.reasoning);
@@ -217,6 +252,17 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
         updateTool(event.toolCallId, (item) => (item.result ? item : { ...item, status: 'running' }));
         break;
       case 'tool_result':
+        if (event.tool === 'load_skill' && !event.isError) {
+          const skill = loadedSkillName(items[toolRows.get(event.toolCallId) ?? -1]);
+          if (skill !== undefined)
+            items.push({
+              type: 'note',
+              key: `${key}:skill`,
+              seq: event.seq,
+              at: event.at,
+              text: `Skill loaded: ${skill}`,
+            });
+        }
         if (
           !updateTool(event.toolCallId, (item) => ({
             ...item,

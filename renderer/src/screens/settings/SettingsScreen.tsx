@@ -9,6 +9,7 @@ import { ProviderCard } from './ProviderCard.js';
 import { PROVIDERS } from './providers.js';
 import { ImportHistory } from './ImportHistory.js';
 import { McpServers } from './McpServers.js';
+import { ProjectSetup } from './ProjectSetup.js';
 import { SandboxStatus } from './SandboxStatus.js';
 
 /** Settings: providers (keys set-only, base URLs, test connection), default model, compaction threshold, MCP servers, sandbox status. */
@@ -156,6 +157,7 @@ export function SettingsScreen(): JSX.Element {
       </form>
       <McpServers />
       <ImportHistory />
+      <ProjectSetup />
       <SandboxStatus />
     </section>
   );

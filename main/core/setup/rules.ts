@@ -1,0 +1,188 @@
+import type { EventOf, NewEvent, SessionEvent } from '../../common/events.js';
+import type { PermissionRuleSource, SetupProblem } from '../../common/setup.js';
+import {
+  activePermissionRules,
+  appendPermissionRule,
+  readPermissionRules,
+  type KeptPermissionRule,
+} from '../../store/permissionRules.js';
+import { namesNoTool, parseRule, type RuleAction } from '../approvals/rules.js';
+import { importMarkOf, isImportedSeq } from '../log/imported.js';
+import type { SessionLog } from '../log/sessionLog.js';
+import { loadSetup, type SetupFile } from './load.js';
+
+/*
+ * The permission rules in effect for a project: the `permissions` of the user's settings files, of the
+ * project's approved ones, and Keel's own rules (`<home>/permission-rules.jsonl`). A turn records them in its
+ * log (permission_rules_applied) so the gate, the session view and a resume read the same list.
+ */
+
+/** A refused rules step (`keel rules`, the settings screen); the message says what to do. */
+export class RulesError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RulesError';
+  }
+}
+
+const ACTIONS: readonly RuleAction[] = ['deny', 'ask', 'allow'];
+
+/** The rules in effect and, for the person, the project's rules still waiting for `keel trust`. */
+export type RulesReport = {
+  project: string;
+  rules: PermissionRuleSource[];
+  /** Rules in project files not approved (yet): they have no effect. */
+  untrusted: PermissionRuleSource[];
+  /** Keel's own rules as kept (to remove one). */
+  kept: KeptPermissionRule[];
+  /** Settings files ignored whole, with their line. */
+  problems: SetupProblem[];
+  /** Rules that name no tool Keel has (kept, they match nothing). */
+  inert: string[];
+};
+
+/** Where a settings file's rule came from, as the person reads it. */
+function sourceOf(file: SetupFile): string {
+  return file.scope === 'user' ? `user ~/${file.relativePath}` : `project ${file.relativePath}`;
+}
+
+function rulesOf(files: readonly SetupFile[]): PermissionRuleSource[] {
+  const rules: PermissionRuleSource[] = [];
+  for (const file of files) {
+    if (file.kind !== 'settings') continue;
+    const permissions = file.json?.permissions as Partial<Record<RuleAction, string[]>> | undefined;
+    for (const action of ACTIONS) {
+      for (const rule of permissions?.[action] ?? []) rules.push({ action, rule, source: sourceOf(file) });
+    }
+  }
+  return rules;
+}
+
+/** Every rule in effect for `project` (and those waiting for approval), with where each came from. */
+export function projectRules(options: { home: string; userHome?: string; project: string }): RulesReport {
+  const setup = loadSetup(options);
+  const kept = activePermissionRules(readPermissionRules(options.home), setup.project || options.project);
+  const keel = kept.map((rule) => ({
+    action: rule.action,
+    rule: rule.rule,
+    source: rule.sessionId ? `keel (always, from session ${rule.sessionId})` : 'keel',
+  }));
+  const rules = [...rulesOf(setup.files), ...keel];
+  return {
+    project: setup.project || options.project,
+    rules,
+    untrusted: rulesOf(setup.untrusted),
+    kept,
+    problems: setup.problems.filter((problem) => problem.path.endsWith('.json')),
+    inert: rules.filter((rule) => namesNoTool(rule.rule)).map((rule) => rule.rule),
+  };
+}
+
+/**
+ * Records in the log the rules this turn runs under: appends permission_rules_applied when they differ from
+ * the newest one made here (an imported one counts for nothing), or when there are rules and none was
+ * recorded. Returns the appended event, if any.
+ */
+export function applyPermissionRules(
+  log: SessionLog,
+  options: { home: string; userHome?: string; project: string },
+): SessionEvent | undefined {
+  const report = projectRules(options);
+  const [created] = log.read({ fromSeq: 1, limit: 1, validate: false });
+  const mark = created?.kind === 'session_created' ? importMarkOf(created) : undefined;
+  const previous = (
+    log.readKinds(['permission_rules_applied'], { validate: false }) as EventOf<'permission_rules_applied'>[]
+  )
+    .filter((event) => !isImportedSeq(mark, event.seq))
+    .at(-1);
+  const same = previous
+    ? JSON.stringify(previous.rules) === JSON.stringify(report.rules)
+    : report.rules.length === 0;
+  if (same) return undefined;
+  const event: NewEvent = {
+    kind: 'permission_rules_applied',
+    project: report.project,
+    userHome: options.userHome ?? '',
+    rules: report.rules,
+  };
+  const appended = log.append(event);
+  return appended.ok ? appended.events[0] : undefined;
+}
+
+/** Adds one of Keel's own rules (for `project`, or every project when ''); throws RulesError for a bad rule. */
+export function addKeelRule(
+  home: string,
+  rule: {
+    project: string;
+    action: RuleAction;
+    rule: string;
+    via: string;
+    sessionId?: string;
+    grantSeq?: number;
+  },
+): KeptPermissionRule {
+  const parsed = parseRule(rule.rule);
+  if (!parsed.ok) throw new RulesError(parsed.message);
+  const event = appendPermissionRule(home, {
+    kind: 'permission_rule_added',
+    ...rule,
+    rule: rule.rule.trim(),
+  });
+  return {
+    project: event.project,
+    action: event.action,
+    rule: event.rule,
+    via: event.via,
+    at: event.at,
+    ...(event.sessionId ? { sessionId: event.sessionId } : {}),
+  };
+}
+
+/**
+ * Removes one of Keel's own rules. A rule that comes from a settings file is not Keel's to remove: the error
+ * names the file to edit.
+ */
+export function removeKeelRule(
+  home: string,
+  options: {
+    project: string;
+    userHome?: string;
+    rule: string;
+    action?: RuleAction;
+    via: string;
+    /** Only a rule an "always" of this session kept. */
+    fromSession?: string;
+  },
+): KeptPermissionRule[] {
+  const report = projectRules({
+    home,
+    project: options.project,
+    ...(options.userHome ? { userHome: options.userHome } : {}),
+  });
+  const matches = report.kept.filter(
+    (kept) =>
+      kept.rule === options.rule.trim() &&
+      (options.action === undefined || kept.action === options.action) &&
+      (options.fromSession === undefined || kept.sessionId === options.fromSession),
+  );
+  if (matches.length === 0) {
+    const fromFile = report.rules.find(
+      (rule) => rule.rule === options.rule.trim() && !rule.source.startsWith('keel'),
+    );
+    throw new RulesError(
+      fromFile
+        ? `"${options.rule}" comes from ${fromFile.source}: edit that file to remove it`
+        : `no Keel rule "${options.rule}" is in effect here (keel rules list shows them)`,
+    );
+  }
+  for (const kept of matches) {
+    appendPermissionRule(home, {
+      kind: 'permission_rule_removed',
+      project: kept.project,
+      action: kept.action,
+      rule: kept.rule,
+      via: options.via,
+    });
+  }
+  return matches;
+}
