@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { exactCheck, type ExactCheck } from './exactCheck.js';
 import { StopDetails } from './stopReasons.js';
+import { userMessageAttachments } from './attachments.js'; // issue #32
 
 /**
  * The event kinds of a session log. Every fact about a session is one of these, appended once and
@@ -131,14 +132,13 @@ export const SessionCreated = z.object({
   extraBody: z.unknown().optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
-
 export const UserMessage = z.object({
   ...base,
   kind: z.literal('user_message'),
   content: z.string(),
   messageId: z.string().optional(),
+  ...userMessageAttachments,
 });
-
 export const AssistantMessage = z.object({
   ...base,
   kind: z.literal('assistant_message'),

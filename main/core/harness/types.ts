@@ -6,6 +6,7 @@ import type { CommitModel, CommitReport, UncommittedDir, UncommittedFile } from 
 import type { TurnOutcome } from '../turn/engine.js';
 import type { CompactionSettings } from '../compaction/settings.js';
 import type { ModelProvider, ProviderKeys } from '../../providers/index.js';
+import type { AttachmentInput } from './attachments.js';
 
 export type { CommitModel, CommitReport, UncommittedDir, UncommittedFile, StreamSource, TraceEntry };
 
@@ -219,6 +220,8 @@ export type HarnessMessage = {
   id?: string;
   role: 'user' | 'assistant' | 'system' | 'tool';
   content: string | readonly { type: string; text?: string }[];
+  /** A user message's files (images, PDFs): checked by their bytes and kept as artifacts (attachments.ts). */
+  attachments?: readonly AttachmentInput[];
 };
 
 /** Options of `streamHarness` / `generateHarness`. */

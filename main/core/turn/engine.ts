@@ -1,5 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
 import type { NewEvent, SessionEvent } from '../../common/events.js';
+import type { UserAttachment } from '../../common/attachments.js';
 import { unusualStop, type UnusualStop } from '../../common/stopReasons.js';
 import { importedTrustProblem } from '../log/imported.js';
 import { TraceEntry } from '../log/sessionLog.js';
@@ -41,6 +42,8 @@ export async function runTurn(host: TurnHost, input: TurnInput = {}): Promise<Tu
 export type TurnInput = {
   prompt?: string;
   messageId?: string;
+  /** Files attached to the prompt, already kept as artifacts (harness/attachments.ts). */
+  attachments?: readonly UserAttachment[];
   /** Records the host made for this turn before it (streamHarness's harness_turn), written with its first append. */
   trace?: readonly TraceEntry[];
 };
@@ -89,6 +92,7 @@ class Turn implements TurnScope {
           kind: 'user_message',
           content: input.prompt,
           ...(input.messageId ? { messageId: input.messageId } : {}),
+          ...(input.attachments?.length ? { attachments: [...input.attachments] } : {}),
         });
       }
       await recordInstructionsChange(this);
