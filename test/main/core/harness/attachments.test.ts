@@ -1,9 +1,16 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf, ProviderKind } from '../../../../main/common/events.js';
 import { AttachmentError, checkAttachment } from '../../../../main/core/harness/attachments.js';
 import { generateHarness } from '../../../../main/core/harness/stream.js';
+import {
+  exportSession,
+  importSession,
+  InvalidExportError,
+  parseExport,
+} from '../../../../main/core/harness/transfer.js';
 import { ProviderServer } from '../../../support/providerServer.js';
 import { makeRepo, makeTemp } from '../persistent/support.js';
 import { eventsOf, harnessFor } from './support.js';
@@ -260,5 +267,78 @@ describe('the scripted server rejects what the providers reject', () => {
     });
     expect(responses.status).toBe(400);
     expect(await responses.text()).toContain("Invalid value: 'image_url'");
+  });
+});
+
+describe('export and import carry the files', () => {
+  function exportText(id: string): string {
+    let text = '';
+    exportSession(home, id, (chunk) => (text += chunk));
+    return text;
+  }
+
+  it('ends the export with the bytes; an import keeps them as artifacts and exports the same lines', async () => {
+    await sendWith('anthropic', 'claude-sonnet-4-5', ['red.png']);
+    const text = exportText('s1');
+    const last = JSON.parse(text.trim().split('\n').at(-1) ?? '{}') as {
+      attachment?: { handle: string; data: string };
+    };
+    expect(last.attachment?.data).toBe(b64('red.png'));
+    const other = path.join(dir, 'other-home');
+    const { id } = importSession(other, text, { project });
+    expect(
+      fs.readFileSync(path.join(other, 'sessions', id, 'artifacts', last.attachment?.handle ?? '')),
+    ).toEqual(fixture('red.png'));
+    // Exporting the import again gives the same file (the bytes too).
+    let again = '';
+    exportSession(other, id, (chunk) => (again += chunk));
+    expect(again.split('\n').filter((l) => l.startsWith('{"attachment"'))).toEqual(
+      text.split('\n').filter((l) => l.startsWith('{"attachment"')),
+    );
+  });
+
+  it('re-checks imported bytes: an SVG, bytes of another type, another hash, a file no message names', async () => {
+    await sendWith('anthropic', 'claude-sonnet-4-5', ['red.png']);
+    const text = exportText('s1');
+    const lines = text.trim().split('\n');
+    const line = JSON.parse(lines.at(-1) ?? '{}') as { attachment: { handle: string; data: string } };
+    const { handle } = line.attachment;
+    const withLast = (attachment: unknown) =>
+      [...lines.slice(0, -1), JSON.stringify({ attachment })].join('\n');
+    const other = path.join(dir, 'other-home');
+    const svg = fixture('evil.svg').toString('base64');
+    expect(() => importSession(other, withLast({ handle, data: svg }), { project })).toThrow(
+      InvalidExportError,
+    );
+    expect(parseExport(withLast({ handle, data: svg }))).toMatchObject({
+      ok: false,
+      problems: [{ message: expect.stringMatching(/its bytes do not hash to its name/) as unknown }],
+    });
+    // A real JPEG renamed to the PNG's handle (hash made to match): its bytes are not the recorded type.
+    const jpeg = fixture('photo.jpg');
+    const jpegHandle = `attachments/${crypto.createHash('sha256').update(jpeg).digest('hex')}.png`;
+    const renamed = lines.slice(0, -1).join('\n').replaceAll(handle, jpegHandle);
+    const lying = `${renamed}\n${JSON.stringify({ attachment: { handle: jpegHandle, data: jpeg.toString('base64') } })}`;
+    expect(parseExport(lying)).toMatchObject({
+      ok: false,
+      problems: [
+        {
+          message: expect.stringMatching(/its bytes are image\/jpeg, the message says image\/png/) as unknown,
+        },
+      ],
+    });
+    const svgBytes = fixture('evil.svg');
+    const svgHandle = `attachments/${crypto.createHash('sha256').update(svgBytes).digest('hex')}.png`;
+    const svgLog = `${lines.slice(0, -1).join('\n').replaceAll(handle, svgHandle)}\n${JSON.stringify({ attachment: { handle: svgHandle, data: svgBytes.toString('base64') } })}`;
+    expect(parseExport(svgLog)).toMatchObject({
+      ok: false,
+      problems: [{ message: expect.stringMatching(/SVG is not accepted/) as unknown }],
+    });
+    const stray = `attachments/${'0'.repeat(64)}.png`;
+    expect(parseExport(withLast({ handle: stray, data: b64('red.png') }))).toMatchObject({
+      ok: false,
+      problems: [{ message: expect.stringMatching(/named by no user_message/) as unknown }],
+    });
+    expect(fs.existsSync(path.join(other, 'sessions'))).toBe(false);
   });
 });
