@@ -2,6 +2,7 @@ import type { SessionEvent } from '../common/events.js';
 import { clip } from '../common/text.js';
 import {
   allowedScopes,
+  type AttachmentInput,
   createHarness,
   type Harness,
   type HarnessStreamPart,
@@ -106,7 +107,7 @@ export async function driveTurn(
   context: CliContext,
   harness: Harness,
   sessionId: string,
-  input: { prompt?: string },
+  input: { prompt?: string; attachments?: readonly AttachmentInput[] },
   options: { json?: boolean; maxSteps?: number; showReasoning?: boolean },
 ): Promise<TurnOutcome> {
   const { io } = context;
@@ -196,7 +197,16 @@ export async function driveTurn(
     const stream = streamHarness({
       harness,
       session: sessionId,
-      messages: input.prompt !== undefined ? [{ role: 'user', content: input.prompt }] : [],
+      messages:
+        input.prompt !== undefined
+          ? [
+              {
+                role: 'user',
+                content: input.prompt,
+                ...(input.attachments?.length ? { attachments: input.attachments } : {}),
+              },
+            ]
+          : [],
       signal: controller.signal,
       ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
     });

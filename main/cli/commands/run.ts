@@ -3,7 +3,10 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { Policy, ProviderKind, type ModelPin } from '../../common/events.js';
 import {
+  AttachmentError,
+  type AttachmentInput,
   asDiskFull,
+  checkAttachments,
   guardNewTurn,
   type Harness,
   type LocalHarnessSession,
@@ -40,6 +43,7 @@ type RunOptions = {
   commit?: string;
   reasoning?: string;
   showReasoning?: boolean;
+  image?: string[];
 };
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -83,6 +87,11 @@ export function registerRun(program: Command, context: CliContext): void {
     .option('--show-reasoning', "print the model's reasoning, dimmed, on stderr as it streams")
     .option('--json', 'print deltas, events, commits and the outcome as JSON lines')
     .option(
+      '--image <file>',
+      'attach an image (PNG, JPEG, GIF, WebP) or a PDF to the prompt (repeatable)',
+      collect,
+    )
+    .option(
       '--commit <mode>',
       "auto (default): the session works on a checkout of the project folder (the model's root) and the " +
         "turn's changes reach the folder when the turn stops; manual: they wait for keel commit; " +
@@ -92,6 +101,8 @@ export function registerRun(program: Command, context: CliContext): void {
       const prompt = words.join(' ');
       if (prompt.trim() === '') throw new CliError('the prompt is empty');
       const mode = parseCommitMode(options.commit);
+      // Read and checked before a session is made: a wrong file costs nothing.
+      const attachments = readAttachmentFiles(options.image ?? []);
       if (options.session !== undefined) {
         const pinFlags = [
           'provider',
@@ -127,7 +138,7 @@ export function registerRun(program: Command, context: CliContext): void {
         }
         if (mode !== undefined) await switchCommitMode(harness, session, mode);
         await guardNewTurn(session);
-        await driveTurn(context, harness, session.id, { prompt }, options);
+        await driveTurn(context, harness, session.id, { prompt, attachments }, options);
         return;
       }
       // Every flag is checked before the harness makes the home or anything in it.
@@ -140,7 +151,7 @@ export function registerRun(program: Command, context: CliContext): void {
       });
       if (!options.json) context.io.stderr(`keel: session ${id}\n`);
       try {
-        await driveTurn(context, harness, id, { prompt }, options);
+        await driveTurn(context, harness, id, { prompt, attachments }, options);
       } catch (error) {
         // The session exists now: a full disk's message names it, and says whether its prompt was recorded.
         throw asDiskFull(error, harness.home, {
@@ -149,6 +160,26 @@ export function registerRun(program: Command, context: CliContext): void {
         });
       }
     });
+}
+
+/** `--image` files read and checked by their bytes (attachments.ts); a problem is the CLI's one-line error. */
+function readAttachmentFiles(files: readonly string[]): AttachmentInput[] {
+  const inputs = files.map((file) => {
+    let data: Buffer;
+    try {
+      data = fs.readFileSync(path.resolve(file));
+    } catch (error) {
+      throw new CliError(`--image ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return { name: path.basename(file), data };
+  });
+  try {
+    checkAttachments(inputs);
+  } catch (error) {
+    if (error instanceof AttachmentError) throw new CliError(`--image: ${error.message}`);
+    throw error;
+  }
+  return inputs;
 }
 
 /** Whether the new session's log holds its prompt (true when it cannot be read: then resume is the advice). */
