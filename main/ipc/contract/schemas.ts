@@ -18,6 +18,16 @@ export {
 export type { EventKind, EventOf, ToolImage } from '../../common/events.js';
 /** Which stop reasons the transcript states as a notice (a refusal, a content filter, the output limit). */
 export { unusualStop, type UnusualStop } from '../../common/stopReasons.js';
+// issue #32: what the composer checks of a file before sending, and says of a model without vision
+export {
+  type AttachmentMimeType,
+  looksLikeSvg,
+  MAX_ATTACHMENTS,
+  MAX_IMAGE_BYTES,
+  MAX_PDF_BYTES,
+  sniffAttachmentType,
+  unshownAttachmentsWarning,
+} from '../../common/attachments.js';
 /** What the harness answers beside events (refusal codes, turn outcomes, approval previews, reviewed files). */
 export {
   ApprovalPreview,
