@@ -15,6 +15,7 @@ import {
   TurnSetupError,
 } from '../core/harness/index.js';
 import type { CliContext } from './context.js';
+import { attentionSequence } from './attention.js';
 import { CliError } from './errors.js';
 import { ExitCode } from './exitCodes.js';
 import { describeCommit } from './format.js';
@@ -142,6 +143,9 @@ export async function driveTurn(
     } else if (event.kind === 'approval_request') {
       endLine();
       for (const line of describeApproval(sessionId, event)) io.stderr(`${line}\n`);
+      // The turn now waits on a person: ring the terminal (issue #32).
+      const ring = attentionSequence(io.env, io.stderrIsTTY === true, `Keel: ${event.tool} needs approval`);
+      if (ring !== '') io.stderr(ring);
     } else if (event.kind === 'interrupted') {
       endLine();
       io.stderr(
