@@ -91,6 +91,12 @@ describe.skipIf(!HAS_CHROMIUM)('attachments in the composer', () => {
     const body = app.provider.requests.at(-1)?.body as { messages: { role: string; content: unknown }[] };
     const user = body.messages.find((m) => m.role === 'user');
     expect(JSON.stringify(user?.content)).toContain(`data:image/png;base64,${base64Of('red.png')}`);
+    // The transcript shows the sent image under the message, read back through artifacts.image.
+    const shown = page.getByAltText(/^Image 1 from your message \(image\/png/);
+    await expect
+      .poll(() => shown.getAttribute('src'), { timeout: 15_000 })
+      .toBe(`data:image/png;base64,${base64Of('red.png')}`);
+    await screenshot(page, 'attachments-sent');
     expect(watched.errors).toEqual([]);
   });
 
