@@ -3,6 +3,7 @@ import type { SessionEvent } from '../common/events.js';
 import { clip } from '../common/text.js';
 import {
   allowedScopes,
+  type AttachmentInput,
   createHarness,
   type Harness,
   type HarnessStreamPart,
@@ -15,6 +16,7 @@ import {
   TurnSetupError,
 } from '../core/harness/index.js';
 import type { CliContext } from './context.js';
+import { attentionSequence } from './attention.js';
 import { CliError } from './errors.js';
 import { ExitCode } from './exitCodes.js';
 import { describeCommit } from './format.js';
@@ -107,7 +109,7 @@ export async function driveTurn(
   context: CliContext,
   harness: Harness,
   sessionId: string,
-  input: { prompt?: string; command?: CommandUse },
+  input: { prompt?: string; command?: CommandUse; attachments?: readonly AttachmentInput[] },
   options: { json?: boolean; maxSteps?: number; showReasoning?: boolean },
 ): Promise<TurnOutcome> {
   const { io } = context;
@@ -142,6 +144,9 @@ export async function driveTurn(
     } else if (event.kind === 'approval_request') {
       endLine();
       for (const line of describeApproval(sessionId, event)) io.stderr(`${line}\n`);
+      // The turn now waits on a person: ring the terminal (issue #32).
+      const ring = attentionSequence(io.env, io.stderrIsTTY === true, `Keel: ${event.tool} needs approval`);
+      if (ring !== '') io.stderr(ring);
     } else if (event.kind === 'interrupted') {
       endLine();
       io.stderr(
@@ -199,7 +204,14 @@ export async function driveTurn(
       session: sessionId,
       messages:
         input.prompt !== undefined
-          ? [{ role: 'user', content: input.prompt, ...(input.command ? { command: input.command } : {}) }]
+          ? [
+              {
+                role: 'user',
+                content: input.prompt,
+                ...(input.command ? { command: input.command } : {}),
+                ...(input.attachments?.length ? { attachments: input.attachments } : {}),
+              },
+            ]
           : [],
       signal: controller.signal,
       ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),

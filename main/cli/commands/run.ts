@@ -4,11 +4,14 @@ import type { Command } from 'commander';
 import type { CommandUse } from '../../common/customEvents.js';
 import { Policy, ProviderKind, type ModelPin } from '../../common/events.js';
 import {
+  AttachmentError,
+  type AttachmentInput,
   asDiskFull,
   commandModelFor,
   type ExpandedPrompt,
   expandPrompt,
   loadSessionState,
+  checkAttachments,
   guardNewTurn,
   type Harness,
   type LocalHarnessSession,
@@ -45,6 +48,7 @@ type RunOptions = {
   commit?: string;
   reasoning?: string;
   showReasoning?: boolean;
+  image?: string[];
 };
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -88,6 +92,11 @@ export function registerRun(program: Command, context: CliContext): void {
     .option('--show-reasoning', "print the model's reasoning, dimmed, on stderr as it streams")
     .option('--json', 'print deltas, events, commits and the outcome as JSON lines')
     .option(
+      '--image <file>',
+      'attach an image (PNG, JPEG, GIF, WebP) or a PDF to the prompt (repeatable)',
+      collect,
+    )
+    .option(
       '--commit <mode>',
       "auto (default): the session works on a checkout of the project folder (the model's root) and the " +
         "turn's changes reach the folder when the turn stops; manual: they wait for keel commit; " +
@@ -97,6 +106,8 @@ export function registerRun(program: Command, context: CliContext): void {
       const prompt = words.join(' ');
       if (prompt.trim() === '') throw new CliError('the prompt is empty');
       const mode = parseCommitMode(options.commit);
+      // Read and checked before a session is made: a wrong file costs nothing.
+      const attachments = readAttachmentFiles(options.image ?? []);
       if (options.session !== undefined) {
         const pinFlags = [
           'provider',
@@ -142,7 +153,7 @@ export function registerRun(program: Command, context: CliContext): void {
         for (const note of expanded.notes) context.io.stderr(`keel: ${note}\n`);
         if (mode !== undefined) await switchCommitMode(harness, session, mode);
         await guardNewTurn(session);
-        await driveTurn(context, harness, session.id, turnInput(expanded), options);
+        await driveTurn(context, harness, session.id, { ...turnInput(expanded), attachments }, options);
         return;
       }
       // Every flag is checked before the harness makes the home or anything in it.
@@ -156,7 +167,7 @@ export function registerRun(program: Command, context: CliContext): void {
       });
       if (!options.json) context.io.stderr(`keel: session ${id}\n`);
       try {
-        await driveTurn(context, harness, id, turnInput(expanded), options);
+        await driveTurn(context, harness, id, { ...turnInput(expanded), attachments }, options);
       } catch (error) {
         // The session exists now: a full disk's message names it, and says whether its prompt was recorded.
         throw asDiskFull(error, harness.home, {
@@ -197,6 +208,26 @@ function expandNewSessionPrompt(context: CliContext, options: RunOptions, prompt
     options.model = model;
   }
   return expanded;
+}
+
+/** `--image` files read and checked by their bytes (attachments.ts); a problem is the CLI's one-line error. */
+function readAttachmentFiles(files: readonly string[]): AttachmentInput[] {
+  const inputs = files.map((file) => {
+    let data: Buffer;
+    try {
+      data = fs.readFileSync(path.resolve(file));
+    } catch (error) {
+      throw new CliError(`--image ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return { name: path.basename(file), data };
+  });
+  try {
+    checkAttachments(inputs);
+  } catch (error) {
+    if (error instanceof AttachmentError) throw new CliError(`--image: ${error.message}`);
+    throw error;
+  }
+  return inputs;
 }
 
 /** Whether the new session's log holds its prompt (true when it cannot be read: then resume is the advice). */

@@ -8,6 +8,14 @@
  */
 
 // The harness: sessions, turns, approvals, checkouts' review, compaction, export / import, the box.
+// issue #32: files attached to a prompt
+export {
+  AttachmentError,
+  type AttachmentInput,
+  checkAttachment,
+  checkAttachments,
+  keepAttachments,
+} from './attachments.js';
 export { previewApproval } from './approvalPreview.js';
 export { decideApproval, type Decided, revokeGrant } from './approvals.js';
 export { readArtifactImage, readArtifactPage } from './artifactPages.js';

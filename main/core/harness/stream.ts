@@ -13,6 +13,8 @@ import { policyFor, runtimeOf, type HarnessRuntime } from './harness.js';
 import { readPersistentConfig, writePersistentConfig } from '../persistent/config.js';
 import { withWritableSession } from './lock.js';
 import { createTurnHost } from './turnHost.js';
+import { checkAttachments, keepAttachments } from './attachments.js';
+import { artifactsDir } from '../paths.js';
 import type {
   HarnessMessage,
   HarnessResult,
@@ -63,6 +65,8 @@ async function runStreamed(
   const own = runtime.handle(id);
   const port: HarnessSessionPort = typeof options.session === 'string' ? own : options.session;
   const input = lastUserMessage(options.messages);
+  // A refused file is the caller's error before anything is recorded (the prompt is not half sent).
+  if (input?.attachments?.length) checkAttachments(input.attachments);
   const events: SessionEvent[] = [];
   const commits: CommitReport[] = [];
   const onEvent = (event: SessionEvent) => {
@@ -152,6 +156,10 @@ async function runStreamed(
       emit({ type: 'started', turn: turnNumber, resumed: !newTurn });
       let outcome: TurnOutcome;
       try {
+        const attachments =
+          newTurn && input.attachments?.length
+            ? keepAttachments(artifactsDir(log.dir), input.attachments)
+            : undefined;
         outcome = await runTurn(host, {
           ...(newTurn
             ? {
@@ -160,6 +168,7 @@ async function runStreamed(
                 ...(input.command ? { command: input.command } : {}),
               }
             : {}),
+          ...(attachments ? { attachments } : {}),
           trace: [turnTrace],
         });
       } finally {

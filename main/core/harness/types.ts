@@ -7,6 +7,7 @@ import type { CommitModel, CommitReport, UncommittedDir, UncommittedFile } from 
 import type { TurnOutcome } from '../turn/engine.js';
 import type { CompactionSettings } from '../compaction/settings.js';
 import type { ModelProvider, ProviderKeys } from '../../providers/index.js';
+import type { AttachmentInput } from './attachments.js';
 
 export type { CommitModel, CommitReport, UncommittedDir, UncommittedFile, StreamSource, TraceEntry };
 
@@ -225,6 +226,8 @@ export type HarnessMessage = {
    * user_message, and its `allowed-tools` bound the turn.
    */
   command?: CommandUse;
+  /** A user message's files (images, PDFs): checked by their bytes and kept as artifacts (attachments.ts). */
+  attachments?: readonly AttachmentInput[];
 };
 
 /** Options of `streamHarness` / `generateHarness`. */

@@ -9,6 +9,7 @@ import {
   CANCELLED_RESULT,
   CONVERSATION_START_NOTE,
   SUMMARY_PREFIX,
+  formatAttachmentHandles,
   formatFileStaged,
   formatHeldDenied,
   formatInterrupted,
@@ -43,7 +44,10 @@ export type ProjectionFoldState = {
   body: PayloadMessage[];
   open: [string, number, number[]][];
   held: EventOf<'approval_request'>[];
-  /** Body indexes of tool messages with images (each payload gets its own copies: the turn attaches bytes). */
+  /**
+   * Body indexes of tool messages with images and user messages with attachments (each payload gets its own
+   * copies: the turn attaches bytes).
+   */
   imageSlots: number[];
   bytes: number;
 };
@@ -120,7 +124,11 @@ export class ProjectionFold {
       Array.isArray(s.open) &&
       Array.isArray(s.held) &&
       Array.isArray(s.imageSlots) &&
-      s.imageSlots.every((slot) => Number.isInteger(slot) && Array.isArray(s.body[slot]?.images)) &&
+      s.imageSlots.every(
+        (slot) =>
+          Number.isInteger(slot) &&
+          (Array.isArray(s.body[slot]?.images) || Array.isArray(s.body[slot]?.attachments)),
+      ) &&
       typeof s.bytes === 'number' &&
       s.body.every(isMessage) &&
       s.open.every((o) => isOpenCall(o, s.body));
@@ -193,10 +201,9 @@ export class ProjectionFold {
     // The turn writes each image's bytes into its payload: those few messages are copies, never the fold's.
     for (const slot of this.state.imageSlots) {
       const message = body[slot] as PayloadMessage;
-      messages[head.length + slot] = {
-        ...message,
-        images: (message.images ?? []).map((image) => ({ ...image })),
-      };
+      messages[head.length + slot] = message.attachments
+        ? { ...message, attachments: message.attachments.map((file) => ({ ...file })) }
+        : { ...message, images: (message.images ?? []).map((image) => ({ ...image })) };
     }
     return { messages };
   }
@@ -213,7 +220,9 @@ export class ProjectionFold {
       const given = payload.messages[offset + index];
       const kept = body[index];
       // A message with images is a copy (payload): the same call id and content stand for the same message.
-      return given === kept || (given?.images !== undefined && given.toolCallId === kept?.toolCallId);
+      if (given === kept) return true;
+      if (given?.attachments !== undefined) return given.content === kept?.content;
+      return given?.images !== undefined && given.toolCallId === kept?.toolCallId;
     };
     const ours = offset >= 0 && (body.length === 0 || (same(0) && same(body.length - 1)));
     if (!ours) return validatePayload(payload);
@@ -267,7 +276,13 @@ export class ProjectionFold {
         firstUserMessage.seq <= compaction.through &&
         hasText(firstUserMessage.content)
       ) {
-        head.push({ role: 'user', content: firstUserMessage.content });
+        // Its files are not re-sent once the summary swallowed their turn: their handles stay named.
+        head.push({
+          role: 'user',
+          content:
+            firstUserMessage.content +
+            formatAttachmentHandles(firstUserMessage.attachments, 'attached earlier, not re-sent'),
+        });
       }
     }
     return head;
@@ -284,7 +299,15 @@ export class ProjectionFold {
     if (event.kind === 'user_message' && state.firstUserMessage === undefined) state.firstUserMessage = event;
     switch (event.kind) {
       case 'user_message':
-        if (hasText(event.content)) this.push({ role: 'user', content: event.content });
+        if (event.attachments?.length) {
+          // A prompt's files ride with it (handles only: the turn reads the bytes for the request).
+          const attachments = event.attachments.map(({ handle, mimeType, name }) => ({
+            handle,
+            mimeType,
+            ...(name !== undefined ? { name } : {}),
+          }));
+          state.imageSlots.push(this.push({ role: 'user', content: event.content, attachments }));
+        } else if (hasText(event.content)) this.push({ role: 'user', content: event.content });
         break;
       case 'assistant_message':
         this.addAssistant(event.seq, event.content, event.toolCalls, event.reasoning, event.model);
@@ -429,6 +452,7 @@ function isMessage(value: unknown): value is PayloadMessage {
     typeof message.content === 'string' &&
     (message.toolCalls === undefined || Array.isArray(message.toolCalls)) &&
     (message.images === undefined || Array.isArray(message.images)) &&
+    (message.attachments === undefined || Array.isArray(message.attachments)) &&
     (message.reasoning === undefined || Array.isArray(message.reasoning))
   );
 }

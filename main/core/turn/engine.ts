@@ -1,6 +1,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import type { CommandUse } from '../../common/customEvents.js';
 import type { NewEvent, SessionEvent } from '../../common/events.js';
+import type { UserAttachment } from '../../common/attachments.js';
 import { unusualStop, type UnusualStop } from '../../common/stopReasons.js';
 import { importedTrustProblem } from '../log/imported.js';
 import { refusedTurnPoint } from '../projection/rewind.js';
@@ -46,6 +47,8 @@ export type TurnInput = {
   messageId?: string;
   /** Issue #30: the custom command `prompt` was expanded from (recorded in the user_message). */
   command?: CommandUse;
+  /** Files attached to the prompt, already kept as artifacts (harness/attachments.ts). */
+  attachments?: readonly UserAttachment[];
   /** Records the host made for this turn before it (streamHarness's harness_turn), written with its first append. */
   trace?: readonly TraceEntry[];
 };
@@ -95,6 +98,7 @@ class Turn implements TurnScope {
           content: input.prompt,
           ...(input.messageId ? { messageId: input.messageId } : {}),
           ...(input.command ? { command: input.command } : {}),
+          ...(input.attachments?.length ? { attachments: [...input.attachments] } : {}),
         });
       }
       await recordInstructionsChange(this);

@@ -5,6 +5,7 @@ import type { CompletedMessage, ModelProvider } from '../../providers/types.js';
 import type { EventOf } from '../../common/events.js';
 import { crashPoint } from '../crash.js';
 import { attachPayloadImages } from './images.js';
+import { modelTakesDocuments, modelTakesImages } from '../../common/attachments.js';
 import type { TurnOutcome } from './host.js';
 import { interruptTurn, reasoningOf, stopReason, type TurnScope } from './scope.js';
 
@@ -32,8 +33,12 @@ export async function requestModel(
   const projection = host.log.projection();
   const payload = projection.payload({ system: host.systemPrompt });
   turn.record('projection', projectionStart, { messages: payload.messages.length });
-  // Tool results' images (MCP): their bytes from the artifacts, for providers that take them.
-  attachPayloadImages(payload, host.tools.artifactsDir);
+  // Tool results' images (MCP) and prompts' files: their bytes from the artifacts, for models that take them.
+  const { pin } = turn.state;
+  attachPayloadImages(payload, host.tools.artifactsDir, {
+    images: modelTakesImages(pin),
+    documents: modelTakesDocuments(pin),
+  });
   if (host.environment) {
     const environmentStart = Date.now();
     payload.environment = await host.environment(turn.state);

@@ -1,4 +1,4 @@
-import { unusualStop, type UnusualStop } from '../../../../main/ipc/contract.js';
+import { unusualStop, type ToolImage, type UnusualStop } from '../../../../main/ipc/contract.js';
 import type { EventOf, SessionEvent } from '../../api/types.js';
 
 /** Where a tool call stands, as the log says. */
@@ -27,7 +27,7 @@ export type ToolItem = {
 /** One row of the transcript. Every row has a stable `key` (it survives re-folding). */
 export type TranscriptItem =
   | { type: 'session_start'; key: string; event: EventOf<'session_created'> }
-  | { type: 'user'; key: string; seq: number; at: string; content: string }
+  | { type: 'user'; key: string; seq: number; at: string; content: string; images?: ToolImage[] }
   | {
       type: 'assistant';
       key: string;
@@ -154,7 +154,14 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
             at: event.at,
             text: `Command /${event.command.name}${event.command.arguments ? ` ${event.command.arguments}` : ''} (${event.command.shown})`,
           });
-        items.push({ type: 'user', key, seq: event.seq, at: event.at, content: event.content });
+        items.push({
+          type: 'user',
+          key,
+          seq: event.seq,
+          at: event.at,
+          content: event.content,
+          ...userImages(event.attachments),
+        });
         break;
       case 'custom_listed':
         items.push({
@@ -507,4 +514,14 @@ export function splitSettledMarkdown(text: string): { settled: string[]; tail: s
     position = end + 1;
   }
   return { settled, tail: text.slice(blockStart) };
+}
+
+/** The images attached to a prompt (issue #32), shown under it like a tool's images; PDFs are named in its text. */
+function userImages(attachments: EventOf<'user_message'>['attachments']): { images?: ToolImage[] } {
+  const images: ToolImage[] = [];
+  for (const file of attachments ?? []) {
+    if (file.mimeType !== 'application/pdf')
+      images.push({ handle: file.handle, mimeType: file.mimeType, bytes: file.bytes });
+  }
+  return images.length > 0 ? { images } : {};
 }

@@ -11,6 +11,7 @@ import { ImportHistory } from './ImportHistory.js';
 import { McpServers } from './McpServers.js';
 import { ProjectSetup } from './ProjectSetup.js';
 import { SandboxStatus } from './SandboxStatus.js';
+import { NotificationChoices } from '../../notifications/NotificationChoices.js';
 
 /** Settings: providers (keys set-only, base URLs, test connection), default model, compaction threshold, MCP servers, sandbox status. */
 export function SettingsScreen(): JSX.Element {
@@ -140,6 +141,12 @@ export function SettingsScreen(): JSX.Element {
               : 'Before a request would pass this share of the model’s window, older events are summarized (they stay in the log).'}
           </p>
         </div>
+
+        <h2>Notifications</h2>
+        <NotificationChoices
+          value={draft.notifications}
+          onChange={(notifications) => setDraft({ ...draft, notifications })}
+        />
 
         {message ? (
           <p
