@@ -224,3 +224,32 @@ export function removeKeelRule(
   }
   return matches;
 }
+
+/**
+ * A subagent runs under its parent's rules: appends to the child's log the parent's newest
+ * permission_rules_applied (not an imported one) when the child's newest differs. Returns the appended event.
+ */
+export function inheritPermissionRules(parent: SessionLog, child: SessionLog): SessionEvent | undefined {
+  const newest = (log: SessionLog) => {
+    const [created] = log.read({ fromSeq: 1, limit: 1, validate: false });
+    const mark = created?.kind === 'session_created' ? importMarkOf(created) : undefined;
+    return (
+      log.readKinds(['permission_rules_applied'], {
+        validate: false,
+      }) as EventOf<'permission_rules_applied'>[]
+    )
+      .filter((event) => !isImportedSeq(mark, event.seq))
+      .at(-1);
+  };
+  const theirs = newest(parent);
+  if (!theirs) return undefined;
+  const mine = newest(child);
+  if (mine && JSON.stringify(mine.rules) === JSON.stringify(theirs.rules)) return undefined;
+  const appended = child.append({
+    kind: 'permission_rules_applied',
+    project: theirs.project,
+    userHome: theirs.userHome,
+    rules: theirs.rules,
+  });
+  return appended.ok ? appended.events[0] : undefined;
+}
