@@ -76,6 +76,23 @@ describe.runIf(process.platform === 'linux')('attack: project setup before trust
     ]);
   });
 
+  it('a deny rule stays in effect, as approved, when its file is changed or removed after approval', async () => {
+    write('.claude/settings.json', JSON.stringify({ permissions: { deny: ['Bash(rm:*)'] } }));
+    approveProjectSetup(fixture.home, fixture.project, 'test');
+    for (const change of ['edit', 'remove'] as const) {
+      if (change === 'edit')
+        write('.claude/settings.json', JSON.stringify({ permissions: { allow: ['Bash'] } }));
+      else fs.rmSync(path.join(fixture.project, '.claude/settings.json'));
+      const log = fixture.createSession({ policy: 'full-auto', toolMode: 'write' });
+      const { outcome, kept } = await tryAttack(log);
+      expect(outcome).toEqual({ status: 'completed', text: 'done' });
+      expect(kept).toBe(true);
+      const result = log.read().find((e) => e.kind === 'tool_result' && e.toolCallId === 'a1');
+      expect(result).toMatchObject({ isError: true });
+      expect(JSON.stringify(result)).toContain('as approved (changed since)');
+    }
+  });
+
   it('a settings folder linked to a trusted place outside the project is refused', () => {
     fs.mkdirSync(path.join(userHome, '.claude'), { recursive: true });
     fs.writeFileSync(

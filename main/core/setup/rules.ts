@@ -9,7 +9,10 @@ import {
 import { namesNoTool, parseRule, type RuleAction } from '../approvals/rules.js';
 import { importMarkOf, isImportedSeq } from '../log/imported.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { loadSetup, type SetupFile } from './load.js';
+import { approvedSetup, readApprovedBytes, readSetupApprovals } from '../../store/setupApprovals.js';
+import { LOCATIONS } from './discover.js';
+import { loadSetup, type LoadedSetup, type SetupFile } from './load.js';
+import { parseSetupText } from './parse.js';
 
 /*
  * The permission rules in effect for a project: the `permissions` of the user's settings files, of the
@@ -58,6 +61,41 @@ function rulesOf(files: readonly SetupFile[]): PermissionRuleSource[] {
   return rules;
 }
 
+const SETTINGS_PATHS = new Set(
+  LOCATIONS.filter((location) => location.kind === 'settings').map(
+    (location) => `${location.dir}/${location.name ?? ''}`,
+  ),
+);
+
+/**
+ * The deny and ask rules of project settings files as last approved, for each such file changed or removed
+ * since: a change (by a clone's pull, or by a command in the box) waits for approval before it can add
+ * anything, and must not take a refusal away meanwhile either.
+ */
+function approvedRestrictions(home: string, setup: LoadedSetup): PermissionRuleSource[] {
+  const approval = setup.project ? approvedSetup(readSetupApprovals(home), setup.project) : null;
+  if (!approval) return [];
+  const inEffect = new Map(
+    setup.files.filter((file) => file.scope === 'project').map((file) => [file.relativePath, file.hash]),
+  );
+  const rules: PermissionRuleSource[] = [];
+  for (const [relativePath, hash] of approval.hashes) {
+    if (!SETTINGS_PATHS.has(relativePath) || inEffect.get(relativePath) === hash) continue;
+    const bytes = readApprovedBytes(home, hash);
+    if (bytes === undefined) continue;
+    const parsed = parseSetupText('settings', relativePath, bytes.toString('utf8'));
+    const permissions = parsed.ok
+      ? (parsed.json?.permissions as Partial<Record<RuleAction, string[]>> | undefined)
+      : undefined;
+    for (const action of ['deny', 'ask'] as const) {
+      for (const rule of permissions?.[action] ?? []) {
+        rules.push({ action, rule, source: `project ${relativePath} as approved (changed since)` });
+      }
+    }
+  }
+  return rules;
+}
+
 /** Every rule in effect for `project` (and those waiting for approval), with where each came from. */
 export function projectRules(options: { home: string; userHome?: string; project: string }): RulesReport {
   const setup = loadSetup(options);
@@ -67,7 +105,7 @@ export function projectRules(options: { home: string; userHome?: string; project
     rule: rule.rule,
     source: rule.sessionId ? `keel (always, from session ${rule.sessionId})` : 'keel',
   }));
-  const rules = [...rulesOf(setup.files), ...keel];
+  const rules = [...rulesOf(setup.files), ...approvedRestrictions(options.home, setup), ...keel];
   return {
     project: setup.project || options.project,
     rules,
@@ -185,4 +223,33 @@ export function removeKeelRule(
     });
   }
   return matches;
+}
+
+/**
+ * A subagent runs under its parent's rules: appends to the child's log the parent's newest
+ * permission_rules_applied (not an imported one) when the child's newest differs. Returns the appended event.
+ */
+export function inheritPermissionRules(parent: SessionLog, child: SessionLog): SessionEvent | undefined {
+  const newest = (log: SessionLog) => {
+    const [created] = log.read({ fromSeq: 1, limit: 1, validate: false });
+    const mark = created?.kind === 'session_created' ? importMarkOf(created) : undefined;
+    return (
+      log.readKinds(['permission_rules_applied'], {
+        validate: false,
+      }) as EventOf<'permission_rules_applied'>[]
+    )
+      .filter((event) => !isImportedSeq(mark, event.seq))
+      .at(-1);
+  };
+  const theirs = newest(parent);
+  if (!theirs) return undefined;
+  const mine = newest(child);
+  if (mine && JSON.stringify(mine.rules) === JSON.stringify(theirs.rules)) return undefined;
+  const appended = child.append({
+    kind: 'permission_rules_applied',
+    project: theirs.project,
+    userHome: theirs.userHome,
+    rules: theirs.rules,
+  });
+  return appended.ok ? appended.events[0] : undefined;
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { inheritPermissionRules } from '../setup/rules.js';
 import { pendingApprovals } from '../approvals/state.js';
 import type { EventOf, SessionEvent } from '../../common/events.js';
 import { clip } from '../../common/text.js';
@@ -297,6 +298,8 @@ class SubagentCallRun {
     );
 
     const parent = this.parent;
+    // The parent's permission rules hold in the child too (a deny refuses there as well), in its own log.
+    inheritPermissionRules(parent.log, child);
     const registry = createToolRegistry(created.toolMode, { only: spec.tools });
     const beforeRequest = this.options.childBeforeRequest?.(child, registry);
     const host: TurnHost = {

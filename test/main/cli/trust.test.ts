@@ -69,8 +69,14 @@ describe('keel trust and keel rules', () => {
       '-{"permissions":{"allow":["Bash(npm test:*)"],"deny":["Bash(git push:*)"]}}',
     );
     const untrusted = await keel(home, ['rules', '--project', project, '--json'], env());
+    // The changed file adds nothing; its approved deny rule stays in effect until it is approved again.
     expect((JSON.parse(untrusted.stdout) as { rules: unknown }).rules).toEqual([
       { action: 'ask', rule: 'Bash(curl:*)', source: 'user ~/.keel/settings.json' },
+      {
+        action: 'deny',
+        rule: 'Bash(git push:*)',
+        source: 'project .claude/settings.json as approved (changed since)',
+      },
     ]);
   });
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf, Policy } from '../../../../main/common/events.js';
-import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
+import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { decideApproval, revokeGrant } from '../../../../main/core/harness/approvals.js';
 import { approveProjectSetup, projectRules } from '../../../../main/core/setup/index.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
@@ -168,5 +168,31 @@ describe.runIf(process.platform === 'linux')('permission rules at the gate (bubb
     const third = session('ask');
     fixture.server.enqueue(command('g3', 'npm test'));
     expect((await turn(third, 'test')).status).toBe('awaiting_approval');
+  });
+
+  it("a subagent runs under its parent's rules: a deny refuses in the child too", async () => {
+    write(fixture.project, '.claude/settings.json', issueSettings);
+    approveProjectSetup(fixture.home, fixture.project, 'test');
+    const parent = session('full-auto');
+    fixture.server.enqueue(
+      {
+        kind: 'reply',
+        text: '',
+        toolCalls: [
+          { id: 's1', name: 'spawn_subagent', arguments: { task: 'Push it.', tools: ['run_command'] } },
+        ],
+      },
+      command('c1', 'git push origin main'),
+      { kind: 'reply', text: 'could not push' },
+      { kind: 'reply', text: 'parent done' },
+    );
+    expect(await turn(parent, 'delegate')).toEqual({ status: 'completed', text: 'parent done' });
+    const started = parent
+      .read()
+      .find((e): e is EventOf<'subagent_started'> => e.kind === 'subagent_started');
+    const child = fixture.track(SessionLog.open(fixture.home, started?.childId ?? ''));
+    expect(startedOf(child, 'c1')).toBe(false);
+    expect(resultOf(child, 'c1')?.content).toContain('refused by the rule deny Bash(git push:*)');
+    expect(child.read().filter((e) => e.kind === 'permission_rules_applied')).toHaveLength(1);
   });
 });
