@@ -1,6 +1,7 @@
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { problemAt, type CustomFile, type CustomProblem } from './types.js';
+import { quoteArgumentHint } from '../setup/parse.js';
 
 /** A Markdown file's YAML front matter and its body, or why it could not be read (with the file's 1-based line). */
 export type FrontMatter =
@@ -36,17 +37,6 @@ export function parseFrontMatter(text: string): FrontMatter {
     return { ok: false, line: 2, message: 'the front matter must be a mapping of fields (name: value)' };
   }
   return { ok: true, data: data as Record<string, unknown>, body };
-}
-
-/**
- * Claude Code's documented `argument-hint: [pr-number] [priority]` is not YAML (a flow sequence followed by
- * more text) and `argument-hint: [path]` is a list: such a line's value is read as the text it shows.
- */
-function quoteArgumentHint(yamlText: string): string {
-  return yamlText.replace(
-    /^argument-hint:[ \t]*(\[[^\n]*\])[ \t]*$/m,
-    (_line, value: string) => `argument-hint: '${value.replace(/'/g, "''")}'`,
-  );
 }
 
 /** The line (1-based, in the file) where a top-level front matter key is written, for messages; 1 if not found. */

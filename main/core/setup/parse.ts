@@ -136,7 +136,7 @@ function parseMarkdown(path: string, text: string, schema: z.ZodType, required: 
   const close = opens ? lines.findIndex((line, index) => index > 0 && line.replace(/\r$/, '') === '---') : -1;
   if (opens && close < 0)
     return { ok: false, problem: { path, line: 1, message: 'front matter opened by --- is never closed' } };
-  const yamlText = opens ? lines.slice(1, close).join('\n') : '';
+  const yamlText = opens ? quoteArgumentHint(lines.slice(1, close).join('\n')) : '';
   const body = opens ? lines.slice(close + 1).join('\n') : text;
   const bodyLine = opens ? close + 2 : 1;
   if (!opens && !required) return { ok: true, frontMatter: {}, body, bodyLine };
@@ -170,6 +170,17 @@ function parseMarkdown(path: string, text: string, schema: z.ZodType, required: 
   if (!parsed.success)
     return { ok: false, problem: issueProblem(path, yamlText, parsed.error, 1, doc, counter) };
   return { ok: true, frontMatter: parsed.data as Record<string, unknown>, body, bodyLine };
+}
+
+/**
+ * Claude Code's documented `argument-hint: [pr-number] [priority]` is not YAML (a flow sequence followed by
+ * more text) and `argument-hint: [path]` is a list: such a line's value is read as the text it shows.
+ */
+export function quoteArgumentHint(yamlText: string): string {
+  return yamlText.replace(
+    /^argument-hint:[ \t]*(\[[^\n]*\])[ \t]*$/m,
+    (_line, value: string) => `argument-hint: '${value.replace(/'/g, "''")}'`,
+  );
 }
 
 function firstIssue(error: z.ZodError): string {

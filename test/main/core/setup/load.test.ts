@@ -44,7 +44,8 @@ function issueProject(): void {
   write(
     project,
     '.claude/commands/review.md',
-    '---\ndescription: Review a path\nargument-hint: [path]\n---\nReview $ARGUMENTS\n',
+    // Claude Code's documented hint, two bracketed words: not YAML as written, read as the text it shows.
+    '---\ndescription: Review a path\nargument-hint: [path] [focus]\n---\nReview $ARGUMENTS\n',
   );
   write(project, '.claude/commands/frontend/ui.md', 'Check the UI of $1\n');
   write(
@@ -112,7 +113,7 @@ describe('loadSetup', () => {
     });
     const review = byPath.get('.claude/commands/review.md');
     expect(review).toMatchObject({ name: 'review', namespace: '', body: 'Review $ARGUMENTS\n', bodyLine: 5 });
-    expect(review?.frontMatter).toEqual({ description: 'Review a path', 'argument-hint': ['path'] });
+    expect(review?.frontMatter).toEqual({ description: 'Review a path', 'argument-hint': '[path] [focus]' });
     expect(byPath.get('.claude/commands/frontend/ui.md')).toMatchObject({
       name: 'ui',
       namespace: 'frontend',
