@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { ModelPin } from './events.js';
 
 /*
  * The rules for files a user attaches to a prompt, shared by the core (which checks the bytes and keeps them)
@@ -30,6 +29,11 @@ export const UserAttachment = z.object({
   height: z.number().int().positive().optional(),
 });
 export type UserAttachment = z.infer<typeof UserAttachment>;
+
+/**
+ * The part of a session's pin (events.ts ModelPin) these rules read; spelled here, since events.ts imports this file.
+ */
+type PinnedModel = { provider: 'anthropic' | 'openai' | 'openai-compatible'; model: string };
 
 /** user_message's field (events.ts): absent in older logs and on prompts without files. */
 export const userMessageAttachments = { attachments: z.array(UserAttachment).optional() };
@@ -79,7 +83,7 @@ export const isImageType = (mimeType: AttachmentMimeType): boolean => mimeType.s
  * OpenAI catalogues takes images; an OpenAI-compatible server's model is taken to when its id names a vision
  * family (llava, -vl, vision, pixtral, gemma3, …): a local model without vision rejects image parts.
  */
-export function modelTakesImages(pin: Pick<ModelPin, 'provider' | 'model'>): boolean {
+export function modelTakesImages(pin: PinnedModel): boolean {
   if (pin.provider !== 'openai-compatible') return true;
   return /llava|vision|[-_.]vl\b|[-_]vl[-_:]|pixtral|gemma-?3|minicpm-v|moondream|bakllava|llama-?4|qwen[0-9.]*-?omni/i.test(
     pin.model,
@@ -90,13 +94,13 @@ export function modelTakesImages(pin: Pick<ModelPin, 'provider' | 'model'>): boo
  * Whether a model is sent PDFs: Anthropic takes them as `document` blocks, OpenAI's Responses API as
  * `input_file`; OpenAI-compatible servers get a text note (chat completions servers rarely take files).
  */
-export function modelTakesDocuments(pin: Pick<ModelPin, 'provider' | 'model'>): boolean {
+export function modelTakesDocuments(pin: PinnedModel): boolean {
   return pin.provider !== 'openai-compatible';
 }
 
 /** The sentence said before sending (the app) and in the prompt's note (the model) for an attachment not shown. */
 export function unshownAttachmentsWarning(
-  pin: Pick<ModelPin, 'provider' | 'model'>,
+  pin: PinnedModel,
   mimeTypes: readonly AttachmentMimeType[],
 ): string | undefined {
   const images = mimeTypes.filter(isImageType).length;
