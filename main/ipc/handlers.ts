@@ -2,6 +2,7 @@ import { sweepDeadScratch } from '../core/harness/index.js';
 import { channels, isChannelName } from './contract.js';
 import { describeInvalidInput, toIpcError } from './errors.js';
 import { appHandlers } from './handlers/appHandlers.js';
+import { composerHandlers } from './handlers/composerHandlers.js';
 import { createHandlerContext } from './handlers/context.js';
 import { reviewHandlers } from './handlers/reviewHandlers.js';
 import { sessionHandlers } from './handlers/sessionHandlers.js';
@@ -30,6 +31,8 @@ export function createHandlers(options: HandlerOptions): Handlers {
     ...workHandlers(ctx),
     ...historyHandlers(ctx),
     ...appHandlers(ctx),
+    // Issue 37: the composer.
+    ...composerHandlers(ctx),
   };
 
   return {

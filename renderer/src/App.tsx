@@ -101,7 +101,7 @@ export function App(): JSX.Element {
               <span className="brand-mark" aria-hidden="true">
                 ⚓
               </span>
-              Keel
+              <span className="brand-name">Keel</span>
             </button>
             <div className="sidebar-actions">
               <PendingApprovalsBadge onOpen={(sessionId) => setRoute({ screen: 'session', sessionId })} />

@@ -59,7 +59,7 @@ describe.skipIf(!HAS_CHROMIUM)('the plan in the session view', () => {
         '○Test the limit (pending)',
       ]);
     expect(await page.locator('.session-header .badge').getAttribute('data-status')).toBe('running');
-    expect(await checklist.locator('summary').textContent()).toBe('Plan · 0 of 3 done');
+    expect(await checklist.locator('summary').textContent()).toBe('Plan · 0 of 3 done · Reading the server');
     await screenshot(page, 'plan-01-first-list-while-running');
 
     await page.getByText('The limiter is next.').waitFor();
@@ -69,7 +69,9 @@ describe.skipIf(!HAS_CHROMIUM)('the plan in the session view', () => {
       '▸Adding a rate limiter (in progress)',
       '○Test the limit (pending)',
     ]);
-    expect(await checklist.locator('summary').textContent()).toBe('Plan · 1 of 3 done');
+    expect(await checklist.locator('summary').textContent()).toBe(
+      'Plan · 1 of 3 done · Adding a rate limiter',
+    );
     expect(await steps.nth(1).getAttribute('data-status')).toBe('in_progress');
     // Each todo call in the transcript shows the list it sent, not its JSON.
     const sent = page.getByRole('list', { name: 'Plan sent' });

@@ -4,6 +4,8 @@ import type { Command } from 'commander';
 import { Policy, ProviderKind, type ModelPin } from '../../common/events.js';
 import {
   asDiskFull,
+  checkPromptSize,
+  checkSessionPrompt,
   guardNewTurn,
   type Harness,
   type LocalHarnessSession,
@@ -126,12 +128,16 @@ export function registerRun(program: Command, context: CliContext): void {
           return;
         }
         if (mode !== undefined) await switchCommitMode(harness, session, mode);
+        await checkSessionPrompt(session, prompt);
         await guardNewTurn(session);
         await driveTurn(context, harness, session.id, { prompt }, options);
         return;
       }
       // Every flag is checked before the harness makes the home or anything in it.
       const setup = await newSessionSetup(context, options, mode ?? 'auto');
+      // Before the session exists: a prompt the model's window cannot take leaves nothing behind.
+      if (setup.model?.contextWindow !== undefined)
+        await checkPromptSize(prompt, { ...setup.model, contextWindow: setup.model.contextWindow });
       const harness = cliHarness(context);
       const { id } = await harness.sessions.getOrCreate({
         id: newSessionId(),

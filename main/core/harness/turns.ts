@@ -17,7 +17,7 @@ import { artifactNameFor } from '../../tools/runCommandTool.js';
 import type { SessionStatus, TurnOutcome } from '../../common/harnessViews.js';
 import { describeError } from './describeError.js';
 import { HarnessError } from './errors.js';
-import { guardNewTurn } from './newTurn.js';
+import { checkSessionPrompt, guardNewTurn } from './newTurn.js';
 import { artifactsDir, sessionDir } from '../paths.js';
 
 /** A piece of a turn's text as it streams: text, reasoning, or the start of a tool call. */
@@ -170,8 +170,10 @@ export class TurnManager {
       this.assertStartable(sessionId);
       const session = (await this.harness.sessions.get(sessionId)) as LocalHarnessSession | undefined;
       if (!session) throw new HarnessError('not_found', `no session ${sessionId}`);
-      if (input.prompt !== undefined)
+      if (input.prompt !== undefined) {
+        await checkSessionPrompt(session, input.prompt);
         await guardNewTurn(session, { discardChanges: input.discardChanges === true });
+      }
       return await this.run(sessionId, input.prompt);
     } catch (error) {
       if (this.running.get(sessionId) === 'reserved') this.running.delete(sessionId);

@@ -108,6 +108,9 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'projects.recent': {},
   'app.launchCommands': {},
   'app.info': {},
+  // Issue 37: the composer.
+  'commands.list': { sessionId: session },
+  'mentions.complete': { sessionId: session, query: 'src/app', limit: 20 },
 };
 
 const payloads: { [T in TopicName]: TopicPayload<T> } = {

@@ -1,4 +1,4 @@
-import { useState, type JSX, type ReactNode } from 'react';
+import { useEffect, useState, type JSX, type ReactNode } from 'react';
 import type { ChannelOutput, SessionStatus } from '../../../../main/ipc/contract.js';
 import { StatusBadge } from '../../components/StatusBadge.js';
 import { sessionTitle } from '../browser/SessionRow.js';
@@ -18,11 +18,14 @@ export function SessionHeader({
   opened,
   status,
   onArchive,
+  modelSwitchAsked = 0,
   children,
 }: {
   opened: Opened;
   status: SessionStatus;
   onArchive: () => void;
+  /** Counts requests to open the model switch from elsewhere (the composer's /model and /effort). */
+  modelSwitchAsked?: number;
   /** Extra controls of the session's surfaces (Changes…), after the status. */
   children?: ReactNode;
 }): JSX.Element {
@@ -30,15 +33,15 @@ export function SessionHeader({
   // undefined: closed; otherwise the dialog is open on `model` (undefined: the pinned one).
   const [switching, setSwitching] = useState<{ model: string | undefined } | undefined>();
   const canSwitch = !opened.readOnly && !opened.running && status !== 'running';
+  useEffect(() => {
+    if (modelSwitchAsked > 0) setSwitching({ model: undefined });
+  }, [modelSwitchAsked]);
   return (
     <header className="session-header">
       <div className="session-header-main">
         <h1 className="session-heading">{sessionTitle(session)}</h1>
         <StatusBadge status={status} />
         {children}
-        <button type="button" className="link-button" onClick={onArchive}>
-          {session.archived ? 'Restore' : 'Archive'}
-        </button>
       </div>
       <div className="session-header-meta">
         <span title="Pinned model">
@@ -62,6 +65,9 @@ export function SessionHeader({
           </span>
           <CheckoutModeTag sessionId={session.id} checkouts={opened.persistentDirs} />
         </span>
+        <button type="button" className="link-button session-archive" onClick={onArchive}>
+          {session.archived ? 'Restore' : 'Archive'}
+        </button>
       </div>
       <ModelRetirementWarning pin={pin} canSwitch={canSwitch} onSwitch={(model) => setSwitching({ model })} />
       {switching ? (

@@ -176,7 +176,9 @@ function renderRow(
       return (
         <>
           <UserBubble content={row.content} at={row.at} />
-          {context.history ? <UserMessageActions seq={row.seq} actions={context.history} /> : null}
+          {context.history ? (
+            <UserMessageActions seq={row.seq} prompt={row.content} actions={context.history} />
+          ) : null}
         </>
       );
     case 'assistant':
