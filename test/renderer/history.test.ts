@@ -209,7 +209,7 @@ describe.skipIf(!HAS_CHROMIUM)('undo, rewind and fork in the browser', () => {
       toolCalls: [{ name: 'run_command', arguments: { command: 'rm a.txt' } }],
     });
     await sendMessage(page, 'Remove the file.');
-    await page.getByText('The turn is waiting for your approval.').waitFor();
+    await page.getByRole('article', { name: 'Approval needed: run_command' }).waitFor();
     const row = userRow(page, 'Remove the file.');
     await row.getByRole('button', { name: 'Rewind to here' }).click();
     await row.getByRole('group', { name: 'Rewind to here' }).getByRole('button', { name: 'Rewind' }).click();

@@ -43,7 +43,7 @@ export function ComposerMenu({
                 event.preventDefault();
                 onChoose(index);
               }}
-              onMouseEnter={() => onHover(index)}
+              onMouseMove={() => index !== active && onHover(index)}
             >
               <span className="composer-menu-label">{entry.label}</span>
               {entry.detail ? <span className="composer-menu-detail">{entry.detail}</span> : null}
