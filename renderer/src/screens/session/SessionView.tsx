@@ -77,6 +77,8 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
   const [status, setStatus] = useState<SessionStatus>('idle');
   const [outcome, setOutcome] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
+  // Messages sent from here: each one brings the transcript to its bottom to follow the new turn.
+  const [sent, setSent] = useState(0);
   const [actionError, setActionError] = useState<string | undefined>();
   const [changesOpen, setChangesOpen] = useState(false);
   const [surface, setSurface] = useState<MainSurface>('transcript');
@@ -164,6 +166,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
       try {
         await call(keel().turns.send({ sessionId, prompt }));
         setOwnTurn(true);
+        setSent((count) => count + 1);
         return true;
       } catch (error) {
         setActionError(describeError(error));
@@ -403,6 +406,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
             hasBefore={transcript.hasBefore}
             onLoadEarlier={transcript.loadEarlier}
             history={history.actions}
+            followKey={sent}
           />
         </SurfaceLinks>
       )}

@@ -1,5 +1,5 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useCallback, useLayoutEffect, useMemo, useRef, type JSX } from 'react';
+import { useCallback, useLayoutEffect, useMemo, useRef, useState, type JSX } from 'react';
 import { AssistantBubble, UserBubble } from './items/MessageBubbles.js';
 import { LiveBubble } from './items/LiveBubble.js';
 import {
@@ -32,6 +32,8 @@ type Props = {
   onLoadEarlier: () => void;
   /** Undo / rewind / fork buttons on commits and user messages; absent where the session cannot change. */
   history?: HistoryActions | undefined;
+  /** Changes when the user sent a message: the view goes to the bottom and follows the new turn. */
+  followKey?: number;
 };
 
 /** How close to the bottom (px) still counts as "following" the stream. */
@@ -69,9 +71,12 @@ export function Transcript({
   hasBefore,
   onLoadEarlier,
   history,
+  followKey = 0,
 }: Props): JSX.Element {
   const scrollRef = useRef<HTMLDivElement>(null);
   const following = useRef(true);
+  // Shown while the user reads above the bottom: "Jump to latest" takes them back and follows again.
+  const [awayFromBottom, setAwayFromBottom] = useState(false);
   const rows = useMemo<Row[]>(() => {
     const all: Row[] = hasBefore ? [{ type: 'earlier', key: 'earlier' }] : [];
     all.push(...items);
@@ -95,6 +100,16 @@ export function Transcript({
     if (element && following.current) element.scrollTop = element.scrollHeight;
   }, []);
   useLayoutEffect(stickToBottom, [stickToBottom, totalSize, rows.length]);
+  const jumpToLatest = useCallback(() => {
+    following.current = true;
+    setAwayFromBottom(false);
+    const element = scrollRef.current;
+    if (element) element.scrollTop = element.scrollHeight;
+  }, []);
+  // A message the user just sent: its turn is followed even if they had scrolled up.
+  useLayoutEffect(() => {
+    if (followKey > 0) jumpToLatest();
+  }, [followKey, jumpToLatest]);
 
   // The row at the top of the viewport and how far above it the viewport starts: when older events
   // are prepended, the same row is put back at the same place.
@@ -121,36 +136,44 @@ export function Transcript({
     const element = scrollRef.current;
     if (!element) return;
     following.current = element.scrollHeight - element.scrollTop - element.clientHeight < FOLLOW_SLACK;
+    setAwayFromBottom(!following.current);
     rememberAnchor();
   };
 
   return (
-    <div
-      ref={scrollRef}
-      className="transcript"
-      role="log"
-      aria-label="Transcript"
-      aria-live="off"
-      tabIndex={0}
-      onScroll={onScroll}
-    >
-      <div className="virtual-space" style={{ height: totalSize }}>
-        {virtualizer.getVirtualItems().map((virtualRow) => {
-          const row = rows[virtualRow.index];
-          if (!row) return null;
-          return (
-            <div
-              key={virtualRow.key}
-              data-index={virtualRow.index}
-              ref={virtualizer.measureElement}
-              className="virtual-row transcript-row"
-              style={{ transform: `translateY(${virtualRow.start}px)` }}
-            >
-              {renderRow(row, { sessionId, live, running, toolOutput, onLoadEarlier, history })}
-            </div>
-          );
-        })}
+    <div className="transcript-frame">
+      <div
+        ref={scrollRef}
+        className="transcript"
+        role="log"
+        aria-label="Transcript"
+        aria-live="off"
+        tabIndex={0}
+        onScroll={onScroll}
+      >
+        <div className="virtual-space" style={{ height: totalSize }}>
+          {virtualizer.getVirtualItems().map((virtualRow) => {
+            const row = rows[virtualRow.index];
+            if (!row) return null;
+            return (
+              <div
+                key={virtualRow.key}
+                data-index={virtualRow.index}
+                ref={virtualizer.measureElement}
+                className="virtual-row transcript-row"
+                style={{ transform: `translateY(${virtualRow.start}px)` }}
+              >
+                {renderRow(row, { sessionId, live, running, toolOutput, onLoadEarlier, history })}
+              </div>
+            );
+          })}
+        </div>
       </div>
+      {awayFromBottom ? (
+        <button type="button" className="jump-latest" onClick={jumpToLatest}>
+          ↓ Jump to latest
+        </button>
+      ) : null}
     </div>
   );
 }

@@ -19,7 +19,7 @@ export function RewoundMarker({
       <button type="button" className="link-button" aria-expanded={open} onClick={() => setOpen(!open)}>
         {open ? 'Hide' : 'Show'} the abandoned branch ({count} item{count === 1 ? '' : 's'})
       </button>
-      <span> · Rewound: the conversation continues from event {toSeq}</span>
+      <span> · Rewound: the conversation continues from here</span>
       {open ? <div className="set-aside-rows">{renderSetAside()}</div> : null}
     </div>
   );

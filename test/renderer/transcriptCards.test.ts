@@ -1,0 +1,111 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { detectSandbox } from '../../main/sandbox/box.js';
+import { createSession, sendMessage, setUpApp, waitForIdle } from './appFixture.js';
+import { HAS_CHROMIUM } from './harness.js';
+import { artifactScreenshot } from './layoutMeasure.js';
+
+/*
+ * Issue 37, the transcript for people: a command as a terminal line with its output, exit code and time; a read
+ * as its path and lines; an edit as a diff (the one recorded once it ran); no JSON with `\n` escapes; and
+ * "Jump to latest" while reading above the bottom, with a sent message followed even from there.
+ */
+
+const boxed = (await detectSandbox()).kind !== 'none';
+let project: string;
+
+describe.skipIf(!HAS_CHROMIUM)('tool cards and following the conversation', () => {
+  const app = setUpApp({
+    prefix: 'keel-ui-cards-',
+    prepare: ({ dir }) => {
+      project = path.join(dir, 'cards');
+      fs.mkdirSync(path.join(project, 'src'), { recursive: true });
+      fs.writeFileSync(
+        path.join(project, 'src', 'app.ts'),
+        Array.from({ length: 40 }, (_, i) => `export const v${i} = ${i};`).join('\n') + '\n',
+      );
+    },
+  });
+
+  it('renders calls as people read them and jumps back to the latest message', async () => {
+    const watched = app.watch('transcript-cards');
+    const page = await app.goto();
+    await createSession(page, {
+      title: 'Cards',
+      projectFolder: project,
+      policy: 'full-auto',
+      checkout: 'direct',
+    });
+    app.provider.enqueue(
+      {
+        kind: 'reply',
+        text: 'Reading, then editing.',
+        toolCalls: [
+          { id: 'r1', name: 'read_file', arguments: { path: 'src/app.ts', offset: 5, limit: 10 } },
+          {
+            id: 'e1',
+            name: 'edit_file',
+            arguments: {
+              path: 'src/app.ts',
+              old_string: 'export const v7 = 7;',
+              new_string: 'export const v7 = 70;',
+            },
+          },
+          ...(boxed
+            ? [{ id: 'c1', name: 'run_command', arguments: { command: 'echo built && exit 3' } }]
+            : []),
+        ],
+      },
+      {
+        kind: 'reply',
+        text: Array.from({ length: 80 }, (_, i) => `Line ${i} of a long answer.`).join('\n\n'),
+      },
+    );
+    await sendMessage(page, 'Change v7.');
+    await page.getByText('Line 79 of a long answer.').waitFor();
+    await waitForIdle(page);
+
+    const read = page.getByRole('article', { name: /Tool call read_file/ });
+    await read.getByText('lines 5–14').waitFor();
+    expect(await read.locator('.tool-read code').textContent()).toBe('src/app.ts');
+    const edit = page.getByRole('article', { name: /Tool call edit_file/ });
+    const diff = edit.getByLabel('Change to src/app.ts');
+    await diff.getByText('+export const v7 = 70;').waitFor();
+    await diff.getByText('-export const v7 = 7;').waitFor();
+    // The file's name is the card's: the diff starts at its first hunk.
+    expect((await diff.textContent())?.startsWith('@@')).toBe(true);
+    for (const card of [read, edit]) expect((await card.textContent()) ?? '').not.toContain('\\n');
+    if (boxed) {
+      const command = page.getByRole('article', { name: /Tool call run_command/ });
+      expect(await command.getByLabel('Command').textContent()).toBe('$ echo built && exit 3');
+      expect(await command.locator('.tool-exit').textContent()).toBe('exit 3');
+      await command.locator('.tool-terminal-output').getByText('built').waitFor();
+      expect(await command.locator('.tool-duration').textContent()).toMatch(/^\d+(\.\d)? (ms|s)$/);
+    }
+    await read.scrollIntoViewIfNeeded();
+    await artifactScreenshot(page, 'transcript-cards');
+
+    // Reading above the bottom: "Jump to latest" shows and takes the view back.
+    await page.evaluate(`document.querySelector('[role="log"][aria-label="Transcript"]').scrollTop = 0`);
+    const jump = page.getByRole('button', { name: '↓ Jump to latest' });
+    await jump.waitFor();
+    await artifactScreenshot(page, 'transcript-jump-to-latest');
+    await jump.click();
+    await expect.poll(() => jump.count()).toBe(0);
+    const atBottom = `(() => { const e = document.querySelector('[role="log"][aria-label="Transcript"]'); return e.scrollHeight - e.scrollTop - e.clientHeight < 48; })()`;
+    await expect.poll(() => page.evaluate<boolean>(atBottom)).toBe(true);
+
+    // Scrolled up again, a message sent is followed to its reply.
+    await page.evaluate(`document.querySelector('[role="log"][aria-label="Transcript"]').scrollTop = 0`);
+    await jump.waitFor();
+    app.provider.enqueue({ kind: 'reply', text: 'The follow-up answer.' });
+    await sendMessage(page, 'And now?');
+    await page.getByText('The follow-up answer.').waitFor();
+    await expect.poll(() => page.evaluate<boolean>(atBottom)).toBe(true);
+    expect(await jump.count()).toBe(0);
+
+    expect(watched.errors).toEqual([]);
+    expect(watched.foreignRequests).toEqual([]);
+  });
+});
