@@ -5,6 +5,8 @@ import { useQuery } from './api/useQuery.js';
 import {
   AppContext,
   needsProviderSetup,
+  routeFromHash,
+  routeToHash,
   type AppState,
   type NewSessionPrefill,
   type Route,
@@ -41,7 +43,23 @@ function SessionScreen({ sessionId }: { sessionId: string }): JSX.Element {
 
 /** The application shell: the session browser on the left, the current screen on the right, dialogs above. */
 export function App(): JSX.Element {
-  const [route, setRoute] = useState<Route>({ screen: 'home' });
+  // The open session is in the address: a reload or a copied link opens it again.
+  const [route, setRoute] = useState<Route>(() => routeFromHash(window.location.hash));
+  useEffect(() => {
+    const hash = routeToHash(route);
+    if (hash === window.location.hash) return;
+    // Back and Forward go through the sessions opened (popstate below).
+    window.history.pushState(null, '', `${window.location.pathname}${window.location.search}${hash}`);
+  }, [route]);
+  useEffect(() => {
+    const onHash = () => setRoute(routeFromHash(window.location.hash));
+    window.addEventListener('popstate', onHash);
+    window.addEventListener('hashchange', onHash);
+    return () => {
+      window.removeEventListener('popstate', onHash);
+      window.removeEventListener('hashchange', onHash);
+    };
+  }, []);
   const [newSession, setNewSession] = useState<NewSessionPrefill | undefined>();
   const settings = useQuery(() => call(keel().settings.get()), []);
   const info = useQuery(() => call(keel().app.info()), []);

@@ -40,3 +40,27 @@ export function needsProviderSetup(view: SettingsView): boolean {
     (settings.defaults.provider === 'openai-compatible' ? settings.defaults.baseUrl : undefined);
   return localUrl === undefined;
 }
+
+/**
+ * The route as the page's address keeps it (issue 37): `#/session/<id>`, `#/settings`, nothing for home. The hash
+ * leaves keel serve's `?token=` alone, and a reload or a copied address opens the same session.
+ */
+export function routeToHash(route: Route): string {
+  if (route.screen === 'session') return `#/session/${encodeURIComponent(route.sessionId)}`;
+  if (route.screen === 'settings') return '#/settings';
+  return '';
+}
+
+/** The route an address's hash names; home for anything else. */
+export function routeFromHash(hash: string): Route {
+  const session = /^#\/session\/([^/?#]+)$/.exec(hash);
+  if (session?.[1]) {
+    try {
+      return { screen: 'session', sessionId: decodeURIComponent(session[1]) };
+    } catch {
+      return { screen: 'home' };
+    }
+  }
+  if (hash === '#/settings') return { screen: 'settings' };
+  return { screen: 'home' };
+}

@@ -260,6 +260,7 @@ export function SessionBrowser({
                   <SessionRow
                     id={rowId(row)}
                     session={row.session}
+                    parent={row.parent}
                     active={item.index === activeIndex}
                     current={row.session.id === currentId}
                     onOpen={() => {

@@ -300,9 +300,9 @@ export function Composer({
           placeholder={placeholder}
           disabled={readOnly}
           rows={2}
-          role="combobox"
+          // A text box that completes from a list (a combobox role would hide it from "textbox" queries and
+          // from what screen readers announce for a multi-line field).
           aria-autocomplete="list"
-          aria-expanded={menuOpen}
           aria-controls={menuOpen ? MENU_ID : undefined}
           aria-activedescendant={menu && menu.entries.length > 0 ? `${MENU_ID}-${activeIndex}` : undefined}
         />

@@ -1,4 +1,5 @@
-import { useEffect, useState, type JSX, type ReactNode } from 'react';
+import { useContext, useEffect, useState, type JSX, type ReactNode } from 'react';
+import { AppContext } from '../../appContext.js';
 import type { ChannelOutput, SessionStatus } from '../../../../main/ipc/contract.js';
 import { StatusBadge } from '../../components/StatusBadge.js';
 import { sessionTitle } from '../browser/SessionRow.js';
@@ -6,6 +7,7 @@ import { useUncommitted } from '../changes/useChanges.js';
 import { describeCheckoutMode } from './checkoutMode.js';
 import { ContextMeter } from './ContextMeter.js';
 import { ModelRetirementWarning, ModelSwitchDialog } from './ModelSwitch.js';
+import { DeleteSessionDialog, EditableTitle } from './SessionManage.js';
 import './sessionHeader.css';
 
 type Opened = ChannelOutput<'sessions.open'>;
@@ -19,8 +21,11 @@ export function SessionHeader({
   status,
   onArchive,
   modelSwitchAsked = 0,
+  onChanged,
   children,
 }: {
+  /** The session's summary changed here (renamed): re-read it. */
+  onChanged?: () => void;
   opened: Opened;
   status: SessionStatus;
   onArchive: () => void;
@@ -32,6 +37,8 @@ export function SessionHeader({
   const { session, pin, policy, context } = opened;
   // undefined: closed; otherwise the dialog is open on `model` (undefined: the pinned one).
   const [switching, setSwitching] = useState<{ model: string | undefined } | undefined>();
+  const [deleting, setDeleting] = useState(false);
+  const navigate = useContext(AppContext)?.navigate;
   const canSwitch = !opened.readOnly && !opened.running && status !== 'running';
   useEffect(() => {
     if (modelSwitchAsked > 0) setSwitching({ model: undefined });
@@ -39,7 +46,12 @@ export function SessionHeader({
   return (
     <header className="session-header">
       <div className="session-header-main">
-        <h1 className="session-heading">{sessionTitle(session)}</h1>
+        <EditableTitle
+          sessionId={session.id}
+          title={sessionTitle(session)}
+          canRename={!opened.readOnly}
+          onRenamed={() => onChanged?.()}
+        />
         <StatusBadge status={status} />
         {children}
       </div>
@@ -68,8 +80,25 @@ export function SessionHeader({
         <button type="button" className="link-button session-archive" onClick={onArchive}>
           {session.archived ? 'Restore' : 'Archive'}
         </button>
+        <button
+          type="button"
+          className="link-button session-archive"
+          disabled={opened.running || status === 'running'}
+          onClick={() => setDeleting(true)}
+        >
+          Delete…
+        </button>
       </div>
       <ModelRetirementWarning pin={pin} canSwitch={canSwitch} onSwitch={(model) => setSwitching({ model })} />
+      {deleting ? (
+        <DeleteSessionDialog
+          sessionId={session.id}
+          title={sessionTitle(session)}
+          projectFolder={session.projectFolder}
+          onClose={() => setDeleting(false)}
+          onDeleted={() => navigate?.({ screen: 'home' })}
+        />
+      ) : null}
       {switching ? (
         <ModelSwitchDialog
           sessionId={session.id}

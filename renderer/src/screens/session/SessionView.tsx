@@ -312,6 +312,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
           status={status}
           onArchive={() => void archive()}
           modelSwitchAsked={modelSwitchAsked}
+          onChanged={reload}
         >
           <SurfaceToggles
             surface={changesOpen ? 'transcript' : surface}
