@@ -108,4 +108,29 @@ describe.skipIf(!HAS_CHROMIUM)('tool cards and following the conversation', () =
     expect(watched.errors).toEqual([]);
     expect(watched.foreignRequests).toEqual([]);
   });
+
+  it('shows the reply being written whole after a reload mid-stream', async () => {
+    const watched = app.watch('live-after-reload');
+    const page = await app.goto();
+    await createSession(page, { title: 'Live reload', projectFolder: project });
+    app.provider.enqueue({
+      kind: 'reply',
+      text: Array.from({ length: 60 }, (_, i) => `word${i} `),
+      delayMs: 100,
+    });
+    await sendMessage(page, 'Write slowly.');
+    const bubble = page.getByRole('article', { name: 'Assistant (writing)' });
+    await bubble.getByText(/word8 /).waitFor();
+    // The address keeps the session: the reload opens it, and the reply shows from its first word.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Live reload' }).waitFor();
+    await bubble.getByText(/word20 /).waitFor();
+    expect((await bubble.textContent()) ?? '').toContain('word0 word1 word2 ');
+    await artifactScreenshot(page, 'transcript-live-after-reload');
+    await page
+      .getByRole('article', { name: 'Assistant (writing)' })
+      .waitFor({ state: 'detached', timeout: 30_000 });
+    await waitForIdle(page);
+    expect(watched.errors).toEqual([]);
+  });
 });

@@ -62,6 +62,8 @@ export const sessionChannels = {
     doc: 'Everything the session view needs besides events: summary, pinned model, policy, status, pending approvals, context use.',
     input: z.object({ sessionId }),
     output: z.object({
+      /** Issue 37: the reply streaming now (a page opened mid-turn shows it whole); absent when none streams. */
+      live: z.object({ turnId: z.string(), text: z.string(), reasoning: z.string() }).optional(),
       session: SessionSummary,
       pin: ModelPin,
       policy: Policy,

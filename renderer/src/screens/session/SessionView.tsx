@@ -33,6 +33,7 @@ import { currentPlanOf } from './plan.js';
 import { PlanChecklist } from './PlanChecklist.js';
 import { sessionTitle } from '../browser/SessionRow.js';
 import { SessionHeader } from './SessionHeader.js';
+import { seedLiveReply } from './liveReply.js';
 import { Transcript } from './Transcript.js';
 import { foldTranscript } from './transcriptItems.js';
 import { useParentTurn } from './useParentTurn.js';
@@ -92,6 +93,14 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
     setOwnTurn(opened.data.running);
     setStatus(opened.data.session.status);
   }, [opened.data]);
+  // Opened mid-turn: the reply streamed before this page subscribed is main's, joined with what came since.
+  const liveSnapshot = opened.data?.live;
+  const seededTurn = useRef<string | undefined>(undefined);
+  useEffect(() => {
+    if (!liveSnapshot || seededTurn.current === liveSnapshot.turnId) return;
+    seededTurn.current = liveSnapshot.turnId;
+    seedLiveReply(transcript.live, liveSnapshot);
+  }, [liveSnapshot, transcript.live]);
 
   const scheduleReload = useCallback(() => {
     clearTimeout(reloadTimer.current);
