@@ -30,13 +30,13 @@ let sessionViewModule: SessionViewModule | undefined;
 const loadSessionView = async () => (sessionViewModule ??= await import('./screens/session/SessionView.js'));
 
 /** The session view once its code is loaded (at once when it already is). */
-function SessionScreen({ sessionId }: { sessionId: string }): JSX.Element {
+function SessionScreen({ sessionId, find }: { sessionId: string; find?: string | undefined }): JSX.Element {
   const [loaded, setLoaded] = useState(sessionViewModule);
   const [failed, setFailed] = useState(false);
   useEffect(() => {
     if (!loaded) loadSessionView().then(setLoaded, () => setFailed(true));
   }, [loaded]);
-  if (loaded) return <loaded.SessionView key={sessionId} sessionId={sessionId} />;
+  if (loaded) return <loaded.SessionView key={sessionId} sessionId={sessionId} find={find} />;
   if (failed) return <ErrorState message="The session view could not be loaded. Reload the window." />;
   return <LoadingState label="Opening session…" />;
 }
@@ -144,7 +144,7 @@ export function App(): JSX.Element {
         <main className="pane">
           <ErrorBoundary label={route.screen === 'session' ? 'session view' : route.screen}>
             {route.screen === 'session' ? (
-              <SessionScreen sessionId={route.sessionId} />
+              <SessionScreen sessionId={route.sessionId} find={route.find} />
             ) : route.screen === 'settings' ? (
               settings.error ? (
                 <ErrorState

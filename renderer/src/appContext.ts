@@ -2,7 +2,11 @@ import { createContext, useContext } from 'react';
 import type { ChannelOutput, SettingsView } from '../../main/ipc/contract.js';
 
 /** Where the main pane is. The session browser is always visible beside it. */
-export type Route = { screen: 'home' } | { screen: 'session'; sessionId: string } | { screen: 'settings' };
+export type Route =
+  | { screen: 'home' }
+  /** `find`: a search hit's word, opened from the list's search: the transcript goes to it and marks it. */
+  | { screen: 'session'; sessionId: string; find?: string }
+  | { screen: 'settings' };
 
 /** What the new-session dialog starts with (e.g. a detected local model or a recent folder). */
 export type NewSessionPrefill = { projectFolder?: string };

@@ -133,4 +133,43 @@ describe.skipIf(!HAS_CHROMIUM)('tool cards and following the conversation', () =
     await waitForIdle(page);
     expect(watched.errors).toEqual([]);
   });
+
+  it('opens a search hit at the message it matched, marked', async () => {
+    const watched = app.watch('search-hit');
+    const page = await app.goto();
+    await createSession(page, { title: 'Search hit', projectFolder: project });
+    app.provider.enqueue(
+      { kind: 'reply', text: 'The zebrafish notes are in the lab book.' },
+      {
+        kind: 'reply',
+        text: Array.from({ length: 80 }, (_, i) => `Paragraph ${i} about other things.`).join('\n\n'),
+      },
+    );
+    await sendMessage(page, 'Where are the notes?');
+    await page.getByText('The zebrafish notes are in the lab book.').waitFor();
+    await waitForIdle(page);
+    await sendMessage(page, 'Tell me about everything else.');
+    await page.getByText('Paragraph 79 about other things.').waitFor();
+    await waitForIdle(page);
+    await page.getByRole('button', { name: 'Keel home' }).click();
+    await page.getByRole('searchbox').fill('zebrafish');
+    // The search's answer (with the matched words) is on screen before the hit is opened.
+    const option = page.getByRole('option', { name: /Search hit/ });
+    await option.locator('.session-snippet mark').getByText('zebrafish').waitFor();
+    await option.click();
+    const hit = page.locator('.transcript-row.is-search-hit');
+    await hit.getByText('The zebrafish notes are in the lab book.').waitFor();
+    const log = await page.getByRole('log', { name: 'Transcript' }).boundingBox();
+    await expect
+      .poll(async () => {
+        const box = await hit.boundingBox();
+        return Boolean(box && log && box.y >= log.y && box.y + box.height <= log.y + log.height);
+      })
+      .toBe(true);
+    await expect
+      .poll(() => page.evaluate<number>(`CSS.highlights.get('search-hit')?.size ?? 0`))
+      .toBeGreaterThan(0);
+    await artifactScreenshot(page, 'transcript-search-hit');
+    expect(watched.errors).toEqual([]);
+  });
 });

@@ -59,7 +59,14 @@ const REFRESHING_KINDS = new Set([
  * subagent session counts as running while its own turn runs inside its parent's running turn: its commands
  * then stream into the terminal and can be killed, as a top-level session's.
  */
-export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
+export function SessionView({
+  sessionId,
+  find,
+}: {
+  sessionId: string;
+  /** A search hit's word: the transcript goes to the newest message holding it and marks it. */
+  find?: string | undefined;
+}): JSX.Element {
   // The transcript's first page is requested before the summary: it is what the user waits to see.
   const transcript = useTranscript(sessionId);
   // session.status pushes seen so far. An answer of sessions.open asked before the newest push is older than
@@ -417,6 +424,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
             onLoadEarlier={transcript.loadEarlier}
             history={history.actions}
             followKey={sent}
+            find={find}
           />
         </SurfaceLinks>
       )}
