@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SessionEvent } from '../common/events.js';
 import { appChannels } from './contract/appChannels.js';
+import { composerChannels } from './contract/composerChannels.js';
 import { historyChannels } from './contract/historyChannels.js';
 import { importChannels, importProgress } from './contract/importChannels.js';
 import { reviewChannels } from './contract/reviewChannels.js';
@@ -25,6 +26,7 @@ import { workChannels } from './contract/workChannels.js';
 
 export * from './contract/schemas.js';
 export { RevertConflict, RevertOutcome } from './contract/historyChannels.js';
+export { Mention, PROMPT_MAX_CHARS, SlashCommand } from './contract/composerChannels.js';
 
 /** Every channel the UI can call. Adding one to a group adds it to the preload, the ws bridge and the handler table's type. */
 export const channels = {
@@ -37,6 +39,8 @@ export const channels = {
   ...importChannels,
   // Issue 30: a project's setup trust and permission rules.
   ...setupChannels,
+  // Issue 37: the composer.
+  ...composerChannels,
 };
 
 /** Every channel name, e.g. `sessions.list`. */

@@ -3,6 +3,7 @@ import { channels, isChannelName } from './contract.js';
 import { describeInvalidInput, toIpcError } from './errors.js';
 import { appHandlers } from './handlers/appHandlers.js';
 import { importHandlers } from './handlers/importHandlers.js';
+import { composerHandlers } from './handlers/composerHandlers.js';
 import { createHandlerContext } from './handlers/context.js';
 import { reviewHandlers } from './handlers/reviewHandlers.js';
 import { sessionHandlers } from './handlers/sessionHandlers.js';
@@ -35,6 +36,8 @@ export function createHandlers(options: HandlerOptions): Handlers {
     // Issue 35: Settings → Import history.
     ...importHandlers(ctx),
     ...setupHandlers(ctx),
+    // Issue 37: the composer.
+    ...composerHandlers(ctx),
   };
 
   return {

@@ -5,6 +5,8 @@ import { useQuery } from './api/useQuery.js';
 import {
   AppContext,
   needsProviderSetup,
+  routeFromHash,
+  routeToHash,
   type AppState,
   type NewSessionPrefill,
   type Route,
@@ -29,20 +31,36 @@ let sessionViewModule: SessionViewModule | undefined;
 const loadSessionView = async () => (sessionViewModule ??= await import('./screens/session/SessionView.js'));
 
 /** The session view once its code is loaded (at once when it already is). */
-function SessionScreen({ sessionId }: { sessionId: string }): JSX.Element {
+function SessionScreen({ sessionId, find }: { sessionId: string; find?: string | undefined }): JSX.Element {
   const [loaded, setLoaded] = useState(sessionViewModule);
   const [failed, setFailed] = useState(false);
   useEffect(() => {
     if (!loaded) loadSessionView().then(setLoaded, () => setFailed(true));
   }, [loaded]);
-  if (loaded) return <loaded.SessionView key={sessionId} sessionId={sessionId} />;
+  if (loaded) return <loaded.SessionView key={sessionId} sessionId={sessionId} find={find} />;
   if (failed) return <ErrorState message="The session view could not be loaded. Reload the window." />;
   return <LoadingState label="Opening session…" />;
 }
 
 /** The application shell: the session browser on the left, the current screen on the right, dialogs above. */
 export function App(): JSX.Element {
-  const [route, setRoute] = useState<Route>({ screen: 'home' });
+  // The open session is in the address: a reload or a copied link opens it again.
+  const [route, setRoute] = useState<Route>(() => routeFromHash(window.location.hash));
+  useEffect(() => {
+    const hash = routeToHash(route);
+    if (hash === window.location.hash) return;
+    // Back and Forward go through the sessions opened (popstate below).
+    window.history.pushState(null, '', `${window.location.pathname}${window.location.search}${hash}`);
+  }, [route]);
+  useEffect(() => {
+    const onHash = () => setRoute(routeFromHash(window.location.hash));
+    window.addEventListener('popstate', onHash);
+    window.addEventListener('hashchange', onHash);
+    return () => {
+      window.removeEventListener('popstate', onHash);
+      window.removeEventListener('hashchange', onHash);
+    };
+  }, []);
   const [newSession, setNewSession] = useState<NewSessionPrefill | undefined>();
   const settings = useQuery(() => call(keel().settings.get()), []);
   const info = useQuery(() => call(keel().app.info()), []);
@@ -105,7 +123,7 @@ export function App(): JSX.Element {
               <span className="brand-mark" aria-hidden="true">
                 ⚓
               </span>
-              Keel
+              <span className="brand-name">Keel</span>
             </button>
             <div className="sidebar-actions">
               <PendingApprovalsBadge onOpen={(sessionId) => setRoute({ screen: 'session', sessionId })} />
@@ -130,7 +148,7 @@ export function App(): JSX.Element {
         <main className="pane">
           <ErrorBoundary label={route.screen === 'session' ? 'session view' : route.screen}>
             {route.screen === 'session' ? (
-              <SessionScreen sessionId={route.sessionId} />
+              <SessionScreen sessionId={route.sessionId} find={route.find} />
             ) : route.screen === 'settings' ? (
               settings.error ? (
                 <ErrorState

@@ -2,7 +2,11 @@ import { createContext, useContext } from 'react';
 import type { ChannelOutput, SettingsView } from '../../main/ipc/contract.js';
 
 /** Where the main pane is. The session browser is always visible beside it. */
-export type Route = { screen: 'home' } | { screen: 'session'; sessionId: string } | { screen: 'settings' };
+export type Route =
+  | { screen: 'home' }
+  /** `find`: a search hit's word, opened from the list's search: the transcript goes to it and marks it. */
+  | { screen: 'session'; sessionId: string; find?: string }
+  | { screen: 'settings' };
 
 /** What the new-session dialog starts with (e.g. a detected local model or a recent folder). */
 export type NewSessionPrefill = { projectFolder?: string };
@@ -39,4 +43,28 @@ export function needsProviderSetup(view: SettingsView): boolean {
     settings.providers['openai-compatible']?.baseUrl ??
     (settings.defaults.provider === 'openai-compatible' ? settings.defaults.baseUrl : undefined);
   return localUrl === undefined;
+}
+
+/**
+ * The route as the page's address keeps it (issue 37): `#/session/<id>`, `#/settings`, nothing for home. The hash
+ * leaves keel serve's `?token=` alone, and a reload or a copied address opens the same session.
+ */
+export function routeToHash(route: Route): string {
+  if (route.screen === 'session') return `#/session/${encodeURIComponent(route.sessionId)}`;
+  if (route.screen === 'settings') return '#/settings';
+  return '';
+}
+
+/** The route an address's hash names; home for anything else. */
+export function routeFromHash(hash: string): Route {
+  const session = /^#\/session\/([^/?#]+)$/.exec(hash);
+  if (session?.[1]) {
+    try {
+      return { screen: 'session', sessionId: decodeURIComponent(session[1]) };
+    } catch {
+      return { screen: 'home' };
+    }
+  }
+  if (hash === '#/settings') return { screen: 'settings' };
+  return { screen: 'home' };
 }

@@ -160,6 +160,8 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     await sendMessage(page, 'Touch the math.');
     const pathCard = page.getByRole('article', { name: 'Approval needed: edit_file' });
     await waitForDiff(pathCard);
+    // At a laptop's height the scope and the reason are folded under one toggle (issue 37).
+    await pathCard.getByRole('button', { name: /deny options$/ }).click();
     const glob = pathCard.getByLabel('Path glob');
     await expect.poll(() => glob.inputValue()).toBe('src/util/**');
     await glob.fill('/etc/**');
@@ -258,6 +260,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     await card.getByText('registry.npmjs.org').waitFor();
     await card.getByText(project, { exact: false }).first().waitFor();
     await expect.poll(() => card.getByLabel('Command prefix').inputValue()).toBe('rm');
+    await card.getByRole('button', { name: /deny options$/ }).click();
     await card.getByLabel('Reason').fill(reason);
     await screenshot(page, 'approvals-05-command');
 
@@ -294,6 +297,7 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     await waitForDiff(protectedCard);
     await screenshot(page, 'approvals-07-protected-path');
     app.provider.enqueue({ kind: 'reply', text: 'No editor task then.' });
+    await protectedCard.getByRole('button', { name: /deny options$/ }).click();
     await protectedCard.getByLabel('Reason').fill('Not in .vscode.');
     await protectedCard.getByLabel('Reason').press('Enter');
     await page.getByText('No editor task then.').waitFor();

@@ -140,6 +140,8 @@ describe.skipIf(!HAS_CHROMIUM)('undo, rewind and fork in the browser', () => {
     ]);
     await expect.poll(() => page.getByText('Line two is excited now.').count()).toBe(0);
     expect(read()).toBe(mine);
+    // The message rewound to is back in the composer, to edit and send again.
+    await expect.poll(() => page.getByLabel('Message').inputValue()).toBe('Excite line two.');
     await screenshot(page, 'history-05-rewound');
     await marker.getByRole('button', { name: /Show the abandoned branch/ }).click();
     await page.locator('.set-aside').getByText('Line two is excited now.').waitFor();
@@ -158,8 +160,12 @@ describe.skipIf(!HAS_CHROMIUM)('undo, rewind and fork in the browser', () => {
     expect(next?.raw).toContain('Shout line two.');
     expect(next?.raw).not.toContain('Excite line two.');
 
-    // Fork from the newest message: a new session with the conversation before it, opened at once.
-    await userRow(page, 'Now something else.').getByRole('button', { name: 'Fork from here' }).click();
+    // Fork from the newest message, once confirmed: a new session with the conversation before it, opened at once.
+    const newest = userRow(page, 'Now something else.');
+    await newest.getByRole('button', { name: 'Fork from here' }).click();
+    const forkConfirm = newest.getByRole('group', { name: 'Fork from here' });
+    await forkConfirm.getByText(/This session stays as it is/).waitFor();
+    await forkConfirm.getByRole('button', { name: 'Fork', exact: true }).click();
     await expect
       .poll(async () => {
         const listed = await page.evaluate<{ value: { sessions: { id: string; parentId?: string }[] } }>(
@@ -178,9 +184,8 @@ describe.skipIf(!HAS_CHROMIUM)('undo, rewind and fork in the browser', () => {
     // The view is the fork's: its transcript ends before the message it was forked at.
     await page.getByText('Shout line two.').waitFor();
     await expect.poll(() => page.getByText('Now something else.').count()).toBe(0);
-    await page
-      .getByText(`Forked from another session at event ${of(forked, 'session_created')[0]?.forkedFrom?.seq}`)
-      .waitFor();
+    // In the user's terms: the session it came from, by title, and no event number.
+    await page.getByText('Forked from “History work”: both go on independently.').waitFor();
     expect(await page.getByText(/Subagent session/).count()).toBe(0);
     await screenshot(page, 'history-07-fork-opened');
     await page.getByRole('button', { name: 'Open the session it was forked from' }).click();
@@ -204,7 +209,7 @@ describe.skipIf(!HAS_CHROMIUM)('undo, rewind and fork in the browser', () => {
       toolCalls: [{ name: 'run_command', arguments: { command: 'rm a.txt' } }],
     });
     await sendMessage(page, 'Remove the file.');
-    await page.getByText('The turn is waiting for your approval.').waitFor();
+    await page.getByRole('article', { name: 'Approval needed: run_command' }).waitFor();
     const row = userRow(page, 'Remove the file.');
     await row.getByRole('button', { name: 'Rewind to here' }).click();
     await row.getByRole('group', { name: 'Rewind to here' }).getByRole('button', { name: 'Rewind' }).click();

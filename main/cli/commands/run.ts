@@ -12,6 +12,8 @@ import {
   expandPrompt,
   loadSessionState,
   checkAttachments,
+  checkPromptSize,
+  checkSessionPrompt,
   guardNewTurn,
   type Harness,
   type LocalHarnessSession,
@@ -152,6 +154,7 @@ export function registerRun(program: Command, context: CliContext): void {
         });
         for (const note of expanded.notes) context.io.stderr(`keel: ${note}\n`);
         if (mode !== undefined) await switchCommitMode(harness, session, mode);
+        await checkSessionPrompt(session, expanded.prompt);
         await guardNewTurn(session);
         await driveTurn(context, harness, session.id, { ...turnInput(expanded), attachments }, options);
         return;
@@ -159,6 +162,9 @@ export function registerRun(program: Command, context: CliContext): void {
       // Every flag is checked before the harness makes the home or anything in it.
       const expanded = expandNewSessionPrompt(context, options, prompt);
       const setup = await newSessionSetup(context, options, mode ?? 'auto');
+      // Before the session exists: a prompt the model's window cannot take leaves nothing behind.
+      if (setup.model?.contextWindow !== undefined)
+        await checkPromptSize(expanded.prompt, { ...setup.model, contextWindow: setup.model.contextWindow });
       const harness = cliHarness(context);
       const { id } = await harness.sessions.getOrCreate({
         id: newSessionId(),

@@ -27,7 +27,17 @@ export * from './errors.js';
 export { eventsFile, onIndexNotice, resolveHome, sessionDir, sweepDeadScratch } from './start.js';
 export { createHarness, type LocalHarnessSession } from './harness.js';
 export { withWritableSession } from './lock.js';
-export { guardNewTurn, UncommittedChangesError } from './newTurn.js';
+export {
+  checkPromptSize,
+  checkSessionPrompt,
+  guardNewTurn,
+  PROMPT_WINDOW_SHARE,
+  PromptTooLargeError,
+  UncommittedChangesError,
+} from './newTurn.js';
+// Issue 37: the composer's `/` commands and `@` mentions.
+export { listCommands, type SlashCommand } from './commands.js';
+export { completeMentions, type Mention } from './mentions.js';
 export { commitHistory, newTurnWarning, readFileVersions, reviewPersistentDirs } from './review.js';
 export { streamHarness } from './stream.js';
 export { exportSession, importSession, InvalidExportError } from './transfer.js';

@@ -17,7 +17,7 @@ import { artifactNameFor } from '../../tools/runCommandTool.js';
 import type { SessionStatus, TurnOutcome } from '../../common/harnessViews.js';
 import { describeError } from './describeError.js';
 import { HarnessError } from './errors.js';
-import { guardNewTurn } from './newTurn.js';
+import { checkSessionPrompt, guardNewTurn } from './newTurn.js';
 import { artifactsDir, sessionDir } from '../paths.js';
 import { AttachmentError, type AttachmentInput, checkAttachments } from './attachments.js';
 
@@ -101,6 +101,8 @@ const waitAtMost = (promise: Promise<void>, ms: number) =>
 export class TurnManager {
   /** A session's turn, or `reserved` while a turn starts or an exclusive write (compaction, commit) runs. */
   private readonly running = new Map<string, RunningTurn | 'reserved'>();
+  /** The reply streaming now per session (issue 37): a page opened mid-turn shows it whole, not from mid-sentence. */
+  private readonly live = new Map<string, { turnId: string; text: string; reasoning: string }>();
   private closing = false;
   /** The session API every session and turn of the app goes through: this process is one of its hosts. */
   readonly harness: Harness;
@@ -174,8 +176,10 @@ export class TurnManager {
       this.assertStartable(sessionId);
       const session = (await this.harness.sessions.get(sessionId)) as LocalHarnessSession | undefined;
       if (!session) throw new HarnessError('not_found', `no session ${sessionId}`);
-      if (input.prompt !== undefined)
+      if (input.prompt !== undefined) {
+        await checkSessionPrompt(session, input.prompt);
         await guardNewTurn(session, { discardChanges: input.discardChanges === true });
+      }
       const attachments = input.prompt !== undefined ? (input.attachments ?? []) : [];
       try {
         checkAttachments(attachments);
@@ -229,11 +233,19 @@ export class TurnManager {
         case 'started':
           return started();
         case 'text':
-        case 'reasoning':
+        case 'reasoning': {
+          const reply = this.live.get(sessionId) ?? { turnId, text: '', reasoning: '' };
+          if (part.type === 'text') reply.text += part.text;
+          else reply.reasoning += part.text;
+          this.live.set(sessionId, reply);
           return reports.delta(sessionId, turnId, { type: part.type, text: part.text });
+        }
         case 'tool_call':
           return reports.delta(sessionId, turnId, { type: 'tool_call', id: part.id, name: part.name });
         case 'event':
+          // The reply is an event now (or was cut): the next one streams from nothing.
+          if (part.event.kind === 'assistant_message' || part.event.kind === 'interrupted')
+            this.live.delete(sessionId);
           return publishEvent(sessionId, part.event);
         case 'tool_output':
           return publishOutput(sessionId, part.toolCallId, part.chunk);
@@ -388,8 +400,15 @@ export class TurnManager {
     return result.value;
   }
 
+  /** The reply streaming now in a turn of `sessionId` (text and reasoning so far), if one streams. */
+  liveReply(sessionId: string): { turnId: string; text: string; reasoning: string } | undefined {
+    const reply = this.live.get(sessionId);
+    return reply && this.running.has(sessionId) ? { ...reply } : undefined;
+  }
+
   private finish(sessionId: string, turnId: string, outcome: TurnOutcome): void {
     this.running.delete(sessionId);
+    this.live.delete(sessionId);
     const status: SessionStatus = this.statusOf(sessionId);
     this.options.reports.status(sessionId, { status, running: false, turnId, outcome });
     this.options.reports.changed(sessionId);

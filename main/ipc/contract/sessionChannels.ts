@@ -8,6 +8,7 @@ import {
   SessionEvent,
   ToolMode,
 } from '../../common/events.js';
+import { PROMPT_MAX_CHARS } from './composerChannels.js';
 import { sessionId, seq, folder, SessionSummary, ProjectGroup, type ChannelSpec } from './schemas.js';
 import { MAX_ATTACHMENTS, MAX_IMAGE_BYTES, MAX_PDF_BYTES } from '../../common/attachments.js';
 
@@ -65,6 +66,8 @@ export const sessionChannels = {
     doc: 'Everything the session view needs besides events: summary, pinned model, policy, status, pending approvals, context use.',
     input: z.object({ sessionId }),
     output: z.object({
+      /** Issue 37: the reply streaming now (a page opened mid-turn shows it whole); absent when none streams. */
+      live: z.object({ turnId: z.string(), text: z.string(), reasoning: z.string() }).optional(),
       session: SessionSummary,
       pin: ModelPin,
       policy: Policy,
@@ -163,7 +166,8 @@ export const sessionChannels = {
     doc: 'Starts a turn with a prompt; resolves once it started (progress is pushed). `busy` if one runs.',
     input: z.object({
       sessionId,
-      prompt: z.string().min(1).max(1_000_000),
+      // The model's window is checked in the core (checkPromptSize), with a sentence for people.
+      prompt: z.string().min(1).max(PROMPT_MAX_CHARS),
       /**
        * A new turn resets the session's checkouts: with uncommitted manual changes it is refused
        * (`invalid_state`) unless this is true, which discards them first (persistent.diff's newTurnWarning).

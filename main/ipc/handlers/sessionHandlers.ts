@@ -120,7 +120,9 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
           state.lastUsage && (state.lastUsageSeq ?? 0) > compactedAt ? state.lastUsage : undefined;
         const threshold = readSettings(home).compaction.threshold;
         const running = turns.isRunning(args.sessionId);
+        const live = turns.liveReply(args.sessionId);
         return {
+          ...(live ? { live } : {}),
           session,
           pin: state.pin,
           policy: state.policy,

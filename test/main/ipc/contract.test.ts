@@ -117,6 +117,9 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'rules.list': { folder: '/p' },
   'rules.add': { folder: '/p', action: 'deny', rule: 'Bash(git push:*)' },
   'rules.remove': { folder: '/p', rule: 'Bash(git push:*)', action: 'deny' },
+  // Issue 37: the composer.
+  'commands.list': { sessionId: session },
+  'mentions.complete': { sessionId: session, query: 'src/app', limit: 20 },
 };
 
 const payloads: { [T in TopicName]: TopicPayload<T> } = {

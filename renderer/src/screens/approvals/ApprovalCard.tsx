@@ -175,48 +175,53 @@ export function ApprovalCard({
         {request.unknownOutcome ? (
           <span className="tag tag-warning">outcome of an earlier run unknown</span>
         ) : null}
+        {/* Why it asks, on the heading's line (cut, whole in its tooltip): the diff keeps the card's room. */}
+        {request.reason && request.reason !== data?.protectedReason ? (
+          <span className="approval-reason muted" title={request.reason}>
+            — {request.reason}
+          </span>
+        ) : null}
         <time className="approval-time muted" dateTime={request.at} title={formatDateTime(request.at)}>
           asked {formatClock(request.at)}
         </time>
       </header>
-      {request.reason && request.reason !== data?.protectedReason ? (
-        <p className="approval-reason">{request.reason}</p>
-      ) : null}
-      {data?.protectedReason ? (
-        <p className="approval-protected" role="note">
-          <strong>Protected path.</strong> {data.protectedReason}
-        </p>
-      ) : null}
-      {request.unknownOutcome ? (
-        <p className="approval-warning" role="note">
-          An earlier run of this call may or may not have happened (Keel stopped while it ran). Allowing runs
-          it again; only “Allow once” applies.
-        </p>
-      ) : null}
-      {preview.loading && !data ? <p className="hint">Reading the proposed change…</p> : null}
-      {preview.error ? (
-        <p className="approval-warning" role="alert">
-          The details could not be read ({preview.error}). The arguments as logged are below.{' '}
-          <button type="button" className="link-button" onClick={preview.reload}>
-            Try again
-          </button>
-        </p>
-      ) : null}
-      {data?.file ? <FileChangeDetails file={data.file} tool={request.tool} /> : null}
-      {data?.files ? <PatchFilesDetails files={data.files} tool={request.tool} /> : null}
-      {data?.command ? <CommandDetails command={data.command} /> : null}
-      {(data && !data.file && !data.files && !data.command) || preview.error ? (
-        <pre className="tool-args approval-args" aria-label="Arguments">
-          {prettyJson(request.arguments)}
-        </pre>
-      ) : data ? (
-        <details className="approval-raw">
-          <summary>Arguments as logged</summary>
-          <pre className="tool-args" aria-label="Arguments">
+      <div className="approval-body">
+        {data?.protectedReason ? (
+          <p className="approval-protected" role="note">
+            <strong>Protected path.</strong> {data.protectedReason}
+          </p>
+        ) : null}
+        {request.unknownOutcome ? (
+          <p className="approval-warning" role="note">
+            An earlier run of this call may or may not have happened (Keel stopped while it ran). Allowing
+            runs it again; only “Allow once” applies.
+          </p>
+        ) : null}
+        {preview.loading && !data ? <p className="hint">Reading the proposed change…</p> : null}
+        {preview.error ? (
+          <p className="approval-warning" role="alert">
+            The details could not be read ({preview.error}). The arguments as logged are below.{' '}
+            <button type="button" className="link-button" onClick={preview.reload}>
+              Try again
+            </button>
+          </p>
+        ) : null}
+        {data?.file ? <FileChangeDetails file={data.file} tool={request.tool} /> : null}
+        {data?.files ? <PatchFilesDetails files={data.files} tool={request.tool} /> : null}
+        {data?.command ? <CommandDetails command={data.command} /> : null}
+        {(data && !data.file && !data.files && !data.command) || preview.error ? (
+          <pre className="tool-args approval-args" aria-label="Arguments">
             {prettyJson(request.arguments)}
           </pre>
-        </details>
-      ) : null}
+        ) : data ? (
+          <details className="approval-raw">
+            <summary>Arguments as logged</summary>
+            <pre className="tool-args" aria-label="Arguments">
+              {prettyJson(request.arguments)}
+            </pre>
+          </details>
+        ) : null}
+      </div>
       {error ? (
         <p className="composer-error" role="alert">
           {error}

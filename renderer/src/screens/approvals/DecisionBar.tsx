@@ -50,6 +50,8 @@ export function DecisionBar({
     editablePart(scoped === 'path' ? suggested.path : scoped === 'prefix' ? suggested.prefix : undefined),
   );
   const [touched, setTouched] = useState(false);
+  // In a short window the bar shows Allow / Deny on one row; the scope and the reason open on demand (CSS).
+  const [expanded, setExpanded] = useState(false);
   const keys = shortcutLabels(platform);
   const built = scoped ? buildScope(scoped, scopeText) : undefined;
   const scopeId = `scope-${requestSeq}`;
@@ -65,7 +67,7 @@ export function DecisionBar({
   };
 
   return (
-    <div className="decision-bar">
+    <div className={`decision-bar${expanded ? ' is-expanded' : ''}`}>
       <div className="decision-row">
         <button
           type="button"
@@ -180,6 +182,22 @@ export function DecisionBar({
           aria-keyshortcuts={showShortcuts ? ARIA_SHORTCUTS.deny : undefined}
         >
           Deny
+        </button>
+        <button
+          type="button"
+          className="link-button decision-more"
+          aria-expanded={expanded}
+          aria-label={scoped ? 'Scope and deny options' : 'Deny options'}
+          title={
+            scoped === 'path'
+              ? 'Allow for a path glob, or deny with a reason'
+              : scoped === 'prefix'
+                ? 'Allow for a command prefix, or deny with a reason'
+                : 'Deny with a reason'
+          }
+          onClick={() => setExpanded((open) => !open)}
+        >
+          {expanded ? 'Less' : 'More…'}
         </button>
       </div>
       {showShortcuts ? (

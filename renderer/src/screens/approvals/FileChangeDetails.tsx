@@ -35,7 +35,7 @@ export function FileChangeDetails({ file, tool }: { file: FileChangePreview; too
           modified={file.proposed}
           label={`Proposed ${tool} change to ${file.path}`}
           sizing="fit"
-          maxHeight={300}
+          maxHeight={480}
           sides={{ original: 'now', modified: `after ${tool}` }}
         />
       ) : file.diff !== '' && file.error === undefined ? (

@@ -26,6 +26,16 @@ const ROW_HEIGHTS = { project: 34, session: 58, sessionWithSnippet: 100 } as con
 
 const rowId = (row: ListRow) => `row-${row.key.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
 
+/** Opening a session from the list: a search hit's first matched word goes with it, for the transcript to find. */
+function openRoute(session: { id: string; snippet?: string | undefined }): {
+  screen: 'session';
+  sessionId: string;
+  find?: string;
+} {
+  const matched = session.snippet ? /\[([^\]]+)\]/.exec(session.snippet)?.[1] : undefined;
+  return { screen: 'session', sessionId: session.id, ...(matched ? { find: matched } : {}) };
+}
+
 /** All sessions grouped by project folder, newest first, with search as you type; virtualized for tens of thousands. */
 export function SessionBrowser({
   searchRef,
@@ -112,7 +122,7 @@ export function SessionBrowser({
   const activate = (row: ListRow | undefined) => {
     if (!row) return;
     if (row.type === 'project') toggleFolder(row.folder);
-    else navigate({ screen: 'session', sessionId: row.session.id });
+    else navigate(openRoute(row.session));
   };
 
   const moveTo = (index: number) => {
@@ -260,11 +270,12 @@ export function SessionBrowser({
                   <SessionRow
                     id={rowId(row)}
                     session={row.session}
+                    parent={row.parent}
                     active={item.index === activeIndex}
                     current={row.session.id === currentId}
                     onOpen={() => {
                       setActiveIndex(item.index);
-                      navigate({ screen: 'session', sessionId: row.session.id });
+                      navigate(openRoute(row.session));
                     }}
                     onResume={() => void resume(row.session.id)}
                     onArchive={() => void archive(row.session.id, !row.session.archived)}

@@ -11,6 +11,8 @@ type Props = {
   onOpen: () => void;
   onResume: () => void;
   onArchive: () => void;
+  /** The session it came from, when listed under it (a fork or a subagent's run). */
+  parent?: { id: string; title: string | undefined } | undefined;
 };
 
 /** One session in the browser: title, status, model, last activity, and the search snippet when searching. */
@@ -22,9 +24,11 @@ export function SessionRow({
   onOpen,
   onResume,
   onArchive,
+  parent,
 }: Props): JSX.Element {
   const title = sessionTitle(session);
-  const label = `${title}, ${statusLabel(session.status)}, ${session.model}, ${folderName(session.projectFolder)}, ${formatRelativeTime(session.updatedAt)}${session.projectExists ? '' : ', folder missing, read-only'}${session.archived ? ', archived' : ''}${session.indexBehind ? ', search updating' : ''}`;
+  const from = parent ? `, from ${sessionTitle(parent)}` : '';
+  const label = `${title}${from}, ${statusLabel(session.status)}, ${session.model}, ${folderName(session.projectFolder)}, ${formatRelativeTime(session.updatedAt)}${session.projectExists ? '' : ', folder missing, read-only'}${session.archived ? ', archived' : ''}${session.indexBehind ? ', search updating' : ''}`;
   return (
     <div
       id={id}
@@ -32,11 +36,16 @@ export function SessionRow({
       aria-selected={active}
       aria-current={current ? 'page' : undefined}
       aria-label={label}
-      className={`session-row${active ? ' is-active' : ''}${current ? ' is-current' : ''}${session.archived ? ' is-archived' : ''}`}
+      className={`session-row${active ? ' is-active' : ''}${current ? ' is-current' : ''}${session.archived ? ' is-archived' : ''}${parent ? ' is-child' : ''}`}
       onClick={onOpen}
       data-session-id={session.id}
     >
       <div className="session-row-top">
+        {parent ? (
+          <span className="session-fork-mark" aria-hidden="true" title={`From ${sessionTitle(parent)}`}>
+            ⎇
+          </span>
+        ) : null}
         <span className="session-title">{title}</span>
         <StatusBadge status={session.status} />
       </div>

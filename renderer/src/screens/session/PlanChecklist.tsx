@@ -28,13 +28,20 @@ export function PlanSteps({ steps, label }: { steps: readonly PlanStep[]; label:
   );
 }
 
-/** The model's current plan, pinned above the composer; collapsible, open by default. */
+/**
+ * The model's current plan, pinned above the composer as one line (the count and the step in progress); the
+ * steps open on demand, so the plan never takes the conversation's room.
+ */
 export function PlanChecklist({ steps }: { steps: readonly PlanStep[] }): JSX.Element {
   const done = steps.filter((step) => step.status === 'completed').length;
+  const current = steps.find((step) => step.status === 'in_progress');
   return (
-    <details className="plan-checklist" open aria-label="Plan">
+    <details className="plan-checklist" aria-label="Plan">
       <summary>
-        Plan · {done} of {steps.length} done
+        <span className="plan-count">
+          Plan · {done} of {steps.length} done
+        </span>
+        {current ? <span className="plan-current"> · {current.activeForm ?? current.content}</span> : null}
       </summary>
       <PlanSteps steps={steps} label="Plan steps" />
     </details>

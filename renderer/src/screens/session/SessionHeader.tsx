@@ -1,4 +1,5 @@
-import { useState, type JSX, type ReactNode } from 'react';
+import { useContext, useEffect, useState, type JSX, type ReactNode } from 'react';
+import { AppContext } from '../../appContext.js';
 import type { ChannelOutput, SessionStatus } from '../../../../main/ipc/contract.js';
 import { StatusBadge } from '../../components/StatusBadge.js';
 import { sessionTitle } from '../browser/SessionRow.js';
@@ -6,6 +7,7 @@ import { useUncommitted } from '../changes/useChanges.js';
 import { describeCheckoutMode } from './checkoutMode.js';
 import { ContextMeter } from './ContextMeter.js';
 import { ModelRetirementWarning, ModelSwitchDialog } from './ModelSwitch.js';
+import { DeleteSessionDialog, EditableTitle } from './SessionManage.js';
 import './sessionHeader.css';
 
 type Opened = ChannelOutput<'sessions.open'>;
@@ -18,27 +20,40 @@ export function SessionHeader({
   opened,
   status,
   onArchive,
+  modelSwitchAsked = 0,
+  onChanged,
   children,
 }: {
+  /** The session's summary changed here (renamed): re-read it. */
+  onChanged?: () => void;
   opened: Opened;
   status: SessionStatus;
   onArchive: () => void;
+  /** Counts requests to open the model switch from elsewhere (the composer's /model and /effort). */
+  modelSwitchAsked?: number;
   /** Extra controls of the session's surfaces (Changes…), after the status. */
   children?: ReactNode;
 }): JSX.Element {
   const { session, pin, policy, context } = opened;
   // undefined: closed; otherwise the dialog is open on `model` (undefined: the pinned one).
   const [switching, setSwitching] = useState<{ model: string | undefined } | undefined>();
+  const [deleting, setDeleting] = useState(false);
+  const navigate = useContext(AppContext)?.navigate;
   const canSwitch = !opened.readOnly && !opened.running && status !== 'running';
+  useEffect(() => {
+    if (modelSwitchAsked > 0) setSwitching({ model: undefined });
+  }, [modelSwitchAsked]);
   return (
     <header className="session-header">
       <div className="session-header-main">
-        <h1 className="session-heading">{sessionTitle(session)}</h1>
+        <EditableTitle
+          sessionId={session.id}
+          title={sessionTitle(session)}
+          canRename={!opened.readOnly}
+          onRenamed={() => onChanged?.()}
+        />
         <StatusBadge status={status} />
         {children}
-        <button type="button" className="link-button" onClick={onArchive}>
-          {session.archived ? 'Restore' : 'Archive'}
-        </button>
       </div>
       <div className="session-header-meta">
         <span title="Pinned model">
@@ -62,8 +77,28 @@ export function SessionHeader({
           </span>
           <CheckoutModeTag sessionId={session.id} checkouts={opened.persistentDirs} />
         </span>
+        <button type="button" className="link-button session-archive" onClick={onArchive}>
+          {session.archived ? 'Restore' : 'Archive'}
+        </button>
+        <button
+          type="button"
+          className="link-button session-archive"
+          disabled={opened.running || status === 'running'}
+          onClick={() => setDeleting(true)}
+        >
+          Delete…
+        </button>
       </div>
       <ModelRetirementWarning pin={pin} canSwitch={canSwitch} onSwitch={(model) => setSwitching({ model })} />
+      {deleting ? (
+        <DeleteSessionDialog
+          sessionId={session.id}
+          title={sessionTitle(session)}
+          projectFolder={session.projectFolder}
+          onClose={() => setDeleting(false)}
+          onDeleted={() => navigate?.({ screen: 'home' })}
+        />
+      ) : null}
       {switching ? (
         <ModelSwitchDialog
           sessionId={session.id}

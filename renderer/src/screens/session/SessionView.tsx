@@ -1,4 +1,13 @@
-import { useCallback, useContext, useEffect, useMemo, useRef, useState, type JSX } from 'react';
+import {
+  useCallback,
+  useContext,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+  type CSSProperties,
+  type JSX,
+} from 'react';
 import type { SessionStatus, TurnOutcome } from '../../../../main/ipc/contract.js';
 import { call, describeError } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
@@ -18,11 +27,14 @@ import { SurfaceLinks, SurfaceToggles, type MainSurface } from '../trace/Surface
 import { TraceView } from '../trace/TraceView.js';
 import type { SendAttachment } from './attachments/useAttachments.js';
 import { Composer } from './Composer.js';
+import { FooterSplitter } from './FooterSplitter.js';
 import { HistoryResult } from './history/HistoryResult.js';
 import { useHistoryActions } from './history/useHistoryActions.js';
 import { currentPlanOf } from './plan.js';
 import { PlanChecklist } from './PlanChecklist.js';
+import { sessionTitle } from '../browser/SessionRow.js';
 import { SessionHeader } from './SessionHeader.js';
+import { seedLiveReply } from './liveReply.js';
 import { Transcript } from './Transcript.js';
 import { foldTranscript } from './transcriptItems.js';
 import { useParentTurn } from './useParentTurn.js';
@@ -48,7 +60,14 @@ const REFRESHING_KINDS = new Set([
  * subagent session counts as running while its own turn runs inside its parent's running turn: its commands
  * then stream into the terminal and can be killed, as a top-level session's.
  */
-export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
+export function SessionView({
+  sessionId,
+  find,
+}: {
+  sessionId: string;
+  /** A search hit's word: the transcript goes to the newest message holding it and marks it. */
+  find?: string | undefined;
+}): JSX.Element {
   // The transcript's first page is requested before the summary: it is what the user waits to see.
   const transcript = useTranscript(sessionId);
   // session.status pushes seen so far. An answer of sessions.open asked before the newest push is older than
@@ -67,6 +86,8 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
   const [status, setStatus] = useState<SessionStatus>('idle');
   const [outcome, setOutcome] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
+  // Messages sent from here: each one brings the transcript to its bottom to follow the new turn.
+  const [sent, setSent] = useState(0);
   const [actionError, setActionError] = useState<string | undefined>();
   const [changesOpen, setChangesOpen] = useState(false);
   const [surface, setSurface] = useState<MainSurface>('transcript');
@@ -80,6 +101,14 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
     setOwnTurn(opened.data.running);
     setStatus(opened.data.session.status);
   }, [opened.data]);
+  // Opened mid-turn: the reply streamed before this page subscribed is main's, joined with what came since.
+  const liveSnapshot = opened.data?.live;
+  const seededTurn = useRef<string | undefined>(undefined);
+  useEffect(() => {
+    if (!liveSnapshot || seededTurn.current === liveSnapshot.turnId) return;
+    seededTurn.current = liveSnapshot.turnId;
+    seedLiveReply(transcript.live, liveSnapshot);
+  }, [liveSnapshot, transcript.live]);
 
   const scheduleReload = useCallback(() => {
     clearTimeout(reloadTimer.current);
@@ -115,11 +144,36 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
 
   const readOnly = opened.data?.readOnly ?? true;
   const pending = opened.data?.pendingApprovals ?? [];
+  // Text given back to the composer (Rewind to here), and requests to open the model switch (/model, /effort).
+  const [draft, setDraft] = useState<{ text: string; id: number } | undefined>();
+  const [modelSwitchAsked, setModelSwitchAsked] = useState(0);
+  // The conversation's least share of the height, set by dragging the handle above an approval (percent).
+  const [transcriptShare, setTranscriptShare] = useState<number | undefined>();
   const history = useHistoryActions(
     sessionId,
     !readOnly && !running,
     useCallback((id: string) => navigate?.({ screen: 'session', sessionId: id }), [navigate]),
     reload,
+    useCallback((text: string) => setDraft((previous) => ({ text, id: (previous?.id ?? 0) + 1 })), []),
+  );
+  const commands = useQuery(() => call(keel().commands.list({ sessionId })), [sessionId]);
+  const completeMentions = useCallback(
+    async (query: string) => (await call(keel().mentions.complete({ sessionId, query }))).mentions,
+    [sessionId],
+  );
+  // The session's earlier prompts for ↑/↓, oldest first.
+  const prompts = useMemo(
+    () => items.flatMap((item) => (item.type === 'user' ? [item.content] : [])),
+    [items],
+  );
+  const forkedFromTitle = useQuery(
+    async () =>
+      opened.data?.forkedFrom
+        ? sessionTitle(
+            (await call(keel().sessions.open({ sessionId: opened.data.forkedFrom.sessionId }))).session,
+          )
+        : undefined,
+    [opened.data?.forkedFrom?.sessionId],
   );
 
   const send = useCallback(
@@ -129,6 +183,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
       try {
         await call(keel().turns.send({ sessionId, prompt, attachments }));
         setOwnTurn(true);
+        setSent((count) => count + 1);
         return true;
       } catch (error) {
         setActionError(describeError(error));
@@ -207,11 +262,75 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
     [showSurface],
   );
 
+  const [commandNotice, setCommandNotice] = useState<string | undefined>();
+  const [forkAsked, setForkAsked] = useState(false);
+  /** Keel's own `/` commands (main/core/harness/commands.ts), each the action its button elsewhere runs. */
+  const runCommand = useCallback(
+    (name: string, argument: string) => {
+      setActionError(undefined);
+      setCommandNotice(undefined);
+      const attempt = async (work: () => Promise<string | undefined>) => {
+        try {
+          setCommandNotice(await work());
+        } catch (error) {
+          setActionError(describeError(error));
+        }
+      };
+      switch (name) {
+        case 'compact':
+          return void attempt(async () => {
+            const result = await call(keel().compactions.run({ sessionId }));
+            reload();
+            return result.status === 'compacted'
+              ? 'Compacted: the conversation so far is summarized (open Compactions to read it).'
+              : `Nothing compacted: ${result.reason}`;
+          });
+        case 'model':
+        case 'effort':
+          return setModelSwitchAsked((count) => count + 1);
+        case 'fork':
+          return setForkAsked(true);
+        case 'stop':
+          return void stop();
+        case 'resume':
+          return void resume();
+        case 'rename':
+          if (argument === '') return setActionError('Type the new title after /rename.');
+          return void attempt(async () => {
+            await call(keel().sessions.rename({ sessionId, title: argument }));
+            reload();
+            return undefined;
+          });
+        case 'trace':
+          return showSurface('trace');
+        case 'terminal':
+          return dock.setOpen(true);
+        case 'archive':
+          return void archive();
+      }
+    },
+    [sessionId, reload, stop, resume, archive, showSurface, dock],
+  );
+
   const data = opened.data;
   return (
-    <section className="session-view" aria-label="Session">
+    <section
+      className="session-view"
+      aria-label="Session"
+      style={
+        transcriptShare === undefined
+          ? undefined
+          : ({ '--transcript-min': `${transcriptShare}%` } as CSSProperties)
+      }
+    >
       {data ? (
-        <SessionHeader opened={data} status={status} onArchive={() => void archive()}>
+        <SessionHeader
+          opened={data}
+          status={status}
+          onArchive={() => void archive()}
+          modelSwitchAsked={modelSwitchAsked}
+          onChanged={reload}
+        >
           <SurfaceToggles
             surface={changesOpen ? 'transcript' : surface}
             onSurface={showSurface}
@@ -253,7 +372,8 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
       ) : null}
       {forkedFrom ? (
         <p className="banner fork-banner" role="status">
-          Forked from another session at event {forkedFrom.seq}: both go on independently.{' '}
+          {forkedFromTitle.data ? `Forked from “${forkedFromTitle.data}”` : 'Forked from another session'}:
+          both go on independently.{' '}
           {navigate ? (
             <button
               type="button"
@@ -304,6 +424,8 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
             hasBefore={transcript.hasBefore}
             onLoadEarlier={transcript.loadEarlier}
             history={history.actions}
+            followKey={sent}
+            find={find}
           />
         </SurfaceLinks>
       )}
@@ -318,12 +440,16 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
       ) : null}
       {data ? (
         <div className="session-footer">
+          {pending.length > 0 ? (
+            <FooterSplitter value={transcriptShare} onChange={setTranscriptShare} />
+          ) : null}
           {transcript.notice && running ? (
             <p className="turn-notice" role="status">
               {transcript.notice}
             </p>
           ) : null}
-          {outcome && !running ? (
+          {/* Waiting for approval: the card below says so. */}
+          {outcome && !running && pending.length === 0 ? (
             <p className="turn-outcome" role="status">
               {outcome}
             </p>
@@ -343,8 +469,38 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
             running={running}
             onReview={() => setChangesOpen(true)}
           />
+          {forkAsked ? (
+            <div className="history-actions history-confirm" role="group" aria-label="Fork this session">
+              <span>
+                Start a new session with this whole conversation (same model and folders)? This one stays.
+              </span>
+              <button
+                type="button"
+                className="button-primary"
+                onClick={() => {
+                  setForkAsked(false);
+                  history.actions.fork();
+                }}
+              >
+                Fork
+              </button>
+              <button type="button" className="button-secondary" onClick={() => setForkAsked(false)}>
+                Cancel
+              </button>
+            </div>
+          ) : null}
+          {commandNotice ? (
+            <p className="turn-outcome" role="status">
+              {commandNotice}
+            </p>
+          ) : null}
           <Composer
             inputRef={inputRef}
+            history={prompts}
+            draft={draft}
+            commands={commands.data?.commands ?? []}
+            onCommand={runCommand}
+            completeMentions={completeMentions}
             running={running}
             readOnly={readOnly}
             {...(childLive

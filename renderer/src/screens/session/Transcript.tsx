@@ -1,5 +1,5 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useCallback, useLayoutEffect, useMemo, useRef, type JSX } from 'react';
+import { useCallback, useLayoutEffect, useMemo, useRef, useState, type JSX } from 'react';
 import { AssistantBubble, UserBubble } from './items/MessageBubbles.js';
 import { LiveBubble } from './items/LiveBubble.js';
 import {
@@ -33,6 +33,10 @@ type Props = {
   onLoadEarlier: () => void;
   /** Undo / rewind / fork buttons on commits and user messages; absent where the session cannot change. */
   history?: HistoryActions | undefined;
+  /** Changes when the user sent a message: the view goes to the bottom and follows the new turn. */
+  followKey?: number;
+  /** A search hit's word: the newest message holding it is scrolled to and marked (once, when loaded). */
+  find?: string | undefined;
 };
 
 /** How close to the bottom (px) still counts as "following" the stream. */
@@ -70,9 +74,13 @@ export function Transcript({
   hasBefore,
   onLoadEarlier,
   history,
+  followKey = 0,
+  find,
 }: Props): JSX.Element {
   const scrollRef = useRef<HTMLDivElement>(null);
   const following = useRef(true);
+  // Shown while the user reads above the bottom: "Jump to latest" takes them back and follows again.
+  const [awayFromBottom, setAwayFromBottom] = useState(false);
   const rows = useMemo<Row[]>(() => {
     const all: Row[] = hasBefore ? [{ type: 'earlier', key: 'earlier' }] : [];
     all.push(...items);
@@ -91,11 +99,79 @@ export function Transcript({
   });
 
   const totalSize = virtualizer.getTotalSize();
+  // A search hit holds the view on its row (rows above it are still being measured) until the user scrolls.
+  const hold = useRef<number | undefined>(undefined);
   const stickToBottom = useCallback(() => {
     const element = scrollRef.current;
+    if (element && hold.current !== undefined) {
+      const target = virtualizer.getOffsetForIndex(hold.current, 'center');
+      if (target) element.scrollTop = target[0];
+      return;
+    }
     if (element && following.current) element.scrollTop = element.scrollHeight;
-  }, []);
+  }, [virtualizer]);
   useLayoutEffect(stickToBottom, [stickToBottom, totalSize, rows.length]);
+  // The search hit: found once in the loaded rows, held in the middle of the view and marked.
+  const [hitKey, setHitKey] = useState<string | undefined>();
+  const sought = useRef<string | undefined>(undefined);
+  useLayoutEffect(() => {
+    if (!find || sought.current === find) return;
+    const word = find.toLowerCase();
+    let index = -1;
+    for (let at = rows.length - 1; at >= 0; at--) {
+      const row = rows[at];
+      if (
+        row &&
+        (row.type === 'user' || row.type === 'assistant') &&
+        row.content.toLowerCase().includes(word)
+      ) {
+        index = at;
+        break;
+      }
+    }
+    if (index < 0) return;
+    sought.current = find;
+    following.current = false;
+    hold.current = index;
+    setHitKey(String(rows[index]?.key));
+    stickToBottom();
+  }, [find, rows, stickToBottom]);
+  // The word itself is marked in the hit's text (CSS Custom Highlight: no change to the rendered Markdown).
+  useLayoutEffect(() => {
+    if (!hitKey || !find || typeof CSS === 'undefined' || !('highlights' in CSS)) return;
+    const frame = requestAnimationFrame(() => {
+      const row = scrollRef.current?.querySelector('.is-search-hit');
+      if (!row) return;
+      const word = find.toLowerCase();
+      const ranges: Range[] = [];
+      const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const text = node.textContent?.toLowerCase() ?? '';
+        for (let at = text.indexOf(word); at >= 0; at = text.indexOf(word, at + word.length)) {
+          const range = new Range();
+          range.setStart(node, at);
+          range.setEnd(node, at + word.length);
+          ranges.push(range);
+        }
+      }
+      CSS.highlights.set('search-hit', new Highlight(...ranges));
+    });
+    return () => {
+      cancelAnimationFrame(frame);
+      CSS.highlights.delete('search-hit');
+    };
+  }, [hitKey, find, totalSize]);
+  const jumpToLatest = useCallback(() => {
+    hold.current = undefined;
+    following.current = true;
+    setAwayFromBottom(false);
+    const element = scrollRef.current;
+    if (element) element.scrollTop = element.scrollHeight;
+  }, []);
+  // A message the user just sent: its turn is followed even if they had scrolled up.
+  useLayoutEffect(() => {
+    if (followKey > 0) jumpToLatest();
+  }, [followKey, jumpToLatest]);
 
   // The row at the top of the viewport and how far above it the viewport starts: when older events
   // are prepended, the same row is put back at the same place.
@@ -120,38 +196,50 @@ export function Transcript({
 
   const onScroll = () => {
     const element = scrollRef.current;
-    if (!element) return;
+    if (!element || hold.current !== undefined) return;
     following.current = element.scrollHeight - element.scrollTop - element.clientHeight < FOLLOW_SLACK;
+    setAwayFromBottom(!following.current);
     rememberAnchor();
   };
 
   return (
-    <div
-      ref={scrollRef}
-      className="transcript"
-      role="log"
-      aria-label="Transcript"
-      aria-live="off"
-      tabIndex={0}
-      onScroll={onScroll}
-    >
-      <div className="virtual-space" style={{ height: totalSize }}>
-        {virtualizer.getVirtualItems().map((virtualRow) => {
-          const row = rows[virtualRow.index];
-          if (!row) return null;
-          return (
-            <div
-              key={virtualRow.key}
-              data-index={virtualRow.index}
-              ref={virtualizer.measureElement}
-              className="virtual-row transcript-row"
-              style={{ transform: `translateY(${virtualRow.start}px)` }}
-            >
-              {renderRow(row, { sessionId, live, running, toolOutput, onLoadEarlier, history })}
-            </div>
-          );
-        })}
+    <div className="transcript-frame">
+      <div
+        ref={scrollRef}
+        className="transcript"
+        role="log"
+        aria-label="Transcript"
+        aria-live="off"
+        tabIndex={0}
+        onScroll={onScroll}
+        // The user takes the scroll over: a held search hit lets go.
+        onWheel={() => (hold.current = undefined)}
+        onPointerDown={() => (hold.current = undefined)}
+        onKeyDown={() => (hold.current = undefined)}
+      >
+        <div className="virtual-space" style={{ height: totalSize }}>
+          {virtualizer.getVirtualItems().map((virtualRow) => {
+            const row = rows[virtualRow.index];
+            if (!row) return null;
+            return (
+              <div
+                key={virtualRow.key}
+                data-index={virtualRow.index}
+                ref={virtualizer.measureElement}
+                className={`virtual-row transcript-row${String(row.key) === hitKey ? ' is-search-hit' : ''}`}
+                style={{ transform: `translateY(${virtualRow.start}px)` }}
+              >
+                {renderRow(row, { sessionId, live, running, toolOutput, onLoadEarlier, history })}
+              </div>
+            );
+          })}
+        </div>
       </div>
+      {awayFromBottom ? (
+        <button type="button" className="jump-latest" onClick={jumpToLatest}>
+          ↓ Jump to latest
+        </button>
+      ) : null}
     </div>
   );
 }
@@ -180,7 +268,9 @@ function renderRow(
           {row.images && context.sessionId ? (
             <ToolImages sessionId={context.sessionId} tool="your message" images={row.images} />
           ) : null}
-          {context.history ? <UserMessageActions seq={row.seq} actions={context.history} /> : null}
+          {context.history ? (
+            <UserMessageActions seq={row.seq} prompt={row.content} actions={context.history} />
+          ) : null}
         </>
       );
     case 'assistant':

@@ -38,3 +38,33 @@ export class LiveReplyStore {
 export function useLiveReply(store: LiveReplyStore): LiveReply | undefined {
   return useSyncExternalStore(store.subscribe, store.get);
 }
+
+/**
+ * The reply so far from main's snapshot (sessions.open, all text up to when it answered) and the deltas this page
+ * received since it subscribed (which may start before or after the snapshot ends): the snapshot, then what of
+ * the deltas it does not already end with. A page opened mid-turn so shows the reply whole (issue 37).
+ */
+export function joinStreamed(snapshot: string, streamed: string): string {
+  // One already holds the other from its start (seeded before, or deltas lagging the snapshot).
+  if (snapshot.startsWith(streamed)) return snapshot;
+  if (streamed.startsWith(snapshot)) return streamed;
+  for (let overlap = Math.min(snapshot.length, streamed.length); overlap > 0; overlap--) {
+    if (snapshot.endsWith(streamed.slice(0, overlap))) return snapshot + streamed.slice(overlap);
+  }
+  return snapshot + streamed;
+}
+
+/** Puts main's snapshot of the streaming reply into `store`, joined with the deltas already received. */
+export function seedLiveReply(
+  store: LiveReplyStore,
+  snapshot: { turnId: string; text: string; reasoning: string },
+): void {
+  const current = store.get();
+  const streamed = current?.turnId === snapshot.turnId ? current : undefined;
+  store.set({
+    turnId: snapshot.turnId,
+    text: joinStreamed(snapshot.text, streamed?.text ?? ''),
+    reasoning: joinStreamed(snapshot.reasoning, streamed?.reasoning ?? ''),
+    toolCalls: streamed?.toolCalls ?? [],
+  });
+}

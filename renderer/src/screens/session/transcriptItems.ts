@@ -342,7 +342,10 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
           at: event.at,
           dir: event.dir,
           ...(turn !== undefined && turn > 0 ? { turn } : {}),
-          text: `Committed ${event.files.length} file${event.files.length === 1 ? '' : 's'} from ${event.dir} to the project`,
+          // "project" is the project folder itself; another name is a folder the session was given beside it.
+          text: `Committed ${event.files.length} file${event.files.length === 1 ? '' : 's'} to ${
+            event.dir === 'project' ? 'the project folder' : `the folder ${event.dir}`
+          }`,
         });
         break;
       case 'changes_reverted':

@@ -54,16 +54,28 @@ export function SnapshotActions({ seq, actions }: { seq: number; actions: Histor
  * Under a user message: "Rewind to here" (the conversation continues from just before this message; with the
  * box ticked, the files' later changes are undone too) and "Fork from here" (a new session up to that point).
  */
-export function UserMessageActions({ seq, actions }: { seq: number; actions: HistoryActions }): JSX.Element {
-  const [confirming, setConfirming] = useState(false);
+export function UserMessageActions({
+  seq,
+  prompt,
+  actions,
+}: {
+  seq: number;
+  /** The message's text: a rewind gives it back to the composer to edit. */
+  prompt?: string;
+  actions: HistoryActions;
+}): JSX.Element {
+  const [confirming, setConfirming] = useState<'rewind' | 'fork' | undefined>();
   const [files, setFiles] = useState(false);
   const disabled = !actions.enabled || actions.busy;
   // The point just before this message: where a rewind or a fork may start (main checks it).
   const point = seq - 1;
-  if (confirming)
+  if (confirming === 'rewind')
     return (
       <div className="history-actions history-confirm" role="group" aria-label="Rewind to here">
-        <span>Continue the conversation from before this message? Later messages are kept, folded.</span>
+        <span>
+          Continue the conversation from before this message? Later messages are kept, folded, and this
+          message goes back to the composer to edit.
+        </span>
         <label>
           <input type="checkbox" checked={files} onChange={(event) => setFiles(event.target.checked)} />
           Also undo the changes to the files made since
@@ -73,13 +85,36 @@ export function UserMessageActions({ seq, actions }: { seq: number; actions: His
           className="button-primary"
           disabled={disabled}
           onClick={() => {
-            setConfirming(false);
-            actions.rewind(point, files);
+            setConfirming(undefined);
+            actions.rewind(point, files, prompt);
           }}
         >
           Rewind
         </button>
-        <button type="button" className="button-secondary" onClick={() => setConfirming(false)}>
+        <button type="button" className="button-secondary" onClick={() => setConfirming(undefined)}>
+          Cancel
+        </button>
+      </div>
+    );
+  if (confirming === 'fork')
+    return (
+      <div className="history-actions history-confirm" role="group" aria-label="Fork from here">
+        <span>
+          Start a new session with this conversation up to before this message (same model and folders)? This
+          session stays as it is.
+        </span>
+        <button
+          type="button"
+          className="button-primary"
+          disabled={disabled}
+          onClick={() => {
+            setConfirming(undefined);
+            actions.fork(point);
+          }}
+        >
+          Fork
+        </button>
+        <button type="button" className="button-secondary" onClick={() => setConfirming(undefined)}>
           Cancel
         </button>
       </div>
@@ -92,7 +127,7 @@ export function UserMessageActions({ seq, actions }: { seq: number; actions: His
         disabled={disabled}
         onClick={() => {
           setFiles(false);
-          setConfirming(true);
+          setConfirming('rewind');
         }}
       >
         Rewind to here
@@ -102,7 +137,7 @@ export function UserMessageActions({ seq, actions }: { seq: number; actions: His
         className="link-button"
         disabled={disabled}
         title="A new session with this conversation up to before this message, same model and folders"
-        onClick={() => actions.fork(point)}
+        onClick={() => setConfirming('fork')}
       >
         Fork from here
       </button>

@@ -13,8 +13,10 @@ export type HistoryActions = {
   /** False while a turn runs or the session is read-only: the buttons are disabled. */
   enabled: boolean;
   revert: (target: { turn: number } | { seq: number }) => void;
-  rewind: (toSeq: number, files: boolean) => void;
-  fork: (at: number) => void;
+  /** `prompt`: the message rewound to, given back to the composer once the rewind is recorded. */
+  rewind: (toSeq: number, files: boolean, prompt?: string) => void;
+  /** `at` undefined: the whole conversation. */
+  fork: (at?: number) => void;
   /** Writes a snapshot of the user's work (a user_snapshot seq) back into its folder. */
   restoreSnapshot: (seq: number) => void;
 };
@@ -37,6 +39,8 @@ export function useHistoryActions(
   openSession: (id: string) => void,
   /** Re-reads the session's summary: main counted it busy while the call ran, and a rewind changes what it offers. */
   afterCall: () => void,
+  /** A rewind to before a message succeeded: its text goes back to the composer, to edit and send again. */
+  onRewound?: (prompt: string) => void,
 ): { actions: HistoryActions; state: HistoryState; dismiss: () => void } {
   const [busy, setBusy] = useState(false);
   const [state, setState] = useState<HistoryState>({});
@@ -71,7 +75,7 @@ export function useHistoryActions(
   );
 
   const rewind = useCallback(
-    (toSeq: number, files: boolean) =>
+    (toSeq: number, files: boolean, prompt?: string) =>
       void run(async () => {
         const outcome = await call(keel().history.rewind({ sessionId, toSeq, files }));
         if (outcome.status === 'conflict')
@@ -79,15 +83,16 @@ export function useHistoryActions(
             conflicts: { what: 'the changes after this point', files: outcome.revert.conflicts },
             notice: 'Not rewound: undoing the later changes to the files would conflict.',
           };
+        if (prompt !== undefined) onRewound?.(prompt);
         return {};
       }),
-    [run, sessionId],
+    [run, sessionId, onRewound],
   );
 
   const fork = useCallback(
-    (at: number) =>
+    (at?: number) =>
       void run(async () => {
-        const report = await call(keel().history.fork({ sessionId, at }));
+        const report = await call(keel().history.fork({ sessionId, ...(at !== undefined ? { at } : {}) }));
         openSession(report.id);
         return {};
       }),

@@ -109,11 +109,26 @@ export function InstructionsMarker({ event }: { event: EventOf<'instructions_loa
   );
 }
 
-/** An error the turn recorded, with its message. */
+/** What a recorded error's code means, in the user's terms (the code itself stays in the log and the trace). */
+const ERROR_HEADINGS: Record<string, string> = {
+  missing_key: 'No key for the provider',
+  auth: 'The provider refused the key',
+  rate_limited: 'The provider is limiting requests',
+  quota: 'The provider account is out of quota',
+  context_too_long: 'The conversation is too long for the model',
+  server: 'The provider had a server error',
+  network: 'Could not reach the provider',
+  bad_request: 'The provider refused the request',
+  not_found: 'The provider does not know this model or address',
+  aborted: 'The request was stopped',
+  bad_response: 'The provider sent a reply Keel could not read',
+};
+
+/** An error the turn recorded, with its message, headed by what its code means (never the code itself). */
 export function ErrorRow({ message, code, at }: { message: string; code?: string; at: string }): JSX.Element {
   return (
-    <div className="marker marker-error" role="note">
-      <strong>Error{code ? ` (${code})` : ''}:</strong> {message}
+    <div className="marker marker-error" role="note" data-code={code}>
+      <strong>{(code && ERROR_HEADINGS[code]) ?? 'Something went wrong'}:</strong> {message}
       <time dateTime={at}> · {formatClock(at)}</time>
     </div>
   );

@@ -28,7 +28,7 @@ export function RewoundMarker({
           they are); rephrase the request to go on
         </span>
       ) : (
-        <span> · Rewound: the conversation continues from event {toSeq}</span>
+        <span> · Rewound: the conversation continues from here</span>
       )}
       {open ? <div className="set-aside-rows">{renderSetAside()}</div> : null}
     </div>

@@ -1,10 +1,12 @@
 import { memo, useContext, type JSX } from 'react';
 import { AppContext } from '../../../appContext.js';
-import { formatClock, plural, prettyJson, truncateText } from '../../../lib/format.js';
+import { formatClock, plural, truncateText } from '../../../lib/format.js';
 import { useTerminalLink } from '../../terminal/terminalLink.js';
 import { parsePlanArguments } from '../plan.js';
 import { PlanSteps } from '../PlanChecklist.js';
 import type { ToolItem, ToolStatus } from '../transcriptItems.js';
+import { CallArguments } from './CallArguments.js';
+import { callView, formatDuration } from './toolCallView.js';
 import { ToolImages } from './ToolImages.js';
 
 const STATUS_LABELS: Record<ToolStatus, string> = {
@@ -18,6 +20,8 @@ const STATUS_LABELS: Record<ToolStatus, string> = {
 };
 
 const SHOWN_RESULT = 20_000;
+/** A command's output up to this many lines is shown open, as a terminal would. */
+const OPEN_OUTPUT_LINES = 12;
 
 /** A tool call: name, arguments, status, its approval decision and a collapsible result (or live output while it runs). */
 export const ToolCallCard = memo(function ToolCallCard({
@@ -36,10 +40,11 @@ export const ToolCallCard = memo(function ToolCallCard({
   const status: ToolStatus | 'unknown' =
     item.status === 'running' && !sessionRunning ? 'unknown' : item.status;
   const label = status === 'unknown' ? 'Outcome unknown' : STATUS_LABELS[status];
-  const args = argumentsText(item.name, item.arguments);
+  const view = callView(item.name, item.arguments);
   // A todo call shows the plan it sent as a checklist; anything that is not a plan shows as JSON.
   const plan = item.name === 'todo' ? parsePlanArguments(item.arguments) : undefined;
   const result = item.result ? truncateText(item.result.content, SHOWN_RESULT) : undefined;
+  const outputLines = lineCount(item.result?.content ?? '');
   const terminal = useTerminalLink();
   const inTerminal = terminal?.showing.has(item.toolCallId) ?? false;
   // Optional: a card rendered outside the app (a test) offers no navigation.
@@ -58,7 +63,7 @@ export const ToolCallCard = memo(function ToolCallCard({
           <span className="tool-exit">exit {item.result.exitCode}</span>
         ) : null}
         {item.result?.durationMs !== undefined ? (
-          <span className="tool-duration">{Math.round(item.result.durationMs)} ms</span>
+          <span className="tool-duration">{formatDuration(item.result.durationMs)}</span>
         ) : null}
         {terminal && item.name === 'run_command' && status !== 'awaiting_approval' && status !== 'denied' ? (
           <button
@@ -83,9 +88,7 @@ export const ToolCallCard = memo(function ToolCallCard({
       {plan ? (
         <PlanSteps steps={plan} label="Plan sent" />
       ) : (
-        <pre className="tool-args" aria-label="Arguments">
-          {args}
-        </pre>
+        <CallArguments view={view} appliedDiff={item.result?.diff} />
       )}
       {item.decision ? (
         <p className="tool-decision">
@@ -119,40 +122,26 @@ export const ToolCallCard = memo(function ToolCallCard({
         </details>
       ) : null}
       {result ? (
-        <details className="tool-result">
+        <details className="tool-result" open={view.kind === 'command' && outputLines <= OPEN_OUTPUT_LINES}>
           <summary>
-            {item.result?.isError ? 'Error result' : 'Result'} ·{' '}
-            {plural(lineCount(item.result?.content ?? ''), 'line')}
+            {resultHeading(view.kind, item.result?.isError === true)} · {plural(outputLines, 'line')}
             {item.result?.artifact ? ` · full output in ${item.result.artifact}` : ''}
           </summary>
-          <pre className="tool-output">
+          <pre className={view.kind === 'command' ? 'tool-output tool-terminal-output' : 'tool-output'}>
             {result.text}
             {result.omitted > 0 ? `\n… ${result.omitted} more characters` : ''}
           </pre>
-          {item.result?.diff ? (
-            <pre className="tool-diff" aria-label="Diff">
-              {item.result.diff}
-            </pre>
-          ) : null}
         </details>
       ) : null}
     </article>
   );
 });
 
-/** The arguments as shown: pretty JSON, or an apply_patch call's patch text itself (JSON would escape every newline). */
-function argumentsText(tool: string, text: string): string {
-  if (tool === 'apply_patch') {
-    try {
-      const parsed: unknown = JSON.parse(text);
-      const input =
-        typeof parsed === 'object' && parsed !== null ? (parsed as { input?: unknown }).input : undefined;
-      if (typeof input === 'string') return input;
-    } catch {
-      // Not JSON: shown as it came, below.
-    }
-  }
-  return prettyJson(text);
+/** What a result is called on its card: a command's output, a read's lines, any other tool's answer. */
+function resultHeading(kind: string, isError: boolean): string {
+  if (kind === 'command') return isError ? 'Output (failed)' : 'Output';
+  if (kind === 'read') return isError ? 'Could not read' : 'Lines read';
+  return isError ? 'Error result' : 'Result';
 }
 
 function lineCount(text: string): number {
