@@ -134,6 +134,18 @@ export function summarizeEvent(event: SessionEvent): string {
         : `run without asking: ${event.tools.join(', ')}`;
     case 'mcp_config_trusted':
       return `.mcp.json ${event.configHash.slice(0, 12)} trusted (${event.servers.join(', ')}; approved ${event.approvedAt} via ${event.via})`;
+    case 'budget_set':
+      return joinParts(
+        event.usd === undefined ? undefined : event.usd === null ? 'no USD cap' : `USD cap $${event.usd}`,
+        event.tokens === undefined
+          ? undefined
+          : event.tokens === null
+            ? 'no token cap'
+            : `token cap ${event.tokens}`,
+        event.source === undefined ? undefined : `(${event.source})`,
+      );
+    case 'budget_reached':
+      return clip(event.message, 160);
     case 'error':
       return joinParts(event.code === undefined ? undefined : `[${event.code}]`, clip(event.message, 100));
   }

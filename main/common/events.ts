@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { exactCheck, type ExactCheck } from './exactCheck.js';
 import { StopDetails } from './stopReasons.js';
+// #31: usage and spend caps live in spendEvents.ts (this file's size); they are event kinds like the rest.
+import { BudgetReached, BudgetSet, Usage } from './spendEvents.js';
+export { BudgetReached, BudgetSet, SpendFigures, Usage } from './spendEvents.js';
 
 /**
  * The event kinds of a session log. Every fact about a session is one of these, appended once and
@@ -26,17 +29,6 @@ export const ToolCall = z.object({
   arguments: z.string(),
 });
 export type ToolCall = z.infer<typeof ToolCall>;
-
-/** Token counts as the provider reported them for one request. */
-export const Usage = z.object({
-  inputTokens: z.number().int().nonnegative(),
-  outputTokens: z.number().int().nonnegative(),
-  cacheReadTokens: z.number().int().nonnegative().optional(),
-  cacheWriteTokens: z.number().int().nonnegative().optional(),
-  /** Of `outputTokens`, those the model spent reasoning (thinking), as the provider reported them. */
-  reasoningTokens: z.number().int().nonnegative().optional(),
-});
-export type Usage = z.infer<typeof Usage>;
 
 /**
  * How hard a reasoning model thinks: `off` asks for no reasoning where the model allows it. Part of the pin;
@@ -268,6 +260,8 @@ export const Compaction = z.object({
   supersedes: seq.optional(),
   /** The model's plan (its latest todo list) as of `through`, re-stated after the summary; absent: none. */
   plan: z.array(PlanItem).optional(),
+  /** Tokens the summary requests spent, summed (absent in older logs); priced with `model` (#31). */
+  usage: Usage.optional(),
 });
 
 export const Interrupted = z.object({
@@ -562,6 +556,9 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   McpToolsListed,
   ToolRulesApplied,
   McpConfigTrusted,
+  // #31
+  BudgetSet,
+  BudgetReached,
   ErrorEvent,
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;

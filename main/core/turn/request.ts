@@ -4,6 +4,16 @@ import { withRetries } from '../../providers/retry.js';
 import type { CompletedMessage, ModelProvider } from '../../providers/types.js';
 import type { EventOf } from '../../common/events.js';
 import { crashPoint } from '../crash.js';
+import { cappedRequestOutput, maxOutputTokensOf } from '../../providers/outputBound.js';
+import type { ToolRegistry } from '../../tools/registry.js';
+import {
+  budgetMessage,
+  checkBudget,
+  estimatedUsage,
+  estimateInputTokens,
+  spentTotal,
+  worstCase,
+} from './budget.js';
 import { attachPayloadImages } from './images.js';
 import type { TurnOutcome } from './host.js';
 import { interruptTurn, reasoningOf, stopReason, type TurnScope } from './scope.js';
@@ -46,6 +56,46 @@ export async function requestModel(
     turn.append({ kind: 'error', message, code: 'invalid_payload' });
     return { status: 'failed', error: message };
   }
+  // The cap check (#31): nothing is recorded between it and the request, so a crash in between leaves a log
+  // from which resume computes the same check again.
+  let maxOutputTokens = host.maxOutputTokens;
+  const budget = turn.budget();
+  if (budget) {
+    const checkStart = Date.now();
+    const model = turn.state.pin.model;
+    // OpenAI's APIs allow the model's whole output limit unless told otherwise: a capped request says it.
+    if (maxOutputTokens === undefined && provider.kind !== 'anthropic')
+      maxOutputTokens = cappedRequestOutput(model);
+    const worst = worstCase(
+      model,
+      estimateInputTokens(payload, toolChars(host.registry)),
+      maxOutputTokensOf(provider.kind, {
+        model,
+        ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
+        ...(turn.state.pin.reasoningEffort ? { reasoningEffort: turn.state.pin.reasoningEffort } : {}),
+      }),
+    );
+    const verdict = checkBudget(budget.caps, budget.spend, worst);
+    turn.record('budget_check', checkStart, { ok: verdict.ok, inputTokens: worst.inputTokens });
+    if (!verdict.ok) {
+      const event = turn.append({
+        kind: 'budget_reached',
+        limit: verdict.limit,
+        cap: verdict.cap,
+        spent: spentTotal(budget.spend),
+        spentOn: {
+          requests: budget.spend.requests,
+          compaction: budget.spend.compaction,
+          subagents: budget.spend.subagents,
+        },
+        request: worst,
+        ...(verdict.overBy === undefined ? {} : { overBy: verdict.overBy }),
+        message: budgetMessage(host.budgetOwner ?? host.log.id, verdict, budget.spend, worst, model),
+      }) as EventOf<'budget_reached'>;
+      return { status: 'budget_reached', event };
+    }
+    crashPoint('after_budget_check');
+  }
   const requestStart = Date.now();
   let firstDeltaAt: number | undefined;
   let completed: CompletedMessage | undefined;
@@ -60,7 +110,7 @@ export async function requestModel(
           model: turn.state.pin.model,
           ...(turn.state.pin.reasoningEffort ? { reasoningEffort: turn.state.pin.reasoningEffort } : {}),
           signal: turn.signal,
-          ...(host.maxOutputTokens ? { maxOutputTokens: host.maxOutputTokens } : {}),
+          ...(maxOutputTokens ? { maxOutputTokens } : {}),
         }),
       { ...host.retry, signal: turn.signal },
     );
@@ -124,6 +174,11 @@ export async function requestModel(
     return { status: 'failed', error: 'the provider ended the stream without a message' };
   }
   crashPoint('after_stream_before_append');
+  // A server that reports no usage (some OpenAI-compatible ones) still cost something: an estimate, marked so.
+  completed.usage ??= estimatedUsage(
+    estimateInputTokens(payload, toolChars(host.registry)),
+    completed.content.length + completed.toolCalls.reduce((n, call) => n + call.arguments.length, 0),
+  );
   // Recorded before the append so that the request's whole trace is stored with its message.
   if (completed.usage) {
     turn.record('usage', requestStart, {
@@ -142,6 +197,17 @@ export async function requestModel(
     ...(completed.usage ? { usage: completed.usage } : {}),
   }) as EventOf<'assistant_message'>;
   return message;
+}
+
+/** Characters of a registry's tool definitions as sent (kept per registry: they do not change in a turn). */
+const toolCharsOf = new WeakMap<ToolRegistry, number>();
+function toolChars(registry: ToolRegistry): number {
+  let chars = toolCharsOf.get(registry);
+  if (chars === undefined) {
+    chars = JSON.stringify(registry.definitions()).length;
+    toolCharsOf.set(registry, chars);
+  }
+  return chars;
 }
 
 /** The provider's error with its `keel model SESSION` hint naming the session it happened in. */
