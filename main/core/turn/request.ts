@@ -5,6 +5,7 @@ import type { CompletedMessage, ModelProvider } from '../../providers/types.js';
 import type { EventOf } from '../../common/events.js';
 import { crashPoint } from '../crash.js';
 import { cappedRequestOutput, maxOutputTokensOf } from '../../providers/outputBound.js';
+import type { Payload } from '../../common/payload.js';
 import type { ToolRegistry } from '../../tools/registry.js';
 import {
   budgetMessage,
@@ -28,6 +29,11 @@ export async function requestModel(
   provider: ModelProvider,
 ): Promise<TurnOutcome | EventOf<'assistant_message'>> {
   const { host } = turn;
+  // A compaction the hook may run is a request too, of about this payload: checked before it (#31).
+  if (host.beforeRequest && turn.budget()) {
+    const before = checkCap(turn, provider, host.log.projection().payload({ system: host.systemPrompt }));
+    if (before && 'status' in before) return before;
+  }
   if (host.beforeRequest) {
     await host.beforeRequest({
       state: turn.state,
@@ -58,44 +64,9 @@ export async function requestModel(
   }
   // The cap check (#31): nothing is recorded between it and the request, so a crash in between leaves a log
   // from which resume computes the same check again.
-  let maxOutputTokens = host.maxOutputTokens;
-  const budget = turn.budget();
-  if (budget) {
-    const checkStart = Date.now();
-    const model = turn.state.pin.model;
-    // OpenAI's APIs allow the model's whole output limit unless told otherwise: a capped request says it.
-    if (maxOutputTokens === undefined && provider.kind !== 'anthropic')
-      maxOutputTokens = cappedRequestOutput(model);
-    const worst = worstCase(
-      model,
-      estimateInputTokens(payload, toolChars(host.registry)),
-      maxOutputTokensOf(provider.kind, {
-        model,
-        ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
-        ...(turn.state.pin.reasoningEffort ? { reasoningEffort: turn.state.pin.reasoningEffort } : {}),
-      }),
-    );
-    const verdict = checkBudget(budget.caps, budget.spend, worst);
-    turn.record('budget_check', checkStart, { ok: verdict.ok, inputTokens: worst.inputTokens });
-    if (!verdict.ok) {
-      const event = turn.append({
-        kind: 'budget_reached',
-        limit: verdict.limit,
-        cap: verdict.cap,
-        spent: spentTotal(budget.spend),
-        spentOn: {
-          requests: budget.spend.requests,
-          compaction: budget.spend.compaction,
-          subagents: budget.spend.subagents,
-        },
-        request: worst,
-        ...(verdict.overBy === undefined ? {} : { overBy: verdict.overBy }),
-        message: budgetMessage(host.budgetOwner ?? host.log.id, verdict, budget.spend, worst, model),
-      }) as EventOf<'budget_reached'>;
-      return { status: 'budget_reached', event };
-    }
-    crashPoint('after_budget_check');
-  }
+  const capped = checkCap(turn, provider, payload);
+  if (capped && 'status' in capped) return capped;
+  const maxOutputTokens = capped?.maxOutputTokens ?? host.maxOutputTokens;
   const requestStart = Date.now();
   let firstDeltaAt: number | undefined;
   let completed: CompletedMessage | undefined;
@@ -197,6 +168,57 @@ export async function requestModel(
     ...(completed.usage ? { usage: completed.usage } : {}),
   }) as EventOf<'assistant_message'>;
   return message;
+}
+
+/**
+ * The cap check before a request of `payload` (#31): undefined without caps; the turn's outcome (a
+ * `budget_reached` appended) when spent + the request's worst case would cross a cap; else the output limit the
+ * request must send for its worst case to hold.
+ */
+function checkCap(
+  turn: TurnScope,
+  provider: ModelProvider,
+  payload: Payload,
+): TurnOutcome | { maxOutputTokens: number | undefined } | undefined {
+  const { host } = turn;
+  const budget = turn.budget();
+  if (!budget) return undefined;
+  const checkStart = Date.now();
+  const model = turn.state.pin.model;
+  let maxOutputTokens = host.maxOutputTokens;
+  // OpenAI's APIs allow the model's whole output limit unless told otherwise: a capped request says it.
+  if (maxOutputTokens === undefined && provider.kind !== 'anthropic')
+    maxOutputTokens = cappedRequestOutput(model);
+  const worst = worstCase(
+    model,
+    estimateInputTokens(payload, toolChars(host.registry)),
+    maxOutputTokensOf(provider.kind, {
+      model,
+      ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
+      ...(turn.state.pin.reasoningEffort ? { reasoningEffort: turn.state.pin.reasoningEffort } : {}),
+    }),
+  );
+  const verdict = checkBudget(budget.caps, budget.spend, worst);
+  turn.record('budget_check', checkStart, { ok: verdict.ok, inputTokens: worst.inputTokens });
+  if (!verdict.ok) {
+    const event = turn.append({
+      kind: 'budget_reached',
+      limit: verdict.limit,
+      cap: verdict.cap,
+      spent: spentTotal(budget.spend),
+      spentOn: {
+        requests: budget.spend.requests,
+        compaction: budget.spend.compaction,
+        subagents: budget.spend.subagents,
+      },
+      request: worst,
+      ...(verdict.overBy === undefined ? {} : { overBy: verdict.overBy }),
+      message: budgetMessage(host.budgetOwner ?? host.log.id, verdict, budget.spend, worst, model),
+    }) as EventOf<'budget_reached'>;
+    return { status: 'budget_reached', event };
+  }
+  crashPoint('after_budget_check');
+  return { maxOutputTokens };
 }
 
 /** Characters of a registry's tool definitions as sent (kept per registry: they do not change in a turn). */
