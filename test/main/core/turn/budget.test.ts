@@ -224,6 +224,20 @@ describe("a subagent's spend lives within its parent's cap", () => {
   });
 });
 
+describe('a server that reports no usage', () => {
+  it('records an estimate marked as one, and counts it against the cap', async () => {
+    const log = cappedSession({ tokens: 1_000_000 });
+    script = () => ({ kind: 'reply', text: 'x'.repeat(300), omitUsage: true });
+    await runTurn(host(log), { prompt: 'hello' });
+    const [message] = ofKind(log.read(), 'assistant_message');
+    expect(message?.usage).toMatchObject({ outputTokens: 100, estimated: true });
+    expect(message?.usage?.inputTokens).toBeGreaterThan(0);
+    expect(loadSessionState(log).spend?.requests.tokens).toBe(
+      (message?.usage?.inputTokens ?? 0) + (message?.usage?.outputTokens ?? 0),
+    );
+  });
+});
+
 describe('pause_turn', () => {
   it('continues a paused reply by sending the conversation back, a bounded number of times', async () => {
     const log = fixture.createSession({ policy: 'read-only', toolMode: 'read-only', provider: 'anthropic' });
