@@ -50,7 +50,10 @@ export async function requestModel(
   turn.record('projection', projectionStart, { messages: payload.messages.length });
   // Tool results' images (MCP): their bytes from the artifacts, for providers that take them.
   attachPayloadImages(payload, host.tools.artifactsDir);
-  if (host.environment) {
+  // A reply the provider paused is continued as it stands: nothing goes after it (Anthropic's pause_turn).
+  const last = turn.state.lastConversational;
+  const continuesPause = last?.kind === 'assistant_message' && last.stopReason === 'pause_turn';
+  if (host.environment && !continuesPause) {
     const environmentStart = Date.now();
     payload.environment = await host.environment(turn.state);
     turn.record('environment', environmentStart);
