@@ -90,4 +90,24 @@ describe.skipIf(!HAS_CHROMIUM)('spend in the session header and the trace view',
     expect(await chart.locator('svg .chart-bar').count()).toBe(3);
     await screenshot(page, 'spend-header-and-trace');
   }, 120_000);
+
+  it("records the spend cap typed in the New session dialog as the session's first budget_set", async () => {
+    const page = await app.goto();
+    await page.getByRole('button', { name: 'New session' }).first().click();
+    const dialog = page.getByRole('dialog', { name: 'New session' });
+    await dialog.waitFor();
+    await dialog.getByLabel('Project folder').fill(project);
+    await dialog.getByLabel('Title (optional)').fill('Capped');
+    await dialog.getByLabel('Spend cap, USD (optional)').fill('2.5');
+    await dialog.getByRole('button', { name: 'Create session' }).click();
+    await page.getByRole('heading', { name: 'Capped' }).waitFor();
+    const listed = await page.evaluate<{
+      ok: boolean;
+      value: { sessions: { id: string; title?: string }[] };
+    }>(`window.keel.sessions.list({})`);
+    const id = listed.value.sessions.find((session) => session.title === 'Capped')?.id ?? '';
+    const caps = (await readEvents(page, id)).filter((event) => event.kind === 'budget_set');
+    expect(caps).toMatchObject([{ usd: 2.5, source: 'created' }]);
+    await expect.poll(() => page.getByTestId('session-spend').textContent()).toMatch(/of \$2\.50/);
+  });
 });
