@@ -28,7 +28,9 @@ const LAYERS = {
   // core, and from below it (store, providers, sandbox, tools, runner), comes through main/core/harness.
   ipc: { pattern: 'main/ipc', may: ['common', 'harness'] },
   server: { pattern: 'main/server', may: ['common', 'harness', 'ipc'] },
-  cli: { pattern: 'main/cli', may: ['common', 'harness', 'ipc', 'server'] },
+  // `keel acp`: the Agent Client Protocol agent for editors (issue 33), a host like ipc.
+  acp: { pattern: 'main/acp', may: ['common', 'harness'] },
+  cli: { pattern: 'main/cli', may: ['common', 'harness', 'ipc', 'server', 'acp'] },
   electron: { pattern: 'main/electron', may: ['common', 'harness', 'ipc', 'server'] },
   preload: { pattern: 'preload', may: [] },
   renderer: { pattern: 'renderer', may: [] },
@@ -37,12 +39,12 @@ const LAYERS = {
 const NEVER = [
   {
     from: ['core', 'harness'],
-    to: ['electron', 'ipc', 'server', 'cli'],
+    to: ['electron', 'ipc', 'server', 'cli', 'acp'],
     message:
       'main/core is the harness every host uses: it never imports a host (electron, ipc, server, cli).',
   },
   {
-    from: ['ipc', 'cli', 'server', 'electron'],
+    from: ['ipc', 'cli', 'server', 'electron', 'acp'],
     to: ['core', 'store', 'providers', 'sandbox', 'tools', 'runner', 'mcp'],
     message:
       "A host goes through the core's front door: import main/core/harness (its index.ts), never a room of the core or what lies below it.",
@@ -55,7 +57,7 @@ const NEVER = [
   },
   {
     from: ['tools', 'sandbox', 'runner', 'store', 'providers', 'mcp'],
-    to: ['core', 'harness', 'ipc', 'server', 'cli', 'electron'],
+    to: ['core', 'harness', 'ipc', 'server', 'cli', 'electron', 'acp'],
     message:
       'The parts the harness uses never import the harness or a host: share vocabulary through main/common.',
   },
@@ -74,6 +76,7 @@ const NEVER = [
       'server',
       'cli',
       'electron',
+      'acp',
     ],
     message: 'main/common is the leaf: it imports nothing from main/ but itself.',
   },
@@ -93,6 +96,7 @@ const NEVER = [
       'server',
       'cli',
       'electron',
+      'acp',
     ],
     message: 'The renderer is untrusted: it imports only the IPC contract (main/ipc/contract.ts) from main/.',
   },

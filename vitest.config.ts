@@ -31,6 +31,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The user's own ~/.claude, ~/.agents, ~/.keel (issue 30) never reach a test: a test that wants a user's
+    // setup points KEEL_USER_HOME at a temp folder of its own.
+    env: { KEEL_USER_HOME: '/nonexistent/keel-test-user-home' },
     maxWorkers: WORKERS,
     // Kills the child processes a test started (test/support/childProcesses.ts) when it fails or its file ends.
     setupFiles: ['./test/support/childProcessesSetup.ts'],

@@ -44,7 +44,9 @@ export function summarizeEvent(event: SessionEvent): string {
         .filter((part) => part !== undefined)
         .join(', ');
     case 'user_message':
-      return quote(event.content, 100);
+      return event.command === undefined
+        ? quote(event.content, 100)
+        : `/${event.command.name} ${quote(event.command.arguments, 60)} (${event.command.shown})`;
     case 'assistant_message':
       return joinParts(
         event.content === '' ? undefined : quote(event.content, 80),
@@ -95,9 +97,11 @@ export function summarizeEvent(event: SessionEvent): string {
     case 'user_snapshot_restored':
       return `${event.dir}: snapshot ${event.snapshotSeq} restored: ${event.files.length} file${event.files.length === 1 ? '' : 's'} written back`;
     case 'rewound':
+      if (event.cause === 'refusal')
+        return 'the provider declined the turn before this: it is left out of the conversation (its rows stay here), so the next request is not declined too';
       return `the conversation continues from ${event.toSeq}; the events after it are set aside${event.revertedSeq === undefined ? '' : ` (files reverted: ${event.revertedSeq})`}`;
     case 'subagent_started':
-      return `child ${event.childId}: ${quote(event.task, 70)}`;
+      return `child ${event.childId}${event.agent ? ` (agent ${event.agent.name})` : ''}: ${quote(event.task, 70)}`;
     case 'subagent_result':
       return joinParts(
         `child ${event.childId}:`,
@@ -132,6 +136,10 @@ export function summarizeEvent(event: SessionEvent): string {
       return event.tools.length === 0
         ? 'no tool rules in effect'
         : `run without asking: ${event.tools.join(', ')}`;
+    case 'permission_rules_applied':
+      return event.rules.length === 0
+        ? 'no permission rules in effect'
+        : `permission rules: ${event.rules.map((rule) => `${rule.action} ${rule.rule} (${rule.source})`).join('; ')}`;
     case 'mcp_config_trusted':
       return `.mcp.json ${event.configHash.slice(0, 12)} trusted (${event.servers.join(', ')}; approved ${event.approvedAt} via ${event.via})`;
     case 'budget_set':
@@ -146,6 +154,12 @@ export function summarizeEvent(event: SessionEvent): string {
       );
     case 'budget_reached':
       return clip(event.message, 160);
+    case 'custom_listed':
+      return joinParts(
+        `skills: ${event.skills.map((skill) => skill.name).join(', ') || 'none'};`,
+        `agents: ${event.agents.map((agent) => agent.name).join(', ') || 'none'}`,
+        event.problems?.length ? `(${event.problems.length} file(s) ignored)` : undefined,
+      );
     case 'error':
       return joinParts(event.code === undefined ? undefined : `[${event.code}]`, clip(event.message, 100));
   }

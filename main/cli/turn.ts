@@ -1,7 +1,9 @@
+import type { CommandUse } from '../common/customEvents.js';
 import type { SessionEvent } from '../common/events.js';
 import { clip } from '../common/text.js';
 import {
   allowedScopes,
+  type AttachmentInput,
   createHarness,
   type Harness,
   type HarnessStreamPart,
@@ -14,6 +16,7 @@ import {
   TurnSetupError,
 } from '../core/harness/index.js';
 import type { CliContext } from './context.js';
+import { attentionSequence } from './attention.js';
 import { CliError } from './errors.js';
 import { ExitCode } from './exitCodes.js';
 import { describeCommit } from './format.js';
@@ -109,7 +112,7 @@ export async function driveTurn(
   context: CliContext,
   harness: Harness,
   sessionId: string,
-  input: { prompt?: string },
+  input: { prompt?: string; command?: CommandUse; attachments?: readonly AttachmentInput[] },
   options: { json?: boolean; maxSteps?: number; showReasoning?: boolean },
 ): Promise<TurnOutcome> {
   const { io } = context;
@@ -144,6 +147,9 @@ export async function driveTurn(
     } else if (event.kind === 'approval_request') {
       endLine();
       for (const line of describeApproval(sessionId, event)) io.stderr(`${line}\n`);
+      // The turn now waits on a person: ring the terminal (issue #32).
+      const ring = attentionSequence(io.env, io.stderrIsTTY === true, `Keel: ${event.tool} needs approval`);
+      if (ring !== '') io.stderr(ring);
     } else if (event.kind === 'interrupted') {
       endLine();
       io.stderr(
@@ -199,7 +205,17 @@ export async function driveTurn(
     const stream = streamHarness({
       harness,
       session: sessionId,
-      messages: input.prompt !== undefined ? [{ role: 'user', content: input.prompt }] : [],
+      messages:
+        input.prompt !== undefined
+          ? [
+              {
+                role: 'user',
+                content: input.prompt,
+                ...(input.command ? { command: input.command } : {}),
+                ...(input.attachments?.length ? { attachments: input.attachments } : {}),
+              },
+            ]
+          : [],
       signal: controller.signal,
       ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
     });

@@ -1,15 +1,17 @@
 import { z } from 'zod';
+import { eventBase } from './eventBase.js';
 import { exactCheck, type ExactCheck } from './exactCheck.js';
+import { PermissionRulesApplied } from './setup.js';
+import { AgentUse, CommandUse, CustomListed } from './customEvents.js';
+import { McpConfigTrusted, McpToolsListed, ToolRulesApplied } from './mcpEvents.js';
 import { StopDetails } from './stopReasons.js';
 // #31: usage and spend caps live in spendEvents.ts (this file's size); they are event kinds like the rest.
 import { BudgetReached, BudgetSet, Usage } from './spendEvents.js';
 export { BudgetReached, BudgetSet, SpendFigures, Usage } from './spendEvents.js';
+import { userMessageAttachments } from './attachments.js'; // issue #32
 
-/**
- * The event kinds of a session log. Every fact about a session is one of these, appended once and
- * never edited; messages, status and the UI are projections of them. Field names are camelCase and
- * are also the export format (one event per JSON line).
- */
+// The event kinds of a session log. Every fact about a session is one of these, appended once and never edited;
+// messages, status and the UI are projections of them. Field names are camelCase and are the export format.
 
 /** Tool modes are different registries, not one registry plus a prompt. */
 export const ToolMode = z.enum(['read-only', 'write']);
@@ -30,10 +32,7 @@ export const ToolCall = z.object({
 });
 export type ToolCall = z.infer<typeof ToolCall>;
 
-/**
- * How hard a reasoning model thinks: `off` asks for no reasoning where the model allows it. Part of the pin;
- * absent, the catalogue's default for the model applies.
- */
+/** How hard a reasoning model thinks (`off`: none, where allowed); in the pin, absent: the model's default. */
 export const ReasoningEffort = z.enum(['off', 'low', 'medium', 'high']);
 export type ReasoningEffort = z.infer<typeof ReasoningEffort>;
 
@@ -82,8 +81,7 @@ export const ApprovalScope = z.union([
 ]);
 export type ApprovalScope = z.infer<typeof ApprovalScope>;
 
-const seq = z.number().int().positive();
-const base = { seq, at: z.string().min(1) };
+const { seq, base } = eventBase;
 
 /** The pinned model: provider, base URL (never the key), model id and its context window. */
 export const ModelPin = z.object({
@@ -123,14 +121,14 @@ export const SessionCreated = z.object({
   extraBody: z.unknown().optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
-
 export const UserMessage = z.object({
   ...base,
   kind: z.literal('user_message'),
   content: z.string(),
   messageId: z.string().optional(),
+  command: CommandUse.optional(), // issue #30: the custom command `content` was expanded from
+  ...userMessageAttachments,
 });
-
 export const AssistantMessage = z.object({
   ...base,
   kind: z.literal('assistant_message'),
@@ -373,6 +371,11 @@ export const Rewound = z.object({
   toSeq: seq,
   /** The recorded changes to the folders made after `toSeq` that were reverted with it (`--files`). */
   revertedSeq: seq.optional(),
+  /**
+   * Why, when Keel rewound by itself: `refusal`, the provider declined the turn and requires it out of the
+   * conversation before the next request (the turn's effects on files stay; its rows stay in the log).
+   */
+  cause: z.literal('refusal').optional(),
 });
 
 export const SubagentStarted = z.object({
@@ -382,6 +385,7 @@ export const SubagentStarted = z.object({
   toolCallId: z.string().optional(),
   task: z.string(),
   tools: z.array(z.string()),
+  agent: AgentUse.optional(), // issue #30: the custom agent the call named
 });
 
 export const SubagentResult = z.object({
@@ -448,77 +452,6 @@ export const PolicyChanged = z.object({
   policy: Policy,
 });
 
-/** One MCP server of a session as a turn found it (main/mcp). */
-export const McpServerListed = z.object({
-  name: z.string().min(1),
-  source: z.enum(['settings', 'project']),
-  transport: z.enum(['stdio', 'http']),
-  state: z.enum(['ready', 'failed']),
-  /** Why it failed, and the tail of its stderr. */
-  error: z.string().optional(),
-  stderrTail: z.string().optional(),
-  /** Registry names of its tools (`mcp__<server>__<tool>`). */
-  tools: z.array(z.string()),
-});
-
-/**
- * The MCP servers and tools a turn's tool list holds, appended when a turn starts and they differ from the
- * newest such event (a server's tools/list_changed takes effect so, at the next turn). `project` says what
- * became of the project's `.mcp.json`: `untrusted` servers were not started (its hash is not approved).
- */
-export const McpToolsListed = z.object({
-  ...base,
-  kind: z.literal('mcp_tools_listed'),
-  servers: z.array(McpServerListed),
-  project: z
-    .object({
-      status: z.enum(['trusted', 'untrusted', 'invalid']),
-      hash: z.string().optional(),
-      servers: z.array(z.string()).optional(),
-      error: z.string().optional(),
-    })
-    .optional(),
-  /**
-   * Kept servers whose tools changed since the previous turn: they said tools/list_changed, or the turn start's
-   * tools/list found another list (a notice over HTTP can be lost).
-   */
-  changedBy: z.array(z.string()).optional(),
-  /** Tools a server listed that Keel could not offer, one sentence each. */
-  skipped: z.array(z.string()).optional(),
-});
-
-/**
- * The project's tool rules (a grant with scope `tool`, kept in `<home>/tool-rules.jsonl`) a turn found in
- * effect, appended when they differ from the newest such event: from here on these tools run without asking,
- * and a `tool` grant of this session whose tool is not listed is no longer in effect (its rule was revoked).
- */
-export const ToolRulesApplied = z.object({
-  ...base,
-  kind: z.literal('tool_rules_applied'),
-  /** Real path of the project folder the rules are kept for. */
-  project: z.string().min(1),
-  tools: z.array(z.string().min(1)),
-});
-
-/**
- * The trust decision a session used for its project's `.mcp.json`: appended when a turn starts the file's
- * servers under an approval and the newest such event names another hash (or there is none). The
- * cross-session record stays `<home>/mcp-approvals.jsonl`; this says, in the log alone, which servers were
- * trusted from which bytes. Never sent to a provider; an imported one trusts nothing here.
- */
-export const McpConfigTrusted = z.object({
-  ...base,
-  kind: z.literal('mcp_config_trusted'),
-  /** Real path of the project folder the approval names. */
-  project: z.string().min(1),
-  /** sha256 (hex) of the `.mcp.json` bytes approved and started. */
-  configHash: z.string().min(1),
-  servers: z.array(z.string()),
-  /** The approval used: when and through what it was given (`keel mcp approve`, the settings screen). */
-  approvedAt: z.string().min(1),
-  via: z.string().min(1),
-});
-
 export const ErrorEvent = z.object({
   ...base,
   kind: z.literal('error'),
@@ -526,6 +459,8 @@ export const ErrorEvent = z.object({
   code: z.string().optional(),
   retryable: z.boolean().optional(),
 });
+
+export { McpConfigTrusted, McpServerListed, McpToolsListed, ToolRulesApplied } from './mcpEvents.js';
 
 /** Every event kind, checked at every boundary (import, IPC, reads in tests). */
 export const SessionEvent = z.discriminatedUnion('kind', [
@@ -559,18 +494,17 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   // #31
   BudgetSet,
   BudgetReached,
+  PermissionRulesApplied,
+  CustomListed,
   ErrorEvent,
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;
 export type EventKind = SessionEvent['kind'];
 export type EventOf<K extends EventKind> = Extract<SessionEvent, { kind: K }>;
 
-/** An event before the log gives it a seq and a time. */
-export type NewEvent = SessionEvent extends infer E
-  ? E extends SessionEvent
-    ? Omit<E, 'seq' | 'at'>
-    : never
-  : never;
+/** An event before the log gives it a seq and a time (distributed over the kinds). */
+type Unstamped<E> = E extends SessionEvent ? Omit<E, 'seq' | 'at'> : never;
+export type NewEvent = Unstamped<SessionEvent>;
 
 export const EVENT_KINDS: readonly EventKind[] = SessionEvent.options.map((o) => o.shape.kind.value);
 

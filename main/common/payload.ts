@@ -1,3 +1,4 @@
+import type { AttachmentMimeType } from './attachments.js';
 import type { EventOf, ImageMimeType, ReasoningPart, SessionEvent, ToolCall } from './events.js';
 
 /**
@@ -6,6 +7,17 @@ import type { EventOf, ImageMimeType, ReasoningPart, SessionEvent, ToolCall } fr
  * image whose bytes could not be read, get a text note.
  */
 export type PayloadImage = { handle: string; mimeType: ImageMimeType; data?: string };
+
+/**
+ * A file attached to a user message (user_message.attachments): its artifact and, once the turn has read it
+ * for the request (and the model takes its type), its bytes as base64. Without `data` a provider sends a note.
+ */
+export type PayloadAttachment = {
+  handle: string;
+  mimeType: AttachmentMimeType;
+  name?: string;
+  data?: string;
+};
 
 /**
  * One provider-neutral message. `toolCalls` and `reasoning` only on assistant messages, `toolCallId` only on
@@ -21,6 +33,8 @@ export type PayloadMessage = {
   isError?: true;
   /** Tool messages only: the images the result holds, in order. */
   images?: PayloadImage[];
+  /** User messages only: the files attached to the prompt, in order (issue #32). */
+  attachments?: PayloadAttachment[];
   reasoning?: ReasoningPart[];
   /**
    * The model that produced `reasoning` (the event's `model`): signatures and encrypted reasoning are bound to
@@ -45,5 +59,7 @@ export type ProjectionView = {
   compaction?: EventOf<'compaction'>;
   firstUserMessage?: EventOf<'user_message'>;
   instructions?: EventOf<'instructions_loaded'>;
+  /** Issue #30: the newest custom_listed (skills and custom agents), projected after the instructions. */
+  custom?: EventOf<'custom_listed'>;
   tail: readonly SessionEvent[];
 };

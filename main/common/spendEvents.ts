@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { eventBase } from './eventBase.js';
 
 // Issue #31: what a request cost (Usage) and the event kinds of spend caps, a session's limit on the money and
 // tokens its model requests spend. events.ts imports them into SessionEvent.
 
-const base = { seq: z.number().int().positive(), at: z.string().min(1) };
+const { base } = eventBase;
 
 /** Token counts as the provider reported them for one request. */
 export const Usage = z.object({

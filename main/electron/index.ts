@@ -31,6 +31,7 @@ import {
   isAppUrl,
   OPEN_EXTERNAL_BUTTON,
 } from './security.js';
+import { readNotificationSettings, requestAttention } from './attention.js';
 import { fitWindowState, MIN_WINDOW, readWindowState, writeWindowState } from './windowState.js';
 
 /*
@@ -217,6 +218,9 @@ function runApp(): void {
     unmountRouter = mountIpcRouter(ipcMain, createIpcRouter(handlers, origins));
     handlers.hub.subscribe((push) => {
       if (window && windowShowsApp()) window.webContents.send(IPC_PUSH, push);
+      // Issue #32: a turn that needs the person flashes the window (bounces the dock) while it is unfocused.
+      if (push.topic === 'session.status' && push.payload.outcome)
+        requestAttention(push, window, app.dock, readNotificationSettings(home));
     });
 
     Menu.setApplicationMenu(

@@ -128,16 +128,19 @@ export function externalLinkDialog(url: string): MessageBoxOptions {
 /** The button index of `externalLinkDialog` that means "open". */
 export const OPEN_EXTERNAL_BUTTON = 1;
 
-/** Permission requests (camera, notifications, clipboard-read, ...): every one denied. */
+/**
+ * Permission requests (camera, clipboard-read, geolocation, ...): every one denied but `notifications`
+ * (issue #32: the app's own notices that a turn needs the person; they carry text, nothing comes in).
+ */
 export function denyPermissionRequest(
   _webContents: unknown,
-  _permission: string,
+  permission: string,
   callback: (granted: boolean) => void,
 ): void {
-  callback(false);
+  callback(permission === 'notifications');
 }
 
-/** Permission checks: every one answered no. */
-export function denyPermissionCheck(): boolean {
-  return false;
+/** Permission checks: every one answered no but `notifications` (see denyPermissionRequest). */
+export function denyPermissionCheck(_webContents?: unknown, permission?: string): boolean {
+  return permission === 'notifications';
 }

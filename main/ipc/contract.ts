@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SessionEvent } from '../common/events.js';
 import { appChannels } from './contract/appChannels.js';
 import { historyChannels } from './contract/historyChannels.js';
+import { importChannels, importProgress } from './contract/importChannels.js';
 import { reviewChannels } from './contract/reviewChannels.js';
 import {
   AppCommand,
@@ -13,6 +14,7 @@ import {
   type IpcResult,
 } from './contract/schemas.js';
 import { sessionChannels } from './contract/sessionChannels.js';
+import { setupChannels } from './contract/setupChannels.js';
 import { workChannels } from './contract/workChannels.js';
 
 /*
@@ -31,6 +33,10 @@ export const channels = {
   ...workChannels,
   ...historyChannels,
   ...appChannels,
+  // Issue 35: Settings → Import history.
+  ...importChannels,
+  // Issue 30: a project's setup trust and permission rules.
+  ...setupChannels,
 };
 
 /** Every channel name, e.g. `sessions.list`. */
@@ -80,6 +86,8 @@ export const topics = {
   'terminal.exit': TerminalExit.extend({ terminalId: z.string(), sessionId: z.string() }),
   /** The desktop shell asks the UI to act (app menu, a folder passed to a second launch); never sent by `keel serve`. */
   'app.command': AppCommand,
+  /** Issue 35: an imports.run's progress (session files read of all found). */
+  'imports.progress': importProgress,
 } as const;
 
 /** Every topic name, e.g. `turn.delta`. */

@@ -2,9 +2,11 @@ import { sweepDeadScratch } from '../core/harness/index.js';
 import { channels, isChannelName } from './contract.js';
 import { describeInvalidInput, toIpcError } from './errors.js';
 import { appHandlers } from './handlers/appHandlers.js';
+import { importHandlers } from './handlers/importHandlers.js';
 import { createHandlerContext } from './handlers/context.js';
 import { reviewHandlers } from './handlers/reviewHandlers.js';
 import { sessionHandlers } from './handlers/sessionHandlers.js';
+import { setupHandlers } from './handlers/setupHandlers.js';
 import {
   DEFAULT_CLIENT,
   type Caller,
@@ -30,6 +32,9 @@ export function createHandlers(options: HandlerOptions): Handlers {
     ...workHandlers(ctx),
     ...historyHandlers(ctx),
     ...appHandlers(ctx),
+    // Issue 35: Settings → Import history.
+    ...importHandlers(ctx),
+    ...setupHandlers(ctx),
   };
 
   return {

@@ -1,3 +1,4 @@
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +22,8 @@ export type McpBoxOptions = {
   network: NetworkPolicy;
   /** The environment PATH and the locale come from (default: Keel's own); nothing else of it is passed. */
   baseEnv?: Readonly<Record<string, string | undefined>>;
+  /** An HTTP server's stored OAuth grant (main/mcp/oauth.ts), when it has one; never seen by the box. */
+  authFor?: (server: string, url: string) => OAuthClientProvider | undefined;
 };
 
 /** A server's argv and environment inside the box, and the proxy its network goes through (if any). */

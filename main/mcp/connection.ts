@@ -1,10 +1,17 @@
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   ErrorCode,
   McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
+  type GetPromptResult,
   type Progress,
+  type Prompt,
+  type ReadResourceResult,
+  type Resource,
+  type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { isStdioServer } from '../common/mcp.js';
@@ -93,7 +100,11 @@ export class McpConnection {
         this.proxy = boxed.proxy;
         transport = new BoxedStdioTransport(boxed.spec);
       } else {
-        transport = httpTransport(entry.config, this.box.network);
+        transport = httpTransport(
+          entry.config,
+          this.box.network,
+          this.box.authFor?.(entry.name, entry.config.url),
+        );
       }
       this.transport = transport;
       const client = new Client({ name: 'keel', version: '0.1.0' }, { capabilities: {} });
@@ -113,6 +124,8 @@ export class McpConnection {
       this.current = { state: 'ready' };
     } catch (error) {
       let reason = transport?.exitReason ?? describe(error);
+      if (!isStdioServer(entry.config) && needsSignIn(error))
+        reason += `; sign in with keel mcp login ${entry.name} (or in Settings)`;
       if (isStdioServer(entry.config) && isShellCommand(entry.config.command))
         reason += `; a shell's script text binds no folder into the box, so a program the box hides cannot start from it: configure the program itself (command "node", args ["/path/to/server.js"])`;
       this.current = { state: 'failed', error: reason, stderrTail: transport?.stderrTail ?? '' };
@@ -206,18 +219,11 @@ export class McpConnection {
     }
   }
 
-  private async listFrom(client: Client): Promise<Tool[]> {
-    const tools: Tool[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < 100; page++) {
-      const result = await client.listTools(cursor === undefined ? {} : { cursor }, {
-        timeout: this.timeouts.listMs,
-      });
-      tools.push(...result.tools);
-      cursor = result.nextCursor;
-      if (cursor === undefined) break;
-    }
-    return tools;
+  private listFrom(client: Client): Promise<Tool[]> {
+    return allPages(async (params) => {
+      const page = await client.listTools(params, { timeout: this.timeouts.listMs });
+      return { items: page.tools, nextCursor: page.nextCursor };
+    });
   }
 
   /**
@@ -275,6 +281,51 @@ export class McpConnection {
     }
   }
 
+  /** What the server said it offers (its initialize answer); nothing while it is not running. */
+  get capabilities(): ServerCapabilities {
+    return this.client?.getServerCapabilities() ?? {};
+  }
+
+  /** Every resource the server lists (all pages); [] for a server without resources. */
+  async listResources(): Promise<Resource[]> {
+    const client = await this.live();
+    if (!client.getServerCapabilities()?.resources) return [];
+    return allPages(async (params) => {
+      const page = await client.listResources(params, { timeout: this.timeouts.listMs });
+      return { items: page.resources, nextCursor: page.nextCursor };
+    });
+  }
+
+  /** One resource's contents (`resources/read`), bounded like a listing. */
+  async readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    const client = await this.live();
+    return client.readResource({ uri }, { timeout: this.timeouts.listMs, ...(signal ? { signal } : {}) });
+  }
+
+  /** Every prompt the server lists (all pages), with its arguments; [] for a server without prompts. */
+  async listPrompts(): Promise<Prompt[]> {
+    const client = await this.live();
+    if (!client.getServerCapabilities()?.prompts) return [];
+    return allPages(async (params) => {
+      const page = await client.listPrompts(params, { timeout: this.timeouts.listMs });
+      return { items: page.prompts, nextCursor: page.nextCursor };
+    });
+  }
+
+  /** One prompt filled with its arguments (`prompts/get`). */
+  async getPrompt(name: string, args: Record<string, string>): Promise<GetPromptResult> {
+    const client = await this.live();
+    return client.getPrompt({ name, arguments: args }, { timeout: this.timeouts.listMs });
+  }
+
+  /** The running client, after a restart in progress; throws when the server is not running. */
+  private async live(): Promise<Client> {
+    await this.settle();
+    const client = this.client;
+    if (!client) throw new Error(this.notReady());
+    return client;
+  }
+
   /** Stops the server (and its proxy); no restart follows. */
   async close(): Promise<void> {
     this.closing = true;
@@ -296,6 +347,30 @@ export class McpConnection {
       ? `MCP server "${this.entry.name}" is not running: ${state.error}`
       : `MCP server "${this.entry.name}" is still starting`;
   }
+}
+
+/** Every item of a paged list (`nextCursor`), at most 100 pages. */
+async function allPages<T>(
+  list: (params: { cursor?: string }) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
+): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 100; page++) {
+    const result = await list(cursor === undefined ? {} : { cursor });
+    items.push(...result.items);
+    cursor = result.nextCursor;
+    if (cursor === undefined) break;
+  }
+  return items;
+}
+
+/** An HTTP server refused for want of a (valid) grant: a 401, or the SDK's own word for it. */
+function needsSignIn(error: unknown): boolean {
+  return (
+    error instanceof UnauthorizedError ||
+    (error instanceof StreamableHTTPError && error.code === 401) ||
+    (error instanceof Error && /needs a sign-in/.test(error.message))
+  );
 }
 
 function describe(error: unknown): string {

@@ -49,6 +49,10 @@ export function redactMcpSession(session: McpSession, redact: Redact): McpSessio
     tools,
     servers,
     skipped,
+    resources: session.resources.map((resource) => redactStrings(resource, redact) as typeof resource),
+    listPrompts: async () =>
+      (await session.listPrompts()).map((prompt) => redactStrings(prompt, redact) as typeof prompt),
+    getPrompt: (server, name, args) => session.getPrompt(server, name, args),
     changed: () => session.changed(),
     healthy: () => session.healthy(),
     relist: () => session.relist(),

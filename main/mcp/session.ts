@@ -1,6 +1,15 @@
 import type { McpBoxOptions } from './boxedServer.js';
 import type { McpServerEntry, McpServerPlan } from './config.js';
 import { DEFAULT_MCP_TIMEOUTS, McpConnection, type McpServerState, type McpTimeouts } from './connection.js';
+import {
+  fillPrompt,
+  type McpPromptInfo,
+  type McpPromptMessages,
+  type McpResourceInfo,
+  promptsOf,
+  resourcesOf,
+  resourceToolFor,
+} from './resources.js';
 import { toolModulesFor, type SkippedTool } from './tools.js';
 import type { ToolModule } from '../tools/types.js';
 
@@ -21,6 +30,12 @@ export type McpSession = {
   servers: McpServerReport[];
   /** Listed tools that could not be offered, with why. */
   skipped: SkippedTool[];
+  /** Resources the ready servers list (read by the model with `read_mcp_resource`, among `tools` when any). */
+  resources: McpResourceInfo[];
+  /** Prompts the ready servers list, with their arguments (asked now). */
+  listPrompts(): Promise<McpPromptInfo[]>;
+  /** One server's prompt filled with its arguments; throws a sentence when it cannot be. */
+  getPrompt(server: string, name: string, args: Record<string, string>): Promise<McpPromptMessages>;
   /** Names of servers that said `tools/list_changed` since they started (or since the last `relist`). */
   changed(): string[];
   /** False once a server failed for good (did not start, or gave up restarting): the session is reopened. */
@@ -63,7 +78,12 @@ export async function startMcpSession(options: StartMcpOptions): Promise<McpSess
   );
   const describe = async (
     connection: McpConnection,
-  ): Promise<{ report: McpServerReport; modules: ToolModule[]; skipped: SkippedTool[] }> => {
+  ): Promise<{
+    report: McpServerReport;
+    modules: ToolModule[];
+    skipped: SkippedTool[];
+    resources: McpResourceInfo[];
+  }> => {
     const { entry } = connection;
     const base = {
       name: entry.name,
@@ -73,16 +93,24 @@ export async function startMcpSession(options: StartMcpOptions): Promise<McpSess
     // A kept server that died between turns: its restart is waited for, not its tools left out of this turn.
     await connection.settle();
     if (connection.state.state !== 'ready')
-      return { report: { ...base, state: connection.state, tools: [] }, modules: [], skipped: [] };
+      return {
+        report: { ...base, state: connection.state, tools: [] },
+        modules: [],
+        skipped: [],
+        resources: [],
+      };
     try {
       const listed = await connection.listTools();
       const callTimeoutMs = entry.config.timeoutMs ?? options.callTimeoutMs;
       const built = toolModulesFor(connection, listed, callTimeoutMs === undefined ? {} : { callTimeoutMs });
       const modules = built.modules.filter((module) => !disabled.has(module.name));
+      // A server whose resources cannot be listed still gives its tools.
+      const resources = await resourcesOf(connection).catch(() => []);
       return {
         report: { ...base, state: connection.state, tools: modules.map((m) => m.name) },
         modules,
         skipped: built.skipped,
+        resources,
       };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -95,6 +123,7 @@ export async function startMcpSession(options: StartMcpOptions): Promise<McpSess
         },
         modules: [],
         skipped: [],
+        resources: [],
       };
     }
   };
@@ -104,7 +133,18 @@ export async function startMcpSession(options: StartMcpOptions): Promise<McpSess
     tools: [],
     servers: [],
     skipped: [],
+    resources: [],
     changed: () => [...changed],
+    listPrompts: async () => {
+      const ready = connections.filter((connection) => connection.state.state === 'ready');
+      const listed = await Promise.all(ready.map((connection) => promptsOf(connection).catch(() => [])));
+      return listed.flat();
+    },
+    getPrompt: (server, name, args) => {
+      const connection = connections.find((c) => c.entry.name === server);
+      if (!connection) return Promise.reject(new Error(`no MCP server "${server}" is running`));
+      return fillPrompt(connection, name, args);
+    },
     // A server whose tools/list failed was closed (its connection's state still says ready): unhealthy too,
     // so a long-lived host starts the servers anew rather than keeping a closed one.
     healthy: () =>
@@ -113,7 +153,12 @@ export async function startMcpSession(options: StartMcpOptions): Promise<McpSess
     relist: async () => {
       changed.clear();
       const described = await Promise.all(connections.map(describe));
-      session.tools = described.flatMap((server) => server.modules);
+      session.resources = described.flatMap((server) => server.resources);
+      const withResources = connections.filter((connection) => connection.capabilities.resources);
+      session.tools = [
+        ...described.flatMap((server) => server.modules),
+        ...(withResources.length > 0 ? [resourceToolFor(withResources, session.resources)] : []),
+      ];
       session.servers = described.map((server) => server.report);
       session.skipped = described.flatMap((server) => server.skipped);
     },

@@ -9,6 +9,7 @@ import type { ReasoningPart, Usage } from '../common/events.js';
 import { StopDetails } from '../common/stopReasons.js';
 import type { Payload, PayloadMessage } from '../common/payload.js';
 import { withImageNotes } from './toolImages.js';
+import { anthropicUserBlocks } from './attachments.js';
 import { thinkingRequest, toReasoningText, type ThinkingRequest } from './anthropicThinking.js';
 import { assertComplete, ProviderError, toProviderError } from './errors.js';
 import { anthropicClient, lazyClient } from './sdk.js';
@@ -46,7 +47,12 @@ export function toAnthropicRequest(payload: Payload, tools: readonly ToolSpec[],
       if (messages.length === 0) system.push({ type: 'text', text: message.content });
       else push('user', [{ type: 'text', text: message.content }]);
     } else if (message.role === 'user') {
-      push('user', [{ type: 'text', text: message.content || '(empty message)' }]);
+      push(
+        'user',
+        message.attachments?.length
+          ? anthropicUserBlocks(message.content, message.attachments)
+          : [{ type: 'text', text: message.content || '(empty message)' }],
+      );
     } else if (message.role === 'tool') {
       const images = (message.images ?? []).filter((image) => image.data !== undefined);
       const text = message.content || '(no output)';

@@ -3,6 +3,7 @@ import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/reso
 import type { ReasoningPart } from '../common/events.js';
 import type { Payload, PayloadMessage } from '../common/payload.js';
 import { withImageNotes } from './toolImages.js';
+import { chatUserContent } from './attachments.js';
 import { assertComplete, ProviderError, toProviderError } from './errors.js';
 import { openaiClient, lazyClient } from './sdk.js';
 import { effectiveEffort } from './reasoning.js';
@@ -55,7 +56,9 @@ export function toOpenAIRequest(
         case 'system':
           return { role: 'system', content: message.content };
         case 'user':
-          return { role: 'user', content: message.content };
+          return message.attachments?.length
+            ? { role: 'user', content: chatUserContent(message.content, message.attachments) }
+            : { role: 'user', content: message.content };
         case 'tool':
           // Chat Completions tool messages are text only: an image is told, not shown.
           return {

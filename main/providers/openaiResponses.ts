@@ -8,6 +8,7 @@ import type {
 import type { ReasoningPart } from '../common/events.js';
 import type { Payload, PayloadMessage } from '../common/payload.js';
 import { withImageNotes } from './toolImages.js';
+import { responsesUserContent } from './attachments.js';
 import { assertComplete, classifyStreamError, ProviderError, toProviderError } from './errors.js';
 import { openaiClient, lazyClient } from './sdk.js';
 import { effectiveEffort, reasoningSupport } from './reasoning.js';
@@ -58,7 +59,11 @@ export function toResponsesRequest(payload: Payload, tools: readonly ToolSpec[],
     switch (message.role) {
       case 'system':
       case 'user':
-        input.push({ role: message.role, content: message.content });
+        input.push(
+          message.role === 'user' && message.attachments?.length
+            ? { role: 'user', content: responsesUserContent(message.content, message.attachments) }
+            : { role: message.role, content: message.content },
+        );
         break;
       case 'tool': {
         const images = (message.images ?? []).filter((image) => image.data !== undefined);

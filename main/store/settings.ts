@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ModelOverride } from '../common/models.js';
 import { Policy, ProviderKind } from '../common/events.js';
 import { McpServerConfig, McpServerName } from '../common/mcp.js';
+import { NotificationSettings } from '../common/notifications.js';
 
 /**
  * `<home>/settings.json`: defaults for new sessions, per-model context windows, provider base URLs and
@@ -59,6 +60,8 @@ export const Settings = z
       })
       .strict()
       .default({ servers: {}, disabledTools: [] }),
+    /** Issue #32: which turn endings the app notifies of while its window is not focused. */
+    notifications: NotificationSettings.default({ approval: true, finished: true, failed: true }),
   })
   .strict();
 export type Settings = z.infer<typeof Settings>;

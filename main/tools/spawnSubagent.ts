@@ -68,6 +68,14 @@ const parameters = z.strictObject({
         'Default: your read-only tools.',
     ),
   budget: budget.optional().describe('Limits; a subagent that reaches one returns what it has, marked so.'),
+  agent: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe(
+      'A custom agent listed under "Custom agents": the subagent gets its instructions, tools and model (leave tools out).',
+    ),
 });
 
 /** Arguments of spawn_subagent as validated by its schema. */

@@ -20,6 +20,7 @@ import { FirstRun } from './screens/firstRun/FirstRun.js';
 import { Welcome } from './screens/firstRun/Welcome.js';
 import { NewSessionDialog } from './screens/newSession/NewSessionDialog.js';
 import { SettingsScreen } from './screens/settings/SettingsScreen.js';
+import { useTurnNotifications } from './notifications/useTurnNotifications.js';
 
 // The session view brings Markdown and syntax highlighting: kept out of the startup bundle and fetched once
 // the shell is idle. Not React.lazy: a Suspense reveal is throttled by React (300 ms).
@@ -46,6 +47,9 @@ export function App(): JSX.Element {
   const settings = useQuery(() => call(keel().settings.get()), []);
   const info = useQuery(() => call(keel().app.info()), []);
   const searchRef = useRef<HTMLInputElement>(null);
+  useTurnNotifications(settings.data?.settings.notifications, (sessionId) =>
+    setRoute({ screen: 'session', sessionId }),
+  );
 
   useEffect(() => {
     markOnce('keel:shell-rendered');

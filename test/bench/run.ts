@@ -12,6 +12,7 @@ import type { Bench } from './benches/context.js';
 import { BENCH_SYSTEM_PROMPT } from './benches/context.js';
 import { ftsSearchBench } from './benches/ftsSearch.js';
 import { historyBench } from './benches/history.js';
+import { historyImportBench } from './benches/historyImport.js';
 import { listSessionsBench } from './benches/listSessions.js';
 import { mcpBench } from './benches/mcp.js';
 import { openProjectBench } from './benches/openProject.js';
@@ -44,6 +45,7 @@ export const BENCHES: readonly Bench[] = [
   reasoningBench,
   mcpBench,
   historyBench,
+  historyImportBench,
   cliStartBench,
 ];
 

@@ -54,6 +54,15 @@ describe('layering', () => {
     expect(await layeringErrors('main/cli/format.ts', "import '../store/settings.js';")).toEqual([host]);
     expect(await layeringErrors('main/server/server.ts', "import '../core/hostStart.js';")).toEqual([host]);
     expect(await layeringErrors('main/electron/keys.ts', "import '../sandbox/box.js';")).toEqual([host]);
+    // keel acp (issue 33) is a host too: the front door and main/common only.
+    expect(await layeringErrors('main/acp/agent.ts', "import '../core/log/sessionLog.js';")).toEqual([host]);
+    expect(await layeringErrors('main/acp/agent.ts', "import '../store/settings.js';")).toEqual([host]);
+    expect(await layeringErrors('main/acp/agent.ts', "import '../ipc/handlers.js';")).toEqual([
+      'imports only point down: see LAYERS in eslint.config.js for what this folder may import',
+    ]);
+    expect(await layeringErrors('main/core/turn/state.ts', "import '../../acp/agent.js';")).toEqual([
+      'main/core is the harness every host uses: it never imports a host (electron, ipc, server, cli).',
+    ]);
     expect(await layeringErrors('main/core/turn/state.ts', "import '../harness/index.js';")).toEqual([
       'main/core/harness is the front door over the core: no other core folder imports it (move the shared piece down into the room that owns it).',
     ]);
@@ -63,6 +72,8 @@ describe('layering', () => {
     // Through the door: the hosts, the library entry (keel/core), and the door over the core's rooms.
     expect(await layeringErrors('main/ipc/hub.ts', "import '../core/harness/index.js';")).toEqual([]);
     expect(await layeringErrors('main/cli/format.ts', "import '../core/harness/index.js';")).toEqual([]);
+    expect(await layeringErrors('main/acp/agent.ts', "import '../core/harness/index.js';")).toEqual([]);
+    expect(await layeringErrors('main/cli/format.ts', "import '../acp/agent.js';")).toEqual([]);
     expect(await layeringErrors('main/core/index.ts', "import './harness/turns.js';")).toEqual([]);
     expect(await layeringErrors('main/core/harness/turns.ts', "import '../log/sessionLog.js';")).toEqual([]);
     expect(await layeringErrors('main/core/harness/turns.ts', "import '../../store/settings.js';")).toEqual(

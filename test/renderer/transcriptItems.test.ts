@@ -266,4 +266,27 @@ describe('foldTranscript: rewinds', () => {
     const outer = again[1] as Item & { setAside: Item[] };
     expect(outer.setAside.map((item) => item.type)).toEqual(['user', 'assistant', 'rewound', 'user']);
   });
+
+  it("keeps a refusal's notice in view when Keel sets the refused turn aside, and marks why", () => {
+    seq = 0;
+    const events = [
+      created(),
+      event({ kind: 'user_message', content: 'first' }),
+      event({ kind: 'assistant_message', content: 'one', toolCalls: [] }),
+      event({ kind: 'user_message', content: 'bad' }),
+      event({
+        kind: 'assistant_message',
+        content: 'Sure',
+        toolCalls: [],
+        stopReason: 'refusal',
+        stopDetails: { type: 'refusal', category: 'cyber', explanation: 'Declined.' },
+      }),
+    ];
+    events.push(event({ kind: 'rewound', toSeq: 3, cause: 'refusal' }));
+    const items = foldTranscript(events);
+    expect(items.map((item) => item.type)).toEqual(['session_start', 'user', 'assistant', 'rewound', 'stop']);
+    const marker = items[3] as Item & { setAside: Item[] };
+    expect(marker.cause).toBe('refusal');
+    expect(marker.setAside.map((item) => item.type)).toEqual(['user', 'assistant']);
+  });
 });

@@ -4,6 +4,7 @@ import { ENVIRONMENT_OPENING } from '../../main/core/prompts/environment.js';
 import { redactedData, signThinking, thinkingEnabled, validateThinking } from './providerThinking.js';
 import { validateAnthropicRequest, validateOpenAIRequest } from './providerValidation.js';
 import { responsesEvents, validateResponsesRequest } from './responsesServer.js';
+import { validateAnthropicMedia, validateChatMedia, validateResponsesMedia } from './providerMedia.js';
 
 export { validateAnthropicRequest, validateOpenAIRequest } from './providerValidation.js';
 
@@ -259,10 +260,11 @@ export class ProviderServer {
     }
     const invalid =
       format === 'openai'
-        ? validateOpenAIRequest(body)
+        ? (validateOpenAIRequest(body) ?? validateChatMedia(body as Json))
         : format === 'responses'
-          ? validateResponsesRequest(body)
+          ? (validateResponsesRequest(body) ?? validateResponsesMedia(body as Json))
           : (validateAnthropicRequest(body) ??
+            validateAnthropicMedia(body as Json) ??
             validateThinking(body as Json, (body as Json)['messages'] as unknown[]));
     if (invalid) {
       recorded.rejected = invalid;

@@ -13,6 +13,7 @@ type DecisionOptions = {
   reason?: string;
   resume?: boolean;
   json?: boolean;
+  always?: boolean;
 };
 
 /**
@@ -35,6 +36,10 @@ export function registerApproval(program: Command, context: CliContext): void {
     .requiredOption(
       '--scope <scope>',
       'once | session | tool (an MCP tool, in later sessions of the project too) | path:GLOB | prefix:COMMAND',
+    )
+    .option(
+      '--always',
+      'also keep the grant as a permission rule of the project (keel rules lists and removes it)',
     )
     .option('--resume', 'continue the turn right away')
     .option('--json', 'with --resume: print JSON lines')
@@ -83,8 +88,14 @@ async function decide(
           : { decision: 'deny' as const, ...(options.reason ? { reason: options.reason } : {}) }),
       },
       'keel approve',
+      { always: options.always === true },
     );
-    const { rule } = result;
+    const { rule, always } = result;
+    if (always) {
+      context.io.stderr(
+        `keel: kept the rule ${always.action} ${always.rule} for ${always.project} (keel rules rm "${always.rule}" to undo)\n`,
+      );
+    }
     context.io.stderr(
       scope !== undefined
         ? `keel: granted request ${result.request.seq} (${result.request.tool}, ${scope})\n`

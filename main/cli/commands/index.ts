@@ -36,7 +36,11 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['export'], load: async () => (await import('./export.js')).registerExport },
   { names: ['import'], load: async () => (await import('./import.js')).registerImport },
   { names: ['mcp'], load: async () => (await import('./mcp.js')).registerMcp },
+  // Issue 30: the setup a user brings (trust of a project's files, permission rules).
+  { names: ['trust', 'rules'], load: async () => (await import('./setup.js')).registerSetup },
   { names: ['serve'], load: async () => (await import('./serve.js')).registerServe },
+  // Issue 33: Keel as an Agent Client Protocol agent for editors.
+  { names: ['acp'], load: async () => (await import('./acp.js')).registerAcp },
 ];
 
 /** Every subcommand's register function, in `keel --help` order. */

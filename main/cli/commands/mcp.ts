@@ -5,6 +5,8 @@ import {
   approveProjectMcp,
   inspectMcpServers,
   listToolRules,
+  loginMcpServer,
+  logoutMcpServer,
   McpAdminError,
   type McpInspection,
   projectMcpStatus,
@@ -125,10 +127,19 @@ export function registerMcp(program: Command, context: CliContext): void {
     .command('list')
     .description('each server, its state and its tools (starts each once, in the box, to ask)')
     .option('--project <dir>', 'the project whose .mcp.json to include (default: the current folder)')
-    .action(async (options: { project?: string }) => {
+    .option(
+      '--allow-host <host>',
+      'let the servers reach this host, as a session allowing it would (repeatable; an HTTP server needs its own)',
+      collect,
+      [],
+    )
+    .action(async (options: { project?: string; allowHost: string[] }) => {
       const home = context.home();
       const inspection = await adminLater(() =>
-        inspectMcpServers(home, folderOf(options.project), { env: context.io.env }),
+        inspectMcpServers(home, folderOf(options.project), {
+          env: context.io.env,
+          networkAllow: options.allowHost,
+        }),
       );
       context.io.stdout(formatInspection(inspection));
     });
@@ -138,15 +149,60 @@ export function registerMcp(program: Command, context: CliContext): void {
     .description('start one server, list its tools, stop it; exit 1 when it fails')
     .argument('<name>', 'server name')
     .option('--project <dir>', 'the project whose .mcp.json holds it (default: the current folder)')
-    .action(async (name: string, options: { project?: string }) => {
+    .option(
+      '--allow-host <host>',
+      'let the server reach this host, as a session allowing it would (repeatable; an HTTP server needs its own)',
+      collect,
+      [],
+    )
+    .action(async (name: string, options: { project?: string; allowHost: string[] }) => {
       const home = context.home();
       const inspection = await adminLater(() =>
-        inspectMcpServers(home, folderOf(options.project), { only: name, env: context.io.env }),
+        inspectMcpServers(home, folderOf(options.project), {
+          only: name,
+          env: context.io.env,
+          networkAllow: options.allowHost,
+        }),
       );
       const { project: _project, ...servers } = inspection;
       context.io.stdout(formatInspection(servers));
       if (inspection.servers.some((server) => server.state.state !== 'ready'))
         context.setExitCode(ExitCode.failure);
+    });
+
+  // Issue 33: OAuth sign-in of Streamable HTTP servers.
+  mcp
+    .command('login')
+    .description(
+      'sign in to an HTTP MCP server that needs OAuth (prints the URL to open; waits for the browser)',
+    )
+    .argument('<name>', 'server name')
+    .option(
+      '--allow-host <host>',
+      "the server's and its authorization server's hosts (repeatable), as a session allowing them would",
+      collect,
+      [],
+    )
+    .action(async (name: string, options: { allowHost: string[] }) => {
+      await adminLater(() =>
+        loginMcpServer(context.home(), name, {
+          networkAllow: options.allowHost,
+          open: (url) => {
+            context.io.stderr(`keel: open this URL in your browser to sign in to ${name}:\n`);
+            context.io.stdout(`${url.href}\n`);
+          },
+        }),
+      );
+      context.io.stderr(`keel: signed in to ${name}; the grant is kept encrypted in the Keel home\n`);
+    });
+
+  mcp
+    .command('logout')
+    .description("forget an HTTP MCP server's sign-in (its tokens and registered client)")
+    .argument('<name>', 'server name')
+    .action((name: string) => {
+      admin(() => logoutMcpServer(context.home(), name));
+      context.io.stderr(`keel: signed out of ${name}\n`);
     });
 
   mcp

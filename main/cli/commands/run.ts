@@ -1,9 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import type { CommandUse } from '../../common/customEvents.js';
 import { Policy, ProviderKind, type ModelPin } from '../../common/events.js';
 import {
+  AttachmentError,
+  type AttachmentInput,
   asDiskFull,
+  commandModelFor,
+  type ExpandedPrompt,
+  expandPrompt,
+  loadSessionState,
+  checkAttachments,
   guardNewTurn,
   type Harness,
   type LocalHarnessSession,
@@ -43,6 +51,7 @@ type RunOptions = {
   showReasoning?: boolean;
   budgetUsd?: string;
   budgetTokens?: string;
+  image?: string[];
 };
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -91,6 +100,11 @@ export function registerRun(program: Command, context: CliContext): void {
     .option('--show-reasoning', "print the model's reasoning, dimmed, on stderr as it streams")
     .option('--json', 'print deltas, events, commits and the outcome as JSON lines')
     .option(
+      '--image <file>',
+      'attach an image (PNG, JPEG, GIF, WebP) or a PDF to the prompt (repeatable)',
+      collect,
+    )
+    .option(
       '--commit <mode>',
       "auto (default): the session works on a checkout of the project folder (the model's root) and the " +
         "turn's changes reach the folder when the turn stops; manual: they wait for keel commit; " +
@@ -100,6 +114,8 @@ export function registerRun(program: Command, context: CliContext): void {
       const prompt = words.join(' ');
       if (prompt.trim() === '') throw new CliError('the prompt is empty');
       const mode = parseCommitMode(options.commit);
+      // Read and checked before a session is made: a wrong file costs nothing.
+      const attachments = readAttachmentFiles(options.image ?? []);
       if (options.session !== undefined) {
         const pinFlags = [
           'provider',
@@ -135,12 +151,23 @@ export function registerRun(program: Command, context: CliContext): void {
           context.setExitCode(ExitCode.awaitingApproval);
           return;
         }
+        // A custom command expands here (the expanded prompt is what the log records); refused before anything moves.
+        const state = withSessionLog(harness.home, session.id, (log) => loadSessionState(log));
+        const expanded = expandPrompt({
+          home: harness.home,
+          env: context.io.env,
+          project: state.projectFolder,
+          text: prompt,
+          pin: state.pin,
+        });
+        for (const note of expanded.notes) context.io.stderr(`keel: ${note}\n`);
         if (mode !== undefined) await switchCommitMode(harness, session, mode);
         await guardNewTurn(session);
-        await driveTurn(context, harness, session.id, { prompt }, options);
+        await driveTurn(context, harness, session.id, { ...turnInput(expanded), attachments }, options);
         return;
       }
       // Every flag is checked before the harness makes the home or anything in it.
+      const expanded = expandNewSessionPrompt(context, options, prompt);
       const setup = await newSessionSetup(context, options, mode ?? 'auto');
       const harness = cliHarness(context);
       const { id } = await harness.sessions.getOrCreate({
@@ -150,7 +177,7 @@ export function registerRun(program: Command, context: CliContext): void {
       });
       if (!options.json) context.io.stderr(`keel: session ${id}\n`);
       try {
-        await driveTurn(context, harness, id, { prompt }, options);
+        await driveTurn(context, harness, id, { ...turnInput(expanded), attachments }, options);
       } catch (error) {
         // The session exists now: a full disk's message names it, and says whether its prompt was recorded.
         throw asDiskFull(error, harness.home, {
@@ -159,6 +186,58 @@ export function registerRun(program: Command, context: CliContext): void {
         });
       }
     });
+}
+
+/** A turn's input from an expanded prompt: the text recorded, and the command it came from. */
+function turnInput(expanded: ExpandedPrompt): { prompt: string; command?: CommandUse } {
+  return { prompt: expanded.prompt, ...(expanded.command ? { command: expanded.command } : {}) };
+}
+
+/**
+ * A new session's prompt, a custom command expanded: the command's `model:` becomes the session's model when
+ * no --model was given (a new session is pinned to it from its first event); a --model that differs is refused.
+ */
+function expandNewSessionPrompt(context: CliContext, options: RunOptions, prompt: string): ExpandedPrompt {
+  if (options.project === undefined)
+    throw new CliError('a new session needs --project DIR (or continue one with --session ID)');
+  const expanded = expandPrompt({
+    home: context.home(),
+    env: context.io.env,
+    project: path.resolve(options.project),
+    text: prompt,
+  });
+  for (const note of expanded.notes) context.io.stderr(`keel: ${note}\n`);
+  const provider = ProviderKind.safeParse(options.provider ?? readSettings(context.home()).defaults.provider);
+  if (expanded.command?.model !== undefined && provider.success) {
+    const model = commandModelFor(expanded.command, provider.data);
+    if (options.model !== undefined && options.model !== model) {
+      throw new CliError(
+        `/${expanded.command.name} asks for model "${expanded.command.model}" (${expanded.command.shown}) and --model says ${options.model}: drop one`,
+      );
+    }
+    options.model = model;
+  }
+  return expanded;
+}
+
+/** `--image` files read and checked by their bytes (attachments.ts); a problem is the CLI's one-line error. */
+function readAttachmentFiles(files: readonly string[]): AttachmentInput[] {
+  const inputs = files.map((file) => {
+    let data: Buffer;
+    try {
+      data = fs.readFileSync(path.resolve(file));
+    } catch (error) {
+      throw new CliError(`--image ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return { name: path.basename(file), data };
+  });
+  try {
+    checkAttachments(inputs);
+  } catch (error) {
+    if (error instanceof AttachmentError) throw new CliError(`--image: ${error.message}`);
+    throw error;
+  }
+  return inputs;
 }
 
 /** Whether the new session's log holds its prompt (true when it cannot be read: then resume is the advice). */

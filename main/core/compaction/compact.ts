@@ -211,6 +211,7 @@ export async function buildCompaction(input: BuildCompactionInput): Promise<Buil
     compaction: { ...draft, seq: lastSeq + 1, at: '' },
     ...(first ? { firstUserMessage: first } : {}),
     ...(view.instructions ? { instructions: view.instructions } : {}),
+    ...(view.custom ? { custom: view.custom } : {}),
     tail: events.filter((event) => event.seq > through),
   };
   // Rebased on the measured size, so the estimate's error on everything kept (tool definitions, system

@@ -4,6 +4,7 @@ import { ProviderError } from '../../providers/errors.js';
 import { withRetries, type RetryOptions } from '../../providers/retry.js';
 import type { ModelProvider } from '../../providers/types.js';
 import { MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, type TokenEstimator } from './tokens.js';
+import { formatAttachmentHandles } from '../projection/format.js';
 
 /**
  * The fixed system text of every summary request. It never changes between requests, sessions or
@@ -104,7 +105,7 @@ export function renderEvent(event: SessionEvent, maxChars: number): string | und
       .join('');
   switch (event.kind) {
     case 'user_message':
-      return `#${event.seq} user: ${text(event.content)}`;
+      return `#${event.seq} user: ${text(event.content)}${formatAttachmentHandles(event.attachments)}`;
     case 'assistant_message':
       return `#${event.seq} assistant: ${text(event.content)}${calls(event.toolCalls)}`;
     case 'interrupted':

@@ -8,7 +8,12 @@ import { describeError } from './describeError.js';
 import { HarnessError } from './errors.js';
 import { shellStartFolder, type SessionBox } from './box.js';
 import { applyPatchParameters } from '../../tools/applyPatch.js';
-import { planChange, previewFileChange, type FileChangeArgs } from '../../tools/fileChange.js';
+import {
+  planChange,
+  previewFileChange,
+  type FileChangeArgs,
+  type FileChangePlan,
+} from '../../tools/fileChange.js';
 import { planPatch, type PatchFilePlan } from '../../tools/patchPlan.js';
 import { toolLimits } from '../../tools/limits.js';
 import { looksBinary } from '../../tools/outcome.js';
@@ -135,7 +140,9 @@ async function previewFile(
   let binary = false;
   let tooLarge = false;
   try {
-    const plan = await planChange(args, ctx);
+    // The preview's own plan (withPlan): planning again would read and confine the file a second time.
+    const plan =
+      (planned.ok ? (planned as { plan?: FileChangePlan }).plan : undefined) ?? (await planChange(args, ctx));
     binary = (plan.before !== null && looksBinary(plan.before)) || looksBinary(plan.after);
     // A UTF-8 byte is at most one UTF-16 unit, so a side under the limit in bytes is under it in characters.
     tooLarge = Math.max(plan.before?.length ?? 0, plan.after.length) > PREVIEW_MAX_CHARS;

@@ -8,6 +8,14 @@
  */
 
 // The harness: sessions, turns, approvals, checkouts' review, compaction, export / import, the box.
+// issue #32: files attached to a prompt
+export {
+  AttachmentError,
+  type AttachmentInput,
+  checkAttachment,
+  checkAttachments,
+  keepAttachments,
+} from './attachments.js';
 export { previewApproval } from './approvalPreview.js';
 export { decideApproval, type Decided, revokeGrant } from './approvals.js';
 export { readArtifactImage, readArtifactPage } from './artifactPages.js';
@@ -24,6 +32,14 @@ export { guardNewTurn, UncommittedChangesError } from './newTurn.js';
 export { commitHistory, newTurnWarning, readFileVersions, reviewPersistentDirs } from './review.js';
 export { streamHarness } from './stream.js';
 export { exportSession, importSession, InvalidExportError } from './transfer.js';
+// Issue 35: another tool's history (Claude Code, Codex) as Keel sessions.
+export {
+  type HistoryImportOptions,
+  type HistoryImportReport,
+  importHistory,
+  keelId as historySessionId,
+} from './historyImport.js';
+export { IMPORT_TOOLS, type ImportTool } from '../imports/mapped.js';
 export { STOP_REQUEST_FILE } from './turnHost.js';
 export { type TurnDelta, TurnManager, type TurnReports } from './turns.js';
 export type { Harness, HarnessStreamPart, SessionSetup } from './types.js';
@@ -51,7 +67,10 @@ export { SessionLog } from '../log/sessionLog.js';
 export {
   addMcpServer,
   approveProjectMcp,
+  getMcpPrompt,
   inspectMcpServers,
+  listMcpPrompts,
+  listMcpResources,
   McpAdminError,
   type McpInspection,
   projectMcpStatus,
@@ -61,6 +80,9 @@ export {
   setMcpToolEnabled,
 } from '../mcp/admin.js';
 export { listToolRules, realProjectFolder, revokeToolRule } from '../mcp/toolRules.js';
+// Issue 33: MCP prompts (the composer's / menu) and resources, as hosts show them; OAuth sign-in of HTTP servers.
+export { loginMcpServer, logoutMcpServer, mcpSignInState } from '../mcp/auth.js';
+export type { McpPromptInfo, McpPromptMessages, McpResourceInfo } from '../../mcp/resources.js';
 export {
   catalogueView,
   chooseModel,
@@ -81,6 +103,32 @@ export {
 } from '../persistent/turnCheckouts.js';
 export type { CommitReport } from '../persistent/types.js';
 export { formatPayloadText, projectView } from '../projection/index.js';
+// Issue 33 (keel acp): a session's visible events for a replay, and whether a provider has a key here.
+export { visibleEvents } from '../projection/rewind.js';
+// Issue 30: the setup a user brings, and the trust of a project's copy.
+export {
+  addKeelRule,
+  approveProjectSetup,
+  defaultUserHome,
+  loadSetup,
+  projectRules,
+  projectSetupTrust,
+  removeKeelRule,
+  revokeProjectSetup,
+  RulesError,
+  type RulesReport,
+  SetupTrustError,
+} from '../setup/index.js';
+// Issue 30 (skills helper): custom commands for the composer's `/` menu and `keel run "/name args"`.
+export {
+  commandModelFor,
+  type ExpandedPrompt,
+  expandPrompt,
+  type PromptCommand,
+  promptCommands,
+  readCustomSetup,
+  type SetupPlace,
+} from './customCommands.js';
 export { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 export { DEFAULT_TRACE_DEPTH, readTraceSummary } from '../trace/index.js';
 export { type TurnOutcome, TurnSetupError } from '../turn/engine.js';
@@ -89,7 +137,13 @@ export { foldSession, needsModel, unansweredCalls } from '../turn/state.js';
 export { formatUsd } from '../turn/budget.js';
 
 // Below the core: the home and its settings, providers, the sandbox, the runner, MCP servers' config.
-export { createProvider, ProviderError, type ProviderKeys, toProviderError } from '../../providers/index.js';
+export {
+  createProvider,
+  ProviderError,
+  type ProviderKeys,
+  providerKey,
+  toProviderError,
+} from '../../providers/index.js';
 export { effectiveEffort, reasoningChoices } from '../../providers/reasoning.js';
 export { runCommand, type RunningCommand } from '../../runner/boxedCommand.js';
 export { createFlowControl, type FlowControl } from '../../runner/flow.js';

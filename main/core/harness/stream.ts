@@ -13,6 +13,8 @@ import { policyFor, runtimeOf, type HarnessRuntime } from './harness.js';
 import { readPersistentConfig, writePersistentConfig } from '../persistent/config.js';
 import { withWritableSession } from './lock.js';
 import { createTurnHost } from './turnHost.js';
+import { checkAttachments, keepAttachments } from './attachments.js';
+import { artifactsDir } from '../paths.js';
 import type {
   HarnessMessage,
   HarnessResult,
@@ -63,6 +65,8 @@ async function runStreamed(
   const own = runtime.handle(id);
   const port: HarnessSessionPort = typeof options.session === 'string' ? own : options.session;
   const input = lastUserMessage(options.messages);
+  // A refused file is the caller's error before anything is recorded (the prompt is not half sent).
+  if (input?.attachments?.length) checkAttachments(input.attachments);
   const events: SessionEvent[] = [];
   const commits: CommitReport[] = [];
   const onEvent = (event: SessionEvent) => {
@@ -125,6 +129,7 @@ async function runStreamed(
           maxSteps: options.maxSteps ?? runtime.options.maxSteps ?? 50,
           // A --commit direct session's folder is photographed only when a tool (or an MCP server) may change it.
           beforeChanges: () => beginDirectChanges(log),
+          ...(newTurn ? { turnCommand: input.command ?? null } : {}),
           hooks: {
             onDelta: (delta) =>
               emit(
@@ -151,8 +156,19 @@ async function runStreamed(
       emit({ type: 'started', turn: turnNumber, resumed: !newTurn });
       let outcome: TurnOutcome;
       try {
+        const attachments =
+          newTurn && input.attachments?.length
+            ? keepAttachments(artifactsDir(log.dir), input.attachments)
+            : undefined;
         outcome = await runTurn(host, {
-          ...(newTurn ? { prompt: textOf(input), ...(input.id ? { messageId: input.id } : {}) } : {}),
+          ...(newTurn
+            ? {
+                prompt: textOf(input),
+                ...(input.id ? { messageId: input.id } : {}),
+                ...(input.command ? { command: input.command } : {}),
+              }
+            : {}),
+          ...(attachments ? { attachments } : {}),
           trace: [turnTrace],
         });
       } finally {

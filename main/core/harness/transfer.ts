@@ -10,6 +10,13 @@ import {
   type SessionConfig,
 } from './exportConfig.js';
 import { IMPORT_METADATA_KEY } from '../log/imported.js';
+import {
+  attachmentLinesOf,
+  type CarriedAttachment,
+  checkAttachmentLine,
+  isAttachmentLine,
+  writeCarriedAttachments,
+} from './exportAttachments.js';
 import { isValidSessionId, newSessionId } from '../log/sessionId.js';
 import { SessionLog } from '../log/sessionLog.js';
 
@@ -26,7 +33,8 @@ export type ImportProblem = { line: number; message: string };
 
 /** The outcome of parsing an export: every event, or every problem found (never both). */
 export type ParsedExport =
-  { ok: true; events: SessionEvent[]; config?: SessionConfig } | { ok: false; problems: ImportProblem[] };
+  | { ok: true; events: SessionEvent[]; config?: SessionConfig; attachments?: CarriedAttachment[] }
+  | { ok: false; problems: ImportProblem[] };
 
 /** Thrown when an import file is invalid; carries every problem found. Nothing was written. */
 export class InvalidExportError extends Error {
@@ -104,6 +112,14 @@ export function exportSession(home: string, id: string, write: (chunk: string) =
         chunk = '';
       }
     }
+    // The bytes of the prompts' files, after the events (exportAttachments.ts).
+    for (const line of attachmentLinesOf(log.dir, log.readKinds(['user_message']))) {
+      chunk += `${line}\n`;
+      if (chunk.length >= 64 * 1024) {
+        write(chunk);
+        chunk = '';
+      }
+    }
     if (chunk !== '') write(chunk);
     return count;
   } finally {
@@ -156,9 +172,17 @@ export function importSession(
   const { persistent, dropped } = parsed.config
     ? importedPersistent(parsed.config, options.project)
     : { persistent: undefined, dropped: [] };
+  const { attachments } = parsed;
   const imported = SessionLog.importEvents(home, [marked, ...rest], {
     id,
-    ...(persistent ? { files: (dir: string) => writePersistentConfig(dir, persistent) } : {}),
+    ...(persistent || attachments
+      ? {
+          files: (dir: string) => {
+            if (persistent) writePersistentConfig(dir, persistent);
+            if (attachments) writeCarriedAttachments(dir, attachments);
+          },
+        }
+      : {}),
   });
   return { id: imported, events: parsed.events.length, droppedDirs: dropped };
 }
@@ -175,6 +199,7 @@ export function parseExport(text: string): ParsedExport {
   let nonBlankLines = 0;
   let config: SessionConfig | undefined;
   let configSeen = false;
+  const attachments: CarriedAttachment[] = [];
 
   for (let index = 0; index < lines.length && problems.length < MAX_PROBLEMS; index++) {
     const raw = lines[index] ?? '';
@@ -212,6 +237,19 @@ export function parseExport(text: string): ParsedExport {
       nonBlankLines = 0;
       continue;
     }
+    if (isAttachmentLine(value)) {
+      const checked = checkAttachmentLine(
+        value,
+        events.map((e) => e.event),
+      );
+      if ('problem' in checked) report(checked.problem);
+      else attachments.push(checked.file);
+      continue;
+    }
+    if (attachments.length > 0) {
+      report('an attachment line may only follow the events (the events come first)');
+      continue;
+    }
     const event = parseEventValue(value, report);
     const seq = isRecord(value) && typeof value.seq === 'number' ? value.seq : undefined;
     if (seq !== undefined && Number.isInteger(seq) && seq !== expectedSeq) {
@@ -242,7 +280,12 @@ export function parseExport(text: string): ParsedExport {
     problems.sort((a, b) => a.line - b.line);
     return { ok: false, problems: problems.slice(0, MAX_PROBLEMS) };
   }
-  return { ok: true, events: events.map((e) => e.event), ...(config ? { config } : {}) };
+  return {
+    ok: true,
+    events: events.map((e) => e.event),
+    ...(config ? { config } : {}),
+    ...(attachments.length > 0 ? { attachments } : {}),
+  };
 }
 
 /** The deepest nesting an imported line may have; events are a few levels deep. */

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { createCompactionHook } from '../compaction/hook.js';
 import { resolveCompactionSettings, type CompactionSettings } from '../compaction/settings.js';
 import { systemClock, type Clock } from '../../common/clock.js';
+import type { CommandUse } from '../../common/customEvents.js';
 import type { EventOf, ModelPin } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { sessionNetworkAllow } from '../log/imported.js';
@@ -14,8 +15,14 @@ import { createProvider, type ModelProvider, type ProviderKeys } from '../../pro
 import { detectSandbox, type NetworkPolicy } from '../../sandbox/box.js';
 import { createToolRegistry } from '../../tools/registry.js';
 import { openSessionMcp } from '../mcp/sessionServers.js';
+import { applyPermissionRules, defaultUserHome } from '../setup/index.js';
 import type { McpPool } from '../mcp/pool.js';
 import { homeOf } from '../paths.js';
+import { commandOfLastMessage, EMPTY_SETUP, listingOf, type CustomSetup } from '../custom/index.js';
+import { loadSkillTool } from '../custom/loadSkill.js';
+import { SPAWN_SUBAGENT } from '../../tools/spawnSubagent.js';
+import type { ToolModule } from '../../tools/types.js';
+import { readCustomSetup } from './customCommands.js';
 import { pinnedPromptOf, sessionWorkspace, toolContextFor, turnTimeRedactor } from './workspace.js';
 
 /** Name of the file in a session folder that asks a running turn to stop (written by `keel stop`). */
@@ -54,6 +61,13 @@ export type TurnHostOptions = {
   beforeChanges?: () => Promise<void>;
   /** The log's session_created event when the caller has read it already (it never changes): not read again. */
   created?: EventOf<'session_created'>;
+  /**
+   * Issue #30: the custom command of the turn this host starts (`null`: a new turn from a plain prompt);
+   * absent: the turn continues, and the newest user message's command still bounds its tools.
+   */
+  turnCommand?: CommandUse | null;
+  /** The skills, commands and agents in effect; default: read for the session's project (main/core/setup). */
+  custom?: CustomSetup;
 };
 
 /**
@@ -109,9 +123,36 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
           ...(options.hooks?.onNotice ? { onNotice: options.hooks.onNotice } : {}),
           ...(options.hooks?.onEvent ? { onEvent: options.hooks.onEvent } : {}),
         });
+  // The permission rules this turn runs under (the user's, the project's approved, Keel's), in the log first.
+  const rulesApplied = applyPermissionRules(log, {
+    home,
+    userHome: defaultUserHome(env),
+    project: created.projectFolder,
+  });
+  if (rulesApplied) options.hooks?.onEvent?.(rulesApplied);
+  // The user's skills and custom agents, and the project's once approved; a child gets none (its tools are its spec's).
+  const custom = spec
+    ? EMPTY_SETUP
+    : (options.custom ?? readCustomSetup({ home, env, project: created.projectFolder }));
+  const extra: ToolModule[] = [
+    ...(custom.skills.length > 0 ? [loadSkillTool(custom.skills)] : []),
+    ...(mcp?.tools ?? []),
+  ];
+  // A custom command's allowed-tools bounds the turn it starts (and its continuation after an approval).
+  const command =
+    options.turnCommand === undefined ? commandOfLastMessage(log) : (options.turnCommand ?? undefined);
+  const allowed = command?.allowedTools;
   const registry = createToolRegistry(
     created.toolMode,
-    spec ? { only: spec.tools } : { subagents: true, ...(mcp ? { extra: mcp.tools } : {}) },
+    spec
+      ? { only: spec.tools }
+      : allowed
+        ? {
+            only: allowed,
+            subagents: allowed.includes(SPAWN_SUBAGENT),
+            extra: extra.filter((tool) => allowed.includes(tool.name)),
+          }
+        : { subagents: true, extra },
   );
   const compaction = resolveCompactionSettings(options.compaction, created);
   const toolContext: TurnHost['tools'] & { boxReadOnly: string[]; boxHidden: string[] } = toolContextFor(
@@ -126,6 +167,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     tools: toolContext,
     sandboxAvailable: sandbox.kind !== 'none',
     systemPrompt: pinnedPromptOf(created, layout.hasCheckouts) + layout.promptSuffix,
+    ...(spec ? {} : { custom: listingOf(custom) }),
     instructions: () =>
       readProjectInstructions({
         workspace,
@@ -166,6 +208,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     host.subagents = createSubagentRunner({
       home,
       parent: host,
+      agents: custom.agents,
       ...(compaction.threshold > 0
         ? {
             childBeforeRequest: (child, childRegistry) =>

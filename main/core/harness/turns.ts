@@ -19,6 +19,7 @@ import { describeError } from './describeError.js';
 import { HarnessError } from './errors.js';
 import { guardNewTurn } from './newTurn.js';
 import { artifactsDir, sessionDir } from '../paths.js';
+import { AttachmentError, type AttachmentInput, checkAttachments } from './attachments.js';
 
 /** A piece of a turn's text as it streams: text, reasoning, or the start of a tool call. */
 export type TurnDelta =
@@ -164,7 +165,10 @@ export class TurnManager {
    * `not_found`, `provider` (the pinned provider cannot be used) or `invalid_state` (the project folder is
    * gone, or a new turn would discard uncommitted manual changes).
    */
-  async start(sessionId: string, input: { prompt?: string; discardChanges?: boolean }): Promise<string> {
+  async start(
+    sessionId: string,
+    input: { prompt?: string; discardChanges?: boolean; attachments?: readonly AttachmentInput[] },
+  ): Promise<string> {
     if (this.closing) throw new HarnessError('invalid_state', 'Keel is shutting down');
     this.assertIdle(sessionId);
     this.running.set(sessionId, 'reserved');
@@ -174,7 +178,14 @@ export class TurnManager {
       if (!session) throw new HarnessError('not_found', `no session ${sessionId}`);
       if (input.prompt !== undefined)
         await guardNewTurn(session, { discardChanges: input.discardChanges === true });
-      return await this.run(sessionId, input.prompt);
+      const attachments = input.prompt !== undefined ? (input.attachments ?? []) : [];
+      try {
+        checkAttachments(attachments);
+      } catch (error) {
+        if (error instanceof AttachmentError) throw new HarnessError('invalid_input', error.message);
+        throw error;
+      }
+      return await this.run(sessionId, input.prompt, attachments);
     } catch (error) {
       if (this.running.get(sessionId) === 'reserved') this.running.delete(sessionId);
       if (error instanceof HarnessSessionBusyError) {
@@ -188,7 +199,11 @@ export class TurnManager {
   }
 
   /** Streams the turn, forwarding every part to the hub; resolves once the turn holds the session. */
-  private async run(sessionId: string, prompt: string | undefined): Promise<string> {
+  private async run(
+    sessionId: string,
+    prompt: string | undefined,
+    attachments: readonly AttachmentInput[] = [],
+  ): Promise<string> {
     const { reports, afterEvent, beforeToolOutput } = this.options;
     const turnId = crypto.randomUUID();
     const controller = new AbortController();
@@ -239,7 +254,10 @@ export class TurnManager {
     const stream = streamHarness({
       harness: this.harness,
       session: sessionId,
-      messages: prompt !== undefined ? [{ role: 'user', content: prompt }] : [],
+      messages:
+        prompt !== undefined
+          ? [{ role: 'user', content: prompt, ...(attachments.length > 0 ? { attachments } : {}) }]
+          : [],
       signal: controller.signal,
       ...(this.options.maxSteps ? { maxSteps: this.options.maxSteps } : {}),
       onPart,

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { CommandUse } from '../../common/customEvents.js';
 import type { ModelPin, Policy, SessionEvent, ToolMode, Usage } from '../../common/events.js';
 import type { TraceEntry } from '../log/sessionLog.js';
 import type { StreamSource } from '../persistent/streamWrite.js';
@@ -6,6 +7,7 @@ import type { CommitModel, CommitReport, UncommittedDir, UncommittedFile } from 
 import type { TurnOutcome } from '../turn/engine.js';
 import type { CompactionSettings } from '../compaction/settings.js';
 import type { ModelProvider, ProviderKeys } from '../../providers/index.js';
+import type { AttachmentInput } from './attachments.js';
 
 export type { CommitModel, CommitReport, UncommittedDir, UncommittedFile, StreamSource, TraceEntry };
 
@@ -221,6 +223,13 @@ export type HarnessMessage = {
   id?: string;
   role: 'user' | 'assistant' | 'system' | 'tool';
   content: string | readonly { type: string; text?: string }[];
+  /**
+   * Issue #30: the custom command a user message was expanded from (`expandPrompt`); recorded in its
+   * user_message, and its `allowed-tools` bound the turn.
+   */
+  command?: CommandUse;
+  /** A user message's files (images, PDFs): checked by their bytes and kept as artifacts (attachments.ts). */
+  attachments?: readonly AttachmentInput[];
 };
 
 /** Options of `streamHarness` / `generateHarness`. */

@@ -20,6 +20,11 @@ export type AppendOptions = {
   expectedLastSeq?: number;
   /** Trace records made before these events, stored with them in the same commit (logTrace.ts). */
   trace?: readonly TraceEntry[];
+  /**
+   * Keep each event's own `at` (an event given one): history imported from another tool keeps its original
+   * times (issue 35). Otherwise every event is stamped with the append's time.
+   */
+  keepTimes?: boolean;
 };
 
 /** `init` of `create`: `sessionId` may be left out (then `options.id` or a new id is used). */

@@ -377,7 +377,7 @@ export class SessionLog {
       // again after the caller's fields, so a caller's own never wins. A throw rolls the whole batch back.
       const value: Record<string, unknown> = { seq, at, ...event };
       value['seq'] = seq;
-      value['at'] = at;
+      value['at'] = options.keepTimes === true ? ((event as { at?: string }).at ?? at) : at;
       const stored = parseSessionEvent(value);
       this.insertEvent(stored, i === 0 ? trace : null);
       appended.push(stored);
@@ -432,9 +432,8 @@ export class SessionLog {
   }
 
   /**
-   * What the projection needs, read from one snapshot with index lookups: the compaction in effect
-   * (largest `through`, ties to the larger seq, skipping `withoutCompaction`), the first user
-   * message, the newest instructions_loaded, and every event after that compaction's `through`.
+   * The projection's inputs by index lookups in one snapshot: the compaction in effect (largest `through`, ties to
+   * the later seq, not `withoutCompaction`), first user message, newest instructions_loaded and custom_listed, tail.
    */
   projectionView(options: { withoutCompaction?: number; validate?: boolean } = {}): ProjectionView {
     const { validate } = options;
@@ -447,15 +446,16 @@ export class SessionLog {
       const firstUserRow = this.statements.firstOfKind.get('user_message');
       const firstUserMessage =
         firstUserRow && (rowToEvent(this.id, firstUserRow, validate) as EventOf<'user_message'>);
-      const instructionsRow = this.statements.lastOfKind.get('instructions_loaded');
-      const instructions =
-        instructionsRow && (rowToEvent(this.id, instructionsRow, validate) as EventOf<'instructions_loaded'>);
-      const fromSeq = (compaction?.through ?? 0) + 1;
-      const tail = this.read({ fromSeq, validate });
+      const [instructions, custom] = (['instructions_loaded', 'custom_listed'] as const).map((kind) => {
+        const row = this.statements.lastOfKind.get(kind);
+        return row && rowToEvent(this.id, row, validate);
+      }) as [EventOf<'instructions_loaded'> | undefined, EventOf<'custom_listed'> | undefined];
+      const tail = this.read({ fromSeq: (compaction?.through ?? 0) + 1, validate });
       return {
         ...(compaction ? { compaction } : {}),
         ...(firstUserMessage ? { firstUserMessage } : {}),
         ...(instructions ? { instructions } : {}),
+        ...(custom ? { custom } : {}),
         tail,
       };
     })();

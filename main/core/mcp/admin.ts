@@ -3,13 +3,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { McpConfigFile, McpServerConfig, McpServerName } from '../../common/mcp.js';
 import { planMcpServers, readProjectMcpConfig, PROJECT_CONFIG_FILE } from '../../mcp/config.js';
-import type { McpServerReport } from '../../mcp/session.js';
+import type { McpPromptInfo, McpPromptMessages, McpResourceInfo } from '../../mcp/resources.js';
+import type { McpServerReport, McpSession } from '../../mcp/session.js';
 import { startMcpSession } from '../../mcp/start.js';
 import { detectSandbox } from '../../sandbox/box.js';
 import { appendMcpApproval, approvedConfigHash, readMcpApprovals } from '../../store/mcpApprovals.js';
 import { readSettings, writeSettings } from '../../store/settings.js';
 import { createRedactor } from '../../sandbox/redact.js';
 import { redactMcpSession } from '../../mcp/redactListing.js';
+import { storedMcpAuth } from './auth.js';
+import { McpAdminError } from './errors.js';
 
 /*
  * What `keel mcp` (and later the settings screen) does to MCP configuration outside a session: add and remove
@@ -17,13 +20,7 @@ import { redactMcpSession } from '../../mcp/redactListing.js';
  * their tools. Refusals are McpAdminError with one line a person can act on.
  */
 
-/** A refused MCP administration step; the message says what to do. */
-export class McpAdminError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'McpAdminError';
-  }
-}
+export { McpAdminError } from './errors.js';
 
 /** Where a server is configured: the user's settings (every project), or one project's `.mcp.json`. */
 export type McpScope = { project?: string };
@@ -165,6 +162,14 @@ export function setMcpToolEnabled(home: string, tool: string, enabled: boolean):
   return disabledTools;
 }
 
+/** What a one-off start of the configured servers can be asked for. */
+export type McpInspectOptions = {
+  only?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Hosts the servers may reach, as a session allowing them would; none by default. */
+  networkAllow?: readonly string[];
+};
+
 /**
  * Starts the settings' servers and the project's (when approved) as a session would, lists their tools, and
  * stops them. `only` keeps one server. Never leaves a process running.
@@ -172,8 +177,68 @@ export function setMcpToolEnabled(home: string, tool: string, enabled: boolean):
 export async function inspectMcpServers(
   home: string,
   folder: string | undefined,
-  options: { only?: string; env?: NodeJS.ProcessEnv } = {},
+  options: McpInspectOptions = {},
 ): Promise<McpInspection> {
+  const settings = readSettings(home);
+  return withStartedServers(home, folder, options, (shown, project) =>
+    Promise.resolve({
+      servers: shown.servers,
+      ...(project ? { project } : {}),
+      skipped: shown.skipped.map((skip) => `${skip.server}/${skip.tool}: ${skip.reason}`),
+      disabledTools: settings.mcp.disabledTools,
+    }),
+  );
+}
+
+/** The prompts the configured servers list, with their arguments (started once in the box to ask, then stopped). */
+export function listMcpPrompts(
+  home: string,
+  folder: string | undefined,
+  options: McpInspectOptions = {},
+): Promise<McpPromptInfo[]> {
+  return withStartedServers(home, folder, options, (session) => session.listPrompts());
+}
+
+/** The resources the configured servers list (started once in the box to ask, then stopped). */
+export function listMcpResources(
+  home: string,
+  folder: string | undefined,
+  options: McpInspectOptions = {},
+): Promise<McpResourceInfo[]> {
+  return withStartedServers(home, folder, options, (session) => Promise.resolve(session.resources));
+}
+
+/**
+ * One server's prompt filled with `args` (the composer's `/` menu turns it into the message): a missing
+ * required argument, an unknown prompt or a server that does not run is an McpAdminError saying so.
+ */
+export function getMcpPrompt(
+  home: string,
+  folder: string | undefined,
+  server: string,
+  name: string,
+  args: Record<string, string>,
+  options: Omit<McpInspectOptions, 'only'> = {},
+): Promise<McpPromptMessages> {
+  return withStartedServers(home, folder, { ...options, only: server }, async (session) => {
+    const report = session.servers[0];
+    if (report?.state.state === 'failed')
+      throw new McpAdminError(`MCP server "${server}" did not start: ${report.state.error}`);
+    try {
+      return await session.getPrompt(server, name, args);
+    } catch (error) {
+      throw new McpAdminError(error instanceof Error ? error.message : String(error));
+    }
+  });
+}
+
+/** Starts the configured servers (or `only` one) in the box, hands their redacted view to `use`, stops them. */
+async function withStartedServers<T>(
+  home: string,
+  folder: string | undefined,
+  options: McpInspectOptions,
+  use: (session: McpSession, project: ProjectMcpStatus | undefined) => Promise<T>,
+): Promise<T> {
   const scratch = path.join(home, 'mcp-inspect', randomUUID());
   // Without a project the servers work in an empty folder of their own.
   const root = folder ?? path.join(scratch, 'empty');
@@ -203,20 +268,20 @@ export async function inspectMcpServers(
       projectRoot: project?.folder ?? fs.realpathSync(root),
       scratchRoot: scratch,
       hidden: [realFolder(home)],
-      network: 'none',
+      // As in a session: no network unless the caller allows hosts (a Streamable HTTP server needs its own),
+      // and a stdio server reaches only the hosts both its config and this list allow.
+      network: options.networkAllow?.length ? { allow: [...options.networkAllow] } : 'none',
       baseEnv: options.env ?? process.env,
+      authFor: storedMcpAuth(home),
     },
   });
   try {
-    // Shown like a session's record: a server's stderr and skip reasons through a redactor of the project.
+    // Shown like a session's record: a server's words (stderr, skip reasons, listings) through a redactor.
     const redactor = createRedactor({ workspaceRoot: root, env: options.env ?? process.env });
-    const shown = redactMcpSession(session, (text) => redactor.redact(text));
-    return {
-      servers: shown.servers,
-      ...(project ? { project } : {}),
-      skipped: shown.skipped.map((skip) => `${skip.server}/${skip.tool}: ${skip.reason}`),
-      disabledTools: settings.mcp.disabledTools,
-    };
+    return await use(
+      redactMcpSession(session, (text) => redactor.redact(text)),
+      project,
+    );
   } finally {
     await session.close();
     fs.rmSync(scratch, { recursive: true, force: true });

@@ -1,3 +1,4 @@
+import { storedMcpAuth } from './auth.js';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -83,6 +84,8 @@ export async function openSessionMcp(
     hidden: options.hidden,
     network: options.network,
     baseEnv: options.env,
+    // An HTTP server's stored OAuth grant (keel mcp login); refreshed by the SDK, never in the box or the log.
+    authFor: storedMcpAuth(options.home),
   };
   // Everything the servers are started from: the same key means the kept ones are these servers.
   const key = crypto
@@ -224,6 +227,9 @@ function keptSession(session: McpSession, pool: McpPool, sessionId: string, entr
     tools: session.tools,
     servers: session.servers,
     skipped: session.skipped,
+    resources: session.resources,
+    listPrompts: () => session.listPrompts(),
+    getPrompt: (server, name, args) => session.getPrompt(server, name, args),
     changed: () => session.changed(),
     healthy: () => session.healthy(),
     relist: () => session.relist(),

@@ -275,8 +275,9 @@ async function commitCheckout(
   const owed: NewEvent[] = [];
   const record = (event: NewEvent) => owed.push(event);
   for (const request of approved) {
-    const files =
-      report.applied?.files.filter((file) => request.files.some((f) => f.path === file.path)) ?? [];
+    // A set per request: a held commit may carry up to COMMIT_MAX_FILES files, and a scan per file was quadratic.
+    const paths = new Set(request.files.map((f) => f.path));
+    const files = report.applied?.files.filter((file) => paths.has(file.path)) ?? [];
     record({
       kind: 'persistent_commit',
       dir: name,

@@ -1,6 +1,7 @@
 import type { EventOf, ReasoningPart, SessionEvent, ToolCall, ToolImage } from '../../common/events.js';
 import type { Payload, PayloadMessage, ProjectionView } from '../../common/payload.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
+import { formatCustomListed } from './custom.js';
 import { formatInstructions } from './instructions.js';
 import { formatPlanHandle } from './plan.js';
 import { selectView } from './view.js';
@@ -8,6 +9,7 @@ import {
   CANCELLED_RESULT,
   CONVERSATION_START_NOTE,
   SUMMARY_PREFIX,
+  formatAttachmentHandles,
   formatFileStaged,
   formatHeldDenied,
   formatInterrupted,
@@ -21,7 +23,7 @@ import {
 } from './validate.js';
 
 /** Version of `ProjectionFoldState`: a snapshot of another version is rebuilt from events, never read. */
-export const FOLD_STATE_VERSION = 2;
+export const FOLD_STATE_VERSION = 3;
 
 /** A call of the body still waiting for its result: the body indexes of its unanswered tool messages, in order. */
 type OpenCall = { seq: number; slots: number[] };
@@ -38,10 +40,14 @@ export type ProjectionFoldState = {
   compaction?: EventOf<'compaction'>;
   firstUserMessage?: EventOf<'user_message'>;
   instructions?: EventOf<'instructions_loaded'>;
+  custom?: EventOf<'custom_listed'>;
   body: PayloadMessage[];
   open: [string, number, number[]][];
   held: EventOf<'approval_request'>[];
-  /** Body indexes of tool messages with images (each payload gets its own copies: the turn attaches bytes). */
+  /**
+   * Body indexes of tool messages with images and user messages with attachments (each payload gets its own
+   * copies: the turn attaches bytes).
+   */
   imageSlots: number[];
   bytes: number;
 };
@@ -72,6 +78,7 @@ export class ProjectionFold {
       ...(view.compaction ? { compaction: view.compaction } : {}),
       ...(view.firstUserMessage ? { firstUserMessage: view.firstUserMessage } : {}),
       ...(view.instructions ? { instructions: view.instructions } : {}),
+      ...(view.custom ? { custom: view.custom } : {}),
       body: [],
       open: [],
       held: [],
@@ -83,6 +90,7 @@ export class ProjectionFold {
     let last = Math.max(
       view.compaction?.seq ?? 0,
       view.instructions?.seq ?? 0,
+      view.custom?.seq ?? 0,
       view.firstUserMessage?.seq ?? 0,
     );
     for (const event of view.tail) {
@@ -116,7 +124,11 @@ export class ProjectionFold {
       Array.isArray(s.open) &&
       Array.isArray(s.held) &&
       Array.isArray(s.imageSlots) &&
-      s.imageSlots.every((slot) => Number.isInteger(slot) && Array.isArray(s.body[slot]?.images)) &&
+      s.imageSlots.every(
+        (slot) =>
+          Number.isInteger(slot) &&
+          (Array.isArray(s.body[slot]?.images) || Array.isArray(s.body[slot]?.attachments)),
+      ) &&
       typeof s.bytes === 'number' &&
       s.body.every(isMessage) &&
       s.open.every((o) => isOpenCall(o, s.body));
@@ -142,11 +154,12 @@ export class ProjectionFold {
 
   /** The compaction, first user message and instructions in effect (what the head is built from). */
   get head(): Omit<ProjectionView, 'tail'> {
-    const { compaction, firstUserMessage, instructions } = this.state;
+    const { compaction, firstUserMessage, instructions, custom } = this.state;
     return {
       ...(compaction ? { compaction } : {}),
       ...(firstUserMessage ? { firstUserMessage } : {}),
       ...(instructions ? { instructions } : {}),
+      ...(custom ? { custom } : {}),
     };
   }
 
@@ -188,10 +201,9 @@ export class ProjectionFold {
     // The turn writes each image's bytes into its payload: those few messages are copies, never the fold's.
     for (const slot of this.state.imageSlots) {
       const message = body[slot] as PayloadMessage;
-      messages[head.length + slot] = {
-        ...message,
-        images: (message.images ?? []).map((image) => ({ ...image })),
-      };
+      messages[head.length + slot] = message.attachments
+        ? { ...message, attachments: message.attachments.map((file) => ({ ...file })) }
+        : { ...message, images: (message.images ?? []).map((image) => ({ ...image })) };
     }
     return { messages };
   }
@@ -208,7 +220,9 @@ export class ProjectionFold {
       const given = payload.messages[offset + index];
       const kept = body[index];
       // A message with images is a copy (payload): the same call id and content stand for the same message.
-      return given === kept || (given?.images !== undefined && given.toolCallId === kept?.toolCallId);
+      if (given === kept) return true;
+      if (given?.attachments !== undefined) return given.content === kept?.content;
+      return given?.images !== undefined && given.toolCallId === kept?.toolCallId;
     };
     const ours = offset >= 0 && (body.length === 0 || (same(0) && same(body.length - 1)));
     if (!ours) return validatePayload(payload);
@@ -244,11 +258,13 @@ export class ProjectionFold {
   }
 
   private headMessages(system: string): PayloadMessage[] {
-    const { compaction, instructions, firstUserMessage } = this.state;
+    const { compaction, instructions, custom, firstUserMessage } = this.state;
     const head: PayloadMessage[] = [];
     if (system.trim() !== '') head.push({ role: 'system', content: system });
     const formatted = instructions && formatInstructions(instructions);
     if (formatted !== undefined) head.push({ role: 'system', content: formatted });
+    const listed = custom && formatCustomListed(custom);
+    if (listed !== undefined) head.push({ role: 'system', content: listed });
     if (compaction !== undefined) {
       head.push({ role: 'system', content: SUMMARY_PREFIX + compaction.summary });
       // The plan the summary replaced the todo calls of: a handle, so the model keeps working from it.
@@ -260,7 +276,13 @@ export class ProjectionFold {
         firstUserMessage.seq <= compaction.through &&
         hasText(firstUserMessage.content)
       ) {
-        head.push({ role: 'user', content: firstUserMessage.content });
+        // Its files are not re-sent once the summary swallowed their turn: their handles stay named.
+        head.push({
+          role: 'user',
+          content:
+            firstUserMessage.content +
+            formatAttachmentHandles(firstUserMessage.attachments, 'attached earlier, not re-sent'),
+        });
       }
     }
     return head;
@@ -277,7 +299,15 @@ export class ProjectionFold {
     if (event.kind === 'user_message' && state.firstUserMessage === undefined) state.firstUserMessage = event;
     switch (event.kind) {
       case 'user_message':
-        if (hasText(event.content)) this.push({ role: 'user', content: event.content });
+        if (event.attachments?.length) {
+          // A prompt's files ride with it (handles only: the turn reads the bytes for the request).
+          const attachments = event.attachments.map(({ handle, mimeType, name }) => ({
+            handle,
+            mimeType,
+            ...(name !== undefined ? { name } : {}),
+          }));
+          state.imageSlots.push(this.push({ role: 'user', content: event.content, attachments }));
+        } else if (hasText(event.content)) this.push({ role: 'user', content: event.content });
         break;
       case 'assistant_message':
         this.addAssistant(event.seq, event.content, event.toolCalls, event.reasoning, event.model);
@@ -306,6 +336,10 @@ export class ProjectionFold {
       case 'instructions_loaded':
         // Projected in the head (the newest one), not where it sits in the log.
         state.instructions = event;
+        break;
+      case 'custom_listed':
+        // Projected in the head (the newest one), like the instructions.
+        state.custom = event;
         break;
       default:
         // Approvals, tool_call_started, compactions not in effect, commits, model/policy changes, errors and
@@ -418,6 +452,7 @@ function isMessage(value: unknown): value is PayloadMessage {
     typeof message.content === 'string' &&
     (message.toolCalls === undefined || Array.isArray(message.toolCalls)) &&
     (message.images === undefined || Array.isArray(message.images)) &&
+    (message.attachments === undefined || Array.isArray(message.attachments)) &&
     (message.reasoning === undefined || Array.isArray(message.reasoning))
   );
 }

@@ -26,6 +26,19 @@ export function formatInterrupted(event: EventOf<'interrupted'>): string {
   return event.content === '' ? marker : `${event.content}\n${marker}`;
 }
 
+/**
+ * One line per file attached to a user message, naming its handle (issue #32): what the compaction summary
+ * and the pinned goal keep of a prompt's files once their turn is no longer sent whole. Byte-stable.
+ */
+export function formatAttachmentHandles(
+  attachments: readonly { handle: string; mimeType: string; name?: string }[] | undefined,
+  verb = 'attached',
+): string {
+  return (attachments ?? [])
+    .map((file) => `\n[${verb}: ${file.handle} (${file.mimeType}${file.name ? `, ${file.name}` : ''})]`)
+    .join('');
+}
+
 /** Renders a staged file as a short user-role note; byte-stable for the same event. */
 export function formatFileStaged(event: EventOf<'file_staged'>): string {
   const type = event.mediaType === undefined ? '' : `, ${event.mediaType}`;

@@ -60,3 +60,12 @@ export function rewindPoints(visible: readonly SessionEvent[]): number[] {
   });
   return points;
 }
+
+/**
+ * Where a turn the provider refused is set aside from: the last event before the newest user message in
+ * effect (undefined when there is none). Anthropic requires the refused turn to be removed or rephrased
+ * before the conversation continues; sent again, it is refused again.
+ */
+export function refusedTurnPoint(events: readonly SessionEvent[]): number | undefined {
+  return rewindPoints(visibleEvents(events)).at(-1);
+}

@@ -140,7 +140,9 @@ function checkShape(message: PayloadMessage, index: number, report: (i: number, 
     report(index, `a ${message.role} message carries toolCallId`);
   }
   const hasCalls = (message.toolCalls?.length ?? 0) > 0;
-  const needsText = message.role === 'user' || (message.role === 'assistant' && !hasCalls);
+  // A user message with attached files has blocks of its own: providers leave its empty text out.
+  const needsText =
+    (message.role === 'user' && !message.attachments?.length) || (message.role === 'assistant' && !hasCalls);
   if (needsText && typeof message.content === 'string' && message.content.trim() === '') {
     report(index, `${message.role} message has blank content (Anthropic rejects it)`);
   }

@@ -30,9 +30,11 @@ export function selectView(events: readonly SessionEvent[], options: SelectViewO
   let compaction: EventOf<'compaction'> | undefined;
   let firstUserMessage: EventOf<'user_message'> | undefined;
   let instructions: EventOf<'instructions_loaded'> | undefined;
+  let custom: EventOf<'custom_listed'> | undefined;
   for (const event of ordered) {
     if (event.kind === 'user_message' && firstUserMessage === undefined) firstUserMessage = event;
     if (event.kind === 'instructions_loaded') instructions = event;
+    if (event.kind === 'custom_listed') custom = event;
     if (event.kind !== 'compaction') continue;
     if (event.seq === skip) {
       skippedFound = true;
@@ -48,6 +50,7 @@ export function selectView(events: readonly SessionEvent[], options: SelectViewO
   if (compaction !== undefined) view.compaction = compaction;
   if (firstUserMessage !== undefined) view.firstUserMessage = firstUserMessage;
   if (instructions !== undefined) view.instructions = instructions;
+  if (custom !== undefined) view.custom = custom;
   return view;
 }
 

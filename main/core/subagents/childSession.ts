@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { inheritPermissionRules } from '../setup/rules.js';
 import { pendingApprovals } from '../approvals/state.js';
 import type { EventOf, SessionEvent } from '../../common/events.js';
 import { clip } from '../../common/text.js';
@@ -26,6 +27,8 @@ import { spendOf } from '../turn/loadState.js';
 import type { SpendFigures } from '../../common/events.js';
 import { createToolRegistry, type ToolRegistry } from '../../tools/registry.js';
 import { subagentLimits, type SpawnSubagentArgs } from '../../tools/spawnSubagent.js';
+import type { CustomAgent } from '../custom/index.js';
+import { agentPin, agentSystemPrompt, agentUse, chooseAgentTools } from './agents.js';
 import { findMirrored, forwardedDecision, mirrorRequest } from './approvals.js';
 import { composeResult, latestAnswer, type SubagentEnding } from './result.js';
 import {
@@ -64,6 +67,8 @@ export type SubagentRunnerOptions = {
    * never reused: it is bound to the parent's log.
    */
   childBeforeRequest?: (child: SessionLog, registry: ToolRegistry) => TurnHost['beforeRequest'];
+  /** Issue #30: the custom agents a call may name (`agent`), from the session's setup. */
+  agents?: readonly CustomAgent[];
 };
 
 /**
@@ -128,7 +133,7 @@ class SubagentCallRun {
     const { record } = this.call;
     let started = this.findStarted();
     if (!started) {
-      const chosen = chooseChildTools(this.parent.registry, this.args.tools);
+      const chosen = this.chooseTools();
       if (!chosen.ok) {
         this.call.append({
           kind: 'tool_result',
@@ -146,6 +151,7 @@ class SubagentCallRun {
         toolCallId: this.toolCallId,
         task: this.args.task,
         tools: chosen.tools,
+        ...(chosen.agent ? { agent: agentUse(chosen.agent) } : {}),
       }) as EventOf<'subagent_started'>;
       this.notice(`subagent ${started.childId} started: ${clip(this.args.task, 80)}`);
     }
@@ -168,6 +174,34 @@ class SubagentCallRun {
     } finally {
       child.close();
     }
+  }
+
+  /** The child's tools: a custom agent's (issue #30), or the ones the call asked for. */
+  private chooseTools(): { ok: true; tools: string[]; agent?: CustomAgent } | { ok: false; error: string } {
+    const name = this.args.agent;
+    if (name === undefined) return chooseChildTools(this.parent.registry, this.args.tools);
+    const agents = this.options.agents ?? [];
+    const agent = agents.find((candidate) => candidate.name === name);
+    if (!agent) {
+      const known = agents.map((candidate) => candidate.name).join(', ') || 'none are set up';
+      return {
+        ok: false,
+        error: `there is no custom agent "${name}" (agents: ${known}). No subagent was started.`,
+      };
+    }
+    if (this.args.tools !== undefined) {
+      return {
+        ok: false,
+        error: `agent "${name}" brings its own tools: leave tools out. No subagent was started.`,
+      };
+    }
+    const chosen = chooseAgentTools(this.parent.registry, agent);
+    if (chosen.dropped.length > 0) {
+      this.notice(
+        `agent ${name}: tools it names that this session does not give it: ${chosen.dropped.join(', ')}`,
+      );
+    }
+    return { ok: true, tools: chosen.tools, agent };
   }
 
   /** The subagent_started of this call, if an earlier run (or a crashed one) recorded it. */
@@ -212,17 +246,22 @@ class SubagentCallRun {
       tools: started.tools,
       budget: resolveBudget(this.args.budget),
     };
-    const systemPrompt =
+    const basePrompt =
       this.parent.systemPrompt.trim() === ''
         ? SUBAGENT_SYSTEM_NOTE
         : `${this.parent.systemPrompt}\n\n${SUBAGENT_SYSTEM_NOTE}`;
+    // A custom agent's own prompt follows Keel's; its model (on the parent's provider) is the child's pin.
+    const systemPrompt = started.agent ? agentSystemPrompt(basePrompt, started.agent) : basePrompt;
+    const chosen = started.agent ? agentPin(state.pin, started.agent) : { pin: state.pin };
+    if (chosen.note) this.notice(chosen.note);
+    const pin = chosen.pin;
     return {
       projectFolder: state.projectFolder,
-      provider: state.pin.provider,
-      model: state.pin.model,
-      ...(state.pin.baseUrl === undefined ? {} : { baseUrl: state.pin.baseUrl }),
-      contextWindow: state.pin.contextWindow,
-      ...(state.pin.reasoningEffort ? { reasoningEffort: state.pin.reasoningEffort } : {}),
+      provider: pin.provider,
+      model: pin.model,
+      ...(pin.baseUrl === undefined ? {} : { baseUrl: pin.baseUrl }),
+      contextWindow: pin.contextWindow,
+      ...(pin.reasoningEffort ? { reasoningEffort: pin.reasoningEffort } : {}),
       toolMode: mode,
       policy: childPolicy(state.policy, mode),
       systemPrompt,
@@ -292,6 +331,8 @@ class SubagentCallRun {
     );
 
     const parent = this.parent;
+    // The parent's permission rules hold in the child too (a deny refuses there as well), in its own log.
+    inheritPermissionRules(parent.log, child);
     const registry = createToolRegistry(created.toolMode, { only: spec.tools });
     const beforeRequest = this.options.childBeforeRequest?.(child, registry);
     const host: TurnHost = {

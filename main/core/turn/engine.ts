@@ -1,13 +1,17 @@
 import { existsSync, rmSync } from 'node:fs';
+import type { CommandUse } from '../../common/customEvents.js';
 import type { NewEvent, SessionEvent } from '../../common/events.js';
+import type { UserAttachment } from '../../common/attachments.js';
 import { unusualStop, type UnusualStop } from '../../common/stopReasons.js';
 import { importedTrustProblem } from '../log/imported.js';
+import { refusedTurnPoint } from '../projection/rewind.js';
 import { TraceEntry } from '../log/sessionLog.js';
 import type { ModelProvider } from '../../providers/types.js';
 import { settleCalls } from './calls.js';
 import { TurnSetupError, type TurnHost, type TurnOutcome } from './host.js';
 import type { SpendFigures } from '../../common/events.js';
 import { hasCaps, tighterCaps, type Caps, type Spend } from './budget.js';
+import { recordCustomChange } from './custom.js';
 import { recordInstructionsChange } from './instructions.js';
 import { loadSessionState, spendOf } from './loadState.js';
 import { requestModel } from './request.js';
@@ -43,6 +47,10 @@ export async function runTurn(host: TurnHost, input: TurnInput = {}): Promise<Tu
 export type TurnInput = {
   prompt?: string;
   messageId?: string;
+  /** Issue #30: the custom command `prompt` was expanded from (recorded in the user_message). */
+  command?: CommandUse;
+  /** Files attached to the prompt, already kept as artifacts (harness/attachments.ts). */
+  attachments?: readonly UserAttachment[];
   /** Records the host made for this turn before it (streamHarness's harness_turn), written with its first append. */
   trace?: readonly TraceEntry[];
 };
@@ -107,9 +115,12 @@ class Turn implements TurnScope {
           kind: 'user_message',
           content: input.prompt,
           ...(input.messageId ? { messageId: input.messageId } : {}),
+          ...(input.command ? { command: input.command } : {}),
+          ...(input.attachments?.length ? { attachments: [...input.attachments] } : {}),
         });
       }
       await recordInstructionsChange(this);
+      recordCustomChange(this);
       return await this.loop();
     } finally {
       clearInterval(stopWatch);
@@ -222,6 +233,18 @@ class Turn implements TurnScope {
     }
   }
 
+  /**
+   * Anthropic's docs: after `stop_reason: "refusal"` the refused turn must be removed or rephrased before the
+   * conversation continues, or every later request is refused too. The turn is set aside by a `rewound`
+   * event (cause `refusal`): its rows stay in the log and the transcript, its file changes stay, and the
+   * next request is projected without it. OpenAI's refusals need no reset: the exchange is kept.
+   */
+  private setAsideRefusedTurn(): void {
+    if (this.state.pin.provider !== 'anthropic') return;
+    const toSeq = refusedTurnPoint(this.host.log.read({ validate: false }));
+    if (toSeq !== undefined) this.append({ kind: 'rewound', toSeq, cause: 'refusal' });
+  }
+
   private async loop(): Promise<TurnOutcome> {
     const { host } = this;
     const maxSteps = host.maxSteps ?? 50;
@@ -251,6 +274,7 @@ class Turn implements TurnScope {
       if (answered.toolCalls.length === 0) {
         this.finalText = answered.content;
         this.finalStop = unusualStop(answered.stopReason, answered.stopDetails);
+        if (this.finalStop?.kind === 'refusal') this.setAsideRefusedTurn();
       }
     }
   }

@@ -1,8 +1,9 @@
 import type { NewEvent } from '../../common/events.js';
 import { findGrant, prefixGrantGap, ruleGrants } from '../approvals/grants.js';
 import { evaluatePolicy } from '../approvals/policy.js';
+import { evaluateRules, type PermissionRule } from '../approvals/rules.js';
 import type { ParsedToolCall } from '../../tools/execute.js';
-import type { CallPreview, ToolOutcome } from '../../tools/types.js';
+import type { CallPreview, CallSubject, ToolOutcome } from '../../tools/types.js';
 import { toolContextFor, type TurnScope } from './scope.js';
 import type { CallRecord, SessionState } from './state.js';
 
@@ -40,21 +41,34 @@ export async function decideGate(
   const ctx = toolContextFor(turn, keyFor(state, record), record, false);
   const preview = await parsed.tool.preview(parsed.args, ctx);
   if (!preview.ok) return { action: 'answer', outcome: preview.outcome };
+  const rule = ruleFor(state, parsed, preview.subject);
+  const ruleSaid = rule ? `the rule ${rule.action} ${rule.rule} (${rule.source})` : '';
+  // A deny rule refuses over every policy, full-auto included, and over every grant.
+  if (rule?.action === 'deny') {
+    return {
+      action: 'answer',
+      outcome: { content: JSON.stringify({ error: `refused by ${ruleSaid}` }), isError: true },
+    };
+  }
   const decision = evaluatePolicy({
     policy: state.policy,
     kind: parsed.tool.kind,
     protectedReason: preview.protectedReason,
     sandboxAvailable: host.sandboxAvailable,
   });
-  if (decision.action === 'allow') return { action: 'run', preview };
+  if (decision.action === 'allow' && rule?.action !== 'ask') return { action: 'run', preview };
   if (decision.action === 'deny') {
     return {
       action: 'answer',
       outcome: { content: JSON.stringify({ error: decision.reason }), isError: true },
     };
   }
-  let reason = decision.reason;
-  if (!preview.protectedReason) {
+  let reason = decision.action === 'ask' ? decision.reason : '';
+  if (rule?.action === 'ask')
+    reason = reason ? `${reason}; ${ruleSaid} asks first` : `${ruleSaid} asks first`;
+  if (!preview.protectedReason && rule?.action !== 'ask') {
+    // An allow rule runs the call as a grant would (a command only as a prefix grant covers it).
+    if (rule?.action === 'allow') return { action: 'run', preview };
     // The session's grants and the project's tool rules the log says are in effect (tool_rules_applied).
     const grants = [...state.grants.values(), ...ruleGrants(state.toolRules)];
     const grant = findGrant({ tool: parsed.tool.name, ...preview.subject }, grants);
@@ -75,4 +89,25 @@ export async function decideGate(
       ...(preview.diff ? { diff: preview.diff } : {}),
     },
   };
+}
+
+/** The permission rule that decides this call (deny, then ask, then allow), from the rules the log holds. */
+function ruleFor(
+  state: TurnScope['state'],
+  parsed: ParsedToolCall,
+  subject: CallSubject,
+): PermissionRule | undefined {
+  const applied = state.permissionRules;
+  if (!applied || applied.rules.length === 0) return undefined;
+  const args = parsed.args as { url?: unknown } | undefined;
+  return evaluateRules(
+    applied.rules,
+    {
+      tool: parsed.tool.name,
+      kind: parsed.tool.kind,
+      ...subject,
+      ...(typeof args?.url === 'string' ? { url: args.url } : {}),
+    },
+    { projectFolder: applied.project, ...(applied.userHome ? { userHome: applied.userHome } : {}) },
+  );
 }

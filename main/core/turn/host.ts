@@ -59,6 +59,11 @@ export type TurnHost = {
    */
   instructions?: () => Promise<InstructionFile[]>;
   /**
+   * Issue #30: the skills and custom agents the session may use (main/core/custom), read when the host was
+   * built; when a turn starts, a change from the newest `custom_listed` is recorded as a new one.
+   */
+  custom?: Pick<EventOf<'custom_listed'>, 'skills' | 'agents' | 'problems'>;
+  /**
    * The environment block of one request (main/core/prompts/environment.ts: date, OS, git, box, policy),
    * built before each request and sent after its last message; never logged. Without it, none is sent.
    */

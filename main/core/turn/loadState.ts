@@ -15,6 +15,7 @@ const STATE_KINDS: readonly EventKind[] = [
   'tool_rules_applied',
   'budget_set',
   'subagent_started',
+  'permission_rules_applied',
 ];
 
 /**

@@ -16,6 +16,7 @@ import {
   worstCase,
 } from './budget.js';
 import { attachPayloadImages } from './images.js';
+import { modelTakesDocuments, modelTakesImages } from '../../common/attachments.js';
 import type { TurnOutcome } from './host.js';
 import { interruptTurn, reasoningOf, stopReason, type TurnScope } from './scope.js';
 
@@ -48,8 +49,12 @@ export async function requestModel(
   const projection = host.log.projection();
   const payload = projection.payload({ system: host.systemPrompt });
   turn.record('projection', projectionStart, { messages: payload.messages.length });
-  // Tool results' images (MCP): their bytes from the artifacts, for providers that take them.
-  attachPayloadImages(payload, host.tools.artifactsDir);
+  // Tool results' images (MCP) and prompts' files: their bytes from the artifacts, for models that take them.
+  const { pin } = turn.state;
+  attachPayloadImages(payload, host.tools.artifactsDir, {
+    images: modelTakesImages(pin),
+    documents: modelTakesDocuments(pin),
+  });
   // A reply the provider paused is continued as it stands: nothing goes after it (Anthropic's pause_turn).
   const last = turn.state.lastConversational;
   const continuesPause = last?.kind === 'assistant_message' && last.stopReason === 'pause_turn';

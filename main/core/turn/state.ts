@@ -50,6 +50,8 @@ export type SessionState = {
   grants: Map<number, ActiveGrant>;
   /** The newest tool_rules_applied not from an imported file: the project's tool rules in effect. */
   toolRules?: EventOf<'tool_rules_applied'>;
+  /** The newest permission_rules_applied not from an imported file: the permission rules in effect. */
+  permissionRules?: EventOf<'permission_rules_applied'>;
   /** The newest event that decides whether the model should be asked next. */
   lastConversational?: SessionEvent;
   /** Usage of the newest assistant message (the compaction trigger measures from it). */
@@ -211,6 +213,10 @@ export function applyEvent(state: SessionState, event: SessionEvent): void {
       if (isImportedSeq(state.imported, event.seq)) break;
       state.toolRules = event;
       for (const seq of toolGrantsEndedBy(event, state.grants.values())) state.grants.delete(seq);
+      break;
+    case 'permission_rules_applied':
+      // Rules that came with an imported file were someone else's setup: in effect nowhere here.
+      if (!isImportedSeq(state.imported, event.seq)) state.permissionRules = event;
       break;
     case 'interrupted':
       state.openCalls = [];

@@ -27,6 +27,8 @@ export const reviewChannels = {
         requestSeq: seq,
         decision: z.literal('grant'),
         scope: ApprovalScope,
+        /** Also keep the grant as a permission rule of the project (issue 30), listed and removed in Settings. */
+        always: z.boolean().optional(),
         resume: z.boolean().default(true),
       }),
       z.object({

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApprovalScope, Policy, ProviderKind } from '../../common/events.js';
 import { ErrorCode, seq, SessionStatus } from '../../common/harnessViews.js';
 import { ModelOverride } from '../../common/models.js';
+import { NotificationSettings } from '../../common/notifications.js';
 
 /** The event kinds and the pieces of them the UI needs, re-exported so the renderer imports only this file. */
 export {
@@ -18,6 +19,18 @@ export {
 export type { EventKind, EventOf, ToolImage } from '../../common/events.js';
 /** Which stop reasons the transcript states as a notice (a refusal, a content filter, the output limit). */
 export { unusualStop, type UnusualStop } from '../../common/stopReasons.js';
+// issue #32: when a turn's end notifies
+export { NotificationSettings, turnNotification } from '../../common/notifications.js';
+// issue #32: what the composer checks of a file before sending, and says of a model without vision
+export {
+  type AttachmentMimeType,
+  looksLikeSvg,
+  MAX_ATTACHMENTS,
+  MAX_IMAGE_BYTES,
+  MAX_PDF_BYTES,
+  sniffAttachmentType,
+  unshownAttachmentsWarning,
+} from '../../common/attachments.js';
 /** What the harness answers beside events (refusal codes, turn outcomes, approval previews, reviewed files). */
 export {
   ApprovalPreview,
@@ -151,6 +164,8 @@ export const SettingsValue = z.object({
     'openai-compatible': z.object({ baseUrl: z.string().url().optional() }).optional(),
   }),
   compaction: z.object({ threshold: z.number().min(0).max(0.95), keepRecent: z.number().min(0).max(0.5) }),
+  /** Issue #32: which turn endings notify while the window is unfocused; absent in settings.set keeps the file's. */
+  notifications: NotificationSettings.optional(),
 });
 export type SettingsValue = z.infer<typeof SettingsValue>;
 

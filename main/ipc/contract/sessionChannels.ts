@@ -9,6 +9,10 @@ import {
   ToolMode,
 } from '../../common/events.js';
 import { sessionId, seq, folder, SessionSummary, ProjectGroup, type ChannelSpec } from './schemas.js';
+import { MAX_ATTACHMENTS, MAX_IMAGE_BYTES, MAX_PDF_BYTES } from '../../common/attachments.js';
+
+/** Base64 of the largest file a prompt may carry (the core checks each file's own limit from its bytes). */
+const ATTACHMENT_BASE64_MAX = Math.ceil(Math.max(MAX_IMAGE_BYTES, MAX_PDF_BYTES) / 3) * 4;
 
 /** The channels of sessions, their events and turns. */
 export const sessionChannels = {
@@ -172,6 +176,20 @@ export const sessionChannels = {
        * (`invalid_state`) unless this is true, which discards them first (persistent.diff's newTurnWarning).
        */
       discardChanges: z.boolean().default(false),
+      /**
+       * Issue #32: files attached to the prompt (pasted, dropped, picked), as base64. The core checks each by
+       * its bytes (PNG, JPEG, GIF, WebP, PDF; size and pixel limits; SVG refused): a refused one is
+       * `invalid_input` naming it, and nothing is recorded.
+       */
+      attachments: z
+        .array(
+          z.object({
+            name: z.string().max(255).optional(),
+            data: z.string().min(1).max(ATTACHMENT_BASE64_MAX),
+          }),
+        )
+        .max(MAX_ATTACHMENTS)
+        .default([]),
     }),
     output: z.object({ turnId: z.string() }),
   },

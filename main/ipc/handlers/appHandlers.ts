@@ -95,6 +95,7 @@ export function appHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeo
         writeSettings(home, {
           ...args.settings,
           models: args.settings.models ?? current.models,
+          notifications: args.settings.notifications ?? current.notifications,
           mcp: current.mcp,
         });
       }

@@ -36,6 +36,7 @@ export function reviewHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof ty
             : { decision: 'deny' as const, ...(args.reason ? { reason: args.reason } : {}) }),
         },
         'the app',
+        { always: args.decision === 'grant' && args.always === true },
       );
       return {
         events: [result.recorded],
@@ -114,12 +115,16 @@ export function reviewHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof ty
     },
 
     'artifacts.image': (args) => {
-      // Only a handle a tool result of this session lists as an image: no other artifact is served so.
+      // Only a handle a tool result (or a prompt's attached image, issue #32) of this session lists as an
+      // image: no other artifact is served so.
       const artifactsDir = readLog(args.sessionId, (log) => {
         const listed = log
-          .readKinds(['tool_result'], { validate: false })
-          .some(
-            (event) => event.kind === 'tool_result' && event.images?.some((i) => i.handle === args.handle),
+          .readKinds(['tool_result', 'user_message'], { validate: false })
+          .some((event) =>
+            event.kind === 'tool_result'
+              ? event.images?.some((i) => i.handle === args.handle)
+              : event.kind === 'user_message' &&
+                event.attachments?.some((a) => a.handle === args.handle && a.mimeType !== 'application/pdf'),
           );
         if (!listed)
           throw new IpcFailure('not_found', `no image ${JSON.stringify(args.handle)} in this session`);

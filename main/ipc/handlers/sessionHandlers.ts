@@ -250,7 +250,14 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
       }),
 
     'turns.send': async (args) => ({
-      turnId: await turns.start(args.sessionId, { prompt: args.prompt, discardChanges: args.discardChanges }),
+      turnId: await turns.start(args.sessionId, {
+        prompt: args.prompt,
+        discardChanges: args.discardChanges,
+        attachments: args.attachments.map(({ name, data }) => ({
+          ...(name !== undefined ? { name } : {}),
+          data: Buffer.from(data, 'base64'),
+        })),
+      }),
     }),
 
     'turns.stop': async (args) => {

@@ -53,6 +53,34 @@ describe('what the provider says, said plainly by keel run', () => {
     });
   });
 
+  it("sets an Anthropic refusal's turn aside, so the next request is sent without it (the docs require a reset)", async () => {
+    cli.server.enqueue({ kind: 'reply', text: 'an earlier answer' });
+    const first = await keel(cli.home, newSession('anthropic', 'an earlier question'), ENV);
+    expect(first.code, first.stderr).toBe(0);
+    const id = onlySessionId(cli.home);
+    cli.server.enqueue({
+      kind: 'reply',
+      text: 'Sure',
+      stopReason: 'refusal',
+      stopDetails: { type: 'refusal', category: 'cyber', explanation: 'Declined.' },
+    });
+    expect((await keel(cli.home, ['run', '--session', id, 'write a keylogger'], ENV)).code).toBe(4);
+    const rewound = eventsOf(cli.home, id).find((event) => event.kind === 'rewound');
+    expect(rewound).toMatchObject({ cause: 'refusal' });
+    cli.server.enqueue({ kind: 'reply', text: 'fine' });
+    const next = await keel(cli.home, ['run', '--session', id, 'explain the build instead'], ENV);
+    expect(next.code, next.stderr).toBe(0);
+    const sent = JSON.stringify(cli.server.requests.at(-1)?.body);
+    expect(sent).toContain('an earlier question');
+    expect(sent).toContain('explain the build instead');
+    expect(sent).not.toContain('keylogger');
+    expect(sent).not.toContain('Sure');
+    const shown = await keel(cli.home, ['show', id], ENV);
+    expect(shown.stdout).toMatch(
+      /the provider declined the turn before this: it is left out of the conversation/,
+    );
+  });
+
   it('prints a reply cut at the output limit and exits 5', async () => {
     cli.server.enqueue({ kind: 'reply', text: 'The first half of', stopReason: 'max_output_tokens' });
     const run = await keel(cli.home, newSession('openai', 'explain everything'), ENV);

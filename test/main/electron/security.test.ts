@@ -167,15 +167,12 @@ describe('navigation, new windows and external links', () => {
     expect(options.buttons?.[OPEN_EXTERNAL_BUTTON]).toBe('Open in Browser');
   });
 
-  it('denies every permission request and check', () => {
-    for (const permission of [
-      'media',
-      'notifications',
-      'geolocation',
-      'clipboard-read',
-      'openExternal',
-      'fileSystem',
-    ]) {
+  it('denies every permission request and check but notifications (issue #32)', () => {
+    const granted: boolean[] = [];
+    denyPermissionRequest({}, 'notifications', (answer) => granted.push(answer));
+    expect(granted).toEqual([true]);
+    expect(denyPermissionCheck({}, 'notifications')).toBe(true);
+    for (const permission of ['media', 'geolocation', 'clipboard-read', 'openExternal', 'fileSystem']) {
       const answers: boolean[] = [];
       denyPermissionRequest({}, permission, (granted) => answers.push(granted));
       expect(answers).toEqual([false]);

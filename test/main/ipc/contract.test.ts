@@ -110,6 +110,15 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'projects.recent': {},
   'app.launchCommands': {},
   'app.info': {},
+  'imports.scan': { tool: 'claude-code' },
+  'imports.run': { tool: 'codex', project: '/p' },
+  // Issue 30.
+  'setup.trust': { folder: '/p' },
+  'setup.approve': { folder: '/p', hashes: { '.claude/settings.json': 'a'.repeat(64) } },
+  'setup.revoke': { folder: '/p' },
+  'rules.list': { folder: '/p' },
+  'rules.add': { folder: '/p', action: 'deny', rule: 'Bash(git push:*)' },
+  'rules.remove': { folder: '/p', rule: 'Bash(git push:*)', action: 'deny' },
 };
 
 const payloads: { [T in TopicName]: TopicPayload<T> } = {
@@ -131,6 +140,7 @@ const payloads: { [T in TopicName]: TopicPayload<T> } = {
   },
   'sessions.changed': { sessionId: session, change: 'archived' },
   'app.command': { command: 'newSession', folder: '/p' },
+  'imports.progress': { tool: 'claude-code', done: 3, total: 10 },
   'terminal.data': { terminalId: 'term-1', sessionId: session, chunk: '\u001b[32mhi\u001b[0m\r\n' },
   'terminal.exit': {
     terminalId: 'term-1',

@@ -328,12 +328,13 @@ describe('server-everything over Streamable HTTP on loopback', () => {
         expect.stringMatching(/^web\/simulate-research-query: it runs only as an MCP task/),
       ]);
 
-      // The kept server is not restarted; the next turn's start lists it again (its POST before the echo's).
+      // The kept server is not restarted; the next turn's start lists its tools and its resources again (two
+      // POSTs before the echo's).
       const before = postsSeen();
       const second = await turnWith(log, [{ name: 'mcp__web__echo', arguments: { message: 'two' } }], pool);
       expect(second.outcome.status).toBe('completed');
       expect(resultOf(log, 'c1')?.content).toBe('Echo: two');
-      expect(postsSeen() - before).toBe(2);
+      expect(postsSeen() - before).toBe(3);
       // The same list as recorded: nothing new on record (an unchanged list appends nothing).
       expect(listed(log)).toHaveLength(1);
     } finally {

@@ -104,7 +104,13 @@ export function ApprovalCard({
         const result = await call(
           keel().approvals.decide(
             decision.decision === 'grant'
-              ? { sessionId, requestSeq: request.seq, decision: 'grant', scope: decision.scope }
+              ? {
+                  sessionId,
+                  requestSeq: request.seq,
+                  decision: 'grant',
+                  scope: decision.scope,
+                  ...(decision.always ? { always: true } : {}),
+                }
               : {
                   sessionId,
                   requestSeq: request.seq,

@@ -3,7 +3,8 @@ import type { ApprovalScope, ScopeKind } from '../../../../main/ipc/contract.js'
 import { ARIA_SHORTCUTS, buildScope, describeScope, editablePart, shortcutLabels } from './scopes.js';
 
 /** What a decision sends: a grant with its scope, or a denial with an optional reason. */
-export type Decision = { decision: 'grant'; scope: ApprovalScope } | { decision: 'deny'; reason?: string };
+export type Decision =
+  { decision: 'grant'; scope: ApprovalScope; always?: boolean } | { decision: 'deny'; reason?: string };
 
 type Props = {
   requestSeq: number;
@@ -54,9 +55,9 @@ export function DecisionBar({
   const scopeId = `scope-${requestSeq}`;
   const reasonId = `deny-reason-${requestSeq}`;
   const scopeHintId = `scope-hint-${requestSeq}`;
-  const allowScoped = () => {
+  const allowScoped = (always = false) => {
     setTouched(true);
-    if (built?.ok) onDecide({ decision: 'grant', scope: built.scope });
+    if (built?.ok) onDecide({ decision: 'grant', scope: built.scope, ...(always ? { always: true } : {}) });
   };
   const deny = () => {
     const text = reason.trim();
@@ -126,9 +127,18 @@ export function DecisionBar({
               type="button"
               className="button-secondary"
               disabled={disabled || built?.ok === false}
-              onClick={allowScoped}
+              onClick={() => allowScoped()}
             >
               {scoped === 'path' ? 'Allow for path' : 'Allow for prefix'}
+            </button>
+            <button
+              type="button"
+              className="button-secondary"
+              disabled={disabled || built?.ok === false}
+              onClick={() => allowScoped(true)}
+              title="Also keep it as a permission rule of this project (Settings → Project setup lists and removes it)"
+            >
+              Always allow in this project
             </button>
           </div>
         ) : null}

@@ -20,7 +20,11 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
     text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
   switch (event.kind) {
     case 'user_message':
-      return { who: 'User', tone: 'user', text: clip(event.content) };
+      return {
+        who: event.command ? `User (/${event.command.name})` : 'User',
+        tone: 'user',
+        text: clip(event.content),
+      };
     case 'assistant_message': {
       const calls = event.toolCalls.map((call) => `→ ${call.name}(${call.arguments})`);
       return {
@@ -70,7 +74,11 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
         text: `summary of #${event.fromSeq ?? '?'}–#${event.through}`,
       };
     case 'subagent_started':
-      return { who: 'Subagent started', tone: 'tool', text: clip(event.task) };
+      return {
+        who: event.agent ? `Subagent started (agent ${event.agent.name})` : 'Subagent started',
+        tone: 'tool',
+        text: clip(event.task),
+      };
     case 'subagent_result':
       return { who: 'Subagent result', tone: 'tool', text: clip(event.content) };
     case 'file_staged':
@@ -127,6 +135,15 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
             )
             .join('\n') || 'no servers',
       };
+    case 'permission_rules_applied':
+      return {
+        who: 'Permission rules',
+        tone: 'other',
+        text:
+          event.rules.length === 0
+            ? 'none in effect'
+            : event.rules.map((rule) => `${rule.action} ${rule.rule} (${rule.source})`).join('\n'),
+      };
     case 'tool_rules_applied':
       return {
         who: 'Tool rules',
@@ -138,6 +155,12 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
         who: 'MCP trust',
         tone: 'other',
         text: `.mcp.json ${event.configHash.slice(0, 12)} (${event.servers.join(', ')}), approved ${event.approvedAt}`,
+      };
+    case 'custom_listed':
+      return {
+        who: 'Skills and agents',
+        tone: 'other',
+        text: `skills: ${event.skills.map((skill) => skill.name).join(', ') || 'none'}; agents: ${event.agents.map((agent) => agent.name).join(', ') || 'none'}`,
       };
     case 'session_created':
       return { who: 'Session created', tone: 'other', text: `${event.provider}:${event.model}` };

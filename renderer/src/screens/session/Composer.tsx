@@ -1,4 +1,6 @@
 import { useState, type FormEvent, type JSX, type KeyboardEvent, type RefObject } from 'react';
+import { AttachmentTray } from './attachments/AttachmentTray.js';
+import { useAttachments, type SendAttachment } from './attachments/useAttachments.js';
 
 type Props = {
   inputRef: RefObject<HTMLTextAreaElement | null>;
@@ -10,7 +12,9 @@ type Props = {
   awaitingApproval: boolean;
   busy: boolean;
   error: string | undefined;
-  onSend: (prompt: string) => Promise<boolean>;
+  onSend: (prompt: string, attachments: SendAttachment[]) => Promise<boolean>;
+  /** The pinned model (issue #32: the tray says what it will not see). */
+  model?: { provider: string; model: string };
   onStop: () => void;
   onResume: () => void;
 };
@@ -28,15 +32,20 @@ export function Composer({
   onSend,
   onStop,
   onResume,
+  model,
 }: Props): JSX.Element {
   const [prompt, setPrompt] = useState('');
   const blocked = readOnly || running || awaitingApproval;
+  const files = useAttachments(!readOnly);
 
   const submit = async (event?: FormEvent) => {
     event?.preventDefault();
     const text = prompt.trim();
     if (!text || blocked || busy) return;
-    if (await onSend(text)) setPrompt('');
+    if (await onSend(text, files.forSend())) {
+      setPrompt('');
+      files.clear();
+    }
   };
 
   const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
@@ -55,7 +64,13 @@ export function Composer({
         : 'Ask for something, Enter to send, Shift+Enter for a new line';
 
   return (
-    <form className="composer" onSubmit={(event) => void submit(event)} aria-label="Composer">
+    <form
+      className="composer"
+      onSubmit={(event) => void submit(event)}
+      aria-label="Composer"
+      onDragOver={files.onDragOver}
+      onDrop={files.onDrop}
+    >
       {error ? (
         <p className="composer-error" role="alert">
           {error}
@@ -70,10 +85,12 @@ export function Composer({
         value={prompt}
         onChange={(event) => setPrompt(event.target.value)}
         onKeyDown={onKeyDown}
+        onPaste={files.onPaste}
         placeholder={placeholder}
         disabled={readOnly}
         rows={3}
       />
+      <AttachmentTray attachments={files} model={model} disabled={readOnly} />
       <div className="composer-actions">
         {canResume && !running ? (
           <button type="button" className="button-secondary" onClick={onResume} disabled={busy || readOnly}>

@@ -16,6 +16,7 @@ import { commandRunsOf } from '../terminal/runStatus.js';
 import { useTerminalDock } from '../terminal/useTerminalDock.js';
 import { SurfaceLinks, SurfaceToggles, type MainSurface } from '../trace/SurfaceToggles.js';
 import { TraceView } from '../trace/TraceView.js';
+import type { SendAttachment } from './attachments/useAttachments.js';
 import { Composer } from './Composer.js';
 import { HistoryResult } from './history/HistoryResult.js';
 import { useHistoryActions } from './history/useHistoryActions.js';
@@ -122,11 +123,11 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
   );
 
   const send = useCallback(
-    async (prompt: string) => {
+    async (prompt: string, attachments: SendAttachment[] = []) => {
       setBusy(true);
       setActionError(undefined);
       try {
-        await call(keel().turns.send({ sessionId, prompt }));
+        await call(keel().turns.send({ sessionId, prompt, attachments }));
         setOwnTurn(true);
         return true;
       } catch (error) {
@@ -357,6 +358,7 @@ export function SessionView({ sessionId }: { sessionId: string }): JSX.Element {
             busy={busy}
             error={actionError}
             onSend={send}
+            {...(opened.data ? { model: opened.data.session } : {})}
             onStop={() => void stop()}
             onResume={() => void resume()}
           />

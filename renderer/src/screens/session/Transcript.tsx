@@ -15,6 +15,7 @@ import { RewoundMarker } from './items/RewoundMarker.js';
 import { CommitActions, SnapshotActions, UserMessageActions } from './history/HistoryRowActions.js';
 import type { HistoryActions } from './history/useHistoryActions.js';
 import { ToolCallCard } from './items/ToolCallCard.js';
+import { ToolImages } from './items/ToolImages.js';
 import type { TranscriptItem } from './transcriptItems.js';
 import type { LiveReplyStore } from './liveReply.js';
 
@@ -176,6 +177,9 @@ function renderRow(
       return (
         <>
           <UserBubble content={row.content} at={row.at} />
+          {row.images && context.sessionId ? (
+            <ToolImages sessionId={context.sessionId} tool="your message" images={row.images} />
+          ) : null}
           {context.history ? <UserMessageActions seq={row.seq} actions={context.history} /> : null}
         </>
       );
@@ -234,6 +238,7 @@ function renderRow(
       return (
         <RewoundMarker
           toSeq={row.toSeq}
+          {...(row.cause ? { cause: row.cause } : {})}
           count={row.setAside.length}
           renderSetAside={() =>
             row.setAside.map((item) => (

@@ -1,4 +1,4 @@
-import { unusualStop, type UnusualStop } from '../../../../main/ipc/contract.js';
+import { unusualStop, type ToolImage, type UnusualStop } from '../../../../main/ipc/contract.js';
 import type { EventOf, SessionEvent } from '../../api/types.js';
 
 /** Where a tool call stands, as the log says. */
@@ -27,7 +27,7 @@ export type ToolItem = {
 /** One row of the transcript. Every row has a stable `key` (it survives re-folding). */
 export type TranscriptItem =
   | { type: 'session_start'; key: string; event: EventOf<'session_created'> }
-  | { type: 'user'; key: string; seq: number; at: string; content: string }
+  | { type: 'user'; key: string; seq: number; at: string; content: string; images?: ToolImage[] }
   | {
       type: 'assistant';
       key: string;
@@ -56,7 +56,28 @@ export type TranscriptItem =
   /** The user's work Keel kept before writing into a folder (user_snapshot): restorable from its row. */
   | { type: 'snapshot'; key: string; seq: number; at: string; text: string }
   /** A rewind: the rows it set aside (after `toSeq`), folded under its marker. */
-  | { type: 'rewound'; key: string; seq: number; at: string; toSeq: number; setAside: TranscriptItem[] };
+  | {
+      type: 'rewound';
+      key: string;
+      seq: number;
+      at: string;
+      toSeq: number;
+      /** Set when Keel set the turn aside itself because the provider declined it. */
+      cause?: 'refusal';
+      setAside: TranscriptItem[];
+    };
+
+/** The skill a load_skill call's row asked for (its `name` argument), when the row is one. */
+function loadedSkillName(item: TranscriptItem | undefined): string | undefined {
+  if (item?.type !== 'tool') return undefined;
+  try {
+    const args = JSON.parse(item.arguments) as { name?: unknown; path?: unknown };
+    if (typeof args.name !== 'string') return undefined;
+    return typeof args.path === 'string' ? `${args.name} (${args.path})` : args.name;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * An assistant message's reasoning as text to read: thinking blocks and summaries in order, a note for
@@ -124,7 +145,37 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
         break;
       case 'user_message':
         if (turn !== undefined) turn++;
-        items.push({ type: 'user', key, seq: event.seq, at: event.at, content: event.content });
+        // Issue #30: a custom command's expanded prompt says which command (and file) it came from.
+        if (event.command)
+          items.push({
+            type: 'note',
+            key: `${key}:command`,
+            seq: event.seq,
+            at: event.at,
+            text: `Command /${event.command.name}${event.command.arguments ? ` ${event.command.arguments}` : ''} (${event.command.shown})`,
+          });
+        items.push({
+          type: 'user',
+          key,
+          seq: event.seq,
+          at: event.at,
+          content: event.content,
+          ...userImages(event.attachments),
+        });
+        break;
+      case 'custom_listed':
+        items.push({
+          type: 'note',
+          key,
+          seq: event.seq,
+          at: event.at,
+          text:
+            `Skills offered: ${event.skills.map((skill) => skill.name).join(', ') || 'none'} · ` +
+            `custom agents: ${event.agents.map((agent) => agent.name).join(', ') || 'none'}` +
+            (event.problems?.length
+              ? ` · ignored: ${event.problems.map((p) => `${p.path}:${p.line} ${p.message}`).join('; ')}`
+              : ''),
+        });
         break;
       case 'assistant_message': {
         const reasoning = reasoningText(event.reasoning);
@@ -208,6 +259,17 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
         updateTool(event.toolCallId, (item) => (item.result ? item : { ...item, status: 'running' }));
         break;
       case 'tool_result':
+        if (event.tool === 'load_skill' && !event.isError) {
+          const skill = loadedSkillName(items[toolRows.get(event.toolCallId) ?? -1]);
+          if (skill !== undefined)
+            items.push({
+              type: 'note',
+              key: `${key}:skill`,
+              seq: event.seq,
+              at: event.at,
+              text: `Skill loaded: ${skill}`,
+            });
+        }
         if (
           !updateTool(event.toolCallId, (item) => ({
             ...item,
@@ -413,6 +475,7 @@ function foldSetAside(items: TranscriptItem[], events: readonly SessionEvent[]):
       seq: event.seq,
       at: event.at,
       toSeq: event.toSeq,
+      ...(event.cause ? { cause: event.cause } : {}),
       setAside: [],
     });
   }
@@ -421,7 +484,8 @@ function foldSetAside(items: TranscriptItem[], events: readonly SessionEvent[]):
   const place = (item: TranscriptItem): void => {
     const by = setAsideBy.get(seqOf(item));
     const group = by === undefined ? undefined : groups.get(by);
-    if (group === undefined) {
+    // The notice of a refusal stays in view: it says why the turn was set aside.
+    if (group === undefined || (group.cause === 'refusal' && item.type === 'stop')) {
       out.push(item);
       return;
     }
@@ -479,4 +543,14 @@ export function splitSettledMarkdown(text: string): { settled: string[]; tail: s
     position = end + 1;
   }
   return { settled, tail: text.slice(blockStart) };
+}
+
+/** The images attached to a prompt (issue #32), shown under it like a tool's images; PDFs are named in its text. */
+function userImages(attachments: EventOf<'user_message'>['attachments']): { images?: ToolImage[] } {
+  const images: ToolImage[] = [];
+  for (const file of attachments ?? []) {
+    if (file.mimeType !== 'application/pdf')
+      images.push({ handle: file.handle, mimeType: file.mimeType, bytes: file.bytes });
+  }
+  return images.length > 0 ? { images } : {};
 }

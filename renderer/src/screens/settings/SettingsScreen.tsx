@@ -7,8 +7,11 @@ import { useApp } from '../../appContext.js';
 import { LoadingState } from '../../components/States.js';
 import { ProviderCard } from './ProviderCard.js';
 import { PROVIDERS } from './providers.js';
+import { ImportHistory } from './ImportHistory.js';
 import { McpServers } from './McpServers.js';
+import { ProjectSetup } from './ProjectSetup.js';
 import { SandboxStatus } from './SandboxStatus.js';
+import { NotificationChoices } from '../../notifications/NotificationChoices.js';
 
 /** Settings: providers (keys set-only, base URLs, test connection), default model, compaction threshold, MCP servers, sandbox status. */
 export function SettingsScreen(): JSX.Element {
@@ -139,6 +142,12 @@ export function SettingsScreen(): JSX.Element {
           </p>
         </div>
 
+        <h2>Notifications</h2>
+        <NotificationChoices
+          value={draft.notifications}
+          onChange={(notifications) => setDraft({ ...draft, notifications })}
+        />
+
         {message ? (
           <p
             className={message.kind === 'ok' ? 'form-ok' : 'form-error'}
@@ -154,6 +163,8 @@ export function SettingsScreen(): JSX.Element {
         </div>
       </form>
       <McpServers />
+      <ImportHistory />
+      <ProjectSetup />
       <SandboxStatus />
     </section>
   );

@@ -47,6 +47,34 @@ export class LogBuilder {
     return this.add({ kind: 'instructions_loaded', files: list }) as EventOf<'instructions_loaded'>;
   }
 
+  /** A custom_listed event: none (0), one skill (1), or two skills and a custom agent (2). */
+  custom(which: number): EventOf<'custom_listed'> {
+    const origin = (shown: string) => ({
+      scope: 'project' as const,
+      layout: 'agents' as const,
+      shown,
+      sha256: `h-${shown}`,
+    });
+    const release = {
+      ...origin('.agents/skills/release/SKILL.md'),
+      name: 'release',
+      description: 'Cut a release',
+    };
+    const style = { ...origin('.agents/skills/style/SKILL.md'), name: 'style', description: 'House style' };
+    const agent = {
+      ...origin('.agents/agents/tester.md'),
+      name: 'tester',
+      description: 'Runs tests',
+      tools: ['grep'],
+    };
+    const skills = which === 0 ? [] : which === 1 ? [release] : [release, style];
+    return this.add({
+      kind: 'custom_listed',
+      skills,
+      agents: which === 2 ? [agent] : [],
+    }) as EventOf<'custom_listed'>;
+  }
+
   compaction(through: number, summary: string, pinned = ''): EventOf<'compaction'> {
     return this.add({ kind: 'compaction', through, summary, pinned }) as EventOf<'compaction'>;
   }

@@ -16,6 +16,8 @@ export type Step =
   | { t: 'compaction'; fraction: number }
   | { t: 'noise'; which: number }
   | { t: 'instructions'; which: number }
+  /** Issue #30: a custom_listed (skills and custom agents), one of three listings. */
+  | { t: 'custom'; which: number }
   /** Only in `foldLogs`: a rewind to an earlier event, a held-back commit's request and its denial. */
   | { t: 'rewind'; fraction: number }
   | { t: 'held'; deny: boolean };
@@ -61,6 +63,7 @@ export const step: fc.Arbitrary<Step> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({ t: fc.constant('instructions' as const), which: fc.nat({ max: 2 }) }),
   },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant('custom' as const), which: fc.nat({ max: 2 }) }) },
 );
 
 /** Interprets steps into a zod-valid log: results target recent calls, so delays and duplicates occur. */
@@ -153,6 +156,9 @@ export function buildLog(steps: readonly Step[], first?: NewEvent): SessionEvent
         log.instructions(versions[s.which % versions.length] ?? {});
         break;
       }
+      case 'custom':
+        log.custom(s.which % 3);
+        break;
       case 'rewind': {
         const seq = log.nextSeq;
         if (seq < 3) break;

@@ -9,6 +9,7 @@ import type {
 } from '../../../../main/common/events.js';
 import type { Payload, PayloadMessage, ProjectionView } from '../../../../main/common/payload.js';
 import { HELD_BACK_TOOL } from '../../../../main/core/approvals/state.js';
+import { formatCustomListed } from '../../../../main/core/projection/custom.js';
 import { formatInstructions } from '../../../../main/core/projection/instructions.js';
 import { formatPlanHandle } from '../../../../main/core/projection/plan.js';
 import {
@@ -38,9 +39,11 @@ function selectView(events: readonly SessionEvent[], options: SelectViewOptions 
   let compaction: EventOf<'compaction'> | undefined;
   let firstUserMessage: EventOf<'user_message'> | undefined;
   let instructions: EventOf<'instructions_loaded'> | undefined;
+  let custom: EventOf<'custom_listed'> | undefined;
   for (const event of ordered) {
     if (event.kind === 'user_message' && firstUserMessage === undefined) firstUserMessage = event;
     if (event.kind === 'instructions_loaded') instructions = event;
+    if (event.kind === 'custom_listed') custom = event;
     if (event.kind !== 'compaction') continue;
     if (event.seq === skip) {
       skippedFound = true;
@@ -56,6 +59,7 @@ function selectView(events: readonly SessionEvent[], options: SelectViewOptions 
   if (compaction !== undefined) view.compaction = compaction;
   if (firstUserMessage !== undefined) view.firstUserMessage = firstUserMessage;
   if (instructions !== undefined) view.instructions = instructions;
+  if (custom !== undefined) view.custom = custom;
   return view;
 }
 
@@ -68,6 +72,8 @@ function projectView(view: ProjectionView, options: ProjectOptions): Payload {
   if (options.system.trim() !== '') head.push({ role: 'system', content: options.system });
   const instructions = view.instructions && formatInstructions(view.instructions);
   if (instructions !== undefined) head.push({ role: 'system', content: instructions });
+  const custom = view.custom && formatCustomListed(view.custom);
+  if (custom !== undefined) head.push({ role: 'system', content: custom });
   const compaction = view.compaction;
   const through = compaction?.through ?? 0;
   if (compaction !== undefined) {

@@ -1,0 +1,72 @@
+import type { PermissionOption, RequestPermissionOutcome } from '@agentclientprotocol/sdk';
+import type { ApprovalScope, SessionEvent } from '../common/events.js';
+import type { ScopeKind } from '../core/harness/index.js';
+
+/*
+ * Keel's approval gates as ACP permission options. Pure. What the editor offers is only what Keel would take
+ * for the request (`allowedScopes`): allow once → scope `once`; allow always → `session` (this session), or for
+ * an MCP tool also `tool` (the project's rule, as the app's "always in this project"); reject → a denial. The
+ * answer becomes the same decision `keel approve` / `keel deny` and the app record.
+ */
+
+type Request = Extract<SessionEvent, { kind: 'approval_request' }>;
+
+/** The decision an option stands for (a decideApproval input without its request seq). */
+export type OptionDecision =
+  { decision: 'grant'; scope: ApprovalScope } | { decision: 'deny'; reason: string };
+
+const OPTION_IDS = {
+  once: 'allow_once',
+  session: 'allow_session',
+  tool: 'allow_tool_in_project',
+  reject: 'reject',
+} as const;
+
+/** The options the editor shows for a request, given the scopes Keel allows for it. */
+export function permissionOptions(request: Request, scopes: readonly ScopeKind[]): PermissionOption[] {
+  const options: PermissionOption[] = [];
+  if (scopes.includes('once'))
+    options.push({ optionId: OPTION_IDS.once, name: 'Allow once', kind: 'allow_once' });
+  if (scopes.includes('session')) {
+    options.push({
+      optionId: OPTION_IDS.session,
+      name: `Always allow ${request.tool} in this session`,
+      kind: 'allow_always',
+    });
+  }
+  if (scopes.includes('tool')) {
+    options.push({
+      optionId: OPTION_IDS.tool,
+      name: `Always allow ${request.tool} in this project`,
+      kind: 'allow_always',
+    });
+  }
+  options.push({ optionId: OPTION_IDS.reject, name: 'Reject', kind: 'reject_once' });
+  return options;
+}
+
+/**
+ * The decision the editor's answer stands for; undefined when the prompt was cancelled (the request stays
+ * pending in the log, to be answered later here, in the app or with `keel approve`). An option Keel did not
+ * offer is refused (the client's word is checked like any input).
+ */
+export function decisionOf(
+  outcome: RequestPermissionOutcome,
+  scopes: readonly ScopeKind[],
+): OptionDecision | undefined {
+  if (outcome.outcome !== 'selected') return undefined;
+  switch (outcome.optionId) {
+    case OPTION_IDS.once:
+      if (scopes.includes('once')) return { decision: 'grant', scope: 'once' };
+      break;
+    case OPTION_IDS.session:
+      if (scopes.includes('session')) return { decision: 'grant', scope: 'session' };
+      break;
+    case OPTION_IDS.tool:
+      if (scopes.includes('tool')) return { decision: 'grant', scope: 'tool' };
+      break;
+    case OPTION_IDS.reject:
+      return { decision: 'deny', reason: 'rejected in the editor' };
+  }
+  throw new Error(`the editor chose option "${outcome.optionId}", which Keel did not offer for this request`);
+}

@@ -1,0 +1,310 @@
+import crypto from 'node:crypto';
+import {
+  type AgentContext,
+  type ContentBlock,
+  RequestError,
+  type SessionUpdate,
+  type StopReason,
+  type ToolCallContent,
+  type ToolCallUpdate,
+} from '@agentclientprotocol/sdk';
+import {
+  allowedScopes,
+  decideApproval,
+  guardNewTurn,
+  HarnessSessionBusyError,
+  type Harness,
+  type LocalHarnessSession,
+  pendingApprovals,
+  previewApproval,
+  readSessionBox,
+  SessionLog,
+  streamHarness,
+  type TurnOutcome,
+  TurnSetupError,
+  UncommittedChangesError,
+  withWritableSession,
+} from '../core/harness/index.js';
+import type { ApprovalPreview } from '../common/harnessViews.js';
+import { rebuildDiffs } from './diffs.js';
+import { decisionOf, permissionOptions } from './permissions.js';
+import { parseArguments, projectPath, toolKindOf, toolLocationsOf, toolTitleOf } from './toolCalls.js';
+import type { PathView } from './toolCalls.js';
+import { UpdateMapper } from './updates.js';
+
+/*
+ * One `session/prompt`: the user's blocks as one Keel message, turns run through the harness's
+ * `streamHarness` (so checkouts are reset and committed around them as for every host), each part sent as a
+ * `session/update`, and a turn that stops on an approval gate asks the editor (`session/request_permission`),
+ * records the answer with the core's `decideApproval` and continues, until the turn settles. Cancel aborts
+ * the turn's signal: Keel records the interruption, as its stop does.
+ */
+
+/** What a prompt needs from the connection. */
+export type PromptHost = {
+  harness: Harness;
+  env: NodeJS.ProcessEnv;
+  client: AgentContext;
+  view: PathView;
+  contextWindow: number;
+};
+
+/** Names the host in a `tool` grant's rule history. */
+const VIA = 'an editor (keel acp)';
+
+/** The user's content blocks as the message text Keel records (resources inlined, links as mentions). */
+export function promptText(blocks: readonly ContentBlock[]): string {
+  const parts: string[] = [];
+  for (const block of blocks) {
+    if (block.type === 'text') parts.push(block.text);
+    else if (block.type === 'resource_link') parts.push(`@${block.uri}`);
+    else if (block.type === 'resource' && 'text' in block.resource)
+      parts.push(`<context uri="${block.resource.uri}">\n${block.resource.text}\n</context>`);
+    else
+      throw RequestError.invalidParams(
+        { type: block.type },
+        `Keel takes text and resources in a prompt, not ${block.type}`,
+      );
+  }
+  const text = parts.join('\n\n');
+  if (text.trim() === '') throw RequestError.invalidParams(undefined, 'the prompt is empty');
+  return text;
+}
+
+/** Runs the prompt to its end; the stop reason the editor gets. */
+export async function runPrompt(
+  host: PromptHost,
+  sessionId: string,
+  text: string,
+  signal: AbortSignal,
+): Promise<StopReason> {
+  try {
+    // Requests a turn left open (here, in the app, after a crash) are answered first and that turn finished.
+    const open = await answerPending(host, sessionId, signal);
+    if (open === 'cancelled') return 'cancelled';
+    if (open === 'answered') {
+      const stop = await runUntilSettled(host, sessionId, undefined, signal);
+      if (stop !== 'end_turn') return stop;
+    }
+    const session = (await host.harness.sessions.get(sessionId)) as LocalHarnessSession | undefined;
+    if (!session) throw RequestError.sessionNotFound(sessionId);
+    await guardNewTurn(session);
+    return await runUntilSettled(host, sessionId, text, signal);
+  } catch (error) {
+    throw asRequestError(error, sessionId);
+  }
+}
+
+async function runUntilSettled(
+  host: PromptHost,
+  sessionId: string,
+  text: string | undefined,
+  signal: AbortSignal,
+): Promise<StopReason> {
+  let messages =
+    text === undefined ? [] : [{ id: crypto.randomUUID(), role: 'user' as const, content: text }];
+  for (;;) {
+    const outcome = await runTurn(host, sessionId, messages, signal);
+    messages = [];
+    if (outcome.status !== 'awaiting_approval') return stopReasonOf(outcome);
+    if ((await answerPending(host, sessionId, signal)) !== 'answered') return 'cancelled';
+  }
+}
+
+async function runTurn(
+  host: PromptHost,
+  sessionId: string,
+  messages: { id: string; role: 'user'; content: string }[],
+  signal: AbortSignal,
+): Promise<TurnOutcome> {
+  const send = sender(host.client, sessionId);
+  const mapper = new UpdateMapper({
+    view: host.view,
+    contextWindow: host.contextWindow,
+    liveDiff: (_tool, _args, diff) => rebuildDiffs(host.view, diff),
+  });
+  const stream = streamHarness({
+    harness: host.harness,
+    session: sessionId,
+    messages,
+    signal,
+    onPart: (part) => {
+      for (const update of mapper.fromPart(part)) send.update(update);
+    },
+  });
+  const { outcome } = await stream.result;
+  await send.flushed();
+  return outcome;
+}
+
+/** The stop reason of a settled turn; a failed turn is an error with Keel's message. */
+function stopReasonOf(outcome: TurnOutcome): StopReason {
+  switch (outcome.status) {
+    case 'completed':
+      if (outcome.stop === undefined) return 'end_turn';
+      return outcome.stop.kind === 'refusal' || outcome.stop.kind === 'content_filter'
+        ? 'refusal'
+        : 'max_tokens';
+    case 'interrupted':
+      return 'cancelled';
+    case 'budget_exhausted':
+      return 'max_turn_requests';
+    // A spend cap (#31): ACP has no reason of its own for it; the turn's budget_reached says what was spent.
+    case 'budget_reached':
+      return 'max_turn_requests';
+    case 'awaiting_approval':
+      return 'cancelled';
+    case 'failed':
+      throw RequestError.internalError(undefined, outcome.error);
+  }
+}
+
+/**
+ * Asks the editor about every pending request of the session, oldest first, recording each answer.
+ * `none`: nothing was pending; `cancelled`: the prompt was cancelled meanwhile (the rest stays pending).
+ */
+async function answerPending(
+  host: PromptHost,
+  sessionId: string,
+  signal: AbortSignal,
+): Promise<'none' | 'answered' | 'cancelled'> {
+  const asks = await pendingAsks(host, sessionId);
+  if (asks.length === 0) return 'none';
+  for (const ask of asks) {
+    if (signal.aborted) return 'cancelled';
+    let response;
+    try {
+      response = await host.client.request(
+        'session/request_permission',
+        { sessionId, toolCall: ask.toolCall, options: ask.options },
+        { cancellationSignal: signal },
+      );
+    } catch (error) {
+      if (signal.aborted) return 'cancelled';
+      throw error;
+    }
+    const decision = decisionOf(response.outcome, ask.scopes);
+    if (decision === undefined || signal.aborted) return 'cancelled';
+    // The continued turn reports the call's start and result (a denial: its error result).
+    await withDecision(host, sessionId, ask.seq, decision);
+  }
+  return 'answered';
+}
+
+/** Records the answer through the core's one decision function (the log, and a `tool` grant's project rule). */
+async function withDecision(
+  host: PromptHost,
+  sessionId: string,
+  requestSeq: number,
+  decision: NonNullable<ReturnType<typeof decisionOf>>,
+): Promise<void> {
+  await withWritableSession(host.harness.home, sessionId, (log) => {
+    decideApproval(host.harness.home, log, { requestSeq, ...decision }, VIA);
+    return Promise.resolve();
+  });
+}
+
+type Ask = {
+  seq: number;
+  scopes: ReturnType<typeof allowedScopes>;
+  options: ReturnType<typeof permissionOptions>;
+  toolCall: PermissionToolCall;
+};
+type PermissionToolCall = ToolCallUpdate & { toolCallId: string };
+
+/** The session's pending requests as permission questions, each with the change it would make. */
+async function pendingAsks(host: PromptHost, sessionId: string): Promise<Ask[]> {
+  const log = SessionLog.open(host.harness.home, sessionId, { write: false });
+  try {
+    const events = log.read();
+    const pending = pendingApprovals(events);
+    if (pending.length === 0) return [];
+    const box = await readSessionBox(log, { env: host.env, keys: {} });
+    const asks: Ask[] = [];
+    for (const request of pending) {
+      const args = parseArguments(request.arguments);
+      let preview: ApprovalPreview | undefined;
+      try {
+        preview = await previewApproval(events, request.seq, box);
+      } catch {
+        preview = undefined;
+      }
+      const scopes = allowedScopes(request);
+      asks.push({
+        seq: request.seq,
+        scopes,
+        options: permissionOptions(request, scopes),
+        toolCall: {
+          toolCallId: request.toolCallId,
+          title: toolTitleOf(request.tool, args),
+          kind: toolKindOf(request.tool),
+          status: 'pending',
+          locations: toolLocationsOf(request.tool, args, host.view),
+          rawInput: args,
+          content: askContent(host.view, request, preview),
+        },
+      });
+    }
+    return asks;
+  } finally {
+    log.close();
+  }
+}
+
+/** What the editor shows with the question: each file's two texts, else the diff, the command and why. */
+function askContent(
+  view: PathView,
+  request: { reason?: string; diff?: string; unknownOutcome?: boolean },
+  preview: ApprovalPreview | undefined,
+): ToolCallContent[] {
+  const content: ToolCallContent[] = [];
+  const files = preview?.files ?? (preview?.file ? [preview.file] : []);
+  for (const file of files) {
+    const shown = projectPath(view, file.path);
+    if (shown !== undefined && file.proposed !== null && !file.binary && !file.tooLarge)
+      content.push({ type: 'diff', path: shown, oldText: file.original, newText: file.proposed });
+    else if (file.diff) content.push(textContent(`\`\`\`diff\n${file.diff}\n\`\`\``));
+  }
+  if (files.length === 0 && request.diff) content.push(textContent(`\`\`\`diff\n${request.diff}\n\`\`\``));
+  if (preview?.command) {
+    const network = preview.command.networkAllow;
+    content.push(
+      textContent(
+        `$ ${preview.command.command}\nin ${preview.command.cwd}, in the box (${preview.command.sandbox.kind}), ` +
+          `network: ${network.length > 0 ? network.join(', ') : 'none'}`,
+      ),
+    );
+  }
+  if (request.unknownOutcome)
+    content.push(textContent('Keel stopped while this ran: its outcome is unknown.'));
+  if (request.reason) content.push(textContent(`Why Keel asks: ${request.reason}`));
+  return content;
+}
+
+const textContent = (text: string): ToolCallContent => ({ type: 'content', content: { type: 'text', text } });
+
+/** Sends a session's updates in order; `flushed` waits for the ones sent so far. */
+function sender(client: AgentContext, sessionId: string) {
+  let chain: Promise<void> = Promise.resolve();
+  return {
+    update(update: SessionUpdate) {
+      const sending = client.notify('session/update', { sessionId, update });
+      // A closed connection drops updates; the log keeps everything and a load replays it.
+      chain = chain.then(() => sending.catch(() => undefined));
+    },
+    flushed: () => chain,
+  };
+}
+
+/** Keel's refusals as JSON-RPC errors that say what to do. */
+function asRequestError(error: unknown, sessionId: string): unknown {
+  if (error instanceof RequestError) return error;
+  if (error instanceof HarnessSessionBusyError)
+    return RequestError.internalError(
+      undefined,
+      `${error.message}; wait for it to finish or stop it there (keel stop ${sessionId})`,
+    );
+  if (error instanceof UncommittedChangesError || error instanceof TurnSetupError)
+    return RequestError.internalError(undefined, error.message);
+  return error;
+}

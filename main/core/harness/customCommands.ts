@@ -1,0 +1,115 @@
+import type { CommandUse } from '../../common/customEvents.js';
+import type { ModelPin } from '../../common/events.js';
+import { customSetupOf } from '../custom/fromSetup.js';
+import { expandCommand, resolveModelName, splitCommandLine, UnknownCommandError } from '../custom/expand.js';
+import type { CustomSetup } from '../custom/index.js';
+import { defaultUserHome, loadSetup, type LoadedSetup } from '../setup/index.js';
+import { HarnessError } from './errors.js';
+
+/** Where a session's (or a new session's) setup is read: Keel's home (trust), the environment (`~`), the project. */
+export type SetupPlace = { home: string; env?: NodeJS.ProcessEnv; project?: string };
+
+/**
+ * The skills, commands and agents in effect for a project: the user's own, and the project's approved by hash
+ * (main/core/setup; an unapproved or changed project file has no effect), each malformed file a problem.
+ */
+export function readCustomSetup(place: SetupPlace): CustomSetup {
+  return customSetupOf(loadPlace(place));
+}
+
+function loadPlace(place: SetupPlace): LoadedSetup {
+  return loadSetup({
+    home: place.home,
+    userHome: defaultUserHome(place.env ?? process.env),
+    ...(place.project ? { project: place.project } : {}),
+  });
+}
+
+/** One entry of the composer's `/` menu (the lead wires it next to the built-in commands and MCP prompts). */
+export type PromptCommand = {
+  name: string;
+  description: string;
+  argumentHint?: string;
+  scope: 'user' | 'project';
+  /** The file it comes from, as people see it. */
+  shown: string;
+};
+
+/** The custom commands a prompt may start with (`/name args`), sorted by name. */
+export function promptCommands(place: SetupPlace): PromptCommand[] {
+  return readCustomSetup(place).commands.map((command) => ({
+    name: command.name,
+    description: command.description,
+    ...(command.argumentHint ? { argumentHint: command.argumentHint } : {}),
+    scope: command.scope,
+    shown: command.shown,
+  }));
+}
+
+/** A prompt as a turn takes it: the text to record and, when it came from a command, that command's use. */
+export type ExpandedPrompt = { prompt: string; command?: CommandUse; notes: string[] };
+
+/**
+ * Expands a prompt that starts with `/name` into the command's prompt (`$ARGUMENTS`, `$1`…`$9`); any other
+ * prompt is returned as it is. `pin`: the session's model; a command whose `model:` names another one is
+ * refused (a session's model is pinned so its log replays the same way; switch it with `keel model` first, or
+ * give the command to a new session, which is created with it). Refusals are HarnessErrors (`not_found`,
+ * `invalid_state`) a host words as it likes.
+ */
+export function expandPrompt(place: SetupPlace & { text: string; pin?: ModelPin }): ExpandedPrompt {
+  let expansion;
+  const loaded = loadPlace(place);
+  try {
+    expansion = expandCommand(customSetupOf(loaded).commands, place.text);
+  } catch (error) {
+    if (!(error instanceof UnknownCommandError)) throw error;
+    // The project may define it in a file the user has not approved (or changed since): say so.
+    const typed = splitCommandLine(place.text)?.name ?? '';
+    const waiting = loaded.untrusted.find(
+      (file) =>
+        file.kind === 'command' &&
+        [file.name, `${file.namespace.split('/').join(':')}:${file.name}`].includes(typed),
+    );
+    if (waiting) {
+      throw new HarnessError(
+        'not_found',
+        `/${typed} is defined by the project's ${waiting.relativePath}, which ${waiting.state === 'new' ? 'you have not approved' : 'changed since you approved it'}: ` +
+          'a project file has no effect until you approve its exact content (keel trust, or Settings).',
+      );
+    }
+    throw new HarnessError('not_found', error.message);
+  }
+  if (!expansion) return { prompt: place.text, notes: [] };
+  const { command } = expansion;
+  if (command.model !== undefined && place.pin !== undefined) {
+    const wanted = resolveModelName(command.model, place.pin.provider);
+    if (wanted !== place.pin.model) {
+      throw new HarnessError(
+        'invalid_state',
+        `/${command.name} asks for model "${command.model}" (${command.shown}), but this session is pinned to ` +
+          `${place.pin.provider}:${place.pin.model}: Keel keeps a session on one model so its log replays the same way. ` +
+          `Switch first (keel model SESSION ${place.pin.provider}:${wanted ?? command.model}), run the command in a new session, or remove model: from the file.`,
+      );
+    }
+  }
+  return { prompt: expansion.prompt, command, notes: expansion.notes };
+}
+
+/**
+ * The model a new session takes from a command's `model:` when the host was given none: the id, or the alias
+ * resolved for the provider. Undefined when the command names none.
+ */
+export function commandModelFor(
+  command: CommandUse | undefined,
+  provider: ModelPin['provider'],
+): string | undefined {
+  if (command?.model === undefined) return undefined;
+  const resolved = resolveModelName(command.model, provider);
+  if (resolved === undefined) {
+    throw new HarnessError(
+      'invalid_input',
+      `/${command.name} asks for model "${command.model}", which means nothing for ${provider}; pass --model`,
+    );
+  }
+  return resolved;
+}

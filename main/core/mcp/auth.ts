@@ -1,0 +1,169 @@
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { z } from 'zod';
+import { isStdioServer } from '../../common/mcp.js';
+import { guardedFetch } from '../../mcp/guardedFetch.js';
+import { type CredentialVault, signInAuthProvider, storedAuthProvider } from '../../mcp/oauth.js';
+import { readMcpCredentials, writeMcpCredentials } from '../../store/mcpCredentials.js';
+import { readSettings } from '../../store/settings.js';
+import { McpAdminError } from './errors.js';
+
+/*
+ * Signing in to an MCP server that needs OAuth (`keel mcp login`, the app's Sign in), signing out, and the
+ * stored grant a session's HTTP server uses. The browser step: the authorization URL is handed to `open` (the
+ * app opens the system browser; the CLI prints it) and the answer comes back to a loopback redirect on
+ * 127.0.0.1 that lives only for the sign-in, its `state` checked. Tokens are kept encrypted in the home
+ * (main/store/mcpCredentials.ts), outside every box, log and export.
+ */
+
+const StoredCredentials = z.object({
+  client: z
+    .object({ client_id: z.string().min(1) })
+    .passthrough()
+    .optional(),
+  // Kept whole: the SDK stamps what it saves (the issuer) and reads the stamps back.
+  tokens: z
+    .object({ access_token: z.string().min(1), token_type: z.string() })
+    .passthrough()
+    .optional(),
+  codeVerifier: z.string().optional(),
+});
+
+/** How long a sign-in waits for the browser's redirect. */
+const SIGN_IN_TIMEOUT_MS = 5 * 60_000;
+
+/** A server's credential vault in the home. */
+export function credentialVault(home: string, server: string, url: string): CredentialVault {
+  return {
+    // Our own file, still checked: a value of another shape reads as "not signed in".
+    load: () => {
+      const parsed = StoredCredentials.safeParse(readMcpCredentials(home, server, url));
+      return parsed.success ? parsed.data : undefined;
+    },
+    save: (credentials) => writeMcpCredentials(home, server, url, credentials),
+  };
+}
+
+/** For a session's servers: the stored grant of an HTTP server that has one (a signed-out server gets none). */
+export function storedMcpAuth(home: string) {
+  return (server: string, url: string): OAuthClientProvider | undefined => {
+    const vault = credentialVault(home, server, url);
+    return vault.load()?.tokens ? storedAuthProvider(server, vault) : undefined;
+  };
+}
+
+/** Whether a configured HTTP server has a stored grant. */
+export function mcpSignInState(home: string, name: string): 'signed_in' | 'signed_out' {
+  const url = httpServerUrl(home, name);
+  return credentialVault(home, name, url).load()?.tokens ? 'signed_in' : 'signed_out';
+}
+
+/** Forgets a server's grant (and its registered client). */
+export function logoutMcpServer(home: string, name: string): void {
+  credentialVault(home, name, httpServerUrl(home, name)).save({});
+}
+
+/**
+ * Signs in to a settings' HTTP server: discovery, registration (or the stored client), PKCE, the browser
+ * step through `open`, the code exchanged on the loopback redirect. The server's and the authorization
+ * server's hosts must be in `networkAllow`, as in a session.
+ */
+export async function loginMcpServer(
+  home: string,
+  name: string,
+  options: { networkAllow: readonly string[]; open: (url: URL) => void | Promise<void>; timeoutMs?: number },
+): Promise<'signed_in'> {
+  const url = httpServerUrl(home, name);
+  // The SDK's auth client: loaded for a sign-in only (every keel command imports this module's door).
+  const { auth } = await import('@modelcontextprotocol/sdk/client/auth.js');
+  const fetchFn = guardedFetch(
+    options.networkAllow.length > 0 ? { allow: [...options.networkAllow] } : 'none',
+  );
+  const state = crypto.randomBytes(16).toString('hex');
+  const redirect = await startRedirect(state, options.timeoutMs ?? SIGN_IN_TIMEOUT_MS);
+  try {
+    const vault = credentialVault(home, name, url);
+    // A new sign-in starts from the grant, not over it: old tokens would short-circuit the browser step.
+    const { tokens: _old, ...kept } = vault.load() ?? {};
+    vault.save(kept);
+    const provider = signInAuthProvider(name, vault, redirect.url, options.open, state);
+    const first = await auth(provider, { serverUrl: url, fetchFn }).catch(refused(name));
+    if (first === 'AUTHORIZED') return 'signed_in';
+    const code = await redirect.code;
+    const second = await auth(provider, { serverUrl: url, authorizationCode: code, fetchFn }).catch(
+      refused(name),
+    );
+    if (second !== 'AUTHORIZED') throw new McpAdminError(`MCP server "${name}" did not grant access`);
+    return 'signed_in';
+  } finally {
+    redirect.close();
+  }
+}
+
+const refused = (name: string) => (error: unknown) => {
+  const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  throw new McpAdminError(`signing in to MCP server "${name}" failed: ${message}`);
+};
+
+function httpServerUrl(home: string, name: string): string {
+  const config = readSettings(home).mcp.servers[name];
+  if (!config) throw new McpAdminError(`no MCP server "${name}" is configured (keel mcp list shows them)`);
+  if (isStdioServer(config))
+    throw new McpAdminError(`MCP server "${name}" runs as a command: only --url servers sign in`);
+  return config.url;
+}
+
+/** The loopback redirect of one sign-in: its URL, the code it receives (state checked), and its end. */
+async function startRedirect(
+  state: string,
+  timeoutMs: number,
+): Promise<{ url: string; code: Promise<string>; close: () => void }> {
+  let settle!: { resolve: (code: string) => void; reject: (error: Error) => void };
+  const code = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
+  // Never an unhandled rejection when the sign-in ends another way.
+  code.catch(() => undefined);
+  const server = http.createServer((req, res) => {
+    const query = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams;
+    if (new URL(req.url ?? '/', 'http://127.0.0.1').pathname !== '/callback') {
+      res.writeHead(404).end();
+      return;
+    }
+    if (query.get('state') !== state) {
+      res
+        .writeHead(400, { 'content-type': 'text/plain' })
+        .end('This sign-in link is not the one Keel started.');
+      return;
+    }
+    const error = query.get('error');
+    const received = query.get('code');
+    res
+      .writeHead(error || !received ? 400 : 200, { 'content-type': 'text/plain' })
+      .end(
+        error || !received
+          ? 'Sign-in failed; see Keel.'
+          : 'Signed in to the MCP server; you can close this tab.',
+      );
+    if (error || !received)
+      settle.reject(
+        new McpAdminError(`the authorization server refused: ${error ?? 'no code in the redirect'}`),
+      );
+    else settle.resolve(received);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const timer = setTimeout(
+    () => settle.reject(new McpAdminError('no answer from the browser within the sign-in time')),
+    timeoutMs,
+  );
+  timer.unref();
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
+    code,
+    close: () => {
+      clearTimeout(timer);
+      server.close();
+      server.closeAllConnections();
+    },
+  };
+}

@@ -1,0 +1,144 @@
+import { useCallback, useMemo, useRef, useState, type ClipboardEvent, type DragEvent } from 'react';
+import {
+  MAX_ATTACHMENTS,
+  MAX_IMAGE_BYTES,
+  MAX_PDF_BYTES,
+  looksLikeSvg,
+  sniffAttachmentType,
+  type AttachmentMimeType,
+} from '../../../../../main/ipc/contract.js';
+
+/*
+ * The files staged for the next prompt (issue #32): pasted (a screenshot from the clipboard), dropped on the
+ * composer or picked. Each is read here and checked by its first bytes for quick feedback; main checks them
+ * again (the bytes, the pixel limits) when the prompt is sent, and that check is the one that counts.
+ */
+
+/** A file staged for the next prompt, read as base64 (what `turns.send` takes). */
+/** One file as `turns.send` takes it. */
+export type SendAttachment = { name: string; data: string };
+
+export type StagedFile = {
+  id: number;
+  name: string;
+  mimeType: AttachmentMimeType;
+  size: number;
+  data: string;
+};
+
+export type Attachments = {
+  files: readonly StagedFile[];
+  /** Why the last file added was refused (shown in the tray until the next add). */
+  problem: string | undefined;
+  add: (files: readonly File[]) => Promise<void>;
+  remove: (id: number) => void;
+  clear: () => void;
+  /** What `turns.send` takes. */
+  forSend: () => SendAttachment[];
+  onPaste: (event: ClipboardEvent) => void;
+  onDragOver: (event: DragEvent) => void;
+  onDrop: (event: DragEvent) => void;
+};
+
+const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+
+function toBase64(bytes: Uint8Array): string {
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000)
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+/** The type a file's bytes are, or why it is refused. */
+function judge(name: string, bytes: Uint8Array): { mimeType: AttachmentMimeType } | { problem: string } {
+  const mimeType = sniffAttachmentType(bytes);
+  if (mimeType === undefined) {
+    return looksLikeSvg(bytes)
+      ? { problem: `"${name}" is an SVG image: SVG is not accepted (it can hold script); attach a PNG` }
+      : { problem: `"${name}" is not a PNG, JPEG, GIF, WebP image or a PDF` };
+  }
+  const max = mimeType === 'application/pdf' ? MAX_PDF_BYTES : MAX_IMAGE_BYTES;
+  if (bytes.length > max)
+    return { problem: `"${name}" is ${megabytes(bytes.length)}; the limit is ${megabytes(max)}` };
+  return { mimeType };
+}
+
+/** The composer's staged files and the paste / drop handlers that add to them. */
+export function useAttachments(enabled: boolean): Attachments {
+  const [files, setFiles] = useState<StagedFile[]>([]);
+  const [problem, setProblem] = useState<string | undefined>();
+  const nextId = useRef(1);
+
+  const add = useCallback(
+    async (incoming: readonly File[]) => {
+      if (!enabled || incoming.length === 0) return;
+      setProblem(undefined);
+      const read: StagedFile[] = [];
+      for (const file of incoming) {
+        const bytes = new Uint8Array(await file.arrayBuffer());
+        const name = file.name || `pasted.${file.type.split('/')[1] ?? 'bin'}`;
+        const verdict = judge(name, bytes);
+        if ('problem' in verdict) {
+          setProblem(verdict.problem);
+          continue;
+        }
+        read.push({
+          id: nextId.current++,
+          name,
+          mimeType: verdict.mimeType,
+          size: bytes.length,
+          data: toBase64(bytes),
+        });
+      }
+      setFiles((current) => {
+        const all = [...current, ...read];
+        if (all.length > MAX_ATTACHMENTS) setProblem(`a prompt may carry at most ${MAX_ATTACHMENTS} files`);
+        return all.slice(0, MAX_ATTACHMENTS);
+      });
+    },
+    [enabled],
+  );
+
+  const onPaste = useCallback(
+    (event: ClipboardEvent) => {
+      const pasted = Array.from(event.clipboardData.files);
+      // Text pastes stay text; only a paste that carries files is taken here.
+      if (pasted.length === 0) return;
+      event.preventDefault();
+      void add(pasted);
+    },
+    [add],
+  );
+
+  const onDragOver = useCallback((event: DragEvent) => {
+    if (Array.from(event.dataTransfer.types).includes('Files')) event.preventDefault();
+  }, []);
+
+  const onDrop = useCallback(
+    (event: DragEvent) => {
+      const dropped = Array.from(event.dataTransfer.files);
+      if (dropped.length === 0) return;
+      event.preventDefault();
+      void add(dropped);
+    },
+    [add],
+  );
+
+  return useMemo(
+    () => ({
+      files,
+      problem,
+      add,
+      remove: (id: number) => setFiles((current) => current.filter((file) => file.id !== id)),
+      clear: () => {
+        setFiles([]);
+        setProblem(undefined);
+      },
+      forSend: () => files.map(({ name, data }) => ({ name, data })),
+      onPaste,
+      onDragOver,
+      onDrop,
+    }),
+    [files, problem, add, onPaste, onDragOver, onDrop],
+  );
+}

@@ -1,0 +1,112 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { EventOf } from '../../main/ipc/contract.js';
+import { createSession, readEvents, setUpApp, waitForIdle } from './appFixture.js';
+import { HAS_CHROMIUM, screenshot } from './harness.js';
+
+// Issue #32: files in the composer by paste, drop and the file picker, in Chromium against keel serve; the
+// events are real ClipboardEvent / DragEvent objects carrying a DataTransfer with File objects, as a paste
+// of a screenshot or a drop from the file manager makes them.
+
+const FIXTURES = path.resolve('test/fixtures/attachments');
+const base64Of = (name: string) => fs.readFileSync(path.join(FIXTURES, name)).toString('base64');
+
+let project: string;
+
+/** Dispatches a paste (on the textarea) or a drop (on the composer) of one file made from `data` in the page. */
+async function deliver(page: Page, how: 'paste' | 'drop', name: string, type: string, data: string) {
+  // A string, like the other browser tests' scripts: the test's tsconfig has no DOM types.
+  await page.evaluate(`(() => {
+    const bytes = Uint8Array.from(atob(${JSON.stringify(data)}), (c) => c.charCodeAt(0));
+    const transfer = new DataTransfer();
+    transfer.items.add(new File([bytes], ${JSON.stringify(name)}, { type: ${JSON.stringify(type)} }));
+    const init = { bubbles: true, cancelable: true };
+    if (${JSON.stringify(how)} === 'paste') {
+      document.querySelector('#composer-input').dispatchEvent(new ClipboardEvent('paste', { ...init, clipboardData: transfer }));
+    } else {
+      const composer = document.querySelector('form.composer');
+      composer.dispatchEvent(new DragEvent('dragover', { ...init, dataTransfer: transfer }));
+      composer.dispatchEvent(new DragEvent('drop', { ...init, dataTransfer: transfer }));
+    }
+  })()`);
+}
+
+describe.skipIf(!HAS_CHROMIUM)('attachments in the composer', () => {
+  const app = setUpApp({
+    prefix: 'keel-ui-attach-',
+    prepare: ({ dir }) => {
+      project = path.join(dir, 'project');
+      fs.mkdirSync(project, { recursive: true });
+      fs.writeFileSync(path.join(project, 'README.md'), 'hi\n');
+    },
+  });
+
+  it('takes a pasted, a dropped and a picked file, refuses an SVG, and sends them with the prompt', async () => {
+    const watched = app.watch('attachments');
+    const page = await app.goto();
+    const id = await createSession(page, {
+      title: 'Screenshot',
+      projectFolder: project,
+      model: 'llava-scripted',
+      contextWindow: 32_000,
+    });
+
+    await deliver(page, 'paste', 'image.png', 'image/png', base64Of('red.png'));
+    await deliver(page, 'drop', 'photo.jpg', 'image/jpeg', base64Of('photo.jpg'));
+    await page.getByLabel('Attach files').setInputFiles(path.join(FIXTURES, 'note.pdf'));
+    const chips = page.getByTestId('attachment-chip');
+    await expect.poll(() => chips.count()).toBe(3);
+    expect(await chips.allInnerTexts()).toEqual([
+      expect.stringContaining('image.png'),
+      expect.stringContaining('photo.jpg'),
+      expect.stringContaining('note.pdf'),
+    ]);
+    // A text paste stays text.
+    await page.getByLabel('Message').fill('what is wrong on this page?');
+
+    // An SVG (named .png) is refused by its bytes, with the reason.
+    await deliver(page, 'drop', 'sneaky.png', 'image/png', base64Of('evil.svg'));
+    await page.getByText('"sneaky.png" is an SVG image: SVG is not accepted').waitFor();
+    expect(await chips.count()).toBe(3);
+    // Removing one leaves the others.
+    await page.getByRole('button', { name: 'Remove photo.jpg' }).click();
+    await expect.poll(() => chips.count()).toBe(2);
+    await screenshot(page, 'attachments-staged');
+
+    app.provider.enqueue({ kind: 'reply', text: 'the header is red' });
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await expect.poll(() => chips.count(), { timeout: 30_000 }).toBe(0);
+    await waitForIdle(page);
+    const message = (await readEvents(page, id)).find(
+      (e): e is EventOf<'user_message'> => e.kind === 'user_message',
+    );
+    expect(message?.content).toBe('what is wrong on this page?');
+    expect(message?.attachments?.map((file) => [file.name, file.mimeType])).toEqual([
+      ['image.png', 'image/png'],
+      ['note.pdf', 'application/pdf'],
+    ]);
+    // The vision model got the image as an image part (its PDF as a note: chat completions take no files).
+    const body = app.provider.requests.at(-1)?.body as { messages: { role: string; content: unknown }[] };
+    const user = body.messages.find((m) => m.role === 'user');
+    expect(JSON.stringify(user?.content)).toContain(`data:image/png;base64,${base64Of('red.png')}`);
+    // The transcript shows the sent image under the message, read back through artifacts.image.
+    const shown = page.getByAltText(/^Image 1 from your message \(image\/png/);
+    await expect
+      .poll(() => shown.getAttribute('src'), { timeout: 15_000 })
+      .toBe(`data:image/png;base64,${base64Of('red.png')}`);
+    await screenshot(page, 'attachments-sent');
+    expect(watched.errors).toEqual([]);
+  });
+
+  it('says before sending that a model without vision gets a note instead of the image', async () => {
+    const page = await app.goto();
+    await createSession(page, { title: 'No vision', projectFolder: project });
+    await deliver(page, 'paste', 'shot.png', 'image/png', base64Of('red.png'));
+    await page
+      .getByText('scripted-model does not take 1 image: the model gets a note naming the file instead')
+      .waitFor();
+    await screenshot(page, 'attachments-no-vision');
+  });
+});
