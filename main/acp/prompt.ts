@@ -149,6 +149,9 @@ function stopReasonOf(outcome: TurnOutcome): StopReason {
       return 'cancelled';
     case 'budget_exhausted':
       return 'max_turn_requests';
+    // A spend cap (#31): ACP has no reason of its own for it; the turn's budget_reached says what was spent.
+    case 'budget_reached':
+      return 'max_turn_requests';
     case 'awaiting_approval':
       return 'cancelled';
     case 'failed':

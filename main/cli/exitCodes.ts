@@ -15,6 +15,8 @@ export const ExitCode = {
   declined: 4,
   /** The reply was cut short: the model's output limit, its context window, or a pause by the provider. */
   cutShort: 5,
+  /** A spend cap stopped the turn before a request (#31): `keel budget` raises it, `keel resume` continues. */
+  budgetReached: 6,
   /** A turn was stopped with Ctrl-C; the interruption is recorded and `keel resume` continues. */
   interrupted: 130,
 } as const;

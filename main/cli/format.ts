@@ -142,6 +142,18 @@ export function summarizeEvent(event: SessionEvent): string {
         : `permission rules: ${event.rules.map((rule) => `${rule.action} ${rule.rule} (${rule.source})`).join('; ')}`;
     case 'mcp_config_trusted':
       return `.mcp.json ${event.configHash.slice(0, 12)} trusted (${event.servers.join(', ')}; approved ${event.approvedAt} via ${event.via})`;
+    case 'budget_set':
+      return joinParts(
+        event.usd === undefined ? undefined : event.usd === null ? 'no USD cap' : `USD cap $${event.usd}`,
+        event.tokens === undefined
+          ? undefined
+          : event.tokens === null
+            ? 'no token cap'
+            : `token cap ${event.tokens}`,
+        event.source === undefined ? undefined : `(${event.source})`,
+      );
+    case 'budget_reached':
+      return clip(event.message, 160);
     case 'custom_listed':
       return joinParts(
         `skills: ${event.skills.map((skill) => skill.name).join(', ') || 'none'};`,

@@ -80,7 +80,8 @@ function scopeHint(event: Extract<SessionEvent, { kind: 'approval_request' }>): 
 
 /**
  * The exit code of a turn's outcome: 0 completed, 3 awaiting approval, 4 the model declined (or a content filter
- * stopped it), 5 the reply was cut short (output limit, context window, a pause), 130 interrupted, 1 failed.
+ * stopped it), 5 the reply was cut short (output limit, context window, a pause), 6 a spend cap stopped it,
+ * 130 interrupted, 1 failed.
  */
 export function exitCodeOf(outcome: TurnOutcome): number {
   switch (outcome.status) {
@@ -93,6 +94,8 @@ export function exitCodeOf(outcome: TurnOutcome): number {
       return ExitCode.awaitingApproval;
     case 'interrupted':
       return ExitCode.interrupted;
+    case 'budget_reached':
+      return ExitCode.budgetReached;
     default:
       return ExitCode.failure;
   }
@@ -152,7 +155,7 @@ export async function driveTurn(
       io.stderr(
         `keel: turn interrupted${event.reason ? ` (${event.reason})` : ''}; continue with keel resume ${sessionId}\n`,
       );
-    } else if (event.kind === 'error') {
+    } else if (event.kind === 'error' || event.kind === 'budget_reached') {
       endLine();
       io.stderr(`keel: ${event.message}\n`);
     }

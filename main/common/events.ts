@@ -5,6 +5,9 @@ import { PermissionRulesApplied } from './setup.js';
 import { AgentUse, CommandUse, CustomListed } from './customEvents.js';
 import { McpConfigTrusted, McpToolsListed, ToolRulesApplied } from './mcpEvents.js';
 import { StopDetails } from './stopReasons.js';
+// #31: usage and spend caps live in spendEvents.ts (this file's size); they are event kinds like the rest.
+import { BudgetReached, BudgetSet, Usage } from './spendEvents.js';
+export { BudgetReached, BudgetSet, SpendFigures, Usage } from './spendEvents.js';
 import { userMessageAttachments } from './attachments.js'; // issue #32
 
 // The event kinds of a session log. Every fact about a session is one of these, appended once and never edited;
@@ -28,17 +31,6 @@ export const ToolCall = z.object({
   arguments: z.string(),
 });
 export type ToolCall = z.infer<typeof ToolCall>;
-
-/** Token counts as the provider reported them for one request. */
-export const Usage = z.object({
-  inputTokens: z.number().int().nonnegative(),
-  outputTokens: z.number().int().nonnegative(),
-  cacheReadTokens: z.number().int().nonnegative().optional(),
-  cacheWriteTokens: z.number().int().nonnegative().optional(),
-  /** Of `outputTokens`, those the model spent reasoning (thinking), as the provider reported them. */
-  reasoningTokens: z.number().int().nonnegative().optional(),
-});
-export type Usage = z.infer<typeof Usage>;
 
 /** How hard a reasoning model thinks (`off`: none, where allowed); in the pin, absent: the model's default. */
 export const ReasoningEffort = z.enum(['off', 'low', 'medium', 'high']);
@@ -266,6 +258,8 @@ export const Compaction = z.object({
   supersedes: seq.optional(),
   /** The model's plan (its latest todo list) as of `through`, re-stated after the summary; absent: none. */
   plan: z.array(PlanItem).optional(),
+  /** Tokens the summary requests spent, summed (absent in older logs); priced with `model` (#31). */
+  usage: Usage.optional(),
 });
 
 export const Interrupted = z.object({
@@ -497,6 +491,9 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   McpToolsListed,
   ToolRulesApplied,
   McpConfigTrusted,
+  // #31
+  BudgetSet,
+  BudgetReached,
   PermissionRulesApplied,
   CustomListed,
   ErrorEvent,

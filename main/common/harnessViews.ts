@@ -45,6 +45,8 @@ export const TurnOutcome = z.discriminatedUnion('status', [
   z.object({ status: z.literal('interrupted') }),
   z.object({ status: z.literal('failed'), error: z.string() }),
   z.object({ status: z.literal('budget_exhausted'), steps: z.number().int().nonnegative() }),
+  /** A spend cap stopped the turn before a request (#31): the budget_reached event's seq and sentence. */
+  z.object({ status: z.literal('budget_reached'), seq, message: z.string() }),
 ]);
 export type TurnOutcome = z.infer<typeof TurnOutcome>;
 

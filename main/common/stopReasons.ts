@@ -64,6 +64,11 @@ export function unusualStop(stopReason: string | undefined, details?: StopDetail
           "The reply stopped because the conversation filled the model's context window. Compact the session.",
       };
     case 'paused':
-      return { kind, message: 'The provider paused the turn before it finished. Resume to let it continue.' };
+      return {
+        kind,
+        message:
+          'The provider paused the turn (a server tool was still working). Keel continues a paused turn a few ' +
+          'times on its own; resume to let it go on.',
+      };
   }
 }

@@ -20,6 +20,8 @@ export const CRASH_POINTS = [
   // A commit dies after its first file reached the folder, the others not yet (a checkout's commit, a direct
   // session's granted files): the commit intent's plan lets the next open finish it.
   'during_commit_files',
+  // A capped request dies after its cap check, before it is sent (#31): resume checks again from the log.
+  'after_budget_check',
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

@@ -86,6 +86,10 @@ export function toAnthropicRequest(payload: Payload, tools: readonly ToolSpec[],
   if (lastBlock && lastBlock.type !== 'thinking' && lastBlock.type !== 'redacted_thinking') {
     lastBlock.cache_control = EPHEMERAL;
   }
+  // A reply the provider paused (`pause_turn`) goes back last, as it is (the turn sends no environment after
+  // it), so the model continues it; without trailing whitespace, which the API refuses in a final assistant turn.
+  const continuing = payload.environment === undefined && messages.at(-1)?.role === 'assistant';
+  if (continuing && lastBlock?.type === 'text') lastBlock.text = lastBlock.text.trimEnd() || '…';
   // After the breakpoint, so the next request still reads everything before it from the cache: a text
   // block after the last user turn's blocks (tool results come first there, as the API requires).
   if (payload.environment !== undefined) push('user', [{ type: 'text', text: payload.environment }]);

@@ -413,6 +413,37 @@ export function isRetired(model: ModelInfo, today: string): boolean {
   return model.retiresOn !== undefined && today >= model.retiresOn;
 }
 
+/** The day (UTC) the catalogue's prices were read from the providers' pages: costs are list prices as of then. */
+export const PRICES_AS_OF = '2026-11-29';
+
+/** One request's cost split by what was billed (USD); reasoning is part of output. */
+export type CostParts = {
+  input: number;
+  cacheRead: number;
+  cacheWrite: number;
+  output: number;
+  reasoning: number;
+};
+
+/**
+ * One request's cost by kind, at the rates `costOf` uses (long-context ones included), or undefined for a model
+ * without documented prices. The parts other than `reasoning` sum to `costOf`.
+ */
+export function costParts(usage: Usage, model: string): CostParts | undefined {
+  const schedule = findModel(model)?.prices;
+  if (!schedule) return undefined;
+  const prompt = usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+  const long = schedule.longContext;
+  const prices = long && prompt > long.above ? long.prices : schedule.base;
+  return {
+    input: (usage.inputTokens * prices.input) / 1e6,
+    cacheRead: ((usage.cacheReadTokens ?? 0) * prices.cacheRead) / 1e6,
+    cacheWrite: ((usage.cacheWriteTokens ?? 0) * (prices.cacheWrite ?? prices.input)) / 1e6,
+    output: (usage.outputTokens * prices.output) / 1e6,
+    reasoning: ((usage.reasoningTokens ?? 0) * prices.output) / 1e6,
+  };
+}
+
 /**
  * Cost in USD of one request's usage, or undefined for a model without documented prices. A request whose
  * prompt passes the model's long-context threshold is billed entirely at the long-context rates.

@@ -20,6 +20,11 @@ export const Settings = z
         baseUrl: z.string().url().optional(),
         policy: Policy.optional(),
         networkAllow: z.array(z.string().min(1)).optional(),
+        /** A new session's spend cap (#31) in USD and in tokens, unless its creator gives one. */
+        budget: z
+          .object({ usd: z.number().positive().optional(), tokens: z.number().int().positive().optional() })
+          .strict()
+          .optional(),
       })
       .strict()
       .default({}),

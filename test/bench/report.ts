@@ -1,5 +1,6 @@
 import { cpus, totalmem } from 'node:os';
 import { BOUNDED_HOLD_MS, BOUNDED_KINDS } from './benches/bounded.js';
+import { CAP_CHECK_TARGET_MS } from './benches/capCheck.js';
 import { PATHOLOGICAL_MS_PER_MB, PATHOLOGICAL_STAGES } from './benches/pathological.js';
 import { FORK_TARGET_MS, REVERT_TARGET_MS } from './benches/history.js';
 import type { BenchResult, Metric, Peer } from './harness.js';
@@ -150,7 +151,21 @@ export function evaluateTargets(benches: readonly BenchResult[]): TargetResult[]
         pass: check(hold, (v) => v < BOUNDED_HOLD_MS),
       };
     }),
+    capCheckTarget(benches),
   ];
+}
+
+/** Issue 31: the spend-cap check, input estimate included, per model request. */
+function capCheckTarget(benches: readonly BenchResult[]): TargetResult {
+  const metric = findMetric(benches, 'capcheck', 'per request, with the input estimate over 400 messages');
+  const actual = metric?.values.keel ?? null;
+  return {
+    name: 'spend cap check per model request (input estimate included)',
+    target: `< ${CAP_CHECK_TARGET_MS} ms`,
+    actual,
+    unit: 'ms',
+    pass: actual === null ? null : actual < CAP_CHECK_TARGET_MS,
+  };
 }
 
 /** Issue 18's targets: revert of a 10-file turn in a 10k-file git project, fork of a 10k-event session. */

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { appendLatencyBench } from './benches/appendLatency.js';
 import { appendThroughputBench } from './benches/appendThroughput.js';
 import { boundedBench } from './benches/bounded.js';
+import { capCheckBench } from './benches/capCheck.js';
 import { bytesPerStepBench } from './benches/bytesPerStep.js';
 import { cliStartBench } from './benches/cliStart.js';
 import type { Bench } from './benches/context.js';
@@ -40,6 +41,7 @@ export const BENCHES: readonly Bench[] = [
   sessionsBench,
   pathologicalBench,
   boundedBench,
+  capCheckBench,
   reasoningBench,
   mcpBench,
   historyBench,

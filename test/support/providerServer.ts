@@ -47,6 +47,8 @@ export type ScriptStep =
        * the final `usage`, cumulative, input and cache counts included). Unset, message_start has the final ones.
        */
       provisionalUsage?: { inputTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number };
+      /** Chat completions: no usage chunk even when `stream_options.include_usage` asks (some local servers). */
+      omitUsage?: boolean;
       /** Anthropic: message_delta's usage as older API versions sent it (only `output_tokens`). */
       legacyDeltaUsage?: boolean;
       /**
@@ -468,7 +470,7 @@ export class ProviderServer {
       delta: false,
     });
     const streamOptions = body['stream_options'];
-    if (isObject(streamOptions) && streamOptions['include_usage'] === true) {
+    if (isObject(streamOptions) && streamOptions['include_usage'] === true && step.omitUsage !== true) {
       const usage = step.usage ?? {};
       out.push({
         data: `data: ${JSON.stringify({

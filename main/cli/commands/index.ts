@@ -26,6 +26,8 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['reasoning'], load: async () => (await import('./reasoning.js')).registerReasoning },
   { names: ['models'], load: async () => (await import('./models.js')).registerModels },
   { names: ['trace'], load: async () => (await import('./trace.js')).registerTrace },
+  // #31
+  { names: ['budget', 'cost'], load: async () => (await import('./budget.js')).registerBudget },
   { names: ['sessions'], load: async () => (await import('./sessions.js')).registerSessions },
   { names: ['show'], load: async () => (await import('./show.js')).registerShow },
   { names: ['payload'], load: async () => (await import('./payload.js')).registerPayload },

@@ -30,6 +30,7 @@ import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { parseEffort } from './reasoning.js';
+import { budgetFromFlags } from './budget.js';
 import { chooseCliModel } from '../models.js';
 import { cliHarness, cliSession, describeApproval, driveTurn } from '../turn.js';
 import { ExitCode } from '../exitCodes.js';
@@ -50,6 +51,8 @@ type RunOptions = {
   commit?: string;
   reasoning?: string;
   showReasoning?: boolean;
+  budgetUsd?: string;
+  budgetTokens?: string;
   image?: string[];
 };
 
@@ -91,6 +94,11 @@ export function registerRun(program: Command, context: CliContext): void {
     .option('--title <title>', 'a title for the new session')
     .option('--max-steps <n>', 'model requests this turn may make (default 50)', parsePositiveInteger)
     .option('--reasoning <effort>', "off | low | medium | high (new sessions; default: the model's own)")
+    .option(
+      '--budget-usd <amount>',
+      "the session's USD spend cap (new sessions; default settings' defaults.budget)",
+    )
+    .option('--budget-tokens <count>', "the session's token spend cap (new sessions)")
     .option('--show-reasoning', "print the model's reasoning, dimmed, on stderr as it streams")
     .option('--json', 'print deltas, events, commits and the outcome as JSON lines')
     .option(
@@ -119,6 +127,8 @@ export function registerRun(program: Command, context: CliContext): void {
           'policy',
           'project',
           'reasoning',
+          'budgetUsd',
+          'budgetTokens',
         ] as const;
         const given = pinFlags.filter((flag) => options[flag] !== undefined);
         if (given.length > 0) {
@@ -127,7 +137,7 @@ export function registerRun(program: Command, context: CliContext): void {
               .map((g) => g.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))
               .join(
                 ', --',
-              )} (switch models with keel model, policies with keel policy, reasoning with keel reasoning)`,
+              )} (switch models with keel model, policies with keel policy, reasoning with keel reasoning, caps with keel budget)`,
           );
         }
         const harness = cliHarness(context);
@@ -269,8 +279,10 @@ async function newSessionSetup(
   const reasoningEffort =
     options.reasoning === undefined ? undefined : parseEffort(options.reasoning, pin.model);
   const networkAllow = options.allowHost ?? settings.defaults.networkAllow ?? [];
+  const budget = budgetFromFlags(options);
   const folder = fs.realpathSync(project);
   return {
+    ...(budget ? { budget } : {}),
     model: { ...pin, ...(reasoningEffort ? { reasoningEffort } : {}) },
     ...(mode === 'direct'
       ? { projectFolder: folder }

@@ -171,8 +171,9 @@ export async function buildCompaction(input: BuildCompactionInput): Promise<Buil
   let summary: string;
   let requests: number;
   let chunks: number;
+  let usage: Usage | undefined;
   try {
-    ({ summary, requests, chunks } = await summarizeEvents({
+    ({ summary, requests, chunks, usage } = await summarizeEvents({
       events: originals,
       pinned,
       provider: input.provider,
@@ -201,6 +202,7 @@ export async function buildCompaction(input: BuildCompactionInput): Promise<Buil
     tokensBefore: Math.max(0, Math.round(input.tokensBefore)),
     tokensAfter: 0,
     model: pin.model,
+    ...(usage ? { usage } : {}),
     ...(input.rerun !== undefined ? { supersedes: input.rerun } : {}),
     ...(planHandle !== undefined && plan ? { plan } : {}),
   };

@@ -1,4 +1,4 @@
-import type { SessionEvent } from '../../common/events.js';
+import type { SessionEvent, Usage } from '../../common/events.js';
 import type { Payload } from '../../common/payload.js';
 import { ProviderError } from '../../providers/errors.js';
 import { withRetries, type RetryOptions } from '../../providers/retry.js';
@@ -263,7 +263,13 @@ export type SummarizeInput = {
 };
 
 /** A finished summary and how many model requests it took. */
-export type SummaryResult = { summary: string; requests: number; chunks: number };
+export type SummaryResult = {
+  summary: string;
+  requests: number;
+  chunks: number;
+  /** The summary requests' usage summed, where the provider reported it (#31: compaction is spend too). */
+  usage?: Usage;
+};
 
 /** Thrown when a summary request fails, returns nothing, or is stopped; the log has not been touched. */
 export class SummaryError extends Error {
@@ -289,9 +295,12 @@ export async function summarizeEvents(input: SummarizeInput): Promise<SummaryRes
   if (entries.length === 0) throw new SummaryError('the range has no events to summarize', false);
   const chunks = chunkEntries(entries, plan.chunkTokens);
   let requests = 0;
+  let usage: Usage | undefined;
   const ask = async (payload: Payload): Promise<string> => {
     requests++;
-    return requestSummary(input, payload, plan.maxOutputTokens);
+    const answer = await requestSummary(input, payload, plan.maxOutputTokens);
+    if (answer.usage) usage = addUsage(usage, answer.usage);
+    return answer.text;
   };
 
   let parts: PartialSummary[] = [];
@@ -326,7 +335,12 @@ export async function summarizeEvents(input: SummarizeInput): Promise<SummaryRes
     }
     parts = merged;
   }
-  return { summary: (parts[0] as PartialSummary).summary, requests, chunks: chunks.length };
+  return {
+    summary: (parts[0] as PartialSummary).summary,
+    requests,
+    chunks: chunks.length,
+    ...(usage ? { usage } : {}),
+  };
 }
 
 function pairUp<T>(items: readonly T[]): T[][] {
@@ -335,13 +349,32 @@ function pairUp<T>(items: readonly T[]): T[][] {
   return pairs;
 }
 
+/** Two usages added, kind by kind (an estimate in either makes the sum one). */
+function addUsage(a: Usage | undefined, b: Usage): Usage {
+  if (!a) return { ...b };
+  const sum = (x: number | undefined, y: number | undefined) =>
+    x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0);
+  const cacheRead = sum(a.cacheReadTokens, b.cacheReadTokens);
+  const cacheWrite = sum(a.cacheWriteTokens, b.cacheWriteTokens);
+  const reasoning = sum(a.reasoningTokens, b.reasoningTokens);
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    ...(cacheRead === undefined ? {} : { cacheReadTokens: cacheRead }),
+    ...(cacheWrite === undefined ? {} : { cacheWriteTokens: cacheWrite }),
+    ...(reasoning === undefined ? {} : { reasoningTokens: reasoning }),
+    ...(a.estimated || b.estimated ? { estimated: true as const } : {}),
+  };
+}
+
 async function requestSummary(
   input: SummarizeInput,
   payload: Payload,
   maxOutputTokens: number,
-): Promise<string> {
+): Promise<{ text: string; usage?: Usage }> {
   const signal = input.signal;
   let text = '';
+  let usage: Usage | undefined;
   try {
     const stream = withRetries(
       () =>
@@ -355,7 +388,10 @@ async function requestSummary(
       { ...input.retry, ...(signal ? { signal } : {}) },
     );
     for await (const event of stream) {
-      if (event.type === 'done') text = event.message.content;
+      if (event.type === 'done') {
+        text = event.message.content;
+        usage = event.message.usage;
+      }
     }
   } catch (error) {
     const aborted = signal?.aborted === true || (error instanceof ProviderError && error.code === 'aborted');
@@ -367,5 +403,5 @@ async function requestSummary(
   }
   if (signal?.aborted) throw new SummaryError('the summary request was stopped', true);
   if (text.trim() === '') throw new SummaryError('the model returned an empty summary', false);
-  return text.trim();
+  return { text: text.trim(), ...(usage ? { usage } : {}) };
 }

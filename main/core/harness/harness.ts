@@ -236,7 +236,22 @@ async function createSession(
     await completeRacedCreate(runtime, request.id, ownDirs);
     return;
   }
-  log.close();
+  try {
+    const budget = setup.budget ?? settings.defaults.budget;
+    if (budget && (budget.usd !== undefined || budget.tokens !== undefined)) {
+      log.append(
+        {
+          kind: 'budget_set',
+          ...(budget.usd === undefined ? {} : { usd: budget.usd }),
+          ...(budget.tokens === undefined ? {} : { tokens: budget.tokens }),
+          source: setup.budget ? 'created' : 'settings',
+        },
+        { expectedLastSeq: log.lastSeq() },
+      );
+    }
+  } finally {
+    log.close();
+  }
 }
 
 /**

@@ -20,6 +20,7 @@ export { previewApproval } from './approvalPreview.js';
 export { decideApproval, type Decided, revokeGrant } from './approvals.js';
 export { readArtifactImage, readArtifactPage } from './artifactPages.js';
 export { readSessionBox, shellStartFolder } from './box.js';
+export { type BudgetChange, sessionCost, setBudget } from './budget.js';
 export { compactNow, comparePayloads, runCompaction } from './compaction.js';
 export { describeError } from './describeError.js';
 // The refusals hosts tell apart (errors.ts is their one list).
@@ -143,6 +144,7 @@ export { DEFAULT_TRACE_DEPTH, readTraceSummary } from '../trace/index.js';
 export { type TurnOutcome, TurnSetupError } from '../turn/engine.js';
 export { loadSessionState } from '../turn/loadState.js';
 export { foldSession, needsModel, unansweredCalls } from '../turn/state.js';
+export { formatUsd } from '../turn/budget.js';
 
 // Below the core: the home and its settings, providers, the sandbox, the runner, MCP servers' config.
 export {

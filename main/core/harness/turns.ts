@@ -87,6 +87,8 @@ export function toContractOutcome(outcome: EngineOutcome): TurnOutcome {
       return { status: 'failed', error: outcome.error };
     case 'budget_exhausted':
       return { status: 'budget_exhausted', steps: outcome.steps };
+    case 'budget_reached':
+      return { status: 'budget_reached', seq: outcome.event.seq, message: outcome.event.message };
   }
 }
 

@@ -150,6 +150,8 @@ export type SessionSetup = {
   toolMode?: ToolMode;
   systemPrompt?: string;
   networkAllow?: string[];
+  /** The session's spend cap (#31), recorded as its first budget_set; absent: settings' `defaults.budget`. */
+  budget?: { usd?: number; tokens?: number };
 };
 
 /** Creates and finds sessions. */

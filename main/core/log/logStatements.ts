@@ -2,7 +2,8 @@ import type Database from 'better-sqlite3';
 import { lazyStatements, perConnection, type Db } from '../../store/database.js';
 import { SPARSE_KINDS_TERM } from '../../store/schema.js';
 import type { EventRow } from './logRows.js';
-import type { UsageTotals } from './logTallies.js';
+import { Usage } from '../../common/events.js';
+import type { UsageRecord, UsageTotals } from './logTallies.js';
 
 /**
  * The statements of a session log's connection (SessionLog), each prepared on its first use: an open for one
@@ -24,10 +25,25 @@ export type LogStatements = {
   readonly countOfKind: S<[string], number>;
   readonly countOfUnindexedKind: S<[string], number>;
   readonly usageTotals: S<[], UsageTotals>;
+  readonly usageRows: S<[], UsageRow>;
   readonly ofKinds: S<[string], EventRow>;
   readonly ofAnyKinds: S<[string], EventRow>;
   readonly unansweredRequests: S<[], number>;
 };
+
+/** One recorded request's usage (an assistant message, or a compaction's summary requests), its JSON undecoded. */
+export type UsageRow = { seq: number; kind: string; at: string; model: string | null; usage: string };
+
+/** A usage row decoded (and checked: the row's JSON is the log's, but a usage is money). */
+export function toUsageRecord(row: UsageRow): UsageRecord {
+  return {
+    seq: row.seq,
+    kind: row.kind === 'compaction' ? 'compaction' : 'assistant_message',
+    at: row.at,
+    model: row.model ?? undefined,
+    usage: Usage.parse(JSON.parse(row.usage)),
+  };
+}
 
 /**
  * Per connection (perConnection): each turn's SessionLog on a kept connection finds the statements the last one
@@ -89,6 +105,12 @@ function prepareLogStatements(db: Db): LogStatements {
              coalesce(sum(json_extract(body, '$.usage.cacheWriteTokens')), 0) AS cacheWriteTokens,
              coalesce(sum(json_extract(body, '$.usage.reasoningTokens')), 0) AS reasoningTokens
       FROM events WHERE kind = 'assistant_message'`),
+    // Reads two fields of each row, not the whole body: the spend of a long session at a turn's start.
+    usageRows: () =>
+      db.prepare<[], UsageRow>(`
+      SELECT seq, kind, at, json_extract(body, '$.model') AS model, json_extract(body, '$.usage') AS usage
+      FROM events WHERE kind IN ('assistant_message', 'compaction') AND json_extract(body, '$.usage') IS NOT NULL
+      ORDER BY seq`),
     ofKinds: () =>
       db.prepare<[string], EventRow>(
         `SELECT seq, kind, at, body FROM events

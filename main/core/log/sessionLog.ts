@@ -32,7 +32,7 @@ import type { ProjectionFold } from '../projection/fold.js';
 import { foldSourceOf, LogProjection, type FoldOrigin, type LogCache } from './logFold.js';
 import { LogTrace, packTrace } from './logTrace.js';
 import { copyEventRows } from './logCopy.js';
-import { logStatements, type LogStatements } from './logStatements.js';
+import { logStatements, toUsageRecord, type LogStatements } from './logStatements.js';
 import { fileIdentity, keptConnections, type FileIdentity } from './keptConnections.js';
 
 export { DamagedLogError, SessionExistsError } from './logErrors.js';
@@ -42,10 +42,9 @@ export { LogCache, type FoldOrigin } from './logFold.js';
 export type * from './logTypes.js';
 export type * from './logTallies.js';
 import type { AppendOptions, AppendResult, CreateSessionInit, CreateSessionOptions } from './logTypes.js';
-import type { LogTallies } from './logTallies.js';
-import { LogTailState } from './logTail.js';
 import type { OpenSessionOptions, ReadOptions } from './logTypes.js';
-import type { UsageTotals } from './logTallies.js';
+import type { LogTallies, UsageRecord, UsageTotals } from './logTallies.js';
+import { LogTailState } from './logTail.js';
 import { artifactsDir, eventsFile, sessionAreaDir, sessionDir, sessionsDir, workspaceDir } from '../paths.js';
 
 export type { NewEvent, ProjectionView };
@@ -397,12 +396,10 @@ export class SessionLog {
    * `validate: false` (events were validated on append; the turn engine's hot path skips the re-check).
    */
   read(options: ReadOptions = {}): SessionEvent[] {
-    const rows = this.statements.range.all(
-      options.fromSeq ?? 1,
-      options.toSeq ?? Number.MAX_SAFE_INTEGER,
-      options.limit ?? -1,
-    );
-    return rows.map((row) => rowToEvent(this.id, row, options.validate));
+    const { fromSeq = 1, toSeq = Number.MAX_SAFE_INTEGER, limit = -1 } = options;
+    return this.statements.range
+      .all(fromSeq, toSeq, limit)
+      .map((row) => rowToEvent(this.id, row, options.validate));
   }
 
   /** Every event of these kinds in seq order (an index lookup per kind, not a scan, unless a kind is unindexed). */
@@ -423,6 +420,8 @@ export class SessionLog {
   usageTotals(): UsageTotals {
     return { ...(this.statements.usageTotals.get() as UsageTotals) };
   }
+  /** Every recorded usage in seq order (assistant messages, compaction summaries; rewound ones too). */
+  usageRecords = (): UsageRecord[] => this.statements.usageRows.all().map(toUsageRecord);
 
   /** How many events of a kind the log holds. */
   countOfKind(kind: EventKind): number {

@@ -22,6 +22,9 @@ import {
 import { readPersistentConfig, writePersistentConfig } from '../persistent/config.js';
 import { makeSessionFolders } from '../paths.js';
 import { foldSession } from '../turn/state.js';
+import { ceilingFrom, emptySpend, spentTotal } from '../turn/budget.js';
+import { spendOf } from '../turn/loadState.js';
+import type { SpendFigures } from '../../common/events.js';
 import { createToolRegistry, type ToolRegistry } from '../../tools/registry.js';
 import { subagentLimits, type SpawnSubagentArgs } from '../../tools/spawnSubagent.js';
 import type { CustomAgent } from '../custom/index.js';
@@ -75,7 +78,37 @@ export type SubagentRunnerOptions = {
  * and the user's decision forwarded back; aborting the parent aborts the child.
  */
 export function createSubagentRunner(options: SubagentRunnerOptions): SubagentRunner {
-  return { settle: (call) => new SubagentCallRun(options, call).settle() };
+  return {
+    settle: (call) => new SubagentCallRun(options, call).settle(),
+    spentBy: (childIds) => childrenSpent(options.home, childIds),
+  };
+}
+
+/**
+ * What children spent, each read from its own log (a child the parent recorded but never created spent
+ * nothing). Read from the logs, so a crash of the parent loses none of it.
+ */
+export function childrenSpent(home: string, childIds: readonly string[]): SpendFigures {
+  const total: SpendFigures = { usd: 0, tokens: 0 };
+  for (const id of childIds) {
+    let log: SessionLog;
+    try {
+      log = SessionLog.open(home, id);
+    } catch (error) {
+      if (error instanceof SessionNotFoundError) continue;
+      throw error;
+    }
+    try {
+      const [created] = log.read({ fromSeq: 1, limit: 1, validate: false });
+      const model = created?.kind === 'session_created' ? created.model : 'unknown';
+      const spent = spentTotal(spendOf(log, model));
+      total.usd += spent.usd;
+      total.tokens += spent.tokens;
+    } finally {
+      log.close();
+    }
+  }
+  return total;
 }
 
 /** One settle of one spawn_subagent call. */
@@ -276,7 +309,7 @@ class SubagentCallRun {
     const spec = created?.kind === 'session_created' ? readSubagentSpec(created) : undefined;
     if (created?.kind !== 'session_created' || !spec)
       throw new Error(`session ${child.id} is not a subagent session (no subagent metadata)`);
-    const childState = foldSession(events);
+    const childState = foldSession(events, { spend: emptySpend() });
     const { budget } = spec;
     const usedTurns = events.filter((event) => event.kind === 'assistant_message').length;
     let usedTokens = childState.totals.inputTokens + childState.totals.outputTokens;
@@ -314,6 +347,13 @@ class SubagentCallRun {
       ...(parent.instructions ? { instructions: parent.instructions } : {}),
       ...(parent.environment ? { environment: parent.environment } : {}),
       maxSteps: Math.max(0, budget.maxTurns - usedTurns),
+      // The parent's remaining budget on top of what the child spent already: its spend stays within it.
+      ...(this.call.remaining
+        ? {
+            budgetCeiling: ceilingFrom(spentTotal(childState.spend ?? emptySpend()), this.call.remaining),
+            budgetOwner: this.parent.budgetOwner ?? this.parent.log.id,
+          }
+        : {}),
       signal: controller.signal,
       hooks: {
         onEvent: (event) => {
@@ -378,6 +418,9 @@ class SubagentCallRun {
         };
       case 'completed':
         this.answer(child, { kind: 'completed' });
+        return { status: 'answered' };
+      case 'budget_reached':
+        this.answer(child, { kind: 'out_of_budget', reason: outcome.event.message });
         return { status: 'answered' };
       case 'budget_exhausted':
         this.answer(child, {

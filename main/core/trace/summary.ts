@@ -164,7 +164,7 @@ function stageKind(name: string): StageKind {
 }
 
 /** Stages that only mark a moment and carry no duration worth a bar. */
-const MARKERS = new Set(['usage', 'harness_turn']);
+const MARKERS = new Set(['usage', 'harness_turn', 'budget_check']);
 
 function addTraceEntry(builder: TurnBuilder, entry: TraceEntry): void {
   if (MARKERS.has(entry.stage)) return;

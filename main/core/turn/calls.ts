@@ -1,3 +1,4 @@
+import { remainingOf } from './budget.js';
 import { parseToolCall, runParsed, type ParsedToolCall } from '../../tools/execute.js';
 import { errorOutcome } from '../../tools/outcome.js';
 import type { CallPreview, ExpectedImages } from '../../tools/types.js';
@@ -91,12 +92,14 @@ async function settleSubagent(
     return undefined;
   }
   const started = Date.now();
+  const budget = turn.budget();
   const settled = await runner.settle({
     record,
     args: parsed.args,
     state: turn.state,
     signal: turn.signal,
     append: (event) => turn.append(event),
+    ...(budget ? { remaining: remainingOf(budget.caps, budget.spend) } : {}),
   });
   turn.record(`tool:${parsed.tool.name}`, started, { toolCallId: record.call.id, status: settled.status });
   switch (settled.status) {

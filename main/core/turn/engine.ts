@@ -9,12 +9,14 @@ import { TraceEntry } from '../log/sessionLog.js';
 import type { ModelProvider } from '../../providers/types.js';
 import { settleCalls } from './calls.js';
 import { TurnSetupError, type TurnHost, type TurnOutcome } from './host.js';
+import type { SpendFigures } from '../../common/events.js';
+import { hasCaps, tighterCaps, type Caps, type Spend } from './budget.js';
 import { recordCustomChange } from './custom.js';
 import { recordInstructionsChange } from './instructions.js';
-import { loadSessionState } from './loadState.js';
+import { loadSessionState, spendOf } from './loadState.js';
 import { requestModel } from './request.js';
 import { stopTurn, type TurnScope } from './scope.js';
-import { applyEvent, needsModel, type SessionState } from './state.js';
+import { applyEvent, MAX_PAUSE_CONTINUATIONS, needsModel, type SessionState } from './state.js';
 
 // The front door of main/core/turn: hosts import runTurn and the types they build it with from here.
 export type {
@@ -73,9 +75,25 @@ class Turn implements TurnScope {
   /** The last reply's unusual ending (a refusal, the output limit), reported with the completed outcome. */
   private finalStop: UnusualStop | undefined;
   private changesBegun: Promise<void> | undefined;
+  /** The children's spend as last read from their logs; undefined once a subagent event makes it stale. */
+  private childSpend: SpendFigures | undefined;
 
   constructor(readonly host: TurnHost) {
-    this.state = loadSessionState(host.log);
+    this.state = loadSessionState(host.log, { spend: host.budgetCeiling !== undefined });
+  }
+
+  budget(): { caps: Caps; spend: Spend } | undefined {
+    const caps = tighterCaps(this.state.caps, this.host.budgetCeiling);
+    if (!hasCaps(caps)) return undefined;
+    this.state.spend ??= spendOf(this.host.log, this.state.pin.model);
+    if (this.childSpend === undefined) {
+      const { children } = this.state;
+      this.childSpend =
+        children.length > 0 && this.host.subagents?.spentBy
+          ? this.host.subagents.spentBy(children)
+          : { usd: 0, tokens: 0 };
+    }
+    return { caps, spend: { ...this.state.spend, subagents: this.childSpend } };
   }
 
   async run(input: TurnInput): Promise<TurnOutcome> {
@@ -180,6 +198,9 @@ class Turn implements TurnScope {
     }
     const appended = result.events[0] as SessionEvent;
     applyEvent(this.state, appended);
+    // A child ran (or starts): its spend is read again before the next request's cap check.
+    if (appended.kind === 'subagent_result' || appended.kind === 'subagent_started')
+      this.childSpend = undefined;
     this.host.hooks?.onEvent?.(appended);
     return appended;
   }
@@ -225,7 +246,8 @@ class Turn implements TurnScope {
   }
 
   private async loop(): Promise<TurnOutcome> {
-    const maxSteps = this.host.maxSteps ?? 50;
+    const { host } = this;
+    const maxSteps = host.maxSteps ?? 50;
     let steps = 0;
     for (;;) {
       const settled = await settleCalls(this);
@@ -242,6 +264,13 @@ class Turn implements TurnScope {
       const answered = await requestModel(this, this.provider as ModelProvider);
       this.flushTrace();
       if ('status' in answered) return answered;
+      if (answered.stopReason === 'pause_turn' && needsModel(this.state)) {
+        host.hooks?.onNotice?.(
+          `the provider paused the turn (a server tool was still working); continuing it ` +
+            `(${this.state.pausedInARow} of ${MAX_PAUSE_CONTINUATIONS})`,
+        );
+        continue;
+      }
       if (answered.toolCalls.length === 0) {
         this.finalText = answered.content;
         this.finalStop = unusualStop(answered.stopReason, answered.stopDetails);

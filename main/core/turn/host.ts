@@ -1,10 +1,18 @@
-import type { EventOf, InstructionFile, ModelPin, NewEvent, SessionEvent } from '../../common/events.js';
+import type {
+  EventOf,
+  InstructionFile,
+  ModelPin,
+  NewEvent,
+  SessionEvent,
+  SpendFigures,
+} from '../../common/events.js';
 import type { UnusualStop } from '../../common/stopReasons.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import type { RetryOptions } from '../../providers/retry.js';
 import type { ModelProvider } from '../../providers/types.js';
 import type { ToolRegistry } from '../../tools/registry.js';
 import type { ToolContext } from '../../tools/types.js';
+import type { Caps } from './budget.js';
 import type { CallRecord, SessionState } from './state.js';
 
 // The types a host builds a turn with and the outcomes it gets back; engine.ts is where hosts import them.
@@ -62,6 +70,13 @@ export type TurnHost = {
   environment?: (state: SessionState) => Promise<string>;
   /** Model requests one turn may make before it stops (the turn's budget). */
   maxSteps?: number;
+  /**
+   * Caps on this session's own spend set from outside its log: a subagent's share of its parent's remaining
+   * budget. The tighter of these and the session's own caps holds.
+   */
+  budgetCeiling?: Caps;
+  /** The session whose cap a `budget_reached` tells the user to raise (a subagent's parent); default this one. */
+  budgetOwner?: string;
   maxOutputTokens?: number;
   /** Stops the turn (Ctrl-C, the Stop button). */
   signal?: AbortSignal;
@@ -104,6 +119,8 @@ export type SubagentCall = {
   signal: AbortSignal;
   /** The turn's own append (events reach the state and the hooks). */
   append: (event: NewEvent) => SessionEvent;
+  /** What the parent may still spend (its caps less its spend), which the child's spend must stay within. */
+  remaining?: Caps;
 };
 
 /**
@@ -119,7 +136,11 @@ export type SubagentSettlement =
   | { status: 'failed'; error: string };
 
 /** Settles subagent calls; implemented by main/core/subagents. */
-export type SubagentRunner = { settle: (call: SubagentCall) => Promise<SubagentSettlement> };
+export type SubagentRunner = {
+  settle: (call: SubagentCall) => Promise<SubagentSettlement>;
+  /** What these children spent, read from their own logs (the parent's caps count it). */
+  spentBy?: (childIds: readonly string[]) => SpendFigures;
+};
 
 /** What a beforeRequest hook gets: the session state, the pinned provider, and the turn's own append. */
 export type BeforeRequestContext = {
@@ -137,7 +158,9 @@ export type TurnOutcome =
   | { status: 'awaiting_approval'; pending: EventOf<'approval_request'>[] }
   | { status: 'interrupted' }
   | { status: 'failed'; error: string }
-  | { status: 'budget_exhausted'; steps: number };
+  | { status: 'budget_exhausted'; steps: number }
+  /** A spend cap stopped the turn before a request (#31); `event` says what was spent and how to raise it. */
+  | { status: 'budget_reached'; event: EventOf<'budget_reached'> };
 
 /** A turn could not start (e.g. the pinned provider is not configured); nothing was appended. */
 export class TurnSetupError extends Error {

@@ -1,5 +1,6 @@
 import type { EventKind, SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
+import { addSpend, emptySpend, hasCaps, type Spend } from './budget.js';
 import { foldSession, type SessionState } from './state.js';
 
 /** Kinds whose every occurrence shapes the state (pin, policy, grants); they are few in any session. */
@@ -12,6 +13,8 @@ const STATE_KINDS: readonly EventKind[] = [
   'approval_denied',
   'approval_revoked',
   'tool_rules_applied',
+  'budget_set',
+  'subagent_started',
   'permission_rules_applied',
 ];
 
@@ -22,7 +25,7 @@ const STATE_KINDS: readonly EventKind[] = [
  * usage totals are the log's tallies. Costs O(approval events + rewinds + current turn), so a turn's overhead does
  * not grow with the session, rewound or not.
  */
-export function loadSessionState(log: SessionLog): SessionState {
+export function loadSessionState(log: SessionLog, options: { spend?: boolean } = {}): SessionState {
   // A rewind sets aside the events between its toSeq and itself: the state folds only the events in effect.
   const hidden = setAside(log);
   const visible = (event: SessionEvent) =>
@@ -39,7 +42,28 @@ export function loadSessionState(log: SessionLog): SessionState {
   const earlier = log
     .readKinds(STATE_KINDS, { validate: false })
     .filter((event) => event.seq < from && visible(event));
-  return withTallies(foldSession([created, ...earlier, ...tail]), log);
+  const state = withTallies(foldSession([created, ...earlier, ...tail]), log);
+  // The spend is read only when a cap needs it (or the host asks): one query over the usage of every request.
+  if (hasCaps(state.caps) || options.spend === true) state.spend = spendOf(log, state.pin.model);
+  return state;
+}
+
+/**
+ * What a session's own requests and compaction summaries spent, from the usage recorded in its log (every
+ * request, rewound ones too), each priced for the model that answered (`fallbackModel` where a message of an
+ * older log names none). Recomputed from the log, so a crash loses none of it.
+ */
+export function spendOf(log: SessionLog, fallbackModel: string): Spend {
+  const spend = emptySpend();
+  for (const record of log.usageRecords()) {
+    addSpend(
+      spend,
+      record.kind === 'compaction' ? 'compaction' : 'requests',
+      record.usage,
+      record.model ?? fallbackModel,
+    );
+  }
+  return spend;
 }
 
 /**

@@ -4,6 +4,17 @@ import { withRetries } from '../../providers/retry.js';
 import type { CompletedMessage, ModelProvider } from '../../providers/types.js';
 import type { EventOf } from '../../common/events.js';
 import { crashPoint } from '../crash.js';
+import { cappedRequestOutput, maxOutputTokensOf } from '../../providers/outputBound.js';
+import type { Payload } from '../../common/payload.js';
+import type { ToolRegistry } from '../../tools/registry.js';
+import {
+  budgetMessage,
+  checkBudget,
+  estimatedUsage,
+  estimateInputTokens,
+  spentTotal,
+  worstCase,
+} from './budget.js';
 import { attachPayloadImages } from './images.js';
 import { modelTakesDocuments, modelTakesImages } from '../../common/attachments.js';
 import type { TurnOutcome } from './host.js';
@@ -19,6 +30,11 @@ export async function requestModel(
   provider: ModelProvider,
 ): Promise<TurnOutcome | EventOf<'assistant_message'>> {
   const { host } = turn;
+  // A compaction the hook may run is a request too, of about this payload: checked before it (#31).
+  if (host.beforeRequest && turn.budget()) {
+    const before = checkCap(turn, provider, host.log.projection().payload({ system: host.systemPrompt }));
+    if (before && 'status' in before) return before;
+  }
   if (host.beforeRequest) {
     await host.beforeRequest({
       state: turn.state,
@@ -39,7 +55,10 @@ export async function requestModel(
     images: modelTakesImages(pin),
     documents: modelTakesDocuments(pin),
   });
-  if (host.environment) {
+  // A reply the provider paused is continued as it stands: nothing goes after it (Anthropic's pause_turn).
+  const last = turn.state.lastConversational;
+  const continuesPause = last?.kind === 'assistant_message' && last.stopReason === 'pause_turn';
+  if (host.environment && !continuesPause) {
     const environmentStart = Date.now();
     payload.environment = await host.environment(turn.state);
     turn.record('environment', environmentStart);
@@ -51,6 +70,11 @@ export async function requestModel(
     turn.append({ kind: 'error', message, code: 'invalid_payload' });
     return { status: 'failed', error: message };
   }
+  // The cap check (#31): nothing is recorded between it and the request, so a crash in between leaves a log
+  // from which resume computes the same check again.
+  const capped = checkCap(turn, provider, payload);
+  if (capped && 'status' in capped) return capped;
+  const maxOutputTokens = capped?.maxOutputTokens ?? host.maxOutputTokens;
   const requestStart = Date.now();
   let firstDeltaAt: number | undefined;
   let completed: CompletedMessage | undefined;
@@ -65,7 +89,7 @@ export async function requestModel(
           model: turn.state.pin.model,
           ...(turn.state.pin.reasoningEffort ? { reasoningEffort: turn.state.pin.reasoningEffort } : {}),
           signal: turn.signal,
-          ...(host.maxOutputTokens ? { maxOutputTokens: host.maxOutputTokens } : {}),
+          ...(maxOutputTokens ? { maxOutputTokens } : {}),
         }),
       { ...host.retry, signal: turn.signal },
     );
@@ -129,6 +153,11 @@ export async function requestModel(
     return { status: 'failed', error: 'the provider ended the stream without a message' };
   }
   crashPoint('after_stream_before_append');
+  // A server that reports no usage (some OpenAI-compatible ones) still cost something: an estimate, marked so.
+  completed.usage ??= estimatedUsage(
+    estimateInputTokens(payload, toolChars(host.registry)),
+    completed.content.length + completed.toolCalls.reduce((n, call) => n + call.arguments.length, 0),
+  );
   // Recorded before the append so that the request's whole trace is stored with its message.
   if (completed.usage) {
     turn.record('usage', requestStart, {
@@ -147,6 +176,68 @@ export async function requestModel(
     ...(completed.usage ? { usage: completed.usage } : {}),
   }) as EventOf<'assistant_message'>;
   return message;
+}
+
+/**
+ * The cap check before a request of `payload` (#31): undefined without caps; the turn's outcome (a
+ * `budget_reached` appended) when spent + the request's worst case would cross a cap; else the output limit the
+ * request must send for its worst case to hold.
+ */
+function checkCap(
+  turn: TurnScope,
+  provider: ModelProvider,
+  payload: Payload,
+): TurnOutcome | { maxOutputTokens: number | undefined } | undefined {
+  const { host } = turn;
+  const budget = turn.budget();
+  if (!budget) return undefined;
+  const checkStart = Date.now();
+  const model = turn.state.pin.model;
+  let maxOutputTokens = host.maxOutputTokens;
+  // OpenAI's APIs allow the model's whole output limit unless told otherwise: a capped request says it.
+  if (maxOutputTokens === undefined && provider.kind !== 'anthropic')
+    maxOutputTokens = cappedRequestOutput(model);
+  const worst = worstCase(
+    model,
+    estimateInputTokens(payload, toolChars(host.registry)),
+    maxOutputTokensOf(provider.kind, {
+      model,
+      ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
+      ...(turn.state.pin.reasoningEffort ? { reasoningEffort: turn.state.pin.reasoningEffort } : {}),
+    }),
+  );
+  const verdict = checkBudget(budget.caps, budget.spend, worst);
+  turn.record('budget_check', checkStart, { ok: verdict.ok, inputTokens: worst.inputTokens });
+  if (!verdict.ok) {
+    const event = turn.append({
+      kind: 'budget_reached',
+      limit: verdict.limit,
+      cap: verdict.cap,
+      spent: spentTotal(budget.spend),
+      spentOn: {
+        requests: budget.spend.requests,
+        compaction: budget.spend.compaction,
+        subagents: budget.spend.subagents,
+      },
+      request: worst,
+      ...(verdict.overBy === undefined ? {} : { overBy: verdict.overBy }),
+      message: budgetMessage(host.budgetOwner ?? host.log.id, verdict, budget.spend, worst, model),
+    }) as EventOf<'budget_reached'>;
+    return { status: 'budget_reached', event };
+  }
+  crashPoint('after_budget_check');
+  return { maxOutputTokens };
+}
+
+/** Characters of a registry's tool definitions as sent (kept per registry: they do not change in a turn). */
+const toolCharsOf = new WeakMap<ToolRegistry, number>();
+function toolChars(registry: ToolRegistry): number {
+  let chars = toolCharsOf.get(registry);
+  if (chars === undefined) {
+    chars = JSON.stringify(registry.definitions()).length;
+    toolCharsOf.set(registry, chars);
+  }
+  return chars;
 }
 
 /** The provider's error with its `keel model SESSION` hint naming the session it happened in. */

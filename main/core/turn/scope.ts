@@ -1,6 +1,7 @@
 import type { EventOf, NewEvent, SessionEvent } from '../../common/events.js';
 import type { ToolContext, ToolOutcome } from '../../tools/types.js';
 import { CANCELLED_RESULT } from '../projection/projectPayload.js';
+import type { Caps, Spend } from './budget.js';
 import type { TurnHost, TurnOutcome } from './host.js';
 import { unansweredCalls, type CallRecord, type SessionState } from './state.js';
 
@@ -20,6 +21,11 @@ export interface TurnScope {
   record(stage: string, started: number, detail?: unknown): void;
   /** The host's `beforeChanges`, run at most once per turn; awaited before a tool that can change files. */
   beforeChanges(): Promise<void>;
+  /**
+   * The caps in effect (the session's, within the host's ceiling) and what was spent against them, subagents
+   * included; undefined when no cap is set (#31).
+   */
+  budget(): { caps: Caps; spend: Spend } | undefined;
 }
 
 /** Why the turn was stopped: the abort reason when it is text (a subagent budget), else `fallback`. */

@@ -1,5 +1,6 @@
 import { toolGrantsEndedBy, type ActiveGrant } from '../approvals/grants.js';
 import { importedPolicy, importMarkOf, isImportedSeq, type ImportMark } from '../log/imported.js';
+import { addSpend, type Caps, type Spend } from './budget.js';
 import type {
   EventOf,
   ModelPin,
@@ -64,10 +65,22 @@ export type SessionState = {
     /** Of outputTokens, those spent reasoning (where the provider reported them). */
     reasoningTokens: number;
   };
+  /** The session's spend caps, from its budget_set events (#31). */
+  caps: Caps;
+  /**
+   * What the session spent (its requests and compaction summaries; subagents are added by the turn), kept
+   * current by `applyEvent` once set: `loadSessionState` sets it when a cap is in effect, `foldSession` when given
+   * an empty one to fold into.
+   */
+  spend?: Spend;
+  /** Children started by subagent calls, in order: their spend counts against this session's caps. */
+  children: string[];
+  /** Assistant messages in a row, newest last, that ended with the provider's `pause_turn`. */
+  pausedInARow: number;
 };
 
 /** Folds a whole log (its first event must be session_created). */
-export function foldSession(events: readonly SessionEvent[]): SessionState {
+export function foldSession(events: readonly SessionEvent[], options: { spend?: Spend } = {}): SessionState {
   const first = events[0];
   if (!first || first.kind !== 'session_created')
     throw new Error('a session log starts with session_created');
@@ -90,7 +103,11 @@ export function foldSession(events: readonly SessionEvent[]): SessionState {
     openCalls: [],
     requests: new Map(),
     grants: new Map(),
+    ...(options.spend ? { spend: options.spend } : {}),
     totals: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 },
+    caps: {},
+    children: [],
+    pausedInARow: 0,
   };
   const mark = importMarkOf(first);
   if (mark) {
@@ -121,6 +138,9 @@ export function applyEvent(state: SessionState, event: SessionEvent): void {
     case 'assistant_message':
       state.openCalls = event.toolCalls.map((call, index) => ({ call, assistantSeq: event.seq, index }));
       state.lastConversational = event;
+      state.pausedInARow = event.stopReason === 'pause_turn' ? state.pausedInARow + 1 : 0;
+      if (event.usage && state.spend)
+        addSpend(state.spend, 'requests', event.usage, event.model ?? state.pin.model);
       if (event.usage) {
         state.lastUsage = event.usage;
         state.lastUsageSeq = event.seq;
@@ -130,6 +150,16 @@ export function applyEvent(state: SessionState, event: SessionEvent): void {
         state.totals.cacheWriteTokens += event.usage.cacheWriteTokens ?? 0;
         state.totals.reasoningTokens += event.usage.reasoningTokens ?? 0;
       }
+      break;
+    case 'compaction':
+      if (event.usage && state.spend)
+        addSpend(state.spend, 'compaction', event.usage, event.model ?? state.pin.model);
+      break;
+    case 'budget_set':
+      state.caps = capsAfter(state.caps, event);
+      break;
+    case 'subagent_started':
+      if (!state.children.includes(event.childId)) state.children.push(event.childId);
       break;
     case 'tool_call_started': {
       const record = callFor(state, event.toolCallId);
@@ -217,19 +247,44 @@ export function applyEvent(state: SessionState, event: SessionEvent): void {
   }
 }
 
+/** The caps after a budget_set: a field given replaces its cap (null removes it); an absent one stays. */
+export function capsAfter(caps: Caps, event: EventOf<'budget_set'>): Caps {
+  const next: Caps = { ...caps };
+  if (event.usd !== undefined) {
+    if (event.usd === null) delete next.usd;
+    else next.usd = event.usd;
+  }
+  if (event.tokens !== undefined) {
+    if (event.tokens === null) delete next.tokens;
+    else next.tokens = event.tokens;
+  }
+  return next;
+}
+
 /** Calls of the newest assistant message that have no result yet, in order. */
 export function unansweredCalls(state: SessionState): CallRecord[] {
   return state.openCalls.filter((record) => record.resultSeq === undefined);
 }
 
 /**
+ * Replies in a row ending with Anthropic's `pause_turn` (a server tool still working) that Keel continues by
+ * sending the conversation back as it is; after that many, the turn ends with the pause as its notice.
+ */
+export const MAX_PAUSE_CONTINUATIONS = 5;
+
+/**
  * Whether the model should be asked next: after a user message, tool results, an interruption or an
- * error (resume continues the turn); not after a final answer, and not while calls are unanswered.
+ * error (resume continues the turn), or a reply the provider paused (at most MAX_PAUSE_CONTINUATIONS in a
+ * row); not after a final answer, and not while calls are unanswered.
  */
 export function needsModel(state: SessionState): boolean {
   if (unansweredCalls(state).length > 0) return false;
   const last = state.lastConversational;
   if (!last) return false;
-  if (last.kind === 'assistant_message') return last.toolCalls.length > 0;
+  if (last.kind === 'assistant_message')
+    return (
+      last.toolCalls.length > 0 ||
+      (last.stopReason === 'pause_turn' && state.pausedInARow <= MAX_PAUSE_CONTINUATIONS)
+    );
   return true;
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApprovalRequest, ApprovalScope, ImageMimeType, SessionEvent } from '../../common/events.js';
 import { SessionTraceSummarySchema } from '../../common/traceSchema.js';
+import { CostReport } from '../../common/costSchema.js';
 import {
   sessionId,
   seq,
@@ -63,6 +64,21 @@ export const reviewChannels = {
     doc: "A session's trace: per-turn timelines (stages, tool calls, approval waits, retries), tokens and cost, totals, cache hit rate, subagents nested.",
     input: z.object({ sessionId, maxDepth: z.number().int().min(0).max(10).optional() }),
     output: z.object({ summary: SessionTraceSummarySchema }),
+  },
+  // #31: where the money went, and the session's spend caps.
+  'cost.report': {
+    doc: "Where a session's money went: totals, by kind, turn, model and subagent, cache hit rate, caps, the newest turn.",
+    input: z.object({ sessionId }),
+    output: z.object({ report: CostReport }),
+  },
+  'budget.set': {
+    doc: "Changes a session's spend caps (a budget_set event): a number sets a cap, null removes it. `invalid_state` while a turn runs.",
+    input: z.object({
+      sessionId,
+      usd: z.number().nonnegative().max(1_000_000).nullable().optional(),
+      tokens: z.number().int().nonnegative().max(1e12).nullable().optional(),
+    }),
+    output: z.object({ report: CostReport }),
   },
   'commands.kill': {
     doc: "Kills a running command's whole process tree; the turn goes on with its (killed) result. `invalid_state` if it is not running here.",

@@ -45,6 +45,8 @@ export {
 } from '../../common/harnessViews.js';
 /** The trace summary's types, for the traces and cost views. */
 export type * from '../../common/traceSchema.js';
+/** Where the money went (#31): `keel cost`'s report, for the session header and the trace view. */
+export type * from '../../common/costSchema.js';
 
 /**
  * The one contract between the UI and main: every channel's input and output schema, every pushed

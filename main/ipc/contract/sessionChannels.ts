@@ -55,6 +55,13 @@ export const sessionChannels = {
       checkout: z.enum(['auto', 'manual', 'direct']).default('auto'),
       /** The pinned reasoning effort; absent, the model's own default (off only where the model allows it). */
       reasoningEffort: ReasoningEffort.optional(),
+      /** The session's spend cap (#31); absent, settings' defaults.budget. */
+      budget: z
+        .object({
+          usd: z.number().positive().max(1_000_000).optional(),
+          tokens: z.number().int().positive().max(1e12).optional(),
+        })
+        .optional(),
     }),
     output: z.object({
       session: SessionSummary,

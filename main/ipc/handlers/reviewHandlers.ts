@@ -8,7 +8,9 @@ import {
   readSessionBox,
   readTraceSummary,
   revokeGrant,
+  sessionCost,
   SessionLog,
+  setBudget,
 } from '../../core/harness/index.js';
 import type { EventOf, SessionEvent } from '../../common/events.js';
 import { IpcFailure } from '../errors.js';
@@ -80,6 +82,21 @@ export function reviewHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof ty
         ...(args.maxDepth !== undefined ? { maxDepth: args.maxDepth } : {}),
       }),
     }),
+
+    'cost.report': (args) => ({ report: sessionCost(home, args.sessionId) }),
+
+    'budget.set': async (args) => {
+      if (turns.isRunning(args.sessionId))
+        throw new IpcFailure(
+          'invalid_state',
+          'the session is running a turn: change its caps when the turn ends',
+        );
+      await setBudget(home, args.sessionId, {
+        ...(args.usd === undefined ? {} : { usd: args.usd }),
+        ...(args.tokens === undefined ? {} : { tokens: args.tokens }),
+      });
+      return { report: sessionCost(home, args.sessionId) };
+    },
 
     'commands.kill': (args) => {
       const command = turns.runningCommandOf(args.sessionId, args.toolCallId);

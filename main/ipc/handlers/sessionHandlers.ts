@@ -95,6 +95,7 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
           policy: args.policy,
           toolMode: toolModeFor(args.policy, args.toolMode),
           networkAllow: args.networkAllow,
+          ...(args.budget ? { budget: args.budget } : {}),
         },
       });
       const id = session.id;

@@ -54,11 +54,16 @@ const STRINGS = ['', 'a', 'src/server.js', 'x'.repeat(501), 'path:src/**', 'Ã¼nÃ
 const PATTERNED = ['0f'.repeat(32), '0F'.repeat(32)];
 const NUMBERS = [0, 1, 2, -1, 2.5, 1e20, 2 ** 53, -0];
 
-function generate(schema: ZodType, next: () => number, breakRate: number): unknown {
+function generate(
+  schema: ZodType,
+  next: () => number,
+  breakRate: number,
+  numbers: readonly number[] = NUMBERS,
+): unknown {
   const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)] as T;
   if (next() < breakRate) return pick(JUNK);
   const def = defOf(schema);
-  const inner = (s: ZodType | undefined) => generate(s as ZodType, next, breakRate);
+  const inner = (s: ZodType | undefined) => generate(s as ZodType, next, breakRate, numbers);
   switch (def.type) {
     case 'string': {
       // A patterned string (a sha256) is mostly given one of the samples its pattern takes, so valid events
@@ -69,7 +74,7 @@ function generate(schema: ZodType, next: () => number, breakRate: number): unkno
       return matching.length > 0 && next() < 0.8 ? pick(matching) : pick([...STRINGS, ...PATTERNED]);
     }
     case 'number':
-      return pick(NUMBERS);
+      return pick(numbers);
     case 'boolean':
       return next() < 0.5;
     case 'unknown':
@@ -143,14 +148,17 @@ describe('exactCheck against zod, on values generated from every event kind', ()
     const kind = kindOf(member);
     it(`${kind}: says yes exactly where zod accepts the value and gives it back unchanged`, () => {
       let yes = 0;
-      for (const [seed, breakRate] of [
-        [1, 0],
-        [2, 0.02],
-        [3, 0.1],
+      // The fourth run draws only small whole numbers: a kind with many counts (budget_reached, a compaction's
+      // usage) is then valid often enough for the agreement on valid values to be tested too.
+      for (const [seed, breakRate, numbers] of [
+        [1, 0, NUMBERS],
+        [2, 0.02, NUMBERS],
+        [3, 0.1, NUMBERS],
+        [4, 0, [0, 1, 2]],
       ] as const) {
         const next = random(seed * 7919 + kind.length);
         for (let i = 0; i < 700; i += 1) {
-          const value = generate(member, next, breakRate);
+          const value = generate(member, next, breakRate, numbers);
           const expected = zodGivesItBack(member, value);
           if (check(value) !== expected) {
             throw new Error(

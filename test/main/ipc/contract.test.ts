@@ -62,6 +62,8 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'grants.list': { sessionId: session, includeRevoked: true },
   'grants.revoke': { sessionId: session, grantSeq: 6, reason: 'too broad' },
   'trace.summary': { sessionId: session, maxDepth: 2 },
+  'cost.report': { sessionId: session },
+  'budget.set': { sessionId: session, usd: 2.5, tokens: null },
   'commands.kill': { sessionId: session, toolCallId: 'call_1' },
   'artifacts.read': {
     sessionId: session,
@@ -202,6 +204,9 @@ describe('the contract', () => {
         'compactions.payload',
         'persistent.file',
         'persistent.history',
+        // Issue 31: spend.
+        'cost.report',
+        'budget.set',
       ]),
     );
     for (const name of CHANNEL_NAMES) {

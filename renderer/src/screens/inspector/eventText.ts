@@ -164,6 +164,19 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
       };
     case 'session_created':
       return { who: 'Session created', tone: 'other', text: `${event.provider}:${event.model}` };
+    case 'budget_set':
+      return {
+        who: 'Spend cap',
+        tone: 'other',
+        text: [
+          event.usd === undefined ? '' : event.usd === null ? 'no USD cap' : `USD ${event.usd}`,
+          event.tokens === undefined ? '' : event.tokens === null ? 'no token cap' : `${event.tokens} tokens`,
+        ]
+          .filter(Boolean)
+          .join(', '),
+      };
+    case 'budget_reached':
+      return { who: 'Spend cap reached', tone: 'other', text: clip(event.message) };
     case 'error':
       return { who: 'Error', tone: 'other', text: clip(event.message) };
   }

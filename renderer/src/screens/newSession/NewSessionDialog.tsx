@@ -70,6 +70,7 @@ export function NewSessionDialog({
   const [policy, setPolicy] = useState(defaults?.policy ?? 'ask');
   const [network, setNetwork] = useState((defaults?.networkAllow ?? []).join('\n'));
   const [title, setTitle] = useState('');
+  const [capUsd, setCapUsd] = useState('');
   const [changes, setChanges] = useState<ChangeMode>('auto');
   const [reasoning, setReasoning] = useState<ReasoningChoice>('default');
   const [busy, setBusy] = useState(false);
@@ -131,6 +132,9 @@ export function NewSessionDialog({
     const windowTokens = needsWindow ? Number(contextWindow) : undefined;
     if (needsWindow && (!Number.isInteger(windowTokens) || (windowTokens ?? 0) <= 0))
       return setError(`Keel does not know ${model.trim()}: enter its context window in tokens.`);
+    const usdCap = capUsd.trim() === '' ? undefined : Number(capUsd.trim().replace(/^\$/, ''));
+    if (usdCap !== undefined && !(usdCap > 0))
+      return setError('A spend cap is an amount in USD above 0; leave it empty for none.');
     setBusy(true);
     try {
       // In `keel serve` the typed path is resolved (and checked) by main; in the app the dialog already did.
@@ -152,6 +156,7 @@ export function NewSessionDialog({
             .map((host) => host.trim())
             .filter(Boolean),
           ...(title.trim() ? { title: title.trim() } : {}),
+          ...(usdCap !== undefined ? { budget: { usd: usdCap } } : {}),
         }),
       );
       navigate({ screen: 'session', sessionId: created.session.id });
@@ -268,6 +273,17 @@ export function NewSessionDialog({
           <div className="field">
             <label htmlFor="ns-title">Title (optional)</label>
             <input id="ns-title" value={title} onChange={(event) => setTitle(event.target.value)} />
+          </div>
+          <div className="field">
+            <label htmlFor="ns-cap">Spend cap, USD (optional)</label>
+            <input
+              id="ns-cap"
+              value={capUsd}
+              inputMode="decimal"
+              onChange={(event) => setCapUsd(event.target.value)}
+              placeholder="settings' default"
+            />
+            <p className="hint">No request is sent that could take the session past it; raise it later.</p>
           </div>
         </div>
         <div className="field">

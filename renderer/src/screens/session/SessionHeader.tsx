@@ -6,6 +6,7 @@ import { sessionTitle } from '../browser/SessionRow.js';
 import { useUncommitted } from '../changes/useChanges.js';
 import { describeCheckoutMode } from './checkoutMode.js';
 import { ContextMeter } from './ContextMeter.js';
+import { SpendMeter } from './SpendMeter.js';
 import { ModelRetirementWarning, ModelSwitchDialog } from './ModelSwitch.js';
 import { DeleteSessionDialog, EditableTitle } from './SessionManage.js';
 import './sessionHeader.css';
@@ -69,6 +70,7 @@ export function SessionHeader({
         </span>
         <span title="Approval policy">policy {policy}</span>
         <ContextMeter usedTokens={context.usedTokens} window={context.window} compactAt={context.compactAt} />
+        <SpendMeter sessionId={session.id} running={status === 'running'} readOnly={opened.readOnly} />
         {/* The folder and how changes reach it, on a line of their own: the same header for every mode. */}
         <span className="session-place">
           <span className="session-folder" title={session.projectFolder}>

@@ -537,5 +537,7 @@ function describeOutcome(outcome: TurnOutcome): string | undefined {
       return `The turn failed: ${outcome.error}`;
     case 'budget_exhausted':
       return `The turn stopped after ${outcome.steps} steps (its step budget). Resume to continue.`;
+    case 'budget_reached':
+      return outcome.message;
   }
 }

@@ -312,6 +312,35 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
           text: `Policy changed to ${event.policy}`,
         });
         break;
+      case 'budget_reached':
+        // A spend cap held a request back (#31): shown as a notice with what was spent and how to raise it.
+        items.push({
+          type: 'error',
+          key,
+          seq: event.seq,
+          at: event.at,
+          message: event.message,
+          code: 'budget_reached',
+        });
+        break;
+      case 'budget_set':
+        items.push({
+          type: 'note',
+          key,
+          seq: event.seq,
+          at: event.at,
+          text: `Spend cap: ${[
+            event.usd === undefined ? '' : event.usd === null ? 'no USD cap' : `USD ${event.usd}`,
+            event.tokens === undefined
+              ? ''
+              : event.tokens === null
+                ? 'no token cap'
+                : `${event.tokens} tokens`,
+          ]
+            .filter(Boolean)
+            .join(', ')}`,
+        });
+        break;
       case 'error':
         items.push({
           type: 'error',
