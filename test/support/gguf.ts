@@ -136,10 +136,10 @@ function writeScalar(out: Bytes, type: ScalarType, value: number | bigint | bool
       out.string(String(value));
       return;
     case GgufType.UINT64:
-      out.u64(BigInt(value as number));
+      out.u64(BigInt(value));
       return;
     case GgufType.INT64:
-      b.writeBigInt64LE(BigInt(value as number));
+      b.writeBigInt64LE(BigInt(value));
       out.raw(b);
       return;
     case GgufType.FLOAT64:
