@@ -166,6 +166,8 @@ export function writeTinyModel(file: string, options: TinyModelOptions = {}): vo
       'tokenizer.ggml.unknown_token_id': u32(v.id('<unk>')),
       'tokenizer.ggml.add_bos_token': { type: 7, value: true },
       'tokenizer.ggml.add_eos_token': { type: 7, value: false },
+      // No "▁" before each text piece: text after a special token re-tokenizes as it was generated.
+      'tokenizer.ggml.add_space_prefix': { type: 7, value: false },
       'tokenizer.chat_template': str(TINY_CHAT_TEMPLATE),
     },
     tensors,
