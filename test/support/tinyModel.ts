@@ -106,13 +106,25 @@ export function writeTinyModel(file: string, options: TinyModelOptions = {}): vo
   // grammar's only allowed continuations make it "a".
   for (let c = 33; c < 127; c++) if (c !== 34) prefer(String.fromCharCode(c), '"', 10);
   prefer('▁', '"', 10);
+  // Second choices, for where the grammar forbids the first: close an object or array rather than go on, so a
+  // call's arguments end soon (an array of "a", or a number's digits, would otherwise run to the output limit).
+  for (let c = 33; c < 127; c++) {
+    const from = String.fromCharCode(c);
+    if (from !== '}') prefer(from, '}', 6);
+    if (from !== ']') prefer(from, ']', 5);
+    if (from !== ',') prefer(from, ',', 4);
+  }
   prefer('"', 'a', 10);
   const newline = '<0x0A>';
   prefer(newline, '||call:', 10);
   prefer('||call:', '▁', 10);
   out[v.id('||call:') * nEmbd + feature] = -200;
   const answer = [newline, ...TINY_ANSWER.split(''), '<|im_end|>'];
-  for (let i = 0; i + 1 < answer.length; i++) prefer(answer[i]!, answer[i + 1]!, i === 0 ? 9 : 10);
+  for (let i = 0; i + 1 < answer.length; i++) {
+    // The answer's letters lose the default quote: their next letter is their only first choice.
+    if (i > 0) prefer(answer[i]!, '"', 0);
+    prefer(answer[i]!, answer[i + 1]!, i === 0 ? 9 : 10);
+  }
 
   // Attention: queries and keys are small noise (near-uniform attention); the value of "||result:" lands on one
   // value dimension of head 0 and the output projection amplifies it into the feature.

@@ -118,10 +118,15 @@ export function grammarSchema(schema: unknown): Record<string, unknown> {
   if (type === 'object') {
     const properties = (typeof s.properties === 'object' && s.properties) || {};
     out.type = 'object';
+    // node-llama-cpp's grammar writes every listed property: an optional one may be null, which
+    // `dropOptionalNulls` removes before the tool sees the call.
+    const required = new Set(Array.isArray(s.required) ? s.required : []);
     out.properties = Object.fromEntries(
-      Object.entries(properties as Record<string, unknown>).map(([k, v]) => [k, grammarSchema(v)]),
+      Object.entries(properties as Record<string, unknown>).map(([k, v]) => [
+        k,
+        required.has(k) ? grammarSchema(v) : { oneOf: [{ type: 'null' }, grammarSchema(v)] },
+      ]),
     );
-    if (Array.isArray(s.required)) out.required = s.required;
     if (typeof s.additionalProperties === 'object' && s.additionalProperties !== null)
       out.additionalProperties = grammarSchema(s.additionalProperties);
     else if (s.additionalProperties === true || !s.properties) out.additionalProperties = true;
@@ -142,4 +147,24 @@ export function grammarSchema(schema: unknown): Record<string, unknown> {
   }
   if (typeof type === 'string' && BASIC.includes(type)) return { ...out, type };
   return { ...out, type: BASIC };
+}
+
+/** A call's arguments without the nulls the grammar let the model write for optional properties. */
+export function dropOptionalNulls(
+  argumentsText: string,
+  schema: Record<string, unknown> | undefined,
+): string {
+  if (!schema) return argumentsText;
+  const required = new Set(Array.isArray(schema.required) ? (schema.required as unknown[]) : []);
+  let args: unknown;
+  try {
+    args = JSON.parse(argumentsText);
+  } catch {
+    return argumentsText;
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return argumentsText;
+  const kept = Object.entries(args as Record<string, unknown>).filter(
+    ([k, v]) => v !== null || required.has(k),
+  );
+  return JSON.stringify(Object.fromEntries(kept));
 }

@@ -1,9 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ProviderError } from '../errors.js';
 import type { CompletedMessage, ModelProvider, StreamEvent, StreamRequest } from '../types.js';
-import { toFunctions, toHistory } from './history.js';
+import { dropOptionalNulls, toFunctions, toHistory } from './history.js';
 import { localModelHost, type LocalModelHost, type WorkerLauncher } from './host.js';
 import type { FromWorker, GenerationStats, LocalModelSettings } from './protocol.js';
+
+/** A reply's length when the host names none: a model caught in a loop stops here. */
+const DEFAULT_MAX_TOKENS = 4096;
 
 /** Calls a request may produce at most; each gets an id before the request is sent. */
 const MAX_CALLS = 8;
@@ -71,7 +74,7 @@ export class LocalProvider implements ModelProvider {
         history,
         functions: toFunctions(request.tools),
         callIds,
-        ...(request.maxOutputTokens ? { maxTokens: request.maxOutputTokens } : {}),
+        maxTokens: request.maxOutputTokens ?? DEFAULT_MAX_TOKENS,
         ...(this.temperature !== undefined ? { temperature: this.temperature } : {}),
       },
       (message) => {
@@ -138,7 +141,13 @@ export class LocalProvider implements ModelProvider {
             this.lastStats = message.stats;
             const completed: CompletedMessage = {
               content: message.text,
-              toolCalls: message.calls,
+              toolCalls: message.calls.map((call) => ({
+                ...call,
+                arguments: dropOptionalNulls(
+                  call.arguments,
+                  request.tools.find((tool) => tool.name === call.name)?.parameters,
+                ),
+              })),
               ...(message.reasoning
                 ? { reasoning: [{ type: 'reasoning_text', text: message.reasoning }] }
                 : {}),

@@ -77,12 +77,16 @@ async function load(settings: LocalModelSettings): Promise<void> {
       contextSize: settings.contextSize ?? { max: model.trainContextSize },
       ...(settings.threads ? { threads: settings.threads } : {}),
     });
+    // The first slot, free for the first session (its chat also names the template's wrapper).
+    const sequence = context.getSequence();
+    const chat = new LlamaChat({ contextSequence: sequence });
+    slots.push({ key: '', sequence, chat, raw: new Map(), lastUsed: 0 });
     send({
       type: 'loaded',
       contextSize: context.contextSize,
       trainContextSize: model.trainContextSize,
       gpu: llama.gpu,
-      chatWrapper: new LlamaChat({ contextSequence: context.getSequence() }).chatWrapper.wrapperName,
+      chatWrapper: chat.chatWrapper.wrapperName ?? 'unknown',
     });
   } catch (error) {
     send({ type: 'load_failed', message: error instanceof Error ? error.message : String(error) });
@@ -209,7 +213,14 @@ async function generate(request: GenerateRequest, controller: AbortController): 
 
 listen((raw) => {
   const parsed = ToWorker.safeParse(raw);
-  if (!parsed.success) return;
+  if (!parsed.success) {
+    // A request the worker cannot read is answered, never left waiting.
+    const { type, id } = (raw ?? {}) as { type?: unknown; id?: unknown };
+    const problem = `an unreadable request: ${parsed.error.message}`;
+    if (type === 'load') send({ type: 'load_failed', message: problem });
+    else if (typeof id === 'number') send({ type: 'failed', id, message: problem });
+    return;
+  }
   const message = parsed.data;
   if (message.type === 'abort') {
     running.get(message.id)?.abort();
