@@ -88,6 +88,8 @@ export { foldSession, needsModel, unansweredCalls } from '../turn/state.js';
 
 // Below the core: the home and its settings, providers, the sandbox, the runner, MCP servers' config.
 export { createProvider, ProviderError, type ProviderKeys, toProviderError } from '../../providers/index.js';
+// Issue 34: the local model's process launcher (the app's utility process) and shutdown.
+export { setLocalWorkerLauncher, stopLocalModels, type WorkerLauncher } from '../../providers/index.js';
 export { effectiveEffort, reasoningChoices } from '../../providers/reasoning.js';
 export { runCommand, type RunningCommand } from '../../runner/boxedCommand.js';
 export { createFlowControl, type FlowControl } from '../../runner/flow.js';
