@@ -90,6 +90,13 @@ export { foldSession, needsModel, unansweredCalls } from '../turn/state.js';
 export { createProvider, ProviderError, type ProviderKeys, toProviderError } from '../../providers/index.js';
 // Issue 34: the local model's process launcher (the app's utility process) and shutdown.
 export { setLocalWorkerLauncher, stopLocalModels, type WorkerLauncher } from '../../providers/index.js';
+export {
+  LOCAL_CATALOGUE,
+  localModelsDir,
+  resolveModelSource,
+  suggestedLocalModel,
+} from '../../providers/local/catalogue.js';
+export { pullModel, type PullProgress } from '../../providers/local/download.js';
 export { effectiveEffort, reasoningChoices } from '../../providers/reasoning.js';
 export { runCommand, type RunningCommand } from '../../runner/boxedCommand.js';
 export { createFlowControl, type FlowControl } from '../../runner/flow.js';

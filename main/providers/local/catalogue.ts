@@ -73,7 +73,8 @@ export function resolveModelSource(spec: string): { url: string; fileName: strin
       fileName: path.posix.basename(file),
     };
   }
-  if (/^https:\/\/\S+\.gguf(\?\S*)?$/.test(spec)) {
+  // https, or plain http to this machine only (a local mirror; the tests' server).
+  if (/^(https:\/\/\S+|http:\/\/(127\.0\.0\.1|localhost)(:\d+)?\/\S+)\.gguf(\?\S*)?$/.test(spec)) {
     return { url: spec, fileName: path.posix.basename(new URL(spec).pathname) };
   }
   return undefined;

@@ -1,61 +1,32 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pullModel, PullError, type PullProgress } from '../../../main/providers/local/download.js';
+import { startGgufServer, type GgufServer } from '../../support/ggufServer.js';
 import { writeTinyModel } from '../../support/tinyModel.js';
 
-/*
- * Model downloads against a loopback HTTP server serving the tiny GGUF the way Hugging Face serves LFS files:
- * Range requests (206), the SHA-256 in X-Linked-Etag. The server sends slowly enough to be stopped mid-file.
- */
+/* Model downloads against a loopback HTTP server (support/ggufServer.ts) serving the tiny GGUF. */
 let dir: string;
 let body: Buffer;
 let sha: string;
-let server: Server;
+let server: GgufServer;
 let base: string;
-const ranges: (string | undefined)[] = [];
+let ranges: (string | undefined)[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'keel-pull-'));
   writeTinyModel(join(dir, 'source.gguf'));
   body = readFileSync(join(dir, 'source.gguf'));
   sha = createHash('sha256').update(body).digest('hex');
-  server = createServer((req, res) => {
-    ranges.push(req.headers.range);
-    const match = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
-    const start = match ? Number(match[1]) : 0;
-    const headers: Record<string, string> = {
-      'content-length': String(body.length - start),
-      ...(req.url?.includes('nohash')
-        ? {}
-        : { 'x-linked-etag': `"${req.url?.includes('wrong') ? 'f'.repeat(64) : sha}"` }),
-    };
-    if (match) headers['content-range'] = `bytes ${start}-${body.length - 1}/${body.length}`;
-    res.writeHead(match ? 206 : 200, headers);
-    // 64 KiB every 5 ms: a few hundred ms for the whole file, long enough to stop it halfway.
-    let at = start;
-    const timer = setInterval(() => {
-      if (at >= body.length || res.destroyed) {
-        clearInterval(timer);
-        res.end();
-        return;
-      }
-      res.write(body.subarray(at, at + 65536));
-      at += 65536;
-    }, 5);
-    res.on('close', () => clearInterval(timer));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await startGgufServer(body, sha);
+  base = server.base;
+  ranges = server.ranges;
 });
 
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  await server.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
