@@ -97,6 +97,7 @@ export {
   suggestedLocalModel,
 } from '../../providers/local/catalogue.js';
 export { pullModel, type PullProgress } from '../../providers/local/download.js';
+export { localModelPin } from '../../providers/local/pin.js';
 export { effectiveEffort, reasoningChoices } from '../../providers/reasoning.js';
 export { runCommand, type RunningCommand } from '../../runner/boxedCommand.js';
 export { createFlowControl, type FlowControl } from '../../runner/flow.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureCliBuilt, makeTempDir, removeTempDir } from '../../support/cli.js';
@@ -56,6 +56,16 @@ describe('keel models local', () => {
     expect(removed.code).toBe(0);
     expect(existsSync(join(home, 'models', 'tiny.gguf'))).toBe(false);
   }, 120_000);
+
+  it('keel run with no provider names the one command that gets the local default', async () => {
+    const project = join(dir, 'project');
+    mkdirSync(project, { recursive: true });
+    const run = await keel(join(dir, 'home-empty'), ['run', '--project', project, 'hello']);
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toMatch(
+      /keel models local pull qwen2\.5-coder-\d+b, then keel run --provider local --model/,
+    );
+  }, 60_000);
 
   it('refuses a file whose hash is not the published one', async () => {
     const home = join(dir, 'home-wrong');
