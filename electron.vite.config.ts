@@ -7,8 +7,12 @@ export default defineConfig({
   main: {
     build: {
       rollupOptions: {
-        input: { index: resolve(import.meta.dirname, 'main/electron/index.ts') },
-        external: ['better-sqlite3', 'node-pty'],
+        input: {
+          index: resolve(import.meta.dirname, 'main/electron/index.ts'),
+          // Issue 34: the local model's worker, started as a utility process (main/electron/localModelProcess.ts).
+          localModelWorker: resolve(import.meta.dirname, 'main/providers/local/worker.ts'),
+        },
+        external: ['better-sqlite3', 'node-pty', 'node-llama-cpp'],
       },
     },
   },

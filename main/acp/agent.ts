@@ -47,6 +47,7 @@ const PROVIDER_NAMES: Record<ProviderKind, string> = {
   anthropic: 'Anthropic',
   openai: 'OpenAI',
   'openai-compatible': 'OpenAI-compatible server',
+  local: 'Local model',
 };
 
 /** Serves one ACP client over `stream` until it closes; running prompts are stopped then. */

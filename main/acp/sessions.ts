@@ -43,6 +43,8 @@ export function modesOf(policy: Policy): SessionModeState {
 export function configuredProviders(home: string, env: NodeJS.ProcessEnv): ProviderKind[] {
   const settings = readSettings(home);
   return ProviderKind.options.filter((kind) => {
+    // A local model is pinned to a pulled file (keel models local pull): not offered as an editor's sign-in.
+    if (kind === 'local') return false;
     if (kind === 'openai-compatible')
       return (
         settings.providers['openai-compatible']?.baseUrl !== undefined ||
@@ -80,7 +82,7 @@ export async function createSession(
       'Keel has no default model: choose one in the app (Settings) or set defaults.provider and defaults.model in settings.json',
     );
   }
-  if (kind !== 'openai-compatible' && providerKey(kind, {}, env) === undefined) {
+  if (kind !== 'openai-compatible' && kind !== 'local' && providerKey(kind, {}, env) === undefined) {
     throw RequestError.authRequired(
       undefined,
       `no key for ${kind}: set ${kind === 'anthropic' ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY'} in the environment the editor starts keel acp with`,

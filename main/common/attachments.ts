@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ProviderKind } from './providerKind.js';
 
 /*
  * The rules for files a user attaches to a prompt, shared by the core (which checks the bytes and keeps them)
@@ -33,7 +34,7 @@ export type UserAttachment = z.infer<typeof UserAttachment>;
 /**
  * The part of a session's pin (events.ts ModelPin) these rules read; spelled here, since events.ts imports this file.
  */
-type PinnedModel = { provider: 'anthropic' | 'openai' | 'openai-compatible'; model: string };
+type PinnedModel = { provider: ProviderKind; model: string };
 
 /** user_message's field (events.ts): absent in older logs and on prompts without files. */
 export const userMessageAttachments = { attachments: z.array(UserAttachment).optional() };
@@ -84,6 +85,8 @@ export const isImageType = (mimeType: AttachmentMimeType): boolean => mimeType.s
  * family (llava, -vl, vision, pixtral, gemma3, …): a local model without vision rejects image parts.
  */
 export function modelTakesImages(pin: PinnedModel): boolean {
+  // Keel's local runtime (node-llama-cpp) is given text only.
+  if (pin.provider === 'local') return false;
   if (pin.provider !== 'openai-compatible') return true;
   return /llava|vision|[-_.]vl\b|[-_]vl[-_:]|pixtral|gemma-?3|minicpm-v|moondream|bakllava|llama-?4|qwen[0-9.]*-?omni/i.test(
     pin.model,
@@ -95,7 +98,7 @@ export function modelTakesImages(pin: PinnedModel): boolean {
  * `input_file`; OpenAI-compatible servers get a text note (chat completions servers rarely take files).
  */
 export function modelTakesDocuments(pin: PinnedModel): boolean {
-  return pin.provider !== 'openai-compatible';
+  return pin.provider === 'anthropic' || pin.provider === 'openai';
 }
 
 /** The sentence said before sending (the app) and in the prompt's note (the model) for an attachment not shown. */

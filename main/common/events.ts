@@ -4,6 +4,7 @@ import { exactCheck, type ExactCheck } from './exactCheck.js';
 import { PermissionRulesApplied } from './setup.js';
 import { AgentUse, CommandUse, CustomListed } from './customEvents.js';
 import { McpConfigTrusted, McpToolsListed, ToolRulesApplied } from './mcpEvents.js';
+import { LocalModelPin, ProviderKind } from './providerKind.js';
 import { StopDetails } from './stopReasons.js';
 // #31: usage and spend caps live in spendEvents.ts (this file's size); they are event kinds like the rest.
 import { BudgetReached, BudgetSet, Usage } from './spendEvents.js';
@@ -21,9 +22,7 @@ export type ToolMode = z.infer<typeof ToolMode>;
 export const Policy = z.enum(['read-only', 'ask', 'auto-edit', 'full-auto']);
 export type Policy = z.infer<typeof Policy>;
 
-export const ProviderKind = z.enum(['anthropic', 'openai', 'openai-compatible']);
-export type ProviderKind = z.infer<typeof ProviderKind>;
-
+export { ProviderKind };
 /** A tool call as the model asked for it; `arguments` is the JSON text the model produced. */
 export const ToolCall = z.object({
   id: z.string().min(1),
@@ -91,6 +90,7 @@ export const ModelPin = z.object({
   contextWindow: z.number().int().positive(),
   /** Absent (and in sessions made before it existed): the catalogue's default for the model. */
   reasoningEffort: ReasoningEffort.optional(),
+  local: LocalModelPin.optional(),
 });
 export type ModelPin = z.infer<typeof ModelPin>;
 

@@ -17,6 +17,7 @@ import { IPC_PUSH, type AppCommand } from '../ipc/contract.js';
 import { createHandlers, type Handlers } from '../ipc/handlers.js';
 import { createSafeStorageKeyStore } from './keys.js';
 import { folderFromArgv } from './launchArgs.js';
+import { useUtilityProcessForLocalModels } from './localModelProcess.js';
 import { buildMenuTemplate } from './menu.js';
 import { createAppProtocolHandler } from './protocol.js';
 import { createIpcRouter, mountIpcRouter, windowClient } from './router.js';
@@ -202,6 +203,7 @@ function runApp(): void {
   });
 
   void app.whenReady().then(() => {
+    useUtilityProcessForLocalModels(import.meta.dirname);
     session.defaultSession.setPermissionRequestHandler(denyPermissionRequest);
     session.defaultSession.setPermissionCheckHandler(denyPermissionCheck);
     protocol.handle(APP_SCHEME, createAppProtocolHandler(path.join(import.meta.dirname, '../renderer')));

@@ -4,6 +4,7 @@ import { ProviderError } from './errors.js';
 import { providerKey, type ProviderKeys } from './keys.js';
 import { OpenAIProvider } from './openai.js';
 import { OpenAIResponsesProvider } from './openaiResponses.js';
+import { LocalProvider } from './local/provider.js';
 import type { ModelProvider } from './types.js';
 
 export * from './types.js';
@@ -16,6 +17,13 @@ export { toResponsesRequest, responsesReasoning } from './openaiResponses.js';
 export * from './reasoning.js';
 export { providerKey, type ProviderKeys } from './keys.js';
 export * from './servedModels.js';
+export { LocalProvider } from './local/provider.js';
+export {
+  setLocalWorkerLauncher,
+  stopLocalModels,
+  type WorkerLauncher,
+  type WorkerHandle,
+} from './local/host.js';
 
 /**
  * Builds the provider a session is pinned to (OpenAI: the Responses API; OpenAI-compatible servers: chat
@@ -23,7 +31,7 @@ export * from './servedModels.js';
  * OPENAI_API_KEY (or KEEL_OPENAI_COMPATIBLE_API_KEY); a missing key throws a ProviderError naming it.
  */
 export function createProvider(
-  pin: Pick<ModelPin, 'provider' | 'baseUrl'>,
+  pin: Pick<ModelPin, 'provider' | 'baseUrl' | 'local'>,
   keys: ProviderKeys = {},
   env: NodeJS.ProcessEnv = process.env,
 ): ModelProvider {
@@ -42,6 +50,11 @@ export function createProvider(
         apiKey: providerKey('openai-compatible', keys, env),
         baseUrl: pin.baseUrl,
       });
+    case 'local':
+      // The file and its hash are the pin: the worker checks the hash before loading, so resume never switches weights.
+      if (!pin.local)
+        throw new ProviderError('bad_request', 'this local-model session has no pinned model file');
+      return new LocalProvider(pin.local);
     default:
       throw new ProviderError('bad_request', `unknown provider "${String(pin.provider)}"`);
   }

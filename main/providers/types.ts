@@ -14,6 +14,8 @@ export type StreamRequest = {
   /** The pinned effort; absent, the catalogue's default for the model (see `reasoningFor`). */
   reasoningEffort?: ReasoningEffort;
   signal?: AbortSignal;
+  /** The session the request belongs to: a local runtime keeps its KV cache per key (issue 34). */
+  cacheKey?: string;
 };
 
 /** The complete assistant message a stream ends with. */
@@ -43,6 +45,6 @@ export type StreamEvent =
 
 /** A configured model provider. Streams are cancelled through `signal`. */
 export interface ModelProvider {
-  readonly kind: 'anthropic' | 'openai' | 'openai-compatible';
+  readonly kind: 'anthropic' | 'openai' | 'openai-compatible' | 'local';
   stream(request: StreamRequest): AsyncIterable<StreamEvent>;
 }

@@ -40,6 +40,8 @@ export const Settings = z
         anthropic: z.object({ baseUrl: z.string().url().optional() }).strict().optional(),
         openai: z.object({ baseUrl: z.string().url().optional() }).strict().optional(),
         'openai-compatible': z.object({ baseUrl: z.string().url().optional() }).strict().optional(),
+        // Issue 34: a local model has no endpoint; the entry exists so every provider kind has one.
+        local: z.object({ baseUrl: z.string().url().optional() }).strict().optional(),
       })
       .strict()
       .default({}),

@@ -4,6 +4,7 @@ import { catalogueView, ProviderError, readSettings, refreshServedModels } from 
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { formatTable } from '../format.js';
+import { registerLocalModels } from './localModels.js';
 
 const NAMES = { anthropic: 'Anthropic', openai: 'OpenAI' } as const;
 
@@ -13,8 +14,9 @@ const NAMES = { anthropic: 'Anthropic', openai: 'OpenAI' } as const;
  * hints beside it: window, lifecycle, whether the provider lists it.
  */
 export function registerModels(program: Command, context: CliContext): void {
-  program
-    .command('models')
+  const models = program.command('models');
+  registerLocalModels(models, context);
+  models
     .description(
       "list the models Keel knows, marked with whether the provider's own list has them, and its age",
     )

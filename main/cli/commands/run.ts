@@ -17,11 +17,13 @@ import {
   guardNewTurn,
   type Harness,
   type LocalHarnessSession,
+  localModelPin,
   newSessionId,
   pendingApprovals,
   readPersistentConfig,
   readSettings,
   type SessionSetup,
+  suggestedLocalModel,
   toolModeFor,
   withWritableSession,
   writePersistentConfig,
@@ -309,17 +311,29 @@ export async function modelPinFromFlags(
   const settings = readSettings(context.home());
   const providerText = options.provider ?? settings.defaults.provider;
   if (providerText === undefined) {
+    // Issue 34: without a key or a server, the local default is one command away.
+    const local = suggestedLocalModel().id;
     throw new CliError(
-      'choose a provider: --provider anthropic|openai|openai-compatible (or set defaults in settings.json)',
+      `choose a provider: --provider anthropic|openai|openai-compatible|local (or set defaults in settings.json); ` +
+        `with no key or server: keel models local pull ${local}, then keel run --provider local --model ${local}`,
     );
   }
   const provider = ProviderKind.safeParse(providerText);
   if (!provider.success)
-    throw new CliError(`unknown provider "${providerText}": use anthropic, openai or openai-compatible`);
+    throw new CliError(
+      `unknown provider "${providerText}": use anthropic, openai, openai-compatible or local`,
+    );
   const model = options.model ?? settings.defaults.model;
   if (model === undefined)
     throw new CliError('choose a model: --model ID (or set defaults.model in settings.json)');
   checkOtherFlags();
+  if (provider.data === 'local') {
+    try {
+      return await localModelPin(context.home(), model, options.contextWindow);
+    } catch (error) {
+      throw new CliError(error instanceof Error ? error.message : String(error));
+    }
+  }
   const { pin } = await chooseCliModel(context, {
     provider: provider.data,
     model,

@@ -219,6 +219,7 @@ async function createSession(
         ...(baseUrl ? { baseUrl } : {}),
         contextWindow,
         ...(options.model?.reasoningEffort ? { reasoningEffort: options.model.reasoningEffort } : {}),
+        ...(options.model?.local ? { local: options.model.local } : {}),
         toolMode: options.toolMode ?? (policy === 'read-only' ? 'read-only' : 'write'),
         policy,
         systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,

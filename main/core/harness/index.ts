@@ -154,6 +154,16 @@ export {
   providerKey,
   toProviderError,
 } from '../../providers/index.js';
+// Issue 34: the local model's process launcher (the app's utility process) and shutdown.
+export { setLocalWorkerLauncher, stopLocalModels, type WorkerLauncher } from '../../providers/index.js';
+export {
+  LOCAL_CATALOGUE,
+  localModelsDir,
+  resolveModelSource,
+  suggestedLocalModel,
+} from '../../providers/local/catalogue.js';
+export { pullModel, type PullProgress } from '../../providers/local/download.js';
+export { localModelPin } from '../../providers/local/pin.js';
 export { effectiveEffort, reasoningChoices } from '../../providers/reasoning.js';
 export { runCommand, type RunningCommand } from '../../runner/boxedCommand.js';
 export { createFlowControl, type FlowControl } from '../../runner/flow.js';

@@ -73,6 +73,7 @@ const NAMES: Record<ProviderKind, string> = {
   anthropic: 'Anthropic',
   openai: 'OpenAI',
   'openai-compatible': 'the OpenAI-compatible server',
+  local: 'the local model',
 };
 
 /** A model to suggest instead, only one the provider lists: the documented replacement, then Keel's suggestion. */
@@ -84,7 +85,7 @@ function alternative(
 ): string | undefined {
   const candidates = [
     known?.replacement,
-    provider === 'openai-compatible' ? undefined : catalogue.suggested[provider],
+    provider === 'openai-compatible' || provider === 'local' ? undefined : catalogue.suggested[provider],
   ];
   return candidates.find(
     (id): id is string =>

@@ -30,6 +30,8 @@ export async function refreshServedModels(
   baseUrl: string | undefined,
   context: ServedContext,
 ): Promise<ServedModelList> {
+  if (provider === 'local')
+    throw new ProviderError('bad_request', 'a local model is a file Keel runs, not a served list');
   const models = await listServedModels(
     { provider, ...(baseUrl ? { baseUrl } : {}), apiKey: providerKey(provider, context.keys, context.env) },
     {
@@ -82,6 +84,8 @@ export async function servedStatus(
   model: string,
   context: ServedContext,
 ): Promise<ServedStatus> {
+  if (provider === 'local')
+    return { kind: 'unknown', reason: 'a local model is pinned by its file and hash' };
   const cached = readServedModelList(context.home, provider, baseUrl);
   const fresh =
     cached !== undefined &&

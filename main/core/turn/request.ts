@@ -89,6 +89,7 @@ export async function requestModel(
           model: turn.state.pin.model,
           ...(turn.state.pin.reasoningEffort ? { reasoningEffort: turn.state.pin.reasoningEffort } : {}),
           signal: turn.signal,
+          cacheKey: host.log.id,
           ...(maxOutputTokens ? { maxOutputTokens } : {}),
         }),
       { ...host.retry, signal: turn.signal },

@@ -95,6 +95,7 @@ export function foldSession(events: readonly SessionEvent[], options: { spend?: 
       baseUrl: first.baseUrl,
       contextWindow: first.contextWindow,
       ...(first.reasoningEffort ? { reasoningEffort: first.reasoningEffort } : {}),
+      ...(first.local ? { local: first.local } : {}),
     },
     pinSeq: first.seq,
     systemPrompt: first.systemPrompt,
@@ -233,6 +234,7 @@ export function applyEvent(state: SessionState, event: SessionEvent): void {
         baseUrl: event.baseUrl,
         contextWindow: event.contextWindow,
         ...(event.reasoningEffort ? { reasoningEffort: event.reasoningEffort } : {}),
+        ...(event.local ? { local: event.local } : {}),
       };
       break;
     case 'reasoning_changed':

@@ -162,6 +162,8 @@ export const SettingsValue = z.object({
     anthropic: z.object({ baseUrl: z.string().url().optional() }).optional(),
     openai: z.object({ baseUrl: z.string().url().optional() }).optional(),
     'openai-compatible': z.object({ baseUrl: z.string().url().optional() }).optional(),
+    // Issue 34: every provider kind has an entry; a local model has no endpoint.
+    local: z.object({ baseUrl: z.string().url().optional() }).optional(),
   }),
   compaction: z.object({ threshold: z.number().min(0).max(0.95), keepRecent: z.number().min(0).max(0.5) }),
   /** Issue #32: which turn endings notify while the window is unfocused; absent in settings.set keeps the file's. */

@@ -1,0 +1,249 @@
+/*
+ * The model process: loads one GGUF with node-llama-cpp and answers generate requests over the parent channel.
+ * The same script runs as a Node child process (`process.send`) and as an Electron utility process
+ * (`process.parentPort`). It never builds or downloads llama.cpp: the prebuilt binaries npm installed, or a
+ * named failure.
+ *
+ * One LlamaContextSequence (with its LlamaChat) is kept per session key, so a session's next request re-evaluates
+ * only the tokens after the longest prefix it shares with what the sequence holds.
+ */
+import {
+  getLlama,
+  LlamaChat,
+  LlamaLogLevel,
+  type ChatHistoryItem,
+  type ChatModelFunctions,
+  type Llama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaModel,
+} from 'node-llama-cpp';
+import { FromWorker, ToWorker, type GenerateRequest, type LocalModelSettings } from './protocol.js';
+
+type ParentPort = {
+  on(event: 'message', listener: (event: { data: unknown }) => void): void;
+  postMessage(message: unknown): void;
+};
+
+/** The parent channel: Electron's parentPort in a utility process, else Node's IPC channel. */
+function channel(): {
+  send: (message: FromWorker) => void;
+  listen: (handler: (message: unknown) => void) => void;
+} {
+  const port = (process as unknown as { parentPort?: ParentPort }).parentPort;
+  if (port) {
+    return {
+      send: (message) => port.postMessage(FromWorker.parse(message)),
+      listen: (handler) => port.on('message', (event) => handler(event.data)),
+    };
+  }
+  if (!process.send)
+    throw new Error('the local model worker needs a parent channel (fork it with an IPC channel)');
+  return {
+    send: (message) => process.send?.(FromWorker.parse(message)),
+    listen: (handler) => process.on('message', handler),
+  };
+}
+
+type Slot = {
+  key: string;
+  sequence: LlamaContextSequence;
+  chat: LlamaChat;
+  /** The calls' text as the model wrote it, by Keel's call id: re-rendered verbatim, the prefix stays the same. */
+  raw: Map<string, unknown>;
+  lastUsed: number;
+};
+
+const { send, listen } = channel();
+let llama: Llama | undefined;
+let model: LlamaModel | undefined;
+let context: LlamaContext | undefined;
+const slots: Slot[] = [];
+const running = new Map<number, AbortController>();
+let queue: Promise<void> = Promise.resolve();
+
+async function load(settings: LocalModelSettings): Promise<void> {
+  try {
+    llama = await getLlama({
+      gpu: settings.gpu ? 'auto' : false,
+      build: 'never',
+      logLevel: LlamaLogLevel.error,
+      progressLogs: false,
+    });
+    model = await llama.loadModel({ modelPath: settings.path });
+    const sequences = settings.sequences ?? 2;
+    context = await model.createContext({
+      sequences,
+      contextSize: settings.contextSize ?? { max: model.trainContextSize },
+      ...(settings.threads ? { threads: settings.threads } : {}),
+    });
+    // The first slot, free for the first session (its chat also names the template's wrapper).
+    const sequence = context.getSequence();
+    const chat = new LlamaChat({ contextSequence: sequence });
+    slots.push({ key: '', sequence, chat, raw: new Map(), lastUsed: 0 });
+    send({
+      type: 'loaded',
+      contextSize: context.contextSize,
+      trainContextSize: model.trainContextSize,
+      gpu: llama.gpu,
+      chatWrapper: chat.chatWrapper.wrapperName ?? 'unknown',
+    });
+  } catch (error) {
+    send({ type: 'load_failed', message: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+/** The session's slot, else a free one, else the least recently used (its cache is dropped). */
+function slotFor(key: string): Slot {
+  const kept = slots.find((slot) => slot.key === key);
+  if (kept) return kept;
+  if (context && context.sequencesLeft > 0) {
+    const sequence = context.getSequence();
+    const slot: Slot = {
+      key,
+      sequence,
+      chat: new LlamaChat({ contextSequence: sequence }),
+      raw: new Map(),
+      lastUsed: 0,
+    };
+    slots.push(slot);
+    return slot;
+  }
+  const oldest = slots.reduce((a, b) => (a.lastUsed <= b.lastUsed ? a : b));
+  oldest.key = key;
+  oldest.raw = new Map();
+  return oldest;
+}
+
+const STOP_REASONS: Record<string, string> = {
+  functionCalls: 'tool_use',
+  eogToken: 'end_turn',
+  stopGenerationTrigger: 'end_turn',
+  customStopTrigger: 'end_turn',
+  maxTokens: 'max_tokens',
+  abort: 'aborted',
+};
+
+async function generate(request: GenerateRequest, controller: AbortController): Promise<void> {
+  const { id } = request;
+  if (!context) throw new Error('the model is not loaded');
+  const slot = slotFor(request.key);
+  slot.lastUsed = Date.now();
+  const history = request.history.map((item): ChatHistoryItem => {
+    if (item.type !== 'model') return item;
+    return {
+      type: 'model',
+      response: item.response.map((part) => {
+        if (typeof part === 'string') return part;
+        const raw = part.id === undefined ? undefined : slot.raw.get(part.id);
+        return {
+          type: 'functionCall',
+          name: part.name,
+          params: part.params,
+          result: part.result,
+          ...(raw !== undefined ? { rawCall: raw as never } : {}),
+        };
+      }),
+    };
+  });
+  const functions = request.functions as ChatModelFunctions;
+  const hasFunctions = Object.keys(functions).length > 0;
+  const before = slot.sequence.tokenMeter.getState();
+  const started = performance.now();
+  let firstTokenMs: number | undefined;
+  const first = (): void => {
+    firstTokenMs ??= performance.now() - started;
+  };
+  const announced = new Set<number>();
+  const result = await slot.chat.generateResponse(history, {
+    signal: controller.signal,
+    stopOnAbortSignal: true,
+    ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}),
+    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    onResponseChunk: (chunk) => {
+      first();
+      if (chunk.text === '') return;
+      if (chunk.type === undefined) send({ type: 'text', id, text: chunk.text });
+      else if (chunk.segmentType === 'thought') send({ type: 'reasoning', id, text: chunk.text });
+    },
+    ...(hasFunctions
+      ? {
+          functions,
+          onFunctionCallParamsChunk: (chunk: {
+            callIndex: number;
+            functionName: string;
+            paramsChunk: string;
+          }) => {
+            first();
+            if (!announced.has(chunk.callIndex)) {
+              announced.add(chunk.callIndex);
+              send({ type: 'call', id, index: chunk.callIndex, name: chunk.functionName });
+            }
+            if (chunk.paramsChunk)
+              send({ type: 'arguments', id, index: chunk.callIndex, text: chunk.paramsChunk });
+          },
+        }
+      : {}),
+  });
+  const used = slot.sequence.tokenMeter.diff(before);
+  const calls = (result.functionCalls ?? []).map((call, index) => {
+    const callId = request.callIds[index] ?? `local_${id}_${index}`;
+    slot.raw.set(callId, call.raw);
+    return { id: callId, name: call.functionName, arguments: JSON.stringify(call.params ?? {}) };
+  });
+  const held = slot.sequence.contextTokens.length;
+  send({
+    type: 'done',
+    id,
+    text: result.response,
+    reasoning: result.fullResponse
+      .map((part) => (typeof part !== 'string' && part.segmentType === 'thought' ? part.text : ''))
+      .join(''),
+    calls,
+    stopReason: STOP_REASONS[result.metadata.stopReason] ?? result.metadata.stopReason,
+    stats: {
+      evaluatedTokens: used.usedInputTokens,
+      reusedTokens: Math.max(0, held - used.usedInputTokens - used.usedOutputTokens),
+      outputTokens: used.usedOutputTokens,
+      ...(firstTokenMs !== undefined ? { firstTokenMs } : {}),
+      totalMs: performance.now() - started,
+    },
+  });
+}
+
+listen((raw) => {
+  const parsed = ToWorker.safeParse(raw);
+  if (!parsed.success) {
+    // A request the worker cannot read is answered, never left waiting.
+    const { type, id } = (raw ?? {}) as { type?: unknown; id?: unknown };
+    const problem = `an unreadable request: ${parsed.error.message}`;
+    if (type === 'load') send({ type: 'load_failed', message: problem });
+    else if (typeof id === 'number') send({ type: 'failed', id, message: problem });
+    return;
+  }
+  const message = parsed.data;
+  if (message.type === 'abort') {
+    running.get(message.id)?.abort();
+    return;
+  }
+  if (message.type === 'load') {
+    queue = queue.then(() => load(message.settings));
+    return;
+  }
+  const controller = new AbortController();
+  running.set(message.id, controller);
+  // One generation at a time: a context's sequences share its threads, and a turn is sequential anyway.
+  queue = queue.then(async () => {
+    try {
+      if (!controller.signal.aborted) await generate(message, controller);
+    } catch (error) {
+      const text = error instanceof Error ? error.message : String(error);
+      send({ type: 'failed', id: message.id, message: text, tooLong: /context size|too long/i.test(text) });
+    } finally {
+      running.delete(message.id);
+    }
+  });
+});
+
+// The parent went away (app quit, CLI killed): nothing is left to answer.
+process.on('disconnect', () => process.exit(0));
