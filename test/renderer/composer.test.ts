@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { approveProjectSetup } from '../../main/core/harness/index.js';
 import { createSession, readEvents, sendMessage, setUpApp, waitForIdle } from './appFixture.js';
 import { HAS_CHROMIUM, screenshot } from './harness.js';
 import { artifactScreenshot } from './layoutMeasure.js';
@@ -118,5 +119,37 @@ describe.skipIf(!HAS_CHROMIUM)('the composer', () => {
 
     expect(watched.errors).toEqual([]);
     expect(watched.foreignRequests).toEqual([]);
+  });
+
+  it("lists the project's approved command files in the / menu and sends one expanded, as keel run does", async () => {
+    fs.mkdirSync(path.join(project, '.claude', 'commands'), { recursive: true });
+    fs.writeFileSync(
+      path.join(project, '.claude', 'commands', 'review.md'),
+      '---\ndescription: Review a path\nargument-hint: [path] [focus]\n---\nReview $1 with care for $2.\n',
+    );
+    const page = await app.goto();
+    await createSession(page, { title: 'Commands', projectFolder: project });
+    const composer = page.getByLabel('Message');
+    const commands = page.getByRole('listbox', { name: 'Commands' });
+    // Not approved yet: the project's file has no effect.
+    await composer.fill('/rev');
+    await expect.poll(() => commands.getByRole('option').count()).toBe(0);
+    // Approved (keel trust --approve, or Settings, which the session is left for): the menu lists it.
+    approveProjectSetup(app.home, project, 'test');
+    await composer.fill('');
+    await page.reload();
+    await composer.fill('/rev');
+    const review = commands.getByRole('option', { name: /\/review \[path\] \[focus\]/ });
+    await review.waitFor();
+    expect(await review.textContent()).toContain('project');
+    app.provider.enqueue({ kind: 'reply', text: 'Reviewed.' });
+    await composer.fill('/review src/cart speed');
+    await composer.press('Escape');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByText('Reviewed.').waitFor();
+    await waitForIdle(page);
+    expect(JSON.stringify(app.provider.requests.at(-1)?.body)).toContain(
+      'Review src/cart with care for speed.',
+    );
   });
 });

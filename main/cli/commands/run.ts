@@ -10,7 +10,7 @@ import {
   commandModelFor,
   type ExpandedPrompt,
   expandPrompt,
-  loadSessionState,
+  expandSessionPrompt,
   checkAttachments,
   checkPromptSize,
   checkSessionPrompt,
@@ -156,14 +156,7 @@ export function registerRun(program: Command, context: CliContext): void {
           return;
         }
         // A custom command expands here (the expanded prompt is what the log records); refused before anything moves.
-        const state = withSessionLog(harness.home, session.id, (log) => loadSessionState(log));
-        const expanded = expandPrompt({
-          home: harness.home,
-          env: context.io.env,
-          project: state.projectFolder,
-          text: prompt,
-          pin: state.pin,
-        });
+        const expanded = expandSessionPrompt(session, prompt, context.io.env);
         for (const note of expanded.notes) context.io.stderr(`keel: ${note}\n`);
         if (mode !== undefined) await switchCommitMode(harness, session, mode);
         await checkSessionPrompt(session, expanded.prompt);

@@ -5,8 +5,11 @@
  * files and MCP prompts join this list as `source: 'project' | 'mcp'` (they expand to a prompt, not an action).
  */
 
-/** Where a command comes from: Keel itself (an action), the project's command files, an MCP server's prompts. */
-export type CommandSource = 'keel' | 'project' | 'mcp';
+/**
+ * Where a command comes from: Keel itself (an action), the project's (approved) command files, the user's own
+ * command files in their home, an MCP server's prompts.
+ */
+export type CommandSource = 'keel' | 'project' | 'user' | 'mcp';
 
 /** One `/` command as a menu shows it. */
 export type SlashCommand = {

@@ -4,7 +4,11 @@ import { customSetupOf } from '../custom/fromSetup.js';
 import { expandCommand, resolveModelName, splitCommandLine, UnknownCommandError } from '../custom/expand.js';
 import type { CustomSetup } from '../custom/index.js';
 import { defaultUserHome, loadSetup, type LoadedSetup } from '../setup/index.js';
+import { SessionLog } from '../log/sessionLog.js';
+import { homeOf } from '../paths.js';
+import { loadSessionState } from '../turn/loadState.js';
 import { HarnessError } from './errors.js';
+import type { LocalHarnessSession } from './harness.js';
 
 /** Where a session's (or a new session's) setup is read: Keel's home (trust), the environment (`~`), the project. */
 export type SetupPlace = { home: string; env?: NodeJS.ProcessEnv; project?: string };
@@ -93,6 +97,28 @@ export function expandPrompt(place: SetupPlace & { text: string; pin?: ModelPin 
     }
   }
   return { prompt: expansion.prompt, command, notes: expansion.notes };
+}
+
+/**
+ * expandPrompt for a turn of an existing session, as every host sends one (the app, `keel run --session`, the
+ * editor agent): its home, project folder and pinned model read from its log. A prompt that does not start
+ * with `/` is returned as it is, with no file read.
+ */
+export function expandSessionPrompt(
+  session: LocalHarnessSession,
+  text: string,
+  env?: NodeJS.ProcessEnv,
+): ExpandedPrompt {
+  if (!text.startsWith('/')) return { prompt: text, notes: [] };
+  const home = homeOf(session.dataDir);
+  const log = SessionLog.open(home, session.id, { write: false });
+  let state;
+  try {
+    state = loadSessionState(log);
+  } finally {
+    log.close();
+  }
+  return expandPrompt({ home, ...(env ? { env } : {}), project: state.projectFolder, text, pin: state.pin });
 }
 
 /**

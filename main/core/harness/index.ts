@@ -134,6 +134,7 @@ export {
   commandModelFor,
   type ExpandedPrompt,
   expandPrompt,
+  expandSessionPrompt,
   type PromptCommand,
   promptCommands,
   readCustomSetup,

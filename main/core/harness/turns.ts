@@ -18,6 +18,8 @@ import type { SessionStatus, TurnOutcome } from '../../common/harnessViews.js';
 import { describeError } from './describeError.js';
 import { HarnessError } from './errors.js';
 import { checkSessionPrompt, guardNewTurn } from './newTurn.js';
+import { expandSessionPrompt } from './customCommands.js';
+import type { CommandUse } from '../../common/customEvents.js';
 import { artifactsDir, sessionDir } from '../paths.js';
 import { AttachmentError, type AttachmentInput, checkAttachments } from './attachments.js';
 
@@ -178,8 +180,10 @@ export class TurnManager {
       this.assertStartable(sessionId);
       const session = (await this.harness.sessions.get(sessionId)) as LocalHarnessSession | undefined;
       if (!session) throw new HarnessError('not_found', `no session ${sessionId}`);
-      if (input.prompt !== undefined) {
-        await checkSessionPrompt(session, input.prompt);
+      // A custom command (`/review src/`) expands here for every host; the expanded prompt is what is recorded.
+      const message = input.prompt !== undefined ? expandSessionPrompt(session, input.prompt) : undefined;
+      if (message !== undefined) {
+        await checkSessionPrompt(session, message.prompt);
         await guardNewTurn(session, { discardChanges: input.discardChanges === true });
       }
       const attachments = input.prompt !== undefined ? (input.attachments ?? []) : [];
@@ -189,7 +193,7 @@ export class TurnManager {
         if (error instanceof AttachmentError) throw new HarnessError('invalid_input', error.message);
         throw error;
       }
-      return await this.run(sessionId, input.prompt, attachments);
+      return await this.run(sessionId, message, attachments);
     } catch (error) {
       if (this.running.get(sessionId) === 'reserved') this.running.delete(sessionId);
       if (error instanceof HarnessSessionBusyError) {
@@ -205,7 +209,7 @@ export class TurnManager {
   /** Streams the turn, forwarding every part to the hub; resolves once the turn holds the session. */
   private async run(
     sessionId: string,
-    prompt: string | undefined,
+    message: { prompt: string; command?: CommandUse } | undefined,
     attachments: readonly AttachmentInput[] = [],
   ): Promise<string> {
     const { reports, afterEvent, beforeToolOutput } = this.options;
@@ -267,8 +271,15 @@ export class TurnManager {
       harness: this.harness,
       session: sessionId,
       messages:
-        prompt !== undefined
-          ? [{ role: 'user', content: prompt, ...(attachments.length > 0 ? { attachments } : {}) }]
+        message !== undefined
+          ? [
+              {
+                role: 'user',
+                content: message.prompt,
+                ...(message.command ? { command: message.command } : {}),
+                ...(attachments.length > 0 ? { attachments } : {}),
+              },
+            ]
           : [],
       signal: controller.signal,
       ...(this.options.maxSteps ? { maxSteps: this.options.maxSteps } : {}),

@@ -13,7 +13,7 @@ export const SlashCommand = z.object({
   name: z.string(),
   description: z.string(),
   argument: z.string().optional(),
-  source: z.enum(['keel', 'project', 'mcp']),
+  source: z.enum(['keel', 'project', 'user', 'mcp']),
 });
 export type SlashCommand = z.infer<typeof SlashCommand>;
 

@@ -1,4 +1,4 @@
-import { completeMentions, listCommands } from '../../core/harness/index.js';
+import { completeMentions, listCommands, promptCommands } from '../../core/harness/index.js';
 import type { composerChannels } from '../contract/composerChannels.js';
 import { IpcFailure } from '../errors.js';
 import type { HandlerContext } from './context.js';
@@ -15,8 +15,18 @@ export function composerHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof 
     });
   return {
     'commands.list': (args) => {
-      projectOf(args.sessionId);
-      return { commands: listCommands() };
+      // The user's command files and the project's approved ones (issue 30), after Keel's own.
+      const custom = promptCommands({ home: ctx.home, project: projectOf(args.sessionId) });
+      return {
+        commands: listCommands(
+          custom.map((command) => ({
+            name: command.name,
+            description: command.description,
+            ...(command.argumentHint ? { argument: command.argumentHint } : {}),
+            source: command.scope,
+          })),
+        ),
+      };
     },
     'mentions.complete': (args) => ({
       mentions: completeMentions(projectOf(args.sessionId), args.query, args.limit),

@@ -130,7 +130,7 @@ export function Composer({
           key: command.name,
           label: `/${command.name}${command.argument ? ` ${command.argument}` : ''}`,
           detail: command.description,
-          tag: command.source === 'keel' ? undefined : command.source === 'mcp' ? 'MCP' : 'project',
+          tag: command.source === 'keel' ? undefined : command.source === 'mcp' ? 'MCP' : command.source,
         })),
       };
     }
