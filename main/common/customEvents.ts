@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { eventBase } from './eventBase.js';
 
 /*
  * Issue #30: the event vocabulary of skills, custom commands and custom agents (main/core/custom), kept out
@@ -6,7 +7,7 @@ import { z } from 'zod';
  * `custom_listed` event.
  */
 
-const base = { seq: z.number().int().positive(), at: z.string().min(1) };
+const { base } = eventBase;
 
 /** Where a skill, command or agent was defined: the user's home or the (approved) project, in which layout. */
 export const CustomOrigin = z.object({

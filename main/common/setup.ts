@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { eventBase } from './eventBase.js';
 
 /*
  * The vocabulary of the setup a user brings from other tools (Claude Code's `.claude/`, the shared `.agents/`,
@@ -77,8 +78,7 @@ export type PermissionRuleSource = z.infer<typeof PermissionRuleSource>;
  * in effect nowhere here.
  */
 export const PermissionRulesApplied = z.object({
-  seq: z.number().int().positive(),
-  at: z.string().min(1),
+  ...eventBase.base,
   kind: z.literal('permission_rules_applied'),
   /** Real path of the project folder (paths in rules are read from it). */
   project: z.string().min(1),
