@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { globSync } from 'tinyglobby';
+import { GitError, runGit, splitNul } from '../persistent/git.js';
 
 /*
  * `@` mentions in the composer (issue 37): files and folders of the project completing what the user types.
@@ -18,25 +18,23 @@ export type Mention = { path: string; kind: 'file' | 'folder' };
 const MAX_FILES = 50_000;
 const ALWAYS_SKIPPED = ['**/.git/**', '**/node_modules/**'];
 
-/** The project's files, relative, `/`-separated: git's list in a repository, else a gitignore-aware walk. */
-export function projectFiles(projectFolder: string): string[] {
-  const git = spawnSync(
-    'git',
-    ['-C', projectFolder, 'ls-files', '-z', '--cached', '--others', '--exclude-standard', '--full-name'],
-    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 10_000 },
-  );
-  const top = spawnSync('git', ['-C', projectFolder, 'rev-parse', '--show-prefix'], {
-    encoding: 'utf8',
-    timeout: 5_000,
-  });
-  if (git.status === 0 && top.status === 0) {
-    // --full-name gives paths from the repository's top: keep those under the project and make them relative.
-    const prefix = top.stdout.trim();
-    return git.stdout
-      .split('\0')
-      .filter((file) => file !== '' && file.startsWith(prefix))
-      .map((file) => file.slice(prefix.length))
-      .slice(0, MAX_FILES);
+/**
+ * The project's files, relative, `/`-separated: git's list in a repository, else a gitignore-aware walk. Git
+ * runs as every git Keel runs (persistent/git.ts: nothing the repository's config names runs, no hooks, no
+ * fsmonitor), since the project's `.git/config` is the project's, not the user's word. Run from the project
+ * folder, ls-files lists what is below it, relative to it.
+ */
+export async function projectFiles(projectFolder: string): Promise<string[]> {
+  try {
+    const { stdout } = await runGit(
+      { cwd: projectFolder, env: {} },
+      ['ls-files', '-z', '--cached', '--others', '--exclude-standard'],
+      { timeoutMs: 10_000 },
+    );
+    return splitNul(stdout).slice(0, MAX_FILES);
+  } catch (error) {
+    if (!(error instanceof GitError)) throw error;
+    // Not a repository (or git cannot read it): the walk below.
   }
   const ignored = topGitignore(projectFolder);
   const files = globSync('**/*', {
@@ -109,8 +107,8 @@ export function mentionRank(candidate: string, query: string): number | undefine
 }
 
 /** The project's files and folders matching `query`, best first, at most `limit`. */
-export function completeMentions(projectFolder: string, query: string, limit = 30): Mention[] {
-  const files = projectFiles(projectFolder);
+export async function completeMentions(projectFolder: string, query: string, limit = 30): Promise<Mention[]> {
+  const files = await projectFiles(projectFolder);
   const candidates: Mention[] = [
     ...foldersOf(files).map((folder): Mention => ({ path: folder, kind: 'folder' })),
     ...files.map((file): Mention => ({ path: file, kind: 'file' })),

@@ -28,8 +28,8 @@ export function composerHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof 
         ),
       };
     },
-    'mentions.complete': (args) => ({
-      mentions: completeMentions(projectOf(args.sessionId), args.query, args.limit),
+    'mentions.complete': async (args) => ({
+      mentions: await completeMentions(projectOf(args.sessionId), args.query, args.limit),
     }),
   };
 }

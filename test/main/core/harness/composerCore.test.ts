@@ -44,7 +44,7 @@ describe('the / commands', () => {
 });
 
 describe('the @ mentions', () => {
-  it('completes files and folders of a git project, leaving out what .gitignore names and what lies outside', () => {
+  it('completes files and folders of a git project, leaving out what .gitignore names and what lies outside', async () => {
     const repo = path.join(dir, 'repo');
     write(path.join(repo, 'src', 'app.ts'));
     write(path.join(repo, 'src', 'util', 'apply.ts'));
@@ -56,28 +56,32 @@ describe('the @ mentions', () => {
     write(path.join(dir, 'outside-app.ts'));
     fs.symlinkSync(dir, path.join(repo, 'up'));
     expect(spawnSync('git', ['init', '-q'], { cwd: repo }).status).toBe(0);
+    // The repository's config is the project's word, not the user's: the listing's git runs none of it.
+    const marker = path.join(dir, 'FSMONITOR-RAN');
+    expect(spawnSync('git', ['config', 'core.fsmonitor', `touch ${marker}`], { cwd: repo }).status).toBe(0);
 
-    const found = completeMentions(repo, 'app').map((mention) => mention.path);
+    const found = (await completeMentions(repo, 'app')).map((mention) => mention.path);
     expect(found[0]).toBe('src/app.ts');
     expect(found).toContain('src/util/apply.ts');
     expect(found.some((file) => file.startsWith('dist') || file.includes('node_modules'))).toBe(false);
     expect(found.some((file) => file.includes('outside'))).toBe(false);
-    expect(completeMentions(repo, '.env')).toEqual([]);
-    expect(completeMentions(repo, 'util')).toContainEqual({ path: 'src/util/', kind: 'folder' });
+    expect(await completeMentions(repo, '.env')).toEqual([]);
+    expect(await completeMentions(repo, 'util')).toContainEqual({ path: 'src/util/', kind: 'folder' });
     // A folder of the project is completed relative to it: from the repository's sub-folder too.
-    expect(completeMentions(path.join(repo, 'src'), 'app').map((mention) => mention.path)).toEqual([
+    expect((await completeMentions(path.join(repo, 'src'), 'app')).map((mention) => mention.path)).toEqual([
       'app.ts',
       'util/apply.ts',
     ]);
+    expect(fs.existsSync(marker)).toBe(false);
   });
 
-  it('walks a folder that is not a repository, skipping node_modules and its .gitignore’s entries', () => {
+  it('walks a folder that is not a repository, skipping node_modules and its .gitignore’s entries', async () => {
     const plain = path.join(dir, 'plain');
     write(path.join(plain, 'lib', 'main.py'));
     write(path.join(plain, 'build', 'main.o'));
     write(path.join(plain, 'node_modules', 'x', 'main.js'));
     write(path.join(plain, '.gitignore'), '# build output\nbuild\n');
-    const found = completeMentions(plain, 'main').map((mention) => mention.path);
+    const found = (await completeMentions(plain, 'main')).map((mention) => mention.path);
     expect(found).toEqual(['lib/main.py']);
   });
 
