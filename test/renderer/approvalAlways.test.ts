@@ -36,6 +36,8 @@ describe.skipIf(!HAS_CHROMIUM)('approvals: always allow in this project', () => 
     );
     await sendMessage(page, 'Edit a.');
     const card = page.getByRole('article', { name: 'Approval needed: edit_file' });
+    // At a laptop's height the scope and the reason are folded under one toggle (issue 37).
+    await card.getByRole('button', { name: /deny options$/ }).click();
     await card.getByLabel('Path glob').fill('src/**');
     await card.getByRole('button', { name: 'Always allow in this project' }).click();
     await page.getByText('Edited.').waitFor();

@@ -144,7 +144,8 @@ describe.skipIf(!HAS_CHROMIUM)('traces and cost', () => {
     await subagent.scrollIntoViewIfNeeded();
     await screenshot(page, '42-trace-subagent-nested');
     await inDarkTheme(app.serve.url, async (dark) => {
-      await dark.getByRole('option', { name: /Traced session/ }).click();
+      // The subagent's row is nested under it and names it ("…, from Traced session"): the parent's own row.
+      await dark.getByRole('option', { name: /^Traced session/ }).click();
       await dark.getByRole('button', { name: 'Trace', exact: true }).click();
       await dark
         .getByRole('article', { name: 'Turn 2' })

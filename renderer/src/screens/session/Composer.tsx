@@ -18,7 +18,7 @@ import {
   type Trigger,
 } from './composer/composerTokens.js';
 import './composer/composer.css';
-import { AttachmentTray } from './attachments/AttachmentTray.js';
+import { AttachButton, AttachmentTray } from './attachments/AttachmentTray.js';
 import { useAttachments, type SendAttachment } from './attachments/useAttachments.js';
 
 type Props = {
@@ -289,7 +289,7 @@ export function Composer({
       <label className="visually-hidden" htmlFor="composer-input">
         Message
       </label>
-      <AttachmentTray attachments={files} model={model} disabled={readOnly} />
+      <AttachmentTray attachments={files} model={model} />
       <div className="composer-row">
         <textarea
           id="composer-input"
@@ -317,6 +317,7 @@ export function Composer({
           aria-activedescendant={menu && menu.entries.length > 0 ? `${MENU_ID}-${activeIndex}` : undefined}
         />
         <div className="composer-actions">
+          <AttachButton attachments={files} disabled={readOnly} />
           {canResume && !running ? (
             <button type="button" className="button-secondary" onClick={onResume} disabled={busy || readOnly}>
               Resume

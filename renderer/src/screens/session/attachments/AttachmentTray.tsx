@@ -1,5 +1,5 @@
 import { useRef, type JSX } from 'react';
-import { unshownAttachmentsWarning } from '../../../../../main/ipc/contract.js';
+import { ProviderKind, unshownAttachmentsWarning } from '../../../../../main/ipc/contract.js';
 import type { Attachments } from './useAttachments.js';
 import './attachments.css';
 
@@ -7,31 +7,22 @@ type Props = {
   attachments: Attachments;
   /** The session's pinned model: a model without vision is said before sending. */
   model: { provider: string; model: string } | undefined;
-  disabled: boolean;
 };
 
-const KINDS: readonly string[] = ['anthropic', 'openai', 'openai-compatible'];
-
 /**
- * The composer's files (issue #32): an Attach button (file picker), one chip per staged file with its
- * preview and a remove button, the last refusal, and what the pinned model will not see.
+ * The composer's Attach button (issue #32): a file picker beside Send, so staging files costs the composer no
+ * row of its own.
  */
-export function AttachmentTray({ attachments, model, disabled }: Props): JSX.Element {
+export function AttachButton({
+  attachments,
+  disabled,
+}: {
+  attachments: Attachments;
+  disabled: boolean;
+}): JSX.Element {
   const picker = useRef<HTMLInputElement>(null);
-  const { files, problem } = attachments;
-  const pin =
-    model && KINDS.includes(model.provider)
-      ? { provider: model.provider as 'anthropic' | 'openai' | 'openai-compatible', model: model.model }
-      : undefined;
-  const warning =
-    pin && files.length > 0
-      ? unshownAttachmentsWarning(
-          pin,
-          files.map((file) => file.mimeType),
-        )
-      : undefined;
   return (
-    <div className="attachment-tray" aria-label="Attachments">
+    <>
       <input
         ref={picker}
         type="file"
@@ -52,6 +43,30 @@ export function AttachmentTray({ attachments, model, disabled }: Props): JSX.Ele
       >
         Attach…
       </button>
+    </>
+  );
+}
+
+/**
+ * The composer's staged files (issue #32): one chip per file with its preview and a remove button, the last
+ * refusal, and what the pinned model will not see; nothing at all while there is none of these.
+ */
+export function AttachmentTray({ attachments, model }: Props): JSX.Element | null {
+  const { files, problem } = attachments;
+  const pin =
+    model && (ProviderKind.options as readonly string[]).includes(model.provider)
+      ? { provider: model.provider as ProviderKind, model: model.model }
+      : undefined;
+  const warning =
+    pin && files.length > 0
+      ? unshownAttachmentsWarning(
+          pin,
+          files.map((file) => file.mimeType),
+        )
+      : undefined;
+  if (files.length === 0 && !problem && !warning) return null;
+  return (
+    <div className="attachment-tray" aria-label="Attachments">
       {files.map((file) => (
         <span key={file.id} className="attachment-chip" data-testid="attachment-chip">
           {file.mimeType === 'application/pdf' ? (
