@@ -41,3 +41,19 @@ export function useQuery<T>(run: () => Promise<T>, deps: readonly unknown[]): Qu
   }, []);
   return { data: state.data, error: state.error, loading: state.loading, reload, set };
 }
+
+/**
+ * `reload`, at most once every `ms`: for views that follow a session live, where every appended event would
+ * otherwise ask again (the first call waits `ms`, later ones in that time join it). Cleared on unmount.
+ */
+export function useThrottledReload(reload: () => void, ms: number): () => void {
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(timer.current), []);
+  return useCallback(() => {
+    if (timer.current !== undefined) return;
+    timer.current = setTimeout(() => {
+      timer.current = undefined;
+      reload();
+    }, ms);
+  }, [reload, ms]);
+}

@@ -1,8 +1,8 @@
-import { useCallback, useEffect, useRef, useState, type FormEvent, type JSX } from 'react';
+import { useEffect, useState, type FormEvent, type JSX } from 'react';
 import type { CostReport } from '../../../../main/ipc/contract.js';
 import { call } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
-import { useQuery } from '../../api/useQuery.js';
+import { useQuery, useThrottledReload } from '../../api/useQuery.js';
 import { useSubscription } from '../../api/useSubscription.js';
 import { formatTokens } from '../../lib/format.js';
 import { costNote, formatCost, formatCostKnown } from '../trace/traceFormat.js';
@@ -34,15 +34,7 @@ export function SpendMeter({
 }): JSX.Element | null {
   const cost = useQuery(() => call(keel().cost.report({ sessionId })), [sessionId]);
   const { reload, set } = cost;
-  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
-  const scheduleReload = useCallback(() => {
-    if (timer.current !== undefined) return;
-    timer.current = setTimeout(() => {
-      timer.current = undefined;
-      reload();
-    }, REFRESH_MS);
-  }, [reload]);
-  useEffect(() => () => clearTimeout(timer.current), []);
+  const scheduleReload = useThrottledReload(reload, REFRESH_MS);
   useSubscription('event.appended', (payload) => {
     if (payload.sessionId !== sessionId) return;
     // A new turn starts its burn rate at once; spend within it is read at most every REFRESH_MS.

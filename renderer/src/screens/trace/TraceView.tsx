@@ -1,9 +1,9 @@
 import './trace.css';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useCallback, useEffect, useLayoutEffect, useRef, useState, type JSX } from 'react';
+import { useLayoutEffect, useRef, useState, type JSX } from 'react';
 import { call } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
-import { useQuery } from '../../api/useQuery.js';
+import { useQuery, useThrottledReload } from '../../api/useQuery.js';
 import { useSubscription } from '../../api/useSubscription.js';
 import { useApp } from '../../appContext.js';
 import { TokenCostChart } from '../../components/charts/TokenCostChart.js';
@@ -23,15 +23,7 @@ export function TraceView({ sessionId }: { sessionId: string }): JSX.Element {
   const { navigate } = useApp();
   const trace = useQuery(() => call(keel().trace.summary({ sessionId })), [sessionId]);
   const { reload } = trace;
-  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
-  const scheduleReload = useCallback(() => {
-    if (timer.current !== undefined) return;
-    timer.current = setTimeout(() => {
-      timer.current = undefined;
-      reload();
-    }, REFRESH_MS);
-  }, [reload]);
-  useEffect(() => () => clearTimeout(timer.current), []);
+  const scheduleReload = useThrottledReload(reload, REFRESH_MS);
   useSubscription('event.appended', (payload) => {
     if (payload.sessionId === sessionId) scheduleReload();
   });
