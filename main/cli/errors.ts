@@ -7,9 +7,11 @@ import {
   DiskFullError,
   HarnessError,
   HarnessSessionBusyError,
+  RulesError,
   SessionExistsError,
   SessionLockedError,
   SessionNotFoundError,
+  SetupTrustError,
   UnknownCompactionError,
 } from '../core/harness/errors.js';
 import { UncommittedChangesError } from '../core/harness/newTurn.js';
@@ -79,6 +81,8 @@ export function describeError(
   }
   if (error instanceof SessionExistsError) return report(error.message, ExitCode.usage);
   if (error instanceof UnknownCompactionError) return report(error.message, ExitCode.usage);
+  if (error instanceof SetupTrustError || error instanceof RulesError)
+    return report(error.message, ExitCode.usage);
   if (error instanceof ZodError) {
     const first = error.issues[0];
     return report(

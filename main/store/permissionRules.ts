@@ -58,14 +58,17 @@ export function activePermissionRules(
     newest.delete(key);
     newest.set(key, event);
   }
-  return [...newest.values()]
-    .filter((event) => event.kind === 'permission_rule_added')
-    .map((event) => ({
-      project: event.project,
-      action: event.action,
-      rule: event.rule,
-      via: event.via,
-      at: event.at,
-      ...(event.sessionId ? { sessionId: event.sessionId } : {}),
-    }));
+  return [...newest.values()].filter((event) => event.kind === 'permission_rule_added').map(keptRuleOf);
+}
+
+/** A rule event as the rule it keeps (what lists and answers show). */
+export function keptRuleOf(event: PermissionRuleEvent): KeptPermissionRule {
+  return {
+    project: event.project,
+    action: event.action,
+    rule: event.rule,
+    via: event.via,
+    at: event.at,
+    ...(event.sessionId ? { sessionId: event.sessionId } : {}),
+  };
 }

@@ -10,22 +10,10 @@ import {
   projectSetupTrust,
   removeKeelRule,
   revokeProjectSetup,
-  RulesError,
   type RulesReport,
-  SetupTrustError,
 } from '../../core/harness/index.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
-
-/** Runs a step, turning its refusal into a usage error (exit 2) with its one line. */
-function refusing<T>(step: () => T): T {
-  try {
-    return step();
-  } catch (error) {
-    if (error instanceof SetupTrustError || error instanceof RulesError) throw new CliError(error.message);
-    throw error;
-  }
-}
 
 const STATE_WORD = {
   approved: 'approved',
@@ -99,9 +87,9 @@ export function registerSetup(program: Command, context: CliContext): void {
       if (options.approve && options.revoke) throw new CliError('--approve and --revoke exclude each other');
       const home = context.home();
       const folder = folderOf(options.project);
-      const shown = refusing(() => projectSetupTrust(home, folder));
+      const shown = projectSetupTrust(home, folder);
       if (options.revoke) {
-        const after = refusing(() => revokeProjectSetup(home, folder, 'keel trust --revoke'));
+        const after = revokeProjectSetup(home, folder, 'keel trust --revoke');
         context.io.stdout(options.json ? `${JSON.stringify(after)}\n` : `revoked: ${after.project}\n`);
         return;
       }
@@ -119,7 +107,7 @@ export function registerSetup(program: Command, context: CliContext): void {
         shown.entries.filter((entry) => entry.state !== 'removed').map((entry) => [entry.path, entry.hash]),
       );
       if (!options.json) context.io.stdout(formatTrust(shown, true));
-      const after = refusing(() => approveProjectSetup(home, folder, 'keel trust --approve', expect));
+      const after = approveProjectSetup(home, folder, 'keel trust --approve', expect);
       context.io.stdout(
         options.json
           ? `${JSON.stringify(after)}\n`
@@ -160,9 +148,7 @@ export function registerSetup(program: Command, context: CliContext): void {
         if (options.allProjects && options.project)
           throw new CliError('--project and --all-projects exclude each other');
         const project = options.allProjects ? '' : realFolder(folderOf(options.project));
-        const kept = refusing(() =>
-          addKeelRule(context.home(), { project, action, rule, via: 'keel rules add' }),
-        );
+        const kept = addKeelRule(context.home(), { project, action, rule, via: 'keel rules add' });
         context.io.stdout(
           `added: ${kept.action} ${kept.rule} (${kept.project || 'every project'}); from the next turn\n`,
         );
@@ -177,15 +163,13 @@ export function registerSetup(program: Command, context: CliContext): void {
     .option('--project <dir>', 'the project (default: the current folder)')
     .action((rule: string, options: { allow?: boolean; ask?: boolean; deny?: boolean; project?: string }) => {
       const action = actionOf(options, false);
-      const removed = refusing(() =>
-        removeKeelRule(context.home(), {
-          project: folderOf(options.project),
-          userHome: userHome(),
-          rule,
-          ...(action ? { action } : {}),
-          via: 'keel rules rm',
-        }),
-      );
+      const removed = removeKeelRule(context.home(), {
+        project: folderOf(options.project),
+        userHome: userHome(),
+        rule,
+        ...(action ? { action } : {}),
+        via: 'keel rules rm',
+      });
       for (const kept of removed)
         context.io.stdout(`removed: ${kept.action} ${kept.rule} (${kept.project || 'every project'})\n`);
     });

@@ -3,7 +3,7 @@ import { ProviderError } from '../../providers/index.js';
 import { SettingsError } from '../../store/settings.js';
 import { SessionExistsError, SessionLockedError, SessionNotFoundError } from '../log/sessionLog.js';
 import { TurnSetupError } from '../turn/engine.js';
-import { HarnessError } from './errors.js';
+import { HarnessError, RulesError, SetupTrustError } from './errors.js';
 
 /** Anything the harness threw as a code and a message: known errors get their code, the rest `internal` (message only, never a stack). */
 export function describeError(error: unknown): { code: ErrorCode; message: string } {
@@ -16,6 +16,9 @@ export function describeError(error: unknown): { code: ErrorCode; message: strin
     };
   }
   if (error instanceof SessionExistsError) return { code: 'invalid_input', message: error.message };
+  if (error instanceof SetupTrustError || error instanceof RulesError) {
+    return { code: 'invalid_state', message: error.message };
+  }
   if (error instanceof SettingsError) return { code: 'invalid_state', message: error.message };
   if (error instanceof TurnSetupError || error instanceof ProviderError) {
     return { code: 'provider', message: error.message };

@@ -13,6 +13,8 @@ export {
 } from '../log/sessionLog.js';
 export { UnknownCompactionError } from '../projection/index.js';
 export { HarnessSessionBusyError } from './lock.js';
+// A project's setup refused (a bad rule, files changed since they were shown): the person's to correct.
+export { RulesError, SetupTrustError } from '../setup/errors.js';
 
 /**
  * A refusal of the harness (no such session, a turn already running, a state an action does not apply to): a

@@ -3,6 +3,7 @@ import type { PermissionRuleSource, SetupProblem } from '../../common/setup.js';
 import {
   activePermissionRules,
   appendPermissionRule,
+  keptRuleOf,
   readPermissionRules,
   type KeptPermissionRule,
 } from '../../store/permissionRules.js';
@@ -13,20 +14,15 @@ import { approvedSetup, readApprovedBytes, readSetupApprovals } from '../../stor
 import { LOCATIONS } from './discover.js';
 import { loadSetup, type LoadedSetup, type SetupFile } from './load.js';
 import { parseSetupText } from './parse.js';
+import { RulesError } from './errors.js';
+
+export { RulesError };
 
 /*
  * The permission rules in effect for a project: the `permissions` of the user's settings files, of the
  * project's approved ones, and Keel's own rules (`<home>/permission-rules.jsonl`). A turn records them in its
  * log (permission_rules_applied) so the gate, the session view and a resume read the same list.
  */
-
-/** A refused rules step (`keel rules`, the settings screen); the message says what to do. */
-export class RulesError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'RulesError';
-  }
-}
 
 const ACTIONS: readonly RuleAction[] = ['deny', 'ask', 'allow'];
 
@@ -166,14 +162,7 @@ export function addKeelRule(
     ...rule,
     rule: rule.rule.trim(),
   });
-  return {
-    project: event.project,
-    action: event.action,
-    rule: event.rule,
-    via: event.via,
-    at: event.at,
-    ...(event.sessionId ? { sessionId: event.sessionId } : {}),
-  };
+  return keptRuleOf(event);
 }
 
 /**

@@ -10,20 +10,15 @@ import {
 } from '../../store/setupApprovals.js';
 import { projectSetupParts } from './load.js';
 import { LOCATIONS } from './discover.js';
+import { SetupTrustError } from './errors.js';
+
+export { SetupTrustError };
 
 /*
  * Approving what a project folder brings, as `.mcp.json` is approved: by the exact bytes of each file (sha256),
  * kept in Keel's home (never in the project, so nothing a model or a clone writes there approves anything).
  * The approved bytes are kept too, so a later change is shown as a diff against what the person saw.
  */
-
-/** A refused trust step; the message says what to do. */
-export class SetupTrustError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'SetupTrustError';
-  }
-}
 
 /** A diff longer than this is cut (the person is told to read the file). */
 const MAX_DIFF_CHARS = 64 * 1024;
