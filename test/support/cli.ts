@@ -15,8 +15,8 @@ import { trackChild } from './childProcesses.js';
 
 export { REPO_ROOT };
 
-/** The compiled CLI entry point. */
-export const CLI_BIN = path.join(REPO_ROOT, 'dist', 'main', 'cli', 'bin.js');
+/** The built CLI: the compiled one (dist/main/cli) bundled into dist/cli by scripts/bundle-cli.mjs, as `keel` ships. */
+export const CLI_BIN = path.join(REPO_ROOT, 'dist', 'cli', 'bin.js');
 
 /** What one run of the CLI produced. */
 export type KeelRun = { code: number | null; stdout: string; stderr: string };
@@ -24,7 +24,7 @@ export type KeelRun = { code: number | null; stdout: string; stderr: string };
 /** Options of one CLI run. */
 export type KeelRunOptions = { input?: string; env?: NodeJS.ProcessEnv; cwd?: string };
 
-/** Runs `node dist/main/cli/bin.js --home <home> ...args` and waits for it (30 s cap). */
+/** Runs `node dist/cli/bin.js --home <home> ...args` and waits for it (30 s cap). */
 export function runKeel(home: string, args: readonly string[], options: KeelRunOptions = {}): KeelRun {
   return runKeelRaw(['--home', home, ...args], options);
 }
@@ -59,10 +59,41 @@ export function removeTempDir(dir: string): void {
 
 /**
  * Compiles the CLI (tsc -p tsconfig.lib.json) unless every source the CLI loads has an up-to-date
- * output in dist/. Safe to call from parallel test files: one compiles, the others wait.
+ * output in dist/, then bundles it (scripts/bundle-cli.mjs) unless the bundle is newer than every compiled file
+ * it is made of. Safe to call from parallel test files: one builds, the others wait.
  */
 export async function ensureCliBuilt(): Promise<void> {
-  await ensureLibraryBuilt(path.join(REPO_ROOT, 'main', 'cli', 'bin.ts'));
+  const entries = ['cli/bin.ts', 'providers/local/worker.ts'].map((entry) =>
+    path.join(REPO_ROOT, 'main', entry),
+  );
+  for (const entry of entries) await ensureLibraryBuilt(entry);
+  await buildOnce(
+    'cli-bundle',
+    () => bundleIsStale(entries),
+    () => {
+      const result = spawnSync(process.execPath, [BUNDLER], {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      if (result.status !== 0 || bundleIsStale(entries)) {
+        throw new Error(`scripts/bundle-cli.mjs failed:\n${result.stdout}${result.stderr}`);
+      }
+    },
+  );
+}
+
+const BUNDLER = path.join(REPO_ROOT, 'scripts', 'bundle-cli.mjs');
+
+/** True when dist/cli/bin.js is missing or older than the bundler or a compiled file the entries reach. */
+function bundleIsStale(entries: readonly string[]): boolean {
+  const bundled = fs.statSync(CLI_BIN, { throwIfNoEntry: false })?.mtimeMs;
+  if (bundled === undefined || bundled < fs.statSync(BUNDLER).mtimeMs) return true;
+  return entries.some((entry) =>
+    reachedSources(entry).some(
+      (source) => (fs.statSync(outputOf(source), { throwIfNoEntry: false })?.mtimeMs ?? Infinity) > bundled,
+    ),
+  );
 }
 
 /**
@@ -104,23 +135,33 @@ function compile(): string {
  * dist/ output is missing or older than the source.
  */
 function staleOutputs(entry: string): string[] {
-  const stale: string[] = [];
+  return reachedSources(entry)
+    .filter((source) => {
+      const outputTime = fs.statSync(outputOf(source), { throwIfNoEntry: false })?.mtimeMs;
+      return outputTime === undefined || outputTime < fs.statSync(source).mtimeMs;
+    })
+    .map((source) => path.relative(REPO_ROOT, source));
+}
+
+/** A source's compiled file in dist/. */
+function outputOf(source: string): string {
+  return path.join(REPO_ROOT, 'dist', path.relative(REPO_ROOT, source).replace(/\.ts$/, '.js'));
+}
+
+/** `entry` and every source it reaches by a relative import, static or dynamic. */
+function reachedSources(entry: string): string[] {
   const seen = new Set<string>();
   const pending = [entry];
   for (let source = pending.pop(); source !== undefined; source = pending.pop()) {
     if (seen.has(source)) continue;
     seen.add(source);
-    const relative = path.relative(REPO_ROOT, source);
-    const output = path.join(REPO_ROOT, 'dist', relative.replace(/\.ts$/, '.js'));
-    const outputTime = fs.statSync(output, { throwIfNoEntry: false })?.mtimeMs;
-    if (outputTime === undefined || outputTime < fs.statSync(source).mtimeMs) stale.push(relative);
     const text = fs.readFileSync(source, 'utf8');
     for (const match of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)\.js'/g)) {
       const target = path.resolve(path.dirname(source), `${match[1] ?? ''}.ts`);
       if (fs.existsSync(target)) pending.push(target);
     }
   }
-  return stale;
+  return [...seen];
 }
 
 /** A child process holding a session's writer lease until `release` is called. */

@@ -13,7 +13,7 @@ export type KeelProcess = {
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 };
 
-/** Starts `node dist/main/cli/bin.js --home HOME ...args` without blocking the test's event loop. */
+/** Starts `node dist/cli/bin.js --home HOME ...args` without blocking the test's event loop. */
 export function startKeel(home: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): KeelProcess {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   if (env.KEEL_HOME === undefined) delete childEnv.KEEL_HOME;

@@ -25,7 +25,7 @@ async function timeKeel(args: readonly string[]): Promise<number> {
 
 /**
  * What a `keel` command costs before it does its job, the price of every command a person types and of each of
- * the test suite's hundreds of spawns: the wall time of `node dist/main/cli/bin.js` for `--help`, `sessions` on
+ * the test suite's hundreds of spawns: the wall time of `node dist/cli/bin.js` (the bundled CLI) for `--help`, `sessions` on
  * an empty home, and one `run` turn (a new session, a text reply from the scripted OpenAI-compatible server),
  * spawned one after another, median of `cliStartRuns`.
  */
