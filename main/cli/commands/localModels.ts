@@ -2,11 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import {
+  detectLocalMachine,
   LOCAL_CATALOGUE,
+  type LocalMachine,
   localModelsDir,
   pullModel,
   resolveModelSource,
-  suggestedLocalModel,
+  suggestLocalModel,
   type PullProgress,
 } from '../../core/harness/index.js';
 import type { CliContext } from '../context.js';
@@ -21,6 +23,18 @@ export function progressLine(p: PullProgress): string {
   return `${mb(p.received)}${p.total ? ` / ${mb(p.total)}` : ''} at ${mb(p.bytesPerSecond)}/s${left}`;
 }
 
+/** The machine in one phrase: its memory, and its GPU (backend, device, VRAM) or why there is none. */
+export function describeMachine(machine: LocalMachine): string {
+  const gb = (bytes: number): string => `${(bytes / 1024 ** 3).toFixed(1)} GB`;
+  const memory = `${gb(machine.ramBytes)} RAM`;
+  if (machine.gpu === false) {
+    return `${memory}, no GPU backend (CPU only${machine.problem ? `: ${machine.problem}` : ''})`;
+  }
+  const device = machine.gpuNames.length > 0 ? ` ${machine.gpuNames.join(', ')}` : '';
+  const vram = machine.unifiedBytes > 0 ? 'memory shared with the CPU' : `${gb(machine.vramBytes)} VRAM`;
+  return `${memory}, GPU ${machine.gpu}${device} (${vram})`;
+}
+
 /**
  * Issue 34: `keel models local list|pull|rm`: the catalogue with what is downloaded, downloads into
  * `<home>/models/` (resumable, hash-checked), and removal.
@@ -30,10 +44,14 @@ export function registerLocalModels(models: Command, context: CliContext): void 
   local
     .command('list', { isDefault: true })
     .description('the catalogue for this machine and the models downloaded')
-    .action(() => {
+    .action(async () => {
       const dir = localModelsDir(context.home());
       const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.gguf')) : [];
-      const suggested = suggestedLocalModel();
+      const machine = await detectLocalMachine();
+      const { entry: suggested, why } = suggestLocalModel(machine);
+      context.io.stdout(
+        `This machine: ${describeMachine(machine)}. Suggested: ${suggested.id} (${why}).\n\n`,
+      );
       const rows = LOCAL_CATALOGUE.map((entry) => {
         const file = path.posix.basename(new URL(entry.url).pathname);
         return [

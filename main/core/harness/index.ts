@@ -162,7 +162,10 @@ export {
   localModelsDir,
   resolveModelSource,
   suggestedLocalModel,
+  suggestLocalModel,
 } from '../../providers/local/catalogue.js';
+export { detectLocalMachine } from '../../providers/local/host.js';
+export type { LocalMachine } from '../../providers/local/protocol.js';
 export { pullModel, type PullProgress } from '../../providers/local/download.js';
 export { localModelPin } from '../../providers/local/pin.js';
 export { effectiveEffort, reasoningChoices } from '../../providers/reasoning.js';

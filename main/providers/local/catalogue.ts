@@ -52,6 +52,40 @@ export function suggestedLocalModel(totalMemoryBytes: number = os.totalmem()): L
   return fitting.at(-1) ?? LOCAL_CATALOGUE[0]!;
 }
 
+/** What the suggestion reads of a machine (protocol.ts `LocalMachine`). */
+export type MachineMemory = {
+  ramBytes: number;
+  gpu: string | false;
+  vramBytes: number;
+  unifiedBytes: number;
+};
+
+/** Room a model needs beyond its file: the KV cache of a working context and the runtime's buffers. */
+const VRAM_HEADROOM = 1.25;
+
+/**
+ * The catalogue model for this machine, and why. A discrete GPU (CUDA, Vulkan) runs a model fast only when the
+ * whole file fits its VRAM with room for the context, so the largest that fits is suggested; where nothing fits
+ * the VRAM, or there is no GPU, or the GPU shares the machine's memory (Apple silicon's Metal: `unifiedBytes`),
+ * the machine's RAM decides, as `suggestedLocalModel`. Pure.
+ */
+export function suggestLocalModel(machine: MachineMemory): { entry: LocalCatalogueEntry; why: string } {
+  const gb = (bytes: number): string => `${(bytes / 1024 ** 3).toFixed(1)} GB`;
+  const byRam = suggestedLocalModel(machine.ramBytes);
+  if (machine.gpu === false) return { entry: byRam, why: `CPU only, ${gb(machine.ramBytes)} of memory` };
+  if (machine.unifiedBytes > 0) {
+    return { entry: byRam, why: `${machine.gpu} sharing ${gb(machine.ramBytes)} of memory with the CPU` };
+  }
+  const inVram = LOCAL_CATALOGUE.filter((entry) => entry.approxBytes * VRAM_HEADROOM <= machine.vramBytes).at(
+    -1,
+  );
+  if (inVram) return { entry: inVram, why: `${machine.gpu} with ${gb(machine.vramBytes)} of VRAM` };
+  return {
+    entry: byRam,
+    why: `${machine.gpu} with ${gb(machine.vramBytes)} of VRAM, too little for any of these: ${gb(machine.ramBytes)} of memory decides`,
+  };
+}
+
 /**
  * Where a model comes from: a catalogue id, an `hf:owner/repo/file.gguf` URI (optionally `hf:owner/repo@rev/…`),
  * or an https URL. Undefined for anything else (a local path is used in place, not pulled).

@@ -3,7 +3,14 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ProviderError } from '../errors.js';
-import { FromWorker, type GenerateRequest, type LocalModelSettings, type ToWorker } from './protocol.js';
+import {
+  FromWorker,
+  type GenerateRequest,
+  type LocalMachine,
+  type LocalModelSettings,
+  type ToWorker,
+} from './protocol.js';
+import os from 'node:os';
 
 /** A running model process as the host sees it, whatever launched it. */
 export type WorkerHandle = {
@@ -145,7 +152,7 @@ export class LocalModelHost {
           settled = true;
           reject(new ProviderError('server', `could not load ${this.settings.path}: ${message.message}`));
           worker.kill();
-        } else this.listeners.get(message.id)?.listener(message);
+        } else if (message.type !== 'machine') this.listeners.get(message.id)?.listener(message);
       });
       worker.onExit((how) => {
         if (this.worker === worker) {
@@ -219,4 +226,46 @@ export function localModelHost(
 export function stopLocalModels(): void {
   for (const host of hosts.values()) host.kill();
   hosts.clear();
+}
+
+/**
+ * What this machine offers a local model (GPU backend, devices, VRAM, RAM), asked of a short-lived model process
+ * so the caller never loads llama.cpp itself (a crash there is the worker's). Never throws: a runtime that cannot
+ * load, or a process that dies or does not answer in time, is a CPU-only machine with the `problem` said.
+ */
+export async function detectLocalMachine(
+  options: { script?: string; timeoutMs?: number } = {},
+): Promise<LocalMachine> {
+  const cpuOnly = (problem: string): LocalMachine => ({
+    gpu: false,
+    gpuNames: [],
+    vramBytes: 0,
+    vramFreeBytes: 0,
+    unifiedBytes: 0,
+    ramBytes: os.totalmem(),
+    problem,
+  });
+  const worker = launcher(options.script ?? script ?? defaultWorkerScript());
+  try {
+    return await new Promise<LocalMachine>((resolve) => {
+      const timer = setTimeout(
+        () => resolve(cpuOnly('the model runtime did not answer in time')),
+        options.timeoutMs ?? 60_000,
+      );
+      worker.onMessage((raw) => {
+        const parsed = FromWorker.safeParse(raw);
+        if (parsed.success && parsed.data.type === 'machine') {
+          clearTimeout(timer);
+          resolve(parsed.data.machine);
+        }
+      });
+      worker.onExit((how) => {
+        clearTimeout(timer);
+        resolve(cpuOnly(`the model runtime stopped (${how})`));
+      });
+      worker.send({ type: 'detect' });
+    });
+  } finally {
+    worker.kill();
+  }
 }

@@ -71,6 +71,8 @@ export const ToWorker = z.discriminatedUnion('type', [
   z.object({ type: z.literal('load'), settings: LocalModelSettings }),
   GenerateRequest,
   z.object({ type: z.literal('abort'), id: z.number().int() }),
+  /** What this machine offers a model: its GPU backend and memory (answered by `machine`). */
+  z.object({ type: z.literal('detect') }),
 ]);
 export type ToWorker = z.infer<typeof ToWorker>;
 
@@ -88,6 +90,20 @@ export const GenerationStats = z.object({
 });
 export type GenerationStats = z.infer<typeof GenerationStats>;
 
+/** The machine as llama.cpp sees it: the GPU backend it would use (false: CPU only), its devices and memory. */
+export const LocalMachine = z.object({
+  gpu: z.union([z.string(), z.literal(false)]),
+  gpuNames: z.array(z.string()),
+  /** VRAM in bytes (0 without a GPU); `unifiedBytes` > 0 when it is shared with the CPU (Apple silicon). */
+  vramBytes: z.number().nonnegative(),
+  vramFreeBytes: z.number().nonnegative(),
+  unifiedBytes: z.number().nonnegative(),
+  ramBytes: z.number().nonnegative(),
+  /** Why no GPU was looked at (the runtime would not load), when that happened. */
+  problem: z.string().optional(),
+});
+export type LocalMachine = z.infer<typeof LocalMachine>;
+
 export const FromWorker = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('loaded'),
@@ -97,6 +113,7 @@ export const FromWorker = z.discriminatedUnion('type', [
     chatWrapper: z.string(),
   }),
   z.object({ type: z.literal('load_failed'), message: z.string() }),
+  z.object({ type: z.literal('machine'), machine: LocalMachine }),
   z.object({ type: z.literal('text'), id: z.number().int(), text: z.string() }),
   z.object({ type: z.literal('reasoning'), id: z.number().int(), text: z.string() }),
   z.object({ type: z.literal('call'), id: z.number().int(), index: z.number().int(), name: z.string() }),

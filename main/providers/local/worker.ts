@@ -7,6 +7,7 @@
  * One LlamaContextSequence (with its LlamaChat) is kept per session key, so a session's next request re-evaluates
  * only the tokens after the longest prefix it shares with what the sequence holds.
  */
+import os from 'node:os';
 import {
   getLlama,
   LlamaChat,
@@ -90,6 +91,42 @@ async function load(settings: LocalModelSettings): Promise<void> {
     });
   } catch (error) {
     send({ type: 'load_failed', message: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+/** The GPU backend llama.cpp would pick here (prebuilt binaries only, as `load`), its devices and memory. */
+async function detect(): Promise<void> {
+  const ramBytes = os.totalmem();
+  try {
+    const found =
+      llama ??
+      (await getLlama({ gpu: 'auto', build: 'never', logLevel: LlamaLogLevel.error, progressLogs: false }));
+    const vram = found.gpu === false ? undefined : await found.getVramState();
+    send({
+      type: 'machine',
+      machine: {
+        gpu: found.gpu,
+        gpuNames: found.gpu === false ? [] : await found.getGpuDeviceNames(),
+        vramBytes: vram?.total ?? 0,
+        vramFreeBytes: vram?.free ?? 0,
+        unifiedBytes: vram?.unifiedSize ?? 0,
+        ramBytes,
+      },
+    });
+  } catch (error) {
+    const problem = error instanceof Error ? error.message : String(error);
+    send({
+      type: 'machine',
+      machine: {
+        gpu: false,
+        gpuNames: [],
+        vramBytes: 0,
+        vramFreeBytes: 0,
+        unifiedBytes: 0,
+        ramBytes,
+        problem,
+      },
+    });
   }
 }
 
@@ -228,6 +265,10 @@ listen((raw) => {
   }
   if (message.type === 'load') {
     queue = queue.then(() => load(message.settings));
+    return;
+  }
+  if (message.type === 'detect') {
+    queue = queue.then(detect);
     return;
   }
   const controller = new AbortController();

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import os from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureCliBuilt, makeTempDir, removeTempDir } from '../../support/cli.js';
@@ -50,6 +51,14 @@ describe('keel models local', () => {
 
     const list = await keel(home, ['models', 'local', 'list']);
     expect(list.stdout).toMatch(/qwen2\.5-coder-7b/);
+    // The machine as the model process found it (the bundled CLI's worker loaded the runtime), and the pick.
+    const gb = (os.totalmem() / 1024 ** 3).toFixed(1);
+    expect(list.stdout).toMatch(
+      new RegExp(
+        `^This machine: ${gb} GB RAM, (GPU \\w+ .+|no GPU backend \\(CPU only\\))\\. Suggested: qwen2\\.5-coder-\\d+b \\(`,
+        'm',
+      ),
+    );
     expect(list.stdout).toContain(join(home, 'models', 'tiny.gguf'));
 
     const removed = await keel(home, ['models', 'local', 'rm', 'tiny.gguf']);
