@@ -1,6 +1,7 @@
 import { cpus, totalmem } from 'node:os';
 import { BOUNDED_HOLD_MS, BOUNDED_KINDS } from './benches/bounded.js';
 import { CAP_CHECK_TARGET_MS } from './benches/capCheck.js';
+import { LOCAL_SPEED_TARGET, LOCAL_TTFT_TARGET } from './benches/local.js';
 import { PATHOLOGICAL_MS_PER_MB, PATHOLOGICAL_STAGES } from './benches/pathological.js';
 import { FORK_TARGET_MS, REVERT_TARGET_MS } from './benches/history.js';
 import type { BenchResult, Metric, Peer } from './harness.js';
@@ -152,6 +153,32 @@ export function evaluateTargets(benches: readonly BenchResult[]): TargetResult[]
       };
     }),
     capCheckTarget(benches),
+    ...localTargets(benches),
+  ];
+}
+
+/** Issue 34: the local model's generation speed through Keel, and the second request's first token with reuse. */
+function localTargets(benches: readonly BenchResult[]): TargetResult[] {
+  const speed =
+    findMetric(benches, 'local', 'generation speed, Keel / node-llama-cpp alone')?.values.keel ?? null;
+  const ttft =
+    findMetric(benches, 'local', "second request's time to first token, reused / not reused")?.values.keel ??
+    null;
+  return [
+    {
+      name: 'local model: tokens per second through Keel / node-llama-cpp alone (tiny GGUF)',
+      target: `>= ${LOCAL_SPEED_TARGET}x`,
+      actual: speed,
+      unit: 'x',
+      pass: speed === null ? null : speed >= LOCAL_SPEED_TARGET,
+    },
+    {
+      name: "local model: a turn's second request, time to first token with prefix reuse / without",
+      target: `<= ${LOCAL_TTFT_TARGET}x`,
+      actual: ttft,
+      unit: 'x',
+      pass: ttft === null ? null : ttft <= LOCAL_TTFT_TARGET,
+    },
   ];
 }
 
