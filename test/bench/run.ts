@@ -8,6 +8,7 @@ import { boundedBench } from './benches/bounded.js';
 import { capCheckBench } from './benches/capCheck.js';
 import { bytesPerStepBench } from './benches/bytesPerStep.js';
 import { cliStartBench } from './benches/cliStart.js';
+import { bigProjectBench } from './benches/bigProject.js';
 import type { Bench } from './benches/context.js';
 import { BENCH_SYSTEM_PROMPT } from './benches/context.js';
 import { ftsSearchBench } from './benches/ftsSearch.js';
@@ -47,6 +48,8 @@ export const BENCHES: readonly Bench[] = [
   historyBench,
   historyImportBench,
   cliStartBench,
+  // Issue 36: big projects.
+  bigProjectBench,
 ];
 
 /** Parsed command line of the bench runner. */

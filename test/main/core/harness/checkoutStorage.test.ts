@@ -3,12 +3,12 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkoutStorage, collectCheckouts } from '../../../../main/core/harness/checkoutStorage.js';
 import { withWritableSession } from '../../../../main/core/harness/lock.js';
-import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { Checkout } from '../../../../main/core/persistent/checkout.js';
-import { checkoutLocation, writePersistentConfig } from '../../../../main/core/persistent/config.js';
+import { checkoutLocation } from '../../../../main/core/persistent/config.js';
 import { prepareTurn } from '../../../../main/core/persistent/turnCheckouts.js';
 import type { CommitModel } from '../../../../main/core/persistent/types.js';
 import { writeSettings, readSettings } from '../../../../main/store/settings.js';
+import { sessionWithCheckout as makeSession } from '../../../support/checkoutSession.js';
 import { git, makeRepo, makeTemp, read } from '../persistent/support.js';
 
 // Issue #36: `keel gc` and the storage bound reclaim idle sessions' checkouts, never what is not yet in the
@@ -28,27 +28,7 @@ afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** A session on `project` whose checkout exists (its first turn's preparation ran). */
-async function sessionWithCheckout(commit: CommitModel): Promise<string> {
-  const log = SessionLog.create(home, {
-    projectFolder: project,
-    provider: 'openai-compatible',
-    model: 'scripted-model',
-    baseUrl: 'http://127.0.0.1:9/v1',
-    contextWindow: 32_000,
-    toolMode: 'write',
-    policy: 'auto-edit',
-  });
-  const id = log.id;
-  writePersistentConfig(log.dir, {
-    version: 1,
-    dirs: [{ name: 'project', path: project, commit }],
-    readOnly: [],
-  });
-  log.close();
-  await withWritableSession(home, id, (opened) => prepareTurn(opened, { newTurn: true }));
-  return id;
-}
+const sessionWithCheckout = (commit: CommitModel) => makeSession(home, project, commit);
 
 const dataDir = (id: string) => path.join(home, 'sessions', id);
 const checkoutOf = (id: string) => checkoutLocation(dataDir(id), 'project');
