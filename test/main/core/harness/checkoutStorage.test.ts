@@ -107,6 +107,27 @@ describe('keel gc: reclaiming checkouts', () => {
     expect(fs.existsSync(checkoutOf(owed).checkout)).toBe(true);
   });
 
+  it('a reclaim a crash cut off after the checkout left the workspace: the next turn makes it again, gc removes the rest', async () => {
+    const id = await sessionWithCheckout('auto');
+    const location = checkoutOf(id);
+    // The first step of a reclaim (reclaim.ts): the checkout renamed out of the workspace; then the process died.
+    const trash = path.join(dataDir(id), 'reclaiming');
+    fs.mkdirSync(trash);
+    fs.renameSync(location.checkout, path.join(trash, 'project-1'));
+    expect(Checkout.existing({ name: 'project', path: project, commit: 'auto' }, location)).toBeUndefined();
+
+    await withWritableSession(home, id, (log) => prepareTurn(log, { newTurn: true }));
+    expect(read(path.join(location.checkout, 'src', 'a.ts'))).toBe('a\n');
+    expect(git(location.checkout, 'status', '--porcelain')).toBe('');
+
+    const report = await collectCheckouts(home, { idleMs: 0 });
+    expect(report.entries[0]?.action).toBe('reclaimed');
+    expect(fs.existsSync(trash)).toBe(false);
+    expect(fs.existsSync(location.checkout)).toBe(false);
+    // The admin folder the crash left: `worktree add -f` of the same path took it over, and gc removed it.
+    expect(worktreeAdmins()).toEqual([]);
+  });
+
   it('reads the bound from settings.json and keeps a setting the UI does not send', () => {
     fs.mkdirSync(home, { recursive: true });
     expect(readSettings(home).checkouts).toEqual({ storageLimitMB: 2048, idleMinutes: 60 });
