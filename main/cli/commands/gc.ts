@@ -1,9 +1,18 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { type CheckoutStorageReport, collectCheckouts } from '../../core/harness/index.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
 
-type GcOptions = { dryRun?: boolean; json?: boolean; idleMinutes?: string };
+type GcOptions = { dryRun?: boolean; json?: boolean; idleMinutes?: number };
+
+/** Commander parser of --idle-minutes: a number ≥ 0 (a bad one is a usage error naming what to give). */
+function parseMinutes(value: string): number {
+  const minutes = Number(value);
+  if (value.trim() === '' || !Number.isFinite(minutes) || minutes < 0) {
+    throw new InvalidArgumentError('Expected a number of minutes, 0 or more.');
+  }
+  return minutes;
+}
 
 /**
  * `keel gc [--dry-run] [--idle-minutes N] [--json]` (issue #36): reclaims the checkouts of idle sessions
@@ -14,15 +23,14 @@ export function registerGc(program: Command, context: CliContext): void {
     .command('gc')
     .description("reclaim idle sessions' checkouts of their project (made again on their next turn)")
     .option('--dry-run', 'list what would be reclaimed and its size; remove nothing')
-    .option('--idle-minutes <n>', 'only sessions idle at least this long (default: settings, 60)')
+    .option(
+      '--idle-minutes <n>',
+      'only sessions idle at least this long (default: settings, 60)',
+      parseMinutes,
+    )
     .option('--json', 'print the report as JSON')
     .action(async (options: GcOptions) => {
-      const idle = options.idleMinutes === undefined ? undefined : Number(options.idleMinutes);
-      if (idle !== undefined && !(Number.isFinite(idle) && idle >= 0)) {
-        context.io.stderr(`keel: --idle-minutes wants a number of minutes ≥ 0, not ${options.idleMinutes}\n`);
-        process.exitCode = 2;
-        return;
-      }
+      const idle = options.idleMinutes;
       const report = await collectCheckouts(context.home(), {
         measure: true,
         ...(options.dryRun ? { dryRun: true } : {}),
