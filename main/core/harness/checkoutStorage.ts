@@ -15,6 +15,7 @@ import { checkoutLocation, readPersistentConfig } from '../persistent/config.js'
 import {
   checkoutUsage,
   hasReclaimLeftovers,
+  isMeasured,
   reclaimCheckout,
   sweepReclaimLeftovers,
 } from '../persistent/reclaim.js';
@@ -191,10 +192,17 @@ export async function collectCheckouts(
 
 /**
  * Keeps checkout storage within settings.json's bound after a turn of `sessionId`: when the total is over
- * it, other sessions' idle checkouts are reclaimed, oldest first. Cheap when under: sizes are cached per
- * checkout (a new checkout is measured once, here).
+ * it, other sessions' idle checkouts are reclaimed, oldest first. Storage grows when a checkout is made, so
+ * only a turn whose session has a checkout not measured yet looks (it is measured once, here, and cached):
+ * every other turn costs a stat per checkout of its own session, not a pass over the home.
  */
-export async function enforceCheckoutBound(home: string, sessionId: string): Promise<CheckoutStorageReport> {
+export async function enforceCheckoutBound(
+  home: string,
+  sessionId: string,
+): Promise<CheckoutStorageReport | undefined> {
+  const dataDir = sessionDir(home, sessionId);
+  const dirs = readPersistentConfig(dataDir)?.dirs ?? [];
+  if (!dirs.some((dir) => !isMeasured(checkoutLocation(dataDir, dir.name)))) return undefined;
   const { limitBytes } = boundOf(home);
   return collectCheckouts(home, { untilBytes: limitBytes, except: sessionId });
 }

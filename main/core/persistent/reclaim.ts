@@ -42,6 +42,11 @@ function ownFolders(location: CheckoutLocation): string[] {
   return folders;
 }
 
+/** True when the checkout's disk use is cached (it was measured since it was made). */
+export function isMeasured(location: CheckoutLocation): boolean {
+  return lstatOrUndefined(path.join(location.stateDir, USAGE_FILE)) !== undefined;
+}
+
 /**
  * The checkout's disk use in bytes: measured (a walk of its files, state and admin folder) when `measure`
  * or nothing is cached, else the cached figure. A checkout that is not there costs 0 (its state alone is

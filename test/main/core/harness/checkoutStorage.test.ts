@@ -1,7 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkoutStorage, collectCheckouts } from '../../../../main/core/harness/checkoutStorage.js';
+import {
+  checkoutStorage,
+  collectCheckouts,
+  enforceCheckoutBound,
+} from '../../../../main/core/harness/checkoutStorage.js';
 import { withWritableSession } from '../../../../main/core/harness/lock.js';
 import { Checkout } from '../../../../main/core/persistent/checkout.js';
 import { checkoutLocation } from '../../../../main/core/persistent/config.js';
@@ -126,6 +130,23 @@ describe('keel gc: reclaiming checkouts', () => {
     expect(fs.existsSync(location.checkout)).toBe(false);
     // The admin folder the crash left: `worktree add -f` of the same path took it over, and gc removed it.
     expect(worktreeAdmins()).toEqual([]);
+  });
+
+  it('after a turn that made a checkout, the bound reclaims other idle sessions’ checkouts; later turns do not look', async () => {
+    fs.mkdirSync(home, { recursive: true });
+    writeSettings(home, { ...readSettings(home), checkouts: { storageLimitMB: 0, idleMinutes: 0 } });
+    const older = await sessionWithCheckout('auto');
+    expect(await enforceCheckoutBound(home, older)).toMatchObject({ reclaimedBytes: 0 });
+    const current = await sessionWithCheckout('auto');
+    const report = await enforceCheckoutBound(home, current);
+    expect(report?.entries.find((entry) => entry.sessionId === older)?.action).toBe('reclaimed');
+    expect(report?.entries.find((entry) => entry.sessionId === current)?.reason).toBe(
+      'the session running now',
+    );
+    expect(fs.existsSync(checkoutOf(older).checkout)).toBe(false);
+    expect(fs.existsSync(checkoutOf(current).checkout)).toBe(true);
+    // Its checkout measured now: the next turn's check is a stat, no pass over the home.
+    expect(await enforceCheckoutBound(home, current)).toBeUndefined();
   });
 
   it('reads the bound from settings.json and keeps a setting the UI does not send', () => {
