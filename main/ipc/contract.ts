@@ -4,6 +4,7 @@ import { appChannels } from './contract/appChannels.js';
 import { composerChannels } from './contract/composerChannels.js';
 import { historyChannels } from './contract/historyChannels.js';
 import { importChannels, importProgress } from './contract/importChannels.js';
+import { checkoutChannels } from './contract/checkoutChannels.js';
 import { reviewChannels } from './contract/reviewChannels.js';
 import {
   AppCommand,
@@ -41,6 +42,8 @@ export const channels = {
   ...setupChannels,
   // Issue 37: the composer.
   ...composerChannels,
+  // Issue 36: Settings → Checkout storage.
+  ...checkoutChannels,
 };
 
 /** Every channel name, e.g. `sessions.list`. */

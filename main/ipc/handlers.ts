@@ -3,6 +3,7 @@ import { channels, isChannelName } from './contract.js';
 import { describeInvalidInput, toIpcError } from './errors.js';
 import { appHandlers } from './handlers/appHandlers.js';
 import { importHandlers } from './handlers/importHandlers.js';
+import { checkoutHandlers } from './handlers/checkoutHandlers.js';
 import { composerHandlers } from './handlers/composerHandlers.js';
 import { createHandlerContext } from './handlers/context.js';
 import { reviewHandlers } from './handlers/reviewHandlers.js';
@@ -38,6 +39,8 @@ export function createHandlers(options: HandlerOptions): Handlers {
     ...setupHandlers(ctx),
     // Issue 37: the composer.
     ...composerHandlers(ctx),
+    // Issue 36: Settings → Checkout storage.
+    ...checkoutHandlers(ctx),
   };
 
   return {

@@ -62,6 +62,17 @@ export const Settings = z
       })
       .strict()
       .default({ servers: {}, disabledTools: [] }),
+    /**
+     * Issue #36: the disk sessions' checkouts may take in all (MiB); past it, after a turn, the checkouts of
+     * sessions idle at least `idleMinutes` are reclaimed, oldest first (their next turn makes them again).
+     */
+    checkouts: z
+      .object({
+        storageLimitMB: z.number().int().min(0).default(2048),
+        idleMinutes: z.number().min(0).default(60),
+      })
+      .strict()
+      .default({ storageLimitMB: 2048, idleMinutes: 60 }),
     /** Issue #32: which turn endings the app notifies of while its window is not focused. */
     notifications: NotificationSettings.default({ approval: true, finished: true, failed: true }),
   })

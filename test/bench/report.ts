@@ -154,6 +154,7 @@ export function evaluateTargets(benches: readonly BenchResult[]): TargetResult[]
     }),
     capCheckTarget(benches),
     ...localTargets(benches),
+    ...bigProjectTargets(benches),
   ];
 }
 
@@ -178,6 +179,57 @@ function localTargets(benches: readonly BenchResult[]): TargetResult[] {
       actual: ttft,
       unit: 'x',
       pass: ttft === null ? null : ttft <= LOCAL_TTFT_TARGET,
+    },
+  ];
+}
+
+/** Issue 36's targets, on the large generated project (80,000 files at full size). */
+function bigProjectTargets(benches: readonly BenchResult[]): TargetResult[] {
+  const bench = benches.find((b) => b.name === 'bigproject');
+  if (!bench) return [];
+  const large = Number(bench.params.large);
+  const small = Number(bench.params.small);
+  const value = (prefix: string) => findMetric(benches, 'bigproject', prefix)?.values.keel ?? null;
+  const ratio = (a: number | null, b: number | null) =>
+    a === null || b === null || b <= 0 ? null : round(a / b, 2);
+  const first = ratio(
+    value(`first request, new session, ${large} files, checkout`),
+    value(`first request, new session, ${large} files, --commit direct`),
+  );
+  const disk = value(`disk added by a one-turn 10-file session besides its log, ${large} files`);
+  const storage = value('checkout storage of');
+  const turn = ratio(
+    value(`per-turn overhead (reset + 10-file auto commit), ${large} files`),
+    value(`per-turn overhead (reset + 10-file auto commit), ${small} files`),
+  );
+  return [
+    {
+      name: `first request of a new session with a checkout / --commit direct, ${large} files`,
+      target: '≤ 1.3x',
+      actual: first,
+      unit: 'ratio',
+      pass: first === null ? null : first <= 1.3,
+    },
+    {
+      name: `disk added by a one-turn 10-file session besides its log, ${large} files`,
+      target: '< 1 MB',
+      actual: disk,
+      unit: 'MB',
+      pass: disk === null ? null : disk < 1,
+    },
+    {
+      name: `checkout storage of ${Number(bench.params.sessions) + Number(bench.params.runs)} ended sessions, ${large} files, default bound`,
+      target: '< 100 MB',
+      actual: storage,
+      unit: 'MB',
+      pass: storage === null ? null : storage < 100,
+    },
+    {
+      name: `per-turn overhead at ${large} files / at ${small} files`,
+      target: '≤ 1.5x',
+      actual: turn,
+      unit: 'ratio',
+      pass: turn === null ? null : turn <= 1.5,
     },
   ];
 }

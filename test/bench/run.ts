@@ -9,6 +9,7 @@ import { capCheckBench } from './benches/capCheck.js';
 import { bytesPerStepBench } from './benches/bytesPerStep.js';
 import { cliStartBench } from './benches/cliStart.js';
 import { localBench } from './benches/local.js';
+import { bigProjectBench } from './benches/bigProject.js';
 import type { Bench } from './benches/context.js';
 import { BENCH_SYSTEM_PROMPT } from './benches/context.js';
 import { ftsSearchBench } from './benches/ftsSearch.js';
@@ -49,6 +50,8 @@ export const BENCHES: readonly Bench[] = [
   historyImportBench,
   cliStartBench,
   localBench,
+  // Issue 36: big projects.
+  bigProjectBench,
 ];
 
 /** Parsed command line of the bench runner. */

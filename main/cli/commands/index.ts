@@ -41,6 +41,8 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['serve'], load: async () => (await import('./serve.js')).registerServe },
   // Issue 33: Keel as an Agent Client Protocol agent for editors.
   { names: ['acp'], load: async () => (await import('./acp.js')).registerAcp },
+  // Issue 36: reclaiming idle sessions' checkouts.
+  { names: ['gc'], load: async () => (await import('./gc.js')).registerGc },
 ];
 
 /** Every subcommand's register function, in `keel --help` order. */

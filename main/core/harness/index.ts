@@ -27,6 +27,13 @@ export { describeError } from './describeError.js';
 export * from './errors.js';
 export { eventsFile, onIndexNotice, resolveHome, sessionDir, sweepDeadScratch } from './start.js';
 export { createHarness, type LocalHarnessSession } from './harness.js';
+// Issue #36: checkout storage, `keel gc`.
+export {
+  type CheckoutStorageEntry,
+  type CheckoutStorageReport,
+  checkoutStorage,
+  collectCheckouts,
+} from './checkoutStorage.js';
 export { withWritableSession } from './lock.js';
 export {
   checkPromptSize,

@@ -6,6 +6,7 @@ import { runTurn, type TurnHost, type TurnOutcome } from '../turn/engine.js';
 import { loadSessionState } from '../turn/loadState.js';
 import { needsModel, unansweredCalls } from '../turn/state.js';
 import { readSettings } from '../../store/settings.js';
+import { enforceCheckoutBound } from './checkoutStorage.js';
 import { commitDirs, finishTurn, prepareTurn, recoverCommits } from '../persistent/turnCheckouts.js';
 import { beginDirectChanges } from '../persistent/directTurn.js';
 import { completePendingRevert } from '../history/revert.js';
@@ -186,6 +187,12 @@ async function runStreamed(
   );
 
   if (port !== own) await port.setStatus?.({ state: turn.ended ?? (await own.status()).state });
+  // Issue #36: checkout storage stays within its bound; a failure to reclaim never fails the turn.
+  if (turn.resumed && own.persistentDirs().length > 0) {
+    await enforceCheckoutBound(runtime.home, id).catch((error: unknown) =>
+      emit({ type: 'notice', text: `checkout storage was not reclaimed: ${(error as Error).message}` }),
+    );
+  }
   const hasManual = own.persistentDirs().some((dir) => dir.commit === 'manual');
   return {
     sessionId: id,

@@ -168,6 +168,8 @@ export const SettingsValue = z.object({
   compaction: z.object({ threshold: z.number().min(0).max(0.95), keepRecent: z.number().min(0).max(0.5) }),
   /** Issue #32: which turn endings notify while the window is unfocused; absent in settings.set keeps the file's. */
   notifications: NotificationSettings.optional(),
+  /** Issue #36: the bound of checkout storage; absent in settings.set keeps the file's. */
+  checkouts: z.object({ storageLimitMB: z.number().int().min(0), idleMinutes: z.number().min(0) }).optional(),
 });
 export type SettingsValue = z.infer<typeof SettingsValue>;
 

@@ -96,6 +96,7 @@ export function appHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeo
           ...args.settings,
           models: args.settings.models ?? current.models,
           notifications: args.settings.notifications ?? current.notifications,
+          checkouts: args.settings.checkouts ?? current.checkouts,
           mcp: current.mcp,
         });
       }

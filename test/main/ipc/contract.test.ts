@@ -112,6 +112,8 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'app.info': {},
   'imports.scan': { tool: 'claude-code' },
   'imports.run': { tool: 'codex', project: '/p' },
+  'checkouts.storage': {},
+  'checkouts.collect': { dryRun: true },
   // Issue 30.
   'setup.trust': { folder: '/p' },
   'setup.approve': { folder: '/p', hashes: { '.claude/settings.json': 'a'.repeat(64) } },

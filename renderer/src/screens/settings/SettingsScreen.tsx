@@ -11,6 +11,7 @@ import { ImportHistory } from './ImportHistory.js';
 import { McpServers } from './McpServers.js';
 import { ProjectSetup } from './ProjectSetup.js';
 import { SandboxStatus } from './SandboxStatus.js';
+import { CheckoutStorage } from './CheckoutStorage.js';
 import { NotificationChoices } from '../../notifications/NotificationChoices.js';
 
 /** Settings: providers (keys set-only, base URLs, test connection), default model, compaction threshold, MCP servers, sandbox status. */
@@ -165,6 +166,7 @@ export function SettingsScreen(): JSX.Element {
       <McpServers />
       <ImportHistory />
       <ProjectSetup />
+      <CheckoutStorage />
       <SandboxStatus />
     </section>
   );
