@@ -3,6 +3,7 @@ import { ApprovalScope, Policy, ProviderKind } from '../../common/events.js';
 import { ErrorCode, seq, SessionStatus } from '../../common/harnessViews.js';
 import { ModelOverride } from '../../common/models.js';
 import { NotificationSettings } from '../../common/notifications.js';
+import { Appearance, OpenAiEndpoints } from '../../common/appSettings.js';
 
 /** The event kinds and the pieces of them the UI needs, re-exported so the renderer imports only this file. */
 export {
@@ -168,6 +169,10 @@ export const SettingsValue = z.object({
   compaction: z.object({ threshold: z.number().min(0).max(0.95), keepRecent: z.number().min(0).max(0.5) }),
   /** Issue #32: which turn endings notify while the window is unfocused; absent in settings.set keeps the file's. */
   notifications: NotificationSettings.optional(),
+  /** Issue #37: named OpenAI-compatible endpoints; absent in settings.set keeps the file's. */
+  endpoints: OpenAiEndpoints.optional(),
+  /** Issue #37: the theme; absent in settings.set keeps the file's. */
+  appearance: Appearance.optional(),
 });
 export type SettingsValue = z.infer<typeof SettingsValue>;
 
@@ -175,8 +180,11 @@ export type SettingsValue = z.infer<typeof SettingsValue>;
 export const SettingsView = z.object({
   settings: SettingsValue,
   keys: KeyPresence,
-  /** `keychain`: safeStorage (Electron); `environment`: read-only, from env vars (`keel serve`). */
-  keyStorage: z.enum(['keychain', 'environment']),
+  /**
+   * `keychain`: safeStorage (Electron); `memory`: `keel serve` holds keys typed in the page until it stops
+   * (over the environment's); `environment`: read-only, from env vars.
+   */
+  keyStorage: z.enum(['keychain', 'memory', 'environment']),
 });
 export type SettingsView = z.infer<typeof SettingsView>;
 
