@@ -4,6 +4,8 @@ import { ErrorCode, seq, SessionStatus } from '../../common/harnessViews.js';
 import { ModelOverride } from '../../common/models.js';
 import { NotificationSettings } from '../../common/notifications.js';
 import { Appearance, OpenAiEndpoints } from '../../common/appSettings.js';
+/** Issue #37: the theme choices, for the renderer. */
+export type { Theme } from '../../common/appSettings.js';
 
 /** The event kinds and the pieces of them the UI needs, re-exported so the renderer imports only this file. */
 export {

@@ -12,6 +12,8 @@ import { McpServers } from './McpServers.js';
 import { ProjectSetup } from './ProjectSetup.js';
 import { SandboxStatus } from './SandboxStatus.js';
 import { NotificationChoices } from '../../notifications/NotificationChoices.js';
+import { ThemeChoice } from '../../components/ThemeChoice.js';
+import { EndpointsEditor } from './EndpointsEditor.js';
 
 /** Settings: providers (keys set-only, base URLs, test connection), default model, compaction threshold, MCP servers, sandbox status. */
 export function SettingsScreen(): JSX.Element {
@@ -37,7 +39,19 @@ export function SettingsScreen(): JSX.Element {
     setSaving(true);
     setMessage(undefined);
     try {
-      const saved = await call(keel().settings.set({ settings: draft }));
+      // The theme is saved as it is chosen: the file's (main's last word) goes with the form.
+      const saved = await call(
+        keel().settings.set({
+          settings: {
+            ...draft,
+            endpoints: (draft.endpoints ?? []).map((entry) => ({
+              name: entry.name.trim(),
+              baseUrl: entry.baseUrl.trim(),
+            })),
+            ...(settings.settings.appearance ? { appearance: settings.settings.appearance } : {}),
+          },
+        }),
+      );
       setDraft(saved.settings);
       applySettings(saved);
       setMessage({ kind: 'ok', text: 'Settings saved.' });
@@ -59,7 +73,9 @@ export function SettingsScreen(): JSX.Element {
         <p className="hint">
           {settings.keyStorage === 'keychain'
             ? 'API keys are kept in your system keychain. They are never shown again once saved.'
-            : 'In keel serve, API keys come from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, KEEL_OPENAI_COMPATIBLE_API_KEY): set them before starting it.'}
+            : settings.keyStorage === 'memory'
+              ? 'keel serve keeps the API keys you save here in its memory until it stops (never on disk, never shown again), before the environment’s (ANTHROPIC_API_KEY, OPENAI_API_KEY, KEEL_OPENAI_COMPATIBLE_API_KEY).'
+              : 'API keys come from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, KEEL_OPENAI_COMPATIBLE_API_KEY): set them before starting Keel.'}
         </p>
         <div className="provider-cards">
           {PROVIDERS.map((provider) => (
@@ -75,6 +91,10 @@ export function SettingsScreen(): JSX.Element {
             />
           ))}
         </div>
+        <EndpointsEditor
+          endpoints={draft.endpoints ?? []}
+          onChange={(endpoints) => setDraft({ ...draft, endpoints })}
+        />
 
         <h2>Defaults for new sessions</h2>
         <div className="field-grid">
@@ -117,6 +137,9 @@ export function SettingsScreen(): JSX.Element {
             />
           </div>
         </div>
+
+        <h2>Appearance</h2>
+        <ThemeChoice />
 
         <h2>Compaction</h2>
         <div className="field">
