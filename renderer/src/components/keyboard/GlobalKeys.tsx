@@ -37,14 +37,17 @@ function ShortcutsSheet({ onClose }: { onClose: () => void }): JSX.Element {
 
 /**
  * Issue #37: the app-wide keys. Ctrl/Cmd+K opens the command palette anywhere (also in a text field, as in
- * editors); `?` opens the shortcuts sheet outside a text field. Neither opens over another dialog.
+ * editors; not in a terminal); `?` opens the shortcuts sheet outside a text field. Neither opens over another dialog.
  */
 export function GlobalKeys(): JSX.Element | null {
   const [open, setOpen] = useState<'palette' | 'shortcuts' | undefined>();
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       if (event.defaultPrevented || document.querySelector('dialog[open]')) return;
-      const palette = (event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === 'k';
+      // A terminal keeps its Ctrl+K (the shell's kill-line).
+      const inTerminal = event.target instanceof Element && event.target.closest('.xterm') !== null;
+      const palette =
+        (event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === 'k' && !inTerminal;
       const sheet = event.key === '?' && !event.ctrlKey && !event.metaKey && !event.altKey;
       if (palette || (sheet && !isTypingTarget(event.target))) {
         event.preventDefault();
