@@ -51,6 +51,13 @@ describe.skipIf(!HAS_CHROMIUM)('settings: endpoints, keys, theme, shortcuts (#37
     await page.getByRole('heading', { name: 'Settings', exact: true }).waitFor();
     await palette.waitFor({ state: 'detached' });
 
+    // The default OpenAI-compatible model is picked from what its server lists.
+    const defaultModel = page.getByLabel('Default model', { exact: true });
+    await expect
+      .poll(() => defaultModel.locator('option').allTextContents())
+      .toEqual(['scripted-model', 'Other model…']);
+    expect(await defaultModel.inputValue()).toBe('scripted-model');
+
     // A keyed endpoint: refused without the key, listed once the key is typed here.
     await page.getByText('keel serve keeps the API keys you save here in its memory').waitFor();
     await page.getByRole('button', { name: 'Add endpoint' }).click();

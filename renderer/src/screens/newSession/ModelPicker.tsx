@@ -15,8 +15,11 @@ export function ModelPicker({
   listed,
   model,
   onModel,
+  label = 'Model',
 }: {
   idPrefix: string;
+  /** The select's label (the typed field's when the server lists nothing). */
+  label?: string;
   /** The endpoint's list, from `useEndpointModels(baseUrl)`. */
   listed: QueryState<EndpointModels | undefined>;
   model: string;
@@ -38,7 +41,7 @@ export function ModelPicker({
     <div className="field model-picker">
       {models.length > 0 ? (
         <>
-          <label htmlFor={`${idPrefix}-model`}>Model</label>
+          <label htmlFor={`${idPrefix}-model`}>{label}</label>
           <select
             id={`${idPrefix}-model`}
             value={showField ? OTHER : model}
@@ -63,7 +66,7 @@ export function ModelPicker({
       ) : null}
       {showField ? (
         <>
-          <label htmlFor={`${idPrefix}-model-id`}>{models.length > 0 ? 'Model id' : 'Model'}</label>
+          <label htmlFor={`${idPrefix}-model-id`}>{models.length > 0 ? `${label} id` : label}</label>
           <input
             id={`${idPrefix}-model-id`}
             value={model}

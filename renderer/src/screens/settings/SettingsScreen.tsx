@@ -14,6 +14,8 @@ import { SandboxStatus } from './SandboxStatus.js';
 import { NotificationChoices } from '../../notifications/NotificationChoices.js';
 import { ThemeChoice } from '../../components/ThemeChoice.js';
 import { EndpointsEditor } from './EndpointsEditor.js';
+import { ModelPicker } from '../newSession/ModelPicker.js';
+import { useEndpointModels } from '../newSession/useEndpointModels.js';
 
 /** Settings: providers (keys set-only, base URLs, test connection), default model, compaction threshold, MCP servers, sandbox status. */
 export function SettingsScreen(): JSX.Element {
@@ -25,6 +27,12 @@ export function SettingsScreen(): JSX.Element {
   useEffect(() => {
     if (settings && !draft) setDraft(settings.settings);
   }, [settings, draft]);
+  // Issue #37: the default OpenAI-compatible model is picked from what its server lists.
+  const endpointModels = useEndpointModels(
+    draft?.defaults.provider === 'openai-compatible'
+      ? (draft.defaults.baseUrl ?? draft.providers['openai-compatible']?.baseUrl ?? '')
+      : '',
+  );
 
   if (!settings || !draft) return <LoadingState label="Loading settings…" />;
 
@@ -64,6 +72,10 @@ export function SettingsScreen(): JSX.Element {
 
   const threshold = Math.round(draft.compaction.threshold * 100);
   const defaults = draft.defaults;
+  const setDefaultModel = (model: string) => {
+    const { model: _old, ...rest } = defaults;
+    setDraft({ ...draft, defaults: model ? { ...rest, model } : rest });
+  };
 
   return (
     <section className="settings" aria-labelledby="settings-title">
@@ -121,21 +133,25 @@ export function SettingsScreen(): JSX.Element {
               ))}
             </select>
           </div>
-          <div className="field">
-            <label htmlFor="set-model">Default model</label>
-            <input
-              id="set-model"
-              value={defaults.model ?? ''}
-              spellCheck={false}
-              onChange={(event) => {
-                const { model: _old, ...rest } = defaults;
-                setDraft({
-                  ...draft,
-                  defaults: event.target.value ? { ...rest, model: event.target.value } : rest,
-                });
-              }}
+          {defaults.provider === 'openai-compatible' ? (
+            <ModelPicker
+              idPrefix="set"
+              label="Default model"
+              listed={endpointModels}
+              model={defaults.model ?? ''}
+              onModel={setDefaultModel}
             />
-          </div>
+          ) : (
+            <div className="field">
+              <label htmlFor="set-model">Default model</label>
+              <input
+                id="set-model"
+                value={defaults.model ?? ''}
+                spellCheck={false}
+                onChange={(event) => setDefaultModel(event.target.value)}
+              />
+            </div>
+          )}
         </div>
 
         <h2>Appearance</h2>
