@@ -5,6 +5,7 @@ import { ModelOverride } from '../common/models.js';
 import { Policy, ProviderKind } from '../common/events.js';
 import { McpServerConfig, McpServerName } from '../common/mcp.js';
 import { NotificationSettings } from '../common/notifications.js';
+import { Appearance, OpenAiEndpoints } from '../common/appSettings.js';
 
 /**
  * `<home>/settings.json`: defaults for new sessions, per-model context windows, provider base URLs and
@@ -75,6 +76,10 @@ export const Settings = z
       .default({ storageLimitMB: 2048, idleMinutes: 60 }),
     /** Issue #32: which turn endings the app notifies of while its window is not focused. */
     notifications: NotificationSettings.default({ approval: true, finished: true, failed: true }),
+    /** Issue #37: named OpenAI-compatible endpoints the pickers offer (each with the models its server lists). */
+    endpoints: OpenAiEndpoints.default([]),
+    /** Issue #37: the app's theme. */
+    appearance: Appearance.default({ theme: 'system' }),
   })
   .strict();
 export type Settings = z.infer<typeof Settings>;

@@ -12,6 +12,8 @@ import {
   type Route,
 } from './appContext.js';
 import { ErrorBoundary } from './components/ErrorBoundary.js';
+import { GlobalKeys } from './components/keyboard/GlobalKeys.js';
+import { applyTheme } from './lib/theme.js';
 import { ErrorState, LoadingState } from './components/States.js';
 import { prefetchMonacoAfterStartup } from './components/monaco/loadMonaco.js';
 import { markOnce } from './lib/perf.js';
@@ -84,16 +86,9 @@ export function App(): JSX.Element {
     searchRef.current?.select();
   }, []);
 
-  useEffect(() => {
-    const onKey = (event: KeyboardEvent) => {
-      if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === 'k') {
-        event.preventDefault();
-        focusSearch();
-      }
-    };
-    document.addEventListener('keydown', onKey);
-    return () => document.removeEventListener('keydown', onKey);
-  }, [focusSearch]);
+  // Issue #37: the theme settings.json keeps (System until it is read).
+  const theme = settings.data?.settings.appearance?.theme ?? 'system';
+  useEffect(() => applyTheme(theme), [theme]);
 
   const state = useMemo<AppState>(
     () => ({
@@ -173,6 +168,7 @@ export function App(): JSX.Element {
           </ErrorBoundary>
         </main>
       </div>
+      <GlobalKeys />
       {newSession ? <NewSessionDialog prefill={newSession} onClose={() => setNewSession(undefined)} /> : null}
     </AppContext.Provider>
   );

@@ -21,7 +21,7 @@ export type AppState = {
   applySettings: (view: SettingsView) => void;
   info: ChannelOutput<'app.info'> | undefined;
   openNewSession: (prefill?: NewSessionPrefill) => void;
-  /** Moves focus to the session search box (Ctrl/Cmd+K). */
+  /** Moves focus to the session search box (the command palette's Search sessions, the app menu). */
   focusSearch: () => void;
 };
 

@@ -155,8 +155,10 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
       .toBe('test\n');
     expect(app.provider.requests.filter((request) => request.rejected !== undefined)).toEqual([]);
 
-    // Search finds the session by a word from its transcript (Ctrl+K focuses the box).
+    // Search finds the session by a word from its transcript (Ctrl+K's palette: Search sessions focuses the box).
     await page.keyboard.press('Control+k');
+    await page.getByRole('combobox', { name: 'Command' }).fill('search sessions');
+    await page.keyboard.press('Enter');
     const search = page.getByLabel('Search sessions');
     await expect
       .poll(() => page.evaluate('document.activeElement && document.activeElement.id'))
@@ -177,8 +179,8 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     // The old page's bridge logged its failed reconnects while the server was down: expected, not an error.
     watched.errors.length = 0;
     await page.getByRole('option', { name: /Parser work/ }).waitFor();
-    // Keyboard: Ctrl+K, arrow down into the list, Enter opens the session.
-    await page.keyboard.press('Control+k');
+    // Keyboard: from the search box, arrow down into the list, Enter opens the session.
+    await page.getByLabel('Search sessions').focus();
     await page.keyboard.press('ArrowDown');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Parser work' }).waitFor();

@@ -107,6 +107,7 @@ export {
   ModelChoiceError,
   type ModelRequest,
   refreshServedModels,
+  rememberContextWindow,
   summarizeServed,
 } from '../models/index.js';
 export { readPersistentConfig, writePersistentConfig } from '../persistent/config.js';

@@ -8,7 +8,7 @@ import {
   type ModelCatalogue,
   type ModelInfo,
 } from '../../providers/catalogue.js';
-import { readSettings, type Settings } from '../../store/settings.js';
+import { readSettings, type Settings, writeSettings } from '../../store/settings.js';
 import { effortAfterSwitch, type EffortRequest } from './effort.js';
 import { describeAge, findServed, servedStatus, type ServedContext, type ServedStatus } from './served.js';
 
@@ -47,7 +47,16 @@ export class ModelChoiceError extends Error {
  * The pin to record, a one-line warning when the choice works today but may not for long, and on a switch
  * one when the pinned reasoning effort fell back to the new model's default (core/models/effort.ts).
  */
-export type ModelChoice = { pin: ModelPin; warning?: string; effortWarning?: string };
+export type ModelChoice = {
+  pin: ModelPin;
+  warning?: string;
+  effortWarning?: string;
+  /**
+   * Issue #37: the request gave the window of a model nothing else knows (settings, the provider's list, the
+   * catalogue): the host keeps it with `rememberContextWindow` once the session exists, so it is asked once.
+   */
+  windowToRemember?: number;
+};
 
 /** The catalogue with settings.json's corrections; a bad entry is a ModelChoiceError naming it. */
 export function catalogueOf(settings: Settings): ModelCatalogue {
@@ -154,11 +163,8 @@ export async function chooseModel(
     );
   }
   const served = status.kind === 'listed' ? status.model : undefined;
-  const contextWindow =
-    request.contextWindow ??
-    settings.contextWindows[request.model] ??
-    served?.contextWindow ??
-    known?.contextWindow;
+  const knownWindow = settings.contextWindows[request.model] ?? served?.contextWindow ?? known?.contextWindow;
+  const contextWindow = request.contextWindow ?? knownWindow;
   if (contextWindow === undefined) {
     throw new ModelChoiceError('unknown_window', `the context window of model "${request.model}" is unknown`);
   }
@@ -180,5 +186,21 @@ export async function chooseModel(
     },
     ...(warning ? { warning } : {}),
     ...(effort?.ok && effort.warning ? { effortWarning: effort.warning } : {}),
+    ...(request.contextWindow !== undefined && knownWindow === undefined
+      ? { windowToRemember: request.contextWindow }
+      : {}),
   };
+}
+
+/**
+ * Issue #37: keeps a model's context window in settings.json `contextWindows`, so the next session on it is
+ * not asked again. Keeps an entry already there (the person's earlier word, or one edited in the file).
+ */
+export function rememberContextWindow(home: string, model: string, contextWindow: number): void {
+  const settings = readSettings(home);
+  if (settings.contextWindows[model] !== undefined) return;
+  writeSettings(home, {
+    ...settings,
+    contextWindows: { ...settings.contextWindows, [model]: contextWindow },
+  });
 }

@@ -153,6 +153,31 @@ export const appChannels = {
     input: z.object({ provider: ProviderKind, baseUrl: z.string().url().optional() }),
     output: z.object({ served: ServedListSummary }),
   },
+  // Issue #37 (Settings): an endpoint's models for the pickers.
+  'providers.models': {
+    doc: "Reads a provider endpoint's models now (GET /models, through main, with the stored or environment key), caches the list and returns its models; fails with the server's error in one line.",
+    input: z.object({
+      provider: ProviderKind.exclude(['local']),
+      baseUrl: z
+        .string()
+        .regex(
+          /^https?:\/\/[^\s/]/,
+          'a base URL starting with http:// or https://, such as http://127.0.0.1:11434/v1',
+        )
+        .pipe(z.string().url('a base URL such as http://127.0.0.1:11434/v1'))
+        .optional(),
+    }),
+    output: z.object({
+      models: z.array(
+        z.object({
+          id: z.string(),
+          /** Only when the server says it. */
+          contextWindow: z.number().int().positive().optional(),
+        }),
+      ),
+      served: ServedListSummary,
+    }),
+  },
   'providers.detectLocal': {
     doc: 'Looks for local OpenAI-compatible servers (Ollama :11434, LM Studio :1234) and lists their models.',
     input: empty,

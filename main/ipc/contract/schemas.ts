@@ -3,6 +3,9 @@ import { ApprovalScope, Policy, ProviderKind } from '../../common/events.js';
 import { ErrorCode, seq, SessionStatus } from '../../common/harnessViews.js';
 import { ModelOverride } from '../../common/models.js';
 import { NotificationSettings } from '../../common/notifications.js';
+import { Appearance, OpenAiEndpoints } from '../../common/appSettings.js';
+/** Issue #37: the theme choices, for the renderer. */
+export type { Theme } from '../../common/appSettings.js';
 
 /** The event kinds and the pieces of them the UI needs, re-exported so the renderer imports only this file. */
 export {
@@ -170,6 +173,10 @@ export const SettingsValue = z.object({
   notifications: NotificationSettings.optional(),
   /** Issue #36: the bound of checkout storage; absent in settings.set keeps the file's. */
   checkouts: z.object({ storageLimitMB: z.number().int().min(0), idleMinutes: z.number().min(0) }).optional(),
+  /** Issue #37: named OpenAI-compatible endpoints; absent in settings.set keeps the file's. */
+  endpoints: OpenAiEndpoints.optional(),
+  /** Issue #37: the theme; absent in settings.set keeps the file's. */
+  appearance: Appearance.optional(),
 });
 export type SettingsValue = z.infer<typeof SettingsValue>;
 
@@ -177,8 +184,11 @@ export type SettingsValue = z.infer<typeof SettingsValue>;
 export const SettingsView = z.object({
   settings: SettingsValue,
   keys: KeyPresence,
-  /** `keychain`: safeStorage (Electron); `environment`: read-only, from env vars (`keel serve`). */
-  keyStorage: z.enum(['keychain', 'environment']),
+  /**
+   * `keychain`: safeStorage (Electron); `memory`: `keel serve` holds keys typed in the page until it stops
+   * (over the environment's); `environment`: read-only, from env vars.
+   */
+  keyStorage: z.enum(['keychain', 'memory', 'environment']),
 });
 export type SettingsView = z.infer<typeof SettingsView>;
 

@@ -83,7 +83,7 @@ export function appHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeo
         if (!keyStore.write) {
           throw new IpcFailure(
             'not_available',
-            'keel serve reads API keys from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, KEEL_OPENAI_COMPATIBLE_API_KEY); set them there and restart',
+            'this host reads API keys from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, KEEL_OPENAI_COMPATIBLE_API_KEY); set them there and restart',
           );
         }
         keyStore.write(args.keys);
@@ -97,6 +97,8 @@ export function appHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeo
           models: args.settings.models ?? current.models,
           notifications: args.settings.notifications ?? current.notifications,
           checkouts: args.settings.checkouts ?? current.checkouts,
+          endpoints: args.settings.endpoints ?? current.endpoints,
+          appearance: args.settings.appearance ?? current.appearance,
           mcp: current.mcp,
         });
       }
@@ -158,6 +160,28 @@ export function appHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeo
           env,
         });
         return { served: summarizeServed(list, clock) };
+      } catch (error) {
+        if (error instanceof ProviderError) throw new IpcFailure('provider', error.message);
+        throw error;
+      }
+    },
+
+    'providers.models': async (args) => {
+      const baseUrl = args.baseUrl ?? readSettings(home).providers[args.provider]?.baseUrl;
+      try {
+        const list = await refreshServedModels(args.provider, baseUrl, {
+          home,
+          clock,
+          keys: keyStore.read(),
+          env,
+        });
+        return {
+          models: list.models.map((model) => ({
+            id: model.id,
+            ...(model.contextWindow !== undefined ? { contextWindow: model.contextWindow } : {}),
+          })),
+          served: summarizeServed(list, clock),
+        };
       } catch (error) {
         if (error instanceof ProviderError) throw new IpcFailure('provider', error.message);
         throw error;

@@ -17,7 +17,7 @@ import type { ModelPin } from '../../common/events.js';
 import type { SessionSummary, SettingsView } from '../contract.js';
 import { IpcFailure } from '../errors.js';
 import { createHub, hubReports } from '../hub.js';
-import { environmentKeyStore, keyPresence } from '../keys.js';
+import { environmentKeyStore, keyPresence, memoryKeyStore } from '../keys.js';
 import { OutputFlows } from '../outputFlows.js';
 import { rememberProject } from '../recentProjects.js';
 import { TerminalManager } from '../terminals.js';
@@ -30,7 +30,8 @@ import type { HandlerOptions } from './types.js';
 export function createHandlerContext(options: HandlerOptions) {
   const { home } = options;
   const env = options.env ?? process.env;
-  const keyStore = options.keyStore ?? environmentKeyStore();
+  // Issue #37: under `keel serve` keys typed in the page are held in memory (over the environment's).
+  const keyStore = options.keyStore ?? (options.mode === 'serve' ? memoryKeyStore() : environmentKeyStore());
   const clock = options.clock ?? systemClock;
   const hub = createHub();
   // Reviewing a checkout runs git on its index (update-index): two at once collide on index.lock, so the

@@ -11,6 +11,7 @@ import {
   readPersistentConfig,
   readSettings,
   reasoningChoices,
+  rememberContextWindow,
   SessionLog,
   sessionNetworkAllow,
   toolModeFor,
@@ -80,7 +81,7 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
         throw new IpcFailure('not_found', `the project folder ${folder} does not exist or is not a folder`);
       }
       // A session is pinned to its model: the provider's word on it decides, the catalogue only warns.
-      const { pin, warning } = await choose(modelRequest(args));
+      const { pin, warning, windowToRemember } = await choose(modelRequest(args));
       if (args.reasoningEffort !== undefined) checkEffort(pin.model, args.reasoningEffort);
       const real = fs.realpathSync(folder);
       // The app is a host of the session API: its sessions are made as a library user's are.
@@ -99,6 +100,8 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
         },
       });
       const id = session.id;
+      // Issue #37: a window the person typed for an unknown model is asked once, then kept.
+      if (windowToRemember !== undefined) rememberContextWindow(home, pin.model, windowToRemember);
       const created = readLog(id, (log) => log.read({ fromSeq: 1, limit: 1 })[0]);
       useProject(real);
       if (created) hub.publish('event.appended', { sessionId: id, event: created });
@@ -179,7 +182,9 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
         ...modelRequest(args),
         ...(args.reasoningEffort !== undefined ? { reasoningEffort: args.reasoningEffort } : {}),
       };
-      const { pin, warning, effortWarning } = await choose(request, before.pin);
+      const { pin, warning, effortWarning, windowToRemember } = await choose(request, before.pin);
+      // Issue #37: a window typed for an unknown model is kept (asked once), like at a session's creation.
+      if (windowToRemember !== undefined) rememberContextWindow(home, pin.model, windowToRemember);
       return turns.appendWhileIdle(args.sessionId, (log) => {
         // The provider was asked meanwhile: a turn or another switch in between makes this one stale.
         const appended = log.append({ kind: 'model_changed', ...pin }, { expectedLastSeq: before.lastSeq });

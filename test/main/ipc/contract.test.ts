@@ -105,6 +105,7 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'settings.testProvider': { provider: 'anthropic', model: 'claude-sonnet-4-5', apiKey: 'sk-ant' },
   'providers.catalogue': {},
   'providers.refreshModels': { provider: 'anthropic', baseUrl: 'http://127.0.0.1:8080' },
+  'providers.models': { provider: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1' },
   'providers.detectLocal': {},
   'projects.openFolder': { path: '/p' },
   'projects.recent': {},

@@ -8,6 +8,7 @@ import {
   type ReactNode,
 } from 'react';
 import type { editor as MonacoEditor } from 'monaco-editor/editor/editor.api';
+import { isDarkTheme, subscribeTheme } from '../../lib/theme.js';
 import { plural } from '../../lib/format.js';
 import {
   diffOptions,
@@ -79,13 +80,6 @@ export function useDiffMode(): [DiffMode, (mode: DiffMode) => void] {
   return [mode, modeStore.set];
 }
 
-const darkQuery = () => window.matchMedia('(prefers-color-scheme: dark)');
-function subscribeScheme(listener: () => void): () => void {
-  const query = darkQuery();
-  query.addEventListener('change', listener);
-  return () => query.removeEventListener('change', listener);
-}
-
 /** Line count of a text without splitting it (a 10,000-line file is scanned, not copied). */
 function countLines(text: string): number {
   let lines = 1;
@@ -136,7 +130,7 @@ export function DiffView({
   const [ready, setReady] = useState<{ texts: Texts; at: number } | undefined>();
   const shown = useRef<Texts | undefined>(undefined);
   const [fitHeight, setFitHeight] = useState(160);
-  const dark = useSyncExternalStore(subscribeScheme, () => darkQuery().matches);
+  const dark = useSyncExternalStore(subscribeTheme, isDarkTheme);
   const darkRef = useRef(dark);
   darkRef.current = dark;
   const originalText = original ?? '';

@@ -1,5 +1,6 @@
 import type * as MonacoApi from 'monaco-editor/editor/editor.api';
 import type { PerfMark } from '../../lib/perf.js';
+import { isDarkTheme } from '../../lib/theme.js';
 import { diffOptions } from './editorOptions.js';
 
 /** The Monaco API type, for code that receives it from loadMonaco(). */
@@ -184,7 +185,7 @@ async function computeHiddenDiff(monaco: Monaco): Promise<void> {
   host.style.cssText =
     'position:fixed;left:-10000px;top:0;width:640px;height:120px;visibility:hidden;pointer-events:none';
   document.body.append(host);
-  const dark = window.matchMedia('(prefers-color-scheme: dark)').matches;
+  const dark = isDarkTheme();
   const editor = monaco.editor.createDiffEditor(host, diffOptions('', dark, true));
   // Long enough that the worker runs the algorithm large files get (Myers past 1,700 lines in all: its
   // first run in a fresh worker is several times slower) and that an unchanged region collapses (its bar

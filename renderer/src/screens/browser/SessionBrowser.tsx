@@ -196,7 +196,7 @@ export function SessionBrowser({
           ref={searchRef}
           type="search"
           className="search-input"
-          placeholder="Search titles and messages  (Ctrl+K)"
+          placeholder="Search titles and messages"
           value={search}
           onChange={(event) => setSearch(event.target.value)}
           onKeyDown={onSearchKey}

@@ -105,8 +105,10 @@ export function FirstRun(): JSX.Element {
           <p>
             Add an Anthropic or OpenAI API key in Settings.{' '}
             {settings?.keyStorage === 'environment'
-              ? 'In keel serve, keys are read from ANTHROPIC_API_KEY or OPENAI_API_KEY when it starts.'
-              : 'Keys are stored in your system keychain and never shown again.'}
+              ? 'Keys are read from ANTHROPIC_API_KEY or OPENAI_API_KEY when Keel starts.'
+              : settings?.keyStorage === 'memory'
+                ? 'keel serve keeps a key saved there in its memory until it stops (or reads ANTHROPIC_API_KEY / OPENAI_API_KEY); it is never shown again.'
+                : 'Keys are stored in your system keychain and never shown again.'}
           </p>
           {suggested.length > 0 ? (
             <p className="hint" data-testid="suggested-models">

@@ -1,5 +1,6 @@
 import type { JSX } from 'react';
 import { useApp } from '../../appContext.js';
+import { ShortcutsList } from '../../components/keyboard/ShortcutsList.js';
 
 /** The main pane when no session is open: what to do next, and the keyboard shortcuts. */
 export function Welcome(): JSX.Element {
@@ -16,24 +17,7 @@ export function Welcome(): JSX.Element {
           Search sessions
         </button>
       </div>
-      <dl className="shortcuts" aria-label="Keyboard shortcuts">
-        <dt>
-          <kbd>Ctrl</kbd>/<kbd>⌘</kbd> <kbd>K</kbd>
-        </dt>
-        <dd>Search sessions</dd>
-        <dt>
-          <kbd>↑</kbd> <kbd>↓</kbd> <kbd>Enter</kbd>
-        </dt>
-        <dd>Move through the list and open a session</dd>
-        <dt>
-          <kbd>Enter</kbd> / <kbd>Shift</kbd> <kbd>Enter</kbd>
-        </dt>
-        <dd>Send / new line in the message box</dd>
-        <dt>
-          <kbd>Esc</kbd>
-        </dt>
-        <dd>Stop the running turn</dd>
-      </dl>
+      <ShortcutsList />
     </section>
   );
 }

@@ -6,6 +6,9 @@ import { useApp, type NewSessionPrefill } from '../../appContext.js';
 import { POLICIES, PROVIDERS } from '../settings/providers.js';
 import { ModelFields } from './ModelFields.js';
 import { ModelList } from './ModelList.js';
+import { EndpointSelect } from './EndpointSelect.js';
+import { ModelPicker } from './ModelPicker.js';
+import { useEndpointModels } from './useEndpointModels.js';
 import { ProviderModelPicker } from './ProviderModelPicker.js';
 import { findCatalogueModel, modelChoices, pinNote, switchTarget, catalogueToday } from './modelLifecycle.js';
 import { RecentProjects } from './RecentProjects.js';
@@ -50,7 +53,7 @@ export function NewSessionDialog({
   prefill: NewSessionPrefill;
   onClose: () => void;
 }): JSX.Element {
-  const { settings, info, navigate } = useApp();
+  const { settings, info, navigate, reloadSettings } = useApp();
   const dialogRef = useRef<HTMLDialogElement>(null);
   const catalogue = useCatalogue();
   const defaults = settings?.settings.defaults;
@@ -90,7 +93,12 @@ export function NewSessionDialog({
   );
   const picked = findCatalogueModel(catalogue.data, provider, model.trim());
   const note = pinNote(picked, today, picked && switchTarget(catalogue.data, provider, picked.id, today));
-  const knownWindow = picked?.contextWindow ?? settings?.settings.contextWindows[model.trim()];
+  // Issue #37: an OpenAI-compatible endpoint's own list (read by main), its windows where it states them.
+  const compatible = provider === 'openai-compatible';
+  const endpointModels = useEndpointModels(compatible ? baseUrl : '');
+  const servedWindow = endpointModels.data?.models.find((entry) => entry.id === model.trim())?.contextWindow;
+  const knownWindow =
+    picked?.contextWindow ?? settings?.settings.contextWindows[model.trim()] ?? servedWindow;
   const needsWindow = model.trim() !== '' && knownWindow === undefined;
 
   useEffect(() => {
@@ -159,6 +167,8 @@ export function NewSessionDialog({
           ...(usdCap !== undefined ? { budget: { usd: usdCap } } : {}),
         }),
       );
+      // A window typed for an unknown model is kept by main: the next dialog knows it.
+      if (windowTokens) reloadSettings();
       navigate({ screen: 'session', sessionId: created.session.id });
       onClose();
     } catch (failure) {
@@ -200,7 +210,15 @@ export function NewSessionDialog({
           onModel={chooseModel}
           suggestions={models}
           today={today}
+          {...(compatible
+            ? {
+                modelField: (
+                  <ModelPicker idPrefix="ns" listed={endpointModels} model={model} onModel={chooseModel} />
+                ),
+              }
+            : {})}
         />
+        {compatible ? <EndpointSelect idPrefix="ns" baseUrl={baseUrl} onBaseUrl={setBaseUrl} /> : null}
         {models.length > 0 ? (
           <ModelList
             name="ns-model-choice"

@@ -1,4 +1,4 @@
-import type { JSX } from 'react';
+import type { JSX, ReactNode } from 'react';
 import type { ProviderKind } from '../../api/types.js';
 import { PROVIDERS } from '../settings/providers.js';
 import { formatWindow, lifecycleBadge, type CatalogueModel } from './modelLifecycle.js';
@@ -16,6 +16,7 @@ export function ProviderModelPicker({
   onModel,
   suggestions,
   today,
+  modelField,
 }: {
   idPrefix: string;
   provider: ProviderKind;
@@ -26,6 +27,8 @@ export function ProviderModelPicker({
   suggestions?: readonly CatalogueModel[];
   /** Main's day, for the badges. */
   today: string;
+  /** Issue #37: shown instead of the model field (an endpoint's ModelPicker). */
+  modelField?: ReactNode;
 }): JSX.Element {
   const listId = suggestions ? `${idPrefix}-models` : undefined;
   return (
@@ -44,29 +47,31 @@ export function ProviderModelPicker({
           ))}
         </select>
       </div>
-      <div className="field">
-        <label htmlFor={`${idPrefix}-model`}>Model</label>
-        <input
-          id={`${idPrefix}-model`}
-          {...(listId ? { list: listId } : {})}
-          value={model}
-          onChange={(event) => onModel(event.target.value)}
-          placeholder={suggestions?.[0]?.id ?? 'model id'}
-          spellCheck={false}
-          required
-        />
-        {suggestions ? (
-          <datalist id={listId}>
-            {suggestions.map((entry) => (
-              <option key={entry.id} value={entry.id}>
-                {[`${formatWindow(entry.contextWindow)} context`, lifecycleBadge(entry, today)?.text]
-                  .filter(Boolean)
-                  .join(' · ')}
-              </option>
-            ))}
-          </datalist>
-        ) : null}
-      </div>
+      {modelField ?? (
+        <div className="field">
+          <label htmlFor={`${idPrefix}-model`}>Model</label>
+          <input
+            id={`${idPrefix}-model`}
+            {...(listId ? { list: listId } : {})}
+            value={model}
+            onChange={(event) => onModel(event.target.value)}
+            placeholder={suggestions?.[0]?.id ?? 'model id'}
+            spellCheck={false}
+            required
+          />
+          {suggestions ? (
+            <datalist id={listId}>
+              {suggestions.map((entry) => (
+                <option key={entry.id} value={entry.id}>
+                  {[`${formatWindow(entry.contextWindow)} context`, lifecycleBadge(entry, today)?.text]
+                    .filter(Boolean)
+                    .join(' · ')}
+                </option>
+              ))}
+            </datalist>
+          ) : null}
+        </div>
+      )}
     </div>
   );
 }

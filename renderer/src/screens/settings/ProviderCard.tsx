@@ -35,7 +35,7 @@ export function ProviderCard({
   }, [testModelTyped, testModel, suggested]);
   const [status, setStatus] = useState<{ kind: 'ok' | 'error' | 'busy'; text: string } | undefined>();
   const id = `provider-${provider.kind}`;
-  const keysWritable = keyStorage === 'keychain';
+  const keysWritable = keyStorage !== 'environment';
 
   const saveKey = async (value: string | null) => {
     setStatus({ kind: 'busy', text: value === null ? 'Removing key…' : 'Saving key…' });

@@ -13,6 +13,10 @@ import { ProjectSetup } from './ProjectSetup.js';
 import { SandboxStatus } from './SandboxStatus.js';
 import { CheckoutStorage } from './CheckoutStorage.js';
 import { NotificationChoices } from '../../notifications/NotificationChoices.js';
+import { ThemeChoice } from '../../components/ThemeChoice.js';
+import { EndpointsEditor } from './EndpointsEditor.js';
+import { ModelPicker } from '../newSession/ModelPicker.js';
+import { useEndpointModels } from '../newSession/useEndpointModels.js';
 
 /** Settings: providers (keys set-only, base URLs, test connection), default model, compaction threshold, MCP servers, sandbox status. */
 export function SettingsScreen(): JSX.Element {
@@ -24,6 +28,12 @@ export function SettingsScreen(): JSX.Element {
   useEffect(() => {
     if (settings && !draft) setDraft(settings.settings);
   }, [settings, draft]);
+  // Issue #37: the default OpenAI-compatible model is picked from what its server lists.
+  const endpointModels = useEndpointModels(
+    draft?.defaults.provider === 'openai-compatible'
+      ? (draft.defaults.baseUrl ?? draft.providers['openai-compatible']?.baseUrl ?? '')
+      : '',
+  );
 
   if (!settings || !draft) return <LoadingState label="Loading settings…" />;
 
@@ -38,7 +48,19 @@ export function SettingsScreen(): JSX.Element {
     setSaving(true);
     setMessage(undefined);
     try {
-      const saved = await call(keel().settings.set({ settings: draft }));
+      // The theme is saved as it is chosen: the file's (main's last word) goes with the form.
+      const saved = await call(
+        keel().settings.set({
+          settings: {
+            ...draft,
+            endpoints: (draft.endpoints ?? []).map((entry) => ({
+              name: entry.name.trim(),
+              baseUrl: entry.baseUrl.trim(),
+            })),
+            ...(settings.settings.appearance ? { appearance: settings.settings.appearance } : {}),
+          },
+        }),
+      );
       setDraft(saved.settings);
       applySettings(saved);
       setMessage({ kind: 'ok', text: 'Settings saved.' });
@@ -51,6 +73,10 @@ export function SettingsScreen(): JSX.Element {
 
   const threshold = Math.round(draft.compaction.threshold * 100);
   const defaults = draft.defaults;
+  const setDefaultModel = (model: string) => {
+    const { model: _old, ...rest } = defaults;
+    setDraft({ ...draft, defaults: model ? { ...rest, model } : rest });
+  };
 
   return (
     <section className="settings" aria-labelledby="settings-title">
@@ -60,7 +86,9 @@ export function SettingsScreen(): JSX.Element {
         <p className="hint">
           {settings.keyStorage === 'keychain'
             ? 'API keys are kept in your system keychain. They are never shown again once saved.'
-            : 'In keel serve, API keys come from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, KEEL_OPENAI_COMPATIBLE_API_KEY): set them before starting it.'}
+            : settings.keyStorage === 'memory'
+              ? 'keel serve keeps the API keys you save here in its memory until it stops (never on disk, never shown again), before the environment’s (ANTHROPIC_API_KEY, OPENAI_API_KEY, KEEL_OPENAI_COMPATIBLE_API_KEY).'
+              : 'API keys come from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, KEEL_OPENAI_COMPATIBLE_API_KEY): set them before starting Keel.'}
         </p>
         <div className="provider-cards">
           {PROVIDERS.map((provider) => (
@@ -76,6 +104,10 @@ export function SettingsScreen(): JSX.Element {
             />
           ))}
         </div>
+        <EndpointsEditor
+          endpoints={draft.endpoints ?? []}
+          onChange={(endpoints) => setDraft({ ...draft, endpoints })}
+        />
 
         <h2>Defaults for new sessions</h2>
         <div className="field-grid">
@@ -102,22 +134,29 @@ export function SettingsScreen(): JSX.Element {
               ))}
             </select>
           </div>
-          <div className="field">
-            <label htmlFor="set-model">Default model</label>
-            <input
-              id="set-model"
-              value={defaults.model ?? ''}
-              spellCheck={false}
-              onChange={(event) => {
-                const { model: _old, ...rest } = defaults;
-                setDraft({
-                  ...draft,
-                  defaults: event.target.value ? { ...rest, model: event.target.value } : rest,
-                });
-              }}
+          {defaults.provider === 'openai-compatible' ? (
+            <ModelPicker
+              idPrefix="set"
+              label="Default model"
+              listed={endpointModels}
+              model={defaults.model ?? ''}
+              onModel={setDefaultModel}
             />
-          </div>
+          ) : (
+            <div className="field">
+              <label htmlFor="set-model">Default model</label>
+              <input
+                id="set-model"
+                value={defaults.model ?? ''}
+                spellCheck={false}
+                onChange={(event) => setDefaultModel(event.target.value)}
+              />
+            </div>
+          )}
         </div>
+
+        <h2>Appearance</h2>
+        <ThemeChoice />
 
         <h2>Compaction</h2>
         <div className="field">
