@@ -13,6 +13,7 @@ import { createRedactor } from '../../sandbox/redact.js';
 import { redactMcpSession } from '../../mcp/redactListing.js';
 import { storedMcpAuth } from './auth.js';
 import { McpAdminError } from './errors.js';
+import { mcpPromptArguments, mcpPromptCommandName, mcpPromptMessageText } from './prompts.js';
 
 /*
  * What `keel mcp` (and later the settings screen) does to MCP configuration outside a session: add and remove
@@ -226,6 +227,38 @@ export function getMcpPrompt(
       throw new McpAdminError(`MCP server "${server}" did not start: ${report.state.error}`);
     try {
       return await session.getPrompt(server, name, args);
+    } catch (error) {
+      throw new McpAdminError(error instanceof Error ? error.message : String(error));
+    }
+  });
+}
+
+/**
+ * `/mcp__server__prompt words…` as the message a turn records (every host's `/` menu and `keel run`): the
+ * server started once, the prompt's arguments read from `text` (mcpPromptArguments), filled with prompts/get.
+ * An unknown server or prompt, words that do not fit, a missing required argument: an McpAdminError saying so.
+ */
+export function expandMcpPrompt(
+  home: string,
+  folder: string | undefined,
+  call: { server: string; prompt: string; text: string },
+  options: Omit<McpInspectOptions, 'only'> = {},
+): Promise<string> {
+  return withStartedServers(home, folder, { ...options, only: call.server }, async (session) => {
+    const report = session.servers[0];
+    if (report?.state.state === 'failed')
+      throw new McpAdminError(`MCP server "${call.server}" did not start: ${report.state.error}`);
+    const listed = await session.listPrompts();
+    const prompt = listed.find((p) => p.name === call.prompt);
+    if (!prompt) {
+      const names = listed.map((p) => `/${mcpPromptCommandName(p.server, p.name)}`).join(', ') || 'none';
+      throw new McpAdminError(
+        `MCP server "${call.server}" has no prompt "${call.prompt}" (its prompts: ${names})`,
+      );
+    }
+    try {
+      const args = mcpPromptArguments(prompt, call.text);
+      return mcpPromptMessageText(await session.getPrompt(call.server, call.prompt, args));
     } catch (error) {
       throw new McpAdminError(error instanceof Error ? error.message : String(error));
     }

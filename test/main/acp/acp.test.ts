@@ -168,6 +168,7 @@ describe('keel acp: Keel as an Agent Client Protocol agent', () => {
       'allow_once',
       'allow_always',
       'reject_once',
+      'reject_always',
     ]);
     expect(asked?.toolCall).toMatchObject({
       kind: 'edit',
@@ -213,6 +214,49 @@ describe('keel acp: Keel as an Agent Client Protocol agent', () => {
     ]);
     expect(fs.existsSync(path.join(cli.project, 'no.txt'))).toBe(false);
     expect(rejected(cli.server)).toEqual([]);
+  });
+
+  it('reject_always refuses the call and keeps a deny rule: the same call is refused next time without asking', async () => {
+    writeAcpSettings(cli.home, cli.server, 'ask');
+    const push = {
+      kind: 'reply' as const,
+      toolCalls: [{ name: 'run_command', arguments: { command: 'git push' } }],
+    };
+    cli.server.enqueue(push, { kind: 'reply', text: 'Not pushed.' }, push, {
+      kind: 'reply',
+      text: 'Refused.',
+    });
+    const acp = await start();
+    const { sessionId } = await acp.connection.agent.request('session/new', {
+      cwd: cli.project,
+      mcpServers: [],
+    });
+    acp.answer = (request) => {
+      const never = request.options.find((option) => option.kind === 'reject_always');
+      return Promise.resolve({ outcome: { outcome: 'selected', optionId: never?.optionId ?? 'none' } });
+    };
+    const first = await acp.connection.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'push it' }],
+    });
+    expect(first.stopReason).toBe('end_turn');
+    expect(acp.permissions).toHaveLength(1);
+    expect(eventsOf(sessionId).filter((event) => event.kind === 'approval_denied')).toEqual([
+      expect.objectContaining({ reason: 'rejected always in the editor' }),
+    ]);
+    // The rule is Keel's own, for this project, shown (and removable) by keel rules.
+    const rules = await keel(cli.home, ['rules', '--project', cli.project]);
+    expect(rules.stdout).toContain('Bash(git push)');
+
+    const second = await acp.connection.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'push again' }],
+    });
+    expect(second.stopReason).toBe('end_turn');
+    // Refused by the rule before any question: the editor was not asked again.
+    expect(acp.permissions).toHaveLength(1);
+    expect(count(eventsOf(sessionId), 'approval_request')).toBe(1);
+    expect(chunkText(acp, sessionId, 'agent_message_chunk')).toBe('Not pushed.Refused.');
   });
 
   it('leaves a question the editor cancelled pending in the log, and asks it first at the next prompt', async () => {

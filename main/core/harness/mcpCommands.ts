@@ -1,0 +1,57 @@
+import { listMcpPrompts } from '../mcp/admin.js';
+import { mcpPromptArgumentHint, mcpPromptCommandName } from '../mcp/prompts.js';
+import type { SlashCommand } from './commands.js';
+import { promptCommands, readSessionPlace } from './customCommands.js';
+
+/*
+ * The `/` commands a session's composer adds to Keel's own (issues 30 and 33), for every host (the app's
+ * commands.list, the editor agent's available commands): the user's and the project's approved command files,
+ * then the configured MCP servers' prompts (`/mcp__server__prompt`, started once in the box to ask). Sending
+ * one expands it through expandSessionPrompt.
+ */
+
+/** The configured MCP servers' prompts as `/` commands; a server that does not start lists none. */
+export async function mcpPromptCommands(place: {
+  home: string;
+  project?: string;
+  env?: NodeJS.ProcessEnv;
+  networkAllow?: readonly string[];
+}): Promise<SlashCommand[]> {
+  const prompts = await listMcpPrompts(place.home, place.project, {
+    ...(place.env ? { env: place.env } : {}),
+    ...(place.networkAllow?.length ? { networkAllow: place.networkAllow } : {}),
+  }).catch(() => []);
+  return prompts.map((prompt) => {
+    const hint = mcpPromptArgumentHint(prompt);
+    const said = prompt.description ?? prompt.title ?? prompt.name;
+    return {
+      name: mcpPromptCommandName(prompt.server, prompt.name),
+      // The server's words: one line, bounded (untrusted text shown as text).
+      description: `${said.replace(/\s+/g, ' ').trim().slice(0, 160)} (MCP ${prompt.server})`,
+      ...(hint ? { argument: hint } : {}),
+      source: 'mcp' as const,
+    };
+  });
+}
+
+/** A session's command files and MCP prompts as `/` commands (Keel's own are added by listCommands). */
+export async function sessionPromptCommands(
+  home: string,
+  sessionId: string,
+  env?: NodeJS.ProcessEnv,
+): Promise<SlashCommand[]> {
+  const place = readSessionPlace(home, sessionId);
+  const files = promptCommands({ home, project: place.project, ...(env ? { env } : {}) }).map((command) => ({
+    name: command.name,
+    description: command.description,
+    ...(command.argumentHint ? { argument: command.argumentHint } : {}),
+    source: command.scope,
+  }));
+  const mcp = await mcpPromptCommands({
+    home,
+    project: place.project,
+    networkAllow: place.networkAllow,
+    ...(env ? { env } : {}),
+  });
+  return [...files, ...mcp];
+}
