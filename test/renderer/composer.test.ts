@@ -154,14 +154,14 @@ describe.skipIf(!HAS_CHROMIUM)('the composer', () => {
     );
   });
 
-  it("lists the MCP servers' prompts in the / menu with their arguments and sends one filled by prompts/get", async () => {
+  it("lists the MCP servers' prompts in the / menu (sent filled by prompts/get) and their resources in the @ menu (sent attached)", async () => {
     const server = await startLoopbackMcpServer();
     try {
       const file = path.join(app.home, 'settings.json');
       const settings = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
       fs.writeFileSync(file, JSON.stringify({ ...settings, mcp: { servers: { web: { url: server.url } } } }));
       const page = await app.goto();
-      await createSession(page, {
+      const id = await createSession(page, {
         title: 'Prompts',
         projectFolder: project,
         networkAllow: [`127.0.0.1:${server.port}`],
@@ -180,6 +180,25 @@ describe.skipIf(!HAS_CHROMIUM)('the composer', () => {
       await page.getByText('Reviewed by prompt.').waitFor();
       await waitForIdle(page);
       expect(JSON.stringify(app.provider.requests.at(-1)?.body)).toContain('Review src/app.ts for speed.');
+
+      // `@` lists the servers' resources beside the files; the chosen one's text goes with the message.
+      await composer.fill('Summarize @read');
+      const resource = page
+        .getByRole('listbox', { name: 'Files and folders' })
+        .getByRole('option', { name: /mcp:web:file:\/\/\/docs\/readme\.md/ });
+      await resource.waitFor();
+      expect(await resource.textContent()).toContain('Read meMCP');
+      await resource.click();
+      expect(await composer.inputValue()).toBe('Summarize @mcp:web:file:///docs/readme.md ');
+      app.provider.enqueue({ kind: 'reply', text: 'Summarized.' });
+      await page.getByRole('button', { name: 'Send' }).click();
+      await page.getByText('Summarized.').waitFor();
+      await waitForIdle(page);
+      const events = await readEvents(page, id);
+      expect(events.filter((e) => e.kind === 'user_message').at(-1)).toMatchObject({
+        content:
+          'Summarize @mcp:web:file:///docs/readme.md\n\n<mcp-resource server="web" uri="file:///docs/readme.md">\n# Layout\nsrc/ holds the code.\n\n</mcp-resource>',
+      });
     } finally {
       await server.close();
     }

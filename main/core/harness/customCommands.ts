@@ -8,7 +8,8 @@ import { SessionLog } from '../log/sessionLog.js';
 import { homeOf } from '../paths.js';
 import { loadSessionState } from '../turn/loadState.js';
 import { HarnessError } from './errors.js';
-import { expandMcpPrompt, McpAdminError } from '../mcp/admin.js';
+import { expandMcpPrompt, McpAdminError, readMcpResourceBlocks } from '../mcp/admin.js';
+import { mcpResourceMentions } from '../mcp/resourceMentions.js';
 import { parseMcpPromptCommandName } from '../mcp/prompts.js';
 import { sessionNetworkAllow } from '../log/imported.js';
 import type { LocalHarnessSession } from './harness.js';
@@ -57,23 +58,41 @@ export function promptCommands(place: SetupPlace): PromptCommand[] {
 export type ExpandedPrompt = { prompt: string; command?: CommandUse; notes: string[] };
 
 /**
- * Expands a prompt that starts with `/name` into the command's prompt (`$ARGUMENTS`, `$1`…`$9`); any other
- * prompt is returned as it is. `pin`: the session's model; a command whose `model:` names another one is
+ * Expands a prompt that starts with `/name` into the command's prompt (`$ARGUMENTS`, `$1`…`$9`), or
+ * `/mcp__server__prompt words` into the MCP prompt filled by its server; then appends the contents of the MCP
+ * resources it attaches (`@mcp:server:uri`, each an `<mcp-resource server uri>` block). Any other prompt is
+ * returned as it is. `pin`: the session's model; a command whose `model:` names another one is
  * refused (a session's model is pinned so its log replays the same way; switch it with `keel model` first, or
  * give the command to a new session, which is created with it). Refusals are HarnessErrors (`not_found`,
  * `invalid_state`) a host words as it likes.
  */
-export async function expandPrompt(
-  place: SetupPlace & { text: string; pin?: ModelPin; networkAllow?: readonly string[] },
-): Promise<ExpandedPrompt> {
+export async function expandPrompt(place: PromptPlace): Promise<ExpandedPrompt> {
+  const expanded = await expandCommandText(place);
+  // `@mcp:server:uri` (typed, or expanded from a command): the resources' contents go with the message.
+  const wanted = mcpResourceMentions(expanded.prompt);
+  if (wanted.length === 0) return expanded;
+  try {
+    const blocks = await readMcpResourceBlocks(place.home, place.project, wanted, mcpOptions(place));
+    return { ...expanded, prompt: [expanded.prompt, ...blocks].join('\n\n') };
+  } catch (error) {
+    if (error instanceof McpAdminError) throw new HarnessError('invalid_input', error.message);
+    throw error;
+  }
+}
+
+type PromptPlace = SetupPlace & { text: string; pin?: ModelPin; networkAllow?: readonly string[] };
+
+const mcpOptions = (place: PromptPlace) => ({
+  ...(place.env ? { env: place.env } : {}),
+  ...(place.networkAllow?.length ? { networkAllow: place.networkAllow } : {}),
+});
+
+async function expandCommandText(place: PromptPlace): Promise<ExpandedPrompt> {
   const mcp = mcpPromptCall(place.text);
   if (mcp) {
     // An MCP server's prompt (`/mcp__server__prompt words`): its filled messages are the prompt recorded.
     try {
-      const prompt = await expandMcpPrompt(place.home, place.project, mcp, {
-        ...(place.env ? { env: place.env } : {}),
-        ...(place.networkAllow?.length ? { networkAllow: place.networkAllow } : {}),
-      });
+      const prompt = await expandMcpPrompt(place.home, place.project, mcp, mcpOptions(place));
       return { prompt, notes: [] };
     } catch (error) {
       if (error instanceof McpAdminError) throw new HarnessError('invalid_input', error.message);
@@ -128,7 +147,7 @@ export async function expandSessionPrompt(
   text: string,
   env?: NodeJS.ProcessEnv,
 ): Promise<ExpandedPrompt> {
-  if (!text.startsWith('/')) return { prompt: text, notes: [] };
+  if (!text.startsWith('/') && mcpResourceMentions(text).length === 0) return { prompt: text, notes: [] };
   const home = homeOf(session.dataDir);
   const place = readSessionPlace(home, session.id);
   return expandPrompt({ home, ...(env ? { env } : {}), ...place, text });

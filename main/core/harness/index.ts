@@ -141,7 +141,7 @@ export {
   type SetupPlace,
 } from './customCommands.js';
 // Issue 33: MCP prompts as `/` commands beside the command files (expanded by expandSessionPrompt).
-export { mcpPromptCommands, sessionPromptCommands } from './mcpCommands.js';
+export { mcpPromptCommands, sessionPromptCommands, sessionResourceMentions } from './mcpCommands.js';
 export { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 export { DEFAULT_TRACE_DEPTH, readTraceSummary } from '../trace/index.js';
 export { type TurnOutcome, TurnSetupError } from '../turn/engine.js';

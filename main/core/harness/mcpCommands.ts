@@ -1,4 +1,6 @@
-import { listMcpPrompts } from '../mcp/admin.js';
+import { listMcpPrompts, listMcpResources } from '../mcp/admin.js';
+import { matchResources, mcpResourceMentionText } from '../mcp/resourceMentions.js';
+import type { McpResourceInfo } from '../../mcp/resources.js';
 import { mcpPromptArgumentHint, mcpPromptCommandName } from '../mcp/prompts.js';
 import type { SlashCommand } from './commands.js';
 import { promptCommands, readSessionPlace } from './customCommands.js';
@@ -54,4 +56,36 @@ export async function sessionPromptCommands(
     ...(env ? { env } : {}),
   });
   return [...files, ...mcp];
+}
+
+/** A session's MCP resources, listed once a minute at most: the `@` menu asks at each keystroke. */
+const LISTED_FOR_MS = 60_000;
+const listed = new Map<string, { at: number; resources: Promise<McpResourceInfo[]> }>();
+
+/**
+ * The configured MCP servers' resources matching what was typed after `@`, as mentions
+ * (`@mcp:server:uri`) the composer lists beside the project's files; sending one attaches its contents
+ * (expandSessionPrompt). A server that does not start lists none.
+ */
+export async function sessionResourceMentions(
+  home: string,
+  sessionId: string,
+  query: string,
+  limit = 30,
+): Promise<{ path: string; kind: 'resource'; title?: string }[]> {
+  const key = `${home}\u0000${sessionId}`;
+  let entry = listed.get(key);
+  if (!entry || Date.now() - entry.at > LISTED_FOR_MS) {
+    const place = readSessionPlace(home, sessionId);
+    const resources = listMcpResources(home, place.project, {
+      ...(place.networkAllow.length ? { networkAllow: place.networkAllow } : {}),
+    }).catch(() => []);
+    entry = { at: Date.now(), resources };
+    listed.set(key, entry);
+  }
+  return matchResources(await entry.resources, query, limit).map((resource) => ({
+    path: mcpResourceMentionText(resource),
+    kind: 'resource' as const,
+    ...(resource.title || resource.name ? { title: resource.title ?? resource.name } : {}),
+  }));
 }

@@ -13,6 +13,7 @@ import { createRedactor } from '../../sandbox/redact.js';
 import { redactMcpSession } from '../../mcp/redactListing.js';
 import { storedMcpAuth } from './auth.js';
 import { McpAdminError } from './errors.js';
+import { mcpResourceBlock } from './resourceMentions.js';
 import { mcpPromptArguments, mcpPromptCommandName, mcpPromptMessageText } from './prompts.js';
 
 /*
@@ -262,6 +263,41 @@ export function expandMcpPrompt(
     } catch (error) {
       throw new McpAdminError(error instanceof Error ? error.message : String(error));
     }
+  });
+}
+
+/**
+ * The resources a prompt attaches (`@mcp:server:uri`) as blocks for its user message: their servers started
+ * once (one server: only it), each read, its text redacted as a server's words are. A server that does not
+ * run or a resource it cannot read is an McpAdminError naming it (the prompt is not sent half-attached).
+ */
+export function readMcpResourceBlocks(
+  home: string,
+  folder: string | undefined,
+  wanted: readonly { server: string; uri: string }[],
+  options: Omit<McpInspectOptions, 'only'> = {},
+): Promise<string[]> {
+  const servers = [...new Set(wanted.map((w) => w.server))];
+  const only = servers.length === 1 ? { only: servers[0] as string } : {};
+  return withStartedServers(home, folder, { ...options, ...only }, async (session) => {
+    const blocks: string[] = [];
+    for (const { server, uri } of wanted) {
+      const report = session.servers.find((r) => r.name === server);
+      if (!report) throw new McpAdminError(`@mcp:${server}:${uri}: no MCP server "${server}" is configured`);
+      if (report.state.state === 'failed')
+        throw new McpAdminError(
+          `@mcp:${server}:${uri}: MCP server "${server}" did not start: ${report.state.error}`,
+        );
+      try {
+        blocks.push(mcpResourceBlock(server, uri, await session.readResource(server, uri)));
+      } catch (error) {
+        const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+        throw new McpAdminError(
+          `@mcp:${server}:${uri}: MCP server "${server}" could not read it: ${message}`,
+        );
+      }
+    }
+    return blocks;
   });
 }
 

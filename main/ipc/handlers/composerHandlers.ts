@@ -1,4 +1,9 @@
-import { completeMentions, listCommands, sessionPromptCommands } from '../../core/harness/index.js';
+import {
+  completeMentions,
+  listCommands,
+  sessionPromptCommands,
+  sessionResourceMentions,
+} from '../../core/harness/index.js';
 import type { composerChannels } from '../contract/composerChannels.js';
 import { IpcFailure } from '../errors.js';
 import type { HandlerContext } from './context.js';
@@ -20,8 +25,15 @@ export function composerHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof 
       projectOf(args.sessionId);
       return { commands: listCommands(await sessionPromptCommands(ctx.home, args.sessionId)) };
     },
-    'mentions.complete': async (args) => ({
-      mentions: await completeMentions(projectOf(args.sessionId), args.query, args.limit),
-    }),
+    // The project's files, then the MCP servers' resources (issue 33) matching the same text.
+    'mentions.complete': async (args) => {
+      const [files, resources] = await Promise.all([
+        completeMentions(projectOf(args.sessionId), args.query, args.limit),
+        sessionResourceMentions(ctx.home, args.sessionId, args.query, args.limit),
+      ]);
+      // A full list of files leaves room for the resources that match (a few at most).
+      const room = Math.max(0, args.limit - Math.min(resources.length, 10));
+      return { mentions: [...files.slice(0, room), ...resources].slice(0, args.limit) };
+    },
   };
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expandPrompt, HarnessError, mcpPromptCommands } from '../../../main/core/harness/index.js';
 import { mcpPromptArguments, parseMcpPromptCommandName } from '../../../main/core/mcp/prompts.js';
+import { mcpResourceBlock, mcpResourceMentions } from '../../../main/core/mcp/resourceMentions.js';
 import type { McpPromptInfo } from '../../../main/mcp/resources.js';
 import { makeTempDir, removeTempDir } from '../../support/cli.js';
 import { type LoopbackMcpServer, startLoopbackMcpServer } from '../../support/mcpHttpServer.js';
@@ -87,6 +88,36 @@ describe('MCP prompts as / commands', () => {
     );
     await expect(expandPrompt({ home, text: '/mcp__other__review x', networkAllow: allow })).rejects.toThrow(
       'no MCP server "other" is configured',
+    );
+  }, 30_000);
+
+  it('attaches an @mcp:server:uri resource: its text in the message, recorded by server and uri', async () => {
+    const mentions = mcpResourceMentions(
+      'see @mcp:web:file:///docs/readme.md and @mcp:web:note://a @mcp:web:note://a',
+    );
+    expect(mentions).toEqual([
+      { server: 'web', uri: 'file:///docs/readme.md' },
+      { server: 'web', uri: 'note://a' },
+    ]);
+    const expanded = await expandPrompt({
+      home,
+      text: 'Summarize @mcp:web:file:///docs/readme.md',
+      networkAllow: allow,
+    });
+    expect(expanded.prompt).toBe(
+      'Summarize @mcp:web:file:///docs/readme.md\n\n' +
+        '<mcp-resource server="web" uri="file:///docs/readme.md">\n# Layout\nsrc/ holds the code.\n\n</mcp-resource>',
+    );
+    await expect(expandPrompt({ home, text: 'x @mcp:gone:file:///a', networkAllow: allow })).rejects.toThrow(
+      'no MCP server "gone" is configured',
+    );
+    // A binary content is named, not inlined.
+    expect(
+      mcpResourceBlock('web', 'img://a', {
+        contents: [{ uri: 'img://a', mimeType: 'image/png', blob: 'AAAA' }],
+      }),
+    ).toContain(
+      '[binary contents img://a (image/png, about 3 bytes): not inlined; read it with read_mcp_resource]',
     );
   }, 30_000);
 });
