@@ -49,18 +49,33 @@ export async function sessionPromptCommands(
     ...(command.argumentHint ? { argument: command.argumentHint } : {}),
     source: command.scope,
   }));
-  const mcp = await mcpPromptCommands({
-    home,
-    project: place.project,
-    networkAllow: place.networkAllow,
-    ...(env ? { env } : {}),
-  });
+  const mcp = await listedOnce(`prompts\u0000${home}\u0000${sessionId}`, () =>
+    mcpPromptCommands({
+      home,
+      project: place.project,
+      networkAllow: place.networkAllow,
+      ...(env ? { env } : {}),
+    }),
+  );
   return [...files, ...mcp];
 }
 
-/** A session's MCP resources, listed once a minute at most: the `@` menu asks at each keystroke. */
+/**
+ * What a session's servers list, asked once a minute at most: listing starts them in the box, and the `@`
+ * menu asks at each keystroke, the `/` menu at each session opened.
+ */
 const LISTED_FOR_MS = 60_000;
-const listed = new Map<string, { at: number; resources: Promise<McpResourceInfo[]> }>();
+const listed = new Map<string, { at: number; value: Promise<unknown> }>();
+
+function listedOnce<T>(key: string, list: () => Promise<T>): Promise<T> {
+  const entry = listed.get(key);
+  if (entry && Date.now() - entry.at <= LISTED_FOR_MS) return entry.value as Promise<T>;
+  // Expired entries go as new ones come: a long-lived host opens many sessions.
+  for (const [old, kept] of listed) if (Date.now() - kept.at > LISTED_FOR_MS) listed.delete(old);
+  const value = list();
+  listed.set(key, { at: Date.now(), value });
+  return value;
+}
 
 /**
  * The configured MCP servers' resources matching what was typed after `@`, as mentions
@@ -73,17 +88,13 @@ export async function sessionResourceMentions(
   query: string,
   limit = 30,
 ): Promise<{ path: string; kind: 'resource'; title?: string }[]> {
-  const key = `${home}\u0000${sessionId}`;
-  let entry = listed.get(key);
-  if (!entry || Date.now() - entry.at > LISTED_FOR_MS) {
+  const resources = await listedOnce(`resources\u0000${home}\u0000${sessionId}`, () => {
     const place = readSessionPlace(home, sessionId);
-    const resources = listMcpResources(home, place.project, {
+    return listMcpResources(home, place.project, {
       ...(place.networkAllow.length ? { networkAllow: place.networkAllow } : {}),
-    }).catch(() => []);
-    entry = { at: Date.now(), resources };
-    listed.set(key, entry);
-  }
-  return matchResources(await entry.resources, query, limit).map((resource) => ({
+    }).catch((): McpResourceInfo[] => []);
+  });
+  return matchResources(resources, query, limit).map((resource) => ({
     path: mcpResourceMentionText(resource),
     kind: 'resource' as const,
     ...(resource.title || resource.name ? { title: resource.title ?? resource.name } : {}),
