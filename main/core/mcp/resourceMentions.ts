@@ -19,7 +19,9 @@ export function mcpResourceMentions(text: string): { server: string; uri: string
   const found = new Map<string, { server: string; uri: string }>();
   for (const match of text.matchAll(MENTION)) {
     const server = match[2] as string;
-    const uri = match[3] as string;
+    // Sentence punctuation after a mention is not the uri's ("see @mcp:web:note://a.").
+    const uri = (match[3] as string).replace(/[.,;:!?)\]}'"]+$/, '');
+    if (uri === '') continue;
     found.set(`${server}\u0000${uri}`, { server, uri });
   }
   return [...found.values()];

@@ -93,7 +93,7 @@ describe('MCP prompts as / commands', () => {
 
   it('attaches an @mcp:server:uri resource: its text in the message, recorded by server and uri', async () => {
     const mentions = mcpResourceMentions(
-      'see @mcp:web:file:///docs/readme.md and @mcp:web:note://a @mcp:web:note://a',
+      'see @mcp:web:file:///docs/readme.md and @mcp:web:note://a, @mcp:web:note://a.',
     );
     expect(mentions).toEqual([
       { server: 'web', uri: 'file:///docs/readme.md' },
