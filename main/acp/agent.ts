@@ -8,7 +8,7 @@ import {
   type Stream,
 } from '@agentclientprotocol/sdk';
 import type { ProviderKind } from '../common/events.js';
-import { createHarness, type Harness, visibleEvents } from '../core/harness/index.js';
+import { createHarness, type Harness, sessionPromptCommands, visibleEvents } from '../core/harness/index.js';
 import { promptText, runPrompt } from './prompt.js';
 import {
   clientFolder,
@@ -76,6 +76,25 @@ export function serveAcp(
       Promise.resolve(),
     );
 
+  // The `/` commands the editor offers (command files, MCP prompts): sent after the session's answer, since
+  // listing MCP prompts starts the servers once; a prompt `/name args` is expanded by runPrompt.
+  const sendCommands = (client: AgentContext, sessionId: string) =>
+    void sessionPromptCommands(options.home, sessionId, options.env)
+      .then((commands) =>
+        client.notify('session/update', {
+          sessionId,
+          update: {
+            sessionUpdate: 'available_commands_update',
+            availableCommands: commands.map((command) => ({
+              name: command.name,
+              description: command.description,
+              ...(command.argument ? { input: { hint: command.argument } } : {}),
+            })),
+          },
+        }),
+      )
+      .catch(() => undefined);
+
   const app = agent({ name: 'keel' })
     .onRequest('initialize', () => ({
       protocolVersion: PROTOCOL_VERSION,
@@ -101,10 +120,11 @@ export function serveAcp(
       provider = kind;
       return {};
     })
-    .onRequest('session/new', async ({ params }) => {
+    .onRequest('session/new', async ({ params, client }) => {
       const folder = clientFolder(params.cwd);
       const { id, policy } = await createSession(harness, options.env, folder, provider);
       activate(id);
+      sendCommands(client, id);
       return { sessionId: id, modes: modesOf(policy) };
     })
     .onRequest('session/load', async ({ params, client }) => {
@@ -119,11 +139,13 @@ export function serveAcp(
           contextWindow: loaded.contextWindow,
         }),
       );
+      sendCommands(client, params.sessionId);
       return { modes: modesOf(loaded.policy) };
     })
-    .onRequest('session/resume', ({ params }) => {
+    .onRequest('session/resume', ({ params, client }) => {
       clientFolder(params.cwd);
       const loaded = activate(params.sessionId);
+      sendCommands(client, params.sessionId);
       return { modes: modesOf(loaded.policy) };
     })
     .onRequest('session/list', ({ params }) =>

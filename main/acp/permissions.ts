@@ -5,21 +5,24 @@ import type { ScopeKind } from '../core/harness/index.js';
 /*
  * Keel's approval gates as ACP permission options. Pure. What the editor offers is only what Keel would take
  * for the request (`allowedScopes`): allow once → scope `once`; allow always → `session` (this session), or for
- * an MCP tool also `tool` (the project's rule, as the app's "always in this project"); reject → a denial. The
- * answer becomes the same decision `keel approve` / `keel deny` and the app record.
+ * an MCP tool also `tool` (the project's rule, as the app's "always in this project"); reject → a denial;
+ * reject always → a denial and the project's deny rule (decideApproval's `always`: the call is refused next
+ * time, before any policy). The answer becomes the same decision `keel approve` / `keel deny` and the app record.
  */
 
 type Request = Extract<SessionEvent, { kind: 'approval_request' }>;
 
 /** The decision an option stands for (a decideApproval input without its request seq). */
 export type OptionDecision =
-  { decision: 'grant'; scope: ApprovalScope } | { decision: 'deny'; reason: string };
+  | { decision: 'grant'; scope: ApprovalScope; always?: undefined }
+  | { decision: 'deny'; reason: string; always?: true };
 
 const OPTION_IDS = {
   once: 'allow_once',
   session: 'allow_session',
   tool: 'allow_tool_in_project',
   reject: 'reject',
+  rejectAlways: 'reject_always_in_project',
 } as const;
 
 /** The options the editor shows for a request, given the scopes Keel allows for it. */
@@ -42,6 +45,11 @@ export function permissionOptions(request: Request, scopes: readonly ScopeKind[]
     });
   }
   options.push({ optionId: OPTION_IDS.reject, name: 'Reject', kind: 'reject_once' });
+  options.push({
+    optionId: OPTION_IDS.rejectAlways,
+    name: `Always reject this ${request.tool} call in this project`,
+    kind: 'reject_always',
+  });
   return options;
 }
 
@@ -67,6 +75,8 @@ export function decisionOf(
       break;
     case OPTION_IDS.reject:
       return { decision: 'deny', reason: 'rejected in the editor' };
+    case OPTION_IDS.rejectAlways:
+      return { decision: 'deny', reason: 'rejected always in the editor', always: true };
   }
   throw new Error(`the editor chose option "${outcome.optionId}", which Keel did not offer for this request`);
 }

@@ -11,7 +11,10 @@ import {
 import {
   allowedScopes,
   decideApproval,
+  type ExpandedPrompt,
+  expandSessionPrompt,
   guardNewTurn,
+  type HarnessMessage,
   HarnessSessionBusyError,
   type Harness,
   type LocalHarnessSession,
@@ -88,8 +91,10 @@ export async function runPrompt(
     }
     const session = (await host.harness.sessions.get(sessionId)) as LocalHarnessSession | undefined;
     if (!session) throw RequestError.sessionNotFound(sessionId);
+    // `/name args` (a command file, an MCP prompt) expands as in every host; the expansion is what is recorded.
+    const expanded = await expandSessionPrompt(session, text, host.env);
     await guardNewTurn(session);
-    return await runUntilSettled(host, sessionId, text, signal);
+    return await runUntilSettled(host, sessionId, expanded, signal);
   } catch (error) {
     throw asRequestError(error, sessionId);
   }
@@ -98,11 +103,20 @@ export async function runPrompt(
 async function runUntilSettled(
   host: PromptHost,
   sessionId: string,
-  text: string | undefined,
+  expanded: ExpandedPrompt | undefined,
   signal: AbortSignal,
 ): Promise<StopReason> {
-  let messages =
-    text === undefined ? [] : [{ id: crypto.randomUUID(), role: 'user' as const, content: text }];
+  let messages: HarnessMessage[] =
+    expanded === undefined
+      ? []
+      : [
+          {
+            id: crypto.randomUUID(),
+            role: 'user' as const,
+            content: expanded.prompt,
+            ...(expanded.command ? { command: expanded.command } : {}),
+          },
+        ];
   for (;;) {
     const outcome = await runTurn(host, sessionId, messages, signal);
     messages = [];
@@ -114,7 +128,7 @@ async function runUntilSettled(
 async function runTurn(
   host: PromptHost,
   sessionId: string,
-  messages: { id: string; role: 'user'; content: string }[],
+  messages: HarnessMessage[],
   signal: AbortSignal,
 ): Promise<TurnOutcome> {
   const send = sender(host.client, sessionId);
@@ -199,7 +213,9 @@ async function withDecision(
   decision: NonNullable<ReturnType<typeof decisionOf>>,
 ): Promise<void> {
   await withWritableSession(host.harness.home, sessionId, (log) => {
-    decideApproval(host.harness.home, log, { requestSeq, ...decision }, VIA);
+    // reject_always: the denial also kept as the project's deny rule (core/setup rules, shown by keel rules).
+    const { always, ...decided } = decision;
+    decideApproval(host.harness.home, log, { requestSeq, ...decided }, VIA, { always: always === true });
     return Promise.resolve();
   });
 }

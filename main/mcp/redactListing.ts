@@ -53,6 +53,16 @@ export function redactMcpSession(session: McpSession, redact: Redact): McpSessio
     listPrompts: async () =>
       (await session.listPrompts()).map((prompt) => redactStrings(prompt, redact) as typeof prompt),
     getPrompt: (server, name, args) => session.getPrompt(server, name, args),
+    // A resource's text reaches the user's message: redacted as the rest of what a server says.
+    readResource: async (server, uri) => {
+      const read = await session.readResource(server, uri);
+      return {
+        ...read,
+        contents: read.contents.map((content) =>
+          'text' in content ? { ...content, text: redact(content.text) } : content,
+        ),
+      };
+    },
     changed: () => session.changed(),
     healthy: () => session.healthy(),
     relist: () => session.relist(),

@@ -1,3 +1,4 @@
+import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpBoxOptions } from './boxedServer.js';
 import type { McpServerEntry, McpServerPlan } from './config.js';
 import { DEFAULT_MCP_TIMEOUTS, McpConnection, type McpServerState, type McpTimeouts } from './connection.js';
@@ -34,6 +35,8 @@ export type McpSession = {
   resources: McpResourceInfo[];
   /** Prompts the ready servers list, with their arguments (asked now). */
   listPrompts(): Promise<McpPromptInfo[]>;
+  /** One resource of a running server, its contents as the server gave them; throws a sentence when it cannot be. */
+  readResource(server: string, uri: string): Promise<ReadResourceResult>;
   /** One server's prompt filled with its arguments; throws a sentence when it cannot be. */
   getPrompt(server: string, name: string, args: Record<string, string>): Promise<McpPromptMessages>;
   /** Names of servers that said `tools/list_changed` since they started (or since the last `relist`). */
@@ -139,6 +142,11 @@ export async function startMcpSession(options: StartMcpOptions): Promise<McpSess
       const ready = connections.filter((connection) => connection.state.state === 'ready');
       const listed = await Promise.all(ready.map((connection) => promptsOf(connection).catch(() => [])));
       return listed.flat();
+    },
+    readResource: (server, uri) => {
+      const connection = connections.find((c) => c.entry.name === server);
+      if (!connection) return Promise.reject(new Error(`no MCP server "${server}" is running`));
+      return connection.readResource(uri);
     },
     getPrompt: (server, name, args) => {
       const connection = connections.find((c) => c.entry.name === server);

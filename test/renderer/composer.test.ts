@@ -6,6 +6,7 @@ import { approveProjectSetup } from '../../main/core/harness/index.js';
 import { createSession, readEvents, sendMessage, setUpApp, waitForIdle } from './appFixture.js';
 import { HAS_CHROMIUM, screenshot } from './harness.js';
 import { artifactScreenshot } from './layoutMeasure.js';
+import { startLoopbackMcpServer } from '../support/mcpHttpServer.js';
 
 /*
  * Issue 37, the composer in a browser against `keel serve`: the `/` menu of Keel's commands (listed by the
@@ -151,5 +152,55 @@ describe.skipIf(!HAS_CHROMIUM)('the composer', () => {
     expect(JSON.stringify(app.provider.requests.at(-1)?.body)).toContain(
       'Review src/cart with care for speed.',
     );
+  });
+
+  it("lists the MCP servers' prompts in the / menu (sent filled by prompts/get) and their resources in the @ menu (sent attached)", async () => {
+    const server = await startLoopbackMcpServer();
+    try {
+      const file = path.join(app.home, 'settings.json');
+      const settings = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+      fs.writeFileSync(file, JSON.stringify({ ...settings, mcp: { servers: { web: { url: server.url } } } }));
+      const page = await app.goto();
+      const id = await createSession(page, {
+        title: 'Prompts',
+        projectFolder: project,
+        networkAllow: [`127.0.0.1:${server.port}`],
+      });
+      const composer = page.getByLabel('Message');
+      await composer.fill('/mcp__');
+      const option = page
+        .getByRole('listbox', { name: 'Commands' })
+        .getByRole('option', { name: /\/mcp__web__review <file> \[focus\]/ });
+      await option.waitFor();
+      expect(await option.textContent()).toContain('Asks for a review of one file. (MCP web)MCP');
+      app.provider.enqueue({ kind: 'reply', text: 'Reviewed by prompt.' });
+      await composer.fill('/mcp__web__review src/app.ts speed');
+      await composer.press('Escape');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await page.getByText('Reviewed by prompt.').waitFor();
+      await waitForIdle(page);
+      expect(JSON.stringify(app.provider.requests.at(-1)?.body)).toContain('Review src/app.ts for speed.');
+
+      // `@` lists the servers' resources beside the files; the chosen one's text goes with the message.
+      await composer.fill('Summarize @read');
+      const resource = page
+        .getByRole('listbox', { name: 'Files and folders' })
+        .getByRole('option', { name: /mcp:web:file:\/\/\/docs\/readme\.md/ });
+      await resource.waitFor();
+      expect(await resource.textContent()).toContain('Read meMCP');
+      await resource.click();
+      expect(await composer.inputValue()).toBe('Summarize @mcp:web:file:///docs/readme.md ');
+      app.provider.enqueue({ kind: 'reply', text: 'Summarized.' });
+      await page.getByRole('button', { name: 'Send' }).click();
+      await page.getByText('Summarized.').waitFor();
+      await waitForIdle(page);
+      const events = await readEvents(page, id);
+      expect(events.filter((e) => e.kind === 'user_message').at(-1)).toMatchObject({
+        content:
+          'Summarize @mcp:web:file:///docs/readme.md\n\n<mcp-resource server="web" uri="file:///docs/readme.md">\n# Layout\nsrc/ holds the code.\n\n</mcp-resource>',
+      });
+    } finally {
+      await server.close();
+    }
   });
 });

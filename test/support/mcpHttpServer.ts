@@ -84,6 +84,11 @@ export async function startLoopbackMcpServer(): Promise<LoopbackMcpServer> {
     get requests() {
       return state.requests;
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    // A client that keeps its connection (a long-lived host's kept servers) does not hold the close up.
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

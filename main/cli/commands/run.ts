@@ -156,7 +156,7 @@ export function registerRun(program: Command, context: CliContext): void {
           return;
         }
         // A custom command expands here (the expanded prompt is what the log records); refused before anything moves.
-        const expanded = expandSessionPrompt(session, prompt, context.io.env);
+        const expanded = await expandSessionPrompt(session, prompt, context.io.env);
         for (const note of expanded.notes) context.io.stderr(`keel: ${note}\n`);
         if (mode !== undefined) await switchCommitMode(harness, session, mode);
         await checkSessionPrompt(session, expanded.prompt);
@@ -165,7 +165,7 @@ export function registerRun(program: Command, context: CliContext): void {
         return;
       }
       // Every flag is checked before the harness makes the home or anything in it.
-      const expanded = expandNewSessionPrompt(context, options, prompt);
+      const expanded = await expandNewSessionPrompt(context, options, prompt);
       const setup = await newSessionSetup(context, options, mode ?? 'auto');
       // Before the session exists: a prompt the model's window cannot take leaves nothing behind.
       if (setup.model?.contextWindow !== undefined)
@@ -198,14 +198,20 @@ function turnInput(expanded: ExpandedPrompt): { prompt: string; command?: Comman
  * A new session's prompt, a custom command expanded: the command's `model:` becomes the session's model when
  * no --model was given (a new session is pinned to it from its first event); a --model that differs is refused.
  */
-function expandNewSessionPrompt(context: CliContext, options: RunOptions, prompt: string): ExpandedPrompt {
+async function expandNewSessionPrompt(
+  context: CliContext,
+  options: RunOptions,
+  prompt: string,
+): Promise<ExpandedPrompt> {
   if (options.project === undefined)
     throw new CliError('a new session needs --project DIR (or continue one with --session ID)');
-  const expanded = expandPrompt({
+  const expanded = await expandPrompt({
     home: context.home(),
     env: context.io.env,
     project: path.resolve(options.project),
     text: prompt,
+    // An MCP prompt's server reaches the hosts the new session will allow.
+    networkAllow: options.allowHost ?? readSettings(context.home()).defaults.networkAllow ?? [],
   });
   for (const note of expanded.notes) context.io.stderr(`keel: ${note}\n`);
   const provider = ProviderKind.safeParse(options.provider ?? readSettings(context.home()).defaults.provider);

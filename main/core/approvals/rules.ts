@@ -295,3 +295,28 @@ export function ruleForGrant(tool: string, kind: ToolKind | undefined, scope: st
   if (kind === 'edit') return 'Edit';
   return tool;
 }
+
+/**
+ * The deny rule a "reject always" keeps for a refused call (issue 33, the editor's reject_always): the command
+ * itself for a command tool (`Bash(git push origin main)`: a deny rule matches its words in any simple command
+ * of a line), the path for a file tool (`Edit(src/a.ts)`, `Read(…)`), the tool's own name otherwise (an MCP tool,
+ * web_fetch…). Arguments are the model's: a call whose arguments do not say these gives the tool's name. Pure.
+ */
+export function ruleForDenial(tool: string, kind: ToolKind | undefined, argumentsJson: string): string {
+  let args: Record<string, unknown> = {};
+  try {
+    const parsed = JSON.parse(argumentsJson) as unknown;
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed))
+      args = parsed as Record<string, unknown>;
+  } catch {
+    // Not JSON: the tool as a whole.
+  }
+  const text = (value: unknown) =>
+    typeof value === 'string' && value.trim() !== '' && !/[\n\r]/.test(value) ? value.trim() : undefined;
+  const command = text(args.command);
+  if (kind === 'command' && command) return `Bash(${command})`;
+  const file = text(args.path);
+  if (file && (kind === 'edit' || kind === 'read')) return `${kind === 'read' ? 'Read' : 'Edit'}(${file})`;
+  if (kind === 'command') return 'Bash';
+  return tool;
+}

@@ -6,7 +6,7 @@ import type { SessionLog } from '../log/sessionLog.js';
 import type { ToolRule } from '../../store/toolRules.js';
 import { forgetToolGrant, keepToolGrant, realProjectFolder } from '../mcp/toolRules.js';
 import { toolKindOf } from '../approvals/decide.js';
-import { ruleForGrant } from '../approvals/rules.js';
+import { ruleForDenial, ruleForGrant } from '../approvals/rules.js';
 import { addKeelRule, removeKeelRule } from '../setup/rules.js';
 import type { KeptPermissionRule } from '../../store/permissionRules.js';
 import { HarnessError } from './errors.js';
@@ -24,7 +24,7 @@ export type Decided = {
   recorded: SessionEvent;
   stillPending: boolean;
   rule: ToolRule | undefined;
-  /** The permission rule an "always" choice kept (allow, for the project), shown and revocable (keel rules). */
+  /** The permission rule an "always" choice kept (allow, or deny for a reject, for the project), shown and revocable (keel rules). */
   always?: KeptPermissionRule;
 };
 
@@ -63,6 +63,17 @@ export function decideApproval(
         grantSeq: result.recorded.seq,
       });
     }
+  }
+  // "Reject always" (the editor's reject_always): the refusal kept as a deny rule, so the call is refused next time.
+  if (options.always && result.recorded.kind === 'approval_denied') {
+    const request = result.request;
+    decided.always = addKeelRule(home, {
+      project: projectOf(log),
+      action: 'deny',
+      rule: ruleForDenial(request.tool, toolKindOf(request.tool), request.arguments),
+      via,
+      sessionId: log.id,
+    });
   }
   return decided;
 }

@@ -8,6 +8,10 @@ import { SessionLog } from '../log/sessionLog.js';
 import { homeOf } from '../paths.js';
 import { loadSessionState } from '../turn/loadState.js';
 import { HarnessError } from './errors.js';
+import { expandMcpPrompt, McpAdminError, readMcpResourceBlocks } from '../mcp/admin.js';
+import { mcpResourceMentions } from '../mcp/resourceMentions.js';
+import { parseMcpPromptCommandName } from '../mcp/prompts.js';
+import { sessionNetworkAllow } from '../log/imported.js';
 import type { LocalHarnessSession } from './harness.js';
 
 /** Where a session's (or a new session's) setup is read: Keel's home (trust), the environment (`~`), the project. */
@@ -54,13 +58,47 @@ export function promptCommands(place: SetupPlace): PromptCommand[] {
 export type ExpandedPrompt = { prompt: string; command?: CommandUse; notes: string[] };
 
 /**
- * Expands a prompt that starts with `/name` into the command's prompt (`$ARGUMENTS`, `$1`…`$9`); any other
- * prompt is returned as it is. `pin`: the session's model; a command whose `model:` names another one is
+ * Expands a prompt that starts with `/name` into the command's prompt (`$ARGUMENTS`, `$1`…`$9`), or
+ * `/mcp__server__prompt words` into the MCP prompt filled by its server; then appends the contents of the MCP
+ * resources it attaches (`@mcp:server:uri`, each an `<mcp-resource server uri>` block). Any other prompt is
+ * returned as it is. `pin`: the session's model; a command whose `model:` names another one is
  * refused (a session's model is pinned so its log replays the same way; switch it with `keel model` first, or
  * give the command to a new session, which is created with it). Refusals are HarnessErrors (`not_found`,
  * `invalid_state`) a host words as it likes.
  */
-export function expandPrompt(place: SetupPlace & { text: string; pin?: ModelPin }): ExpandedPrompt {
+export async function expandPrompt(place: PromptPlace): Promise<ExpandedPrompt> {
+  const expanded = await expandCommandText(place);
+  // `@mcp:server:uri` (typed, or expanded from a command): the resources' contents go with the message.
+  const wanted = mcpResourceMentions(expanded.prompt);
+  if (wanted.length === 0) return expanded;
+  try {
+    const blocks = await readMcpResourceBlocks(place.home, place.project, wanted, mcpOptions(place));
+    return { ...expanded, prompt: [expanded.prompt, ...blocks].join('\n\n') };
+  } catch (error) {
+    if (error instanceof McpAdminError) throw new HarnessError('invalid_input', error.message);
+    throw error;
+  }
+}
+
+type PromptPlace = SetupPlace & { text: string; pin?: ModelPin; networkAllow?: readonly string[] };
+
+const mcpOptions = (place: PromptPlace) => ({
+  ...(place.env ? { env: place.env } : {}),
+  ...(place.networkAllow?.length ? { networkAllow: place.networkAllow } : {}),
+});
+
+async function expandCommandText(place: PromptPlace): Promise<ExpandedPrompt> {
+  const mcp = mcpPromptCall(place.text);
+  if (mcp) {
+    // An MCP server's prompt (`/mcp__server__prompt words`): its filled messages are the prompt recorded.
+    try {
+      const prompt = await expandMcpPrompt(place.home, place.project, mcp, mcpOptions(place));
+      return { prompt, notes: [] };
+    } catch (error) {
+      if (error instanceof McpAdminError) throw new HarnessError('invalid_input', error.message);
+      throw error;
+    }
+  }
   let expansion;
   const loaded = loadPlace(place);
   try {
@@ -104,21 +142,39 @@ export function expandPrompt(place: SetupPlace & { text: string; pin?: ModelPin 
  * editor agent): its home, project folder and pinned model read from its log. A prompt that does not start
  * with `/` is returned as it is, with no file read.
  */
-export function expandSessionPrompt(
+export async function expandSessionPrompt(
   session: LocalHarnessSession,
   text: string,
   env?: NodeJS.ProcessEnv,
-): ExpandedPrompt {
-  if (!text.startsWith('/')) return { prompt: text, notes: [] };
+): Promise<ExpandedPrompt> {
+  if (!text.startsWith('/') && mcpResourceMentions(text).length === 0) return { prompt: text, notes: [] };
   const home = homeOf(session.dataDir);
-  const log = SessionLog.open(home, session.id, { write: false });
-  let state;
+  const place = readSessionPlace(home, session.id);
+  return expandPrompt({ home, ...(env ? { env } : {}), ...place, text });
+}
+
+/** What expanding a session's prompt reads from its log: its project, pinned model and allowed hosts. */
+export function readSessionPlace(
+  home: string,
+  sessionId: string,
+): { project: string; pin: ModelPin; networkAllow: string[] } {
+  const log = SessionLog.open(home, sessionId, { write: false });
   try {
-    state = loadSessionState(log);
+    const state = loadSessionState(log);
+    const [created] = log.read({ fromSeq: 1, limit: 1 });
+    // An MCP prompt's server reaches what the session's own servers may (an HTTP server its host).
+    const networkAllow = created?.kind === 'session_created' ? sessionNetworkAllow(created) : [];
+    return { project: state.projectFolder, pin: state.pin, networkAllow };
   } finally {
     log.close();
   }
-  return expandPrompt({ home, ...(env ? { env } : {}), project: state.projectFolder, text, pin: state.pin });
+}
+
+/** The MCP prompt `text` calls (`/mcp__server__prompt words`), or undefined. */
+function mcpPromptCall(text: string): { server: string; prompt: string; text: string } | undefined {
+  const line = splitCommandLine(text);
+  const named = line ? parseMcpPromptCommandName(line.name) : undefined;
+  return line && named ? { ...named, text: line.args } : undefined;
 }
 
 /**

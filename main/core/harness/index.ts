@@ -59,7 +59,7 @@ export {
 export { IMPORT_TOOLS, type ImportTool } from '../imports/mapped.js';
 export { STOP_REQUEST_FILE } from './turnHost.js';
 export { type TurnDelta, TurnManager, type TurnReports } from './turns.js';
-export type { Harness, HarnessStreamPart, SessionSetup } from './types.js';
+export type { Harness, HarnessMessage, HarnessStreamPart, SessionSetup } from './types.js';
 export { systemPromptFor } from './workspace.js';
 
 // The core's rooms, as hosts read them.
@@ -148,6 +148,8 @@ export {
   readCustomSetup,
   type SetupPlace,
 } from './customCommands.js';
+// Issue 33: MCP prompts as `/` commands beside the command files (expanded by expandSessionPrompt).
+export { mcpPromptCommands, sessionPromptCommands, sessionResourceMentions } from './mcpCommands.js';
 export { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
 export { DEFAULT_TRACE_DEPTH, readTraceSummary } from '../trace/index.js';
 export { type TurnOutcome, TurnSetupError } from '../turn/engine.js';

@@ -181,7 +181,8 @@ export class TurnManager {
       const session = (await this.harness.sessions.get(sessionId)) as LocalHarnessSession | undefined;
       if (!session) throw new HarnessError('not_found', `no session ${sessionId}`);
       // A custom command (`/review src/`) expands here for every host; the expanded prompt is what is recorded.
-      const message = input.prompt !== undefined ? expandSessionPrompt(session, input.prompt) : undefined;
+      const message =
+        input.prompt !== undefined ? await expandSessionPrompt(session, input.prompt) : undefined;
       if (message !== undefined) {
         await checkSessionPrompt(session, message.prompt);
         await guardNewTurn(session, { discardChanges: input.discardChanges === true });

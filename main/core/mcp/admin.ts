@@ -13,6 +13,8 @@ import { createRedactor } from '../../sandbox/redact.js';
 import { redactMcpSession } from '../../mcp/redactListing.js';
 import { storedMcpAuth } from './auth.js';
 import { McpAdminError } from './errors.js';
+import { mcpResourceBlock } from './resourceMentions.js';
+import { mcpPromptArguments, mcpPromptCommandName, mcpPromptMessageText } from './prompts.js';
 
 /*
  * What `keel mcp` (and later the settings screen) does to MCP configuration outside a session: add and remove
@@ -229,6 +231,73 @@ export function getMcpPrompt(
     } catch (error) {
       throw new McpAdminError(error instanceof Error ? error.message : String(error));
     }
+  });
+}
+
+/**
+ * `/mcp__server__prompt words…` as the message a turn records (every host's `/` menu and `keel run`): the
+ * server started once, the prompt's arguments read from `text` (mcpPromptArguments), filled with prompts/get.
+ * An unknown server or prompt, words that do not fit, a missing required argument: an McpAdminError saying so.
+ */
+export function expandMcpPrompt(
+  home: string,
+  folder: string | undefined,
+  call: { server: string; prompt: string; text: string },
+  options: Omit<McpInspectOptions, 'only'> = {},
+): Promise<string> {
+  return withStartedServers(home, folder, { ...options, only: call.server }, async (session) => {
+    const report = session.servers[0];
+    if (report?.state.state === 'failed')
+      throw new McpAdminError(`MCP server "${call.server}" did not start: ${report.state.error}`);
+    const listed = await session.listPrompts();
+    const prompt = listed.find((p) => p.name === call.prompt);
+    if (!prompt) {
+      const names = listed.map((p) => `/${mcpPromptCommandName(p.server, p.name)}`).join(', ') || 'none';
+      throw new McpAdminError(
+        `MCP server "${call.server}" has no prompt "${call.prompt}" (its prompts: ${names})`,
+      );
+    }
+    try {
+      const args = mcpPromptArguments(prompt, call.text);
+      return mcpPromptMessageText(await session.getPrompt(call.server, call.prompt, args));
+    } catch (error) {
+      throw new McpAdminError(error instanceof Error ? error.message : String(error));
+    }
+  });
+}
+
+/**
+ * The resources a prompt attaches (`@mcp:server:uri`) as blocks for its user message: their servers started
+ * once (one server: only it), each read, its text redacted as a server's words are. A server that does not
+ * run or a resource it cannot read is an McpAdminError naming it (the prompt is not sent half-attached).
+ */
+export function readMcpResourceBlocks(
+  home: string,
+  folder: string | undefined,
+  wanted: readonly { server: string; uri: string }[],
+  options: Omit<McpInspectOptions, 'only'> = {},
+): Promise<string[]> {
+  const servers = [...new Set(wanted.map((w) => w.server))];
+  const only = servers.length === 1 ? { only: servers[0] as string } : {};
+  return withStartedServers(home, folder, { ...options, ...only }, async (session) => {
+    const blocks: string[] = [];
+    for (const { server, uri } of wanted) {
+      const report = session.servers.find((r) => r.name === server);
+      if (!report) throw new McpAdminError(`@mcp:${server}:${uri}: no MCP server "${server}" is configured`);
+      if (report.state.state === 'failed')
+        throw new McpAdminError(
+          `@mcp:${server}:${uri}: MCP server "${server}" did not start: ${report.state.error}`,
+        );
+      try {
+        blocks.push(mcpResourceBlock(server, uri, await session.readResource(server, uri)));
+      } catch (error) {
+        const message = error instanceof Error ? error.message.split('\n')[0] : String(error);
+        throw new McpAdminError(
+          `@mcp:${server}:${uri}: MCP server "${server}" could not read it: ${message}`,
+        );
+      }
+    }
+    return blocks;
   });
 }
 

@@ -230,6 +230,7 @@ function keptSession(session: McpSession, pool: McpPool, sessionId: string, entr
     resources: session.resources,
     listPrompts: () => session.listPrompts(),
     getPrompt: (server, name, args) => session.getPrompt(server, name, args),
+    readResource: (server, uri) => session.readResource(server, uri),
     changed: () => session.changed(),
     healthy: () => session.healthy(),
     relist: () => session.relist(),

@@ -17,7 +17,12 @@ export const SlashCommand = z.object({
 });
 export type SlashCommand = z.infer<typeof SlashCommand>;
 
-export const Mention = z.object({ path: z.string(), kind: z.enum(['file', 'folder']) });
+// Issue 33: an MCP server's resource (`mcp:server:uri`, its title beside it) is mentioned as a file is.
+export const Mention = z.object({
+  path: z.string(),
+  kind: z.enum(['file', 'folder', 'resource']),
+  title: z.string().optional(),
+});
 export type Mention = z.infer<typeof Mention>;
 
 export const composerChannels = {

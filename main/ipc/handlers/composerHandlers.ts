@@ -1,4 +1,9 @@
-import { completeMentions, listCommands, promptCommands } from '../../core/harness/index.js';
+import {
+  completeMentions,
+  listCommands,
+  sessionPromptCommands,
+  sessionResourceMentions,
+} from '../../core/harness/index.js';
 import type { composerChannels } from '../contract/composerChannels.js';
 import { IpcFailure } from '../errors.js';
 import type { HandlerContext } from './context.js';
@@ -14,22 +19,21 @@ export function composerHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof 
       return created.projectFolder;
     });
   return {
-    'commands.list': (args) => {
-      // The user's command files and the project's approved ones (issue 30), after Keel's own.
-      const custom = promptCommands({ home: ctx.home, project: projectOf(args.sessionId) });
-      return {
-        commands: listCommands(
-          custom.map((command) => ({
-            name: command.name,
-            description: command.description,
-            ...(command.argumentHint ? { argument: command.argumentHint } : {}),
-            source: command.scope,
-          })),
-        ),
-      };
+    // The user's command files, the project's approved ones (issue 30) and the MCP servers' prompts (issue 33),
+    // after Keel's own.
+    'commands.list': async (args) => {
+      projectOf(args.sessionId);
+      return { commands: listCommands(await sessionPromptCommands(ctx.home, args.sessionId)) };
     },
-    'mentions.complete': async (args) => ({
-      mentions: await completeMentions(projectOf(args.sessionId), args.query, args.limit),
-    }),
+    // The project's files, then the MCP servers' resources (issue 33) matching the same text.
+    'mentions.complete': async (args) => {
+      const [files, resources] = await Promise.all([
+        completeMentions(projectOf(args.sessionId), args.query, args.limit),
+        sessionResourceMentions(ctx.home, args.sessionId, args.query, args.limit),
+      ]);
+      // A full list of files leaves room for the resources that match (a few at most).
+      const room = Math.max(0, args.limit - Math.min(resources.length, 10));
+      return { mentions: [...files.slice(0, room), ...resources].slice(0, args.limit) };
+    },
   };
 }

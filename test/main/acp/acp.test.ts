@@ -13,6 +13,7 @@ import {
 import { runKeel } from '../../support/cli.js';
 import { useCliFixture } from '../../support/cliFixture.js';
 import { keel } from '../../support/keelProcess.js';
+import { startLoopbackMcpServer } from '../../support/mcpHttpServer.js';
 import { newSessionArgs, onlySessionId, rejected } from '../../support/sessionFixture.js';
 
 const cli = useCliFixture('keel-acp-', {
@@ -168,6 +169,7 @@ describe('keel acp: Keel as an Agent Client Protocol agent', () => {
       'allow_once',
       'allow_always',
       'reject_once',
+      'reject_always',
     ]);
     expect(asked?.toolCall).toMatchObject({
       kind: 'edit',
@@ -213,6 +215,90 @@ describe('keel acp: Keel as an Agent Client Protocol agent', () => {
     ]);
     expect(fs.existsSync(path.join(cli.project, 'no.txt'))).toBe(false);
     expect(rejected(cli.server)).toEqual([]);
+  });
+
+  it('reject_always refuses the call and keeps a deny rule: the same call is refused next time without asking', async () => {
+    writeAcpSettings(cli.home, cli.server, 'ask');
+    const push = {
+      kind: 'reply' as const,
+      toolCalls: [{ name: 'run_command', arguments: { command: 'git push' } }],
+    };
+    cli.server.enqueue(push, { kind: 'reply', text: 'Not pushed.' }, push, {
+      kind: 'reply',
+      text: 'Refused.',
+    });
+    const acp = await start();
+    const { sessionId } = await acp.connection.agent.request('session/new', {
+      cwd: cli.project,
+      mcpServers: [],
+    });
+    acp.answer = (request) => {
+      const never = request.options.find((option) => option.kind === 'reject_always');
+      return Promise.resolve({ outcome: { outcome: 'selected', optionId: never?.optionId ?? 'none' } });
+    };
+    const first = await acp.connection.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'push it' }],
+    });
+    expect(first.stopReason).toBe('end_turn');
+    expect(acp.permissions).toHaveLength(1);
+    expect(eventsOf(sessionId).filter((event) => event.kind === 'approval_denied')).toEqual([
+      expect.objectContaining({ reason: 'rejected always in the editor' }),
+    ]);
+    // The rule is Keel's own, for this project, shown (and removable) by keel rules.
+    const rules = await keel(cli.home, ['rules', '--project', cli.project]);
+    expect(rules.stdout).toContain('Bash(git push)');
+
+    const second = await acp.connection.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'push again' }],
+    });
+    expect(second.stopReason).toBe('end_turn');
+    // Refused by the rule before any question: the editor was not asked again.
+    expect(acp.permissions).toHaveLength(1);
+    expect(count(eventsOf(sessionId), 'approval_request')).toBe(1);
+    expect(chunkText(acp, sessionId, 'agent_message_chunk')).toBe('Not pushed.Refused.');
+  });
+
+  it("offers the MCP servers' prompts as the editor's commands and expands one sent as /name args", async () => {
+    const server = await startLoopbackMcpServer();
+    try {
+      writeAcpSettings(cli.home, cli.server, 'ask');
+      const file = path.join(cli.home, 'settings.json');
+      const settings = JSON.parse(fs.readFileSync(file, 'utf8')) as { defaults: Record<string, unknown> };
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          ...settings,
+          defaults: { ...settings.defaults, networkAllow: [`127.0.0.1:${server.port}`] },
+          mcp: { servers: { web: { url: server.url } } },
+        }),
+      );
+      cli.server.enqueue({ kind: 'reply', text: 'Reviewed.' });
+      const acp = await start();
+      const { sessionId } = await acp.connection.agent.request('session/new', {
+        cwd: cli.project,
+        mcpServers: [],
+      });
+      await acp.waitForUpdate((n) => n.update.sessionUpdate === 'available_commands_update');
+      const [listed] = updatesOf(acp, sessionId, 'available_commands_update');
+      expect(listed?.sessionUpdate === 'available_commands_update' && listed.availableCommands).toEqual([
+        {
+          name: 'mcp__web__review',
+          description: 'Asks for a review of one file. (MCP web)',
+          input: { hint: '<file> [focus]' },
+        },
+      ]);
+      const answer = await acp.connection.agent.request('session/prompt', {
+        sessionId,
+        prompt: [{ type: 'text', text: '/mcp__web__review src/a.txt' }],
+      });
+      expect(answer.stopReason).toBe('end_turn');
+      const messages = eventsOf(sessionId).filter((e) => e.kind === 'user_message');
+      expect(messages.map((e) => e.kind === 'user_message' && e.content)).toEqual(['Review src/a.txt.']);
+    } finally {
+      await server.close();
+    }
   });
 
   it('leaves a question the editor cancelled pending in the log, and asks it first at the next prompt', async () => {

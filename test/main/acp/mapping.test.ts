@@ -21,11 +21,12 @@ describe('acp mapping (pure)', () => {
   it("offers only the scopes Keel takes, and maps the editor's choice back to a decision", () => {
     expect(
       permissionOptions(request('mcp__gh__issue'), ['once', 'session', 'tool']).map((o) => o.optionId),
-    ).toEqual(['allow_once', 'allow_session', 'allow_tool_in_project', 'reject']);
+    ).toEqual(['allow_once', 'allow_session', 'allow_tool_in_project', 'reject', 'reject_always_in_project']);
     // A call whose outcome is unknown can only be re-run once.
     expect(permissionOptions(request('run_command'), ['once']).map((o) => o.kind)).toEqual([
       'allow_once',
       'reject_once',
+      'reject_always',
     ]);
     const scopes = ['once', 'session'] as const;
     expect(decisionOf({ outcome: 'selected', optionId: 'allow_session' }, scopes)).toEqual({
@@ -34,6 +35,10 @@ describe('acp mapping (pure)', () => {
     });
     expect(decisionOf({ outcome: 'selected', optionId: 'reject' }, scopes)).toMatchObject({
       decision: 'deny',
+    });
+    expect(decisionOf({ outcome: 'selected', optionId: 'reject_always_in_project' }, scopes)).toMatchObject({
+      decision: 'deny',
+      always: true,
     });
     expect(decisionOf({ outcome: 'cancelled' }, scopes)).toBeUndefined();
     // An option Keel did not offer is refused, not widened.

@@ -141,7 +141,10 @@ export function Composer({
       entries: mentions.found.map((mention) => ({
         key: mention.path,
         label: mention.path,
-        detail: mention.kind === 'folder' ? 'folder' : undefined,
+        // An MCP resource (`mcp:server:uri`): its title beside it, tagged MCP; its contents go with the message.
+        detail:
+          mention.kind === 'folder' ? 'folder' : mention.kind === 'resource' ? mention.title : undefined,
+        tag: mention.kind === 'resource' ? 'MCP' : undefined,
       })),
     };
   }, [trigger, menuClosedAt, prompt, commands, completeMentions, mentions]);
