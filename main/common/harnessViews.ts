@@ -51,7 +51,7 @@ export const TurnOutcome = z.discriminatedUnion('status', [
 export type TurnOutcome = z.infer<typeof TurnOutcome>;
 
 /** A scope kind a decision may take (`path` and `prefix` carry a value: `path:<glob>`, `prefix:<command>`). */
-export const ScopeKind = z.enum(['once', 'session', 'tool', 'path', 'prefix']);
+export const ScopeKind = z.enum(['once', 'session', 'tool', 'path', 'prefix', 'domain']);
 export type ScopeKind = z.infer<typeof ScopeKind>;
 
 /** What an edit_file / write_file request (or one file of an apply_patch) would do to its file now, for a diff editor. */
