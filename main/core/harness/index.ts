@@ -16,6 +16,15 @@ export {
   checkAttachments,
   keepAttachments,
 } from './attachments.js';
+export {
+  planUploads,
+  stageUploads,
+  UPLOAD_MAX_BYTES,
+  uploadFromFile,
+  type UploadInput,
+  uploadName,
+  uploadsNote,
+} from './uploads.js';
 export { previewApproval } from './approvalPreview.js';
 export { decideApproval, type Decided, revokeGrant } from './approvals.js';
 export { readArtifactImage, readArtifactPage } from './artifactPages.js';
