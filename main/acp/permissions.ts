@@ -19,11 +19,16 @@ const OPTION_IDS = {
   once: 'allow_once',
   session: 'allow_session',
   tool: 'allow_tool_in_project',
+  domain: 'allow_host_in_session',
   reject: 'reject',
 } as const;
 
 /** The options the editor shows for a request, given the scopes Keel allows for it. */
-export function permissionOptions(request: Request, scopes: readonly ScopeKind[]): PermissionOption[] {
+export function permissionOptions(
+  request: Request,
+  scopes: readonly ScopeKind[],
+  host?: string,
+): PermissionOption[] {
   const options: PermissionOption[] = [];
   if (scopes.includes('once'))
     options.push({ optionId: OPTION_IDS.once, name: 'Allow once', kind: 'allow_once' });
@@ -31,6 +36,14 @@ export function permissionOptions(request: Request, scopes: readonly ScopeKind[]
     options.push({
       optionId: OPTION_IDS.session,
       name: `Always allow ${request.tool} in this session`,
+      kind: 'allow_always',
+    });
+  }
+  if (scopes.includes('domain') && host !== undefined) {
+    // Issue #32: a web_fetch is allowed for its host, never for every host.
+    options.push({
+      optionId: OPTION_IDS.domain,
+      name: `Always allow ${host} in this session`,
       kind: 'allow_always',
     });
   }
@@ -53,6 +66,7 @@ export function permissionOptions(request: Request, scopes: readonly ScopeKind[]
 export function decisionOf(
   outcome: RequestPermissionOutcome,
   scopes: readonly ScopeKind[],
+  host?: string,
 ): OptionDecision | undefined {
   if (outcome.outcome !== 'selected') return undefined;
   switch (outcome.optionId) {
@@ -64,6 +78,10 @@ export function decisionOf(
       break;
     case OPTION_IDS.tool:
       if (scopes.includes('tool')) return { decision: 'grant', scope: 'tool' };
+      break;
+    case OPTION_IDS.domain:
+      if (scopes.includes('domain') && host !== undefined)
+        return { decision: 'grant', scope: `domain:${host}` };
       break;
     case OPTION_IDS.reject:
       return { decision: 'deny', reason: 'rejected in the editor' };

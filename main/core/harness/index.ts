@@ -65,7 +65,7 @@ export type { Harness, HarnessStreamPart, SessionSetup } from './types.js';
 export { systemPromptFor } from './workspace.js';
 
 // The core's rooms, as hosts read them.
-export { allowedScopes, type ScopeKind } from '../approvals/decide.js';
+export { allowedScopes, fetchHostOf, type ScopeKind } from '../approvals/decide.js';
 export { type GrantRecord, listGrants } from '../approvals/grants.js';
 export { policyChangeProblem, toolModeFor } from '../approvals/policy.js';
 export { pendingApprovals } from '../approvals/state.js';
