@@ -21,12 +21,17 @@ const OPTION_IDS = {
   once: 'allow_once',
   session: 'allow_session',
   tool: 'allow_tool_in_project',
+  domain: 'allow_host_in_session',
   reject: 'reject',
   rejectAlways: 'reject_always_in_project',
 } as const;
 
 /** The options the editor shows for a request, given the scopes Keel allows for it. */
-export function permissionOptions(request: Request, scopes: readonly ScopeKind[]): PermissionOption[] {
+export function permissionOptions(
+  request: Request,
+  scopes: readonly ScopeKind[],
+  host?: string,
+): PermissionOption[] {
   const options: PermissionOption[] = [];
   if (scopes.includes('once'))
     options.push({ optionId: OPTION_IDS.once, name: 'Allow once', kind: 'allow_once' });
@@ -34,6 +39,14 @@ export function permissionOptions(request: Request, scopes: readonly ScopeKind[]
     options.push({
       optionId: OPTION_IDS.session,
       name: `Always allow ${request.tool} in this session`,
+      kind: 'allow_always',
+    });
+  }
+  if (scopes.includes('domain') && host !== undefined) {
+    // Issue #32: a web_fetch is allowed for its host, never for every host.
+    options.push({
+      optionId: OPTION_IDS.domain,
+      name: `Always allow ${host} in this session`,
       kind: 'allow_always',
     });
   }
@@ -61,6 +74,7 @@ export function permissionOptions(request: Request, scopes: readonly ScopeKind[]
 export function decisionOf(
   outcome: RequestPermissionOutcome,
   scopes: readonly ScopeKind[],
+  host?: string,
 ): OptionDecision | undefined {
   if (outcome.outcome !== 'selected') return undefined;
   switch (outcome.optionId) {
@@ -72,6 +86,10 @@ export function decisionOf(
       break;
     case OPTION_IDS.tool:
       if (scopes.includes('tool')) return { decision: 'grant', scope: 'tool' };
+      break;
+    case OPTION_IDS.domain:
+      if (scopes.includes('domain') && host !== undefined)
+        return { decision: 'grant', scope: `domain:${host}` };
       break;
     case OPTION_IDS.reject:
       return { decision: 'deny', reason: 'rejected in the editor' };

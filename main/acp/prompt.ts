@@ -10,6 +10,7 @@ import {
 } from '@agentclientprotocol/sdk';
 import {
   allowedScopes,
+  fetchHostOf,
   decideApproval,
   type ExpandedPrompt,
   expandSessionPrompt,
@@ -197,7 +198,7 @@ async function answerPending(
       if (signal.aborted) return 'cancelled';
       throw error;
     }
-    const decision = decisionOf(response.outcome, ask.scopes);
+    const decision = decisionOf(response.outcome, ask.scopes, ask.host);
     if (decision === undefined || signal.aborted) return 'cancelled';
     // The continued turn reports the call's start and result (a denial: its error result).
     await withDecision(host, sessionId, ask.seq, decision);
@@ -223,6 +224,8 @@ async function withDecision(
 type Ask = {
   seq: number;
   scopes: ReturnType<typeof allowedScopes>;
+  /** A web_fetch request's host (its `domain:` option). */
+  host?: string;
   options: ReturnType<typeof permissionOptions>;
   toolCall: PermissionToolCall;
 };
@@ -246,10 +249,12 @@ async function pendingAsks(host: PromptHost, sessionId: string): Promise<Ask[]> 
         preview = undefined;
       }
       const scopes = allowedScopes(request);
+      const fetchHost = request.tool === 'web_fetch' ? fetchHostOf(request.arguments) : undefined;
       asks.push({
         seq: request.seq,
         scopes,
-        options: permissionOptions(request, scopes),
+        ...(fetchHost !== undefined ? { host: fetchHost } : {}),
+        options: permissionOptions(request, scopes, fetchHost),
         toolCall: {
           toolCallId: request.toolCallId,
           title: toolTitleOf(request.tool, args),

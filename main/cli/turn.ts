@@ -72,6 +72,7 @@ function scopeHint(event: Extract<SessionEvent, { kind: 'approval_request' }>): 
     tool: 'tool',
     path: 'path:GLOB',
     prefix: 'prefix:CMD',
+    domain: 'domain:HOST',
   };
   return allowedScopes(event)
     .map((kind) => words[kind])

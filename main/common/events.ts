@@ -77,6 +77,8 @@ export const ApprovalScope = z.union([
   z.literal('tool'),
   z.string().regex(/^path:.+/, 'a path scope looks like path:src/**'),
   z.string().regex(/^prefix:.+/, 'a prefix scope looks like prefix:npm test'),
+  // Issue #32: web_fetch of one host for the session.
+  z.string().regex(/^domain:[A-Za-z0-9.:[\]-]+$/, 'a domain scope looks like domain:example.com'),
 ]);
 export type ApprovalScope = z.infer<typeof ApprovalScope>;
 

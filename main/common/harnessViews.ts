@@ -51,7 +51,7 @@ export const TurnOutcome = z.discriminatedUnion('status', [
 export type TurnOutcome = z.infer<typeof TurnOutcome>;
 
 /** A scope kind a decision may take (`path` and `prefix` carry a value: `path:<glob>`, `prefix:<command>`). */
-export const ScopeKind = z.enum(['once', 'session', 'tool', 'path', 'prefix']);
+export const ScopeKind = z.enum(['once', 'session', 'tool', 'path', 'prefix', 'domain']);
 export type ScopeKind = z.infer<typeof ScopeKind>;
 
 /** What an edit_file / write_file request (or one file of an apply_patch) would do to its file now, for a diff editor. */
@@ -111,7 +111,12 @@ export const ApprovalPreview = z.object({
   /** The scopes approvals.decide accepts for this request (`once` only for a call whose outcome is unknown). */
   allowedScopes: z.array(ScopeKind),
   /** Pre-filled, editable: `path:<folder>/**` for a file, `prefix:<first words>` for a command. */
-  suggested: z.object({ path: z.string().optional(), prefix: z.string().optional() }),
+  suggested: z.object({
+    path: z.string().optional(),
+    prefix: z.string().optional(),
+    /** web_fetch (issue #32): `domain:<the request's host>`. */
+    domain: z.string().optional(),
+  }),
   file: FileChangePreview.optional(),
   /** An apply_patch call: every file it changes, in patch order (`file` is then absent). */
   files: z.array(FileChangePreview).optional(),

@@ -33,6 +33,38 @@ export function requestAttention(
   return true;
 }
 
+/** The part of Electron's `app` the badge uses. */
+export type BadgeApp = { setBadgeCount(count: number): boolean };
+
+/**
+ * The sessions waiting for an approval after `push`: a session.status saying awaiting_approval adds its
+ * session, any other status of it removes it; other pushes change nothing. Pure.
+ */
+export function waitingAfter(waiting: ReadonlySet<string>, push: Push): ReadonlySet<string> {
+  if (push.topic !== 'session.status') return waiting;
+  const { sessionId, status } = push.payload;
+  if ((status === 'awaiting_approval') === waiting.has(sessionId)) return waiting;
+  const next = new Set(waiting);
+  if (status === 'awaiting_approval') next.add(sessionId);
+  else next.delete(sessionId);
+  return next;
+}
+
+/**
+ * The app's badge (the dock on macOS, the launcher on Linux desktops that show one): the number of sessions
+ * this app saw stop on an approval and not move since, the count the window title shows too
+ * (PendingApprovalsBadge). Returns the push listener; the badge is set only when the count changes.
+ */
+export function createApprovalBadge(app: BadgeApp): (push: Push) => void {
+  let waiting: ReadonlySet<string> = new Set();
+  return (push) => {
+    const next = waitingAfter(waiting, push);
+    if (next === waiting) return;
+    waiting = next;
+    app.setBadgeCount(waiting.size);
+  };
+}
+
 /** settings.json's notification kinds; all on when the file cannot be read (a broken file is said elsewhere). */
 export function readNotificationSettings(home: string): NotificationSettings | undefined {
   try {

@@ -32,7 +32,7 @@ import {
   isAppUrl,
   OPEN_EXTERNAL_BUTTON,
 } from './security.js';
-import { readNotificationSettings, requestAttention } from './attention.js';
+import { createApprovalBadge, readNotificationSettings, requestAttention } from './attention.js';
 import { fitWindowState, MIN_WINDOW, readWindowState, writeWindowState } from './windowState.js';
 
 /*
@@ -218,8 +218,10 @@ function runApp(): void {
       onProjectUsed: (folder) => app.addRecentDocument(folder),
     });
     unmountRouter = mountIpcRouter(ipcMain, createIpcRouter(handlers, origins));
+    const badge = createApprovalBadge(app);
     handlers.hub.subscribe((push) => {
       if (window && windowShowsApp()) window.webContents.send(IPC_PUSH, push);
+      badge(push);
       // Issue #32: a turn that needs the person flashes the window (bounces the dock) while it is unfocused.
       if (push.topic === 'session.status' && push.payload.outcome)
         requestAttention(push, window, app.dock, readNotificationSettings(home));

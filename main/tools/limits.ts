@@ -51,6 +51,16 @@ export const toolLimits = {
   commandMaxTimeoutMs: 600_000,
   /** run_command: memory cap per command. */
   commandMemoryMb: 2048,
+  /** web_fetch (issue #32): bytes downloaded at most (the body is streamed and cut there, never held whole first). */
+  webFetchMaxBytes: 10 * 1024 * 1024,
+  /** web_fetch: default wall-clock limit of one call, redirects included. */
+  webFetchDefaultTimeoutMs: 30_000,
+  /** web_fetch: the most a model may ask for. */
+  webFetchMaxTimeoutMs: 120_000,
+  /** web_fetch: characters of the page the model gets; a longer page is kept whole as an artifact. */
+  webFetchMaxChars: 100_000,
+  /** web_fetch: redirects followed before giving up. */
+  webFetchMaxRedirects: 5,
   /** todo: steps one plan may hold. */
   todoMaxItems: 50,
   /** todo: characters of one step's text (content or activeForm). */

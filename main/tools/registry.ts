@@ -8,6 +8,7 @@ import { readFileTool } from './readFile.js';
 import { runCommandTool } from './runCommandTool.js';
 import { spawnSubagentTool } from './spawnSubagent.js';
 import { todoTool } from './todo.js';
+import { webFetchTool } from './webFetch.js';
 import type { ToolDefinition, ToolMode, ToolModule } from './types.js';
 import { writeFileTool } from './writeFile.js';
 
@@ -18,6 +19,7 @@ export const readOnlyTools: readonly ToolModule[] = Object.freeze([
   globTool,
   grepTool,
   todoTool,
+  webFetchTool,
 ]);
 
 /** The tools of write mode: the read-only tools plus the ones that change files or run commands. */

@@ -62,8 +62,13 @@ export interface ToolContext {
   redactor: TextRedactor;
   /** The OS sandbox that run_command confines commands with (from detectSandbox()). */
   sandbox: SandboxInfo;
-  /** Network policy of commands; default no network at all. */
+  /** Network policy of commands; default no network at all. web_fetch runs without asking for hosts it allows. */
   network?: NetworkPolicy;
+  /**
+   * Test seam of web_fetch (issue #32): exact local addresses it may connect to (a test's loopback server).
+   * Set only from the harness's programmatic options (HarnessOptions.webFetch), never from a file.
+   */
+  fetchTestAddresses?: readonly string[];
   /** Live, redacted command output for the UI terminal. */
   onOutput?: (chunk: string) => void;
   /** Extra globs relative to `workspace` that need approval to write, on top of .git/.keel/.vscode. */
@@ -151,6 +156,8 @@ export interface CallSubject {
   path?: string;
   paths?: string[];
   command?: string;
+  /** The host a web_fetch call reaches (a `domain:` grant covers it). */
+  host?: string;
 }
 
 /**
@@ -164,6 +171,11 @@ export type CallPreview =
       subject: CallSubject;
       /** Why the box insists on approval whatever the policy (a protected path), or null. */
       protectedReason: string | null;
+      /**
+       * Why this call asks even where the policy would let its kind run (web_fetch: a host off the network
+       * allowlist); unlike a protected path, a grant or an allow rule covering the subject answers it.
+       */
+      asks?: string;
       /** The change the call would make (redacted): shown with the request, compared again after approval. */
       diff?: string;
       /** Set by `recorded_images` tools: what tool_call_started records so the change applies at most once. */

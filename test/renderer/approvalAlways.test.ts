@@ -54,4 +54,28 @@ describe.skipIf(!HAS_CHROMIUM)('approvals: always allow in this project', () => 
     await rules.getByText('No permission rules in effect.').waitFor({ timeout: 30_000 });
     expect(watched.errors).toEqual([]);
   }, 120_000);
+
+  // Issue #32: a web_fetch asks for its host; "always" keeps WebFetch(domain:HOST), never every host.
+  it('offers a web_fetch its host for the session or always, and keeps the domain rule', async () => {
+    await app.start();
+    const watched = app.watch('approval-always-fetch');
+    const page = await app.goto();
+    const project = path.join(app.dir, 'fetch-project');
+    fs.mkdirSync(project, { recursive: true });
+    await createSession(page, { title: 'Fetch', projectFolder: project, checkout: 'direct' });
+    // 127.0.0.1: the approved fetch is then refused as a loopback address, at once and without DNS.
+    app.provider.enqueue(
+      { kind: 'reply', toolCalls: [{ name: 'web_fetch', arguments: { url: 'http://127.0.0.1:9/x' } }] },
+      { kind: 'reply', text: 'Fetched.' },
+    );
+    await sendMessage(page, 'Fetch it.');
+    const card = page.getByRole('article', { name: 'Approval needed: web_fetch' });
+    await card.getByRole('button', { name: 'Allow 127.0.0.1 for this session' }).waitFor();
+    expect(await card.getByRole('button', { name: /^Allow web_fetch for this session/ }).count()).toBe(0);
+    await card.getByRole('button', { name: 'Always allow 127.0.0.1 in this project' }).click();
+    await page.getByText('Fetched.').waitFor();
+    const kept = fs.readFileSync(path.join(app.home, 'permission-rules.jsonl'), 'utf8');
+    expect(kept).toContain('"rule":"WebFetch(domain:127.0.0.1)"');
+    expect(watched.errors).toEqual([]);
+  }, 120_000);
 });

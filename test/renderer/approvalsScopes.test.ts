@@ -70,6 +70,10 @@ describe('approval scopes', () => {
   it('says which calls each scope would pre-authorise', () => {
     expect(scopes.describeScope('edit_file', 'once')).toBe('Only this edit_file call.');
     expect(scopes.describeScope('write_file', 'session')).toContain('Every write_file call in this session');
+    expect(scopes.describeScope('web_fetch', 'domain:docs.example.org')).toBe(
+      'Every web_fetch call to the host docs.example.org in this session, until revoked.',
+    );
+    expect(scopes.editablePart('domain:docs.example.org')).toBe('docs.example.org');
     expect(scopes.describeScope('edit_file', 'path:src/**')).toContain(
       'matching src/** (protected paths still ask)',
     );

@@ -17,7 +17,7 @@ type DecisionOptions = {
 };
 
 /**
- * `keel approve SESSION [--request SEQ] --scope once|session|tool|path:GLOB|prefix:CMD [--resume]` and
+ * `keel approve SESSION [--request SEQ] --scope once|session|tool|path:GLOB|prefix:CMD|domain:HOST [--resume]` and
  * `keel deny SESSION [--request SEQ] [--reason TEXT] [--resume]`: the only way an approval request moves
  * (an event in the log). With --resume the turn continues in this process, through the session API (its
  * auto checkouts are committed when it stops, as after keel run). `tool` (MCP tools) also keeps the grant as
@@ -35,7 +35,7 @@ export function registerApproval(program: Command, context: CliContext): void {
     )
     .requiredOption(
       '--scope <scope>',
-      'once | session | tool (an MCP tool, in later sessions of the project too) | path:GLOB | prefix:COMMAND',
+      'once | session | tool (an MCP tool, in later sessions of the project too) | path:GLOB | prefix:COMMAND | domain:HOST (web_fetch)',
     )
     .option(
       '--always',
@@ -71,7 +71,7 @@ async function decide(
     const parsed = ApprovalScope.safeParse(options.scope);
     if (!parsed.success) {
       throw new CliError(
-        `--scope must be once, session, tool, path:GLOB or prefix:COMMAND (got "${options.scope ?? ''}")`,
+        `--scope must be once, session, tool, path:GLOB, prefix:COMMAND or domain:HOST (got "${options.scope ?? ''}")`,
       );
     }
     scope = parsed.data;

@@ -27,6 +27,11 @@ import {
   toolModeFor,
   withWritableSession,
   writePersistentConfig,
+  planUploads,
+  stageUploads,
+  uploadFromFile,
+  type UploadInput,
+  uploadsNote,
 } from '../../core/harness/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
@@ -56,6 +61,7 @@ type RunOptions = {
   budgetUsd?: string;
   budgetTokens?: string;
   image?: string[];
+  file?: string[];
 };
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -109,6 +115,11 @@ export function registerRun(program: Command, context: CliContext): void {
       collect,
     )
     .option(
+      '--file <file>',
+      'stage a file into the session at /session/uploads/NAME and name it in the prompt (repeatable)',
+      collect,
+    )
+    .option(
       '--commit <mode>',
       "auto (default): the session works on a checkout of the project folder (the model's root) and the " +
         "turn's changes reach the folder when the turn stops; manual: they wait for keel commit; " +
@@ -120,6 +131,7 @@ export function registerRun(program: Command, context: CliContext): void {
       const mode = parseCommitMode(options.commit);
       // Read and checked before a session is made: a wrong file costs nothing.
       const attachments = readAttachmentFiles(options.image ?? []);
+      const uploads = readUploadFiles(options.file ?? []);
       if (options.session !== undefined) {
         const pinFlags = [
           'provider',
@@ -161,7 +173,9 @@ export function registerRun(program: Command, context: CliContext): void {
         if (mode !== undefined) await switchCommitMode(harness, session, mode);
         await checkSessionPrompt(session, expanded.prompt);
         await guardNewTurn(session);
-        await driveTurn(context, harness, session.id, { ...turnInput(expanded), attachments }, options);
+        const note = uploadsNote(await stageUploads(session.files, uploads));
+        const input = { ...turnInput(expanded), attachments };
+        await driveTurn(context, harness, session.id, { ...input, prompt: input.prompt + note }, options);
         return;
       }
       // Every flag is checked before the harness makes the home or anything in it.
@@ -171,14 +185,17 @@ export function registerRun(program: Command, context: CliContext): void {
       if (setup.model?.contextWindow !== undefined)
         await checkPromptSize(expanded.prompt, { ...setup.model, contextWindow: setup.model.contextWindow });
       const harness = cliHarness(context);
-      const { id } = await harness.sessions.getOrCreate({
+      const created = await harness.sessions.getOrCreate({
         id: newSessionId(),
         ...(options.title ? { title: options.title } : {}),
         create: setup,
       });
+      const { id } = created;
       if (!options.json) context.io.stderr(`keel: session ${id}\n`);
       try {
-        await driveTurn(context, harness, id, { ...turnInput(expanded), attachments }, options);
+        const note = uploadsNote(await stageUploads(created.files, uploads));
+        const input = { ...turnInput(expanded), attachments };
+        await driveTurn(context, harness, id, { ...input, prompt: input.prompt + note }, options);
       } catch (error) {
         // The session exists now: a full disk's message names it, and says whether its prompt was recorded.
         throw asDiskFull(error, harness.home, {
@@ -245,6 +262,17 @@ function readAttachmentFiles(files: readonly string[]): AttachmentInput[] {
     throw error;
   }
   return inputs;
+}
+
+/** `--file` files: regular files within the size bound, their staged names planned (uploads.ts); else a one-line error. */
+function readUploadFiles(files: readonly string[]): UploadInput[] {
+  try {
+    const inputs = files.map((file) => uploadFromFile(path.resolve(file)));
+    planUploads(inputs);
+    return inputs;
+  } catch (error) {
+    throw new CliError(`--file: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** Whether the new session's log holds its prompt (true when it cannot be read: then resume is the advice). */

@@ -1,6 +1,7 @@
 import type { ApprovalScope, NewEvent, SessionEvent } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { createToolRegistry } from '../../tools/registry.js';
+import { checkFetchUrl } from '../../sandbox/fetchTarget.js';
 import type { ToolKind } from '../../tools/types.js';
 import { checkRevocation, listGrants, type GrantRecord } from './grants.js';
 import { checkDecision, HELD_BACK_TOOL, pendingApprovals, type PendingApproval } from './state.js';
@@ -47,6 +48,8 @@ export function toolKindOf(tool: string): ToolKind | undefined {
 export function allowedScopes(request: PendingApproval): ScopeKind[] {
   if (request.unknownOutcome || request.tool === HELD_BACK_TOOL) return ['once'];
   if (isMcpTool(request.tool)) return ['once', 'session', 'tool'];
+  // Issue #32: a fetch is approved for its host, never for every host at once.
+  if (request.tool === 'web_fetch') return ['once', 'domain'];
   const kind = toolKindOf(request.tool);
   if (kind === 'command') return ['once', 'session', 'prefix'];
   if (kind === 'edit') return ['once', 'session', 'path'];
@@ -58,7 +61,9 @@ const scopeKindOf = (scope: ApprovalScope): ScopeKind =>
     ? scope
     : scope.startsWith('prefix:')
       ? 'prefix'
-      : 'path';
+      : scope.startsWith('domain:')
+        ? 'domain'
+        : 'path';
 
 /** Pure: the event that answers the request, or why it may not be answered so (see allowedScopes). */
 export function decideApproval(
@@ -85,18 +90,44 @@ export function decideApproval(
       ? `request ${request.seq} re-runs a call whose outcome is unknown: only the scope "once" applies`
       : request.tool === HELD_BACK_TOOL
         ? `request ${request.seq} holds back protected files of one commit: only the scope "once" applies`
-        : kind === 'tool'
-          ? `the scope "tool" is for MCP tools; request ${request.seq} is a ${request.tool} call (use once or session)`
-          : kind === 'prefix'
-            ? `a prefix scope is for commands; request ${request.seq} is a ${request.tool} call`
-            : `a path scope is for file changes; request ${request.seq} is a ${request.tool} call`;
+        : request.tool === 'web_fetch'
+          ? `request ${request.seq} is a web_fetch call: grant it once or for its host (domain:HOST)`
+          : kind === 'tool'
+            ? `the scope "tool" is for MCP tools; request ${request.seq} is a ${request.tool} call (use once or session)`
+            : kind === 'prefix'
+              ? `a prefix scope is for commands; request ${request.seq} is a ${request.tool} call`
+              : kind === 'domain'
+                ? `a domain scope is for web_fetch; request ${request.seq} is a ${request.tool} call`
+                : `a path scope is for file changes; request ${request.seq} is a ${request.tool} call`;
     return { ok: false, code: 'invalid_input', message };
+  }
+  if (kind === 'domain') {
+    const host = fetchHostOf(request.arguments);
+    if (host !== decision.scope.slice('domain:'.length)) {
+      return {
+        ok: false,
+        code: 'invalid_input',
+        message: `request ${request.seq} fetches from ${host ?? 'an unreadable URL'}: a domain grant names that host (domain:${host ?? 'HOST'})`,
+      };
+    }
   }
   return {
     ok: true,
     request,
     event: { kind: 'approval_granted', requestSeq: request.seq, scope: decision.scope },
   };
+}
+
+/** The host a web_fetch request's arguments name (as the tool reads its URL), or undefined. */
+export function fetchHostOf(argumentsText: string): string | undefined {
+  try {
+    const url = (JSON.parse(argumentsText) as { url?: unknown }).url;
+    if (typeof url !== 'string') return undefined;
+    const checked = checkFetchUrl(url);
+    return checked.ok ? checked.target.host : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

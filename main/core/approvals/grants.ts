@@ -10,7 +10,14 @@ export type ActiveGrant = { seq: number; requestSeq: number; tool: string; scope
  * A call as the gate sees it: the tool and, where they apply, its workspace-relative path or command; a call
  * on several files (apply_patch) gives them all as `paths`.
  */
-export type GatedCall = { tool: string; path?: string; paths?: readonly string[]; command?: string };
+export type GatedCall = {
+  tool: string;
+  path?: string;
+  paths?: readonly string[];
+  command?: string;
+  /** The host a web_fetch call reaches. */
+  host?: string;
+};
 
 /** The import mark of the session whose log `events` is (its first event), or undefined. */
 function importMarkOfLog(events: readonly SessionEvent[]): ImportMark | undefined {
@@ -139,6 +146,13 @@ export function findGrant(call: GatedCall, grants: readonly ActiveGrant[]): Acti
       if (call.path === undefined) return false;
       return matches(call.path);
     }
+    if (grant.scope.startsWith('domain:')) {
+      return (
+        grant.tool === call.tool &&
+        call.host !== undefined &&
+        call.host === grant.scope.slice('domain:'.length)
+      );
+    }
     if (grant.scope.startsWith('prefix:')) {
       return (
         call.command !== undefined && commandMatchesPrefix(call.command, grant.scope.slice('prefix:'.length))
@@ -168,6 +182,8 @@ export function describeGrantScope(tool: string, scope: ApprovalScope): string {
   if (scope.startsWith('path:')) {
     return `any tool call on a workspace path matching ${scope.slice('path:'.length)} (protected paths still ask)`;
   }
+  if (scope.startsWith('domain:'))
+    return `every ${tool} call to the host ${scope.slice('domain:'.length)} in this session`;
   if (scope.startsWith('prefix:')) {
     const prefix = scope.slice('prefix:'.length).trim();
     return (

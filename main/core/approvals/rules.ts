@@ -288,6 +288,7 @@ function hostMatches(domain: string, url: string): boolean {
 export function ruleForGrant(tool: string, kind: ToolKind | undefined, scope: string): string | undefined {
   if (scope === 'once') return undefined;
   if (scope.startsWith('prefix:')) return `Bash(${scope.slice('prefix:'.length).trim()}:*)`;
+  if (scope.startsWith('domain:')) return `WebFetch(${scope})`;
   if (scope.startsWith('path:'))
     return `${kind === 'read' ? 'Read' : 'Edit'}(${scope.slice('path:'.length)})`;
   if (tool.startsWith('mcp__')) return tool;

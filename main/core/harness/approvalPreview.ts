@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { allowedScopes, toolKindOf } from '../approvals/decide.js';
+import { allowedScopes, fetchHostOf, toolKindOf } from '../approvals/decide.js';
 import { suggestPrefix } from '../approvals/grants.js';
 import { checkDecision } from '../approvals/state.js';
 import type { EventOf, SessionEvent } from '../../common/events.js';
@@ -77,6 +77,9 @@ export async function previewApproval(
       const folder = path.posix.dirname(target);
       preview.suggested.path = folder === '.' ? `path:${target}` : `path:${folder}/**`;
     }
+  } else if (request.tool === 'web_fetch') {
+    const host = fetchHostOf(request.arguments);
+    if (host !== undefined) preview.suggested.domain = `domain:${host}`;
   } else if (kind === 'command') {
     preview.command = previewCommand(logged, raw, box, ctx);
     const prefix = suggestPrefix(preview.command.command);

@@ -16,6 +16,15 @@ export {
   checkAttachments,
   keepAttachments,
 } from './attachments.js';
+export {
+  planUploads,
+  stageUploads,
+  UPLOAD_MAX_BYTES,
+  uploadFromFile,
+  type UploadInput,
+  uploadName,
+  uploadsNote,
+} from './uploads.js';
 export { previewApproval } from './approvalPreview.js';
 export { decideApproval, type Decided, revokeGrant } from './approvals.js';
 export { readArtifactImage, readArtifactPage } from './artifactPages.js';
@@ -63,7 +72,7 @@ export type { Harness, HarnessMessage, HarnessStreamPart, SessionSetup } from '.
 export { systemPromptFor } from './workspace.js';
 
 // The core's rooms, as hosts read them.
-export { allowedScopes, type ScopeKind } from '../approvals/decide.js';
+export { allowedScopes, fetchHostOf, type ScopeKind } from '../approvals/decide.js';
 export { type GrantRecord, listGrants } from '../approvals/grants.js';
 export { policyChangeProblem, toolModeFor } from '../approvals/policy.js';
 export { pendingApprovals } from '../approvals/state.js';

@@ -126,6 +126,9 @@ async function runStreamed(
           ...(runtime.mcpPool ? { mcpPool: runtime.mcpPool } : {}),
           compaction: runtime.options.compaction ?? readSettings(runtime.home).compaction,
           ...(runtime.options.createProvider ? { createProvider: runtime.options.createProvider } : {}),
+          ...(runtime.options.webFetch?.testAddresses
+            ? { fetchTestAddresses: runtime.options.webFetch.testAddresses }
+            : {}),
           ...(options.signal ? { signal: options.signal } : {}),
           maxSteps: options.maxSteps ?? runtime.options.maxSteps ?? 50,
           // A --commit direct session's folder is photographed only when a tool (or an MCP server) may change it.

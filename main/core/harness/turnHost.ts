@@ -68,6 +68,8 @@ export type TurnHostOptions = {
   turnCommand?: CommandUse | null;
   /** The skills, commands and agents in effect; default: read for the session's project (main/core/setup). */
   custom?: CustomSetup;
+  /** HarnessOptions.webFetch.testAddresses: the test seam of web_fetch (programmatic only). */
+  fetchTestAddresses?: readonly string[];
 };
 
 /**
@@ -160,6 +162,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     created,
     { sessionDir: log.dir, artifactsDir: log.artifactsDir, redactor, sandbox },
   );
+  if (options.fetchTestAddresses?.length) toolContext.fetchTestAddresses = [...options.fetchTestAddresses];
   const host: TurnHost = {
     log,
     createProvider: options.createProvider ?? ((pin: ModelPin) => createProvider(pin, keys, env)),

@@ -205,6 +205,12 @@ export type HarnessOptions<TExtraBody = unknown> = {
    * 10 min) without a turn, on `harness.stopMcp()`, or when their configuration changed. Default: per turn.
    */
   keepMcpServers?: boolean | { idleMs?: number };
+  /**
+   * Issue #32, a test seam: web_fetch may connect to these exact local addresses (a test's loopback server),
+   * which the production rule refuses. Only code that builds the harness can set it: no settings or project
+   * file reaches it (README: "web_fetch").
+   */
+  webFetch?: { testAddresses?: readonly string[] };
 };
 
 /** A harness: the session manager of one home, with its configuration. */

@@ -56,14 +56,15 @@ export async function decideGate(
     protectedReason: preview.protectedReason,
     sandboxAvailable: host.sandboxAvailable,
   });
-  if (decision.action === 'allow' && rule?.action !== 'ask') return { action: 'run', preview };
+  if (decision.action === 'allow' && rule?.action !== 'ask' && !preview.asks)
+    return { action: 'run', preview };
   if (decision.action === 'deny') {
     return {
       action: 'answer',
       outcome: { content: JSON.stringify({ error: decision.reason }), isError: true },
     };
   }
-  let reason = decision.action === 'ask' ? decision.reason : '';
+  let reason = decision.action === 'ask' ? decision.reason : (preview.asks ?? '');
   if (rule?.action === 'ask')
     reason = reason ? `${reason}; ${ruleSaid} asks first` : `${ruleSaid} asks first`;
   if (!preview.protectedReason && rule?.action !== 'ask') {

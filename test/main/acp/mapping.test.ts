@@ -41,6 +41,17 @@ describe('acp mapping (pure)', () => {
       always: true,
     });
     expect(decisionOf({ outcome: 'cancelled' }, scopes)).toBeUndefined();
+    // Issue #32: a web_fetch is offered for its host only, and the answer grants that host.
+    expect(
+      permissionOptions(request('web_fetch'), ['once', 'domain'], 'docs.example.org').map((o) => o.name),
+    ).toEqual(['Allow once', 'Always allow docs.example.org in this session', 'Reject']);
+    expect(
+      decisionOf(
+        { outcome: 'selected', optionId: 'allow_host_in_session' },
+        ['once', 'domain'],
+        'docs.example.org',
+      ),
+    ).toEqual({ decision: 'grant', scope: 'domain:docs.example.org' });
     // An option Keel did not offer is refused, not widened.
     expect(() => decisionOf({ outcome: 'selected', optionId: 'allow_tool_in_project' }, scopes)).toThrow(
       /did not offer/,

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { turnNotification } from '../../../main/common/notifications.js';
-import { requestAttention, type AttentionWindow } from '../../../main/electron/attention.js';
+import {
+  createApprovalBadge,
+  requestAttention,
+  waitingAfter,
+  type AttentionWindow,
+} from '../../../main/electron/attention.js';
 import type { Push } from '../../../main/ipc/hub.js';
 
 // Issue #32: which turn endings call for the person, and the window's attention request for them.
@@ -63,5 +68,31 @@ describe('requestAttention', () => {
     ).toBe(false);
     expect(requestAttention(status(undefined), unfocused.win, undefined, ALL)).toBe(false);
     expect(unfocused.flashes).toEqual([]);
+  });
+});
+
+describe('the approval badge', () => {
+  const push = (sessionId: string, status: 'awaiting_approval' | 'running' | 'idle'): Push => ({
+    topic: 'session.status',
+    payload: { sessionId, status, running: status === 'running' },
+  });
+
+  it('counts the sessions waiting on an approval, set only when the count changes', () => {
+    const counts: number[] = [];
+    const badge = createApprovalBadge({ setBadgeCount: (count) => (counts.push(count), true) });
+    badge(push('a', 'awaiting_approval'));
+    badge(push('a', 'awaiting_approval'));
+    badge(push('b', 'awaiting_approval'));
+    badge({ topic: 'sessions.changed', payload: { sessionId: 'a', change: 'updated' } });
+    badge(push('a', 'running'));
+    badge(push('c', 'idle'));
+    badge(push('b', 'idle'));
+    expect(counts).toEqual([1, 2, 1, 0]);
+  });
+
+  it('waitingAfter leaves the set as it was for a push that changes nothing', () => {
+    const waiting = new Set(['a']);
+    expect(waitingAfter(waiting, push('a', 'awaiting_approval'))).toBe(waiting);
+    expect([...waitingAfter(waiting, push('a', 'idle'))]).toEqual([]);
   });
 });

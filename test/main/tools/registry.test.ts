@@ -21,13 +21,14 @@ const call = (name: string, args: unknown) => ({
 });
 
 describe('registries by mode', () => {
-  it('read-only mode registers exactly the four read tools and todo (planning changes nothing)', () => {
+  it('read-only mode registers exactly the four read tools, todo (planning changes nothing) and web_fetch', () => {
     expect(createToolRegistry('read-only').names()).toEqual([
       'read_file',
       'list_dir',
       'glob',
       'grep',
       'todo',
+      'web_fetch',
     ]);
   });
 
@@ -38,6 +39,7 @@ describe('registries by mode', () => {
       'glob',
       'grep',
       'todo',
+      'web_fetch',
       'write_file',
       'edit_file',
       'apply_patch',
@@ -116,6 +118,7 @@ describe('each tool describes itself to the approval gate and to resume', () => 
       glob: 'rerun',
       grep: 'rerun',
       todo: 'rerun',
+      web_fetch: 'rerun',
       write_file: 'recorded_images',
       edit_file: 'recorded_images',
       apply_patch: 'recorded_images',

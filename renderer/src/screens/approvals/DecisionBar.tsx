@@ -11,7 +11,7 @@ type Props = {
   tool: string;
   allowedScopes: readonly ScopeKind[];
   /** Pre-filled `path:<glob>` / `prefix:<command>`. */
-  suggested: { path?: string | undefined; prefix?: string | undefined };
+  suggested: { path?: string | undefined; prefix?: string | undefined; domain?: string | undefined };
   /** The call is on a protected path: no grant ever covers such a call, it asks every time. */
   protectedPath: boolean;
   disabled: boolean;
@@ -90,6 +90,30 @@ export function DecisionBar({
           >
             Allow {tool} for this session
           </button>
+        ) : null}
+        {allowedScopes.includes('domain') && suggested.domain ? (
+          <>
+            <button
+              type="button"
+              className="button-secondary"
+              disabled={disabled}
+              onClick={() => onDecide({ decision: 'grant', scope: suggested.domain as ApprovalScope })}
+              title={describeScope(tool, suggested.domain)}
+            >
+              Allow {editablePart(suggested.domain)} for this session
+            </button>
+            <button
+              type="button"
+              className="button-secondary"
+              disabled={disabled}
+              onClick={() =>
+                onDecide({ decision: 'grant', scope: suggested.domain as ApprovalScope, always: true })
+              }
+              title={`Also keep it as the permission rule WebFetch(${suggested.domain}) of this project (Settings → Project setup lists and removes it)`}
+            >
+              Always allow {editablePart(suggested.domain)} in this project
+            </button>
+          </>
         ) : null}
         {allowedScopes.includes('tool') ? (
           <button

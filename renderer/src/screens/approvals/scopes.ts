@@ -56,6 +56,9 @@ export function describeScope(tool: string, scope: ApprovalScope): string {
   if (scope === 'tool') {
     return `Every ${tool} call in this session and in later sessions of this project: a rule kept until revoked (Settings, MCP servers).`;
   }
+  if (scope.startsWith('domain:')) {
+    return `Every ${tool} call to the host ${scope.slice('domain:'.length)} in this session, until revoked.`;
+  }
   if (scope.startsWith('path:')) {
     return `Any tool call on a workspace path matching ${scope.slice(5)} (protected paths still ask), until revoked.`;
   }

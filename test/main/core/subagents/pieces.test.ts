@@ -35,7 +35,7 @@ describe('choosing a child’s tools', () => {
   it('defaults to the parent’s read tools', () => {
     expect(chooseChildTools(write, undefined)).toEqual({
       ok: true,
-      tools: ['read_file', 'list_dir', 'glob', 'grep', 'todo'],
+      tools: ['read_file', 'list_dir', 'glob', 'grep', 'todo', 'web_fetch'],
       mode: 'read-only',
     });
   });
@@ -53,7 +53,7 @@ describe('choosing a child’s tools', () => {
     expect(chosen.ok).toBe(false);
     if (!chosen.ok) {
       expect(chosen.error).toContain('you do not have "write_file", "made_up"');
-      expect(chosen.error).toContain('(your tools: read_file, list_dir, glob, grep, todo)');
+      expect(chosen.error).toContain('(your tools: read_file, list_dir, glob, grep, todo, web_fetch)');
     }
   });
 

@@ -289,6 +289,7 @@ describe('a subagent gets a subset of the parent tools', () => {
       'glob',
       'grep',
       'todo',
+      'web_fetch',
       'spawn_subagent',
     ]);
   });
