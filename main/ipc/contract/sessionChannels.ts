@@ -137,6 +137,12 @@ export const sessionChannels = {
     input: z.object({ sessionId, effort: ReasoningEffort }),
     output: z.object({ effort: ReasoningEffort, previous: ReasoningEffort }),
   },
+  // Issue #37: the policy changed from the session's header, as `keel policy` records it.
+  'sessions.setPolicy': {
+    doc: "Changes an idle session's approval policy (recorded as policy_changed); its next tool call is judged by it.",
+    input: z.object({ sessionId, policy: Policy }),
+    output: z.object({ policy: Policy, previous: Policy }),
+  },
   'sessions.archive': {
     doc: 'Hides (archived: true) or restores a session in the list; its log is untouched.',
     input: z.object({ sessionId, archived: z.boolean().default(true) }),

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {
+  changePolicy,
   effectiveEffort,
   foldSession,
   importMarkOf,
@@ -207,6 +208,12 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
         return { events: appended.events, value: { effort: args.effort, previous } };
       });
     },
+
+    'sessions.setPolicy': (args) =>
+      turns.appendWhileIdle(args.sessionId, (log) => {
+        const { policy, previous, events } = changePolicy(log, args.policy);
+        return { events, value: { policy, previous } };
+      }),
 
     'sessions.archive': async (args) => {
       if (!index.setArchived(args.sessionId, args.archived)) {
