@@ -142,7 +142,12 @@ export function ModelSwitchDialog({
   const effortChosen = shownEffort(effort, reasoning);
   const sameModel = provider === pin.provider && chosen === pin.model;
   const sameEffort = effortChosen === (pin.reasoningEffort ?? 'default');
-  const unchanged = sameModel && sameEffort;
+  // An empty field keeps the session's endpoint (main falls back to it for the same provider).
+  const sameEndpoint = baseUrl.trim() === '' || baseUrl.trim() === (pin.baseUrl ?? '');
+  const unchanged = sameModel && sameEffort && sameEndpoint;
+  // The effort alone is a reasoning_changed; a new endpoint (same model) or model is a model_changed.
+  const effortOnly = sameModel && sameEndpoint;
+  const action = !sameModel ? 'Switch model' : !sameEndpoint ? 'Switch endpoint' : 'Switch effort';
 
   const chooseProvider = (next: ProviderKind) => {
     setProvider(next);
@@ -157,14 +162,15 @@ export function ModelSwitchDialog({
     event.preventDefault();
     setError(undefined);
     if (!chosen) return setError('Choose a model.');
-    if (unchanged) return setError(`This session already uses ${pin.model}: choose another model or effort.`);
+    if (unchanged)
+      return setError(`This session already uses ${pin.model}: choose another model, endpoint or effort.`);
     // The effort alone keeps the pinned window: a model Keel does not know needs one only when switched to.
     const windowTokens = needsWindow && !sameModel ? Number(contextWindow) : undefined;
     if (needsWindow && !sameModel && (!Number.isInteger(windowTokens) || (windowTokens ?? 0) <= 0))
       return setError(`Keel does not know ${chosen}: enter its context window in tokens.`);
     setBusy(true);
     try {
-      if (sameModel) {
+      if (effortOnly) {
         // The effort alone: reasoning_changed, the model and its endpoint untouched.
         await call(
           keel().sessions.setReasoning({
@@ -181,7 +187,12 @@ export function ModelSwitchDialog({
           provider,
           model: chosen,
           ...(baseUrl.trim() ? { baseUrl: baseUrl.trim() } : {}),
-          ...(windowTokens ? { contextWindow: windowTokens } : {}),
+          // The same model at another endpoint keeps its pinned window.
+          ...(windowTokens
+            ? { contextWindow: windowTokens }
+            : sameModel
+              ? { contextWindow: pin.contextWindow }
+              : {}),
           reasoningEffort: effortChosen === 'default' ? null : effortChosen,
         }),
       );
@@ -205,8 +216,14 @@ export function ModelSwitchDialog({
           <code>
             {pin.provider}:{pin.model}
           </code>
-          . The switch is recorded in the session; its next request goes to the new model with the whole
-          conversation so far.
+          {pin.baseUrl ? (
+            <>
+              {' '}
+              at <code>{pin.baseUrl}</code>
+            </>
+          ) : null}
+          . The switch is recorded in the session; its next request goes to the new model or endpoint with the
+          whole conversation so far.
         </p>
         <ProviderModelPicker
           idPrefix="ms"
@@ -258,7 +275,7 @@ export function ModelSwitchDialog({
           </button>
           {warnings.length > 0 ? null : (
             <button type="submit" className="button-primary" disabled={busy || unchanged}>
-              {busy ? 'Switching…' : sameModel ? 'Switch effort' : 'Switch model'}
+              {busy ? 'Switching…' : action}
             </button>
           )}
         </div>
