@@ -76,6 +76,51 @@ describe.skipIf(!HAS_CHROMIUM)("a session's settings in its header", () => {
     expect(watched.errors).toEqual([]);
   });
 
+  it('takes a change made during a running turn from its next request, and says so', async () => {
+    const watched = app.watch('header-settings-running');
+    const page = await app.goto();
+    const sessionId = await createSession(page, {
+      title: 'Changed mid-turn',
+      projectFolder: project,
+      baseUrl: app.provider.openaiBaseUrl,
+      contextWindow: 32_000,
+    });
+    const before = app.provider.requests.length;
+    // The first reply streams for a few seconds (one word each 150 ms), then reads a file: a second request.
+    app.provider.enqueue(
+      {
+        kind: 'reply',
+        text: 'Let me look at the file before I change anything in this project. '.repeat(3),
+        delayMs: 150,
+        toolCalls: [{ name: 'read_file', arguments: { path: 'a.txt' } }],
+      },
+      { kind: 'reply', text: 'Read it.' },
+    );
+    await sendMessage(page, 'Look at a.txt');
+    const header = page.locator('.session-header');
+    await expect.poll(() => header.locator('.badge').getAttribute('data-status')).toBe('running');
+    await header.getByLabel('Approval policy').selectOption('auto-edit');
+    await header.getByRole('status').getByText('policy auto-edit from the next request').waitFor();
+    await header.getByRole('button', { name: 'Switch model' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Switch model' });
+    await dialog.getByText("it applies from that turn's next request").waitFor();
+    await dialog.getByLabel('Reasoning').selectOption('high');
+    await dialog.getByRole('button', { name: 'Switch effort' }).click();
+    await dialog.getByText('its next request uses this').waitFor();
+    await screenshot(page, 'header-settings-03-running');
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    await page.getByText('Read it.').waitFor();
+    await waitForIdle(page);
+
+    type Body = { reasoning_effort?: string };
+    const bodies = app.provider.requests.slice(before).map((request) => request.body as Body);
+    expect(bodies.map((body) => body.reasoning_effort)).toEqual([undefined, 'high']);
+    const tail = (await readEvents(page, sessionId)).map((event) => event.kind).slice(-4);
+    expect(tail).toEqual(['tool_result', 'policy_changed', 'reasoning_changed', 'assistant_message']);
+    await expect.poll(() => header.getByLabel('Approval policy').inputValue()).toBe('auto-edit');
+    expect(watched.errors).toEqual([]);
+  });
+
   it('offers only read-only to a session created read-only', async () => {
     const page = await app.goto();
     await createSession(page, {

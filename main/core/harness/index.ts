@@ -54,7 +54,7 @@ export { STOP_REQUEST_FILE } from './turnHost.js';
 export { type TurnDelta, TurnManager, type TurnReports } from './turns.js';
 export type { Harness, HarnessStreamPart, SessionSetup } from './types.js';
 export { systemPromptFor } from './workspace.js';
-export { changePolicy, type PolicyChange } from './policyChange.js';
+export { changePolicy, checkPolicyChange, type PolicyChange } from './policyChange.js';
 
 // The core's rooms, as hosts read them.
 export { allowedScopes, type ScopeKind } from '../approvals/decide.js';

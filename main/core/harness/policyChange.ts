@@ -1,4 +1,4 @@
-import { Policy, type SessionEvent } from '../../common/events.js';
+import { Policy, type SessionEvent, type ToolMode } from '../../common/events.js';
 import { policyChangeProblem } from '../approvals/policy.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { loadSessionState } from '../turn/loadState.js';
@@ -8,11 +8,11 @@ import { HarnessError } from './errors.js';
 export type PolicyChange = { policy: Policy; previous: Policy; events: SessionEvent[] };
 
 /**
- * Issue #37: the one policy change every host records (`keel policy`, the app's header, ACP's session mode):
- * a `policy_changed` event, refused for a session created read-only (its tool set has no write tools) and
- * for a name that is not a policy. The caller holds the session's lease (`log` is open for writing).
+ * The policy `wanted` names, checked against the session (`policy` and `toolMode` as folded): refused for a
+ * name that is not a policy and for a writing policy in a session created read-only (its tool set has no
+ * write tools). Used before a change is recorded or queued for a running turn's next request.
  */
-export function changePolicy(log: SessionLog, wanted: string): PolicyChange {
+export function checkPolicyChange(state: { policy: Policy; toolMode: ToolMode }, wanted: string): Policy {
   const parsed = Policy.safeParse(wanted);
   if (!parsed.success) {
     throw new HarnessError(
@@ -20,14 +20,21 @@ export function changePolicy(log: SessionLog, wanted: string): PolicyChange {
       `unknown policy "${wanted}": use read-only, ask, auto-edit or full-auto`,
     );
   }
-  const state = loadSessionState(log);
   const problem = policyChangeProblem(state.toolMode, parsed.data);
   if (problem) throw new HarnessError('invalid_input', problem);
-  if (state.policy === parsed.data) return { policy: parsed.data, previous: state.policy, events: [] };
-  const appended = log.append(
-    { kind: 'policy_changed', policy: parsed.data },
-    { expectedLastSeq: log.lastSeq() },
-  );
+  return parsed.data;
+}
+
+/**
+ * Issue #37: the one policy change every host records (`keel policy`, the app's header, ACP's session mode):
+ * a `policy_changed` event, as checkPolicyChange allows it. The caller holds the session's lease (`log` is
+ * open for writing).
+ */
+export function changePolicy(log: SessionLog, wanted: string): PolicyChange {
+  const state = loadSessionState(log);
+  const policy = checkPolicyChange(state, wanted);
+  if (state.policy === policy) return { policy, previous: state.policy, events: [] };
+  const appended = log.append({ kind: 'policy_changed', policy }, { expectedLastSeq: log.lastSeq() });
   if (!appended.ok) throw new HarnessError('invalid_state', 'the session changed meanwhile: try again');
-  return { policy: parsed.data, previous: state.policy, events: appended.events };
+  return { policy, previous: state.policy, events: appended.events };
 }

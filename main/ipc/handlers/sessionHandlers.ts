@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   changePolicy,
+  checkPolicyChange,
   effectiveEffort,
   foldSession,
   importMarkOf,
@@ -171,7 +172,6 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
     },
 
     'sessions.setModel': async (args) => {
-      turns.assertIdle(args.sessionId);
       const before = readLog(args.sessionId, (log) => ({
         pin: loadSessionState(log).pin,
         lastSeq: log.lastSeq(),
@@ -181,6 +181,10 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
         ...(args.reasoningEffort !== undefined ? { reasoningEffort: args.reasoningEffort } : {}),
       };
       const { pin, warning, effortWarning } = await choose(request, before.pin);
+      const said = { ...(warning ? { warning } : {}), ...(effortWarning ? { effortWarning } : {}) };
+      // Issue #37: while a turn runs, its next request takes the switch.
+      if (turns.queueSettingsChange(args.sessionId, { kind: 'model_changed', ...pin }))
+        return { pin, previous: before.pin, ...said, queued: true };
       return turns.appendWhileIdle(args.sessionId, (log) => {
         // The provider was asked meanwhile: a turn or another switch in between makes this one stale.
         const appended = log.append({ kind: 'model_changed', ...pin }, { expectedLastSeq: before.lastSeq });
@@ -198,7 +202,13 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
     },
 
     'sessions.setReasoning': (args) => {
-      turns.assertIdle(args.sessionId);
+      const { pin } = readLog(args.sessionId, (log) => loadSessionState(log));
+      if (turns.isRunning(args.sessionId)) {
+        checkEffort(pin.model, args.effort);
+        const previous = effectiveEffort(pin.model, pin.reasoningEffort);
+        if (turns.queueSettingsChange(args.sessionId, { kind: 'reasoning_changed', effort: args.effort }))
+          return { effort: args.effort, previous, queued: true };
+      }
       return turns.appendWhileIdle(args.sessionId, (log) => {
         const { pin } = loadSessionState(log);
         checkEffort(pin.model, args.effort);
@@ -209,11 +219,18 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
       });
     },
 
-    'sessions.setPolicy': (args) =>
-      turns.appendWhileIdle(args.sessionId, (log) => {
+    'sessions.setPolicy': (args) => {
+      if (turns.isRunning(args.sessionId)) {
+        const state = readLog(args.sessionId, (log) => loadSessionState(log));
+        const policy = checkPolicyChange(state, args.policy);
+        if (turns.queueSettingsChange(args.sessionId, { kind: 'policy_changed', policy }))
+          return { policy, previous: state.policy, queued: true };
+      }
+      return turns.appendWhileIdle(args.sessionId, (log) => {
         const { policy, previous, events } = changePolicy(log, args.policy);
         return { events, value: { policy, previous } };
-      }),
+      });
+    },
 
     'sessions.archive': async (args) => {
       if (!index.setArchived(args.sessionId, args.archived)) {

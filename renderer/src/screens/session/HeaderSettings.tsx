@@ -1,4 +1,4 @@
-import { useState, type JSX } from 'react';
+import { useEffect, useState, type JSX } from 'react';
 import type { ChannelOutput } from '../../../../main/ipc/contract.js';
 import { call, describeError } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
@@ -16,11 +16,14 @@ const POLICIES: { value: Policy; label: string }[] = [
 ];
 
 /** Why the header's switches are off, in the user's words; undefined when they are on. */
-export function switchesOffReason(opened: Opened, running: boolean): string | undefined {
-  if (opened.readOnly) return 'This session is read-only here (its folder is gone or another Keel holds it).';
-  if (running) return 'A turn is running: change these when it ends; the next request then uses them.';
-  return undefined;
+export function switchesOffReason(opened: Opened): string | undefined {
+  return opened.readOnly
+    ? 'This session is read-only here (its folder is gone or another Keel holds it).'
+    : undefined;
 }
+
+/** Said while a turn runs: a change is taken by its next model request, not the one streaming now. */
+export const NEXT_REQUEST = 'A turn is running: a change applies from its next request.';
 
 /** An endpoint as the header shows it: its host (the whole URL in the tooltip). */
 function endpointLabel(baseUrl: string): string {
@@ -52,7 +55,12 @@ export function HeaderSettings({
   const catalogue = useCatalogue().data;
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
-  const off = switchesOffReason(opened, running);
+  const off = switchesOffReason(opened);
+  // A change queued for the running turn, said until the turn records it (the header then shows it).
+  const [queued, setQueued] = useState<string | undefined>();
+  useEffect(() => {
+    if (!running) setQueued(undefined);
+  }, [running]);
   const known = findCatalogueModel(catalogue, pin.provider, pin.model);
   const effort = pin.reasoningEffort ?? known?.reasoning?.defaultEffort ?? 'off';
   const effortNote = pin.reasoningEffort ? '' : " (the model's default)";
@@ -61,7 +69,8 @@ export function HeaderSettings({
     setError(undefined);
     setBusy(true);
     try {
-      await call(keel().sessions.setPolicy({ sessionId: session.id, policy: next }));
+      const result = await call(keel().sessions.setPolicy({ sessionId: session.id, policy: next }));
+      if (result.queued) setQueued(`policy ${next} from the next request`);
       onChanged?.();
     } catch (failure) {
       setError(describeError(failure));
@@ -93,7 +102,12 @@ export function HeaderSettings({
           type="button"
           className="link-button"
           disabled={off !== undefined}
-          title={off ?? 'Change the model, its endpoint or its reasoning effort (from the next request)'}
+          title={
+            off ??
+            (running
+              ? NEXT_REQUEST
+              : 'Change the model, its endpoint or its reasoning effort (from the next request)')
+          }
           onClick={onSwitch}
         >
           Switch model
@@ -103,7 +117,7 @@ export function HeaderSettings({
         policy{' '}
         <select
           aria-label="Approval policy"
-          title={off ?? 'Approval policy: the next tool call is judged by it'}
+          title={off ?? (running ? NEXT_REQUEST : 'Approval policy: the next tool call is judged by it')}
           value={policy}
           disabled={off !== undefined || busy}
           onChange={(event) => void changePolicy(event.target.value as Policy)}
@@ -120,6 +134,11 @@ export function HeaderSettings({
           ))}
         </select>
       </label>
+      {queued ? (
+        <span className="header-queued" role="status">
+          {queued}
+        </span>
+      ) : null}
       {error ? (
         <span className="form-error" role="alert">
           {error}

@@ -20,6 +20,9 @@ import { PROVIDERS } from '../settings/providers.js';
 import { EffortSelect, shownEffort, UNKNOWN_REASONING, type EffortValue } from './EffortSelect.js';
 import './modelSwitch.css';
 
+/** Said once a switch made during a turn is taken: the turn's next request uses it. */
+const QUEUED = 'A turn is running: its next request uses this (the one streaming now keeps the old one).';
+
 const dayFormat = new Intl.DateTimeFormat(undefined, {
   day: 'numeric',
   month: 'short',
@@ -105,10 +108,13 @@ export function ModelSwitchDialog({
   sessionId,
   pin,
   initialModel,
+  running = false,
   onClose,
 }: {
   sessionId: string;
   pin: ModelPin;
+  /** A turn runs: the switch applies from its next request (issue #37), said in the dialog. */
+  running?: boolean;
   /** The model to start on (the replacement of a retiring one); default: the pinned one. */
   initialModel?: string | undefined;
   onClose: () => void;
@@ -172,13 +178,14 @@ export function ModelSwitchDialog({
     try {
       if (effortOnly) {
         // The effort alone: reasoning_changed, the model and its endpoint untouched.
-        await call(
+        const switched = await call(
           keel().sessions.setReasoning({
             sessionId,
             effort: effortChosen === 'default' ? reasoning.defaultEffort : effortChosen,
           }),
         );
-        dialogRef.current?.close();
+        if (switched.queued) setWarnings([QUEUED]);
+        else dialogRef.current?.close();
         return;
       }
       const result = await call(
@@ -196,7 +203,9 @@ export function ModelSwitchDialog({
           reasoningEffort: effortChosen === 'default' ? null : effortChosen,
         }),
       );
-      const said = [result.warning, result.effortWarning].filter((line): line is string => !!line);
+      const said = [result.warning, result.effortWarning, result.queued ? QUEUED : undefined].filter(
+        (line): line is string => !!line,
+      );
       if (said.length > 0) setWarnings(said);
       else dialogRef.current?.close();
     } catch (failure) {
@@ -224,6 +233,7 @@ export function ModelSwitchDialog({
           ) : null}
           . The switch is recorded in the session; its next request goes to the new model or endpoint with the
           whole conversation so far.
+          {running ? " A turn is running: it applies from that turn's next request." : ''}
         </p>
         <ProviderModelPicker
           idPrefix="ms"

@@ -101,6 +101,7 @@ export function SessionHeader({
           sessionId={session.id}
           pin={pin}
           initialModel={switching.model}
+          running={opened.running || status === 'running'}
           onClose={() => setSwitching(undefined)}
         />
       ) : null}
