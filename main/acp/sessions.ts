@@ -4,12 +4,13 @@ import { RequestError, type SessionInfo, type SessionModeState } from '@agentcli
 import { systemClock } from '../common/clock.js';
 import { Policy, ProviderKind, type SessionEvent } from '../common/events.js';
 import {
+  changePolicy,
   chooseModel,
   type Harness,
+  HarnessError,
   ModelChoiceError,
   newSessionId,
   openSessionIndex,
-  policyChangeProblem,
   providerKey,
   readPersistentConfig,
   readSettings,
@@ -202,20 +203,20 @@ function realOrSame(folder: string): string {
   }
 }
 
-/** Switches the session's policy (a `policy_changed` event, as `keel policy` records it). */
+/** Switches the session's policy (a `policy_changed` event, as `keel policy` records it: core/harness). */
 export async function setPolicy(home: string, id: string, modeId: string): Promise<Policy> {
   const policy = Policy.safeParse(modeId);
   if (!policy.success)
     throw RequestError.invalidParams({ modeId }, 'unknown mode: use read-only, ask, auto-edit or full-auto');
   await withWritableSession(home, id, (log) => {
-    const events = log.read();
-    const created = events[0];
+    const [created] = log.read({ fromSeq: 1, limit: 1 });
     if (created?.kind !== 'session_created') throw RequestError.sessionNotFound(id);
-    let current: Policy = created.policy;
-    for (const event of events) if (event.kind === 'policy_changed') current = event.policy;
-    const problem = policyChangeProblem(created.toolMode, policy.data);
-    if (problem) throw RequestError.invalidParams({ modeId }, problem);
-    if (current !== policy.data) log.append({ kind: 'policy_changed', policy: policy.data });
+    try {
+      changePolicy(log, policy.data);
+    } catch (error) {
+      if (error instanceof HarnessError) throw RequestError.invalidParams({ modeId }, error.message);
+      throw error;
+    }
     return Promise.resolve();
   });
   return policy.data;

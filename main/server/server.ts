@@ -27,6 +27,8 @@ export type KeelServerOptions = {
   port?: number;
   /** Tests may fix it; default 32 random bytes, base64url. */
   token?: string;
+  /** Said on the page a browser gets without the token: where this server's token is kept (keel serve's). */
+  tokenHelp?: string;
   /**
    * How long what a connection owns (terminals, output flows) outlives it, so a page that reconnects with the
    * same client id (the bridge's `?client=`) keeps its terminals. Default 5 s.
@@ -90,6 +92,32 @@ export function checkRequest(
   return undefined;
 }
 
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+
+/**
+ * Issue #37: the page a browser gets without the token (or with one this server does not take): how to get
+ * the URL that carries it. Plain HTML: no script, so it works under the CSP and without the app.
+ */
+export function missingTokenPage(port: number, tokenHelp: string | undefined): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Keel: open the URL keel serve printed</title></head>
+<body style="font: 15px/1.5 system-ui, sans-serif; max-width: 40rem; margin: 3rem auto; padding: 0 1rem">
+<h1 style="font-size: 1.3rem">This page needs keel serve's access token</h1>
+<p>Keel serves this app to your browser only with the token in the URL it prints, so that other pages and
+programs on this machine cannot use it. This page was opened without it, or with a token this server does not
+take (it was replaced with <code>keel serve --new-token</code>).</p>
+<p>In the terminal where <code>keel serve</code> runs, open the URL it printed:
+<code>http://${SERVE_HOST}:${port}/?token=…</code>. Not running? Start it with <code>keel serve</code>: it
+prints the URL.</p>
+${
+  tokenHelp
+    ? `<p>${escapeHtml(tokenHelp)}</p>
+`
+    : ''
+}</body></html>
+`;
+}
+
 /**
  * Serves the built renderer over HTTP and the handler table over a WebSocket on 127.0.0.1 only. Every
  * request and upgrade needs the per-launch token (the printed URL carries it; the page then holds it as an
@@ -118,8 +146,14 @@ export async function startKeelServer(options: KeelServerOptions): Promise<KeelS
   const server = http.createServer((request, response) => {
     const refusal = checkRequest(request, { token, port });
     if (refusal) {
-      response.writeHead(refusal.status, { 'content-type': 'text/plain; charset=utf-8', ...headersFor() });
-      response.end(`${refusal.reason}\n`);
+      // A person opening the page without its token reads how to get one; scripts keep the plain line.
+      const page = refusal.status === 401 && (request.headers.accept ?? '').includes('text/html');
+      response.writeHead(refusal.status, {
+        'content-type': `${page ? 'text/html' : 'text/plain'}; charset=utf-8`,
+        'cache-control': 'no-store',
+        ...headersFor(),
+      });
+      response.end(page ? missingTokenPage(port, options.tokenHelp) : `${refusal.reason}\n`);
       return;
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') {

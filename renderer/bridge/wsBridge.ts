@@ -6,6 +6,7 @@ import {
   type KeelApi,
   type TopicName,
 } from '../../main/ipc/contract.js';
+import { setServeConnection } from './connection.js';
 
 /**
  * `window.keel` for the renderer under `keel serve`: the same API as the Electron preload (both are
@@ -39,7 +40,18 @@ export type WsBridgeOptions = {
    * (interactive terminals, output flow control) survives a dropped connection. Default: random per bridge.
    */
   clientId?: string;
+  /** Told how the link is doing (issue #37: the page's banner); see bridge/connection.ts. */
+  onState?: (state: BridgeState) => void;
+  /**
+   * Asked after a reconnect fails: is the server there (`ok`), refusing this page's token (`refused`), or
+   * not answering at all (`unreachable`)? Without it, a drop is only `lost`.
+   */
+  probe?: () => Promise<'ok' | 'refused' | 'unreachable'>;
 };
+
+/** What `onState` is told: connected (again), or why not. */
+export type BridgeState =
+  { kind: 'open'; restored: boolean } | { kind: 'lost' } | { kind: 'unreachable' } | { kind: 'refused' };
 
 /** A connected bridge: the API plus a way to shut it down (tests, page unload). */
 export type WsBridge = { api: KeelApi; close(): void; readonly clientId: string };
@@ -68,6 +80,10 @@ export function connectWsBridge(options: WsBridgeOptions): WsBridge {
   let delay = firstDelay;
   let closed = false;
   let socket: BridgeSocket;
+  // Reconnects failed in a row since the last open; whether the link was ever open (a drop, not a first try).
+  let failures = 0;
+  let everOpen = false;
+  const report = (state: BridgeState) => options.onState?.(state);
 
   const failPending = (message: string) => {
     for (const entry of pending.values()) entry.resolve({ ok: false, error: { code: 'internal', message } });
@@ -78,6 +94,9 @@ export function connectWsBridge(options: WsBridgeOptions): WsBridge {
     socket = openSocket(url);
     socket.onopen = () => {
       delay = firstDelay;
+      report({ kind: 'open', restored: everOpen && failures > 0 });
+      everOpen = true;
+      failures = 0;
       for (const text of queue.splice(0)) socket.send(text);
     };
     socket.onmessage = (event) => {
@@ -105,6 +124,16 @@ export function connectWsBridge(options: WsBridgeOptions): WsBridge {
     socket.onclose = () => {
       failPending('the connection to keel serve was lost; try again');
       if (closed) return;
+      failures++;
+      // The first drop may be a blip; from the second failure on, the page asks why, to say what to do.
+      if (failures >= 2 && options.probe) {
+        options.probe().then(
+          (answer) => {
+            if (!closed) report(answer === 'ok' ? { kind: 'lost' } : { kind: answer });
+          },
+          () => undefined,
+        );
+      } else report({ kind: 'lost' });
       setTimeout(connect, delay);
       delay = Math.min(delay * 2, MAX_RECONNECT_DELAY_MS);
     };
@@ -164,9 +193,26 @@ export function bridgeUrlFor(location: { host: string; search: string }): string
  * the `keel serve` that served the page. Call once at startup, before rendering.
  */
 export function installKeelBridge(): KeelApi {
-  const page = globalThis as unknown as { keel?: KeelApi; location: { host: string; search: string } };
+  const page = globalThis as unknown as {
+    keel?: KeelApi;
+    location: { host: string; search: string; href: string };
+    fetch: (url: string, init: { method: string; cache: string }) => Promise<{ status: number }>;
+  };
   if (page.keel) return page.keel;
-  const { api } = connectWsBridge({ url: bridgeUrlFor(page.location) });
+  const address = `http://${page.location.host}/`;
+  const { api } = connectWsBridge({
+    url: bridgeUrlFor(page.location),
+    onState: (state) =>
+      setServeConnection(
+        state.kind === 'unreachable' || state.kind === 'refused' ? { kind: state.kind, address } : state,
+      ),
+    // The page's own address, with its token or cookie: 401 is a token this server does not take.
+    probe: () =>
+      page.fetch(page.location.href, { method: 'HEAD', cache: 'no-store' }).then(
+        (response) => (response.status === 401 ? 'refused' : 'ok'),
+        () => 'unreachable' as const,
+      ),
+  });
   Object.defineProperty(globalThis, 'keel', { value: api, writable: false, configurable: false });
   return api;
 }

@@ -30,6 +30,8 @@ export type AppFixtureOptions = {
   scriptedSettings?: boolean;
   /** Extra environment of `keel serve` (and of its restarts); `undefined` values unset a variable. */
   serveEnv?: NodeJS.ProcessEnv;
+  /** `keel serve`'s options (default `--port 0`: a free port each start; `[]` keeps the last run's). */
+  serveArgs?: readonly string[];
   /** `beforeAll` (default) starts keel serve and Chromium with the rest; `test` leaves it to `start()` in a test. */
   startIn?: 'beforeAll' | 'test';
   /** Runs once the provider is up and the settings written, before keel serve starts: project folders, imported logs. */
@@ -57,8 +59,11 @@ export type AppFixture = {
    * the page. One failure stays one.
    */
   reopen: () => Promise<Page>;
-  /** Stops keel serve and starts a new one on the same home (a new URL and token); returns it. */
-  restartServe: () => Promise<Serve>;
+  /**
+   * Stops keel serve and starts a new one on the same home (with `--port 0`, a new URL; the token is kept
+   * unless `extraArgs` has `--new-token`); returns it.
+   */
+  restartServe: (extraArgs?: readonly string[]) => Promise<Serve>;
   /** Opens the app (keel serve's URL) in the page; returns the page. */
   goto: () => Promise<Page>;
   /** In a test: watches the page for errors and foreign requests, and saves `failed-<name>.png` if the test fails. */
@@ -101,7 +106,7 @@ export function setUpApp(options: AppFixtureOptions): AppFixture {
     start: async () => {
       const child = serve?.process.child;
       if (child && (child.exitCode !== null || child.signalCode !== null)) serve = undefined;
-      serve ??= await startServe(app.home, options.serveEnv);
+      serve ??= await startServe(app.home, options.serveEnv, options.serveArgs);
       browser ??= await launchBrowser();
       return browser.page;
     },
@@ -114,10 +119,13 @@ export function setUpApp(options: AppFixtureOptions): AppFixture {
       }
       return app.page;
     },
-    restartServe: async () => {
+    restartServe: async (extraArgs = []) => {
       await serve?.stop();
       serve = undefined;
-      serve = await startServe(app.home, options.serveEnv);
+      serve = await startServe(app.home, options.serveEnv, [
+        ...(options.serveArgs ?? ['--port', '0']),
+        ...extraArgs,
+      ]);
       return serve;
     },
     goto: async () => {

@@ -77,9 +77,16 @@ function listFiles(dir: string): string[] {
 /** A running `keel serve`: the URL to open (token included), and how to stop it. */
 export type Serve = { url: string; process: KeelProcess; stop: () => Promise<void> };
 
-/** Starts `keel serve --port 0` on `home` and reads the printed URL. */
-export async function startServe(home: string, env: NodeJS.ProcessEnv = {}): Promise<Serve> {
-  const child = startKeel(home, ['serve', '--port', '0'], env);
+/**
+ * Starts `keel serve --port 0` on `home` (or with `args` instead of `--port 0`: none keeps the last run's
+ * port and token, issue #37) and reads the printed URL.
+ */
+export async function startServe(
+  home: string,
+  env: NodeJS.ProcessEnv = {},
+  args: readonly string[] = ['--port', '0'],
+): Promise<Serve> {
+  const child = startKeel(home, ['serve', ...args], env);
   const pattern = /http:\/\/127\.0\.0\.1:\d+\/\?token=\S+/;
   await child.waitFor(pattern);
   const url = pattern.exec(child.stdout())?.[0];

@@ -1,11 +1,6 @@
 import type { Command } from 'commander';
-import { Policy, ProviderKind } from '../../common/events.js';
-import {
-  effectiveEffort,
-  foldSession,
-  policyChangeProblem,
-  unconfirmedEndpoint,
-} from '../../core/harness/index.js';
+import { ProviderKind } from '../../common/events.js';
+import { changePolicy, effectiveEffort, foldSession, unconfirmedEndpoint } from '../../core/harness/index.js';
 import { parsePositiveInteger } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
@@ -71,15 +66,10 @@ export function registerModel(program: Command, context: CliContext): void {
     .argument('<session>', 'session id')
     .argument('<policy>', 'read-only | ask | auto-edit | full-auto')
     .action(async (session: string, policyText: string) => {
-      const policy = Policy.safeParse(policyText);
-      if (!policy.success)
-        throw new CliError(`unknown policy "${policyText}": use read-only, ask, auto-edit or full-auto`);
       await withWritableSession(context.home(), session, (log) => {
-        const state = foldSession(log.read());
-        const problem = policyChangeProblem(state.toolMode, policy.data);
-        if (problem) throw new CliError(problem);
-        log.append({ kind: 'policy_changed', policy: policy.data });
-        context.io.stderr(`keel: ${session} policy is now ${policy.data} (was ${state.policy})\n`);
+        // The one rule and event every host records (core/harness/policyChange.ts).
+        const { policy, previous } = changePolicy(log, policyText);
+        context.io.stderr(`keel: ${session} policy is now ${policy} (was ${previous})\n`);
       });
     });
 }

@@ -70,6 +70,7 @@ export { STOP_REQUEST_FILE } from './turnHost.js';
 export { type TurnDelta, TurnManager, type TurnReports } from './turns.js';
 export type { Harness, HarnessMessage, HarnessStreamPart, SessionSetup } from './types.js';
 export { systemPromptFor } from './workspace.js';
+export { changePolicy, checkPolicyChange, type PolicyChange } from './policyChange.js';
 
 // The core's rooms, as hosts read them.
 export { allowedScopes, fetchHostOf, type ScopeKind } from '../approvals/decide.js';

@@ -130,6 +130,7 @@ async function runStreamed(
             ? { fetchTestAddresses: runtime.options.webFetch.testAddresses }
             : {}),
           ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.settingsChanges ? { settingsChanges: options.settingsChanges } : {}),
           maxSteps: options.maxSteps ?? runtime.options.maxSteps ?? 50,
           // A --commit direct session's folder is photographed only when a tool (or an MCP server) may change it.
           beforeChanges: () => beginDirectChanges(log),

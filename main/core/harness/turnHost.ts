@@ -10,7 +10,7 @@ import { describeEnvironment, readGitFacts, type GitFacts } from '../prompts/env
 import { readProjectInstructions } from '../prompts/instructions.js';
 import { createSubagentRunner } from '../subagents/childSession.js';
 import { readSubagentSpec } from '../subagents/spec.js';
-import type { TurnHooks, TurnHost } from '../turn/engine.js';
+import type { SettingsChange, TurnHooks, TurnHost } from '../turn/engine.js';
 import { createProvider, type ModelProvider, type ProviderKeys } from '../../providers/index.js';
 import { detectSandbox, type NetworkPolicy } from '../../sandbox/box.js';
 import { createToolRegistry } from '../../tools/registry.js';
@@ -36,6 +36,8 @@ export type TurnHostOptions = {
   hooks?: TurnHooks;
   signal?: AbortSignal;
   maxSteps?: number;
+  /** Issue #37: settings changed while the turn runs (TurnHost.settingsChanges). */
+  settingsChanges?: () => SettingsChange[];
   /**
    * The folder tools act in (their root and the box's folder, without areas); defaults to the session's
    * layout (workspace.ts): the project's checkout or folder, or a session from before's workspace.
@@ -195,6 +197,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
+    ...(options.settingsChanges ? { settingsChanges: options.settingsChanges } : {}),
     beforeChanges,
     ...(compaction.threshold > 0
       ? { beforeRequest: createCompactionHook({ log, settings: compaction, tools: registry.definitions() }) }

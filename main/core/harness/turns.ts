@@ -8,7 +8,8 @@ import { HarnessSessionBusyError } from './lock.js';
 import { streamHarness } from './stream.js';
 import { STOP_REQUEST_FILE } from './turnHost.js';
 import type { Harness, HarnessStreamPart } from './types.js';
-import { TurnSetupError, type TurnOutcome as EngineOutcome } from '../turn/engine.js';
+import { type SettingsChange, TurnSetupError, type TurnOutcome as EngineOutcome } from '../turn/engine.js';
+import { changePolicy } from './policyChange.js';
 import { loadSessionState } from '../turn/loadState.js';
 import { createProvider, type ProviderKeys } from '../../providers/index.js';
 import { runningCommand, type RunningCommand } from '../../runner/boxedCommand.js';
@@ -108,6 +109,8 @@ export class TurnManager {
   /** The reply streaming now per session (issue 37): a page opened mid-turn shows it whole, not from mid-sentence. */
   private readonly live = new Map<string, { turnId: string; text: string; reasoning: string }>();
   private closing = false;
+  /** Issue #37: settings changed while a session's turn runs, taken by its next request (or recorded when it ends). */
+  private readonly settingsChanges = new Map<string, SettingsChange[]>();
   /** The session API every session and turn of the app goes through: this process is one of its hosts. */
   readonly harness: Harness;
 
@@ -284,6 +287,7 @@ export class TurnManager {
           : [],
       signal: controller.signal,
       ...(this.options.maxSteps ? { maxSteps: this.options.maxSteps } : {}),
+      settingsChanges: () => this.takeSettingsChanges(sessionId),
       onPart,
     });
     // Until the turn holds the session, a failure (another process holds it) is the caller's error.
@@ -420,9 +424,56 @@ export class TurnManager {
     return reply && this.running.has(sessionId) ? { ...reply } : undefined;
   }
 
+  /**
+   * Issue #37: a change of the session's model, effort or policy made while its turn runs (already checked by
+   * the caller): its next model request takes it, or, if none follows, it is recorded when the turn ends.
+   * Returns false when no turn runs (the caller records it itself).
+   */
+  queueSettingsChange(sessionId: string, change: SettingsChange): boolean {
+    const run = this.running.get(sessionId);
+    if (run === undefined || run === 'reserved') return false;
+    const queued = this.settingsChanges.get(sessionId) ?? [];
+    queued.push(change);
+    this.settingsChanges.set(sessionId, queued);
+    return true;
+  }
+
+  private takeSettingsChanges(sessionId: string): SettingsChange[] {
+    const queued = this.settingsChanges.get(sessionId) ?? [];
+    this.settingsChanges.delete(sessionId);
+    return queued;
+  }
+
+  /** The changes no request took (the turn ended first): recorded now that the session is free. */
+  private recordLeftSettings(sessionId: string): void {
+    const left = this.takeSettingsChanges(sessionId);
+    if (left.length === 0) return;
+    try {
+      const log = SessionLog.open(this.options.home, sessionId, { write: true });
+      try {
+        for (const change of left) {
+          const events =
+            change.kind === 'policy_changed'
+              ? changePolicy(log, change.policy).events
+              : appendedOf(log, change);
+          for (const event of events) this.options.reports.event(sessionId, event);
+        }
+      } finally {
+        log.close();
+      }
+    } catch (error) {
+      this.options.reports.notice(
+        sessionId,
+        '',
+        `a settings change was not recorded: ${describeError(error).message}`,
+      );
+    }
+  }
+
   private finish(sessionId: string, turnId: string, outcome: TurnOutcome): void {
     this.running.delete(sessionId);
     this.live.delete(sessionId);
+    this.recordLeftSettings(sessionId);
     const status: SessionStatus = this.statusOf(sessionId);
     this.options.reports.status(sessionId, { status, running: false, turnId, outcome });
     this.options.reports.changed(sessionId);
@@ -435,4 +486,10 @@ export class TurnManager {
       return 'idle';
     }
   }
+}
+
+/** Appends one event; the events written (none when the append was refused). */
+function appendedOf(log: SessionLog, change: SettingsChange): SessionEvent[] {
+  const appended = log.append(change);
+  return appended.ok ? appended.events : [];
 }

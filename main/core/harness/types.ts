@@ -4,7 +4,7 @@ import type { ModelPin, Policy, SessionEvent, ToolMode, Usage } from '../../comm
 import type { TraceEntry } from '../log/sessionLog.js';
 import type { StreamSource } from '../persistent/streamWrite.js';
 import type { CommitModel, CommitReport, UncommittedDir, UncommittedFile } from '../persistent/types.js';
-import type { TurnOutcome } from '../turn/engine.js';
+import type { SettingsChange, TurnOutcome } from '../turn/engine.js';
 import type { CompactionSettings } from '../compaction/settings.js';
 import type { ModelProvider, ProviderKeys } from '../../providers/index.js';
 import type { AttachmentInput } from './attachments.js';
@@ -246,6 +246,8 @@ export type StreamHarnessOptions = {
   session: HarnessSessionPort | string;
   signal?: AbortSignal;
   maxSteps?: number;
+  /** Issue #37: the session's settings changed while the turn runs, taken before each request (TurnManager's). */
+  settingsChanges?: () => SettingsChange[];
   /**
    * Called with every part as it happens, before it is queued for iteration: a host that forwards parts
    * (the app's push channel, flow control of live output) sees them without an await in between.

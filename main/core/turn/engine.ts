@@ -3,6 +3,7 @@ import type { CommandUse } from '../../common/customEvents.js';
 import type { NewEvent, SessionEvent } from '../../common/events.js';
 import type { UserAttachment } from '../../common/attachments.js';
 import { unusualStop, type UnusualStop } from '../../common/stopReasons.js';
+import { policyChangeProblem } from '../approvals/policy.js';
 import { importedTrustProblem } from '../log/imported.js';
 import { refusedTurnPoint } from '../projection/rewind.js';
 import { TraceEntry } from '../log/sessionLog.js';
@@ -22,6 +23,7 @@ import { applyEvent, MAX_PAUSE_CONTINUATIONS, needsModel, type SessionState } fr
 export type {
   BeforeRequestContext,
   SessionToolContext,
+  SettingsChange,
   SubagentCall,
   SubagentRunner,
   SubagentSettlement,
@@ -162,6 +164,19 @@ class Turn implements TurnScope {
     }
   }
 
+  /** Issue #37: the settings changed while the turn runs, recorded now so the next request uses them. */
+  private takeSettingsChanges(): void {
+    for (const change of this.host.settingsChanges?.() ?? []) {
+      if (
+        change.kind === 'policy_changed' &&
+        (change.policy === this.state.policy || policyChangeProblem(this.state.toolMode, change.policy))
+      )
+        continue;
+      this.append(change);
+      if (change.kind === 'model_changed') this.provider = this.makeProvider();
+    }
+  }
+
   private watchForStop(): ReturnType<typeof setInterval> | undefined {
     const { host } = this;
     if (host.signal?.aborted) this.controller.abort(host.signal.reason);
@@ -261,6 +276,7 @@ class Turn implements TurnScope {
       if (this.signal.aborted) return stopTurn(this);
       if (steps >= maxSteps) return { status: 'budget_exhausted', steps };
       steps++;
+      this.takeSettingsChanges();
       const answered = await requestModel(this, this.provider as ModelProvider);
       this.flushTrace();
       if ('status' in answered) return answered;

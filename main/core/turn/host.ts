@@ -17,6 +17,12 @@ import type { CallRecord, SessionState } from './state.js';
 
 // The types a host builds a turn with and the outcomes it gets back; engine.ts is where hosts import them.
 
+/** A change of the session's settings a running turn takes before its next request (TurnHost.settingsChanges). */
+export type SettingsChange = Extract<
+  NewEvent,
+  { kind: 'model_changed' | 'reasoning_changed' | 'policy_changed' }
+>;
+
 /** What a turn pushes to its subscribers while it runs (the UI, the CLI's stdout). */
 export type TurnHooks = {
   /** A text delta or a tool call starting to stream, as it arrives from the provider. */
@@ -89,6 +95,12 @@ export type TurnHost = {
    * the turn's state stays in step with the log.
    */
   beforeRequest?: (context: BeforeRequestContext) => Promise<void>;
+  /**
+   * Issue #37: the session's model, effort or policy changed while this turn runs (the app's header), taken
+   * before each model request: each is appended then (a policy a read-only session cannot take, or the one in
+   * force, is dropped), and a new model's provider is built, so the change applies from the next request.
+   */
+  settingsChanges?: () => SettingsChange[];
   /**
    * Runs once per turn (segment), just before the first tool that can change files runs: an edit, a command,
    * a subagent (any kind but `read`). A `--commit direct` session photographs its folder here, so a turn that

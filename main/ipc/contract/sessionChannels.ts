@@ -108,7 +108,7 @@ export const sessionChannels = {
     output: z.object({ session: SessionSummary }),
   },
   'sessions.setModel': {
-    doc: "Switches an idle session's pinned model (recorded as model_changed); the next request uses it.",
+    doc: "Switches a session's pinned model (recorded as model_changed); the next request uses it, a running turn's too.",
     input: z.object({
       sessionId,
       provider: ProviderKind,
@@ -130,12 +130,30 @@ export const sessionChannels = {
       warning: z.string().optional(),
       /** Set when the pinned reasoning effort is one the new model refuses: it fell back to its default. */
       effortWarning: z.string().optional(),
+      /** True when a turn runs: the change applies from its next request (recorded then). */
+      queued: z.boolean().optional(),
     }),
   },
   'sessions.setReasoning': {
-    doc: "Switches an idle session's reasoning effort (recorded as reasoning_changed); the next request uses it.",
+    doc: "Switches a session's reasoning effort (recorded as reasoning_changed); the next request uses it, a running turn's too.",
     input: z.object({ sessionId, effort: ReasoningEffort }),
-    output: z.object({ effort: ReasoningEffort, previous: ReasoningEffort }),
+    output: z.object({
+      effort: ReasoningEffort,
+      previous: ReasoningEffort,
+      /** True when a turn runs: the change applies from its next request (recorded then). */
+      queued: z.boolean().optional(),
+    }),
+  },
+  // Issue #37: the policy changed from the session's header, as `keel policy` records it.
+  'sessions.setPolicy': {
+    doc: "Changes a session's approval policy (recorded as policy_changed); from the next request on, a running turn's too.",
+    input: z.object({ sessionId, policy: Policy }),
+    output: z.object({
+      policy: Policy,
+      previous: Policy,
+      /** True when a turn runs: the change applies from its next request (recorded then). */
+      queued: z.boolean().optional(),
+    }),
   },
   'sessions.archive': {
     doc: 'Hides (archived: true) or restores a session in the list; its log is untouched.',

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {
+  changePolicy,
+  checkPolicyChange,
   effectiveEffort,
   foldSession,
   importMarkOf,
@@ -173,7 +175,6 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
     },
 
     'sessions.setModel': async (args) => {
-      turns.assertIdle(args.sessionId);
       const before = readLog(args.sessionId, (log) => ({
         pin: loadSessionState(log).pin,
         lastSeq: log.lastSeq(),
@@ -185,6 +186,10 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
       const { pin, warning, effortWarning, windowToRemember } = await choose(request, before.pin);
       // Issue #37: a window typed for an unknown model is kept (asked once), like at a session's creation.
       if (windowToRemember !== undefined) rememberContextWindow(home, pin.model, windowToRemember);
+      const said = { ...(warning ? { warning } : {}), ...(effortWarning ? { effortWarning } : {}) };
+      // Issue #37: while a turn runs, its next request takes the switch.
+      if (turns.queueSettingsChange(args.sessionId, { kind: 'model_changed', ...pin }))
+        return { pin, previous: before.pin, ...said, queued: true };
       return turns.appendWhileIdle(args.sessionId, (log) => {
         // The provider was asked meanwhile: a turn or another switch in between makes this one stale.
         const appended = log.append({ kind: 'model_changed', ...pin }, { expectedLastSeq: before.lastSeq });
@@ -202,7 +207,13 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
     },
 
     'sessions.setReasoning': (args) => {
-      turns.assertIdle(args.sessionId);
+      const { pin } = readLog(args.sessionId, (log) => loadSessionState(log));
+      if (turns.isRunning(args.sessionId)) {
+        checkEffort(pin.model, args.effort);
+        const previous = effectiveEffort(pin.model, pin.reasoningEffort);
+        if (turns.queueSettingsChange(args.sessionId, { kind: 'reasoning_changed', effort: args.effort }))
+          return { effort: args.effort, previous, queued: true };
+      }
       return turns.appendWhileIdle(args.sessionId, (log) => {
         const { pin } = loadSessionState(log);
         checkEffort(pin.model, args.effort);
@@ -210,6 +221,19 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
         const appended = log.append({ kind: 'reasoning_changed', effort: args.effort });
         if (!appended.ok) throw new IpcFailure('invalid_state', 'the session changed meanwhile: try again');
         return { events: appended.events, value: { effort: args.effort, previous } };
+      });
+    },
+
+    'sessions.setPolicy': (args) => {
+      if (turns.isRunning(args.sessionId)) {
+        const state = readLog(args.sessionId, (log) => loadSessionState(log));
+        const policy = checkPolicyChange(state, args.policy);
+        if (turns.queueSettingsChange(args.sessionId, { kind: 'policy_changed', policy }))
+          return { policy, previous: state.policy, queued: true };
+      }
+      return turns.appendWhileIdle(args.sessionId, (log) => {
+        const { policy, previous, events } = changePolicy(log, args.policy);
+        return { events, value: { policy, previous } };
       });
     },
 

@@ -44,6 +44,7 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'sessions.rename': { sessionId: session, title: 'New' },
   'sessions.setModel': { sessionId: session, provider: 'anthropic', model: 'claude-sonnet-5-5' },
   'sessions.setReasoning': { sessionId: session, effort: 'low' },
+  'sessions.setPolicy': { sessionId: session, policy: 'auto-edit' },
   'sessions.archive': { sessionId: session, archived: false },
   'sessions.delete': { sessionId: session, confirm: session },
   'events.page': { sessionId: session, beforeSeq: 100, limit: 50 },

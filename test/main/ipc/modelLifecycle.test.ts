@@ -351,7 +351,7 @@ describe('sessions.setModel', () => {
     expect(again.warning).toBeUndefined();
   });
 
-  it('refuses a model the provider does not serve, a model whose window is unknown, and a session whose turn is running', async () => {
+  it('refuses a model the provider does not serve and a model whose window is unknown; queues a switch made while a turn runs', async () => {
     const id = await anthropicSession('claude-test-retiring');
     const retired = await fail('sessions.setModel', {
       sessionId: id,
@@ -398,12 +398,19 @@ describe('sessions.setModel', () => {
 
     ipc.server.enqueue({ kind: 'reply', text: 'one two three four five six', delayMs: 150 });
     const { turnId } = await call('turns.send', { sessionId: id, prompt: 'slow' });
-    const busy = await fail('sessions.setModel', {
+    // Issue #37: a switch during a turn is queued for its next request (recorded then, or when the turn
+    // ends if none follows), not refused.
+    const queued = await call('sessions.setModel', {
       sessionId: id,
       provider: 'anthropic',
       model: 'claude-test-current',
     });
-    expect(busy.code).toBe('busy');
+    expect(queued).toMatchObject({
+      queued: true,
+      pin: { provider: 'anthropic', model: 'claude-test-current' },
+    });
     await waitForPush('session.status', (p) => p.sessionId === id && p.turnId === turnId && !p.running);
+    const switches = eventsOf(ipc.home, id).filter((event) => event.kind === 'model_changed');
+    expect(switches.at(-1)).toMatchObject({ model: 'claude-test-current' });
   });
 });

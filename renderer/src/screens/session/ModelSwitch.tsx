@@ -20,6 +20,9 @@ import { PROVIDERS } from '../settings/providers.js';
 import { EffortSelect, shownEffort, UNKNOWN_REASONING, type EffortValue } from './EffortSelect.js';
 import './modelSwitch.css';
 
+/** Said once a switch made during a turn is taken: the turn's next request uses it. */
+const QUEUED = 'A turn is running: its next request uses this (the one streaming now keeps the old one).';
+
 const dayFormat = new Intl.DateTimeFormat(undefined, {
   day: 'numeric',
   month: 'short',
@@ -105,10 +108,13 @@ export function ModelSwitchDialog({
   sessionId,
   pin,
   initialModel,
+  running = false,
   onClose,
 }: {
   sessionId: string;
   pin: ModelPin;
+  /** A turn runs: the switch applies from its next request (issue #37), said in the dialog. */
+  running?: boolean;
   /** The model to start on (the replacement of a retiring one); default: the pinned one. */
   initialModel?: string | undefined;
   onClose: () => void;
@@ -142,7 +148,12 @@ export function ModelSwitchDialog({
   const effortChosen = shownEffort(effort, reasoning);
   const sameModel = provider === pin.provider && chosen === pin.model;
   const sameEffort = effortChosen === (pin.reasoningEffort ?? 'default');
-  const unchanged = sameModel && sameEffort;
+  // An empty field keeps the session's endpoint (main falls back to it for the same provider).
+  const sameEndpoint = baseUrl.trim() === '' || baseUrl.trim() === (pin.baseUrl ?? '');
+  const unchanged = sameModel && sameEffort && sameEndpoint;
+  // The effort alone is a reasoning_changed; a new endpoint (same model) or model is a model_changed.
+  const effortOnly = sameModel && sameEndpoint;
+  const action = !sameModel ? 'Switch model' : !sameEndpoint ? 'Switch endpoint' : 'Switch effort';
 
   const chooseProvider = (next: ProviderKind) => {
     setProvider(next);
@@ -157,22 +168,24 @@ export function ModelSwitchDialog({
     event.preventDefault();
     setError(undefined);
     if (!chosen) return setError('Choose a model.');
-    if (unchanged) return setError(`This session already uses ${pin.model}: choose another model or effort.`);
+    if (unchanged)
+      return setError(`This session already uses ${pin.model}: choose another model, endpoint or effort.`);
     // The effort alone keeps the pinned window: a model Keel does not know needs one only when switched to.
     const windowTokens = needsWindow && !sameModel ? Number(contextWindow) : undefined;
     if (needsWindow && !sameModel && (!Number.isInteger(windowTokens) || (windowTokens ?? 0) <= 0))
       return setError(`Keel does not know ${chosen}: enter its context window in tokens.`);
     setBusy(true);
     try {
-      if (sameModel) {
+      if (effortOnly) {
         // The effort alone: reasoning_changed, the model and its endpoint untouched.
-        await call(
+        const switched = await call(
           keel().sessions.setReasoning({
             sessionId,
             effort: effortChosen === 'default' ? reasoning.defaultEffort : effortChosen,
           }),
         );
-        dialogRef.current?.close();
+        if (switched.queued) setWarnings([QUEUED]);
+        else dialogRef.current?.close();
         return;
       }
       const result = await call(
@@ -181,11 +194,18 @@ export function ModelSwitchDialog({
           provider,
           model: chosen,
           ...(baseUrl.trim() ? { baseUrl: baseUrl.trim() } : {}),
-          ...(windowTokens ? { contextWindow: windowTokens } : {}),
+          // The same model at another endpoint keeps its pinned window.
+          ...(windowTokens
+            ? { contextWindow: windowTokens }
+            : sameModel
+              ? { contextWindow: pin.contextWindow }
+              : {}),
           reasoningEffort: effortChosen === 'default' ? null : effortChosen,
         }),
       );
-      const said = [result.warning, result.effortWarning].filter((line): line is string => !!line);
+      const said = [result.warning, result.effortWarning, result.queued ? QUEUED : undefined].filter(
+        (line): line is string => !!line,
+      );
       if (said.length > 0) setWarnings(said);
       else dialogRef.current?.close();
     } catch (failure) {
@@ -205,8 +225,15 @@ export function ModelSwitchDialog({
           <code>
             {pin.provider}:{pin.model}
           </code>
-          . The switch is recorded in the session; its next request goes to the new model with the whole
-          conversation so far.
+          {pin.baseUrl ? (
+            <>
+              {' '}
+              at <code>{pin.baseUrl}</code>
+            </>
+          ) : null}
+          . The switch is recorded in the session; its next request goes to the new model or endpoint with the
+          whole conversation so far.
+          {running ? " A turn is running: it applies from that turn's next request." : ''}
         </p>
         <ProviderModelPicker
           idPrefix="ms"
@@ -258,7 +285,7 @@ export function ModelSwitchDialog({
           </button>
           {warnings.length > 0 ? null : (
             <button type="submit" className="button-primary" disabled={busy || unchanged}>
-              {busy ? 'Switching…' : sameModel ? 'Switch effort' : 'Switch model'}
+              {busy ? 'Switching…' : action}
             </button>
           )}
         </div>

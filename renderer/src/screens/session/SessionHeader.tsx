@@ -6,6 +6,7 @@ import { sessionTitle } from '../browser/SessionRow.js';
 import { useUncommitted } from '../changes/useChanges.js';
 import { describeCheckoutMode } from './checkoutMode.js';
 import { ContextMeter } from './ContextMeter.js';
+import { HeaderSettings } from './HeaderSettings.js';
 import { SpendMeter } from './SpendMeter.js';
 import { ModelRetirementWarning, ModelSwitchDialog } from './ModelSwitch.js';
 import { DeleteSessionDialog, EditableTitle } from './SessionManage.js';
@@ -14,8 +15,8 @@ import './sessionHeader.css';
 type Opened = ChannelOutput<'sessions.open'>;
 
 /**
- * The session's title, status, surface toggles, pinned model (with its switch, and a warning when it is
- * retired or retiring), policy, folder (and how changes reach it) and context meter.
+ * The session's title, status, surface toggles, pinned model, endpoint, effort and policy (each changeable
+ * here, HeaderSettings.tsx; a warning when the model is retired or retiring), folder (and how changes reach it) and context meter.
  */
 export function SessionHeader({
   opened,
@@ -35,7 +36,7 @@ export function SessionHeader({
   /** Extra controls of the session's surfaces (Changes…), after the status. */
   children?: ReactNode;
 }): JSX.Element {
-  const { session, pin, policy, context } = opened;
+  const { session, pin, context } = opened;
   // undefined: closed; otherwise the dialog is open on `model` (undefined: the pinned one).
   const [switching, setSwitching] = useState<{ model: string | undefined } | undefined>();
   const [deleting, setDeleting] = useState(false);
@@ -57,18 +58,12 @@ export function SessionHeader({
         {children}
       </div>
       <div className="session-header-meta">
-        <span title="Pinned model">
-          {pin.provider}:<strong>{pin.model}</strong>{' '}
-          <button
-            type="button"
-            className="link-button"
-            disabled={!canSwitch}
-            onClick={() => setSwitching({ model: undefined })}
-          >
-            Switch model
-          </button>
-        </span>
-        <span title="Approval policy">policy {policy}</span>
+        <HeaderSettings
+          opened={opened}
+          running={status === 'running'}
+          onSwitch={() => setSwitching({ model: undefined })}
+          onChanged={onChanged}
+        />
         <ContextMeter usedTokens={context.usedTokens} window={context.window} compactAt={context.compactAt} />
         <SpendMeter sessionId={session.id} running={status === 'running'} readOnly={opened.readOnly} />
         {/* The folder and how changes reach it, on a line of their own: the same header for every mode. */}
@@ -106,6 +101,7 @@ export function SessionHeader({
           sessionId={session.id}
           pin={pin}
           initialModel={switching.model}
+          running={opened.running || status === 'running'}
           onClose={() => setSwitching(undefined)}
         />
       ) : null}

@@ -52,14 +52,21 @@ export function CompactionMarker({ event }: { event: EventOf<'compaction'> }): J
   );
 }
 
-/** A model switch: the pin every later request uses. */
+/** A model switch: the pin (model and endpoint) every later request uses. */
 export function ModelSwitchRow({ event }: { event: EventOf<'model_changed'> }): JSX.Element {
   return (
     <div className="marker marker-model">
       Model switched to{' '}
       <strong>
         {event.provider}:{event.model}
-      </strong>{' '}
+      </strong>
+      {/* The endpoint too: a switch that only fixed the base URL says so. */}
+      {event.baseUrl ? (
+        <>
+          {' '}
+          at <code>{event.baseUrl}</code>
+        </>
+      ) : null}{' '}
       ({formatTokens(event.contextWindow)} window) · {formatClock(event.at)}
     </div>
   );
