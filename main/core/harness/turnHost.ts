@@ -15,7 +15,8 @@ import { createProvider, type ModelProvider, type ProviderKeys } from '../../pro
 import { detectSandbox, type NetworkPolicy } from '../../sandbox/box.js';
 import { createToolRegistry } from '../../tools/registry.js';
 import { openSessionMcp } from '../mcp/sessionServers.js';
-import { applyPermissionRules, defaultUserHome } from '../setup/index.js';
+import { applyPermissionRules, defaultUserHome, loadSetup } from '../setup/index.js';
+import { hooksOf } from '../hooks/config.js';
 import type { McpPool } from '../mcp/pool.js';
 import { homeOf } from '../paths.js';
 import { commandOfLastMessage, EMPTY_SETUP, listingOf, type CustomSetup } from '../custom/index.js';
@@ -134,6 +135,11 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   const custom = spec
     ? EMPTY_SETUP
     : (options.custom ?? readCustomSetup({ home, env, project: created.projectFolder }));
+  // Issue #30: the hooks of the user's settings and of the project's approved ones (a changed file: none of
+  // its hooks until approved again); a child runs its parent's, so a refusing hook covers its calls too.
+  const lifecycleHooks = hooksOf(
+    loadSetup({ home, userHome: defaultUserHome(env), project: created.projectFolder }),
+  );
   const extra: ToolModule[] = [
     ...(custom.skills.length > 0 ? [loadSkillTool(custom.skills)] : []),
     ...(mcp?.tools ?? []),
@@ -168,6 +174,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     sandboxAvailable: sandbox.kind !== 'none',
     systemPrompt: pinnedPromptOf(created, layout.hasCheckouts) + layout.promptSuffix,
     ...(spec ? {} : { custom: listingOf(custom) }),
+    ...(lifecycleHooks.length > 0 ? { lifecycleHooks } : {}),
     instructions: () =>
       readProjectInstructions({
         workspace,
