@@ -46,6 +46,7 @@ async function settleCall(turn: TurnScope, record: CallRecord): Promise<TurnOutc
   if (parsed.ok && parsed.call.tool.kind !== 'subagent') {
     // A started call ran on its hooks' rewritten input: only that is taken back (its decision was acted on).
     const pre = await preToolUse(turn, record, parsed.call);
+    if (pre) crashPoint('after_hook_decision');
     if (pre?.decision === 'deny' && !record.started) {
       appendToolResult(turn, record, {
         content: JSON.stringify({
