@@ -17,6 +17,7 @@ import { createToolRegistry } from '../../tools/registry.js';
 import { openSessionMcp } from '../mcp/sessionServers.js';
 import { applyPermissionRules, defaultUserHome, loadSetup } from '../setup/index.js';
 import { hooksOf } from '../hooks/config.js';
+import { preCompactHooks } from '../turn/hookSteps.js';
 import type { McpPool } from '../mcp/pool.js';
 import { homeOf } from '../paths.js';
 import { commandOfLastMessage, EMPTY_SETUP, listingOf, type CustomSetup } from '../custom/index.js';
@@ -201,7 +202,15 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
     beforeChanges,
     ...(compaction.threshold > 0
-      ? { beforeRequest: createCompactionHook({ log, settings: compaction, tools: registry.definitions() }) }
+      ? {
+          beforeRequest: createCompactionHook({
+            log,
+            settings: compaction,
+            tools: registry.definitions(),
+            beforeCompact: (context) =>
+              preCompactHooks({ host, state: context.state, append: context.append }),
+          }),
+        }
       : {}),
   };
   // A turn that ended before its first request leaves no git behind it.

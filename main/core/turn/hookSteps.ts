@@ -1,6 +1,6 @@
 import type { EventOf } from '../../common/events.js';
 import { claudeToolNames } from '../custom/toolNames.js';
-import { hooksFor, runHooks, type HookOutcome } from '../hooks/run.js';
+import { hooksFor, runHooks, type HookOutcome, type HookScope } from '../hooks/run.js';
 import type { ParsedToolCall } from '../../tools/execute.js';
 import type { ToolOutcome } from '../../tools/types.js';
 import type { TurnScope } from './scope.js';
@@ -184,5 +184,22 @@ export async function approvalNotification(
     },
     since: request.seq,
     ...(notice(turn) ? { onNotice: notice(turn) } : {}),
+  });
+}
+
+/**
+ * PreCompact hooks (trigger `auto`) once a compaction is decided, before it starts: they cannot stop it (the
+ * formats give them no block), their runs are recorded.
+ */
+export async function preCompactHooks(scope: HookScope): Promise<void> {
+  const hooks = hooksFor(scope.host, 'PreCompact', ['auto']);
+  if (hooks.length === 0) return;
+  await runHooks(scope, {
+    event: 'PreCompact',
+    subject: `compact:${scope.state.lastSeq}`,
+    hooks,
+    input: { trigger: 'auto', custom_instructions: '' },
+    since: scope.state.lastSeq,
+    ...(scope.host.hooks?.onNotice ? { onNotice: scope.host.hooks.onNotice } : {}),
   });
 }
