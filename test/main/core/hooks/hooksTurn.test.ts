@@ -6,6 +6,7 @@ import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { decideApproval } from '../../../../main/core/harness/approvals.js';
 import { approveProjectSetup } from '../../../../main/core/setup/index.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
+import { useUserHome, writeUnder } from '../../../support/setupFiles.js';
 import { useTurnHostFixture } from '../../../support/turnHost.js';
 
 // Issue #30: hooks from real settings files (Claude Code's `.claude/settings.json`, Codex's `.codex/hooks.json`,
@@ -15,16 +16,8 @@ const fixture = useTurnHostFixture('keel-hooks-turn-', {
   prepare: ({ project }) => fs.writeFileSync(path.join(project, 'x'), 'keep\n'),
 });
 
-let userHome: string;
-beforeEach(() => {
-  userHome = path.join(fixture.dir, 'user-home');
-  fs.mkdirSync(userHome, { recursive: true });
-});
-
-function write(base: string, relative: string, text: string): void {
-  fs.mkdirSync(path.dirname(path.join(base, relative)), { recursive: true });
-  fs.writeFileSync(path.join(base, relative), text);
-}
+const home = useUserHome(fixture);
+const write = writeUnder;
 
 type Group = { matcher?: string; hooks: { type: 'command'; command: string; timeout?: number }[] };
 const settings = (hooks: Record<string, Group[]>) => JSON.stringify({ hooks }, null, 2);
@@ -38,7 +31,7 @@ const one = (command: string, matcher?: string, timeout?: number): Group[] => [
 const notices: string[] = [];
 async function turn(log: SessionLog, prompt?: string) {
   const host = await fixture.keelHost(log, {
-    env: { PATH: process.env.PATH, KEEL_USER_HOME: userHome },
+    env: { PATH: process.env.PATH, KEEL_USER_HOME: home.path },
     hooks: { onNotice: (text) => notices.push(text) },
   });
   try {
@@ -100,7 +93,7 @@ describe.runIf(process.platform === 'linux')('hooks in the box (bubblewrap)', ()
 
   it('PreToolUse refuses rm -rf (exit 2 with stderr, and JSON deny), even in full-auto; other calls run', async () => {
     write(
-      userHome,
+      home.path,
       '.claude/settings.json',
       settings({
         PreToolUse: one(
@@ -110,7 +103,7 @@ describe.runIf(process.platform === 'linux')('hooks in the box (bubblewrap)', ()
       }),
     );
     write(
-      userHome,
+      home.path,
       '.codex/hooks.json',
       settings({
         PreToolUse: one(
@@ -148,7 +141,7 @@ describe.runIf(process.platform === 'linux')('hooks in the box (bubblewrap)', ()
 
   it("a rewritten input is what the approval shows and what runs; the hook's ask asks in full-auto", async () => {
     write(
-      userHome,
+      home.path,
       '.claude/settings.json',
       settings({
         PreToolUse: one(
@@ -172,7 +165,7 @@ describe.runIf(process.platform === 'linux')('hooks in the box (bubblewrap)', ()
 
   it('a hook that hangs times out, a hook printing 50 MB is cut; both fail only their step', async () => {
     write(
-      userHome,
+      home.path,
       '.claude/settings.json',
       settings({
         PreToolUse: one('sleep 30', 'Bash', 0.5),
@@ -195,7 +188,7 @@ describe.runIf(process.platform === 'linux')('hooks in the box (bubblewrap)', ()
 
   it('UserPromptSubmit adds context or refuses the prompt; SessionStart adds context once', async () => {
     write(
-      userHome,
+      home.path,
       '.claude/settings.json',
       settings({
         SessionStart: one('echo the project codename is heron'),
@@ -219,7 +212,7 @@ describe.runIf(process.platform === 'linux')('hooks in the box (bubblewrap)', ()
 
   it('a Stop hook blocks once: the model goes on with its reason, then may stop', async () => {
     write(
-      userHome,
+      home.path,
       '.claude/settings.json',
       settings({
         Stop: one(
@@ -232,5 +225,22 @@ describe.runIf(process.platform === 'linux')('hooks in the box (bubblewrap)', ()
     expect(await turn(log, 'work')).toEqual({ status: 'completed', text: 'tests ran, done' });
     expect(sent()).toContain('run the tests first');
     expect(hookRuns(log).map((run) => run.decision)).toEqual(['block', 'none']);
+  });
+
+  it('PreCompact hooks run (trigger auto) once a compaction is decided, before it starts', async () => {
+    write(
+      home.path,
+      '.claude/settings.json',
+      settings({ PreCompact: one(`jq -r .trigger > "$CLAUDE_PROJECT_DIR/compact-trigger"`, 'auto') }),
+    );
+    const log = fixture.createSession({ policy: 'ask', toolMode: 'write', contextWindow: 2_000 });
+    fixture.server.enqueue({ kind: 'reply', text: 'read it' });
+    const host = await fixture.keelHost(log, {
+      env: { PATH: process.env.PATH, KEEL_USER_HOME: home.path },
+      compaction: { threshold: 0.5 },
+    });
+    await runTurn(host, { prompt: 'word '.repeat(3_000) });
+    expect(hookRuns(log).map((run) => [run.event, run.decision])).toEqual([['PreCompact', 'none']]);
+    expect(fs.readFileSync(path.join(fixture.project, 'compact-trigger'), 'utf8')).toBe('auto\n');
   });
 });
