@@ -27,7 +27,11 @@ export const HookProcessInput = z.object({
   ...BoxMounts.shape,
 });
 
-export type HookProcessOptions = z.input<typeof HookProcessInput> & { sandbox: SandboxInfo };
+export type HookProcessOptions = z.input<typeof HookProcessInput> & {
+  sandbox: SandboxInfo;
+  /** The turn's stop: kills the hook's tree (the run ends as an error, like a timeout). */
+  signal?: AbortSignal;
+};
 
 export type HookProcessResult = {
   /** null when killed (timeout) or never started. */
@@ -107,12 +111,16 @@ export async function runHookProcess(options: HookProcessOptions): Promise<HookP
         timedOut = true;
         void kill();
       }, input.timeoutMs);
+      const onAbort = () => void kill();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      if (options.signal?.aborted) onAbort();
       child.once('error', (error) => {
         clearTimeout(timer);
         resolve(failed(`the hook could not start: ${error.message}`));
       });
       child.once('close', (code) => {
         clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
         // Whatever the hook left behind (a background child) ends with it.
         void kill().then(() =>
           resolve({

@@ -208,7 +208,12 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
             settings: compaction,
             tools: registry.definitions(),
             beforeCompact: (context) =>
-              preCompactHooks({ host, state: context.state, append: context.append }),
+              preCompactHooks({
+                host,
+                state: context.state,
+                append: context.append,
+                signal: context.signal,
+              }),
           }),
         }
       : {}),

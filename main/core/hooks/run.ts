@@ -40,6 +40,8 @@ export type HookScope = {
   host: TurnHost;
   state: SessionState;
   append(event: NewEvent): SessionEvent;
+  /** The turn's stop: a running hook is killed (its run is then an error). */
+  readonly signal?: AbortSignal;
 };
 
 const RANK: Record<HookRan['decision'], number> = { none: 0, error: 1, allow: 2, ask: 3, block: 4, deny: 5 };
@@ -113,6 +115,7 @@ export async function runHooks(
         env: { CLAUDE_PROJECT_DIR: cwd, KEEL_PROJECT_DIR: cwd, KEEL_HOOK_EVENT: options.event },
         timeoutMs: hook.timeoutMs,
         capBytes: HOOK_OUTPUT_CAP,
+        ...(scope.signal ? { signal: scope.signal } : {}),
       });
       return { hook, result, verdict: readHookRun(options.event, { ...result, timeoutMs: hook.timeoutMs }) };
     }),
