@@ -160,6 +160,13 @@ export function summarizeEvent(event: SessionEvent): string {
         `agents: ${event.agents.map((agent) => agent.name).join(', ') || 'none'}`,
         event.problems?.length ? `(${event.problems.length} file(s) ignored)` : undefined,
       );
+    case 'hook_ran':
+      return joinParts(
+        `${event.event} hook (${event.source}): ${event.decision}`,
+        event.exitCode === null ? (event.timedOut ? 'timed out' : undefined) : `exit ${event.exitCode}`,
+        `${event.durationMs} ms`,
+        event.reason === undefined ? undefined : `— ${clip(event.reason, 100)}`,
+      );
     case 'error':
       return joinParts(event.code === undefined ? undefined : `[${event.code}]`, clip(event.message, 100));
   }

@@ -3,6 +3,7 @@ import { eventBase } from './eventBase.js';
 import { exactCheck, type ExactCheck } from './exactCheck.js';
 import { PermissionRulesApplied } from './setup.js';
 import { AgentUse, CommandUse, CustomListed } from './customEvents.js';
+import { HookRan } from './hookEvents.js'; // issue #30: hooks
 import { McpConfigTrusted, McpToolsListed, ToolRulesApplied } from './mcpEvents.js';
 import { LocalModelPin, ProviderKind } from './providerKind.js';
 import { StopDetails } from './stopReasons.js';
@@ -498,6 +499,8 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   BudgetReached,
   PermissionRulesApplied,
   CustomListed,
+  // issue #30: hooks
+  HookRan,
   ErrorEvent,
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;

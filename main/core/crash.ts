@@ -22,6 +22,9 @@ export const CRASH_POINTS = [
   'during_commit_files',
   // A capped request dies after its cap check, before it is sent (#31): resume checks again from the log.
   'after_budget_check',
+  // Issue #30: a call's PreToolUse hooks ran and their events are in the log, the call not yet started: resume
+  // reads their decision back and never runs them again.
+  'after_hook_decision',
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

@@ -17,6 +17,8 @@ export type CompactionHookOptions = {
   /** The tool definitions sent with every request (they count against the window). */
   tools: readonly ToolSpec[];
   retry?: Omit<RetryOptions, 'signal'>;
+  /** Issue #30: runs once a compaction is decided, before it starts (the user's PreCompact hooks). */
+  beforeCompact?: (context: BeforeRequestContext) => Promise<void>;
 };
 
 /** Trace stage of every compaction attempt (compacted, skipped or failed). */
@@ -101,6 +103,7 @@ export function createCompactionHook(
     const estimator = await loadEstimator(state.pin);
     const measure = measureNextRequest({ ...base, estimator });
     if (measure.tokens <= limit) return;
+    await options.beforeCompact?.(context);
     const trace = traceCompaction(log, state.turns, started, {
       trigger: 'auto',
       limit,

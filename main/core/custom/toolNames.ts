@@ -40,3 +40,16 @@ export function keelToolNames(written: readonly string[]): { tools: string[]; un
   }
   return { tools, unknown };
 }
+
+/**
+ * The Claude Code names a Keel tool goes by (a hook's `matcher`, its `tool_name`): `run_command` is `Bash`,
+ * `write_file` is `Write`; apply_patch, which edits and creates files, is `Edit`, `MultiEdit` and `Write`. Keel's
+ * own name comes last, so a matcher may name either; an MCP tool (`mcp__server__tool`) is its own name.
+ */
+export function claudeToolNames(keelName: string): string[] {
+  const names: string[] = [];
+  for (const [claude, keel] of CLAUDE_TOOLS) if (keel.includes(keelName)) names.push(claude);
+  if (keelName === 'apply_patch') names.push('Write');
+  names.push(keelName);
+  return names;
+}

@@ -15,7 +15,9 @@ import { createProvider, type ModelProvider, type ProviderKeys } from '../../pro
 import { detectSandbox, type NetworkPolicy } from '../../sandbox/box.js';
 import { createToolRegistry } from '../../tools/registry.js';
 import { openSessionMcp } from '../mcp/sessionServers.js';
-import { applyPermissionRules, defaultUserHome } from '../setup/index.js';
+import { applyPermissionRules, defaultUserHome, loadSetup } from '../setup/index.js';
+import { hooksOf } from '../hooks/config.js';
+import { preCompactHooks } from '../turn/hookSteps.js';
 import type { McpPool } from '../mcp/pool.js';
 import { homeOf } from '../paths.js';
 import { commandOfLastMessage, EMPTY_SETUP, listingOf, type CustomSetup } from '../custom/index.js';
@@ -138,6 +140,11 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   const custom = spec
     ? EMPTY_SETUP
     : (options.custom ?? readCustomSetup({ home, env, project: created.projectFolder }));
+  // Issue #30: the hooks of the user's settings and of the project's approved ones (a changed file: none of
+  // its hooks until approved again); a child runs its parent's, so a refusing hook covers its calls too.
+  const lifecycleHooks = hooksOf(
+    loadSetup({ home, userHome: defaultUserHome(env), project: created.projectFolder }),
+  );
   const extra: ToolModule[] = [
     ...(custom.skills.length > 0 ? [loadSkillTool(custom.skills)] : []),
     ...(mcp?.tools ?? []),
@@ -173,6 +180,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     sandboxAvailable: sandbox.kind !== 'none',
     systemPrompt: pinnedPromptOf(created, layout.hasCheckouts) + layout.promptSuffix,
     ...(spec ? {} : { custom: listingOf(custom) }),
+    ...(lifecycleHooks.length > 0 ? { lifecycleHooks } : {}),
     instructions: () =>
       readProjectInstructions({
         workspace,
@@ -200,7 +208,20 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     ...(options.settingsChanges ? { settingsChanges: options.settingsChanges } : {}),
     beforeChanges,
     ...(compaction.threshold > 0
-      ? { beforeRequest: createCompactionHook({ log, settings: compaction, tools: registry.definitions() }) }
+      ? {
+          beforeRequest: createCompactionHook({
+            log,
+            settings: compaction,
+            tools: registry.definitions(),
+            beforeCompact: (context) =>
+              preCompactHooks({
+                host,
+                state: context.state,
+                append: context.append,
+                signal: context.signal,
+              }),
+          }),
+        }
       : {}),
   };
   // A turn that ended before its first request leaves no git behind it.

@@ -11,6 +11,7 @@ import {
   SUMMARY_PREFIX,
   formatAttachmentHandles,
   formatFileStaged,
+  formatHookContext,
   formatHeldDenied,
   formatInterrupted,
   type ProjectOptions,
@@ -324,6 +325,17 @@ export class ProjectionFold {
         break;
       case 'file_staged':
         this.push({ role: 'user', content: formatFileStaged(event) });
+        break;
+      case 'hook_ran':
+        // A PostToolUse hook's words ride in its call's result (turn/hookSteps.ts); the others' are a user turn.
+        // A refused prompt's reason is the user's to read (the prompt itself was never recorded).
+        if (
+          event.context !== undefined &&
+          event.event !== 'PostToolUse' &&
+          event.decision !== 'deny' &&
+          !(event.event === 'UserPromptSubmit' && event.decision === 'block')
+        )
+          this.push({ role: 'user', content: formatHookContext(event) });
         break;
       case 'approval_request':
         if (event.tool === HELD_BACK_TOOL) held.set(event.seq, event);

@@ -56,3 +56,8 @@ export function formatHeldDenied(
   const why = denial.reason === undefined ? '' : ` (${denial.reason})`;
   return `[not committed, the user denied it${why}: ${request.reason ?? 'changes held back by the commit'}]`;
 }
+
+/** Issue #30: what a hook told the model (its context, a block's reason), as the user turn it arrives in. */
+export function formatHookContext(event: EventOf<'hook_ran'>): string {
+  return `<hook event="${event.event}" source="${event.source}">\n${event.context ?? ''}\n</hook>`;
+}

@@ -346,6 +346,15 @@ class SubagentCallRun {
       // its requests end with the same environment block (with its own policy).
       ...(parent.instructions ? { instructions: parent.instructions } : {}),
       ...(parent.environment ? { environment: parent.environment } : {}),
+      // Issue #30: the parent's tool hooks hold for the child's calls (a refusing PreToolUse hook too); the
+      // session's own (SessionStart, prompts, Stop) stay the parent's.
+      ...(parent.lifecycleHooks
+        ? {
+            lifecycleHooks: parent.lifecycleHooks.filter(
+              (hook) => hook.event === 'PreToolUse' || hook.event === 'PostToolUse',
+            ),
+          }
+        : {}),
       maxSteps: Math.max(0, budget.maxTurns - usedTurns),
       // The parent's remaining budget on top of what the child spent already: its spend stays within it.
       ...(this.call.remaining

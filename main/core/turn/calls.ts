@@ -3,7 +3,8 @@ import { parseToolCall, runParsed, type ParsedToolCall } from '../../tools/execu
 import { errorOutcome } from '../../tools/outcome.js';
 import type { CallPreview, ExpectedImages } from '../../tools/types.js';
 import { crashPoint } from '../crash.js';
-import { decideGate, keyFor } from './gate.js';
+import { decideGate, keyFor, type HookSaid } from './gate.js';
+import { approvalNotification, postToolUse, preToolUse, rewrittenArguments } from './hookSteps.js';
 import { parallelRun, settleParallelRun } from './parallel.js';
 import type { TurnOutcome } from './host.js';
 import { settleUnknownOutcome } from './resume.js';
@@ -39,7 +40,30 @@ type OkPreview = Extract<CallPreview, { ok: true }>;
 
 async function settleCall(turn: TurnScope, record: CallRecord): Promise<TurnOutcome | undefined> {
   const { host } = turn;
-  const parsed = parseToolCall(host.registry, record.call);
+  let parsed = parseToolCall(host.registry, record.call);
+  // Issue #30: the PreToolUse hooks decide first (read back from the log once they ran: never asked twice).
+  let hook: HookSaid | undefined;
+  if (parsed.ok && parsed.call.tool.kind !== 'subagent') {
+    // A started call ran on its hooks' rewritten input: only that is taken back (its decision was acted on).
+    const pre = await preToolUse(turn, record, parsed.call);
+    if (pre) crashPoint('after_hook_decision');
+    if (pre?.decision === 'deny' && !record.started) {
+      appendToolResult(turn, record, {
+        content: JSON.stringify({
+          error: `refused by a PreToolUse hook: ${pre.reason ?? 'no reason given'}`,
+        }),
+        isError: true,
+      });
+      return undefined;
+    }
+    if (pre?.updatedInput) {
+      const args = rewrittenArguments(parsed.call.args, pre.updatedInput);
+      parsed = parseToolCall(host.registry, { ...record.call, arguments: args });
+      hook = { arguments: args };
+    }
+    if (pre?.decision === 'allow' || pre?.decision === 'ask')
+      hook = { ...hook, action: pre.decision, reason: pre.reason ?? '' };
+  }
   if (!parsed.ok) {
     appendToolResult(turn, record, {
       ...parsed.outcome,
@@ -68,7 +92,7 @@ async function settleCall(turn: TurnScope, record: CallRecord): Promise<TurnOutc
     return settleUnknownOutcome(turn, record, parsed.call, granted);
   }
   if (!granted) {
-    const gated = await gate(turn, record, parsed.call);
+    const gated = await gate(turn, record, parsed.call, hook);
     if (gated.stop) return gated.stop;
     if (gated.preview === undefined) return undefined;
     return execute(turn, record, parsed.call, false, gated.preview);
@@ -123,14 +147,16 @@ async function gate(
   turn: TurnScope,
   record: CallRecord,
   parsed: ParsedToolCall,
+  hook?: HookSaid,
 ): Promise<{ stop?: TurnOutcome; preview?: OkPreview }> {
-  const decision = await decideGate(turn, record, parsed);
+  const decision = await decideGate(turn, record, parsed, hook);
   if (decision.action === 'run') return { preview: decision.preview };
   if (decision.action === 'answer') {
     appendToolResult(turn, record, decision.outcome);
     return {};
   }
-  turn.append(decision.request);
+  const request = turn.append(decision.request);
+  if (request.kind === 'approval_request') await approvalNotification(turn, request);
   return { stop: awaitingApproval(turn.state) };
 }
 
@@ -181,10 +207,12 @@ async function execute(
   });
   crashPoint('after_tool_started');
   const started = Date.now();
-  const outcome =
+  const ran =
     images && resume.rule === 'recorded_images'
       ? await resume.applyOnce(parsed.args, ctx, images, plan)
       : await runParsed(parsed, ctx);
+  // Issue #30: PostToolUse hooks (a formatter) run before the result is recorded; what they say follows it.
+  const outcome = await postToolUse(turn, record, parsed, ran);
   turn.record(`tool:${parsed.tool.name}`, started, { toolCallId: record.call.id, isError: outcome.isError });
   crashPoint('after_tool_executed_before_result');
   appendToolResult(turn, record, outcome, key);

@@ -13,6 +13,7 @@ import { TurnSetupError, type TurnHost, type TurnOutcome } from './host.js';
 import type { SpendFigures } from '../../common/events.js';
 import { hasCaps, tighterCaps, type Caps, type Spend } from './budget.js';
 import { recordCustomChange } from './custom.js';
+import { promptHooks, sessionStartHooks, stopHooks } from './hookSteps.js';
 import { recordInstructionsChange } from './instructions.js';
 import { loadSessionState, spendOf } from './loadState.js';
 import { requestModel } from './request.js';
@@ -77,6 +78,8 @@ class Turn implements TurnScope {
   /** The last reply's unusual ending (a refusal, the output limit), reported with the completed outcome. */
   private finalStop: UnusualStop | undefined;
   private changesBegun: Promise<void> | undefined;
+  /** Times a Stop hook sent the model back in this turn (issue #30). */
+  private stopContinuations = 0;
   /** The children's spend as last read from their logs; undefined once a subagent event makes it stale. */
   private childSpend: SpendFigures | undefined;
 
@@ -113,6 +116,12 @@ class Turn implements TurnScope {
     host.log.setRunning(true);
     try {
       if (input.prompt !== undefined) {
+        // Issue #30: SessionStart hooks on the session's first prompt; UserPromptSubmit hooks may refuse it.
+        await sessionStartHooks(this);
+        const said = await promptHooks(this, input.prompt);
+        if (said.blocked !== undefined)
+          return { status: 'failed', error: `a UserPromptSubmit hook refused this prompt: ${said.blocked}` };
+        if (said.stop !== undefined) return { status: 'failed', error: said.stop };
         this.append({
           kind: 'user_message',
           content: input.prompt,
@@ -288,6 +297,11 @@ class Turn implements TurnScope {
         continue;
       }
       if (answered.toolCalls.length === 0) {
+        // Issue #30: a Stop hook may send the model back to work (bounded: hookSteps.ts).
+        if (await stopHooks(this, this.state.lastSeq, this.stopContinuations)) {
+          this.stopContinuations++;
+          continue;
+        }
         this.finalText = answered.content;
         this.finalStop = unusualStop(answered.stopReason, answered.stopDetails);
         if (this.finalStop?.kind === 'refusal') this.setAsideRefusedTurn();

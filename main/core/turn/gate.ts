@@ -18,6 +18,13 @@ export type GateDecision =
   | { action: 'answer'; outcome: ToolOutcome }
   | { action: 'ask'; request: Extract<NewEvent, { kind: 'approval_request' }> };
 
+/**
+ * What the call's PreToolUse hooks said (issue #30): `ask` forces an approval request; `allow` runs the call as
+ * an approval would, but never over a deny rule, a policy's refusal or a protected path; `arguments`: the
+ * hook's rewritten input, which the request shows (and which runs).
+ */
+export type HookSaid = { action?: 'allow' | 'ask'; reason?: string; arguments?: string };
+
 /** The key a call's side effects carry: derived from the event that requested it, never from the attempt. */
 export function keyFor(state: SessionState, record: CallRecord): string {
   if (record.started) return record.started.idempotencyKey;
@@ -36,6 +43,7 @@ export async function decideGate(
   turn: TurnScope,
   record: CallRecord,
   parsed: ParsedToolCall,
+  hook?: HookSaid,
 ): Promise<GateDecision> {
   const { host, state } = turn;
   const ctx = toolContextFor(turn, keyFor(state, record), record, false);
@@ -56,7 +64,8 @@ export async function decideGate(
     protectedReason: preview.protectedReason,
     sandboxAvailable: host.sandboxAvailable,
   });
-  if (decision.action === 'allow' && rule?.action !== 'ask' && !preview.asks)
+  const hookAsks = hook?.action === 'ask';
+  if (decision.action === 'allow' && rule?.action !== 'ask' && !preview.asks && !hookAsks)
     return { action: 'run', preview };
   if (decision.action === 'deny') {
     return {
@@ -67,7 +76,15 @@ export async function decideGate(
   let reason = decision.action === 'ask' ? decision.reason : (preview.asks ?? '');
   if (rule?.action === 'ask')
     reason = reason ? `${reason}; ${ruleSaid} asks first` : `${ruleSaid} asks first`;
-  if (!preview.protectedReason && rule?.action !== 'ask') {
+  if (hookAsks) {
+    const said = `a PreToolUse hook asks first${hook.reason ? `: ${hook.reason}` : ''}`;
+    reason = reason ? `${reason}; ${said}` : said;
+  }
+  // A hook's allow stands for the user's approval, short of a protected path, an ask rule or what the call itself
+  // asks (web_fetch of a host off the allowlist: the network is the person's to open).
+  if (hook?.action === 'allow' && !preview.protectedReason && rule?.action !== 'ask' && !preview.asks)
+    return { action: 'run', preview };
+  if (!preview.protectedReason && rule?.action !== 'ask' && !hookAsks) {
     // An allow rule runs the call as a grant would (a command only as a prefix grant covers it).
     if (rule?.action === 'allow') return { action: 'run', preview };
     // The session's grants and the project's tool rules the log says are in effect (tool_rules_applied).
@@ -85,7 +102,7 @@ export async function decideGate(
       kind: 'approval_request',
       toolCallId: record.call.id,
       tool: parsed.tool.name,
-      arguments: host.tools.redactor.redact(record.call.arguments),
+      arguments: host.tools.redactor.redact(hook?.arguments ?? record.call.arguments),
       reason,
       ...(preview.diff ? { diff: preview.diff } : {}),
     },

@@ -12,6 +12,7 @@ import type { RetryOptions } from '../../providers/retry.js';
 import type { ModelProvider } from '../../providers/types.js';
 import type { ToolRegistry } from '../../tools/registry.js';
 import type { ToolContext } from '../../tools/types.js';
+import type { HookDef } from '../hooks/config.js';
 import type { Caps } from './budget.js';
 import type { CallRecord, SessionState } from './state.js';
 
@@ -69,6 +70,11 @@ export type TurnHost = {
    * built; when a turn starts, a change from the newest `custom_listed` is recorded as a new one.
    */
   custom?: Pick<EventOf<'custom_listed'>, 'skills' | 'agents' | 'problems'>;
+  /**
+   * Issue #30: the command hooks in effect (Claude Code's and Codex's, main/core/hooks), the user's and the
+   * project's approved ones; each runs in the session's box. Without them, none run.
+   */
+  lifecycleHooks?: readonly HookDef[];
   /**
    * The environment block of one request (main/core/prompts/environment.ts: date, OS, git, box, policy),
    * built before each request and sent after its last message; never logged. Without it, none is sent.

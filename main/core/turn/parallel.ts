@@ -2,6 +2,7 @@ import { parseToolCall, runParsed, type ParsedToolCall } from '../../tools/execu
 import type { ToolOutcome } from '../../tools/types.js';
 import { crashPoint } from '../crash.js';
 import { decideGate, keyFor } from './gate.js';
+import { toolHasHooks } from './hookSteps.js';
 import type { TurnOutcome } from './host.js';
 import { appendToolResult, stopTurn, toolContextFor, type TurnScope } from './scope.js';
 import type { CallRecord } from './state.js';
@@ -27,6 +28,8 @@ export async function parallelRun(turn: TurnScope, records: readonly CallRecord[
     if (!parsed.ok) break;
     const { tool } = parsed.call;
     if (tool.kind !== 'read' || tool.resume.rule !== 'rerun') break;
+    // A call with PreToolUse or PostToolUse hooks is settled alone, its hooks around it (issue #30).
+    if (toolHasHooks(turn, tool.name)) break;
     if ((await decideGate(turn, record, parsed.call)).action !== 'run') break;
     run.push({ record, parsed: parsed.call, key: keyFor(turn.state, record) });
   }

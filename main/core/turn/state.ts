@@ -219,6 +219,10 @@ export function applyEvent(state: SessionState, event: SessionEvent): void {
       // Rules that came with an imported file were someone else's setup: in effect nowhere here.
       if (!isImportedSeq(state.imported, event.seq)) state.permissionRules = event;
       break;
+    case 'hook_ran':
+      // Issue #30: a Stop hook's block sends the model back to work with its reason (turn/hookSteps.ts).
+      if (event.event === 'Stop' && event.decision === 'block') state.lastConversational = event;
+      break;
     case 'interrupted':
       state.openCalls = [];
       state.lastConversational = event;

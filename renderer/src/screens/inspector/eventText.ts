@@ -162,6 +162,12 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
         tone: 'other',
         text: `skills: ${event.skills.map((skill) => skill.name).join(', ') || 'none'}; agents: ${event.agents.map((agent) => agent.name).join(', ') || 'none'}`,
       };
+    case 'hook_ran':
+      return {
+        who: `${event.event} hook`,
+        tone: 'other',
+        text: clip(`${event.source}: ${event.decision}${event.reason ? ` — ${event.reason}` : ''}`),
+      };
     case 'session_created':
       return { who: 'Session created', tone: 'other', text: `${event.provider}:${event.model}` };
     case 'budget_set':

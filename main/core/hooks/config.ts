@@ -1,0 +1,84 @@
+import { HookEventName } from '../../common/hookEvents.js';
+import type { LoadedSetup } from '../setup/index.js';
+import type { HooksBlock } from '../setup/parse.js';
+
+/*
+ * The hooks in effect, from the setup files the loader says are in effect: the user's, and the project's only
+ * once approved by content hash (`loaded.files` holds nothing else; its `untrusted` files are never read here).
+ * Claude Code's settings (`hooks`) and Codex's `hooks.json` have one shape:
+ * `{ "<Event>": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "…", "timeout": 30 }] }] }`.
+ */
+
+/** The formats' default: a hook runs at most 60 seconds. */
+export const DEFAULT_HOOK_TIMEOUT_MS = 60_000;
+
+/** One command hook in effect. */
+export type HookDef = {
+  event: HookEventName;
+  /** As written; absent, `""` and `*` match everything. */
+  matcher?: string;
+  command: string;
+  timeoutMs: number;
+  /** The file as people see it (`~/.claude/settings.json`, `.codex/hooks.json`) and its sha256. */
+  source: string;
+  sha256: string;
+};
+
+/** The command hooks of the files in effect, in file order; events Keel does not run and other types are left out. */
+export function hooksOf(loaded: Pick<LoadedSetup, 'files'>): HookDef[] {
+  const hooks: HookDef[] = [];
+  const seen = new Set<string>();
+  for (const file of loaded.files) {
+    if (file.kind !== 'settings' && file.kind !== 'hooks') continue;
+    const block = file.json?.hooks as HooksBlock | undefined;
+    if (!block) continue;
+    const source = file.scope === 'user' ? `~/${file.relativePath}` : file.relativePath;
+    for (const [name, groups] of Object.entries(block)) {
+      const event = HookEventName.safeParse(name);
+      if (!event.success) continue;
+      for (const group of groups) {
+        for (const handler of group.hooks) {
+          if (handler.type !== 'command' || !handler.command) continue;
+          // Claude Code runs identical commands of one event once.
+          const key = JSON.stringify([event.data, group.matcher ?? '', handler.command]);
+          if (seen.has(key)) continue;
+          seen.add(key);
+          hooks.push({
+            event: event.data,
+            ...(group.matcher !== undefined ? { matcher: group.matcher } : {}),
+            command: handler.command,
+            timeoutMs:
+              handler.timeout === undefined ? DEFAULT_HOOK_TIMEOUT_MS : Math.ceil(handler.timeout * 1000),
+            source,
+            sha256: file.hash,
+          });
+        }
+      }
+    }
+  }
+  return hooks;
+}
+
+/**
+ * Whether a matcher picks a subject (a tool's names, a SessionStart source, a notification type), as Claude
+ * Code's reference defines it: absent, `""` or `*` match all; a matcher of letters, digits, `_`, `-`, spaces,
+ * commas and `|` is an exact name or a list (`Edit|Write`, `Edit, Write`); anything else is a regular
+ * expression tested unanchored (`mcp__memory__.*`, `^Notebook`). A regex that does not compile matches nothing.
+ */
+export function matcherPicks(matcher: string | undefined, names: readonly string[]): boolean {
+  if (matcher === undefined || matcher.trim() === '' || matcher.trim() === '*') return true;
+  if (/^[A-Za-z0-9_\-, |]+$/.test(matcher)) {
+    const listed = matcher
+      .split(/[|,]/)
+      .map((part) => part.trim())
+      .filter((part) => part !== '');
+    return names.some((name) => listed.includes(name));
+  }
+  let pattern: RegExp;
+  try {
+    pattern = new RegExp(matcher);
+  } catch {
+    return false;
+  }
+  return names.some((name) => pattern.test(name));
+}

@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import { hooksOf, matcherPicks } from '../../../../main/core/hooks/config.js';
+import { readHookRun, type HookRun } from '../../../../main/core/hooks/output.js';
+import { combine } from '../../../../main/core/hooks/run.js';
+import type { HookRan } from '../../../../main/common/hookEvents.js';
+import type { SetupFile } from '../../../../main/core/setup/index.js';
+
+// Issue #30: the hooks formats' own rules, pure: matchers, exit codes and JSON output, combining runs.
+
+const run = (over: Partial<HookRun>): HookRun => ({
+  exitCode: 0,
+  timedOut: false,
+  stdout: '',
+  stderr: '',
+  timeoutMs: 60_000,
+  ...over,
+});
+
+describe('matchers (Claude Code hooks reference)', () => {
+  const bash = ['Bash', 'run_command'];
+  it('absent, empty and * match all; names and | or comma lists match exactly', () => {
+    for (const m of [undefined, '', '*']) expect(matcherPicks(m, bash)).toBe(true);
+    expect(matcherPicks('Bash', bash)).toBe(true);
+    expect(matcherPicks('Edit|Write', bash)).toBe(false);
+    expect(matcherPicks('Edit, Bash', bash)).toBe(true);
+    expect(matcherPicks('Bas', bash)).toBe(false);
+    expect(matcherPicks('run_command', bash)).toBe(true);
+  });
+  it('anything else is an unanchored regex; a broken one matches nothing', () => {
+    expect(matcherPicks('mcp__memory__.*', ['mcp__memory__create'])).toBe(true);
+    expect(matcherPicks('^Notebook', ['Bash'])).toBe(false);
+    expect(matcherPicks('mcp__memory', ['mcp__memory__create'])).toBe(false);
+    expect(matcherPicks('(', ['('])).toBe(false);
+  });
+});
+
+describe('reading a run', () => {
+  it('exit 2 blocks with stderr where the event can block; elsewhere it is shown only', () => {
+    expect(readHookRun('PreToolUse', run({ exitCode: 2, stderr: 'no\n' }))).toMatchObject({
+      decision: 'deny',
+      reason: 'no',
+    });
+    expect(readHookRun('Stop', run({ exitCode: 2, stderr: 'go on' }))).toMatchObject({
+      decision: 'block',
+      context: 'go on',
+    });
+    expect(readHookRun('Notification', run({ exitCode: 2, stderr: 'x' }))).toMatchObject({
+      decision: 'none',
+    });
+  });
+  it('another exit code, a timeout or a start failure is an error, never an allow', () => {
+    expect(readHookRun('PreToolUse', run({ exitCode: 1, stderr: 'boom' }))).toMatchObject({
+      decision: 'error',
+      reason: 'the hook failed (exit code 1): boom',
+    });
+    expect(readHookRun('PreToolUse', run({ exitCode: null, timedOut: true, timeoutMs: 500 })).decision).toBe(
+      'error',
+    );
+    expect(readHookRun('PreToolUse', run({ startError: 'no box' })).decision).toBe('error');
+  });
+  it("PreToolUse's JSON: permissionDecision, its reason, updatedInput; the older approve / block", () => {
+    const out = (value: unknown) => run({ stdout: JSON.stringify(value) });
+    expect(
+      readHookRun(
+        'PreToolUse',
+        out({
+          hookSpecificOutput: {
+            hookEventName: 'PreToolUse',
+            permissionDecision: 'ask',
+            permissionDecisionReason: 'look',
+            updatedInput: { command: 'ls' },
+          },
+        }),
+      ),
+    ).toEqual({ decision: 'ask', reason: 'look', updatedInput: { command: 'ls' } });
+    expect(readHookRun('PreToolUse', out({ decision: 'block', reason: 'old' }))).toMatchObject({
+      decision: 'deny',
+      reason: 'old',
+    });
+    expect(readHookRun('PreToolUse', out({ decision: 'approve' })).decision).toBe('allow');
+    expect(
+      readHookRun('PreToolUse', out({ hookSpecificOutput: { permissionDecision: 'maybe' } })).decision,
+    ).toBe('error');
+  });
+  it('plain stdout is context for UserPromptSubmit and SessionStart only; continue:false stops', () => {
+    expect(readHookRun('UserPromptSubmit', run({ stdout: 'ctx\n' }))).toEqual({
+      decision: 'none',
+      context: 'ctx',
+    });
+    expect(readHookRun('PostToolUse', run({ stdout: 'ctx' }))).toEqual({ decision: 'none' });
+    expect(
+      readHookRun('PostToolUse', run({ stdout: JSON.stringify({ continue: false, stopReason: 'enough' }) })),
+    ).toMatchObject({ stop: true, reason: 'enough' });
+    expect(
+      readHookRun(
+        'PostToolUse',
+        run({ stdout: JSON.stringify({ decision: 'block', reason: 'lint failed' }) }),
+      ),
+    ).toMatchObject({ decision: 'block', context: 'lint failed' });
+  });
+});
+
+describe('combining and reading files', () => {
+  const ran = (decision: HookRan['decision'], extra: Partial<HookRan> = {}) =>
+    ({ event: 'PreToolUse', source: 's', decision, ...extra }) as HookRan;
+  it('deny wins, and drops any rewritten input; otherwise the last rewrite counts', () => {
+    expect(combine([ran('allow', { updatedInput: { a: 1 } }), ran('deny', { reason: 'no' })])).toMatchObject({
+      decision: 'deny',
+      reason: 'no (PreToolUse hook, s)',
+    });
+    expect(combine([ran('deny')]).updatedInput).toBeUndefined();
+    expect(combine([ran('error'), ran('allow', { updatedInput: { a: 2 } })])).toMatchObject({
+      decision: 'allow',
+      updatedInput: { a: 2 },
+    });
+  });
+  it('hooksOf: command hooks of settings and hooks files, seconds to ms, unknown events and types left out', () => {
+    const file = (kind: 'settings' | 'hooks', scope: 'user' | 'project', hooks: unknown): SetupFile =>
+      ({
+        kind,
+        scope,
+        relativePath: kind === 'hooks' ? '.codex/hooks.json' : '.claude/settings.json',
+        hash: 'h',
+        json: { hooks },
+      }) as unknown as SetupFile;
+    const defs = hooksOf({
+      files: [
+        file('settings', 'user', {
+          PreToolUse: [
+            {
+              matcher: 'Bash',
+              hooks: [
+                { type: 'command', command: 'a', timeout: 2 },
+                { type: 'prompt', prompt: 'x' },
+              ],
+            },
+          ],
+          SubagentStop: [{ hooks: [{ type: 'command', command: 'b' }] }],
+        }),
+        file('hooks', 'project', {
+          Stop: [
+            {
+              hooks: [
+                { type: 'command', command: 'c' },
+                { type: 'command', command: 'c' },
+              ],
+            },
+          ],
+        }),
+      ],
+    });
+    expect(defs).toEqual([
+      {
+        event: 'PreToolUse',
+        matcher: 'Bash',
+        command: 'a',
+        timeoutMs: 2000,
+        source: '~/.claude/settings.json',
+        sha256: 'h',
+      },
+      { event: 'Stop', command: 'c', timeoutMs: 60_000, source: '.codex/hooks.json', sha256: 'h' },
+    ]);
+  });
+});
