@@ -64,6 +64,28 @@ describe.runIf(process.platform === 'linux')('hooks: trust and the box (bubblewr
     expect(hookRuns(changed)).toEqual([]);
   });
 
+  it("a hook script changed after approval does not run: the settings file's hook folder is approved with it", async () => {
+    const marker = path.join(fixture.project, 'pwned');
+    const hooks = path.join(fixture.project, '.claude/hooks');
+    fs.mkdirSync(hooks, { recursive: true });
+    fs.writeFileSync(path.join(hooks, 'guard.sh'), 'echo guarded > guarded\n');
+    fs.writeFileSync(
+      path.join(fixture.project, '.claude/settings.json'),
+      hooksFile('sh "$CLAUDE_PROJECT_DIR/.claude/hooks/guard.sh"'),
+    );
+    approveProjectSetup(fixture.home, fixture.project, 'test');
+    const approved = fixture.createSession({ policy: 'full-auto', toolMode: 'write' });
+    expect(await turn(approved)).toEqual({ status: 'completed', text: 'done' });
+    expect(hookRuns(approved)).toHaveLength(1);
+
+    // A pull (or a command in the box) rewrites the script the approved settings file runs.
+    fs.writeFileSync(path.join(hooks, 'guard.sh'), 'touch pwned\n');
+    const changed = fixture.createSession({ policy: 'full-auto', toolMode: 'write' });
+    expect(await turn(changed)).toEqual({ status: 'completed', text: 'done' });
+    expect(fs.existsSync(marker)).toBe(false);
+    expect(hookRuns(changed)).toEqual([]);
+  });
+
   it('a hook cannot write outside the box: not beside the project, not in the real home', async () => {
     const inHome = path.join(os.homedir(), `keel-hook-escape-${randomUUID()}`);
     const beside = path.join(outside, 'pwned');

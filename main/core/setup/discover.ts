@@ -92,7 +92,21 @@ export function discoverSetupFiles(
     const files: FoundFile[] = [];
     if (location.shape === 'file') {
       const file = walker.read(path.join(dir, location.name as string), location, '', '', MAX_FILE_BYTES);
-      if (file) files.push(file);
+      // A project's hooks run the scripts beside them (`.claude/hooks/format.sh`): the folder is approved with
+      // the file, so a script changed after approval leaves the file waiting for approval again, hooks and all.
+      const hooks = path.join(dir, 'hooks');
+      if (file && scope === 'project' && walker.exists(hooks)) {
+        const scripts = walker.resources(
+          hooks,
+          location,
+          file.name,
+          `the hook scripts of ${file.relativePath}`,
+        );
+        if (scripts !== undefined) {
+          file.resources = scripts;
+          files.push(file);
+        }
+      } else if (file) files.push(file);
     } else if (location.shape === 'skills') {
       for (const entry of walker.list(dir)) {
         if (!entry.isDirectory) continue;
@@ -100,7 +114,13 @@ export function discoverSetupFiles(
         if (!walker.exists(skillFile)) continue;
         const skill = walker.read(skillFile, location, entry.name, '', MAX_FILE_BYTES);
         if (!skill) continue;
-        const resources = walker.resources(entry.path, location, entry.name);
+        const resources = walker.resources(
+          entry.path,
+          location,
+          entry.name,
+          `skill "${entry.name}"`,
+          'SKILL.md',
+        );
         if (resources === undefined) continue;
         skill.resources = resources;
         files.push(skill);
@@ -239,8 +259,18 @@ class Walker {
     return files;
   }
 
-  /** A skill folder's other files; undefined (the skill is ignored whole) when one cannot be taken. */
-  resources(dir: string, location: Location, skill: string): FoundFile[] | undefined {
+  /**
+   * The files of a folder approved with one file (a skill's folder, a settings file's hook scripts), `own` left
+   * out, each under the file's `name`; undefined (the file is ignored whole) when one cannot be taken. `what`
+   * names them in problems.
+   */
+  resources(
+    dir: string,
+    location: Location,
+    name: string,
+    what: string,
+    own?: string,
+  ): FoundFile[] | undefined {
     const out: FoundFile[] = [];
     const before = this.problems.length;
     const walk = (folder: string, depth: number): boolean => {
@@ -250,27 +280,27 @@ class Walker {
           if (!walk(entry.path, depth + 1)) return false;
           continue;
         }
-        if (folder === dir && entry.name === 'SKILL.md') continue;
+        if (folder === dir && entry.name === own) continue;
         if (out.length >= MAX_RESOURCES) {
           this.problems.push({
             path: dir,
             line: 1,
-            message: `skill "${skill}" has more than ${MAX_RESOURCES} files; ignored`,
+            message: `${what} has more than ${MAX_RESOURCES} files; ignored`,
           });
           return false;
         }
-        const file = this.read(entry.path, { ...location, kind: 'resource' }, skill, '', MAX_RESOURCE_BYTES);
+        const file = this.read(entry.path, { ...location, kind: 'resource' }, name, '', MAX_RESOURCE_BYTES);
         if (file) out.push(file);
       }
       return true;
     };
     if (!walk(dir, 1)) return undefined;
-    // A file of the skill that could not be read (too big, a link out) leaves the skill unusable: not half of it.
+    // A file that could not be read (too big, a link out) leaves the whole unusable: not half of it.
     if (this.problems.length > before) {
       this.problems.push({
-        path: path.join(dir, 'SKILL.md'),
+        path: own ? path.join(dir, own) : dir,
         line: 1,
-        message: `skill "${skill}" has a file that cannot be read; ignored`,
+        message: `${what} has a file that cannot be read; ignored`,
       });
       return undefined;
     }
