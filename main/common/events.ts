@@ -4,6 +4,7 @@ import { exactCheck, type ExactCheck } from './exactCheck.js';
 import { PermissionRulesApplied } from './setup.js';
 import { AgentUse, CommandUse, CustomListed } from './customEvents.js';
 import { McpConfigTrusted, McpToolsListed, ToolRulesApplied } from './mcpEvents.js';
+import { PlanApproved, PlanModeChanged, PlanRejected } from './planEvents.js'; // issue #30: plan mode
 import { LocalModelPin, ProviderKind } from './providerKind.js';
 import { StopDetails } from './stopReasons.js';
 // #31: usage and spend caps live in spendEvents.ts (this file's size); they are event kinds like the rest.
@@ -496,6 +497,10 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   BudgetReached,
   PermissionRulesApplied,
   CustomListed,
+  // issue #30: plan mode (planEvents.ts)
+  PlanModeChanged,
+  PlanApproved,
+  PlanRejected,
   ErrorEvent,
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;

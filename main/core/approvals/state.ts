@@ -11,7 +11,7 @@ export const HELD_BACK_TOOL = 'commit_protected';
 export type PendingApproval = EventOf<'approval_request'>;
 
 /**
- * Requests that no approval_granted or approval_denied has answered, oldest first. Pure. A request that came
+ * Requests that no approval_granted or approval_denied (a plan's: plan_approved, plan_rejected) has answered, oldest first. Pure. A request that came
  * open with an imported file (`mark`, read from `events` when they start with session_created) is not one:
  * its call asks again here (turn/state.ts), so what is approved is what runs.
  */
@@ -23,7 +23,12 @@ export function pendingApprovals(
   for (const event of events) {
     if (event.kind === 'approval_request' && isImportedSeq(mark, event.seq)) continue;
     if (event.kind === 'approval_request') pending.set(event.seq, event);
-    else if (event.kind === 'approval_granted' || event.kind === 'approval_denied')
+    else if (
+      event.kind === 'approval_granted' ||
+      event.kind === 'approval_denied' ||
+      event.kind === 'plan_approved' ||
+      event.kind === 'plan_rejected'
+    )
       pending.delete(event.requestSeq);
   }
   return [...pending.values()];

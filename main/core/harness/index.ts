@@ -41,6 +41,16 @@ export { listCommands, type SlashCommand } from './commands.js';
 export { completeMentions, type Mention } from './mentions.js';
 export { commitHistory, newTurnWarning, readFileVersions, reviewPersistentDirs } from './review.js';
 export { streamHarness } from './stream.js';
+// Issue #30: plan mode (on / off, a plan's decision, the plans waiting).
+export {
+  applyPlanMode,
+  decidePlan,
+  type PendingPlan,
+  pendingPlans,
+  type PlanDecided,
+  type PlanDecision,
+  setPlanMode,
+} from './plan.js';
 export { exportSession, importSession, InvalidExportError } from './transfer.js';
 // Issue 35: another tool's history (Claude Code, Codex) as Keel sessions.
 export {
