@@ -49,3 +49,16 @@ export function planTextOf(args: string): string | undefined {
     return undefined;
   }
 }
+
+/** The kinds that answer an approval request (a plan's decisions included), each naming it by `requestSeq`. */
+export const DECISION_KINDS: ReadonlySet<string> = new Set([
+  'approval_granted',
+  'approval_denied',
+  'plan_approved',
+  'plan_rejected',
+]);
+
+/** The request an event decides (its `requestSeq`), or null for any other event. */
+export function decidedRequestOf(event: { kind: string; requestSeq?: number }): number | null {
+  return DECISION_KINDS.has(event.kind) && event.requestSeq !== undefined ? event.requestSeq : null;
+}

@@ -5,6 +5,7 @@ import { appHandlers } from './handlers/appHandlers.js';
 import { importHandlers } from './handlers/importHandlers.js';
 import { composerHandlers } from './handlers/composerHandlers.js';
 import { createHandlerContext } from './handlers/context.js';
+import { planHandlers } from './handlers/planHandlers.js';
 import { reviewHandlers } from './handlers/reviewHandlers.js';
 import { sessionHandlers } from './handlers/sessionHandlers.js';
 import { setupHandlers } from './handlers/setupHandlers.js';
@@ -38,6 +39,8 @@ export function createHandlers(options: HandlerOptions): Handlers {
     ...setupHandlers(ctx),
     // Issue 37: the composer.
     ...composerHandlers(ctx),
+    // Issue 30: plan mode.
+    ...planHandlers(ctx),
   };
 
   return {

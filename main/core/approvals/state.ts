@@ -7,6 +7,15 @@ import { importMarkOf, isImportedSeq, type ImportMark } from '../log/imported.js
  */
 export const HELD_BACK_TOOL = 'commit_protected';
 
+/** The kinds `pendingApprovals` needs (a request and every decision that answers one): read them by index. */
+export const APPROVAL_KINDS = [
+  'approval_request',
+  'approval_granted',
+  'approval_denied',
+  'plan_approved',
+  'plan_rejected',
+] as const;
+
 /** An approval request with no decision yet. */
 export type PendingApproval = EventOf<'approval_request'>;
 

@@ -69,7 +69,7 @@ export { systemPromptFor } from './workspace.js';
 export { allowedScopes, type ScopeKind } from '../approvals/decide.js';
 export { type GrantRecord, listGrants } from '../approvals/grants.js';
 export { policyChangeProblem, toolModeFor } from '../approvals/policy.js';
-export { pendingApprovals } from '../approvals/state.js';
+export { APPROVAL_KINDS, pendingApprovals } from '../approvals/state.js';
 export {
   type CompactionRecord,
   inspectCompactions,

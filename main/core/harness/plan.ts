@@ -6,6 +6,7 @@ import {
   type PendingPlan,
   type PlanDecision,
 } from '../approvals/plan.js';
+import { APPROVAL_KINDS } from '../approvals/state.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { loadSessionState } from '../turn/loadState.js';
 import { HarnessError } from './errors.js';
@@ -25,14 +26,7 @@ export type { PendingPlan, PlanDecision };
 export function applyPlanMode(log: SessionLog, active: boolean): SessionEvent | undefined {
   const state = loadSessionState(log);
   if (state.planMode === active) return undefined;
-  const problem = planModeProblem(
-    log.readKinds(
-      ['approval_request', 'approval_granted', 'approval_denied', 'plan_approved', 'plan_rejected'],
-      { validate: false },
-    ),
-    state.toolMode,
-    active,
-  );
+  const problem = planModeProblem(log.readKinds(APPROVAL_KINDS, { validate: false }), state.toolMode, active);
   if (problem) throw new HarnessError('invalid_state', problem);
   const appended = log.append({ kind: 'plan_mode_changed', active }, { expectedLastSeq: state.lastSeq });
   if (!appended.ok) throw new HarnessError('invalid_state', 'the session changed meanwhile: try again');
