@@ -140,7 +140,8 @@ export function readSession(home: string, id: string): LoadedSession {
     let policy: Policy = created.policy;
     let contextWindow = created.contextWindow;
     for (const event of events) {
-      if (event.kind === 'policy_changed') policy = event.policy;
+      // An approved plan (issue #30) sets the policy too.
+      if (event.kind === 'policy_changed' || event.kind === 'plan_approved') policy = event.policy;
       if (event.kind === 'model_changed') contextWindow = event.contextWindow;
     }
     return { events, created, policy, contextWindow, view: pathViewOf(home, created) };
@@ -212,7 +213,8 @@ export async function setPolicy(home: string, id: string, modeId: string): Promi
     const created = events[0];
     if (created?.kind !== 'session_created') throw RequestError.sessionNotFound(id);
     let current: Policy = created.policy;
-    for (const event of events) if (event.kind === 'policy_changed') current = event.policy;
+    for (const event of events)
+      if (event.kind === 'policy_changed' || event.kind === 'plan_approved') current = event.policy;
     const problem = policyChangeProblem(created.toolMode, policy.data);
     if (problem) throw RequestError.invalidParams({ modeId }, problem);
     if (current !== policy.data) log.append({ kind: 'policy_changed', policy: policy.data });
