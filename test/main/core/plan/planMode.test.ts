@@ -93,6 +93,10 @@ describe('plan mode', () => {
       expect(decided.plan).toBe(PLAN);
       return Promise.resolve();
     });
+    // Decided: no longer waiting in the session's status (nor in the index's awaiting-approval column).
+    const waiting = await (await harness.sessions.get('s'))?.status();
+    expect(waiting?.pendingApprovals).toEqual([]);
+    expect(waiting?.state).not.toBe('awaiting_approval');
     server.enqueue(callTool('write_file', { path: 'src/b.ts', content: 'export const b = 2;\n' }, 'w2'));
     server.enqueue({ kind: 'reply', text: 'done' });
     const implemented = await generateHarness({ harness, session: 's', messages: [] });
