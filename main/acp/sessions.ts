@@ -141,7 +141,8 @@ export function readSession(home: string, id: string): LoadedSession {
     let policy: Policy = created.policy;
     let contextWindow = created.contextWindow;
     for (const event of events) {
-      if (event.kind === 'policy_changed') policy = event.policy;
+      // An approved plan (issue #30) sets the policy too.
+      if (event.kind === 'policy_changed' || event.kind === 'plan_approved') policy = event.policy;
       if (event.kind === 'model_changed') contextWindow = event.contextWindow;
     }
     return { events, created, policy, contextWindow, view: pathViewOf(home, created) };

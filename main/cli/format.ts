@@ -167,6 +167,12 @@ export function summarizeEvent(event: SessionEvent): string {
         `${event.durationMs} ms`,
         event.reason === undefined ? undefined : `— ${clip(event.reason, 100)}`,
       );
+    case 'plan_mode_changed':
+      return event.active ? 'plan mode on: the model reads and presents a plan' : 'plan mode off';
+    case 'plan_approved':
+      return `plan of request ${event.requestSeq} approved; policy ${event.policy}`;
+    case 'plan_rejected':
+      return `plan of request ${event.requestSeq} sent back: ${quote(event.comments, 70)}`;
     case 'error':
       return joinParts(event.code === undefined ? undefined : `[${event.code}]`, clip(event.message, 100));
   }

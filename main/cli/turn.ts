@@ -1,6 +1,7 @@
 import type { CommandUse } from '../common/customEvents.js';
 import type { SessionEvent } from '../common/events.js';
 import { clip } from '../common/text.js';
+import { PRESENT_PLAN_TOOL, planTextOf } from '../common/planEvents.js';
 import {
   allowedScopes,
   type AttachmentInput,
@@ -46,6 +47,13 @@ export function describeApproval(
   sessionId: string,
   event: Extract<SessionEvent, { kind: 'approval_request' }>,
 ): string[] {
+  if (event.tool === PRESENT_PLAN_TOOL) {
+    return [
+      `keel: the plan (request ${event.seq}) waits for your decision`,
+      `  approve:   keel plan ${sessionId} --approve [--policy ask|auto-edit|full-auto] [--resume]`,
+      `  send back: keel plan ${sessionId} --reject "what to change" [--resume]`,
+    ];
+  }
   const lines = [
     `keel: approval needed (request ${event.seq}): ${event.tool} ${clipActivity(event.arguments)}`,
     ...(event.reason ? [`  why: ${event.reason}`] : []),
@@ -114,7 +122,7 @@ export async function driveTurn(
   harness: Harness,
   sessionId: string,
   input: { prompt?: string; command?: CommandUse; attachments?: readonly AttachmentInput[] },
-  options: { json?: boolean; maxSteps?: number; showReasoning?: boolean },
+  options: { json?: boolean; maxSteps?: number; showReasoning?: boolean; plan?: boolean },
 ): Promise<TurnOutcome> {
   const { io } = context;
   const controller = new AbortController();
@@ -147,6 +155,9 @@ export async function driveTurn(
       io.stderr(`← ${event.tool ?? 'tool'} ${status}${exit}: ${clipActivity(event.content)}\n`);
     } else if (event.kind === 'approval_request') {
       endLine();
+      // A plan (issue #30) is the turn's answer: its markdown goes to stdout, the ways to answer it to stderr.
+      const plan = event.tool === PRESENT_PLAN_TOOL ? planTextOf(event.arguments) : undefined;
+      if (plan !== undefined) io.stdout(`${plan}\n`);
       for (const line of describeApproval(sessionId, event)) io.stderr(`${line}\n`);
       // The turn now waits on a person: ring the terminal (issue #32).
       const ring = attentionSequence(io.env, io.stderrIsTTY === true, `Keel: ${event.tool} needs approval`);
@@ -219,6 +230,8 @@ export async function driveTurn(
           : [],
       signal: controller.signal,
       ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
+      // Issue #30: `keel run --plan` turns plan mode on before the prompt.
+      ...(options.plan && input.prompt !== undefined ? { planMode: true } : {}),
     });
     for await (const part of stream) print(part);
     const { outcome } = await stream.result;

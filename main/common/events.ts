@@ -5,6 +5,7 @@ import { PermissionRulesApplied } from './setup.js';
 import { AgentUse, CommandUse, CustomListed } from './customEvents.js';
 import { HookRan } from './hookEvents.js'; // issue #30: hooks
 import { McpConfigTrusted, McpToolsListed, ToolRulesApplied } from './mcpEvents.js';
+import { PlanApproved, PlanModeChanged, PlanRejected } from './planEvents.js'; // issue #30: plan mode
 import { LocalModelPin, ProviderKind } from './providerKind.js';
 import { StopDetails } from './stopReasons.js';
 // #31: usage and spend caps live in spendEvents.ts (this file's size); they are event kinds like the rest.
@@ -501,6 +502,10 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   CustomListed,
   // issue #30: hooks
   HookRan,
+  // issue #30: plan mode (planEvents.ts)
+  PlanModeChanged,
+  PlanApproved,
+  PlanRejected,
   ErrorEvent,
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;

@@ -118,7 +118,8 @@ class Program {
           ...this.checks(def, v, numberCheck),
         ]);
       case 'boolean':
-        return this.plain(def, `typeof ${v} === 'boolean'`);
+        // Parenthesized: the object's check negates it (`!typeof x === 'boolean'` was always false).
+        return this.plain(def, `(typeof ${v} === 'boolean')`);
       case 'unknown':
         return this.plain(def, 'true');
       case 'literal':

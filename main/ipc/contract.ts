@@ -5,6 +5,7 @@ import { composerChannels } from './contract/composerChannels.js';
 import { historyChannels } from './contract/historyChannels.js';
 import { importChannels, importProgress } from './contract/importChannels.js';
 import { checkoutChannels } from './contract/checkoutChannels.js';
+import { planChannels } from './contract/planChannels.js';
 import { reviewChannels } from './contract/reviewChannels.js';
 import {
   AppCommand,
@@ -28,6 +29,8 @@ import { workChannels } from './contract/workChannels.js';
 export * from './contract/schemas.js';
 export { RevertConflict, RevertOutcome } from './contract/historyChannels.js';
 export { Mention, PROMPT_MAX_CHARS, SlashCommand } from './contract/composerChannels.js';
+// Issue 30: plan mode's vocabulary (the plan card reads a present_plan request's plan).
+export { PlanPolicy, planTextOf, PRESENT_PLAN_TOOL } from '../common/planEvents.js';
 
 /** Every channel the UI can call. Adding one to a group adds it to the preload, the ws bridge and the handler table's type. */
 export const channels = {
@@ -44,6 +47,8 @@ export const channels = {
   ...composerChannels,
   // Issue 36: Settings → Checkout storage.
   ...checkoutChannels,
+  // Issue 30: plan mode (the mode toggle, the plan card).
+  ...planChannels,
 };
 
 /** Every channel name, e.g. `sessions.list`. */

@@ -6,6 +6,7 @@ import { importHandlers } from './handlers/importHandlers.js';
 import { checkoutHandlers } from './handlers/checkoutHandlers.js';
 import { composerHandlers } from './handlers/composerHandlers.js';
 import { createHandlerContext } from './handlers/context.js';
+import { planHandlers } from './handlers/planHandlers.js';
 import { reviewHandlers } from './handlers/reviewHandlers.js';
 import { sessionHandlers } from './handlers/sessionHandlers.js';
 import { setupHandlers } from './handlers/setupHandlers.js';
@@ -41,6 +42,8 @@ export function createHandlers(options: HandlerOptions): Handlers {
     ...composerHandlers(ctx),
     // Issue 36: Settings → Checkout storage.
     ...checkoutHandlers(ctx),
+    // Issue 30: plan mode.
+    ...planHandlers(ctx),
   };
 
   return {

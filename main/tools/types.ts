@@ -7,9 +7,11 @@ export type { ToolMode };
 
 /**
  * What a tool does to the world: the approval gate and resume treat each kind differently. A `subagent`
- * tool runs a child session; the turn engine hands it to the subagent runner instead of executing it.
+ * tool runs a child session; the turn engine hands it to the subagent runner instead of executing it. A
+ * `plan` tool (present_plan, issue #30) changes nothing and always waits for the user: its approval request
+ * holds the plan, answered by plan_approved / plan_rejected, never by a grant or a rule.
  */
-export type ToolKind = 'read' | 'edit' | 'command' | 'subagent';
+export type ToolKind = 'read' | 'edit' | 'command' | 'subagent' | 'plan';
 
 /** The part of the sandbox's redactor tools use: whole-text redaction, safe to apply twice. */
 export type TextRedactor = Pick<Redactor, 'redact'>;

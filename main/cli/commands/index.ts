@@ -38,6 +38,8 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['mcp'], load: async () => (await import('./mcp.js')).registerMcp },
   // Issue 30: the setup a user brings (trust of a project's files, permission rules).
   { names: ['trust', 'rules'], load: async () => (await import('./setup.js')).registerSetup },
+  // Issue 30: plan mode (keel run --plan presents a plan; keel plan approves it or sends it back).
+  { names: ['plan'], load: async () => (await import('./plan.js')).registerPlan },
   { names: ['serve'], load: async () => (await import('./serve.js')).registerServe },
   // Issue 33: Keel as an Agent Client Protocol agent for editors.
   { names: ['acp'], load: async () => (await import('./acp.js')).registerAcp },

@@ -62,6 +62,7 @@ type RunOptions = {
   budgetTokens?: string;
   image?: string[];
   file?: string[];
+  plan?: boolean;
 };
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -109,6 +110,10 @@ export function registerRun(program: Command, context: CliContext): void {
     .option('--budget-tokens <count>', "the session's token spend cap (new sessions)")
     .option('--show-reasoning', "print the model's reasoning, dimmed, on stderr as it streams")
     .option('--json', 'print deltas, events, commits and the outcome as JSON lines')
+    .option(
+      '--plan',
+      'plan mode: the model reads and presents a plan, then the turn waits (exit 3) for keel plan --approve / --reject',
+    )
     .option(
       '--image <file>',
       'attach an image (PNG, JPEG, GIF, WebP) or a PDF to the prompt (repeatable)',

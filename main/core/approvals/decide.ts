@@ -6,6 +6,7 @@ import type { ToolKind } from '../../tools/types.js';
 import { checkRevocation, listGrants, type GrantRecord } from './grants.js';
 import { checkDecision, HELD_BACK_TOOL, pendingApprovals, type PendingApproval } from './state.js';
 import type { ScopeKind } from '../../common/harnessViews.js';
+import { PRESENT_PLAN_TOOL } from '../../common/planEvents.js';
 
 /*
  * The front door for moving the approval state machine: the app's approvals.decide / grants.revoke and the
@@ -73,6 +74,14 @@ export function decideApproval(
   const checked = checkDecision(events, decision.requestSeq);
   if (!checked.ok) return { ok: false, code: 'invalid_state', message: checked.error };
   const request = checked.request;
+  // A plan is answered by plan_approved / plan_rejected (approvals/plan.ts), which choose what follows it.
+  if (request.tool === PRESENT_PLAN_TOOL) {
+    return {
+      ok: false,
+      code: 'invalid_input',
+      message: `request ${request.seq} is a plan: approve it with keel plan SESSION --approve [--policy P] or send it back with --reject "comments"`,
+    };
+  }
   if (decision.decision === 'deny') {
     return {
       ok: true,

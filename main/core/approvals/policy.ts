@@ -62,3 +62,19 @@ export function policyChangeProblem(toolMode: ToolMode, policy: Policy): string 
     ? 'this session was created read-only: its tool set has no write tools; start a new session to write'
     : undefined;
 }
+
+/**
+ * Issue #30: what plan mode refuses, or undefined for a call it lets through to the policy. Pure. Plan mode
+ * runs the built-in reads only: no edit, no command (whether a command changes nothing is not something
+ * Keel can prove: a prefix grant's rules say what it covers, not that it is harmless), no subagent (its
+ * child would write under the session's policy), no MCP tool (a server's readOnlyHint is its own word, and
+ * a call reaches a program outside the box). present_plan (`plan`) is the gate's own case.
+ */
+export function planModeRefusal(tool: { name: string; kind: ToolKind }): string | undefined {
+  if (tool.kind === 'plan') return undefined;
+  if (tool.kind === 'read' && !tool.name.startsWith('mcp__')) return undefined;
+  return (
+    `plan mode: ${tool.name} is not available until the user approves your plan. Read what you need ` +
+    '(read_file, grep, glob, list_dir), then call present_plan with the plan; nothing is changed before that'
+  );
+}

@@ -7,11 +7,20 @@ import { importMarkOf, isImportedSeq, type ImportMark } from '../log/imported.js
  */
 export const HELD_BACK_TOOL = 'commit_protected';
 
+/** The kinds `pendingApprovals` needs (a request and every decision that answers one): read them by index. */
+export const APPROVAL_KINDS = [
+  'approval_request',
+  'approval_granted',
+  'approval_denied',
+  'plan_approved',
+  'plan_rejected',
+] as const;
+
 /** An approval request with no decision yet. */
 export type PendingApproval = EventOf<'approval_request'>;
 
 /**
- * Requests that no approval_granted or approval_denied has answered, oldest first. Pure. A request that came
+ * Requests that no approval_granted or approval_denied (a plan's: plan_approved, plan_rejected) has answered, oldest first. Pure. A request that came
  * open with an imported file (`mark`, read from `events` when they start with session_created) is not one:
  * its call asks again here (turn/state.ts), so what is approved is what runs.
  */
@@ -23,7 +32,12 @@ export function pendingApprovals(
   for (const event of events) {
     if (event.kind === 'approval_request' && isImportedSeq(mark, event.seq)) continue;
     if (event.kind === 'approval_request') pending.set(event.seq, event);
-    else if (event.kind === 'approval_granted' || event.kind === 'approval_denied')
+    else if (
+      event.kind === 'approval_granted' ||
+      event.kind === 'approval_denied' ||
+      event.kind === 'plan_approved' ||
+      event.kind === 'plan_rejected'
+    )
       pending.delete(event.requestSeq);
   }
   return [...pending.values()];

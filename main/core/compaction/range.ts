@@ -74,7 +74,9 @@ export function safeBoundaries(events: readonly SessionEvent[]): number[] {
         requestIndex.set(event.seq, i);
         break;
       case 'approval_granted':
-      case 'approval_denied': {
+      case 'approval_denied':
+      case 'plan_approved':
+      case 'plan_rejected': {
         const from = requestIndex.get(event.requestSeq);
         if (from !== undefined && !decided.has(event.requestSeq)) {
           decided.add(event.requestSeq);

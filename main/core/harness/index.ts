@@ -57,6 +57,16 @@ export { listCommands, type SlashCommand } from './commands.js';
 export { completeMentions, type Mention } from './mentions.js';
 export { commitHistory, newTurnWarning, readFileVersions, reviewPersistentDirs } from './review.js';
 export { streamHarness } from './stream.js';
+// Issue #30: plan mode (on / off, a plan's decision, the plans waiting).
+export {
+  applyPlanMode,
+  decidePlan,
+  type PendingPlan,
+  pendingPlans,
+  type PlanDecided,
+  type PlanDecision,
+  setPlanMode,
+} from './plan.js';
 export { exportSession, importSession, InvalidExportError } from './transfer.js';
 // Issue 35: another tool's history (Claude Code, Codex) as Keel sessions.
 export {
@@ -76,7 +86,7 @@ export { changePolicy, checkPolicyChange, type PolicyChange } from './policyChan
 export { allowedScopes, fetchHostOf, type ScopeKind } from '../approvals/decide.js';
 export { type GrantRecord, listGrants } from '../approvals/grants.js';
 export { policyChangeProblem, toolModeFor } from '../approvals/policy.js';
-export { pendingApprovals } from '../approvals/state.js';
+export { APPROVAL_KINDS, pendingApprovals } from '../approvals/state.js';
 export {
   type CompactionRecord,
   inspectCompactions,

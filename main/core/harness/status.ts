@@ -105,6 +105,8 @@ export class StatusFold {
         break;
       case 'approval_granted':
       case 'approval_denied':
+      case 'plan_approved':
+      case 'plan_rejected':
         this.pending.delete(event.requestSeq);
         break;
       default:

@@ -14,6 +14,7 @@ import { policyFor, runtimeOf, type HarnessRuntime } from './harness.js';
 import { readPersistentConfig, writePersistentConfig } from '../persistent/config.js';
 import { withWritableSession } from './lock.js';
 import { createTurnHost } from './turnHost.js';
+import { applyPlanMode } from './plan.js';
 import { checkAttachments, keepAttachments } from './attachments.js';
 import { artifactsDir } from '../paths.js';
 import type {
@@ -96,6 +97,11 @@ async function runStreamed(
       const newTurn = input !== undefined && !staged;
       if (!newTurn && !needsModel(state) && unansweredCalls(state).length === 0) {
         return { outcome: finishedOutcome(log), alreadyStaged: staged, resumed: false, ended: undefined };
+      }
+      // Issue #30: the prompt's plan mode goes in before it (and before the host, which offers present_plan then).
+      if (newTurn && options.planMode !== undefined) {
+        const changed = applyPlanMode(log, options.planMode);
+        if (changed) onEvent(changed);
       }
       const turnNumber = state.turns + (newTurn ? 1 : 0);
       // A revert a crash interrupted is finished before the checkouts are reset from the folders it writes.

@@ -404,7 +404,9 @@ function checkReferences(events: readonly Located[], problems: ImportProblem[]):
         break;
       }
       case 'approval_granted':
-      case 'approval_denied': {
+      case 'approval_denied':
+      case 'plan_approved':
+      case 'plan_rejected': {
         const request = earlier(event.requestSeq);
         if (!request || request.event.kind !== 'approval_request') {
           report(

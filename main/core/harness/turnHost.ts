@@ -23,6 +23,7 @@ import { homeOf } from '../paths.js';
 import { commandOfLastMessage, EMPTY_SETUP, listingOf, type CustomSetup } from '../custom/index.js';
 import { loadSkillTool } from '../custom/loadSkill.js';
 import { SPAWN_SUBAGENT } from '../../tools/spawnSubagent.js';
+import { presentPlanTool } from '../../tools/presentPlan.js';
 import type { ToolModule } from '../../tools/types.js';
 import { readCustomSetup } from './customCommands.js';
 import { pinnedPromptOf, sessionWorkspace, toolContextFor, turnTimeRedactor } from './workspace.js';
@@ -147,6 +148,9 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   );
   const extra: ToolModule[] = [
     ...(custom.skills.length > 0 ? [loadSkillTool(custom.skills)] : []),
+    // Issue #30: offered once the session has been in plan mode, and from then on (a stable tool list keeps
+    // the prompt cache; outside plan mode a call is a tool error). A child never plans (its spec's tools).
+    ...(log.lastSeqOfKind('plan_mode_changed') !== undefined ? [presentPlanTool] : []),
     ...(mcp?.tools ?? []),
   ];
   // A custom command's allowed-tools bounds the turn it starts (and its continuation after an approval).
@@ -196,6 +200,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
         network: toolContext.network ?? 'none',
         policy: state.policy,
         toolMode: state.toolMode,
+        planMode: state.planMode,
       };
       const ahead = state.projectFolder === created.projectFolder ? gitAhead : undefined;
       gitAhead = undefined;

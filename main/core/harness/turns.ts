@@ -174,7 +174,13 @@ export class TurnManager {
    */
   async start(
     sessionId: string,
-    input: { prompt?: string; discardChanges?: boolean; attachments?: readonly AttachmentInput[] },
+    input: {
+      prompt?: string;
+      discardChanges?: boolean;
+      attachments?: readonly AttachmentInput[];
+      /** Issue #30: the prompt's plan mode (streamHarness's `planMode`). */
+      planMode?: boolean;
+    },
   ): Promise<string> {
     if (this.closing) throw new HarnessError('invalid_state', 'Keel is shutting down');
     this.assertIdle(sessionId);
@@ -197,7 +203,8 @@ export class TurnManager {
         if (error instanceof AttachmentError) throw new HarnessError('invalid_input', error.message);
         throw error;
       }
-      return await this.run(sessionId, message, attachments);
+      const planMode = message !== undefined ? input.planMode : undefined;
+      return await this.run(sessionId, message, attachments, planMode);
     } catch (error) {
       if (this.running.get(sessionId) === 'reserved') this.running.delete(sessionId);
       if (error instanceof HarnessSessionBusyError) {
@@ -215,6 +222,7 @@ export class TurnManager {
     sessionId: string,
     message: { prompt: string; command?: CommandUse } | undefined,
     attachments: readonly AttachmentInput[] = [],
+    planMode?: boolean,
   ): Promise<string> {
     const { reports, afterEvent, beforeToolOutput } = this.options;
     const turnId = crypto.randomUUID();
@@ -288,6 +296,7 @@ export class TurnManager {
       signal: controller.signal,
       ...(this.options.maxSteps ? { maxSteps: this.options.maxSteps } : {}),
       settingsChanges: () => this.takeSettingsChanges(sessionId),
+      ...(planMode !== undefined ? { planMode } : {}),
       onPart,
     });
     // Until the turn holds the session, a failure (another process holds it) is the caller's error.

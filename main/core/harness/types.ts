@@ -249,6 +249,11 @@ export type StreamHarnessOptions = {
   /** Issue #37: the session's settings changed while the turn runs, taken before each request (TurnManager's). */
   settingsChanges?: () => SettingsChange[];
   /**
+   * Issue #30: a new prompt's plan mode (true: the turn plans; false: plan mode off), recorded as
+   * plan_mode_changed before the prompt when it differs from the session's; absent: as the session is.
+   */
+  planMode?: boolean;
+  /**
    * Called with every part as it happens, before it is queued for iteration: a host that forwards parts
    * (the app's push channel, flow control of live output) sees them without an await in between.
    */

@@ -54,7 +54,12 @@ export class LogTailState {
     for (let i = 0; i < events.length; i += 1) {
       const event = events[i] as SessionEvent; // indexed: once per append, not optimized (indexFollower.ts)
       if (event.kind === 'approval_request') this.unanswered.add(event.seq);
-      if (event.kind === 'approval_granted' || event.kind === 'approval_denied') {
+      if (
+        event.kind === 'approval_granted' ||
+        event.kind === 'approval_denied' ||
+        event.kind === 'plan_approved' ||
+        event.kind === 'plan_rejected'
+      ) {
         this.unanswered.delete(event.requestSeq);
       }
     }

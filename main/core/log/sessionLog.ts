@@ -7,6 +7,7 @@ import { UNINDEXED_KINDS } from '../../store/schema.js';
 import type { SessionIndex, SessionStatus } from '../../store/sessionIndex.js';
 import { parseSessionEvent, SessionEvent } from '../../common/events.js';
 import type { EventKind, EventOf, NewEvent } from '../../common/events.js';
+import { decidedRequestOf } from '../../common/planEvents.js';
 import type { ProjectionView } from '../../common/payload.js';
 import { selectView } from '../projection/projectPayload.js';
 import { assertValidSessionId, isValidSessionId, newSessionId } from './sessionId.js';
@@ -571,7 +572,7 @@ export class SessionLog {
 
   private insertEvent(e: SessionEvent, trace: string | null = null): void {
     const through = e.kind === 'compaction' ? e.through : null;
-    const request = e.kind === 'approval_granted' || e.kind === 'approval_denied' ? e.requestSeq : null;
+    const request = decidedRequestOf(e); // a plan's decision too: the awaiting-approval status reads it
     this.statements.insert.run(e.seq, e.kind, e.at, through, request, bodyText(e), trace);
   }
 

@@ -33,7 +33,15 @@ export type EnvironmentFacts = {
   network: NetworkPolicy;
   policy: Policy;
   toolMode: ToolMode;
+  /** Issue #30: plan mode is on (absent: off). */
+  planMode?: boolean;
 };
+
+/** The block's line while plan mode is on: what the model may do and how it ends (issue #30). */
+export const PLAN_MODE_LINE =
+  'Plan mode: on. Read and search only (read_file, grep, glob, list_dir, todo); edits, commands, subagents and ' +
+  'MCP tools are refused. When you know what to change, call present_plan with the plan in markdown and stop; ' +
+  'the user approves it (then you implement it) or sends it back with comments.';
 
 /** The block as the model reads it. Pure: the same facts give the same bytes. */
 export function formatEnvironment(facts: EnvironmentFacts): string {
@@ -45,6 +53,7 @@ export function formatEnvironment(facts: EnvironmentFacts): string {
     ...gitLines(facts),
     `Box: ${describeBox(facts.sandbox, facts.network)}`,
     `Policy: ${describePolicy(facts.policy, facts.toolMode, facts.sandbox)}`,
+    ...(facts.planMode ? [PLAN_MODE_LINE] : []),
     '</environment>',
   ];
   return lines.join('\n');
@@ -105,6 +114,7 @@ export type EnvironmentSource = {
   network: NetworkPolicy;
   policy: Policy;
   toolMode: ToolMode;
+  planMode?: boolean;
 };
 
 /** The git part of the block: the project's branch and the model's folder's `git status --short` lines. */
@@ -159,6 +169,7 @@ export async function describeEnvironment(
     network: source.network,
     policy: source.policy,
     toolMode: source.toolMode,
+    ...(source.planMode ? { planMode: true } : {}),
   });
 }
 

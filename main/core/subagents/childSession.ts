@@ -284,7 +284,9 @@ class SubagentCallRun {
     const { record, state } = this.call;
     const mirror = record.request;
     const decision = record.decision;
-    if (!mirror || !decision) return;
+    // A plan's decision answers the parent's own present_plan call: a child has none to forward it to.
+    if (!mirror || !decision || decision.kind === 'plan_approved' || decision.kind === 'plan_rejected')
+      return;
     const target = findMirrored(pendingApprovals(child.read()), mirror);
     if (target) {
       const appended = child.append(forwardedDecision(decision, target.seq), {

@@ -1,3 +1,5 @@
+import type { EventOf } from '../../common/events.js';
+import { planModeRefusal } from '../approvals/policy.js';
 import { remainingOf } from './budget.js';
 import { parseToolCall, runParsed, type ParsedToolCall } from '../../tools/execute.js';
 import { errorOutcome } from '../../tools/outcome.js';
@@ -71,6 +73,12 @@ async function settleCall(turn: TurnScope, record: CallRecord): Promise<TurnOutc
     });
     return undefined;
   }
+  // Plan mode refuses a subagent before it starts: its child would write under the session's policy.
+  const planRefusal = turn.state.planMode ? planModeRefusal(parsed.call.tool) : undefined;
+  if (parsed.call.tool.kind === 'subagent' && planRefusal !== undefined && !record.started) {
+    appendToolResult(turn, record, errorOutcome(planRefusal));
+    return undefined;
+  }
   // Before the approval checks: a subagent call's request and decision are the child's, mirrored here.
   if (parsed.call.tool.kind === 'subagent') {
     // The child's tools work in this session's folder: they change it like this turn's own.
@@ -78,6 +86,11 @@ async function settleCall(turn: TurnScope, record: CallRecord): Promise<TurnOutc
     return settleSubagent(turn, record, parsed.call);
   }
   if (record.request && !record.decision) return awaitingApproval(turn.state);
+  // Issue #30: a plan's decision is its present_plan call's result; the fold already switched the policy.
+  if (record.decision?.kind === 'plan_approved' || record.decision?.kind === 'plan_rejected') {
+    appendToolResult(turn, record, { content: planAnswer(record.decision), isError: false });
+    return undefined;
+  }
   if (record.decision?.kind === 'approval_denied') {
     const reason = record.decision.reason ? `: ${record.decision.reason}` : '';
     appendToolResult(turn, record, {
@@ -99,6 +112,20 @@ async function settleCall(turn: TurnScope, record: CallRecord): Promise<TurnOutc
   }
   crashPoint('after_approval_before_execute');
   return execute(turn, record, parsed.call, true);
+}
+
+/** What the model reads as present_plan's result once the user decided (the comments verbatim). */
+function planAnswer(decision: EventOf<'plan_approved'> | EventOf<'plan_rejected'>): string {
+  if (decision.kind === 'plan_approved') {
+    return (
+      `The user approved your plan. Plan mode is off and the session's policy is now ${decision.policy}: ` +
+      'implement the plan now, step by step (keep the todo list current).'
+    );
+  }
+  return (
+    'The user sent your plan back; you are still in plan mode. Revise the plan with their comments and ' +
+    `present it again with present_plan.\n\nThe user's comments:\n${decision.comments}`
+  );
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { NewEvent } from '../../common/events.js';
 import { findGrant, prefixGrantGap, ruleGrants } from '../approvals/grants.js';
-import { evaluatePolicy } from '../approvals/policy.js';
+import { evaluatePolicy, planModeRefusal } from '../approvals/policy.js';
 import { evaluateRules, type PermissionRule } from '../approvals/rules.js';
 import type { ParsedToolCall } from '../../tools/execute.js';
 import type { CallPreview, CallSubject, ToolOutcome } from '../../tools/types.js';
@@ -46,6 +46,8 @@ export async function decideGate(
   hook?: HookSaid,
 ): Promise<GateDecision> {
   const { host, state } = turn;
+  const planned = planGate(turn, record, parsed);
+  if (planned) return planned;
   const ctx = toolContextFor(turn, keyFor(state, record), record, false);
   const preview = await parsed.tool.preview(parsed.args, ctx);
   if (!preview.ok) return { action: 'answer', outcome: preview.outcome };
@@ -107,6 +109,36 @@ export async function decideGate(
       ...(preview.diff ? { diff: preview.diff } : {}),
     },
   };
+}
+
+/**
+ * Issue #30: plan mode refuses what is not a read, before any preview (an edit's diff is not even planned);
+ * present_plan always waits for the user in plan mode (no grant or rule answers it) and is an error outside.
+ */
+function planGate(turn: TurnScope, record: CallRecord, parsed: ParsedToolCall): GateDecision | undefined {
+  const { state } = turn;
+  const error = (message: string): GateDecision => ({
+    action: 'answer',
+    outcome: { content: JSON.stringify({ error: message }), isError: true },
+  });
+  if (parsed.tool.kind === 'plan') {
+    if (!state.planMode)
+      return error(
+        'plan mode is off: there is no plan to present; go on with the task (or ask in your reply)',
+      );
+    return {
+      action: 'ask',
+      request: {
+        kind: 'approval_request',
+        toolCallId: record.call.id,
+        tool: parsed.tool.name,
+        arguments: turn.host.tools.redactor.redact(record.call.arguments),
+        reason: 'the plan waits for your approval: approve it with a policy, or send it back with comments',
+      },
+    };
+  }
+  const refusal = state.planMode ? planModeRefusal(parsed.tool) : undefined;
+  return refusal === undefined ? undefined : error(refusal);
 }
 
 /** The permission rule that decides this call (deny, then ask, then allow), from the rules the log holds. */

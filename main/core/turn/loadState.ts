@@ -16,6 +16,10 @@ const STATE_KINDS: readonly EventKind[] = [
   'budget_set',
   'subagent_started',
   'permission_rules_applied',
+  // issue #30: plan mode and a plan's decisions (they set the policy)
+  'plan_mode_changed',
+  'plan_approved',
+  'plan_rejected',
 ];
 
 /**

@@ -19,9 +19,13 @@ export type CallRecord = {
   index: number;
   started?: EventOf<'tool_call_started'>;
   resultSeq?: number;
-  /** The newest approval request for this call and its decision, if any. */
+  /** The newest approval request for this call and its decision, if any (a plan's: plan_approved / plan_rejected). */
   request?: EventOf<'approval_request'>;
-  decision?: EventOf<'approval_granted'> | EventOf<'approval_denied'>;
+  decision?:
+    | EventOf<'approval_granted'>
+    | EventOf<'approval_denied'>
+    | EventOf<'plan_approved'>
+    | EventOf<'plan_rejected'>;
 };
 
 /**
@@ -34,6 +38,8 @@ export type SessionState = {
   projectFolder: string;
   toolMode: ToolMode;
   policy: Policy;
+  /** Issue #30: plan mode is on (plan_mode_changed), until a plan_approved ends it: only reads and present_plan run. */
+  planMode: boolean;
   pin: ModelPin;
   /** Seq of the event that set the pin (session_created or the newest model_changed). */
   pinSeq: number;
@@ -89,6 +95,7 @@ export function foldSession(events: readonly SessionEvent[], options: { spend?: 
     projectFolder: first.projectFolder,
     toolMode: first.toolMode,
     policy: first.policy,
+    planMode: false,
     pin: {
       provider: first.provider,
       model: first.model,
@@ -248,8 +255,40 @@ export function applyEvent(state: SessionState, event: SessionEvent): void {
     case 'policy_changed':
       state.policy = isImportedSeq(state.imported, event.seq) ? importedPolicy(event.policy) : event.policy;
       break;
+    case 'plan_mode_changed':
+      state.planMode = event.active;
+      break;
+    case 'plan_approved':
+    case 'plan_rejected':
+      applyPlanDecision(state, event);
+      break;
     default:
       break;
+  }
+}
+
+/**
+ * A plan's decision answers its present_plan call like an approval's; an approval also ends plan mode and
+ * sets the policy the user chose. One from an imported file decided nothing here: the call asks again.
+ */
+function applyPlanDecision(
+  state: SessionState,
+  event: EventOf<'plan_approved'> | EventOf<'plan_rejected'>,
+): void {
+  const request = state.requests.get(event.requestSeq);
+  const record = request ? callFor(state, request.toolCallId) : undefined;
+  const current = record && record.request?.seq === event.requestSeq ? record : undefined;
+  if (isImportedSeq(state.imported, event.seq)) {
+    if (current) {
+      delete current.request;
+      delete current.decision;
+    }
+    return;
+  }
+  if (current) current.decision = event;
+  if (event.kind === 'plan_approved') {
+    state.planMode = false;
+    state.policy = event.policy;
   }
 }
 

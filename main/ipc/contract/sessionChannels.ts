@@ -79,6 +79,8 @@ export const sessionChannels = {
       pin: ModelPin,
       policy: Policy,
       toolMode: ToolMode,
+      /** Issue #30: plan mode is on (the composer's mode toggle shows it). */
+      planMode: z.boolean().optional(),
       networkAllow: z.array(z.string()),
       /** The session's Persistent Dir checkouts (empty: it works on its project folder directly). */
       persistentDirs: z.array(
@@ -212,6 +214,8 @@ export const sessionChannels = {
         )
         .max(MAX_ATTACHMENTS)
         .default([]),
+      /** Issue #30: the composer's mode: true plans this prompt (plan mode on), false turns it off; absent: as is. */
+      planMode: z.boolean().optional(),
     }),
     output: z.object({ turnId: z.string() }),
   },

@@ -9,6 +9,7 @@ import {
   loadSessionState,
   needsModel,
   newSessionId,
+  APPROVAL_KINDS,
   pendingApprovals,
   readPersistentConfig,
   readSettings,
@@ -118,7 +119,7 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
         const session = summaryOf(args.sessionId);
         const created = log.read({ fromSeq: 1, limit: 1 })[0] as EventOf<'session_created'>;
         const pending = pendingApprovals(
-          log.readKinds(['approval_request', 'approval_granted', 'approval_denied'], { validate: false }),
+          log.readKinds(APPROVAL_KINDS, { validate: false }),
           importMarkOf(created),
         );
         const compactedAt = log.lastSeqOfKind('compaction') ?? 0;
@@ -133,6 +134,7 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
           pin: state.pin,
           policy: state.policy,
           toolMode: state.toolMode,
+          planMode: state.planMode,
           networkAllow: sessionNetworkAllow(created),
           ...(created.forkedFrom ? { forkedFrom: created.forkedFrom } : {}),
           persistentDirs: (() => {
@@ -288,6 +290,7 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
           ...(name !== undefined ? { name } : {}),
           data: Buffer.from(data, 'base64'),
         })),
+        ...(args.planMode !== undefined ? { planMode: args.planMode } : {}),
       }),
     }),
 

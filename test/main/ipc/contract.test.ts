@@ -126,6 +126,9 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   // Issue 37: the composer.
   'commands.list': { sessionId: session },
   'mentions.complete': { sessionId: session, query: 'src/app', limit: 20 },
+  // Issue 30: plan mode.
+  'plan.setMode': { sessionId: session, active: true },
+  'plan.decide': { sessionId: session, requestSeq: 4, decision: 'approve', policy: 'auto-edit' },
 };
 
 const payloads: { [T in TopicName]: TopicPayload<T> } = {

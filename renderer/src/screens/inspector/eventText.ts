@@ -115,6 +115,12 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
       return { who: 'Reasoning changed', tone: 'other', text: event.effort };
     case 'policy_changed':
       return { who: 'Policy changed', tone: 'other', text: event.policy };
+    case 'plan_mode_changed':
+      return { who: 'Plan mode', tone: 'other', text: event.active ? 'on' : 'off' };
+    case 'plan_approved':
+      return { who: 'Plan approved', tone: 'other', text: `policy ${event.policy}` };
+    case 'plan_rejected':
+      return { who: 'Plan sent back', tone: 'user', text: event.comments };
     case 'session_renamed':
       return { who: 'Renamed', tone: 'other', text: event.title };
     case 'instructions_loaded':

@@ -38,6 +38,9 @@ import { seedLiveReply } from './liveReply.js';
 import { Transcript } from './Transcript.js';
 import { foldTranscript } from './transcriptItems.js';
 import { useParentTurn } from './useParentTurn.js';
+import { PlanCard } from './planMode/PlanCard.js';
+import { PlanModeToggle } from './planMode/PlanModeToggle.js';
+import { PRESENT_PLAN_TOOL } from '../../../../main/ipc/contract.js';
 import { useTranscript } from './useTranscript.js';
 import './subagent.css';
 
@@ -52,6 +55,10 @@ const REFRESHING_KINDS = new Set([
   'model_changed',
   'reasoning_changed',
   'policy_changed',
+  // issue #30: plan mode
+  'plan_mode_changed',
+  'plan_approved',
+  'plan_rejected',
   'error',
 ]);
 
@@ -144,6 +151,9 @@ export function SessionView({
 
   const readOnly = opened.data?.readOnly ?? true;
   const pending = opened.data?.pendingApprovals ?? [];
+  // Issue #30: a plan waiting is shown as its own card; the approval panel gets the other requests.
+  const plans = pending.filter((request) => request.tool === PRESENT_PLAN_TOOL);
+  const approvals = pending.filter((request) => request.tool !== PRESENT_PLAN_TOOL);
   // Text given back to the composer (Rewind to here), and requests to open the model switch (/model, /effort).
   const [draft, setDraft] = useState<{ text: string; id: number } | undefined>();
   const [modelSwitchAsked, setModelSwitchAsked] = useState(0);
@@ -456,9 +466,22 @@ export function SessionView({
           ) : null}
           {plan ? <PlanChecklist steps={plan.steps} /> : null}
           <HistoryResult state={history.state} onDismiss={history.dismiss} />
+          {plans.map((request) => (
+            <PlanCard
+              key={request.seq}
+              sessionId={sessionId}
+              request={request}
+              policy={data.policy}
+              readOnly={readOnly}
+              onDecided={() => {
+                setOwnTurn(true);
+                reload();
+              }}
+            />
+          ))}
           <ApprovalPanel
             sessionId={sessionId}
-            pending={pending}
+            pending={approvals}
             readOnly={readOnly}
             running={running}
             onDecided={reload}
@@ -493,6 +516,15 @@ export function SessionView({
             <p className="turn-outcome" role="status">
               {commandNotice}
             </p>
+          ) : null}
+          {data.toolMode === 'write' && parentId === undefined ? (
+            <PlanModeToggle
+              sessionId={sessionId}
+              active={data.planMode === true}
+              disabled={readOnly || running || plans.length > 0}
+              inputRef={inputRef}
+              onChanged={reload}
+            />
           ) : null}
           <Composer
             inputRef={inputRef}
