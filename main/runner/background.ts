@@ -52,6 +52,8 @@ type Entry = {
   /** Resolved whenever output arrives or the command ends (the first-output wait). */
   waiters: Set<() => void>;
   box: { pid: number; runId: string } | null;
+  /** Its end was recorded in the session's log (background_exited), so it is recorded once. */
+  exitRecorded: boolean;
 };
 
 type SessionEntries = { commands: Map<string, Entry>; network: NetworkJoin | null };
@@ -103,6 +105,7 @@ export async function startBackground(
     done: Promise.resolve(null as unknown as RunCommandResult),
     waiters: new Set(),
     box: null,
+    exitRecorded: false,
   };
   const wake = (): void => {
     for (const waiter of entry.waiters) waiter();
@@ -177,6 +180,16 @@ export function readBackground(
   return entry === undefined ? null : snapshot(entry, since ?? 0);
 }
 
+/**
+ * True the first time it is asked for an ended command: its caller records its end (background_exited), once.
+ */
+export function claimExitRecord(sessionKey: string, handle: string): boolean {
+  const entry = sessions.get(sessionKey)?.commands.get(handle);
+  if (entry === undefined || entry.exit === null || entry.exitRecorded) return false;
+  entry.exitRecorded = true;
+  return true;
+}
+
 /** Stops a background command (its whole tree) and resolves with its end; null when the handle is unknown. */
 export async function stopBackground(sessionKey: string, handle: string): Promise<BackgroundSnapshot | null> {
   const entry = sessions.get(sessionKey)?.commands.get(handle);
@@ -187,9 +200,7 @@ export async function stopBackground(sessionKey: string, handle: string): Promis
 }
 
 /** The session's background commands (running and ended) in the order they started. */
-export function listBackground(
-  sessionKey: string,
-): {
+export function listBackground(sessionKey: string): {
   handle: string;
   command: string;
   startedAt: number;
@@ -208,14 +219,13 @@ export function listBackground(
 }
 
 /**
- * Stops every background command of the session and forgets them (the session is stopped, closed or deleted);
- * resolves once each tree is gone.
+ * Stops every background command of the session (all sessions without a key) and forgets them (the session is
+ * stopped, archived or deleted, or the host shuts down); resolves once each tree is gone, with how many it stopped.
  */
-export async function stopSessionBackground(sessionKey: string): Promise<number> {
-  const session = sessions.get(sessionKey);
-  if (session === undefined) return 0;
-  sessions.delete(sessionKey);
-  const entries = [...session.commands.values()];
+export async function stopSessionBackground(sessionKey?: string): Promise<number> {
+  const keys = sessionKey === undefined ? [...sessions.keys()] : [sessionKey];
+  const entries = keys.flatMap((key) => [...(sessions.get(key)?.commands.values() ?? [])]);
+  for (const key of keys) sessions.delete(key);
   for (const entry of entries) entry.controller.abort();
   await Promise.all(entries.map((entry) => entry.done.catch(() => undefined)));
   return entries.filter((entry) => entry.exit?.aborted === true).length;

@@ -100,7 +100,7 @@ export function launcherArgv(
     'l=$1; jp=$2; jn=$3; ju=$4; n=$5; shift 5; ' +
     'while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; ' +
     `if [ -n "$l" ]; then exec ${LIFELINE_FD}<>"$l" || exit 125; fi; ` +
-    (network === null ? '' : enterNetwork(network)) +
+    (network === null ? '' : enterNetwork(network, shell)) +
     'exec "$@"';
   const rest = [
     lifeline ?? '',
@@ -142,23 +142,25 @@ const USER_FD = 5;
  * nsenter on those open files. The user namespace too when the box was made in one of its own (an unprivileged
  * Keel), since only its owner namespace may enter its network namespace.
  */
-function enterNetwork(network: NetworkJoin): string {
+function enterNetwork(network: NetworkJoin, shell: string): string {
   const nsenter = findExecutable('nsenter');
   if (nsenter === null)
     throw new Error('nsenter (util-linux) is missing: a background command cannot be joined');
   const open = (fd: number, ns: string, expected: string): string =>
     `exec ${fd}<"/proc/$jp/ns/${ns}" || exit 125; [ "$(readlink /proc/$$/fd/${fd})" = "${expected}" ] || exit 125; `;
+  // Once inside, a shell closes the namespace fds before it execs bwrap, so the box never holds them.
+  const closing = `${quoted(shell)} -c 'exec ${NET_FD}<&- ${USER_FD}<&-; exec "$@"' keel-joined`;
   return (
     open(NET_FD, 'net', '$jn') +
-    'set -- "--net=/proc/$$/fd/' +
-    String(NET_FD) +
-    '" -- "$@"; ' +
+    `set -- "--net=/proc/$$/fd/${NET_FD}" -- ${closing} "$@"; ` +
     (network.user === undefined
       ? ''
       : open(USER_FD, 'user', '$ju') +
-        'set -- "--user=/proc/$$/fd/' +
-        String(USER_FD) +
-        '" --preserve-credentials "$@"; ') +
-    `set -- '${nsenter.replace(/'/g, `'\\''`)}' "$@"; `
+        `set -- "--user=/proc/$$/fd/${USER_FD}" --preserve-credentials "$@"; `) +
+    `set -- ${quoted(nsenter)} "$@"; `
   );
+}
+
+function quoted(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
 }

@@ -23,6 +23,7 @@ import type {
   HarnessStreamPart,
   StreamHarnessOptions,
 } from './types.js';
+import { stopSessionBackground } from '../../runner/background.js';
 
 /**
  * Runs one turn of a session and streams it: text and tool-call deltas, every appended event, command
@@ -173,6 +174,8 @@ async function runStreamed(
         });
       } finally {
         await host.dispose?.();
+        // A stopped turn stops the session's background commands too (issue #32): the session is stopped.
+        if (options.signal?.aborted === true) await stopSessionBackground(log.dir);
         // The log says the message is in; the marker makes the next retry cheap even without reading it.
         if (newTurn && input.id !== undefined && events.some((e) => e.kind === 'user_message')) {
           await port.markMessageStaged?.(input.id);

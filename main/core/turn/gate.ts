@@ -78,6 +78,7 @@ export async function decideGate(
     const gap = command === undefined ? undefined : prefixGrantGap(command, grants);
     if (gap !== undefined) reason = `${reason}; ${gap}`;
   }
+  if (preview.note) reason = reason ? `${reason}; ${preview.note}` : preview.note;
   return {
     action: 'ask',
     request: {
