@@ -3,7 +3,12 @@ import path from 'node:path';
 import { z } from 'zod';
 import { runCommand, type RunCommandResult } from '../runner/boxedCommand.js';
 import { endLeftoverBoxes } from '../runner/boxRecords.js';
-import { sessionNetwork, startBackground, type BackgroundStartOptions } from '../runner/background.js';
+import {
+  readBackground,
+  sessionNetwork,
+  startBackground,
+  type BackgroundStartOptions,
+} from '../runner/background.js';
 import type { NetworkJoin } from '../sandbox/box.js';
 import { backgroundOutcome } from './backgroundTools.js';
 import { DEFAULT_PROTECTED_NAMES } from '../sandbox/protectedPaths.js';
@@ -188,10 +193,13 @@ function joinedNetwork(ctx: ToolContext): { joinNetwork?: NetworkJoin } {
   return join === null ? {} : { joinNetwork: join };
 }
 
-/** The handle of the background command a call starts: from its idempotency key (`ev12-run_command` → `bg-ev12`). */
-export function backgroundHandleFor(idempotencyKey: string): string {
-  const stem = idempotencyKey.replace(/-run_command$/, '').replace(/[^A-Za-z0-9._-]/g, '_');
-  return `bg-${stem.slice(0, 120)}`;
+/**
+ * The handle of the background command a call starts: from the model's call id (`toolu_01A…` → `bg-toolu_01A…`),
+ * else from its idempotency key (`ev12-run_command` → `bg-ev12`). The same call always gets the same handle.
+ */
+export function backgroundHandleFor(ctx: Pick<ToolContext, 'idempotencyKey' | 'toolCallId'>): string {
+  const stem = ctx.toolCallId ?? ctx.idempotencyKey.replace(/-run_command$/, '');
+  return `bg-${stem.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60)}`;
 }
 
 /**
@@ -208,7 +216,12 @@ async function startInBackground(args: RunCommandArgs, ctx: ToolContext): Promis
   const shown = shownArtifact(ctx, artifact);
   const box = await boxOptions(args, ctx, timeoutMs, artifact, shown);
   if (!('command' in box)) return box;
-  const handle = backgroundHandleFor(ctx.idempotencyKey);
+  const byCall = backgroundHandleFor(ctx);
+  // A provider that reuses call ids across turns: the key (unique in the session) tells them apart.
+  const handle =
+    readBackground(ctx.sessionDir, byCall) === null
+      ? byCall
+      : backgroundHandleFor({ idempotencyKey: ctx.idempotencyKey });
   const wait =
     args.ready_text === undefined
       ? { waitMs: BACKGROUND_FIRST_OUTPUT_MS }
