@@ -118,5 +118,15 @@ describe.skipIf(process.platform !== 'linux')('keel run with a background comman
       left = findBoxProcesses(criteria);
     }
     expect(left).toEqual([]);
+
+    // Resumed, the session knows it is gone (recorded, said) and never starts it again.
+    const id = onlySessionId(cli.home);
+    const resumed = await keel(cli.home, ['resume', id]);
+    expect(resumed.stderr).toMatch(
+      /background command bg-bg .* ended with the Keel that ran it; it is not started again/,
+    );
+    const ends = eventsOf(cli.home, id).filter((e) => e.kind === 'background_exited');
+    expect(ends).toMatchObject([{ handle: 'bg-bg', reason: 'keel_ended' }]);
+    expect(findBoxProcesses(criteria)).toEqual([]);
   });
 });
