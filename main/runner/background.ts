@@ -1,6 +1,7 @@
 import { readlinkSync } from 'node:fs';
 import type { NetworkJoin } from '../sandbox/box.js';
 import { runCommand, type RunCommandOptions, type RunCommandResult } from './boxedCommand.js';
+import { registerBackgroundEnd } from './backgroundEnd.js';
 import { cleanOutput } from './excerpt.js';
 import { collectRunProcesses } from './processTree.js';
 
@@ -90,6 +91,7 @@ export async function startBackground(
   options: BackgroundStartOptions,
   wait: { waitMs: number; until?: string },
 ): Promise<BackgroundSnapshot> {
+  registerBackgroundEnd(() => stopSessionBackground());
   const session = sessionOf(sessionKey);
   if (session.commands.has(handle)) throw new Error(`a background command ${handle} already exists`);
   const join = liveNetwork(session);

@@ -80,6 +80,28 @@ describe.skipIf(process.platform !== 'linux')('keel run with a background comman
     ).toEqual([]);
   });
 
+  it('ends a background command the turn left running when keel run ends', async () => {
+    const token = `keel-bg-end-${process.pid}-${Date.now()}`;
+    cli.server.enqueue(
+      {
+        kind: 'reply',
+        toolCalls: [
+          {
+            id: 'left',
+            name: 'run_command',
+            arguments: { command: `: ${token}; echo up; sleep 300`, background: true, ready_text: 'up' },
+          },
+        ],
+      },
+      { kind: 'reply', text: 'left it running' },
+    );
+    const started = Date.now();
+    const result = await keel(cli.home, run('start and leave'));
+    expect(result.code, result.stderr).toBe(0);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(findBoxProcesses({ runIds: recordedRunIds(cli.home), token })).toEqual([]);
+  });
+
   it('leaves nothing running when Keel is SIGKILLed while its background command runs', async () => {
     const token = `keel-bg-${process.pid}-${Date.now()}`;
     cli.server.enqueue(
