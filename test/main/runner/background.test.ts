@@ -78,6 +78,17 @@ describe.skipIf(process.platform !== 'linux')('background commands in the box', 
     const join = sessionNetwork(key);
     expect(join).not.toBeNull();
 
+    // A joined command with an allowlist bridges the proxy on a port of its own (the namespace's 3128 may be taken),
+    // and holds no namespace fd of the launcher's.
+    const proxied = await runCommand({
+      ...options('proxied', 'echo "proxy=$HTTP_PROXY"; ls /proc/self/fd | tr "\\n" " "'),
+      network: { allow: ['example.invalid'] },
+      ...(join === null ? {} : { joinNetwork: join }),
+    });
+    expect(proxied.excerpt).toMatch(/proxy=http:\/\/127\.0\.0\.1:3\d{4}\b/);
+    expect(proxied.excerpt).not.toContain(':3128');
+    expect(proxied.excerpt).toMatch(/^0 1 2 3 $/m);
+
     const fetched = await runCommand({
       ...options('client', clientCommand(port, '/one')),
       ...(join === null ? {} : { joinNetwork: join }),
