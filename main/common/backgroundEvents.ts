@@ -7,8 +7,8 @@ import { eventBase } from './eventBase.js';
 
 const { base } = eventBase;
 
-/** A background command's handle, as the model and the user name it (`bg-ev12`). */
-export const BackgroundHandle = z.string().regex(/^bg-[A-Za-z0-9._-]{1,120}$/);
+/** A background command's handle, as the model and the user name it (`bg-<call id>`). */
+export const BackgroundHandle = z.string().min(1).max(200);
 
 /** A background command started: its handle, the command, the call that started it, its full output's artifact. */
 export const BackgroundStarted = z.object({
