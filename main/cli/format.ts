@@ -173,6 +173,16 @@ export function summarizeEvent(event: SessionEvent): string {
       return `plan of request ${event.requestSeq} approved; policy ${event.policy}`;
     case 'plan_rejected':
       return `plan of request ${event.requestSeq} sent back: ${quote(event.comments, 70)}`;
+    case 'background_started':
+      return `${event.handle} started in the background: ${quote(event.command, 80)} (output: ${event.artifact})`;
+    case 'background_output':
+      return `${event.handle} output read (characters ${event.from}-${event.to})`;
+    case 'background_exited':
+      return joinParts(
+        `${event.handle} ended (${event.reason.replace('_', ' ')})`,
+        event.exitCode === undefined || event.exitCode === null ? undefined : `exit ${event.exitCode}`,
+        event.signal ? `by ${event.signal}` : undefined,
+      );
     case 'error':
       return joinParts(event.code === undefined ? undefined : `[${event.code}]`, clip(event.message, 100));
   }

@@ -5,7 +5,7 @@ import { createContext } from './context.js';
 import type { CliIo } from './context.js';
 import { commandsFor } from './commands/index.js';
 import type { RegisterCommand } from './commands/index.js';
-import { onIndexNotice, sweepDeadScratch } from '../core/harness/start.js';
+import { onIndexNotice, stopBackgroundCommands, sweepDeadScratch } from '../core/harness/start.js';
 
 /** Builds the `keel` program: global options, then the subcommands `commands` register (commands/). */
 export function createProgram(
@@ -71,6 +71,8 @@ export async function runCli(
     return report.exitCode;
   } finally {
     onIndexNotice(previousNotice);
+    // Background commands end with the command that started them (issue #32): their ptys would keep keel alive.
+    await stopBackgroundCommands();
   }
 }
 

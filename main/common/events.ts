@@ -465,6 +465,9 @@ export const ErrorEvent = z.object({
 });
 
 export { McpConfigTrusted, McpServerListed, McpToolsListed, ToolRulesApplied } from './mcpEvents.js';
+// #32: background commands' event kinds live in backgroundEvents.ts.
+import { BackgroundExited, BackgroundOutput, BackgroundStarted } from './backgroundEvents.js';
+export { BackgroundExited, BackgroundOutput, BackgroundStarted } from './backgroundEvents.js';
 
 /** Every event kind, checked at every boundary (import, IPC, reads in tests). */
 export const SessionEvent = z.discriminatedUnion('kind', [
@@ -506,6 +509,10 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   PlanModeChanged,
   PlanApproved,
   PlanRejected,
+  // #32
+  BackgroundStarted,
+  BackgroundOutput,
+  BackgroundExited,
   ErrorEvent,
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;

@@ -1,6 +1,13 @@
+import { randomInt } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { wrapCommand, type NetworkPolicy, type SandboxInfo, type WrapOptions } from '../sandbox/box.js';
+import {
+  wrapCommand,
+  type NetworkJoin,
+  type NetworkPolicy,
+  type SandboxInfo,
+  type WrapOptions,
+} from '../sandbox/box.js';
 import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js';
 import { buildChildEnv } from '../sandbox/env.js';
 import { mountsOf } from './admit.js';
@@ -37,6 +44,11 @@ export type BoxLaunchOptions = Omit<WrapOptions, 'command' | 'tmpDir' | 'proxy' 
   lifeline: boolean;
   /** Keeps the pty as the controlling terminal (bwrap without --new-session): the user's interactive shell. */
   controllingTerminal?: boolean;
+  /**
+   * bwrap: run in this background command's network namespace instead of a new one (issue #32), so the
+   * session's servers answer on localhost; ignored by other sandboxes (they have no private network).
+   */
+  joinNetwork?: NetworkJoin;
 };
 
 /** A box ready to spawn; `close()` undoes everything prepared (call it once the run and its sweep are done). */
@@ -84,6 +96,7 @@ export async function prepareBoxLaunch(options: BoxLaunchOptions): Promise<BoxLa
     const memoryBy: MemoryBy =
       cgroup?.enforces.memory === true ? 'cgroup' : process.platform === 'linux' ? 'rlimit' : 'none';
     const lifeline = options.lifeline && sandbox.kind === 'bwrap' ? createLifeline(scratch) : null;
+    const join = sandbox.kind === 'bwrap' ? (options.joinNetwork ?? null) : null;
     const wrapped = wrapCommand({
       sandbox,
       command: options.command(memoryBy),
@@ -95,6 +108,8 @@ export async function prepareBoxLaunch(options: BoxLaunchOptions): Promise<BoxLa
       network: sandbox.kind === 'none' ? 'none' : network,
       proxy: proxy?.endpoint,
       ...(lifeline === null ? {} : { lifeline }),
+      // The namespace's own bridge holds the usual port; a random high one is unlikely to be a server's.
+      ...(join === null ? {} : { sharedNetwork: { proxyPort: 30_000 + randomInt(10_000) } }),
     });
     const boxArgv =
       options.controllingTerminal === true ? withControllingTerminal(wrapped.argv) : wrapped.argv;
@@ -108,7 +123,7 @@ export async function prepareBoxLaunch(options: BoxLaunchOptions): Promise<BoxLa
       extra: { ...options.env, [RUN_MARKER_VARIABLE]: options.runId, ...wrapped.env },
     });
     return {
-      argv: [...launcherArgv(cgroup?.procsFiles ?? [], lifeline), ...boxArgv],
+      argv: [...launcherArgv(cgroup?.procsFiles ?? [], lifeline, join), ...boxArgv],
       env,
       scratch,
       proxy,

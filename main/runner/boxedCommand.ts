@@ -4,7 +4,7 @@ import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { IPty } from 'node-pty';
 import { z } from 'zod';
-import { NetworkPolicy, type SandboxInfo, type SandboxKind } from '../sandbox/box.js';
+import { NetworkPolicy, type NetworkJoin, type SandboxInfo, type SandboxKind } from '../sandbox/box.js';
 import { createRedactor, type RedactionStream } from '../sandbox/redact.js';
 import { admitBoxedRun, BoxMounts, mountsOf } from './admit.js';
 import { prepareBoxLaunch } from './boxLaunch.js';
@@ -77,6 +77,13 @@ export type RunCommandOptions = z.input<typeof RunCommandInput> & {
    * (`aborted: true`). A UI "Kill" button maps to this, or to `runningCommand(artifactPath).abort()`.
    */
   signal?: AbortSignal;
+  /**
+   * bwrap: the box joins this network namespace (a session's running background command's) instead of a new
+   * one, so it reaches that command's servers on localhost (issue #32; see NetworkJoin).
+   */
+  joinNetwork?: NetworkJoin;
+  /** Called once the box's launcher is spawned: its pid and the run's id (a background command finds its box by them). */
+  onStart?: (started: { pid: number; runId: string }) => void;
 };
 
 /** A command while it runs, found by its artifact path (unique per session and call). */
@@ -177,6 +184,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
     },
     // The box proves its armed parent alive before the command starts, so it never outlives Keel (./lifeline.ts).
     lifeline: true,
+    ...(options.joinNetwork === undefined ? {} : { joinNetwork: options.joinNetwork }),
   });
   const { proxy, cgroup, memoryBy } = launch;
   try {
@@ -206,6 +214,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
       signal: options.signal,
       cgroup,
       recordDir: input.recordDir,
+      onStart: options.onStart,
     });
 
     const oom = cgroup?.oomKilled() === true;
@@ -262,6 +271,7 @@ interface ExecuteOptions {
   signal?: AbortSignal;
   cgroup: RunCgroup | null;
   recordDir: string | undefined;
+  onStart?: (started: { pid: number; runId: string }) => void;
 }
 
 interface ExecuteOutcome {
@@ -425,6 +435,7 @@ async function execute(options: ExecuteOptions): Promise<ExecuteOutcome> {
 
   running.set(options.runId, killTree);
   installExitHook();
+  options.onStart?.({ pid: pty.pid, runId: options.runId });
   if (options.recordDir !== undefined) {
     try {
       recordBox(options.recordDir, {

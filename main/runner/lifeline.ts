@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import { findExecutable } from '../sandbox/box.js';
+import type { NetworkJoin } from '../sandbox/boxCommon.js';
 import { LIFELINE_FD } from '../sandbox/bwrap.js';
 
 /*
@@ -88,13 +89,27 @@ function closeInherited(): { shell: string; close: string } {
  * open `lifeline` (when given) read-write as fd 3 for bwrap's `--json-status-fd`, and exec the rest. Without
  * setpriv, the same minus the first two.
  */
-export function launcherArgv(procsFiles: readonly string[], lifeline: string | null = null): string[] {
+export function launcherArgv(
+  procsFiles: readonly string[],
+  lifeline: string | null = null,
+  network: NetworkJoin | null = null,
+): string[] {
   const { shell, close } = closeInherited();
   const join =
     close +
-    'l=$1; n=$2; shift 2; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; ' +
-    `if [ -n "$l" ]; then exec ${LIFELINE_FD}<>"$l" || exit 125; fi; exec "$@"`;
-  const rest = [lifeline ?? '', String(procsFiles.length), ...procsFiles];
+    'l=$1; jp=$2; jn=$3; ju=$4; n=$5; shift 5; ' +
+    'while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; ' +
+    `if [ -n "$l" ]; then exec ${LIFELINE_FD}<>"$l" || exit 125; fi; ` +
+    (network === null ? '' : enterNetwork(network, shell)) +
+    'exec "$@"';
+  const rest = [
+    lifeline ?? '',
+    network === null ? '' : String(network.pid),
+    network?.net ?? '',
+    network?.user ?? '',
+    String(procsFiles.length),
+    ...procsFiles,
+  ];
   const setpriv = setprivExecutable();
   if (setpriv === null) {
     return process.platform !== 'linux' && procsFiles.length === 0 && lifeline === null
@@ -114,4 +129,38 @@ export function launcherArgv(procsFiles: readonly string[], lifeline: string | n
     String(process.pid),
     ...rest,
   ];
+}
+
+/** The fds the launcher holds a joined box's namespaces on, between the check and nsenter (above LIFELINE_FD). */
+const NET_FD = 4;
+const USER_FD = 5;
+
+/**
+ * The launcher's step that puts the box in a running background command's network namespace (issue #32):
+ * open the namespace of `$jp`, check the opened file is the very namespace recorded when that command started
+ * (a pid reused by another process, the host's namespace, fails here and nothing starts), then exec bwrap under
+ * nsenter on those open files. The user namespace too when the box was made in one of its own (an unprivileged
+ * Keel), since only its owner namespace may enter its network namespace.
+ */
+function enterNetwork(network: NetworkJoin, shell: string): string {
+  const nsenter = findExecutable('nsenter');
+  if (nsenter === null)
+    throw new Error('nsenter (util-linux) is missing: a background command cannot be joined');
+  const open = (fd: number, ns: string, expected: string): string =>
+    `exec ${fd}<"/proc/$jp/ns/${ns}" || exit 125; [ "$(readlink /proc/$$/fd/${fd})" = "${expected}" ] || exit 125; `;
+  // Once inside, a shell closes the namespace fds before it execs bwrap, so the box never holds them.
+  const closing = `${quoted(shell)} -c 'exec ${NET_FD}<&- ${USER_FD}<&-; exec "$@"' keel-joined`;
+  return (
+    open(NET_FD, 'net', '$jn') +
+    `set -- "--net=/proc/$$/fd/${NET_FD}" -- ${closing} "$@"; ` +
+    (network.user === undefined
+      ? ''
+      : open(USER_FD, 'user', '$ju') +
+        `set -- "--user=/proc/$$/fd/${USER_FD}" --preserve-credentials "$@"; `) +
+    `set -- ${quoted(nsenter)} "$@"; `
+  );
+}
+
+function quoted(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
 }

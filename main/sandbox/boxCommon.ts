@@ -62,6 +62,25 @@ export interface WrapOptions {
    * parent, armed against) still alive by opening the FIFO for writing.
    */
   lifeline?: string;
+  /**
+   * bwrap only (issue #32, background commands): the box does not get a network namespace of its own, because
+   * the launcher entered a running background command's (`NetworkJoin`, main/runner/lifeline.ts); the allowlist
+   * proxy is then bridged on `proxyPort` so it does not collide with the bridge that box already runs.
+   */
+  sharedNetwork?: { proxyPort: number };
+}
+
+/**
+ * A network namespace a new box joins instead of making its own: the one of a session's running background
+ * command, so the session's later commands reach the servers it started on localhost (issue #32). `pid` is a
+ * process inside it; `net` (and `user`, when the box runs in a user namespace of its own) are the namespace
+ * links (`net:[4026532890]`) read when the command started, checked again by the launcher on the open file so
+ * a reused pid can never put a box in another namespace (the host's).
+ */
+export interface NetworkJoin {
+  pid: number;
+  net: string;
+  user?: string;
 }
 
 /** A wrapped command: the argv to spawn and environment entries the box requires. */

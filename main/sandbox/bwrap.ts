@@ -68,7 +68,11 @@ export function buildBwrapArgs(
   const hostHome = options.hostHome ?? os.homedir();
   const env: Record<string, string> = { TMPDIR: '/tmp' };
   // A private /run too, for the same reason as /tmp (D-Bus and other host sockets live there).
-  const args = [...BWRAP_SECURITY_FLAGS, ...BWRAP_BASE_MOUNTS, '--tmpfs', '/run'];
+  const security =
+    options.sharedNetwork === undefined
+      ? BWRAP_SECURITY_FLAGS
+      : BWRAP_SECURITY_FLAGS.filter((flag) => flag !== '--unshare-net');
+  const args = [...security, ...BWRAP_BASE_MOUNTS, '--tmpfs', '/run'];
 
   if (options.home === undefined) {
     args.push('--dir', '/tmp/home');
@@ -112,8 +116,15 @@ export function buildBwrapArgs(
       );
     }
     args.push('--bind', proxy.socketPath, BOX_PROXY_SOCKET);
-    inner = ['bash', '-c', proxyBootstrap(options.sandbox.socat ?? 'socat'), 'keel-box', options.command];
-    Object.assign(env, proxyEnvironment(`http://127.0.0.1:${BOX_PROXY_PORT}`));
+    const port = options.sharedNetwork?.proxyPort ?? BOX_PROXY_PORT;
+    inner = [
+      'bash',
+      '-c',
+      proxyBootstrap(options.sandbox.socat ?? 'socat', port),
+      'keel-box',
+      options.command,
+    ];
+    Object.assign(env, proxyEnvironment(`http://127.0.0.1:${port}`));
   }
 
   if (options.lifeline !== undefined) {
@@ -142,10 +153,10 @@ export function buildBwrapArgs(
  * Starts socat inside the box so 127.0.0.1:3128 forwards to the proxy socket, waits until it listens
  * (reading /proc/net/tcp rather than connecting, so the proxy sees no stray request), then runs the command.
  */
-function proxyBootstrap(socat: string): string {
-  const portHex = BOX_PROXY_PORT.toString(16).toUpperCase().padStart(4, '0');
+function proxyBootstrap(socat: string, port: number): string {
+  const portHex = port.toString(16).toUpperCase().padStart(4, '0');
   return [
-    `${quote(socat)} TCP-LISTEN:${BOX_PROXY_PORT},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:${BOX_PROXY_SOCKET} </dev/null >/dev/null 2>&1 &`,
+    `${quote(socat)} TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:${BOX_PROXY_SOCKET} </dev/null >/dev/null 2>&1 &`,
     `i=0; while ! grep -q ':${portHex} 00000000:0000 0A' /proc/net/tcp 2>/dev/null; do`,
     '  i=$((i+1)); [ "$i" -gt 400 ] && break; sleep 0.005;',
     'done',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { applyPatchTool } from './applyPatch.js';
+import { commandOutputTool, stopCommandTool } from './backgroundTools.js';
 import { editFileTool } from './editFile.js';
 import { globTool } from './glob.js';
 import { grepTool } from './grep.js';
@@ -30,6 +31,9 @@ export const writeTools: readonly ToolModule[] = Object.freeze([
   // Offered to every model (the tool list is fixed per session): OpenAI's models are trained on it.
   applyPatchTool,
   runCommandTool,
+  // #32: background commands (run_command {background: true}): read their output, stop them.
+  commandOutputTool,
+  stopCommandTool,
 ]);
 
 /** The tool set of one mode. A tool outside the mode does not exist for it: get() returns undefined. */

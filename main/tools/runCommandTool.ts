@@ -3,6 +3,14 @@ import path from 'node:path';
 import { z } from 'zod';
 import { runCommand, type RunCommandResult } from '../runner/boxedCommand.js';
 import { endLeftoverBoxes } from '../runner/boxRecords.js';
+import {
+  readBackground,
+  sessionNetwork,
+  startBackground,
+  type BackgroundStartOptions,
+} from '../runner/background.js';
+import type { NetworkJoin } from '../sandbox/box.js';
+import { backgroundOutcome } from './backgroundTools.js';
 import { DEFAULT_PROTECTED_NAMES } from '../sandbox/protectedPaths.js';
 import { resolvePath } from './confine.js';
 import { didYouMean, nearMatches } from './nearMatches.js';
@@ -10,6 +18,11 @@ import { toolLimits } from './limits.js';
 import { errorOutcome } from './outcome.js';
 import { previewSubject } from './preview.js';
 import type { ToolArea, ToolContext, ToolModule, ToolOutcome } from './types.js';
+
+/** How long a background start waits for output when the call names no ready_text. */
+export const BACKGROUND_FIRST_OUTPUT_MS = 2000;
+/** The longest a background start waits for its ready_text. */
+export const BACKGROUND_READY_MAX_MS = 30_000;
 
 const parameters = z.strictObject({
   command: z.string().min(1).describe('Shell command to run (bash -c), in cwd. No interactive input.'),
@@ -27,6 +40,22 @@ const parameters = z.strictObject({
     .optional()
     .describe(
       `Wall-clock limit in milliseconds. Default ${toolLimits.commandDefaultTimeoutMs}, at most ${toolLimits.commandMaxTimeoutMs}.`,
+    ),
+  background: z
+    .boolean()
+    .optional()
+    .describe(
+      'true: start a long-running command (a dev server, a watcher) and return at once with a handle and its first ' +
+        'output; it keeps running (at most timeout_ms, default the maximum) until stop_command. Read more with ' +
+        'command_output. Later commands of this session reach the servers it starts on localhost.',
+    ),
+  ready_text: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      `With background: return as soon as the output contains this text (e.g. "listening"), at most ${BACKGROUND_READY_MAX_MS / 1000} s; without it, the first ${BACKGROUND_FIRST_OUTPUT_MS / 1000} s of output.`,
     ),
 });
 
@@ -63,8 +92,16 @@ export const runCommandTool: ToolModule<typeof parameters> = {
   parameters,
   mode: 'write',
   kind: 'command',
-  execute: runCommandInBox,
-  preview: (args) => previewSubject({ command: args.command }),
+  execute: (args, ctx) =>
+    args.background === true ? startInBackground(args, ctx) : runCommandInBox(args, ctx),
+  preview: async (args) => {
+    const preview = await previewSubject({ command: args.command });
+    if (args.background !== true || !preview.ok) return preview;
+    return {
+      ...preview,
+      note: 'runs in the background until stopped (stop_command, a stop of the session, or Keel quitting)',
+    };
+  },
   // A box an earlier Keel left running is ended (and waited for) before the call is settled, so nothing of
   // the first run can land its effect after the user was told the outcome is unknown, or after a re-run.
   resume: { rule: 'ask', endLeftovers: (ctx) => endLeftoverBoxes(boxRecordsDir(ctx)) },
@@ -89,28 +126,14 @@ async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<
   const timeoutMs = Math.min(requested, toolLimits.commandMaxTimeoutMs);
   const artifact = artifactNameFor(ctx.idempotencyKey);
   const shown = shownArtifact(ctx, artifact);
-  const cwd = await commandFolder(args, ctx);
-  if (typeof cwd !== 'string') return cwd;
-  const boxRoot = ctx.boxRoot ?? ctx.workspace;
-  const writable = extraWritablePaths(boxRoot, ctx.areas ?? []);
+  const box = await boxOptions(args, ctx, timeoutMs, artifact, shown);
+  if (!('command' in box)) return box;
   const result = await runCommand({
-    command: args.command,
-    workspace: boxRoot,
-    ...(writable.length > 0 ? { writable } : {}),
-    cwd,
-    timeoutMs,
-    memoryMb: toolLimits.commandMemoryMb,
-    sandbox: ctx.sandbox,
-    network: ctx.network ?? 'none',
-    readOnly: [...readOnlyPathsFor(boxRoot), ...(ctx.boxReadOnly ?? [])],
-    ...(ctx.boxHidden && ctx.boxHidden.length > 0 ? { hidden: [...ctx.boxHidden] } : {}),
-    artifactPath: path.join(ctx.artifactsDir, artifact),
-    artifactHandle: shown,
-    idempotencyKey: ctx.idempotencyKey,
-    recordDir: boxRecordsDir(ctx),
-    unconfinedApproved: ctx.approved === true,
+    ...box,
     onData: ctx.onOutput,
     signal: ctx.signal,
+    // A running background command's servers answer this command on localhost (its namespace, ../runner/background.ts).
+    ...joinedNetwork(ctx),
   });
   const notes = [describeStatus(result)];
   if (requested > timeoutMs) notes.push(`[timeout_ms was capped at ${toolLimits.commandMaxTimeoutMs}]`);
@@ -132,6 +155,95 @@ async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<
     timedOut: result.timedOut,
     durationMs: result.durationMs,
   };
+}
+
+/** The box options of one call (foreground or background), or the error outcome of a bad cwd. */
+async function boxOptions(
+  args: RunCommandArgs,
+  ctx: ToolContext,
+  timeoutMs: number,
+  artifact: string,
+  shown: string,
+): Promise<BackgroundStartOptions | ToolOutcome> {
+  const cwd = await commandFolder(args, ctx);
+  if (typeof cwd !== 'string') return cwd;
+  const boxRoot = ctx.boxRoot ?? ctx.workspace;
+  const writable = extraWritablePaths(boxRoot, ctx.areas ?? []);
+  return {
+    command: args.command,
+    workspace: boxRoot,
+    ...(writable.length > 0 ? { writable } : {}),
+    cwd,
+    timeoutMs,
+    memoryMb: toolLimits.commandMemoryMb,
+    sandbox: ctx.sandbox,
+    network: ctx.network ?? 'none',
+    readOnly: [...readOnlyPathsFor(boxRoot), ...(ctx.boxReadOnly ?? [])],
+    ...(ctx.boxHidden && ctx.boxHidden.length > 0 ? { hidden: [...ctx.boxHidden] } : {}),
+    artifactPath: path.join(ctx.artifactsDir, artifact),
+    artifactHandle: shown,
+    idempotencyKey: ctx.idempotencyKey,
+    recordDir: boxRecordsDir(ctx),
+    unconfinedApproved: ctx.approved === true,
+  };
+}
+
+function joinedNetwork(ctx: ToolContext): { joinNetwork?: NetworkJoin } {
+  const join = sessionNetwork(ctx.sessionDir);
+  return join === null ? {} : { joinNetwork: join };
+}
+
+/**
+ * The handle of the background command a call starts: from the model's call id (`toolu_01A…` → `bg-toolu_01A…`),
+ * else from its idempotency key (`ev12-run_command` → `bg-ev12`). The same call always gets the same handle.
+ */
+export function backgroundHandleFor(ctx: Pick<ToolContext, 'idempotencyKey' | 'toolCallId'>): string {
+  const stem = ctx.toolCallId ?? ctx.idempotencyKey.replace(/-run_command$/, '');
+  return `bg-${stem.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60)}`;
+}
+
+/**
+ * run_command with background: true. Starts the command through ../runner/background.ts (the same box, limits,
+ * record and artifact as a foreground run; the call's timeout is its lifetime, default the maximum) and answers
+ * with its handle and first output; background_started is recorded after the result.
+ */
+async function startInBackground(args: RunCommandArgs, ctx: ToolContext): Promise<ToolOutcome> {
+  const timeoutMs = Math.min(
+    args.timeout_ms ?? toolLimits.commandMaxTimeoutMs,
+    toolLimits.commandMaxTimeoutMs,
+  );
+  const artifact = artifactNameFor(ctx.idempotencyKey);
+  const shown = shownArtifact(ctx, artifact);
+  const box = await boxOptions(args, ctx, timeoutMs, artifact, shown);
+  if (!('command' in box)) return box;
+  const byCall = backgroundHandleFor(ctx);
+  // A provider that reuses call ids across turns: the key (unique in the session) tells them apart.
+  const handle =
+    readBackground(ctx.sessionDir, byCall) === null
+      ? byCall
+      : backgroundHandleFor({ idempotencyKey: ctx.idempotencyKey });
+  const wait =
+    args.ready_text === undefined
+      ? { waitMs: BACKGROUND_FIRST_OUTPUT_MS }
+      : { waitMs: BACKGROUND_READY_MAX_MS, until: args.ready_text };
+  // The live view gets its output while the starting call runs; later output is read with command_output.
+  let live = ctx.onOutput;
+  const started = await startBackground(
+    ctx.sessionDir,
+    handle,
+    { ...box, onData: (text) => live?.(text) },
+    wait,
+  );
+  live = undefined;
+  return backgroundOutcome(started, {
+    lead:
+      started.exit === null
+        ? `[started in the background as ${handle}; read more with command_output, stop it with stop_command; full output: ${shown}]`
+        : `[${handle} already ended; full output: ${shown}]`,
+    started: { command: args.command, artifact, toolCallId: ctx.toolCallId ?? '' },
+    sessionKey: ctx.sessionDir,
+    ...(args.ready_text !== undefined ? { waitedFor: args.ready_text } : {}),
+  });
 }
 
 /**
@@ -181,7 +293,7 @@ export function extraWritablePaths(boxRoot: string, areas: readonly ToolArea[]):
     });
 }
 
-function describeStatus(result: RunCommandResult): string {
+export function describeStatus(result: RunCommandResult): string {
   const took = `${result.durationMs} ms`;
   if (result.timedOut)
     return `[timed out after ${result.limits.timeoutMs} ms; the command and its children were killed]`;

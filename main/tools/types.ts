@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { BackgroundFact } from '../common/backgroundEvents.js';
 import type { ToolImage, ToolMode } from '../common/events.js';
 import type { NetworkPolicy, SandboxInfo } from '../sandbox/box.js';
 import type { Redactor } from '../sandbox/redact.js';
@@ -60,6 +61,8 @@ export interface ToolContext {
   signal?: AbortSignal;
   /** The key recorded in tool_call_started (`ev<seq>-<tool>`); names artifacts, keeps re-runs apart. */
   idempotencyKey: string;
+  /** The model's id of the call being run (background commands' events name it). */
+  toolCallId?: string;
   /** Applied to every string a tool returns before it reaches the model, the log or the UI. */
   redactor: TextRedactor;
   /** The OS sandbox that run_command confines commands with (from detectSandbox()). */
@@ -121,6 +124,8 @@ export interface ToolOutcome {
   alreadyApplied?: boolean;
   /** Set by applyEditOnce when the file matched neither the recorded pre- nor post-image. */
   conflict?: boolean;
+  /** Background commands' facts (issue #32), recorded right after the call's tool_result. */
+  background?: BackgroundFact[];
 }
 
 /** One file of a change to several files (apply_patch): its images before and after, null = absent. */
@@ -187,6 +192,8 @@ export type CallPreview =
        * with these images, which writes it instead of planning again.
        */
       plan?: unknown;
+      /** Said with an approval request besides the policy's reason (a background command: it keeps running). */
+      note?: string;
     }
   | { ok: false; outcome: ToolOutcome };
 

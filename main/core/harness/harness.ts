@@ -41,6 +41,7 @@ import type {
   TraceRef,
 } from './types.js';
 import type { UncommittedDir } from '../persistent/types.js';
+import { stopSessionBackground } from '../../runner/background.js';
 
 /** How long getOrCreate waits for another process that is creating the same session. */
 const CREATE_WAIT_MS = 10_000;
@@ -135,7 +136,13 @@ export function createHarness<TExtraBody = unknown>(
   const harness: Harness<TExtraBody> = {
     home,
     sessions,
-    stopMcp: (sessionId) => mcpPool?.stop(sessionId) ?? Promise.resolve(),
+    // A session's background commands (issue #32) end where its kept servers do: archived, deleted, shutdown.
+    stopMcp: async (sessionId) => {
+      await Promise.all([
+        mcpPool?.stop(sessionId),
+        stopSessionBackground(sessionId === undefined ? undefined : sessionDir(home, sessionId)),
+      ]);
+    },
   };
   runtimes.set(harness, runtime);
   return harness;

@@ -6,3 +6,4 @@
 export { resolveHome, sweepDeadScratch } from '../hostStart.js';
 export { onIndexNotice } from '../log/indexNotice.js';
 export { eventsFile, sessionDir } from '../paths.js';
+export { stopBackgroundCommands } from '../../runner/backgroundEnd.js';

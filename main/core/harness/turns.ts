@@ -12,6 +12,7 @@ import { type SettingsChange, TurnSetupError, type TurnOutcome as EngineOutcome 
 import { changePolicy } from './policyChange.js';
 import { loadSessionState } from '../turn/loadState.js';
 import { createProvider, type ProviderKeys } from '../../providers/index.js';
+import { stopSessionBackground } from '../../runner/background.js';
 import { runningCommand, type RunningCommand } from '../../runner/boxedCommand.js';
 import type { SessionIndex } from '../../store/sessionIndex.js';
 import { artifactNameFor } from '../../tools/runCommandTool.js';
@@ -351,13 +352,15 @@ export class TurnManager {
   async stop(sessionId: string): Promise<boolean> {
     const turn = this.running.get(sessionId);
     if (turn === 'reserved') return false;
+    // Stopping the session stops the background commands its turns left running (issue #32), turn or not.
+    const background = await stopSessionBackground(sessionDir(this.options.home, sessionId));
     if (turn) {
       turn.controller.abort();
       await waitAtMost(turn.done, STOP_WAIT_MS);
       return true;
     }
     const summary = this.options.index.get(sessionId);
-    if (summary?.status !== 'running') return false;
+    if (summary?.status !== 'running') return background > 0;
     fs.writeFileSync(
       path.join(sessionDir(this.options.home, sessionId), STOP_REQUEST_FILE),
       `${process.pid}\n`,

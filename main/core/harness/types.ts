@@ -220,6 +220,7 @@ export type Harness<TExtraBody = unknown> = {
   /**
    * Stops the MCP servers kept for a session (it was closed or evicted), or for every session (the host
    * exits); a turn running meanwhile stops its servers when it ends. Nothing to do without `keepMcpServers`.
+   * The session's background commands (issue #32) are stopped too, kept servers or not.
    */
   stopMcp(sessionId?: string): Promise<void>;
 };

@@ -78,10 +78,15 @@ export function chooseChildTools(
         `(your tools: ${own.join(', ')}). No subagent was started.`,
     };
   }
-  const wanted = new Set(requested ?? own.filter((name) => parent.get(name)?.kind === 'read'));
+  const wanted = new Set(
+    requested ?? own.filter((name) => parent.get(name)?.kind === 'read' && !BACKGROUND_TOOLS.has(name)),
+  );
   const tools = own.filter((name) => wanted.has(name));
   return { ok: true, tools, mode: modeOfTools(parent, tools) };
 }
+
+/** Read tools that serve only run_command's background commands: a child without run_command has none to read. */
+const BACKGROUND_TOOLS = new Set(['command_output', 'stop_command']);
 
 /** The mode a set of the parent's tools needs: read-only unless one of them edits or runs commands. */
 export function modeOfTools(parent: ToolRegistry, tools: readonly string[]): ToolMode {

@@ -98,6 +98,7 @@ export async function decideGate(
     const gap = command === undefined ? undefined : prefixGrantGap(command, grants);
     if (gap !== undefined) reason = `${reason}; ${gap}`;
   }
+  if (preview.note) reason = reason ? `${reason}; ${preview.note}` : preview.note;
   return {
     action: 'ask',
     request: {

@@ -46,7 +46,10 @@ export type TurnHooks = {
 };
 
 /** The parts of a tool context that stay the same for every call of a session. */
-export type SessionToolContext = Omit<ToolContext, 'idempotencyKey' | 'signal' | 'onOutput' | 'approved'>;
+export type SessionToolContext = Omit<
+  ToolContext,
+  'idempotencyKey' | 'toolCallId' | 'signal' | 'onOutput' | 'approved'
+>;
 
 /** Everything a turn needs from its host (the CLI, the app, `keel serve`, a library user). */
 export type TurnHost = {

@@ -92,6 +92,7 @@ export function toolContextFor(
   return {
     ...turn.host.tools,
     idempotencyKey: key,
+    toolCallId: record.call.id,
     signal: turn.signal,
     approved,
     onOutput: (chunk) => turn.host.hooks?.onToolOutput?.(record.call.id, chunk),
@@ -121,4 +122,6 @@ export function appendToolResult(
     ...(outcome.diff ? { diff: outcome.diff } : {}),
     ...(outcome.durationMs !== undefined ? { durationMs: outcome.durationMs } : {}),
   });
+  // After the result, so the call stays answered by the event right after its start (issue #32).
+  for (const fact of outcome.background ?? []) turn.append(fact);
 }

@@ -32,7 +32,7 @@ describe('registries by mode', () => {
     ]);
   });
 
-  it('write mode adds write_file, edit_file, apply_patch and run_command', () => {
+  it('write mode adds write_file, edit_file, apply_patch, run_command and the background command tools', () => {
     expect(createToolRegistry('write').names()).toEqual([
       'read_file',
       'list_dir',
@@ -44,6 +44,8 @@ describe('registries by mode', () => {
       'edit_file',
       'apply_patch',
       'run_command',
+      'command_output',
+      'stop_command',
     ]);
   });
 
@@ -54,6 +56,8 @@ describe('registries by mode', () => {
       'edit_file',
       'apply_patch',
       'run_command',
+      'command_output',
+      'stop_command',
       '__proto__',
       'constructor',
       'toString',
@@ -123,6 +127,8 @@ describe('each tool describes itself to the approval gate and to resume', () => 
       edit_file: 'recorded_images',
       apply_patch: 'recorded_images',
       run_command: 'ask',
+      command_output: 'rerun',
+      stop_command: 'rerun',
       spawn_subagent: 'child_session',
     });
   });
@@ -273,6 +279,9 @@ describe('tool declarations', () => {
       const inReadOnly = readOnly.get(name) !== undefined;
       expect(tool.mode, name).toBe(inReadOnly ? 'read-only' : 'write');
       if (inReadOnly) expect(tool.kind, name).toBe('read');
+      // #32: reading and stopping the session's own background commands exist only beside run_command, and
+      // change nothing the policy gates (the command passed the gate when it started).
+      else if (name === 'command_output' || name === 'stop_command') expect(tool.kind, name).toBe('read');
       else expect(['edit', 'command'], name).toContain(tool.kind);
     }
   });

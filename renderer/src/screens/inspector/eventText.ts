@@ -189,6 +189,24 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
       };
     case 'budget_reached':
       return { who: 'Spend cap reached', tone: 'other', text: clip(event.message) };
+    case 'background_started':
+      return {
+        who: 'Background command',
+        tone: 'other',
+        text: `${event.handle} started: ${clip(event.command)}`,
+      };
+    case 'background_output':
+      return {
+        who: 'Background output',
+        tone: 'other',
+        text: `${event.handle}: characters ${event.from}-${event.to} read`,
+      };
+    case 'background_exited':
+      return {
+        who: 'Background command',
+        tone: 'other',
+        text: `${event.handle} ended (${event.reason.replace('_', ' ')})${event.exitCode === undefined || event.exitCode === null ? '' : `, exit ${event.exitCode}`}`,
+      };
     case 'error':
       return { who: 'Error', tone: 'other', text: clip(event.message) };
   }
