@@ -4,6 +4,7 @@ import { appChannels } from './contract/appChannels.js';
 import { composerChannels } from './contract/composerChannels.js';
 import { historyChannels } from './contract/historyChannels.js';
 import { importChannels, importProgress } from './contract/importChannels.js';
+import { localModelChannels, localModelProgress } from './contract/localModelChannels.js';
 import { reviewChannels } from './contract/reviewChannels.js';
 import {
   AppCommand,
@@ -41,6 +42,8 @@ export const channels = {
   ...setupChannels,
   // Issue 37: the composer.
   ...composerChannels,
+  // Issue 34: local models (first run's "Use a local model").
+  ...localModelChannels,
 };
 
 /** Every channel name, e.g. `sessions.list`. */
@@ -92,6 +95,8 @@ export const topics = {
   'app.command': AppCommand,
   /** Issue 35: an imports.run's progress (session files read of all found). */
   'imports.progress': importProgress,
+  /** Issue 34: a models.localPull's progress (bytes, speed, time left) and its end. */
+  'models.localProgress': localModelProgress,
 } as const;
 
 /** Every topic name, e.g. `turn.delta`. */

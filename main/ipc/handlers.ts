@@ -3,6 +3,7 @@ import { channels, isChannelName } from './contract.js';
 import { describeInvalidInput, toIpcError } from './errors.js';
 import { appHandlers } from './handlers/appHandlers.js';
 import { importHandlers } from './handlers/importHandlers.js';
+import { localModelHandlers } from './handlers/localModelHandlers.js';
 import { composerHandlers } from './handlers/composerHandlers.js';
 import { createHandlerContext } from './handlers/context.js';
 import { reviewHandlers } from './handlers/reviewHandlers.js';
@@ -27,6 +28,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
   void sweepDeadScratch();
   const ctx = createHandlerContext(options);
   const { hub, turns, terminals, outputFlows, index, state } = ctx;
+  const localModels = localModelHandlers(ctx);
   const table: HandlerTable = {
     ...sessionHandlers(ctx),
     ...reviewHandlers(ctx),
@@ -38,6 +40,8 @@ export function createHandlers(options: HandlerOptions): Handlers {
     ...setupHandlers(ctx),
     // Issue 37: the composer.
     ...composerHandlers(ctx),
+    // Issue 34: local models.
+    ...localModels.table,
   };
 
   return {
@@ -82,6 +86,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
     async close() {
       if (state.closed) return;
       state.closed = true;
+      localModels.close();
       await Promise.all([turns.stopAll(), terminals.closeAll()]);
       outputFlows.close();
       index.close();
