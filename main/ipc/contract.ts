@@ -6,6 +6,7 @@ import { historyChannels } from './contract/historyChannels.js';
 import { importChannels, importProgress } from './contract/importChannels.js';
 import { checkoutChannels } from './contract/checkoutChannels.js';
 import { planChannels } from './contract/planChannels.js';
+import { localModelChannels, localModelProgress } from './contract/localModelChannels.js';
 import { reviewChannels } from './contract/reviewChannels.js';
 import {
   AppCommand,
@@ -49,6 +50,8 @@ export const channels = {
   ...checkoutChannels,
   // Issue 30: plan mode (the mode toggle, the plan card).
   ...planChannels,
+  // Issue 34: local models (first run's "Use a local model").
+  ...localModelChannels,
 };
 
 /** Every channel name, e.g. `sessions.list`. */
@@ -100,6 +103,8 @@ export const topics = {
   'app.command': AppCommand,
   /** Issue 35: an imports.run's progress (session files read of all found). */
   'imports.progress': importProgress,
+  /** Issue 34: a models.localPull's progress (bytes, speed, time left) and its end. */
+  'models.localProgress': localModelProgress,
 } as const;
 
 /** Every topic name, e.g. `turn.delta`. */

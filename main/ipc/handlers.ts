@@ -4,6 +4,7 @@ import { describeInvalidInput, toIpcError } from './errors.js';
 import { appHandlers } from './handlers/appHandlers.js';
 import { importHandlers } from './handlers/importHandlers.js';
 import { checkoutHandlers } from './handlers/checkoutHandlers.js';
+import { localModelHandlers } from './handlers/localModelHandlers.js';
 import { composerHandlers } from './handlers/composerHandlers.js';
 import { createHandlerContext } from './handlers/context.js';
 import { planHandlers } from './handlers/planHandlers.js';
@@ -29,6 +30,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
   void sweepDeadScratch();
   const ctx = createHandlerContext(options);
   const { hub, turns, terminals, outputFlows, index, state } = ctx;
+  const localModels = localModelHandlers(ctx);
   const table: HandlerTable = {
     ...sessionHandlers(ctx),
     ...reviewHandlers(ctx),
@@ -44,6 +46,8 @@ export function createHandlers(options: HandlerOptions): Handlers {
     ...checkoutHandlers(ctx),
     // Issue 30: plan mode.
     ...planHandlers(ctx),
+    // Issue 34: local models.
+    ...localModels.table,
   };
 
   return {
@@ -88,6 +92,7 @@ export function createHandlers(options: HandlerOptions): Handlers {
     async close() {
       if (state.closed) return;
       state.closed = true;
+      localModels.close();
       await Promise.all([turns.stopAll(), terminals.closeAll()]);
       outputFlows.close();
       index.close();

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
+import { localCatalogueBase } from '../../core/harness/index.js';
 import { defaultRendererDir, findPackageRoot, readKeelVersion } from '../../server/paths.js';
 import { newServeToken, readServeState, serveStatePath, writeServeState } from '../../server/serveState.js';
 import type { CliContext } from '../context.js';
@@ -47,11 +48,14 @@ export function registerServe(program: Command, context: CliContext): void {
           `keel: warning: ${rendererDir} has no index.html (run npm run build); serving the API only\n`,
         );
       }
+      // Issue 34's test seam: catalogue downloads from a loopback server (refused unless http://127.0.0.1:<port>).
+      const localModelBase = localCatalogueBase(context.io.env);
       const handlers = createHandlers({
         home: context.home(),
         mode: 'serve',
         version: readKeelVersion(root),
         env: context.io.env,
+        ...(localModelBase ? { localModelBase } : {}),
       });
       const home = context.home();
       const kept = readServeState(home);

@@ -198,6 +198,15 @@ export { detectLocalMachine } from '../../providers/local/host.js';
 export type { LocalMachine } from '../../providers/local/protocol.js';
 export { pullModel, type PullProgress } from '../../providers/local/download.js';
 export { localModelPin } from '../../providers/local/pin.js';
+export {
+  classifyPullFailure,
+  createLocalPulls,
+  listLocalModels,
+  localCatalogueBase,
+  localMachineSuggestion,
+  type LocalModelView,
+  type LocalPullUpdate,
+} from './localModels.js';
 export { effectiveEffort, reasoningChoices } from '../../providers/reasoning.js';
 export { runCommand, type RunningCommand } from '../../runner/boxedCommand.js';
 export { createFlowControl, type FlowControl } from '../../runner/flow.js';

@@ -26,6 +26,7 @@ import { type ProjectGroup } from '../contract.js';
 import { IpcFailure } from '../errors.js';
 import type { sessionChannels } from '../contract/sessionChannels.js';
 import type { HandlerContext } from './context.js';
+import { localPin } from './localModelHandlers.js';
 import type { HandlerTable } from './types.js';
 
 /** The handlers of sessions, their events and turns. */
@@ -84,7 +85,15 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
         throw new IpcFailure('not_found', `the project folder ${folder} does not exist or is not a folder`);
       }
       // A session is pinned to its model: the provider's word on it decides, the catalogue only warns.
-      const { pin, warning, windowToRemember } = await choose(modelRequest(args));
+      // Issue 34: a local model is pinned by its file and SHA-256 (a catalogue id, hf: URI or path it was pulled as).
+      const { pin, warning, windowToRemember } =
+        args.provider === 'local'
+          ? {
+              pin: await localPin(home, args.model, args.contextWindow),
+              warning: undefined,
+              windowToRemember: undefined,
+            }
+          : await choose(modelRequest(args));
       if (args.reasoningEffort !== undefined) checkEffort(pin.model, args.reasoningEffort);
       const real = fs.realpathSync(folder);
       // The app is a host of the session API: its sessions are made as a library user's are.

@@ -129,6 +129,10 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   // Issue 30: plan mode.
   'plan.setMode': { sessionId: session, active: true },
   'plan.decide': { sessionId: session, requestSeq: 4, decision: 'approve', policy: 'auto-edit' },
+  'models.localMachine': {},
+  'models.localList': {},
+  'models.localPull': { id: 'qwen2.5-coder-3b' },
+  'models.localCancel': { id: 'qwen2.5-coder-3b' },
 };
 
 const payloads: { [T in TopicName]: TopicPayload<T> } = {
@@ -151,6 +155,7 @@ const payloads: { [T in TopicName]: TopicPayload<T> } = {
   'sessions.changed': { sessionId: session, change: 'archived' },
   'app.command': { command: 'newSession', folder: '/p' },
   'imports.progress': { tool: 'claude-code', done: 3, total: 10 },
+  'models.localProgress': { id: 'qwen2.5-coder-3b', state: 'running', received: 10, bytesPerSecond: 5 },
   'terminal.data': { terminalId: 'term-1', sessionId: session, chunk: '\u001b[32mhi\u001b[0m\r\n' },
   'terminal.exit': {
     terminalId: 'term-1',

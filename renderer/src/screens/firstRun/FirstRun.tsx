@@ -5,10 +5,14 @@ import { keel } from '../../api/keel.js';
 import { useApp } from '../../appContext.js';
 import { useCatalogue } from '../newSession/useCatalogue.js';
 import { PROVIDERS } from '../settings/providers.js';
+import { LocalModelCard } from './LocalModelCard.js';
 
 type LocalServer = ChannelOutput<'providers.detectLocal'>['servers'][number];
 
-/** First run with no provider: how to add one, and a local OpenAI-compatible server (Ollama, LM Studio) offered when one answers. */
+/**
+ * First run with no provider: a local model Keel downloads and runs itself (issue 34), a local OpenAI-compatible
+ * server (Ollama, LM Studio) offered when one answers, or a hosted provider's key.
+ */
 export function FirstRun(): JSX.Element {
   const { settings, navigate, applySettings, openNewSession } = useApp();
   const [servers, setServers] = useState<LocalServer[] | undefined>();
@@ -58,8 +62,9 @@ export function FirstRun(): JSX.Element {
         resumed and inspected. First, connect a model.
       </p>
       <div className="first-run-options">
+        <LocalModelCard />
         <article className="card">
-          <h2>Use a local model</h2>
+          <h2>Use Ollama or LM Studio</h2>
           <p>
             Keel works with any OpenAI-compatible server on this machine, such as Ollama (port 11434) or LM
             Studio (port 1234). Nothing leaves your computer.
