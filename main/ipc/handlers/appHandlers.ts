@@ -37,6 +37,23 @@ const LOCAL_PROBE_TIMEOUT_MS = 800;
 /** The handlers of settings, providers, projects and the app. */
 export function appHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeof appChannels> {
   const { options, home, env, keyStore, clock, folderExists, useProject, settingsView } = ctx;
+  /** The models a server lists now (its base URL given, else the provider's from settings); a refusal is `provider`. */
+  const servedModels = async (
+    provider: Parameters<typeof refreshServedModels>[0],
+    baseUrl: string | undefined,
+  ) => {
+    try {
+      return await refreshServedModels(provider, baseUrl ?? readSettings(home).providers[provider]?.baseUrl, {
+        home,
+        clock,
+        keys: keyStore.read(),
+        env,
+      });
+    } catch (error) {
+      if (error instanceof ProviderError) throw new IpcFailure('provider', error.message);
+      throw error;
+    }
+  };
   return {
     'mcp.servers': async (args) => {
       const inspection = await inspectMcpServers(home, args.folder, { env });
@@ -151,41 +168,19 @@ export function appHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeo
     },
 
     'providers.refreshModels': async (args) => {
-      const baseUrl = args.baseUrl ?? readSettings(home).providers[args.provider]?.baseUrl;
-      try {
-        const list = await refreshServedModels(args.provider, baseUrl, {
-          home,
-          clock,
-          keys: keyStore.read(),
-          env,
-        });
-        return { served: summarizeServed(list, clock) };
-      } catch (error) {
-        if (error instanceof ProviderError) throw new IpcFailure('provider', error.message);
-        throw error;
-      }
+      const list = await servedModels(args.provider, args.baseUrl);
+      return { served: summarizeServed(list, clock) };
     },
 
     'providers.models': async (args) => {
-      const baseUrl = args.baseUrl ?? readSettings(home).providers[args.provider]?.baseUrl;
-      try {
-        const list = await refreshServedModels(args.provider, baseUrl, {
-          home,
-          clock,
-          keys: keyStore.read(),
-          env,
-        });
-        return {
-          models: list.models.map((model) => ({
-            id: model.id,
-            ...(model.contextWindow !== undefined ? { contextWindow: model.contextWindow } : {}),
-          })),
-          served: summarizeServed(list, clock),
-        };
-      } catch (error) {
-        if (error instanceof ProviderError) throw new IpcFailure('provider', error.message);
-        throw error;
-      }
+      const list = await servedModels(args.provider, args.baseUrl);
+      return {
+        models: list.models.map((model) => ({
+          id: model.id,
+          ...(model.contextWindow !== undefined ? { contextWindow: model.contextWindow } : {}),
+        })),
+        served: summarizeServed(list, clock),
+      };
     },
 
     'providers.detectLocal': async () => {
