@@ -135,10 +135,12 @@ describe('exactCheck against zod, on values generated from every event kind', ()
     for (const kind of ['user_message', 'assistant_message', 'tool_call_started', 'tool_result']) {
       expect(compiled).toContain(kind);
     }
-    // session_created has a record (metadata), approval_granted a plain union (its scope): zod answers for them.
+    // session_created has a record (metadata), approval_granted a plain union (its scope), hook_ran a record (a
+    // hook's rewritten input; once per hook run, off the hot path): zod answers for them.
     expect(members.map(kindOf).filter((kind) => !compiled.includes(kind))).toEqual([
       'session_created',
       'approval_granted',
+      'hook_ran',
     ]);
   });
 
