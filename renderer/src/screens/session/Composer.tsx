@@ -6,6 +6,7 @@ import {
   type FormEvent,
   type JSX,
   type KeyboardEvent,
+  type ReactNode,
   type RefObject,
 } from 'react';
 import { PROMPT_MAX_CHARS, type Mention, type SlashCommand } from '../../../../main/ipc/contract.js';
@@ -46,6 +47,8 @@ type Props = {
   onCommand?: (name: string, argument: string) => void;
   /** The `@` menu: the project's files and folders matching what was typed (mentions.complete). */
   completeMentions?: (query: string) => Promise<readonly Mention[]>;
+  /** A control shown beside Attach (plan mode's toggle): in the row, so it costs the window no height. */
+  modeControl?: ReactNode;
 };
 
 type Menu = { trigger: Trigger; entries: MenuEntry[]; values: string[]; commands?: SlashCommand[] };
@@ -75,6 +78,7 @@ export function Composer({
   commands = [],
   onCommand,
   completeMentions,
+  modeControl,
 }: Props): JSX.Element {
   const [prompt, setPrompt] = useState('');
   const [caret, setCaret] = useState(0);
@@ -320,6 +324,7 @@ export function Composer({
           aria-activedescendant={menu && menu.entries.length > 0 ? `${MENU_ID}-${activeIndex}` : undefined}
         />
         <div className="composer-actions">
+          {modeControl}
           <AttachButton attachments={files} disabled={readOnly} />
           {canResume && !running ? (
             <button type="button" className="button-secondary" onClick={onResume} disabled={busy || readOnly}>

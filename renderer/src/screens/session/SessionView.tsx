@@ -517,16 +517,20 @@ export function SessionView({
               {commandNotice}
             </p>
           ) : null}
-          {data.toolMode === 'write' && parentId === undefined ? (
-            <PlanModeToggle
-              sessionId={sessionId}
-              active={data.planMode === true}
-              disabled={readOnly || running || plans.length > 0}
-              inputRef={inputRef}
-              onChanged={reload}
-            />
-          ) : null}
           <Composer
+            {...(data.toolMode === 'write' && parentId === undefined
+              ? {
+                  modeControl: (
+                    <PlanModeToggle
+                      sessionId={sessionId}
+                      active={data.planMode === true}
+                      disabled={readOnly || running || plans.length > 0}
+                      inputRef={inputRef}
+                      onChanged={reload}
+                    />
+                  ),
+                }
+              : {})}
             inputRef={inputRef}
             history={prompts}
             draft={draft}
