@@ -1,6 +1,6 @@
 import { readlinkSync } from 'node:fs';
 import type { NetworkJoin } from '../sandbox/box.js';
-import { runCommand, type RunCommandOptions, type RunCommandResult } from './boxedCommand.js';
+import { IDLE_FLUSH_MS, runCommand, type RunCommandOptions, type RunCommandResult } from './boxedCommand.js';
 import { registerBackgroundEnd } from './backgroundEnd.js';
 import { cleanOutput } from './excerpt.js';
 import { collectRunProcesses } from './processTree.js';
@@ -180,6 +180,22 @@ export function readBackground(
 ): BackgroundSnapshot | null {
   const entry = sessions.get(sessionKey)?.commands.get(handle);
   return entry === undefined ? null : snapshot(entry, since ?? 0);
+}
+
+/**
+ * As readBackground, once what the command printed before this call has reached its buffer: a running command's
+ * last output is held back until IDLE_FLUSH_MS of quiet (the live stream's redaction of a secret split across
+ * chunks), so a read right after a request the command answered would miss the line it logged for it.
+ */
+export async function readBackgroundSettled(
+  sessionKey: string,
+  handle: string,
+  since?: number,
+): Promise<BackgroundSnapshot | null> {
+  const entry = sessions.get(sessionKey)?.commands.get(handle);
+  if (entry === undefined) return null;
+  if (entry.exit === null) await new Promise((resolve) => setTimeout(resolve, IDLE_FLUSH_MS + 50));
+  return readBackground(sessionKey, handle, since);
 }
 
 /**

@@ -244,7 +244,7 @@ export async function runCommand(options: RunCommandOptions): Promise<RunCommand
  * Quiet time after which held-back output is released to the live view. A secret printed in two
  * halves more than this far apart may show in the live view; the artifact and the excerpt never hold it.
  */
-const IDLE_FLUSH_MS = 250;
+export const IDLE_FLUSH_MS = 250;
 
 /** Messages programs print when an allocation fails under RLIMIT_AS (the limit does not kill, it refuses). */
 const OUT_OF_MEMORY =

@@ -4,6 +4,7 @@ import {
   claimExitRecord,
   listBackground,
   readBackground,
+  readBackgroundSettled,
   stopBackground,
   type BackgroundSnapshot,
 } from '../runner/background.js';
@@ -52,16 +53,14 @@ export const commandOutputTool: ToolModule<typeof outputParameters> = {
   parameters: outputParameters,
   mode: 'write',
   kind: 'read',
-  execute: (args, ctx) => {
-    const read = readBackground(ctx.sessionDir, args.handle, args.since);
-    if (read === null) return Promise.resolve(unknownHandle(args.handle));
-    return Promise.resolve(
-      backgroundOutcome(read, {
-        lead: read.exit === null ? `[${args.handle} is running]` : `[${args.handle} has ended]`,
-        read: { from: args.since ?? 0, toolCallId: ctx.toolCallId ?? '' },
-        sessionKey: ctx.sessionDir,
-      }),
-    );
+  execute: async (args, ctx) => {
+    const read = await readBackgroundSettled(ctx.sessionDir, args.handle, args.since);
+    if (read === null) return unknownHandle(args.handle);
+    return backgroundOutcome(read, {
+      lead: read.exit === null ? `[${args.handle} is running]` : `[${args.handle} has ended]`,
+      read: { from: args.since ?? 0, toolCallId: ctx.toolCallId ?? '' },
+      sessionKey: ctx.sessionDir,
+    });
   },
   preview: () => previewSubject(),
   resume: { rule: 'rerun' },

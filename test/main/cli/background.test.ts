@@ -60,7 +60,7 @@ describe.skipIf(process.platform !== 'linux')('keel run with a background comman
     };
     expect(resultOf('srv')).toMatch(/started in the background as bg-srv[\s\S]*listening/);
     expect(resultOf('get')).toContain('got:hello /cli');
-    expect(resultOf('out')).toMatch(/bg-srv is running[\s\S]*GET \/cli/);
+    expect(resultOf('out'), resultOf('out')).toMatch(/bg-srv is running[\s\S]*GET \/cli/);
     expect(resultOf('stop')).toContain('[bg-srv stopped]');
     expect(resultOf('again')).toMatch(/no background command bg-nope is running here/);
     const background = events.filter((e) => e.kind.startsWith('background_'));

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   listBackground,
   readBackground,
+  readBackgroundSettled,
   sessionNetwork,
   startBackground,
   stopBackground,
@@ -99,7 +100,7 @@ describe.skipIf(process.platform !== 'linux')('background commands in the box', 
     expect(other.excerpt).toContain('failed:ECONNREFUSED');
     expect(await reachableFromHost(port)).toBe(false);
 
-    const read = readBackground(key, 'bg-1', started.cursor);
+    const read = await readBackgroundSettled(key, 'bg-1', started.cursor);
     expect(read?.output).toContain('GET /one');
     expect(read?.output).not.toContain('listening');
     expect(read?.output).not.toContain('/two');
