@@ -44,7 +44,12 @@ describe('acp mapping (pure)', () => {
     // Issue #32: a web_fetch is offered for its host only, and the answer grants that host.
     expect(
       permissionOptions(request('web_fetch'), ['once', 'domain'], 'docs.example.org').map((o) => o.name),
-    ).toEqual(['Allow once', 'Always allow docs.example.org in this session', 'Reject']);
+    ).toEqual([
+      'Allow once',
+      'Always allow docs.example.org in this session',
+      'Reject',
+      'Always reject this web_fetch call in this project',
+    ]);
     expect(
       decisionOf(
         { outcome: 'selected', optionId: 'allow_host_in_session' },
