@@ -75,7 +75,7 @@ describe('bench runner', () => {
       6 + PATHOLOGICAL_STAGES.length + 3 + 2 + BOUNDED_KINDS.length + 1 + 2 + 4,
     );
     for (const target of report.targets) expect(typeof target.pass).toBe('boolean');
-  }, 300_000);
+  }, 120_000);
 
   it('leaves no scratch files behind, and writes the JSON report to --out', async () => {
     const out = join(outDir, 'report.json');

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -11,11 +10,12 @@ import {
   persistentConfigOf,
   prepareTurn,
 } from '../../../main/core/persistent/turnCheckouts.js';
-import { CLI_BIN, ensureCliBuilt, REPO_ROOT } from '../../support/cli.js';
+import { ensureCliBuilt } from '../../support/cli.js';
 import { ProviderServer, type ScriptStep } from '../../support/providerServer.js';
 import { buildGitProject } from '../gitProject.js';
 import { makeMetric, median, round } from '../harness.js';
 import { SIZE_PROFILES, type Sizes } from '../sizes.js';
+import { runKeelTimed } from './cliStart.js';
 import type { Bench } from './context.js';
 
 /** Issue 36's workload per size profile: a small and a large generated git project. */
@@ -71,9 +71,6 @@ async function keelRun(
   plan.length = 0;
   stamps.length = 0;
   plan.push(...turnScript(true, `${Date.now()}`));
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env.KEEL_HOME;
-  delete env.KEEL_DEBUG;
   const args = [
     '--home',
     home,
@@ -93,16 +90,10 @@ async function keelRun(
     ...(direct ? ['--commit', 'direct'] : []),
     'change ten files',
   ];
-  const t0 = performance.now();
-  const child = spawn(process.execPath, [CLI_BIN, ...args], { cwd: REPO_ROOT, env, stdio: 'pipe' });
-  let stderr = '';
-  child.stdout.resume();
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  if (code !== 0) throw new Error(`keel run exited ${code}: ${stderr.trim()}`);
+  const { startedAt } = await runKeelTimed(args);
   const first = stamps[0];
   if (first === undefined) throw new Error('keel run made no provider request');
-  return first - t0;
+  return first - startedAt;
 }
 
 /** The newest session folder of `home` (the one `keel run` just made). */
@@ -283,10 +274,5 @@ export const bigProjectBench: Bench = {
 
 /** `keel gc --idle-minutes 0` on `home`. */
 async function keelGc(home: string): Promise<void> {
-  const child = spawn(process.execPath, [CLI_BIN, '--home', home, 'gc', '--idle-minutes', '0'], {
-    cwd: REPO_ROOT,
-    stdio: 'ignore',
-  });
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  if (code !== 0) throw new Error(`keel gc exited ${code}`);
+  await runKeelTimed(['--home', home, 'gc', '--idle-minutes', '0']);
 }

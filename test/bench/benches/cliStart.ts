@@ -7,21 +7,26 @@ import { ProviderServer } from '../../support/providerServer.js';
 import { makeMetric, median, round } from '../harness.js';
 import type { Bench } from './context.js';
 
-/** Runs the built CLI once, asynchronously (the scripted provider answers in this process); wall ms. */
-async function timeKeel(args: readonly string[]): Promise<number> {
+/**
+ * Runs the built CLI once, asynchronously (a scripted provider in this process can answer it): when it was
+ * spawned (performance.now()) and its wall ms; a run that does not exit 0 throws with its stderr.
+ */
+export async function runKeelTimed(args: readonly string[]): Promise<{ startedAt: number; ms: number }> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.KEEL_HOME;
   delete env.KEEL_DEBUG;
-  const t0 = performance.now();
+  const startedAt = performance.now();
   const child = spawn(process.execPath, [CLI_BIN, ...args], { cwd: REPO_ROOT, env, stdio: 'pipe' });
   let stderr = '';
   child.stdout.resume();
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  const ms = performance.now() - t0;
+  const ms = performance.now() - startedAt;
   if (code !== 0) throw new Error(`keel ${args.join(' ')} exited ${code}: ${stderr.trim()}`);
-  return ms;
+  return { startedAt, ms };
 }
+
+const timeKeel = async (args: readonly string[]): Promise<number> => (await runKeelTimed(args)).ms;
 
 /**
  * What a `keel` command costs before it does its job, the price of every command a person types and of each of
