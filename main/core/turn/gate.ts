@@ -25,6 +25,33 @@ export type GateDecision =
  */
 export type HookSaid = { action?: 'allow' | 'ask'; reason?: string; arguments?: string };
 
+/** The call answered with this error, as its result (nothing runs). */
+function refused(message: string): GateDecision {
+  return { action: 'answer', outcome: { content: JSON.stringify({ error: message }), isError: true } };
+}
+
+/** The approval request the turn appends for the call and then waits on (`args`: what it shows, redacted). */
+function asking(
+  turn: TurnScope,
+  record: CallRecord,
+  parsed: ParsedToolCall,
+  args: string,
+  reason: string,
+  diff?: string,
+): GateDecision {
+  return {
+    action: 'ask',
+    request: {
+      kind: 'approval_request',
+      toolCallId: record.call.id,
+      tool: parsed.tool.name,
+      arguments: turn.host.tools.redactor.redact(args),
+      reason,
+      ...(diff ? { diff } : {}),
+    },
+  };
+}
+
 /** The key a call's side effects carry: derived from the event that requested it, never from the attempt. */
 export function keyFor(state: SessionState, record: CallRecord): string {
   if (record.started) return record.started.idempotencyKey;
@@ -54,12 +81,7 @@ export async function decideGate(
   const rule = ruleFor(state, parsed, preview.subject);
   const ruleSaid = rule ? `the rule ${rule.action} ${rule.rule} (${rule.source})` : '';
   // A deny rule refuses over every policy, full-auto included, and over every grant.
-  if (rule?.action === 'deny') {
-    return {
-      action: 'answer',
-      outcome: { content: JSON.stringify({ error: `refused by ${ruleSaid}` }), isError: true },
-    };
-  }
+  if (rule?.action === 'deny') return refused(`refused by ${ruleSaid}`);
   const decision = evaluatePolicy({
     policy: state.policy,
     kind: parsed.tool.kind,
@@ -69,12 +91,7 @@ export async function decideGate(
   const hookAsks = hook?.action === 'ask';
   if (decision.action === 'allow' && rule?.action !== 'ask' && !preview.asks && !hookAsks)
     return { action: 'run', preview };
-  if (decision.action === 'deny') {
-    return {
-      action: 'answer',
-      outcome: { content: JSON.stringify({ error: decision.reason }), isError: true },
-    };
-  }
+  if (decision.action === 'deny') return refused(decision.reason);
   let reason = decision.action === 'ask' ? decision.reason : (preview.asks ?? '');
   if (rule?.action === 'ask')
     reason = reason ? `${reason}; ${ruleSaid} asks first` : `${ruleSaid} asks first`;
@@ -99,17 +116,7 @@ export async function decideGate(
     if (gap !== undefined) reason = `${reason}; ${gap}`;
   }
   if (preview.note) reason = reason ? `${reason}; ${preview.note}` : preview.note;
-  return {
-    action: 'ask',
-    request: {
-      kind: 'approval_request',
-      toolCallId: record.call.id,
-      tool: parsed.tool.name,
-      arguments: host.tools.redactor.redact(hook?.arguments ?? record.call.arguments),
-      reason,
-      ...(preview.diff ? { diff: preview.diff } : {}),
-    },
-  };
+  return asking(turn, record, parsed, hook?.arguments ?? record.call.arguments, reason, preview.diff);
 }
 
 /**
@@ -118,28 +125,21 @@ export async function decideGate(
  */
 function planGate(turn: TurnScope, record: CallRecord, parsed: ParsedToolCall): GateDecision | undefined {
   const { state } = turn;
-  const error = (message: string): GateDecision => ({
-    action: 'answer',
-    outcome: { content: JSON.stringify({ error: message }), isError: true },
-  });
   if (parsed.tool.kind === 'plan') {
     if (!state.planMode)
-      return error(
+      return refused(
         'plan mode is off: there is no plan to present; go on with the task (or ask in your reply)',
       );
-    return {
-      action: 'ask',
-      request: {
-        kind: 'approval_request',
-        toolCallId: record.call.id,
-        tool: parsed.tool.name,
-        arguments: turn.host.tools.redactor.redact(record.call.arguments),
-        reason: 'the plan waits for your approval: approve it with a policy, or send it back with comments',
-      },
-    };
+    return asking(
+      turn,
+      record,
+      parsed,
+      record.call.arguments,
+      'the plan waits for your approval: approve it with a policy, or send it back with comments',
+    );
   }
   const refusal = state.planMode ? planModeRefusal(parsed.tool) : undefined;
-  return refusal === undefined ? undefined : error(refusal);
+  return refusal === undefined ? undefined : refused(refusal);
 }
 
 /** The permission rule that decides this call (deny, then ask, then allow), from the rules the log holds. */
