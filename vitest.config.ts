@@ -37,6 +37,8 @@ export default defineConfig({
     maxWorkers: WORKERS,
     // Kills the child processes a test started (test/support/childProcesses.ts) when it fails or its file ends.
     setupFiles: ['./test/support/childProcessesSetup.ts'],
+    // One Chromium for the browser test files, launched when the first asks (test/renderer/chromiumBroker.ts).
+    globalSetup: ['./test/renderer/chromiumBroker.ts'],
     reporters: ['default', './test/support/summaryReporter.ts'],
     projects: [
       {

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { inject } from 'vitest';
 import { buildOnce } from '../support/buildOnce.js';
 import { ensureCliBuilt, REPO_ROOT } from '../support/cli.js';
 import { startKeel, type KeelProcess } from '../support/keelProcess.js';
@@ -104,17 +105,42 @@ export async function startServe(
   };
 }
 
-/** A Chromium with a fresh profile; close it with `close`. */
+/** A Chromium page in a context of its own; close it with `close`. */
 export type Browser = { context: BrowserContext; page: Page; close: () => Promise<void> };
 
-/** Launches Debian's Chromium headless with a fresh profile (light colour scheme unless asked otherwise). */
+/**
+ * Opens a fresh browser context (light colour scheme unless asked otherwise) in the run's one headless Chromium
+ * (chromiumBroker.ts, Vitest's global setup): no cookies, storage or permissions shared with another context.
+ * Without the broker (a config that does not set it up) it launches a Chromium of its own with a fresh profile.
+ */
 export async function launchBrowser(options: { colorScheme?: 'light' | 'dark' } = {}): Promise<Browser> {
+  const look = {
+    viewport: { width: 1280, height: 800 },
+    colorScheme: options.colorScheme ?? 'light',
+  } as const;
+  const broker = inject('chromiumBroker');
+  if (broker) {
+    const answer = await fetch(broker);
+    const endpoint = await answer.text();
+    if (!answer.ok) throw new Error(endpoint);
+    const browser = await chromium.connect(endpoint);
+    const context = await browser.newContext(look);
+    const page = await context.newPage();
+    return {
+      context,
+      page,
+      close: async () => {
+        await context.close();
+        // Disconnects; the broker's Chromium goes on for the other files.
+        await browser.close();
+      },
+    };
+  }
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'keel-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     args: CHROMIUM_ARGS,
-    viewport: { width: 1280, height: 800 },
-    colorScheme: options.colorScheme ?? 'light',
+    ...look,
   });
   const page = context.pages()[0] ?? (await context.newPage());
   return {
