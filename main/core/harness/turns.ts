@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import type { SessionEvent } from '../../common/events.js';
 import { SessionLog } from '../log/sessionLog.js';
 import { createHarness, type LocalHarnessSession } from './harness.js';
@@ -13,6 +14,7 @@ import { changePolicy } from './policyChange.js';
 import { loadSessionState } from '../turn/loadState.js';
 import { createProvider, type ProviderKeys } from '../../providers/index.js';
 import { stopSessionBackground } from '../../runner/background.js';
+import { planUploads, stageUploads, uploadsNote } from './uploads.js';
 import { recordBackgroundEnds, stopBackgroundCommand } from './backgroundLog.js';
 import { runningCommand, type RunningCommand } from '../../runner/boxedCommand.js';
 import type { SessionIndex } from '../../store/sessionIndex.js';
@@ -180,6 +182,8 @@ export class TurnManager {
       prompt?: string;
       discardChanges?: boolean;
       attachments?: readonly AttachmentInput[];
+      /** Issue #32: other files, staged at `/session/uploads/<name>` and named in the prompt (as `keel run --file`). */
+      uploads?: readonly { name: string; data: Buffer }[];
       /** Issue #30: the prompt's plan mode (streamHarness's `planMode`). */
       planMode?: boolean;
     },
@@ -206,7 +210,19 @@ export class TurnManager {
         throw error;
       }
       const planMode = message !== undefined ? input.planMode : undefined;
-      return await this.run(sessionId, message, attachments, planMode);
+      // Checked (count, sizes) before anything is written; staged once every other check passed.
+      const uploads = message !== undefined ? (input.uploads ?? []) : [];
+      const inputs = uploads.map((file) => ({
+        name: file.name,
+        size: file.data.length,
+        open: () => Readable.from([file.data]),
+      }));
+      planUploads(inputs);
+      const staged = message !== undefined && inputs.length > 0;
+      const prompted = staged
+        ? { ...message, prompt: message.prompt + uploadsNote(await stageUploads(session.files, inputs)) }
+        : message;
+      return await this.run(sessionId, prompted, attachments, planMode);
     } catch (error) {
       if (this.running.get(sessionId) === 'reserved') this.running.delete(sessionId);
       if (error instanceof HarnessSessionBusyError) {
