@@ -194,6 +194,12 @@ export const IPC_PUSH = 'keel:push';
 /** `keel serve`: the WebSocket path; the URL carries the per-launch token as `?token=`. */
 export const WS_PATH = '/ws';
 
+/**
+ * The largest `keel serve` WebSocket message, browser → main (a prompt is at most 1M characters; files travel in it
+ * as base64). The bridge refuses a bigger call in words instead of sending it (the server would drop the link).
+ */
+export const WS_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+
 /** `keel serve` wire format, browser → main: one call. */
 export const WsRequest = z.object({
   id: z.number().int().nonnegative(),
