@@ -118,6 +118,24 @@ describe.skipIf(process.platform !== 'linux')('a session stopped with a backgrou
     ]);
   });
 
+  it("records keel_ended when the host stops every session's processes (quit)", async () => {
+    const harness = harnessFor(home, server, {});
+    await harness.sessions.getOrCreate({
+      id: 'quit',
+      create: { projectFolder: project, persistentDirs: {} },
+    });
+    server.enqueue(
+      callTool('run_command', { command: 'echo up; sleep 300', background: true, ready_text: 'up' }, 'srv'),
+      { kind: 'reply', text: 'started' },
+    );
+    await generateHarness({ harness, session: 'quit', messages: [{ role: 'user', content: 'start' }] });
+    await harness.stopMcp();
+    expect(listBackground(sessionDir(home, 'quit'))).toEqual([]);
+    expect(eventsOf(home, 'quit').filter((e) => e.kind === 'background_exited')).toMatchObject([
+      { handle: 'bg-srv', reason: 'keel_ended', outsideCall: true },
+    ]);
+  });
+
   it('tells the model of a command a Keel that ended ran (from the log alone), once', async () => {
     const harness = harnessFor(home, server, {});
     await harness.sessions.getOrCreate({
