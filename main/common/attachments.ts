@@ -49,6 +49,12 @@ export const MAX_IMAGE_SIDE = 8000;
 export const MAX_IMAGE_PIXELS = 40_000_000;
 /** Files one prompt carries at most. */
 export const MAX_ATTACHMENTS = 20;
+/**
+ * Issue #32: the largest other file (not an image or PDF) the app stages into `/session/uploads` with a prompt. It
+ * travels as base64 in the prompt's one message, which keel serve takes up to 8 MB; `keel run --file` streams
+ * files up to 64 MB from disk.
+ */
+export const MAX_APP_UPLOAD_BYTES = 4 * 1024 * 1024;
 
 const startsWith = (data: Uint8Array, bytes: readonly number[], at = 0): boolean =>
   data.length >= at + bytes.length && bytes.every((byte, i) => data[at + i] === byte);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SessionEvent } from '../common/events.js';
 import { appChannels } from './contract/appChannels.js';
+import { backgroundChannels } from './contract/backgroundChannels.js';
 import { composerChannels } from './contract/composerChannels.js';
 import { historyChannels } from './contract/historyChannels.js';
 import { importChannels, importProgress } from './contract/importChannels.js';
@@ -32,6 +33,7 @@ export { RevertConflict, RevertOutcome } from './contract/historyChannels.js';
 export { Mention, PROMPT_MAX_CHARS, SlashCommand } from './contract/composerChannels.js';
 // Issue 30: plan mode's vocabulary (the plan card reads a present_plan request's plan).
 export { PlanPolicy, planTextOf, PRESENT_PLAN_TOOL } from '../common/planEvents.js';
+export { BackgroundCommand } from './contract/backgroundChannels.js';
 
 /** Every channel the UI can call. Adding one to a group adds it to the preload, the ws bridge and the handler table's type. */
 export const channels = {
@@ -52,6 +54,8 @@ export const channels = {
   ...planChannels,
   // Issue 34: local models (first run's "Use a local model").
   ...localModelChannels,
+  // Issue 32: background commands in the terminal dock.
+  ...backgroundChannels,
 };
 
 /** Every channel name, e.g. `sessions.list`. */
@@ -189,6 +193,12 @@ export const IPC_PUSH = 'keel:push';
 
 /** `keel serve`: the WebSocket path; the URL carries the per-launch token as `?token=`. */
 export const WS_PATH = '/ws';
+
+/**
+ * The largest `keel serve` WebSocket message, browser → main (a prompt is at most 1M characters; files travel in it
+ * as base64). The bridge refuses a bigger call in words instead of sending it (the server would drop the link).
+ */
+export const WS_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 
 /** `keel serve` wire format, browser → main: one call. */
 export const WsRequest = z.object({

@@ -2,6 +2,7 @@ import { sweepDeadScratch } from '../core/harness/index.js';
 import { channels, isChannelName } from './contract.js';
 import { describeInvalidInput, toIpcError } from './errors.js';
 import { appHandlers } from './handlers/appHandlers.js';
+import { backgroundHandlers } from './handlers/backgroundHandlers.js';
 import { importHandlers } from './handlers/importHandlers.js';
 import { checkoutHandlers } from './handlers/checkoutHandlers.js';
 import { localModelHandlers } from './handlers/localModelHandlers.js';
@@ -48,6 +49,8 @@ export function createHandlers(options: HandlerOptions): Handlers {
     ...planHandlers(ctx),
     // Issue 34: local models.
     ...localModels.table,
+    // Issue 32: background commands in the terminal dock.
+    ...backgroundHandlers(ctx),
   };
 
   return {

@@ -1,4 +1,5 @@
 import { readlinkSync } from 'node:fs';
+import type { BackgroundEndReason } from '../common/backgroundEvents.js';
 import type { NetworkJoin } from '../sandbox/box.js';
 import { IDLE_FLUSH_MS, runCommand, type RunCommandOptions, type RunCommandResult } from './boxedCommand.js';
 import { registerBackgroundEnd } from './backgroundEnd.js';
@@ -61,6 +62,26 @@ type SessionEntries = { commands: Map<string, Entry>; network: NetworkJoin | nul
 
 const sessions = new Map<string, SessionEntries>();
 
+/** A background command's end its session's log does not have yet (the host records it: background_exited). */
+export interface BackgroundEnd {
+  handle: string;
+  command: string;
+  reason: BackgroundEndReason;
+  exitCode: number | null;
+  signal: string | null;
+}
+
+/**
+ * Ends of commands a stop of their session (or of Keel) killed and forgot, by session key, until the host records
+ * them (takeUnrecordedEnds): the stop itself often cannot write the log (a turn holds it, or the host is quitting).
+ */
+const unrecorded = new Map<string, BackgroundEnd[]>();
+
+/** Why a command that ended by itself (or by its own stop) ended. */
+function reasonOf(exit: RunCommandResult): BackgroundEndReason {
+  return exit.aborted ? 'stopped' : exit.timedOut ? 'timed_out' : 'exited';
+}
+
 function sessionOf(key: string): SessionEntries {
   let found = sessions.get(key);
   if (found === undefined) {
@@ -91,7 +112,7 @@ export async function startBackground(
   options: BackgroundStartOptions,
   wait: { waitMs: number; until?: string },
 ): Promise<BackgroundSnapshot> {
-  registerBackgroundEnd(() => stopSessionBackground());
+  registerBackgroundEnd(() => stopSessionBackground(undefined, 'keel_ended'));
   const session = sessionOf(sessionKey);
   if (session.commands.has(handle)) throw new Error(`a background command ${handle} already exists`);
   const join = liveNetwork(session);
@@ -217,6 +238,9 @@ export async function stopBackground(sessionKey: string, handle: string): Promis
   return snapshot(entry, entry.dropped + entry.buffer.length);
 }
 
+/** Characters of a command's latest output a listing carries (`tail`). */
+export const BACKGROUND_TAIL_CHARS = 4096;
+
 /** The session's background commands (running and ended) in the order they started. */
 export function listBackground(sessionKey: string): {
   handle: string;
@@ -224,29 +248,83 @@ export function listBackground(sessionKey: string): {
   startedAt: number;
   exit: RunCommandResult | null;
   runId: string | null;
+  /** The box's launcher process (the run tree's root), once it is up. */
+  pid: number | null;
+  /** Its latest output (cleaned, redacted), at most BACKGROUND_TAIL_CHARS. */
+  tail: string;
 }[] {
   const session = sessions.get(sessionKey);
   if (session === undefined) return [];
-  return [...session.commands.values()].map(({ handle, command, startedAt, exit, box }) => ({
+  return [...session.commands.values()].map(({ handle, command, startedAt, exit, box, buffer }) => ({
     handle,
     command,
     startedAt,
     exit,
     runId: box?.runId ?? null,
+    pid: box?.pid ?? null,
+    tail: cleanOutput(buffer.slice(-BACKGROUND_TAIL_CHARS)),
   }));
 }
 
 /**
  * Stops every background command of the session (all sessions without a key) and forgets them (the session is
  * stopped, archived or deleted, or the host shuts down); resolves once each tree is gone, with how many it stopped.
+ * Each end the log does not have yet is kept for takeUnrecordedEnds: a command this stop killed with `reason`
+ * (`session_stopped`, or `keel_ended` when the host ends), one that had ended before with its own.
  */
-export async function stopSessionBackground(sessionKey?: string): Promise<number> {
+export async function stopSessionBackground(
+  sessionKey: string | undefined,
+  reason: 'session_stopped' | 'keel_ended',
+): Promise<number> {
   const keys = sessionKey === undefined ? [...sessions.keys()] : [sessionKey];
-  const entries = keys.flatMap((key) => [...(sessions.get(key)?.commands.values() ?? [])]);
+  const stopping = keys.map((key) => ({ key, entries: [...(sessions.get(key)?.commands.values() ?? [])] }));
   for (const key of keys) sessions.delete(key);
-  for (const entry of entries) entry.controller.abort();
-  await Promise.all(entries.map((entry) => entry.done.catch(() => undefined)));
-  return entries.filter((entry) => entry.exit?.aborted === true).length;
+  const running = new Set(stopping.flatMap(({ entries }) => entries.filter((entry) => entry.exit === null)));
+  for (const entry of running) entry.controller.abort();
+  await Promise.all([...running].map((entry) => entry.done.catch(() => undefined)));
+  for (const { key, entries } of stopping) {
+    const ends = entries
+      .filter((entry) => !entry.exitRecorded && entry.exit !== null)
+      .map((entry) => endOf(entry, running.has(entry) ? reason : undefined));
+    if (ends.length > 0) unrecorded.set(key, [...(unrecorded.get(key) ?? []), ...ends]);
+  }
+  return running.size;
+}
+
+function endOf(entry: Entry, reason?: BackgroundEndReason): BackgroundEnd {
+  const exit = entry.exit as RunCommandResult;
+  entry.exitRecorded = true;
+  return {
+    handle: entry.handle,
+    command: entry.command,
+    reason: reason ?? reasonOf(exit),
+    exitCode: exit.exitCode,
+    signal: exit.signal,
+  };
+}
+
+/**
+ * The ends of the session's background commands its log does not have yet, claimed (each is handed out once):
+ * those a stop killed, and those that ended by themselves (or by the user's stop) since. The caller records
+ * them (background_exited) while it holds the log.
+ */
+export function takeUnrecordedEnds(sessionKey: string): BackgroundEnd[] {
+  const ends = unrecorded.get(sessionKey) ?? [];
+  unrecorded.delete(sessionKey);
+  for (const entry of sessions.get(sessionKey)?.commands.values() ?? []) {
+    if (entry.exit !== null && !entry.exitRecorded) ends.push(endOf(entry));
+  }
+  return ends;
+}
+
+/** Session keys with ends to record (after a stop of every session: what the host still has to write). */
+export function sessionsWithUnrecordedEnds(): string[] {
+  const keys = new Set(unrecorded.keys());
+  for (const [key, session] of sessions) {
+    if ([...session.commands.values()].some((entry) => entry.exit !== null && !entry.exitRecorded))
+      keys.add(key);
+  }
+  return [...keys];
 }
 
 /**

@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { WS_PATH, WsRequest, type WsMessage } from '../ipc/contract.js';
+import { WS_MAX_MESSAGE_BYTES, WS_PATH, WsRequest, type WsMessage } from '../ipc/contract.js';
 import { buildContentSecurityPolicy } from '../ipc/csp.js';
 import { contentTypeOf, resolveStaticFile } from './staticFiles.js';
 import type { Handlers } from '../ipc/handlers.js';
@@ -14,9 +14,6 @@ export const SERVE_HOST = '127.0.0.1';
 
 /** The cookie that lets the page's own asset requests through once the tokened URL was opened. */
 export const TOKEN_COOKIE = 'keel_token';
-
-/** Largest WebSocket message accepted (a prompt is at most 1M characters). */
-const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 
 /** Options of `startKeelServer`. */
 export type KeelServerOptions = {
@@ -194,7 +191,7 @@ export async function startKeelServer(options: KeelServerOptions): Promise<KeelS
     socket.on('close', () => sockets.delete(socket));
   });
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: WS_MAX_MESSAGE_BYTES });
   server.on('upgrade', (request, socket, head) => {
     const refusal = checkRequest(request, { token, port });
     const pathname = new URL(request.url ?? '/', 'http://x').pathname;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BackgroundHandle, type BackgroundFact } from '../common/backgroundEvents.js';
+import { BackgroundHandle, describeBackgroundEnd, type BackgroundFact } from '../common/backgroundEvents.js';
 import {
   claimExitRecord,
   listBackground,
@@ -35,12 +35,32 @@ const outputParameters = z.strictObject({
 
 const stopParameters = z.strictObject({ handle: handleArg });
 
-/** What the model is told of a handle this Keel does not know: it is gone, and it is never re-run. */
-export function unknownHandle(handle: string): ToolOutcome {
+/**
+ * What the model is told of a handle this Keel does not run: what the session's log says of it (never started in
+ * this session, or how it ended: lost with a Keel that quit or crashed, killed with the session, …); it is gone,
+ * and it is never re-run.
+ */
+export function unknownHandle(handle: string, ctx?: Pick<ToolContext, 'backgroundRecord'>): ToolOutcome {
+  const again = 'Start it again with run_command {background: true} if you still need it.';
+  const record = ctx?.backgroundRecord?.(handle);
+  if (ctx?.backgroundRecord !== undefined && record === undefined) {
+    return errorOutcome(
+      `no background command ${handle} was started in this session (handles are bg-..., as run_command returned them)`,
+    );
+  }
+  if (record !== undefined) {
+    const how =
+      record.end === undefined
+        ? 'it is no longer running (the Keel that ran it ended)'
+        : describeBackgroundEnd(record.end);
+    return errorOutcome(
+      `background command ${handle} (${record.command}) is gone: ${how}. Background commands never outlive Keel ` +
+        `and are never started again by themselves. ${again}`,
+    );
+  }
   return errorOutcome(
     `no background command ${handle} is running here: it ended (stopped, or Keel quit or crashed since it started; ` +
-      'background commands never outlive Keel and are never started again by themselves). Start it again with ' +
-      'run_command {background: true} if you still need it.',
+      `background commands never outlive Keel and are never started again by themselves). ${again}`,
   );
 }
 
@@ -55,7 +75,7 @@ export const commandOutputTool: ToolModule<typeof outputParameters> = {
   kind: 'read',
   execute: async (args, ctx) => {
     const read = await readBackgroundSettled(ctx.sessionDir, args.handle, args.since);
-    if (read === null) return unknownHandle(args.handle);
+    if (read === null) return unknownHandle(args.handle, ctx);
     return backgroundOutcome(read, {
       lead: read.exit === null ? `[${args.handle} is running]` : `[${args.handle} has ended]`,
       read: { from: args.since ?? 0, toolCallId: ctx.toolCallId ?? '' },
@@ -77,7 +97,7 @@ export const stopCommandTool: ToolModule<typeof stopParameters> = {
   execute: async (args, ctx) => {
     const before = readBackground(ctx.sessionDir, args.handle);
     const stopped = await stopBackground(ctx.sessionDir, args.handle);
-    if (stopped === null || before === null) return unknownHandle(args.handle);
+    if (stopped === null || before === null) return unknownHandle(args.handle, ctx);
     const last = readBackground(ctx.sessionDir, args.handle, before.cursor) ?? stopped;
     return backgroundOutcome(last, {
       lead: `[${args.handle} stopped]`,
@@ -140,12 +160,15 @@ export function backgroundOutcome(
   }
   const key = options.sessionKey;
   if (snapshot.exit !== null && key !== undefined && claimExitRecord(key, snapshot.handle)) {
+    // This call's result says it ended: the model reads it there (no note, core/projection).
+    const toolCallId = options.read?.toolCallId ?? options.started?.toolCallId;
     facts.push({
       kind: 'background_exited',
       handle: snapshot.handle,
       reason: snapshot.exit.aborted ? 'stopped' : snapshot.exit.timedOut ? 'timed_out' : 'exited',
       exitCode: snapshot.exit.exitCode,
       signal: snapshot.exit.signal,
+      ...(toolCallId ? { toolCallId } : {}),
     });
   }
   return {

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { BackgroundFact } from '../common/backgroundEvents.js';
+import type { BackgroundFact, BackgroundRecord } from '../common/backgroundEvents.js';
 import type { ToolImage, ToolMode } from '../common/events.js';
 import type { NetworkPolicy, SandboxInfo } from '../sandbox/box.js';
 import type { Redactor } from '../sandbox/redact.js';
@@ -96,6 +96,11 @@ export interface ToolContext {
    * written, and a command may run without an OS sandbox.
    */
   approved?: boolean;
+  /**
+   * Issue #32: what the session's log says of a background command (undefined: never started in this session), so
+   * command_output and stop_command answer a handle this Keel no longer runs with how it ended.
+   */
+  backgroundRecord?: (handle: string) => BackgroundRecord | undefined;
 }
 
 /** A tool's result as the harness records it; `content` is exactly what the model sees. */

@@ -1,5 +1,6 @@
 import {
   buildKeelApi,
+  WS_MAX_MESSAGE_BYTES,
   WS_PATH,
   type ChannelName,
   type IpcResult,
@@ -147,8 +148,21 @@ export function connectWsBridge(options: WsBridgeOptions): WsBridge {
         return;
       }
       const id = nextId++;
-      pending.set(id, { resolve });
       const text = JSON.stringify({ id, channel, input });
+      // Issue #32: a prompt with files can outgrow what keel serve takes; said here, the link is kept.
+      const bytes = new TextEncoder().encode(text).length;
+      if (bytes > WS_MAX_MESSAGE_BYTES) {
+        const mb = (n: number) => `${(n / (1024 * 1024)).toFixed(1)} MB`;
+        resolve({
+          ok: false,
+          error: {
+            code: 'invalid_input',
+            message: `this request is ${mb(bytes)} and keel serve takes at most ${mb(WS_MAX_MESSAGE_BYTES)} (files travel in it); send fewer or smaller files, or use the desktop app or keel run --file`,
+          },
+        });
+        return;
+      }
+      pending.set(id, { resolve });
       if (socket.readyState === OPEN) socket.send(text);
       else queue.push(text);
     });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/ipc/contract.js';
-import { createSession, readEvents, setUpApp, waitForIdle } from './appFixture.js';
+import { createSession, readEvents, sendMessage, setUpApp, waitForIdle } from './appFixture.js';
 import { HAS_CHROMIUM, screenshot } from './harness.js';
 
 // Issue #32: files in the composer by paste, drop and the file picker, in Chromium against keel serve; the
@@ -97,6 +97,60 @@ describe.skipIf(!HAS_CHROMIUM)('attachments in the composer', () => {
       .poll(() => shown.getAttribute('src'), { timeout: 15_000 })
       .toBe(`data:image/png;base64,${base64Of('red.png')}`);
     await screenshot(page, 'attachments-sent');
+    expect(watched.errors).toEqual([]);
+  });
+
+  it('stages any other file into /session/uploads, names it in the prompt, and refuses one too large', async () => {
+    const watched = app.watch('attachments-uploads');
+    const page = await app.goto();
+    const id = await createSession(page, { title: 'Uploads', projectFolder: project });
+    const csv = 'city,temp\nOslo,3\n';
+    await deliver(page, 'drop', 'weather data.csv', 'text/csv', Buffer.from(csv).toString('base64'));
+    await deliver(page, 'paste', 'trace.log', 'text/plain', Buffer.from('GET / 500\n').toString('base64'));
+    const picked = path.join(app.dir, '.env-ish');
+    fs.writeFileSync(picked, Buffer.from([0, 1, 2, 3]));
+    await page.getByLabel('Attach files').setInputFiles(picked);
+    const chips = page.getByTestId('attachment-chip');
+    await expect.poll(() => chips.count()).toBe(3);
+    expect(await chips.first().innerText()).toMatch(/FILE\s*weather data\.csv\s*17 B/);
+    await page.getByText('The 3 files without a preview are staged at /session/uploads/').waitFor();
+    // Over the app's limit: refused in words, nothing staged.
+    await page.evaluate(`(() => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([new Uint8Array(${5 * 1024 * 1024}).fill(65)], 'dump.sql', { type: 'text/plain' }));
+      document.querySelector('#composer-input').dispatchEvent(new ClipboardEvent('paste', { bubbles: true, cancelable: true, clipboardData: transfer }));
+    })()`);
+    await page
+      .getByText('"dump.sql" is 5.0 MB; files other than images and PDFs are staged up to 4.0 MB from here')
+      .waitFor();
+    expect(await chips.count()).toBe(3);
+    await screenshot(page, 'attachments-uploads');
+
+    app.provider.enqueue({ kind: 'reply', text: 'read them' });
+    await sendMessage(page, 'summarize these');
+    await expect.poll(() => chips.count(), { timeout: 30_000 }).toBe(0);
+    await waitForIdle(page);
+    const events = await readEvents(page, id);
+    const message = events.find((e): e is EventOf<'user_message'> => e.kind === 'user_message');
+    expect(message?.attachments).toBeUndefined();
+    expect(message?.content).toContain('summarize these');
+    for (const line of [
+      '- /session/uploads/weather data.csv (17 bytes)',
+      '- /session/uploads/trace.log (10 bytes)',
+      '- /session/uploads/env-ish (4 bytes)',
+    ])
+      expect(message?.content).toContain(line);
+    const staged = events.filter((e): e is EventOf<'file_staged'> => e.kind === 'file_staged');
+    expect(staged.map((e) => e.path)).toEqual([
+      '/session/uploads/weather data.csv',
+      '/session/uploads/trace.log',
+      '/session/uploads/env-ish',
+    ]);
+    // The bytes are in the session's private area, where the model's tools read them.
+    const uploads = path.join(app.home, 'sessions', id, 'workspace', 'session', 'uploads');
+    expect(fs.readFileSync(path.join(uploads, 'weather data.csv'), 'utf8')).toBe(csv);
+    expect([...fs.readFileSync(path.join(uploads, 'env-ish'))]).toEqual([0, 1, 2, 3]);
+    expect(JSON.stringify(app.provider.requests.at(-1)?.body)).toContain('/session/uploads/trace.log');
     expect(watched.errors).toEqual([]);
   });
 

@@ -1,3 +1,4 @@
+import { describeBackgroundEnd } from '../../common/backgroundEvents.js';
 import type { SessionEvent, Usage } from '../../common/events.js';
 import type { Payload } from '../../common/payload.js';
 import { ProviderError } from '../../providers/errors.js';
@@ -129,6 +130,11 @@ export function renderEvent(event: SessionEvent, maxChars: number): string | und
       return `#${event.seq} the user revoked grant #${event.grantSeq}${event.reason ? `: ${event.reason}` : ''}`;
     case 'file_staged':
       return `#${event.seq} file staged: ${event.path} (${event.size} bytes${event.mediaType ? `, ${event.mediaType}` : ''})`;
+    // Issue #32: which background commands run and how they ended, so a summary keeps what is still running.
+    case 'background_started':
+      return `#${event.seq} background command ${event.handle} started: ${clipText(event.command, Math.min(maxChars, 2000), at)}`;
+    case 'background_exited':
+      return `#${event.seq} background command ${event.handle} is not running: ${describeBackgroundEnd(event)}`;
     case 'persistent_commit':
       return `#${event.seq} committed to ${event.dir}: ${event.files.map((file) => file.path).join(', ')}${event.diffArtifact ? ` (diff: artifact ${event.diffArtifact})` : ''}`;
     case 'subagent_started':

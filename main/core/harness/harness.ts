@@ -42,6 +42,7 @@ import type {
 } from './types.js';
 import type { UncommittedDir } from '../persistent/types.js';
 import { stopSessionBackground } from '../../runner/background.js';
+import { recordBackgroundOnExit, recordStoppedBackground } from './backgroundLog.js';
 
 /** How long getOrCreate waits for another process that is creating the same session. */
 const CREATE_WAIT_MS = 10_000;
@@ -136,15 +137,20 @@ export function createHarness<TExtraBody = unknown>(
   const harness: Harness<TExtraBody> = {
     home,
     sessions,
-    // A session's background commands (issue #32) end where its kept servers do: archived, deleted, shutdown.
+    // A session's background commands (issue #32) end where its kept servers do: archived, deleted, shutdown;
+    // their ends are recorded in the logs (killed with the session, or with Keel when every session stops).
     stopMcp: async (sessionId) => {
       await Promise.all([
         mcpPool?.stop(sessionId),
-        stopSessionBackground(sessionId === undefined ? undefined : sessionDir(home, sessionId)),
+        sessionId === undefined
+          ? stopSessionBackground(undefined, 'keel_ended')
+          : stopSessionBackground(sessionDir(home, sessionId), 'session_stopped'),
       ]);
+      await recordStoppedBackground(home, sessionId);
     },
   };
   runtimes.set(harness, runtime);
+  recordBackgroundOnExit(home);
   return harness;
 }
 

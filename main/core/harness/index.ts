@@ -25,6 +25,8 @@ export {
   uploadName,
   uploadsNote,
 } from './uploads.js';
+// Issue #32: background commands in the terminal dock.
+export { backgroundCommandsOf, type BackgroundCommandView } from './backgroundLog.js';
 export { previewApproval } from './approvalPreview.js';
 export { decideApproval, type Decided, revokeGrant } from './approvals.js';
 export { readArtifactImage, readArtifactPage } from './artifactPages.js';

@@ -25,8 +25,8 @@ import type {
   HarnessStreamPart,
   StreamHarnessOptions,
 } from './types.js';
-import { readBackground, stopSessionBackground } from '../../runner/background.js';
-import { clip } from '../../common/text.js';
+import { stopSessionBackground } from '../../runner/background.js';
+import { recordBackgroundEnds } from './backgroundLog.js';
 
 /**
  * Runs one turn of a session and streams it: text and tool-call deltas, every appended event, command
@@ -94,7 +94,8 @@ async function runStreamed(
       // The state from the log's tail and kind index: a 10k-event session costs no more per turn than a short one.
       const state = loadSessionState(log);
       applyPolicy(runtime, log, created, state.policy, onEvent);
-      for (const text of recordLostBackground(log, onEvent)) emit({ type: 'notice', text });
+      // Issue #32: the ends of background commands the log lacks (a stop, a crash, one ended between turns).
+      for (const text of recordBackgroundEnds(log, onEvent)) emit({ type: 'notice', text });
       const staged =
         input?.id !== undefined && (own.isMessageStaged(input.id) || hasUserMessage(log, input.id));
       const newTurn = input !== undefined && !staged;
@@ -187,8 +188,14 @@ async function runStreamed(
         });
       } finally {
         await host.dispose?.();
-        // A stopped turn stops the session's background commands too (issue #32): the session is stopped.
-        if (options.signal?.aborted === true) await stopSessionBackground(log.dir);
+        // A stopped turn stops the session's background commands too (issue #32): the session is stopped. Each
+        // end this process knows of is recorded while the turn still holds the log.
+        if (options.signal?.aborted === true) await stopSessionBackground(log.dir, 'session_stopped');
+        try {
+          recordBackgroundEnds(log, onEvent);
+        } catch {
+          // The turn's own failure (a full disk) is the news; the ends stay for the next turn to record.
+        }
         // The log says the message is in; the marker makes the next retry cheap even without reading it.
         if (newTurn && input.id !== undefined && events.some((e) => e.kind === 'user_message')) {
           await port.markMessageStaged?.(input.id);
@@ -283,34 +290,6 @@ function applyPolicy(
   if (wanted === undefined || wanted === current) return;
   const result = log.append({ kind: 'policy_changed', policy: wanted }, { expectedLastSeq: log.lastSeq() });
   if (result.ok) for (const event of result.events) onEvent(event);
-}
-
-/**
- * Issue #32: a background command the log says started, that never ended there and that this process does not
- * run, died with the Keel that ran it (a crash, or the CLI process that ended): its end is recorded
- * (`keel_ended`), so the transcript and the model's next read know it is gone; it is never started again.
- */
-function recordLostBackground(log: SessionLog, onEvent: (event: SessionEvent) => void): string[] {
-  const seen = log.readKinds(['background_started', 'background_exited'], { validate: false });
-  const open = new Map<string, string>();
-  for (const event of seen) {
-    if (event.kind === 'background_started') open.set(event.handle, event.command);
-    else if (event.kind === 'background_exited') open.delete(event.handle);
-  }
-  const notices: string[] = [];
-  for (const [handle, command] of open) {
-    if (readBackground(log.dir, handle) !== null) continue;
-    const result = log.append(
-      { kind: 'background_exited', handle, reason: 'keel_ended' },
-      { expectedLastSeq: log.lastSeq() },
-    );
-    if (!result.ok) continue;
-    for (const event of result.events) onEvent(event);
-    notices.push(
-      `background command ${handle} (${clip(command, 60)}) ended with the Keel that ran it; it is not started again`,
-    );
-  }
-  return notices;
 }
 
 function sumUsage(events: readonly SessionEvent[]): Usage {

@@ -26,6 +26,7 @@ import { SPAWN_SUBAGENT } from '../../tools/spawnSubagent.js';
 import { presentPlanTool } from '../../tools/presentPlan.js';
 import type { ToolModule } from '../../tools/types.js';
 import { readCustomSetup } from './customCommands.js';
+import { readBackgroundRecords } from './backgroundLog.js';
 import { pinnedPromptOf, sessionWorkspace, toolContextFor, turnTimeRedactor } from './workspace.js';
 
 /** Name of the file in a session folder that asks a running turn to stop (written by `keel stop`). */
@@ -176,6 +177,8 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     { sessionDir: log.dir, artifactsDir: log.artifactsDir, redactor, sandbox },
   );
   if (options.fetchTestAddresses?.length) toolContext.fetchTestAddresses = [...options.fetchTestAddresses];
+  // Issue #32: a handle this Keel no longer runs is answered with what the log says of it.
+  toolContext.backgroundRecord = (handle) => readBackgroundRecords(log).get(handle);
   const host: TurnHost = {
     log,
     createProvider: options.createProvider ?? ((pin: ModelPin) => createProvider(pin, keys, env)),

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import type { SessionEvent } from '../../common/events.js';
 import { SessionLog } from '../log/sessionLog.js';
 import { createHarness, type LocalHarnessSession } from './harness.js';
@@ -13,6 +14,8 @@ import { changePolicy } from './policyChange.js';
 import { loadSessionState } from '../turn/loadState.js';
 import { createProvider, type ProviderKeys } from '../../providers/index.js';
 import { stopSessionBackground } from '../../runner/background.js';
+import { planUploads, stageUploads, uploadsNote } from './uploads.js';
+import { recordBackgroundEnds, stopBackgroundCommand } from './backgroundLog.js';
 import { runningCommand, type RunningCommand } from '../../runner/boxedCommand.js';
 import type { SessionIndex } from '../../store/sessionIndex.js';
 import { artifactNameFor } from '../../tools/runCommandTool.js';
@@ -179,6 +182,8 @@ export class TurnManager {
       prompt?: string;
       discardChanges?: boolean;
       attachments?: readonly AttachmentInput[];
+      /** Issue #32: other files, staged at `/session/uploads/<name>` and named in the prompt (as `keel run --file`). */
+      uploads?: readonly { name: string; data: Buffer }[];
       /** Issue #30: the prompt's plan mode (streamHarness's `planMode`). */
       planMode?: boolean;
     },
@@ -205,7 +210,19 @@ export class TurnManager {
         throw error;
       }
       const planMode = message !== undefined ? input.planMode : undefined;
-      return await this.run(sessionId, message, attachments, planMode);
+      // Checked (count, sizes) before anything is written; staged once every other check passed.
+      const uploads = message !== undefined ? (input.uploads ?? []) : [];
+      const inputs = uploads.map((file) => ({
+        name: file.name,
+        size: file.data.length,
+        open: () => Readable.from([file.data]),
+      }));
+      planUploads(inputs);
+      const staged = message !== undefined && inputs.length > 0;
+      const prompted = staged
+        ? { ...message, prompt: message.prompt + uploadsNote(await stageUploads(session.files, inputs)) }
+        : message;
+      return await this.run(sessionId, prompted, attachments, planMode);
     } catch (error) {
       if (this.running.get(sessionId) === 'reserved') this.running.delete(sessionId);
       if (error instanceof HarnessSessionBusyError) {
@@ -352,13 +369,18 @@ export class TurnManager {
   async stop(sessionId: string): Promise<boolean> {
     const turn = this.running.get(sessionId);
     if (turn === 'reserved') return false;
-    // Stopping the session stops the background commands its turns left running (issue #32), turn or not.
-    const background = await stopSessionBackground(sessionDir(this.options.home, sessionId));
+    // Stopping the session stops the background commands its turns left running (issue #32), turn or not; the
+    // turn being stopped records their ends, else they are recorded here.
+    const background = await stopSessionBackground(
+      sessionDir(this.options.home, sessionId),
+      'session_stopped',
+    );
     if (turn) {
       turn.controller.abort();
       await waitAtMost(turn.done, STOP_WAIT_MS);
       return true;
     }
+    if (background > 0) this.recordBackgroundEnds(sessionId);
     const summary = this.options.index.get(sessionId);
     if (summary?.status !== 'running') return background > 0;
     fs.writeFileSync(
@@ -366,6 +388,30 @@ export class TurnManager {
       `${process.pid}\n`,
     );
     return true;
+  }
+
+  /**
+   * Issue #32: the user's stop of one background command (the terminal dock's Stop); false when this Keel does
+   * not run it. Its end is recorded now when no turn runs, else by the turn when it ends.
+   */
+  async stopBackground(sessionId: string, handle: string): Promise<boolean> {
+    const stopped = await stopBackgroundCommand(this.options.home, sessionId, handle);
+    if (stopped && !this.running.has(sessionId)) this.recordBackgroundEnds(sessionId);
+    return stopped;
+  }
+
+  /** Records the background ends this process knows of while no turn runs; a held log leaves them for later. */
+  private recordBackgroundEnds(sessionId: string): void {
+    if (this.running.has(sessionId)) return;
+    try {
+      this.appendWhileIdle(sessionId, (log) => {
+        const events: SessionEvent[] = [];
+        recordBackgroundEnds(log, (event) => events.push(event));
+        return { events, value: undefined };
+      });
+    } catch {
+      // Another process holds the log (its turn): the ends stay in memory for this process's next turn.
+    }
   }
 
   /**

@@ -8,6 +8,8 @@ import { selectView } from './view.js';
 import {
   CANCELLED_RESULT,
   CONVERSATION_START_NOTE,
+  backgroundEndNeedsNote,
+  formatBackgroundEnded,
   SUMMARY_PREFIX,
   formatAttachmentHandles,
   formatFileStaged,
@@ -24,7 +26,7 @@ import {
 } from './validate.js';
 
 /** Version of `ProjectionFoldState`: a snapshot of another version is rebuilt from events, never read. */
-export const FOLD_STATE_VERSION = 3;
+export const FOLD_STATE_VERSION = 4;
 
 /** A call of the body still waiting for its result: the body indexes of its unanswered tool messages, in order. */
 type OpenCall = { seq: number; slots: number[] };
@@ -325,6 +327,10 @@ export class ProjectionFold {
         break;
       case 'file_staged':
         this.push({ role: 'user', content: formatFileStaged(event) });
+        break;
+      case 'background_exited':
+        // Issue #32: an end no call's result told (a stop, a crash, an exit between turns) is said where it sits.
+        if (backgroundEndNeedsNote(event)) this.push({ role: 'user', content: formatBackgroundEnded(event) });
         break;
       case 'hook_ran':
         // A PostToolUse hook's words ride in its call's result (turn/hookSteps.ts); the others' are a user turn.

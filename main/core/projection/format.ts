@@ -1,3 +1,4 @@
+import { describeBackgroundEnd } from '../../common/backgroundEvents.js';
 import type { EventOf } from '../../common/events.js';
 
 // The fixed strings and formats of the projection: byte-stable renderings of the events that become messages.
@@ -60,4 +61,23 @@ export function formatHeldDenied(
 /** Issue #30: what a hook told the model (its context, a block's reason), as the user turn it arrives in. */
 export function formatHookContext(event: EventOf<'hook_ran'>): string {
   return `<hook event="${event.event}" source="${event.source}">\n${event.context ?? ''}\n</hook>`;
+}
+
+/**
+ * Issue #32: whether the model learns of a background command's end only from a note (nothing told it in a call's
+ * result): Keel recorded it outside any call. `keel_ended` and `session_stopped` never come from a tool, also in
+ * logs from before `outsideCall`.
+ */
+export function backgroundEndNeedsNote(event: EventOf<'background_exited'>): boolean {
+  return event.outsideCall === true || event.reason === 'keel_ended' || event.reason === 'session_stopped';
+}
+
+/** Renders a background command's end the model did not read in a call's result, as a user note; byte-stable. */
+export function formatBackgroundEnded(event: EventOf<'background_exited'>): string {
+  const command = event.command === undefined ? '' : ` (${event.command})`;
+  const lost = event.reason === 'keel_ended' || event.reason === 'session_stopped';
+  return (
+    `[background command ${event.handle}${command} is not running: ${describeBackgroundEnd(event)}` +
+    `${lost ? '; it is never started again by itself' : ''}]`
+  );
 }

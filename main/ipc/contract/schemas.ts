@@ -28,6 +28,7 @@ export { NotificationSettings, turnNotification } from '../../common/notificatio
 export {
   type AttachmentMimeType,
   looksLikeSvg,
+  MAX_APP_UPLOAD_BYTES,
   MAX_ATTACHMENTS,
   MAX_IMAGE_BYTES,
   MAX_PDF_BYTES,

@@ -10,10 +10,16 @@ import {
 } from '../../common/events.js';
 import { PROMPT_MAX_CHARS } from './composerChannels.js';
 import { sessionId, seq, folder, SessionSummary, ProjectGroup, type ChannelSpec } from './schemas.js';
-import { MAX_ATTACHMENTS, MAX_IMAGE_BYTES, MAX_PDF_BYTES } from '../../common/attachments.js';
+import {
+  MAX_APP_UPLOAD_BYTES,
+  MAX_ATTACHMENTS,
+  MAX_IMAGE_BYTES,
+  MAX_PDF_BYTES,
+} from '../../common/attachments.js';
 
 /** Base64 of the largest file a prompt may carry (the core checks each file's own limit from its bytes). */
 const ATTACHMENT_BASE64_MAX = Math.ceil(Math.max(MAX_IMAGE_BYTES, MAX_PDF_BYTES) / 3) * 4;
+const UPLOAD_BASE64_MAX = Math.ceil(MAX_APP_UPLOAD_BYTES / 3) * 4;
 
 /** The channels of sessions, their events and turns. */
 export const sessionChannels = {
@@ -210,6 +216,19 @@ export const sessionChannels = {
           z.object({
             name: z.string().max(255).optional(),
             data: z.string().min(1).max(ATTACHMENT_BASE64_MAX),
+          }),
+        )
+        .max(MAX_ATTACHMENTS)
+        .default([]),
+      /**
+       * Issue #32: other files (not images or PDFs) dropped, pasted or picked, as base64: staged at
+       * `/session/uploads/<name>` (names sanitized, made distinct) and named in the prompt, as `keel run --file`.
+       */
+      uploads: z
+        .array(
+          z.object({
+            name: z.string().min(1).max(255),
+            data: z.string().max(UPLOAD_BASE64_MAX),
           }),
         )
         .max(MAX_ATTACHMENTS)

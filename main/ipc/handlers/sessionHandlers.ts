@@ -299,6 +299,7 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
           ...(name !== undefined ? { name } : {}),
           data: Buffer.from(data, 'base64'),
         })),
+        uploads: args.uploads.map(({ name, data }) => ({ name, data: Buffer.from(data, 'base64') })),
         ...(args.planMode !== undefined ? { planMode: args.planMode } : {}),
       }),
     }),

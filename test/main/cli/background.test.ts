@@ -62,7 +62,7 @@ describe.skipIf(process.platform !== 'linux')('keel run with a background comman
     expect(resultOf('get')).toContain('got:hello /cli');
     expect(resultOf('out'), resultOf('out')).toMatch(/bg-srv is running[\s\S]*GET \/cli/);
     expect(resultOf('stop')).toContain('[bg-srv stopped]');
-    expect(resultOf('again')).toMatch(/no background command bg-nope is running here/);
+    expect(resultOf('again')).toMatch(/no background command bg-nope was started in this session/);
     const background = events.filter((e) => e.kind.startsWith('background_'));
     expect(background.map((e) => e.kind)).toEqual([
       'background_started',
@@ -100,6 +100,9 @@ describe.skipIf(process.platform !== 'linux')('keel run with a background comman
     expect(result.code, result.stderr).toBe(0);
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(findBoxProcesses({ runIds: recordedRunIds(cli.home), token })).toEqual([]);
+    // Its end is in the log when keel run has ended (not left for a resume to find).
+    const ends = eventsOf(cli.home, onlySessionId(cli.home)).filter((e) => e.kind === 'background_exited');
+    expect(ends).toMatchObject([{ handle: 'bg-left', reason: 'keel_ended', outsideCall: true }]);
   });
 
   it('leaves nothing running when Keel is SIGKILLed while its background command runs', async () => {

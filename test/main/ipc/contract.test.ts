@@ -133,6 +133,9 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'models.localList': {},
   'models.localPull': { id: 'qwen2.5-coder-3b' },
   'models.localCancel': { id: 'qwen2.5-coder-3b' },
+  // Issue 32: background commands in the terminal dock.
+  'background.list': { sessionId: session },
+  'background.stop': { sessionId: session, handle: 'bg-srv' },
 };
 
 const payloads: { [T in TopicName]: TopicPayload<T> } = {

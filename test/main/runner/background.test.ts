@@ -9,6 +9,7 @@ import {
   startBackground,
   stopBackground,
   stopSessionBackground,
+  takeUnrecordedEnds,
 } from '../../../main/runner/background.js';
 import { runCommand } from '../../../main/runner/boxedCommand.js';
 import { findMarkedProcesses } from '../../../main/runner/processTree.js';
@@ -120,9 +121,15 @@ describe.skipIf(process.platform !== 'linux')('background commands in the box', 
     const runIds = findRunIds(key);
     expect(runIds.length).toBe(2);
     expect(runIds.flatMap((id) => findMarkedProcesses(id)).length).toBeGreaterThan(0);
-    expect(await stopSessionBackground(key)).toBe(2);
+    expect(await stopSessionBackground(key, 'session_stopped')).toBe(2);
     expect(await gone(runIds)).toEqual([]);
     expect(readBackground(key, 'w1')).toBeNull();
+    // Forgotten, but their ends wait for the host to record them, once.
+    expect(takeUnrecordedEnds(key)).toMatchObject([
+      { handle: 'w1', reason: 'session_stopped', command: 'echo one; sleep 60' },
+      { handle: 'w2', reason: 'session_stopped' },
+    ]);
+    expect(takeUnrecordedEnds(key)).toEqual([]);
   });
 });
 

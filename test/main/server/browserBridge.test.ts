@@ -162,6 +162,37 @@ describe('the browser bridge in Chromium', () => {
     expect(violations).toEqual([]);
   });
 
+  it('refuses a call bigger than the server takes in words, and keeps the link (issue #32)', async () => {
+    await openApp();
+    const answers = await page.evaluate(async () => {
+      const keel = (
+        globalThis as unknown as {
+          keel: {
+            turns: {
+              send(input: unknown): Promise<{ ok: boolean; error?: { code: string; message: string } }>;
+            };
+            projects: { recent(): Promise<{ ok: boolean }> };
+          };
+        }
+      ).keel;
+      const data = 'A'.repeat(5 * 1024 * 1024);
+      const big = await keel.turns.send({
+        sessionId: 'none',
+        prompt: 'two big files',
+        uploads: [
+          { name: 'a.txt', data },
+          { name: 'b.txt', data },
+        ],
+      });
+      return { big, after: await keel.projects.recent() };
+    });
+    expect(answers.big).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
+    expect(answers.big.error?.message).toMatch(
+      /^this request is 10\.0 MB and keel serve takes at most 8\.0 MB \(files travel in it\)/,
+    );
+    expect(answers.after.ok).toBe(true);
+  });
+
   it('answers a call made while the server is gone with an error, and reconnects when it is back', async () => {
     await openApp();
     const call = () =>

@@ -20,7 +20,7 @@ import {
 } from './composer/composerTokens.js';
 import './composer/composer.css';
 import { AttachButton, AttachmentTray } from './attachments/AttachmentTray.js';
-import { useAttachments, type SendAttachment } from './attachments/useAttachments.js';
+import { useAttachments, type SendFiles } from './attachments/useAttachments.js';
 
 type Props = {
   inputRef: RefObject<HTMLTextAreaElement | null>;
@@ -32,7 +32,7 @@ type Props = {
   awaitingApproval: boolean;
   busy: boolean;
   error: string | undefined;
-  onSend: (prompt: string, attachments: SendAttachment[]) => Promise<boolean>;
+  onSend: (prompt: string, files: SendFiles) => Promise<boolean>;
   /** The pinned model (issue #32: the tray says what it will not see). */
   model?: { provider: string; model: string };
   onStop: () => void;

@@ -25,7 +25,7 @@ import { commandRunsOf } from '../terminal/runStatus.js';
 import { useTerminalDock } from '../terminal/useTerminalDock.js';
 import { SurfaceLinks, SurfaceToggles, type MainSurface } from '../trace/SurfaceToggles.js';
 import { TraceView } from '../trace/TraceView.js';
-import type { SendAttachment } from './attachments/useAttachments.js';
+import type { SendFiles } from './attachments/useAttachments.js';
 import { Composer } from './Composer.js';
 import { FooterSplitter } from './FooterSplitter.js';
 import { HistoryResult } from './history/HistoryResult.js';
@@ -187,11 +187,11 @@ export function SessionView({
   );
 
   const send = useCallback(
-    async (prompt: string, attachments: SendAttachment[] = []) => {
+    async (prompt: string, files: SendFiles = { attachments: [], uploads: [] }) => {
       setBusy(true);
       setActionError(undefined);
       try {
-        await call(keel().turns.send({ sessionId, prompt, attachments }));
+        await call(keel().turns.send({ sessionId, prompt, ...files }));
         setOwnTurn(true);
         setSent((count) => count + 1);
         return true;

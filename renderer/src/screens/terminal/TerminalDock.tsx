@@ -1,5 +1,6 @@
 import { memo, type JSX } from 'react';
 import { keel } from '../../api/keel.js';
+import { BackgroundCommands } from './BackgroundCommands.js';
 import { send } from './send.js';
 import { CommandRunPane } from './CommandRunPane.js';
 import { commandOf, runStatusOf, type DockRunInfo } from './runStatus.js';
@@ -92,6 +93,7 @@ export const TerminalDock = memo(function TerminalDock({
           ×
         </button>
       </div>
+      <BackgroundCommands sessionId={sessionId} />
       <div className="dock-panes">
         {dock.tabs.length === 0 ? (
           <p className="dock-empty muted">

@@ -175,6 +175,30 @@ describe('summary requests', () => {
     expect(result.summary).toContain(`events #2–#${events[events.length - 1]?.seq}`);
   });
 
+  it('name background commands started and how they ended (issue #32), so a summary knows what still runs', () => {
+    const base = { at: '2026-01-01T00:00:00.000Z' };
+    const started = renderEvent(
+      {
+        ...base,
+        seq: 7,
+        kind: 'background_started',
+        handle: 'bg-d',
+        command: 'npm run dev',
+        toolCallId: 'd',
+        artifact: 'a',
+      },
+      1000,
+    );
+    const lost = renderEvent(
+      { ...base, seq: 9, kind: 'background_exited', handle: 'bg-d', reason: 'keel_ended' },
+      1000,
+    );
+    expect(started).toBe('#7 background command bg-d started: npm run dev');
+    expect(lost).toBe(
+      '#9 background command bg-d is not running: it ended with the Keel that ran it (Keel quit or crashed)',
+    );
+  });
+
   it('clip a huge tool output to fit, naming the event that holds the full text', () => {
     const event = sessionEvents(1, 20_000)[4] as SessionEvent;
     const text = renderEvent(event, 1000) ?? '';

@@ -7,7 +7,8 @@ import { listBackground } from '../../../../main/runner/background.js';
 import { findMarkedProcesses } from '../../../../main/runner/processTree.js';
 import { ProviderServer } from '../../../support/providerServer.js';
 import { makeRepo, makeTemp } from '../persistent/support.js';
-import { callTool, harnessFor } from './support.js';
+import { SessionLog } from '../../../../main/core/log/sessionLog.js';
+import { callTool, eventsOf, harnessFor, toolResultsSeen } from './support.js';
 
 // Issue #32: a background command lives across the session's turns in the host that runs them, and dies when
 // the session is stopped (a turn's Stop) or its host stops the session's processes (archive, delete, quit).
@@ -79,6 +80,23 @@ describe.skipIf(process.platform !== 'linux')('a session stopped with a backgrou
     const left = runIds.flatMap((runId) => findMarkedProcesses(runId));
     expect(left).toEqual([]);
     expect(listBackground(sessionDir(home, 'bg'))).toEqual([]);
+    // The log is the truth: its end is recorded by the stopped turn, outside any call.
+    const ends = eventsOf(home, 'bg').filter((e) => e.kind === 'background_exited');
+    expect(ends).toMatchObject([
+      { handle: 'bg-srv', reason: 'session_stopped', command: 'echo up; sleep 300', outsideCall: true },
+    ]);
+
+    // The next request tells the model, and a read of the handle says how it ended.
+    server.discardPending();
+    server.enqueue(callTool('command_output', { handle: 'bg-srv' }, 'read'), { kind: 'reply', text: 'ok' });
+    await generateHarness({ harness, session: 'bg', messages: [{ role: 'user', content: 'is it up?' }] });
+    expect(JSON.stringify(server.requests.at(-2)?.body)).toContain(
+      '[background command bg-srv (echo up; sleep 300) is not running: it was killed when the session was stopped; it is never started again by itself]',
+    );
+    expect(toolResultsSeen(server).at(-1)).toMatch(
+      /background command bg-srv \(echo up; sleep 300\) is gone: it was killed when the session was stopped/,
+    );
+    expect(eventsOf(home, 'bg').filter((e) => e.kind === 'background_exited')).toHaveLength(1);
   });
 
   it("ends with the host's stop of the session's processes (archive, delete, quit)", async () => {
@@ -95,6 +113,73 @@ describe.skipIf(process.platform !== 'linux')('a session stopped with a backgrou
     await harness.stopMcp('bg2');
     expect(listBackground(sessionDir(home, 'bg2'))).toEqual([]);
     expect(alive.filter((pid) => fs.existsSync(`/proc/${pid}`) && !isZombie(pid))).toEqual([]);
+    expect(eventsOf(home, 'bg2').filter((e) => e.kind === 'background_exited')).toMatchObject([
+      { handle: 'bg-srv', reason: 'session_stopped', outsideCall: true },
+    ]);
+  });
+
+  it("records keel_ended when the host stops every session's processes (quit)", async () => {
+    const harness = harnessFor(home, server, {});
+    await harness.sessions.getOrCreate({
+      id: 'quit',
+      create: { projectFolder: project, persistentDirs: {} },
+    });
+    server.enqueue(
+      callTool('run_command', { command: 'echo up; sleep 300', background: true, ready_text: 'up' }, 'srv'),
+      { kind: 'reply', text: 'started' },
+    );
+    await generateHarness({ harness, session: 'quit', messages: [{ role: 'user', content: 'start' }] });
+    await harness.stopMcp();
+    expect(listBackground(sessionDir(home, 'quit'))).toEqual([]);
+    expect(eventsOf(home, 'quit').filter((e) => e.kind === 'background_exited')).toMatchObject([
+      { handle: 'bg-srv', reason: 'keel_ended', outsideCall: true },
+    ]);
+  });
+
+  it('tells the model of a command a Keel that ended ran (from the log alone), once', async () => {
+    const harness = harnessFor(home, server, {});
+    await harness.sessions.getOrCreate({
+      id: 'lost',
+      create: { projectFolder: project, persistentDirs: {} },
+    });
+    server.enqueue({ kind: 'reply', text: 'hello' });
+    await generateHarness({ harness, session: 'lost', messages: [{ role: 'user', content: 'hi' }] });
+    // What a crashed Keel leaves: the start in the log, and nothing running here.
+    const log = SessionLog.open(home, 'lost', { write: true });
+    log.append(
+      {
+        kind: 'background_started',
+        handle: 'bg-dev',
+        command: 'npm run dev',
+        toolCallId: 'dev',
+        artifact: 'x.log',
+      },
+      { expectedLastSeq: log.lastSeq() },
+    );
+    log.close();
+    server.enqueue(
+      callTool('command_output', { handle: 'bg-dev' }, 'r1'),
+      callTool('stop_command', { handle: 'bg-never' }, 'r2'),
+      { kind: 'reply', text: 'restarting it' },
+    );
+    const turn = await generateHarness({
+      harness,
+      session: 'lost',
+      messages: [{ role: 'user', content: 'check the dev server' }],
+    });
+    expect(turn.outcome.status).toBe('completed');
+    const first = JSON.stringify(server.requests.at(-3)?.body);
+    const note =
+      '[background command bg-dev (npm run dev) is not running: it ended with the Keel that ran it (Keel quit or crashed); it is never started again by itself]';
+    expect(first).toContain(note);
+    // The note sits before the new prompt.
+    expect(first.indexOf(note)).toBeLessThan(first.indexOf('check the dev server'));
+    const [lostRead, neverStarted] = toolResultsSeen(server).slice(-2);
+    expect(lostRead).toMatch(/bg-dev \(npm run dev\) is gone: it ended with the Keel that ran it/);
+    expect(neverStarted).toMatch(/no background command bg-never was started in this session/);
+    expect(eventsOf(home, 'lost').filter((e) => e.kind === 'background_exited')).toMatchObject([
+      { handle: 'bg-dev', reason: 'keel_ended', outsideCall: true },
+    ]);
   });
 });
 

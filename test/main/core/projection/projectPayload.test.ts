@@ -289,6 +289,50 @@ describe('events that are not messages', () => {
       { role: 'user', content: '[file staged: /session/uploads/notes (0 bytes)]' },
     ]);
   });
+
+  it("tells the model of a background command's end no call's result told it (issue #32), not of one it read", () => {
+    const log = new LogBuilder();
+    log.user('start the server');
+    // Read in stop_command's result: no note.
+    log.add({ kind: 'background_exited', handle: 'bg-a', reason: 'stopped', toolCallId: 'stop1' });
+    // From before outsideCall: a tool's end, no note; a loss found on resume, a note.
+    log.add({ kind: 'background_exited', handle: 'bg-b', reason: 'exited', exitCode: 0 });
+    log.add({ kind: 'background_exited', handle: 'bg-c', reason: 'keel_ended' });
+    // Recorded by Keel outside any call.
+    log.add({
+      kind: 'background_exited',
+      handle: 'bg-d',
+      reason: 'session_stopped',
+      command: 'npm run dev',
+      outsideCall: true,
+    });
+    log.add({
+      kind: 'background_exited',
+      handle: 'bg-e',
+      reason: 'exited',
+      exitCode: 2,
+      command: 'npm test -- --watch',
+      outsideCall: true,
+    });
+    log.user('is it up?');
+    expect(project(log).messages.slice(2)).toEqual([
+      {
+        role: 'user',
+        content:
+          '[background command bg-c is not running: it ended with the Keel that ran it (Keel quit or crashed); it is never started again by itself]',
+      },
+      {
+        role: 'user',
+        content:
+          '[background command bg-d (npm run dev) is not running: it was killed when the session was stopped; it is never started again by itself]',
+      },
+      {
+        role: 'user',
+        content: '[background command bg-e (npm test -- --watch) is not running: it exited with code 2]',
+      },
+      { role: 'user', content: 'is it up?' },
+    ]);
+  });
 });
 
 describe('project instructions', () => {

@@ -194,6 +194,14 @@ export function buildLog(steps: readonly Step[], first?: NewEvent): SessionEvent
             mediaType: 'text/plain',
           },
           { kind: 'error', message: 'rate limited' },
+          {
+            kind: 'background_exited',
+            handle: 'bg-1',
+            reason: 'keel_ended',
+            command: 'npm run dev',
+            outsideCall: true,
+          },
+          { kind: 'background_exited', handle: 'bg-2', reason: 'stopped', toolCallId: id },
           { kind: 'policy_changed', policy: 'auto-edit' },
           { kind: 'subagent_started', childId: 'child', toolCallId: id, task: 'look', tools: ['grep'] },
         ];

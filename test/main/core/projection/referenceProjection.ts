@@ -16,6 +16,8 @@ import {
   CANCELLED_RESULT,
   CONVERSATION_START_NOTE,
   SUMMARY_PREFIX,
+  backgroundEndNeedsNote,
+  formatBackgroundEnded,
   formatFileStaged,
   formatHeldDenied,
   formatInterrupted,
@@ -213,6 +215,10 @@ function projectTail(tail: readonly SessionEvent[], through: number): Block[] {
         break;
       case 'file_staged':
         blocks.push({ message: { role: 'user', content: formatFileStaged(event) }, calls: [] });
+        break;
+      case 'background_exited':
+        if (backgroundEndNeedsNote(event))
+          blocks.push({ message: { role: 'user', content: formatBackgroundEnded(event) }, calls: [] });
         break;
       case 'approval_request':
         if (event.tool === HELD_BACK_TOOL) heldRequests.set(event.seq, event);

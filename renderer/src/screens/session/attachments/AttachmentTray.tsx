@@ -28,7 +28,6 @@ export function AttachButton({
         type="file"
         multiple
         hidden
-        accept="image/png,image/jpeg,image/gif,image/webp,application/pdf"
         aria-label="Attach files"
         onChange={(event) => {
           void attachments.add(Array.from(event.target.files ?? []));
@@ -47,6 +46,12 @@ export function AttachButton({
   );
 }
 
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
 /**
  * The composer's staged files (issue #32): one chip per file with its preview and a remove button, the last
  * refusal, and what the pinned model will not see; nothing at all while there is none of these.
@@ -61,20 +66,26 @@ export function AttachmentTray({ attachments, model }: Props): JSX.Element | nul
     pin && files.length > 0
       ? unshownAttachmentsWarning(
           pin,
-          files.map((file) => file.mimeType),
+          files.flatMap((file) => (file.mimeType ? [file.mimeType] : [])),
         )
       : undefined;
+  const uploads = files.filter((file) => !file.mimeType).length;
   if (files.length === 0 && !problem && !warning) return null;
   return (
     <div className="attachment-tray" aria-label="Attachments">
       {files.map((file) => (
         <span key={file.id} className="attachment-chip" data-testid="attachment-chip">
-          {file.mimeType === 'application/pdf' ? (
+          {file.mimeType === undefined ? (
+            <span className="attachment-pdf">FILE</span>
+          ) : file.mimeType === 'application/pdf' ? (
             <span className="attachment-pdf">PDF</span>
           ) : (
             <img src={`data:${file.mimeType};base64,${file.data}`} alt="" />
           )}
           <span className="attachment-name">{file.name}</span>
+          {file.mimeType === undefined ? (
+            <span className="attachment-size">{formatBytes(file.size)}</span>
+          ) : null}
           <button
             type="button"
             aria-label={`Remove ${file.name}`}
@@ -92,6 +103,13 @@ export function AttachmentTray({ attachments, model }: Props): JSX.Element | nul
       {warning ? (
         <p className="attachment-warning" role="status">
           {warning}
+        </p>
+      ) : null}
+      {uploads > 0 ? (
+        <p className="attachment-note">
+          {uploads === 1 ? 'The file' : `The ${uploads} files`} without a preview{' '}
+          {uploads === 1 ? 'is' : 'are'} staged at /session/uploads/ and named in your message; the model
+          reads {uploads === 1 ? 'it' : 'them'} with its tools.
         </p>
       ) : null}
     </div>

@@ -1,5 +1,6 @@
 import { useCallback, useMemo, useRef, useState, type ClipboardEvent, type DragEvent } from 'react';
 import {
+  MAX_APP_UPLOAD_BYTES,
   MAX_ATTACHMENTS,
   MAX_IMAGE_BYTES,
   MAX_PDF_BYTES,
@@ -10,18 +11,21 @@ import {
 
 /*
  * The files staged for the next prompt (issue #32): pasted (a screenshot from the clipboard), dropped on the
- * composer or picked. Each is read here and checked by its first bytes for quick feedback; main checks them
- * again (the bytes, the pixel limits) when the prompt is sent, and that check is the one that counts.
+ * composer or picked. Each is read here and checked by its first bytes for quick feedback: an image or a PDF
+ * rides with the prompt (main checks it again, the bytes and the pixel limits, and that check is the one that
+ * counts); any other file is staged at /session/uploads/<name> and named in the prompt (as `keel run --file`).
  */
 
-/** A file staged for the next prompt, read as base64 (what `turns.send` takes). */
 /** One file as `turns.send` takes it. */
 export type SendAttachment = { name: string; data: string };
+/** What `turns.send` takes of the staged files: images and PDFs, and the other files for /session/uploads. */
+export type SendFiles = { attachments: SendAttachment[]; uploads: SendAttachment[] };
 
 export type StagedFile = {
   id: number;
   name: string;
-  mimeType: AttachmentMimeType;
+  /** The type its bytes are (an image or a PDF); absent for a file staged into /session/uploads. */
+  mimeType?: AttachmentMimeType;
   size: number;
   data: string;
 };
@@ -34,7 +38,7 @@ export type Attachments = {
   remove: (id: number) => void;
   clear: () => void;
   /** What `turns.send` takes. */
-  forSend: () => SendAttachment[];
+  forSend: () => SendFiles;
   onPaste: (event: ClipboardEvent) => void;
   onDragOver: (event: DragEvent) => void;
   onDrop: (event: DragEvent) => void;
@@ -49,13 +53,23 @@ function toBase64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
-/** The type a file's bytes are, or why it is refused. */
-function judge(name: string, bytes: Uint8Array): { mimeType: AttachmentMimeType } | { problem: string } {
+/** The type a file's bytes are (none: a file for /session/uploads), or why it is refused. */
+function judge(
+  name: string,
+  bytes: Uint8Array,
+): { mimeType: AttachmentMimeType | undefined } | { problem: string } {
   const mimeType = sniffAttachmentType(bytes);
   if (mimeType === undefined) {
-    return looksLikeSvg(bytes)
-      ? { problem: `"${name}" is an SVG image: SVG is not accepted (it can hold script); attach a PNG` }
-      : { problem: `"${name}" is not a PNG, JPEG, GIF, WebP image or a PDF` };
+    if (looksLikeSvg(bytes))
+      return { problem: `"${name}" is an SVG image: SVG is not accepted (it can hold script); attach a PNG` };
+    if (bytes.length > MAX_APP_UPLOAD_BYTES) {
+      return {
+        problem:
+          `"${name}" is ${megabytes(bytes.length)}; files other than images and PDFs are staged up to ` +
+          `${megabytes(MAX_APP_UPLOAD_BYTES)} from here (keel run --file takes up to 64 MB)`,
+      };
+    }
+    return { mimeType: undefined };
   }
   const max = mimeType === 'application/pdf' ? MAX_PDF_BYTES : MAX_IMAGE_BYTES;
   if (bytes.length > max)
@@ -85,7 +99,7 @@ export function useAttachments(enabled: boolean): Attachments {
         read.push({
           id: nextId.current++,
           name,
-          mimeType: verdict.mimeType,
+          ...(verdict.mimeType ? { mimeType: verdict.mimeType } : {}),
           size: bytes.length,
           data: toBase64(bytes),
         });
@@ -134,7 +148,10 @@ export function useAttachments(enabled: boolean): Attachments {
         setFiles([]);
         setProblem(undefined);
       },
-      forSend: () => files.map(({ name, data }) => ({ name, data })),
+      forSend: () => ({
+        attachments: files.filter((file) => file.mimeType).map(({ name, data }) => ({ name, data })),
+        uploads: files.filter((file) => !file.mimeType).map(({ name, data }) => ({ name, data })),
+      }),
       onPaste,
       onDragOver,
       onDrop,
