@@ -156,7 +156,8 @@ async function runTurn(
 function stopReasonOf(outcome: TurnOutcome): StopReason {
   switch (outcome.status) {
     case 'completed':
-      if (outcome.stop === undefined) return 'end_turn';
+      // A hook's continue: false ends the turn as the user's own setup asked: an ordinary end.
+      if (outcome.stop === undefined || outcome.stop.kind === 'hook') return 'end_turn';
       return outcome.stop.kind === 'refusal' || outcome.stop.kind === 'content_filter'
         ? 'refusal'
         : 'max_tokens';
