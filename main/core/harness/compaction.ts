@@ -11,7 +11,6 @@ import type { SessionLog } from '../log/sessionLog.js';
 import { formatPayloadText } from '../projection/payloadText.js';
 import { projectView } from '../projection/projectPayload.js';
 import { foldSession } from '../turn/state.js';
-import { hookStop } from '../turn/hookSteps.js';
 import { manualPreCompact, type ManualHookOptions } from './hookHost.js';
 import { describeError } from './describeError.js';
 import { HarnessError } from './errors.js';
@@ -72,7 +71,11 @@ export async function compactNow(log: SessionLog, options: CompactNowOptions): P
     const seenBefore = state.lastSeq;
     const ran = await manualPreCompact(log, created, state, options.hooks);
     for (const run of ran?.runs ?? []) options.onEvent?.(run);
-    if (ran?.stop) return { status: 'skipped', reason: hookStop('PreCompact', ran).message };
+    if (ran?.stop)
+      return {
+        status: 'skipped',
+        reason: `a PreCompact hook stopped the compaction: ${ran.stopReason ?? 'no reason given'}`,
+      };
     if (state.lastSeq !== seenBefore) events = log.read();
   }
   const provider = options.provider(state.pin);

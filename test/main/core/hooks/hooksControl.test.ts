@@ -190,9 +190,20 @@ describe.runIf(process.platform === 'linux')(
       });
       expect(outcome).toEqual({
         status: 'skipped',
-        reason: 'A PreCompact hook ended the turn: not now (PreCompact hook, ~/.claude/settings.json)',
+        reason:
+          'a PreCompact hook stopped the compaction: not now (PreCompact hook, ~/.claude/settings.json)',
       });
       expect(log.read().some((e) => e.kind === 'compaction')).toBe(false);
+    });
+
+    it('PreCompact (auto) continue:false: nothing is compacted and the turn ends before its request', async () => {
+      userHooks({ PreCompact: one(prints({ continue: false, stopReason: 'keep my context' }), 'auto') });
+      const log = fixture.createSession({ policy: 'ask', toolMode: 'write', contextWindow: 2_000 });
+      const outcome = await turn(log, 'word '.repeat(3_000), { compaction: { threshold: 0.5 } });
+      expect(outcome).toMatchObject({ status: 'completed', stop: { kind: 'hook' } });
+      expect(JSON.stringify(outcome)).toContain('keep my context');
+      expect(log.read().some((e) => e.kind === 'compaction')).toBe(false);
+      expect(fixture.server.requests).toHaveLength(0);
     });
 
     it('transcript_path: a redacted JSONL of the conversation, read-only, outside the project, gone afterwards', async () => {
