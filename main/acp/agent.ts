@@ -18,7 +18,7 @@ import {
   type LoadedSession,
   modesOf,
   readSession,
-  setPolicy,
+  setMode,
 } from './sessions.js';
 import { replayUpdates } from './updates.js';
 
@@ -140,13 +140,13 @@ export function serveAcp(
         }),
       );
       sendCommands(client, params.sessionId);
-      return { modes: modesOf(loaded.policy) };
+      return { modes: modesOf(loaded.policy, loaded.planMode) };
     })
     .onRequest('session/resume', ({ params, client }) => {
       clientFolder(params.cwd);
       const loaded = activate(params.sessionId);
       sendCommands(client, params.sessionId);
-      return { modes: modesOf(loaded.policy) };
+      return { modes: modesOf(loaded.policy, loaded.planMode) };
     })
     .onRequest('session/list', ({ params }) =>
       listSessions(options.home, params.cwd ?? undefined, params.cursor ?? undefined),
@@ -164,10 +164,10 @@ export function serveAcp(
       const session = activeOf(params.sessionId);
       if (session.turn)
         throw RequestError.invalidRequest(undefined, 'a prompt is running: cancel it or wait');
-      const policy = await setPolicy(options.home, params.sessionId, params.modeId);
+      const mode = await setMode(options.home, params.sessionId, params.modeId);
       await client.notify('session/update', {
         sessionId: params.sessionId,
-        update: { sessionUpdate: 'current_mode_update', currentModeId: policy },
+        update: { sessionUpdate: 'current_mode_update', currentModeId: mode },
       });
       return {};
     })

@@ -98,3 +98,54 @@ export function decisionOf(
   }
   throw new Error(`the editor chose option "${outcome.optionId}", which Keel did not offer for this request`);
 }
+
+/*
+ * Issue #30: a plan (present_plan) is not a tool call to allow: the editor approves it with the policy the
+ * session goes on in, or keeps planning (Keel's plan_approved / plan_rejected, as the app's plan card and
+ * `keel plan` record them). An editor's permission question has no text field: keeping planning sends the plan
+ * back with a fixed sentence for the model.
+ */
+
+const PLAN_OPTIONS = {
+  ask: { optionId: 'plan_approve_ask', name: 'Approve the plan; ask before each change', kind: 'allow_once' },
+  'auto-edit': {
+    optionId: 'plan_approve_auto_edit',
+    name: 'Approve the plan; edit without asking',
+    kind: 'allow_always',
+  },
+  'full-auto': {
+    optionId: 'plan_approve_full_auto',
+    name: 'Approve the plan; edit and run commands without asking',
+    kind: 'allow_always',
+  },
+} as const satisfies Record<string, PermissionOption>;
+const KEEP_PLANNING: PermissionOption = {
+  optionId: 'plan_keep_planning',
+  name: 'Keep planning',
+  kind: 'reject_once',
+};
+
+/** What the model reads when the editor kept planning (no comments can come through a permission question). */
+export const KEEP_PLANNING_COMMENTS =
+  'The user chose to keep planning in their editor (no comments): ask what to change, or revise the plan.';
+
+/** The options the editor shows for a plan waiting for its decision. */
+export function planOptions(): PermissionOption[] {
+  return [...Object.values(PLAN_OPTIONS), KEEP_PLANNING];
+}
+
+/** The plan decision the editor's answer stands for; undefined when cancelled; an unknown option is refused. */
+export function planDecisionOf(
+  outcome: RequestPermissionOutcome,
+):
+  | { decision: 'approve'; policy: keyof typeof PLAN_OPTIONS }
+  | { decision: 'reject'; comments: string }
+  | undefined {
+  if (outcome.outcome !== 'selected') return undefined;
+  if (outcome.optionId === KEEP_PLANNING.optionId)
+    return { decision: 'reject', comments: KEEP_PLANNING_COMMENTS };
+  for (const [policy, option] of Object.entries(PLAN_OPTIONS))
+    if (option.optionId === outcome.optionId)
+      return { decision: 'approve', policy: policy as keyof typeof PLAN_OPTIONS };
+  throw new Error(`the editor chose option "${outcome.optionId}", which Keel did not offer for this plan`);
+}

@@ -10,6 +10,8 @@ import {
 } from '@agentclientprotocol/sdk';
 import {
   allowedScopes,
+  decidePlan,
+  type PlanDecision,
   fetchHostOf,
   decideApproval,
   type ExpandedPrompt,
@@ -30,8 +32,11 @@ import {
   withWritableSession,
 } from '../core/harness/index.js';
 import type { ApprovalPreview } from '../common/harnessViews.js';
+import type { SessionEvent } from '../common/events.js';
+import { PRESENT_PLAN_TOOL, planTextOf } from '../common/planEvents.js';
 import { rebuildDiffs } from './diffs.js';
-import { decisionOf, permissionOptions } from './permissions.js';
+import { decisionOf, permissionOptions, planDecisionOf, planOptions } from './permissions.js';
+import { PLAN_MODE_ID } from './sessions.js';
 import { parseArguments, projectPath, toolKindOf, toolLocationsOf, toolTitleOf } from './toolCalls.js';
 import type { PathView } from './toolCalls.js';
 import { UpdateMapper } from './updates.js';
@@ -156,7 +161,8 @@ async function runTurn(
 function stopReasonOf(outcome: TurnOutcome): StopReason {
   switch (outcome.status) {
     case 'completed':
-      if (outcome.stop === undefined) return 'end_turn';
+      // A hook's continue: false ends the turn as the user's own setup asked: an ordinary end.
+      if (outcome.stop === undefined || outcome.stop.kind === 'hook') return 'end_turn';
       return outcome.stop.kind === 'refusal' || outcome.stop.kind === 'content_filter'
         ? 'refusal'
         : 'max_tokens';
@@ -198,12 +204,41 @@ async function answerPending(
       if (signal.aborted) return 'cancelled';
       throw error;
     }
+    if (ask.plan) {
+      const decided = planDecisionOf(response.outcome);
+      if (decided === undefined || signal.aborted) return 'cancelled';
+      await withPlanDecision(host, sessionId, ask.seq, decided);
+      continue;
+    }
     const decision = decisionOf(response.outcome, ask.scopes, ask.host);
     if (decision === undefined || signal.aborted) return 'cancelled';
     // The continued turn reports the call's start and result (a denial: its error result).
     await withDecision(host, sessionId, ask.seq, decision);
   }
   return 'answered';
+}
+
+/**
+ * Issue #30: records a plan's decision through the core (plan_approved with the policy chosen, or
+ * plan_rejected), then tells the editor the mode now current: the policy, or still plan.
+ */
+async function withPlanDecision(
+  host: PromptHost,
+  sessionId: string,
+  requestSeq: number,
+  decision: PlanDecision,
+): Promise<void> {
+  await withWritableSession(host.harness.home, sessionId, (log) => {
+    decidePlan(log, { ...decision, requestSeq });
+    return Promise.resolve();
+  });
+  await host.client.notify('session/update', {
+    sessionId,
+    update: {
+      sessionUpdate: 'current_mode_update',
+      currentModeId: decision.decision === 'approve' ? decision.policy : PLAN_MODE_ID,
+    },
+  });
 }
 
 /** Records the answer through the core's one decision function (the log, and a `tool` grant's project rule). */
@@ -223,6 +258,8 @@ async function withDecision(
 
 type Ask = {
   seq: number;
+  /** A present_plan request: answered by a plan decision, not an approval. */
+  plan?: true;
   scopes: ReturnType<typeof allowedScopes>;
   /** A web_fetch request's host (its `domain:` option). */
   host?: string;
@@ -248,6 +285,10 @@ async function pendingAsks(host: PromptHost, sessionId: string): Promise<Ask[]> 
       } catch {
         preview = undefined;
       }
+      if (request.tool === PRESENT_PLAN_TOOL) {
+        asks.push(planAsk(request));
+        continue;
+      }
       const scopes = allowedScopes(request);
       const fetchHost = request.tool === 'web_fetch' ? fetchHostOf(request.arguments) : undefined;
       asks.push({
@@ -270,6 +311,24 @@ async function pendingAsks(host: PromptHost, sessionId: string): Promise<Ask[]> 
   } finally {
     log.close();
   }
+}
+
+/** A plan waiting for its decision as the editor's question: the plan's text, the approve and keep-planning options. */
+function planAsk(request: Extract<SessionEvent, { kind: 'approval_request' }>): Ask {
+  return {
+    seq: request.seq,
+    plan: true,
+    scopes: [],
+    options: planOptions(),
+    toolCall: {
+      toolCallId: request.toolCallId,
+      title: 'Approve the plan',
+      kind: 'switch_mode',
+      status: 'pending',
+      rawInput: parseArguments(request.arguments),
+      content: [textContent(planTextOf(request.arguments) ?? request.arguments)],
+    },
+  };
 }
 
 /** What the editor shows with the question: each file's two texts, else the diff, the command and why. */

@@ -4,6 +4,7 @@ import { RequestError, type SessionInfo, type SessionModeState } from '@agentcli
 import { systemClock } from '../common/clock.js';
 import { Policy, ProviderKind, type SessionEvent } from '../common/events.js';
 import {
+  applyPlanMode,
   changePolicy,
   chooseModel,
   type Harness,
@@ -27,17 +28,26 @@ import type { PathView } from './toolCalls.js';
  * app and by `keel sessions`; any Keel session, whoever made it, can be listed, loaded and resumed here.
  */
 
-/** Keel's approval policies as ACP session modes, strictest first. */
+/** The ACP mode of Keel's plan mode (issue #30): not a policy, a state on top of one. */
+export const PLAN_MODE_ID = 'plan';
+
+/** Keel's approval policies as ACP session modes, strictest first, then plan mode. */
 const MODES: SessionModeState['availableModes'] = [
   { id: 'read-only', name: 'Read only', description: 'Reads and searches; no tool that changes anything.' },
   { id: 'ask', name: 'Ask', description: 'Asks before every change and every command.' },
   { id: 'auto-edit', name: 'Auto edit', description: 'Edits files in the checkout; asks before commands.' },
   { id: 'full-auto', name: 'Full auto', description: 'Edits and runs commands in the box without asking.' },
+  {
+    id: PLAN_MODE_ID,
+    name: 'Plan',
+    description:
+      'Reads and plans, changes nothing; the plan is yours to approve (with the policy to go on in).',
+  },
 ];
 
-/** The modes with the session's policy current. */
-export function modesOf(policy: Policy): SessionModeState {
-  return { currentModeId: policy, availableModes: MODES };
+/** The modes with the session's current one: plan while plan mode is on, else its policy. */
+export function modesOf(policy: Policy, planMode = false): SessionModeState {
+  return { currentModeId: planMode ? PLAN_MODE_ID : policy, availableModes: MODES };
 }
 
 /** The providers this home can use now (a key in the environment, or an OpenAI-compatible base URL). */
@@ -125,6 +135,8 @@ export type LoadedSession = {
   events: SessionEvent[];
   created: Extract<SessionEvent, { kind: 'session_created' }>;
   policy: Policy;
+  /** Plan mode is on (issue #30): the session's mode is `plan`. */
+  planMode: boolean;
   contextWindow: number;
   view: PathView;
 };
@@ -139,13 +151,16 @@ export function readSession(home: string, id: string): LoadedSession {
     const created = events[0];
     if (created?.kind !== 'session_created') throw RequestError.sessionNotFound(id);
     let policy: Policy = created.policy;
+    let planMode = false;
     let contextWindow = created.contextWindow;
     for (const event of events) {
-      // An approved plan (issue #30) sets the policy too.
+      // An approved plan (issue #30) sets the policy too, and ends plan mode.
       if (event.kind === 'policy_changed' || event.kind === 'plan_approved') policy = event.policy;
+      if (event.kind === 'plan_mode_changed') planMode = event.active;
+      if (event.kind === 'plan_approved') planMode = false;
       if (event.kind === 'model_changed') contextWindow = event.contextWindow;
     }
-    return { events, created, policy, contextWindow, view: pathViewOf(home, created) };
+    return { events, created, policy, planMode, contextWindow, view: pathViewOf(home, created) };
   } finally {
     log.close();
   }
@@ -204,21 +219,30 @@ function realOrSame(folder: string): string {
   }
 }
 
-/** Switches the session's policy (a `policy_changed` event, as `keel policy` records it: core/harness). */
-export async function setPolicy(home: string, id: string, modeId: string): Promise<Policy> {
+/**
+ * Switches the session's mode: `plan` turns Keel's plan mode on (a `plan_mode_changed`, as the app's toggle
+ * and `keel run --plan` record it; refused for a read-only session or while a plan waits); a policy turns plan
+ * mode off first, then records the policy (a `policy_changed`, as `keel policy` does: core/harness). Returns
+ * the mode now current.
+ */
+export async function setMode(home: string, id: string, modeId: string): Promise<string> {
   const policy = Policy.safeParse(modeId);
-  if (!policy.success)
-    throw RequestError.invalidParams({ modeId }, 'unknown mode: use read-only, ask, auto-edit or full-auto');
+  if (modeId !== PLAN_MODE_ID && !policy.success)
+    throw RequestError.invalidParams(
+      { modeId },
+      'unknown mode: use read-only, ask, auto-edit, full-auto or plan',
+    );
   await withWritableSession(home, id, (log) => {
     const [created] = log.read({ fromSeq: 1, limit: 1 });
     if (created?.kind !== 'session_created') throw RequestError.sessionNotFound(id);
     try {
-      changePolicy(log, policy.data);
+      applyPlanMode(log, modeId === PLAN_MODE_ID);
+      if (policy.success) changePolicy(log, policy.data);
     } catch (error) {
       if (error instanceof HarnessError) throw RequestError.invalidParams({ modeId }, error.message);
       throw error;
     }
     return Promise.resolve();
   });
-  return policy.data;
+  return modeId;
 }

@@ -166,6 +166,7 @@ export function summarizeEvent(event: SessionEvent): string {
         event.exitCode === null ? (event.timedOut ? 'timed out' : undefined) : `exit ${event.exitCode}`,
         `${event.durationMs} ms`,
         event.reason === undefined ? undefined : `— ${clip(event.reason, 100)}`,
+        event.stop ? `ended the turn: ${clip(event.stopReason ?? 'no reason given', 100)}` : undefined,
       );
     case 'plan_mode_changed':
       return event.active ? 'plan mode on: the model reads and presents a plan' : 'plan mode off';

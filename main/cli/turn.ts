@@ -95,7 +95,8 @@ function scopeHint(event: Extract<SessionEvent, { kind: 'approval_request' }>): 
 export function exitCodeOf(outcome: TurnOutcome): number {
   switch (outcome.status) {
     case 'completed':
-      if (outcome.stop === undefined) return ExitCode.ok;
+      // A hook's continue: false (issue #30) ends the turn as the user's setup asked: exit 0, its reason shown.
+      if (outcome.stop === undefined || outcome.stop.kind === 'hook') return ExitCode.ok;
       return outcome.stop.kind === 'refusal' || outcome.stop.kind === 'content_filter'
         ? ExitCode.declined
         : ExitCode.cutShort;

@@ -16,6 +16,8 @@ export const HookEventName = z.enum([
   'PreToolUse',
   'PostToolUse',
   'Stop',
+  /** A subagent's Stop: run in the child session when its model would end (the parent's SubagentStop hooks). */
+  'SubagentStop',
   'PreCompact',
   'Notification',
 ]);
@@ -48,8 +50,12 @@ export const HookRan = z.object({
   context: z.string().optional(),
   /** PreToolUse's `updatedInput`: the arguments the call runs with (and the approval shows). */
   updatedInput: z.record(z.string(), z.unknown()).optional(),
-  /** `continue: false`: the turn ends after this hook, with `stopReason`. */
+  /** `continue: false`: the turn ends after this hook (over any decision), with `stopReason` for the user. */
   stop: z.boolean().optional(),
+  /** `stopReason` with `continue: false`: shown to the user, never to the model. */
+  stopReason: z.string().optional(),
+  /** `suppressOutput: true`: what the hook printed on stdout is not kept in `output` (stderr still is). */
+  suppressed: z.boolean().optional(),
   /** `systemMessage`: shown to the user. */
   systemMessage: z.string().optional(),
   /** The start of what it printed (stdout then stderr), redacted; `bytes` it printed in all. */

@@ -10,10 +10,11 @@ export type StopDetails = z.infer<typeof StopDetails>;
 
 /**
  * An ending a person must be told about: the model declined (`refusal`), a content filter cut the reply, the
- * reply hit its output limit, the request its context window, or the provider paused the turn.
+ * reply hit its output limit, the request its context window, the provider paused the turn, or a hook ended it.
  */
 export type UnusualStop = {
-  kind: 'refusal' | 'content_filter' | 'output_limit' | 'context_limit' | 'paused';
+  /** `hook`: a user's hook ended the turn (`continue: false`, issue #30); the message carries its stopReason. */
+  kind: 'refusal' | 'content_filter' | 'output_limit' | 'context_limit' | 'paused' | 'hook';
   /** One sentence for the transcript and `keel run`, with the provider's own explanation when it gave one. */
   message: string;
 };

@@ -16,6 +16,7 @@ export const BoxMounts = z.object({
   hidden: z.array(z.string()).optional(),
   home: z.string().optional(),
   hostHome: z.string().optional(),
+  homeVariable: z.string().optional(),
 });
 
 /** Checked box mounts, as wrapCommand takes them. */
@@ -29,6 +30,7 @@ export function mountsOf(options: BoxMounts): BoxMounts {
     hidden: options.hidden,
     home: options.home,
     hostHome: options.hostHome,
+    homeVariable: options.homeVariable,
   };
 }
 

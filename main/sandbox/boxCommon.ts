@@ -51,6 +51,12 @@ export interface WrapOptions {
   home?: string;
   /** The user's real home, hidden except for toolchain folders. Defaults to `os.homedir()`. */
   hostHome?: string;
+  /**
+   * Issue #30: HOME's value inside the box when `home` is not set, with no mount of its own: a user's hook runs
+   * with HOME = the user's home path (hidden as ever; only the scripts pinned read-only are there), so `~/…`
+   * in its command names the script it names outside. Defaults to the private home.
+   */
+  homeVariable?: string;
   /** Private temp directory for sandboxes without a private /tmp (macOS, none). */
   tmpDir?: string;
   network: NetworkPolicy;

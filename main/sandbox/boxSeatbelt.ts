@@ -77,7 +77,10 @@ export function buildSeatbeltArgs(
 ): WrappedCommand {
   const { profile, params } = buildSeatbeltProfile(options);
   const tmpDir = options.tmpDir ?? os.tmpdir();
-  const env: Record<string, string> = { TMPDIR: tmpDir, HOME: options.home ?? path.join(tmpDir, 'home') };
+  const env: Record<string, string> = {
+    TMPDIR: tmpDir,
+    HOME: options.home ?? options.homeVariable ?? path.join(tmpDir, 'home'),
+  };
   if (options.network !== 'none' && options.proxy !== undefined && 'port' in options.proxy) {
     Object.assign(env, proxyEnvironment(`http://127.0.0.1:${options.proxy.port}`));
   }

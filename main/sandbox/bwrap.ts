@@ -74,7 +74,9 @@ export function buildBwrapArgs(
       : BWRAP_SECURITY_FLAGS.filter((flag) => flag !== '--unshare-net');
   const args = [...security, ...BWRAP_BASE_MOUNTS, '--tmpfs', '/run'];
 
-  if (options.home === undefined) {
+  if (options.home === undefined && options.homeVariable !== undefined) {
+    env.HOME = options.homeVariable;
+  } else if (options.home === undefined) {
     args.push('--dir', '/tmp/home');
     env.HOME = '/tmp/home';
   } else {

@@ -55,4 +55,33 @@ describe('the transcript of a session using a command, skills and a custom agent
     const index = items.findIndex((item) => item.type === 'user');
     expect(items[index - 1]?.text).toBe('Command /review src/ (.claude/commands/review.md)');
   });
+
+  it("shows a hook's continue:false as the turn's stop with its stopReason; other runs add no row", () => {
+    seq = 0;
+    const ran = (fields: Record<string, unknown>) =>
+      event({
+        kind: 'hook_ran',
+        source: '~/.claude/settings.json',
+        sha256: 'h',
+        command: 'c',
+        event: 'PreToolUse',
+        subject: 'call:1',
+        inputDigest: 'd',
+        decision: 'none',
+        output: '',
+        bytes: 0,
+        exitCode: 0,
+        durationMs: 1,
+        ...fields,
+      });
+    const items = foldTranscript([ran({}), ran({ stop: true, stopReason: 'frozen for the release' })]);
+    expect(items.filter((item) => item.type === 'stop')).toEqual([
+      expect.objectContaining({
+        stop: {
+          kind: 'hook',
+          message: 'A PreToolUse hook (~/.claude/settings.json) ended the turn: frozen for the release',
+        },
+      }),
+    ]);
+  });
 });

@@ -97,6 +97,8 @@ async function compact(context: CliContext, session: string, options: CompactOpt
           }
         },
         signal: controller.signal,
+        // Issue #30: the user's PreCompact hooks (trigger manual) run first, in the session's box.
+        hooks: { env: context.io.env, onNotice: (text) => context.io.stderr(`${text}\n`) },
         ...(options.rerun !== undefined ? { rerun: options.rerun } : {}),
       });
       switch (outcome.status) {

@@ -1,6 +1,6 @@
 import type { EventOf } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import type { BeforeRequestContext } from '../turn/engine.js';
+import type { BeforeRequestContext, TurnOutcome } from '../turn/engine.js';
 import type { RetryOptions } from '../../providers/retry.js';
 import type { ToolSpec } from '../../providers/types.js';
 import { buildCompaction, measureNextRequest } from './compact.js';
@@ -17,8 +17,13 @@ export type CompactionHookOptions = {
   /** The tool definitions sent with every request (they count against the window). */
   tools: readonly ToolSpec[];
   retry?: Omit<RetryOptions, 'signal'>;
-  /** Issue #30: runs once a compaction is decided, before it starts (the user's PreCompact hooks). */
-  beforeCompact?: (context: BeforeRequestContext) => Promise<void>;
+  /**
+   * Issue #30: runs once a compaction is decided, before it starts (the user's PreCompact hooks); an outcome
+   * it returns ends the turn instead (a hook's `continue: false`), nothing compacted.
+   */
+  beforeCompact?: (context: BeforeRequestContext) => Promise<TurnOutcome | undefined>;
+  /** Issue #30: runs once the compaction is appended (SessionStart hooks, source `compact`); may end the turn. */
+  afterCompact?: (context: BeforeRequestContext) => Promise<TurnOutcome | undefined>;
 };
 
 /** Trace stage of every compaction attempt (compacted, skipped or failed). */
@@ -70,12 +75,12 @@ export function compactedTraceDetail(
  */
 export function createCompactionHook(
   options: CompactionHookOptions,
-): (context: BeforeRequestContext) => Promise<void> {
+): (context: BeforeRequestContext) => Promise<TurnOutcome | undefined> {
   const { log, settings, tools } = options;
   return async (context) => {
     const { state } = context;
     const limit = compactionLimit(state.pin.contextWindow, settings.threshold);
-    if (!Number.isFinite(limit)) return;
+    if (!Number.isFinite(limit)) return undefined;
     // The log's projection is kept current (the engine sends it next); the events after the provider's last
     // report are read on demand, so measuring costs O(events since then), not O(session).
     const projection = log.projection();
@@ -97,13 +102,14 @@ export function createCompactionHook(
       count: upper,
       countLow: upper,
     };
-    if (measureNextRequest({ ...base, estimator: bound }).tokens <= limit) return;
+    if (measureNextRequest({ ...base, estimator: bound }).tokens <= limit) return undefined;
 
     const started = Date.now();
     const estimator = await loadEstimator(state.pin);
     const measure = measureNextRequest({ ...base, estimator });
-    if (measure.tokens <= limit) return;
-    await options.beforeCompact?.(context);
+    if (measure.tokens <= limit) return undefined;
+    const ended = await options.beforeCompact?.(context);
+    if (ended) return ended;
     const trace = traceCompaction(log, state.turns, started, {
       trigger: 'auto',
       limit,
@@ -131,13 +137,14 @@ export function createCompactionHook(
         reason: error instanceof Error ? error.message : String(error),
         tokensBefore: measure.tokens,
       });
-      return;
+      return undefined;
     }
     if (outcome.status !== 'compacted') {
       trace({ ...outcome, tokensBefore: measure.tokens });
-      return;
+      return undefined;
     }
     const event = context.append(outcome.event);
     trace(compactedTraceDetail({ ...outcome.event, seq: event.seq }, outcome));
+    return options.afterCompact?.(context);
   };
 }

@@ -11,6 +11,7 @@ import type { SessionLog } from '../log/sessionLog.js';
 import { formatPayloadText } from '../projection/payloadText.js';
 import { projectView } from '../projection/projectPayload.js';
 import { foldSession } from '../turn/state.js';
+import { manualPreCompact, type ManualHookOptions } from './hookHost.js';
 import { describeError } from './describeError.js';
 import { HarnessError } from './errors.js';
 import { systemPromptFor } from './workspace.js';
@@ -24,8 +25,13 @@ export type CompactNowOptions = {
   /** Seq of a compaction to re-run over the same range (both stay in the log). */
   rerun?: number;
   signal?: AbortSignal;
-  /** Called with the appended compaction event, before it is traced. */
+  /** Called with the appended compaction event, before it is traced (and with each hook run before it). */
   onEvent?: (event: SessionEvent) => void;
+  /**
+   * Issue #30: the user's PreCompact hooks (trigger `manual`) run first, with this environment (the user's home,
+   * what is redacted); a hook's `continue: false` skips the compaction. Without it, no hook runs.
+   */
+  hooks?: ManualHookOptions;
 };
 
 /** How a manual compaction ended; only `compacted` appended anything. */
@@ -47,7 +53,7 @@ export type CompactNowOutcome =
  * `expectedLastSeq`, and traces every attempt (stage `compaction`, trigger `manual` or `rerun`).
  */
 export async function compactNow(log: SessionLog, options: CompactNowOptions): Promise<CompactNowOutcome> {
-  const events = log.read();
+  let events = log.read();
   const created = events[0];
   if (created?.kind !== 'session_created')
     return { status: 'invalid_session', reason: `session ${log.id} has no session_created event` };
@@ -61,6 +67,17 @@ export async function compactNow(log: SessionLog, options: CompactNowOptions): P
     };
   }
   const state = foldSession(events);
+  if (options.hooks) {
+    const seenBefore = state.lastSeq;
+    const ran = await manualPreCompact(log, created, state, options.hooks);
+    for (const run of ran?.runs ?? []) options.onEvent?.(run);
+    if (ran?.stop)
+      return {
+        status: 'skipped',
+        reason: `a PreCompact hook stopped the compaction: ${ran.stopReason ?? 'no reason given'}`,
+      };
+    if (state.lastSeq !== seenBefore) events = log.read();
+  }
   const provider = options.provider(state.pin);
   const settings = resolveCompactionSettings(options.settings, created);
   // The prompt turns send (with a checkout session's workspace description), so the measure matches them.
@@ -115,6 +132,8 @@ export type RunCompactionOptions = {
   rerun?: number;
   signal?: AbortSignal;
   onEvent: (event: SessionEvent) => void;
+  /** What the user's PreCompact hooks say (systemMessage, a failure). */
+  onNotice?: (text: string) => void;
 };
 
 /**
@@ -141,6 +160,11 @@ export async function runCompaction(
       }
     },
     onEvent: options.onEvent,
+    hooks: {
+      env: options.env,
+      keys: options.keys,
+      ...(options.onNotice ? { onNotice: options.onNotice } : {}),
+    },
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.rerun !== undefined ? { rerun: options.rerun } : {}),
   });

@@ -60,6 +60,8 @@ export type HarnessRuntime = {
   mcpPool?: McpPool;
   /** Projections of this harness's sessions kept between turns, so a turn extends instead of re-reading. */
   logCache: LogCache;
+  /** Issue #30: sessions this harness (this process) has run a turn of: SessionStart `resume` runs once each. */
+  started: Set<string>;
 };
 
 const runtimes = new WeakMap<object, HarnessRuntime>();
@@ -89,6 +91,7 @@ export function createHarness<TExtraBody = unknown>(
   const runtime: HarnessRuntime = {
     home,
     logCache: new LogCache(),
+    started: new Set(),
     ...(mcpPool ? { mcpPool } : {}),
     options: options as HarnessOptions<unknown>,
     dirs,

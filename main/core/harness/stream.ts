@@ -145,6 +145,8 @@ async function runStreamed(
           // A --commit direct session's folder is photographed only when a tool (or an MCP server) may change it.
           beforeChanges: () => beginDirectChanges(log),
           ...(newTurn ? { turnCommand: input.command ?? null } : {}),
+          // Issue #30: the first prompt this process runs of a session with turns is a SessionStart `resume`.
+          ...(newTurn && state.turns > 0 && !runtime.started.has(log.id) ? { resumed: true } : {}),
           hooks: {
             onDelta: (delta) =>
               emit(
@@ -175,6 +177,7 @@ async function runStreamed(
           newTurn && input.attachments?.length
             ? keepAttachments(artifactsDir(log.dir), input.attachments)
             : undefined;
+        runtime.started.add(log.id);
         outcome = await runTurn(host, {
           ...(newTurn
             ? {

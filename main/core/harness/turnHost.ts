@@ -17,7 +17,10 @@ import { createToolRegistry } from '../../tools/registry.js';
 import { openSessionMcp } from '../mcp/sessionServers.js';
 import { applyPermissionRules, defaultUserHome, loadSetup } from '../setup/index.js';
 import { hooksOf } from '../hooks/config.js';
-import { preCompactHooks } from '../turn/hookSteps.js';
+import { afterCompactionHooks, hookStop, preCompactHooks } from '../turn/hookSteps.js';
+import type { HookEventName } from '../../common/hookEvents.js';
+import type { HookOutcome, HookScope } from '../hooks/run.js';
+import type { BeforeRequestContext, TurnOutcome } from '../turn/engine.js';
 import type { McpPool } from '../mcp/pool.js';
 import { homeOf } from '../paths.js';
 import { commandOfLastMessage, EMPTY_SETUP, listingOf, type CustomSetup } from '../custom/index.js';
@@ -76,6 +79,8 @@ export type TurnHostOptions = {
   custom?: CustomSetup;
   /** HarnessOptions.webFetch.testAddresses: the test seam of web_fetch (programmatic only). */
   fetchTestAddresses?: readonly string[];
+  /** Issue #30: TurnHost.resumed (this process's first turn of a session that has turns). */
+  resumed?: boolean;
 };
 
 /**
@@ -188,6 +193,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     systemPrompt: pinnedPromptOf(created, layout.hasCheckouts) + layout.promptSuffix,
     ...(spec ? {} : { custom: listingOf(custom) }),
     ...(lifecycleHooks.length > 0 ? { lifecycleHooks } : {}),
+    ...(options.resumed ? { resumed: true } : {}),
     instructions: () =>
       readProjectInstructions({
         workspace,
@@ -221,13 +227,16 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
             log,
             settings: compaction,
             tools: registry.definitions(),
-            beforeCompact: (context) =>
-              preCompactHooks({
-                host,
-                state: context.state,
-                append: context.append,
-                signal: context.signal,
-              }),
+            // Issue #30: the user's PreCompact hooks (trigger auto) before, SessionStart (source compact) after;
+            // a fresh `continue: false` of either ends the turn (before: nothing compacted).
+            beforeCompact: async (context) => {
+              const ran = await preCompactHooks(hookScopeOf(host, context));
+              return ran?.stop && !ran.replayed ? hookEnded('PreCompact', ran) : undefined;
+            },
+            afterCompact: async (context) => {
+              const ran = await afterCompactionHooks(hookScopeOf(host, context));
+              return ran?.stop && !ran.replayed ? hookEnded('SessionStart', ran) : undefined;
+            },
           }),
         }
       : {}),
@@ -253,4 +262,14 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     });
   }
   return host;
+}
+
+/** The hooks runner's view of a turn, from inside its beforeRequest. */
+function hookScopeOf(host: TurnHost, context: BeforeRequestContext): HookScope {
+  return { host, state: context.state, append: context.append, signal: context.signal };
+}
+
+/** The outcome of a turn a hook ended before its request (`continue: false`). */
+function hookEnded(event: HookEventName, ran: HookOutcome): TurnOutcome {
+  return { status: 'completed', text: '', stop: hookStop(event, ran) };
 }

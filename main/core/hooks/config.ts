@@ -1,5 +1,6 @@
+import path from 'node:path';
 import { HookEventName } from '../../common/hookEvents.js';
-import type { LoadedSetup } from '../setup/index.js';
+import type { LoadedSetup, SetupFile } from '../setup/index.js';
 import type { HooksBlock } from '../setup/parse.js';
 
 /*
@@ -22,6 +23,11 @@ export type HookDef = {
   /** The file as people see it (`~/.claude/settings.json`, `.codex/hooks.json`) and its sha256. */
   source: string;
   sha256: string;
+  /** Whose file it is: a user's hook may run the scripts of its own folder in the user's home (homeScripts.ts). */
+  scope: 'user' | 'project';
+  /** The folder of the file it came from (`~/.claude`, `<project>/.codex`), and the home or project it is in. */
+  folder: string;
+  root: string;
 };
 
 /** The command hooks of the files in effect, in file order; events Keel does not run and other types are left out. */
@@ -51,12 +57,23 @@ export function hooksOf(loaded: Pick<LoadedSetup, 'files'>): HookDef[] {
               handler.timeout === undefined ? DEFAULT_HOOK_TIMEOUT_MS : Math.ceil(handler.timeout * 1000),
             source,
             sha256: file.hash,
+            scope: file.scope,
+            folder: path.dirname(file.path),
+            root: rootOf(file),
           });
         }
       }
     }
   }
   return hooks;
+}
+
+/** The home or project folder a setup file sits in (its path without its relative path). */
+function rootOf(file: Pick<SetupFile, 'path' | 'relativePath'>): string {
+  const suffix = `${path.sep}${file.relativePath.split('/').join(path.sep)}`;
+  return file.path.endsWith(suffix)
+    ? file.path.slice(0, -suffix.length) || path.sep
+    : path.dirname(path.dirname(file.path));
 }
 
 /**

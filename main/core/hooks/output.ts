@@ -9,8 +9,10 @@ import type { HookDecision, HookEventName } from '../../common/hookEvents.js';
  *   prompt, PostToolUse and Stop hand the reason to the model (Stop: the turn goes on); for SessionStart,
  *   PreCompact and Notification it is only shown.
  * - any other exit, a timeout, a failure to start: a non-blocking error, shown, never an allow.
- * JSON (exit 0): `continue: false` + `stopReason`, `systemMessage`, `suppressOutput`; `decision: "block"` +
- * `reason` (UserPromptSubmit, PostToolUse, Stop; PreToolUse's older `"approve"` / `"block"`);
+ * JSON (exit 0): `continue: false` + `stopReason` (every event: the turn ends once the hooks ran, over any
+ * decision; Stop / SubagentStop then do not go on even when a hook blocks; the reason is the user's, not the
+ * model's), `systemMessage`, `suppressOutput` (stdout is not kept in the run's record); `decision: "block"` +
+ * `reason` (UserPromptSubmit, PostToolUse, Stop, SubagentStop; PreToolUse's older `"approve"` / `"block"`);
  * `hookSpecificOutput`: `permissionDecision` allow / deny / ask + `permissionDecisionReason` and
  * `updatedInput` (PreToolUse), `additionalContext` (UserPromptSubmit, SessionStart, PostToolUse).
  */
@@ -34,6 +36,10 @@ export type HookVerdict = {
   updatedInput?: Record<string, unknown>;
   /** `continue: false`: the turn ends. */
   stop?: boolean;
+  /** With `stop`: the hook's `stopReason`, for the user. */
+  stopReason?: string;
+  /** `suppressOutput: true`: stdout is not kept. */
+  suppressOutput?: boolean;
   systemMessage?: string;
 };
 
@@ -58,7 +64,15 @@ const HookJson = z.looseObject({
 /** Events whose plain stdout (exit 0) is context for the model. */
 const STDOUT_IS_CONTEXT = new Set<HookEventName>(['UserPromptSubmit', 'SessionStart']);
 /** Events a block (exit 2, `decision: "block"`) acts on; for the others it is only shown. */
-const CAN_BLOCK = new Set<HookEventName>(['PreToolUse', 'UserPromptSubmit', 'PostToolUse', 'Stop']);
+const CAN_BLOCK = new Set<HookEventName>([
+  'PreToolUse',
+  'UserPromptSubmit',
+  'PostToolUse',
+  'Stop',
+  'SubagentStop',
+]);
+/** Events whose block sends the model back to work; `continue: false` wins over it. */
+const STOP_EVENTS = new Set<HookEventName>(['Stop', 'SubagentStop']);
 
 /** The verdict of one run of a hook for `event`. Pure. */
 export function readHookRun(event: HookEventName, run: HookRun): HookVerdict {
@@ -100,8 +114,9 @@ function verdictOfJson(event: HookEventName, out: z.infer<typeof HookJson>): Hoo
   const verdict: HookVerdict = { decision: 'none' };
   if (out.continue === false) {
     verdict.stop = true;
-    if (out.stopReason) verdict.reason = out.stopReason;
+    if (out.stopReason) verdict.stopReason = out.stopReason;
   }
+  if (out.suppressOutput === true) verdict.suppressOutput = true;
   if (out.systemMessage) verdict.systemMessage = out.systemMessage;
   if (specific?.additionalContext && event !== 'PreToolUse') verdict.context = specific.additionalContext;
   if (event === 'PreToolUse') {
@@ -114,7 +129,8 @@ function verdictOfJson(event: HookEventName, out: z.infer<typeof HookJson>): Hoo
     if (specific?.updatedInput && decision !== 'deny') verdict.updatedInput = specific.updatedInput;
     return verdict;
   }
-  if (out.decision === 'block' && CAN_BLOCK.has(event)) {
+  // `continue: false` on a Stop hook ends the turn even when it also blocks (the reference: it takes precedence).
+  if (out.decision === 'block' && CAN_BLOCK.has(event) && !(verdict.stop && STOP_EVENTS.has(event))) {
     verdict.decision = 'block';
     verdict.reason = out.reason ?? `blocked by a ${event} hook`;
     verdict.context = [verdict.reason, verdict.context].filter(Boolean).join('\n');

@@ -4,10 +4,13 @@ import type { HookEventName, HookRan } from '../../common/hookEvents.js';
 import type { NewEvent, SessionEvent } from '../../common/events.js';
 import { runHookProcess } from '../../runner/hookProcess.js';
 import { extraWritablePaths, readOnlyPathsFor } from '../../tools/runCommandTool.js';
+import { visibleEvents } from '../projection/rewind.js';
 import type { TurnHost } from '../turn/host.js';
 import type { SessionState } from '../turn/state.js';
 import { matcherPicks, type HookDef } from './config.js';
+import { homeHookMounts } from './homeScripts.js';
 import { readHookRun, type HookVerdict } from './output.js';
+import { writeTranscript, type WrittenTranscript } from './transcript.js';
 
 /*
  * Runs the hooks of one event for a turn: each matching command in the session's box (the project as its
@@ -29,15 +32,22 @@ export type HookOutcome = {
   reason?: string;
   /** The last `updatedInput` of a run that did not deny. */
   updatedInput?: Record<string, unknown>;
-  /** `continue: false` from any run. */
+  /** `continue: false` from any run: the turn ends once the hooks ran, over any decision. */
   stop?: boolean;
+  /** With `stop`: the runs' `stopReason`s (with each hook's source), for the user. */
+  stopReason?: string;
+  /** Read back from the log (a resumed turn), not run now. */
+  replayed?: true;
   /** The events appended (or read back). */
   runs: HookRan[];
 };
 
+/** What running hooks needs of a host: a turn's, or the one a manual compaction builds (harness/hookHost.ts). */
+export type HookHost = Pick<TurnHost, 'log' | 'tools' | 'lifecycleHooks' | 'hooks'>;
+
 /** What the hooks runner needs of a turn. */
 export type HookScope = {
-  host: TurnHost;
+  host: HookHost;
   state: SessionState;
   append(event: NewEvent): SessionEvent;
   /** The turn's stop: a running hook is killed (its run is then an error). */
@@ -50,7 +60,11 @@ const RANK: Record<HookRan['decision'], number> = { none: 0, error: 1, allow: 2,
  * The hooks of `event` whose matcher picks one of `names` (a tool's names, a SessionStart source…); events
  * without a matcher (UserPromptSubmit, Stop) take every hook of theirs.
  */
-export function hooksFor(host: TurnHost, event: HookEventName, names?: readonly string[]): HookDef[] {
+export function hooksFor(
+  host: Pick<HookHost, 'lifecycleHooks'>,
+  event: HookEventName,
+  names?: readonly string[],
+): HookDef[] {
   return (host.lifecycleHooks ?? []).filter(
     (hook) => hook.event === event && (names === undefined || matcherPicks(hook.matcher, names)),
   );
@@ -83,47 +97,30 @@ export async function runHooks(
         (e): e is HookRan =>
           e.kind === 'hook_ran' && e.subject === options.subject && e.event === options.event,
       );
-    if (recorded.length > 0) return combine(recorded);
+    if (recorded.length > 0) return { ...combine(recorded), replayed: true };
   }
   if (options.replayOnly) return undefined;
   const tools = host.tools;
-  const boxRoot = tools.boxRoot ?? tools.workspace;
   const cwd = path.resolve(tools.workspace, tools.commandCwd ?? '.');
-  const stdin = JSON.stringify({
-    session_id: scope.state.sessionId,
-    transcript_path: '',
+  const redact = (text: string) => tools.redactor.redact(text);
+  // The conversation so far, redacted, in a private folder outside the project and Keel's home (transcript.ts).
+  const transcript = writeTranscript(visibleEvents(host.log.read({ validate: false })), {
+    sessionId: scope.state.sessionId,
     cwd,
-    permission_mode: scope.state.policy,
-    hook_event_name: options.event,
-    ...options.input,
+    redact,
   });
-  const inputDigest = createHash('sha256').update(stdin).digest('hex');
-  const writable = extraWritablePaths(boxRoot, tools.areas ?? []);
-  // The hooks of one event run together (as the formats run them); their events are appended in order.
-  const results = await Promise.all(
-    options.hooks.map(async (hook) => {
-      const result = await runHookProcess({
-        sandbox: tools.sandbox,
-        command: hook.command,
-        stdin,
-        workspace: boxRoot,
-        cwd,
-        ...(writable.length > 0 ? { writable } : {}),
-        readOnly: [...readOnlyPathsFor(boxRoot), ...(tools.boxReadOnly ?? [])],
-        ...(tools.boxHidden && tools.boxHidden.length > 0 ? { hidden: [...tools.boxHidden] } : {}),
-        network: tools.network ?? 'none',
-        env: { CLAUDE_PROJECT_DIR: cwd, KEEL_PROJECT_DIR: cwd, KEEL_HOOK_EVENT: options.event },
-        timeoutMs: hook.timeoutMs,
-        capBytes: HOOK_OUTPUT_CAP,
-        ...(scope.signal ? { signal: scope.signal } : {}),
-      });
-      return { hook, result, verdict: readHookRun(options.event, { ...result, timeoutMs: hook.timeoutMs }) };
-    }),
-  );
+  let results;
+  try {
+    results = await runAll(scope, options, cwd, transcript);
+  } finally {
+    transcript.remove();
+  }
   const runs: HookRan[] = [];
-  for (const { hook, result, verdict } of results) {
-    const redact = (text: string) => tools.redactor.redact(text);
-    const printed = [result.stdout, result.stderr].filter((text) => text !== '').join('\n');
+  for (const { hook, result, verdict, inputDigest } of results) {
+    // suppressOutput: the hook's stdout is not kept (what it decided still is).
+    const printed = [verdict.suppressOutput ? '' : result.stdout, result.stderr]
+      .filter((text) => text !== '')
+      .join('\n');
     const event = scope.append({
       kind: 'hook_ran',
       source: hook.source,
@@ -150,6 +147,59 @@ export async function runHooks(
   return combine(runs);
 }
 
+/**
+ * The matching hooks of one event, run together (as the formats run them) in the session's box, each reading
+ * the same input on stdin; a user's hook also sees its own scripts, read-only (homeScripts.ts).
+ */
+async function runAll(
+  scope: HookScope,
+  options: { event: HookEventName; hooks: readonly HookDef[]; input: Record<string, unknown> },
+  cwd: string,
+  transcript: WrittenTranscript,
+) {
+  const { tools } = scope.host;
+  const boxRoot = tools.boxRoot ?? tools.workspace;
+  const stdin = JSON.stringify({
+    session_id: scope.state.sessionId,
+    transcript_path: transcript.file,
+    cwd,
+    permission_mode: scope.state.planMode ? 'plan' : scope.state.policy,
+    hook_event_name: options.event,
+    ...options.input,
+  });
+  const inputDigest = createHash('sha256').update(stdin).digest('hex');
+  const writable = extraWritablePaths(boxRoot, tools.areas ?? []);
+  const hidden = [...(tools.boxHidden ?? [])];
+  return Promise.all(
+    options.hooks.map(async (hook) => {
+      const home = homeHookMounts(hook, hidden);
+      const result = await runHookProcess({
+        sandbox: tools.sandbox,
+        command: hook.command,
+        stdin,
+        workspace: boxRoot,
+        cwd,
+        ...(writable.length > 0 ? { writable } : {}),
+        readOnly: [
+          ...readOnlyPathsFor(boxRoot),
+          ...(tools.boxReadOnly ?? []),
+          transcript.folder,
+          ...(home?.readOnly ?? []),
+        ],
+        ...(hidden.length > 0 ? { hidden } : {}),
+        ...(home ? { homeVariable: home.homeVariable } : {}),
+        network: tools.network ?? 'none',
+        env: { CLAUDE_PROJECT_DIR: cwd, KEEL_PROJECT_DIR: cwd, KEEL_HOOK_EVENT: options.event },
+        timeoutMs: hook.timeoutMs,
+        capBytes: HOOK_OUTPUT_CAP,
+        ...(scope.signal ? { signal: scope.signal } : {}),
+      });
+      const verdict = readHookRun(options.event, { ...result, timeoutMs: hook.timeoutMs });
+      return { hook, result, verdict, inputDigest };
+    }),
+  );
+}
+
 function redactedVerdict(
   verdict: HookVerdict,
   redact: (text: string) => string,
@@ -160,6 +210,10 @@ function redactedVerdict(
     ...(verdict.context !== undefined ? { context: redact(verdict.context.slice(0, EVENT_CLIP)) } : {}),
     ...(verdict.updatedInput ? { updatedInput: verdict.updatedInput } : {}),
     ...(verdict.stop ? { stop: true } : {}),
+    ...(verdict.stopReason !== undefined
+      ? { stopReason: redact(verdict.stopReason.slice(0, EVENT_CLIP)) }
+      : {}),
+    ...(verdict.suppressOutput ? { suppressed: true } : {}),
     ...(verdict.systemMessage !== undefined
       ? { systemMessage: redact(verdict.systemMessage.slice(0, EVENT_CLIP)) }
       : {}),
@@ -172,13 +226,18 @@ export function combine(runs: readonly HookRan[]): HookOutcome {
   for (const run of runs) if (RANK[run.decision] > RANK[decision]) decision = run.decision;
   const deciding = runs.filter((run) => run.decision === decision && run.reason);
   const reason = deciding.map((run) => `${run.reason} (${run.event} hook, ${run.source})`).join('; ');
+  const stopping = runs.filter((run) => run.stop);
+  const stopReason = stopping
+    .map((run) => `${run.stopReason ?? 'no reason given'} (${run.event} hook, ${run.source})`)
+    .join('; ');
   const updated =
     decision === 'deny' ? undefined : runs.filter((run) => run.updatedInput).at(-1)?.updatedInput;
   return {
     decision,
     ...(reason ? { reason } : {}),
     ...(updated ? { updatedInput: updated } : {}),
-    ...(runs.some((run) => run.stop) ? { stop: true } : {}),
+    ...(stopping.length > 0 ? { stop: true } : {}),
+    ...(stopReason ? { stopReason } : {}),
     runs: [...runs],
   };
 }

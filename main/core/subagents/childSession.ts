@@ -348,15 +348,18 @@ class SubagentCallRun {
       // its requests end with the same environment block (with its own policy).
       ...(parent.instructions ? { instructions: parent.instructions } : {}),
       ...(parent.environment ? { environment: parent.environment } : {}),
-      // Issue #30: the parent's tool hooks hold for the child's calls (a refusing PreToolUse hook too); the
-      // session's own (SessionStart, prompts, Stop) stay the parent's.
+      // Issue #30: the parent's tool hooks hold for the child's calls (a refusing PreToolUse hook too), and its
+      // SubagentStop hooks run when the child would end; the session's own (SessionStart, prompts, Stop) stay
+      // the parent's.
       ...(parent.lifecycleHooks
         ? {
             lifecycleHooks: parent.lifecycleHooks.filter(
-              (hook) => hook.event === 'PreToolUse' || hook.event === 'PostToolUse',
+              (hook) =>
+                hook.event === 'PreToolUse' || hook.event === 'PostToolUse' || hook.event === 'SubagentStop',
             ),
           }
         : {}),
+      stopEvent: 'SubagentStop',
       maxSteps: Math.max(0, budget.maxTurns - usedTurns),
       // The parent's remaining budget on top of what the child spent already: its spend stays within it.
       ...(this.call.remaining

@@ -6,7 +6,13 @@ import { errorOutcome } from '../../tools/outcome.js';
 import type { CallPreview, ExpectedImages } from '../../tools/types.js';
 import { crashPoint } from '../crash.js';
 import { decideGate, keyFor, type HookSaid } from './gate.js';
-import { approvalNotification, postToolUse, preToolUse, rewrittenArguments } from './hookSteps.js';
+import {
+  approvalNotification,
+  endTurnByHook,
+  postToolUse,
+  preToolUse,
+  rewrittenArguments,
+} from './hookSteps.js';
 import { parallelRun, settleParallelRun } from './parallel.js';
 import type { TurnOutcome } from './host.js';
 import { settleUnknownOutcome } from './resume.js';
@@ -49,6 +55,8 @@ async function settleCall(turn: TurnScope, record: CallRecord): Promise<TurnOutc
     // A started call ran on its hooks' rewritten input: only that is taken back (its decision was acted on).
     const pre = await preToolUse(turn, record, parsed.call);
     if (pre) crashPoint('after_hook_decision');
+    // continue: false wins over any decision: this call and the message's others do not run, the turn ends.
+    if (pre?.stop && !record.started) return endTurnByHook(turn, 'PreToolUse', pre);
     if (pre?.decision === 'deny' && !record.started) {
       appendToolResult(turn, record, {
         content: JSON.stringify({
@@ -239,10 +247,13 @@ async function execute(
       ? await resume.applyOnce(parsed.args, ctx, images, plan)
       : await runParsed(parsed, ctx);
   // Issue #30: PostToolUse hooks (a formatter) run before the result is recorded; what they say follows it.
-  const outcome = await postToolUse(turn, record, parsed, ran);
+  const post = await postToolUse(turn, record, parsed, ran);
+  const { outcome } = post;
   turn.record(`tool:${parsed.tool.name}`, started, { toolCallId: record.call.id, isError: outcome.isError });
   crashPoint('after_tool_executed_before_result');
   appendToolResult(turn, record, outcome, key);
   if (turn.signal.aborted) return stopTurn(turn);
+  // A PostToolUse hook's continue: false: the call ran and is answered; the rest of the message does not run.
+  if (post.stop) return endTurnByHook(turn, 'PostToolUse', post.stop);
   return undefined;
 }

@@ -13,7 +13,7 @@ import { TurnSetupError, type TurnHost, type TurnOutcome } from './host.js';
 import type { SpendFigures } from '../../common/events.js';
 import { hasCaps, tighterCaps, type Caps, type Spend } from './budget.js';
 import { recordCustomChange } from './custom.js';
-import { promptHooks, sessionStartHooks, stopHooks } from './hookSteps.js';
+import { afterCompactionHooks, hookStop, promptHooks, sessionStartHooks, stopHooks } from './hookSteps.js';
 import { recordInstructionsChange } from './instructions.js';
 import { loadSessionState, spendOf } from './loadState.js';
 import { requestModel } from './request.js';
@@ -116,12 +116,14 @@ class Turn implements TurnScope {
     host.log.setRunning(true);
     try {
       if (input.prompt !== undefined) {
-        // Issue #30: SessionStart hooks on the session's first prompt; UserPromptSubmit hooks may refuse it.
-        await sessionStartHooks(this);
+        // Issue #30: SessionStart hooks (startup, resume; compact after a compaction the user ran), then the
+        // UserPromptSubmit hooks, may refuse the prompt or end the turn before it is recorded.
+        const started = (await sessionStartHooks(this)) ?? (await compactedStop(this));
+        if (started) return { status: 'completed', text: '', stop: started };
         const said = await promptHooks(this, input.prompt);
+        if (said.stop !== undefined) return { status: 'completed', text: '', stop: said.stop };
         if (said.blocked !== undefined)
           return { status: 'failed', error: `a UserPromptSubmit hook refused this prompt: ${said.blocked}` };
-        if (said.stop !== undefined) return { status: 'failed', error: said.stop };
         this.append({
           kind: 'user_message',
           content: input.prompt,
@@ -297,15 +299,26 @@ class Turn implements TurnScope {
         continue;
       }
       if (answered.toolCalls.length === 0) {
-        // Issue #30: a Stop hook may send the model back to work (bounded: hookSteps.ts).
-        if (await stopHooks(this, this.state.lastSeq, this.stopContinuations)) {
+        // Issue #30: a Stop hook may send the model back to work (bounded: hookSteps.ts), or end the turn.
+        const stopped = await stopHooks(this, answered, this.stopContinuations);
+        if (stopped.again) {
           this.stopContinuations++;
           continue;
         }
         this.finalText = answered.content;
-        this.finalStop = unusualStop(answered.stopReason, answered.stopDetails);
+        this.finalStop = stopped.stop ?? unusualStop(answered.stopReason, answered.stopDetails);
+        if (stopped.stop) return { status: 'completed', text: this.finalText, stop: stopped.stop };
         if (this.finalStop?.kind === 'refusal') this.setAsideRefusedTurn();
       }
     }
   }
+}
+
+/**
+ * Issue #30: the SessionStart hooks (source `compact`) a compaction the user ran since the last turn calls for,
+ * when the turn starts; a `continue: false` made now ends the turn before the prompt.
+ */
+async function compactedStop(turn: TurnScope): Promise<UnusualStop | undefined> {
+  const ran = await afterCompactionHooks(turn);
+  return ran?.stop && !ran.replayed ? hookStop('SessionStart', ran) : undefined;
 }

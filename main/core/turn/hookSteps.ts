@@ -1,10 +1,13 @@
 import type { EventOf } from '../../common/events.js';
+import type { HookEventName } from '../../common/hookEvents.js';
+import type { UnusualStop } from '../../common/stopReasons.js';
 import { claudeToolNames } from '../custom/toolNames.js';
 import { hooksFor, runHooks, type HookOutcome, type HookScope } from '../hooks/run.js';
 import type { ParsedToolCall } from '../../tools/execute.js';
 import type { ToolOutcome } from '../../tools/types.js';
-import type { TurnScope } from './scope.js';
-import type { CallRecord } from './state.js';
+import type { TurnOutcome } from './host.js';
+import { appendToolResult, type TurnScope } from './scope.js';
+import { unansweredCalls, type CallRecord } from './state.js';
 
 /*
  * Issue #30: where a turn runs the user's hooks (main/core/hooks): before and after a tool, when the model
@@ -16,6 +19,30 @@ import type { CallRecord } from './state.js';
 export const MAX_STOP_CONTINUATIONS = 3;
 
 const notice = (turn: TurnScope) => turn.host.hooks?.onNotice;
+
+/** What the model reads as the result of a call a hook's `continue: false` kept from running (no stopReason). */
+export const HOOK_STOPPED_RESULT = JSON.stringify({ error: 'not run: a hook ended the turn' });
+
+/** The notice of a turn a hook ended (`continue: false`): its `stopReason`, for the user only. */
+export function hookStop(event: HookEventName, outcome: Pick<HookOutcome, 'stopReason'>): UnusualStop {
+  return {
+    kind: 'hook',
+    message: `A ${event} hook ended the turn: ${outcome.stopReason ?? 'no reason given'}`,
+  };
+}
+
+/**
+ * Ends a turn a tool hook stopped (`continue: false`): every call of the newest message that has not run
+ * (none started, no request waiting) is answered "not run", so the log alone says what happened to each and
+ * nothing runs them later; the turn completes with the hook's notice.
+ */
+export function endTurnByHook(turn: TurnScope, event: HookEventName, outcome: HookOutcome): TurnOutcome {
+  for (const record of unansweredCalls(turn.state)) {
+    if (record.started || record.request || record.call.name === 'spawn_subagent') continue;
+    appendToolResult(turn, record, { content: HOOK_STOPPED_RESULT, isError: true });
+  }
+  return { status: 'completed', text: '', stop: hookStop(event, outcome) };
+}
 
 /** The names a tool's matcher may use: Claude Code's (`Bash`, `Write`…) first, then Keel's. */
 function toolNames(tool: string): string[] {
@@ -85,7 +112,7 @@ export async function postToolUse(
   record: CallRecord,
   parsed: ParsedToolCall,
   outcome: ToolOutcome,
-): Promise<ToolOutcome> {
+): Promise<{ outcome: ToolOutcome; stop?: HookOutcome }> {
   const names = toolNames(parsed.tool.name);
   const ran = await runHooks(turn, {
     event: 'PostToolUse',
@@ -102,32 +129,41 @@ export async function postToolUse(
   const said = (ran?.runs ?? []).flatMap((run) =>
     run.context ? [`[PostToolUse hook ${run.source}: ${run.context}]`] : [],
   );
-  return said.length === 0 ? outcome : { ...outcome, content: `${outcome.content}\n${said.join('\n')}` };
+  const told =
+    said.length === 0 ? outcome : { ...outcome, content: `${outcome.content}\n${said.join('\n')}` };
+  return { outcome: told, ...(ran?.stop ? { stop: ran } : {}) };
 }
 
 /**
- * The Stop hooks when the model would end the turn (`assistant`: its final message). A block (exit code 2,
- * `decision: "block"`) is recorded with its reason as context, which sends the model back to work; at most
- * MAX_STOP_CONTINUATIONS times in a row, after which the Stop hooks are not run again in this turn.
+ * The Stop hooks when the model would end the turn (`assistant`: its final message; a subagent's session runs
+ * its parent's SubagentStop hooks instead). A block (exit code 2, `decision: "block"`) is recorded with its
+ * reason as context and `again` sends the model back to work, at most MAX_STOP_CONTINUATIONS times in a row,
+ * after which the hooks are not run again in this turn; `stop` (a `continue: false`) ends the turn over a block.
  */
-export async function stopHooks(turn: TurnScope, assistantSeq: number, continued: number): Promise<boolean> {
-  const hooks = hooksFor(turn.host, 'Stop');
-  if (hooks.length === 0) return false;
+export async function stopHooks(
+  turn: TurnScope,
+  assistant: EventOf<'assistant_message'>,
+  continued: number,
+): Promise<{ again?: true; stop?: UnusualStop }> {
+  const event = turn.host.stopEvent ?? 'Stop';
+  const hooks = hooksFor(turn.host, event);
+  if (hooks.length === 0) return {};
   if (continued >= MAX_STOP_CONTINUATIONS) {
     notice(turn)?.(
-      `Stop hooks sent the model back ${continued} times in a row; the turn ends without asking them again`,
+      `${event} hooks sent the model back ${continued} times in a row; the turn ends without asking them again`,
     );
-    return false;
+    return {};
   }
   const ran = await runHooks(turn, {
-    event: 'Stop',
-    subject: `stop:${assistantSeq}`,
+    event,
+    subject: `stop:${assistant.seq}`,
     hooks,
-    input: { stop_hook_active: continued > 0 },
-    since: assistantSeq,
+    input: { stop_hook_active: continued > 0, last_assistant_message: assistant.content },
+    since: assistant.seq,
     ...(notice(turn) ? { onNotice: notice(turn) } : {}),
   });
-  return ran?.decision === 'block';
+  if (ran?.stop) return { stop: hookStop(event, ran) };
+  return ran?.decision === 'block' ? { again: true } : {};
 }
 
 /**
@@ -138,7 +174,7 @@ export async function stopHooks(turn: TurnScope, assistantSeq: number, continued
 export async function promptHooks(
   turn: TurnScope,
   prompt: string,
-): Promise<{ blocked?: string; stop?: string }> {
+): Promise<{ blocked?: string; stop?: UnusualStop }> {
   const hooks = hooksFor(turn.host, 'UserPromptSubmit');
   if (hooks.length === 0) return {};
   const ran = await runHooks(turn, {
@@ -148,22 +184,50 @@ export async function promptHooks(
     input: { prompt },
     ...(notice(turn) ? { onNotice: notice(turn) } : {}),
   });
+  // continue: false wins over a block: the prompt is not processed either way, the user reads the stopReason.
+  if (ran?.stop) return { stop: hookStop('UserPromptSubmit', ran) };
   if (ran?.decision === 'block') return { blocked: ran.reason ?? 'blocked by a UserPromptSubmit hook' };
-  if (ran?.stop) return { stop: ran.reason ?? 'a UserPromptSubmit hook ended the turn' };
   return {};
 }
 
-/** SessionStart hooks, once per session (source `startup`), when its first turn starts. */
-export async function sessionStartHooks(turn: TurnScope): Promise<void> {
-  const hooks = hooksFor(turn.host, 'SessionStart', ['startup']);
-  if (hooks.length === 0 || turn.state.turns > 0) return;
-  await runHooks(turn, {
+/**
+ * SessionStart hooks before a prompt, with the source Keel has an equivalent of: `startup` on a session's first
+ * prompt (once: read back after), `resume` on the first prompt this process runs of a session that has turns
+ * (the host says so: `TurnHost.resumed`; `keel run --session`, the app after a restart, an ACP load, a fork).
+ * A `continue: false` of a run made now ends the turn before the prompt is recorded; read back, it does not.
+ */
+export async function sessionStartHooks(turn: TurnScope): Promise<UnusualStop | undefined> {
+  const source = turn.state.turns === 0 ? 'startup' : turn.host.resumed ? 'resume' : undefined;
+  if (source === undefined) return undefined;
+  const hooks = hooksFor(turn.host, 'SessionStart', [source]);
+  if (hooks.length === 0) return undefined;
+  const ran = await runHooks(turn, {
     event: 'SessionStart',
-    subject: 'session',
+    subject: source === 'startup' ? 'session' : `resume:${turn.state.lastSeq + 1}`,
     hooks,
-    input: { source: 'startup' },
-    since: 1,
+    input: { source },
+    ...(source === 'startup' ? { since: 1 } : {}),
     ...(notice(turn) ? { onNotice: notice(turn) } : {}),
+  });
+  return ran?.stop && !ran.replayed ? hookStop('SessionStart', ran) : undefined;
+}
+
+/**
+ * SessionStart hooks with source `compact` once after each compaction (an automatic one inside the turn, or one
+ * the user ran: then when the next turn starts), so a hook can give back what the summary dropped; their
+ * context follows the compaction. Read back once recorded (subject `compact:<seq>`).
+ */
+export async function afterCompactionHooks(scope: HookScope): Promise<HookOutcome | undefined> {
+  const hooks = hooksFor(scope.host, 'SessionStart', ['compact']);
+  const seq = hooks.length === 0 ? undefined : scope.host.log.lastSeqOfKind('compaction');
+  if (seq === undefined) return undefined;
+  return runHooks(scope, {
+    event: 'SessionStart',
+    subject: `compact:${seq}`,
+    hooks,
+    input: { source: 'compact' },
+    since: seq,
+    ...(scope.host.hooks?.onNotice ? { onNotice: scope.host.hooks.onNotice } : {}),
   });
 }
 
@@ -188,17 +252,23 @@ export async function approvalNotification(
 }
 
 /**
- * PreCompact hooks (trigger `auto`) once a compaction is decided, before it starts: they cannot stop it (the
- * formats give them no block), their runs are recorded.
+ * PreCompact hooks once a compaction is decided, before it starts: `auto` inside a turn, `manual` when the user
+ * compacts (`keel compact`, the app; harness/compaction.ts), with the user's instructions when there are any.
+ * The formats give them no block; a `continue: false` (made now, not read back) means the compaction does not
+ * start (`stop`, with the hooks' stopReason).
  */
-export async function preCompactHooks(scope: HookScope): Promise<void> {
-  const hooks = hooksFor(scope.host, 'PreCompact', ['auto']);
-  if (hooks.length === 0) return;
-  await runHooks(scope, {
+export async function preCompactHooks(
+  scope: HookScope,
+  trigger: 'auto' | 'manual' = 'auto',
+  instructions = '',
+): Promise<HookOutcome | undefined> {
+  const hooks = hooksFor(scope.host, 'PreCompact', [trigger]);
+  if (hooks.length === 0) return undefined;
+  return runHooks(scope, {
     event: 'PreCompact',
     subject: `compact:${scope.state.lastSeq}`,
     hooks,
-    input: { trigger: 'auto', custom_instructions: '' },
+    input: { trigger, custom_instructions: instructions },
     since: scope.state.lastSeq,
     ...(scope.host.hooks?.onNotice ? { onNotice: scope.host.hooks.onNotice } : {}),
   });

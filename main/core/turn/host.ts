@@ -78,6 +78,13 @@ export type TurnHost = {
    * project's approved ones; each runs in the session's box. Without them, none run.
    */
   lifecycleHooks?: readonly HookDef[];
+  /** Issue #30: the hook event run when the model would end a turn: a subagent's session runs `SubagentStop`. */
+  stopEvent?: 'SubagentStop';
+  /**
+   * Issue #30: this process has not run a turn of this session before and the session has turns: its first
+   * prompt here runs the SessionStart hooks with source `resume`.
+   */
+  resumed?: boolean;
   /**
    * The environment block of one request (main/core/prompts/environment.ts: date, OS, git, box, policy),
    * built before each request and sent after its last message; never logged. Without it, none is sent.
@@ -101,9 +108,9 @@ export type TurnHost = {
   retry?: Omit<RetryOptions, 'signal'>;
   /**
    * Runs before every model request (compaction hooks in here). Events it appends go through `append`, so
-   * the turn's state stays in step with the log.
+   * the turn's state stays in step with the log. An outcome it returns ends the turn before the request.
    */
-  beforeRequest?: (context: BeforeRequestContext) => Promise<void>;
+  beforeRequest?: (context: BeforeRequestContext) => Promise<TurnOutcome | void>;
   /**
    * Issue #37: the session's model, effort or policy changed while this turn runs (the app's header), taken
    * before each model request: each is appended then (a policy a read-only session cannot take, or the one in

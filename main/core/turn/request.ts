@@ -36,13 +36,14 @@ export async function requestModel(
     if (before && 'status' in before) return before;
   }
   if (host.beforeRequest) {
-    await host.beforeRequest({
+    const ended = await host.beforeRequest({
       state: turn.state,
       provider,
       systemPrompt: host.systemPrompt,
       signal: turn.signal,
       append: (event) => turn.append(event),
     });
+    if (ended) return ended;
   }
   const projectionStart = Date.now();
   // The log keeps its projection current event by event (and a long-lived host keeps it across turns).

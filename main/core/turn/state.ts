@@ -228,7 +228,13 @@ export function applyEvent(state: SessionState, event: SessionEvent): void {
       break;
     case 'hook_ran':
       // Issue #30: a Stop hook's block sends the model back to work with its reason (turn/hookSteps.ts).
-      if (event.event === 'Stop' && event.decision === 'block') state.lastConversational = event;
+      // A run that also said `continue: false` ended the turn instead (hookSteps.ts).
+      if (
+        (event.event === 'Stop' || event.event === 'SubagentStop') &&
+        event.decision === 'block' &&
+        !event.stop
+      )
+        state.lastConversational = event;
       break;
     case 'interrupted':
       state.openCalls = [];

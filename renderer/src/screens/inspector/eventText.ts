@@ -172,7 +172,10 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
       return {
         who: `${event.event} hook`,
         tone: 'other',
-        text: clip(`${event.source}: ${event.decision}${event.reason ? ` — ${event.reason}` : ''}`),
+        text: clip(
+          `${event.source}: ${event.decision}${event.reason ? ` — ${event.reason}` : ''}` +
+            (event.stop ? `; ended the turn: ${event.stopReason ?? 'no reason given'}` : ''),
+        ),
       };
     case 'session_created':
       return { who: 'Session created', tone: 'other', text: `${event.provider}:${event.model}` };

@@ -194,6 +194,20 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
         if (stop) items.push({ type: 'stop', key: `${key}-stop`, seq: event.seq, at: event.at, stop });
         break;
       }
+      case 'hook_ran':
+        // Issue #30: a hook's `continue: false` ended the turn; its stopReason is the user's to read.
+        if (event.stop)
+          items.push({
+            type: 'stop',
+            key,
+            seq: event.seq,
+            at: event.at,
+            stop: {
+              kind: 'hook',
+              message: `A ${event.event} hook (${event.source}) ended the turn: ${event.stopReason ?? 'no reason given'}`,
+            },
+          });
+        break;
       case 'interrupted': {
         const reasoning = reasoningText(event.reasoning);
         items.push({

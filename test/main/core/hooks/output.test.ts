@@ -90,13 +90,35 @@ describe('reading a run', () => {
     expect(readHookRun('PostToolUse', run({ stdout: 'ctx' }))).toEqual({ decision: 'none' });
     expect(
       readHookRun('PostToolUse', run({ stdout: JSON.stringify({ continue: false, stopReason: 'enough' }) })),
-    ).toMatchObject({ stop: true, reason: 'enough' });
+    ).toMatchObject({ stop: true, stopReason: 'enough' });
     expect(
       readHookRun(
         'PostToolUse',
         run({ stdout: JSON.stringify({ decision: 'block', reason: 'lint failed' }) }),
       ),
     ).toMatchObject({ decision: 'block', context: 'lint failed' });
+  });
+  it('continue:false wins over a Stop or SubagentStop block; suppressOutput is kept; SubagentStop can block', () => {
+    const both = JSON.stringify({ decision: 'block', reason: 'go on', continue: false, stopReason: 'halt' });
+    for (const event of ['Stop', 'SubagentStop'] as const)
+      expect(readHookRun(event, run({ stdout: both }))).toEqual({
+        decision: 'none',
+        stop: true,
+        stopReason: 'halt',
+      });
+    // Elsewhere the block is still read (the turn ends anyway, by the stop).
+    expect(readHookRun('PostToolUse', run({ stdout: both }))).toMatchObject({
+      decision: 'block',
+      stop: true,
+    });
+    expect(readHookRun('SubagentStop', run({ exitCode: 2, stderr: 'more' }))).toMatchObject({
+      decision: 'block',
+      context: 'more',
+    });
+    expect(readHookRun('Notification', run({ stdout: '{"suppressOutput":true}' }))).toEqual({
+      decision: 'none',
+      suppressOutput: true,
+    });
   });
 });
 
@@ -119,6 +141,7 @@ describe('combining and reading files', () => {
       ({
         kind,
         scope,
+        path: `/${scope}/${kind === 'hooks' ? '.codex/hooks.json' : '.claude/settings.json'}`,
         relativePath: kind === 'hooks' ? '.codex/hooks.json' : '.claude/settings.json',
         hash: 'h',
         json: { hooks },
@@ -135,7 +158,7 @@ describe('combining and reading files', () => {
               ],
             },
           ],
-          SubagentStop: [{ hooks: [{ type: 'command', command: 'b' }] }],
+          SessionEnd: [{ hooks: [{ type: 'command', command: 'b' }] }],
         }),
         file('hooks', 'project', {
           Stop: [
@@ -157,8 +180,20 @@ describe('combining and reading files', () => {
         timeoutMs: 2000,
         source: '~/.claude/settings.json',
         sha256: 'h',
+        scope: 'user',
+        folder: '/user/.claude',
+        root: '/user',
       },
-      { event: 'Stop', command: 'c', timeoutMs: 60_000, source: '.codex/hooks.json', sha256: 'h' },
+      {
+        event: 'Stop',
+        command: 'c',
+        timeoutMs: 60_000,
+        source: '.codex/hooks.json',
+        sha256: 'h',
+        scope: 'project',
+        folder: '/project/.codex',
+        root: '/project',
+      },
     ]);
   });
 });
