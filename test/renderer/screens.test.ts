@@ -3,13 +3,15 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSession, sendMessage, setUpApp } from './appFixture.js';
 import { HAS_CHROMIUM } from './harness.js';
-import { artifactScreenshot, SIZES } from './layoutMeasure.js';
+import { artifactScreenshot, measureControls, SIZES } from './layoutMeasure.js';
 
 /*
  * Issue #37: the main screens at 1280x800 and 900x600, captured to test-artifacts/screenshots/screen-*.png
  * (kept by CI; the README's screenshots in assets/screenshots/ are made from them): the sessions list, a
  * session with its transcript and an approval pending, the New session dialog and Settings. Each capture
- * first checks that what it shows is there, so a broken screen fails rather than being photographed.
+ * first checks that what it shows is there, so a broken screen fails rather than being photographed, and (but
+ * for the session view, which layout.test.ts measures) that at each size no control is drawn over by another or
+ * cut by a box that does not scroll.
  */
 
 let project: string;
@@ -19,6 +21,7 @@ const README_SHOTS = [
   ['screen-session-approval-1280x800.png', 'session-approval.png'],
   ['screen-new-session-900x600.png', 'new-session.png'],
   ['screen-settings-900x600.png', 'settings.png'],
+  ['screen-settings-endpoints-900x600.png', 'settings-endpoints.png'],
 ] as const;
 
 describe.skipIf(!HAS_CHROMIUM)('the main screens, captured', () => {
@@ -37,13 +40,20 @@ describe.skipIf(!HAS_CHROMIUM)('the main screens, captured', () => {
   it('captures the sessions list, a session with an approval pending, New session and Settings', async () => {
     const watched = app.watch('screens');
     const page = await app.goto();
-    const capture = async (name: string) => {
+    /** Captures the screen at each size; with `controls` (a CSS selector) also checks its controls there. */
+    const capture = async (name: string, controls?: string) => {
       for (const size of SIZES) {
         await page.setViewportSize({ width: size.width, height: size.height });
         await page.evaluate(
           'new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))',
         );
         await artifactScreenshot(page, `screen-${name}`);
+        if (controls === undefined) continue;
+        const measured = await measureControls(page, controls);
+        const where = `${name} at ${size.width}x${size.height}`;
+        expect(measured.covered, where).toEqual([]);
+        expect(measured.cut, where).toEqual([]);
+        expect(measured.checked, where).toBeGreaterThan(3);
       }
       await page.setViewportSize({ width: 1280, height: 800 });
     };
@@ -77,22 +87,30 @@ describe.skipIf(!HAS_CHROMIUM)('the main screens, captured', () => {
     await page.getByRole('button', { name: 'New session' }).first().click();
     const dialog = page.getByRole('dialog', { name: 'New session' });
     await dialog.waitFor();
-    await capture('new-session');
+    await capture('new-session', 'dialog[open]');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'detached' });
 
     await page.getByRole('button', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
-    await capture('settings');
+    await capture('settings', 'body');
+    // Its OpenAI-compatible endpoints, one added (not saved), with its own key field.
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const endpoint = page.locator('.endpoint-row').first();
+    await endpoint.getByLabel('Endpoint name').fill('Ollama');
+    await endpoint.getByLabel('Endpoint base URL').fill('http://127.0.0.1:11434/v1');
+    await endpoint.getByText('shared key').waitFor();
+    await page.locator('.endpoints').evaluate('(element) => element.scrollIntoView()');
+    await capture('settings-endpoints', 'body');
 
     // The list alone: no session open.
     await page.goto(app.serve.url);
     await page.getByRole('heading', { name: 'No session open' }).waitFor();
     await page.getByRole('option', { name: /Move the server/ }).waitFor();
-    await capture('sessions');
+    await capture('sessions', 'body');
 
     const files = fs.readdirSync(path.join(process.cwd(), 'test-artifacts', 'screenshots'));
-    for (const name of ['session-approval', 'new-session', 'settings', 'sessions'])
+    for (const name of ['session-approval', 'new-session', 'settings', 'settings-endpoints', 'sessions'])
       for (const size of SIZES) expect(files).toContain(`screen-${name}-${size.width}x${size.height}.png`);
     // KEEL_README_SCREENSHOTS=1 refreshes the README's copies (assets/screenshots/, committed).
     if (process.env.KEEL_README_SCREENSHOTS === '1') {
