@@ -1,6 +1,6 @@
 import { IpcFailure } from '../ipc/errors.js';
-import { homeKeyCipher, type KeyChanges, type KeyStore } from '../ipc/keys.js';
-import { readKeyFile, type SecretCipher, writeKeyFile } from '../core/harness/index.js';
+import type { KeyChanges, KeyStore } from '../ipc/keys.js';
+import { homeKeyCipher, readKeyFile, type SecretCipher, writeKeyFile } from '../core/harness/index.js';
 
 export { KEYS_FILE } from '../core/harness/index.js';
 

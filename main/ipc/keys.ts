@@ -1,10 +1,9 @@
 import {
-  fileKeyCipher,
+  homeKeyCipher,
+  homeStoredKeys,
   type KeyChanges,
   type ProviderKeyName,
   type ProviderKeys,
-  readKeyFile,
-  type SecretCipher,
   writeKeyFile,
 } from '../core/harness/index.js';
 
@@ -50,14 +49,6 @@ export function endpointKeyUrls(store: KeyStore): string[] {
   return Object.keys(store.read().endpoints ?? {}).sort();
 }
 
-/** The home's key-file cipher, made (and its key file read) only when an entry is sealed or opened. */
-export function homeKeyCipher(home: string): SecretCipher {
-  return {
-    encrypt: (text) => fileKeyCipher(home).encrypt(text),
-    decrypt: (data) => fileKeyCipher(home).decrypt(data),
-  };
-}
-
 /**
  * Issue #37: `keel serve`'s keys typed in the page, kept as the app keeps its own: in the key file
  * (`<home>/keys.json`), each entry AES-256-GCM under the home's 0600 key file (plain Node has no OS keychain;
@@ -68,7 +59,7 @@ export function fileKeyStore(home: string): KeyStore {
   const cipher = homeKeyCipher(home);
   return {
     kind: 'file',
-    read: () => readKeyFile(home, { file: cipher }),
+    read: () => homeStoredKeys(home),
     write: (changes) => writeKeyFile(home, changes, { name: 'file', cipher }),
   };
 }

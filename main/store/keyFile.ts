@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { endpointKeyOf } from '../common/appSettings.js';
-import type { SecretCipher } from './mcpCredentials.js';
+import { fileKeyCipher, type SecretCipher } from './mcpCredentials.js';
 
 /*
  * Issue #37: the one file Keel keeps API keys in, `keys.json` (the app's `<userData>`, `keel serve`'s home; the
@@ -117,4 +117,20 @@ export function writeKeyFile(
   const temp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(temp, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
   fs.renameSync(temp, file);
+}
+
+/** The home's key-file cipher, made (and its key file read) only when an entry is sealed or opened. */
+export function homeKeyCipher(home: string): SecretCipher {
+  return {
+    encrypt: (text) => fileKeyCipher(home).encrypt(text),
+    decrypt: (data) => fileKeyCipher(home).decrypt(data),
+  };
+}
+
+/**
+ * The keys plain Node can open in `<home>/keys.json` (those `keel serve` saved; the app's OS-keychain entries
+ * cannot be opened without Electron): what `keel serve` and the `keel` CLI use before the environment's.
+ */
+export function homeStoredKeys(home: string): StoredKeys {
+  return readKeyFile(home, { file: homeKeyCipher(home) });
 }

@@ -223,6 +223,8 @@ export { readSettings, type Settings, writeSettings } from '../../store/settings
 export {
   type KeyChanges,
   type KeyCipherName,
+  homeKeyCipher,
+  homeStoredKeys,
   KEYS_FILE,
   type ProviderKeyName,
   readKeyFile,
