@@ -24,6 +24,25 @@ const README_SHOTS = [
   ['screen-settings-endpoints-900x600.png', 'settings-endpoints.png'],
 ] as const;
 
+/**
+ * The boxes in `root` (itself included) that clip or scroll and whose contents are wider than they are: text cut
+ * at a dialog's edge, or a sideways scroll bar. Form fields (a long value scrolls in its field), labels hidden for
+ * screen readers and one-line texts ellipsized on purpose are left out.
+ */
+const WIDER_THAN_BOX = `(root) => {
+  const box = document.querySelector(root);
+  return [box, ...box.querySelectorAll('*')]
+    .filter((element) => !['INPUT', 'TEXTAREA', 'SELECT'].includes(element.tagName))
+    .filter((element) => !element.closest('.visually-hidden'))
+    .filter((element) => {
+      const style = getComputedStyle(element);
+      // A one-line text cut with an ellipsis on purpose (a long title) is not cut by accident.
+      return /auto|scroll|hidden|clip/.test(style.overflowX) && style.textOverflow !== 'ellipsis';
+    })
+    .filter((element) => element.scrollWidth > element.clientWidth + 1)
+    .map((element) => element.tagName.toLowerCase() + '.' + element.className + ' ' + element.scrollWidth + ' > ' + element.clientWidth);
+}`;
+
 describe.skipIf(!HAS_CHROMIUM)('the main screens, captured', () => {
   const app = setUpApp({
     prefix: 'keel-ui-screens-',
@@ -40,8 +59,10 @@ describe.skipIf(!HAS_CHROMIUM)('the main screens, captured', () => {
   it('captures the sessions list, a session with an approval pending, New session and Settings', async () => {
     const watched = app.watch('screens');
     const page = await app.goto();
-    /** Captures the screen at each size; with `controls` (a CSS selector) also checks its controls there. */
-    const capture = async (name: string, controls?: string) => {
+    const widerThanBox = (root: string) =>
+      page.evaluate<string[]>(`(${WIDER_THAN_BOX})(${JSON.stringify(root)})`);
+    /** Captures the screen at each size; with `controls` (a CSS selector) also checks its (`atLeast`) controls there. */
+    const capture = async (name: string, controls?: string, atLeast = 4) => {
       for (const size of SIZES) {
         await page.setViewportSize({ width: size.width, height: size.height });
         await page.evaluate(
@@ -53,7 +74,9 @@ describe.skipIf(!HAS_CHROMIUM)('the main screens, captured', () => {
         const where = `${name} at ${size.width}x${size.height}`;
         expect(measured.covered, where).toEqual([]);
         expect(measured.cut, where).toEqual([]);
-        expect(measured.checked, where).toBeGreaterThan(3);
+        expect(measured.checked, where).toBeGreaterThanOrEqual(atLeast);
+        // Nothing is wider than the box that holds it: no text cut at an edge, no sideways scrolling.
+        expect(await widerThanBox(controls), where).toEqual([]);
       }
       await page.setViewportSize({ width: 1280, height: 800 });
     };
@@ -108,9 +131,30 @@ describe.skipIf(!HAS_CHROMIUM)('the main screens, captured', () => {
     await page.getByRole('heading', { name: 'No session open' }).waitFor();
     await page.getByRole('option', { name: /Move the server/ }).waitFor();
     await capture('sessions', 'body');
+    // The command palette and the shortcuts sheet, over the list.
+    await page.keyboard.press('Control+K');
+    const palette = page.getByRole('dialog', { name: 'Command palette' });
+    await palette.getByRole('option').first().waitFor();
+    await capture('palette', 'dialog[open]', 1);
+    await page.keyboard.press('Escape');
+    await palette.waitFor({ state: 'detached' });
+    await page.getByRole('heading', { name: 'No session open' }).click();
+    await page.keyboard.press('?');
+    const sheet = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    await sheet.getByText('Command palette: jump to a session').waitFor();
+    await capture('shortcuts', 'dialog[open]', 1);
+    await page.keyboard.press('Escape');
 
     const files = fs.readdirSync(path.join(process.cwd(), 'test-artifacts', 'screenshots'));
-    for (const name of ['session-approval', 'new-session', 'settings', 'settings-endpoints', 'sessions'])
+    const names = [
+      'session-approval',
+      'new-session',
+      'settings',
+      'settings-endpoints',
+      'sessions',
+      'palette',
+    ];
+    for (const name of [...names, 'shortcuts'])
       for (const size of SIZES) expect(files).toContain(`screen-${name}-${size.width}x${size.height}.png`);
     // KEEL_README_SCREENSHOTS=1 refreshes the README's copies (assets/screenshots/, committed).
     if (process.env.KEEL_README_SCREENSHOTS === '1') {
