@@ -14,7 +14,7 @@ export type { KeyChanges };
 /**
  * Where API keys live: the key file in the app (entries sealed by the OS keychain, safeStorage) and under
  * `keel serve` (entries sealed by the Keel home's 0600 key file), both over the environment; the environment
- * alone for the CLI.
+ * alone for a table made without either (the CLI reads the home's key file itself: homeStoredKeys).
  */
 export type KeyStore = {
   /** `keychain`: encrypted by the OS; `file`: encrypted in the Keel home (serve); `environment`: read-only. */
@@ -32,7 +32,7 @@ export const KEY_ENV: Readonly<Record<KeyName, string>> = {
   openaiCompatible: 'KEEL_OPENAI_COMPATIBLE_API_KEY',
 };
 
-/** A read-only store with nothing in it: providers then read the environment (the CLI). */
+/** A read-only store with nothing in it: providers then read the environment. */
 export function environmentKeyStore(): KeyStore {
   return { kind: 'environment', read: () => ({}) };
 }
