@@ -111,7 +111,12 @@ const MEASURE_SCRIPT = `((root) => {
       for (let parent = element.parentElement; parent; parent = parent.parentElement) {
         const style = getComputedStyle(parent);
         if (style.display === 'none' || style.visibility === 'hidden') return undefined;
-        if (style.overflowX === 'visible' && style.overflowY === 'visible') continue;
+        // A modal dialog is drawn in the top layer: the boxes around it in the document do not clip it.
+        const modal = parent.matches(':modal');
+        if (style.overflowX === 'visible' && style.overflowY === 'visible') {
+          if (modal) break;
+          continue;
+        }
         const clip = parent.getBoundingClientRect();
         const scrolls = /auto|scroll/.test(style.overflowY) || /auto|scroll/.test(style.overflowX);
         // What a scrolling box inside this one shows is compared (a control half scrolled out of a list can be
@@ -125,6 +130,7 @@ const MEASURE_SCRIPT = `((root) => {
         bottom = Math.min(bottom, clip.bottom);
         left = Math.max(left, clip.left);
         right = Math.min(right, clip.right);
+        if (modal) break;
       }
       // What the boxes around it show, past the window's edge: a part no scrolling reaches.
       const pastWindow = bottom > height + 1 || right > width + 1;

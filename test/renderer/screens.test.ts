@@ -106,6 +106,19 @@ describe.skipIf(!HAS_CHROMIUM)('the main screens, captured', () => {
       await list.getByRole('option', { name: new RegExp(title) }).waitFor();
 
     await capture('session-approval');
+    // The session's own dialogs: Switch model and Delete (both close without a change).
+    await page.getByRole('button', { name: 'Switch model' }).click();
+    const switchDialog = page.getByRole('dialog', { name: 'Switch model' });
+    await switchDialog.waitFor();
+    await capture('model-switch', 'dialog[open]');
+    await page.keyboard.press('Escape');
+    await switchDialog.waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Delete…' }).click();
+    const deleteDialog = page.locator('dialog[open]');
+    await deleteDialog.getByRole('button', { name: 'Cancel' }).waitFor();
+    await capture('delete-session', 'dialog[open]', 2);
+    await deleteDialog.getByRole('button', { name: 'Cancel' }).click();
+    await deleteDialog.waitFor({ state: 'detached' });
 
     await page.getByRole('button', { name: 'New session' }).first().click();
     const dialog = page.getByRole('dialog', { name: 'New session' });
@@ -154,7 +167,7 @@ describe.skipIf(!HAS_CHROMIUM)('the main screens, captured', () => {
       'sessions',
       'palette',
     ];
-    for (const name of [...names, 'shortcuts'])
+    for (const name of [...names, 'shortcuts', 'model-switch', 'delete-session'])
       for (const size of SIZES) expect(files).toContain(`screen-${name}-${size.width}x${size.height}.png`);
     // KEEL_README_SCREENSHOTS=1 refreshes the README's copies (assets/screenshots/, committed).
     if (process.env.KEEL_README_SCREENSHOTS === '1') {
