@@ -8,7 +8,13 @@ import {
   type Stream,
 } from '@agentclientprotocol/sdk';
 import type { ProviderKind } from '../common/events.js';
-import { createHarness, type Harness, sessionPromptCommands, visibleEvents } from '../core/harness/index.js';
+import {
+  createHarness,
+  type Harness,
+  homeStoredKeys,
+  sessionPromptCommands,
+  visibleEvents,
+} from '../core/harness/index.js';
 import { promptText, runPrompt } from './prompt.js';
 import {
   clientFolder,
@@ -55,7 +61,12 @@ export function serveAcp(
   options: AcpAgentOptions,
   stream: Stream,
 ): AgentConnection & { stopAll(): Promise<void> } {
-  const harness: Harness = createHarness({ home: options.home, env: options.env });
+  // Keys: those `keel serve` keeps in the home (issue #37), else the environment's.
+  const harness: Harness = createHarness({
+    home: options.home,
+    env: options.env,
+    keys: () => homeStoredKeys(options.home),
+  });
   const active = new Map<string, Active>();
   let provider: ProviderKind | undefined;
 

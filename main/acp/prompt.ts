@@ -24,6 +24,7 @@ import {
   pendingApprovals,
   previewApproval,
   readSessionBox,
+  homeStoredKeys,
   SessionLog,
   streamHarness,
   type TurnOutcome,
@@ -275,7 +276,7 @@ async function pendingAsks(host: PromptHost, sessionId: string): Promise<Ask[]> 
     const events = log.read();
     const pending = pendingApprovals(events);
     if (pending.length === 0) return [];
-    const box = await readSessionBox(log, { env: host.env, keys: {} });
+    const box = await readSessionBox(log, { env: host.env, keys: homeStoredKeys(host.harness.home) });
     const asks: Ask[] = [];
     for (const request of pending) {
       const args = parseArguments(request.arguments);

@@ -9,6 +9,7 @@ import {
   chooseModel,
   type Harness,
   HarnessError,
+  homeStoredKeys,
   ModelChoiceError,
   newSessionId,
   openSessionIndex,
@@ -50,7 +51,7 @@ export function modesOf(policy: Policy, planMode = false): SessionModeState {
   return { currentModeId: planMode ? PLAN_MODE_ID : policy, availableModes: MODES };
 }
 
-/** The providers this home can use now (a key in the environment, or an OpenAI-compatible base URL). */
+/** The providers this home can use now (a key kept in the home or in the environment, or an OpenAI-compatible base URL). */
 export function configuredProviders(home: string, env: NodeJS.ProcessEnv): ProviderKind[] {
   const settings = readSettings(home);
   return ProviderKind.options.filter((kind) => {
@@ -61,7 +62,7 @@ export function configuredProviders(home: string, env: NodeJS.ProcessEnv): Provi
         settings.providers['openai-compatible']?.baseUrl !== undefined ||
         (settings.defaults.provider === kind && settings.defaults.baseUrl !== undefined)
       );
-    return providerKey(kind, {}, env) !== undefined;
+    return providerKey(kind, homeStoredKeys(home), env) !== undefined;
   });
 }
 
@@ -93,7 +94,11 @@ export async function createSession(
       'Keel has no default model: choose one in the app (Settings) or set defaults.provider and defaults.model in settings.json',
     );
   }
-  if (kind !== 'openai-compatible' && kind !== 'local' && providerKey(kind, {}, env) === undefined) {
+  if (
+    kind !== 'openai-compatible' &&
+    kind !== 'local' &&
+    providerKey(kind, homeStoredKeys(harness.home), env) === undefined
+  ) {
     throw RequestError.authRequired(
       undefined,
       `no key for ${kind}: set ${kind === 'anthropic' ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY'} in the environment the editor starts keel acp with`,
@@ -110,7 +115,7 @@ export async function createSession(
           : {}),
         ...(settings.contextWindows[model] ? { contextWindow: settings.contextWindows[model] } : {}),
       },
-      { home: harness.home, clock: systemClock, keys: {}, env },
+      { home: harness.home, clock: systemClock, keys: homeStoredKeys(harness.home), env },
     ));
   } catch (error) {
     if (error instanceof ModelChoiceError) throw RequestError.invalidParams(undefined, error.message);

@@ -1,10 +1,16 @@
-import { chooseModel, ModelChoiceError, type ModelChoice, type ModelRequest } from '../core/harness/index.js';
+import {
+  chooseModel,
+  homeStoredKeys,
+  ModelChoiceError,
+  type ModelChoice,
+  type ModelRequest,
+} from '../core/harness/index.js';
 import type { ModelPin } from '../common/events.js';
 import type { CliContext } from './context.js';
 import { CliError } from './errors.js';
 
 /**
- * The core's model choice as `keel run` and `keel model` use it: keys from the environment, the CLI's clock,
+ * The core's model choice as `keel run` and `keel model` use it: keys from the home's key file, else the environment, the CLI's clock,
  * errors worded with the flag that fixes them, and a warning printed as one `keel: warning:` line.
  */
 export async function chooseCliModel(
@@ -17,7 +23,7 @@ export async function chooseCliModel(
     choice = await chooseModel(request, {
       home: context.home(),
       clock: context.clock,
-      keys: {},
+      keys: homeStoredKeys(context.home()),
       env: context.io.env,
       ...(previous ? { previous } : {}),
     });

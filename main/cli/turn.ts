@@ -7,6 +7,7 @@ import {
   type AttachmentInput,
   createHarness,
   type Harness,
+  homeStoredKeys,
   type HarnessStreamPart,
   loadSessionState,
   type LocalHarnessSession,
@@ -29,10 +30,12 @@ const clipActivity = (text: string) => clip(text, 120);
 /**
  * The session API over the CLI's home: the CLI is a host of `keel/core` like the app, so sessions are
  * made with `harness.sessions.getOrCreate` and turns run through `streamHarness` (which resets and commits
- * Persistent Dir checkouts around them). Keys come from the process environment.
+ * Persistent Dir checkouts around them). Keys: those `keel serve` keeps in the home's key file (an endpoint's own
+ * key included, issue #37), else the process environment; read at every turn.
  */
 export function cliHarness(context: CliContext): Harness {
-  return createHarness({ home: context.home(), env: context.io.env });
+  const home = context.home();
+  return createHarness({ home, env: context.io.env, keys: () => homeStoredKeys(home) });
 }
 
 /** The session's handle; a SessionNotFoundError (exit 2, "see keel sessions") when there is no such session. */

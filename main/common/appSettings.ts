@@ -16,8 +16,9 @@ export const EndpointName = z
 
 /**
  * One OpenAI-compatible server (Ollama, LM Studio, vLLM, a gateway): its name and base URL. Its requests use
- * the OpenAI-compatible key (KEEL_OPENAI_COMPATIBLE_API_KEY or the stored one); its models are read from the
- * server's `GET /models`, through main.
+ * its own key when one is stored for its base URL, else the shared OpenAI-compatible key
+ * (KEEL_OPENAI_COMPATIBLE_API_KEY or the stored one); its models are read from the server's `GET /models`,
+ * through main.
  */
 export const OpenAiEndpoint = z
   .object({
@@ -51,3 +52,16 @@ export type Theme = z.infer<typeof Theme>;
 
 export const Appearance = z.object({ theme: Theme }).strict();
 export type Appearance = z.infer<typeof Appearance>;
+
+/**
+ * Issue #37: what an endpoint's own API key is stored under: its base URL as the URL parser spells it (scheme and
+ * host lower case, default port dropped) without trailing slashes. By URL, not by name: a key is sent only to the
+ * server it was entered for, so a changed URL needs its key again. A value that is not a URL is kept trimmed.
+ */
+export function endpointKeyOf(baseUrl: string): string {
+  try {
+    return new URL(baseUrl.trim()).href.replace(/\/+$/, '');
+  } catch {
+    return baseUrl.trim();
+  }
+}

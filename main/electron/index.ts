@@ -212,7 +212,7 @@ function runApp(): void {
       home,
       mode: 'electron',
       version: app.getVersion(),
-      keyStore: createSafeStorageKeyStore(safeStorage, userData),
+      keyStore: createSafeStorageKeyStore(safeStorage, userData, process.platform, home),
       pickFolder,
       takeLaunchCommands: () => waitingCommands.splice(0),
       onProjectUsed: (folder) => app.addRecentDocument(folder),

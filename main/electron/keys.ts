@@ -1,9 +1,8 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { z } from 'zod';
 import { IpcFailure } from '../ipc/errors.js';
-import type { KeyChanges, KeyName, KeyStore } from '../ipc/keys.js';
-import { type ProviderKeys } from '../core/harness/index.js';
+import type { KeyChanges, KeyStore } from '../ipc/keys.js';
+import { homeKeyCipher, readKeyFile, type SecretCipher, writeKeyFile } from '../core/harness/index.js';
+
+export { KEYS_FILE } from '../core/harness/index.js';
 
 /** The part of Electron's safeStorage the key store uses. */
 export type SafeStorageLike = {
@@ -13,14 +12,6 @@ export type SafeStorageLike = {
   /** Linux only: which secret store backs the encryption; `basic_text` is a hard-coded key, i.e. plain text. */
   getSelectedStorageBackend?: () => string;
 };
-
-/** `<userData>/keys.json`: each provider's key encrypted by the OS (base64 of safeStorage's ciphertext). */
-export const KEYS_FILE = 'keys.json';
-
-const KeysFile = z.object({
-  version: z.literal(1),
-  keys: z.partialRecord(z.enum(['anthropic', 'openai', 'openaiCompatible']), z.string()),
-});
 
 /** Why keys cannot be stored here, or undefined when the OS keychain can encrypt them. */
 export function keychainProblem(safeStorage: SafeStorageLike, platform: NodeJS.Platform): string | undefined {
@@ -34,50 +25,29 @@ export function keychainProblem(safeStorage: SafeStorageLike, platform: NodeJS.P
 }
 
 /**
- * API keys in the OS keychain via safeStorage: encrypted on disk, never written in plain text (a store that
- * could only write plain text refuses). Unreadable entries (another machine's ciphertext) count as absent.
+ * API keys in the key file (`<userData>/keys.json`), each entry sealed by the OS keychain via safeStorage: never
+ * written in plain text (a store that could only write plain text refuses). Entries `keel serve` sealed with the
+ * Keel home's key file are read too (issue #37: one store); unreadable entries (another machine's ciphertext)
+ * count as absent.
  */
 export function createSafeStorageKeyStore(
   safeStorage: SafeStorageLike,
   userData: string,
   platform: NodeJS.Platform = process.platform,
+  home: string = userData,
 ): KeyStore {
-  const file = path.join(userData, KEYS_FILE);
-  const readFile = (): Partial<Record<KeyName, string>> => {
-    try {
-      const parsed = KeysFile.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
-      return parsed.success ? parsed.data.keys : {};
-    } catch {
-      return {};
-    }
+  const os: SecretCipher = {
+    encrypt: (text) => safeStorage.encryptString(text),
+    decrypt: (data) => safeStorage.decryptString(data),
   };
+  const file = homeKeyCipher(home);
   return {
     kind: 'keychain',
-    read(): ProviderKeys {
-      if (keychainProblem(safeStorage, platform)) return {};
-      const keys: ProviderKeys = {};
-      for (const [name, encrypted] of Object.entries(readFile()) as [KeyName, string][]) {
-        try {
-          keys[name] = safeStorage.decryptString(Buffer.from(encrypted, 'base64'));
-        } catch {
-          // Encrypted by another user or machine: treat as not set.
-        }
-      }
-      return keys;
-    },
+    read: () => readKeyFile(userData, keychainProblem(safeStorage, platform) ? { file } : { os, file }),
     write(changes: KeyChanges) {
       const problem = keychainProblem(safeStorage, platform);
       if (problem) throw new IpcFailure('not_available', problem);
-      const stored = readFile();
-      for (const [name, value] of Object.entries(changes) as [KeyName, string | null | undefined][]) {
-        if (value === undefined) continue;
-        if (value === null) delete stored[name];
-        else stored[name] = safeStorage.encryptString(value).toString('base64');
-      }
-      fs.mkdirSync(userData, { recursive: true });
-      const temp = `${file}.${process.pid}.tmp`;
-      fs.writeFileSync(temp, `${JSON.stringify({ version: 1, keys: stored }, null, 2)}\n`, { mode: 0o600 });
-      fs.renameSync(temp, file);
+      writeKeyFile(userData, changes, { name: 'os', cipher: os });
     },
   };
 }

@@ -1,18 +1,24 @@
-import { type ProviderKeys } from '../core/harness/index.js';
+import {
+  homeKeyCipher,
+  homeStoredKeys,
+  type KeyChanges,
+  type ProviderKeyName,
+  type ProviderKeys,
+  writeKeyFile,
+} from '../core/harness/index.js';
 
-/** A provider whose API key Keel can hold. */
-export type KeyName = keyof ProviderKeys;
-
-/** Key changes: a string sets a key, null removes it, absent leaves it. */
-export type KeyChanges = { [K in KeyName]?: string | null };
+/** A provider whose one API key Keel can hold. */
+export type KeyName = ProviderKeyName;
+export type { KeyChanges };
 
 /**
- * Where API keys live: the OS keychain in the app (safeStorage), the process's memory over the environment in
- * `keel serve`, the environment alone for the CLI.
+ * Where API keys live: the key file in the app (entries sealed by the OS keychain, safeStorage) and under
+ * `keel serve` (entries sealed by the Keel home's 0600 key file), both over the environment; the environment
+ * alone for a table made without either (the CLI reads the home's key file itself: homeStoredKeys).
  */
 export type KeyStore = {
-  /** `keychain`: encrypted by the OS, writable; `memory`: writable, gone when the process stops; `environment`: read-only. */
-  readonly kind: 'keychain' | 'memory' | 'environment';
+  /** `keychain`: encrypted by the OS; `file`: encrypted in the Keel home (serve); `environment`: read-only. */
+  readonly kind: 'keychain' | 'file' | 'environment';
   /** The keys this store holds (never logged, never sent to the UI). */
   read(): ProviderKeys;
   /** Sets or removes keys; absent when the store is read-only. */
@@ -26,7 +32,7 @@ export const KEY_ENV: Readonly<Record<KeyName, string>> = {
   openaiCompatible: 'KEEL_OPENAI_COMPATIBLE_API_KEY',
 };
 
-/** A read-only store with nothing in it: providers then read the environment (`keel serve`, the CLI). */
+/** A read-only store with nothing in it: providers then read the environment. */
 export function environmentKeyStore(): KeyStore {
   return { kind: 'environment', read: () => ({}) };
 }
@@ -38,22 +44,22 @@ export function keyPresence(store: KeyStore, env: NodeJS.ProcessEnv): Record<Key
   return { anthropic: has('anthropic'), openai: has('openai'), openaiCompatible: has('openaiCompatible') };
 }
 
+/** The endpoints (base URLs as stored, see endpointKeyOf) with a key of their own this host can use. */
+export function endpointKeyUrls(store: KeyStore): string[] {
+  return Object.keys(store.read().endpoints ?? {}).sort();
+}
+
 /**
- * Issue #37: `keel serve`'s keys typed in the page. Plain Node has no OS keychain (Electron's safeStorage is the
- * app's), and Keel never writes a key in plain text, so they are held in this process's memory until it stops;
- * a key set here is used before the environment's. The page is told only whether a key is set.
+ * Issue #37: `keel serve`'s keys typed in the page, kept as the app keeps its own: in the key file
+ * (`<home>/keys.json`), each entry AES-256-GCM under the home's 0600 key file (plain Node has no OS keychain;
+ * Keel never writes a key in plain text), so a restart keeps them. Entries the app sealed with the OS keychain
+ * cannot be opened here and count as not set. A key set here is used before the environment's.
  */
-export function memoryKeyStore(): KeyStore {
-  const held: ProviderKeys = {};
+export function fileKeyStore(home: string): KeyStore {
+  const cipher = homeKeyCipher(home);
   return {
-    kind: 'memory',
-    read: () => ({ ...held }),
-    write(changes: KeyChanges) {
-      for (const [name, value] of Object.entries(changes) as [KeyName, string | null | undefined][]) {
-        if (value === undefined) continue;
-        if (value === null) delete held[name];
-        else held[name] = value;
-      }
-    },
+    kind: 'file',
+    read: () => homeStoredKeys(home),
+    write: (changes) => writeKeyFile(home, changes, { name: 'file', cipher }),
   };
 }

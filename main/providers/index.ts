@@ -15,7 +15,7 @@ export { toAnthropicRequest } from './anthropic.js';
 export { toOpenAIRequest, needsToolReasoning } from './openai.js';
 export { toResponsesRequest, responsesReasoning } from './openaiResponses.js';
 export * from './reasoning.js';
-export { providerKey, type ProviderKeys } from './keys.js';
+export { providerKey, namedKeys, type ProviderKeys } from './keys.js';
 export * from './servedModels.js';
 export { LocalProvider } from './local/provider.js';
 export {
@@ -47,7 +47,7 @@ export function createProvider(
     case 'openai-compatible':
       return new OpenAIProvider({
         kind: 'openai-compatible',
-        apiKey: providerKey('openai-compatible', keys, env),
+        apiKey: providerKey('openai-compatible', keys, env, pin.baseUrl),
         baseUrl: pin.baseUrl,
       });
     case 'local':

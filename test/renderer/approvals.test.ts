@@ -127,6 +127,9 @@ describe.skipIf(!HAS_CHROMIUM)('approvals in the browser', () => {
     await writeCard.getByText('new file', { exact: true }).waitFor();
     await writeCard.getByRole('button', { name: 'Allow write_file for this session' }).click();
     await page.getByText('Noted.').waitFor();
+    // The receipts take one line: the newest decision (the first stays in the conversation).
+    await decisions.getByText(/Allowed write_file .*for this session/).waitFor();
+    expect(await decisions.getByRole('listitem').count()).toBe(1);
     expect(fs.readFileSync(path.join(project, 'notes', 'todo.md'), 'utf8')).toBe('- ship it\n');
     events = await readEvents(page, sessionId);
     const sessionRequest = requestsOf(events)[1];

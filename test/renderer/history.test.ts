@@ -69,10 +69,12 @@ describe.skipIf(!HAS_CHROMIUM)('undo, rewind and fork in the browser', () => {
     await page.getByText('Line two is loud now.').waitFor();
     await waitForIdle(page);
     await expect.poll(read).toContain('\nTWO\n');
+    // In the user's terms (issue #37): the folder by name, no event numbers.
+    await page.getByText('Committed 1 file to the project folder').waitFor();
 
     // Undo: the folder is as before the turn, the log says so, the transcript shows it.
     await page.getByRole('button', { name: 'Undo this turn’s changes' }).click();
-    await page.getByText(/Reverted turn 1: 1 file of project put back/).waitFor();
+    await page.getByText(/Reverted turn 1: 1 file of the project folder put back/).waitFor();
     expect(read()).toBe(`${LINES.join('\n')}\n`);
     expect(of(await readEvents(page, sessionId), 'changes_reverted')).toMatchObject([{ turn: 1 }]);
     await screenshot(page, 'history-01-undone');
@@ -190,6 +192,11 @@ describe.skipIf(!HAS_CHROMIUM)('undo, rewind and fork in the browser', () => {
     await screenshot(page, 'history-07-fork-opened');
     await page.getByRole('button', { name: 'Open the session it was forked from' }).click();
     await page.getByText('Now something else.').waitFor();
+    // After undo, rewind and fork, the conversation still speaks the user's terms: no event numbers, no codes.
+    const shown = await page.getByRole('log', { name: 'Transcript' }).innerText();
+    expect(shown).not.toMatch(
+      /\b(event|change|snapshot) \d+|\((bad_request|invalid_input|invalid_state|provider)\)/,
+    );
 
     expect(watched.errors).toEqual([]);
     expect(watched.foreignRequests).toEqual([]);

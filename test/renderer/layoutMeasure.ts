@@ -55,11 +55,25 @@ export type LayoutMeasurement = {
  * another (Monaco's overview ruler over Allow/Deny, a menu over Send) is listed in `covered`.
  */
 export function measureSessionLayout(page: Page): Promise<LayoutMeasurement> {
-  return page.evaluate<LayoutMeasurement>(MEASURE_SCRIPT);
+  return page.evaluate<LayoutMeasurement>(`(${MEASURE_SCRIPT})('.session-view')`);
 }
 
-/* The measurement as a script for the page (the tests compile without the DOM's types). */
-const MEASURE_SCRIPT = `(() => {
+/**
+ * The controls check alone, for any screen: every visible control inside `root` (a CSS selector: a dialog, the
+ * settings, the session list) hit-tested at its centre and checked for a cut by a box that does not scroll.
+ */
+export async function measureControls(
+  page: Page,
+  root: string,
+): Promise<Pick<LayoutMeasurement, 'covered' | 'cut' | 'checked'>> {
+  const { covered, cut, checked } = await page.evaluate<LayoutMeasurement>(
+    `(${MEASURE_SCRIPT})(${JSON.stringify(root)})`,
+  );
+  return { covered, cut, checked };
+}
+
+/* The measurement as a script for the page (the tests compile without the DOM's types); `root` holds the controls. */
+const MEASURE_SCRIPT = `((root) => {
     const box = (selector) => document.querySelector(selector)?.getBoundingClientRect();
     const width = window.innerWidth;
     const height = window.innerHeight;
@@ -97,29 +111,36 @@ const MEASURE_SCRIPT = `(() => {
       for (let parent = element.parentElement; parent; parent = parent.parentElement) {
         const style = getComputedStyle(parent);
         if (style.display === 'none' || style.visibility === 'hidden') return undefined;
-        if (style.overflowX === 'visible' && style.overflowY === 'visible') continue;
+        // A modal dialog is drawn in the top layer: the boxes around it in the document do not clip it.
+        const modal = parent.matches(':modal');
+        if (style.overflowX === 'visible' && style.overflowY === 'visible') {
+          if (modal) break;
+          continue;
+        }
         const clip = parent.getBoundingClientRect();
         const scrolls = /auto|scroll/.test(style.overflowY) || /auto|scroll/.test(style.overflowX);
+        // What a scrolling box inside this one shows is compared (a control half scrolled out of a list can be
+        // scrolled to; the box that holds the list does not cut it).
         if (
           !scrolls &&
-          (rect.top < clip.top - 1 ||
-            rect.bottom > clip.bottom + 1 ||
-            rect.left < clip.left - 1 ||
-            rect.right > clip.right + 1)
+          (top < clip.top - 1 || bottom > clip.bottom + 1 || left < clip.left - 1 || right > clip.right + 1)
         )
           cutBy ??= describe(parent);
         top = Math.max(top, clip.top);
         bottom = Math.min(bottom, clip.bottom);
         left = Math.max(left, clip.left);
         right = Math.min(right, clip.right);
+        if (modal) break;
       }
+      // What the boxes around it show, past the window's edge: a part no scrolling reaches.
+      const pastWindow = bottom > height + 1 || right > width + 1;
       top = Math.max(top, 0);
       left = Math.max(left, 0);
       bottom = Math.min(bottom, height);
       right = Math.min(right, width);
       // Wholly scrolled out of its box: not a control the user can see, so not one that can be covered.
       if (bottom - top < 2 || right - left < 2) return undefined;
-      if (cutBy || rect.bottom > height + 1 || rect.right > width + 1)
+      if (cutBy || pastWindow)
         cut.push(\`\${describe(element)} cut by \${cutBy ?? 'the window'}\`);
       // Mostly cut: the centre of the visible part is still where a click lands.
       return { x: (left + right) / 2, y: (top + bottom) / 2 };
@@ -127,7 +148,7 @@ const MEASURE_SCRIPT = `(() => {
     const covered = [];
     let checked = 0;
     const controls = document.querySelectorAll(
-      '.session-view button, .session-view input, .session-view select, .session-view textarea, .session-view summary',
+      ['button', 'input', 'select', 'textarea', 'summary'].map((tag) => \`\${root} \${tag}\`).join(', '),
     );
     for (const control of controls) {
       if (control.type === 'hidden' || control.closest('.visually-hidden')) continue;
@@ -153,4 +174,4 @@ const MEASURE_SCRIPT = `(() => {
       cut,
       headerHeight: box('.session-header')?.height ?? 0,
     };
-})()`;
+})`;

@@ -3,13 +3,15 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSession, sendMessage, setUpApp } from './appFixture.js';
 import { HAS_CHROMIUM } from './harness.js';
-import { artifactScreenshot, SIZES } from './layoutMeasure.js';
+import { artifactScreenshot, measureControls, SIZES } from './layoutMeasure.js';
 
 /*
  * Issue #37: the main screens at 1280x800 and 900x600, captured to test-artifacts/screenshots/screen-*.png
  * (kept by CI; the README's screenshots in assets/screenshots/ are made from them): the sessions list, a
  * session with its transcript and an approval pending, the New session dialog and Settings. Each capture
- * first checks that what it shows is there, so a broken screen fails rather than being photographed.
+ * first checks that what it shows is there, so a broken screen fails rather than being photographed, and (but
+ * for the session view, which layout.test.ts measures) that at each size no control is drawn over by another or
+ * cut by a box that does not scroll.
  */
 
 let project: string;
@@ -19,7 +21,27 @@ const README_SHOTS = [
   ['screen-session-approval-1280x800.png', 'session-approval.png'],
   ['screen-new-session-900x600.png', 'new-session.png'],
   ['screen-settings-900x600.png', 'settings.png'],
+  ['screen-settings-endpoints-900x600.png', 'settings-endpoints.png'],
 ] as const;
+
+/**
+ * The boxes in `root` (itself included) that clip or scroll and whose contents are wider than they are: text cut
+ * at a dialog's edge, or a sideways scroll bar. Form fields (a long value scrolls in its field), labels hidden for
+ * screen readers and one-line texts ellipsized on purpose are left out.
+ */
+const WIDER_THAN_BOX = `(root) => {
+  const box = document.querySelector(root);
+  return [box, ...box.querySelectorAll('*')]
+    .filter((element) => !['INPUT', 'TEXTAREA', 'SELECT'].includes(element.tagName))
+    .filter((element) => !element.closest('.visually-hidden'))
+    .filter((element) => {
+      const style = getComputedStyle(element);
+      // A one-line text cut with an ellipsis on purpose (a long title) is not cut by accident.
+      return /auto|scroll|hidden|clip/.test(style.overflowX) && style.textOverflow !== 'ellipsis';
+    })
+    .filter((element) => element.scrollWidth > element.clientWidth + 1)
+    .map((element) => element.tagName.toLowerCase() + '.' + element.className + ' ' + element.scrollWidth + ' > ' + element.clientWidth);
+}`;
 
 describe.skipIf(!HAS_CHROMIUM)('the main screens, captured', () => {
   const app = setUpApp({
@@ -37,13 +59,24 @@ describe.skipIf(!HAS_CHROMIUM)('the main screens, captured', () => {
   it('captures the sessions list, a session with an approval pending, New session and Settings', async () => {
     const watched = app.watch('screens');
     const page = await app.goto();
-    const capture = async (name: string) => {
+    const widerThanBox = (root: string) =>
+      page.evaluate<string[]>(`(${WIDER_THAN_BOX})(${JSON.stringify(root)})`);
+    /** Captures the screen at each size; with `controls` (a CSS selector) also checks its (`atLeast`) controls there. */
+    const capture = async (name: string, controls?: string, atLeast = 4) => {
       for (const size of SIZES) {
         await page.setViewportSize({ width: size.width, height: size.height });
         await page.evaluate(
           'new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))',
         );
         await artifactScreenshot(page, `screen-${name}`);
+        if (controls === undefined) continue;
+        const measured = await measureControls(page, controls);
+        const where = `${name} at ${size.width}x${size.height}`;
+        expect(measured.covered, where).toEqual([]);
+        expect(measured.cut, where).toEqual([]);
+        expect(measured.checked, where).toBeGreaterThanOrEqual(atLeast);
+        // Nothing is wider than the box that holds it: no text cut at an edge, no sideways scrolling.
+        expect(await widerThanBox(controls), where).toEqual([]);
       }
       await page.setViewportSize({ width: 1280, height: 800 });
     };
@@ -73,26 +106,68 @@ describe.skipIf(!HAS_CHROMIUM)('the main screens, captured', () => {
       await list.getByRole('option', { name: new RegExp(title) }).waitFor();
 
     await capture('session-approval');
+    // The session's own dialogs: Switch model and Delete (both close without a change).
+    await page.getByRole('button', { name: 'Switch model' }).click();
+    const switchDialog = page.getByRole('dialog', { name: 'Switch model' });
+    await switchDialog.waitFor();
+    await capture('model-switch', 'dialog[open]');
+    await page.keyboard.press('Escape');
+    await switchDialog.waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Delete…' }).click();
+    const deleteDialog = page.locator('dialog[open]');
+    await deleteDialog.getByRole('button', { name: 'Cancel' }).waitFor();
+    await capture('delete-session', 'dialog[open]', 2);
+    await deleteDialog.getByRole('button', { name: 'Cancel' }).click();
+    await deleteDialog.waitFor({ state: 'detached' });
 
     await page.getByRole('button', { name: 'New session' }).first().click();
     const dialog = page.getByRole('dialog', { name: 'New session' });
     await dialog.waitFor();
-    await capture('new-session');
+    await capture('new-session', 'dialog[open]');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'detached' });
 
     await page.getByRole('button', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Settings' }).waitFor();
-    await capture('settings');
+    await capture('settings', 'body');
+    // Its OpenAI-compatible endpoints, one added (not saved), with its own key field.
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const endpoint = page.locator('.endpoint-row').first();
+    await endpoint.getByLabel('Endpoint name').fill('Ollama');
+    await endpoint.getByLabel('Endpoint base URL').fill('http://127.0.0.1:11434/v1');
+    await endpoint.getByText('shared key').waitFor();
+    await page.locator('.endpoints').evaluate('(element) => element.scrollIntoView()');
+    await capture('settings-endpoints', 'body');
 
     // The list alone: no session open.
     await page.goto(app.serve.url);
     await page.getByRole('heading', { name: 'No session open' }).waitFor();
     await page.getByRole('option', { name: /Move the server/ }).waitFor();
-    await capture('sessions');
+    await capture('sessions', 'body');
+    // The command palette and the shortcuts sheet, over the list.
+    await page.keyboard.press('Control+K');
+    const palette = page.getByRole('dialog', { name: 'Command palette' });
+    await palette.getByRole('option').first().waitFor();
+    await capture('palette', 'dialog[open]', 1);
+    await page.keyboard.press('Escape');
+    await palette.waitFor({ state: 'detached' });
+    await page.getByRole('heading', { name: 'No session open' }).click();
+    await page.keyboard.press('?');
+    const sheet = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    await sheet.getByText('Command palette: jump to a session').waitFor();
+    await capture('shortcuts', 'dialog[open]', 1);
+    await page.keyboard.press('Escape');
 
     const files = fs.readdirSync(path.join(process.cwd(), 'test-artifacts', 'screenshots'));
-    for (const name of ['session-approval', 'new-session', 'settings', 'sessions'])
+    const names = [
+      'session-approval',
+      'new-session',
+      'settings',
+      'settings-endpoints',
+      'sessions',
+      'palette',
+    ];
+    for (const name of [...names, 'shortcuts', 'model-switch', 'delete-session'])
       for (const size of SIZES) expect(files).toContain(`screen-${name}-${size.width}x${size.height}.png`);
     // KEEL_README_SCREENSHOTS=1 refreshes the README's copies (assets/screenshots/, committed).
     if (process.env.KEEL_README_SCREENSHOTS === '1') {

@@ -82,6 +82,10 @@ describe.skipIf(!HAS_CHROMIUM)('tool cards and following the conversation', () =
       expect(await command.locator('.tool-exit').textContent()).toBe('exit 3');
       await command.locator('.tool-terminal-output').getByText('built').waitFor();
       expect(await command.locator('.tool-duration').textContent()).toMatch(/^\d+(\.\d)? (ms|s)$/);
+      // Its output's heading in people's words: no artifact file name (it carries an event number).
+      expect(await command.locator('.tool-result summary').textContent()).toMatch(
+        /^Output( \(failed\))? · \d+ lines? · whole output kept$/,
+      );
     }
     await read.scrollIntoViewIfNeeded();
     await artifactScreenshot(page, 'transcript-cards');

@@ -47,6 +47,26 @@ describe('foldTranscript', () => {
     expect(turns(foldTranscript(events.slice(3)))).toEqual([undefined]);
   });
 
+  it('words commits, reverts and kept work in the user’s terms: folders by name, never event numbers (#37)', () => {
+    seq = 40;
+    const file = { path: 'a.txt', sha256: 'a'.repeat(64) };
+    const rows = foldTranscript([
+      created(),
+      event({ kind: 'persistent_commit', dir: 'project', files: [file] }),
+      event({ kind: 'changes_reverted', dir: 'project', reverts: [42], files: [file] }),
+      event({ kind: 'changes_reverted', dir: 'docs', reverts: [42, 43], turn: 2, files: [file, file] }),
+      event({ kind: 'user_snapshot', dir: 'project', reason: 'before reverting turn 2', files: [file] }),
+      event({ kind: 'user_snapshot_restored', dir: 'docs', snapshotSeq: 45, files: [file] }),
+    ]);
+    expect(rows.slice(1).map((row) => row.text)).toEqual([
+      'Committed 1 file to the project folder',
+      'Reverted an earlier change: 1 file of the project folder put back',
+      'Reverted turn 2: 2 files of the folder docs put back',
+      'Your work in the project folder was kept before reverting turn 2: 1 file (a.txt)',
+      'Restored your kept work: 1 file of the folder docs written back',
+    ]);
+  });
+
   it('gives an assistant row the reasoning to show collapsed: thinking, summaries, a note for encrypted blocks', () => {
     seq = 0;
     const events = [

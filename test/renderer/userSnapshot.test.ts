@@ -58,9 +58,11 @@ describe.skipIf(!HAS_CHROMIUM)("the user's snapshot in the browser", () => {
     fs.writeFileSync(file('notes.txt'), 'my notes\n');
 
     await page.getByRole('button', { name: 'Undo this turn’s changes' }).click();
-    await page.getByText(/Reverted turn 1: 1 file of project put back/).waitFor();
+    await page.getByText(/Reverted turn 1: 1 file of the project folder put back/).waitFor();
     await page
-      .getByText(/Your work in project was kept before reverting turn 1: 2 files \(a\.txt, notes\.txt\)/)
+      .getByText(
+        /Your work in the project folder was kept before reverting turn 1: 2 files \(a\.txt, notes\.txt\)/,
+      )
       .waitFor();
     const [snapshot] = of(await readEvents(page, sessionId), 'user_snapshot');
     expect(snapshot?.files.map((f) => f.path)).toEqual(['a.txt', 'notes.txt']);
@@ -70,13 +72,13 @@ describe.skipIf(!HAS_CHROMIUM)("the user's snapshot in the browser", () => {
     fs.rmSync(file('notes.txt'));
     await page.getByRole('button', { name: 'Restore these files' }).first().click();
     await page
-      .getByText(/Restored 2 files \(a\.txt, notes\.txt\)\. What was there is kept as snapshot \d+\./)
+      .getByText(
+        'Restored 2 files (a.txt, notes.txt). What was there is kept too: it shows in the conversation, to restore.',
+      )
       .waitFor();
     expect(fs.readFileSync(file('notes.txt'), 'utf8')).toBe('my notes\n');
     expect(fs.readFileSync(file('a.txt'), 'utf8')).toBe('one\nTWO\nthree\n');
-    await page
-      .getByText(new RegExp(`Restored snapshot ${snapshot?.seq}: 2 files of project written back`))
-      .waitFor();
+    await page.getByText('Restored your kept work: 2 files of the project folder written back').waitFor();
     expect(of(await readEvents(page, sessionId), 'user_snapshot_restored')).toMatchObject([
       { snapshotSeq: snapshot?.seq },
     ]);

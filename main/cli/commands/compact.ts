@@ -3,6 +3,7 @@ import {
   type CompactionRecord,
   compactNow,
   createProvider,
+  homeStoredKeys,
   foldSession,
   inspectSessionCompactions,
   readSettings,
@@ -88,7 +89,7 @@ async function compact(context: CliContext, session: string, options: CompactOpt
           });
           if (unconfirmed) throw new CliError(unconfirmed, ExitCode.failure);
           try {
-            return createProvider(pin, {}, context.io.env);
+            return createProvider(pin, homeStoredKeys(context.home()), context.io.env);
           } catch (error) {
             throw new CliError(
               `this session is pinned to ${pin.provider}:${pin.model}, which cannot be used here: ${(error as Error).message}`,

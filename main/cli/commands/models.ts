@@ -1,6 +1,12 @@
 import type { Command } from 'commander';
 import { ProviderKind } from '../../common/events.js';
-import { catalogueView, ProviderError, readSettings, refreshServedModels } from '../../core/harness/index.js';
+import {
+  catalogueView,
+  homeStoredKeys,
+  ProviderError,
+  readSettings,
+  refreshServedModels,
+} from '../../core/harness/index.js';
 import type { CliContext } from '../context.js';
 import { CliError } from '../errors.js';
 import { formatTable } from '../format.js';
@@ -40,7 +46,7 @@ export function registerModels(program: Command, context: CliContext): void {
             await refreshServedModels(provider, settings.providers[provider]?.baseUrl, {
               home,
               clock: context.clock,
-              keys: {},
+              keys: homeStoredKeys(home),
               env: context.io.env,
             });
           } catch (error) {

@@ -221,4 +221,16 @@ export {
 export { detectSandbox, type SandboxInfo } from '../../sandbox/box.js';
 export { isLeaseStale, type SessionSummary } from '../../store/sessionIndex.js';
 export { readSettings, type Settings, writeSettings } from '../../store/settings.js';
+// Issue #37: the one API key file (the app's OS keychain entries, serve's key-file entries) and its ciphers.
+export {
+  type KeyChanges,
+  type KeyCipherName,
+  homeKeyCipher,
+  homeStoredKeys,
+  KEYS_FILE,
+  type ProviderKeyName,
+  readKeyFile,
+  writeKeyFile,
+} from '../../store/keyFile.js';
+export { fileKeyCipher, type SecretCipher } from '../../store/mcpCredentials.js';
 export { readOnlyPathsFor } from '../../tools/runCommandTool.js';

@@ -5,7 +5,7 @@ import type { SessionLog } from '../log/sessionLog.js';
 import { sessionNetworkAllow } from '../log/imported.js';
 import { existingCheckouts, markTurnStarted } from '../persistent/turnCheckouts.js';
 import { defaultSystemPromptFor } from '../prompts/system.js';
-import type { ProviderKeys } from '../../providers/index.js';
+import { namedKeys, type ProviderKeys } from '../../providers/index.js';
 import { describeEnvGaps } from '../../sandbox/envFiles.js';
 import { createRedactor, type Redactor } from '../../sandbox/redact.js';
 import { readOnlyPathsFor } from '../../tools/runCommandTool.js';
@@ -202,13 +202,10 @@ export function pinnedPromptOf(created: EventOf<'session_created'>, hasCheckouts
 
 /**
  * The redactor of a session's tool output: the workspace's .env values, the environment's secrets and
- * Keel's own API keys (named `keel:<provider>`), so no command or terminal shows them.
+ * Keel's own API keys (named `keel:<provider>`, an endpoint's `keel:endpoint:<url>`), so no command or terminal shows them.
  */
 export function sessionRedactor(workspace: string, env: NodeJS.ProcessEnv, keys: ProviderKeys): Redactor {
-  const extraSecrets: Record<string, string> = {};
-  for (const [name, value] of Object.entries(keys))
-    if (typeof value === 'string') extraSecrets[`keel:${name}`] = value;
-  return createRedactor({ workspaceRoot: workspace, env, extraSecrets });
+  return createRedactor({ workspaceRoot: workspace, env, extraSecrets: namedKeys(keys) });
 }
 
 /** A redactor built on its first use, or when `build` is called (a turn host's, see turnTimeRedactor). */

@@ -101,6 +101,7 @@ export async function revertChanges(
 /** What a revert undoes, as the user's snapshot names it. */
 function describeTarget(target: RevertTarget): string {
   if ('turn' in target) return `reverting turn ${target.turn}`;
-  if ('seq' in target) return `reverting change ${target.seq}`;
-  return `rewinding to event ${target.after}`;
+  // Issue #37: said to the user (the transcript shows it): no event numbers.
+  if ('seq' in target) return 'reverting an earlier change';
+  return 'rewinding the conversation';
 }

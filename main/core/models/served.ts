@@ -33,7 +33,11 @@ export async function refreshServedModels(
   if (provider === 'local')
     throw new ProviderError('bad_request', 'a local model is a file Keel runs, not a served list');
   const models = await listServedModels(
-    { provider, ...(baseUrl ? { baseUrl } : {}), apiKey: providerKey(provider, context.keys, context.env) },
+    {
+      provider,
+      ...(baseUrl ? { baseUrl } : {}),
+      apiKey: providerKey(provider, context.keys, context.env, baseUrl),
+    },
     {
       ...(context.signal ? { signal: context.signal } : {}),
       ...(context.timeoutMs ? { timeoutMs: context.timeoutMs } : {}),
@@ -110,7 +114,11 @@ export async function servedStatus(
   // Not in the list: ask for the model itself (it resolves aliases), and take the provider's answer.
   try {
     const answer = await checkServedModel(
-      { provider, ...(baseUrl ? { baseUrl } : {}), apiKey: providerKey(provider, context.keys, context.env) },
+      {
+        provider,
+        ...(baseUrl ? { baseUrl } : {}),
+        apiKey: providerKey(provider, context.keys, context.env, baseUrl),
+      },
       model,
       {
         ...(context.signal ? { signal: context.signal } : {}),

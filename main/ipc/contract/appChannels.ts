@@ -81,7 +81,7 @@ export const appChannels = {
     output: SettingsView,
   },
   'settings.set': {
-    doc: 'Replaces the settings and/or sets (string) or removes (null) provider keys; returns the new view.',
+    doc: "Replaces the settings and/or sets (string) or removes (null) provider keys and endpoints' own keys (by base URL); saved endpoints drop the keys of endpoints no longer listed; returns the new view.",
     input: z.object({
       settings: SettingsValue.optional(),
       keys: z
@@ -89,6 +89,13 @@ export const appChannels = {
           anthropic: z.string().min(1).nullable().optional(),
           openai: z.string().min(1).nullable().optional(),
           openaiCompatible: z.string().min(1).nullable().optional(),
+          /** Issue #37: an OpenAI-compatible endpoint's own key, by its base URL. */
+          endpoints: z
+            .record(
+              z.string().url('an endpoint key needs the endpoint’s base URL'),
+              z.string().min(1).max(4096).nullable(),
+            )
+            .optional(),
         })
         .optional(),
     }),

@@ -6,6 +6,7 @@ import { NotificationSettings } from '../../common/notifications.js';
 import { Appearance, OpenAiEndpoints } from '../../common/appSettings.js';
 /** Issue #37: the theme choices, for the renderer. */
 export type { Theme } from '../../common/appSettings.js';
+export { endpointKeyOf } from '../../common/appSettings.js';
 
 /** The event kinds and the pieces of them the UI needs, re-exported so the renderer imports only this file. */
 export {
@@ -185,11 +186,14 @@ export type SettingsValue = z.infer<typeof SettingsValue>;
 export const SettingsView = z.object({
   settings: SettingsValue,
   keys: KeyPresence,
+  /** Issue #37: the OpenAI-compatible endpoints (base URLs as stored: endpointKeyOf) with a key of their own. */
+  endpointKeys: z.array(z.string()),
   /**
-   * `keychain`: safeStorage (Electron); `memory`: `keel serve` holds keys typed in the page until it stops
-   * (over the environment's); `environment`: read-only, from env vars.
+   * `keychain`: the key file sealed by the OS keychain (Electron's safeStorage); `file`: `keel serve` keeps keys
+   * typed in the page in the home's key file, sealed by the home's 0600 key (over the environment's);
+   * `environment`: read-only, from env vars.
    */
-  keyStorage: z.enum(['keychain', 'memory', 'environment']),
+  keyStorage: z.enum(['keychain', 'file', 'environment']),
 });
 export type SettingsView = z.infer<typeof SettingsView>;
 

@@ -20,6 +20,8 @@ import {
   toProviderError,
   writeSettings,
 } from '../../core/harness/index.js';
+import { endpointKeyOf } from '../../common/appSettings.js';
+import type { SettingsValue } from '../contract.js';
 import { IpcFailure } from '../errors.js';
 import { readRecentProjects } from '../recentProjects.js';
 import type { appChannels } from '../contract/appChannels.js';
@@ -53,6 +55,17 @@ export function appHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeo
       if (error instanceof ProviderError) throw new IpcFailure('provider', error.message);
       throw error;
     }
+  };
+  /**
+   * Issue #37: a saved endpoint list drops the own keys of the endpoints no longer in it (removed, or their URL
+   * changed): a key stays only with the server it was entered for. The default OpenAI-compatible URL keeps its.
+   */
+  const forgetRemovedEndpointKeys = (settings: SettingsValue) => {
+    const kept = new Set((settings.endpoints ?? []).map((endpoint) => endpointKeyOf(endpoint.baseUrl)));
+    const providerUrl = settings.providers['openai-compatible']?.baseUrl;
+    if (providerUrl) kept.add(endpointKeyOf(providerUrl));
+    const gone = Object.keys(keyStore.read().endpoints ?? {}).filter((url) => !kept.has(url));
+    if (gone.length > 0) keyStore.write?.({ endpoints: Object.fromEntries(gone.map((url) => [url, null])) });
   };
   return {
     'mcp.servers': async (args) => {
@@ -109,6 +122,7 @@ export function appHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeo
       // know them).
       if (args.settings) {
         const current = readSettings(home);
+        if (args.settings.endpoints && keyStore.write) forgetRemovedEndpointKeys(args.settings);
         writeSettings(home, {
           ...args.settings,
           models: args.settings.models ?? current.models,

@@ -17,7 +17,7 @@ import type { ModelPin } from '../../common/events.js';
 import type { SessionSummary, SettingsView } from '../contract.js';
 import { IpcFailure } from '../errors.js';
 import { createHub, hubReports } from '../hub.js';
-import { environmentKeyStore, keyPresence, memoryKeyStore } from '../keys.js';
+import { endpointKeyUrls, environmentKeyStore, fileKeyStore, keyPresence } from '../keys.js';
 import { OutputFlows } from '../outputFlows.js';
 import { rememberProject } from '../recentProjects.js';
 import { TerminalManager } from '../terminals.js';
@@ -30,8 +30,9 @@ import type { HandlerOptions } from './types.js';
 export function createHandlerContext(options: HandlerOptions) {
   const { home } = options;
   const env = options.env ?? process.env;
-  // Issue #37: under `keel serve` keys typed in the page are held in memory (over the environment's).
-  const keyStore = options.keyStore ?? (options.mode === 'serve' ? memoryKeyStore() : environmentKeyStore());
+  // Issue #37: under `keel serve` keys typed in the page are kept in the home's key file (over the environment's).
+  const keyStore =
+    options.keyStore ?? (options.mode === 'serve' ? fileKeyStore(home) : environmentKeyStore());
   const clock = options.clock ?? systemClock;
   const hub = createHub();
   // Reviewing a checkout runs git on its index (update-index): two at once collide on index.lock, so the
@@ -155,6 +156,7 @@ export function createHandlerContext(options: HandlerOptions) {
   const settingsView = (): SettingsView => ({
     settings: readSettings(home),
     keys: keyPresence(keyStore, env),
+    endpointKeys: endpointKeyUrls(keyStore),
     keyStorage: keyStore.kind,
   });
 

@@ -472,9 +472,9 @@ describe('compactions', () => {
 });
 
 describe('settings and providers', () => {
-  it('reads and writes settings; keys typed in serve are held in memory and never returned', async () => {
+  it('reads and writes settings; keys typed in serve are kept in the home’s key file and never returned', async () => {
     const view = await call('settings.get');
-    expect(view.keyStorage).toBe('memory');
+    expect(view.keyStorage).toBe('file');
     expect(view.keys).toEqual({ anthropic: false, openai: false, openaiCompatible: false });
     const next = { ...view.settings, defaults: { provider: 'openai' as const, model: 'gpt-5' } };
     expect((await call('settings.set', { settings: next })).settings.defaults).toEqual({
@@ -497,9 +497,10 @@ describe('settings and providers', () => {
       kind: 'keychain',
       read: () => ({ ...stored }),
       write: (changes: KeyChanges) => {
-        for (const [name, value] of Object.entries(changes) as [keyof ProviderKeys, string | null][]) {
+        for (const name of ['anthropic', 'openai', 'openaiCompatible'] as const) {
+          const value = changes[name];
           if (value === null) delete stored[name];
-          else stored[name] = value;
+          else if (value !== undefined) stored[name] = value;
         }
       },
     };

@@ -13,8 +13,11 @@ import './approvals.css';
 
 type ApprovalRequest = EventOf<'approval_request'>;
 
-/** Receipts kept on screen (newest first). */
-const MAX_RECEIPTS = 2;
+/**
+ * Receipts kept on screen: the newest decision only, one line (issue #37: the footer's receipts take one line;
+ * every decision stays in the conversation as its own row).
+ */
+const MAX_RECEIPTS = 1;
 const GRANT_KINDS = new Set(['approval_granted', 'approval_revoked']);
 
 type Props = {

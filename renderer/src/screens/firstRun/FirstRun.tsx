@@ -111,8 +111,8 @@ export function FirstRun(): JSX.Element {
             Add an Anthropic or OpenAI API key in Settings.{' '}
             {settings?.keyStorage === 'environment'
               ? 'Keys are read from ANTHROPIC_API_KEY or OPENAI_API_KEY when Keel starts.'
-              : settings?.keyStorage === 'memory'
-                ? 'keel serve keeps a key saved there in its memory until it stops (or reads ANTHROPIC_API_KEY / OPENAI_API_KEY); it is never shown again.'
+              : settings?.keyStorage === 'file'
+                ? 'keel serve keeps a key saved there encrypted in its home, across restarts (or reads ANTHROPIC_API_KEY / OPENAI_API_KEY); it is never shown again.'
                 : 'Keys are stored in your system keychain and never shown again.'}
           </p>
           {suggested.length > 0 ? (

@@ -68,6 +68,11 @@ export type TranscriptItem =
     };
 
 /** The skill a load_skill call's row asked for (its `name` argument), when the row is one. */
+/** A checkout dir in words: "project" is the project folder itself; another name is a folder given beside it. */
+export function folderWords(dir: string): string {
+  return dir === 'project' ? 'the project folder' : `the folder ${dir}`;
+}
+
 function loadedSkillName(item: TranscriptItem | undefined): string | undefined {
   if (item?.type !== 'tool') return undefined;
   try {
@@ -385,10 +390,7 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
           at: event.at,
           dir: event.dir,
           ...(turn !== undefined && turn > 0 ? { turn } : {}),
-          // "project" is the project folder itself; another name is a folder the session was given beside it.
-          text: `Committed ${event.files.length} file${event.files.length === 1 ? '' : 's'} to ${
-            event.dir === 'project' ? 'the project folder' : `the folder ${event.dir}`
-          }`,
+          text: `Committed ${event.files.length} file${event.files.length === 1 ? '' : 's'} to ${folderWords(event.dir)}`,
         });
         break;
       case 'changes_reverted':
@@ -398,8 +400,9 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
           seq: event.seq,
           at: event.at,
           text:
-            `Reverted ${event.turn === undefined ? `change ${event.reverts.join(', ')}` : `turn ${event.turn}`}: ` +
-            `${event.files.length} file${event.files.length === 1 ? '' : 's'} of ${event.dir} put back`,
+            // Issue #37: in the user's terms: a turn, or "earlier changes" (never the log's event numbers).
+            `Reverted ${event.turn !== undefined ? `turn ${event.turn}` : event.reverts.length === 1 ? 'an earlier change' : `${event.reverts.length} earlier changes`}: ` +
+            `${event.files.length} file${event.files.length === 1 ? '' : 's'} of ${folderWords(event.dir)} put back`,
         });
         break;
       case 'user_snapshot':
@@ -409,7 +412,7 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
           seq: event.seq,
           at: event.at,
           text:
-            `Your work in ${event.dir} was kept ${event.reason}: ` +
+            `Your work in ${folderWords(event.dir)} was kept ${event.reason}: ` +
             `${event.files.length} file${event.files.length === 1 ? '' : 's'} (${event.files.map((f) => f.path).join(', ')})`,
         });
         break;
@@ -419,7 +422,7 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
           key,
           seq: event.seq,
           at: event.at,
-          text: `Restored snapshot ${event.snapshotSeq}: ${event.files.length} file${event.files.length === 1 ? '' : 's'} of ${event.dir} written back`,
+          text: `Restored your kept work: ${event.files.length} file${event.files.length === 1 ? '' : 's'} of ${folderWords(event.dir)} written back`,
         });
         break;
       case 'subagent_started':

@@ -86,8 +86,8 @@ export function SettingsScreen(): JSX.Element {
         <p className="hint">
           {settings.keyStorage === 'keychain'
             ? 'API keys are kept in your system keychain. They are never shown again once saved.'
-            : settings.keyStorage === 'memory'
-              ? 'keel serve keeps the API keys you save here in its memory until it stops (never on disk, never shown again), before the environment’s (ANTHROPIC_API_KEY, OPENAI_API_KEY, KEEL_OPENAI_COMPATIBLE_API_KEY).'
+            : settings.keyStorage === 'file'
+              ? 'keel serve keeps the API keys you save here encrypted in its home (keys.json, under a key only your user can read), across restarts; never shown again; used before the environment’s (ANTHROPIC_API_KEY, OPENAI_API_KEY, KEEL_OPENAI_COMPATIBLE_API_KEY).'
               : 'API keys come from the environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, KEEL_OPENAI_COMPATIBLE_API_KEY): set them before starting Keel.'}
         </p>
         <div className="provider-cards">
@@ -107,6 +107,9 @@ export function SettingsScreen(): JSX.Element {
         <EndpointsEditor
           endpoints={draft.endpoints ?? []}
           onChange={(endpoints) => setDraft({ ...draft, endpoints })}
+          endpointKeys={settings.endpointKeys}
+          keysWritable={settings.keyStorage !== 'environment'}
+          onKeysChanged={reloadSettings}
         />
 
         <h2>Defaults for new sessions</h2>

@@ -65,7 +65,7 @@ export function useHistoryActions(
     (target: { turn: number } | { seq: number }) =>
       void run(async () => {
         const outcome = await call(keel().history.revert({ sessionId, ...target }));
-        const what = 'turn' in target ? `turn ${target.turn}` : `change ${target.seq}`;
+        const what = 'turn' in target ? `turn ${target.turn}` : 'this change';
         if (outcome.status === 'conflict') return { conflicts: { what, files: outcome.conflicts } };
         if (outcome.status === 'unchanged')
           return { notice: `Nothing to undo: the changes of ${what} are already reverted.` };
@@ -104,7 +104,7 @@ export function useHistoryActions(
       void run(async () => {
         const outcome = await call(keel().history.restoreSnapshot({ sessionId, seq }));
         if (outcome.status === 'unchanged')
-          return { notice: `Nothing to restore: the folder already holds snapshot ${seq}'s files.` };
+          return { notice: 'Nothing to restore: the folder already holds these files.' };
         if (outcome.status === 'refused')
           return {
             error: `Not restored: ${outcome.conflicts.map((c) => `${c.path}: ${c.reason}`).join('; ')}`,
@@ -112,7 +112,10 @@ export function useHistoryActions(
         return {
           notice:
             `Restored ${outcome.files.length} file${outcome.files.length === 1 ? '' : 's'} (${outcome.files.join(', ')}).` +
-            (outcome.snapshot ? ` What was there is kept as snapshot ${outcome.snapshot.seq}.` : ''),
+            // Issue #37: in the user's terms (the snapshot is the new row in the transcript), no event numbers.
+            (outcome.snapshot
+              ? ' What was there is kept too: it shows in the conversation, to restore.'
+              : ''),
         };
       }),
     [run, sessionId],

@@ -125,7 +125,8 @@ export const ToolCallCard = memo(function ToolCallCard({
         <details className="tool-result" open={view.kind === 'command' && outputLines <= OPEN_OUTPUT_LINES}>
           <summary>
             {resultHeading(view.kind, item.result?.isError === true)} · {plural(outputLines, 'line')}
-            {item.result?.artifact ? ` · full output in ${item.result.artifact}` : ''}
+            {/* Issue #37: the artifact's file name carries an event number; people are told it is kept. */}
+            {item.result?.artifact ? ' · whole output kept' : ''}
           </summary>
           <pre className={view.kind === 'command' ? 'tool-output tool-terminal-output' : 'tool-output'}>
             {result.text}
