@@ -5,9 +5,11 @@ import {
   approveProjectMcp,
   inspectMcpServers,
   listToolRules,
+  configuredMcpServers,
   loginMcpServer,
   logoutMcpServer,
   McpAdminError,
+  mcpServerConfigOf,
   type McpInspection,
   projectMcpStatus,
   realProjectFolder,
@@ -21,17 +23,6 @@ import { ExitCode } from '../exitCodes.js';
 import { formatTable } from '../format.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
-
-/** `key=value` pairs (`--env`) or `key: value` (`--header`) into an object; a malformed one is a usage error. */
-function pairs(values: readonly string[], separator: string, what: string): Record<string, string> {
-  const result: Record<string, string> = {};
-  for (const value of values) {
-    const at = value.indexOf(separator);
-    if (at <= 0) throw new CliError(`${what} "${value}" is not NAME${separator}VALUE`);
-    result[value.slice(0, at).trim()] = value.slice(at + separator.length).trim();
-  }
-  return result;
-}
 
 const asUsage = (error: unknown) => (error instanceof McpAdminError ? new CliError(error.message) : error);
 
@@ -97,16 +88,16 @@ export function registerMcp(program: Command, context: CliContext): void {
         if ((options.url === undefined) === (command.length === 0)) {
           throw new CliError('give either a command after -- (stdio) or --url URL (Streamable HTTP)');
         }
-        const config =
-          options.url !== undefined
-            ? { url: options.url, headers: pairs(options.header, ':', 'header') }
-            : {
-                command: command[0],
-                args: command.slice(1),
-                env: pairs(options.env, '=', 'environment variable'),
-                ...(options.writeProject ? { writeProject: true } : {}),
-                ...(options.allowHost.length > 0 ? { networkAllow: options.allowHost } : {}),
-              };
+        // The same fields, rule and words as Settings → MCP servers (core/mcp/serverFields.ts).
+        const config = admin(() =>
+          mcpServerConfigOf({
+            ...(options.url !== undefined ? { url: options.url } : { command }),
+            env: options.env,
+            headers: options.header,
+            writeProject: options.writeProject === true,
+            allowHosts: options.allowHost,
+          }),
+        );
         const home = context.home();
         const scope = options.project === undefined ? {} : { project: path.resolve(options.project) };
         const { trusted } = admin(() => addMcpServer(home, name, config, scope));
@@ -142,6 +133,7 @@ export function registerMcp(program: Command, context: CliContext): void {
         }),
       );
       context.io.stdout(formatInspection(inspection));
+      context.io.stdout(formatSignIns(configuredMcpServers(home)));
     });
 
   mcp
@@ -275,6 +267,24 @@ export function registerMcp(program: Command, context: CliContext): void {
       const rows = rules.map((rule) => [rule.tool, rule.project, rule.addedAt, rule.via]);
       context.io.stdout(`${formatTable(['TOOL', 'PROJECT', 'ADDED', 'VIA'], rows)}\n`);
     });
+}
+
+const SIGN_IN_WORDS = {
+  signed_in: 'signed in',
+  signed_out: 'not signed in (keel mcp login NAME if it asks for a sign-in)',
+  expired: 'sign-in expired: keel mcp login NAME',
+  revoked: 'sign-in revoked by the server: keel mcp login NAME',
+} as const;
+
+/** The settings' HTTP servers' sign-in states and where their tokens are kept (none without an HTTP server). */
+function formatSignIns(configured: ReturnType<typeof configuredMcpServers>): string {
+  const http = configured.servers.filter((server) => server.signIn !== undefined);
+  if (http.length === 0) return '';
+  const lines = http.map(
+    (server) =>
+      `${server.name}: ${SIGN_IN_WORDS[server.signIn ?? 'signed_out'].replace('NAME', server.name)}`,
+  );
+  return `${lines.join('\n')}\nsign-in tokens: ${configured.tokenStorage}\n`;
 }
 
 /** One block per server (state, tools or the error with its stderr tail), then the project file's status. */
