@@ -219,6 +219,8 @@ function runApp(): void {
       pickFolder,
       takeLaunchCommands: () => waitingCommands.splice(0),
       onProjectUsed: (folder) => app.addRecentDocument(folder),
+      // Issue 33: an MCP sign-in's authorization URL (http/https only, checked by the handler).
+      openExternal: (url) => void shell.openExternal(url),
     });
     unmountRouter = mountIpcRouter(ipcMain, createIpcRouter(handlers, origins));
     const badge = createApprovalBadge(app);

@@ -5,6 +5,7 @@ import { appHandlers } from './handlers/appHandlers.js';
 import { importHandlers } from './handlers/importHandlers.js';
 import { checkoutHandlers } from './handlers/checkoutHandlers.js';
 import { localModelHandlers } from './handlers/localModelHandlers.js';
+import { mcpHandlers } from './handlers/mcpHandlers.js';
 import { composerHandlers } from './handlers/composerHandlers.js';
 import { createHandlerContext } from './handlers/context.js';
 import { planHandlers } from './handlers/planHandlers.js';
@@ -48,6 +49,8 @@ export function createHandlers(options: HandlerOptions): Handlers {
     ...planHandlers(ctx),
     // Issue 34: local models.
     ...localModels.table,
+    // Issue 33: Settings → MCP servers.
+    ...mcpHandlers(ctx),
   };
 
   return {

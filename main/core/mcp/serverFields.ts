@@ -16,14 +16,14 @@ export type McpServerFields = {
   /** A Streamable HTTP server. */
   url?: string;
   /** A stdio server: the program, then its arguments (one word each; no shell). */
-  command?: readonly string[];
+  command?: string[];
   /** `NAME=VALUE` for a stdio server's environment. */
-  env?: readonly string[];
+  env?: string[];
   /** `Name: value` for an HTTP server's headers. */
-  headers?: readonly string[];
+  headers?: string[];
   writeProject?: boolean;
   /** Hosts a stdio server may reach when the session allows them. */
-  allowHosts?: readonly string[];
+  allowHosts?: string[];
 };
 
 /** `key=value` (or `key: value`) pairs into an object; a malformed one is an McpAdminError naming it. */

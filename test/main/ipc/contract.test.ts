@@ -133,6 +133,17 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'models.localList': {},
   'models.localPull': { id: 'qwen2.5-coder-3b' },
   'models.localCancel': { id: 'qwen2.5-coder-3b' },
+  // Issue 33: Settings → MCP servers.
+  'mcp.configured': {},
+  'mcp.saveServer': {
+    name: 'web',
+    replacing: 'old',
+    fields: { url: 'https://mcp.example/mcp', headers: ['X: y'] },
+  },
+  'mcp.removeServer': { name: 'web' },
+  'mcp.signIn': { name: 'web', allowHosts: ['auth.example'] },
+  'mcp.signInWait': { name: 'web' },
+  'mcp.signOut': { name: 'web' },
 };
 
 const payloads: { [T in TopicName]: TopicPayload<T> } = {
