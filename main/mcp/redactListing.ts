@@ -63,6 +63,16 @@ export function redactMcpSession(session: McpSession, redact: Redact): McpSessio
         ),
       };
     },
+    // What a direct call returns is shown to the person: its text redacted like a tool result's.
+    callTool: async (server, tool, args) => {
+      const result = await session.callTool(server, tool, args);
+      return {
+        ...result,
+        content: result.content.map((block) =>
+          block.type === 'text' ? { ...block, text: redact(block.text) } : block,
+        ),
+      };
+    },
     changed: () => session.changed(),
     healthy: () => session.healthy(),
     relist: () => session.relist(),

@@ -1,4 +1,4 @@
-import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpBoxOptions } from './boxedServer.js';
 import type { McpServerEntry, McpServerPlan } from './config.js';
 import { DEFAULT_MCP_TIMEOUTS, McpConnection, type McpServerState, type McpTimeouts } from './connection.js';
@@ -39,6 +39,8 @@ export type McpSession = {
   readResource(server: string, uri: string): Promise<ReadResourceResult>;
   /** One server's prompt filled with its arguments; throws a sentence when it cannot be. */
   getPrompt(server: string, name: string, args: Record<string, string>): Promise<McpPromptMessages>;
+  /** One tool of a running server called directly (`keel mcp call`: the person's own call, no turn, no gate). */
+  callTool(server: string, tool: string, args: Record<string, unknown>): Promise<CallToolResult>;
   /** Names of servers that said `tools/list_changed` since they started (or since the last `relist`). */
   changed(): string[];
   /** False once a server failed for good (did not start, or gave up restarting): the session is reopened. */
@@ -152,6 +154,16 @@ export async function startMcpSession(options: StartMcpOptions): Promise<McpSess
       const connection = connections.find((c) => c.entry.name === server);
       if (!connection) return Promise.reject(new Error(`no MCP server "${server}" is running`));
       return fillPrompt(connection, name, args);
+    },
+    callTool: (server, tool, args) => {
+      const connection = connections.find((c) => c.entry.name === server);
+      if (!connection) return Promise.reject(new Error(`no MCP server "${server}" is running`));
+      const timeoutMs = connection.entry.config.timeoutMs ?? options.callTimeoutMs ?? 120_000;
+      return connection.callTool(tool, args, {
+        timeoutMs,
+        maxTotalMs: timeoutMs * 10,
+        idempotencyKey: `keel-mcp-call-${tool}`,
+      });
     },
     // A server whose tools/list failed was closed (its connection's state still says ready): unhealthy too,
     // so a long-lived host starts the servers anew rather than keeping a closed one.

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import {
   addMcpServer,
   approveProjectMcp,
+  callMcpTool,
   inspectMcpServers,
   listToolRules,
   configuredMcpServers,
@@ -162,6 +163,42 @@ export function registerMcp(program: Command, context: CliContext): void {
         context.setExitCode(ExitCode.failure);
     });
 
+  // Issue 33: one tool called directly (the conformance suite's client drives it too).
+  mcp
+    .command('call')
+    .description('start one server, call one of its tools with --args JSON, print its text, stop it')
+    .argument('<name>', 'server name')
+    .argument('<tool>', "the tool's name as the server lists it")
+    .option('--args <json>', 'the arguments, a JSON object', '{}')
+    .option('--project <dir>', 'the project whose .mcp.json holds it (default: the current folder)')
+    .option('--allow-host <host>', 'let the server reach this host (repeatable)', collect, [])
+    .action(
+      async (
+        name: string,
+        tool: string,
+        options: { args: string; project?: string; allowHost: string[] },
+      ) => {
+        let args: unknown;
+        try {
+          args = JSON.parse(options.args);
+        } catch {
+          throw new CliError(`--args is not JSON: ${options.args}`);
+        }
+        if (typeof args !== 'object' || args === null || Array.isArray(args))
+          throw new CliError('--args must be a JSON object');
+        const result = await adminLater(() =>
+          callMcpTool(
+            context.home(),
+            folderOf(options.project),
+            { server: name, tool, args: args as Record<string, unknown> },
+            { env: context.io.env, networkAllow: options.allowHost },
+          ),
+        );
+        context.io.stdout(`${result.text}\n`);
+        if (result.isError) context.setExitCode(ExitCode.failure);
+      },
+    );
+
   // Issue 33: OAuth sign-in of Streamable HTTP servers.
   mcp
     .command('login')
@@ -175,18 +212,38 @@ export function registerMcp(program: Command, context: CliContext): void {
       collect,
       [],
     )
-    .action(async (name: string, options: { allowHost: string[] }) => {
-      await adminLater(() =>
-        loginMcpServer(context.home(), name, {
-          networkAllow: options.allowHost,
-          open: (url) => {
-            context.io.stderr(`keel: open this URL in your browser to sign in to ${name}:\n`);
-            context.io.stdout(`${url.href}\n`);
-          },
-        }),
-      );
-      context.io.stderr(`keel: signed in to ${name}; the grant is kept encrypted in the Keel home\n`);
-    });
+    .option(
+      '--client-id <id>',
+      'a client registered with the authorization server beforehand (no registration)',
+    )
+    .option(
+      '--client-secret <secret>',
+      "that client's secret, if it has one (kept encrypted with the tokens)",
+    )
+    .action(
+      async (name: string, options: { allowHost: string[]; clientId?: string; clientSecret?: string }) => {
+        if (options.clientSecret !== undefined && options.clientId === undefined)
+          throw new CliError('--client-secret needs --client-id');
+        await adminLater(() =>
+          loginMcpServer(context.home(), name, {
+            networkAllow: options.allowHost,
+            ...(options.clientId !== undefined
+              ? {
+                  client: {
+                    clientId: options.clientId,
+                    ...(options.clientSecret !== undefined ? { clientSecret: options.clientSecret } : {}),
+                  },
+                }
+              : {}),
+            open: (url) => {
+              context.io.stderr(`keel: open this URL in your browser to sign in to ${name}:\n`);
+              context.io.stdout(`${url.href}\n`);
+            },
+          }),
+        );
+        context.io.stderr(`keel: signed in to ${name}; the grant is kept encrypted in the Keel home\n`);
+      },
+    );
 
   mcp
     .command('logout')

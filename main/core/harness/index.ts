@@ -104,6 +104,7 @@ export { SessionLog } from '../log/sessionLog.js';
 export {
   addMcpServer,
   approveProjectMcp,
+  callMcpTool,
   getMcpPrompt,
   inspectMcpServers,
   listMcpPrompts,

@@ -96,11 +96,17 @@ export function logoutMcpServer(home: string, name: string): void {
 export async function loginMcpServer(
   home: string,
   name: string,
-  options: { networkAllow: readonly string[]; open: (url: URL) => void | Promise<void>; timeoutMs?: number },
+  options: {
+    networkAllow: readonly string[];
+    open: (url: URL) => void | Promise<void>;
+    timeoutMs?: number;
+    /** A client registered with the authorization server beforehand (no dynamic registration then). */
+    client?: { clientId: string; clientSecret?: string };
+  },
 ): Promise<'signed_in'> {
   const url = httpServerUrl(home, name);
   // The SDK's auth client: loaded for a sign-in only (every keel command imports this module's door).
-  const { auth } = await import('@modelcontextprotocol/sdk/client/auth.js');
+  const { auth, extractWWWAuthenticateParams } = await import('@modelcontextprotocol/sdk/client/auth.js');
   const fetchFn = guardedFetch(
     options.networkAllow.length > 0 ? { allow: [...options.networkAllow] } : 'none',
   );
@@ -110,14 +116,30 @@ export async function loginMcpServer(
     const vault = credentialVault(home, name, url);
     // A new sign-in starts from the grant, not over it: old tokens would short-circuit the browser step.
     const { tokens: _old, ...kept } = vault.load() ?? {};
-    vault.save(kept);
+    vault.save(
+      options.client
+        ? {
+            ...kept,
+            client: {
+              client_id: options.client.clientId,
+              ...(options.client.clientSecret ? { client_secret: options.client.clientSecret } : {}),
+            },
+          }
+        : kept,
+    );
+    // What the server's 401 says (RFC 9728's resource_metadata, which may live anywhere, and the scope it
+    // wants) steers discovery and the request, as the SDK's transport does when a request meets a 401.
+    const challenge = await challengeOf(url, fetchFn, extractWWWAuthenticateParams);
     const provider = signInAuthProvider(name, vault, redirect.url, options.open, state);
-    const first = await auth(provider, { serverUrl: url, fetchFn }).catch(refused(name));
+    const first = await auth(provider, { serverUrl: url, fetchFn, ...challenge }).catch(refused(name));
     if (first === 'AUTHORIZED') return 'signed_in';
     const code = await redirect.code;
-    const second = await auth(provider, { serverUrl: url, authorizationCode: code, fetchFn }).catch(
-      refused(name),
-    );
+    const second = await auth(provider, {
+      serverUrl: url,
+      authorizationCode: code,
+      fetchFn,
+      ...challenge,
+    }).catch(refused(name));
     if (second !== 'AUTHORIZED') throw new McpAdminError(`MCP server "${name}" did not grant access`);
     return 'signed_in';
   } finally {
@@ -155,6 +177,40 @@ export function startMcpSignIn(
   url.catch(() => undefined);
   done.catch(() => undefined);
   return { url, done };
+}
+
+/**
+ * An unauthenticated initialize sent to the server: from a 401's WWW-Authenticate, where its protected-resource
+ * metadata is and the scope it asks for (nothing when it answers otherwise or cannot be reached: discovery
+ * then tries the well-known locations).
+ */
+async function challengeOf(
+  url: string,
+  fetchFn: (input: string | URL | Request, init?: RequestInit) => Promise<Response>,
+  extract: (res: Response) => { resourceMetadataUrl?: URL; scope?: string },
+): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+  try {
+    const answer = await fetchFn(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'Keel', version: '0' },
+        },
+      }),
+    });
+    await answer.body?.cancel().catch(() => undefined);
+    if (answer.status !== 401) return {};
+    const { resourceMetadataUrl, scope } = extract(answer);
+    return { ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) };
+  } catch {
+    return {};
+  }
 }
 
 const refused = (name: string) => (error: unknown) => {

@@ -231,6 +231,7 @@ function keptSession(session: McpSession, pool: McpPool, sessionId: string, entr
     listPrompts: () => session.listPrompts(),
     getPrompt: (server, name, args) => session.getPrompt(server, name, args),
     readResource: (server, uri) => session.readResource(server, uri),
+    callTool: (server, tool, args) => session.callTool(server, tool, args),
     changed: () => session.changed(),
     healthy: () => session.healthy(),
     relist: () => session.relist(),
