@@ -73,6 +73,8 @@ export function redactMcpSession(session: McpSession, redact: Redact): McpSessio
         ),
       };
     },
+    subscribe: (server, uri) => session.subscribe(server, uri),
+    takeResourceUpdates: () => session.takeResourceUpdates(),
     changed: () => session.changed(),
     healthy: () => session.healthy(),
     relist: () => session.relist(),

@@ -12,6 +12,7 @@ import {
   formatAttachmentHandles,
   formatFileStaged,
   formatHookContext,
+  formatResourceUpdated,
   formatHeldDenied,
   formatInterrupted,
   type ProjectOptions,
@@ -336,6 +337,9 @@ export class ProjectionFold {
           !(event.event === 'UserPromptSubmit' && event.decision === 'block')
         )
           this.push({ role: 'user', content: formatHookContext(event) });
+        break;
+      case 'mcp_resource_updated':
+        this.push({ role: 'user', content: formatResourceUpdated(event) });
         break;
       case 'approval_request':
         if (event.tool === HELD_BACK_TOOL) held.set(event.seq, event);

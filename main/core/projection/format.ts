@@ -61,3 +61,8 @@ export function formatHeldDenied(
 export function formatHookContext(event: EventOf<'hook_ran'>): string {
   return `<hook event="${event.event}" source="${event.source}">\n${event.context ?? ''}\n</hook>`;
 }
+
+/** Issue 33: a subscribed MCP resource changed on its server, as a user-role note; byte-stable. */
+export function formatResourceUpdated(event: EventOf<'mcp_resource_updated'>): string {
+  return `[MCP resource updated: ${event.uri} on server "${event.server}" changed since it was read or attached; read it again with read_mcp_resource for its current contents]`;
+}
