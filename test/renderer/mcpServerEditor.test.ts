@@ -34,7 +34,7 @@ describe.skipIf(!HAS_CHROMIUM)('settings: MCP servers edited in place', () => {
     const watched = app.watch('mcp-edit');
     const page = await app.goto();
     await page.getByRole('button', { name: 'Settings', exact: true }).click();
-    const editor = page.getByRole('region', { name: 'Your MCP servers' });
+    const editor = page.getByRole('region', { name: 'Servers in your settings' });
     await editor.getByText('No servers in your settings.').waitFor();
 
     await editor.getByRole('button', { name: 'Add server' }).click();
@@ -95,7 +95,7 @@ describe.skipIf(!HAS_CHROMIUM)('settings: MCP servers edited in place', () => {
     const watched = app.watch('mcp-sign-in');
     const page = await app.goto();
     await page.getByRole('button', { name: 'Settings', exact: true }).click();
-    const editor = page.getByRole('region', { name: 'Your MCP servers' });
+    const editor = page.getByRole('region', { name: 'Servers in your settings' });
     await editor.getByRole('button', { name: 'Add server' }).click();
     const form = editor.getByRole('form', { name: 'Add MCP server' });
     await form.getByLabel('Server name').fill('secure');

@@ -145,7 +145,7 @@ export function McpServerEditor(): JSX.Element {
 
   return (
     <section className="mcp-editor" aria-labelledby="mcp-editor-title">
-      <h3 id="mcp-editor-title">Your MCP servers</h3>
+      <h3 id="mcp-editor-title">Servers in your settings</h3>
       <p className="hint">
         Servers in your settings run for every project, inside the box. A URL server that asks for OAuth is
         signed in here (or with keel mcp login NAME).
