@@ -140,6 +140,8 @@ export function summarizeEvent(event: SessionEvent): string {
       return event.rules.length === 0
         ? 'no permission rules in effect'
         : `permission rules: ${event.rules.map((rule) => `${rule.action} ${rule.rule} (${rule.source})`).join('; ')}`;
+    case 'mcp_resource_updated':
+      return `MCP resource ${event.uri} (${event.server}) changed on its server`;
     case 'mcp_config_trusted':
       return `.mcp.json ${event.configHash.slice(0, 12)} trusted (${event.servers.join(', ')}; approved ${event.approvedAt} via ${event.via})`;
     case 'budget_set':

@@ -4,7 +4,7 @@ import { exactCheck, type ExactCheck } from './exactCheck.js';
 import { PermissionRulesApplied } from './setup.js';
 import { AgentUse, CommandUse, CustomListed } from './customEvents.js';
 import { HookRan } from './hookEvents.js'; // issue #30: hooks
-import { McpConfigTrusted, McpToolsListed, ToolRulesApplied } from './mcpEvents.js';
+import { McpConfigTrusted, McpResourceUpdated, McpToolsListed, ToolRulesApplied } from './mcpEvents.js';
 import { PlanApproved, PlanModeChanged, PlanRejected } from './planEvents.js'; // issue #30: plan mode
 import { LocalModelPin, ProviderKind } from './providerKind.js';
 import { StopDetails } from './stopReasons.js';
@@ -464,7 +464,13 @@ export const ErrorEvent = z.object({
   retryable: z.boolean().optional(),
 });
 
-export { McpConfigTrusted, McpServerListed, McpToolsListed, ToolRulesApplied } from './mcpEvents.js';
+export {
+  McpConfigTrusted,
+  McpResourceUpdated,
+  McpServerListed,
+  McpToolsListed,
+  ToolRulesApplied,
+} from './mcpEvents.js';
 // #32: background commands' event kinds live in backgroundEvents.ts.
 import { BackgroundExited, BackgroundOutput, BackgroundStarted } from './backgroundEvents.js';
 export { BackgroundExited, BackgroundOutput, BackgroundStarted } from './backgroundEvents.js';
@@ -513,6 +519,8 @@ export const SessionEvent = z.discriminatedUnion('kind', [
   BackgroundStarted,
   BackgroundOutput,
   BackgroundExited,
+  // issue #33: resource subscriptions
+  McpResourceUpdated,
   ErrorEvent,
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;

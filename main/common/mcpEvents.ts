@@ -76,3 +76,15 @@ export const McpConfigTrusted = z.object({
   approvedAt: z.string().min(1),
   via: z.string().min(1),
 });
+
+/**
+ * Issue 33: a resource this session read or attached changed on its server (`notifications/resources/updated`
+ * for a `resources/subscribe` the session made). Recorded at the start of the turn after it arrived; the model
+ * is told at its next request (a user-role note: what it read may be stale), the app shows it.
+ */
+export const McpResourceUpdated = z.object({
+  ...base,
+  kind: z.literal('mcp_resource_updated'),
+  server: z.string().min(1),
+  uri: z.string().min(1).max(2048),
+});

@@ -15,7 +15,8 @@ import {
 } from 'electron';
 import { IPC_PUSH, type AppCommand } from '../ipc/contract.js';
 import { createHandlers, type Handlers } from '../ipc/handlers.js';
-import { createSafeStorageKeyStore } from './keys.js';
+import { useKeychainForMcpTokens } from '../core/harness/index.js';
+import { createSafeStorageKeyStore, mcpTokenEncryptor } from './keys.js';
 import { folderFromArgv } from './launchArgs.js';
 import { useUtilityProcessForLocalModels } from './localModelProcess.js';
 import { buildMenuTemplate } from './menu.js';
@@ -208,6 +209,8 @@ function runApp(): void {
     session.defaultSession.setPermissionCheckHandler(denyPermissionCheck);
     protocol.handle(APP_SCHEME, createAppProtocolHandler(path.join(import.meta.dirname, '../renderer')));
 
+    // Issue 33: MCP sign-in tokens encrypted by the OS keychain (safeStorage is usable only once the app is ready).
+    useKeychainForMcpTokens(mcpTokenEncryptor(safeStorage), 'the OS keychain (Electron safeStorage)');
     handlers = createHandlers({
       home,
       mode: 'electron',
@@ -216,6 +219,8 @@ function runApp(): void {
       pickFolder,
       takeLaunchCommands: () => waitingCommands.splice(0),
       onProjectUsed: (folder) => app.addRecentDocument(folder),
+      // Issue 33: an MCP sign-in's authorization URL (http/https only, checked by the handler).
+      openExternal: (url) => void shell.openExternal(url),
     });
     unmountRouter = mountIpcRouter(ipcMain, createIpcRouter(handlers, origins));
     const badge = createApprovalBadge(app);

@@ -1,6 +1,12 @@
 import { IpcFailure } from '../ipc/errors.js';
 import type { KeyChanges, KeyStore } from '../ipc/keys.js';
-import { homeKeyCipher, readKeyFile, type SecretCipher, writeKeyFile } from '../core/harness/index.js';
+import {
+  homeKeyCipher,
+  readKeyFile,
+  type SecretCipher,
+  type SecretEncryptor,
+  writeKeyFile,
+} from '../core/harness/index.js';
 
 export { KEYS_FILE } from '../core/harness/index.js';
 
@@ -22,6 +28,21 @@ export function keychainProblem(safeStorage: SafeStorageLike, platform: NodeJS.P
     return 'no keyring (GNOME Keyring, KWallet) is running, so keys could only be stored in plain text; Keel will not: start a keyring or use environment variables';
   }
   return undefined;
+}
+
+/**
+ * Issue 33: the encryptor MCP sign-in tokens are kept with (handed to the core's `useKeychainForMcpTokens`), or
+ * undefined where safeStorage could only write plain text: then the core keeps its 0600 key file and says so.
+ */
+export function mcpTokenEncryptor(
+  safeStorage: SafeStorageLike,
+  platform: NodeJS.Platform = process.platform,
+): SecretEncryptor | undefined {
+  if (keychainProblem(safeStorage, platform)) return undefined;
+  return {
+    encryptString: (text) => safeStorage.encryptString(text),
+    decryptString: (data) => safeStorage.decryptString(data),
+  };
 }
 
 /**

@@ -6,6 +6,7 @@ import { composerChannels } from './contract/composerChannels.js';
 import { historyChannels } from './contract/historyChannels.js';
 import { importChannels, importProgress } from './contract/importChannels.js';
 import { checkoutChannels } from './contract/checkoutChannels.js';
+import { mcpChannels } from './contract/mcpChannels.js';
 import { planChannels } from './contract/planChannels.js';
 import { localModelChannels, localModelProgress } from './contract/localModelChannels.js';
 import { reviewChannels } from './contract/reviewChannels.js';
@@ -56,6 +57,8 @@ export const channels = {
   ...localModelChannels,
   // Issue 32: background commands in the terminal dock.
   ...backgroundChannels,
+  // Issue 33: Settings → MCP servers (add, edit, remove, sign in / out).
+  ...mcpChannels,
 };
 
 /** Every channel name, e.g. `sessions.list`. */

@@ -6,6 +6,7 @@ import { backgroundHandlers } from './handlers/backgroundHandlers.js';
 import { importHandlers } from './handlers/importHandlers.js';
 import { checkoutHandlers } from './handlers/checkoutHandlers.js';
 import { localModelHandlers } from './handlers/localModelHandlers.js';
+import { mcpHandlers } from './handlers/mcpHandlers.js';
 import { composerHandlers } from './handlers/composerHandlers.js';
 import { createHandlerContext } from './handlers/context.js';
 import { planHandlers } from './handlers/planHandlers.js';
@@ -51,6 +52,8 @@ export function createHandlers(options: HandlerOptions): Handlers {
     ...localModels.table,
     // Issue 32: background commands in the terminal dock.
     ...backgroundHandlers(ctx),
+    // Issue 33: Settings → MCP servers.
+    ...mcpHandlers(ctx),
   };
 
   return {

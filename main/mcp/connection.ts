@@ -4,6 +4,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import {
   ErrorCode,
   McpError,
+  ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CallToolResult,
   type GetPromptResult,
@@ -55,6 +56,8 @@ export type ConnectionEvents = {
   onToolsChanged?: (server: string) => void;
   /** The server crashed, restarted, or gave up: one sentence for the user. */
   onNotice?: (text: string) => void;
+  /** Issue 33: a resource this connection subscribed to changed (`notifications/resources/updated`). */
+  onResourceUpdated?: (server: string, uri: string) => void;
 };
 
 /**
@@ -111,6 +114,11 @@ export class McpConnection {
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
         this.events.onToolsChanged?.(entry.name);
       });
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => {
+        // Only what this session asked for: a server cannot make up updates to resources it never read.
+        if (this.subscribed.has(notification.params.uri))
+          this.events.onResourceUpdated?.(entry.name, notification.params.uri);
+      });
       const http = !isStdioServer(entry.config);
       client.onerror = (error) => {
         // An HTTP server that went away only breaks its SSE streams: the SDK retries and reports, but the
@@ -122,6 +130,8 @@ export class McpConnection {
       // Set after connect: the SDK's own onclose handler is installed by connect and calls this one.
       client.onclose = () => this.onClosed(transport as ServerTransport);
       this.current = { state: 'ready' };
+      // A restarted server forgot the session's subscriptions: asked again (best effort, not awaited).
+      for (const uri of this.subscribed) void this.sendSubscribe(client, uri).catch(() => undefined);
     } catch (error) {
       let reason = transport?.exitReason ?? describe(error);
       if (!isStdioServer(entry.config) && needsSignIn(error))
@@ -294,6 +304,36 @@ export class McpConnection {
       const page = await client.listResources(params, { timeout: this.timeouts.listMs });
       return { items: page.resources, nextCursor: page.nextCursor };
     });
+  }
+
+  /** Resources this session subscribed to (kept across restarts). */
+  private readonly subscribed = new Set<string>();
+
+  /** Whether the server offers `resources/subscribe`. */
+  get canSubscribe(): boolean {
+    return this.client?.getServerCapabilities()?.resources?.subscribe === true;
+  }
+
+  /**
+   * Issue 33: asks the server to say when `uri` changes (`resources/subscribe`), once per resource; false when
+   * it does not offer subscriptions. Updates reach `onResourceUpdated`.
+   */
+  async subscribe(uri: string): Promise<boolean> {
+    const client = await this.live();
+    if (client.getServerCapabilities()?.resources?.subscribe !== true) return false;
+    if (this.subscribed.has(uri)) return true;
+    this.subscribed.add(uri);
+    try {
+      await this.sendSubscribe(client, uri);
+      return true;
+    } catch (error) {
+      this.subscribed.delete(uri);
+      throw error;
+    }
+  }
+
+  private async sendSubscribe(client: Client, uri: string): Promise<void> {
+    await client.subscribeResource({ uri }, { timeout: this.timeouts.listMs });
   }
 
   /** One resource's contents (`resources/read`), bounded like a listing. */

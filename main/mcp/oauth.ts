@@ -17,7 +17,11 @@ import type {
 export type McpCredentials = {
   client?: OAuthClientInformationMixed;
   tokens?: OAuthTokens;
+  /** When the tokens were saved (ms since the epoch): with `expires_in`, whether the access token has expired. */
+  tokensSavedAt?: number;
   codeVerifier?: string;
+  /** The server refused the stored grant (revoked, or its client forgotten): the state says to sign in again. */
+  revoked?: boolean;
 };
 
 /** Where a server's credentials are kept (encrypted at rest by its owner). */
@@ -91,8 +95,8 @@ class VaultProvider implements OAuthClientProvider {
 
   saveTokens(tokens: OAuthTokens): void {
     // The verifier served its one exchange: it is not kept beside the grant.
-    const { codeVerifier: _used, ...rest } = this.vault.load() ?? {};
-    this.vault.save({ ...rest, tokens });
+    const { codeVerifier: _used, revoked: _old, ...rest } = this.vault.load() ?? {};
+    this.vault.save({ ...rest, tokens, tokensSavedAt: Date.now() });
   }
 
   async redirectToAuthorization(url: URL): Promise<void> {
@@ -112,9 +116,11 @@ class VaultProvider implements OAuthClientProvider {
   invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
     // A revoked grant (or a client the server forgot) is dropped, so the state says "sign in again".
     const current = this.vault.load() ?? {};
-    if (scope === 'all') return this.vault.save({});
-    if (scope === 'client') return this.vault.save({ ...current, client: undefined, tokens: undefined });
-    if (scope === 'tokens') return this.vault.save({ ...current, tokens: undefined });
+    const hadGrant = current.tokens !== undefined;
+    const dropped = { tokens: undefined, tokensSavedAt: undefined, ...(hadGrant ? { revoked: true } : {}) };
+    if (scope === 'all') return this.vault.save(hadGrant ? { revoked: true } : {});
+    if (scope === 'client') return this.vault.save({ ...current, client: undefined, ...dropped });
+    if (scope === 'tokens') return this.vault.save({ ...current, ...dropped });
     if (scope === 'verifier') return this.vault.save({ ...current, codeVerifier: undefined });
   }
 }

@@ -63,6 +63,18 @@ export function redactMcpSession(session: McpSession, redact: Redact): McpSessio
         ),
       };
     },
+    // What a direct call returns is shown to the person: its text redacted like a tool result's.
+    callTool: async (server, tool, args) => {
+      const result = await session.callTool(server, tool, args);
+      return {
+        ...result,
+        content: result.content.map((block) =>
+          block.type === 'text' ? { ...block, text: redact(block.text) } : block,
+        ),
+      };
+    },
+    subscribe: (server, uri) => session.subscribe(server, uri),
+    takeResourceUpdates: () => session.takeResourceUpdates(),
     changed: () => session.changed(),
     healthy: () => session.healthy(),
     relist: () => session.relist(),

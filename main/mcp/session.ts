@@ -1,4 +1,4 @@
-import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpBoxOptions } from './boxedServer.js';
 import type { McpServerEntry, McpServerPlan } from './config.js';
 import { DEFAULT_MCP_TIMEOUTS, McpConnection, type McpServerState, type McpTimeouts } from './connection.js';
@@ -39,6 +39,12 @@ export type McpSession = {
   readResource(server: string, uri: string): Promise<ReadResourceResult>;
   /** One server's prompt filled with its arguments; throws a sentence when it cannot be. */
   getPrompt(server: string, name: string, args: Record<string, string>): Promise<McpPromptMessages>;
+  /** One tool of a running server called directly (`keel mcp call`: the person's own call, no turn, no gate). */
+  callTool(server: string, tool: string, args: Record<string, unknown>): Promise<CallToolResult>;
+  /** Issue 33: asks a server to say when a resource changes; false when it does not offer subscriptions. */
+  subscribe(server: string, uri: string): Promise<boolean>;
+  /** Updates of subscribed resources since the last call (each server/uri once), handed over and forgotten. */
+  takeResourceUpdates(): { server: string; uri: string }[];
   /** Names of servers that said `tools/list_changed` since they started (or since the last `relist`). */
   changed(): string[];
   /** False once a server failed for good (did not start, or gave up restarting): the session is reopened. */
@@ -67,6 +73,8 @@ export type StartMcpOptions = {
  */
 export async function startMcpSession(options: StartMcpOptions): Promise<McpSession> {
   const changed = new Set<string>();
+  // `server\nuri` of updated subscribed resources, until a turn takes them.
+  const updates = new Set<string>();
   const disabled = new Set(options.disabledTools ?? []);
   const connections = options.plan.servers.map(
     (entry) =>
@@ -77,6 +85,7 @@ export async function startMcpSession(options: StartMcpOptions): Promise<McpSess
           changed.add(server);
         },
         ...(options.onNotice ? { onNotice: options.onNotice } : {}),
+        onResourceUpdated: (server, uri) => updates.add(`${server}\n${uri}`),
       }),
   );
   const describe = async (
@@ -152,6 +161,29 @@ export async function startMcpSession(options: StartMcpOptions): Promise<McpSess
       const connection = connections.find((c) => c.entry.name === server);
       if (!connection) return Promise.reject(new Error(`no MCP server "${server}" is running`));
       return fillPrompt(connection, name, args);
+    },
+    subscribe: async (server, uri) => {
+      const connection = connections.find((c) => c.entry.name === server);
+      if (!connection || connection.state.state !== 'ready') return false;
+      return connection.subscribe(uri);
+    },
+    takeResourceUpdates: () => {
+      const taken = [...updates].map((key) => {
+        const [server = '', ...rest] = key.split('\n');
+        return { server, uri: rest.join('\n') };
+      });
+      updates.clear();
+      return taken;
+    },
+    callTool: (server, tool, args) => {
+      const connection = connections.find((c) => c.entry.name === server);
+      if (!connection) return Promise.reject(new Error(`no MCP server "${server}" is running`));
+      const timeoutMs = connection.entry.config.timeoutMs ?? options.callTimeoutMs ?? 120_000;
+      return connection.callTool(tool, args, {
+        timeoutMs,
+        maxTotalMs: timeoutMs * 10,
+        idempotencyKey: `keel-mcp-call-${tool}`,
+      });
     },
     // A server whose tools/list failed was closed (its connection's state still says ready): unhealthy too,
     // so a long-lived host starts the servers anew rather than keeping a closed one.

@@ -3,11 +3,14 @@ import type { Command } from 'commander';
 import {
   addMcpServer,
   approveProjectMcp,
+  callMcpTool,
   inspectMcpServers,
   listToolRules,
+  configuredMcpServers,
   loginMcpServer,
   logoutMcpServer,
   McpAdminError,
+  mcpServerConfigOf,
   type McpInspection,
   projectMcpStatus,
   realProjectFolder,
@@ -21,17 +24,6 @@ import { ExitCode } from '../exitCodes.js';
 import { formatTable } from '../format.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
-
-/** `key=value` pairs (`--env`) or `key: value` (`--header`) into an object; a malformed one is a usage error. */
-function pairs(values: readonly string[], separator: string, what: string): Record<string, string> {
-  const result: Record<string, string> = {};
-  for (const value of values) {
-    const at = value.indexOf(separator);
-    if (at <= 0) throw new CliError(`${what} "${value}" is not NAME${separator}VALUE`);
-    result[value.slice(0, at).trim()] = value.slice(at + separator.length).trim();
-  }
-  return result;
-}
 
 const asUsage = (error: unknown) => (error instanceof McpAdminError ? new CliError(error.message) : error);
 
@@ -97,16 +89,16 @@ export function registerMcp(program: Command, context: CliContext): void {
         if ((options.url === undefined) === (command.length === 0)) {
           throw new CliError('give either a command after -- (stdio) or --url URL (Streamable HTTP)');
         }
-        const config =
-          options.url !== undefined
-            ? { url: options.url, headers: pairs(options.header, ':', 'header') }
-            : {
-                command: command[0],
-                args: command.slice(1),
-                env: pairs(options.env, '=', 'environment variable'),
-                ...(options.writeProject ? { writeProject: true } : {}),
-                ...(options.allowHost.length > 0 ? { networkAllow: options.allowHost } : {}),
-              };
+        // The same fields, rule and words as Settings → MCP servers (core/mcp/serverFields.ts).
+        const config = admin(() =>
+          mcpServerConfigOf({
+            ...(options.url !== undefined ? { url: options.url } : { command }),
+            env: options.env,
+            headers: options.header,
+            writeProject: options.writeProject === true,
+            allowHosts: options.allowHost,
+          }),
+        );
         const home = context.home();
         const scope = options.project === undefined ? {} : { project: path.resolve(options.project) };
         const { trusted } = admin(() => addMcpServer(home, name, config, scope));
@@ -142,6 +134,7 @@ export function registerMcp(program: Command, context: CliContext): void {
         }),
       );
       context.io.stdout(formatInspection(inspection));
+      context.io.stdout(formatSignIns(configuredMcpServers(home)));
     });
 
   mcp
@@ -170,6 +163,42 @@ export function registerMcp(program: Command, context: CliContext): void {
         context.setExitCode(ExitCode.failure);
     });
 
+  // Issue 33: one tool called directly (the conformance suite's client drives it too).
+  mcp
+    .command('call')
+    .description('start one server, call one of its tools with --args JSON, print its text, stop it')
+    .argument('<name>', 'server name')
+    .argument('<tool>', "the tool's name as the server lists it")
+    .option('--args <json>', 'the arguments, a JSON object', '{}')
+    .option('--project <dir>', 'the project whose .mcp.json holds it (default: the current folder)')
+    .option('--allow-host <host>', 'let the server reach this host (repeatable)', collect, [])
+    .action(
+      async (
+        name: string,
+        tool: string,
+        options: { args: string; project?: string; allowHost: string[] },
+      ) => {
+        let args: unknown;
+        try {
+          args = JSON.parse(options.args);
+        } catch {
+          throw new CliError(`--args is not JSON: ${options.args}`);
+        }
+        if (typeof args !== 'object' || args === null || Array.isArray(args))
+          throw new CliError('--args must be a JSON object');
+        const result = await adminLater(() =>
+          callMcpTool(
+            context.home(),
+            folderOf(options.project),
+            { server: name, tool, args: args as Record<string, unknown> },
+            { env: context.io.env, networkAllow: options.allowHost },
+          ),
+        );
+        context.io.stdout(`${result.text}\n`);
+        if (result.isError) context.setExitCode(ExitCode.failure);
+      },
+    );
+
   // Issue 33: OAuth sign-in of Streamable HTTP servers.
   mcp
     .command('login')
@@ -183,18 +212,38 @@ export function registerMcp(program: Command, context: CliContext): void {
       collect,
       [],
     )
-    .action(async (name: string, options: { allowHost: string[] }) => {
-      await adminLater(() =>
-        loginMcpServer(context.home(), name, {
-          networkAllow: options.allowHost,
-          open: (url) => {
-            context.io.stderr(`keel: open this URL in your browser to sign in to ${name}:\n`);
-            context.io.stdout(`${url.href}\n`);
-          },
-        }),
-      );
-      context.io.stderr(`keel: signed in to ${name}; the grant is kept encrypted in the Keel home\n`);
-    });
+    .option(
+      '--client-id <id>',
+      'a client registered with the authorization server beforehand (no registration)',
+    )
+    .option(
+      '--client-secret <secret>',
+      "that client's secret, if it has one (kept encrypted with the tokens)",
+    )
+    .action(
+      async (name: string, options: { allowHost: string[]; clientId?: string; clientSecret?: string }) => {
+        if (options.clientSecret !== undefined && options.clientId === undefined)
+          throw new CliError('--client-secret needs --client-id');
+        await adminLater(() =>
+          loginMcpServer(context.home(), name, {
+            networkAllow: options.allowHost,
+            ...(options.clientId !== undefined
+              ? {
+                  client: {
+                    clientId: options.clientId,
+                    ...(options.clientSecret !== undefined ? { clientSecret: options.clientSecret } : {}),
+                  },
+                }
+              : {}),
+            open: (url) => {
+              context.io.stderr(`keel: open this URL in your browser to sign in to ${name}:\n`);
+              context.io.stdout(`${url.href}\n`);
+            },
+          }),
+        );
+        context.io.stderr(`keel: signed in to ${name}; the grant is kept encrypted in the Keel home\n`);
+      },
+    );
 
   mcp
     .command('logout')
@@ -275,6 +324,24 @@ export function registerMcp(program: Command, context: CliContext): void {
       const rows = rules.map((rule) => [rule.tool, rule.project, rule.addedAt, rule.via]);
       context.io.stdout(`${formatTable(['TOOL', 'PROJECT', 'ADDED', 'VIA'], rows)}\n`);
     });
+}
+
+const SIGN_IN_WORDS = {
+  signed_in: 'signed in',
+  signed_out: 'not signed in (keel mcp login NAME if it asks for a sign-in)',
+  expired: 'sign-in expired: keel mcp login NAME',
+  revoked: 'sign-in revoked by the server: keel mcp login NAME',
+} as const;
+
+/** The settings' HTTP servers' sign-in states and where their tokens are kept (none without an HTTP server). */
+function formatSignIns(configured: ReturnType<typeof configuredMcpServers>): string {
+  const http = configured.servers.filter((server) => server.signIn !== undefined);
+  if (http.length === 0) return '';
+  const lines = http.map(
+    (server) =>
+      `${server.name}: ${SIGN_IN_WORDS[server.signIn ?? 'signed_out'].replace('NAME', server.name)}`,
+  );
+  return `${lines.join('\n')}\nsign-in tokens: ${configured.tokenStorage}\n`;
 }
 
 /** One block per server (state, tools or the error with its stderr tail), then the project file's status. */

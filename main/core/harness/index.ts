@@ -106,6 +106,7 @@ export { SessionLog } from '../log/sessionLog.js';
 export {
   addMcpServer,
   approveProjectMcp,
+  callMcpTool,
   getMcpPrompt,
   inspectMcpServers,
   listMcpPrompts,
@@ -121,6 +122,16 @@ export {
 export { listToolRules, realProjectFolder, revokeToolRule } from '../mcp/toolRules.js';
 // Issue 33: MCP prompts (the composer's / menu) and resources, as hosts show them; OAuth sign-in of HTTP servers.
 export { loginMcpServer, logoutMcpServer, mcpSignInState } from '../mcp/auth.js';
+// Issue 33: Settings → MCP servers (the CLI's fields, sign-in for a host showing the URL, where tokens are kept).
+export { type McpSignIn, type McpSignInState, startMcpSignIn } from '../mcp/auth.js';
+export {
+  type ConfiguredMcpServer,
+  configuredMcpServers,
+  type McpServerFields,
+  mcpServerConfigOf,
+  saveMcpServer,
+} from '../mcp/serverFields.js';
+export { mcpTokenStore, type SecretEncryptor, useKeychainForMcpTokens } from '../mcp/secretStore.js';
 export type { McpPromptInfo, McpPromptMessages, McpResourceInfo } from '../../mcp/resources.js';
 export {
   catalogueView,

@@ -301,6 +301,33 @@ export function readMcpResourceBlocks(
   });
 }
 
+/**
+ * `keel mcp call NAME TOOL`: one tool of one server called directly (the person's own call, outside any session,
+ * as `keel mcp test` starts it), its text content redacted. A server that does not start, or an unknown tool, is
+ * an McpAdminError; a tool's own error comes back with `isError`.
+ */
+export function callMcpTool(
+  home: string,
+  folder: string | undefined,
+  call: { server: string; tool: string; args: Record<string, unknown> },
+  options: Omit<McpInspectOptions, 'only'> = {},
+): Promise<{ text: string; isError: boolean }> {
+  return withStartedServers(home, folder, { ...options, only: call.server }, async (session) => {
+    const report = session.servers[0];
+    if (report?.state.state === 'failed')
+      throw new McpAdminError(`MCP server "${call.server}" did not start: ${report.state.error}`);
+    try {
+      const result = await session.callTool(call.server, call.tool, call.args);
+      const text = result.content
+        .map((block) => (block.type === 'text' ? block.text : `[${block.type}]`))
+        .join('\n');
+      return { text, isError: result.isError === true };
+    } catch (error) {
+      throw new McpAdminError(error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error));
+    }
+  });
+}
+
 /** Starts the configured servers (or `only` one) in the box, hands their redacted view to `use`, stops them. */
 async function withStartedServers<T>(
   home: string,

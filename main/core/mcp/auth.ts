@@ -9,6 +9,7 @@ import { type CredentialVault, signInAuthProvider, storedAuthProvider } from '..
 import { readMcpCredentials, writeMcpCredentials } from '../../store/mcpCredentials.js';
 import { readSettings } from '../../store/settings.js';
 import { McpAdminError } from './errors.js';
+import { mcpTokenStore } from './secretStore.js';
 
 /*
  * Signing in to an MCP server that needs OAuth (`keel mcp login`, the app's Sign in), signing out, and the
@@ -28,21 +29,24 @@ const StoredCredentials = z.object({
     .object({ access_token: z.string().min(1), token_type: z.string() })
     .passthrough()
     .optional(),
+  tokensSavedAt: z.number().optional(),
   codeVerifier: z.string().optional(),
+  revoked: z.boolean().optional(),
 });
 
 /** How long a sign-in waits for the browser's redirect. */
 const SIGN_IN_TIMEOUT_MS = 5 * 60_000;
 
-/** A server's credential vault in the home. */
+/** A server's credential vault in the home (encrypted by the host's OS keychain when it handed one in). */
 export function credentialVault(home: string, server: string, url: string): CredentialVault {
+  const { cipher } = mcpTokenStore(home);
   return {
     // Our own file, still checked: a value of another shape reads as "not signed in".
     load: () => {
-      const parsed = StoredCredentials.safeParse(readMcpCredentials(home, server, url));
+      const parsed = StoredCredentials.safeParse(readMcpCredentials(home, server, url, cipher));
       return parsed.success ? parsed.data : undefined;
     },
-    save: (credentials) => writeMcpCredentials(home, server, url, credentials),
+    save: (credentials) => writeMcpCredentials(home, server, url, credentials, cipher),
   };
 }
 
@@ -54,10 +58,29 @@ export function storedMcpAuth(home: string) {
   };
 }
 
-/** Whether a configured HTTP server has a stored grant. */
-export function mcpSignInState(home: string, name: string): 'signed_in' | 'signed_out' {
-  const url = httpServerUrl(home, name);
-  return credentialVault(home, name, url).load()?.tokens ? 'signed_in' : 'signed_out';
+/**
+ * A configured HTTP server's sign-in: `signed_in` (a grant, or an expired access token the stored refresh
+ * token renews at the next use), `expired` (expired and nothing to renew it with), `revoked` (the server
+ * refused the stored grant), `signed_out` (none: sign in if the server asks for it).
+ */
+export type McpSignInState = 'signed_in' | 'signed_out' | 'expired' | 'revoked';
+
+export function mcpSignInState(home: string, name: string, now = Date.now()): McpSignInState {
+  return signInStateOf(credentialVault(home, name, httpServerUrl(home, name)).load(), now);
+}
+
+/** Pure: the sign-in state of stored credentials at `now`. */
+export function signInStateOf(
+  stored: z.infer<typeof StoredCredentials> | undefined,
+  now: number,
+): McpSignInState {
+  if (!stored?.tokens) return stored?.revoked ? 'revoked' : 'signed_out';
+  const lifetime = stored.tokens.expires_in;
+  const expired =
+    typeof lifetime === 'number' &&
+    stored.tokensSavedAt !== undefined &&
+    stored.tokensSavedAt + lifetime * 1000 <= now;
+  return expired && !stored.tokens.refresh_token ? 'expired' : 'signed_in';
 }
 
 /** Forgets a server's grant (and its registered client). */
@@ -73,11 +96,17 @@ export function logoutMcpServer(home: string, name: string): void {
 export async function loginMcpServer(
   home: string,
   name: string,
-  options: { networkAllow: readonly string[]; open: (url: URL) => void | Promise<void>; timeoutMs?: number },
+  options: {
+    networkAllow: readonly string[];
+    open: (url: URL) => void | Promise<void>;
+    timeoutMs?: number;
+    /** A client registered with the authorization server beforehand (no dynamic registration then). */
+    client?: { clientId: string; clientSecret?: string };
+  },
 ): Promise<'signed_in'> {
   const url = httpServerUrl(home, name);
   // The SDK's auth client: loaded for a sign-in only (every keel command imports this module's door).
-  const { auth } = await import('@modelcontextprotocol/sdk/client/auth.js');
+  const { auth, extractWWWAuthenticateParams } = await import('@modelcontextprotocol/sdk/client/auth.js');
   const fetchFn = guardedFetch(
     options.networkAllow.length > 0 ? { allow: [...options.networkAllow] } : 'none',
   );
@@ -87,18 +116,100 @@ export async function loginMcpServer(
     const vault = credentialVault(home, name, url);
     // A new sign-in starts from the grant, not over it: old tokens would short-circuit the browser step.
     const { tokens: _old, ...kept } = vault.load() ?? {};
-    vault.save(kept);
+    vault.save(
+      options.client
+        ? {
+            ...kept,
+            client: {
+              client_id: options.client.clientId,
+              ...(options.client.clientSecret ? { client_secret: options.client.clientSecret } : {}),
+            },
+          }
+        : kept,
+    );
+    // What the server's 401 says (RFC 9728's resource_metadata, which may live anywhere, and the scope it
+    // wants) steers discovery and the request, as the SDK's transport does when a request meets a 401.
+    const challenge = await challengeOf(url, fetchFn, extractWWWAuthenticateParams);
     const provider = signInAuthProvider(name, vault, redirect.url, options.open, state);
-    const first = await auth(provider, { serverUrl: url, fetchFn }).catch(refused(name));
+    const first = await auth(provider, { serverUrl: url, fetchFn, ...challenge }).catch(refused(name));
     if (first === 'AUTHORIZED') return 'signed_in';
     const code = await redirect.code;
-    const second = await auth(provider, { serverUrl: url, authorizationCode: code, fetchFn }).catch(
-      refused(name),
-    );
+    const second = await auth(provider, {
+      serverUrl: url,
+      authorizationCode: code,
+      fetchFn,
+      ...challenge,
+    }).catch(refused(name));
     if (second !== 'AUTHORIZED') throw new McpAdminError(`MCP server "${name}" did not grant access`);
     return 'signed_in';
   } finally {
     redirect.close();
+  }
+}
+
+/** A sign-in started for a host that shows the URL itself: the authorization URL, then the outcome. */
+export type McpSignIn = {
+  /** The URL to open in a browser; undefined when the server granted access without one. */
+  url: Promise<string | undefined>;
+  /** Settles when the browser came back (or the sign-in failed or timed out). */
+  done: Promise<'signed_in'>;
+};
+
+/**
+ * `loginMcpServer` for the app and `keel serve`: the authorization URL is handed back (the Electron host also
+ * opens the system browser with it; under `keel serve` the page shows it as a link) while the loopback
+ * redirect waits for the browser.
+ */
+export function startMcpSignIn(
+  home: string,
+  name: string,
+  options: { networkAllow: readonly string[]; timeoutMs?: number },
+): McpSignIn {
+  let shown!: (url: string | undefined) => void;
+  let failed!: (error: unknown) => void;
+  const url = new Promise<string | undefined>((resolve, reject) => ((shown = resolve), (failed = reject)));
+  const done = loginMcpServer(home, name, { ...options, open: (at) => shown(at.href) });
+  done.then(
+    () => shown(undefined),
+    (error: unknown) => failed(error),
+  );
+  // Whoever awaits only one of the two never meets an unhandled rejection from the other.
+  url.catch(() => undefined);
+  done.catch(() => undefined);
+  return { url, done };
+}
+
+/**
+ * An unauthenticated initialize sent to the server: from a 401's WWW-Authenticate, where its protected-resource
+ * metadata is and the scope it asks for (nothing when it answers otherwise or cannot be reached: discovery
+ * then tries the well-known locations).
+ */
+async function challengeOf(
+  url: string,
+  fetchFn: (input: string | URL | Request, init?: RequestInit) => Promise<Response>,
+  extract: (res: Response) => { resourceMetadataUrl?: URL; scope?: string },
+): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+  try {
+    const answer = await fetchFn(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-11-25',
+          capabilities: {},
+          clientInfo: { name: 'Keel', version: '0' },
+        },
+      }),
+    });
+    await answer.body?.cancel().catch(() => undefined);
+    if (answer.status !== 401) return {};
+    const { resourceMetadataUrl, scope } = extract(answer);
+    return { ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) };
+  } catch {
+    return {};
   }
 }
 

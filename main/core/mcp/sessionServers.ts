@@ -12,6 +12,7 @@ import type { NetworkPolicy, SandboxInfo } from '../../sandbox/box.js';
 import { approvedConfigHash, readMcpApprovals } from '../../store/mcpApprovals.js';
 import { importMarkOf, isImportedSeq } from '../log/imported.js';
 import { applyProjectToolRules } from './toolRules.js';
+import { followResourceUpdates } from './resourceSubscriptions.js';
 import { readSettings } from '../../store/settings.js';
 import type { KeptMcp, McpPool } from './pool.js';
 
@@ -183,6 +184,8 @@ export async function openSessionMcp(
     const result = log.append(listed);
     if (result.ok) for (const event of result.events) options.onEvent?.(event);
   }
+  // Issue 33: updates of subscribed resources since the last turn, then subscriptions for what it read.
+  if (session) await followResourceUpdates(log, session, options.onEvent);
   return session;
 }
 
@@ -231,6 +234,9 @@ function keptSession(session: McpSession, pool: McpPool, sessionId: string, entr
     listPrompts: () => session.listPrompts(),
     getPrompt: (server, name, args) => session.getPrompt(server, name, args),
     readResource: (server, uri) => session.readResource(server, uri),
+    callTool: (server, tool, args) => session.callTool(server, tool, args),
+    subscribe: (server, uri) => session.subscribe(server, uri),
+    takeResourceUpdates: () => session.takeResourceUpdates(),
     changed: () => session.changed(),
     healthy: () => session.healthy(),
     relist: () => session.relist(),

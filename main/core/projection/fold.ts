@@ -14,6 +14,7 @@ import {
   formatAttachmentHandles,
   formatFileStaged,
   formatHookContext,
+  formatResourceUpdated,
   formatHeldDenied,
   formatInterrupted,
   type ProjectOptions,
@@ -342,6 +343,9 @@ export class ProjectionFold {
           !(event.event === 'UserPromptSubmit' && event.decision === 'block')
         )
           this.push({ role: 'user', content: formatHookContext(event) });
+        break;
+      case 'mcp_resource_updated':
+        this.push({ role: 'user', content: formatResourceUpdated(event) });
         break;
       case 'approval_request':
         if (event.tool === HELD_BACK_TOOL) held.set(event.seq, event);

@@ -81,3 +81,8 @@ export function formatBackgroundEnded(event: EventOf<'background_exited'>): stri
     `${lost ? '; it is never started again by itself' : ''}]`
   );
 }
+
+/** Issue 33: a subscribed MCP resource changed on its server, as a user-role note; byte-stable. */
+export function formatResourceUpdated(event: EventOf<'mcp_resource_updated'>): string {
+  return `[MCP resource updated: ${event.uri} on server "${event.server}" changed since it was read or attached; read it again with read_mcp_resource for its current contents]`;
+}

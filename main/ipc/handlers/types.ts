@@ -35,6 +35,8 @@ export type HandlerOptions = {
   onProjectUsed?: (folder: string) => void;
   /** The clock model lifecycle is judged by (tests pin their day). Default: the system's. */
   clock?: Clock;
+  /** Issue 33: opens a sign-in's URL in the system browser (Electron); `keel serve`'s page shows it instead. */
+  openExternal?: (url: string) => void;
   /** Issue 34: the origin catalogue downloads come from instead of Hugging Face (keel serve's test seam). */
   localModelBase?: string;
 };

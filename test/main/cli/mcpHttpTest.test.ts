@@ -38,7 +38,11 @@ describe('keel mcp test on a Streamable HTTP server', () => {
     expect(other.code).toBe(1);
     // list takes the same flag.
     const listed = await keel(home, ['mcp', 'list', '--allow-host', `127.0.0.1:${server.port}`]);
-    expect(listed.stdout).toBe('web (settings, http): ready\n  mcp__web__shout\n');
+    expect(listed.stdout).toBe(
+      'web (settings, http): ready\n  mcp__web__shout\n' +
+        'web: not signed in (keel mcp login web if it asks for a sign-in)\n' +
+        `sign-in tokens: encrypted in ${home}/mcp-credentials with a key file readable only by you (mode 0600); no OS keychain in this host\n`,
+    );
   }, 60_000);
 
   it('keel mcp login signs in to a server that needs OAuth: the URL printed, the browser answered on loopback', async () => {
@@ -62,6 +66,19 @@ describe('keel mcp test on a Streamable HTTP server', () => {
 
       const after = await keel(home, ['mcp', 'test', 'secure', '--allow-host', allow]);
       expect(after.stdout).toBe('secure (settings, http): ready\n  mcp__secure__shout\n');
+      expect((await keel(home, ['mcp', 'list'])).stdout).toContain('secure: signed in\n');
+      // Issue 33: one tool called directly with the stored grant.
+      const called = await keel(home, [
+        'mcp',
+        'call',
+        'secure',
+        'shout',
+        '--args',
+        '{"text":"hi"}',
+        '--allow-host',
+        allow,
+      ]);
+      expect(called).toMatchObject({ code: 0, stdout: 'HI\n' });
       expect(await keel(home, ['mcp', 'logout', 'secure'])).toMatchObject({ code: 0 });
       expect((await keel(home, ['mcp', 'test', 'secure', '--allow-host', allow])).code).toBe(1);
     } finally {

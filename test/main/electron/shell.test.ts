@@ -2,7 +2,12 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSafeStorageKeyStore, KEYS_FILE, type SafeStorageLike } from '../../../main/electron/keys.js';
+import {
+  createSafeStorageKeyStore,
+  KEYS_FILE,
+  mcpTokenEncryptor,
+  type SafeStorageLike,
+} from '../../../main/electron/keys.js';
 import { folderFromArgv } from '../../../main/electron/launchArgs.js';
 import { buildMenuTemplate } from '../../../main/electron/menu.js';
 import { createAppProtocolHandler } from '../../../main/electron/protocol.js';
@@ -173,6 +178,14 @@ describe('API keys in the OS keychain', () => {
     createSafeStorageKeyStore(keychain(), dir, 'linux').write?.({ anthropic: 'sk-other-machine' });
     // Another keychain cannot decrypt them: they count as not set.
     expect(createSafeStorageKeyStore(keychain(), dir, 'linux').read()).toEqual({});
+  });
+
+  it('issue 33: hands MCP token encryption to the keychain only where it is not plain text', () => {
+    const usable = mcpTokenEncryptor(keychain(), 'linux');
+    expect(usable?.decryptString(usable.encryptString('tok-1'))).toBe('tok-1');
+    expect(usable?.encryptString('tok-1').toString('latin1')).not.toContain('tok-1');
+    expect(mcpTokenEncryptor(keychain({ available: false }), 'linux')).toBeUndefined();
+    expect(mcpTokenEncryptor(keychain({ backend: 'basic_text' }), 'linux')).toBeUndefined();
   });
 });
 

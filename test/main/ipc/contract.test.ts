@@ -136,6 +136,17 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   // Issue 32: background commands in the terminal dock.
   'background.list': { sessionId: session },
   'background.stop': { sessionId: session, handle: 'bg-srv' },
+  // Issue 33: Settings → MCP servers.
+  'mcp.configured': {},
+  'mcp.saveServer': {
+    name: 'web',
+    replacing: 'old',
+    fields: { url: 'https://mcp.example/mcp', headers: ['X: y'] },
+  },
+  'mcp.removeServer': { name: 'web' },
+  'mcp.signIn': { name: 'web', allowHosts: ['auth.example'] },
+  'mcp.signInWait': { name: 'web' },
+  'mcp.signOut': { name: 'web' },
 };
 
 const payloads: { [T in TopicName]: TopicPayload<T> } = {

@@ -96,7 +96,7 @@ describe('MCP OAuth', () => {
       state: 'failed',
       error: expect.stringMatching(/sign-in|sign in/) as unknown,
     });
-    expect(mcpSignInState(home, 'secure')).toBe('signed_out');
+    expect(mcpSignInState(home, 'secure')).toBe('revoked');
   });
 
   it('refuses a sign-in whose host is not allowed, and signs out', async () => {

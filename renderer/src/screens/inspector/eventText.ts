@@ -156,6 +156,12 @@ export function describeEvent(event: SessionEvent, max = PREVIEW): EventLine {
         tone: 'other',
         text: event.tools.length === 0 ? 'none in effect' : `run without asking: ${event.tools.join(', ')}`,
       };
+    case 'mcp_resource_updated':
+      return {
+        who: 'MCP resource',
+        tone: 'other',
+        text: `${event.uri} (${event.server}) changed on its server`,
+      };
     case 'mcp_config_trusted':
       return {
         who: 'MCP trust',

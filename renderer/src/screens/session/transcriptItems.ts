@@ -382,6 +382,16 @@ export function foldTranscript(events: readonly SessionEvent[]): TranscriptItem[
       case 'file_staged':
         items.push({ type: 'note', key, seq: event.seq, at: event.at, text: `File staged: ${event.path}` });
         break;
+      // Issue 33: a subscribed MCP resource changed; the model is told at its next request.
+      case 'mcp_resource_updated':
+        items.push({
+          type: 'note',
+          key,
+          seq: event.seq,
+          at: event.at,
+          text: `MCP resource updated: ${event.uri} (${event.server}) changed since it was read; the agent is told`,
+        });
+        break;
       case 'persistent_commit':
         items.push({
           type: 'commit',

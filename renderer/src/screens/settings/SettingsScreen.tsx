@@ -9,6 +9,7 @@ import { ProviderCard } from './ProviderCard.js';
 import { PROVIDERS } from './providers.js';
 import { ImportHistory } from './ImportHistory.js';
 import { McpServers } from './McpServers.js';
+import { McpServerEditor } from './McpServerEditor.js';
 import { ProjectSetup } from './ProjectSetup.js';
 import { SandboxStatus } from './SandboxStatus.js';
 import { CheckoutStorage } from './CheckoutStorage.js';
@@ -206,6 +207,8 @@ export function SettingsScreen(): JSX.Element {
         </div>
       </form>
       <McpServers />
+      {/* Issue 33: add, edit, remove the settings' servers; sign in / out. */}
+      <McpServerEditor />
       <ImportHistory />
       <ProjectSetup />
       <CheckoutStorage />

@@ -1,0 +1,63 @@
+import type { EventOf, SessionEvent } from '../../common/events.js';
+import { READ_RESOURCE_TOOL } from '../../mcp/resources.js';
+import type { McpSession } from '../../mcp/session.js';
+import type { SessionLog } from '../log/sessionLog.js';
+
+/*
+ * Issue 33: MCP resource subscriptions. A session subscribes (where a server offers `resources/subscribe`) to
+ * the resources it read (`read_mcp_resource`) or attached (`@mcp:server:uri`, recorded as an `<mcp-resource>`
+ * block); the updates a server sends while its servers are kept are recorded at the next turn's start as
+ * `mcp_resource_updated`, which the projection turns into a note for the model and the app shows.
+ */
+
+/** Pure: the resources a session's events read or attached, each server/uri once, in order. */
+export function resourcesReadIn(events: readonly SessionEvent[]): { server: string; uri: string }[] {
+  const found = new Map<string, { server: string; uri: string }>();
+  const add = (server: string, uri: string) => {
+    if (server && uri) found.set(`${server}\n${uri}`, { server, uri });
+  };
+  const unquote = (text: string) =>
+    text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
+  for (const event of events) {
+    if (event.kind === 'assistant_message') {
+      // Read unvalidated (toolCalls may be absent); the model's arguments are untrusted JSON text.
+      for (const call of event.toolCalls ?? []) {
+        if (call.name !== READ_RESOURCE_TOOL) continue;
+        try {
+          const input = JSON.parse(call.arguments) as { server?: unknown; uri?: unknown };
+          if (typeof input.server === 'string' && typeof input.uri === 'string') add(input.server, input.uri);
+        } catch {
+          // Not JSON: the call failed validation and read nothing.
+        }
+      }
+    } else if (event.kind === 'user_message' && typeof event.content === 'string') {
+      for (const match of event.content.matchAll(/<mcp-resource server="([^"]*)" uri="([^"]*)">/g))
+        add(unquote(match[1] ?? ''), unquote(match[2] ?? ''));
+    }
+  }
+  return [...found.values()];
+}
+
+/**
+ * At a turn's start: records the updates the servers sent since the last turn (one event each), then
+ * subscribes to every resource the session read or attached (a server without subscriptions, or one that
+ * refuses, is passed over: an update is a courtesy, reading again is always possible).
+ */
+export async function followResourceUpdates(
+  log: SessionLog,
+  session: McpSession,
+  onEvent?: (event: SessionEvent) => void,
+): Promise<void> {
+  for (const update of session.takeResourceUpdates()) {
+    const event: Omit<EventOf<'mcp_resource_updated'>, 'seq' | 'at'> = {
+      kind: 'mcp_resource_updated',
+      ...update,
+    };
+    const result = log.append(event);
+    if (result.ok) for (const appended of result.events) onEvent?.(appended);
+  }
+  const events = log.readKinds(['assistant_message', 'user_message'], { validate: false });
+  await Promise.all(
+    resourcesReadIn(events).map(({ server, uri }) => session.subscribe(server, uri).catch(() => false)),
+  );
+}
