@@ -24,6 +24,7 @@ export {
   type WorkerLauncher,
   type WorkerHandle,
 } from './local/host.js';
+export { portLauncher, type PortChild } from './local/portLauncher.js';
 
 /**
  * Builds the provider a session is pinned to (OpenAI: the Responses API; OpenAI-compatible servers: chat

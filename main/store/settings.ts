@@ -41,8 +41,12 @@ export const Settings = z
         anthropic: z.object({ baseUrl: z.string().url().optional() }).strict().optional(),
         openai: z.object({ baseUrl: z.string().url().optional() }).strict().optional(),
         'openai-compatible': z.object({ baseUrl: z.string().url().optional() }).strict().optional(),
-        // Issue 34: a local model has no endpoint; the entry exists so every provider kind has one.
-        local: z.object({ baseUrl: z.string().url().optional() }).strict().optional(),
+        // Issue 34: a local model has no endpoint; `threads` is what new sessions on one pin (CPU threads for
+        // llama.cpp; absent, its own choice: the machine's performance cores).
+        local: z
+          .object({ baseUrl: z.string().url().optional(), threads: z.number().int().positive().optional() })
+          .strict()
+          .optional(),
       })
       .strict()
       .default({}),

@@ -35,10 +35,14 @@ export function useApp(): AppState {
   return state;
 }
 
-/** True when no provider can be used yet: no key set and no local (OpenAI-compatible) base URL configured. */
+/**
+ * True when no provider can be used yet: no key set, no local (OpenAI-compatible) base URL configured, and no
+ * local model Keel runs itself as the default (issue 34: first run's "Use a local model" sets it).
+ */
 export function needsProviderSetup(view: SettingsView): boolean {
   const { keys, settings } = view;
   if (keys.anthropic || keys.openai || keys.openaiCompatible) return false;
+  if (settings.defaults.provider === 'local' && settings.defaults.model) return false;
   const localUrl =
     settings.providers['openai-compatible']?.baseUrl ??
     (settings.defaults.provider === 'openai-compatible' ? settings.defaults.baseUrl : undefined);

@@ -41,7 +41,7 @@ describe.skipIf(!HAS_CHROMIUM)('first run: use a local model', () => {
     teardown: () => gguf?.close(),
   });
 
-  it('names the download size first, shows the download moving, and starts a session pinned to the file', async () => {
+  it('names the download size first, shows the download moving, starts a session pinned to the file, and keeps the model as the default', async () => {
     const watched = app.watch('first-run-local');
     const page = await app.goto();
     const card = page.getByRole('article', { name: 'Use a local model' });
@@ -92,6 +92,34 @@ describe.skipIf(!HAS_CHROMIUM)('first run: use a local model', () => {
       projectFolder: project,
       provider: 'local',
       model: path.basename(fileName, '.gguf'),
+      local: { path: stored, sha256 },
+    });
+
+    // The local model is now the default: settings say so, a fresh page skips first run, and the new-session
+    // dialog starts on it (the downloaded model chosen among the files in Keel's home).
+    const saved = JSON.parse(fs.readFileSync(path.join(app.home, 'settings.json'), 'utf8')) as {
+      defaults: { provider?: string; model?: string };
+    };
+    expect(saved.defaults).toMatchObject({ provider: 'local', model: entry!.id });
+    await app.goto();
+    await page.getByRole('heading', { name: 'No session open' }).waitFor();
+    expect(await page.getByRole('heading', { name: 'Welcome to Keel' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'New session' }).first().click();
+    const dialog = page.getByRole('dialog', { name: 'New session' });
+    await dialog.waitFor();
+    expect(await dialog.getByLabel('Provider').inputValue()).toBe('local');
+    await expect.poll(() => dialog.getByLabel('Model').inputValue()).toBe(entry!.id);
+    expect(await dialog.getByLabel('Model').textContent()).toContain(fileName);
+    expect(await dialog.getByLabel(/Context window/).count()).toBe(0);
+    await dialog.getByLabel('Project folder').fill(project);
+    await dialog.getByRole('button', { name: 'Create session' }).click();
+    await page.waitForURL(
+      (url) => !url.hash.includes(encodeURIComponent(sessionId)) && /#\/session\//.test(url.hash),
+    );
+    const second = decodeURIComponent(/#\/session\/([^/?#]+)/.exec(page.url())![1]!);
+    expect((await readEvents(page, second))[0]).toMatchObject({
+      kind: 'session_created',
+      provider: 'local',
       local: { path: stored, sha256 },
     });
     expect(watched.errors).toEqual([]);

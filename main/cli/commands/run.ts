@@ -361,7 +361,7 @@ export async function modelPinFromFlags(
   checkOtherFlags();
   if (provider.data === 'local') {
     try {
-      return await localModelPin(context.home(), model, options.contextWindow);
+      return await localModelPin(context.home(), model, options.contextWindow, settings.providers.local);
     } catch (error) {
       throw new CliError(error instanceof Error ? error.message : String(error));
     }

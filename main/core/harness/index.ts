@@ -199,7 +199,12 @@ export {
   toProviderError,
 } from '../../providers/index.js';
 // Issue 34: the local model's process launcher (the app's utility process) and shutdown.
-export { setLocalWorkerLauncher, stopLocalModels, type WorkerLauncher } from '../../providers/index.js';
+export {
+  portLauncher,
+  setLocalWorkerLauncher,
+  stopLocalModels,
+  type WorkerLauncher,
+} from '../../providers/index.js';
 export {
   LOCAL_CATALOGUE,
   localModelsDir,

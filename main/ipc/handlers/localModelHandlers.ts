@@ -3,6 +3,7 @@ import {
   listLocalModels,
   localMachineSuggestion,
   localModelPin,
+  readSettings,
 } from '../../core/harness/index.js';
 import type { localModelChannels } from '../contract/localModelChannels.js';
 import { IpcFailure } from '../errors.js';
@@ -12,7 +13,7 @@ import type { HandlerTable } from './types.js';
 /** A new session's pin on a local model (localModelPin); a model not downloaded is the caller's mistake, said so. */
 export async function localPin(home: string, model: string, contextWindow: number | undefined) {
   try {
-    return await localModelPin(home, model, contextWindow);
+    return await localModelPin(home, model, contextWindow, readSettings(home).providers.local);
   } catch (error) {
     throw new IpcFailure('invalid_input', (error as Error).message);
   }

@@ -20,6 +20,11 @@ export type WorkerHandle = {
   /** Called once when the process ends, with a sentence saying how (exit code or signal, its last stderr). */
   onExit(handler: (how: string) => void): void;
   kill(): void;
+  /**
+   * Whether the process keeps this one alive: held while a load or a request is in flight, let go when idle, so
+   * a CLI command ends when its work does (the idle worker follows: it exits when its channel disconnects).
+   */
+  hold?(busy: boolean): void;
 };
 
 /** Starts the worker script: `fork` in the CLI and tests, Electron's `utilityProcess.fork` in the app. */
@@ -49,6 +54,19 @@ export const forkLauncher: WorkerLauncher = (script) => {
         handler(`${signal ? `killed by ${signal}` : `exit code ${code ?? '?'}`}${last ? `: ${last}` : ''}`);
       }),
     kill: () => child.kill('SIGKILL'),
+    hold: (busy) => {
+      // The stderr pipe is a socket of its own: it too would keep this process alive.
+      const pipe = child.stderr as (NodeJS.ReadableStream & { ref?: () => void; unref?: () => void }) | null;
+      if (busy) {
+        child.ref();
+        child.channel?.ref();
+        pipe?.ref?.();
+      } else {
+        child.unref();
+        child.channel?.unref();
+        pipe?.unref?.();
+      }
+    },
   };
 };
 
@@ -116,6 +134,13 @@ export class LocalModelHost {
     return this.worker?.pid;
   }
 
+  /** Holds the process while it loads or answers; lets it go when idle (see `WorkerHandle.hold`). */
+  private holdWhileBusy(): void {
+    this.worker?.hold?.(this.starting || this.listeners.size > 0);
+  }
+
+  private starting = false;
+
   /** Starts the process and loads the model, once; a failed load is forgotten so a later request tries again. */
   ready(): Promise<LoadedModel> {
     this.loaded ??= this.start().catch((error: unknown) => {
@@ -139,17 +164,24 @@ export class LocalModelHost {
     }
     const worker = (this.options.launcher ?? launcher)(path);
     this.worker = worker;
+    this.starting = true;
+    this.holdWhileBusy();
     return new Promise<LoadedModel>((resolve, reject) => {
       let settled = false;
+      const loadEnded = (): void => {
+        settled = true;
+        this.starting = false;
+        this.holdWhileBusy();
+      };
       worker.onMessage((raw) => {
         const parsed = FromWorker.safeParse(raw);
         if (!parsed.success) return;
         const message = parsed.data;
         if (message.type === 'loaded') {
-          settled = true;
+          loadEnded();
           resolve(message);
         } else if (message.type === 'load_failed') {
-          settled = true;
+          loadEnded();
           reject(new ProviderError('server', `could not load ${this.settings.path}: ${message.message}`));
           worker.kill();
         } else if (message.type !== 'machine') this.listeners.get(message.id)?.listener(message);
@@ -158,6 +190,7 @@ export class LocalModelHost {
         if (this.worker === worker) {
           this.worker = undefined;
           this.loaded = undefined;
+          this.starting = false;
         }
         const error = new ProviderError('server', `the local model process stopped (${how})`, true);
         if (!settled) reject(error);
@@ -185,11 +218,15 @@ export class LocalModelHost {
     }
     this.listeners.set(id, {
       listener: (message) => {
-        if (message.type === 'done' || message.type === 'failed') this.listeners.delete(id);
+        if (message.type === 'done' || message.type === 'failed') {
+          this.listeners.delete(id);
+          this.holdWhileBusy();
+        }
         listener(message);
       },
       fail,
     });
+    this.holdWhileBusy();
     worker.send({ type: 'generate', id, ...request });
     return id;
   }
@@ -198,6 +235,7 @@ export class LocalModelHost {
   abort(id: number): void {
     this.listeners.delete(id);
     this.worker?.send({ type: 'abort', id });
+    this.holdWhileBusy();
   }
 
   /** Ends the process (tests, app quit). */

@@ -21,9 +21,15 @@ export function localModelFile(home: string, spec: string): string | undefined {
 
 /**
  * A new session's pin on a local model: the file, its SHA-256, and a context window from the model's metadata
- * (its training context), capped so its KV cache fits this machine's memory, unless `contextWindow` is given.
+ * (its training context), capped so its KV cache fits this machine's memory, unless `contextWindow` is given;
+ * settings' `providers.local.threads`, when set, as `runtime.threads`.
  */
-export async function localModelPin(home: string, spec: string, contextWindow?: number): Promise<ModelPin> {
+export async function localModelPin(
+  home: string,
+  spec: string,
+  contextWindow?: number,
+  runtime: { threads?: number | undefined } = {},
+): Promise<ModelPin> {
   const file = localModelFile(home, spec);
   if (!file) {
     throw new Error(
@@ -41,6 +47,11 @@ export async function localModelPin(home: string, spec: string, contextWindow?: 
     provider: 'local',
     model: path.basename(file, '.gguf'),
     contextWindow: window,
-    local: { path: file, sha256: await sha256File(file), contextSize: window },
+    local: {
+      path: file,
+      sha256: await sha256File(file),
+      contextSize: window,
+      ...(runtime.threads ? { threads: runtime.threads } : {}),
+    },
   };
 }

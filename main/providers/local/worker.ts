@@ -14,6 +14,7 @@ import {
   LlamaLogLevel,
   type ChatHistoryItem,
   type ChatModelFunctions,
+  type ChatWrapper,
   type Llama,
   type LlamaContext,
   type LlamaContextSequence,
@@ -95,6 +96,12 @@ function send(message: FromWorker): void {
 let llama: Llama | undefined;
 let model: LlamaModel | undefined;
 let context: LlamaContext | undefined;
+/**
+ * The model's chat wrapper, resolved once at load: resolving it (rendering the GGUF's Jinja template against every
+ * specialised wrapper to find an equivalent) took ~600 ms per new LlamaChat, paid by each new session's first
+ * request.
+ */
+let chatWrapper: ChatWrapper | undefined;
 const slots: Slot[] = [];
 const running = new Map<number, AbortController>();
 let queue: Promise<void> = Promise.resolve();
@@ -114,9 +121,10 @@ async function load(settings: LocalModelSettings): Promise<void> {
       contextSize: settings.contextSize ?? { max: model.trainContextSize },
       ...(settings.threads ? { threads: settings.threads } : {}),
     });
-    // The first slot, free for the first session (its chat also names the template's wrapper).
+    // The first slot, free for the first session; its chat resolves the template's wrapper for every slot.
     const sequence = context.getSequence();
     const chat = new LlamaChat({ contextSequence: sequence });
+    chatWrapper = chat.chatWrapper;
     slots.push({ key: '', sequence, chat, raw: new Map(), lastUsed: 0 });
     send({
       type: 'loaded',
@@ -175,7 +183,7 @@ function slotFor(key: string): Slot {
     const slot: Slot = {
       key,
       sequence,
-      chat: new LlamaChat({ contextSequence: sequence }),
+      chat: new LlamaChat({ contextSequence: sequence, chatWrapper: chatWrapper ?? 'auto' }),
       raw: new Map(),
       lastUsed: 0,
     };
@@ -186,6 +194,40 @@ function slotFor(key: string): Slot {
   oldest.key = key;
   oldest.raw = new Map();
   return oldest;
+}
+
+/**
+ * The fewest prompt tokens a reused sequence evaluates on a CPU with flash attention. llama.cpp's CPU
+ * flash-attention kernel gains from batching only from 64 query tokens on: below that each token costs about what a
+ * generated one does against the whole cache, so the 30-60 new tokens of a tool result took longer than 64 would.
+ * Measured here (test/bench `local`, tiny model, 4,000 tokens cached, one thread): 54 new tokens 250-440 ms, 64
+ * tokens 13-35 ms; the same with head size 128 (as most models have): 50 tokens ~97 ms, 64 ~20 ms. Without flash
+ * attention small batches are fast but a long cold prompt is 1.5-2.5x slower, so it stays on (llama.cpp's choice).
+ */
+const MIN_CPU_BATCH = 64;
+
+/**
+ * When a reused sequence would evaluate fewer than MIN_CPU_BATCH new tokens, forgets the kept tail's last few so
+ * LlamaChat evaluates that many: the request's tokens are rendered as LlamaChat renders them (the same wrapper,
+ * history and functions) and compared with what the sequence holds. A wrong guess costs time, never correctness:
+ * LlamaChat itself evaluates whatever differs.
+ */
+async function widenSmallBatch(
+  slot: Slot,
+  history: ChatHistoryItem[],
+  functions: ChatModelFunctions | undefined,
+): Promise<void> {
+  const held = slot.sequence.nextTokenIndex;
+  if (!model || !context || llama?.gpu !== false || context.flashAttention === false || held === 0) return;
+  const chatHistory: ChatHistoryItem[] =
+    history.at(-1)?.type === 'model' ? history : [...history, { type: 'model', response: [] }];
+  const tokens = slot.chat.chatWrapper
+    .generateContextState({ chatHistory, ...(functions ? { availableFunctions: functions } : {}) })
+    .contextText.tokenize(model.tokenizer);
+  const { firstDifferentIndex } = slot.sequence.compareContextTokens(tokens);
+  if (firstDifferentIndex === 0 || tokens.length - firstDifferentIndex >= MIN_CPU_BATCH) return;
+  const start = Math.max(0, tokens.length - MIN_CPU_BATCH);
+  if (start < held) await slot.sequence.eraseContextTokenRanges([{ start, end: held }]);
 }
 
 const STOP_REASONS: Record<string, string> = {
@@ -221,8 +263,9 @@ async function generate(request: GenerateRequest, controller: AbortController): 
   });
   const functions = request.functions as ChatModelFunctions;
   const hasFunctions = Object.keys(functions).length > 0;
-  const before = slot.sequence.tokenMeter.getState();
   const started = performance.now();
+  await widenSmallBatch(slot, history, hasFunctions ? functions : undefined);
+  const before = slot.sequence.tokenMeter.getState();
   let firstTokenMs: number | undefined;
   const first = (): void => {
     firstTokenMs ??= performance.now() - started;

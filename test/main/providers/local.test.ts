@@ -124,9 +124,11 @@ describe('local provider (child process)', () => {
     const reused = provider.lastStats!;
     // The first request's prompt and the call it wrote are reused; evaluated are the result (~35 tokens: one per
     // character for this tokenizer, with the template's markers) and the few tokens the runtime generated after
-    // the call's closing brace and dropped.
-    expect(reused.reusedTokens).toBeGreaterThanOrEqual(firstStats.evaluatedTokens);
-    expect(reused.evaluatedTokens).toBeLessThan(60);
+    // the call's closing brace and dropped, widened on a CPU to one 64-token batch by re-evaluating the kept
+    // tail's last few (llama.cpp's CPU flash attention is slower on fewer: worker.ts MIN_CPU_BATCH).
+    expect(reused.evaluatedTokens).toBeLessThanOrEqual(64);
+    expect(reused.reusedTokens).toBeGreaterThanOrEqual(firstStats.evaluatedTokens - 64);
+    expect(reused.reusedTokens + reused.evaluatedTokens).toBeGreaterThan(firstStats.evaluatedTokens + 30);
     expect(done(second).usage).toMatchObject({
       inputTokens: reused.evaluatedTokens,
       cacheReadTokens: reused.reusedTokens,

@@ -32,10 +32,11 @@ function progressText(progress: Extract<Progress, { state: 'running' }>): string
 /**
  * First run's "Use a local model" (issue 34): the model suggested for this machine with its download size first,
  * then its license and why it fits; Download (progress, cancel, a failure with its way out); then a project
- * folder and "Start a session", which creates a session pinned to the downloaded file and its SHA-256.
+ * folder and "Start a session", which creates a session pinned to the downloaded file and its SHA-256 and makes
+ * the model the default for new sessions.
  */
 export function LocalModelCard(): JSX.Element {
-  const { navigate, info } = useApp();
+  const { navigate, info, settings, applySettings } = useApp();
   const [suggestion, setSuggestion] = useState<Suggestion | undefined>();
   const [progress, setProgress] = useState<Progress | undefined>();
   const [folder, setFolder] = useState('');
@@ -88,6 +89,17 @@ export function LocalModelCard(): JSX.Element {
       const created = await call(
         keel().sessions.create({ projectFolder, provider: 'local', model: model.id, policy: 'ask' }),
       );
+      // The local model becomes the default provider: first run is over, and the new-session dialog starts on it.
+      if (settings) {
+        const current = settings.settings;
+        applySettings(
+          await call(
+            keel().settings.set({
+              settings: { ...current, defaults: { ...current.defaults, provider: 'local', model: model.id } },
+            }),
+          ),
+        );
+      }
       navigate({ screen: 'session', sessionId: created.session.id });
     } catch (failure) {
       setError(describeError(failure));

@@ -3,7 +3,8 @@ import type { ProviderKind } from '../../api/types.js';
 import { call, describeError } from '../../api/call.js';
 import { keel } from '../../api/keel.js';
 import { useApp, type NewSessionPrefill } from '../../appContext.js';
-import { POLICIES, PROVIDERS } from '../settings/providers.js';
+import { MODEL_PROVIDERS, POLICIES, PROVIDERS } from '../settings/providers.js';
+import { LocalModelField } from './LocalModelField.js';
 import { ModelFields } from './ModelFields.js';
 import { ModelList } from './ModelList.js';
 import { EndpointSelect } from './EndpointSelect.js';
@@ -99,7 +100,9 @@ export function NewSessionDialog({
   const servedWindow = endpointModels.data?.models.find((entry) => entry.id === model.trim())?.contextWindow;
   const knownWindow =
     picked?.contextWindow ?? settings?.settings.contextWindows[model.trim()] ?? servedWindow;
-  const needsWindow = model.trim() !== '' && knownWindow === undefined;
+  // A local model's window comes from its file's metadata (main pins it).
+  const local = provider === 'local';
+  const needsWindow = !local && model.trim() !== '' && knownWindow === undefined;
 
   useEffect(() => {
     if (!modelChosen && model === '' && suggested !== undefined) setModel(suggested);
@@ -210,13 +213,16 @@ export function NewSessionDialog({
           onModel={chooseModel}
           suggestions={models}
           today={today}
+          providers={MODEL_PROVIDERS}
           {...(compatible
             ? {
                 modelField: (
                   <ModelPicker idPrefix="ns" listed={endpointModels} model={model} onModel={chooseModel} />
                 ),
               }
-            : {})}
+            : local
+              ? { modelField: <LocalModelField idPrefix="ns" model={model} onModel={setModel} /> }
+              : {})}
         />
         {compatible ? <EndpointSelect idPrefix="ns" baseUrl={baseUrl} onBaseUrl={setBaseUrl} /> : null}
         {models.length > 0 ? (

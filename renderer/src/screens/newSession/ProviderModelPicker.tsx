@@ -17,6 +17,7 @@ export function ProviderModelPicker({
   suggestions,
   today,
   modelField,
+  providers = PROVIDERS,
 }: {
   idPrefix: string;
   provider: ProviderKind;
@@ -29,6 +30,8 @@ export function ProviderModelPicker({
   today: string;
   /** Issue #37: shown instead of the model field (an endpoint's ModelPicker). */
   modelField?: ReactNode;
+  /** The providers offered (default: those with a key or server; the new-session dialog adds `local`). */
+  providers?: readonly { kind: ProviderKind; label: string }[];
 }): JSX.Element {
   const listId = suggestions ? `${idPrefix}-models` : undefined;
   return (
@@ -40,7 +43,7 @@ export function ProviderModelPicker({
           value={provider}
           onChange={(event) => onProvider(event.target.value as ProviderKind)}
         >
-          {PROVIDERS.map((entry) => (
+          {providers.map((entry) => (
             <option key={entry.kind} value={entry.kind}>
               {entry.label}
             </option>

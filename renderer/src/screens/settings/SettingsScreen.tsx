@@ -6,7 +6,8 @@ import { keel } from '../../api/keel.js';
 import { useApp } from '../../appContext.js';
 import { LoadingState } from '../../components/States.js';
 import { ProviderCard } from './ProviderCard.js';
-import { PROVIDERS } from './providers.js';
+import { MODEL_PROVIDERS, PROVIDERS } from './providers.js';
+import { LocalModelField } from '../newSession/LocalModelField.js';
 import { ImportHistory } from './ImportHistory.js';
 import { McpServers } from './McpServers.js';
 import { McpServerEditor } from './McpServerEditor.js';
@@ -131,7 +132,7 @@ export function SettingsScreen(): JSX.Element {
               }}
             >
               <option value="">None</option>
-              {PROVIDERS.map((provider) => (
+              {MODEL_PROVIDERS.map((provider) => (
                 <option key={provider.kind} value={provider.kind}>
                   {provider.label}
                 </option>
@@ -146,6 +147,8 @@ export function SettingsScreen(): JSX.Element {
               model={defaults.model ?? ''}
               onModel={setDefaultModel}
             />
+          ) : defaults.provider === 'local' ? (
+            <LocalModelField idPrefix="set" model={defaults.model ?? ''} onModel={setDefaultModel} />
           ) : (
             <div className="field">
               <label htmlFor="set-model">Default model</label>

@@ -12,6 +12,15 @@ export const PROVIDERS: readonly { kind: ProviderKind; label: string; keyName: K
   },
 ];
 
+/**
+ * The providers a session can be on: those above, and (issue 34) a local model Keel runs itself, which has no key
+ * and no server (the provider select of the new-session dialog and of Settings' defaults).
+ */
+export const MODEL_PROVIDERS: readonly { kind: ProviderKind; label: string }[] = [
+  ...PROVIDERS,
+  { kind: 'local', label: 'Local model (run by Keel)' },
+];
+
 /** The approval policies, strictest first, with what each one lets run without asking. */
 export const POLICIES = [
   { value: 'read-only', label: 'Read-only', hint: 'Only reading tools exist; nothing can be changed.' },
