@@ -1,13 +1,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../main/cli/program.js';
 import type { SessionEvent } from '../../../main/common/events.js';
 import { importHistory, keelId as historySessionId } from '../../../main/core/harness/historyImport.js';
 import { UNANSWERED_AT_IMPORT } from '../../../main/core/imports/mapped.js';
 import { importMarkOf, sessionNetworkAllow } from '../../../main/core/log/imported.js';
-import { SessionLog } from '../../../main/core/log/sessionLog.js';
+import { SessionLog, SessionNotFoundError } from '../../../main/core/log/sessionLog.js';
+import { ensureCliBuilt } from '../../support/cli.js';
+import { keel } from '../../support/keelProcess.js';
 import { openSessionIndex } from '../../../main/core/log/indexRebuild.js';
 import {
   claudeFolder,
@@ -28,6 +30,8 @@ let home: string;
 let project: string;
 let other: string;
 let env: NodeJS.ProcessEnv;
+
+beforeAll(ensureCliBuilt, 180_000);
 
 beforeEach(() => {
   dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-history-import-')));
@@ -359,6 +363,32 @@ describe('keel import --from codex', () => {
       content: 'Lint passes.',
       at: '2025-09-01T09:13:00.000Z',
     });
+  });
+
+  it('a crash while a session is written leaves none of it (never named, not listed); the next import makes it whole', async () => {
+    codexLegacy(
+      path.join(codexDay(), 'rollout-2025-09-01T08-00-00-11111111-2222-4333-8444-555555555555.jsonl'),
+    );
+    const id = historySessionId('codex', '11111111-2222-4333-8444-555555555555');
+    const killed = await keel(home, ['import', '--from', 'codex'], {
+      ...env,
+      KEEL_CRASH_AT: 'before_import_seal',
+    });
+    expect(killed.signal).toBe('SIGKILL');
+    // The log was written whole under another name and never named: no session, nothing listed.
+    expect(fs.readdirSync(path.join(home, 'sessions', id))).toContain('events.sqlite.building');
+    expect(() => SessionLog.open(home, id)).toThrow(SessionNotFoundError);
+    const index = openSessionIndex(home);
+    try {
+      expect(index.list({ limit: 10 })).toEqual([]);
+    } finally {
+      index.close();
+    }
+    // The dead create's folder is taken back and the session made whole.
+    const again = await importHistory(home, { tool: 'codex', env });
+    expect(again.imported).toMatchObject([{ sessionId: id, status: 'new' }]);
+    expect(fs.readdirSync(path.join(home, 'sessions', id))).not.toContain('events.sqlite.building');
+    expect(events(id).map((e) => e.kind)).toContain('assistant_message');
   });
 
   it.skipIf(TMPFS_REFUSED !== undefined)(
