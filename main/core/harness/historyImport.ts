@@ -354,6 +354,8 @@ export async function importHistory(
     const closers = closersOf(events, events.length + 2);
     const all = [...events, ...closers];
     const pin = mapped.pin ?? fallbackPin(mapped.tool);
+    // A Codex subagent or fork names its source thread: listed under the session made from it (imported or not yet).
+    const parent = parentId ?? (mapped.parent ? keelId(mapped.tool, mapped.parent.sourceId) : undefined);
     const created: SessionEvent = {
       seq: 1,
       at: mapped.startedAt,
@@ -365,14 +367,19 @@ export async function importHistory(
       toolMode: 'write',
       policy: 'ask',
       pathRoot: 'project',
-      ...(parentId ? { parentId } : {}),
+      ...(parent ? { parentId: parent } : {}),
       metadata: {
         [IMPORT_METADATA_KEY]: {
           at: new Date().toISOString(),
           through: all.length + 1,
           projectChosen: chosen !== undefined,
         },
-        history: { tool: mapped.tool, sourceId: mapped.sourceId, file: mapped.file },
+        history: {
+          tool: mapped.tool,
+          sourceId: mapped.sourceId,
+          file: mapped.file,
+          ...(mapped.parent ? { [mapped.parent.as === 'fork' ? 'forkedFrom' : 'spawnedBy']: parent } : {}),
+        },
       },
     };
     const redacted = [created, ...all.map((event) => redact(event, redactor))];

@@ -83,13 +83,27 @@ const SessionMeta = z.looseObject({
   cwd: z.string().optional(),
   cli_version: z.string().optional(),
   instructions: z.string().nullable().optional(),
+  /** A fork (`codex fork`, a thread forked in the app): the thread whose history it starts from. */
+  forked_from_id: z.string().nullable().optional(),
+  /** `"cli"`, `"vscode"`, `"exec"`, …; a subagent's `{"subagent": {"thread_spawn": {"parent_thread_id", …}}}`. */
+  source: z.unknown().optional(),
+  agent_nickname: z.string().nullable().optional(),
+  agent_role: z.string().nullable().optional(),
 });
 const TurnContext = z.looseObject({
   cwd: z.string().optional(),
   model: z.string().min(1),
   effort: z.string().nullable().optional(),
 });
-const Compacted = z.looseObject({ message: z.string() });
+/**
+ * What replaced the history: `message`, the summary (local compaction; empty in newer rollouts), and since late
+ * 2025 `replacement_history`, the items the conversation went on from (the user's recent messages kept, the
+ * summary as a message, or a remote compaction's encrypted item).
+ */
+const Compacted = z.looseObject({
+  message: z.string().nullable().optional(),
+  replacement_history: z.array(z.unknown()).nullable().optional(),
+});
 const EventMsg = z.looseObject({ type: z.string(), reason: z.string().optional() });
 
 /** Response item types that are not conversation Keel can replay (web searches, …): skipped quietly. */
@@ -124,6 +138,9 @@ export async function mapCodexRollout(
 ): Promise<MappedSession | undefined> {
   const builder = new EventBuilder();
   let meta: CodexMeta | undefined;
+  /** The thread this one was spawned by (a subagent) or forked from, and the subagent's name. */
+  let parent: MappedSession['parent'];
+  let title: string | undefined;
   let pin: ModelPin | undefined;
   /** The model the session started with: its session_created pin (later ones are model_changed events). */
   let firstPin: ModelPin | undefined;
@@ -261,6 +278,9 @@ export async function mapCodexRollout(
         if (parsed && !meta) {
           meta = { id: parsed.id, timestamp: parsed.timestamp, cwd: parsed.cwd };
           project ??= parsed.cwd;
+          parent = parentOf(parsed);
+          const name = [parsed.agent_nickname, parsed.agent_role && `(${parsed.agent_role})`].filter(Boolean);
+          if (name.length > 0) title = name.join(' ');
         }
         return;
       }
@@ -275,7 +295,7 @@ export async function mapCodexRollout(
         const parsed = parseLine(Compacted, file, payload, 'Codex compacted', problem);
         if (!parsed) return;
         flush();
-        builder.compaction(at, parsed.message);
+        builder.compaction(at, compactionSummary(parsed));
         return;
       }
       case 'event_msg': {
@@ -331,7 +351,8 @@ export async function mapCodexRollout(
     sourceId: meta.id,
     file,
     project,
-    title: undefined,
+    title,
+    ...(parent ? { parent } : {}),
     pin: firstPin,
     startedAt: meta.timestamp,
     events: builder.events,
@@ -339,6 +360,44 @@ export async function mapCodexRollout(
     children: [],
     droppedResults: builder.droppedResults,
   };
+}
+
+/** A subagent's parent thread (`source.subagent.thread_spawn.parent_thread_id`), else the thread it forked from. */
+function parentOf(meta: z.infer<typeof SessionMeta>): MappedSession['parent'] {
+  const sub = isRecord(meta.source) ? meta.source['subagent'] : undefined;
+  const spawn = isRecord(sub) ? sub['thread_spawn'] : undefined;
+  const spawnedBy = isRecord(spawn) ? spawn['parent_thread_id'] : undefined;
+  if (typeof spawnedBy === 'string' && spawnedBy !== '') return { sourceId: spawnedBy, as: 'subagent' };
+  if (meta.forked_from_id) return { sourceId: meta.forked_from_id, as: 'fork' };
+  return undefined;
+}
+
+/**
+ * A `compacted` line as the summary Keel's compaction holds: what the conversation went on from. With a
+ * `replacement_history`, that is its messages in order (Codex keeps the user's recent messages and the summary
+ * there; its own injected context and instructions are left out), each under its speaker; `message` (the older
+ * rollouts' only field) when the history does not already hold it. An encrypted remote summary cannot be read
+ * here: it is named, so the summary never silently claims the history was empty.
+ */
+export function compactionSummary(compacted: z.infer<typeof Compacted>): string {
+  const parts: string[] = [];
+  let encrypted = 0;
+  for (const value of compacted.replacement_history ?? []) {
+    if (isRecord(value) && (value['type'] === 'compaction' || value['type'] === 'compaction_summary')) {
+      encrypted++;
+      continue;
+    }
+    const message = Message.safeParse(value);
+    if (!message.success || (message.data.role !== 'user' && message.data.role !== 'assistant')) continue;
+    const text = message.data.content.flatMap((c) => (c.text !== undefined ? [c.text] : [])).join('');
+    if (text.trim() === '' || INJECTED.test(text)) continue;
+    parts.push(`${message.data.role === 'user' ? 'User' : 'Assistant'}: ${text}`);
+  }
+  const summary = compacted.message?.trim() ?? '';
+  if (summary !== '' && !parts.some((part) => part.includes(summary))) parts.push(summary);
+  if (encrypted > 0)
+    parts.push(`[${encrypted} encrypted compaction summary item(s) Codex kept, which only OpenAI can read]`);
+  return parts.length > 0 ? parts.join('\n\n') : '[Codex compacted the conversation and kept no summary]';
 }
 
 /** The id a reasoning item the rollout kept without one gets: stable for the session and line. */

@@ -42,6 +42,11 @@ export type MappedSession = {
   startedAt: string;
   events: MappedEvent[];
   files: MappedFile[];
+  /**
+   * The source's own session this one belongs under, when the file says so (a Codex subagent's parent thread, the
+   * thread a Codex fork started from): the Keel session made from that one is its parent in the list.
+   */
+  parent?: { sourceId: string; as: 'subagent' | 'fork' };
   /** Subagents, each its own session, listed under this one. */
   children: MappedSession[];
   /** Tool results whose call is not in the file (before a branch point, or cut by the source), dropped. */

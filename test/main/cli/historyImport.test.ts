@@ -18,6 +18,7 @@ import {
   claudeV20,
   codexEnveloped,
   codexLegacy,
+  codexThreads,
   uuid,
 } from '../../support/historyFixtures.js';
 import { mountTmpfs, TMPFS_REFUSED, unmountTmpfs } from '../../support/tmpfs.js';
@@ -363,6 +364,39 @@ describe('keel import --from codex', () => {
       content: 'Lint passes.',
       at: '2025-09-01T09:13:00.000Z',
     });
+  });
+
+  it('a subagent is listed under the thread that spawned it, a fork under the thread it forked from; a compaction holds its replacement history', async () => {
+    const threads = codexThreads(codexDay(), project);
+    const report = await importHistory(home, { tool: 'codex', env });
+    expect(report.problems).toEqual([]);
+    expect(report.imported.map((s) => s.status)).toEqual(['new', 'new', 'new']);
+    const parent = historySessionId('codex', threads.parent);
+    const child = historySessionId('codex', threads.child);
+    const fork = historySessionId('codex', threads.fork);
+    expect(events(child)[0]).toMatchObject({
+      kind: 'session_created',
+      parentId: parent,
+      title: 'Scout (explorer)',
+    });
+    expect(events(fork)[0]).toMatchObject({ kind: 'session_created', parentId: parent });
+    expect(events(parent)[0]).not.toHaveProperty('parentId');
+    const index = openSessionIndex(home);
+    try {
+      const listed = index.list({ limit: 10 });
+      expect(listed.find((row) => row.id === child)?.parentId).toBe(parent);
+      expect(listed.find((row) => row.id === fork)?.parentId).toBe(parent);
+    } finally {
+      index.close();
+    }
+    // The compaction holds what the conversation went on from: the kept user message and the summary, not
+    // Codex's injected context; the encrypted remote item is named, not dropped silently.
+    const compaction = events(parent).find((e) => e.kind === 'compaction');
+    const summary = compaction && compaction.kind === 'compaction' ? compaction.summary : '';
+    expect(summary).toContain('User: map the repository, then fix the flaky test');
+    expect(summary).toContain('Assistant: Summary: a subagent maps the repository; the flaky test is next.');
+    expect(summary).toContain('1 encrypted compaction summary item');
+    expect(summary).not.toContain('environment_context');
   });
 
   it('a crash while a session is written leaves none of it (never named, not listed); the next import makes it whole', async () => {
