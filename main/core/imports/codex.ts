@@ -176,7 +176,7 @@ export async function mapCodexRollout(
         if (INJECTED.test(text)) return;
         for (const part of value.content) {
           const data = part.type === 'input_image' ? dataUrlBytes(part.image_url) : undefined;
-          if (data) builder.stagedImage(at, data.bytes, data.mediaType);
+          if (data) builder.userImage(at, data.bytes, data.mediaType);
         }
         builder.user(at, text);
         return;

@@ -19,6 +19,7 @@ import {
   codexEnveloped,
   codexLegacy,
   codexThreads,
+  PNG,
   uuid,
 } from '../../support/historyFixtures.js';
 import { mountTmpfs, TMPFS_REFUSED, unmountTmpfs } from '../../support/tmpfs.js';
@@ -101,21 +102,18 @@ describe('keel import --from claude-code', () => {
       'ghp_abcdefghijklmnopqrstuvwxyz0123456789',
     );
     expect(read?.at).toBe('2025-06-01T10:05:00.000Z');
-    // Images were written where the events say.
-    const staged = log.find((e) => e.kind === 'file_staged');
-    expect(
-      fs.existsSync(
-        path.join(
-          home,
-          'sessions',
-          id,
-          'workspace',
-          'session',
-          'uploads',
-          path.basename(staged && 'path' in staged ? staged.path : 'x'),
-        ),
-      ),
-    ).toBe(true);
+    // The user's image is an attachment of their message (an artifact named by handle, as `keel run --image` keeps
+    // one), so a turn continued here sends it again; its bytes are where the handle says.
+    const withImage = log.find((e) => e.kind === 'user_message' && e.attachments !== undefined);
+    const attachment = withImage?.kind === 'user_message' ? withImage.attachments?.[0] : undefined;
+    expect(attachment).toMatchObject({
+      mimeType: 'image/png',
+      handle: expect.stringMatching(/^attachments\//) as unknown,
+    });
+    expect(fs.readFileSync(path.join(home, 'sessions', id, 'artifacts', attachment?.handle ?? 'x'))).toEqual(
+      PNG,
+    );
+    expect(log.some((e) => e.kind === 'file_staged')).toBe(false);
     // Subagents are child sessions, listed under their parent.
     const parent = historySessionId('claude-code', uuid(9003));
     const child = `${parent}-agent-a1b2c3d4`;
