@@ -51,9 +51,14 @@ export function claimSessionFolder(home: string, id: string): string {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir);
   }
-  writeCreatingMark(dir);
-  fs.mkdirSync(artifactsDir(dir));
-  fs.mkdirSync(sessionAreaDir(dir), { recursive: true });
+  try {
+    writeCreatingMark(dir);
+    fs.mkdirSync(artifactsDir(dir));
+    fs.mkdirSync(sessionAreaDir(dir), { recursive: true });
+  } catch (error) {
+    fs.rmSync(dir, { recursive: true, force: true }); // a full disk: the claim is given back, nothing left
+    throw error;
+  }
   return dir;
 }
 
