@@ -24,7 +24,8 @@ export async function* readJsonLines(
 ): AsyncGenerator<JsonLine> {
   const hash = createHash('sha256');
   let bytes = 0;
-  const stream = fs.createReadStream(file);
+  // Large reads: each chunk is a trip through the thread pool, and a session file is read whole anyway.
+  const stream = fs.createReadStream(file, { highWaterMark: 1 << 20 });
   stream.on('data', (chunk) => {
     hash.update(chunk as Buffer);
     bytes += (chunk as Buffer).length;
