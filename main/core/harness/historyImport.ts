@@ -228,7 +228,7 @@ export async function importHistory(
     const setDigest = (d: FileDigest): void => void (digest = d);
     const mapped =
       tool === 'codex'
-        ? await mapCodexRollout(source.file, problem, setDigest)
+        ? await mapCodexRollout(source.file, problem, setDigest, (thread) => keelId('codex', thread))
         : await mapClaudeSession(source, (id, key) => childId(keelId(tool, id), key), problem, setDigest);
     if (!mapped) {
       report.skipped.push({ file: source.file, reason: 'no conversation in it' });

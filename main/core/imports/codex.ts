@@ -135,6 +135,8 @@ export async function mapCodexRollout(
   file: string,
   problem: (problem: LineProblem) => void,
   digest?: (digest: FileDigest) => void,
+  /** The Keel id a thread becomes: a `spawn_agent` call answered with its thread's id links to that session. */
+  childIdOf?: (threadId: string) => string,
 ): Promise<MappedSession | undefined> {
   const builder = new EventBuilder();
   let meta: CodexMeta | undefined;
@@ -148,6 +150,8 @@ export async function mapCodexRollout(
   /** The assistant side of a turn so far: items stream as reasoning, text, calls; results close it. */
   let pending: { at: string; texts: string[]; calls: ToolCall[]; reasoning: ReasoningPart[] } | undefined;
   let lineNumber = 0;
+  /** spawn_agent calls (multi-agent Codex) by call id: the task they gave. */
+  const spawnTasks = new Map<string, string>();
 
   const flush = (): void => {
     if (!pending) return;
@@ -204,6 +208,7 @@ export async function mapCodexRollout(
         return;
       }
       case 'function_call':
+        if (value.name === 'spawn_agent') spawnTasks.set(value.call_id, spawnTask(value.arguments));
         assistantSide(at).calls.push({
           id: value.call_id,
           ...mapCodexCall(value.name, value.arguments, project),
@@ -238,6 +243,13 @@ export async function mapCodexRollout(
               ? output.flatMap((c) => (c.text !== undefined ? [c.text] : [])).join('\n')
               : output.content;
         const failed = !Array.isArray(output) && typeof output !== 'string' && output.success === false;
+        // A spawned agent's call is answered by its thread (`{"agent_id": …}`): the subagent, a child session.
+        const task = spawnTasks.get(value.call_id);
+        const agent = task !== undefined && !failed ? agentIdOf(text) : undefined;
+        if (agent !== undefined && childIdOf && builder.isOpen(value.call_id)) {
+          builder.subagent(at, value.call_id, childIdOf(agent), task as string, text);
+          return;
+        }
         builder.result({
           at,
           toolCallId: value.call_id,
@@ -360,6 +372,32 @@ export async function mapCodexRollout(
     children: [],
     droppedResults: builder.droppedResults,
   };
+}
+
+/** The task a `spawn_agent` call gave (`message`, or its input items' text). */
+function spawnTask(args: string): string {
+  try {
+    const parsed = JSON.parse(args) as unknown;
+    if (isRecord(parsed) && typeof parsed['message'] === 'string') return parsed['message'];
+    const items = isRecord(parsed) && Array.isArray(parsed['items']) ? parsed['items'] : [];
+    const texts = items.flatMap((item) =>
+      isRecord(item) && typeof item['text'] === 'string' ? [item['text']] : [],
+    );
+    return texts.join('\n') || args;
+  } catch {
+    return args;
+  }
+}
+
+/** The thread id a `spawn_agent` call's output names, or undefined. */
+function agentIdOf(output: string): string | undefined {
+  try {
+    const parsed = JSON.parse(output) as unknown;
+    const id = isRecord(parsed) ? parsed['agent_id'] : undefined;
+    return typeof id === 'string' && id !== '' ? id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A subagent's parent thread (`source.subagent.thread_spawn.parent_thread_id`), else the thread it forked from. */

@@ -379,6 +379,11 @@ describe('keel import --from codex', () => {
     });
     expect(events(fork)[0]).toMatchObject({ kind: 'session_created', parentId: parent });
     expect(events(parent)[0]).not.toHaveProperty('parentId');
+    // The parent's spawn_agent call is answered by the child session (its output, as the model saw it).
+    expect(events(parent).filter((e) => e.kind.startsWith('subagent_'))).toMatchObject([
+      { kind: 'subagent_started', toolCallId: 'call_spawn_1', childId: child, task: 'map the repository' },
+      { kind: 'subagent_result', toolCallId: 'call_spawn_1', childId: child },
+    ]);
     const index = openSessionIndex(home);
     try {
       const listed = index.list({ limit: 10 });
