@@ -401,6 +401,14 @@ export class SessionIndex {
     migrate(this.db, INDEX_MIGRATIONS);
   }
 
+  /**
+   * Makes every commit so far durable, also those made with `durable: false`: a checkpoint fsyncs the WAL first
+   * (synchronous NORMAL), whether or not it can then copy every frame back while others read.
+   */
+  makeDurable(): void {
+    this.db.pragma('wal_checkpoint(PASSIVE)');
+  }
+
   /** Closes the connection. Idempotent. */
   close(): void {
     if (this.db.open) this.db.close();
@@ -412,7 +420,11 @@ export class SessionIndex {
    * Registers a new session in one transaction: its row, the index update of its first events and,
    * with `lease`, this process's writer lease. Throws (and registers nothing) if the id exists.
    */
-  registerSession(row: NewSessionRow, update: IndexUpdate, options: { lease?: boolean } = {}): void {
+  registerSession(
+    row: NewSessionRow,
+    update: IndexUpdate,
+    options: { lease?: boolean; durable?: boolean } = {},
+  ): void {
     const register = this.db.transaction(() => {
       this.statements.insert.run(toSessionValues(row));
       this.recordAppend(
@@ -424,12 +436,13 @@ export class SessionIndex {
       if (options.lease)
         this.statements.putLease.run(row.id, process.pid, this.hostname, new Date().toISOString());
     });
-    if (this.synchronous === 'FULL') {
+    if (this.synchronous === 'FULL' || options.durable === false) {
       register.immediate();
       return;
     }
-    // Always durable: a session whose row a power cut lost would be missing from the list, and
-    // nothing would open it to catch the index up.
+    // Durable unless the caller says otherwise: a session whose row a power cut lost would be missing from the
+    // list until an `openSessionIndex` re-registers it from its log. (`durable: false`: a history import of many
+    // sessions, whose rows the connection's close checkpoints, durably, at the end of the run.)
     this.db.pragma('synchronous = FULL');
     try {
       register.immediate();

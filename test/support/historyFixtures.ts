@@ -472,3 +472,126 @@ export function codexEnveloped(
     }),
   ]);
 }
+
+/**
+ * Codex 0.5x+ threads (multi-agent): a parent rollout that spawns an agent and is compacted with a
+ * `replacement_history` (the user's kept message, Codex's injected context, the summary as a message, a remote
+ * compaction's encrypted item; `message` empty, as newer versions write it), the subagent's own rollout (its
+ * session_meta `source` is `{"subagent": {"thread_spawn": {...}}}`), and a fork of the parent (`forked_from_id`).
+ */
+export function codexThreads(
+  day: string,
+  project: string,
+): { parent: string; child: string; fork: string; files: string[] } {
+  const parent = '0199a000-0000-7000-8000-000000000001';
+  const child = '0199a000-0000-7000-8000-000000000002';
+  const fork = '0199a000-0000-7000-8000-000000000003';
+  const line = (minute: number, type: string, payload: unknown) => ({
+    timestamp: codexTime(minute),
+    type,
+    payload,
+  });
+  const meta = (id: string, extra: Record<string, unknown> = {}) =>
+    line(0, 'session_meta', {
+      id,
+      timestamp: codexTime(0),
+      cwd: project,
+      originator: 'codex_cli_rs',
+      cli_version: '0.58.0',
+      source: 'cli',
+      model_provider: 'openai',
+      ...extra,
+    });
+  const context = line(0, 'turn_context', { cwd: project, model: CODEX_MODEL, effort: 'high' });
+  const user = (minute: number, text: string) =>
+    line(minute, 'response_item', {
+      type: 'message',
+      role: 'user',
+      content: [{ type: 'input_text', text }],
+    });
+  const answer = (minute: number, text: string) =>
+    line(minute, 'response_item', {
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'output_text', text }],
+    });
+  const files = [
+    writeLines(path.join(day, `rollout-2025-09-01T09-00-00-${parent}.jsonl`), [
+      meta(parent),
+      context,
+      user(1, 'map the repository, then fix the flaky test'),
+      line(2, 'response_item', {
+        type: 'function_call',
+        name: 'spawn_agent',
+        arguments: JSON.stringify({ message: 'map the repository' }),
+        call_id: 'call_spawn_1',
+      }),
+      line(3, 'response_item', {
+        type: 'function_call_output',
+        call_id: 'call_spawn_1',
+        output: JSON.stringify({ agent_id: child, nickname: 'Scout' }),
+      }),
+      answer(4, 'Scout is mapping it.'),
+      line(5, 'compacted', {
+        message: '',
+        replacement_history: [
+          {
+            type: 'message',
+            role: 'user',
+            content: [
+              {
+                type: 'input_text',
+                text: `<environment_context>\n  <cwd>${project}</cwd>\n</environment_context>`,
+              },
+            ],
+          },
+          {
+            type: 'message',
+            role: 'user',
+            content: [{ type: 'input_text', text: 'map the repository, then fix the flaky test' }],
+          },
+          {
+            type: 'message',
+            role: 'assistant',
+            content: [
+              {
+                type: 'output_text',
+                text: 'Summary: a subagent maps the repository; the flaky test is next.',
+              },
+            ],
+          },
+          { type: 'compaction', encrypted_content: 'gAAAAB-remote-compaction' },
+        ],
+      }),
+      user(6, 'go on with the test'),
+      answer(7, 'The flaky test waits on a timer; fixed.'),
+    ]),
+    writeLines(path.join(day, `rollout-2025-09-01T09-02-00-${child}.jsonl`), [
+      meta(child, {
+        source: {
+          subagent: {
+            thread_spawn: {
+              parent_thread_id: parent,
+              depth: 1,
+              agent_nickname: 'Scout',
+              agent_role: 'explorer',
+            },
+          },
+        },
+        agent_nickname: 'Scout',
+        agent_role: 'explorer',
+      }),
+      context,
+      user(2, 'map the repository'),
+      answer(3, 'src/ holds the app, test/ the tests.'),
+    ]),
+    writeLines(path.join(day, `rollout-2025-09-01T09-08-00-${fork}.jsonl`), [
+      meta(fork, { forked_from_id: parent }),
+      context,
+      user(1, 'map the repository, then fix the flaky test'),
+      answer(4, 'Scout is mapping it.'),
+      user(8, 'try another approach to the flaky test'),
+    ]),
+  ];
+  return { parent, child, fork, files };
+}

@@ -20,8 +20,10 @@ import { IMPORT_METADATA_KEY, importMarkOf } from '../log/imported.js';
 import { openSessionIndex } from '../log/indexRebuild.js';
 import { SessionNotFoundError } from '../log/logErrors.js';
 import { SessionLog } from '../log/sessionLog.js';
-import { artifactsDir, sessionAreaDir, sessionDir } from '../paths.js';
-import { parseExport, serializeEvent } from './transfer.js';
+import { artifactsDir, sessionAreaDir, sessionDir, sessionsDir } from '../paths.js';
+import { syncFolder } from '../../store/freshDatabase.js';
+import type { SessionIndex } from '../../store/sessionIndex.js';
+import { checkEvents } from './transfer.js';
 
 /*
  * `keel import --from claude-code|codex` and Settings → Import history (issue 35): another tool's sessions
@@ -157,19 +159,34 @@ export async function importHistory(
   };
   const redactor = createRedactor({ env: options.env ?? process.env });
 
+  // One index connection for the run (a session's registration is one transaction in it, not an open and a close).
+  let index: SessionIndex | undefined;
+  const sharedIndex = (): SessionIndex => (index ??= openSessionIndex(home, { synchronous: 'NORMAL' }));
   let done = 0;
-  for (const source of sources) {
-    options.onProgress?.({ done, total: sources.length, file: source.file });
-    try {
-      await importSource(source);
-    } catch (error) {
-      // One file's failure (a full disk, a locked session) is its own: the others go on.
-      report.skipped.push({
-        file: source.file,
-        reason: error instanceof Error ? error.message : String(error),
-      });
+  try {
+    for (const source of sources) {
+      options.onProgress?.({ done, total: sources.length, file: source.file });
+      try {
+        await importSource(source);
+      } catch (error) {
+        // One file's failure (a full disk, a locked session) is its own: the others go on.
+        report.skipped.push({
+          file: source.file,
+          reason: error instanceof Error ? error.message : String(error),
+        });
+      }
+      done++;
     }
-    done++;
+  } finally {
+    if (index) {
+      // Each session's log and its folder's entries were fsync'd when written; their rows and entries here.
+      try {
+        index.makeDurable();
+        syncFolder(sessionsDir(home));
+      } finally {
+        index.close();
+      }
+    }
   }
   options.onProgress?.({ done, total: sources.length, file: '' });
   report.projects = [...projects.values()].sort((a, b) => (a.project < b.project ? -1 : 1));
@@ -211,7 +228,7 @@ export async function importHistory(
     const setDigest = (d: FileDigest): void => void (digest = d);
     const mapped =
       tool === 'codex'
-        ? await mapCodexRollout(source.file, problem, setDigest)
+        ? await mapCodexRollout(source.file, problem, setDigest, (thread) => keelId('codex', thread))
         : await mapClaudeSession(source, (id, key) => childId(keelId(tool, id), key), problem, setDigest);
     if (!mapped) {
       report.skipped.push({ file: source.file, reason: 'no conversation in it' });
@@ -234,7 +251,8 @@ export async function importHistory(
     const summary = projectOf(folder);
     const outcome = writeSession(mapped, sessionId, chosen, undefined);
     summary.sessions++;
-    summary.messages += countMessages(mapped.events);
+    const messages = countMessages(mapped.events);
+    summary.messages += messages;
     if (outcome.status === 'unchanged' || outcome.status === 'diverged') summary.unchanged++;
     else summary[outcome.status]++;
     if (outcome.status === 'diverged') {
@@ -249,7 +267,7 @@ export async function importHistory(
         project: folder || undefined,
         status: outcome.status,
         events: outcome.events,
-        messages: countMessages(mapped.events),
+        messages,
         subagents: mapped.children.length,
       });
     } else {
@@ -268,7 +286,7 @@ export async function importHistory(
         sha256: digest.sha256,
         sessionId,
         project: folder,
-        messages: countMessages(mapped.events),
+        messages,
         chosen: chosen !== undefined,
       });
     }
@@ -319,12 +337,7 @@ export async function importHistory(
     // but the source's events, so it is made again, runnable. A crash in between leaves it absent, not half:
     // the next run makes it from the source.
     if (!report.dryRun) {
-      const index = openSessionIndex(home);
-      try {
-        index.removeSession(id);
-      } finally {
-        index.close();
-      }
+      sharedIndex().removeSession(id);
       fs.rmSync(sessionDir(home, id), { recursive: true, force: true });
       createSession(mapped, id, chosen, parentId);
     }
@@ -341,10 +354,12 @@ export async function importHistory(
     const closers = closersOf(events, events.length + 2);
     const all = [...events, ...closers];
     const pin = mapped.pin ?? fallbackPin(mapped.tool);
+    // A Codex subagent or fork names its source thread: listed under the session made from it (imported or not yet).
+    const parent = parentId ?? (mapped.parent ? keelId(mapped.tool, mapped.parent.sourceId) : undefined);
     const created: SessionEvent = {
       seq: 1,
-      kind: 'session_created',
       at: mapped.startedAt,
+      kind: 'session_created',
       sessionId: id,
       ...(mapped.title ? { title: mapped.title } : {}),
       projectFolder: chosen ?? mapped.project ?? '',
@@ -352,35 +367,37 @@ export async function importHistory(
       toolMode: 'write',
       policy: 'ask',
       pathRoot: 'project',
-      ...(parentId ? { parentId } : {}),
+      ...(parent ? { parentId: parent } : {}),
       metadata: {
         [IMPORT_METADATA_KEY]: {
           at: new Date().toISOString(),
           through: all.length + 1,
           projectChosen: chosen !== undefined,
         },
-        history: { tool: mapped.tool, sourceId: mapped.sourceId, file: mapped.file },
+        history: {
+          tool: mapped.tool,
+          sourceId: mapped.sourceId,
+          file: mapped.file,
+          ...(mapped.parent ? { [mapped.parent.as === 'fork' ? 'forkedFrom' : 'spawnedBy']: parent } : {}),
+        },
       },
     };
     const redacted = [created, ...all.map((event) => redact(event, redactor))];
     // The same checks `keel import FILE` makes (schemas, seq, every reference to an earlier event), on the lot.
-    const parsed = parseExport(redacted.map((event) => serializeEvent(event)).join('\n'));
-    if (!parsed.ok) {
-      const first = parsed.problems[0];
+    const checked = checkEvents(redacted);
+    if (!checked.ok) {
+      const first = checked.problems[0];
       throw new Error(
         `the mapped session does not validate (event ${first?.line}: ${first?.message}); nothing was written`,
       );
     }
-    // Export leaves the import mark out (transfer.ts), so the checked events get it back: never a session without it.
-    const [checked, ...rest] = parsed.events;
-    SessionLog.importEvents(
-      home,
-      [{ ...(checked as SessionEvent), metadata: created.metadata } as SessionEvent, ...rest],
-      {
-        id,
-        files: (dir) => writeFiles(dir, mapped),
-      },
-    );
+    SessionLog.importEvents(home, checked.events, {
+      id,
+      validated: true,
+      snapshot: false,
+      index: sharedIndex(),
+      files: (dir) => writeFiles(dir, mapped),
+    });
   }
 
   function appendNewPart(
@@ -485,7 +502,9 @@ function numbered(
     if (event.kind === 'tool_result' && closed.has(event.toolCallId)) return;
     const seq = firstSeq + out.length;
     seqOf.set(placeholder, seq);
-    const copy = { ...event, seq } as Record<string, unknown>;
+    // seq, at and kind first, as the log stores an event's body after them (logRows.ts bodyText: one stringify).
+    const { at, kind, ...body } = event;
+    const copy = { seq, at, kind, ...body } as Record<string, unknown>;
     for (const field of seqReferences(event)) copy[field] = resolve(copy[field] as number);
     out.push(copy as SessionEvent);
   });
@@ -509,8 +528,8 @@ function closersOf(events: readonly SessionEvent[], firstSeq: number): SessionEv
   }
   return open.map((call, index) => ({
     seq: firstSeq + index,
-    kind: 'tool_result',
     at,
+    kind: 'tool_result',
     toolCallId: call.id,
     tool: call.name,
     content: UNANSWERED_AT_IMPORT,

@@ -1,5 +1,5 @@
-import type { z } from 'zod';
-import { EVENT_KINDS, SessionEvent } from '../../common/events.js';
+import { z } from 'zod';
+import { EVENT_KINDS, parseSessionEvent, SessionEvent } from '../../common/events.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
 import { writePersistentConfig } from '../persistent/config.js';
 import {
@@ -286,6 +286,42 @@ export function parseExport(text: string): ParsedExport {
     ...(config ? { config } : {}),
     ...(attachments.length > 0 ? { attachments } : {}),
   };
+}
+
+/**
+ * The export rules on events made in memory (another tool's history, mapped: historyImport.ts), with the verdict
+ * parseExport gives their export, without writing and re-reading the lines: each event's schema (unknown fields
+ * dropped, as serializeEvent drops them), seq 1..n, session_created first and only there, every reference to an
+ * earlier event. The events it returns are checked: `SessionLog.importEvents(..., { validated: true })`.
+ */
+export function checkEvents(values: readonly SessionEvent[]): ParsedExport {
+  const problems: ImportProblem[] = [];
+  const events: Located[] = [];
+  values.forEach((value, index) => {
+    const line = index + 1;
+    let event: SessionEvent;
+    try {
+      event = parseSessionEvent(value);
+    } catch (error) {
+      const issues = error instanceof z.ZodError ? error.issues.map(describeIssue).join('; ') : String(error);
+      problems.push({ line, message: `${String(value.kind)}: ${issues}` });
+      return;
+    }
+    if (event.seq !== line) problems.push({ line, message: `seq is ${event.seq} but ${line} was expected` });
+    if ((index === 0) !== (event.kind === 'session_created'))
+      problems.push({
+        line,
+        message:
+          index === 0
+            ? `the first event must be session_created, found ${event.kind}`
+            : 'session_created may only be the first event',
+      });
+    events.push({ line, event });
+  });
+  if (problems.length === 0 && events.length === 0) problems.push({ line: 1, message: 'no events' });
+  if (problems.length === 0) checkReferences(events, problems);
+  if (problems.length > 0) return { ok: false, problems: problems.slice(0, MAX_PROBLEMS) };
+  return { ok: true, events: events.map((e) => e.event) };
 }
 
 /** The deepest nesting an imported line may have; events are a few levels deep. */

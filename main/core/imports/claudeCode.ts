@@ -482,7 +482,7 @@ function mapRecords(
       } else if (block.type === 'image') {
         const data = imageBytes(block as z.infer<typeof Image>);
         const mediaType = (block as z.infer<typeof Image>).source.media_type ?? 'application/octet-stream';
-        if (data) builder.stagedImage(at, data, mediaType, record.uuid);
+        if (data) builder.userImage(at, data, mediaType, record.uuid);
       }
     }
     builder.user(at, texts.join('\n\n'), record.uuid);

@@ -83,13 +83,27 @@ const SessionMeta = z.looseObject({
   cwd: z.string().optional(),
   cli_version: z.string().optional(),
   instructions: z.string().nullable().optional(),
+  /** A fork (`codex fork`, a thread forked in the app): the thread whose history it starts from. */
+  forked_from_id: z.string().nullable().optional(),
+  /** `"cli"`, `"vscode"`, `"exec"`, …; a subagent's `{"subagent": {"thread_spawn": {"parent_thread_id", …}}}`. */
+  source: z.unknown().optional(),
+  agent_nickname: z.string().nullable().optional(),
+  agent_role: z.string().nullable().optional(),
 });
 const TurnContext = z.looseObject({
   cwd: z.string().optional(),
   model: z.string().min(1),
   effort: z.string().nullable().optional(),
 });
-const Compacted = z.looseObject({ message: z.string() });
+/**
+ * What replaced the history: `message`, the summary (local compaction; empty in newer rollouts), and since late
+ * 2025 `replacement_history`, the items the conversation went on from (the user's recent messages kept, the
+ * summary as a message, or a remote compaction's encrypted item).
+ */
+const Compacted = z.looseObject({
+  message: z.string().nullable().optional(),
+  replacement_history: z.array(z.unknown()).nullable().optional(),
+});
 const EventMsg = z.looseObject({ type: z.string(), reason: z.string().optional() });
 
 /** Response item types that are not conversation Keel can replay (web searches, …): skipped quietly. */
@@ -121,9 +135,14 @@ export async function mapCodexRollout(
   file: string,
   problem: (problem: LineProblem) => void,
   digest?: (digest: FileDigest) => void,
+  /** The Keel id a thread becomes: a `spawn_agent` call answered with its thread's id links to that session. */
+  childIdOf?: (threadId: string) => string,
 ): Promise<MappedSession | undefined> {
   const builder = new EventBuilder();
   let meta: CodexMeta | undefined;
+  /** The thread this one was spawned by (a subagent) or forked from, and the subagent's name. */
+  let parent: MappedSession['parent'];
+  let title: string | undefined;
   let pin: ModelPin | undefined;
   /** The model the session started with: its session_created pin (later ones are model_changed events). */
   let firstPin: ModelPin | undefined;
@@ -131,6 +150,8 @@ export async function mapCodexRollout(
   /** The assistant side of a turn so far: items stream as reasoning, text, calls; results close it. */
   let pending: { at: string; texts: string[]; calls: ToolCall[]; reasoning: ReasoningPart[] } | undefined;
   let lineNumber = 0;
+  /** spawn_agent calls (multi-agent Codex) by call id: the task they gave. */
+  const spawnTasks = new Map<string, string>();
 
   const flush = (): void => {
     if (!pending) return;
@@ -159,7 +180,7 @@ export async function mapCodexRollout(
         if (INJECTED.test(text)) return;
         for (const part of value.content) {
           const data = part.type === 'input_image' ? dataUrlBytes(part.image_url) : undefined;
-          if (data) builder.stagedImage(at, data.bytes, data.mediaType);
+          if (data) builder.userImage(at, data.bytes, data.mediaType);
         }
         builder.user(at, text);
         return;
@@ -187,6 +208,7 @@ export async function mapCodexRollout(
         return;
       }
       case 'function_call':
+        if (value.name === 'spawn_agent') spawnTasks.set(value.call_id, spawnTask(value.arguments));
         assistantSide(at).calls.push({
           id: value.call_id,
           ...mapCodexCall(value.name, value.arguments, project),
@@ -221,6 +243,13 @@ export async function mapCodexRollout(
               ? output.flatMap((c) => (c.text !== undefined ? [c.text] : [])).join('\n')
               : output.content;
         const failed = !Array.isArray(output) && typeof output !== 'string' && output.success === false;
+        // A spawned agent's call is answered by its thread (`{"agent_id": …}`): the subagent, a child session.
+        const task = spawnTasks.get(value.call_id);
+        const agent = task !== undefined && !failed ? agentIdOf(text) : undefined;
+        if (agent !== undefined && childIdOf && builder.isOpen(value.call_id)) {
+          builder.subagent(at, value.call_id, childIdOf(agent), task as string, text);
+          return;
+        }
         builder.result({
           at,
           toolCallId: value.call_id,
@@ -261,6 +290,9 @@ export async function mapCodexRollout(
         if (parsed && !meta) {
           meta = { id: parsed.id, timestamp: parsed.timestamp, cwd: parsed.cwd };
           project ??= parsed.cwd;
+          parent = parentOf(parsed);
+          const name = [parsed.agent_nickname, parsed.agent_role && `(${parsed.agent_role})`].filter(Boolean);
+          if (name.length > 0) title = name.join(' ');
         }
         return;
       }
@@ -275,7 +307,7 @@ export async function mapCodexRollout(
         const parsed = parseLine(Compacted, file, payload, 'Codex compacted', problem);
         if (!parsed) return;
         flush();
-        builder.compaction(at, parsed.message);
+        builder.compaction(at, compactionSummary(parsed));
         return;
       }
       case 'event_msg': {
@@ -331,7 +363,8 @@ export async function mapCodexRollout(
     sourceId: meta.id,
     file,
     project,
-    title: undefined,
+    title,
+    ...(parent ? { parent } : {}),
     pin: firstPin,
     startedAt: meta.timestamp,
     events: builder.events,
@@ -339,6 +372,70 @@ export async function mapCodexRollout(
     children: [],
     droppedResults: builder.droppedResults,
   };
+}
+
+/** The task a `spawn_agent` call gave (`message`, or its input items' text). */
+function spawnTask(args: string): string {
+  try {
+    const parsed = JSON.parse(args) as unknown;
+    if (isRecord(parsed) && typeof parsed['message'] === 'string') return parsed['message'];
+    const items = isRecord(parsed) && Array.isArray(parsed['items']) ? parsed['items'] : [];
+    const texts = items.flatMap((item) =>
+      isRecord(item) && typeof item['text'] === 'string' ? [item['text']] : [],
+    );
+    return texts.join('\n') || args;
+  } catch {
+    return args;
+  }
+}
+
+/** The thread id a `spawn_agent` call's output names, or undefined. */
+function agentIdOf(output: string): string | undefined {
+  try {
+    const parsed = JSON.parse(output) as unknown;
+    const id = isRecord(parsed) ? parsed['agent_id'] : undefined;
+    return typeof id === 'string' && id !== '' ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A subagent's parent thread (`source.subagent.thread_spawn.parent_thread_id`), else the thread it forked from. */
+function parentOf(meta: z.infer<typeof SessionMeta>): MappedSession['parent'] {
+  const sub = isRecord(meta.source) ? meta.source['subagent'] : undefined;
+  const spawn = isRecord(sub) ? sub['thread_spawn'] : undefined;
+  const spawnedBy = isRecord(spawn) ? spawn['parent_thread_id'] : undefined;
+  if (typeof spawnedBy === 'string' && spawnedBy !== '') return { sourceId: spawnedBy, as: 'subagent' };
+  if (meta.forked_from_id) return { sourceId: meta.forked_from_id, as: 'fork' };
+  return undefined;
+}
+
+/**
+ * A `compacted` line as the summary Keel's compaction holds: what the conversation went on from. With a
+ * `replacement_history`, that is its messages in order (Codex keeps the user's recent messages and the summary
+ * there; its own injected context and instructions are left out), each under its speaker; `message` (the older
+ * rollouts' only field) when the history does not already hold it. An encrypted remote summary cannot be read
+ * here: it is named, so the summary never silently claims the history was empty.
+ */
+export function compactionSummary(compacted: z.infer<typeof Compacted>): string {
+  const parts: string[] = [];
+  let encrypted = 0;
+  for (const value of compacted.replacement_history ?? []) {
+    if (isRecord(value) && (value['type'] === 'compaction' || value['type'] === 'compaction_summary')) {
+      encrypted++;
+      continue;
+    }
+    const message = Message.safeParse(value);
+    if (!message.success || (message.data.role !== 'user' && message.data.role !== 'assistant')) continue;
+    const text = message.data.content.flatMap((c) => (c.text !== undefined ? [c.text] : [])).join('');
+    if (text.trim() === '' || INJECTED.test(text)) continue;
+    parts.push(`${message.data.role === 'user' ? 'User' : 'Assistant'}: ${text}`);
+  }
+  const summary = compacted.message?.trim() ?? '';
+  if (summary !== '' && !parts.some((part) => part.includes(summary))) parts.push(summary);
+  if (encrypted > 0)
+    parts.push(`[${encrypted} encrypted compaction summary item(s) Codex kept, which only OpenAI can read]`);
+  return parts.length > 0 ? parts.join('\n\n') : '[Codex compacted the conversation and kept no summary]';
 }
 
 /** The id a reasoning item the rollout kept without one gets: stable for the session and line. */

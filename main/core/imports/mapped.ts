@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { MAX_IMAGE_BYTES, sniffAttachmentType, type UserAttachment } from '../../common/attachments.js';
 import type {
   ImageMimeType,
   ModelPin,
@@ -42,6 +43,11 @@ export type MappedSession = {
   startedAt: string;
   events: MappedEvent[];
   files: MappedFile[];
+  /**
+   * The source's own session this one belongs under, when the file says so (a Codex subagent's parent thread, the
+   * thread a Codex fork started from): the Keel session made from that one is its parent in the list.
+   */
+  parent?: { sourceId: string; as: 'subagent' | 'fork' };
   /** Subagents, each its own session, listed under this one. */
   children: MappedSession[];
   /** Tool results whose call is not in the file (before a branch point, or cut by the source), dropped. */
@@ -64,6 +70,8 @@ export class EventBuilder {
   readonly files: MappedFile[] = [];
   droppedResults = 0;
   private readonly calls = new Map<string, OpenCall>();
+  /** Images given with the next user message (userImage). */
+  private readonly pendingAttachments: UserAttachment[] = [];
   private firstUser: string | undefined;
   private lastCompactionThrough = 1;
   private newestAssistant = -1;
@@ -84,9 +92,35 @@ export class EventBuilder {
   }
 
   user(at: string, content: string, messageId?: string): number | undefined {
-    if (content.trim() === '') return undefined;
-    this.firstUser ??= content;
-    return this.push({ kind: 'user_message', at, content, ...(messageId ? { messageId } : {}) });
+    const attachments = this.pendingAttachments.splice(0);
+    if (content.trim() === '' && attachments.length === 0) return undefined;
+    if (content.trim() !== '') this.firstUser ??= content;
+    return this.push({
+      kind: 'user_message',
+      at,
+      content,
+      ...(messageId ? { messageId } : {}),
+      ...(attachments.length > 0 ? { attachments } : {}),
+    });
+  }
+
+  /**
+   * An image the user gave with the next message: kept as an artifact named by its hash and carried by that
+   * user_message as an attachment (as `keel run --image` keeps one), so a turn continued here sends it again. An
+   * image Keel would not send (not PNG, JPEG, GIF or WebP by its bytes, or over the size a prompt may carry) is
+   * kept in the session's uploads instead, shown but not sent.
+   */
+  userImage(at: string, data: Buffer, mediaType: string, messageId?: string): void {
+    const mimeType = sniffAttachmentType(data);
+    if (mimeType === undefined || mimeType === 'application/pdf' || data.length > MAX_IMAGE_BYTES) {
+      this.stagedImage(at, data, mediaType, messageId);
+      return;
+    }
+    const sha256 = createHash('sha256').update(data).digest('hex');
+    const handle = `attachments/${sha256}${extensionOf(mimeType)}`;
+    if (!this.files.some((file) => file.area === 'artifacts' && file.name === handle))
+      this.files.push({ area: 'artifacts', name: handle, data });
+    this.pendingAttachments.push({ handle, mimeType, bytes: data.length });
   }
 
   assistant(message: {
@@ -200,8 +234,8 @@ export class EventBuilder {
     return this.push({ kind: 'error', at, message });
   }
 
-  /** An image the user gave: kept in the session's uploads and staged with the message, as Keel stages files. */
-  stagedImage(at: string, data: Buffer, mediaType: string, messageId?: string): number | undefined {
+  /** An image the user gave that Keel would not send: kept in the session's uploads and staged with the message. */
+  private stagedImage(at: string, data: Buffer, mediaType: string, messageId?: string): number | undefined {
     const sha256 = createHash('sha256').update(data).digest('hex');
     const name = `${sha256.slice(0, 32)}${extensionOf(mediaType)}`;
     this.files.push({ area: 'uploads', name, data });

@@ -2,8 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isLeaseStale } from '../../store/sessionIndex.js';
-import { DamagedLogError, SessionLockedError, SessionNotFoundError } from './logErrors.js';
-import { eventsFile } from '../paths.js';
+import {
+  DamagedLogError,
+  SessionExistsError,
+  SessionLockedError,
+  SessionNotFoundError,
+} from './logErrors.js';
+import { artifactsDir, eventsFile, sessionAreaDir, sessionDir, sessionsDir } from '../paths.js';
 
 /**
  * Beside a log while the process creating it has not registered it yet: who is creating it. A folder with
@@ -27,6 +32,49 @@ export function assertNotBeingCreated(dir: string, id: string): void {
   }
   if (typeof mark.pid === 'number' && !isLeaseStale(mark)) throw new SessionLockedError(id, mark.pid);
   fs.rmSync(file, { force: true });
+}
+
+/**
+ * Claims `<home>/sessions/<id>` for a new session (a non-recursive mkdir is the atomic claim: of two processes
+ * creating one id, one gets EEXIST, SessionExistsError), marks it as being created and makes its folders. A
+ * folder left by a create that died before its log was named (its creator's mark, no events.sqlite: a crash, a
+ * full disk) is not a session: it is removed and claimed again, so the same id can be created after a crash.
+ */
+export function claimSessionFolder(home: string, id: string): string {
+  const dir = sessionDir(home, id);
+  fs.mkdirSync(sessionsDir(home), { recursive: true });
+  try {
+    fs.mkdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    if (!isDeadCreate(dir)) throw new SessionExistsError(id);
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(dir);
+  }
+  try {
+    writeCreatingMark(dir);
+    fs.mkdirSync(artifactsDir(dir));
+    fs.mkdirSync(sessionAreaDir(dir), { recursive: true });
+  } catch (error) {
+    fs.rmSync(dir, { recursive: true, force: true }); // a full disk: the claim is given back, nothing left
+    throw error;
+  }
+  return dir;
+}
+
+/** A folder whose creator's mark names a process that is gone and that never got its events.sqlite. */
+function isDeadCreate(dir: string): boolean {
+  if (fs.existsSync(eventsFile(dir))) return false;
+  try {
+    const mark = JSON.parse(fs.readFileSync(path.join(dir, CREATING_MARK), 'utf8')) as {
+      pid: number;
+      hostname: string;
+      acquiredAt: string;
+    };
+    return typeof mark.pid === 'number' && isLeaseStale(mark);
+  } catch {
+    return false; // no mark (another creator's claim before it wrote one) or a torn one: not ours to remove
+  }
 }
 
 /** Removes the mark once the session's index row committed. */

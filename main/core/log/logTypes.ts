@@ -41,6 +41,28 @@ export type CreateSessionOptions = {
   files?: (dir: string) => void;
 };
 
+/** Options of `SessionLog.importEvents`. */
+export type ImportEventsOptions = {
+  /** The new session's id (else a new one). */
+  id?: string;
+  /** As `CreateSessionOptions.files`. */
+  files?: (dir: string) => void;
+  /** A fork's parent log: rows 2..n are copied from it (logCopy.ts), not inserted. */
+  copyFrom?: string;
+  /** Every event was validated by the caller (the export rules, `checkEvents`): not parsed again. */
+  validated?: boolean;
+  /**
+   * false: no projection snapshot now (a history import of many sessions, most never opened): the first open
+   * folds the events and a writer's close keeps the snapshot. Default true: a long import opens fast at once.
+   */
+  snapshot?: boolean;
+  /**
+   * An index connection the caller keeps open across many imports (not closed here). Rows registered in it are
+   * durable once it closes (its checkpoint); a power cut before loses rows `openSessionIndex` makes again from the logs.
+   */
+  index?: SessionIndex;
+};
+
 /** Options of `SessionLog.open`. */
 export type OpenSessionOptions = {
   write?: boolean;

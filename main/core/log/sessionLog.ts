@@ -11,7 +11,7 @@ import { decidedRequestOf } from '../../common/planEvents.js';
 import type { ProjectionView } from '../../common/payload.js';
 import { selectView } from '../projection/projectPayload.js';
 import { assertValidSessionId, isValidSessionId, newSessionId } from './sessionId.js';
-import { duringAppendCrash } from '../crash.js';
+import { crashPoint, duringAppendCrash } from '../crash.js';
 import { isoTimestamp } from '../../common/clock.js';
 import { immediately } from './immediate.js';
 import {
@@ -27,7 +27,8 @@ import { bodyText, rowToEvent, toIndexUpdate, toSessionRow } from './logRows.js'
 import { TraceEntry } from './logRows.js';
 import { trackWriter, untrackWriter } from './writerExit.js';
 import { assertLogPresent, assertNotBeingCreated } from './creatingMark.js';
-import { clearCreatingMark, writeCreatingMark } from './creatingMark.js';
+import { claimSessionFolder, clearCreatingMark } from './creatingMark.js';
+import { openFreshDatabase, sealFreshDatabase } from '../../store/freshDatabase.js';
 import { openIndexWithNotice } from './indexNotice.js';
 import type { ProjectionFold } from '../projection/fold.js';
 import { foldSourceOf, LogProjection, type FoldOrigin, type LogCache } from './logFold.js';
@@ -43,10 +44,10 @@ export { LogCache, type FoldOrigin } from './logFold.js';
 export type * from './logTypes.js';
 export type * from './logTallies.js';
 import type { AppendOptions, AppendResult, CreateSessionInit, CreateSessionOptions } from './logTypes.js';
-import type { OpenSessionOptions, ReadOptions } from './logTypes.js';
+import type { ImportEventsOptions, OpenSessionOptions, ReadOptions } from './logTypes.js';
 import type { LogTallies, UsageRecord, UsageTotals } from './logTallies.js';
 import { LogTailState } from './logTail.js';
-import { artifactsDir, eventsFile, sessionAreaDir, sessionDir, sessionsDir, workspaceDir } from '../paths.js';
+import { artifactsDir, eventsFile, sessionDir, workspaceDir } from '../paths.js';
 
 export type { NewEvent, ProjectionView };
 
@@ -232,7 +233,7 @@ export class SessionLog {
   static importEvents(
     home: string,
     events: readonly SessionEvent[],
-    options: { id?: string; files?: (dir: string) => void; copyFrom?: string } = {},
+    options: ImportEventsOptions = {},
   ): string {
     const first = events[0];
     if (!first || first.kind !== 'session_created') {
@@ -240,18 +241,16 @@ export class SessionLog {
     }
     const id = options.id ?? newSessionId();
     const rewritten = events.map((event) => (event === first ? { ...first, sessionId: id } : event));
-    // `files` writes the session folder's own files (persistent.json) before the row is registered.
-    let written: SessionEvent[] = [];
-    const log = SessionLog.build(home, id, { lease: false, files: options.files }, (created) => {
-      const { copyFrom } = options;
-      written = copyFrom === undefined ? created.insertAll(rewritten) : created.copyAll(rewritten, copyFrom);
+    // `files` writes the session folder's own files (persistent.json) before the row is registered. The log is
+    // written whole under another name and named once complete (store/freshDatabase.ts).
+    const { files, index, copyFrom } = options;
+    const log = SessionLog.build(home, id, { lease: false, files, index, fresh: true }, (created) => {
+      const written = copyFrom ? created.copyAll(rewritten, copyFrom) : created.insertAll(rewritten, options);
+      if (options.snapshot !== false) created.folds.snapshotImport(written); // before the seal: it reads rows
+      crashPoint('before_import_seal');
       return written;
     });
-    try {
-      log.folds.snapshotImport(written);
-    } finally {
-      log.close();
-    }
+    log.close();
     return id;
   }
 
@@ -259,55 +258,52 @@ export class SessionLog {
   private static build(
     home: string,
     id: string,
-    options: Omit<CreateSessionOptions, 'id'> & { lease: boolean },
+    options: Omit<CreateSessionOptions, 'id'> & { lease: boolean; fresh?: boolean; index?: SessionIndex },
     write: (log: SessionLog) => SessionEvent[],
   ): SessionLog {
     assertValidSessionId(id);
     const dir = sessionDir(home, id);
-    const index = openIndexWithNotice(home, INDEX_OPTIONS);
+    const index = options.index ?? openIndexWithNotice(home, INDEX_OPTIONS);
     let claimed = false;
     let db: Db | undefined;
-    let writing = eventsFile(dir);
+    const file = eventsFile(dir);
+    let writing = file;
     try {
       if (index.position(id)) throw new SessionExistsError(id);
-      fs.mkdirSync(sessionsDir(home), { recursive: true });
-      try {
-        // Non-recursive mkdir is the atomic claim: of two processes creating one id, one gets EEXIST.
-        fs.mkdirSync(dir);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new SessionExistsError(id);
-        throw error;
-      }
-      claimed = true;
-      writeCreatingMark(dir);
-      fs.mkdirSync(artifactsDir(dir));
-      fs.mkdirSync(sessionAreaDir(dir), { recursive: true });
-      db = openDatabase(eventsFile(dir), {
-        migrations: EVENTS_MIGRATIONS,
-        pageSize: EVENTS_PAGE_SIZE,
-        walAutocheckpoint: EVENTS_WAL_AUTOCHECKPOINT,
-        ...(options.synchronous ? { synchronous: options.synchronous } : {}),
-      });
-      const log = new SessionLog(id, dir, db, index, options.lease);
+      claimed = claimSessionFolder(home, id) === dir;
+      const schema = { migrations: EVENTS_MIGRATIONS, pageSize: EVENTS_PAGE_SIZE };
+      db = options.fresh
+        ? openFreshDatabase(file, schema)
+        : openDatabase(file, {
+            ...schema,
+            walAutocheckpoint: EVENTS_WAL_AUTOCHECKPOINT,
+            ...(options.synchronous ? { synchronous: options.synchronous } : {}),
+          });
+      const log = new SessionLog(id, dir, db, index, options.lease, options.index === undefined);
       // The log is written first and registered after (row, search text and lease in one index
       // transaction), so the index never claims events the log does not have; a crash in between
       // leaves an unindexed folder that a writer's `open` re-registers.
       const written = write(log);
+      const status = log.deriveStatus();
       writing = dir; // the session's own files: a failed write of one names no path
       options.files?.(dir);
+      writing = file;
+      if (options.fresh) sealFreshDatabase(db, file);
       writing = path.join(home, 'index.sqlite');
       const created = written[0];
       if (created?.kind !== 'session_created')
         throw new Error(`session ${id}: session_created was not written`);
-      index.registerSession(toSessionRow(created, id), toIndexUpdate(written, log.deriveStatus()), {
+      // In an index the caller keeps (a history import's), the row is made durable by its close (checkpoint).
+      index.registerSession(toSessionRow(created, id), toIndexUpdate(written, status), {
         lease: options.lease,
+        durable: options.index === undefined,
       });
       clearCreatingMark(dir);
       if (options.lease) trackWriter(log);
       return log;
     } catch (error) {
       db?.close();
-      index.close();
+      if (options.index === undefined) index.close();
       if (claimed) fs.rmSync(dir, { recursive: true, force: true });
       throw asDiskFull(error, writing, { stage: 'create' });
     }
@@ -577,10 +573,10 @@ export class SessionLog {
   }
 
   /** Writes already-numbered events (create, import) in one transaction; the triggers keep seq dense. */
-  private insertAll(events: readonly SessionEvent[]): SessionEvent[] {
+  private insertAll(events: readonly SessionEvent[], { validated = false } = {}): SessionEvent[] {
     this.tail.forget();
     return this.db.transaction(() => {
-      const parsed = events.map((event) => SessionEvent.parse(event));
+      const parsed = validated ? [...events] : events.map((event) => SessionEvent.parse(event));
       for (const event of parsed) this.insertEvent(event);
       return parsed;
     })();

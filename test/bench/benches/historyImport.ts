@@ -27,7 +27,7 @@ function profileOf(sizes: Sizes) {
  * One Claude Code 1.0-shaped session file of `messages` user and assistant records: prompts, answers, and every
  * fifth answer a Bash call whose result comes in the next user record (written line by line, never whole).
  */
-function writeSession(file: string, project: string, index: number, messages: number): void {
+export function writeSession(file: string, project: string, index: number, messages: number): void {
   const sessionId = `00000000-0000-4000-8000-${String(index).padStart(12, '0')}`;
   const fd = fs.openSync(file, 'w');
   let parent: string | null = null;

@@ -1,13 +1,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../../main/cli/program.js';
 import type { SessionEvent } from '../../../main/common/events.js';
 import { importHistory, keelId as historySessionId } from '../../../main/core/harness/historyImport.js';
 import { UNANSWERED_AT_IMPORT } from '../../../main/core/imports/mapped.js';
 import { importMarkOf, sessionNetworkAllow } from '../../../main/core/log/imported.js';
-import { SessionLog } from '../../../main/core/log/sessionLog.js';
+import { SessionLog, SessionNotFoundError } from '../../../main/core/log/sessionLog.js';
+import { ensureCliBuilt } from '../../support/cli.js';
+import { keel } from '../../support/keelProcess.js';
 import { openSessionIndex } from '../../../main/core/log/indexRebuild.js';
 import {
   claudeFolder,
@@ -16,6 +18,8 @@ import {
   claudeV20,
   codexEnveloped,
   codexLegacy,
+  codexThreads,
+  PNG,
   uuid,
 } from '../../support/historyFixtures.js';
 import { mountTmpfs, TMPFS_REFUSED, unmountTmpfs } from '../../support/tmpfs.js';
@@ -28,6 +32,8 @@ let home: string;
 let project: string;
 let other: string;
 let env: NodeJS.ProcessEnv;
+
+beforeAll(ensureCliBuilt, 180_000);
 
 beforeEach(() => {
   dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'keel-history-import-')));
@@ -96,21 +102,18 @@ describe('keel import --from claude-code', () => {
       'ghp_abcdefghijklmnopqrstuvwxyz0123456789',
     );
     expect(read?.at).toBe('2025-06-01T10:05:00.000Z');
-    // Images were written where the events say.
-    const staged = log.find((e) => e.kind === 'file_staged');
-    expect(
-      fs.existsSync(
-        path.join(
-          home,
-          'sessions',
-          id,
-          'workspace',
-          'session',
-          'uploads',
-          path.basename(staged && 'path' in staged ? staged.path : 'x'),
-        ),
-      ),
-    ).toBe(true);
+    // The user's image is an attachment of their message (an artifact named by handle, as `keel run --image` keeps
+    // one), so a turn continued here sends it again; its bytes are where the handle says.
+    const withImage = log.find((e) => e.kind === 'user_message' && e.attachments !== undefined);
+    const attachment = withImage?.kind === 'user_message' ? withImage.attachments?.[0] : undefined;
+    expect(attachment).toMatchObject({
+      mimeType: 'image/png',
+      handle: expect.stringMatching(/^attachments\//) as unknown,
+    });
+    expect(fs.readFileSync(path.join(home, 'sessions', id, 'artifacts', attachment?.handle ?? 'x'))).toEqual(
+      PNG,
+    );
+    expect(log.some((e) => e.kind === 'file_staged')).toBe(false);
     // Subagents are child sessions, listed under their parent.
     const parent = historySessionId('claude-code', uuid(9003));
     const child = `${parent}-agent-a1b2c3d4`;
@@ -359,6 +362,70 @@ describe('keel import --from codex', () => {
       content: 'Lint passes.',
       at: '2025-09-01T09:13:00.000Z',
     });
+  });
+
+  it('a subagent is listed under the thread that spawned it, a fork under the thread it forked from; a compaction holds its replacement history', async () => {
+    const threads = codexThreads(codexDay(), project);
+    const report = await importHistory(home, { tool: 'codex', env });
+    expect(report.problems).toEqual([]);
+    expect(report.imported.map((s) => s.status)).toEqual(['new', 'new', 'new']);
+    const parent = historySessionId('codex', threads.parent);
+    const child = historySessionId('codex', threads.child);
+    const fork = historySessionId('codex', threads.fork);
+    expect(events(child)[0]).toMatchObject({
+      kind: 'session_created',
+      parentId: parent,
+      title: 'Scout (explorer)',
+    });
+    expect(events(fork)[0]).toMatchObject({ kind: 'session_created', parentId: parent });
+    expect(events(parent)[0]).not.toHaveProperty('parentId');
+    // The parent's spawn_agent call is answered by the child session (its output, as the model saw it).
+    expect(events(parent).filter((e) => e.kind.startsWith('subagent_'))).toMatchObject([
+      { kind: 'subagent_started', toolCallId: 'call_spawn_1', childId: child, task: 'map the repository' },
+      { kind: 'subagent_result', toolCallId: 'call_spawn_1', childId: child },
+    ]);
+    const index = openSessionIndex(home);
+    try {
+      const listed = index.list({ limit: 10 });
+      expect(listed.find((row) => row.id === child)?.parentId).toBe(parent);
+      expect(listed.find((row) => row.id === fork)?.parentId).toBe(parent);
+    } finally {
+      index.close();
+    }
+    // The compaction holds what the conversation went on from: the kept user message and the summary, not
+    // Codex's injected context; the encrypted remote item is named, not dropped silently.
+    const compaction = events(parent).find((e) => e.kind === 'compaction');
+    const summary = compaction && compaction.kind === 'compaction' ? compaction.summary : '';
+    expect(summary).toContain('User: map the repository, then fix the flaky test');
+    expect(summary).toContain('Assistant: Summary: a subagent maps the repository; the flaky test is next.');
+    expect(summary).toContain('1 encrypted compaction summary item');
+    expect(summary).not.toContain('environment_context');
+  });
+
+  it('a crash while a session is written leaves none of it (never named, not listed); the next import makes it whole', async () => {
+    codexLegacy(
+      path.join(codexDay(), 'rollout-2025-09-01T08-00-00-11111111-2222-4333-8444-555555555555.jsonl'),
+    );
+    const id = historySessionId('codex', '11111111-2222-4333-8444-555555555555');
+    const killed = await keel(home, ['import', '--from', 'codex'], {
+      ...env,
+      KEEL_CRASH_AT: 'before_import_seal',
+    });
+    expect(killed.signal).toBe('SIGKILL');
+    // The log was written whole under another name and never named: no session, nothing listed.
+    expect(fs.readdirSync(path.join(home, 'sessions', id))).toContain('events.sqlite.building');
+    expect(() => SessionLog.open(home, id)).toThrow(SessionNotFoundError);
+    const index = openSessionIndex(home);
+    try {
+      expect(index.list({ limit: 10 })).toEqual([]);
+    } finally {
+      index.close();
+    }
+    // The dead create's folder is taken back and the session made whole.
+    const again = await importHistory(home, { tool: 'codex', env });
+    expect(again.imported).toMatchObject([{ sessionId: id, status: 'new' }]);
+    expect(fs.readdirSync(path.join(home, 'sessions', id))).not.toContain('events.sqlite.building');
+    expect(events(id).map((e) => e.kind)).toContain('assistant_message');
   });
 
   it.skipIf(TMPFS_REFUSED !== undefined)(

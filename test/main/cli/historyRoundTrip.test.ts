@@ -4,7 +4,14 @@ import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../../main/common/events.js';
 import { keelId } from '../../../main/core/harness/historyImport.js';
 import { useCliFixture } from '../../support/cliFixture.js';
-import { claudeFolder, claudeV10, codexLegacy, signedThinking, uuid } from '../../support/historyFixtures.js';
+import {
+  claudeFolder,
+  claudeV10,
+  codexLegacy,
+  PNG,
+  signedThinking,
+  uuid,
+} from '../../support/historyFixtures.js';
 import { keel } from '../../support/keelProcess.js';
 import { thinkingEnabled } from '../../support/providerThinking.js';
 import { eventsOf } from '../../support/sessionFixture.js';
@@ -59,6 +66,14 @@ describe('an imported session continues with its own provider', () => {
       type: 'thinking',
       thinking: thinking.thinking,
       signature: thinking.signature,
+    });
+    // The prompt's image is sent again, from the artifact its message names, as an image block before the text.
+    const prompt = messages.find(
+      (m) => Array.isArray(m.content) && (m.content as Json[]).some((block) => block['type'] === 'image'),
+    );
+    expect((prompt?.content as Json[])[0]).toEqual({
+      type: 'image',
+      source: { type: 'base64', media_type: 'image/png', data: PNG.toString('base64') },
     });
     // The abandoned branch (the interrupted `npm test`) is set aside: not in the request.
     expect(JSON.stringify(messages)).not.toContain('toolu_v10_bash');
