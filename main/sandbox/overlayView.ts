@@ -53,6 +53,29 @@ const HOLDER_SCRIPT = [
   'exec cat >/dev/null',
 ].join('\n');
 
+/**
+ * The holder's argv for `layers`: started with a pipe as its stdin, it prints `ready` once the view is mounted and
+ * lives until that pipe closes (its writer ended or died).
+ */
+export function holderArgv(layers: OverlayLayers, unshare = 'unshare'): string[] {
+  return [
+    unshare,
+    '--user',
+    '--map-root-user',
+    '--mount',
+    '--propagation',
+    'private',
+    'sh',
+    '-c',
+    HOLDER_SCRIPT,
+    'keel-view',
+    layers.lower,
+    layers.upper,
+    layers.work,
+    layers.mountpoint,
+  ];
+}
+
 /** One copy-on-write view, mounted while this object's holder process lives. */
 export class OverlayView {
   private constructor(
@@ -71,25 +94,8 @@ export class OverlayView {
     if (unsafe !== undefined) throw new Error(`cannot mount a copy-on-write view: ${unsafe}`);
     fs.mkdirSync(layers.upper, { recursive: true });
     fs.mkdirSync(layers.work, { recursive: true });
-    const holder = spawn(
-      options.unshare ?? 'unshare',
-      [
-        '--user',
-        '--map-root-user',
-        '--mount',
-        '--propagation',
-        'private',
-        'sh',
-        '-c',
-        HOLDER_SCRIPT,
-        'keel-view',
-        layers.lower,
-        layers.upper,
-        layers.work,
-        layers.mountpoint,
-      ],
-      { stdio: ['pipe', 'pipe', 'pipe'] },
-    );
+    const [file, ...args] = holderArgv(layers, options.unshare);
+    const holder = spawn(file as string, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     const pid = await new Promise<number>((resolve, reject) => {
       let stdout = '';
       let stderr = '';

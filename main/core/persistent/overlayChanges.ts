@@ -6,8 +6,11 @@ import path from 'node:path';
 /** One file the view differs in from its lower folder: written (new, changed, or only copied up) or deleted. */
 export type ViewChange = { path: string; change: 'written' | 'deleted' };
 
-/** The three sides of a view as Keel reads them: `view` is the merged folder through its holder (`hostPath`). */
-export type ViewSides = { lower: string; upper: string; view: string };
+/**
+ * The three sides of a view as Keel reads them: `view` is the merged folder through its holder (`hostPath`);
+ * `own` names top-level entries the view placed itself (its `.git` file, viewGit.ts), which are no change.
+ */
+export type ViewSides = { lower: string; upper: string; view: string; own?: readonly string[] };
 
 /**
  * The files (regular files and symbolic links; folders are not changes, as in git) the view wrote or deleted,
@@ -29,10 +32,12 @@ function walkFolder(sides: ViewSides, rel: string, changes: ViewChange[]): void 
   if (lowerFolder) {
     const shown = new Set(fs.readdirSync(path.join(sides.view, rel)));
     for (const name of fs.readdirSync(path.join(sides.lower, rel)))
-      if (!shown.has(name)) filesBelow(sides.lower, path.join(rel, name), 'deleted', changes);
+      if (!shown.has(name) && !isOwn(sides, rel, name))
+        filesBelow(sides.lower, path.join(rel, name), 'deleted', changes);
   }
   for (const entry of upperEntries) {
     const child = path.join(rel, entry.name);
+    if (isOwn(sides, rel, entry.name)) continue;
     const stat = lstat(path.join(sides.upper, child));
     if (stat === undefined || isWhiteout(stat)) continue;
     const below = lowerFolder ? lstat(path.join(sides.lower, child)) : undefined;
@@ -59,6 +64,10 @@ function filesBelow(root: string, rel: string, change: ViewChange['change'], cha
   } else if (stat.isFile() || stat.isSymbolicLink()) {
     changes.push({ path: rel, change });
   }
+}
+
+function isOwn(sides: ViewSides, rel: string, name: string): boolean {
+  return rel === '' && (sides.own?.includes(name) ?? false);
 }
 
 /** An overlayfs whiteout: a character device 0:0 in upper. */

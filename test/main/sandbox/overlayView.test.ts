@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -16,12 +16,14 @@ import { overlayChanges } from '../../../main/core/persistent/overlayChanges.js'
 import { detectSandbox, wrapCommand, type SandboxInfo } from '../../../main/sandbox/box.js';
 import {
   clearLayers,
+  holderArgv,
   OverlayView,
   probeOverlay,
   unsafeLayerPath,
   type OverlayLayers,
 } from '../../../main/sandbox/overlayView.js';
-import { spawnTypescript, waitForLine } from '../store/support/childProcess.js';
+import { waitForLine } from '../store/support/childProcess.js';
+import { trackChild } from '../../support/childProcesses.js';
 
 // Issue #36: the copy-on-write view's mechanics on the real kernel, with the real bwrap box entered into the
 // view's namespace. Linux only (the probe says why elsewhere, tested below).
@@ -157,10 +159,20 @@ describe.runIf(linux)('a copy-on-write view (overlay in a namespace of its own)'
 
   it("ends with Keel: a killed Keel process takes the view's holder with it, the session's changes stay", async () => {
     const layers = layersOf('crash');
-    const keel = spawnTypescript(path.join(import.meta.dirname, 'support', 'overlayHolderChild.ts'), [
-      JSON.stringify(layers),
-    ]);
+    mkdirSync(layers.upper, { recursive: true });
+    mkdirSync(layers.work, { recursive: true });
+    // Keel's part, as OverlayView.start does it: the holder's stdin is a pipe this (killed) process holds.
+    const starter = `const argv = JSON.parse(process.argv[1]);
+      const holder = require('node:child_process').spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
+      holder.stdout.on('data', (d) => String(d).includes('ready') && console.log('holder ' + holder.pid));
+      setInterval(() => {}, 60000);`;
+    const keel = trackChild(
+      spawn(process.execPath, ['-e', starter, JSON.stringify(holderArgv(layers))], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }),
+    );
     const holder = Number((await waitForLine(keel, /^holder \d+$/)).split(' ')[1]);
+    writeFileSync(path.join(`/proc/${holder}/root`, layers.mountpoint, 'kept.ts'), 'survives\n');
     expect(existsSync(`/proc/${holder}`)).toBe(true);
     keel.kill('SIGKILL');
     for (let i = 0; i < 200 && existsSync(`/proc/${holder}`); i += 1)
