@@ -132,9 +132,13 @@ export class OverlayView {
   /**
    * The host path of `logical` (a path under `mountpoint`) as the view shows it, through the holder's root. Reads
    * and writes through it reach the merged view. Not a path for realpath or for a readlink of an opened folder:
-   * both answer in Keel's own namespace, where the mount point is an empty folder (see the README).
+   * both answer in Keel's own namespace, where the mount point is an empty folder (viewPath.ts answers in the
+   * holder's). Throws once the holder has exited.
    */
   hostPath(logical: string): string {
+    // Once the holder is reaped its pid may be another process's, whose root is not the view: refuse then. Until
+    // Node reaps it (this object's exit state), the pid cannot be reused and a dead holder's root fails to open.
+    if (!this.running) throw new Error('the copy-on-write view has ended (its holder exited)');
     return path.join(`/proc/${this.pid}/root`, path.resolve(logical));
   }
 

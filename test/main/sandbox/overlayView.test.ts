@@ -149,6 +149,8 @@ describe.runIf(linux)('a copy-on-write view (overlay in a namespace of its own)'
     await inBox(first, 'echo session > src/a.ts && rm src/b.ts');
     await first.stop();
     expect(first.running).toBe(false);
+    // A path through an ended holder is refused: its pid may name another process's root later.
+    expect(() => first.hostPath(first.layers.mountpoint)).toThrow(/view has ended/);
     clearLayers(first.layers);
     const again = await startView('reset');
     expect(await inBox(again, 'cat src/a.ts && ls src')).toBe(
