@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runGit } from '../../../../main/core/persistent/git.js';
 import { overlayChanges } from '../../../../main/core/persistent/overlayChanges.js';
 import { snapshot } from '../../../../main/core/persistent/snapshot.js';
 import type { CheckoutContext } from '../../../../main/core/persistent/state.js';
@@ -104,5 +105,13 @@ describe.runIf(process.platform === 'linux')("a view's git", () => {
       { path: 'src/b.ts', change: 'written' },
       { path: 'src/c.ts', change: 'written' },
     ]);
+  });
+
+  it("runs Keel's own git in the view's namespace: there the folder is the view, outside an empty mount point", async () => {
+    const inView = await runGit({ cwd: checkout, env: {}, inView: view.pid }, ['status', '--short']);
+    expect(inView.stdout.toString('utf8')).toBe(await inBox('git status --short'));
+    // The same git in Keel's own namespace reads the host's mount point, which holds the `.git` file alone.
+    const outside = await runGit({ cwd: checkout, env: {} }, ['status', '--short']);
+    expect(outside.stdout.toString('utf8')).toContain(' D src/a.ts');
   });
 });
