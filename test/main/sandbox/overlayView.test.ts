@@ -52,6 +52,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const view of views) await view.stop();
+  // overlayfs leaves work/work with mode 000: clearLayers opens it again, so no root is needed to remove it.
+  for (const view of views) clearLayers(view.layers);
   rmSync(root, { recursive: true, force: true });
 });
 

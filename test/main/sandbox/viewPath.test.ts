@@ -14,7 +14,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectSandbox, wrapCommand } from '../../../main/sandbox/box.js';
-import { OverlayView } from '../../../main/sandbox/overlayView.js';
+import { clearLayers, OverlayView } from '../../../main/sandbox/overlayView.js';
 import {
   readFileConfined,
   removeFileConfined,
@@ -51,6 +51,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await view.stop();
+  clearLayers(view.layers);
   rmSync(root, { recursive: true, force: true });
 });
 

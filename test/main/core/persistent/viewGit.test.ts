@@ -9,7 +9,7 @@ import { snapshot } from '../../../../main/core/persistent/snapshot.js';
 import type { CheckoutContext } from '../../../../main/core/persistent/state.js';
 import { makeViewGit } from '../../../../main/core/persistent/viewGit.js';
 import { detectSandbox, wrapCommand } from '../../../../main/sandbox/box.js';
-import { OverlayView } from '../../../../main/sandbox/overlayView.js';
+import { clearLayers, OverlayView } from '../../../../main/sandbox/overlayView.js';
 import { git, makeRepo, makeTemp } from './support.js';
 
 // Issue #36: a copy-on-write view of a repository whose git, in the box, behaves as a worktree checkout's does: the
@@ -78,6 +78,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await view.stop();
+  clearLayers(view.layers);
   fs.rmSync(root, { recursive: true, force: true });
 });
 
