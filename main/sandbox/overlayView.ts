@@ -160,15 +160,25 @@ export class OverlayView {
 
 /**
  * Empties the view's own layers (`upper`, `work`), so the view equals `lower` again: a reset. The view must be
- * down. Each layer is renamed aside first and removed after: a crash in between leaves an empty or missing layer
- * (a view of `lower`, which is what a reset promises) and a leftover removed by the next call.
+ * down. `keep` names top-level entries of upper the view placed itself (its `.git` file, viewGit.ts), kept. With
+ * nothing kept, each layer is renamed aside first and removed after: a crash in between leaves an empty or missing
+ * layer (a view of `lower`, which is what a reset promises) and a leftover removed by the next call. With entries
+ * kept, upper's other entries are removed one by one: a crash midway leaves a view that is not reset yet, which the
+ * caller must not use before a call completes (a checkout is made clean only after its reset finished).
  */
-export function clearLayers(layers: Pick<OverlayLayers, 'upper' | 'work'>): void {
+export function clearLayers(
+  layers: Pick<OverlayLayers, 'upper' | 'work'>,
+  keep: readonly string[] = [],
+): void {
   for (const layer of [layers.upper, layers.work]) {
     const parent = path.dirname(layer);
     for (const name of fs.existsSync(parent) ? fs.readdirSync(parent) : [])
       if (name.startsWith(`${path.basename(layer)}.cleared-`)) removeLayer(path.join(parent, name));
     if (!fs.existsSync(layer)) continue;
+    if (layer === layers.upper && keep.length > 0) {
+      for (const name of fs.readdirSync(layer)) if (!keep.includes(name)) removeLayer(path.join(layer, name));
+      continue;
+    }
     const aside = `${layer}.cleared-${process.pid}-${Date.now()}`;
     fs.renameSync(layer, aside);
     fs.mkdirSync(layer);
@@ -176,9 +186,10 @@ export function clearLayers(layers: Pick<OverlayLayers, 'upper' | 'work'>): void
   }
 }
 
-/** Removes a layer folder; overlayfs leaves `work/work` with mode 000, which its owner may open again. */
+/** Removes a layer folder or entry; overlayfs leaves `work/work` with mode 000, which its owner may open again. */
 function removeLayer(folder: string): void {
   const open = (dir: string): void => {
+    if (fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() !== true) return;
     try {
       fs.chmodSync(dir, 0o700);
       for (const entry of fs.readdirSync(dir, { withFileTypes: true }))

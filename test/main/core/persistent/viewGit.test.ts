@@ -115,4 +115,15 @@ describe.runIf(process.platform === 'linux')("a view's git", () => {
     const outside = await runGit({ cwd: checkout, env: {} }, ['status', '--short']);
     expect(outside.stdout.toString('utf8')).toContain(' D src/a.ts');
   });
+
+  it('resets: the view down, upper emptied but for its `.git` file, the next view is the project and git is clean', async () => {
+    await inBox('echo reset-me > src/a.ts && mkdir -p out && echo o > out/o.txt');
+    await view.stop();
+    clearLayers(view.layers, ['.git']);
+    expect(fs.readdirSync(view.layers.upper)).toEqual(['.git']);
+    view = await OverlayView.start(view.layers);
+    expect(await inBox('git status --short && cat src/a.ts && ls')).toBe(
+      'export const a = 2;\nREADME.md\nnotes.md\nsrc\n',
+    );
+  });
 });
