@@ -7,6 +7,7 @@ import { O_DIRECTORY, O_NOFOLLOW, closeQuietly, lstatOrUndefined } from './confi
 import { errnoCode, quoteInRoot, refuseFile } from './pathErrors.js';
 import type { PinnedFolder } from './pinnedFolder.js';
 import type { Target } from './resolvePath.js';
+import { descriptorPath } from './viewPath.js';
 
 const { constants } = fs;
 
@@ -18,7 +19,7 @@ function procChild(fd: number, name: string): string {
 function verifyFdPath(fd: number, expected: string, target: Target): void {
   let actual: string;
   try {
-    actual = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    actual = descriptorPath(fd, expected);
   } catch {
     throw refuseFile(target.argName, target.arg, 'changed', 'the file could not be verified after opening');
   }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { refuseFile } from './pathErrors.js';
 import type { Target } from './resolvePath.js';
+import { realpathNative } from './viewPath.js';
 
 /** A folder or file name protected wherever it appears in the workspace, with the reason shown to the user. */
 export interface ProtectedName {
@@ -52,7 +53,7 @@ function canonicalPath(candidate: string): string {
   let probe = path.resolve(candidate);
   for (;;) {
     try {
-      return path.join(fs.realpathSync.native(probe), ...tail);
+      return path.join(realpathNative(probe), ...tail);
     } catch {
       const parent = path.dirname(probe);
       if (parent === probe) return path.resolve(candidate);
@@ -135,7 +136,7 @@ function readSmall(file: string): string {
 
 function realOrUndefined(target: string): string | undefined {
   try {
-    return fs.realpathSync.native(target);
+    return realpathNative(target);
   } catch {
     return undefined;
   }

@@ -3,6 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { OUTSIDE_ROOT, PathEscapeError, errnoCode, refuse, refuseFile } from './pathErrors.js';
+import { realpathNative } from './viewPath.js';
 
 /** Options of resolveInWorkspace. */
 export interface ResolveOptions {
@@ -31,7 +32,7 @@ export interface RealRoot {
 function realRoot(root: string): RealRoot {
   let real: string;
   try {
-    real = fs.realpathSync.native(root);
+    real = realpathNative(root);
   } catch {
     throw new PathEscapeError(
       'root',
@@ -146,7 +147,7 @@ function canonicalize(candidate: string): string {
   let probe = candidate;
   for (;;) {
     try {
-      return path.join(fs.realpathSync.native(probe), ...tail);
+      return path.join(realpathNative(probe), ...tail);
     } catch (error) {
       const code = errnoCode(error);
       if (code === 'ELOOP') throw error;
@@ -188,7 +189,7 @@ function hiddenFoldersOf(root: RealRoot, hidden: readonly string[] | undefined):
     let real: string;
     let stat: fs.Stats;
     try {
-      real = fs.realpathSync.native(folder);
+      real = realpathNative(folder);
       stat = fs.statSync(real);
     } catch {
       continue; // a folder that does not exist hides nothing

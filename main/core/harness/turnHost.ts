@@ -6,7 +6,12 @@ import type { CommandUse } from '../../common/customEvents.js';
 import type { EventOf, ModelPin } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { sessionNetworkAllow } from '../log/imported.js';
-import { describeEnvironment, readGitFacts, type GitFacts } from '../prompts/environment.js';
+import {
+  describeEnvironment,
+  knownCleanGitFacts,
+  readGitFacts,
+  type GitFacts,
+} from '../prompts/environment.js';
 import { readProjectInstructions } from '../prompts/instructions.js';
 import { createSubagentRunner } from '../subagents/childSession.js';
 import { readSubagentSpec } from '../subagents/spec.js';
@@ -101,10 +106,9 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   // The first request's git facts are read from now on (checkouts are reset already), so git's run overlaps the
   // turn's setup, its appends and the projection instead of following them. Anything that may change the
   // folder before that request (a tool that can, an MCP server starting) drops them: they are read again then.
-  let gitAhead: Promise<GitFacts> | undefined = readGitFacts({
-    projectFolder: created.projectFolder,
-    projectRoot,
-  });
+  let gitAhead: Promise<GitFacts> | undefined = layout.knownClean?.includes(projectRoot)
+    ? Promise.resolve(knownCleanGitFacts(created.projectFolder))
+    : readGitFacts({ projectFolder: created.projectFolder, projectRoot });
   // The whole box's .env values: the root, the private area and every checkout; read when first needed, at
   // the latest before anything may change the box (beforeChanges).
   const redactor = turnTimeRedactor(layout.boxRoot, env, keys, options.hooks?.onNotice);

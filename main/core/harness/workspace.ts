@@ -34,6 +34,11 @@ export type SessionWorkspace = {
   promptSuffix: string;
   /** Folder (relative to `workspace`) commands run in by default: `.`, or `persistent/project` for a checkout session from before. */
   commandCwd: string;
+  /**
+   * Issue #36: real paths of the checkouts whose `git status` is known clean as the turn starts (reset, nothing
+   * written since; `Checkout.isKnownClean`): the first request's environment block runs no git for them.
+   */
+  knownClean?: string[];
   /** Globs relative to `workspace` whose writes need approval: the read-only Persistent Dirs in it. */
   protectedGlobs: string[];
   /**
@@ -60,8 +65,14 @@ export function sessionWorkspace(
   override: string | undefined,
 ): SessionWorkspace {
   const config = override === undefined ? readPersistentConfig(log.dir) : undefined;
+  // Asked before the turn marks its checkouts dirty: right after the reset, a quiet one's status is known.
+  const knownClean = config
+    ? existingCheckouts(log.dir, config)
+        .filter((checkout) => checkout.isKnownClean())
+        .map((checkout) => realOr(checkout.location.checkout))
+    : [];
   if (config) markTurnStarted(log.dir, config);
-  return layoutOf(log, created, override, config);
+  return { ...layoutOf(log, created, override, config), knownClean };
 }
 
 /**
@@ -275,4 +286,13 @@ export function toolContextFor(
     boxHidden: layout.boxHidden,
     commandCwd: layout.commandCwd,
   };
+}
+
+/** The real path of `folder`, or the path itself when it cannot be resolved. */
+function realOr(folder: string): string {
+  try {
+    return fs.realpathSync(folder);
+  } catch {
+    return folder;
+  }
 }

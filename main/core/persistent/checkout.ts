@@ -8,7 +8,9 @@ import { gitMetadataPaths } from '../../sandbox/protectedPaths.js';
 import { overlayBaseline, type OverlayFile } from './overlay.js';
 import { resetIntact } from './reset.js';
 import {
+  headIsBaseline,
   isIntact,
+  isQuiet,
   markDirty,
   readState,
   saveState,
@@ -96,6 +98,15 @@ export class Checkout {
         if (!paths.includes(metadata)) paths.push(metadata);
     }
     return paths;
+  }
+
+  /**
+   * True when the checkout is known to hold exactly its baseline with its git agreeing (a worktree whose HEAD
+   * names the baseline, nothing marked it dirty since a reset or commit made it so): its `git status` is clean
+   * without running one. A few stat calls, no git (issue #36: the environment block's first status of a turn).
+   */
+  isKnownClean(): boolean {
+    return this.kind === 'worktree' && isQuiet(this.context) && headIsBaseline(this.context);
   }
 
   /**

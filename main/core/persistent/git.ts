@@ -44,7 +44,29 @@ export type GitSide = {
   env: Readonly<Record<string, string>>;
   /** Extra `-c name=value` settings (the checkout's exclude file). */
   config?: readonly string[];
+  /**
+   * Issue #36: the pid of a copy-on-write view's holder (main/sandbox/overlayView.ts): git runs in its namespaces,
+   * where `cwd` is the merged view (in Keel's own, the mount point is an empty folder git would read instead).
+   */
+  inView?: number;
 };
+
+/** The program, argv and folder that start `program` for `side`: directly, or entered into its view's namespaces. */
+function startOf(
+  side: GitSide,
+  program: string,
+  args: readonly string[],
+): { file: string; args: string[]; cwd: string } {
+  if (side.inView === undefined) return { file: program, args: [...args], cwd: side.cwd };
+  const enter = [
+    `--target=${side.inView}`,
+    '--user',
+    '--mount',
+    '--preserve-credentials',
+    `--wd=${side.cwd}`,
+  ];
+  return { file: 'nsenter', args: [...enter, '--', program, ...args], cwd: '/' };
+}
 
 /** A git command failed; the message names the command and git's own words. */
 export class GitError extends Error {
@@ -109,12 +131,15 @@ function spawnGit(
   options: { timeoutMs?: number } = {},
 ): ChildProcessWithoutNullStreams {
   started += 1;
-  return spawn('git', [...configArgs(side), ...args], {
-    cwd: side.cwd,
+  const argv = [...configArgs(side), ...args];
+  const common = {
     env: gitEnv(side.env),
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'] as ['pipe', 'pipe', 'pipe'],
     ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
-  });
+  };
+  if (side.inView === undefined) return spawn('git', argv, { cwd: side.cwd, ...common });
+  const start = startOf(side, 'git', argv);
+  return spawn(start.file, start.args, { cwd: start.cwd, ...common });
 }
 
 /**
@@ -128,8 +153,9 @@ function spawnGitScript(
   vars: Readonly<Record<string, string>>,
 ): ChildProcessWithoutNullStreams {
   started += 1;
-  return spawn('/bin/sh', ['-c', script, 'keel-git', ...configArgs(side)], {
-    cwd: side.cwd,
+  const start = startOf(side, '/bin/sh', ['-c', script, 'keel-git', ...configArgs(side)]);
+  return spawn(start.file, start.args, {
+    cwd: start.cwd,
     env: { ...gitEnv(side.env), ...vars },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
@@ -166,9 +192,7 @@ export async function runGit(
   }
   started += 1;
   const result = await runInHelper({
-    file: 'git',
-    args: [...configArgs(side), ...args],
-    cwd: side.cwd,
+    ...startOf(side, 'git', [...configArgs(side), ...args]),
     env: gitEnv(side.env),
     input: options.input ?? '',
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),

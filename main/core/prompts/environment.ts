@@ -140,6 +140,15 @@ export async function readGitFacts(
   return { ...(branch === undefined ? {} : { branch }), ...(lines === undefined ? {} : { status: lines }) };
 }
 
+/**
+ * The git facts of a checkout known to be clean (issue #36: `Checkout.isKnownClean`): the project's branch, read
+ * from its files, and an empty status, without a git over the whole tree (its work grows with the project).
+ */
+export function knownCleanGitFacts(projectFolder: string): GitFacts {
+  const branch = readBranch(projectFolder);
+  return { ...(branch === undefined ? {} : { branch }), status: [] };
+}
+
 function realpathOr(folder: string): string {
   try {
     return realpathSync(folder);

@@ -58,4 +58,28 @@ describe("the environment block's git status read ahead", () => {
     expect(fs.readFileSync(path.join(project, 'new.txt'), 'utf8')).toBe('new\n');
     expect(lastRequestText()).toContain('?? new.txt');
   });
+
+  it("runs no git over the tree for a new turn's first request when the reset left the checkout known clean", async () => {
+    const harness = harnessFor(home, server, {}, { policy: 'ask' });
+    await harness.sessions.getOrCreate({
+      id: 'quiet',
+      create: { persistentDirs: { project: { path: project, commit: 'auto' } } },
+    });
+    for (const content of ['first', 'second']) {
+      server.enqueue({ kind: 'reply', text: 'ok' });
+      const turn = await generateHarness({
+        harness,
+        session: 'quiet',
+        messages: [{ role: 'user', content }],
+      });
+      expect(turn.outcome.status).toBe('completed');
+      expect(lastRequestText()).toContain('git status: clean');
+      // The checkout's own state says it (issue #36), as the reset trusts it: a file put there behind Keel's back
+      // (never done by a tool, a command or a host write, which mark it) is not looked for by a git status.
+      fs.writeFileSync(
+        path.join(home, 'sessions', 'quiet', 'workspace', 'persistent', 'project', 'stray.txt'),
+        'x\n',
+      );
+    }
+  });
 });

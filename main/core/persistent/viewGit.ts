@@ -1,0 +1,58 @@
+// Issue #36: the git folder of a copy-on-write view of a repository root (main/sandbox/overlayView.ts), made
+// without writing one project file. Not wired into checkouts yet: see README.md (#36).
+import fs from 'node:fs';
+import path from 'node:path';
+import { runGit } from './git.js';
+import { withBackingLock } from './lock.js';
+import { plain } from './state.js';
+import { PersistentDirError } from './types.js';
+
+/** Where a view's git folder is made, and of what. */
+export type ViewGitOptions = {
+  /** The backing repository's root (the view's lower folder). */
+  backing: string;
+  /** The view's mount point: the host folder that receives only the `.git` file. */
+  checkout: string;
+  /** The view's upper layer: the `.git` file goes there too, hiding the repository's own `.git` in the view. */
+  upper: string;
+  /** The snapshot commit of the backing folder the view starts from (snapshot.ts). */
+  commit: string;
+  /** The private index that snapshot left (`backing.index`): the snapshot's tree with the backing files' stat data. */
+  backingIndex: string;
+  /** Home-wide folder of backing locks. */
+  locksRoot: string;
+};
+
+/**
+ * Makes the view's git folder: a linked worktree admin folder of the snapshot commit with no file checked out
+ * (`worktree add --no-checkout`), given the snapshot's private index as its own. The view shows the backing files
+ * unchanged (same inode, size and times through overlayfs), so git's stat cache holds for them: the box's
+ * `git status` in the view is clean at once and shows exactly the session's work, as in a worktree checkout,
+ * without hashing or writing the project. Returns the admin folder (real path).
+ */
+export async function makeViewGit(options: ViewGitOptions): Promise<{ gitDir: string }> {
+  fs.mkdirSync(options.checkout, { recursive: true });
+  await withBackingLock(options.locksRoot, options.backing, () =>
+    runGit(plain(options.backing), [
+      'worktree',
+      'add',
+      '-f',
+      '--no-checkout',
+      '--detach',
+      '-q',
+      options.checkout,
+      options.commit,
+    ]),
+  );
+  const dotGit = fs.readFileSync(path.join(options.checkout, '.git'), 'utf8');
+  const named = /^gitdir: (.+)$/m.exec(dotGit)?.[1];
+  if (named === undefined)
+    throw new PersistentDirError(
+      `git made a view's worktree at ${options.checkout} without a readable .git file`,
+    );
+  const gitDir = fs.realpathSync.native(path.resolve(options.checkout, named.trim()));
+  fs.copyFileSync(options.backingIndex, path.join(gitDir, 'index'));
+  fs.mkdirSync(options.upper, { recursive: true });
+  fs.writeFileSync(path.join(options.upper, '.git'), dotGit);
+  return { gitDir };
+}

@@ -1,0 +1,287 @@
+// Issue #36: a copy-on-write view of a folder, for the box. An overlay mount (lower: the folder, upper: what the
+// session changed) held by a small process in a user + mount namespace of its own, so no privilege is needed and
+// no mount ever appears on the host. Not wired into checkouts yet: see main/core/persistent/README.md (#36).
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { bwrapProbeArgs } from './bwrap.js';
+import { findExecutable } from './box.js';
+
+/** The folders of one view: `lower` is read, never written; `upper` and `work` are the view's own. */
+export type OverlayLayers = {
+  /** The folder the view starts from (the backing project folder). */
+  lower: string;
+  /** Where every write of the view lands (new and changed files, whiteouts for deletions). */
+  upper: string;
+  /** Overlayfs's scratch folder; same file system as `upper`. */
+  work: string;
+  /** Where the merged view appears inside the holder's namespace (an existing, empty host folder). */
+  mountpoint: string;
+};
+
+/** Whether this machine can give a session a copy-on-write view, and why (said in the trace and settings). */
+export type OverlaySupport = { available: boolean; reason: string };
+
+/** What the probe needs found on the machine; tests substitute it to simulate a machine without a tool. */
+export type Locate = (name: string) => string | null;
+
+/**
+ * Characters overlayfs's option string cannot carry in a path (`,` separates options, `:` lower layers, `\` and
+ * `=` are escapes and keys): a layer there gets no view, said, rather than a mount of the wrong folder.
+ */
+const UNSAFE_LAYER_PATH = /[,:\\=\n]/;
+
+/** Why `layers` cannot be mounted as they are, or undefined when they can. */
+export function unsafeLayerPath(layers: OverlayLayers): string | undefined {
+  for (const [name, value] of Object.entries(layers)) {
+    if (!path.isAbsolute(value)) return `the ${name} folder is not an absolute path`;
+    if (UNSAFE_LAYER_PATH.test(value))
+      return `the ${name} folder's path contains one of , : \\ = (overlayfs cannot name it)`;
+  }
+  return undefined;
+}
+
+/**
+ * The shell the holder runs as root of its own user namespace: mounts the overlay (the user-xattr flavour, the
+ * one an unprivileged namespace may mount; no redirects, index or metacopy, so upper stays plain files and
+ * whiteouts), says `ready`, then waits on its stdin: when Keel closes it, or dies, the holder ends and with it
+ * the namespace and its mount (processes still inside keep it until they end).
+ */
+const HOLDER_SCRIPT = [
+  'mount -t overlay keel-view -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr" "$4" || exit 97',
+  'echo ready',
+  'exec cat >/dev/null',
+].join('\n');
+
+/**
+ * The holder's argv for `layers`: started with a pipe as its stdin, it prints `ready` once the view is mounted and
+ * lives until that pipe closes (its writer ended or died).
+ */
+export function holderArgv(layers: OverlayLayers, unshare = 'unshare'): string[] {
+  return [
+    unshare,
+    '--user',
+    '--map-root-user',
+    '--mount',
+    '--propagation',
+    'private',
+    'sh',
+    '-c',
+    HOLDER_SCRIPT,
+    'keel-view',
+    layers.lower,
+    layers.upper,
+    layers.work,
+    layers.mountpoint,
+  ];
+}
+
+/** One copy-on-write view, mounted while this object's holder process lives. */
+export class OverlayView {
+  private constructor(
+    readonly layers: OverlayLayers,
+    private readonly holder: ChildProcess,
+    /** The holder's process id: its namespaces are the view's. */
+    readonly pid: number,
+  ) {}
+
+  /**
+   * Mounts the view and resolves once it is up (a few milliseconds, whatever the folder's size: nothing is
+   * copied). `upper` and `work` are made when missing. Throws with the holder's own words when the mount fails.
+   */
+  static async start(layers: OverlayLayers, options: { unshare?: string } = {}): Promise<OverlayView> {
+    const unsafe = unsafeLayerPath(layers);
+    if (unsafe !== undefined) throw new Error(`cannot mount a copy-on-write view: ${unsafe}`);
+    fs.mkdirSync(layers.upper, { recursive: true });
+    fs.mkdirSync(layers.work, { recursive: true });
+    const [file, ...args] = holderArgv(layers, options.unshare);
+    const holder = spawn(file as string, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const pid = await new Promise<number>((resolve, reject) => {
+      let stdout = '';
+      let stderr = '';
+      holder.stdout?.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes('ready\n') && holder.pid !== undefined) resolve(holder.pid);
+      });
+      holder.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      holder.on('error', (error) => reject(new Error(`cannot start the view's holder: ${error.message}`)));
+      holder.on('exit', (code, signal) =>
+        reject(
+          new Error(
+            `the copy-on-write view did not mount (${signal ?? `exit ${code}`}): ${stderr.trim() || 'no message'}`,
+          ),
+        ),
+      );
+    });
+    // Keel may exit with the view up: the holder then sees its stdin close and ends.
+    holder.unref();
+    for (const stream of [holder.stdin, holder.stdout, holder.stderr])
+      (stream as unknown as { unref?: () => void } | null)?.unref?.();
+    return new OverlayView(layers, holder, pid);
+  }
+
+  /**
+   * The argv that runs `argv` inside the view's namespaces (where the merged folder is at `mountpoint`): the box's
+   * launcher puts its bwrap behind it. Inside, the caller is root of a namespace that maps only its own user, and
+   * bwrap's `--cap-drop ALL` drops that too.
+   */
+  enter(argv: readonly string[], nsenter = 'nsenter'): string[] {
+    return [nsenter, `--target=${this.pid}`, '--user', '--mount', '--preserve-credentials', '--', ...argv];
+  }
+
+  /**
+   * The host path of `logical` (a path under `mountpoint`) as the view shows it, through the holder's root. Reads
+   * and writes through it reach the merged view. Not a path for realpath or for a readlink of an opened folder:
+   * both answer in Keel's own namespace, where the mount point is an empty folder (viewPath.ts answers in the
+   * holder's). Throws once the holder has exited.
+   */
+  hostPath(logical: string): string {
+    // Once the holder is reaped its pid may be another process's, whose root is not the view: refuse then. Until
+    // Node reaps it (this object's exit state), the pid cannot be reused and a dead holder's root fails to open.
+    if (!this.running) throw new Error('the copy-on-write view has ended (its holder exited)');
+    return path.join(`/proc/${this.pid}/root`, path.resolve(logical));
+  }
+
+  /** True while the holder runs. */
+  get running(): boolean {
+    return this.holder.exitCode === null && this.holder.signalCode === null;
+  }
+
+  /** Ends the holder (its stdin closed; killed after `graceMs`); resolves when it has exited. */
+  async stop(graceMs = 2_000): Promise<void> {
+    if (!this.running) return;
+    const exited = new Promise<void>((resolve) => this.holder.once('exit', () => resolve()));
+    this.holder.stdin?.end();
+    const timer = setTimeout(() => this.holder.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Empties the view's own layers (`upper`, `work`), so the view equals `lower` again: a reset. The view must be
+ * down. `keep` names top-level entries of upper the view placed itself (its `.git` file, viewGit.ts), kept. With
+ * nothing kept, each layer is renamed aside first and removed after: a crash in between leaves an empty or missing
+ * layer (a view of `lower`, which is what a reset promises) and a leftover removed by the next call. With entries
+ * kept, upper's other entries are removed one by one: a crash midway leaves a view that is not reset yet, which the
+ * caller must not use before a call completes (a checkout is made clean only after its reset finished).
+ */
+export function clearLayers(
+  layers: Pick<OverlayLayers, 'upper' | 'work'>,
+  keep: readonly string[] = [],
+): void {
+  for (const layer of [layers.upper, layers.work]) {
+    const parent = path.dirname(layer);
+    for (const name of fs.existsSync(parent) ? fs.readdirSync(parent) : [])
+      if (name.startsWith(`${path.basename(layer)}.cleared-`)) removeLayer(path.join(parent, name));
+    if (!fs.existsSync(layer)) continue;
+    if (layer === layers.upper && keep.length > 0) {
+      for (const name of fs.readdirSync(layer)) if (!keep.includes(name)) removeLayer(path.join(layer, name));
+      continue;
+    }
+    const aside = `${layer}.cleared-${process.pid}-${Date.now()}`;
+    fs.renameSync(layer, aside);
+    fs.mkdirSync(layer);
+    removeLayer(aside);
+  }
+}
+
+/** Removes a layer folder or entry; overlayfs leaves `work/work` with mode 000, which its owner may open again. */
+function removeLayer(folder: string): void {
+  const open = (dir: string): void => {
+    if (fs.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() !== true) return;
+    try {
+      fs.chmodSync(dir, 0o700);
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true }))
+        if (entry.isDirectory()) open(path.join(dir, entry.name));
+    } catch {
+      // Removal below says what could not go.
+    }
+  };
+  open(folder);
+  fs.rmSync(folder, { recursive: true, force: true });
+}
+
+/**
+ * Probes whether a copy-on-write view works here, in `scratch` (a folder on the file system the views' upper
+ * layers will use): Linux, `unshare` and `nsenter` found, an overlay mounted in an unprivileged user namespace,
+ * a write landing in upper only, a deletion leaving a whiteout, the view readable from Keel through the holder,
+ * and bwrap starting inside the namespace when it is installed. Never throws: the answer says why not.
+ */
+export async function probeOverlay(
+  scratch: string,
+  options: { platform?: NodeJS.Platform; locate?: Locate } = {},
+): Promise<OverlaySupport> {
+  const platform = options.platform ?? process.platform;
+  const locate = options.locate ?? findExecutable;
+  if (platform !== 'linux')
+    return { available: false, reason: `overlayfs is a Linux file system; ${platform} gets full copies` };
+  const unshare = locate('unshare');
+  const nsenter = locate('nsenter');
+  if (unshare === null || nsenter === null)
+    return { available: false, reason: 'util-linux `unshare` / `nsenter` are not installed' };
+  const root = fs.mkdtempSync(path.join(scratch, 'overlay-probe-'));
+  const layers: OverlayLayers = {
+    lower: path.join(root, 'lower'),
+    upper: path.join(root, 'upper'),
+    work: path.join(root, 'work'),
+    mountpoint: path.join(root, 'view'),
+  };
+  let view: OverlayView | undefined;
+  try {
+    const unsafe = unsafeLayerPath(layers);
+    if (unsafe !== undefined) return { available: false, reason: unsafe };
+    fs.mkdirSync(layers.lower);
+    fs.mkdirSync(layers.mountpoint);
+    fs.writeFileSync(path.join(layers.lower, 'kept'), 'lower\n');
+    fs.writeFileSync(path.join(layers.lower, 'gone'), 'lower\n');
+    view = await OverlayView.start(layers, { unshare });
+    fs.writeFileSync(view.hostPath(path.join(layers.mountpoint, 'kept')), 'view\n');
+    fs.rmSync(view.hostPath(path.join(layers.mountpoint, 'gone')));
+    const lowerIntact =
+      fs.readFileSync(path.join(layers.lower, 'kept'), 'utf8') === 'lower\n' &&
+      fs.existsSync(path.join(layers.lower, 'gone'));
+    const whiteout = fs.lstatSync(path.join(layers.upper, 'gone'), { throwIfNoEntry: false });
+    if (!lowerIntact || fs.readFileSync(path.join(layers.upper, 'kept'), 'utf8') !== 'view\n')
+      return {
+        available: false,
+        reason: 'an overlay mounted but its writes did not stay in its upper layer',
+      };
+    if (!whiteout?.isCharacterDevice() || whiteout.rdev !== 0)
+      return {
+        available: false,
+        reason: 'an overlay mounted but a deletion left no whiteout in its upper layer',
+      };
+    const bwrap = locate('bwrap');
+    if (bwrap !== null) {
+      const code = await exitCode(view.enter([bwrap, ...bwrapProbeArgs(), '--', 'true'], nsenter));
+      if (code !== 0)
+        return { available: false, reason: `bwrap did not start inside the view's namespace (exit ${code})` };
+    }
+    return {
+      available: true,
+      reason:
+        'an overlay mounts in an unprivileged user namespace here (writes stay in the session, deletions are whiteouts)',
+    };
+  } catch (error) {
+    return { available: false, reason: firstLine((error as Error).message) };
+  } finally {
+    await view?.stop();
+    clearLayers(layers);
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0] ?? text;
+}
+
+function exitCode(argv: readonly string[]): Promise<number | null> {
+  return new Promise((resolve) => {
+    const [file, ...args] = argv;
+    if (file === undefined) return resolve(null);
+    const child = spawn(file, args, { stdio: 'ignore' });
+    child.on('error', () => resolve(null));
+    child.on('exit', (code) => resolve(code));
+  });
+}

@@ -1,0 +1,46 @@
+// Issue #36: real paths under a copy-on-write view's holder (`/proc/<pid>/root/...`, main/sandbox/overlayView.ts).
+// realpath(3) and readlink(/proc/self/fd/N) answer in Keel's own mount namespace, where the view's mount point is an
+// empty folder: a root under the holder would resolve to that folder and a confined write would land there, not in
+// the view (test/main/sandbox/viewPath.test.ts). These answer in the holder's namespace and keep the prefix.
+import fs from 'node:fs';
+
+/** `/proc/<pid>/root`, the prefix of a path seen through another process's root. */
+const VIEW_PREFIX = /^\/proc\/[1-9]\d*\/root(?=\/|$)/;
+
+/** O_PATH (Linux): a descriptor naming a file without opening it for reading (no FIFO blocks, no device opens). */
+const O_PATH = 0o10000000;
+
+/** The `/proc/<pid>/root` prefix of `target`, or undefined for an ordinary path. */
+export function viewPrefixOf(target: string): string | undefined {
+  return process.platform === 'linux' ? VIEW_PREFIX.exec(target)?.[0] : undefined;
+}
+
+/**
+ * `fs.realpathSync.native`, except under a holder's root: there the file is opened (links followed, as realpath
+ * does) and its descriptor's path, which the kernel gives in the holder's namespace, is returned with the prefix.
+ * Throws as realpath does (ENOENT, ELOOP, ENOTDIR...).
+ */
+export function realpathNative(target: string): string {
+  const prefix = viewPrefixOf(target);
+  if (prefix === undefined) return fs.realpathSync.native(target);
+  const fd = fs.openSync(target, O_PATH);
+  try {
+    return withPrefix(prefix, fs.readlinkSync(`/proc/self/fd/${fd}`));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * The path descriptor `fd` names, in the terms of `expected`: under a holder's root, the prefix is put back on the
+ * kernel's answer (which is in the holder's namespace).
+ */
+export function descriptorPath(fd: number, expected: string): string {
+  const actual = fs.readlinkSync(`/proc/self/fd/${fd}`);
+  const prefix = viewPrefixOf(expected);
+  return prefix === undefined ? actual : withPrefix(prefix, actual);
+}
+
+function withPrefix(prefix: string, inside: string): string {
+  return inside === '/' ? prefix : `${prefix}${inside}`;
+}
