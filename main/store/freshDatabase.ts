@@ -74,23 +74,65 @@ export function openFreshDatabase(
  * fsync'd, renamed over nothing (a file already there is an error), and the folder's entry fsync'd.
  */
 export function sealFreshDatabase(db: Db, file: string): void {
-  const building = file + BUILDING_SUFFIX;
+  finishFreshDatabase(db, file);
   try {
-    db.pragma('journal_mode = WAL');
-    db.close();
-    const fd = fs.openSync(building, 'r+');
+    const fd = fs.openSync(file + BUILDING_SUFFIX, 'r+');
     try {
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
     }
-    if (fs.existsSync(file)) throw new Error(`${file} already exists`);
-    fs.renameSync(building, file);
+    renameBuilt(file);
     syncFolder(path.dirname(file));
+  } catch (error) {
+    throw asDiskFull(error, file, { stage: 'create' });
+  }
+}
+
+/**
+ * The first half of `sealFreshDatabase`, for a writer of many databases (log/freshLogs.ts): switched to WAL and
+ * closed, still `<file>.building`. `nameFreshDatabase` names it later, its fsync off the main thread.
+ */
+export function finishFreshDatabase(db: Db, file: string): void {
+  try {
+    db.pragma('journal_mode = WAL');
+    db.close();
   } catch (error) {
     if (db.open) db.close();
     throw asDiskFull(error, file, { stage: 'create' });
   }
+}
+
+/**
+ * The second half: `<file>.building` fsync'd in the thread pool (many at once, while the caller goes on), then
+ * renamed to `file` and the folder's entry fsync'd, in that order: a crash before the rename leaves no `file`.
+ */
+export async function nameFreshDatabase(file: string): Promise<void> {
+  try {
+    const handle = await fs.promises.open(file + BUILDING_SUFFIX, 'r+');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    renameBuilt(file);
+    const folder = await fs.promises.open(path.dirname(file), 'r').catch(() => undefined);
+    if (folder === undefined) return; // a platform that cannot open a folder (Windows): see syncFolder
+    try {
+      await folder.sync().catch((error: unknown) => {
+        if (!isFolderSyncRefusal(error)) throw error;
+      });
+    } finally {
+      await folder.close();
+    }
+  } catch (error) {
+    throw asDiskFull(error, file, { stage: 'create' });
+  }
+}
+
+function renameBuilt(file: string): void {
+  if (fs.existsSync(file)) throw new Error(`${file} already exists`);
+  fs.renameSync(file + BUILDING_SUFFIX, file);
 }
 
 /** Closes and removes a database that will not be sealed (its writer failed). */
@@ -110,10 +152,14 @@ export function syncFolder(dir: string): void {
   try {
     fs.fsyncSync(fd);
   } catch (error) {
-    // Some platforms refuse an fsync of a folder (EINVAL, EPERM): nothing more can be done there.
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'EINVAL' && code !== 'EPERM' && code !== 'EISDIR') throw error;
+    if (!isFolderSyncRefusal(error)) throw error;
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** Some platforms refuse an fsync of a folder (EINVAL, EPERM, EISDIR): nothing more can be done there. */
+function isFolderSyncRefusal(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'EINVAL' || code === 'EPERM' || code === 'EISDIR';
 }

@@ -409,6 +409,11 @@ export class SessionIndex {
     this.db.pragma('wal_checkpoint(PASSIVE)');
   }
 
+  /** Runs `fn` in one write transaction (registerSession calls inside it commit together: a batch of imports). */
+  inOneTransaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
   /** Closes the connection. Idempotent. */
   close(): void {
     if (this.db.open) this.db.close();

@@ -9,8 +9,8 @@ import { mapClaudeSession, pinOf } from '../imports/claudeCode.js';
 import { codexPin, mapCodexRollout } from '../imports/codex.js';
 import type { FileDigest, LineProblem } from '../imports/jsonl.js';
 import { defaultRoot, findSources, type SourceFile } from '../imports/locations.js';
+import { closersOf, numbered } from '../imports/numbered.js';
 import {
-  seqReferences,
   UNANSWERED_AT_IMPORT,
   type ImportTool,
   type MappedEvent,
@@ -20,6 +20,7 @@ import { IMPORT_METADATA_KEY, importMarkOf } from '../log/imported.js';
 import { openSessionIndex } from '../log/indexRebuild.js';
 import { SessionNotFoundError } from '../log/logErrors.js';
 import { SessionLog } from '../log/sessionLog.js';
+import { FreshLogBatch, type SealedLog } from '../log/freshLogs.js';
 import { artifactsDir, sessionAreaDir, sessionDir, sessionsDir } from '../paths.js';
 import { syncFolder } from '../../store/freshDatabase.js';
 import type { SessionIndex } from '../../store/sessionIndex.js';
@@ -96,6 +97,11 @@ export type HistoryImportReport = {
 
 const LEDGER_FILE = 'history-imports.jsonl';
 const MAX_PROBLEMS = 200;
+/**
+ * New sessions named together (log/freshLogs.ts): their fsyncs run at once in the thread pool while the next files
+ * are read, and their rows go in one index transaction. Small: what a batch holds until then is its search text.
+ */
+const SEAL_BATCH = 8;
 
 const LedgerEntry = z.object({
   at: z.string(),
@@ -159,9 +165,28 @@ export async function importHistory(
   };
   const redactor = createRedactor({ env: options.env ?? process.env });
 
-  // One index connection for the run (a session's registration is one transaction in it, not an open and a close).
+  // One index connection for the run (a batch's registration is one transaction in it, not an open and a close).
   let index: SessionIndex | undefined;
   const sharedIndex = (): SessionIndex => (index ??= openSessionIndex(home, { synchronous: 'NORMAL' }));
+  let batch: FreshLogBatch | undefined;
+  const freshLogs = (): FreshLogBatch => (batch ??= new FreshLogBatch(home, sharedIndex()));
+  /** Sources whose new sessions wait in the batch: reported and put in the ledger once named. */
+  let waiting: Waiting[] = [];
+  let sealing: Promise<void> = Promise.resolve();
+  /** Starts naming the batch (after the one before it is settled); the caller goes on with the next file. */
+  const startSeal = async (): Promise<void> => {
+    await sealing;
+    if (!batch || batch.size === 0) return;
+    const entries = waiting;
+    waiting = [];
+    sealing = batch.seal().then((results) => settle(entries, results));
+  };
+  /** Every session written so far is named (or failed), reported and in the ledger. */
+  const sealAll = async (): Promise<void> => {
+    await startSeal();
+    await sealing;
+  };
+  const order = new Map(sources.map((source, i) => [source.file, i]));
   let done = 0;
   try {
     for (const source of sources) {
@@ -170,14 +195,12 @@ export async function importHistory(
         await importSource(source);
       } catch (error) {
         // One file's failure (a full disk, a locked session) is its own: the others go on.
-        report.skipped.push({
-          file: source.file,
-          reason: error instanceof Error ? error.message : String(error),
-        });
+        skip(source.file, error);
       }
       done++;
     }
   } finally {
+    await sealAll();
     if (index) {
       // Each session's log and its folder's entries were fsync'd when written; their rows and entries here.
       try {
@@ -189,6 +212,10 @@ export async function importHistory(
     }
   }
   options.onProgress?.({ done, total: sources.length, file: '' });
+  // Sessions of a batch are reported when it is named: back in the order of their files.
+  const rank = (file: string) => order.get(file) ?? sources.length;
+  report.imported.sort((a, b) => rank(a.file) - rank(b.file));
+  report.skipped.sort((a, b) => rank(a.file) - rank(b.file));
   report.projects = [...projects.values()].sort((a, b) => (a.project < b.project ? -1 : 1));
   return report;
 
@@ -249,7 +276,7 @@ export async function importHistory(
     }
     const folder = chosen ?? mapped.project ?? '';
     const summary = projectOf(folder);
-    const outcome = writeSession(mapped, sessionId, chosen, undefined);
+    const outcome = await writeSession(mapped, sessionId, chosen, undefined);
     summary.sessions++;
     const messages = countMessages(mapped.events);
     summary.messages += messages;
@@ -259,8 +286,9 @@ export async function importHistory(
       report.skipped.push({ file: source.file, reason: outcome.reason });
       return;
     }
+    const entry: Waiting = { file: source.file, ids: [], imported: undefined, ledger: undefined };
     if (outcome.status !== 'unchanged') {
-      report.imported.push({
+      entry.imported = {
         sessionId,
         sourceId: mapped.sourceId,
         file: source.file,
@@ -269,16 +297,18 @@ export async function importHistory(
         events: outcome.events,
         messages,
         subagents: mapped.children.length,
-      });
+      };
     } else {
       report.skipped.push({ file: source.file, reason: 'nothing new since it was imported' });
     }
     // Subagents after their parent, each in its own transaction; a crash between them is caught up next time.
     for (const child of mapped.children) {
-      writeSession(child, childId(sessionId, child.sourceId.split('/').pop() ?? ''), chosen, sessionId);
+      const id = childId(sessionId, child.sourceId.split('/').pop() ?? '');
+      if ((await writeSession(child, id, chosen, sessionId)).batched) entry.ids.push(id);
     }
+    if (outcome.batched) entry.ids.unshift(sessionId);
     if (!report.dryRun && digest) {
-      appendJsonlEvent(home, LEDGER_FILE, LedgerEntry, {
+      entry.ledger = {
         tool,
         file: source.file,
         size: digest.bytes,
@@ -288,8 +318,33 @@ export async function importHistory(
         project: folder,
         messages,
         chosen: chosen !== undefined,
-      });
+      };
     }
+    if (entry.ids.length === 0) return settle([entry], []);
+    waiting.push(entry);
+    if (freshLogs().size >= SEAL_BATCH) await startSeal();
+  }
+
+  /** A batch named: each waiting source is reported and put in the ledger, or skipped if a session of it failed. */
+  function settle(entries: readonly Waiting[], results: readonly SealedLog[]): void {
+    const failed = new Map(results.filter((r) => r.error).map((r) => [r.id, r.error]));
+    for (const entry of entries) {
+      const error = entry.ids.map((id) => failed.get(id)).find((e) => e !== undefined);
+      if (error) {
+        skip(entry.file, error);
+        continue;
+      }
+      try {
+        if (entry.imported) report.imported.push(entry.imported);
+        if (entry.ledger) appendJsonlEvent(home, LEDGER_FILE, LedgerEntry, entry.ledger);
+      } catch (failure) {
+        skip(entry.file, failure);
+      }
+    }
+  }
+
+  function skip(file: string, error: unknown): void {
+    report.skipped.push({ file, reason: error instanceof Error ? error.message : String(error) });
   }
 
   /** The folder chosen for this session: the user's (--project), undefined (none chosen), or null (filtered out). */
@@ -307,16 +362,18 @@ export async function importHistory(
   }
 
   type Outcome =
-    | { status: 'new' | 'grown'; events: number }
-    | { status: 'unchanged' }
-    | { status: 'diverged'; reason: string };
+    | { status: 'new' | 'grown'; events: number; batched?: boolean }
+    | { status: 'unchanged'; batched?: undefined }
+    | { status: 'diverged'; reason: string; batched?: undefined };
 
-  function writeSession(
+  async function writeSession(
     mapped: MappedSession,
     id: string,
     chosen: string | undefined,
     parentId: string | undefined,
-  ): Outcome {
+  ): Promise<Outcome> {
+    // A session still in the batch (a second file of the same source id) is named first, then read as any other.
+    if (batch?.has(id)) await sealAll();
     let log: SessionLog | undefined;
     try {
       log = SessionLog.open(home, id, { write: !report.dryRun });
@@ -325,7 +382,7 @@ export async function importHistory(
     }
     if (!log) {
       if (!report.dryRun) createSession(mapped, id, chosen, parentId);
-      return { status: 'new', events: mapped.events.length + 1 };
+      return { status: 'new', events: mapped.events.length + 1, batched: !report.dryRun };
     }
     try {
       const outcome = appendNewPart(log, mapped, chosen);
@@ -341,7 +398,7 @@ export async function importHistory(
       fs.rmSync(sessionDir(home, id), { recursive: true, force: true });
       createSession(mapped, id, chosen, parentId);
     }
-    return { status: 'new', events: mapped.events.length + 1 };
+    return { status: 'new', events: mapped.events.length + 1, batched: !report.dryRun };
   }
 
   function createSession(
@@ -391,13 +448,7 @@ export async function importHistory(
         `the mapped session does not validate (event ${first?.line}: ${first?.message}); nothing was written`,
       );
     }
-    SessionLog.importEvents(home, checked.events, {
-      id,
-      validated: true,
-      snapshot: false,
-      index: sharedIndex(),
-      files: (dir) => writeFiles(dir, mapped),
-    });
+    freshLogs().write(id, checked.events, (dir) => writeFiles(dir, mapped));
   }
 
   function appendNewPart(
@@ -452,6 +503,14 @@ export async function importHistory(
   }
 }
 
+/** A source whose new sessions are in the batch: what is reported and put in the ledger once they are named. */
+type Waiting = {
+  file: string;
+  ids: string[];
+  imported: ImportedSessionReport | undefined;
+  ledger: Omit<LedgerEntry, 'at'> | undefined;
+};
+
 /** The Keel id of a source session: the tool and its own id, in the characters a session id may hold. */
 export function keelId(tool: ImportTool, sourceId: string): string {
   const safe = sourceId.replace(/[^A-Za-z0-9._-]/g, '_');
@@ -475,66 +534,6 @@ function countMessages(events: readonly MappedEvent[]): number {
 function keyOf(event: MappedEvent | SessionEvent): string {
   const call = 'toolCallId' in event && typeof event.toolCallId === 'string' ? event.toolCallId : '';
   return `${event.kind}|${event.at}|${call}`;
-}
-
-/**
- * Numbers mapped events from `firstSeq` (placeholder seq `firstPlaceholder` onwards), drops results of calls
- * an earlier import closed, and renumbers their references to earlier events (`seqOf`: placeholder -> seq).
- */
-function numbered(
-  events: readonly MappedEvent[],
-  firstPlaceholder: number,
-  seqOf: Map<number, number>,
-  closed: ReadonlySet<string>,
-  firstSeq = firstPlaceholder,
-): SessionEvent[] {
-  const out: SessionEvent[] = [];
-  const resolve = (placeholder: number): number => {
-    for (let p = placeholder; p >= 1; p--) {
-      const seq = seqOf.get(p);
-      if (seq !== undefined) return seq;
-      if (p === 1) return 1;
-    }
-    return 1;
-  };
-  events.forEach((event, index) => {
-    const placeholder = firstPlaceholder + index;
-    if (event.kind === 'tool_result' && closed.has(event.toolCallId)) return;
-    const seq = firstSeq + out.length;
-    seqOf.set(placeholder, seq);
-    // seq, at and kind first, as the log stores an event's body after them (logRows.ts bodyText: one stringify).
-    const { at, kind, ...body } = event;
-    const copy = { seq, at, kind, ...body } as Record<string, unknown>;
-    for (const field of seqReferences(event)) copy[field] = resolve(copy[field] as number);
-    out.push(copy as SessionEvent);
-  });
-  return out;
-}
-
-/**
- * The calls of the newest assistant message left without a result: each gets one saying so (an error), so
- * a turn here never runs a call another tool made (the turn engine would resume them).
- */
-function closersOf(events: readonly SessionEvent[], firstSeq: number): SessionEvent[] {
-  let open: { id: string; name: string }[] = [];
-  let at = '';
-  for (const event of events) {
-    at = event.at;
-    if (event.kind === 'assistant_message') open = event.toolCalls.map((c) => ({ id: c.id, name: c.name }));
-    else if (event.kind === 'interrupted') open = [];
-    else if (event.kind === 'tool_result' || event.kind === 'subagent_result') {
-      open = open.filter((call) => call.id !== event.toolCallId);
-    }
-  }
-  return open.map((call, index) => ({
-    seq: firstSeq + index,
-    at,
-    kind: 'tool_result',
-    toolCallId: call.id,
-    tool: call.name,
-    content: UNANSWERED_AT_IMPORT,
-    isError: true,
-  }));
 }
 
 /** Tool output is redacted on the way in, as Keel redacts its own tools' output where it is captured. */
