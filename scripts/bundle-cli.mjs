@@ -10,8 +10,7 @@
  * - what a command loads only when it uses it (the provider SDKs, the MCP and ACP SDKs, ajv, ws), so start-up
  *   stays as light as test/main/cli/startup.test.ts requires and that test still sees them by package name.
  * The local model's worker (main/providers/local/worker.ts) is an entry of its own: the host starts it by a path
- * next to the module that asks (`new URL('./worker.js', import.meta.url)`), which in the bundle is dist/cli/; so is
- * the history import's mapping thread (`mapWorker.js`).
+ * next to the module that asks (`new URL('./worker.js', import.meta.url)`), which in the bundle is dist/cli/.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -43,8 +42,6 @@ const bundle = await rolldown({
   input: {
     bin: path.join(ROOT, 'dist/main/cli/bin.js'),
     worker: path.join(ROOT, 'dist/main/providers/local/worker.js'),
-    // Issue 35: the history import's mapping thread (core/imports/sourceMapper.ts starts ./mapWorker.js).
-    mapWorker: path.join(ROOT, 'dist/main/core/imports/mapWorker.js'),
   },
   platform: 'node',
   external,

@@ -63,7 +63,7 @@ export function removeTempDir(dir: string): void {
  * it is made of. Safe to call from parallel test files: one builds, the others wait.
  */
 export async function ensureCliBuilt(): Promise<void> {
-  const entries = ['cli/bin.ts', 'providers/local/worker.ts', 'core/imports/mapWorker.ts'].map((entry) =>
+  const entries = ['cli/bin.ts', 'providers/local/worker.ts'].map((entry) =>
     path.join(REPO_ROOT, 'main', entry),
   );
   for (const entry of entries) await ensureLibraryBuilt(entry);

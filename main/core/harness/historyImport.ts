@@ -5,12 +5,9 @@ import type { ModelPin, SessionEvent } from '../../common/events.js';
 import { SUGGESTED_MODEL } from '../../providers/catalogue.js';
 import { createRedactor, type Redactor } from '../../sandbox/redact.js';
 import { appendJsonlEvent, readJsonlEvents } from '../../store/appendOnlyJsonl.js';
-import { pinOf } from '../imports/claudeCode.js';
-import { codexPin } from '../imports/codex.js';
-import type { LineProblem } from '../imports/jsonl.js';
-import { childId, keelId } from '../imports/mapSource.js';
-import type { MapResult } from '../imports/mapSource.js';
-import { SourceMapper } from '../imports/sourceMapper.js';
+import { mapClaudeSession, pinOf } from '../imports/claudeCode.js';
+import { codexPin, mapCodexRollout } from '../imports/codex.js';
+import type { FileDigest, LineProblem } from '../imports/jsonl.js';
 import { defaultRoot, findSources, type SourceFile } from '../imports/locations.js';
 import { closersOf, numbered } from '../imports/numbered.js';
 import {
@@ -190,22 +187,10 @@ export async function importHistory(
     await sealing;
   };
   const order = new Map(sources.map((source, i) => [source.file, i]));
-  // The next file is read and mapped on another thread while this one writes the last (imports/sourceMapper.ts).
-  const mapper = new SourceMapper();
-  const ahead = new Map<string, Promise<MapResult>>();
-  const mapAhead = (source: SourceFile | undefined): void => {
-    if (source && mayNeedReading(source)) {
-      const mapping = mapper.map(tool, source);
-      mapping.catch(() => undefined); // awaited, or dropped with its error, by importSource
-      ahead.set(source.file, mapping);
-    }
-  };
   let done = 0;
   try {
-    for (const [i, source] of sources.entries()) {
+    for (const source of sources) {
       options.onProgress?.({ done, total: sources.length, file: source.file });
-      if (i === 0) mapAhead(source);
-      mapAhead(sources[i + 1]);
       try {
         await importSource(source);
       } catch (error) {
@@ -215,7 +200,6 @@ export async function importHistory(
       done++;
     }
   } finally {
-    await mapper.close();
     await sealAll();
     if (index) {
       // Each session's log and its folder's entries were fsync'd when written; their rows and entries here.
@@ -235,37 +219,12 @@ export async function importHistory(
   report.projects = [...projects.values()].sort((a, b) => (a.project < b.project ? -1 : 1));
   return report;
 
-  /** Whether a source is read at all (not before --since, not unchanged since its import by size and time). */
-  function mayNeedReading(source: SourceFile): boolean {
-    const stat = fs.statSync(source.file, { throwIfNoEntry: false });
-    return (
-      stat !== undefined && !before(stat) && !unchangedUnread(ledger.get(`${tool}:${source.file}`), stat)
-    );
-  }
-
-  function before(stat: fs.Stats): boolean {
-    return options.since !== undefined && stat.mtimeMs < options.since.getTime();
-  }
-
-  /** A file imported before, its session still here, the same size and time, not now imported for its folder. */
-  function unchangedUnread(known: LedgerEntry | undefined, stat: fs.Stats): boolean {
-    // Imported before as a record (no folder chosen) and now for a folder: read on, to make it runnable.
-    const recordNowChosen = known !== undefined && known.chosen !== true && options.project !== undefined;
-    return (
-      !recordNowChosen &&
-      known !== undefined &&
-      fs.existsSync(sessionDir(home, known.sessionId)) &&
-      known.size === stat.size &&
-      known.mtimeMs === stat.mtimeMs
-    );
-  }
-
   async function importSource(source: SourceFile): Promise<void> {
     const stat = fs.statSync(source.file);
-    if (before(stat)) {
+    if (options.since && stat.mtimeMs < options.since.getTime()) {
       report.skipped.push({
         file: source.file,
-        reason: `not changed since ${options.since?.toISOString().slice(0, 10)}`,
+        reason: `not changed since ${options.since.toISOString().slice(0, 10)}`,
       });
       return;
     }
@@ -283,7 +242,7 @@ export async function importHistory(
     };
     // Imported before as a record (no folder chosen) and now for a folder: read on, to make it runnable.
     const recordNowChosen = known !== undefined && known.chosen !== true && options.project !== undefined;
-    if (known && unchangedUnread(known, stat)) {
+    if (!recordNowChosen && unchanged(known) && known.size === stat.size && known.mtimeMs === stat.mtimeMs) {
       if (options.project === undefined || known.project === options.project) alreadyHere(known);
       else
         report.skipped.push({
@@ -292,10 +251,12 @@ export async function importHistory(
         });
       return;
     }
-    const mapping = ahead.get(source.file) ?? mapper.map(tool, source);
-    ahead.delete(source.file);
-    const { mapped, digest, problems } = await mapping;
-    for (const p of problems) problem(p);
+    let digest: FileDigest | undefined;
+    const setDigest = (d: FileDigest): void => void (digest = d);
+    const mapped =
+      tool === 'codex'
+        ? await mapCodexRollout(source.file, problem, setDigest, (thread) => keelId('codex', thread))
+        : await mapClaudeSession(source, (id, key) => childId(keelId(tool, id), key), problem, setDigest);
     if (!mapped) {
       report.skipped.push({ file: source.file, reason: 'no conversation in it' });
       return;
@@ -550,7 +511,16 @@ type Waiting = {
   ledger: Omit<LedgerEntry, 'at'> | undefined;
 };
 
-export { keelId } from '../imports/mapSource.js';
+/** The Keel id of a source session: the tool and its own id, in the characters a session id may hold. */
+export function keelId(tool: ImportTool, sourceId: string): string {
+  const safe = sourceId.replace(/[^A-Za-z0-9._-]/g, '_');
+  return `${tool === 'codex' ? 'codex' : 'cc'}-${safe}`.slice(0, 100);
+}
+
+/** The Keel id of a subagent of session `parent` (its key: `agent-<id>` or `side-<uuid>`). */
+function childId(parent: string, key: string): string {
+  return `${parent}-${key.replace(/[^A-Za-z0-9._-]/g, '_')}`.slice(0, 128);
+}
 
 function fallbackPin(tool: ImportTool): ModelPin {
   return tool === 'codex' ? codexPin(SUGGESTED_MODEL.openai) : pinOf(SUGGESTED_MODEL.anthropic);
