@@ -71,8 +71,12 @@ describe('bench runner', () => {
     // + issue 31's cap check per request.
     // + issue 34: the local model's speed through Keel and its second-request first token.
     // + issue 36: first request, disk, ended sessions' storage, per-turn overhead.
+    // + issue 35: the history import's rate, with the load it ran at.
     expect(report.targets).toHaveLength(
-      6 + PATHOLOGICAL_STAGES.length + 3 + 2 + BOUNDED_KINDS.length + 1 + 2 + 4,
+      6 + PATHOLOGICAL_STAGES.length + 3 + 2 + BOUNDED_KINDS.length + 1 + 1 + 2 + 4,
+    );
+    expect(report.targets.find((t) => t.name.startsWith('history import'))?.name).toMatch(
+      /at load [\d.]+ → [\d.]+ on \d+ cores/,
     );
     for (const target of report.targets) expect(typeof target.pass).toBe('boolean');
   }, 120_000);

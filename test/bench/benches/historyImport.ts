@@ -16,6 +16,11 @@ const IMPORT_SIZES = {
 
 /** Issue 35's targets: 1,000 sessions with 1M messages imported in under a minute, memory flat in sessions. */
 export const IMPORT_TARGET_MS = 60_000;
+/** The same target as a rate, for the smaller sizes: 1M messages a minute. */
+export const IMPORT_TARGET_PER_SECOND = Math.ceil(1_000_000 / (IMPORT_TARGET_MS / 1000));
+
+/** The 1-minute load average, rounded: these machines are shared, a time means little without it. */
+const loadNow = (): number => round(os.loadavg()[0] ?? 0, 1);
 
 function profileOf(sizes: Sizes) {
   if (sizes === SIZE_PROFILES.tiny) return IMPORT_SIZES.tiny;
@@ -119,6 +124,7 @@ export const historyImportBench: Bench = {
     const sampler = setInterval(() => {
       peak = Math.max(peak, process.memoryUsage().rss);
     }, 50);
+    const loadStart = loadNow();
     const t0 = performance.now();
     const report = await importHistory(home, {
       tool: 'claude-code',
@@ -130,6 +136,7 @@ export const historyImportBench: Bench = {
       },
     });
     const ms = performance.now() - t0;
+    const loadEnd = loadNow();
     clearInterval(sampler);
     peak = Math.max(peak, process.memoryUsage().rss);
     const messages = report.imported.reduce((sum, s) => sum + s.messages, 0);
@@ -153,12 +160,12 @@ export const historyImportBench: Bench = {
     return {
       name: 'import',
       title: historyImportBench.title,
-      params: { ...profile },
+      params: { ...profile, messages, loadStart, loadEnd, cores: os.cpus().length },
       metrics: [
         makeMetric(`import of ${profile.sessions} sessions, ${messages} messages`, 'ms', 'lower', {
           keel: round(ms, 0),
         }),
-        makeMetric('messages per second', 'msg/s', 'higher', { keel: round(messages / (ms / 1000), 0) }),
+        makeMetric('messages per second', 'msg/s', 'higher', { keel: messagesPerSecond(messages, ms) }),
         makeMetric('peak resident memory above the start', 'MB', 'lower', { keel: mb(peak - baseline) }),
         makeMetric('peak growth from a tenth of the sessions to all of them', 'MB', 'lower', {
           keel: mb(growth),
@@ -166,12 +173,15 @@ export const historyImportBench: Bench = {
         makeMetric('the same import again (nothing new)', 'ms', 'lower', { keel: round(againMs, 0) }),
       ],
       notes: [
-        `import < ${IMPORT_TARGET_MS / 1000} s: ${ms < IMPORT_TARGET_MS ? 'PASS' : 'FAIL'} (${round(ms / 1000, 1)} s for ${messages} messages in ${profile.sessions} sessions)`,
+        `import < ${IMPORT_TARGET_MS / 1000} s per 1M messages: ${messagesPerSecond(messages, ms) >= IMPORT_TARGET_PER_SECOND ? 'PASS' : 'FAIL'} (${round(ms / 1000, 1)} s for ${messages} messages in ${profile.sessions} sessions, at load ${loadStart} → ${loadEnd} on ${os.cpus().length} cores)`,
         `memory flat in the number of sessions: peak ${mb(peak - baseline)} MB above the start, ${mb(growth)} MB of it after the first tenth`,
-        `load average at the end: ${round(os.loadavg()[0] ?? 0, 2)} on ${os.cpus().length} cores`,
       ],
       skipped: {},
       durationMs: round(performance.now() - started, 0),
     };
   },
 };
+
+function messagesPerSecond(messages: number, ms: number): number {
+  return round(messages / (ms / 1000), 0);
+}
