@@ -179,7 +179,11 @@ export async function importHistory(
     if (!batch || batch.size === 0) return;
     const entries = waiting;
     waiting = [];
-    sealing = batch.seal().then((results) => settle(entries, results));
+    // Never rejected: a batch that fails as a whole (its folders could not be cleaned) skips its own sources.
+    sealing = batch.seal().then(
+      (results) => settle(entries, results),
+      (error: unknown) => entries.forEach((entry) => skip(entry.file, error)),
+    );
   };
   /** Every session written so far is named (or failed), reported and in the ledger. */
   const sealAll = async (): Promise<void> => {
