@@ -72,7 +72,6 @@ describe('Claude Code files', () => {
     expect(problems).toEqual([]);
     const events = session?.events ?? [];
     expect(kinds(events)).toEqual([
-      'file_staged',
       'user_message',
       'assistant_message',
       'tool_result',
@@ -94,15 +93,18 @@ describe('Claude Code files', () => {
     expect(first?.toolCalls).toEqual([
       { id: 'toolu_v10_read', name: 'read_file', arguments: '{"path":"test/a.test.ts"}' },
     ]);
-    // The prompt's image is staged with its message; the Read result's image is an artifact of the result.
-    expect(of(events, 'file_staged')[0]).toMatchObject({ size: PNG.length, mediaType: 'image/png' });
+    // The prompt's image is an attachment of its message (sent again when the session goes on); the Read
+    // result's image is an artifact of the result.
+    expect(of(events, 'user_message')[0]?.attachments).toEqual([
+      expect.objectContaining({ mimeType: 'image/png', bytes: PNG.length }) as unknown,
+    ]);
     expect(of(events, 'tool_result')[0]?.images).toEqual([
       expect.objectContaining({ mimeType: 'image/png', bytes: PNG.length }) as unknown,
     ]);
-    expect(session?.files.map((f) => f.area).sort()).toEqual(['artifacts', 'uploads']);
-    // The edited prompt branches from the first answer (placeholder seq 6): the abandoned branch stays, set aside.
-    expect(of(events, 'rewound')[0]?.toSeq).toBe(6);
-    expect(events[6 - 2]).toMatchObject({
+    expect(session?.files.map((f) => f.area).sort()).toEqual(['artifacts', 'artifacts']);
+    // The edited prompt branches from the first answer (placeholder seq 5): the abandoned branch stays, set aside.
+    expect(of(events, 'rewound')[0]?.toSeq).toBe(5);
+    expect(events[5 - 2]).toMatchObject({
       kind: 'assistant_message',
       content: 'The expectation is wrong: 1 + 1 is 2.',
     });
@@ -197,7 +199,7 @@ describe('Codex rollouts', () => {
     });
   });
 
-  it('with the envelope: injected context skipped, image staged, shell and apply_patch mapped, compaction, abort, a malformed line named', async () => {
+  it('with the envelope: injected context skipped, image attached, shell and apply_patch mapped, compaction, abort, a malformed line named', async () => {
     const file = codexEnveloped(path.join(dir, 'rollout-2025-09-01T09-00-00-y.jsonl'), '/work/p');
     const session = await mapCodexRollout(file, problem);
     expect(problems).toEqual([{ file, line: 14, message: expect.stringContaining('not JSON') as unknown }]);
@@ -209,7 +211,6 @@ describe('Codex rollouts', () => {
     });
     const events = session?.events ?? [];
     expect(kinds(events)).toEqual([
-      'file_staged',
       'user_message',
       'assistant_message',
       'tool_result',
@@ -222,6 +223,9 @@ describe('Codex rollouts', () => {
       'interrupted',
       'user_message',
       'assistant_message',
+    ]);
+    expect(of(events, 'user_message')[0]?.attachments).toEqual([
+      expect.objectContaining({ mimeType: expect.stringMatching(/^image\//) as unknown }) as unknown,
     ]);
     expect(of(events, 'user_message').map((e) => e.content)).toEqual([
       'rename old to new in a.ts',
@@ -237,7 +241,7 @@ describe('Codex rollouts', () => {
     ]);
     expect(of(events, 'compaction')[0]).toMatchObject({
       summary: expect.stringContaining('rename old to new') as unknown,
-      through: 8,
+      through: 7,
     });
     expect(events.every((e) => e.at.startsWith('2025-09-01T09:'))).toBe(true);
   });
