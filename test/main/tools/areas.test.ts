@@ -240,6 +240,30 @@ describe('commands run in the project root', () => {
     expect(readFileSync(path.join(t.sessionArea, 'scratch-made.txt'), 'utf8')).toBe('made\n');
   });
 
+  it('tells the model where the rest of a cut output is and how to read it, and reading it there works (#37)', async () => {
+    const base = t.ctx();
+    const areas = [...(base.areas ?? []), { prefix: '/artifacts', root: base.artifactsDir, sealed: true }];
+    const long = await run('run_command', { command: 'seq 1 40000' }, t.ctx({ areas }));
+    const note =
+      /\[the output above is cut to its head and tail \((\d+) bytes in all\); the whole output is (\/artifacts\/\S+\.log): read it with read_file \(offset, limit\) or search it with grep\]$/.exec(
+        long.content,
+      );
+    expect(note, long.content.slice(-300)).not.toBeNull();
+    // The left-out middle names the same path; nothing says "artifact" (Keel's word, not the model's).
+    expect(long.content).toContain(`bytes left out here; the whole output is in ${note?.[2] ?? ''}]`);
+    expect(long.content).not.toMatch(/\bartifact\b/);
+    const middle = await run('grep', { pattern: '^20000\\b', path: note?.[2] ?? '' }, t.ctx({ areas }));
+    expect(middle.content).toMatch(/:20000: 20000/);
+    // A session without the area (an older one) is told how to see a part instead.
+    expect((await run('run_command', { command: 'seq 1 40000' })).content).toMatch(
+      /tools cannot read the rest in this session: run the command again narrowed \(grep, head, tail, sed -n\) to see a part\]$/,
+    );
+    // A whole output is not pointed at: there is no rest to read.
+    expect((await run('run_command', { command: 'echo short' })).content).toMatch(
+      /^short\r?\n\[exit code 0, \d+ ms\]$/,
+    );
+  });
+
   it('refuses a cwd outside every root, and writes nothing outside the box', async () => {
     const escaped = await run('run_command', { command: 'touch ran', cwd: '../..' });
     expect(errorOf(escaped.content)).toMatch(/cwd.*escapes the workspace/);
