@@ -80,6 +80,16 @@ describe('tool calls for people (issue 37)', () => {
     expect(
       outputForPeople('ok\n[exit code 0, 3 ms]\n[full output: artifact ev3-run_command.log, 4 bytes]'),
     ).toBe('ok\n[exit code 0, 3 ms]');
+    expect(
+      outputForPeople(
+        '[started in the background as bg-dev; read more with command_output, stop it with stop_command; its ' +
+          'whole output is written to /artifacts/ev3-run_command.1.log (read_file, grep)]\nready\n' +
+          '[next read: command_output {"handle": "bg-dev", "since": 6}]',
+      ),
+    ).toBe('[started in the background as bg-dev: the terminal dock shows it live and can stop it]\nready');
+    expect(outputForPeople('[bg-x already ended; full output: /artifacts/a.log]\nbye')).toBe(
+      '[bg-x had already ended when the call returned]\nbye',
+    );
     // Output that merely looks like a note inside a line stays.
     expect(outputForPeople('echo [full output: x]')).toBe('echo [full output: x]');
   });
