@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { detectSandbox, type SandboxInfo } from '../../../main/sandbox/box.js';
-import { locate, showPath } from '../../../main/tools/areas.js';
+import { locate, showPath, wholeResultAt } from '../../../main/tools/areas.js';
 import { executeToolCall } from '../../../main/tools/execute.js';
 import { createToolRegistry } from '../../../main/tools/registry.js';
 import type { ToolContext, ToolOutcome } from '../../../main/tools/types.js';
@@ -254,6 +254,13 @@ describe('commands run in the project root', () => {
     expect(long.content).not.toMatch(/\bartifact\b/);
     const middle = await run('grep', { pattern: '^20000\\b', path: note?.[2] ?? '' }, t.ctx({ areas }));
     expect(middle.content).toMatch(/:20000: 20000/);
+    // A cut web page or MCP result names the same place the same way (#37).
+    expect(wholeResultAt({ areas }, 'web/ev4-web_fetch.md')).toBe(
+      'the whole is /artifacts/web/ev4-web_fetch.md: read it with read_file (offset, limit) or search it with grep',
+    );
+    expect(wholeResultAt({}, 'web/ev4-web_fetch.md')).toBe(
+      'the whole is kept for the user; tools cannot read it in this session',
+    );
     // A session without the area (an older one) is told how to see a part instead.
     expect((await run('run_command', { command: 'seq 1 40000' })).content).toMatch(
       /tools cannot read the rest in this session: run the command again narrowed \(grep, head, tail, sed -n\) to see a part\]$/,
