@@ -90,7 +90,8 @@ export async function runPrompt(
     return await runUntilSettled(
       host,
       sessionId,
-      { ...expanded, prompt: expanded.prompt + note },
+      // A prompt of files alone is the list naming them.
+      { ...expanded, prompt: expanded.prompt.trim() === '' ? note.trimStart() : expanded.prompt + note },
       signal,
       parts.attachments,
     );

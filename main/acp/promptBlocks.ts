@@ -121,8 +121,13 @@ export function promptParts(blocks: readonly ContentBlock[]): PromptParts {
     }
   }
   const text = texts.join('\n\n');
-  if (text.trim() === '' && attachments.length === 0 && uploads.length === 0)
-    throw RequestError.invalidParams(undefined, 'the prompt is empty');
+  if (text.trim() === '' && uploads.length === 0)
+    throw RequestError.invalidParams(
+      undefined,
+      attachments.length > 0
+        ? 'the prompt has images but no text: say what to do with them'
+        : 'the prompt is empty',
+    );
   try {
     checkAttachments(attachments);
     planUploads(uploads);
