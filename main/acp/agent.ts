@@ -15,7 +15,8 @@ import {
   sessionPromptCommands,
   visibleEvents,
 } from '../core/harness/index.js';
-import { promptText, runPrompt } from './prompt.js';
+import { runPrompt } from './prompt.js';
+import { promptParts } from './promptBlocks.js';
 import {
   clientFolder,
   configuredProviders,
@@ -111,7 +112,8 @@ export function serveAcp(
       protocolVersion: PROTOCOL_VERSION,
       agentCapabilities: {
         loadSession: true,
-        promptCapabilities: { image: false, audio: false, embeddedContext: true },
+        // Issue #32: images become attachments, embedded resources and file links staged files (promptBlocks.ts).
+        promptCapabilities: { image: true, audio: false, embeddedContext: true },
         // Keel starts the MCP servers its settings and the project's approved .mcp.json name, in its box.
         mcpCapabilities: { http: false, sse: false },
         sessionCapabilities: { list: {}, resume: {}, close: {} },
@@ -189,12 +191,12 @@ export function serveAcp(
           undefined,
           'this session is already running a prompt: cancel it first',
         );
-      const text = promptText(params.prompt);
+      const parts = promptParts(params.prompt);
       const controller = new AbortController();
       const done = runPrompt(
         { harness, env: options.env, client, view: session.view, contextWindow: session.contextWindow },
         params.sessionId,
-        text,
+        parts,
         controller.signal,
       );
       session.turn = { controller, done };
