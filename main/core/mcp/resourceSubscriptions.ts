@@ -6,8 +6,9 @@ import type { SessionLog } from '../log/sessionLog.js';
 /*
  * Issue 33: MCP resource subscriptions. A session subscribes (where a server offers `resources/subscribe`) to
  * the resources it read (`read_mcp_resource`) or attached (`@mcp:server:uri`, recorded as an `<mcp-resource>`
- * block); the updates a server sends while its servers are kept are recorded at the next turn's start as
- * `mcp_resource_updated`, which the projection turns into a note for the model and the app shows.
+ * block); an update a server sends is recorded as `mcp_resource_updated` (which the projection turns into a
+ * note for the model and the app shows): during a turn as it arrives (the turn's `arrivals`), between turns
+ * (servers kept by a pool) at the next turn's start.
  */
 
 /** Pure: the resources a session's events read or attached, each server/uri once, in order. */
@@ -60,4 +61,19 @@ export async function followResourceUpdates(
   await Promise.all(
     resourcesReadIn(events).map(({ server, uri }) => session.subscribe(server, uri).catch(() => false)),
   );
+}
+
+/**
+ * A running turn's view of the session's resource updates (TurnHost.arrivals): each update as the
+ * `mcp_resource_updated` to record, and a watch on their arrival.
+ */
+export function resourceArrivals(session: McpSession): {
+  take: () => Omit<EventOf<'mcp_resource_updated'>, 'seq' | 'at'>[];
+  watch: (arrived: () => void) => () => void;
+} {
+  return {
+    take: () =>
+      session.takeResourceUpdates().map((update) => ({ kind: 'mcp_resource_updated' as const, ...update })),
+    watch: (arrived) => session.watchResourceUpdates(arrived),
+  };
 }
