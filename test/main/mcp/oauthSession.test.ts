@@ -28,12 +28,14 @@ describe('a session on a server that needs OAuth', () => {
       },
     });
     const log = fixture.createSession({ policy: 'full-auto', toolMode: 'write', networkAllow: [allow] });
-    const turn = async (text: string) => {
+    const turn = async (text: string, tool = 'shout') => {
       fixture.server.enqueue(
         {
           kind: 'reply',
           text: '',
-          toolCalls: [{ id: 'c1', name: 'mcp__secure__shout', arguments: { text } }],
+          toolCalls: [
+            { id: 'c1', name: `mcp__secure__${tool}`, arguments: tool === 'shout' ? { text } : {} },
+          ],
         },
         { kind: 'reply', text: 'done' },
       );
@@ -50,6 +52,13 @@ describe('a session on a server that needs OAuth', () => {
       .map((e) => e.content);
     expect(results).toEqual(['ONE', 'TWO']);
     expect(auth.grants).toEqual(['authorization_code', 'refresh_token']);
+    // A server that says the token it was called with: its result reaches the log with the token redacted.
+    await turn('', 'whoami');
+    const said = log
+      .read()
+      .filter((e): e is EventOf<'tool_result'> => e.kind === 'tool_result')
+      .at(-1)?.content;
+    expect(said).toMatch(/^you are \[REDACTED:keel:mcp:secure\]/);
 
     let exported = '';
     exportSession(fixture.home, log.id, (chunk) => (exported += chunk));
