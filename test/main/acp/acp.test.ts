@@ -366,7 +366,7 @@ describe('keel acp: Keel as an Agent Client Protocol agent', () => {
     expect(count(events, 'assistant_message')).toBe(0);
   });
 
-  it('loads a session made by keel run: its history replayed once, then continued', async () => {
+  it('loads a session made by keel run: its history replayed once, then continued, and back in the terminal', async () => {
     cli.server.enqueue(
       {
         kind: 'reply',
@@ -404,6 +404,15 @@ describe('keel acp: Keel as an Agent Client Protocol agent', () => {
     const body = cli.server.requests.at(-1)?.body as { messages: { role: string; content: unknown }[] };
     expect(body.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(
       expect.arrayContaining(['read a.txt', 'and now?']),
+    );
+
+    // And back: the terminal continues the session the editor went on with, the editor's turn in its request.
+    cli.server.enqueue({ kind: 'reply', text: 'Back here.' });
+    const back = await keel(cli.home, ['run', '--session', id, 'back in the terminal']);
+    expect(back.code, back.stderr).toBe(0);
+    const last = cli.server.requests.at(-1)?.body as { messages: { role: string; content: unknown }[] };
+    expect(last.messages.map((m) => m.content)).toEqual(
+      expect.arrayContaining(['read a.txt', 'and now?', 'Still two.', 'back in the terminal']),
     );
   });
 
