@@ -46,7 +46,7 @@ const count = (events: SessionEvent[], kind: SessionEvent['kind']) =>
   events.filter((event) => event.kind === kind).length;
 
 describe('keel acp: Keel as an Agent Client Protocol agent', () => {
-  it('answers initialize with its capabilities and configured providers', async () => {
+  it('answers initialize with its capabilities and configured providers, and authenticate with one of them', async () => {
     writeAcpSettings(cli.home, cli.server);
     const acp = await start();
     const answer = await acp.connection.agent.request('initialize', { protocolVersion: 1 });
@@ -54,6 +54,13 @@ describe('keel acp: Keel as an Agent Client Protocol agent', () => {
     expect(answer.agentCapabilities?.loadSession).toBe(true);
     expect(answer.agentCapabilities?.sessionCapabilities?.list).toEqual({});
     expect(answer.authMethods?.map((method) => method.id)).toContain('provider:openai-compatible');
+    // Picking one is accepted; a provider this home cannot use is refused in words.
+    expect(
+      await acp.connection.agent.request('authenticate', { methodId: 'provider:openai-compatible' }),
+    ).toEqual({});
+    await expect(
+      acp.connection.agent.request('authenticate', { methodId: 'provider:nowhere' }),
+    ).rejects.toThrow(/not a provider Keel can use here/);
   });
 
   it('streams a prompt: message and thought chunks, tool calls with kind and location, the plan, usage', async () => {
