@@ -1,4 +1,5 @@
 import type { EventOf, SessionEvent } from '../../common/events.js';
+import { McpResourceUpdated } from '../../common/mcpEvents.js';
 import { READ_RESOURCE_TOOL } from '../../mcp/resources.js';
 import type { McpSession } from '../../mcp/session.js';
 import type { SessionLog } from '../log/sessionLog.js';
@@ -10,6 +11,9 @@ import type { SessionLog } from '../log/sessionLog.js';
  * note for the model and the app shows): during a turn as it arrives (the turn's `arrivals`), between turns
  * (servers kept by a pool) at the next turn's start.
  */
+
+/** What a recorded update holds besides its seq and time. */
+const RecordedUpdate = McpResourceUpdated.pick({ kind: true, server: true, uri: true });
 
 /** Pure: the resources a session's events read or attached, each server/uri once, in order. */
 export function resourcesReadIn(events: readonly SessionEvent[]): { server: string; uri: string }[] {
@@ -49,11 +53,7 @@ export async function followResourceUpdates(
   session: McpSession,
   onEvent?: (event: SessionEvent) => void,
 ): Promise<void> {
-  for (const update of session.takeResourceUpdates()) {
-    const event: Omit<EventOf<'mcp_resource_updated'>, 'seq' | 'at'> = {
-      kind: 'mcp_resource_updated',
-      ...update,
-    };
+  for (const event of resourceArrivals(session).take()) {
     const result = log.append(event);
     if (result.ok) for (const appended of result.events) onEvent?.(appended);
   }
@@ -72,8 +72,12 @@ export function resourceArrivals(session: McpSession): {
   watch: (arrived: () => void) => () => void;
 } {
   return {
+    // Only what the log takes (a uri past its bound, from an attachment, would fail the turn's append).
     take: () =>
-      session.takeResourceUpdates().map((update) => ({ kind: 'mcp_resource_updated' as const, ...update })),
+      session
+        .takeResourceUpdates()
+        .map((update) => ({ kind: 'mcp_resource_updated' as const, ...update }))
+        .filter((event) => RecordedUpdate.safeParse(event).success),
     watch: (arrived) => session.watchResourceUpdates(arrived),
   };
 }

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { EventOf, SessionEvent } from '../../../main/common/events.js';
 import type { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { McpPool } from '../../../main/core/mcp/pool.js';
-import { resourcesReadIn } from '../../../main/core/mcp/resourceSubscriptions.js';
+import { resourceArrivals, resourcesReadIn } from '../../../main/core/mcp/resourceSubscriptions.js';
+import type { McpSession } from '../../../main/mcp/session.js';
 import { runTurn } from '../../../main/core/turn/engine.js';
 import { useTurnHostFixture, writeMcpSettings } from '../../support/turnHost.js';
 
@@ -87,6 +88,19 @@ const updatesIn = (log: SessionLog) =>
   log.read().filter((e): e is EventOf<'mcp_resource_updated'> => e.kind === 'mcp_resource_updated');
 /** The note a request carries for this update (as JSON text). */
 const noteOf = (uri: string, server: string) => `MCP resource updated: ${uri} on server \\"${server}\\"`;
+
+describe("a turn's resource arrivals", () => {
+  it('hands over each update once as the event to record, leaving out what the log would refuse', () => {
+    const queued = [
+      { server: 'docs', uri: 'db://t/1' },
+      { server: 'docs', uri: `file:///${'x'.repeat(2100)}` },
+    ];
+    const session = { takeResourceUpdates: () => queued.splice(0) } as unknown as McpSession;
+    const arrivals = resourceArrivals(session);
+    expect(arrivals.take()).toEqual([{ kind: 'mcp_resource_updated', server: 'docs', uri: 'db://t/1' }]);
+    expect(arrivals.take()).toEqual([]);
+  });
+});
 
 describe.runIf(process.platform === 'linux')('resource subscriptions with server-everything (boxed)', () => {
   it('subscribes to a read resource and records the update it sends during the turn, told at the next request', async () => {
