@@ -308,6 +308,65 @@ describe('keel acp: Keel as an Agent Client Protocol agent', () => {
     }
   });
 
+  it.runIf(process.platform === 'linux')(
+    "allow always for an MCP tool in this project keeps Keel's rule: the next session runs it without asking",
+    async () => {
+      writeAcpSettings(cli.home, cli.server, 'ask');
+      const file = path.join(cli.home, 'settings.json');
+      const settings = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+      const server = path.resolve('test/fixtures/mcp/server.mjs');
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          ...settings,
+          mcp: { servers: { fixture: { command: process.execPath, args: [server, '--tools=write_note'] } } },
+        }),
+      );
+      const write = {
+        kind: 'reply' as const,
+        toolCalls: [{ name: 'mcp__fixture__write_note', arguments: { text: 'a' } }],
+      };
+      cli.server.enqueue(write, { kind: 'reply', text: 'Noted.' }, write, { kind: 'reply', text: 'Again.' });
+      const acp = await start();
+      acp.answer = (request) => {
+        const project = request.options.find((option) => option.optionId === 'allow_tool_in_project');
+        return Promise.resolve({ outcome: { outcome: 'selected', optionId: project?.optionId ?? 'none' } });
+      };
+      const prompt = async (text: string) => {
+        const { sessionId } = await acp.connection.agent.request('session/new', {
+          cwd: cli.project,
+          mcpServers: [],
+        });
+        const answer = await acp.connection.agent.request('session/prompt', {
+          sessionId,
+          prompt: [{ type: 'text', text }],
+        });
+        expect(answer.stopReason).toBe('end_turn');
+        return sessionId;
+      };
+      const first = await prompt('write a note');
+      expect(acp.permissions).toHaveLength(1);
+      expect(acp.permissions[0]?.options.map((option) => [option.optionId, option.kind])).toEqual([
+        ['allow_once', 'allow_once'],
+        ['allow_session', 'allow_always'],
+        ['allow_tool_in_project', 'allow_always'],
+        ['reject', 'reject_once'],
+        ['reject_always_in_project', 'reject_always'],
+      ]);
+      expect(eventsOf(first).find((event) => event.kind === 'approval_granted')).toMatchObject({
+        scope: 'tool',
+      });
+      expect(fs.readFileSync(path.join(cli.home, 'tool-rules.jsonl'), 'utf8')).toContain(
+        '"tool":"mcp__fixture__write_note"',
+      );
+      // Another session of the project: the rule allows the tool, the editor is not asked.
+      const second = await prompt('write another');
+      expect(acp.permissions).toHaveLength(1);
+      expect(count(eventsOf(second), 'approval_request')).toBe(0);
+      expect(count(eventsOf(second), 'tool_result')).toBe(1);
+    },
+  );
+
   it('leaves a question the editor cancelled pending in the log, and asks it first at the next prompt', async () => {
     writeAcpSettings(cli.home, cli.server, 'ask');
     cli.server.enqueue(
