@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { Policy } from '../../common/events.js';
 import { HookEventName } from '../../common/hookEvents.js';
 import type { LoadedSetup, SetupFile } from '../setup/index.js';
 import type { HooksBlock } from '../setup/parse.js';
@@ -98,4 +99,27 @@ export function matcherPicks(matcher: string | undefined, names: readonly string
     return false;
   }
   return names.some((name) => pattern.test(name));
+}
+
+/** The `permission_mode` names of Claude Code's hook input. */
+export type ClaudePermissionMode = 'default' | 'plan' | 'acceptEdits' | 'bypassPermissions' | 'dontAsk';
+
+/**
+ * A session's policy as the `permission_mode` a hook reads (Claude Code's names, so its hooks' checks hold):
+ * plan mode is `plan` whatever the policy under it; ask is `default` (reads run, the rest asks); auto-edit is
+ * `acceptEdits`; full-auto is `bypassPermissions` (nothing asks; in Keel still inside the box and under deny
+ * rules); read-only is `dontAsk` (nothing asks: what is not a read is refused). Pure.
+ */
+export function permissionModeOf(policy: Policy, planMode: boolean): ClaudePermissionMode {
+  if (planMode) return 'plan';
+  switch (policy) {
+    case 'ask':
+      return 'default';
+    case 'auto-edit':
+      return 'acceptEdits';
+    case 'full-auto':
+      return 'bypassPermissions';
+    case 'read-only':
+      return 'dontAsk';
+  }
 }

@@ -5,6 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf, Policy } from '../../../../main/common/events.js';
 import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { compactNow } from '../../../../main/core/harness/compaction.js';
+import { applyPlanMode } from '../../../../main/core/harness/plan.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
 import type { TurnHostOptions } from '../../../../main/core/harness/turnHost.js';
 import { createProvider } from '../../../../main/providers/index.js';
@@ -249,6 +250,34 @@ describe.runIf(process.platform === 'linux')(
       expect(JSON.stringify(outcome)).toContain('keep my context');
       expect(log.read().some((e) => e.kind === 'compaction')).toBe(false);
       expect(fixture.server.requests).toHaveLength(0);
+    });
+
+    it('permission_mode is Claude Code’s name for the session’s policy, plan in plan mode', async () => {
+      userHooks({ UserPromptSubmit: one(`jq -r .permission_mode >> "$CLAUDE_PROJECT_DIR/modes"`) });
+      const sessions: [Policy, boolean][] = [
+        ['ask', false],
+        ['auto-edit', false],
+        ['full-auto', false],
+        ['read-only', false],
+        ['auto-edit', true],
+      ];
+      for (const [policy, plan] of sessions) {
+        const log = fixture.createSession({
+          policy,
+          toolMode: policy === 'read-only' ? 'read-only' : 'write',
+        });
+        if (plan) applyPlanMode(log, true);
+        fixture.server.enqueue({ kind: 'reply', text: 'ok' });
+        await turn(log, 'which mode?');
+      }
+      expect(fs.readFileSync(path.join(fixture.project, 'modes'), 'utf8').split('\n')).toEqual([
+        'default',
+        'acceptEdits',
+        'bypassPermissions',
+        'dontAsk',
+        'plan',
+        '',
+      ]);
     });
 
     it('transcript_path: a redacted JSONL of the conversation, read-only, outside the project, gone afterwards', async () => {
