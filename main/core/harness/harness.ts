@@ -28,7 +28,9 @@ import { withWritableSession } from './lock.js';
 import { HarnessError } from './errors.js';
 import { McpPool } from '../mcp/pool.js';
 import { StatusFold, writeStatusPatch } from './status.js';
+import { sessionEnd } from './hookHost.js';
 import type {
+  EndSessionsOptions,
   FileWriter,
   GetOrCreateSessionOptions,
   Harness,
@@ -151,10 +153,45 @@ export function createHarness<TExtraBody = unknown>(
       ]);
       await recordStoppedBackground(home, sessionId);
     },
+    endSessions: (end) => endSessions(runtime, end),
   };
   runtimes.set(harness, runtime);
   recordBackgroundOnExit(home);
   return harness;
+}
+
+/**
+ * Harness.endSessions: each session's SessionEnd hooks under its writer lease, all sessions at once (an exit
+ * waits one budget, not one per session). A session leaves `started` before its hooks run, so two calls (a
+ * close, then the exit) never end it twice; the log says whether an end already ran (hookHost.ts).
+ */
+async function endSessions(runtime: HarnessRuntime, end: EndSessionsOptions): Promise<void> {
+  const { reason, sessionId, onNotice } = end;
+  const ids = (sessionId === undefined ? [...runtime.started] : [sessionId]).filter(
+    (id) => runtime.started.has(id) || reason === 'clear',
+  );
+  const env = runtime.options.env ?? process.env;
+  const { keys } = runtime.options;
+  await Promise.all(
+    ids.map(async (id) => {
+      runtime.started.delete(id);
+      try {
+        await withWritableSession(
+          runtime.home,
+          id,
+          (log) =>
+            sessionEnd(log, reason, {
+              env,
+              ...(keys ? { keys: typeof keys === 'function' ? keys() : keys } : {}),
+              ...(onNotice ? { onNotice } : {}),
+            }),
+          { cache: runtime.logCache },
+        );
+      } catch (error) {
+        onNotice?.(`the SessionEnd hooks of session ${id} did not run: ${(error as Error).message}`);
+      }
+    }),
+  );
 }
 
 /** Persistent Dirs as options name them, with their commit models (`project` defaults to auto, others to manual). */

@@ -21,6 +21,8 @@ export type HookDef = {
   matcher?: string;
   command: string;
   timeoutMs: number;
+  /** The file set `timeout` (a SessionEnd budget grows to it: sessionEndBudgetMs). */
+  timeoutSet?: true;
   /** The file as people see it (`~/.claude/settings.json`, `.codex/hooks.json`) and its sha256. */
   source: string;
   sha256: string;
@@ -56,6 +58,7 @@ export function hooksOf(loaded: Pick<LoadedSetup, 'files'>): HookDef[] {
             command: handler.command,
             timeoutMs:
               handler.timeout === undefined ? DEFAULT_HOOK_TIMEOUT_MS : Math.ceil(handler.timeout * 1000),
+            ...(handler.timeout === undefined ? {} : { timeoutSet: true as const }),
             source,
             sha256: file.hash,
             scope: file.scope,
@@ -122,4 +125,22 @@ export function permissionModeOf(policy: Policy, planMode: boolean): ClaudePermi
     case 'read-only':
       return 'dontAsk';
   }
+}
+
+/** Claude Code's SessionEnd budget: 1.5 s for all of an end's hooks together, unless a hook's `timeout` says more. */
+export const SESSION_END_BUDGET_MS = 1_500;
+/** However long a hook's `timeout`, a session's end waits at most this long for its hooks. */
+export const SESSION_END_MAX_MS = 60_000;
+
+/**
+ * How long the SessionEnd hooks of one end may run, together (they run at once; each is stopped then), as Claude
+ * Code's reference defines it: 1.5 s, raised to the longest `timeout` a SessionEnd hook sets, at most 60 s; the
+ * environment's `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS` (a positive whole number, milliseconds) replaces it,
+ * within the same 60 s. Pure.
+ */
+export function sessionEndBudgetMs(hooks: readonly HookDef[], env: NodeJS.ProcessEnv): number {
+  const named = env.CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS?.trim();
+  if (named !== undefined && /^[1-9]\d*$/.test(named)) return Math.min(Number(named), SESSION_END_MAX_MS);
+  const asked = hooks.flatMap((hook) => (hook.timeoutSet ? [hook.timeoutMs] : []));
+  return Math.min(Math.max(SESSION_END_BUDGET_MS, ...asked), SESSION_END_MAX_MS);
 }
