@@ -64,6 +64,8 @@ export type HarnessRuntime = {
   logCache: LogCache;
   /** Issue #30: sessions this harness (this process) has run a turn of: SessionStart `resume` runs once each. */
   started: Set<string>;
+  /** Issue #30: SessionEnd runs under way (an exit waits for a close's end that is still running). */
+  ending: Set<Promise<void>>;
 };
 
 const runtimes = new WeakMap<object, HarnessRuntime>();
@@ -94,6 +96,7 @@ export function createHarness<TExtraBody = unknown>(
     home,
     logCache: new LogCache(),
     started: new Set(),
+    ending: new Set(),
     ...(mcpPool ? { mcpPool } : {}),
     options: options as HarnessOptions<unknown>,
     dirs,
@@ -172,26 +175,29 @@ async function endSessions(runtime: HarnessRuntime, end: EndSessionsOptions): Pr
   );
   const env = runtime.options.env ?? process.env;
   const { keys } = runtime.options;
-  await Promise.all(
-    ids.map(async (id) => {
-      runtime.started.delete(id);
-      try {
-        await withWritableSession(
-          runtime.home,
-          id,
-          (log) =>
-            sessionEnd(log, reason, {
-              env,
-              ...(keys ? { keys: typeof keys === 'function' ? keys() : keys } : {}),
-              ...(onNotice ? { onNotice } : {}),
-            }),
-          { cache: runtime.logCache },
-        );
-      } catch (error) {
-        onNotice?.(`the SessionEnd hooks of session ${id} did not run: ${(error as Error).message}`);
-      }
-    }),
-  );
+  const endOne = async (id: string) => {
+    try {
+      await withWritableSession(
+        runtime.home,
+        id,
+        (log) =>
+          sessionEnd(log, reason, {
+            env,
+            ...(keys ? { keys: typeof keys === 'function' ? keys() : keys } : {}),
+            ...(onNotice ? { onNotice } : {}),
+          }),
+        { cache: runtime.logCache },
+      );
+    } catch (error) {
+      onNotice?.(`the SessionEnd hooks of session ${id} did not run: ${(error as Error).message}`);
+    }
+  };
+  for (const id of ids) {
+    runtime.started.delete(id);
+    const running: Promise<void> = endOne(id).finally(() => runtime.ending.delete(running));
+    runtime.ending.add(running);
+  }
+  await Promise.all([...runtime.ending]);
 }
 
 /** Persistent Dirs as options name them, with their commit models (`project` defaults to auto, others to manual). */
