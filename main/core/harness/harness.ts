@@ -46,6 +46,9 @@ import type { UncommittedDir } from '../persistent/types.js';
 import { stopSessionBackground } from '../../runner/background.js';
 import { recordBackgroundOnExit, recordStoppedBackground } from './backgroundLog.js';
 
+/** How long a session's end waits for this process's hold on it (a turn that would not stop) before giving up. */
+const END_LEASE_WAIT_MS = 2_000;
+
 /** How long getOrCreate waits for another process that is creating the same session. */
 const CREATE_WAIT_MS = 10_000;
 
@@ -176,20 +179,36 @@ async function endSessions(runtime: HarnessRuntime, end: EndSessionsOptions): Pr
   const env = runtime.options.env ?? process.env;
   const { keys } = runtime.options;
   const endOne = async (id: string) => {
+    // A turn of this process that did not stop holds the session: its end is given up, never waited on.
+    let state: 'waiting' | 'running' | 'given up' = 'waiting';
+    const ran = withWritableSession(
+      runtime.home,
+      id,
+      async (log) => {
+        if (state === 'given up') return;
+        state = 'running';
+        await sessionEnd(log, reason, {
+          env,
+          ...(keys ? { keys: typeof keys === 'function' ? keys() : keys } : {}),
+          ...(onNotice ? { onNotice } : {}),
+        });
+      },
+      { cache: runtime.logCache },
+    );
+    // Given up, its failure (if any) is no one's news.
+    ran.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const lease = new Promise<void>((resolve) => (timer = setTimeout(resolve, END_LEASE_WAIT_MS)));
     try {
-      await withWritableSession(
-        runtime.home,
-        id,
-        (log) =>
-          sessionEnd(log, reason, {
-            env,
-            ...(keys ? { keys: typeof keys === 'function' ? keys() : keys } : {}),
-            ...(onNotice ? { onNotice } : {}),
-          }),
-        { cache: runtime.logCache },
-      );
+      await Promise.race([ran, lease.then(() => (state === 'running' ? ran : undefined))]);
+      if (state === 'waiting') {
+        state = 'given up';
+        onNotice?.(`the SessionEnd hooks of session ${id} did not run: a turn still holds it`);
+      }
     } catch (error) {
       onNotice?.(`the SessionEnd hooks of session ${id} did not run: ${(error as Error).message}`);
+    } finally {
+      clearTimeout(timer);
     }
   };
   for (const id of ids) {

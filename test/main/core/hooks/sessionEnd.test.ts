@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../../main/common/events.js';
+import { withWritableSession } from '../../../../main/core/harness/lock.js';
 import { generateHarness } from '../../../../main/core/harness/stream.js';
 import { detectSandbox } from '../../../../main/sandbox/box.js';
 import { ProviderServer } from '../../../support/providerServer.js';
@@ -134,5 +135,24 @@ describe.runIf(process.platform === 'linux')('SessionEnd (bubblewrap)', () => {
     await tight.endSessions({ reason: 'other' });
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(ends('s')[1]?.reason).toContain('within 0.3 s');
+  });
+
+  it('never waits on a turn that still holds the session: that end is given up, not run later', async () => {
+    endHooks({ command: 'echo ended' });
+    const harness = keelProcess();
+    await harness.sessions.getOrCreate({ id: 's', create: { policy: 'full-auto' } });
+    await prompt(harness, 's', 'one');
+    let release = () => {};
+    const held = withWritableSession(home, 's', () => new Promise<void>((resolve) => (release = resolve)));
+    const notices: string[] = [];
+    const started = Date.now();
+    await harness.endSessions({ reason: 'other', onNotice: (text) => notices.push(text) });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(notices).toEqual(['the SessionEnd hooks of session s did not run: a turn still holds it']);
+    release();
+    await held;
+    // Queued after the given-up end: once this ran, so did that one.
+    await withWritableSession(home, 's', () => Promise.resolve());
+    expect(ends('s')).toEqual([]);
   });
 });
