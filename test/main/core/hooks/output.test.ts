@@ -204,6 +204,30 @@ describe('combining and reading files', () => {
   });
 });
 
+describe('SessionEnd output', () => {
+  it('blocks, stops and tells the model nothing; systemMessage and suppressOutput still count', () => {
+    const json = JSON.stringify({
+      continue: false,
+      stopReason: 'x',
+      decision: 'block',
+      reason: 'y',
+      systemMessage: 'flushed',
+      suppressOutput: true,
+      hookSpecificOutput: { hookEventName: 'SessionEnd', additionalContext: 'z' },
+    });
+    expect(readHookRun('SessionEnd', run({ stdout: json }))).toEqual({
+      decision: 'none',
+      systemMessage: 'flushed',
+      suppressOutput: true,
+    });
+    expect(readHookRun('SessionEnd', run({ exitCode: 2, stderr: 'no' }))).toEqual({
+      decision: 'none',
+      reason: 'no',
+    });
+    expect(readHookRun('SessionEnd', run({ stdout: 'plain words' }))).toEqual({ decision: 'none' });
+  });
+});
+
 describe('the SessionEnd budget (Claude Code hooks reference)', () => {
   const hook = (timeoutMs: number, timeoutSet?: true): HookDef => ({
     event: 'SessionEnd',
