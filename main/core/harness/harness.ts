@@ -28,7 +28,7 @@ import { withWritableSession } from './lock.js';
 import { HarnessError } from './errors.js';
 import { McpPool } from '../mcp/pool.js';
 import { StatusFold, writeStatusPatch } from './status.js';
-import { sessionEnd } from './hookHost.js';
+import { hasSessionEndHooks, sessionEnd } from './hookHost.js';
 import type {
   EndSessionsOptions,
   FileWriter,
@@ -179,6 +179,8 @@ async function endSessions(runtime: HarnessRuntime, end: EndSessionsOptions): Pr
   const env = runtime.options.env ?? process.env;
   const { keys } = runtime.options;
   const endOne = async (id: string) => {
+    // Most sessions have no SessionEnd hook: read-only, that costs no lease and says nothing when the log is gone.
+    if (!hasSessionEndHooksFor(runtime.home, id, env)) return;
     // A turn of this process that did not stop holds the session: its end is given up, never waited on.
     let state: 'waiting' | 'running' | 'given up' = 'waiting';
     const ran = withWritableSession(
@@ -217,6 +219,23 @@ async function endSessions(runtime: HarnessRuntime, end: EndSessionsOptions): Pr
     runtime.ending.add(running);
   }
   await Promise.all([...runtime.ending]);
+}
+
+/** Whether the session has a SessionEnd hook in effect; false when its log cannot be read (deleted, damaged). */
+function hasSessionEndHooksFor(home: string, id: string, env: NodeJS.ProcessEnv): boolean {
+  let log: SessionLog;
+  try {
+    log = SessionLog.open(home, id, { write: false });
+  } catch {
+    return false;
+  }
+  try {
+    return hasSessionEndHooks(log, env);
+  } catch {
+    return false;
+  } finally {
+    log.close();
+  }
 }
 
 /** Persistent Dirs as options name them, with their commit models (`project` defaults to auto, others to manual). */

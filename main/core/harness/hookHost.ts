@@ -28,6 +28,24 @@ export type ManualHookOptions = {
   instructions?: string;
 };
 
+/** The hooks of `event` in effect for a session (the user's, its project's approved ones). */
+function hooksOfSession(
+  log: SessionLog,
+  created: EventOf<'session_created'>,
+  event: HookEventName,
+  env: NodeJS.ProcessEnv,
+): HookDef[] {
+  return hooksOf(
+    loadSetup({ home: homeOf(log.dir), userHome: defaultUserHome(env), project: created.projectFolder }),
+  ).filter((hook) => hook.event === event);
+}
+
+/** Whether a SessionEnd hook is in effect for a session (its log open for reading): nothing to end without one. */
+export function hasSessionEndHooks(log: SessionLog, env: NodeJS.ProcessEnv): boolean {
+  const created = log.read({ fromSeq: 1, limit: 1 })[0];
+  return created?.kind === 'session_created' && hooksOfSession(log, created, 'SessionEnd', env).length > 0;
+}
+
 /**
  * The hooks runner's scope for `event` outside a turn, on a session open for writing: its runs are appended to
  * the log (and folded into `state`). Undefined when no hook of that event is in effect.
@@ -39,13 +57,7 @@ async function hookScopeFor(
   event: HookEventName,
   options: Pick<ManualHookOptions, 'env' | 'keys' | 'onNotice'>,
 ): Promise<{ scope: HookScope; hooks: HookDef[] } | undefined> {
-  const hooks = hooksOf(
-    loadSetup({
-      home: homeOf(log.dir),
-      userHome: defaultUserHome(options.env),
-      project: created.projectFolder,
-    }),
-  ).filter((hook) => hook.event === event);
+  const hooks = hooksOfSession(log, created, event, options.env);
   if (hooks.length === 0) return undefined;
   const layout = readSessionWorkspace(log, created);
   const redactor = sessionRedactor(layout.boxRoot, options.env, options.keys ?? {});
