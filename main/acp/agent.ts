@@ -171,6 +171,8 @@ export function serveAcp(
         await session.turn.done.catch(() => undefined);
       }
       active.delete(params.sessionId);
+      // Issue #30: the editor let go of the session: it ends here (SessionEnd hooks, once, within their budget).
+      await harness.endSessions({ reason: 'other', sessionId: params.sessionId });
       return {};
     })
     .onRequest('session/set_mode', async ({ params, client }) => {
@@ -216,6 +218,8 @@ export function serveAcp(
     for (const turn of turns) turn.controller.abort();
     await Promise.all(turns.map((turn) => turn.done.catch(() => undefined)));
     await harness.stopMcp();
+    // Issue #30: Keel exits: every session it ran ends (once, even when both the close and a signal stop it).
+    await harness.endSessions({ reason: 'other' });
   };
   // A client that goes away stops what runs for it; the interruptions are recorded.
   void connection.closed.then(stopAll, stopAll);

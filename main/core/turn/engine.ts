@@ -80,8 +80,8 @@ class Turn implements TurnScope {
   /** The last reply's unusual ending (a refusal, the output limit), reported with the completed outcome. */
   private finalStop: UnusualStop | undefined;
   private changesBegun: Promise<void> | undefined;
-  /** Times a Stop hook sent the model back in this turn (issue #30). */
-  private stopContinuations = 0;
+  /** Times a Stop hook sent the model back in this turn (issue #30); unknown until counted (a resumed turn). */
+  private stopContinuations: number | undefined;
   /** The children's spend as last read from their logs; undefined once a subagent event makes it stale. */
   private childSpend: SpendFigures | undefined;
   /** True while the turn's tools run: a fact arriving then is recorded at once (TurnHost.arrivals). */
@@ -337,7 +337,7 @@ class Turn implements TurnScope {
         // Issue #30: a Stop hook may send the model back to work (bounded: hookSteps.ts), or end the turn.
         const stopped = await stopHooks(this, answered, this.stopContinuations);
         if (stopped.again) {
-          this.stopContinuations++;
+          this.stopContinuations = stopped.continued + 1;
           continue;
         }
         this.finalText = answered.content;

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../../main/common/events.js';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
+import { detectSandbox } from '../../../main/sandbox/box.js';
 import {
   type AcpSession,
   chunkText,
@@ -480,6 +481,42 @@ describe('keel acp: Keel as an Agent Client Protocol agent', () => {
     expect(last.messages.map((m) => m.content)).toEqual(
       expect.arrayContaining(['read a.txt', 'and now?', 'Still two.', 'back in the terminal']),
     );
+  });
+
+  it('ends a session the editor closes, and every session it ran when it exits: SessionEnd once each (issue 30)', async (context) => {
+    if ((await detectSandbox()).kind !== 'bwrap') context.skip();
+    const userHome = path.join(cli.dir, 'user-home');
+    fs.mkdirSync(path.join(userHome, '.claude'), { recursive: true });
+    fs.writeFileSync(
+      path.join(userHome, '.claude/settings.json'),
+      JSON.stringify({
+        hooks: {
+          SessionEnd: [{ hooks: [{ type: 'command', command: 'jq -r .reason', timeout: 10 }] }],
+        },
+      }),
+    );
+    writeAcpSettings(cli.home, cli.server);
+    cli.server.enqueue({ kind: 'reply', text: 'one' }, { kind: 'reply', text: 'two' });
+    const acp = await startAcp(cli.home, { KEEL_USER_HOME: userHome });
+    running.push(acp);
+    const ids: string[] = [];
+    for (const text of ['first', 'second']) {
+      const { sessionId } = await acp.connection.agent.request('session/new', {
+        cwd: cli.project,
+        mcpServers: [],
+      });
+      await acp.connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] });
+      ids.push(sessionId);
+    }
+    const [closed = '', open = ''] = ids;
+    const ends = (id: string) =>
+      eventsOf(id).flatMap((e) => (e.kind === 'hook_ran' && e.event === 'SessionEnd' ? [e.output] : []));
+    await acp.connection.agent.request('session/close', { sessionId: closed });
+    expect(ends(closed)).toEqual(['other\n']);
+    expect(ends(open)).toEqual([]);
+    await acp.close();
+    expect(ends(closed)).toEqual(['other\n']);
+    expect(ends(open)).toEqual(['other\n']);
   });
 
   it('survives a SIGKILL mid-turn: a fresh keel acp loads the session with nothing lost or repeated', async () => {
