@@ -15,7 +15,8 @@ import {
   sessionPromptCommands,
   visibleEvents,
 } from '../core/harness/index.js';
-import { promptText, runPrompt } from './prompt.js';
+import { runPrompt } from './prompt.js';
+import { promptParts } from './promptBlocks.js';
 import {
   clientFolder,
   configuredProviders,
@@ -111,7 +112,8 @@ export function serveAcp(
       protocolVersion: PROTOCOL_VERSION,
       agentCapabilities: {
         loadSession: true,
-        promptCapabilities: { image: false, audio: false, embeddedContext: true },
+        // Issue #32: images become attachments, embedded resources and file links staged files (promptBlocks.ts).
+        promptCapabilities: { image: true, audio: false, embeddedContext: true },
         // Keel starts the MCP servers its settings and the project's approved .mcp.json name, in its box.
         mcpCapabilities: { http: false, sse: false },
         sessionCapabilities: { list: {}, resume: {}, close: {} },
@@ -169,6 +171,8 @@ export function serveAcp(
         await session.turn.done.catch(() => undefined);
       }
       active.delete(params.sessionId);
+      // Issue #30: the editor let go of the session: it ends here (SessionEnd hooks, once, within their budget).
+      await harness.endSessions({ reason: 'other', sessionId: params.sessionId });
       return {};
     })
     .onRequest('session/set_mode', async ({ params, client }) => {
@@ -189,12 +193,12 @@ export function serveAcp(
           undefined,
           'this session is already running a prompt: cancel it first',
         );
-      const text = promptText(params.prompt);
+      const parts = promptParts(params.prompt);
       const controller = new AbortController();
       const done = runPrompt(
         { harness, env: options.env, client, view: session.view, contextWindow: session.contextWindow },
         params.sessionId,
-        text,
+        parts,
         controller.signal,
       );
       session.turn = { controller, done };
@@ -214,6 +218,8 @@ export function serveAcp(
     for (const turn of turns) turn.controller.abort();
     await Promise.all(turns.map((turn) => turn.done.catch(() => undefined)));
     await harness.stopMcp();
+    // Issue #30: Keel exits: every session it ran ends (once, even when both the close and a signal stop it).
+    await harness.endSessions({ reason: 'other' });
   };
   // A client that goes away stops what runs for it; the interruptions are recorded.
   void connection.closed.then(stopAll, stopAll);

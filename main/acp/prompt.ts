@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
 import {
   type AgentContext,
-  type ContentBlock,
   RequestError,
   type SessionUpdate,
   type StopReason,
@@ -9,6 +8,7 @@ import {
   type ToolCallUpdate,
 } from '@agentclientprotocol/sdk';
 import {
+  type AttachmentInput,
   allowedScopes,
   decidePlan,
   type PlanDecision,
@@ -26,10 +26,12 @@ import {
   readSessionBox,
   homeStoredKeys,
   SessionLog,
+  stageUploads,
   streamHarness,
   type TurnOutcome,
   TurnSetupError,
   UncommittedChangesError,
+  uploadsNote,
   withWritableSession,
 } from '../core/harness/index.js';
 import type { ApprovalPreview } from '../common/harnessViews.js';
@@ -37,6 +39,7 @@ import type { SessionEvent } from '../common/events.js';
 import { PRESENT_PLAN_TOOL, planTextOf } from '../common/planEvents.js';
 import { rebuildDiffs } from './diffs.js';
 import { decisionOf, permissionOptions, planDecisionOf, planOptions } from './permissions.js';
+import type { PromptParts } from './promptBlocks.js';
 import { PLAN_MODE_ID } from './sessions.js';
 import { parseArguments, projectPath, toolKindOf, toolLocationsOf, toolTitleOf } from './toolCalls.js';
 import type { PathView } from './toolCalls.js';
@@ -62,30 +65,11 @@ export type PromptHost = {
 /** Names the host in a `tool` grant's rule history. */
 const VIA = 'an editor (keel acp)';
 
-/** The user's content blocks as the message text Keel records (resources inlined, links as mentions). */
-export function promptText(blocks: readonly ContentBlock[]): string {
-  const parts: string[] = [];
-  for (const block of blocks) {
-    if (block.type === 'text') parts.push(block.text);
-    else if (block.type === 'resource_link') parts.push(`@${block.uri}`);
-    else if (block.type === 'resource' && 'text' in block.resource)
-      parts.push(`<context uri="${block.resource.uri}">\n${block.resource.text}\n</context>`);
-    else
-      throw RequestError.invalidParams(
-        { type: block.type },
-        `Keel takes text and resources in a prompt, not ${block.type}`,
-      );
-  }
-  const text = parts.join('\n\n');
-  if (text.trim() === '') throw RequestError.invalidParams(undefined, 'the prompt is empty');
-  return text;
-}
-
 /** Runs the prompt to its end; the stop reason the editor gets. */
 export async function runPrompt(
   host: PromptHost,
   sessionId: string,
-  text: string,
+  parts: PromptParts,
   signal: AbortSignal,
 ): Promise<StopReason> {
   try {
@@ -99,9 +83,18 @@ export async function runPrompt(
     const session = (await host.harness.sessions.get(sessionId)) as LocalHarnessSession | undefined;
     if (!session) throw RequestError.sessionNotFound(sessionId);
     // `/name args` (a command file, an MCP prompt) expands as in every host; the expansion is what is recorded.
-    const expanded = await expandSessionPrompt(session, text, host.env);
+    const expanded = await expandSessionPrompt(session, parts.text, host.env);
     await guardNewTurn(session);
-    return await runUntilSettled(host, sessionId, expanded, signal);
+    // Issue #32: the prompt's resources staged once every check passed, named in the message as the app names them.
+    const note = uploadsNote(await stageUploads(session.files, parts.uploads));
+    return await runUntilSettled(
+      host,
+      sessionId,
+      // A prompt of files alone is the list naming them.
+      { ...expanded, prompt: expanded.prompt.trim() === '' ? note.trimStart() : expanded.prompt + note },
+      signal,
+      parts.attachments,
+    );
   } catch (error) {
     throw asRequestError(error, sessionId);
   }
@@ -112,6 +105,7 @@ async function runUntilSettled(
   sessionId: string,
   expanded: ExpandedPrompt | undefined,
   signal: AbortSignal,
+  attachments: readonly AttachmentInput[] = [],
 ): Promise<StopReason> {
   let messages: HarnessMessage[] =
     expanded === undefined
@@ -122,6 +116,7 @@ async function runUntilSettled(
             role: 'user' as const,
             content: expanded.prompt,
             ...(expanded.command ? { command: expanded.command } : {}),
+            ...(attachments.length > 0 ? { attachments } : {}),
           },
         ];
   for (;;) {

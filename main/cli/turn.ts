@@ -252,5 +252,11 @@ export async function driveTurn(
     throw error;
   } finally {
     process.off('SIGINT', onSigint);
+    // Issue #30: the command exits, so the session ends for it (SessionEnd hooks, reason `other`: no prompt
+    // input was open), within the end's budget; what failed there is a notice, never the command's exit code.
+    await harness.endSessions({
+      reason: 'other',
+      onNotice: (text) => (options.json ? emit({ type: 'notice', text }) : io.stderr(`keel: ${text}\n`)),
+    });
   }
 }

@@ -20,8 +20,18 @@ export const HookEventName = z.enum([
   'SubagentStop',
   'PreCompact',
   'Notification',
+  /** When a host lets go of a session it ran (a run's exit, an editor's close, the app's quit) or deletes it. */
+  'SessionEnd',
 ]);
 export type HookEventName = z.infer<typeof HookEventName>;
+
+/**
+ * SessionEnd's `reason`, by Claude Code's names: `clear` (the session was deleted: its conversation is gone),
+ * `prompt_input_exit` (the user quit the app), `other` (`keel run` / `keel resume` exiting, an editor closing
+ * the session or `keel acp`, `keel serve` stopping); `logout` is Claude Code's and never sent by Keel.
+ */
+export const SessionEndReason = z.enum(['clear', 'logout', 'prompt_input_exit', 'other']);
+export type SessionEndReason = z.infer<typeof SessionEndReason>;
 
 /**
  * What a run decided: `none` (nothing to say), `allow` / `ask` / `deny` (PreToolUse), `block` (exit code 2 or

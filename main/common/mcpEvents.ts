@@ -79,8 +79,9 @@ export const McpConfigTrusted = z.object({
 
 /**
  * Issue 33: a resource this session read or attached changed on its server (`notifications/resources/updated`
- * for a `resources/subscribe` the session made). Recorded at the start of the turn after it arrived; the model
- * is told at its next request (a user-role note: what it read may be stale), the app shows it.
+ * for a `resources/subscribe` the session made). Recorded as it arrives during a turn (one arriving while a reply
+ * streams: after that reply), else at the next turn's start; the model is told at its next request (a user-role
+ * note: what it read may be stale), the app shows it.
  */
 export const McpResourceUpdated = z.object({
   ...base,

@@ -25,6 +25,9 @@ export const CRASH_POINTS = [
   // Issue #30: a call's PreToolUse hooks ran and their events are in the log, the call not yet started: resume
   // reads their decision back and never runs them again.
   'after_hook_decision',
+  // Issue #30: a Stop hook's block is in the log, the model not sent back yet: resume sends it back with the
+  // hook's reason, never running that hook again.
+  'after_stop_hook_decision',
   // Issue 35: an imported log is written whole under another name, not renamed yet (store/freshDatabase.ts):
   // no session is left, and the next import makes it again.
   'before_import_seal',

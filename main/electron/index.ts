@@ -186,7 +186,8 @@ function runApp(): void {
 
   const shutdown = async () => {
     unmountRouter?.();
-    await handlers?.close();
+    // Issue #30: the user quit the app: the sessions it ran end with SessionEnd's `prompt_input_exit`.
+    await handlers?.close('prompt_input_exit');
   };
 
   app.on('before-quit', (event) => {

@@ -95,11 +95,11 @@ export function createHandlers(options: HandlerOptions): Handlers {
       await terminals.disconnect(client);
     },
     runningSessions: () => turns.runningSessions(),
-    async close() {
+    async close(reason) {
       if (state.closed) return;
       state.closed = true;
       localModels.close();
-      await Promise.all([turns.stopAll(), terminals.closeAll()]);
+      await Promise.all([turns.stopAll(reason), terminals.closeAll()]);
       outputFlows.close();
       index.close();
     },

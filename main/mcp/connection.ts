@@ -1,4 +1,4 @@
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { type OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -21,6 +21,7 @@ import type { AllowlistProxy } from '../sandbox/boxProxy.js';
 import { boxServerCommand, isShellCommand, type McpBoxOptions } from './boxedServer.js';
 import type { McpServerEntry } from './config.js';
 import { BoxedStdioTransport } from './stdioTransport.js';
+import { grantSecrets, scrubSecrets } from './tokenScrub.js';
 
 /** Bounds of one server's life, in milliseconds. */
 export type McpTimeouts = {
@@ -75,6 +76,8 @@ export class McpConnection {
   private restartTimer: ReturnType<typeof setTimeout> | undefined;
   private ready: Promise<void> | undefined;
   private pinging = false;
+  /** An HTTP server's stored OAuth grant (none: stdio, or not signed in): its tokens never pass on (tokenScrub.ts). */
+  private auth: OAuthClientProvider | undefined;
 
   constructor(
     readonly entry: McpServerEntry,
@@ -103,11 +106,8 @@ export class McpConnection {
         this.proxy = boxed.proxy;
         transport = new BoxedStdioTransport(boxed.spec);
       } else {
-        transport = httpTransport(
-          entry.config,
-          this.box.network,
-          this.box.authFor?.(entry.name, entry.config.url),
-        );
+        this.auth = this.box.authFor?.(entry.name, entry.config.url);
+        transport = httpTransport(entry.config, this.box.network, this.auth);
       }
       this.transport = transport;
       const client = new Client({ name: 'keel', version: '0.1.0' }, { capabilities: {} });
@@ -229,11 +229,23 @@ export class McpConnection {
     }
   }
 
-  private listFrom(client: Client): Promise<Tool[]> {
-    return allPages(async (params) => {
-      const page = await client.listTools(params, { timeout: this.timeouts.listMs });
-      return { items: page.tools, nextCursor: page.nextCursor };
-    });
+  private async listFrom(client: Client): Promise<Tool[]> {
+    return this.scrubbed(
+      await allPages(async (params) => {
+        const page = await client.listTools(params, { timeout: this.timeouts.listMs });
+        return { items: page.tools, nextCursor: page.nextCursor };
+      }),
+    );
+  }
+
+  /** What the server said, without its own OAuth tokens (tokenScrub.ts). */
+  private async scrubbed<T>(value: T): Promise<T> {
+    return scrubSecrets(value, await grantSecrets(this.auth), `keel:mcp:${this.entry.name}`);
+  }
+
+  /** A failure whose message may quote the server: its tokens taken out of it (in place) too. */
+  private async scrubbedError(error: unknown): Promise<void> {
+    if (error instanceof Error) error.message = await this.scrubbed(error.message);
   }
 
   /**
@@ -273,8 +285,9 @@ export class McpConnection {
           onprogress: (progress) => options.onProgress?.(progress),
         },
       );
-      return result as CallToolResult;
+      return await this.scrubbed(result as CallToolResult);
     } catch (error) {
+      await this.scrubbedError(error);
       if (total.signal.aborted && !options.signal?.aborted) {
         throw new CallTimeout(
           `${name} was still running after ${options.maxTotalMs} ms in all (its progress notifications kept it going) and was cancelled`,
@@ -300,10 +313,12 @@ export class McpConnection {
   async listResources(): Promise<Resource[]> {
     const client = await this.live();
     if (!client.getServerCapabilities()?.resources) return [];
-    return allPages(async (params) => {
-      const page = await client.listResources(params, { timeout: this.timeouts.listMs });
-      return { items: page.resources, nextCursor: page.nextCursor };
-    });
+    return this.scrubbed(
+      await allPages(async (params) => {
+        const page = await client.listResources(params, { timeout: this.timeouts.listMs });
+        return { items: page.resources, nextCursor: page.nextCursor };
+      }),
+    );
   }
 
   /** Resources this session subscribed to (kept across restarts). */
@@ -339,23 +354,39 @@ export class McpConnection {
   /** One resource's contents (`resources/read`), bounded like a listing. */
   async readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
     const client = await this.live();
-    return client.readResource({ uri }, { timeout: this.timeouts.listMs, ...(signal ? { signal } : {}) });
+    try {
+      return await this.scrubbed(
+        await client.readResource({ uri }, { timeout: this.timeouts.listMs, ...(signal ? { signal } : {}) }),
+      );
+    } catch (error) {
+      await this.scrubbedError(error);
+      throw error;
+    }
   }
 
   /** Every prompt the server lists (all pages), with its arguments; [] for a server without prompts. */
   async listPrompts(): Promise<Prompt[]> {
     const client = await this.live();
     if (!client.getServerCapabilities()?.prompts) return [];
-    return allPages(async (params) => {
-      const page = await client.listPrompts(params, { timeout: this.timeouts.listMs });
-      return { items: page.prompts, nextCursor: page.nextCursor };
-    });
+    return this.scrubbed(
+      await allPages(async (params) => {
+        const page = await client.listPrompts(params, { timeout: this.timeouts.listMs });
+        return { items: page.prompts, nextCursor: page.nextCursor };
+      }),
+    );
   }
 
   /** One prompt filled with its arguments (`prompts/get`). */
   async getPrompt(name: string, args: Record<string, string>): Promise<GetPromptResult> {
     const client = await this.live();
-    return client.getPrompt({ name, arguments: args }, { timeout: this.timeouts.listMs });
+    try {
+      return await this.scrubbed(
+        await client.getPrompt({ name, arguments: args }, { timeout: this.timeouts.listMs }),
+      );
+    } catch (error) {
+      await this.scrubbedError(error);
+      throw error;
+    }
   }
 
   /** The running client, after a restart in progress; throws when the server is not running. */

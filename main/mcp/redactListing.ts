@@ -75,6 +75,7 @@ export function redactMcpSession(session: McpSession, redact: Redact): McpSessio
     },
     subscribe: (server, uri) => session.subscribe(server, uri),
     takeResourceUpdates: () => session.takeResourceUpdates(),
+    watchResourceUpdates: (arrived) => session.watchResourceUpdates(arrived),
     changed: () => session.changed(),
     healthy: () => session.healthy(),
     relist: () => session.relist(),

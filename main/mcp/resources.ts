@@ -95,7 +95,7 @@ async function readOnce(
   const started = Date.now();
   try {
     const result = await connection.readResource(args.uri, ctx.signal);
-    // Issue 33: told when it changes (kept servers record it at the next turn); a refusal changes nothing here.
+    // Issue 33: told when it changes (recorded as it arrives in a turn); a refusal changes nothing here.
     if (connection.canSubscribe) void connection.subscribe(args.uri).catch(() => undefined);
     // Shown as a tool result of embedded resources: text inline, blobs as artifacts, as an MCP tool's are.
     const asResult: CallToolResult = {

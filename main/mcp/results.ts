@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolImage } from '../common/events.js';
 import { MAX_TOOL_IMAGE_BYTES, sniffImageType } from '../common/images.js';
+import { wholeResultAt } from '../tools/areas.js';
 import { truncateText } from '../tools/outcome.js';
 import type { ToolContext, ToolOutcome } from '../tools/types.js';
 
@@ -87,7 +88,7 @@ export function outcomeFromResult(result: CallToolResult, ctx: ToolContext): Too
   if (content.length > MCP_INLINE_MAX_CHARS) {
     const handle = keep('.txt', Buffer.from(ctx.redactor.redact(content), 'utf8'));
     const head = truncateText(content, MCP_INLINE_MAX_CHARS).text;
-    content = `${head}\n[cut at ${MCP_INLINE_MAX_CHARS} of ${content.length} characters; the whole result: artifact ${handle}]`;
+    content = `${head}\n[cut at ${MCP_INLINE_MAX_CHARS} of ${content.length} characters; ${wholeResultAt(ctx, handle)}]`;
   }
   const outcome: ToolOutcome = { content, isError: result.isError === true };
   // The one handle an outcome carries: the whole text when it was cut, else the first image or file.

@@ -45,6 +45,11 @@ export type McpSession = {
   subscribe(server: string, uri: string): Promise<boolean>;
   /** Updates of subscribed resources since the last call (each server/uri once), handed over and forgotten. */
   takeResourceUpdates(): { server: string; uri: string }[];
+  /**
+   * Calls `arrived` each time an update of a subscribed resource arrives (a running turn records it then:
+   * core/mcp/resourceSubscriptions.ts); returns the unwatch.
+   */
+  watchResourceUpdates(arrived: () => void): () => void;
   /** Names of servers that said `tools/list_changed` since they started (or since the last `relist`). */
   changed(): string[];
   /** False once a server failed for good (did not start, or gave up restarting): the session is reopened. */
@@ -75,6 +80,7 @@ export async function startMcpSession(options: StartMcpOptions): Promise<McpSess
   const changed = new Set<string>();
   // `server\nuri` of updated subscribed resources, until a turn takes them.
   const updates = new Set<string>();
+  const watchers = new Set<() => void>();
   const disabled = new Set(options.disabledTools ?? []);
   const connections = options.plan.servers.map(
     (entry) =>
@@ -85,7 +91,10 @@ export async function startMcpSession(options: StartMcpOptions): Promise<McpSess
           changed.add(server);
         },
         ...(options.onNotice ? { onNotice: options.onNotice } : {}),
-        onResourceUpdated: (server, uri) => updates.add(`${server}\n${uri}`),
+        onResourceUpdated: (server, uri) => {
+          updates.add(`${server}\n${uri}`);
+          for (const arrived of [...watchers]) arrived();
+        },
       }),
   );
   const describe = async (
@@ -174,6 +183,12 @@ export async function startMcpSession(options: StartMcpOptions): Promise<McpSess
       });
       updates.clear();
       return taken;
+    },
+    watchResourceUpdates: (arrived) => {
+      // A wrapper per watch: the same function watched twice is two watches, each unwatched on its own.
+      const watcher = () => arrived();
+      watchers.add(watcher);
+      return () => watchers.delete(watcher);
     },
     callTool: (server, tool, args) => {
       const connection = connections.find((c) => c.entry.name === server);

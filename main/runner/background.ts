@@ -39,6 +39,8 @@ export interface BackgroundSnapshot {
   cursor: number;
   /** null while it runs. */
   exit: RunCommandResult | null;
+  /** Where its whole output is, as the reader names it (options.artifactHandle), when given. */
+  wholeOutput?: string;
 }
 
 type Entry = {
@@ -56,6 +58,7 @@ type Entry = {
   box: { pid: number; runId: string } | null;
   /** Its end was recorded in the session's log (background_exited), so it is recorded once. */
   exitRecorded: boolean;
+  wholeOutput?: string;
 };
 
 type SessionEntries = { commands: Map<string, Entry>; network: NetworkJoin | null };
@@ -129,6 +132,7 @@ export async function startBackground(
     waiters: new Set(),
     box: null,
     exitRecorded: false,
+    ...(options.artifactHandle !== undefined ? { wholeOutput: options.artifactHandle } : {}),
   };
   const wake = (): void => {
     for (const waiter of entry.waiters) waiter();
@@ -401,5 +405,6 @@ function snapshot(entry: Entry, since: number): BackgroundSnapshot {
     skipped: lost + (available.length - shown.length),
     cursor: end,
     exit: entry.exit,
+    ...(entry.wholeOutput !== undefined ? { wholeOutput: entry.wholeOutput } : {}),
   };
 }

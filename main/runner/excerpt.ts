@@ -92,7 +92,8 @@ function assemble(head: string, tail: string, limits: ExcerptLimits, bytes: numb
   const shown = Buffer.byteLength(first, 'utf8') + Buffer.byteLength(last, 'utf8');
   const omitted = Math.max(0, bytes - shown);
   const separator = first.endsWith('\n') ? '' : '\n';
-  const text = `${first}${separator}[... ${omitted} bytes omitted; full output in artifact ${handle}]\n${last}`;
+  // Issue #37: where the rest is, as the reader can name it (the model reads `/artifacts/…` with its tools).
+  const text = `${first}${separator}[... ${omitted} bytes left out here; the whole output is in ${handle}]\n${last}`;
   return { text, truncated: true, bytes };
 }
 

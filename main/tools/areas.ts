@@ -112,3 +112,14 @@ export function showPath(ctx: ToolContext, realPath: string): string {
   if (place.prefix === null) return rel === '' ? '.' : rel;
   return rel === '' ? place.prefix : `${place.prefix}/${rel}`;
 }
+
+/**
+ * Issue #37: where the model finds the whole of a cut result kept as the artifact `handle`, in steps it can take:
+ * the path its tools read (`/artifacts/…`), or, in a session without that area (older sessions), that they cannot.
+ */
+export function wholeResultAt(ctx: Pick<ToolContext, 'areas'>, handle: string): string {
+  const area = ctx.areas?.find((candidate) => candidate.sealed && candidate.prefix === '/artifacts');
+  return area
+    ? `the whole is ${area.prefix}/${handle}: read it with read_file (offset, limit) or search it with grep`
+    : 'the whole is kept for the user; tools cannot read it in this session';
+}

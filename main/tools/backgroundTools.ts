@@ -135,7 +135,12 @@ export function backgroundOutcome(
   const output = snapshot.output.replace(/\n+$/, '');
   lines.push(output.trim() === '' ? '(no new output)' : output);
   if (snapshot.skipped > 0)
-    lines.push(`[${snapshot.skipped} earlier characters left out; the full output is the artifact]`);
+    lines.push(
+      // Issue #37: where the left-out part can be read, when the model's tools can read it.
+      snapshot.wholeOutput?.startsWith('/')
+        ? `[${snapshot.skipped} earlier characters left out; the whole output is ${snapshot.wholeOutput} (read_file, grep)]`
+        : `[${snapshot.skipped} earlier characters left out]`,
+    );
   if (
     options.waitedFor !== undefined &&
     snapshot.exit === null &&

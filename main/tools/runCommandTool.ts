@@ -121,6 +121,23 @@ function shownArtifact(ctx: ToolContext, artifact: string): string {
   return area ? `${area.prefix}/${artifact}` : artifact;
 }
 
+/**
+ * Issue #37: what a cut result tells the model about the part it was not shown, in steps it can take: the path
+ * its tools read the whole output at (only a cut result names it: the rest is all there is to read), or, in a
+ * session without the artifacts area (older sessions), how to see a part by running the command narrowed.
+ */
+export function restOfOutputNote(shown: string, artifact: string, bytes: number): string {
+  if (shown === artifact)
+    return (
+      `[the output above is cut to its head and tail (${bytes} bytes in all); tools cannot read the rest ` +
+      'in this session: run the command again narrowed (grep, head, tail, sed -n) to see a part]'
+    );
+  return (
+    `[the output above is cut to its head and tail (${bytes} bytes in all); the whole output is ${shown}: ` +
+    'read it with read_file (offset, limit) or search it with grep]'
+  );
+}
+
 async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<ToolOutcome> {
   const requested = args.timeout_ms ?? toolLimits.commandDefaultTimeoutMs;
   const timeoutMs = Math.min(requested, toolLimits.commandMaxTimeoutMs);
@@ -140,11 +157,7 @@ async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<
   if (result.networkRefused.length > 0) {
     notes.push(`[network access refused by the sandbox: ${result.networkRefused.slice(0, 5).join(', ')}]`);
   }
-  notes.push(
-    shown === artifact
-      ? `[full output: artifact ${artifact}, ${result.bytes} bytes]`
-      : `[full output: ${shown}, ${result.bytes} bytes; read_file or grep it for the rest]`,
-  );
+  if (result.truncated) notes.push(restOfOutputNote(shown, artifact, result.bytes));
   const excerpt = result.excerpt.trim() === '' ? '(no output)' : result.excerpt.replace(/\n+$/, '');
   return {
     content: `${excerpt}\n${notes.join('\n')}`,
@@ -155,6 +168,13 @@ async function runCommandInBox(args: RunCommandArgs, ctx: ToolContext): Promise<
     timedOut: result.timedOut,
     durationMs: result.durationMs,
   };
+}
+
+/** Where a background command's whole output is, for the model: a path its tools read, or that they cannot. */
+function wholeOutputAt(shown: string, artifact: string): string {
+  return shown === artifact
+    ? 'its whole output is kept for the user (tools cannot read it in this session)'
+    : `its whole output is written to ${shown} (read_file, grep)`;
 }
 
 /** The box options of one call (foreground or background), or the error outcome of a bad cwd. */
@@ -238,8 +258,8 @@ async function startInBackground(args: RunCommandArgs, ctx: ToolContext): Promis
   return backgroundOutcome(started, {
     lead:
       started.exit === null
-        ? `[started in the background as ${handle}; read more with command_output, stop it with stop_command; full output: ${shown}]`
-        : `[${handle} already ended; full output: ${shown}]`,
+        ? `[started in the background as ${handle}; read more with command_output, stop it with stop_command; ${wholeOutputAt(shown, artifact)}]`
+        : `[${handle} already ended; ${wholeOutputAt(shown, artifact)}]`,
     started: { command: args.command, artifact, toolCallId: ctx.toolCallId ?? '' },
     sessionKey: ctx.sessionDir,
     ...(args.ready_text !== undefined ? { waitedFor: args.ready_text } : {}),

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { isHostAllowed } from '../sandbox/boxProxy.js';
 import { checkFetchUrl, resolveFetchAddress, type FetchUrl } from '../sandbox/fetchTarget.js';
+import { wholeResultAt } from './areas.js';
 import { toolLimits } from './limits.js';
 import { errorOutcome, hashBytes, truncateText } from './outcome.js';
 import { fetchHop, HopError } from './webFetchHttp.js';
@@ -179,10 +180,8 @@ async function pageOutcome(ctx: ToolContext, fetched: Fetched): Promise<ToolOutc
     artifact = `web/${ctx.idempotencyKey.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 120)}.md`;
     await mkdir(path.join(ctx.artifactsDir, 'web'), { recursive: true });
     await writeFile(path.join(ctx.artifactsDir, artifact), whole);
-    const area = ctx.areas?.find((candidate) => candidate.sealed && candidate.prefix === '/artifacts');
-    const where = area ? `${area.prefix}/${artifact}` : `artifact ${artifact}`;
     notes.push(
-      `[cut at ${toolLimits.webFetchMaxChars} of ${whole.length} characters; the whole text: ${where}]`,
+      `[cut at ${toolLimits.webFetchMaxChars} of ${whole.length} characters; ${wholeResultAt(ctx, artifact)}]`,
     );
   }
   // A fence the page cannot close early: it would have to contain its own hash.

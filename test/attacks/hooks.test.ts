@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { SessionLog } from '../../main/core/log/sessionLog.js';
+import { sessionEnd } from '../../main/core/harness/hookHost.js';
 import { approveProjectSetup } from '../../main/core/setup/index.js';
 import { runTurn } from '../../main/core/turn/engine.js';
 import { useTurnHostFixture } from '../support/turnHost.js';
@@ -62,6 +63,26 @@ describe.runIf(process.platform === 'linux')('hooks: trust and the box (bubblewr
     expect(await turn(changed)).toEqual({ status: 'completed', text: 'done' });
     expect(fs.existsSync(marker)).toBe(false);
     expect(hookRuns(changed)).toEqual([]);
+  });
+
+  it("a cloned repository's SessionEnd hook does not run when its session ends or is deleted, before approval", async () => {
+    const marker = path.join(fixture.project, 'pwned');
+    fs.mkdirSync(path.join(fixture.project, '.claude'), { recursive: true });
+    fs.writeFileSync(
+      path.join(fixture.project, '.claude/settings.json'),
+      JSON.stringify({ hooks: { SessionEnd: [{ hooks: [{ type: 'command', command: 'touch pwned' }] }] } }),
+    );
+    const log = fixture.createSession({ policy: 'full-auto', toolMode: 'write' });
+    expect(await turn(log)).toEqual({ status: 'completed', text: 'done' });
+    const env = { PATH: process.env.PATH, KEEL_USER_HOME: userHome };
+    expect(await sessionEnd(log, 'other', { env })).toBeUndefined();
+    expect(await sessionEnd(log, 'clear', { env })).toBeUndefined();
+    expect(fs.existsSync(marker)).toBe(false);
+    expect(hookRuns(log)).toEqual([]);
+    // Approved, the same file's hook runs at the end (in the box, in the project).
+    approveProjectSetup(fixture.home, fixture.project, 'test');
+    expect(await sessionEnd(log, 'other', { env })).toMatchObject({ decision: 'none' });
+    expect(fs.existsSync(marker)).toBe(true);
   });
 
   it("a hook script changed after approval does not run: the settings file's hook folder is approved with it", async () => {

@@ -43,7 +43,7 @@ describe.skipIf(!HAS_CHROMIUM)('attachments in the composer', () => {
     },
   });
 
-  it('takes a pasted, a dropped and a picked file, refuses an SVG, and sends them with the prompt', async () => {
+  it('takes a pasted, a dropped and a picked file, attaches an SVG as a text file only, and sends them with the prompt', async () => {
     const watched = app.watch('attachments');
     const page = await app.goto();
     const id = await createSession(page, {
@@ -66,13 +66,25 @@ describe.skipIf(!HAS_CHROMIUM)('attachments in the composer', () => {
     // A text paste stays text.
     await page.getByLabel('Message').fill('what is wrong on this page?');
 
-    // An SVG (named .png) is refused by its bytes, with the reason.
+    // An SVG is never taken as an image (judged by its bytes, whatever its name and type say): a disguised one
+    // dropped and one picked are attached as the text files they are, named .svg, and said so.
     await deliver(page, 'drop', 'sneaky.png', 'image/png', base64Of('evil.svg'));
-    await page.getByText('"sneaky.png" is an SVG image: SVG is not accepted').waitFor();
-    expect(await chips.count()).toBe(3);
+    await page
+      .getByText(
+        '"sneaky.png" is an SVG image: it is not sent as an image (SVG can hold script, and models take PNG, ' +
+          'JPEG, GIF or WebP). It is attached as a text file instead, "sneaky.png.svg"',
+      )
+      .waitFor();
+    const logo = path.join(app.dir, 'logo.svg');
+    fs.copyFileSync(path.join(FIXTURES, 'evil.svg'), logo);
+    await page.getByLabel('Attach files').setInputFiles(logo);
+    await page.getByText('"logo.svg" is an SVG image: it is not sent as an image').waitFor();
+    await expect.poll(() => chips.count()).toBe(5);
+    expect(await chips.nth(3).innerText()).toMatch(/FILE\s*sneaky\.png\.svg/);
+    expect(await chips.nth(4).innerText()).toMatch(/FILE\s*logo\.svg/);
     // Removing one leaves the others.
     await page.getByRole('button', { name: 'Remove photo.jpg' }).click();
-    await expect.poll(() => chips.count()).toBe(2);
+    await expect.poll(() => chips.count()).toBe(4);
     await screenshot(page, 'attachments-staged');
 
     app.provider.enqueue({ kind: 'reply', text: 'the header is red' });
@@ -82,21 +94,38 @@ describe.skipIf(!HAS_CHROMIUM)('attachments in the composer', () => {
     const message = (await readEvents(page, id)).find(
       (e): e is EventOf<'user_message'> => e.kind === 'user_message',
     );
-    expect(message?.content).toBe('what is wrong on this page?');
+    expect(message?.content.startsWith('what is wrong on this page?\n\nFiles the user attached')).toBe(true);
     expect(message?.attachments?.map((file) => [file.name, file.mimeType])).toEqual([
       ['image.png', 'image/png'],
       ['note.pdf', 'application/pdf'],
     ]);
+    // The SVGs reached the session as files the model reads as text, never as images.
+    const events = await readEvents(page, id);
+    expect(events.flatMap((e) => (e.kind === 'file_staged' ? [e.path] : []))).toEqual([
+      '/session/uploads/sneaky.png.svg',
+      '/session/uploads/logo.svg',
+    ]);
+    expect(message?.content).toContain('- /session/uploads/sneaky.png.svg (');
+    const uploads = path.join(app.home, 'sessions', id, 'workspace', 'session', 'uploads');
+    expect(fs.readFileSync(path.join(uploads, 'logo.svg'))).toEqual(
+      fs.readFileSync(path.join(FIXTURES, 'evil.svg')),
+    );
     // The vision model got the image as an image part (its PDF as a note: chat completions take no files).
     const body = app.provider.requests.at(-1)?.body as { messages: { role: string; content: unknown }[] };
-    const user = body.messages.find((m) => m.role === 'user');
+    // (The staged SVGs' notes come first, as text.)
+    const user = body.messages.find(
+      (m) => m.role === 'user' && JSON.stringify(m.content).includes('what is wrong on this page?'),
+    );
     expect(JSON.stringify(user?.content)).toContain(`data:image/png;base64,${base64Of('red.png')}`);
+    expect(JSON.stringify(body.messages)).not.toContain('data:image/svg');
     // The transcript shows the sent image under the message, read back through artifacts.image.
     const shown = page.getByAltText(/^Image 1 from your message \(image\/png/);
     await expect
       .poll(() => shown.getAttribute('src'), { timeout: 15_000 })
       .toBe(`data:image/png;base64,${base64Of('red.png')}`);
     await screenshot(page, 'attachments-sent');
+    // Nothing in the app drew an SVG as an image (its script never ran in the page).
+    expect(await page.locator('img[src*="svg" i]').count()).toBe(0);
     expect(watched.errors).toEqual([]);
   });
 

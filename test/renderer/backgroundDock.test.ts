@@ -47,6 +47,18 @@ describe.skipIf(!HAS_CHROMIUM || sandbox.kind === 'none')('background commands i
               ready_text: 'ready',
             },
           },
+          // Ends on its own once the test makes a file in the project (the box sees the folder itself).
+          {
+            id: 'watch',
+            name: 'run_command',
+            arguments: {
+              command: 'echo watching; while [ ! -f done.flag ]; do sleep 0.1; done',
+              background: true,
+              ready_text: 'watching',
+            },
+          },
+          // A long foreground output: its card says what a person can do about the part not shown (#37).
+          { id: 'long', name: 'run_command', arguments: { command: 'seq 1 40000' } },
         ],
       },
       { kind: 'reply', text: 'It runs in the background.' },
@@ -55,7 +67,35 @@ describe.skipIf(!HAS_CHROMIUM || sandbox.kind === 'none')('background commands i
     await page.getByText('It runs in the background.').waitFor({ timeout: 30_000 });
     await waitForIdle(page);
 
-    await page.getByRole('button', { name: 'Terminal', exact: true }).click();
+    // The model was told where the rest of the long output is and how to read it; the card tells people what
+    // they can do instead of naming that path.
+    expect(JSON.stringify(app.provider.requests.at(-1)?.body)).toMatch(
+      /the whole output is \/artifacts\/\S+\.log: read it with read_file/,
+    );
+    const long = page.getByRole('article', { name: /Tool call run_command/ }).last();
+    const output = long.locator('pre.tool-terminal-output');
+    await expect
+      .poll(() => output.textContent())
+      .toContain('bytes not shown here: Open in terminal shows the whole output]\n');
+    expect(await output.textContent()).not.toContain('/artifacts/');
+    // A background start says where it is for people: the dock, not the model's tools and paths.
+    const started = page.getByRole('article', { name: /Tool call run_command/ }).first();
+    expect(await started.locator('pre.tool-terminal-output').textContent()).toContain(
+      '[started in the background as bg-dev: the terminal dock shows it live and can stop it]',
+    );
+    expect(await started.textContent()).not.toMatch(/\/artifacts\/|command_output/);
+
+    // Issue #32: while the dock is closed, its button counts the background commands running, live.
+    const terminal = page.getByRole('button', { name: /^Terminal/ });
+    const count = terminal.getByTestId('background-count');
+    await expect.poll(() => count.textContent(), { timeout: 10_000 }).toBe('2');
+    expect(await terminal.getAttribute('aria-label')).toBe('Terminal: 2 background commands running');
+    await screenshot(page, 'background-dock-count');
+    fs.writeFileSync(path.join(project, 'done.flag'), '');
+    await expect.poll(() => count.textContent(), { timeout: 10_000 }).toBe('1');
+    await terminal.click();
+    // Open, the dock lists them itself: the button counts nothing.
+    expect(await count.count()).toBe(0);
     const item = page
       .getByRole('region', { name: 'Background commands' })
       .getByRole('listitem', { name: 'Background command bg-dev' });
@@ -63,8 +103,14 @@ describe.skipIf(!HAS_CHROMIUM || sandbox.kind === 'none')('background commands i
     expect(await item.getByTestId('background-state').textContent()).toBe('running');
     expect(await item.textContent()).toMatch(/bg-dev · pid \d+ · running/);
     // Its output keeps arriving after the starting call returned: the tail grows.
+    // The highest tick shown (the tail may end inside a line the command is still writing).
     const tickOf = async () =>
-      Number(/tick (\d+)\s*$/.exec((await item.locator('pre').textContent()) ?? '')?.[1] ?? 0);
+      Math.max(
+        0,
+        ...[...((await item.locator('pre').textContent()) ?? '').matchAll(/tick (\d+)/g)].map((m) =>
+          Number(m[1]),
+        ),
+      );
     await expect.poll(tickOf, { timeout: 10_000 }).toBeGreaterThan(2);
     const seen = await tickOf();
     await expect.poll(tickOf, { timeout: 10_000 }).toBeGreaterThan(seen);
@@ -76,10 +122,16 @@ describe.skipIf(!HAS_CHROMIUM || sandbox.kind === 'none')('background commands i
       .toBe('it was stopped');
     expect(await item.getByRole('button', { name: 'Stop bg-dev' }).count()).toBe(0);
     await screenshot(page, 'background-dock-stopped');
+    // Closed again with none running: no count, the button is plain Terminal.
+    await terminal.click();
+    await page.getByRole('button', { name: 'Terminal', exact: true }).waitFor();
+    expect(await count.count()).toBe(0);
     const ends = (await readEvents(page, id)).filter(
       (e): e is Extract<SessionEvent, { kind: 'background_exited' }> => e.kind === 'background_exited',
     );
-    expect(ends).toMatchObject([{ handle: 'bg-dev', reason: 'stopped', outsideCall: true }]);
+    expect(ends).toContainEqual(
+      expect.objectContaining({ handle: 'bg-dev', reason: 'stopped', outsideCall: true }),
+    );
 
     // The model's next request says the user stopped it.
     app.provider.enqueue({ kind: 'reply', text: 'Noted.' });

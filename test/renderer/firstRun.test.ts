@@ -78,7 +78,7 @@ describe.skipIf(!HAS_CHROMIUM)('first run and settings', () => {
 
     // Settings: keys are never shown (serve reads them from the environment), a connection test, the sandbox.
     await page.getByRole('button', { name: 'Settings' }).click();
-    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    await page.getByRole('heading', { name: 'Settings', exact: true }).waitFor();
     const card = page.getByRole('group', { name: /Local \/ OpenAI-compatible/ });
     await card.getByLabel('Base URL').fill(app.provider.openaiBaseUrl);
     await card.getByLabel(/Model to test/).fill('scripted-model');

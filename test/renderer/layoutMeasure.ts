@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { REPO_ROOT } from '../support/cli.js';
 
 /*
@@ -26,6 +27,34 @@ export async function artifactScreenshot(page: Page, name: string): Promise<stri
   const file = path.join(ARTIFACT_SCREENSHOTS, `${name}-${size?.width ?? 0}x${size?.height ?? 0}.png`);
   await page.screenshot({ path: file });
   return file;
+}
+
+/**
+ * Captures a screen at each of SIZES as `<name>-<w>x<h>.png` and, with `check`, measures its controls there: none
+ * covered or cut, at least `atLeast` checked, nothing wider than its box, then `check.also`. Leaves 1280x800.
+ */
+export async function captureAtSizes(
+  page: Page,
+  name: string,
+  check?: { root: string; atLeast: number; also?: (where: string) => Promise<void> },
+): Promise<void> {
+  for (const size of SIZES) {
+    await page.setViewportSize({ width: size.width, height: size.height });
+    await page.evaluate(
+      'new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))',
+    );
+    await artifactScreenshot(page, name);
+    if (check === undefined) continue;
+    const measured = await measureControls(page, check.root);
+    const where = `${name} at ${size.width}x${size.height}`;
+    expect(measured.covered, where).toEqual([]);
+    expect(measured.cut, where).toEqual([]);
+    expect(measured.checked, where).toBeGreaterThanOrEqual(check.atLeast);
+    // Nothing is wider than the box that holds it: no text cut at an edge, no sideways scrolling.
+    expect(await widerThanBox(page, check.root), where).toEqual([]);
+    await check.also?.(where);
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
 }
 
 /** What one measurement of the session view found. */
@@ -71,6 +100,30 @@ export async function measureControls(
   );
   return { covered, cut, checked };
 }
+
+/**
+ * The boxes in `root` (itself included) that clip or scroll and whose contents are wider than they are: text cut
+ * at a dialog's edge, or a sideways scroll bar. Form fields (a long value scrolls in its field), labels hidden for
+ * screen readers, one-line texts ellipsized on purpose and Monaco's own boxes (a diff scrolls sideways by design)
+ * are left out.
+ */
+export function widerThanBox(page: Page, root: string): Promise<string[]> {
+  return page.evaluate<string[]>(`(${WIDER_THAN_BOX})(${JSON.stringify(root)})`);
+}
+
+const WIDER_THAN_BOX = `(root) => {
+  const box = document.querySelector(root);
+  return [box, ...box.querySelectorAll('*')]
+    .filter((element) => !['INPUT', 'TEXTAREA', 'SELECT'].includes(element.tagName))
+    .filter((element) => !element.closest('.visually-hidden, .monaco-editor, .xterm'))
+    .filter((element) => {
+      const style = getComputedStyle(element);
+      // A one-line text cut with an ellipsis on purpose (a long title) is not cut by accident.
+      return /auto|scroll|hidden|clip/.test(style.overflowX) && style.textOverflow !== 'ellipsis';
+    })
+    .filter((element) => element.scrollWidth > element.clientWidth + 1)
+    .map((element) => element.tagName.toLowerCase() + '.' + element.className + ' ' + element.scrollWidth + ' > ' + element.clientWidth);
+}`;
 
 /* The measurement as a script for the page (the tests compile without the DOM's types); `root` holds the controls. */
 const MEASURE_SCRIPT = `((root) => {

@@ -9,8 +9,10 @@ import { HAS_CHROMIUM, screenshot } from './harness.js';
 // MCP tools in the app against keel serve, with the SDK fixture server in the box: an image a tool returns,
 // shown inline from the session's artifact; a write tool allowed "in this project" from the approval panel
 // (scope tool), the rule it leaves in Settings, its revocation there (the next turn asks again), and revoking
-// the grant from the session's grants list (which revokes the rule too).
+// the grant from the session's grants list (which revokes the rule too). Issue 33: a read resource's update that
+// arrives during the turn, shown in the transcript while that turn still runs.
 const SERVER = path.resolve('test/fixtures/mcp/server.mjs');
+const NOTE = 'note://fixture/note';
 const bwrap = (await detectSandbox()).kind === 'bwrap';
 
 describe.skipIf(!HAS_CHROMIUM || !bwrap)('MCP tools in the app', () => {
@@ -21,7 +23,7 @@ describe.skipIf(!HAS_CHROMIUM || !bwrap)('MCP tools in the app', () => {
       const settings = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
       settings.mcp = {
         servers: {
-          fixture: { command: process.execPath, args: [SERVER] },
+          fixture: { command: process.execPath, args: [SERVER, '--resources'] },
           // Takes a moment to start, so a check is seen while it runs. The script is named in argv (not inside
           // an `sh -c` string): the box binds a server's program folders from its argv, and a checkout under
           // /tmp (a fresh clone in CI) is otherwise hidden from it.
@@ -161,5 +163,50 @@ describe.skipIf(!HAS_CHROMIUM || !bwrap)('MCP tools in the app', () => {
     expect(await fixture.locator('.tag').textContent()).toBe('ready');
     expect(await fixture.getByRole('checkbox', { name: 'mcp__fixture__write_note' }).isChecked()).toBe(true);
     expect(watched.errors).toEqual([]);
+  }, 120_000);
+
+  it("shows a read resource's update in the transcript while the turn it came in still runs", async () => {
+    const watched = app.watch('mcp-resource-updated');
+    const page = await app.goto();
+    const sessionId = await createSession(page, {
+      title: 'MCP note',
+      projectFolder: path.join(app.dir, 'tools-project'),
+      policy: 'full-auto',
+    });
+    app.provider.enqueue(
+      {
+        kind: 'reply',
+        text: 'Reading the note.',
+        toolCalls: [{ name: 'read_mcp_resource', arguments: { server: 'fixture', uri: NOTE } }],
+      },
+      {
+        kind: 'reply',
+        text: 'Changing it.',
+        toolCalls: [{ name: 'mcp__fixture__touch_note', arguments: { text: 'second version' } }],
+      },
+      // The turn waits on its third request until Stop.
+      { kind: 'hang' },
+    );
+    const before = app.provider.requests.length;
+    await sendMessage(page, 'Read the note, then change it.');
+    await expect.poll(() => app.provider.requests.length, { timeout: 30_000 }).toBe(before + 3);
+    await page
+      .getByText(`MCP resource updated: ${NOTE} (fixture) changed since it was read; the agent is told`)
+      .waitFor();
+    // Still that turn: Stop is offered, and the request it waits on tells the model.
+    const stop = page.getByRole('button', { name: 'Stop', exact: true });
+    await stop.waitFor();
+    expect(app.provider.requests.at(-1)?.raw).toContain(
+      `MCP resource updated: ${NOTE} on server \\"fixture\\"`,
+    );
+    await screenshot(page, 'mcp-05-resource-updated');
+    await stop.click();
+    await expect
+      .poll(() => page.locator('.session-header .badge').getAttribute('data-status'))
+      .toBe('interrupted');
+    const updated = (await readEvents(page, sessionId)).filter((e) => e.kind === 'mcp_resource_updated');
+    expect(updated).toMatchObject([{ server: 'fixture', uri: NOTE }]);
+    expect(watched.errors).toEqual([]);
+    expect(watched.foreignRequests).toEqual([]);
   }, 120_000);
 });

@@ -237,7 +237,7 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
     const watched = app.watch('model-settings');
     const page = await app.goto();
     await page.getByRole('button', { name: 'Settings' }).click();
-    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    await page.getByRole('heading', { name: 'Settings', exact: true }).waitFor();
     for (const [label, kind] of [
       ['Anthropic', 'anthropic'],
       ['OpenAI', 'openai'],

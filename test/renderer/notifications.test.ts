@@ -82,7 +82,7 @@ describe.skipIf(!HAS_CHROMIUM)('turn notifications', () => {
 
     // Clicking it opens the session from elsewhere in the app.
     await page.getByRole('button', { name: 'Settings' }).click();
-    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    await page.getByRole('heading', { name: 'Settings', exact: true }).waitFor();
     await page.evaluate('window.__last.onclick()');
     await page.getByRole('heading', { name: 'Background work' }).waitFor();
     expect(watched.errors).toEqual([]);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSession, sendMessage, setUpApp } from './appFixture.js';
 import { HAS_CHROMIUM } from './harness.js';
-import { artifactScreenshot, measureControls, SIZES } from './layoutMeasure.js';
+import { captureAtSizes, SIZES } from './layoutMeasure.js';
 
 /*
  * Issue #37: the main screens at 1280x800 and 900x600, captured to test-artifacts/screenshots/screen-*.png
@@ -24,25 +24,6 @@ const README_SHOTS = [
   ['screen-settings-endpoints-900x600.png', 'settings-endpoints.png'],
 ] as const;
 
-/**
- * The boxes in `root` (itself included) that clip or scroll and whose contents are wider than they are: text cut
- * at a dialog's edge, or a sideways scroll bar. Form fields (a long value scrolls in its field), labels hidden for
- * screen readers and one-line texts ellipsized on purpose are left out.
- */
-const WIDER_THAN_BOX = `(root) => {
-  const box = document.querySelector(root);
-  return [box, ...box.querySelectorAll('*')]
-    .filter((element) => !['INPUT', 'TEXTAREA', 'SELECT'].includes(element.tagName))
-    .filter((element) => !element.closest('.visually-hidden'))
-    .filter((element) => {
-      const style = getComputedStyle(element);
-      // A one-line text cut with an ellipsis on purpose (a long title) is not cut by accident.
-      return /auto|scroll|hidden|clip/.test(style.overflowX) && style.textOverflow !== 'ellipsis';
-    })
-    .filter((element) => element.scrollWidth > element.clientWidth + 1)
-    .map((element) => element.tagName.toLowerCase() + '.' + element.className + ' ' + element.scrollWidth + ' > ' + element.clientWidth);
-}`;
-
 describe.skipIf(!HAS_CHROMIUM)('the main screens, captured', () => {
   const app = setUpApp({
     prefix: 'keel-ui-screens-',
@@ -59,27 +40,13 @@ describe.skipIf(!HAS_CHROMIUM)('the main screens, captured', () => {
   it('captures the sessions list, a session with an approval pending, New session and Settings', async () => {
     const watched = app.watch('screens');
     const page = await app.goto();
-    const widerThanBox = (root: string) =>
-      page.evaluate<string[]>(`(${WIDER_THAN_BOX})(${JSON.stringify(root)})`);
     /** Captures the screen at each size; with `controls` (a CSS selector) also checks its (`atLeast`) controls there. */
-    const capture = async (name: string, controls?: string, atLeast = 4) => {
-      for (const size of SIZES) {
-        await page.setViewportSize({ width: size.width, height: size.height });
-        await page.evaluate(
-          'new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))',
-        );
-        await artifactScreenshot(page, `screen-${name}`);
-        if (controls === undefined) continue;
-        const measured = await measureControls(page, controls);
-        const where = `${name} at ${size.width}x${size.height}`;
-        expect(measured.covered, where).toEqual([]);
-        expect(measured.cut, where).toEqual([]);
-        expect(measured.checked, where).toBeGreaterThanOrEqual(atLeast);
-        // Nothing is wider than the box that holds it: no text cut at an edge, no sideways scrolling.
-        expect(await widerThanBox(controls), where).toEqual([]);
-      }
-      await page.setViewportSize({ width: 1280, height: 800 });
-    };
+    const capture = (name: string, controls?: string, atLeast = 4) =>
+      captureAtSizes(
+        page,
+        `screen-${name}`,
+        controls === undefined ? undefined : { root: controls, atLeast },
+      );
 
     for (const title of ['Add a health check endpoint', 'Fix the flaky login test']) {
       await createSession(page, { title, projectFolder: project }, { open: false });
@@ -128,7 +95,7 @@ describe.skipIf(!HAS_CHROMIUM)('the main screens, captured', () => {
     await dialog.waitFor({ state: 'detached' });
 
     await page.getByRole('button', { name: 'Settings' }).click();
-    await page.getByRole('heading', { name: 'Settings' }).waitFor();
+    await page.getByRole('heading', { name: 'Settings', exact: true }).waitFor();
     await capture('settings', 'body');
     // Its OpenAI-compatible endpoints, one added (not saved), with its own key field.
     await page.getByRole('button', { name: 'Add endpoint' }).click();

@@ -6,9 +6,12 @@ type ViewModule = {
   callView: (tool: string, args: string) => View;
   readRange: (offset: number | undefined, limit: number | undefined) => string | undefined;
   formatDuration: (ms: number) => string;
+  outputForPeople: (content: string) => string;
 };
 const modulePath = '../../renderer/src/screens/session/items/toolCallView.js';
-const { callView, readRange, formatDuration } = (await import(/* @vite-ignore */ modulePath)) as ViewModule;
+const { callView, readRange, formatDuration, outputForPeople } = (await import(
+  /* @vite-ignore */ modulePath
+)) as ViewModule;
 
 describe('tool calls for people (issue 37)', () => {
   it('shows a command as typed, a read as a path and lines, an edit as a diff', () => {
@@ -60,6 +63,35 @@ describe('tool calls for people (issue 37)', () => {
       text: '*** Begin Patch\n*** End Patch',
     });
     expect(callView('anything', 'not json')).toEqual({ kind: 'raw', text: 'not json' });
+  });
+
+  it("says where a command's whole output is in people's terms, for each wording a log holds (#37)", () => {
+    const now =
+      'line 1\n[... 120000 bytes left out here; the whole output is in /artifacts/ev11-run_command.log]\nline 9\n' +
+      '[exit code 0, 12 ms]\n[the output above is cut to its head and tail (130000 bytes in all); the whole output ' +
+      'is /artifacts/ev11-run_command.log: read it with read_file (offset, limit) or search it with grep]';
+    const before =
+      'line 1\n[... 120000 bytes omitted; full output in artifact /artifacts/ev11-run_command.log]\nline 9\n' +
+      '[exit code 0, 12 ms]\n[full output: /artifacts/ev11-run_command.log, 130000 bytes; read_file or grep it for the rest]';
+    const shown =
+      'line 1\n[… 120,000 bytes not shown here: Open in terminal shows the whole output]\nline 9\n[exit code 0, 12 ms]';
+    expect(outputForPeople(now)).toBe(shown);
+    expect(outputForPeople(before)).toBe(shown);
+    expect(
+      outputForPeople('ok\n[exit code 0, 3 ms]\n[full output: artifact ev3-run_command.log, 4 bytes]'),
+    ).toBe('ok\n[exit code 0, 3 ms]');
+    expect(
+      outputForPeople(
+        '[started in the background as bg-dev; read more with command_output, stop it with stop_command; its ' +
+          'whole output is written to /artifacts/ev3-run_command.1.log (read_file, grep)]\nready\n' +
+          '[next read: command_output {"handle": "bg-dev", "since": 6}]',
+      ),
+    ).toBe('[started in the background as bg-dev: the terminal dock shows it live and can stop it]\nready');
+    expect(outputForPeople('[bg-x already ended; full output: /artifacts/a.log]\nbye')).toBe(
+      '[bg-x had already ended when the call returned]\nbye',
+    );
+    // Output that merely looks like a note inside a line stays.
+    expect(outputForPeople('echo [full output: x]')).toBe('echo [full output: x]');
   });
 
   it('says durations as people do', () => {

@@ -54,9 +54,9 @@ export function writeAcpSettings(home: string, server: ProviderServer, policy = 
   );
 }
 
-/** Starts `keel --home HOME acp`, connects the SDK's client to it and initializes. */
-export async function startAcp(home: string): Promise<AcpSession> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+/** Starts `keel --home HOME acp` (with `extraEnv`), connects the SDK's client to it and initializes. */
+export async function startAcp(home: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<AcpSession> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv };
   delete env.KEEL_HOME;
   delete env.KEEL_CRASH_AT;
   const child = trackChild(

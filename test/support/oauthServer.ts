@@ -130,6 +130,13 @@ export async function startOAuthFixture(): Promise<OAuthFixture> {
         { description: 'Upper-cases its text.', inputSchema: { text: z.string() } },
         ({ text }) => Promise.resolve({ content: [{ type: 'text', text: text.toUpperCase() }] }),
       );
+      // A careless server: says the credentials it was called with (Keel must keep them out of its log).
+      mcp.registerTool('whoami', { description: 'Says how it was called.' }, () =>
+        Promise.resolve({
+          content: [{ type: 'text', text: `you are ${bearer}` }],
+          structuredContent: { id: bearer },
+        }),
+      );
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,

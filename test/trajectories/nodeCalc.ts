@@ -190,7 +190,7 @@ export const nodeCalcTrajectories: Trajectory[] = [
         sees: [
           /trace line 1: checking calc/,
           /fail 2/,
-          /\[full output: \/artifacts\/\S+\.log, \d+ bytes; read_file or grep it/,
+          /the whole output is \/artifacts\/\S+\.log: read it with read_file/,
         ],
         calls: (seen) => {
           const artifact = artifactOf(seen.results.join('\n'));
@@ -336,7 +336,7 @@ export const nodeCalcTrajectories: Trajectory[] = [
 
 /** The path of the whole output a cut command result names (`/artifacts/<handle>`). */
 function artifactOf(result: string): string {
-  const found = /\[full output: (\/artifacts\/\S+\.log), \d+ bytes/.exec(result)?.[1];
+  const found = /the whole output is (\/artifacts\/\S+\.log): read it/.exec(result)?.[1];
   if (!found) throw new Error(`no artifact path in: ${result.slice(-300)}`);
   return found;
 }

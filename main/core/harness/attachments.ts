@@ -57,7 +57,8 @@ export function checkAttachment(input: AttachmentInput): CheckedAttachment {
   if (mimeType === undefined) {
     if (looksLikeSvg(data))
       throw new AttachmentError(
-        `${label} is an SVG image: SVG is not accepted (it can hold script); attach a PNG`,
+        `${label} is an SVG image: SVG is not accepted as an image (it can hold script); attach a PNG, ` +
+          'or give it as a file (keel run --file, the app’s Attach…, an editor’s resource) to send its markup as text',
       );
     throw new AttachmentError(
       `${label} is not a PNG, JPEG, GIF, WebP image or a PDF (judged by its bytes, not its name)`,

@@ -28,7 +28,9 @@ import { withWritableSession } from './lock.js';
 import { HarnessError } from './errors.js';
 import { McpPool } from '../mcp/pool.js';
 import { StatusFold, writeStatusPatch } from './status.js';
+import { hasSessionEndHooks, sessionEnd } from './hookHost.js';
 import type {
+  EndSessionsOptions,
   FileWriter,
   GetOrCreateSessionOptions,
   Harness,
@@ -43,6 +45,9 @@ import type {
 import type { UncommittedDir } from '../persistent/types.js';
 import { stopSessionBackground } from '../../runner/background.js';
 import { recordBackgroundOnExit, recordStoppedBackground } from './backgroundLog.js';
+
+/** How long a session's end waits for this process's hold on it (a turn that would not stop) before giving up. */
+const END_LEASE_WAIT_MS = 2_000;
 
 /** How long getOrCreate waits for another process that is creating the same session. */
 const CREATE_WAIT_MS = 10_000;
@@ -62,6 +67,8 @@ export type HarnessRuntime = {
   logCache: LogCache;
   /** Issue #30: sessions this harness (this process) has run a turn of: SessionStart `resume` runs once each. */
   started: Set<string>;
+  /** Issue #30: SessionEnd runs under way (an exit waits for a close's end that is still running). */
+  ending: Set<Promise<void>>;
 };
 
 const runtimes = new WeakMap<object, HarnessRuntime>();
@@ -92,6 +99,7 @@ export function createHarness<TExtraBody = unknown>(
     home,
     logCache: new LogCache(),
     started: new Set(),
+    ending: new Set(),
     ...(mcpPool ? { mcpPool } : {}),
     options: options as HarnessOptions<unknown>,
     dirs,
@@ -151,10 +159,83 @@ export function createHarness<TExtraBody = unknown>(
       ]);
       await recordStoppedBackground(home, sessionId);
     },
+    endSessions: (end) => endSessions(runtime, end),
   };
   runtimes.set(harness, runtime);
   recordBackgroundOnExit(home);
   return harness;
+}
+
+/**
+ * Harness.endSessions: each session's SessionEnd hooks under its writer lease, all sessions at once (an exit
+ * waits one budget, not one per session). A session leaves `started` before its hooks run, so two calls (a
+ * close, then the exit) never end it twice; the log says whether an end already ran (hookHost.ts).
+ */
+async function endSessions(runtime: HarnessRuntime, end: EndSessionsOptions): Promise<void> {
+  const { reason, sessionId, onNotice } = end;
+  const ids = (sessionId === undefined ? [...runtime.started] : [sessionId]).filter(
+    (id) => runtime.started.has(id) || reason === 'clear',
+  );
+  const env = runtime.options.env ?? process.env;
+  const { keys } = runtime.options;
+  const endOne = async (id: string) => {
+    // Most sessions have no SessionEnd hook: read-only, that costs no lease and says nothing when the log is gone.
+    if (!hasSessionEndHooksFor(runtime.home, id, env)) return;
+    // A turn of this process that did not stop holds the session: its end is given up, never waited on.
+    let state: 'waiting' | 'running' | 'given up' = 'waiting';
+    const ran = withWritableSession(
+      runtime.home,
+      id,
+      async (log) => {
+        if (state === 'given up') return;
+        state = 'running';
+        await sessionEnd(log, reason, {
+          env,
+          ...(keys ? { keys: typeof keys === 'function' ? keys() : keys } : {}),
+          ...(onNotice ? { onNotice } : {}),
+        });
+      },
+      { cache: runtime.logCache },
+    );
+    // Given up, its failure (if any) is no one's news.
+    ran.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const lease = new Promise<void>((resolve) => (timer = setTimeout(resolve, END_LEASE_WAIT_MS)));
+    try {
+      await Promise.race([ran, lease.then(() => (state === 'running' ? ran : undefined))]);
+      if (state === 'waiting') {
+        state = 'given up';
+        onNotice?.(`the SessionEnd hooks of session ${id} did not run: a turn still holds it`);
+      }
+    } catch (error) {
+      onNotice?.(`the SessionEnd hooks of session ${id} did not run: ${(error as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  for (const id of ids) {
+    runtime.started.delete(id);
+    const running: Promise<void> = endOne(id).finally(() => runtime.ending.delete(running));
+    runtime.ending.add(running);
+  }
+  await Promise.all([...runtime.ending]);
+}
+
+/** Whether the session has a SessionEnd hook in effect; false when its log cannot be read (deleted, damaged). */
+function hasSessionEndHooksFor(home: string, id: string, env: NodeJS.ProcessEnv): boolean {
+  let log: SessionLog;
+  try {
+    log = SessionLog.open(home, id, { write: false });
+  } catch {
+    return false;
+  }
+  try {
+    return hasSessionEndHooks(log, env);
+  } catch {
+    return false;
+  } finally {
+    log.close();
+  }
 }
 
 /** Persistent Dirs as options name them, with their commit models (`project` defaults to auto, others to manual). */

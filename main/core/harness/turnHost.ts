@@ -20,6 +20,7 @@ import { createProvider, type ModelProvider, type ProviderKeys } from '../../pro
 import { detectSandbox, type NetworkPolicy } from '../../sandbox/box.js';
 import { createToolRegistry } from '../../tools/registry.js';
 import { openSessionMcp } from '../mcp/sessionServers.js';
+import { resourceArrivals } from '../mcp/resourceSubscriptions.js';
 import { applyPermissionRules, defaultUserHome, loadSetup } from '../setup/index.js';
 import { hooksOf } from '../hooks/config.js';
 import { afterCompactionHooks, hookStop, preCompactHooks } from '../turn/hookSteps.js';
@@ -224,6 +225,8 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
     ...(options.settingsChanges ? { settingsChanges: options.settingsChanges } : {}),
+    // Issue 33: a subscribed resource's update is recorded as it arrives in the turn.
+    ...(mcp ? { arrivals: resourceArrivals(mcp) } : {}),
     beforeChanges,
     ...(compaction.threshold > 0
       ? {

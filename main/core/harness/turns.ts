@@ -20,6 +20,7 @@ import { runningCommand, type RunningCommand } from '../../runner/boxedCommand.j
 import type { SessionIndex } from '../../store/sessionIndex.js';
 import { artifactNameFor } from '../../tools/runCommandTool.js';
 import type { SessionStatus, TurnOutcome } from '../../common/harnessViews.js';
+import type { SessionEndReason } from '../../common/hookEvents.js';
 import { describeError } from './describeError.js';
 import { HarnessError } from './errors.js';
 import { checkSessionPrompt, guardNewTurn } from './newTurn.js';
@@ -415,10 +416,11 @@ export class TurnManager {
   }
 
   /**
-   * Stops every running turn (each records its interruption), waits for their logs to close, and stops every
-   * session's MCP servers.
+   * Stops every running turn (each records its interruption), waits for their logs to close, stops every
+   * session's MCP servers, then ends every session this process ran (issue #30: SessionEnd hooks with `reason`,
+   * within their budget).
    */
-  async stopAll(): Promise<void> {
+  async stopAll(reason: SessionEndReason = 'other'): Promise<void> {
     this.closing = true;
     const turns = [...this.running.values()].filter((turn): turn is RunningTurn => turn !== 'reserved');
     for (const turn of turns) turn.controller.abort();
@@ -427,6 +429,7 @@ export class TurnManager {
       STOP_WAIT_MS,
     );
     await this.harness.stopMcp();
+    await this.harness.endSessions({ reason });
   }
 
   /** Stops the MCP servers kept for a session (archived, deleted); a running turn's stop when it ends. */

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { CommandUse } from '../../common/customEvents.js';
 import type { ModelPin, Policy, SessionEvent, ToolMode, Usage } from '../../common/events.js';
+import type { SessionEndReason } from '../../common/hookEvents.js';
 import type { TraceEntry } from '../log/sessionLog.js';
 import type { StreamSource } from '../persistent/streamWrite.js';
 import type { CommitModel, CommitReport, UncommittedDir, UncommittedFile } from '../persistent/types.js';
@@ -223,6 +224,23 @@ export type Harness<TExtraBody = unknown> = {
    * The session's background commands (issue #32) are stopped too, kept servers or not.
    */
   stopMcp(sessionId?: string): Promise<void>;
+  /**
+   * Issue #30: the host lets go of sessions (it exits, an editor closed one, one is deleted): their SessionEnd
+   * hooks run, with `reason`, at most once per end and never longer than the end's budget (1.5 s unless a hook's
+   * `timeout` or CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS says more, at most 60 s). Without `sessionId`: every
+   * session this harness ran a turn of; with one: that session if this harness ran a turn of it, or whoever did
+   * when `reason` is `clear` (deleted). An ended session's next prompt here is a SessionStart `resume`. Never
+   * throws: a session another process holds, or a hook that fails, is a notice.
+   */
+  endSessions(options: EndSessionsOptions): Promise<void>;
+};
+
+/** What `Harness.endSessions` takes. */
+export type EndSessionsOptions = {
+  reason: SessionEndReason;
+  sessionId?: string;
+  /** What went wrong (a hook failed, a session was busy) and what a hook asked to show (`systemMessage`). */
+  onNotice?: (text: string) => void;
 };
 
 /** A message of the host's conversation; the last `user` message is the new turn's input. */

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { Policy } from '../../common/events.js';
 import { HookEventName } from '../../common/hookEvents.js';
 import type { LoadedSetup, SetupFile } from '../setup/index.js';
 import type { HooksBlock } from '../setup/parse.js';
@@ -20,6 +21,8 @@ export type HookDef = {
   matcher?: string;
   command: string;
   timeoutMs: number;
+  /** The file set `timeout` (a SessionEnd budget grows to it: sessionEndBudgetMs). */
+  timeoutSet?: true;
   /** The file as people see it (`~/.claude/settings.json`, `.codex/hooks.json`) and its sha256. */
   source: string;
   sha256: string;
@@ -55,6 +58,7 @@ export function hooksOf(loaded: Pick<LoadedSetup, 'files'>): HookDef[] {
             command: handler.command,
             timeoutMs:
               handler.timeout === undefined ? DEFAULT_HOOK_TIMEOUT_MS : Math.ceil(handler.timeout * 1000),
+            ...(handler.timeout === undefined ? {} : { timeoutSet: true as const }),
             source,
             sha256: file.hash,
             scope: file.scope,
@@ -98,4 +102,45 @@ export function matcherPicks(matcher: string | undefined, names: readonly string
     return false;
   }
   return names.some((name) => pattern.test(name));
+}
+
+/** The `permission_mode` names of Claude Code's hook input. */
+export type ClaudePermissionMode = 'default' | 'plan' | 'acceptEdits' | 'bypassPermissions' | 'dontAsk';
+
+/**
+ * A session's policy as the `permission_mode` a hook reads (Claude Code's names, so its hooks' checks hold):
+ * plan mode is `plan` whatever the policy under it; ask is `default` (reads run, the rest asks); auto-edit is
+ * `acceptEdits`; full-auto is `bypassPermissions` (nothing asks; in Keel still inside the box and under deny
+ * rules); read-only is `dontAsk` (nothing asks: what is not a read is refused). Pure.
+ */
+export function permissionModeOf(policy: Policy, planMode: boolean): ClaudePermissionMode {
+  if (planMode) return 'plan';
+  switch (policy) {
+    case 'ask':
+      return 'default';
+    case 'auto-edit':
+      return 'acceptEdits';
+    case 'full-auto':
+      return 'bypassPermissions';
+    case 'read-only':
+      return 'dontAsk';
+  }
+}
+
+/** Claude Code's SessionEnd budget: 1.5 s for all of an end's hooks together, unless a hook's `timeout` says more. */
+export const SESSION_END_BUDGET_MS = 1_500;
+/** However long a hook's `timeout`, a session's end waits at most this long for its hooks. */
+export const SESSION_END_MAX_MS = 60_000;
+
+/**
+ * How long the SessionEnd hooks of one end may run, together (they run at once; each is stopped then), as Claude
+ * Code's reference defines it: 1.5 s, raised to the longest `timeout` a SessionEnd hook sets, at most 60 s; the
+ * environment's `CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS` (a positive whole number, milliseconds) replaces it,
+ * within the same 60 s. Pure.
+ */
+export function sessionEndBudgetMs(hooks: readonly HookDef[], env: NodeJS.ProcessEnv): number {
+  const named = env.CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS?.trim();
+  if (named !== undefined && /^[1-9]\d*$/.test(named)) return Math.min(Number(named), SESSION_END_MAX_MS);
+  const asked = hooks.flatMap((hook) => (hook.timeoutSet ? [hook.timeoutMs] : []));
+  return Math.min(Math.max(SESSION_END_BUDGET_MS, ...asked), SESSION_END_MAX_MS);
 }

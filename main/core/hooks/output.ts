@@ -9,6 +9,7 @@ import type { HookDecision, HookEventName } from '../../common/hookEvents.js';
  *   prompt, PostToolUse and Stop hand the reason to the model (Stop: the turn goes on); for SessionStart,
  *   PreCompact and Notification it is only shown.
  * - any other exit, a timeout, a failure to start: a non-blocking error, shown, never an allow.
+ * SessionEnd blocks, stops and tells the model nothing: only `systemMessage` and `suppressOutput` count.
  * JSON (exit 0): `continue: false` + `stopReason` (every event: the turn ends once the hooks ran, over any
  * decision; Stop / SubagentStop then do not go on even when a hook blocks; the reason is the user's, not the
  * model's), `systemMessage`, `suppressOutput` (stdout is not kept in the run's record); `decision: "block"` +
@@ -112,6 +113,13 @@ export function readHookRun(event: HookEventName, run: HookRun): HookVerdict {
 function verdictOfJson(event: HookEventName, out: z.infer<typeof HookJson>): HookVerdict {
   const specific = out.hookSpecificOutput;
   const verdict: HookVerdict = { decision: 'none' };
+  // The session is over: nothing is left to stop, and nothing said reaches a model (Claude Code: SessionEnd
+  // cannot block; its output is only shown).
+  if (event === 'SessionEnd') {
+    if (out.suppressOutput === true) verdict.suppressOutput = true;
+    if (out.systemMessage) verdict.systemMessage = out.systemMessage;
+    return verdict;
+  }
   if (out.continue === false) {
     verdict.stop = true;
     if (out.stopReason) verdict.stopReason = out.stopReason;

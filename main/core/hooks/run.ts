@@ -7,7 +7,7 @@ import { extraWritablePaths, readOnlyPathsFor } from '../../tools/runCommandTool
 import { visibleEvents } from '../projection/rewind.js';
 import type { TurnHost } from '../turn/host.js';
 import type { SessionState } from '../turn/state.js';
-import { matcherPicks, type HookDef } from './config.js';
+import { matcherPicks, permissionModeOf, type HookDef } from './config.js';
 import { homeHookMounts } from './homeScripts.js';
 import { readHookRun, type HookVerdict } from './output.js';
 import { writeTranscript, type WrittenTranscript } from './transcript.js';
@@ -163,7 +163,7 @@ async function runAll(
     session_id: scope.state.sessionId,
     transcript_path: transcript.file,
     cwd,
-    permission_mode: scope.state.planMode ? 'plan' : scope.state.policy,
+    permission_mode: permissionModeOf(scope.state.policy, scope.state.planMode),
     hook_event_name: options.event,
     ...options.input,
   });

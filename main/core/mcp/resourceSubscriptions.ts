@@ -1,4 +1,5 @@
 import type { EventOf, SessionEvent } from '../../common/events.js';
+import { McpResourceUpdated } from '../../common/mcpEvents.js';
 import { READ_RESOURCE_TOOL } from '../../mcp/resources.js';
 import type { McpSession } from '../../mcp/session.js';
 import type { SessionLog } from '../log/sessionLog.js';
@@ -6,9 +7,13 @@ import type { SessionLog } from '../log/sessionLog.js';
 /*
  * Issue 33: MCP resource subscriptions. A session subscribes (where a server offers `resources/subscribe`) to
  * the resources it read (`read_mcp_resource`) or attached (`@mcp:server:uri`, recorded as an `<mcp-resource>`
- * block); the updates a server sends while its servers are kept are recorded at the next turn's start as
- * `mcp_resource_updated`, which the projection turns into a note for the model and the app shows.
+ * block); an update a server sends is recorded as `mcp_resource_updated` (which the projection turns into a
+ * note for the model and the app shows): during a turn as it arrives (the turn's `arrivals`), between turns
+ * (servers kept by a pool) at the next turn's start.
  */
+
+/** What a recorded update holds besides its seq and time. */
+const RecordedUpdate = McpResourceUpdated.pick({ kind: true, server: true, uri: true });
 
 /** Pure: the resources a session's events read or attached, each server/uri once, in order. */
 export function resourcesReadIn(events: readonly SessionEvent[]): { server: string; uri: string }[] {
@@ -48,11 +53,7 @@ export async function followResourceUpdates(
   session: McpSession,
   onEvent?: (event: SessionEvent) => void,
 ): Promise<void> {
-  for (const update of session.takeResourceUpdates()) {
-    const event: Omit<EventOf<'mcp_resource_updated'>, 'seq' | 'at'> = {
-      kind: 'mcp_resource_updated',
-      ...update,
-    };
+  for (const event of resourceArrivals(session).take()) {
     const result = log.append(event);
     if (result.ok) for (const appended of result.events) onEvent?.(appended);
   }
@@ -60,4 +61,23 @@ export async function followResourceUpdates(
   await Promise.all(
     resourcesReadIn(events).map(({ server, uri }) => session.subscribe(server, uri).catch(() => false)),
   );
+}
+
+/**
+ * A running turn's view of the session's resource updates (TurnHost.arrivals): each update as the
+ * `mcp_resource_updated` to record, and a watch on their arrival.
+ */
+export function resourceArrivals(session: McpSession): {
+  take: () => Omit<EventOf<'mcp_resource_updated'>, 'seq' | 'at'>[];
+  watch: (arrived: () => void) => () => void;
+} {
+  return {
+    // Only what the log takes (a uri past its bound, from an attachment, would fail the turn's append).
+    take: () =>
+      session
+        .takeResourceUpdates()
+        .map((update) => ({ kind: 'mcp_resource_updated' as const, ...update }))
+        .filter((event) => RecordedUpdate.safeParse(event).success),
+    watch: (arrived) => session.watchResourceUpdates(arrived),
+  };
 }

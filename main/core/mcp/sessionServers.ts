@@ -237,6 +237,7 @@ function keptSession(session: McpSession, pool: McpPool, sessionId: string, entr
     callTool: (server, tool, args) => session.callTool(server, tool, args),
     subscribe: (server, uri) => session.subscribe(server, uri),
     takeResourceUpdates: () => session.takeResourceUpdates(),
+    watchResourceUpdates: (arrived) => session.watchResourceUpdates(arrived),
     changed: () => session.changed(),
     healthy: () => session.healthy(),
     relist: () => session.relist(),

@@ -22,6 +22,7 @@ import { applyEvent, MAX_PAUSE_CONTINUATIONS, needsModel, type SessionState } fr
 
 // The front door of main/core/turn: hosts import runTurn and the types they build it with from here.
 export type {
+  ArrivedEvent,
   BeforeRequestContext,
   SessionToolContext,
   SettingsChange,
@@ -29,6 +30,7 @@ export type {
   SubagentRunner,
   SubagentSettlement,
   TurnHooks,
+  TurnArrivals,
   TurnHost,
   TurnOutcome,
 } from './host.js';
@@ -78,10 +80,12 @@ class Turn implements TurnScope {
   /** The last reply's unusual ending (a refusal, the output limit), reported with the completed outcome. */
   private finalStop: UnusualStop | undefined;
   private changesBegun: Promise<void> | undefined;
-  /** Times a Stop hook sent the model back in this turn (issue #30). */
-  private stopContinuations = 0;
+  /** Times a Stop hook sent the model back in this turn (issue #30); unknown until counted (a resumed turn). */
+  private stopContinuations: number | undefined;
   /** The children's spend as last read from their logs; undefined once a subagent event makes it stale. */
   private childSpend: SpendFigures | undefined;
+  /** True while the turn's tools run: a fact arriving then is recorded at once (TurnHost.arrivals). */
+  private toolsRunning = false;
 
   constructor(readonly host: TurnHost) {
     this.state = loadSessionState(host.log, { spend: host.budgetCeiling !== undefined });
@@ -114,6 +118,7 @@ class Turn implements TurnScope {
     if (host.stopFile) rmSync(host.stopFile, { force: true });
     const stopWatch = this.watchForStop();
     host.log.setRunning(true);
+    const unwatch = host.arrivals?.watch(() => this.onArrival());
     try {
       if (input.prompt !== undefined) {
         // Issue #30: SessionStart hooks (startup, resume; compact after a compaction the user ran), then the
@@ -136,6 +141,7 @@ class Turn implements TurnScope {
       recordCustomChange(this);
       return await this.loop();
     } finally {
+      unwatch?.();
       clearInterval(stopWatch);
       host.signal?.removeEventListener('abort', this.onHostAbort);
       this.flushTrace();
@@ -187,6 +193,26 @@ class Turn implements TurnScope {
       if (change.kind === 'model_changed') this.provider = this.makeProvider();
     }
   }
+
+  /**
+   * Issue 33: records the facts that arrived from outside (TurnHost.arrivals). Called before each request,
+   * after each recorded reply, and as one arrives while tools run; never while a reply streams (the note would
+   * sit before a reply that never saw it) nor while the turn's start runs its hooks (keyed by the seq they
+   * expect next).
+   */
+  private recordArrivals(): void {
+    for (const event of this.host.arrivals?.take() ?? []) this.append(event);
+  }
+
+  private readonly onArrival = () => {
+    if (!this.toolsRunning) return;
+    try {
+      this.recordArrivals();
+    } catch {
+      // The log moved under the turn: its own next append fails the turn and says so. This fact is lost (a
+      // courtesy: the model can read the resource again).
+    }
+  };
 
   private watchForStop(): ReturnType<typeof setInterval> | undefined {
     const { host } = this;
@@ -276,7 +302,14 @@ class Turn implements TurnScope {
     const maxSteps = host.maxSteps ?? 50;
     let steps = 0;
     for (;;) {
-      const settled = await settleCalls(this);
+      this.toolsRunning = true;
+      let settled;
+      try {
+        this.recordArrivals();
+        settled = await settleCalls(this);
+      } finally {
+        this.toolsRunning = false;
+      }
       if (settled) return settled;
       if (!needsModel(this.state))
         return {
@@ -288,9 +321,11 @@ class Turn implements TurnScope {
       if (steps >= maxSteps) return { status: 'budget_exhausted', steps };
       steps++;
       this.takeSettingsChanges();
+      this.recordArrivals();
       const answered = await requestModel(this, this.provider as ModelProvider);
       this.flushTrace();
       if ('status' in answered) return answered;
+      this.recordArrivals();
       if (answered.stopReason === 'pause_turn' && needsModel(this.state)) {
         host.hooks?.onNotice?.(
           `the provider paused the turn (a server tool was still working); continuing it ` +
@@ -302,7 +337,7 @@ class Turn implements TurnScope {
         // Issue #30: a Stop hook may send the model back to work (bounded: hookSteps.ts), or end the turn.
         const stopped = await stopHooks(this, answered, this.stopContinuations);
         if (stopped.again) {
-          this.stopContinuations++;
+          this.stopContinuations = stopped.continued + 1;
           continue;
         }
         this.finalText = answered.content;

@@ -1,6 +1,7 @@
 import type { EventOf } from '../../common/events.js';
 import type { HookEventName } from '../../common/hookEvents.js';
 import type { UnusualStop } from '../../common/stopReasons.js';
+import { crashPoint } from '../crash.js';
 import { claudeToolNames } from '../custom/toolNames.js';
 import { hooksFor, runHooks, type HookOutcome, type HookScope } from '../hooks/run.js';
 import type { ParsedToolCall } from '../../tools/execute.js';
@@ -139,20 +140,24 @@ export async function postToolUse(
  * its parent's SubagentStop hooks instead). A block (exit code 2, `decision: "block"`) is recorded with its
  * reason as context and `again` sends the model back to work, at most MAX_STOP_CONTINUATIONS times in a row,
  * after which the hooks are not run again in this turn; `stop` (a `continue: false`) ends the turn over a block.
+ * `continued`: the times the turn's Stop hooks sent the model back so far; unknown (a turn this process
+ * resumed), it is counted from the log, so `stop_hook_active` and the bound hold across a crash. The count used
+ * comes back as `continued`.
  */
 export async function stopHooks(
   turn: TurnScope,
   assistant: EventOf<'assistant_message'>,
-  continued: number,
-): Promise<{ again?: true; stop?: UnusualStop }> {
+  known: number | undefined,
+): Promise<{ again?: true; stop?: UnusualStop; continued: number }> {
   const event = turn.host.stopEvent ?? 'Stop';
   const hooks = hooksFor(turn.host, event);
-  if (hooks.length === 0) return {};
+  if (hooks.length === 0) return { continued: known ?? 0 };
+  const continued = known ?? stopBlocksOfTurn(turn, event, assistant.seq);
   if (continued >= MAX_STOP_CONTINUATIONS) {
     notice(turn)?.(
       `${event} hooks sent the model back ${continued} times in a row; the turn ends without asking them again`,
     );
-    return {};
+    return { continued };
   }
   const ran = await runHooks(turn, {
     event,
@@ -162,8 +167,18 @@ export async function stopHooks(
     since: assistant.seq,
     ...(notice(turn) ? { onNotice: notice(turn) } : {}),
   });
-  if (ran?.stop) return { stop: hookStop(event, ran) };
-  return ran?.decision === 'block' ? { again: true } : {};
+  if (ran && !ran.replayed) crashPoint('after_stop_hook_decision');
+  if (ran?.stop) return { stop: hookStop(event, ran), continued };
+  return ran?.decision === 'block' ? { again: true, continued } : { continued };
+}
+
+/** The blocks of this turn's Stop (or SubagentStop) hooks before `assistantSeq`'s own, read from the log. */
+function stopBlocksOfTurn(turn: TurnScope, event: HookEventName, assistantSeq: number): number {
+  const { log } = turn.host;
+  const since = log.lastSeqOfKind('user_message') ?? 0;
+  return log
+    .read({ fromSeq: since + 1, toSeq: assistantSeq - 1, validate: false })
+    .filter((e) => e.kind === 'hook_ran' && e.event === event && e.decision === 'block' && !e.stop).length;
 }
 
 /**

@@ -118,6 +118,13 @@ export type TurnHost = {
    */
   settingsChanges?: () => SettingsChange[];
   /**
+   * Issue 33: facts that reach the session from outside while a turn runs (a subscribed MCP resource changed).
+   * The turn records each as it arrives while its tools run, else right after the reply streaming then, and
+   * before every request: the next request tells the model, the session view shows it (`onEvent`). Those that
+   * arrive between turns wait for the next turn's host (core/mcp/resourceSubscriptions.ts records them then).
+   */
+  arrivals?: TurnArrivals;
+  /**
    * Runs once per turn (segment), just before the first tool that can change files runs: an edit, a command,
    * a subagent (any kind but `read`). A `--commit direct` session photographs its folder here, so a turn that
    * runs no such tool costs no snapshot (main/core/persistent/turnCheckouts.ts). A failure fails the turn before the
@@ -135,6 +142,17 @@ export type TurnHost = {
    */
   dispose?: () => Promise<void>;
 };
+
+/** Facts from outside a running turn (TurnHost.arrivals): taken when recorded, watched while the turn runs. */
+export type TurnArrivals = {
+  /** The facts not yet recorded, handed over and forgotten. */
+  take: () => ArrivedEvent[];
+  /** Calls `arrived` when one arrives; returns the unwatch. */
+  watch: (arrived: () => void) => () => void;
+};
+
+/** What may arrive from outside a turn. */
+export type ArrivedEvent = Extract<NewEvent, { kind: 'mcp_resource_updated' }>;
 
 /** What the engine hands the subagent runner for one unanswered call of a `subagent` tool. */
 export type SubagentCall = {

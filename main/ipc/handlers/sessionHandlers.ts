@@ -263,6 +263,8 @@ export function sessionHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof t
       // Its shells run inside the session's folder: they go first.
       await terminals.killSession(args.sessionId);
       await turns.stopMcp(args.sessionId);
+      // Issue #30: a deleted session has ended (SessionEnd, reason `clear`), unless its end ran already.
+      await turns.harness.endSessions({ reason: 'clear', sessionId: args.sessionId });
       // Taking the lease proves no other process is writing; the folder goes once it is released.
       const log = SessionLog.open(home, args.sessionId, { write: true });
       const dir = log.dir;

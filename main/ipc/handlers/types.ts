@@ -1,4 +1,5 @@
 import { type Clock } from '../../common/clock.js';
+import type { SessionEndReason } from '../../common/hookEvents.js';
 import {
   type AppCommand,
   type ChannelArgs,
@@ -68,6 +69,10 @@ export type Handlers = {
   disconnect(client: string): Promise<void>;
   /** Sessions with a turn running in this process. */
   runningSessions(): string[];
-  /** Stops running turns (interruptions recorded) and terminals, releases their leases and closes the index. Idempotent. */
-  close(): Promise<void>;
+  /**
+   * Stops running turns (interruptions recorded) and terminals, ends the sessions this process ran (SessionEnd
+   * hooks with `reason`, default `other`; the app's quit is `prompt_input_exit`), releases their leases and
+   * closes the index. Idempotent.
+   */
+  close(reason?: SessionEndReason): Promise<void>;
 };

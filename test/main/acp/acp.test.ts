@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../../main/common/events.js';
 import { SessionLog } from '../../../main/core/log/sessionLog.js';
+import { detectSandbox } from '../../../main/sandbox/box.js';
 import {
   type AcpSession,
   chunkText,
@@ -46,7 +47,7 @@ const count = (events: SessionEvent[], kind: SessionEvent['kind']) =>
   events.filter((event) => event.kind === kind).length;
 
 describe('keel acp: Keel as an Agent Client Protocol agent', () => {
-  it('answers initialize with its capabilities and configured providers', async () => {
+  it('answers initialize with its capabilities and configured providers, and authenticate with one of them', async () => {
     writeAcpSettings(cli.home, cli.server);
     const acp = await start();
     const answer = await acp.connection.agent.request('initialize', { protocolVersion: 1 });
@@ -54,6 +55,13 @@ describe('keel acp: Keel as an Agent Client Protocol agent', () => {
     expect(answer.agentCapabilities?.loadSession).toBe(true);
     expect(answer.agentCapabilities?.sessionCapabilities?.list).toEqual({});
     expect(answer.authMethods?.map((method) => method.id)).toContain('provider:openai-compatible');
+    // Picking one is accepted; a provider this home cannot use is refused in words.
+    expect(
+      await acp.connection.agent.request('authenticate', { methodId: 'provider:openai-compatible' }),
+    ).toEqual({});
+    await expect(
+      acp.connection.agent.request('authenticate', { methodId: 'provider:nowhere' }),
+    ).rejects.toThrow(/not a provider Keel can use here/);
   });
 
   it('streams a prompt: message and thought chunks, tool calls with kind and location, the plan, usage', async () => {
@@ -301,6 +309,65 @@ describe('keel acp: Keel as an Agent Client Protocol agent', () => {
     }
   });
 
+  it.runIf(process.platform === 'linux')(
+    "allow always for an MCP tool in this project keeps Keel's rule: the next session runs it without asking",
+    async () => {
+      writeAcpSettings(cli.home, cli.server, 'ask');
+      const file = path.join(cli.home, 'settings.json');
+      const settings = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+      const server = path.resolve('test/fixtures/mcp/server.mjs');
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          ...settings,
+          mcp: { servers: { fixture: { command: process.execPath, args: [server, '--tools=write_note'] } } },
+        }),
+      );
+      const write = {
+        kind: 'reply' as const,
+        toolCalls: [{ name: 'mcp__fixture__write_note', arguments: { text: 'a' } }],
+      };
+      cli.server.enqueue(write, { kind: 'reply', text: 'Noted.' }, write, { kind: 'reply', text: 'Again.' });
+      const acp = await start();
+      acp.answer = (request) => {
+        const project = request.options.find((option) => option.optionId === 'allow_tool_in_project');
+        return Promise.resolve({ outcome: { outcome: 'selected', optionId: project?.optionId ?? 'none' } });
+      };
+      const prompt = async (text: string) => {
+        const { sessionId } = await acp.connection.agent.request('session/new', {
+          cwd: cli.project,
+          mcpServers: [],
+        });
+        const answer = await acp.connection.agent.request('session/prompt', {
+          sessionId,
+          prompt: [{ type: 'text', text }],
+        });
+        expect(answer.stopReason).toBe('end_turn');
+        return sessionId;
+      };
+      const first = await prompt('write a note');
+      expect(acp.permissions).toHaveLength(1);
+      expect(acp.permissions[0]?.options.map((option) => [option.optionId, option.kind])).toEqual([
+        ['allow_once', 'allow_once'],
+        ['allow_session', 'allow_always'],
+        ['allow_tool_in_project', 'allow_always'],
+        ['reject', 'reject_once'],
+        ['reject_always_in_project', 'reject_always'],
+      ]);
+      expect(eventsOf(first).find((event) => event.kind === 'approval_granted')).toMatchObject({
+        scope: 'tool',
+      });
+      expect(fs.readFileSync(path.join(cli.home, 'tool-rules.jsonl'), 'utf8')).toContain(
+        '"tool":"mcp__fixture__write_note"',
+      );
+      // Another session of the project: the rule allows the tool, the editor is not asked.
+      const second = await prompt('write another');
+      expect(acp.permissions).toHaveLength(1);
+      expect(count(eventsOf(second), 'approval_request')).toBe(0);
+      expect(count(eventsOf(second), 'tool_result')).toBe(1);
+    },
+  );
+
   it('leaves a question the editor cancelled pending in the log, and asks it first at the next prompt', async () => {
     writeAcpSettings(cli.home, cli.server, 'ask');
     cli.server.enqueue(
@@ -366,7 +433,7 @@ describe('keel acp: Keel as an Agent Client Protocol agent', () => {
     expect(count(events, 'assistant_message')).toBe(0);
   });
 
-  it('loads a session made by keel run: its history replayed once, then continued', async () => {
+  it('loads a session made by keel run: its history replayed once, then continued, and back in the terminal', async () => {
     cli.server.enqueue(
       {
         kind: 'reply',
@@ -405,6 +472,51 @@ describe('keel acp: Keel as an Agent Client Protocol agent', () => {
     expect(body.messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(
       expect.arrayContaining(['read a.txt', 'and now?']),
     );
+
+    // And back: the terminal continues the session the editor went on with, the editor's turn in its request.
+    cli.server.enqueue({ kind: 'reply', text: 'Back here.' });
+    const back = await keel(cli.home, ['run', '--session', id, 'back in the terminal']);
+    expect(back.code, back.stderr).toBe(0);
+    const last = cli.server.requests.at(-1)?.body as { messages: { role: string; content: unknown }[] };
+    expect(last.messages.map((m) => m.content)).toEqual(
+      expect.arrayContaining(['read a.txt', 'and now?', 'Still two.', 'back in the terminal']),
+    );
+  });
+
+  it('ends a session the editor closes, and every session it ran when it exits: SessionEnd once each (issue 30)', async (context) => {
+    if ((await detectSandbox()).kind !== 'bwrap') context.skip();
+    const userHome = path.join(cli.dir, 'user-home');
+    fs.mkdirSync(path.join(userHome, '.claude'), { recursive: true });
+    fs.writeFileSync(
+      path.join(userHome, '.claude/settings.json'),
+      JSON.stringify({
+        hooks: {
+          SessionEnd: [{ hooks: [{ type: 'command', command: 'jq -r .reason', timeout: 10 }] }],
+        },
+      }),
+    );
+    writeAcpSettings(cli.home, cli.server);
+    cli.server.enqueue({ kind: 'reply', text: 'one' }, { kind: 'reply', text: 'two' });
+    const acp = await startAcp(cli.home, { KEEL_USER_HOME: userHome });
+    running.push(acp);
+    const ids: string[] = [];
+    for (const text of ['first', 'second']) {
+      const { sessionId } = await acp.connection.agent.request('session/new', {
+        cwd: cli.project,
+        mcpServers: [],
+      });
+      await acp.connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] });
+      ids.push(sessionId);
+    }
+    const [closed = '', open = ''] = ids;
+    const ends = (id: string) =>
+      eventsOf(id).flatMap((e) => (e.kind === 'hook_ran' && e.event === 'SessionEnd' ? [e.output] : []));
+    await acp.connection.agent.request('session/close', { sessionId: closed });
+    expect(ends(closed)).toEqual(['other\n']);
+    expect(ends(open)).toEqual([]);
+    await acp.close();
+    expect(ends(closed)).toEqual(['other\n']);
+    expect(ends(open)).toEqual(['other\n']);
   });
 
   it('survives a SIGKILL mid-turn: a fresh keel acp loads the session with nothing lost or repeated', async () => {

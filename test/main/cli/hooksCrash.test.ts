@@ -8,7 +8,8 @@ import { eventsOf, newSessionArgs, onlySessionId } from '../../support/sessionFi
 
 // Issue #30: `keel run` killed (SIGKILL) after a call's PreToolUse hook decided and was recorded, before the
 // call started: `keel resume` reads the decision back from the log, never runs the hook again, and the call
-// runs on it (the hook's allow: no approval asked in the ask policy).
+// runs on it (the hook's allow: no approval asked in the ask policy). The same after a Stop hook's block: the
+// model goes back to work with its reason, and the count of continuations (stop_hook_active) survives the crash.
 
 const cli = useCliFixture('keel-cli-hooks-crash-');
 
@@ -56,5 +57,43 @@ describe.runIf(process.platform === 'linux')('a crash between a hook decision an
     expect(fs.readFileSync(path.join(cli.project, 'out.txt'), 'utf8')).toBe('hi\n');
     expect(eventsOf(cli.home, id).some((e) => e.kind === 'approval_request')).toBe(false);
     expect(eventsOf(cli.home, id).filter((e) => e.kind === 'hook_ran')).toHaveLength(1);
+  });
+
+  it('resume after a crash right after a Stop hook blocked: the model goes back with its reason, the hook is not asked again', async (context) => {
+    if ((await detectSandbox()).kind !== 'bwrap') context.skip();
+    const userHome = path.join(cli.dir, 'user-home');
+    fs.mkdirSync(path.join(userHome, '.claude'), { recursive: true });
+    const hook =
+      'echo ran >> "$CLAUDE_PROJECT_DIR/stop-runs"; jq -e .stop_hook_active >/dev/null && exit 0; ' +
+      `printf '%s' '{"decision":"block","reason":"run the tests first"}'`;
+    fs.writeFileSync(
+      path.join(userHome, '.claude/settings.json'),
+      JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: hook }] }] } }),
+    );
+    const env = { KEEL_USER_HOME: userHome };
+    cli.server.enqueue({ kind: 'reply', text: 'done' }, { kind: 'reply', text: 'tests ran, done' });
+    await cli.killedAt(
+      newSessionArgs(cli, { policy: 'ask', prompt: 'work', extra: ['--commit', 'direct'] }),
+      { ...env, KEEL_CRASH_AT: 'after_stop_hook_decision' },
+    );
+    const id = onlySessionId(cli.home);
+    const runs = () =>
+      fs.readFileSync(path.join(cli.project, 'stop-runs'), 'utf8').split('\n').filter(Boolean);
+    expect(runs()).toHaveLength(1);
+    const stops = () => eventsOf(cli.home, id).filter((e) => e.kind === 'hook_ran');
+    expect(stops()).toEqual([expect.objectContaining({ event: 'Stop', decision: 'block' })]);
+
+    const resumed = await keel(cli.home, ['resume', id], env);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain('tests ran, done');
+    expect(JSON.stringify(cli.server.requests.at(-1)?.body)).toContain('run the tests first');
+    // The block was read back; only the new answer's stop asked the hook, with stop_hook_active (it let it end).
+    expect(runs()).toHaveLength(2);
+    const [blocked, ended] = stops();
+    expect(blocked).toMatchObject({ decision: 'block' });
+    expect(ended).toMatchObject({ event: 'Stop', decision: 'none' });
+    expect(ended?.kind === 'hook_ran' && ended.subject).not.toBe(
+      blocked?.kind === 'hook_ran' && blocked.subject,
+    );
   });
 });

@@ -65,7 +65,9 @@ describe('keel mcp test on a Streamable HTTP server', () => {
       expect(done.stderr).toContain('signed in to secure');
 
       const after = await keel(home, ['mcp', 'test', 'secure', '--allow-host', allow]);
-      expect(after.stdout).toBe('secure (settings, http): ready\n  mcp__secure__shout\n');
+      expect(after.stdout).toBe(
+        'secure (settings, http): ready\n  mcp__secure__shout\n  mcp__secure__whoami\n',
+      );
       expect((await keel(home, ['mcp', 'list'])).stdout).toContain('secure: signed in\n');
       // Issue 33: one tool called directly with the stored grant.
       const called = await keel(home, [

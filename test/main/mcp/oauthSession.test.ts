@@ -8,7 +8,8 @@ import { type OAuthFixture, startOAuthFixture } from '../../support/oauthServer.
 import { useTurnHostFixture, writeMcpSettings } from '../../support/turnHost.js';
 
 // Issue 33: a session's turns use a signed-in HTTP server's grant (refreshed once it expires), and no token is in
-// the session's log, its trace, its export or anywhere in the home in the clear (asserted by grep over the bytes).
+// the session's log, its trace, its export or anywhere in the home in the clear (asserted by grep over the bytes),
+// nor in what a server that echoes its token says; the box does not see where the grant is kept.
 const fixture = useTurnHostFixture('keel-mcp-oauth-session-');
 let auth: OAuthFixture;
 beforeAll(async () => {
@@ -28,13 +29,10 @@ describe('a session on a server that needs OAuth', () => {
       },
     });
     const log = fixture.createSession({ policy: 'full-auto', toolMode: 'write', networkAllow: [allow] });
-    const turn = async (text: string) => {
+    const turn = async (text: string, tool = 'mcp__secure__shout') => {
+      const args = tool === 'mcp__secure__shout' ? { text } : tool === 'run_command' ? { command: text } : {};
       fixture.server.enqueue(
-        {
-          kind: 'reply',
-          text: '',
-          toolCalls: [{ id: 'c1', name: 'mcp__secure__shout', arguments: { text } }],
-        },
+        { kind: 'reply', text: '', toolCalls: [{ id: 'c1', name: tool, arguments: args }] },
         { kind: 'reply', text: 'done' },
       );
       const host = await fixture.keelHost(log, { env: { PATH: process.env.PATH } });
@@ -50,6 +48,19 @@ describe('a session on a server that needs OAuth', () => {
       .map((e) => e.content);
     expect(results).toEqual(['ONE', 'TWO']);
     expect(auth.grants).toEqual(['authorization_code', 'refresh_token']);
+    // A server that says the token it was called with: its result reaches the log with the token redacted.
+    const lastResult = () =>
+      log
+        .read()
+        .filter((e): e is EventOf<'tool_result'> => e.kind === 'tool_result')
+        .at(-1)?.content;
+    await turn('', 'mcp__secure__whoami');
+    expect(lastResult()).toMatch(/^you are \[REDACTED:keel:mcp:secure\]/);
+    // The box never sees where the grant is kept.
+    const kept = path.join(fixture.home, 'mcp-credentials');
+    expect(fs.readdirSync(kept).length).toBeGreaterThan(0);
+    await turn(`ls ${kept} || echo hidden`, 'run_command');
+    expect(lastResult()).toMatch(/No such file or directory\nhidden/);
 
     let exported = '';
     exportSession(fixture.home, log.id, (chunk) => (exported += chunk));

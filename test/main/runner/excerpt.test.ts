@@ -18,7 +18,7 @@ describe('excerpt', () => {
     expect(excerpt.text.startsWith('line 0\nline 1\n')).toBe(true);
     expect(excerpt.text.endsWith('line 999\n')).toBe(true);
     expect(excerpt.text).toMatch(
-      /\[\.\.\. \d+ bytes omitted; full output in artifact artifacts\/run-7\.log\]/,
+      /\[\.\.\. \d+ bytes left out here; the whole output is in artifacts\/run-7\.log\]/,
     );
     expect(Buffer.byteLength(excerpt.text)).toBeLessThan(64 + 64 + 100);
   });
@@ -46,7 +46,10 @@ describe('excerpt', () => {
         const replacements = (text: string) => text.split('\uFFFD').length - 1;
         expect(replacements(excerpt.text)).toBeLessThanOrEqual(replacements(chunks.join('')));
         expect(excerpt.bytes).toBe(Buffer.byteLength(chunks.join('')));
-        const body = excerpt.text.replace(/\n?\[\.\.\. \d+ bytes omitted; full output in artifact h\]\n/, '');
+        const body = excerpt.text.replace(
+          /\n?\[\.\.\. \d+ bytes left out here; the whole output is in h\]\n/,
+          '',
+        );
         expect(Buffer.byteLength(body)).toBeLessThanOrEqual(100);
       }),
       { numRuns: 200 },

@@ -101,7 +101,7 @@ describe('runaway commands under hard bounds', () => {
     expect(liveBytes).toBe(result.bytes);
     expect(result.truncated).toBe(true);
     expect(Buffer.byteLength(result.excerpt)).toBeLessThan(17 * 1024);
-    expect(result.excerpt).toMatch(/\[\.\.\. \d+ bytes omitted; full output in artifact .+\]/);
+    expect(result.excerpt).toMatch(/\[\.\.\. \d+ bytes left out here; the whole output is in .+\]/);
     expect(result.excerpt).toContain('END-OF-FLOOD');
     expect(result.excerpt.startsWith(line)).toBe(true);
     const growthMb = (peak - before) / 1024 / 1024;

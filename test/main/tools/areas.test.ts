@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { detectSandbox, type SandboxInfo } from '../../../main/sandbox/box.js';
-import { locate, showPath } from '../../../main/tools/areas.js';
+import { locate, showPath, wholeResultAt } from '../../../main/tools/areas.js';
 import { executeToolCall } from '../../../main/tools/execute.js';
 import { createToolRegistry } from '../../../main/tools/registry.js';
 import type { ToolContext, ToolOutcome } from '../../../main/tools/types.js';
@@ -238,6 +238,37 @@ describe('commands run in the project root', () => {
     );
     await run('run_command', { command: 'echo made > ../../session/scratch-made.txt' });
     expect(readFileSync(path.join(t.sessionArea, 'scratch-made.txt'), 'utf8')).toBe('made\n');
+  });
+
+  it('tells the model where the rest of a cut output is and how to read it, and reading it there works (#37)', async () => {
+    const base = t.ctx();
+    const areas = [...(base.areas ?? []), { prefix: '/artifacts', root: base.artifactsDir, sealed: true }];
+    const long = await run('run_command', { command: 'seq 1 40000' }, t.ctx({ areas }));
+    const note =
+      /\[the output above is cut to its head and tail \((\d+) bytes in all\); the whole output is (\/artifacts\/\S+\.log): read it with read_file \(offset, limit\) or search it with grep\]$/.exec(
+        long.content,
+      );
+    expect(note, long.content.slice(-300)).not.toBeNull();
+    // The left-out middle names the same path; nothing says "artifact" (Keel's word, not the model's).
+    expect(long.content).toContain(`bytes left out here; the whole output is in ${note?.[2] ?? ''}]`);
+    expect(long.content).not.toMatch(/\bartifact\b/);
+    const middle = await run('grep', { pattern: '^20000\\b', path: note?.[2] ?? '' }, t.ctx({ areas }));
+    expect(middle.content).toMatch(/:20000: 20000/);
+    // A cut web page or MCP result names the same place the same way (#37).
+    expect(wholeResultAt({ areas }, 'web/ev4-web_fetch.md')).toBe(
+      'the whole is /artifacts/web/ev4-web_fetch.md: read it with read_file (offset, limit) or search it with grep',
+    );
+    expect(wholeResultAt({}, 'web/ev4-web_fetch.md')).toBe(
+      'the whole is kept for the user; tools cannot read it in this session',
+    );
+    // A session without the area (an older one) is told how to see a part instead.
+    expect((await run('run_command', { command: 'seq 1 40000' })).content).toMatch(
+      /tools cannot read the rest in this session: run the command again narrowed \(grep, head, tail, sed -n\) to see a part\]$/,
+    );
+    // A whole output is not pointed at: there is no rest to read.
+    expect((await run('run_command', { command: 'echo short' })).content).toMatch(
+      /^short\r?\n\[exit code 0, \d+ ms\]$/,
+    );
   });
 
   it('refuses a cwd outside every root, and writes nothing outside the box', async () => {

@@ -160,7 +160,7 @@ describe('web_fetch', () => {
     expect(bigSent).toBeLessThan(20 * MB);
     expect(outcome.content).toMatch(/the download stopped at 2097152 bytes/);
     expect(outcome.content).toMatch(
-      /cut at 100000 of 2097152 characters; the whole text: artifact web\/ev1-test\.md/,
+      /cut at 100000 of 2097152 characters; the whole is kept for the user; tools cannot read it in this session\]/,
     );
     expect(outcome.artifact).toBe('web/ev1-test.md');
     expect(readFileSync(path.join(context.artifactsDir, 'web/ev1-test.md'), 'utf8')).toHaveLength(2 * MB);

@@ -22,6 +22,7 @@ import { NewTurnWarning } from '../changes/NewTurnWarning.js';
 import { CompactionInspector } from '../inspector/CompactionInspector.js';
 import { LazyTerminalDock } from '../terminal/LazyTerminalDock.js';
 import { commandRunsOf } from '../terminal/runStatus.js';
+import { useBackgroundCount } from '../terminal/useBackgroundCount.js';
 import { useTerminalDock } from '../terminal/useTerminalDock.js';
 import { SurfaceLinks, SurfaceToggles, type MainSurface } from '../trace/SurfaceToggles.js';
 import { TraceView } from '../trace/TraceView.js';
@@ -260,6 +261,7 @@ export function SessionView({
 
   const commandRuns = useMemo(() => commandRunsOf(items), [items]);
   const dock = useTerminalDock(sessionId, commandRuns, running);
+  const backgroundRunning = useBackgroundCount(sessionId, transcript.events, dock.open);
   const showSurface = useCallback((next: MainSurface) => {
     setSurface(next);
     if (next !== 'transcript') setChangesOpen(false);
@@ -347,6 +349,7 @@ export function SessionView({
             compactions={items.filter((item) => item.type === 'compaction').length}
             terminalOpen={dock.open}
             commandRunning={running && commandRuns.some((run) => run.status === 'running' && !run.result)}
+            backgroundRunning={backgroundRunning}
             onTerminal={() => dock.setOpen(!dock.open)}
           />
           {data.persistentDirs.length > 0 ? (

@@ -16,6 +16,7 @@ export function SurfaceToggles({
   compactions,
   terminalOpen,
   commandRunning,
+  backgroundRunning = 0,
   onTerminal,
 }: {
   surface: MainSurface;
@@ -25,9 +26,13 @@ export function SurfaceToggles({
   terminalOpen: boolean;
   /** A command of this session runs now (the Terminal toggle pulses). */
   commandRunning: boolean;
+  /** Issue #32: background commands running now, counted on the toggle while the dock is closed. */
+  backgroundRunning?: number;
   onTerminal: () => void;
 }): JSX.Element {
   const toggle = (target: MainSurface) => onSurface(surface === target ? 'transcript' : target);
+  // The open dock lists them itself.
+  const shownBackground = terminalOpen ? 0 : backgroundRunning;
   return (
     <span className="surface-toggles">
       <button
@@ -51,10 +56,21 @@ export function SurfaceToggles({
         type="button"
         className={`surface-toggle${terminalOpen ? ' is-open' : ''}`}
         aria-pressed={terminalOpen}
+        {...(shownBackground > 0
+          ? {
+              'aria-label': `Terminal: ${shownBackground} background command${shownBackground === 1 ? '' : 's'} running`,
+              title: `${shownBackground} background command${shownBackground === 1 ? '' : 's'} running: open the terminal to see or stop ${shownBackground === 1 ? 'it' : 'them'}`,
+            }
+          : {})}
         onClick={onTerminal}
       >
         {commandRunning ? <span className="pulse" aria-hidden="true" /> : null}
         Terminal
+        {shownBackground > 0 ? (
+          <span className="surface-toggle-count" data-testid="background-count" aria-hidden="true">
+            {shownBackground}
+          </span>
+        ) : null}
       </button>
     </span>
   );

@@ -5,6 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf, Policy } from '../../../../main/common/events.js';
 import type { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { compactNow } from '../../../../main/core/harness/compaction.js';
+import { applyPlanMode } from '../../../../main/core/harness/plan.js';
 import { runTurn } from '../../../../main/core/turn/engine.js';
 import type { TurnHostOptions } from '../../../../main/core/harness/turnHost.js';
 import { createProvider } from '../../../../main/providers/index.js';
@@ -177,6 +178,51 @@ describe.runIf(process.platform === 'linux')(
       expect(sources).toEqual(['session', 'resume', 'compact']);
     });
 
+    it('an automatic compaction inside a turn: PreCompact (auto) before it, SessionStart (compact) after it, in that turn’s next request', async () => {
+      userHooks({
+        PreCompact: one(
+          `jq -r '.trigger + ":" + .custom_instructions' >> "$CLAUDE_PROJECT_DIR/precompact"`,
+          'auto',
+        ),
+        SessionStart: one(`jq -r '"restored after " + .source'`, 'compact'),
+      });
+      const log = fixture.createSession({ policy: 'ask', toolMode: 'write', contextWindow: 16_000 });
+      fixture.server.enqueue(
+        { kind: 'reply', text: 'one' },
+        // The provider counts the second request near half the window (the trigger trusts its count).
+        { kind: 'reply', text: 'two', usage: { inputTokens: 7_900 } },
+        { kind: 'reply', text: 'the summary of one and two' },
+        { kind: 'reply', text: 'three' },
+      );
+      const compaction = { threshold: 0.5, keepRecent: 0.01 };
+      await turn(log, `first ${'alpha '.repeat(50)}`, { compaction });
+      await turn(log, `second ${'beta '.repeat(50)}`, { compaction });
+      expect(exists('precompact')).toBe(false);
+      // The third prompt takes the next request over half the window: compacted inside this turn.
+      expect(await turn(log, `third ${'gamma '.repeat(300)}`, { compaction })).toEqual({
+        status: 'completed',
+        text: 'three',
+      });
+      expect(fs.readFileSync(path.join(fixture.project, 'precompact'), 'utf8')).toBe('auto:\n');
+      const summaryRequest = JSON.stringify(fixture.server.requests[2]?.body);
+      expect(summaryRequest).toContain('alpha');
+      expect(summaryRequest).not.toContain('restored after');
+      expect(sent()).toContain('the summary of one and two');
+      expect(sent()).toContain('restored after compact');
+      const kinds = log
+        .read()
+        .filter((e) => e.kind === 'hook_ran' || e.kind === 'compaction' || e.kind === 'assistant_message')
+        .map((e) => (e.kind === 'hook_ran' ? `${e.event}:${e.subject.replace(/\d+/, 'N')}` : e.kind));
+      expect(kinds.slice(-4)).toEqual([
+        'PreCompact:compact:N',
+        'compaction',
+        'SessionStart:compact:N',
+        'assistant_message',
+      ]);
+      const compacted = log.read().find((e): e is EventOf<'compaction'> => e.kind === 'compaction');
+      expect(hookRuns(log).at(-1)?.subject).toBe(`compact:${compacted?.seq}`);
+    });
+
     it('a manual compaction is skipped when a PreCompact hook says continue:false', async () => {
       userHooks({ PreCompact: one(prints({ continue: false, stopReason: 'not now' }), 'manual') });
       const log = session('ask');
@@ -204,6 +250,34 @@ describe.runIf(process.platform === 'linux')(
       expect(JSON.stringify(outcome)).toContain('keep my context');
       expect(log.read().some((e) => e.kind === 'compaction')).toBe(false);
       expect(fixture.server.requests).toHaveLength(0);
+    });
+
+    it('permission_mode is Claude Code’s name for the session’s policy, plan in plan mode', async () => {
+      userHooks({ UserPromptSubmit: one(`jq -r .permission_mode >> "$CLAUDE_PROJECT_DIR/modes"`) });
+      const sessions: [Policy, boolean][] = [
+        ['ask', false],
+        ['auto-edit', false],
+        ['full-auto', false],
+        ['read-only', false],
+        ['auto-edit', true],
+      ];
+      for (const [policy, plan] of sessions) {
+        const log = fixture.createSession({
+          policy,
+          toolMode: policy === 'read-only' ? 'read-only' : 'write',
+        });
+        if (plan) applyPlanMode(log, true);
+        fixture.server.enqueue({ kind: 'reply', text: 'ok' });
+        await turn(log, 'which mode?');
+      }
+      expect(fs.readFileSync(path.join(fixture.project, 'modes'), 'utf8').split('\n')).toEqual([
+        'default',
+        'acceptEdits',
+        'bypassPermissions',
+        'dontAsk',
+        'plan',
+        '',
+      ]);
     });
 
     it('transcript_path: a redacted JSONL of the conversation, read-only, outside the project, gone afterwards', async () => {

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { hooksOf, matcherPicks } from '../../../../main/core/hooks/config.js';
+import {
+  hooksOf,
+  matcherPicks,
+  sessionEndBudgetMs,
+  type HookDef,
+} from '../../../../main/core/hooks/config.js';
 import { readHookRun, type HookRun } from '../../../../main/core/hooks/output.js';
 import { combine } from '../../../../main/core/hooks/run.js';
 import type { HookRan } from '../../../../main/common/hookEvents.js';
@@ -158,7 +163,7 @@ describe('combining and reading files', () => {
               ],
             },
           ],
-          SessionEnd: [{ hooks: [{ type: 'command', command: 'b' }] }],
+          SubagentStart: [{ hooks: [{ type: 'command', command: 'b' }] }],
         }),
         file('hooks', 'project', {
           Stop: [
@@ -178,6 +183,7 @@ describe('combining and reading files', () => {
         matcher: 'Bash',
         command: 'a',
         timeoutMs: 2000,
+        timeoutSet: true,
         source: '~/.claude/settings.json',
         sha256: 'h',
         scope: 'user',
@@ -195,5 +201,56 @@ describe('combining and reading files', () => {
         root: '/project',
       },
     ]);
+  });
+});
+
+describe('SessionEnd output', () => {
+  it('blocks, stops and tells the model nothing; systemMessage and suppressOutput still count', () => {
+    const json = JSON.stringify({
+      continue: false,
+      stopReason: 'x',
+      decision: 'block',
+      reason: 'y',
+      systemMessage: 'flushed',
+      suppressOutput: true,
+      hookSpecificOutput: { hookEventName: 'SessionEnd', additionalContext: 'z' },
+    });
+    expect(readHookRun('SessionEnd', run({ stdout: json }))).toEqual({
+      decision: 'none',
+      systemMessage: 'flushed',
+      suppressOutput: true,
+    });
+    expect(readHookRun('SessionEnd', run({ exitCode: 2, stderr: 'no' }))).toEqual({
+      decision: 'none',
+      reason: 'no',
+    });
+    expect(readHookRun('SessionEnd', run({ stdout: 'plain words' }))).toEqual({ decision: 'none' });
+  });
+});
+
+describe('the SessionEnd budget (Claude Code hooks reference)', () => {
+  const hook = (timeoutMs: number, timeoutSet?: true): HookDef => ({
+    event: 'SessionEnd',
+    command: 'true',
+    timeoutMs,
+    ...(timeoutSet ? { timeoutSet } : {}),
+    source: '~/.claude/settings.json',
+    sha256: 'x',
+    scope: 'user',
+    folder: '/home/u/.claude',
+    root: '/home/u',
+  });
+  it('is 1.5 s, raised to the longest timeout a hook sets, at most 60 s', () => {
+    expect(sessionEndBudgetMs([hook(60_000)], {})).toBe(1_500);
+    expect(sessionEndBudgetMs([hook(60_000), hook(5_000, true), hook(1_000, true)], {})).toBe(5_000);
+    expect(sessionEndBudgetMs([hook(500, true)], {})).toBe(1_500);
+    expect(sessionEndBudgetMs([hook(600_000, true)], {})).toBe(60_000);
+  });
+  it('CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS replaces it (a positive whole number, within 60 s)', () => {
+    const env = (value: string) => ({ CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS: value });
+    expect(sessionEndBudgetMs([hook(5_000, true)], env('300'))).toBe(300);
+    expect(sessionEndBudgetMs([hook(60_000)], env('120000'))).toBe(60_000);
+    for (const bad of ['0', '-5', '1.5', 'soon', ''])
+      expect(sessionEndBudgetMs([hook(60_000)], env(bad))).toBe(1_500);
   });
 });

@@ -57,7 +57,7 @@ function formatBytes(bytes: number): string {
  * refusal, and what the pinned model will not see; nothing at all while there is none of these.
  */
 export function AttachmentTray({ attachments, model }: Props): JSX.Element | null {
-  const { files, problem } = attachments;
+  const { files, problem, notice } = attachments;
   const pin =
     model && (ProviderKind.options as readonly string[]).includes(model.provider)
       ? { provider: model.provider as ProviderKind, model: model.model }
@@ -70,7 +70,7 @@ export function AttachmentTray({ attachments, model }: Props): JSX.Element | nul
         )
       : undefined;
   const uploads = files.filter((file) => !file.mimeType).length;
-  if (files.length === 0 && !problem && !warning) return null;
+  if (files.length === 0 && !problem && !notice && !warning) return null;
   return (
     <div className="attachment-tray" aria-label="Attachments">
       {files.map((file) => (
@@ -98,6 +98,11 @@ export function AttachmentTray({ attachments, model }: Props): JSX.Element | nul
       {problem ? (
         <p className="attachment-problem" role="alert">
           {problem}
+        </p>
+      ) : null}
+      {notice ? (
+        <p className="attachment-notice" role="status">
+          {notice}
         </p>
       ) : null}
       {warning ? (

@@ -34,6 +34,8 @@ export type Attachments = {
   files: readonly StagedFile[];
   /** Why the last file added was refused (shown in the tray until the next add). */
   problem: string | undefined;
+  /** How the last file added was taken otherwise than asked (an SVG staged as text), until the next add. */
+  notice: string | undefined;
   add: (files: readonly File[]) => Promise<void>;
   remove: (id: number) => void;
   clear: () => void;
@@ -53,15 +55,18 @@ function toBase64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
-/** The type a file's bytes are (none: a file for /session/uploads), or why it is refused. */
+/**
+ * The type a file's bytes are (none: a file for /session/uploads), or why it is refused. An SVG is never an image
+ * here (it can hold script, and no provider takes it): it is staged as the text file it is, its name ending in
+ * .svg so nothing downstream takes it for the image type its name or the clipboard claimed.
+ */
 function judge(
   name: string,
   bytes: Uint8Array,
-): { mimeType: AttachmentMimeType | undefined } | { problem: string } {
+): { mimeType: AttachmentMimeType | undefined; name: string; notice?: string } | { problem: string } {
   const mimeType = sniffAttachmentType(bytes);
   if (mimeType === undefined) {
-    if (looksLikeSvg(bytes))
-      return { problem: `"${name}" is an SVG image: SVG is not accepted (it can hold script); attach a PNG` };
+    const svg = looksLikeSvg(bytes);
     if (bytes.length > MAX_APP_UPLOAD_BYTES) {
       return {
         problem:
@@ -69,24 +74,35 @@ function judge(
           `${megabytes(MAX_APP_UPLOAD_BYTES)} from here (keel run --file takes up to 64 MB)`,
       };
     }
-    return { mimeType: undefined };
+    if (!svg) return { mimeType: undefined, name };
+    const staged = /\.svg$/i.test(name) ? name : `${name}.svg`;
+    return {
+      mimeType: undefined,
+      name: staged,
+      notice:
+        `"${name}" is an SVG image: it is not sent as an image (SVG can hold script, and models take PNG, ` +
+        `JPEG, GIF or WebP). It is attached as a text file instead, "${staged}", which the model reads as ` +
+        'markup; remove it to leave it out, or attach a PNG to show the picture.',
+    };
   }
   const max = mimeType === 'application/pdf' ? MAX_PDF_BYTES : MAX_IMAGE_BYTES;
   if (bytes.length > max)
     return { problem: `"${name}" is ${megabytes(bytes.length)}; the limit is ${megabytes(max)}` };
-  return { mimeType };
+  return { mimeType, name };
 }
 
 /** The composer's staged files and the paste / drop handlers that add to them. */
 export function useAttachments(enabled: boolean): Attachments {
   const [files, setFiles] = useState<StagedFile[]>([]);
   const [problem, setProblem] = useState<string | undefined>();
+  const [notice, setNotice] = useState<string | undefined>();
   const nextId = useRef(1);
 
   const add = useCallback(
     async (incoming: readonly File[]) => {
       if (!enabled || incoming.length === 0) return;
       setProblem(undefined);
+      setNotice(undefined);
       const read: StagedFile[] = [];
       for (const file of incoming) {
         const bytes = new Uint8Array(await file.arrayBuffer());
@@ -96,9 +112,10 @@ export function useAttachments(enabled: boolean): Attachments {
           setProblem(verdict.problem);
           continue;
         }
+        if (verdict.notice) setNotice(verdict.notice);
         read.push({
           id: nextId.current++,
-          name,
+          name: verdict.name,
           ...(verdict.mimeType ? { mimeType: verdict.mimeType } : {}),
           size: bytes.length,
           data: toBase64(bytes),
@@ -142,11 +159,13 @@ export function useAttachments(enabled: boolean): Attachments {
     () => ({
       files,
       problem,
+      notice,
       add,
       remove: (id: number) => setFiles((current) => current.filter((file) => file.id !== id)),
       clear: () => {
         setFiles([]);
         setProblem(undefined);
+        setNotice(undefined);
       },
       forSend: () => ({
         attachments: files.filter((file) => file.mimeType).map(({ name, data }) => ({ name, data })),
@@ -156,6 +175,6 @@ export function useAttachments(enabled: boolean): Attachments {
       onDragOver,
       onDrop,
     }),
-    [files, problem, add, onPaste, onDragOver, onDrop],
+    [files, problem, notice, add, onPaste, onDragOver, onDrop],
   );
 }

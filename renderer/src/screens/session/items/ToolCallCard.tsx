@@ -6,7 +6,7 @@ import { parsePlanArguments } from '../plan.js';
 import { PlanSteps } from '../PlanChecklist.js';
 import type { ToolItem, ToolStatus } from '../transcriptItems.js';
 import { CallArguments } from './CallArguments.js';
-import { callView, formatDuration } from './toolCallView.js';
+import { callView, formatDuration, outputForPeople } from './toolCallView.js';
 import { ToolImages } from './ToolImages.js';
 
 const STATUS_LABELS: Record<ToolStatus, string> = {
@@ -43,7 +43,12 @@ export const ToolCallCard = memo(function ToolCallCard({
   const view = callView(item.name, item.arguments);
   // A todo call shows the plan it sent as a checklist; anything that is not a plan shows as JSON.
   const plan = item.name === 'todo' ? parsePlanArguments(item.arguments) : undefined;
-  const result = item.result ? truncateText(item.result.content, SHOWN_RESULT) : undefined;
+  const result = item.result
+    ? truncateText(
+        view.kind === 'command' ? outputForPeople(item.result.content) : item.result.content,
+        SHOWN_RESULT,
+      )
+    : undefined;
   const outputLines = lineCount(item.result?.content ?? '');
   const terminal = useTerminalLink();
   const inTerminal = terminal?.showing.has(item.toolCallId) ?? false;

@@ -95,3 +95,40 @@ export function hunksOf(patch: string): string {
   const first = lines.findIndex((line) => line.startsWith('@@'));
   return first <= 0 ? patch : lines.slice(first).join('\n');
 }
+
+/** The runner's mark where a long output's middle was left out, in each wording logs hold (#37 changed it). */
+const LEFT_OUT =
+  /^\[\.\.\. (\d+) bytes (?:omitted; full output in artifact|left out here; the whole output is in) \S+\]$/;
+/** The notes that tell the model where the whole output is or how to read on: people have the terminal for it. */
+const WHOLE_OUTPUT_NOTE =
+  /^\[(?:full output: .+|the output above is cut to its head and tail \(.+|next read: command_output .+)\]$/;
+/** A background command's start or early end, as the model is told it (with its tools and paths). */
+const BACKGROUND_LEAD = /^\[(?:started in the background as (\S+);|(\S+) already ended;) .+\]$/;
+
+/**
+ * A command's result as people read it (issue #37): the model's notes on where the whole output is (a path in
+ * the session's record, `/artifacts/ev11-…`) and how its tools read on say instead what a person can do: open
+ * the run in the terminal, or find a background command in the terminal dock.
+ * Pure; the log's text is unchanged.
+ */
+export function outputForPeople(content: string): string {
+  return content
+    .split('\n')
+    .flatMap((line) => {
+      if (WHOLE_OUTPUT_NOTE.test(line)) return [];
+      const lead = BACKGROUND_LEAD.exec(line);
+      if (lead)
+        return [
+          lead[1] !== undefined
+            ? `[started in the background as ${lead[1]}: the terminal dock shows it live and can stop it]`
+            : `[${lead[2] ?? ''} had already ended when the call returned]`,
+        ];
+      const left = LEFT_OUT.exec(line);
+      return left
+        ? [
+            `[… ${Number(left[1]).toLocaleString('en')} bytes not shown here: Open in terminal shows the whole output]`,
+          ]
+        : [line];
+    })
+    .join('\n');
+}
