@@ -7,6 +7,18 @@ import path from 'node:path';
 import { bwrapProbeArgs } from './bwrap.js';
 import { findExecutable } from './box.js';
 
+/** The pids of the holders this process started and that still run: the only namespaces a box is entered into. */
+const liveHolders = new Set<number>();
+
+/**
+ * The argv prefix that runs a program in the namespaces of holder `pid` (a box launched on a view), or undefined
+ * when `pid` is no running holder of this process (a pid another process took is never entered).
+ */
+export function enterHolder(pid: number, nsenter = 'nsenter'): string[] | undefined {
+  if (!liveHolders.has(pid)) return undefined;
+  return [nsenter, `--target=${pid}`, '--user', '--mount', '--preserve-credentials', '--'];
+}
+
 /** statfs(2)'s type of an overlayfs mount (linux/magic.h). */
 const OVERLAYFS_SUPER_MAGIC = 0x794c7630;
 
@@ -149,6 +161,8 @@ export class OverlayView {
     for (const stream of [holder.stdin, holder.stdout, holder.stderr])
       (stream as unknown as { unref?: () => void } | null)?.unref?.();
     const view = new OverlayView(first, [...all], holder, pid);
+    liveHolders.add(pid);
+    holder.once('exit', () => liveHolders.delete(pid));
     let pending = '';
     holder.stdout?.on('data', (chunk: Buffer) => {
       pending += chunk.toString();

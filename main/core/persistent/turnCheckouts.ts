@@ -23,7 +23,8 @@ import {
   type ApplyingCommit,
 } from './commitIntent.js';
 import { checkoutLocation, readPersistentConfig, type PersistentConfig } from './config.js';
-import { historyStoreOf } from '../paths.js';
+import { historyStoreOf, homeOf } from '../paths.js';
+import { readSettings } from '../../store/settings.js';
 import {
   approvedHeld,
   changedFileOf,
@@ -104,8 +105,19 @@ export function persistentConfigOf(log: SessionLog): PersistentConfig | undefine
 }
 
 /** Opens (creating when missing) the checkout of one dir. */
-export function openCheckout(log: SessionLog, dir: PersistentDirSpec): Promise<Checkout> {
-  return Checkout.open(dir, checkoutLocation(log.dir, dir.name));
+export async function openCheckout(log: SessionLog, dir: PersistentDirSpec): Promise<Checkout> {
+  const location = checkoutLocation(log.dir, dir.name);
+  const existing = Checkout.existing(dir, location);
+  if (existing) return existing;
+  const started = Date.now();
+  const made = await Checkout.open(dir, location, { kind: readSettings(homeOf(log.dir)).checkouts.kind });
+  // Which kind the checkout is, and why (a view asked for on a machine that cannot, says why not).
+  trace(log, undefined, 'checkout', started, {
+    dir: dir.name,
+    kind: made.kind,
+    ...(made.kindReason === undefined ? {} : { reason: made.kindReason }),
+  });
+  return made;
 }
 
 /** Checkouts that exist already, without creating any (for the box's read-only paths). */
@@ -143,6 +155,8 @@ export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions):
     await resetCheckout(log, checkout);
     preparation.reset.push(dir.name);
   }
+  // The turn's tools and box reach a view through its holder: mounted now, so the turn's layout finds it.
+  for (const dir of config.dirs) await Checkout.existing(dir, checkoutLocation(log.dir, dir.name))?.mount();
   trace(log, options.turn, 'persistent_reset', started, {
     reset: preparation.reset,
     leftoverCommits: preparation.commits.length,
