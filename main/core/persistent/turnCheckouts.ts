@@ -120,6 +120,17 @@ export async function openCheckout(log: SessionLog, dir: PersistentDirSpec): Pro
   return made;
 }
 
+/**
+ * Mounts the session's copy-on-write views in this process (issue #36), so a box or preview opened outside a turn
+ * (a terminal, an approval preview) reaches them through their holder; copies need nothing.
+ */
+export async function mountViews(dataDir: string): Promise<void> {
+  const config = readPersistentConfig(dataDir);
+  if (!config) return;
+  for (const checkout of existingCheckouts(dataDir, config))
+    if (checkout.kind === 'view') await checkout.mount();
+}
+
 /** Checkouts that exist already, without creating any (for the box's read-only paths). */
 export function existingCheckouts(dataDir: string, config: PersistentConfig): Checkout[] {
   return config.dirs.flatMap((dir) => Checkout.existing(dir, checkoutLocation(dataDir, dir.name)) ?? []);
