@@ -63,7 +63,9 @@ export class Checkout {
   ): Promise<Checkout> {
     const existing = Checkout.existing(spec, location);
     if (existing) return existing;
-    const view = options.view ?? (await viewChoiceFor(options.kind, path.dirname(location.stateDir)));
+    const probeCache = path.join(path.dirname(location.locksRoot), 'overlay-probe.json');
+    const view =
+      options.view ?? (await viewChoiceFor(options.kind, path.dirname(location.stateDir), probeCache));
     const created = await createCheckout(spec, location, view ? { view } : {});
     recordGitMetadata(created);
     return new Checkout(created);

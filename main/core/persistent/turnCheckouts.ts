@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { NewEvent, SessionEvent } from '../../common/events.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
-import { resetCheckout } from './forkBase.js';
+import { applyForkBase, resetCheckout } from './forkBase.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { Checkout } from './checkout.js';
 import { describeGitMetadataChanges } from './gitMetadata.js';
@@ -104,6 +104,9 @@ export function persistentConfigOf(log: SessionLog): PersistentConfig | undefine
   return readPersistentConfig(log.dir);
 }
 
+/** Checkouts `openCheckout` made in this process (not found existing): equal to their backing folder when made. */
+const justMade = new WeakSet<Checkout>();
+
 /** Opens (creating when missing) the checkout of one dir. */
 export async function openCheckout(log: SessionLog, dir: PersistentDirSpec): Promise<Checkout> {
   const location = checkoutLocation(log.dir, dir.name);
@@ -111,6 +114,7 @@ export async function openCheckout(log: SessionLog, dir: PersistentDirSpec): Pro
   if (existing) return existing;
   const started = Date.now();
   const made = await Checkout.open(dir, location, { kind: readSettings(homeOf(log.dir)).checkouts.kind });
+  justMade.add(made);
   // Which kind the checkout is, and why (a view asked for on a machine that cannot, says why not).
   trace(log, undefined, 'checkout', started, {
     dir: dir.name,
@@ -163,7 +167,9 @@ export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions):
       clearTurnPending(log.dir, dir.name);
       if (report.status !== 'unchanged') preparation.commits.push(report);
     }
-    await resetCheckout(log, checkout);
+    // A checkout made just now is its backing folder already: a reset would take the same snapshot again.
+    if (justMade.has(checkout) && !owed) await applyForkBase(log, checkout);
+    else await resetCheckout(log, checkout);
     preparation.reset.push(dir.name);
   }
   // The turn's tools and box reach a view through its holder: mounted now, so the turn's layout finds it.

@@ -4,6 +4,7 @@
 // The views' layers live on disk (`<stateDir>/upper`, `work`); a holder is only this process's window onto them, so a
 // killed Keel loses nothing a view held. See README.md.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import {
   OverlayView,
@@ -117,26 +118,64 @@ export type ViewChoice = { reason: string; available: boolean };
 export async function viewChoiceFor(
   setting: CheckoutKindSetting | undefined,
   scratch: string,
+  cacheFile?: string,
 ): Promise<ViewChoice | undefined> {
   const forced = process.env['KEEL_CHECKOUT_KIND'];
   const asked = forced === 'copy' || forced === 'view' || forced === 'auto' ? forced : (setting ?? 'auto');
   const kind = asked === 'auto' ? AUTO_CHECKOUT_KIND : asked;
   if (kind === 'copy') return undefined;
-  return viewSupport(scratch);
+  return viewSupport(scratch, cacheFile);
 }
 
 let probed: Promise<OverlaySupport> | undefined;
 
+/** How long a probe's answer kept in the home holds (for the same kernel): a day. */
+const PROBE_CACHE_MS = 24 * 60 * 60 * 1000;
+
 /**
  * Whether this machine can give a checkout a copy-on-write view (probed once per process, in `scratch`, a folder
- * on the file system the views' layers use), and why: said in the `checkout` trace record.
+ * on the file system the views' layers use), and why: said in the `checkout` trace record. With `cacheFile` (in
+ * the Keel home) the answer is kept for a day for the same kernel, so each `keel run` does not mount a test
+ * overlay and start bwrap again (60-140 ms measured).
  */
-export function viewSupport(scratch: string): Promise<OverlaySupport> {
+export function viewSupport(scratch: string, cacheFile?: string): Promise<OverlaySupport> {
+  const cached = cacheFile === undefined ? undefined : readProbeCache(cacheFile);
+  if (cached !== undefined) return Promise.resolve(cached);
   if (probed === undefined) {
     fs.mkdirSync(scratch, { recursive: true });
-    probed = probeOverlay(scratch);
+    probed = probeOverlay(scratch).then((answer) => {
+      if (cacheFile !== undefined) writeProbeCache(cacheFile, answer);
+      return answer;
+    });
   }
   return probed;
+}
+
+function readProbeCache(file: string): OverlaySupport | undefined {
+  try {
+    const kept = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<
+      OverlaySupport & { kernel: string; at: number }
+    >;
+    if (kept.kernel !== `${process.platform} ${os.release()}` || typeof kept.at !== 'number')
+      return undefined;
+    if (Date.now() - kept.at > PROBE_CACHE_MS || typeof kept.available !== 'boolean') return undefined;
+    return { available: kept.available, reason: String(kept.reason) };
+  } catch {
+    return undefined;
+  }
+}
+
+function writeProbeCache(file: string, answer: OverlaySupport): void {
+  try {
+    const temp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(
+      temp,
+      JSON.stringify({ ...answer, kernel: `${process.platform} ${os.release()}`, at: Date.now() }),
+    );
+    fs.renameSync(temp, file);
+  } catch {
+    // A cache only: the next process probes again.
+  }
 }
 
 async function holderWith(location: CheckoutLocation, layers: OverlayLayers): Promise<OverlayView> {
