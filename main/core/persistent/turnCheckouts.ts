@@ -108,7 +108,11 @@ export function persistentConfigOf(log: SessionLog): PersistentConfig | undefine
 const justMade = new WeakSet<Checkout>();
 
 /** Opens (creating when missing) the checkout of one dir. */
-export async function openCheckout(log: SessionLog, dir: PersistentDirSpec): Promise<Checkout> {
+export async function openCheckout(
+  log: SessionLog,
+  dir: PersistentDirSpec,
+  turn?: number,
+): Promise<Checkout> {
   const location = checkoutLocation(log.dir, dir.name);
   const existing = Checkout.existing(dir, location);
   if (existing) return existing;
@@ -116,7 +120,7 @@ export async function openCheckout(log: SessionLog, dir: PersistentDirSpec): Pro
   const made = await Checkout.open(dir, location, { kind: readSettings(homeOf(log.dir)).checkouts.kind });
   justMade.add(made);
   // Which kind the checkout is, and why (a view asked for on a machine that cannot, says why not).
-  trace(log, undefined, 'checkout', started, {
+  trace(log, turn, 'checkout', started, {
     dir: dir.name,
     kind: made.kind,
     ...(made.kindReason === undefined ? {} : { reason: made.kindReason }),
@@ -156,7 +160,7 @@ export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions):
   }
   const started = Date.now();
   for (const dir of config.dirs) {
-    const checkout = await openCheckout(log, dir);
+    const checkout = await openCheckout(log, dir, options.turn);
     if (!options.newTurn) continue;
     const owed =
       isTurnPending(log.dir, dir.name) ||
