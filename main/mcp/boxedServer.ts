@@ -8,6 +8,8 @@ import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js
 import { buildChildEnv } from '../sandbox/env.js';
 import { createLifeline, launcherArgv } from '../runner/lifeline.js';
 import type { SpawnSpec } from './stdioTransport.js';
+import { enterHolder } from '../sandbox/overlayView.js';
+import { insideView, viewPidOf } from '../sandbox/viewPath.js';
 
 /** Where and how a session's stdio servers run. */
 export type McpBoxOptions = {
@@ -40,8 +42,14 @@ export type BoxedSpawn = { spec: SpawnSpec; proxy: AllowlistProxy | null; networ
 export async function boxServerCommand(
   name: string,
   server: McpStdioServer,
-  options: McpBoxOptions,
+  given: McpBoxOptions,
 ): Promise<BoxedSpawn> {
+  // Issue #36: a project seen through a copy-on-write view's holder: the server's box runs in its namespaces, the
+  // project named as they name it. Refused when the pid is no running holder of this process.
+  const viewPid = viewPidOf(given.projectRoot);
+  const enter = viewPid === undefined ? [] : enterHolder(viewPid);
+  if (enter === undefined) throw new Error('the copy-on-write view this server would run in has ended');
+  const options = viewPid === undefined ? given : { ...given, projectRoot: insideView(given.projectRoot) };
   if (options.sandbox.kind === 'none') {
     throw new Error(
       `no OS sandbox works on this machine (${options.sandbox.reason}), and Keel does not run MCP servers unconfined`,
@@ -104,7 +112,11 @@ export async function boxServerCommand(
       tmpDir: wrapped.env.TMPDIR ?? scratch,
       extra: { ...server.env, ...wrapped.env },
     });
-    return { spec: { argv: [...launcherArgv([], lifeline), ...wrapped.argv], env }, proxy, network: allow };
+    return {
+      spec: { argv: [...launcherArgv([], lifeline), ...enter, ...wrapped.argv], env },
+      proxy,
+      network: allow,
+    };
   } catch (error) {
     await proxy?.close();
     throw error;

@@ -1,6 +1,6 @@
-import { realpathSync } from 'node:fs';
 import { z } from 'zod';
 import type { SandboxInfo } from '../sandbox/box.js';
+import { realpathNative } from '../sandbox/viewPath.js';
 
 /** The options every boxed run (a command, an interactive terminal) has in common, as checked. */
 type BoxedRunInput = {
@@ -67,7 +67,8 @@ export function admitBoxedRun<S extends z.ZodType<BoxedRunInput>>(
 /** The real path of a folder a run needs, or the caller's error saying it does not exist. */
 function realPathOf(target: string, what: string, fail: (message: string) => Error): string {
   try {
-    return realpathSync(target);
+    // Under a view's holder the path keeps its `/proc/<pid>/root` prefix: the launch enters that namespace.
+    return realpathNative(target);
   } catch {
     throw fail(`The ${what} ${target} does not exist.`);
   }

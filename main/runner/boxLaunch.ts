@@ -9,6 +9,8 @@ import {
   type WrapOptions,
 } from '../sandbox/box.js';
 import { startAllowlistProxy, type AllowlistProxy } from '../sandbox/boxProxy.js';
+import { enterHolder } from '../sandbox/overlayView.js';
+import { insideView, viewPidOf } from '../sandbox/viewPath.js';
 import { buildChildEnv } from '../sandbox/env.js';
 import { mountsOf } from './admit.js';
 import { makeRunScratch, sweepDeadScratch } from './boxRecords.js';
@@ -68,8 +70,11 @@ let swept = false;
 /**
  * Prepares one boxed run. On failure everything prepared so far is undone before the error is rethrown.
  */
-export async function prepareBoxLaunch(options: BoxLaunchOptions): Promise<BoxLaunch> {
-  const { sandbox } = options;
+export async function prepareBoxLaunch(given: BoxLaunchOptions): Promise<BoxLaunch> {
+  const { sandbox } = given;
+  // Issue #36: a workspace seen through a copy-on-write view's holder: the box runs in its namespaces.
+  const view = viewEntry(given);
+  const options = view?.options ?? given;
   // The first run of a process clears what a killed Keel left in the temp folder (its `finally` never ran).
   if (!swept) {
     swept = true;
@@ -123,7 +128,7 @@ export async function prepareBoxLaunch(options: BoxLaunchOptions): Promise<BoxLa
       extra: { ...options.env, [RUN_MARKER_VARIABLE]: options.runId, ...wrapped.env },
     });
     return {
-      argv: [...launcherArgv(cgroup?.procsFiles ?? [], lifeline, join), ...boxArgv],
+      argv: [...launcherArgv(cgroup?.procsFiles ?? [], lifeline, join), ...(view?.enter ?? []), ...boxArgv],
       env,
       scratch,
       proxy,
@@ -135,6 +140,32 @@ export async function prepareBoxLaunch(options: BoxLaunchOptions): Promise<BoxLa
     await close();
     throw error;
   }
+}
+
+/**
+ * The box of a workspace under a view's holder (`/proc/<pid>/root/...`, main/sandbox/viewPath.ts): bwrap must run in
+ * the holder's namespaces (a bind mount of another namespace's folder is refused, and there the views are mounted),
+ * with every folder named as that namespace names it. Refused, not run elsewhere, when the pid is no holder of
+ * this process (it ended and the pid may be another process's).
+ */
+function viewEntry(options: BoxLaunchOptions): { options: BoxLaunchOptions; enter: string[] } | undefined {
+  const pid = viewPidOf(options.workspace);
+  if (pid === undefined) return undefined;
+  const enter = enterHolder(pid);
+  if (enter === undefined)
+    throw new Error('the copy-on-write view this command would run in has ended; run the turn again');
+  const list = (paths: readonly string[] | undefined) => paths?.map(insideView);
+  return {
+    enter,
+    options: {
+      ...options,
+      workspace: insideView(options.workspace),
+      cwd: insideView(options.cwd),
+      ...(options.writable ? { writable: list(options.writable) } : {}),
+      ...(options.readOnly ? { readOnly: list(options.readOnly) } : {}),
+      ...(options.hidden ? { hidden: list(options.hidden) } : {}),
+    },
+  };
 }
 
 /**

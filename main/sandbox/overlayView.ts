@@ -7,6 +7,21 @@ import path from 'node:path';
 import { bwrapProbeArgs } from './bwrap.js';
 import { findExecutable } from './box.js';
 
+/** The pids of the holders this process started and that still run: the only namespaces a box is entered into. */
+const liveHolders = new Set<number>();
+
+/**
+ * The argv prefix that runs a program in the namespaces of holder `pid` (a box launched on a view), or undefined
+ * when `pid` is no running holder of this process (a pid another process took is never entered).
+ */
+export function enterHolder(pid: number, nsenter = 'nsenter'): string[] | undefined {
+  if (!liveHolders.has(pid)) return undefined;
+  return [nsenter, `--target=${pid}`, '--user', '--mount', '--preserve-credentials', '--'];
+}
+
+/** statfs(2)'s type of an overlayfs mount (linux/magic.h). */
+const OVERLAYFS_SUPER_MAGIC = 0x794c7630;
+
 /** The folders of one view: `lower` is read, never written; `upper` and `work` are the view's own. */
 export type OverlayLayers = {
   /** The folder the view starts from (the backing project folder). */
@@ -48,16 +63,32 @@ export function unsafeLayerPath(layers: OverlayLayers): string | undefined {
  * the namespace and its mount (processes still inside keep it until they end).
  */
 const HOLDER_SCRIPT = [
-  'mount -t overlay keel-view -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr" "$4" || exit 97',
+  'up() { mount -t overlay keel-view -o "lowerdir=$1,upperdir=$2,workdir=$3,userxattr" "$4"; }',
+  'while [ $# -ge 4 ]; do up "$1" "$2" "$3" "$4" || exit 97; shift 4; done',
   'echo ready',
-  'exec cat >/dev/null',
+  // Keel's requests, one field a line (no layer path holds a newline): `up` and its four folders mounts one view
+  // more, `down` and a mount point takes one down (detached; a process still inside keeps its old view).
+  'while IFS= read -r op; do',
+  '  case "$op" in',
+  '    up) IFS= read -r l; IFS= read -r u; IFS= read -r w; IFS= read -r m;',
+  '        if up "$l" "$u" "$w" "$m"; then echo ok; else echo failed; fi ;;',
+  '    down) IFS= read -r m; umount -l "$m" 2>/dev/null; echo ok ;;',
+  '    *) echo failed ;;',
+  '  esac',
+  'done',
 ].join('\n');
+
+/** One set of layers, or several, as a list. */
+function listOf(layers: OverlayLayers | readonly OverlayLayers[]): readonly OverlayLayers[] {
+  return 'lower' in layers ? [layers] : layers;
+}
 
 /**
  * The holder's argv for `layers`: started with a pipe as its stdin, it prints `ready` once the view is mounted and
  * lives until that pipe closes (its writer ended or died).
  */
-export function holderArgv(layers: OverlayLayers, unshare = 'unshare'): string[] {
+export function holderArgv(layers: OverlayLayers | readonly OverlayLayers[], unshare = 'unshare'): string[] {
+  const all = listOf(layers);
   return [
     unshare,
     '--user',
@@ -69,17 +100,21 @@ export function holderArgv(layers: OverlayLayers, unshare = 'unshare'): string[]
     '-c',
     HOLDER_SCRIPT,
     'keel-view',
-    layers.lower,
-    layers.upper,
-    layers.work,
-    layers.mountpoint,
+    ...all.flatMap((one) => [one.lower, one.upper, one.work, one.mountpoint]),
   ];
 }
 
-/** One copy-on-write view, mounted while this object's holder process lives. */
+/**
+ * One copy-on-write view, mounted while this object's holder process lives. One holder may mount several views
+ * (a session's Persistent Dirs: the box enters one namespace); `layers` is the first, `all` every one.
+ */
 export class OverlayView {
+  /** The requests sent to the holder and not answered yet, oldest first (it answers in order). */
+  private readonly waiting: Array<(answer: string) => void> = [];
+
   private constructor(
     readonly layers: OverlayLayers,
+    private mounted: OverlayLayers[],
     private readonly holder: ChildProcess,
     /** The holder's process id: its namespaces are the view's. */
     readonly pid: number,
@@ -89,12 +124,20 @@ export class OverlayView {
    * Mounts the view and resolves once it is up (a few milliseconds, whatever the folder's size: nothing is
    * copied). `upper` and `work` are made when missing. Throws with the holder's own words when the mount fails.
    */
-  static async start(layers: OverlayLayers, options: { unshare?: string } = {}): Promise<OverlayView> {
-    const unsafe = unsafeLayerPath(layers);
-    if (unsafe !== undefined) throw new Error(`cannot mount a copy-on-write view: ${unsafe}`);
-    fs.mkdirSync(layers.upper, { recursive: true });
-    fs.mkdirSync(layers.work, { recursive: true });
-    const [file, ...args] = holderArgv(layers, options.unshare);
+  static async start(
+    layers: OverlayLayers | readonly OverlayLayers[],
+    options: { unshare?: string } = {},
+  ): Promise<OverlayView> {
+    const all = listOf(layers);
+    const first = all[0];
+    if (first === undefined) throw new Error('cannot mount a copy-on-write view: no layers given');
+    for (const one of all) {
+      const unsafe = unsafeLayerPath(one);
+      if (unsafe !== undefined) throw new Error(`cannot mount a copy-on-write view: ${unsafe}`);
+      fs.mkdirSync(one.upper, { recursive: true });
+      fs.mkdirSync(one.work, { recursive: true });
+    }
+    const [file, ...args] = holderArgv(all, options.unshare);
     const holder = spawn(file as string, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     const pid = await new Promise<number>((resolve, reject) => {
       let stdout = '';
@@ -117,7 +160,64 @@ export class OverlayView {
     holder.unref();
     for (const stream of [holder.stdin, holder.stdout, holder.stderr])
       (stream as unknown as { unref?: () => void } | null)?.unref?.();
-    return new OverlayView(layers, holder, pid);
+    const view = new OverlayView(first, [...all], holder, pid);
+    liveHolders.add(pid);
+    holder.once('exit', () => liveHolders.delete(pid));
+    let pending = '';
+    holder.stdout?.on('data', (chunk: Buffer) => {
+      pending += chunk.toString();
+      for (let at = pending.indexOf('\n'); at >= 0; at = pending.indexOf('\n')) {
+        const line = pending.slice(0, at);
+        pending = pending.slice(at + 1);
+        if (line !== 'ready') view.waiting.shift()?.(line);
+      }
+    });
+    holder.on('exit', () => {
+      for (const answer of view.waiting.splice(0)) answer('exited');
+    });
+    return view;
+  }
+
+  /** Every view this holder has mounted now. */
+  get all(): readonly OverlayLayers[] {
+    return this.mounted;
+  }
+
+  /**
+   * Mounts one view more in this holder's namespace (the same pid, so paths through its root stay valid). Throws
+   * when the holder cannot (its answer) or has ended.
+   */
+  async up(layers: OverlayLayers): Promise<void> {
+    const unsafe = unsafeLayerPath(layers);
+    if (unsafe !== undefined) throw new Error(`cannot mount a copy-on-write view: ${unsafe}`);
+    fs.mkdirSync(layers.upper, { recursive: true });
+    fs.mkdirSync(layers.work, { recursive: true });
+    const answer = await this.request(['up', layers.lower, layers.upper, layers.work, layers.mountpoint]);
+    if (answer !== 'ok')
+      throw new Error(`the copy-on-write view at ${layers.mountpoint} did not mount (${answer})`);
+    this.mounted = [...this.mounted.filter((one) => one.mountpoint !== layers.mountpoint), layers];
+  }
+
+  /**
+   * Takes the view at `mountpoint` down (its layers may then be cleared and it mounted again with `up`: a reset that
+   * keeps the holder). A process still inside keeps its old view until it ends.
+   */
+  async down(mountpoint: string): Promise<void> {
+    if (!this.running) return;
+    await this.request(['down', mountpoint]);
+    this.mounted = this.mounted.filter((one) => one.mountpoint !== mountpoint);
+  }
+
+  private request(lines: readonly string[]): Promise<string> {
+    if (!this.running) return Promise.resolve('exited');
+    const stdout = this.holder.stdout as unknown as { ref?: () => void; unref?: () => void } | null;
+    // Keel waits for the answer: the pipe keeps the process alive meanwhile, and no longer.
+    stdout?.ref?.();
+    const answered = new Promise<string>((resolve) => this.waiting.push(resolve));
+    this.holder.stdin?.write(lines.map((line) => `${line}\n`).join(''));
+    return answered.finally(() => {
+      if (this.waiting.length === 0) stdout?.unref?.();
+    });
   }
 
   /**
@@ -140,6 +240,19 @@ export class OverlayView {
     // Node reaps it (this object's exit state), the pid cannot be reused and a dead holder's root fails to open.
     if (!this.running) throw new Error('the copy-on-write view has ended (its holder exited)');
     return path.join(`/proc/${this.pid}/root`, path.resolve(logical));
+  }
+
+  /**
+   * True when `mountpoint` is an overlay as the holder's namespace shows it (statfs's file system type): the check
+   * before Keel trusts a path through the holder, so a process that took a reused pid (its root is not the view)
+   * is never read or written through.
+   */
+  isMounted(mountpoint: string): boolean {
+    try {
+      return fs.statfsSync(this.hostPath(mountpoint)).type === OVERLAYFS_SUPER_MAGIC;
+    } catch {
+      return false;
+    }
   }
 
   /** True while the holder runs. */

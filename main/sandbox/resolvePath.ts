@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { OUTSIDE_ROOT, PathEscapeError, errnoCode, refuse, refuseFile } from './pathErrors.js';
-import { realpathNative } from './viewPath.js';
+import { realpathNative, viewPrefixOf } from './viewPath.js';
 
 /** Options of resolveInWorkspace. */
 export interface ResolveOptions {
@@ -218,10 +218,16 @@ export function isInHiddenFolder(folders: readonly string[], realPath: string): 
 function resolveWithRoot(root: RealRoot, arg: string, options: ResolveOptions): string {
   const { argName } = options;
   checkArgSyntax(arg, argName);
-  const start = path.isAbsolute(arg) ? path.parse(arg).root : root.real;
+  // Issue #36: an absolute path under a view's holder (`/proc/<pid>/root/...`) is walked from that prefix: the magic
+  // link `root` would otherwise be followed to Keel's own `/`, where the view is an empty folder.
+  const prefix = viewPrefixOf(root.real);
+  const viewed =
+    prefix !== undefined && path.isAbsolute(arg) && (arg === prefix || arg.startsWith(`${prefix}/`));
+  const start = viewed ? prefix : path.isAbsolute(arg) ? path.parse(arg).root : root.real;
+  const components = splitComponents(viewed ? arg.slice(prefix.length) : arg);
   let resolved: string;
   try {
-    resolved = canonicalize(walkComponents(start, splitComponents(arg), argName, arg));
+    resolved = canonicalize(walkComponents(start, components, argName, arg));
   } catch (error) {
     if (error instanceof PathEscapeError) throw error;
     if (errnoCode(error) === 'ELOOP')

@@ -44,3 +44,17 @@ export function descriptorPath(fd: number, expected: string): string {
 function withPrefix(prefix: string, inside: string): string {
   return inside === '/' ? prefix : `${prefix}${inside}`;
 }
+
+/** The pid of the holder whose root `target` is seen through (`/proc/<pid>/root/...`), or undefined. */
+export function viewPidOf(target: string): number | undefined {
+  const prefix = viewPrefixOf(target);
+  return prefix === undefined ? undefined : Number(prefix.split('/')[2]);
+}
+
+/** `target` as the holder's namespace names it (its `/proc/<pid>/root` prefix taken off); other paths unchanged. */
+export function insideView(target: string): string {
+  const prefix = viewPrefixOf(target);
+  if (prefix === undefined) return target;
+  const rest = target.slice(prefix.length);
+  return rest === '' ? '/' : rest;
+}

@@ -75,9 +75,14 @@ export const Settings = z
       .object({
         storageLimitMB: z.number().int().min(0).default(2048),
         idleMinutes: z.number().min(0).default(60),
+        /**
+         * What a new checkout is: `copy` (a full copy), `view` (a copy-on-write view where the machine can, else a
+         * copy), `auto` (Keel's choice: a copy for now, main/core/persistent/README.md #36).
+         */
+        kind: z.enum(['auto', 'copy', 'view']).default('auto'),
       })
       .strict()
-      .default({ storageLimitMB: 2048, idleMinutes: 60 }),
+      .default({ storageLimitMB: 2048, idleMinutes: 60, kind: 'auto' }),
     /** Issue #32: which turn endings the app notifies of while its window is not focused. */
     notifications: NotificationSettings.default({ approval: true, finished: true, failed: true }),
     /** Issue #37: named OpenAI-compatible endpoints the pickers offer (each with the models its server lists). */

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { ToolArea, ToolContext } from './types.js';
+import { insideView, viewPrefixOf } from '../sandbox/viewPath.js';
 
 // How a model's path argument names a place: relative to the root (the project), an absolute path on disk
 // inside the root or an area, or an area's own prefix (/session/..., /persistent/<name>/...). Pure string
@@ -81,6 +82,13 @@ export function locate(ctx: ToolContext, arg: string): Located {
   if (!arg.startsWith('/') && !path.isAbsolute(arg)) return { ...root, arg };
   const onDisk = places(ctx).find((place) => isLexicallyInside(place.root, path.resolve(arg)));
   if (onDisk) return { ...onDisk, arg };
+  // Issue #36: a folder seen through a view's holder (`/proc/<pid>/root/...`) is named without that prefix where
+  // commands run (`pwd` in the box): such a path is that folder's, through the holder.
+  const viewed = places(ctx).find(
+    (place) =>
+      viewPrefixOf(place.root) !== undefined && isLexicallyInside(insideView(place.root), path.resolve(arg)),
+  );
+  if (viewed) return { ...viewed, arg: `${viewPrefixOf(viewed.root) ?? ''}${path.resolve(arg)}` };
   const named = byPrefix(ctx, arg);
   // `/persistent/project/x` when the project is the root: the root's, with the root's protections.
   if (named?.area.root === root.root) return { ...root, arg: named.rest };

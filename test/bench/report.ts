@@ -199,6 +199,11 @@ function bigProjectTargets(benches: readonly BenchResult[]): TargetResult[] {
     value(`first request, new session, ${large} files, --commit direct`),
   );
   const disk = value(`disk added by a one-turn 10-file session besides its log, ${large} files`);
+  const viewFirst = ratio(
+    value(`first request, new session, ${large} files, view`),
+    value(`first request, new session, ${large} files, --commit direct`),
+  );
+  const viewDisk = value(`disk added by a one-turn 10-file view session besides its log, ${large} files`);
   const storage = value('checkout storage of');
   const turn = ratio(
     value(`per-turn overhead (reset + 10-file auto commit), ${large} files`),
@@ -211,6 +216,20 @@ function bigProjectTargets(benches: readonly BenchResult[]): TargetResult[] {
       actual: first,
       unit: 'ratio',
       pass: first === null ? null : first <= 1.3,
+    },
+    {
+      name: `first request of a new session with a copy-on-write view / --commit direct, ${large} files`,
+      target: '≤ 1.3x',
+      actual: viewFirst,
+      unit: 'ratio',
+      pass: viewFirst === null ? null : viewFirst <= 1.3,
+    },
+    {
+      name: `disk added by a one-turn 10-file view session besides its log, ${large} files`,
+      target: '< 1 MB',
+      actual: viewDisk,
+      unit: 'MB',
+      pass: viewDisk === null ? null : viewDisk < 1,
     },
     {
       name: `disk added by a one-turn 10-file session besides its log, ${large} files`,

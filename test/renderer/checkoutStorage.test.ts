@@ -24,7 +24,7 @@ describe.skipIf(!HAS_CHROMIUM)('settings: checkout storage', () => {
     const checkout = path.join(app.home, 'sessions', id, 'workspace', 'persistent', 'project');
     writeSettings(app.home, {
       ...readSettings(app.home),
-      checkouts: { storageLimitMB: 300, idleMinutes: 0 },
+      checkouts: { storageLimitMB: 300, idleMinutes: 0, kind: 'auto' },
     });
     await page.getByRole('button', { name: 'Settings' }).click();
     await page.getByRole('heading', { name: 'Checkout storage' }).waitFor();

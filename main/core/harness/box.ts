@@ -10,6 +10,7 @@ import { type Redactor } from '../../sandbox/redact.js';
 import { readOnlyPathsFor, extraWritablePaths } from '../../tools/runCommandTool.js';
 import type { ToolArea, ToolContext } from '../../tools/types.js';
 import { HarnessError } from './errors.js';
+import { mountViews } from '../persistent/turnCheckouts.js';
 
 /**
  * The box a session's tools run in, seen from outside a turn: what the approval panel shows about a command
@@ -52,6 +53,8 @@ export async function readSessionBox(
   if (created?.kind !== 'session_created') {
     throw new HarnessError('invalid_state', `session ${log.id} has no session_created event`);
   }
+  // A view's files are reached through its holder: mounted here first (a turn mounts them at its start).
+  await mountViews(log.dir);
   let layout: SessionWorkspace;
   try {
     layout = readSessionWorkspace(log, created);

@@ -34,6 +34,7 @@ export function createFileWriter(home: string, id: string): FileWriter {
         }
         const workspace = log.workspaceDir;
         let area: string;
+        let view: string | undefined;
         if (target.area === 'session') {
           area = path.join(workspace, 'session');
           ensureRealFolder(workspace, area);
@@ -41,11 +42,14 @@ export function createFileWriter(home: string, id: string): FileWriter {
           const checkout = await openCheckout(log, target.dir);
           Checkout.markDirty(checkout.location);
           area = checkout.location.checkout;
+          // A copy-on-write view is written through its holder (issue #36), confined to the view.
+          if (checkout.kind === 'view') view = await checkout.mount();
         }
         const relative = path.relative(workspace, path.join(area, target.relative));
-        const written = await writeStreamConfined(workspace, relative, data, {
-          within: fs.realpathSync(area),
-        });
+        const written =
+          view === undefined
+            ? await writeStreamConfined(workspace, relative, data, { within: fs.realpathSync(area) })
+            : await writeStreamConfined(view, target.relative, data);
         const result = log.append(
           {
             kind: 'file_staged',

@@ -13,6 +13,7 @@ import type { SandboxInfo } from '../../sandbox/box.js';
 import type { ToolArea, ToolContext } from '../../tools/types.js';
 import { commandFolderOf, describeProjectRoot, describeWorkspace } from '../prompts/workspace.js';
 import { readPersistentConfig, type PersistentConfig } from '../persistent/config.js';
+import { runningView } from '../persistent/viewHolder.js';
 import { homeOf, sessionAreaDir } from '../paths.js';
 
 /**
@@ -118,6 +119,47 @@ function layoutOf(
     };
   }
   fs.mkdirSync(log.workspaceDir, { recursive: true });
+  const layout = checkoutLayout(log, created, config);
+  // Issue #36: with a copy-on-write view mounted, every path of the box and the tools goes through its holder's
+  // root (where the views are): the runner enters its namespaces for the box, Keel's file tools resolve there.
+  const prefix = sessionViewPrefix(log.dir, config);
+  if (prefix === undefined) return layout;
+  const through = (folder: string) => `${prefix}${folder}`;
+  const boxRoot = layout.boxRoot;
+  const workspace = through(layout.workspace);
+  return {
+    ...layout,
+    workspace,
+    boxRoot: through(boxRoot),
+    areas: layout.areas.map((area) =>
+      area.root === boxRoot || area.root.startsWith(`${boxRoot}${path.sep}`)
+        ? { ...area, root: through(area.root) }
+        : area,
+    ),
+    boxReadOnly:
+      workspace === through(boxRoot)
+        ? layout.boxReadOnly
+        : [...readOnlyPathsFor(workspace), ...layout.boxReadOnly],
+  };
+}
+
+/** The `/proc/<pid>/root` of the running holder of the session's views, or undefined when none runs here. */
+function sessionViewPrefix(dataDir: string, config: PersistentConfig): string | undefined {
+  for (const checkout of existingCheckouts(dataDir, config)) {
+    if (checkout.kind !== 'view') continue;
+    const view = runningView(dataDir, checkout.location.checkout);
+    if (view !== undefined) return `/proc/${view.pid}/root`;
+  }
+  return undefined;
+}
+
+/** The layout of a session with Persistent Dir checkouts, in host paths. */
+function checkoutLayout(
+  log: SessionLog,
+  created: EventOf<'session_created'>,
+  config: PersistentConfig,
+): SessionWorkspace {
+  const projectRoot = created.pathRoot === 'project';
   const boxRoot = fs.realpathSync(log.workspaceDir);
   const checkoutsReadOnly = existingCheckouts(log.dir, config).flatMap((checkout) =>
     checkout.boxReadOnlyPaths(),

@@ -8,6 +8,14 @@ import { gitMetadataPaths } from '../../sandbox/protectedPaths.js';
 import { overlayBaseline, type OverlayFile } from './overlay.js';
 import { resetIntact } from './reset.js';
 import {
+  attachView,
+  stopViews,
+  viewChoiceFor,
+  type CheckoutKindSetting,
+  type ViewChoice,
+} from './viewHolder.js';
+import {
+  checkoutRoot,
   headIsBaseline,
   isIntact,
   isQuiet,
@@ -22,6 +30,7 @@ import type { CommitReport, PersistentDirSpec, UncommittedFile } from './types.j
 
 export type { CheckoutKind, CheckoutLocation } from './state.js';
 export type { CommitOptions } from './commit.js';
+export type { CheckoutKindSetting, ViewChoice } from './viewHolder.js';
 export type { OverlayFile } from './overlay.js';
 export { PersistentDirError } from './types.js';
 
@@ -47,10 +56,17 @@ export class Checkout {
    * the backing folder for a git repository root with a commit, else a shadow repository whose first
    * snapshot hashes the folder once. A half-made checkout (a crash mid-creation) is removed and made again.
    */
-  static async open(spec: PersistentDirSpec, location: CheckoutLocation): Promise<Checkout> {
+  static async open(
+    spec: PersistentDirSpec,
+    location: CheckoutLocation,
+    options: { view?: ViewChoice; kind?: CheckoutKindSetting } = {},
+  ): Promise<Checkout> {
     const existing = Checkout.existing(spec, location);
     if (existing) return existing;
-    const created = await createCheckout(spec, location);
+    const probeCache = path.join(path.dirname(location.locksRoot), 'overlay-probe.json');
+    const view =
+      options.view ?? (await viewChoiceFor(options.kind, path.dirname(location.stateDir), probeCache));
+    const created = await createCheckout(spec, location, view ? { view } : {});
     recordGitMetadata(created);
     return new Checkout(created);
   }
@@ -78,6 +94,11 @@ export class Checkout {
     return this.context.state.backing;
   }
 
+  /** Why the checkout is of its kind when a view was asked for (the probe's sentence), for the trace. */
+  get kindReason(): string | undefined {
+    return this.context.state.kindReason;
+  }
+
   /** How this checkout was made. */
   get kind(): CheckoutKind {
     return this.context.state.kind;
@@ -92,12 +113,20 @@ export class Checkout {
   boxReadOnlyPaths(): string[] {
     const { state } = this.context;
     const paths = state.links.map((link) => path.join(state.backing, link));
-    if (state.kind === 'worktree') {
+    if (state.kind !== 'shadow') {
       paths.push(commonGitDir(state.gitDir));
       for (const metadata of gitMetadataPaths(state.checkout))
         if (!paths.includes(metadata)) paths.push(metadata);
     }
     return paths;
+  }
+
+  /**
+   * The host path of the checkout's files for Keel's own reads and writes (its tools' root): the checkout itself,
+   * or a view's merged folder through its holder, which is started first when it is not running in this process.
+   */
+  async mount(): Promise<string> {
+    return this.exclusive(() => Promise.resolve(checkoutRoot(this.context)));
   }
 
   /**
@@ -118,10 +147,18 @@ export class Checkout {
     return this.exclusive(async () => {
       if (isIntact(this.location)) await resetIntact(this.context);
       // The session replaced its checkout (or a folder above it) by something else: make it again.
-      else this.context.state = (await Checkout.open(this.spec, this.location)).context.state;
+      else {
+        // A view is made again as a view (its holder ended first: its mount point is being replaced).
+        const view =
+          this.kind === 'view' ? { available: true, reason: 'made again as the view it was' } : undefined;
+        if (view) await stopViews(this.location);
+        this.context.state = (
+          await Checkout.open(this.spec, this.location, view ? { view } : {})
+        ).context.state;
+      }
       // A turn starts from here: the git metadata it will be compared with at the commit.
       recordGitMetadata(this.context);
-    });
+    }, true);
   }
 
   /**
@@ -164,7 +201,7 @@ export class Checkout {
    * otherwise fail one of them on git's index.lock. Each starts from the state on disk, which an operation
    * through another handle of the same checkout may have moved.
    */
-  private async exclusive<T>(operation: () => Promise<T>): Promise<T> {
+  private async exclusive<T>(operation: () => Promise<T>, resetting = false): Promise<T> {
     const key = this.location.stateDir;
     const previous = checkoutQueues.get(key) ?? Promise.resolve();
     let release!: () => void;
@@ -174,6 +211,9 @@ export class Checkout {
     await previous;
     try {
       this.context.state = readState(this.location.stateDir) ?? this.context.state;
+      // A view's jobs read it through its holder (a reset ends the holder itself and mounts nothing).
+      if (this.context.state.kind === 'view' && !resetting && isIntact(this.location))
+        await attachView(this.context);
       return await operation();
     } finally {
       release();

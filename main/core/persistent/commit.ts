@@ -30,6 +30,7 @@ import { planWrites, type PlannedWrite } from './merge.js';
 import { expectedBacking, SNAPSHOT_MESSAGE } from './snapshot.js';
 import {
   backingSide,
+  checkoutRoot,
   checkoutSide,
   headIsBaseline,
   isIntact,
@@ -42,6 +43,8 @@ import {
 } from './state.js';
 import { removeConfined, writeStreamConfined } from './streamWrite.js';
 import { redactPatchFile } from '../../sandbox/redactFile.js';
+import { realpathNative } from '../../sandbox/viewPath.js';
+import { viewChangedPaths } from './viewChanges.js';
 import { PersistentDirError, type CommitReport, type CommittedFile, type UncommittedFile } from './types.js';
 
 /** Modes of the tree entries a checkout commits: regular, executable, symbolic link. */
@@ -133,7 +136,7 @@ async function commitSession(context: CheckoutContext, options: CommitOptions): 
   const { paths, nested } = await changedPaths(context);
   // Repositories the session made inside the checkout: a commit cannot carry them, so they are asked for.
   const nestedPart =
-    nested.length === 0 ? {} : { nested: await holdNestedRepos(context.location.checkout, nested, options) };
+    nested.length === 0 ? {} : { nested: await holdNestedRepos(checkoutRoot(context), nested, options) };
   return { ...(await commitPaths(context, options, paths)), ...nestedPart };
 }
 
@@ -182,7 +185,7 @@ async function commitPaths(
   }
   // The patch holds .env values (the session's on `+` lines, the old ones on `-` lines): redacted before
   // anyone (the Changes view, the CLI) reads it.
-  const patch = staged.written.then(() => redactPatchFile(patchFile, context.location.checkout));
+  const patch = staged.written.then(() => redactPatchFile(patchFile, checkoutRoot(context)));
   patch.catch(() => undefined);
   const snapshotCommit = staged.commit.then((commit) => {
     if (commit === undefined) throw new PersistentDirError('git wrote no snapshot commit');
@@ -374,14 +377,15 @@ async function copyFromCheckout(
   change: TreeChange,
   mode: number,
 ): Promise<string | undefined> {
-  const { backing, checkout, objectFormat } = context.state;
+  const { backing, objectFormat } = context.state;
+  const checkout = checkoutRoot(context);
   let real: string;
   try {
     real = resolveInWorkspace(checkout, change.path, { argName: 'path' });
   } catch {
     return undefined;
   }
-  if (real !== path.join(fs.realpathSync(checkout), change.path)) return undefined;
+  if (real !== path.join(realpathNative(checkout), change.path)) return undefined;
   let fd: number;
   try {
     fd = fs.openSync(real, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
@@ -429,6 +433,8 @@ async function stageCheckout(context: CheckoutContext): Promise<string> {
  * the repositories nested in it (git names one `dir/`: never part of a commit).
  */
 async function changedPaths(context: CheckoutContext): Promise<{ paths: string[]; nested: string[] }> {
+  // A view knows what it changed from its upper layer: work in proportion to the change, not the project.
+  if (context.state.kind === 'view') return viewChangedPaths(context);
   // This status may save the checkout's index (git's "optional" lock, skipped when someone holds it):
   // files git wrote in the same second as its index stay "racily clean", and every later status would
   // hash them all again (a fresh worktree: the whole project) until the index is saved with their stat

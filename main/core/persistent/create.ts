@@ -10,6 +10,9 @@ import { snapshot } from './snapshot.js';
 import { plain, saveState, type CheckoutContext, type CheckoutLocation } from './state.js';
 import { ensureRealFolder, isInside } from './streamWrite.js';
 import { PersistentDirError, type PersistentDirSpec } from './types.js';
+import { makeViewGit } from './viewGit.js';
+import type { ViewChoice } from './viewHolder.js';
+import { unsafeLayerPath } from '../../sandbox/overlayView.js';
 
 /**
  * Makes the checkout of `spec` at `location` from nothing (whatever was there is removed first, never
@@ -19,6 +22,7 @@ import { PersistentDirError, type PersistentDirSpec } from './types.js';
 export async function createCheckout(
   spec: PersistentDirSpec,
   location: CheckoutLocation,
+  options: { view?: ViewChoice } = {},
 ): Promise<CheckoutContext> {
   const backing = realBacking(spec);
   if (isInside(backing, location.checkout)) {
@@ -33,7 +37,8 @@ export async function createCheckout(
   fs.rmSync(location.stateDir, { recursive: true, force: true });
   fs.mkdirSync(location.stateDir, { recursive: true });
   const repository = await detectKind(backing);
-  const { kind } = repository;
+  const viewNote = repository.kind === 'worktree' ? viewRefusal(options.view, backing, location) : undefined;
+  const kind = repository.kind === 'worktree' && viewNote === undefined ? 'view' : repository.kind;
   const context: CheckoutContext = {
     spec,
     location,
@@ -51,10 +56,60 @@ export async function createCheckout(
       head: '',
       backingHead: '',
       objectFormat: repository.kind === 'worktree' ? repository.objectFormat : 'sha1',
+      ...(kind === 'view' ? viewFolders(location) : {}),
+      ...(options.view === undefined ? {} : { kindReason: viewNote ?? options.view.reason }),
     },
   };
-  await create(context, repository.kind === 'worktree' ? repository.gitDir : '');
+  if (kind === 'view') await createView(context, repository.kind === 'worktree' ? repository.gitDir : '');
+  else await create(context, repository.kind === 'worktree' ? repository.gitDir : '');
   return context;
+}
+
+/** Why this checkout gets no view though one was asked for, or undefined when it gets one. */
+function viewRefusal(
+  choice: ViewChoice | undefined,
+  backing: string,
+  location: CheckoutLocation,
+): string | undefined {
+  if (choice === undefined) return 'a full copy was asked for';
+  if (!choice.available) return `a full copy: ${choice.reason}`;
+  const unsafe = unsafeLayerPath({ lower: backing, ...viewFolders(location), mountpoint: location.checkout });
+  return unsafe === undefined ? undefined : `a full copy: ${unsafe}`;
+}
+
+function viewFolders(location: CheckoutLocation): { upper: string; work: string } {
+  return { upper: path.join(location.stateDir, 'upper'), work: path.join(location.stateDir, 'work') };
+}
+
+/**
+ * Makes a view checkout (issue #36): the snapshot of the backing folder, a worktree admin folder of it with no file
+ * checked out and the snapshot's private index as its index (viewGit.ts); nothing of the project is copied. The
+ * overlay itself is mounted when first used (viewHolder.ts). Dependency folders and ignored files need no links or
+ * copies: the view shows the backing folder's own (writes to them stay in the view).
+ */
+async function createView(context: CheckoutContext, repositoryGitDir: string): Promise<void> {
+  const { state } = context;
+  const { stateDir, locksRoot, checkout } = context.location;
+  writeExcludes(context);
+  const index = path.join(stateDir, 'backing.index');
+  const realIndex = path.join(repositoryGitDir, 'index');
+  if (fs.existsSync(realIndex)) fs.copyFileSync(realIndex, index);
+  const taken = await withBackingLock(locksRoot, state.backing, () => snapshot(context));
+  const { gitDir } = await makeViewGit({
+    backing: state.backing,
+    checkout,
+    upper: state.upper as string,
+    commit: taken.commit,
+    backingIndex: index,
+    locksRoot,
+  });
+  fs.mkdirSync(state.work as string, { recursive: true });
+  state.gitDir = gitDir;
+  state.baseline = taken.commit;
+  state.baselineTree = taken.tree;
+  state.head = taken.commit;
+  state.clean = true;
+  saveState(context);
 }
 
 /** Makes the checkout; `repositoryGitDir` is the backing repository's git folder (worktree kind). */

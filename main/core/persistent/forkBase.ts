@@ -74,7 +74,8 @@ export async function applyForkBase(log: SessionLog, checkout: Checkout): Promis
   const changes = readForkBase(log.dir).filter((change) => change.dir === checkout.spec.name);
   if (changes.length === 0) return [];
   const started = Date.now();
-  const plan = await planRevert(checkout.location.checkout, historyStoreOf(log.dir), changes);
+  // A view's files are read through its holder (checkout.mount: the checkout itself for a copy).
+  const plan = await planRevert(await checkout.mount(), historyStoreOf(log.dir), changes);
   await checkout.overlay(
     plan.writes.map((write) => ({
       path: write.path,

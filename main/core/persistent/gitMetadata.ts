@@ -37,7 +37,7 @@ const MAX_BYTES = 1 << 20;
 export function gitMetadataFingerprint(state: CheckoutState): Record<string, string> {
   const fingerprint: Record<string, string> = {};
   const folders: string[] = [];
-  if (state.kind === 'worktree') {
+  if (state.kind !== 'shadow') {
     folders.push(state.gitDir);
     folders.push(commonGitDir(state.gitDir));
   } else if (isDirectory(path.join(state.backing, '.git'))) {
@@ -46,8 +46,9 @@ export function gitMetadataFingerprint(state: CheckoutState): Record<string, str
   for (const folder of new Set(folders)) {
     for (const name of WATCHED) addEntry(fingerprint, state.backing, folder, name);
   }
-  if (state.kind === 'worktree') {
-    const dotGit = path.join(state.checkout, '.git');
+  if (state.kind !== 'shadow') {
+    // A view's `.git` file is in its upper layer (the host's mount point holds only git's first copy).
+    const dotGit = path.join(state.kind === 'view' && state.upper ? state.upper : state.checkout, '.git');
     const digest = entryDigest(dotGit, false);
     if (digest !== undefined) fingerprint['<checkout>/.git'] = digest;
   }

@@ -6,6 +6,7 @@ import type { FileMode } from '../../common/events.js';
 import { writeSymlinkConfined } from '../../sandbox/paths.js';
 import { gitText, runGit } from './git.js';
 import {
+  checkoutRoot,
   checkoutSide,
   keepReachable,
   markClean,
@@ -33,17 +34,19 @@ export async function overlayBaseline(
 ): Promise<void> {
   if (files.length === 0) return;
   const { state, location } = context;
+  // A view's files are written through its holder (into its upper layer).
+  const root = checkoutRoot(context);
   markDirty(location);
   for (const file of files) {
-    removeConfined(state.checkout, file.path);
+    removeConfined(root, file.path);
     if (file.to === null) continue;
     if (file.to.mode === '120000') {
-      writeSymlinkConfined(state.checkout, file.path, file.to.bytes.toString('utf8'), {
+      writeSymlinkConfined(root, file.path, file.to.bytes.toString('utf8'), {
         argName: 'path',
         allowProtected: true,
       });
     } else {
-      await writeStreamConfined(state.checkout, file.path, file.to.bytes, {
+      await writeStreamConfined(root, file.path, file.to.bytes, {
         mode: file.to.mode === '100755' ? 0o755 : 0o644,
       });
     }

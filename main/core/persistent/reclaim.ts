@@ -6,6 +6,8 @@ import path from 'node:path';
 import { commonGitDir } from './gitMetadata.js';
 import { readState, type CheckoutLocation } from './state.js';
 import { isInside, lstatOrUndefined } from './streamWrite.js';
+import { clearLayers } from '../../sandbox/overlayView.js';
+import { viewLayers } from './viewHolder.js';
 
 /** `<dataDir>/reclaiming`: checkouts moved out of the workspace, being removed (a crash leaves them here). */
 export function reclaimingDir(location: CheckoutLocation): string {
@@ -80,7 +82,8 @@ export function checkoutUsage(location: CheckoutLocation, measure: boolean): num
  */
 function adminFolderOf(location: CheckoutLocation): string | undefined {
   const state = readState(location.stateDir);
-  if (!state || state.kind !== 'worktree' || state.gitDir === '') return undefined;
+  // A view's git is a worktree admin folder too (viewGit.ts), named back the same way.
+  if (!state || state.kind === 'shadow' || state.gitDir === '') return undefined;
   const admin = state.gitDir;
   if (!isInside(path.join(commonGitDir(admin), 'worktrees'), admin)) return undefined;
   try {
@@ -105,6 +108,9 @@ export function reclaimCheckout(location: CheckoutLocation): void {
     fs.renameSync(location.checkout, path.join(trash, `${path.basename(location.checkout)}-${Date.now()}`));
   }
   if (admin) fs.rmSync(admin, { recursive: true, force: true });
+  // A view's layers hold a folder overlayfs leaves unreadable (work/work): emptied the way that can open it.
+  const state = readState(location.stateDir);
+  if (state?.kind === 'view') clearLayers(viewLayers(location, state));
   fs.rmSync(location.stateDir, { recursive: true, force: true });
   // rmSync never follows a link: a link the model planted in the checkout is removed, not what it names.
   fs.rmSync(trash, { recursive: true, force: true });

@@ -6,6 +6,7 @@ import { refreshCopies, syncExtras } from './extras.js';
 import { runGit } from './git.js';
 import { snapshot, type Snapshot } from './snapshot.js';
 import {
+  backingIndex,
   checkoutSide,
   headIsBaseline,
   isQuiet,
@@ -15,6 +16,8 @@ import {
   type CheckoutContext,
 } from './state.js';
 import { lstatOrUndefined } from './streamWrite.js';
+import { clearLayers } from '../../sandbox/overlayView.js';
+import { viewLayers, withViewDown } from './viewHolder.js';
 
 /**
  * Resets an intact checkout: when nothing marked it dirty and the snapshot equals the baseline, no file is
@@ -23,6 +26,7 @@ import { lstatOrUndefined } from './streamWrite.js';
  */
 export async function resetIntact(context: CheckoutContext): Promise<void> {
   const { state } = context;
+  if (state.kind === 'view') return resetView(context);
   const taken = await snapshot(context);
   const backingChanged = taken.tree !== state.baselineTree;
   if (isQuiet(context) && !backingChanged) {
@@ -80,4 +84,38 @@ function restoreGitFile(context: CheckoutContext): void {
   if (stat?.isFile() && fs.readFileSync(file, 'utf8') === text) return;
   fs.rmSync(file, { recursive: true, force: true });
   fs.writeFileSync(file, text);
+}
+
+/**
+ * Resets a view checkout (issue #36): its holder ended (the next use mounts it again, so no lower file replaced by
+ * rename keeps showing old bytes), its layers emptied but for its `.git` file, a new snapshot of the backing folder
+ * taken and its private index made the view's index (the backing files' stat data: the view's `git status` is clean
+ * at once). Nothing is copied. Ignored files the session made (build output) go with the layer. Marked clean only
+ * once done: a crash midway leaves the checkout dirty and the next reset does it again.
+ */
+async function resetView(context: CheckoutContext): Promise<void> {
+  const { state } = context;
+  await withViewDown(context, async () => {
+    clearLayers(viewLayers(context.location, state), ['.git']);
+    await resetViewGit(context);
+  });
+}
+
+/** The view's git made the new snapshot's: its `.git` file in upper, the private index copied in, HEAD moved. */
+async function resetViewGit(context: CheckoutContext): Promise<void> {
+  const { state } = context;
+  const layers = viewLayers(context.location, state);
+  const dotGit = path.join(layers.upper, '.git');
+  const text = `gitdir: ${state.gitDir}\n`;
+  const stat = lstatOrUndefined(dotGit);
+  if (!(stat?.isFile() && fs.readFileSync(dotGit, 'utf8') === text)) {
+    fs.rmSync(dotGit, { recursive: true, force: true });
+    fs.writeFileSync(dotGit, text);
+  }
+  const taken = await snapshot(context);
+  fs.copyFileSync(backingIndex(context), path.join(state.gitDir, 'index'));
+  setHead(context, taken.commit);
+  state.baseline = taken.commit;
+  state.baselineTree = taken.tree;
+  markClean(context);
 }

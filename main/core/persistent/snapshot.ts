@@ -46,7 +46,7 @@ export async function snapshot(context: CheckoutContext): Promise<Snapshot> {
           ...(known === undefined ? {} : { tree: known }),
           baseline: state.baseline,
           baselineTree: state.baselineTree,
-          onHead: state.kind === 'worktree',
+          onHead: state.kind !== 'shadow',
           message: SNAPSHOT_MESSAGE,
         });
   state.indexTree = found.tree;

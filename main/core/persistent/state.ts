@@ -11,13 +11,17 @@ import type { PersistentDirSpec } from './types.js';
 /** Marker file: something may have written into the checkout since it was last known clean. */
 const DIRTY_MARKER = 'dirty';
 
-/** How a checkout is made: a linked git worktree of the backing repository, or a private shadow repository. */
-export type CheckoutKind = 'worktree' | 'shadow';
+/**
+ * How a checkout is made: a linked git worktree of the backing repository, a private shadow repository, or (issue
+ * #36) a copy-on-write view of the backing repository (an overlay in a namespace of its own, viewHolder.ts) whose
+ * git is a worktree admin folder with no file checked out (viewGit.ts).
+ */
+export type CheckoutKind = 'worktree' | 'shadow' | 'view';
 
 /** The schema of `state.json`: what a checkout knows about itself between operations. */
 export const CheckoutState = z.object({
   version: z.literal(1),
-  kind: z.enum(['worktree', 'shadow']),
+  kind: z.enum(['worktree', 'shadow', 'view']),
   backing: z.string(),
   checkout: z.string(),
   /** The worktree's admin folder (`.git/worktrees/<n>`) or the shadow repository. */
@@ -43,6 +47,11 @@ export const CheckoutState = z.object({
    */
   indexTree: z.string().optional(),
   indexStamp: z.string().optional(),
+  /** A view's own layers (kind `view`): where its writes land and overlayfs's scratch folder, in the state folder. */
+  upper: z.string().optional(),
+  work: z.string().optional(),
+  /** Why the checkout is of its kind when a view was asked for (said in the `checkout` trace record). */
+  kindReason: z.string().optional(),
   /** The git metadata's fingerprint at the last reset (gitMetadata.ts): a commit refuses when it changed. */
   gitMetadata: z.record(z.string(), z.string()).optional(),
   /** What the last commit wrote into the backing folder, for the next snapshot to recognise (see `expectedBacking`). */
@@ -73,6 +82,11 @@ export type CheckoutContext = {
   readonly spec: PersistentDirSpec;
   readonly location: CheckoutLocation;
   state: CheckoutState;
+  /**
+   * A view's holder in this process (kind `view`, attached by viewHolder.ts's `attachView` before a job reads the
+   * view): its pid runs git in the view, its root is where Keel's own reads and writes of the view go.
+   */
+  view?: { pid: number; root: string };
 };
 
 /** A git side with no private settings, running in `cwd`. */
@@ -156,7 +170,24 @@ export function checkoutSide(context: CheckoutContext): GitSide {
   const { kind, gitDir, checkout } = context.state;
   const env: Record<string, string> = { GIT_DIR: gitDir, GIT_WORK_TREE: checkout };
   if (kind === 'shadow') env['GIT_INDEX_FILE'] = path.join(context.location.stateDir, 'checkout.index');
+  // A view's files are seen only in its holder's namespace: git runs there (in Keel's, the folder is empty).
+  if (kind === 'view')
+    return { cwd: checkout, env, config: excludeConfig(context), inView: attached(context).pid };
   return { cwd: checkout, env, config: excludeConfig(context) };
+}
+
+/**
+ * The host path Keel's own reads and writes of the checkout's files go through: the checkout itself, or a view's
+ * merged folder through its holder (`/proc/<pid>/root/<checkout>`). Throws for a view no holder is attached to.
+ */
+export function checkoutRoot(context: CheckoutContext): string {
+  return context.state.kind === 'view' ? attached(context).root : context.state.checkout;
+}
+
+function attached(context: CheckoutContext): { pid: number; root: string } {
+  if (context.view === undefined)
+    throw new Error(`the copy-on-write view of ${context.spec.name} is not mounted in this process`);
+  return context.view;
 }
 
 /** Git run on the backing folder through the private index, so the repository's own index is never touched. */
@@ -179,7 +210,7 @@ export function backingIndex(context: CheckoutContext): string {
 
 /** Parent of snapshot commits: the backing HEAD for a worktree, the previous baseline for a shadow. */
 export function snapshotParent(context: CheckoutContext): string {
-  return context.state.kind === 'worktree' ? context.state.backingHead : context.state.baseline;
+  return context.state.kind === 'shadow' ? context.state.baseline : context.state.backingHead;
 }
 
 /** True when the checkout and the folders from the workspace root down to it are real folders, not links. */

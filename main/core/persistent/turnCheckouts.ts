@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { NewEvent, SessionEvent } from '../../common/events.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
-import { resetCheckout } from './forkBase.js';
+import { applyForkBase, resetCheckout } from './forkBase.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { Checkout } from './checkout.js';
 import { describeGitMetadataChanges } from './gitMetadata.js';
@@ -23,7 +23,8 @@ import {
   type ApplyingCommit,
 } from './commitIntent.js';
 import { checkoutLocation, readPersistentConfig, type PersistentConfig } from './config.js';
-import { historyStoreOf } from '../paths.js';
+import { historyStoreOf, homeOf } from '../paths.js';
+import { readSettings } from '../../store/settings.js';
 import {
   approvedHeld,
   changedFileOf,
@@ -103,9 +104,39 @@ export function persistentConfigOf(log: SessionLog): PersistentConfig | undefine
   return readPersistentConfig(log.dir);
 }
 
+/** Checkouts `openCheckout` made in this process (not found existing): equal to their backing folder when made. */
+const justMade = new WeakSet<Checkout>();
+
 /** Opens (creating when missing) the checkout of one dir. */
-export function openCheckout(log: SessionLog, dir: PersistentDirSpec): Promise<Checkout> {
-  return Checkout.open(dir, checkoutLocation(log.dir, dir.name));
+export async function openCheckout(
+  log: SessionLog,
+  dir: PersistentDirSpec,
+  turn?: number,
+): Promise<Checkout> {
+  const location = checkoutLocation(log.dir, dir.name);
+  const existing = Checkout.existing(dir, location);
+  if (existing) return existing;
+  const started = Date.now();
+  const made = await Checkout.open(dir, location, { kind: readSettings(homeOf(log.dir)).checkouts.kind });
+  justMade.add(made);
+  // Which kind the checkout is, and why (a view asked for on a machine that cannot, says why not).
+  trace(log, turn, 'checkout', started, {
+    dir: dir.name,
+    kind: made.kind,
+    ...(made.kindReason === undefined ? {} : { reason: made.kindReason }),
+  });
+  return made;
+}
+
+/**
+ * Mounts the session's copy-on-write views in this process (issue #36), so a box or preview opened outside a turn
+ * (a terminal, an approval preview) reaches them through their holder; copies need nothing.
+ */
+export async function mountViews(dataDir: string): Promise<void> {
+  const config = readPersistentConfig(dataDir);
+  if (!config) return;
+  for (const checkout of existingCheckouts(dataDir, config))
+    if (checkout.kind === 'view') await checkout.mount();
 }
 
 /** Checkouts that exist already, without creating any (for the box's read-only paths). */
@@ -129,7 +160,7 @@ export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions):
   }
   const started = Date.now();
   for (const dir of config.dirs) {
-    const checkout = await openCheckout(log, dir);
+    const checkout = await openCheckout(log, dir, options.turn);
     if (!options.newTurn) continue;
     const owed =
       isTurnPending(log.dir, dir.name) ||
@@ -140,9 +171,13 @@ export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions):
       clearTurnPending(log.dir, dir.name);
       if (report.status !== 'unchanged') preparation.commits.push(report);
     }
-    await resetCheckout(log, checkout);
+    // A checkout made just now is its backing folder already: a reset would take the same snapshot again.
+    if (justMade.has(checkout) && !owed) await applyForkBase(log, checkout);
+    else await resetCheckout(log, checkout);
     preparation.reset.push(dir.name);
   }
+  // The turn's tools and box reach a view through its holder: mounted now, so the turn's layout finds it.
+  for (const dir of config.dirs) await Checkout.existing(dir, checkoutLocation(log.dir, dir.name))?.mount();
   trace(log, options.turn, 'persistent_reset', started, {
     reset: preparation.reset,
     leftoverCommits: preparation.commits.length,

@@ -5,6 +5,7 @@ import type { Clock } from '../../common/clock.js';
 import type { Policy, ToolMode } from '../../common/events.js';
 import { runGit } from '../persistent/git.js';
 import type { NetworkPolicy, SandboxInfo } from '../../sandbox/box.js';
+import { insideView, viewPidOf } from '../../sandbox/viewPath.js';
 
 /**
  * The environment block: the volatile facts of one request (date, OS, shell, git, the box, the policy).
@@ -298,11 +299,15 @@ function gitDirOf(folder: string): string | undefined {
 async function readStatus(folder: string, onlyItself: boolean): Promise<string[] | undefined> {
   if (enclosingRepository(folder, onlyItself) === undefined) return undefined;
   try {
+    // A copy-on-write view (issue #36) is read by a git in its holder's namespace, where its files are.
+    const pid = viewPidOf(folder);
+    const cwd = insideView(folder);
     const { stdout } = await runGit(
       {
-        cwd: folder,
-        env: onlyItself ? { GIT_CEILING_DIRECTORIES: path.dirname(path.resolve(folder)) } : {},
+        cwd,
+        env: onlyItself ? { GIT_CEILING_DIRECTORIES: path.dirname(path.resolve(cwd)) } : {},
         config: ['color.status=false', 'status.relativePaths=true'],
+        ...(pid === undefined ? {} : { inView: pid }),
       },
       ['status', '--short', '--untracked-files=normal', '--', '.'],
       { timeoutMs: 3_000 },

@@ -174,7 +174,13 @@ export const SettingsValue = z.object({
   /** Issue #32: which turn endings notify while the window is unfocused; absent in settings.set keeps the file's. */
   notifications: NotificationSettings.optional(),
   /** Issue #36: the bound of checkout storage; absent in settings.set keeps the file's. */
-  checkouts: z.object({ storageLimitMB: z.number().int().min(0), idleMinutes: z.number().min(0) }).optional(),
+  checkouts: z
+    .object({
+      storageLimitMB: z.number().int().min(0),
+      idleMinutes: z.number().min(0),
+      kind: z.enum(['auto', 'copy', 'view']).optional(),
+    })
+    .optional(),
   /** Issue #37: named OpenAI-compatible endpoints; absent in settings.set keeps the file's. */
   endpoints: OpenAiEndpoints.optional(),
   /** Issue #37: the theme; absent in settings.set keeps the file's. */

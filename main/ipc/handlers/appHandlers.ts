@@ -127,7 +127,9 @@ export function appHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof typeo
           ...args.settings,
           models: args.settings.models ?? current.models,
           notifications: args.settings.notifications ?? current.notifications,
-          checkouts: args.settings.checkouts ?? current.checkouts,
+          checkouts: args.settings.checkouts
+            ? { ...args.settings.checkouts, kind: args.settings.checkouts.kind ?? current.checkouts.kind }
+            : current.checkouts,
           endpoints: args.settings.endpoints ?? current.endpoints,
           appearance: args.settings.appearance ?? current.appearance,
           mcp: current.mcp,

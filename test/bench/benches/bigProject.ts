@@ -66,8 +66,9 @@ async function keelRun(
   stamps: number[],
   home: string,
   project: string,
-  direct: boolean,
+  mode: 'direct' | 'checkout' | 'view',
 ): Promise<number> {
+  const direct = mode === 'direct';
   plan.length = 0;
   stamps.length = 0;
   plan.push(...turnScript(true, `${Date.now()}`));
@@ -90,7 +91,8 @@ async function keelRun(
     ...(direct ? ['--commit', 'direct'] : []),
     'change ten files',
   ];
-  const { startedAt } = await runKeelTimed(args);
+  // Issue #36: the copy-on-write view, forced (settings' `auto` is still a full copy).
+  const { startedAt } = await runKeelTimed(args, { KEEL_CHECKOUT_KIND: mode === 'view' ? 'view' : 'copy' });
   const first = stamps[0];
   if (first === undefined) throw new Error('keel run made no provider request');
   return first - startedAt;
@@ -179,21 +181,28 @@ export const bigProjectBench: Bench = {
         const home = join(dir, `home-${label}`);
         const checkoutFirst: number[] = [];
         const directFirst: number[] = [];
+        const viewFirst: number[] = [];
         let lastSession = '';
+        let viewSession = '';
         for (let run = 0; run < profile.runs; run += 1) {
-          directFirst.push(await keelRun(server, plan, stamps, home, project, true));
+          directFirst.push(await keelRun(server, plan, stamps, home, project, 'direct'));
+          const beforeView = new Set(readdirSync(join(home, 'sessions')));
+          viewFirst.push(await keelRun(server, plan, stamps, home, project, 'view'));
+          viewSession = newestSession(home, beforeView);
           const before = new Set(readdirSync(join(home, 'sessions')));
-          checkoutFirst.push(await keelRun(server, plan, stamps, home, project, false));
+          checkoutFirst.push(await keelRun(server, plan, stamps, home, project, 'checkout'));
           lastSession = newestSession(home, before);
           progress(`bigproject: ${label} first request ${run + 1}/${profile.runs}`);
         }
         values[`${label}.checkout`] = median(checkoutFirst);
         values[`${label}.direct`] = median(directFirst);
+        values[`${label}.view`] = median(viewFirst);
+        values[`${label}.viewDisk`] = sessionDiskBesidesLog(viewSession);
         values[`${label}.diskAfterTurn`] = sessionDiskBesidesLog(lastSession);
         values[`${label}.turn`] = await turnOverhead(home, lastSession, profile.turns);
         if (label === 'large') {
           for (let session = 0; session < profile.sessions; session += 1) {
-            await keelRun(server, plan, stamps, home, project, false);
+            await keelRun(server, plan, stamps, home, project, 'checkout');
             if (session % 10 === 9) progress(`bigproject: ${session + 1}/${profile.sessions} sessions`);
           }
           values['large.storage'] = checkoutStorageOf(home, project);
@@ -225,6 +234,20 @@ export const bigProjectBench: Bench = {
         makeMetric(`first request, new session, ${profile.large} files, --commit direct`, 'ms', 'lower', {
           keel: ms(values['large.direct']),
         }),
+        makeMetric(`first request, new session, ${profile.small} files, view`, 'ms', 'lower', {
+          keel: ms(values['small.view']),
+        }),
+        makeMetric(`first request, new session, ${profile.large} files, view`, 'ms', 'lower', {
+          keel: ms(values['large.view']),
+        }),
+        makeMetric(
+          `disk added by a one-turn 10-file view session besides its log, ${profile.large} files`,
+          'MB',
+          'lower',
+          {
+            keel: mb(values['large.viewDisk']),
+          },
+        ),
         makeMetric(
           `disk added by a one-turn 10-file session besides its log, ${profile.large} files`,
           'MB',
@@ -264,6 +287,7 @@ export const bigProjectBench: Bench = {
         'First request: wall ms from spawning `keel run` (a new session, policy auto-edit) to the scripted provider receiving its first request; median of the runs.',
         `Disk: the session folder without its log (events.sqlite*), after the one turn that wrote ${CHANGED} files; then after \`keel gc --idle-minutes 0\`.`,
         'Storage: every session folder’s checkouts and checkout state plus the project’s .git/worktrees, with the default bound (2 GiB, idle 60 min) and after keel gc.',
+        'View: the same `keel run` with the checkout a copy-on-write view (KEEL_CHECKOUT_KIND=view; issue 36), where this machine can mount one.',
         'Per-turn overhead: in process, reset + 10 edits + auto commit of the last session, median after one warm-up turn.',
       ],
       skipped: {},

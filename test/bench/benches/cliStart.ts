@@ -11,8 +11,11 @@ import type { Bench } from './context.js';
  * Runs the built CLI once, asynchronously (a scripted provider in this process can answer it): when it was
  * spawned (performance.now()) and its wall ms; a run that does not exit 0 throws with its stderr.
  */
-export async function runKeelTimed(args: readonly string[]): Promise<{ startedAt: number; ms: number }> {
-  const env: NodeJS.ProcessEnv = { ...process.env };
+export async function runKeelTimed(
+  args: readonly string[],
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<{ startedAt: number; ms: number }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv };
   delete env.KEEL_HOME;
   delete env.KEEL_DEBUG;
   const startedAt = performance.now();

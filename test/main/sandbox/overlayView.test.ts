@@ -16,6 +16,7 @@ import { overlayChanges } from '../../../main/core/persistent/overlayChanges.js'
 import { detectSandbox, wrapCommand, type SandboxInfo } from '../../../main/sandbox/box.js';
 import {
   clearLayers,
+  enterHolder,
   holderArgv,
   OverlayView,
   probeOverlay,
@@ -159,6 +160,37 @@ describe.runIf(linux)('a copy-on-write view (overlay in a namespace of its own)'
       'export const a = 1;\na.ts\nb.ts\ngone\nremade\n',
     );
     expect(readdirSync(again.layers.upper)).toEqual([]);
+  });
+
+  it('mounts one view more and takes one down in the same holder, whose pid (and paths through it) stay', async () => {
+    const view = await startView('held-a');
+    const second = layersOf('held-b');
+    await view.up(second);
+    expect(view.isMounted(second.mountpoint)).toBe(true);
+    writeFileSync(view.hostPath(path.join(second.mountpoint, 'README.md')), 'b\n');
+    expect(readFileSync(path.join(second.upper, 'README.md'), 'utf8')).toBe('b\n');
+    await view.down(second.mountpoint);
+    expect(view.isMounted(second.mountpoint)).toBe(false);
+    // Down, its layers can be cleared (a reset); up again, the same holder shows the project folder.
+    clearLayers(second);
+    await view.up(second);
+    expect(readFileSync(view.hostPath(path.join(second.mountpoint, 'README.md')), 'utf8')).toBe(
+      'lower readme\n',
+    );
+    expect(view.all.map((one) => one.mountpoint).sort()).toEqual(
+      [view.layers.mountpoint, second.mountpoint].sort(),
+    );
+    await view.down(second.mountpoint);
+    clearLayers(second);
+  });
+
+  it('is entered only while its holder runs, never through a pid this process did not start', async () => {
+    const view = await OverlayView.start(layersOf('entered'));
+    expect(enterHolder(view.pid)).toEqual(expect.arrayContaining([`--target=${view.pid}`]));
+    expect(enterHolder(process.pid)).toBeUndefined();
+    await view.stop();
+    clearLayers(view.layers);
+    expect(enterHolder(view.pid)).toBeUndefined();
   });
 
   it("ends with Keel: a killed Keel process takes the view's holder with it, the session's changes stay", async () => {

@@ -134,7 +134,10 @@ describe('keel gc: reclaiming checkouts', () => {
 
   it('after a turn that made a checkout, the bound reclaims other idle sessions’ checkouts; later turns do not look', async () => {
     fs.mkdirSync(home, { recursive: true });
-    writeSettings(home, { ...readSettings(home), checkouts: { storageLimitMB: 0, idleMinutes: 0 } });
+    writeSettings(home, {
+      ...readSettings(home),
+      checkouts: { storageLimitMB: 0, idleMinutes: 0, kind: 'auto' },
+    });
     const older = await sessionWithCheckout('auto');
     expect(await enforceCheckoutBound(home, older)).toMatchObject({ reclaimedBytes: 0 });
     const current = await sessionWithCheckout('auto');
@@ -151,8 +154,11 @@ describe('keel gc: reclaiming checkouts', () => {
 
   it('reads the bound from settings.json and keeps a setting the UI does not send', () => {
     fs.mkdirSync(home, { recursive: true });
-    expect(readSettings(home).checkouts).toEqual({ storageLimitMB: 2048, idleMinutes: 60 });
-    writeSettings(home, { ...readSettings(home), checkouts: { storageLimitMB: 100, idleMinutes: 5 } });
+    expect(readSettings(home).checkouts).toEqual({ storageLimitMB: 2048, idleMinutes: 60, kind: 'auto' });
+    writeSettings(home, {
+      ...readSettings(home),
+      checkouts: { storageLimitMB: 100, idleMinutes: 5, kind: 'auto' },
+    });
     expect(checkoutStorage(home).limitBytes).toBe(100 * 1024 * 1024);
   });
 });

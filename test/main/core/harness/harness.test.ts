@@ -12,7 +12,7 @@ import type { LocalHarnessSession } from '../../../../main/core/harness/harness.
 import type { HarnessSessionPort, HarnessStreamPart } from '../../../../main/core/harness/types.js';
 import { ProviderServer } from '../../../support/providerServer.js';
 import { git, makeRepo, makeTemp } from '../persistent/support.js';
-import { callTool, eventsOf, harnessFor, read, toolResultsSeen, writeFiles } from './support.js';
+import { callTool, eventsOf, filesOf, harnessFor, read, toolResultsSeen, writeFiles } from './support.js';
 
 let dir: string;
 let home: string;
@@ -174,7 +174,10 @@ describe('files', () => {
     const harness = harnessFor(home, server, { project });
     const session = (await harness.sessions.getOrCreate({ id: 's' })) as LocalHarnessSession;
     await session.files.write('/persistent/project/uploads/report.txt', 'report');
-    const checkoutFile = path.join(session.dataDir, 'workspace/persistent/project/uploads/report.txt');
+    const checkoutFile = path.join(
+      filesOf(path.join(session.dataDir, 'workspace/persistent/project')),
+      'uploads/report.txt',
+    );
     expect(read(checkoutFile)).toBe('report');
     expect(fs.existsSync(path.join(project, 'uploads'))).toBe(false);
     server.enqueue({ kind: 'reply', text: 'ok' });

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHarness } from '../../../../main/core/harness/harness.js';
+import { runningView } from '../../../../main/core/persistent/viewHolder.js';
 import type { HarnessOptions, PersistentDirOption } from '../../../../main/core/harness/types.js';
 import type { ProviderServer, ScriptStep } from '../../../support/providerServer.js';
 
@@ -59,4 +60,14 @@ export function writeFiles(root: string, files: Record<string, string>): void {
     fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
     fs.writeFileSync(path.join(root, rel), text);
   }
+}
+
+/**
+ * Where a checkout's files are read and written from the test: the checkout itself, or (issue #36) a copy-on-write
+ * view's merged folder through the holder this process runs (`KEEL_CHECKOUT_KIND=view` runs these suites on views).
+ */
+export function filesOf(checkout: string): string {
+  const dataDir = path.dirname(path.dirname(path.dirname(checkout)));
+  const view = runningView(dataDir, checkout);
+  return view === undefined ? checkout : `/proc/${view.pid}/root${checkout}`;
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkout, type CheckoutLocation } from '../../../../main/core/persistent/checkout.js';
 import type { PersistentDirSpec } from '../../../../main/core/persistent/types.js';
+import { runningView, stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
 import { git, makeRepo, makeTemp, read, writeFiles } from './support.js';
 
 let dir: string;
@@ -15,7 +16,8 @@ beforeEach(() => {
   artifactsDir = path.join(dir, 'artifacts');
 });
 
-afterEach(() => {
+afterEach(async () => {
+  await stopAllViews();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -59,8 +61,33 @@ describe('a checkout of a sha256 repository', () => {
   });
 });
 
-describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
+describe.each(['worktree', 'shadow', 'view'] as const)('a %s checkout', (kind) => {
   let backing: string;
+
+  /** The checkout, a view when the suite's kind is one (a full copy otherwise: the backing decides which). */
+  const open = () => Checkout.open(spec(backing), location(), { kind: kind === 'view' ? 'view' : 'copy' });
+
+  /** Git in the checkout: a view's runs in its holder's namespace, where its files are. */
+  const gitCo = (...args: string[]): string => {
+    if (kind !== 'view') return git(location().checkout, ...args);
+    const view = runningView(path.join(dir, 'home', 's1'), location().checkout);
+    if (view === undefined) throw new Error('no view is mounted');
+    const enter = [
+      `--target=${view.pid}`,
+      '--user',
+      '--mount',
+      '--preserve-credentials',
+      `--wd=${location().checkout}`,
+    ];
+    return execFileSync(
+      'nsenter',
+      [...enter, '--', 'git', '-c', 'user.name=T', '-c', 'user.email=t@t', ...args],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+      },
+    );
+  };
 
   beforeEach(() => {
     backing = path.join(dir, 'backing');
@@ -69,20 +96,20 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
       'README.md': 'hello\n',
       'bin/run.sh': '#!/bin/sh\necho run\n',
     };
-    if (kind === 'worktree') makeRepo(backing, files);
+    if (kind !== 'shadow') makeRepo(backing, files);
     else {
       fs.mkdirSync(backing);
       writeFiles(backing, files);
     }
     fs.chmodSync(path.join(backing, 'bin/run.sh'), 0o755);
-    if (kind === 'worktree') git(backing, 'commit', '-qam', 'executable');
+    if (kind !== 'shadow') git(backing, 'commit', '-qam', 'executable');
   });
 
   it('starts equal to the backing folder, uncommitted work included, and reports its kind', async () => {
     writeFiles(backing, { 'notes.txt': 'untracked\n', 'README.md': 'hello, edited\n' });
-    const checkout = await Checkout.open(spec(backing), location());
+    const checkout = await open();
     expect(checkout.kind).toBe(kind);
-    const co = location().checkout;
+    const co = await checkout.mount();
     expect(read(path.join(co, 'src/a.txt'))).toBe('one\ntwo\nthree\n');
     expect(read(path.join(co, 'notes.txt'))).toBe('untracked\n');
     expect(read(path.join(co, 'README.md'))).toBe('hello, edited\n');
@@ -95,8 +122,8 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
   });
 
   it('reset discards every uncommitted write and follows the backing folder', async () => {
-    const checkout = await Checkout.open(spec(backing), location());
-    const co = location().checkout;
+    const checkout = await open();
+    const co = await checkout.mount();
     writeFiles(co, { 'src/a.txt': 'changed\n', 'new/file.txt': 'x\n' });
     fs.rmSync(path.join(co, 'README.md'));
     Checkout.markDirty(location());
@@ -115,8 +142,8 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
   });
 
   it('commits added, modified, deleted and executable files with hashes and a diff artifact', async () => {
-    const checkout = await Checkout.open(spec(backing), location());
-    const co = location().checkout;
+    const checkout = await open();
+    const co = await checkout.mount();
     writeFiles(co, { 'src/a.txt': 'one\nTWO\nthree\n', 'src/deep/new.txt': 'new\n', 'tool.sh': 'echo\n' });
     fs.chmodSync(path.join(co, 'tool.sh'), 0o755);
     fs.rmSync(path.join(co, 'README.md'));
@@ -156,10 +183,10 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
   it('commits files bigger than a megabyte byte for byte, with the hashes before and after', async () => {
     const old = Buffer.alloc(2 * 1024 * 1024 + 3, 'o');
     fs.writeFileSync(path.join(backing, 'big.bin'), old);
-    const checkout = await Checkout.open(spec(backing), location());
+    const checkout = await open();
     const fresh = Buffer.alloc(3 * 1024 * 1024 + 1, 'n');
     fresh[12345] = 0;
-    fs.writeFileSync(path.join(location().checkout, 'big.bin'), fresh);
+    fs.writeFileSync(path.join(await checkout.mount(), 'big.bin'), fresh);
     Checkout.markDirty(location());
     const report = await checkout.commit(commitOptions());
     expect(report.status).toBe('committed');
@@ -168,13 +195,13 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
     expect(report.files).toEqual([{ path: 'big.bin', preHash: sha256(old), postHash: sha256(fresh) }]);
   });
 
-  it.runIf(kind === 'worktree')(
+  it.runIf(kind !== 'shadow')(
     'commits work the session committed with its own git in the checkout',
     async () => {
-      const checkout = await Checkout.open(spec(backing), location());
-      const co = location().checkout;
+      const checkout = await open();
+      const co = await checkout.mount();
       writeFiles(co, { 'src/a.txt': 'committed by the model\n' });
-      git(co, 'commit', '-qam', 'model commit');
+      gitCo('commit', '-qam', 'model commit');
       Checkout.markDirty(location());
       const report = await checkout.commit(commitOptions());
       expect(report.status).toBe('committed');
@@ -185,8 +212,8 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
   );
 
   it('merges a file the backing folder changed since the checkout', async () => {
-    const checkout = await Checkout.open(spec(backing), location());
-    writeFiles(location().checkout, { 'src/a.txt': 'ONE\ntwo\nthree\n' });
+    const checkout = await open();
+    writeFiles(await checkout.mount(), { 'src/a.txt': 'ONE\ntwo\nthree\n' });
     Checkout.markDirty(location());
     writeFiles(backing, { 'src/a.txt': 'one\ntwo\nTHREE\n' });
     const report = await checkout.commit(commitOptions());
@@ -196,8 +223,8 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
   });
 
   it('brings merged results and edits made meanwhile into the checkout at the next reset', async () => {
-    const checkout = await Checkout.open(spec(backing), location());
-    const co = location().checkout;
+    const checkout = await open();
+    const co = await checkout.mount();
     writeFiles(co, { 'src/a.txt': 'ONE\ntwo\nthree\n' });
     Checkout.markDirty(location());
     writeFiles(backing, { 'src/a.txt': 'one\ntwo\nTHREE\n', 'README.md': 'edited meanwhile\n' });
@@ -206,17 +233,17 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
     await checkout.reset();
     expect(read(path.join(co, 'src/a.txt'))).toBe('ONE\ntwo\nTHREE\n');
     expect(read(path.join(co, 'README.md'))).toBe('edited meanwhile\n');
-    if (kind === 'worktree') {
+    if (kind !== 'shadow') {
       // The model's own git sees a clean checkout whose HEAD is the snapshot: `git diff` shows only its work.
-      expect(git(co, 'status', '--porcelain')).toBe('');
+      expect(gitCo('status', '--porcelain')).toBe('');
       writeFiles(co, { 'README.md': 'model edit\n' });
-      expect(git(co, 'status', '--porcelain')).toBe(' M README.md\n');
+      expect(gitCo('status', '--porcelain')).toBe(' M README.md\n');
     }
   });
 
   it('after a commit, the next reset still brings in every later change to the backing folder', async () => {
-    const checkout = await Checkout.open(spec(backing), location());
-    const co = location().checkout;
+    const checkout = await open();
+    const co = await checkout.mount();
     // Turn 1: the session edits two files; nobody touches the backing folder before the next reset.
     writeFiles(co, { 'src/a.txt': 'turn one\n', 'src/b.txt': 'new in turn one\n' });
     Checkout.markDirty(location());
@@ -243,14 +270,14 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
     await checkout.reset();
     expect(fs.statSync(path.join(co, 'bin/run.sh')).mode & 0o111).toBe(0);
     expect(await checkout.uncommitted()).toEqual([]);
-    if (kind === 'worktree') expect(git(co, 'status', '--porcelain')).toBe('');
+    if (kind !== 'shadow') expect(gitCo('status', '--porcelain')).toBe('');
   });
 
   it('follows backing changes into an untouched checkout, rewriting only the paths that changed', async () => {
     writeFiles(backing, { 'old/one.txt': '1\n', 'old/two.txt': '2\n', 'keep.txt': 'keep\n' });
-    if (kind === 'worktree') git(backing, 'add', '-A');
-    const checkout = await Checkout.open(spec(backing), location());
-    const co = location().checkout;
+    if (kind !== 'shadow') git(backing, 'add', '-A');
+    const checkout = await open();
+    const co = await checkout.mount();
     const kept = fs.statSync(path.join(co, 'keep.txt'));
     writeFiles(backing, { 'src/a.txt': 'user\n', 'fresh/deep/new.txt': 'new\n' });
     fs.rmSync(path.join(backing, 'old'), { recursive: true });
@@ -264,14 +291,14 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
     const after = fs.statSync(path.join(co, 'keep.txt'));
     expect([after.ino, after.mtimeMs]).toEqual([kept.ino, kept.mtimeMs]);
     expect(await checkout.uncommitted()).toEqual([]);
-    if (kind === 'worktree') expect(git(co, 'status', '--porcelain')).toBe('');
+    if (kind !== 'shadow') expect(gitCo('status', '--porcelain')).toBe('');
   });
 
   it('still follows the backing folder when files the checkout holds outside git are in the way', async () => {
     writeFiles(backing, { '.gitignore': 'out/\n' });
-    if (kind === 'worktree') git(backing, 'add', '-A');
-    const checkout = await Checkout.open(spec(backing), location());
-    const co = location().checkout;
+    if (kind !== 'shadow') git(backing, 'add', '-A');
+    const checkout = await open();
+    const co = await checkout.mount();
     // The session's build output (ignored: no commit carries it), and a file something wrote outside any
     // turn (nothing marked the checkout dirty).
     writeFiles(co, { 'out/result.txt': 'session build\n', 'stray.txt': 'stray\n' });
@@ -289,27 +316,28 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
       'node_modules/pkg/index.js': 'module.exports = 1;\n',
       '.env': 'KEY=backing\n',
     });
-    if (kind === 'worktree') git(backing, 'add', '-A');
-    const checkout = await Checkout.open(spec(backing), location());
-    const co = location().checkout;
-    expect(fs.lstatSync(path.join(co, 'node_modules')).isSymbolicLink()).toBe(true);
+    if (kind !== 'shadow') git(backing, 'add', '-A');
+    const checkout = await open();
+    const co = await checkout.mount();
+    // A view shows the backing folder's own dependency folder (nothing to link); a copy links it.
+    expect(fs.lstatSync(path.join(co, 'node_modules')).isSymbolicLink()).toBe(kind !== 'view');
     expect(read(path.join(co, '.env'))).toBe('KEY=backing\n');
-    fs.rmSync(path.join(co, 'node_modules'));
+    fs.rmSync(path.join(co, 'node_modules'), { recursive: true });
     writeFiles(co, { '.env': 'KEY=session\n', 'src/a.txt': 'session\n' });
     Checkout.markDirty(location());
     await checkout.reset();
-    expect(fs.lstatSync(path.join(co, 'node_modules')).isSymbolicLink()).toBe(true);
+    expect(fs.lstatSync(path.join(co, 'node_modules')).isSymbolicLink()).toBe(kind !== 'view');
     expect(read(path.join(co, 'node_modules/pkg/index.js'))).toBe('module.exports = 1;\n');
     expect(read(path.join(co, '.env'))).toBe('KEY=backing\n');
     expect(read(path.join(co, 'src/a.txt'))).toBe('one\ntwo\nthree\n');
   });
 
   it('saves refreshed stat data of the checkout, so later scans do not hash unchanged files again', async () => {
-    const checkout = await Checkout.open(spec(backing), location());
-    const co = location().checkout;
+    const checkout = await open();
+    const co = await checkout.mount();
     const index =
-      kind === 'worktree'
-        ? path.join(git(co, 'rev-parse', '--absolute-git-dir').trim(), 'index')
+      kind !== 'shadow'
+        ? path.join(gitCo('rev-parse', '--absolute-git-dir').trim(), 'index')
         : path.join(location().stateDir, 'checkout.index');
     // Every file's stat data moves (content unchanged): git has to read them all once to know that.
     const past = new Date(Date.now() - 3_600_000);
@@ -325,8 +353,8 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
   });
 
   it('notices a backing index it did not write itself (a crash between staging and saving)', async () => {
-    const checkout = await Checkout.open(spec(backing), location());
-    const co = location().checkout;
+    const checkout = await open();
+    const co = await checkout.mount();
     writeFiles(backing, { 'staged-elsewhere.txt': 'x\n' });
     // Someone stages into the private index without Keel recording it: the next `add -A` stages nothing new.
     const index = path.join(location().stateDir, 'backing.index');
@@ -343,8 +371,8 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
   });
 
   it('writes nothing on a conflict, names the file and keeps the session version as a patch', async () => {
-    const checkout = await Checkout.open(spec(backing), location());
-    writeFiles(location().checkout, { 'src/a.txt': 'one\nsession\nthree\n', 'other.txt': 'mine\n' });
+    const checkout = await open();
+    writeFiles(await checkout.mount(), { 'src/a.txt': 'one\nsession\nthree\n', 'other.txt': 'mine\n' });
     Checkout.markDirty(location());
     writeFiles(backing, { 'src/a.txt': 'one\nuser\nthree\n' });
     const report = await checkout.commit(commitOptions());
@@ -358,10 +386,10 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
   });
 
   it('never follows a link the session planted when committing', async () => {
-    const checkout = await Checkout.open(spec(backing), location());
+    const checkout = await open();
     const secret = path.join(dir, 'secret.txt');
     fs.writeFileSync(secret, 'do not copy\n');
-    fs.symlinkSync(secret, path.join(location().checkout, 'leak.txt'));
+    fs.symlinkSync(secret, path.join(await checkout.mount(), 'leak.txt'));
     Checkout.markDirty(location());
     const report = await checkout.commit(commitOptions());
     expect(report.status).toBe('committed');
@@ -371,9 +399,9 @@ describe.each(['worktree', 'shadow'] as const)('a %s checkout', (kind) => {
 
   it('commits a re-pointed link as the link itself, leaving the file it pointed to alone', async () => {
     fs.symlinkSync('README.md', path.join(backing, 'link'));
-    const checkout = await Checkout.open(spec(backing), location());
-    fs.unlinkSync(path.join(location().checkout, 'link'));
-    fs.symlinkSync('src/a.txt', path.join(location().checkout, 'link'));
+    const checkout = await open();
+    fs.unlinkSync(path.join(await checkout.mount(), 'link'));
+    fs.symlinkSync('src/a.txt', path.join(await checkout.mount(), 'link'));
     Checkout.markDirty(location());
     const report = await checkout.commit(commitOptions());
     expect(report.status).toBe('committed');

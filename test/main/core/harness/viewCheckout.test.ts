@@ -1,0 +1,104 @@
+// Issue #36: a session whose checkout is a copy-on-write view (settings.json `checkouts.kind: 'view'`), end to end
+// through the harness with the real kernel overlay, the real bwrap box and the loopback provider.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateHarness } from '../../../../main/core/harness/stream.js';
+import { readSettings, writeSettings } from '../../../../main/store/settings.js';
+import { detectSandbox } from '../../../../main/sandbox/box.js';
+import { probeOverlay } from '../../../../main/sandbox/overlayView.js';
+import { stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
+import { ProviderServer } from '../../../support/providerServer.js';
+import { makeRepo, makeTemp } from '../persistent/support.js';
+import { callTool, harnessFor, read, toolResultsSeen } from './support.js';
+
+let dir: string;
+let home: string;
+let project: string;
+let server: ProviderServer;
+let skip: string | undefined;
+
+beforeAll(async () => {
+  // Outside /tmp, which the box replaces by an empty tmpfs: the project (the view's lower folder) must be visible.
+  dir = fs.realpathSync(fs.mkdtempSync('/var/tmp/keel-view-'));
+  home = path.join(dir, 'home');
+  project = makeRepo(path.join(dir, 'project'), {
+    'src/app.ts': 'export const a = 1;\n',
+    'README.md': 'readme\n',
+  });
+  fs.mkdirSync(home, { recursive: true });
+  writeSettings(home, {
+    ...readSettings(home),
+    checkouts: { storageLimitMB: 2048, idleMinutes: 60, kind: 'view' },
+  });
+  const support = await probeOverlay(makeTemp('keel-view-probe-'));
+  const sandbox = await detectSandbox();
+  skip = !support.available ? support.reason : sandbox.kind !== 'bwrap' ? sandbox.reason : undefined;
+  server = await new ProviderServer().start();
+});
+
+afterAll(async () => {
+  await server.close();
+  await stopAllViews();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a session on a copy-on-write view', () => {
+  it('works in the view (file tools and boxed commands), commits back, and copies nothing of the project', async (context) => {
+    if (skip !== undefined) context.skip();
+    const harness = harnessFor(home, server, { project });
+    const session = await harness.sessions.getOrCreate({ id: 'a' });
+    server.enqueue(
+      callTool('write_file', { path: 'src/tool.ts', content: 'written by a tool\n' }),
+      callTool('run_command', {
+        command: 'echo boxed > boxed.txt && cat src/tool.ts && rm README.md && git status --short',
+      }),
+      { kind: 'reply', text: 'done' },
+    );
+    const result = await generateHarness({ harness, session, messages: [{ role: 'user', content: 'go' }] });
+    // The box saw the tool's write (the same merged view), and the view's own git shows exactly the session's work.
+    expect(toolResultsSeen(server)[1]).toMatch(
+      /written by a tool\n[\s\S]*D README\.md[\s\S]*\?\? boxed\.txt/,
+    );
+    expect(result.commits).toMatchObject([{ dir: 'project', status: 'committed' }]);
+    expect(read(path.join(project, 'src/tool.ts'))).toBe('written by a tool\n');
+    expect(read(path.join(project, 'boxed.txt'))).toBe('boxed\n');
+    expect(fs.existsSync(path.join(project, 'README.md'))).toBe(false);
+    const dataDir = session.dataDir as string;
+    const state = JSON.parse(fs.readFileSync(path.join(dataDir, 'checkouts/project/state.json'), 'utf8')) as {
+      kind: string;
+    };
+    expect(state.kind).toBe('view');
+    // On the host the checkout is only the mount point (git's `.git` file): no project file was copied.
+    expect(fs.readdirSync(path.join(dataDir, 'workspace/persistent/project'))).toEqual(['.git']);
+    const trace = await session.trace.read();
+    expect(trace.find((record) => record.stage === 'checkout')?.detail).toMatchObject({
+      dir: 'project',
+      kind: 'view',
+    });
+  });
+
+  it('keeps sessions apart: a write staged in one view is not in another, nor in the project', async (context) => {
+    if (skip !== undefined) context.skip();
+    const harness = harnessFor(home, server, { project });
+    const a = await harness.sessions.getOrCreate({ id: 'b' });
+    server.enqueue({ kind: 'reply', text: 'first' });
+    await generateHarness({ harness, session: a, messages: [{ role: 'user', content: 'one' }] });
+    await a.files.write('/persistent/project/staged-in-b.txt', 'b only');
+    const other = await harness.sessions.getOrCreate({ id: 'c' });
+    server.enqueue(callTool('run_command', { command: 'ls; cat staged-in-b.txt' }), {
+      kind: 'reply',
+      text: 'done',
+    });
+    await generateHarness({ harness, session: other, messages: [{ role: 'user', content: 'look' }] });
+    expect(toolResultsSeen(server)[0]).toMatch(/No such file/);
+    expect(fs.existsSync(path.join(project, 'staged-in-b.txt'))).toBe(false);
+    // The next turn of the session that staged it resets its view: a host write no turn owes is discarded.
+    server.enqueue(callTool('run_command', { command: 'cat staged-in-b.txt' }), {
+      kind: 'reply',
+      text: 'done',
+    });
+    await generateHarness({ harness, session: a, messages: [{ role: 'user', content: 'two' }] });
+    expect(toolResultsSeen(server)[0]).toMatch(/No such file/);
+  });
+});
