@@ -19,6 +19,8 @@ import { HAS_CHROMIUM, screenshot } from './harness.js';
 const DAY_MS = 86_400_000;
 const DAYS_LEFT = 12;
 const day = (offsetDays: number) => new Date(Date.now() + offsetDays * DAY_MS).toISOString().slice(0, 10);
+/** The retiring model's days left as of now: a run that crosses midnight (UTC) reads one day fewer than DAYS_LEFT. */
+const daysLeft = () => Math.round((Date.parse(retiring.retiresOn) - Date.parse(day(0))) / DAY_MS);
 const current = { id: 'claude-test-current', contextWindow: 500_000 };
 const retiring = { id: 'claude-test-retiring', retiresOn: day(DAYS_LEFT), replacement: current.id };
 const retired = { id: 'claude-test-gone', retiresOn: day(-40), replacement: current.id };
@@ -92,7 +94,7 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
     const warning = page.getByRole('status', { name: 'Model retirement' });
     await warning.waitFor();
     expect(await warning.textContent()).toContain(`${retiring.id} retires on`);
-    expect(await warning.textContent()).toContain(`(in ${DAYS_LEFT} days)`);
+    expect(await warning.textContent()).toContain(`(in ${daysLeft()} days)`);
     expect(await warning.locator('time').getAttribute('datetime')).toBe(retiring.retiresOn);
     await screenshot(page, '40-model-retiring');
 
@@ -203,7 +205,7 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
     const retiringRow = rows.filter({
       has: page.locator('.model-option-id', { hasText: new RegExp(`^${retiring.id}$`) }),
     });
-    expect(await retiringRow.locator('.model-badge').textContent()).toBe(`retires in ${DAYS_LEFT} days`);
+    expect(await retiringRow.locator('.model-badge').textContent()).toBe(`retires in ${daysLeft()} days`);
     const legacyRow = rows.filter({
       has: page.locator('.model-option-id', { hasText: new RegExp(`^${legacy.id}$`) }),
     });
@@ -219,7 +221,7 @@ describe.skipIf(!HAS_CHROMIUM)('model retirement and the model switch', () => {
     // the provider's words before anything is made.
     await retiringRow.locator('input').check();
     await expect.poll(() => model.inputValue()).toBe(retiring.id);
-    await dialog.getByText(`${retiring.id} retires in ${DAYS_LEFT} days`).waitFor();
+    await dialog.getByText(`${retiring.id} retires in ${daysLeft()} days`).waitFor();
     await dialog.getByLabel('Project folder').fill(project);
     await model.fill(retired.id);
     await dialog.getByRole('button', { name: 'Create session' }).click();
