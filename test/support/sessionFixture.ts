@@ -189,9 +189,9 @@ export function scriptedTurnHost(
   };
 }
 
-/** Every event of a session, read through a log opened and closed again. */
+/** Every event of a session, read through a log opened read-only (a running keel may hold it) and closed again. */
 export function eventsOf(home: string, id: string): SessionEvent[] {
-  const log = SessionLog.open(home, id);
+  const log = SessionLog.open(home, id, { write: false });
   try {
     return log.read();
   } finally {

@@ -2,7 +2,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../../main/common/events.js';
-import { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { detectSandbox } from '../../../main/sandbox/box.js';
 import {
   type AcpSession,
@@ -15,7 +14,12 @@ import { runKeel } from '../../support/cli.js';
 import { useCliFixture } from '../../support/cliFixture.js';
 import { keel } from '../../support/keelProcess.js';
 import { startLoopbackMcpServer } from '../../support/mcpHttpServer.js';
-import { newSessionArgs, onlySessionId, rejected } from '../../support/sessionFixture.js';
+import {
+  eventsOf as eventsOfSession,
+  newSessionArgs,
+  onlySessionId,
+  rejected,
+} from '../../support/sessionFixture.js';
 
 const cli = useCliFixture('keel-acp-', {
   prepare: ({ project }) => {
@@ -35,14 +39,7 @@ const start = async () => {
   return acp;
 };
 
-const eventsOf = (id: string): SessionEvent[] => {
-  const log = SessionLog.open(cli.home, id, { write: false });
-  try {
-    return log.read();
-  } finally {
-    log.close();
-  }
-};
+const eventsOf = (id: string): SessionEvent[] => eventsOfSession(cli.home, id);
 const count = (events: SessionEvent[], kind: SessionEvent['kind']) =>
   events.filter((event) => event.kind === kind).length;
 

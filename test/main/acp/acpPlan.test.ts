@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../../main/common/events.js';
-import { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { type AcpSession, startAcp, updatesOf, writeAcpSettings } from '../../support/acpClient.js';
+import { eventsOf as eventsOfSession } from '../../support/sessionFixture.js';
 import { useCliFixture } from '../../support/cliFixture.js';
 
 // Issue #30: Keel's plan mode as an ACP session mode, driven by the official SDK's client against `keel acp`.
@@ -18,14 +18,7 @@ afterEach(async () => {
   running = [];
 });
 
-const eventsOf = (id: string): SessionEvent[] => {
-  const log = SessionLog.open(cli.home, id, { write: false });
-  try {
-    return log.read();
-  } finally {
-    log.close();
-  }
-};
+const eventsOf = (id: string): SessionEvent[] => eventsOfSession(cli.home, id);
 const modeUpdates = (acp: AcpSession, id: string) =>
   updatesOf(acp, id, 'current_mode_update').map((u) => ('currentModeId' in u ? u.currentModeId : undefined));
 const presentPlan = (plan: string) => ({

@@ -3,12 +3,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../../main/common/events.js';
-import { SessionLog } from '../../../main/core/log/sessionLog.js';
 import { writeAcpSettings } from '../../support/acpClient.js';
 import { trackChild, waitForClose } from '../../support/childProcesses.js';
 import { CLI_BIN } from '../../support/cli.js';
 import { useCliFixture } from '../../support/cliFixture.js';
-import { rejected } from '../../support/sessionFixture.js';
+import { eventsOf as eventsOfSession, rejected } from '../../support/sessionFixture.js';
 
 /*
  * Issue 33's "an editor-like client from npm where one runs headless": acpx (a headless ACP client, its own
@@ -60,14 +59,7 @@ async function acpxExec(
     .map((line) => JSON.parse(line) as Message);
 }
 
-const eventsOf = (id: string): SessionEvent[] => {
-  const log = SessionLog.open(cli.home, id, { write: false });
-  try {
-    return log.read();
-  } finally {
-    log.close();
-  }
-};
+const eventsOf = (id: string): SessionEvent[] => eventsOfSession(cli.home, id);
 
 describe.runIf(present)('keel acp driven by acpx, a headless ACP client from npm', () => {
   it('streams a reply, asks at the approval gate and records the client’s allow and its denial as Keel does', async () => {
