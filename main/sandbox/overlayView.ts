@@ -1,6 +1,6 @@
 // Issue #36: a copy-on-write view of a folder, for the box. An overlay mount (lower: the folder, upper: what the
 // session changed) held by a small process in a user + mount namespace of its own, so no privilege is needed and
-// no mount ever appears on the host. Not wired into checkouts yet: see main/core/persistent/README.md (#36).
+// no mount ever appears on the host. A session's views: main/core/persistent/viewHolder.ts (README.md, #36).
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -255,6 +255,15 @@ export class OverlayView {
     }
   }
 
+  /** The device (`major:minor`) of the overlay at `mountpoint` in the holder's namespace, or undefined. */
+  deviceOf(mountpoint: string): string | undefined {
+    try {
+      return deviceName(fs.statSync(this.hostPath(mountpoint)).dev);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** True while the holder runs. */
   get running(): boolean {
     return this.holder.exitCode === null && this.holder.signalCode === null;
@@ -297,6 +306,60 @@ export function clearLayers(
     fs.mkdirSync(layer);
     removeLayer(aside);
   }
+}
+
+/** The folder prefix of layers set aside (`<parent>/aside-<pid>-<ms>/{upper,work,devs.json}`). */
+const ASIDE_PREFIX = 'aside-';
+
+/** `st_dev` as mountinfo writes it (`major:minor`, glibc's encoding of the number Node gives). */
+export function deviceName(dev: number): string {
+  const big = BigInt(dev);
+  const major = ((big >> 8n) & 0xfffn) | ((big >> 32n) & ~0xfffn);
+  const minor = (big & 0xffn) | ((big >> 12n) & ~0xffn);
+  return `${major}:${minor}`;
+}
+
+/**
+ * A reset while a box still runs on the view's old mount (a background command, main/sandbox/overlayInUse.ts): the
+ * layers are renamed into `<parent>/aside-<pid>-<ms>/` with the overlay instances (`devs`) still using them, and
+ * fresh empty ones made, so the running box keeps a consistent (old) view and the next mount a fresh one. The
+ * renames keep the layers on their file system (the mount holds them by inode, not by path). Returns the folder.
+ */
+export function setLayersAside(
+  layers: Pick<OverlayLayers, 'upper' | 'work'>,
+  devs: Iterable<string>,
+): string {
+  const parent = path.dirname(layers.upper);
+  const aside = path.join(parent, `${ASIDE_PREFIX}${process.pid}-${Date.now()}`);
+  fs.mkdirSync(aside);
+  // Written first: an aside without its instances named is one a crash left before its renames (removable).
+  fs.writeFileSync(path.join(aside, 'devs.json'), JSON.stringify([...devs]));
+  for (const layer of [layers.upper, layers.work]) {
+    if (fs.existsSync(layer)) fs.renameSync(layer, path.join(aside, path.basename(layer)));
+    fs.mkdirSync(layer);
+  }
+  return aside;
+}
+
+/**
+ * Removes the layers set aside in `parent` whose overlay instances are all gone (`live`: the devices of the mounts
+ * of the view's upper path alive now, overlayInUse); returns how many stay (still in use).
+ */
+export function removeIdleAside(parent: string, live: ReadonlySet<string>): number {
+  let kept = 0;
+  for (const name of fs.existsSync(parent) ? fs.readdirSync(parent) : []) {
+    if (!name.startsWith(ASIDE_PREFIX)) continue;
+    const aside = path.join(parent, name);
+    let devs: string[] = [];
+    try {
+      devs = JSON.parse(fs.readFileSync(path.join(aside, 'devs.json'), 'utf8')) as string[];
+    } catch {
+      // No list: a crash cut the setting aside before anything was moved in.
+    }
+    if (devs.some((dev) => live.has(dev))) kept += 1;
+    else removeLayer(aside);
+  }
+  return kept;
 }
 
 /** Removes a layer folder or entry; overlayfs leaves `work/work` with mode 000, which its owner may open again. */

@@ -19,7 +19,10 @@ import {
   reclaimCheckout,
   sweepReclaimLeftovers,
 } from '../persistent/reclaim.js';
+import { readState, type CheckoutLocation } from '../persistent/state.js';
 import { lstatOrUndefined } from '../persistent/streamWrite.js';
+import { viewLayers, withViewsReleased } from '../persistent/viewHolder.js';
+import { otherViewOwner, ViewOwnedError } from '../persistent/viewOwner.js';
 import { readSettings } from '../../store/settings.js';
 import { HarnessSessionBusyError, withWritableSession } from './lock.js';
 
@@ -168,23 +171,26 @@ export async function collectCheckouts(
     }
     try {
       await withWritableSession(home, checkout.sessionId, async (log) => {
-        const reason = await keepReason(log, checkout.dir);
+        const location = checkoutLocation(log.dir, checkout.dir);
+        const reason = viewOwnedReason(location) ?? (await keepReason(log, checkout.dir));
         if (reason !== undefined) {
           entry.reason = reason;
           return;
         }
-        const location = checkoutLocation(log.dir, checkout.dir);
-        if (!options.dryRun) {
-          reclaimCheckout(location);
-          if (hasReclaimLeftovers(location)) sweepReclaimLeftovers(location);
+        const busy = await reclaimUnlessBusy(location, options.dryRun === true);
+        if (busy !== undefined) {
+          entry.reason = busy;
+          return;
         }
         entry.action = options.dryRun ? 'would reclaim' : 'reclaimed';
         remaining -= checkout.bytes;
         reclaimedBytes += checkout.bytes;
       });
     } catch (error) {
-      if (!(error instanceof HarnessSessionBusyError)) throw error;
-      entry.reason = 'in use by another process';
+      if (error instanceof ViewOwnedError)
+        entry.reason = `its files are in use by ${error.owner.what} (pid ${error.owner.pid})`;
+      else if (error instanceof HarnessSessionBusyError) entry.reason = 'in use by another process';
+      else throw error;
     }
   }
   return { totalBytes, reclaimedBytes, limitBytes: bound.limitBytes, entries };
@@ -205,6 +211,40 @@ export async function enforceCheckoutBound(
   if (!dirs.some((dir) => !isMeasured(checkoutLocation(dataDir, dir.name)))) return undefined;
   const { limitBytes } = boundOf(home);
   return collectCheckouts(home, { untilBytes: limitBytes, except: sessionId });
+}
+
+/**
+ * Issue #36: a copy-on-write view another live process mounts (viewOwner.ts's claim: the app's terminal, a `keel
+ * run` of the session) is kept, said with who holds it; undefined for a copy or a view no other process holds.
+ */
+function viewOwnedReason(location: CheckoutLocation): string | undefined {
+  if (readState(location.stateDir)?.kind !== 'view') return undefined;
+  const owner = otherViewOwner(path.dirname(location.stateDir));
+  return owner === undefined ? undefined : `its files are in use by ${owner.what} (pid ${owner.pid})`;
+}
+
+/**
+ * Reclaims the checkout (unless `dryRun`): a view only with no process mounting it (withViewsReleased: this
+ * process's holder stopped first, a box still running on one of its mounts keeps it). The reason it was kept, or
+ * undefined once reclaimed.
+ */
+async function reclaimUnlessBusy(location: CheckoutLocation, dryRun: boolean): Promise<string | undefined> {
+  const reclaim = (): void => {
+    if (dryRun) return;
+    reclaimCheckout(location);
+    if (hasReclaimLeftovers(location)) sweepReclaimLeftovers(location);
+  };
+  const state = readState(location.stateDir);
+  if (state?.kind !== 'view' || dryRun) {
+    reclaim();
+    return undefined;
+  }
+  const done = await withViewsReleased(
+    path.dirname(location.stateDir),
+    [viewLayers(location, state).upper],
+    reclaim,
+  );
+  return 'busy' in done ? done.busy : undefined;
 }
 
 /** Why the checkout of `dir` must stay, or undefined when it can be made again from its backing folder. */

@@ -16,8 +16,8 @@ import {
   type CheckoutContext,
 } from './state.js';
 import { lstatOrUndefined } from './streamWrite.js';
-import { clearLayers } from '../../sandbox/overlayView.js';
-import { viewLayers, withViewDown } from './viewHolder.js';
+import { clearLayers, removeIdleAside, setLayersAside } from '../../sandbox/overlayView.js';
+import { mountStillUsed, viewLayers, withViewDown } from './viewHolder.js';
 
 /**
  * Resets an intact checkout: when nothing marked it dirty and the snapshot equals the baseline, no file is
@@ -96,7 +96,13 @@ function restoreGitFile(context: CheckoutContext): void {
 async function resetView(context: CheckoutContext): Promise<void> {
   const { state } = context;
   await withViewDown(context, async () => {
-    clearLayers(viewLayers(context.location, state), ['.git']);
+    const layers = viewLayers(context.location, state);
+    // A box still running on the old mount (a background command lives across turns) keeps its layers, set
+    // aside; the new turn gets fresh ones. Layers set aside earlier go once no mount uses them.
+    const used = mountStillUsed(layers);
+    if (used.dev !== undefined) setLayersAside(layers, [used.dev]);
+    else clearLayers(layers, ['.git']);
+    removeIdleAside(context.location.stateDir, used.live);
     await resetViewGit(context);
   });
 }

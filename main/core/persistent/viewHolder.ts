@@ -2,7 +2,8 @@
 // mounts every view of a session (the box enters one namespace), started at the first use and stopped at a reset
 // (a view is mounted again at every reset: a lower file replaced by rename keeps showing its old bytes while mounted).
 // The views' layers live on disk (`<stateDir>/upper`, `work`); a holder is only this process's window onto them, so a
-// killed Keel loses nothing a view held. See README.md.
+// killed Keel loses nothing a view held. One process at a time mounts a session's views (viewOwner.ts's claim,
+// taken before the first mount, reset or reclaim, given up by stopViews). See README.md.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,7 +13,9 @@ import {
   type OverlaySupport,
   type OverlayLayers,
 } from '../../sandbox/overlayView.js';
+import { overlayInUse } from '../../sandbox/overlayInUse.js';
 import { readState, type CheckoutContext, type CheckoutLocation, type CheckoutState } from './state.js';
+import { claimViews, heldViewClaims, otherViewOwner, releaseViews } from './viewOwner.js';
 
 /** Per session (its `checkouts` folder): the running holder and the mount points it mounted. */
 const holders = new Map<string, OverlayView>();
@@ -50,6 +53,8 @@ export async function withViewDown(context: CheckoutContext, between: () => Prom
   const key = sessionKey(context.location);
   const layers = viewLayers(context.location, context.state);
   const view = await queued(key, async () => {
+    // A reset changes the layers: never under another process's mount of them.
+    claimViews(key);
     const running = holders.get(key);
     if (running?.running !== true) return undefined;
     await running.down(layers.mountpoint);
@@ -64,16 +69,92 @@ export async function withViewDown(context: CheckoutContext, between: () => Prom
       throw new Error(
         `the copy-on-write view at ${layers.mountpoint} is not an overlay in its holder's namespace`,
       );
+    recordMounted(view, layers);
   });
 }
 
-/** Ends the session's holder in this process (a reclaim); the views' layers stay as they are. */
+/** The file naming the overlay instance (its device) last mounted on a view's layers: `<stateDir>/mounted-dev`. */
+function mountedDevFile(layers: Pick<OverlayLayers, 'upper'>): string {
+  return path.join(path.dirname(layers.upper), 'mounted-dev');
+}
+
+/** Records which overlay instance uses the view's layers now (a reset asks whether it is still alive). */
+function recordMounted(view: OverlayView, layers: OverlayLayers): void {
+  const dev = view.deviceOf(layers.mountpoint);
+  if (dev !== undefined) fs.writeFileSync(mountedDevFile(layers), `${dev}\n`);
+}
+
+/**
+ * The overlay instance last mounted on the view's layers when a box still keeps it alive (the view is down in
+ * this process's holder: a box started in it, a background command, runs on): its device, else undefined. A reset
+ * then sets the layers aside instead of emptying them under the box (overlayView.ts's setLayersAside).
+ */
+export function mountStillUsed(
+  layers: Pick<OverlayLayers, 'upper'>,
+): { dev: string; live: ReadonlySet<string> } | { dev: undefined; live: ReadonlySet<string> } {
+  const live = overlayInUse(layers.upper).devs;
+  let dev: string | undefined;
+  try {
+    dev = fs.readFileSync(mountedDevFile(layers), 'utf8').trim();
+  } catch {
+    dev = undefined;
+  }
+  return { dev: dev !== undefined && live.has(dev) ? dev : undefined, live };
+}
+
+/**
+ * Ends the session's holder in this process and gives up its claim on the views (viewOwner.ts), so another process
+ * may mount them; the views' layers stay as they are.
+ */
 export async function stopViews(location: CheckoutLocation): Promise<void> {
-  const key = sessionKey(location);
+  await stopViewsOf(sessionKey(location));
+}
+
+/** stopViews for the session whose data folder is `dataDir` (a host lets go of the session). */
+export async function stopSessionViews(dataDir: string): Promise<void> {
+  await stopViewsOf(path.join(dataDir, 'checkouts'));
+}
+
+async function stopViewsOf(key: string): Promise<void> {
   await queued(key, async () => {
     const view = holders.get(key);
     holders.delete(key);
     await view?.stop();
+    releaseViews(key);
+  });
+}
+
+/** Why a session's views may not be reclaimed now, or undefined (withViewsReleased). */
+export type ViewsBusy = { busy: string };
+
+/**
+ * Runs `use` (a reclaim: the layers are removed) with the session's views mounted by no one: refused (the reason
+ * returned, `use` not run) when another live process holds the claim, or when a box still runs on a mount of one
+ * of `uppers` (a terminal, a background command: this process's or a holder another process left); else this
+ * process's holder is stopped, the claim taken for the time of `use` and given up after.
+ */
+export async function withViewsReleased<T>(
+  checkoutsDir: string,
+  uppers: readonly string[],
+  use: () => T | Promise<T>,
+): Promise<{ value: T } | ViewsBusy> {
+  return queued(checkoutsDir, async () => {
+    const other = otherViewOwner(checkoutsDir);
+    if (other !== undefined) return { busy: `its files are in use by ${other.what} (pid ${other.pid})` };
+    const running = holders.get(checkoutsDir);
+    const holderPid = running?.running === true ? running.pid : undefined;
+    for (const upper of uppers) {
+      if (overlayInUse(upper, holderPid).devs.size > 0)
+        return { busy: 'a terminal or background command still runs in its files' };
+    }
+    claimViews(checkoutsDir);
+    holders.delete(checkoutsDir);
+    try {
+      await running?.stop();
+      return { value: await use() };
+    } finally {
+      releaseViews(checkoutsDir);
+    }
   });
 }
 
@@ -93,6 +174,7 @@ export async function stopAllViews(): Promise<void> {
   const all = [...holders.values()];
   holders.clear();
   await Promise.all(all.map((view) => view.stop()));
+  for (const key of heldViewClaims()) releaseViews(key);
 }
 
 /** The `checkouts.kind` setting: a full copy, a copy-on-write view where the machine can, or Keel's choice. */
@@ -181,6 +263,8 @@ function writeProbeCache(file: string, answer: OverlaySupport): void {
 async function holderWith(location: CheckoutLocation, layers: OverlayLayers): Promise<OverlayView> {
   const key = sessionKey(location);
   return queued(key, async () => {
+    // Before any mount of the session's views (a second process's overlay on the same upper is undefined).
+    claimViews(key);
     const running = holders.get(key);
     if (running?.running === true) {
       if (running.all.some((one) => sameLayers(one, layers)) && running.isMounted(layers.mountpoint))
@@ -188,7 +272,10 @@ async function holderWith(location: CheckoutLocation, layers: OverlayLayers): Pr
       // Another view of the session, or this one taken down: mounted in the same holder.
       if (!running.all.some((one) => one.mountpoint === layers.mountpoint)) {
         await running.up(layers);
-        if (running.isMounted(layers.mountpoint)) return running;
+        if (running.isMounted(layers.mountpoint)) {
+          recordMounted(running, layers);
+          return running;
+        }
       }
     }
     holders.delete(key);
@@ -201,6 +288,7 @@ async function holderWith(location: CheckoutLocation, layers: OverlayLayers): Pr
         `the copy-on-write view at ${layers.mountpoint} is not an overlay in its holder's namespace`,
       );
     }
+    for (const one of view.all) recordMounted(view, one);
     holders.set(key, view);
     return view;
   });

@@ -1,0 +1,167 @@
+// Issue #36: a session's copy-on-write view used by more than one process, or by a process that outlives a turn:
+// one mount owner per session (a real second Keel process), a reset while a background command still runs in the
+// view, hooks outside a turn, and a command joining a background server's network. The real kernel overlay, the
+// real bwrap box, the loopback provider.
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collectCheckouts } from '../../../../main/core/harness/checkoutStorage.js';
+import { generateHarness } from '../../../../main/core/harness/stream.js';
+import { stopAllViews, stopSessionViews } from '../../../../main/core/persistent/viewHolder.js';
+import { readViewOwner } from '../../../../main/core/persistent/viewOwner.js';
+import { listBackground, readBackground, stopSessionBackground } from '../../../../main/runner/background.js';
+import { detectSandbox } from '../../../../main/sandbox/box.js';
+import { probeOverlay } from '../../../../main/sandbox/overlayView.js';
+import { readSettings, writeSettings } from '../../../../main/store/settings.js';
+import { ProviderServer } from '../../../support/providerServer.js';
+import { spawnTypescript, waitForExit, waitForLine } from '../../store/support/childProcess.js';
+import { makeRepo, makeTemp } from '../persistent/support.js';
+import { callTool, filesOf, harnessFor, toolResultsSeen } from './support.js';
+
+let dir: string;
+let home: string;
+let project: string;
+let server: ProviderServer;
+let skip: string | undefined;
+
+beforeAll(async () => {
+  // Outside /tmp, which the box replaces by an empty tmpfs: the project (the view's lower folder) must be visible.
+  dir = fs.realpathSync(fs.mkdtempSync('/var/tmp/keel-view-conc-'));
+  home = path.join(dir, 'home');
+  project = makeRepo(path.join(dir, 'project'), {
+    'src/app.ts': 'export const a = 1;\n',
+    '.gitignore': '*.log\n*.flag\n',
+  });
+  fs.mkdirSync(home, { recursive: true });
+  writeSettings(home, {
+    ...readSettings(home),
+    checkouts: { storageLimitMB: 2048, idleMinutes: 60, kind: 'view' },
+  });
+  const support = await probeOverlay(makeTemp('keel-view-probe-'));
+  const sandbox = await detectSandbox();
+  skip = !support.available ? support.reason : sandbox.kind !== 'bwrap' ? sandbox.reason : undefined;
+  server = await new ProviderServer().start();
+});
+
+afterAll(async () => {
+  await stopSessionBackground(undefined, 'keel_ended');
+  await server.close();
+  await stopAllViews();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const HOLDER = path.join(import.meta.dirname, 'viewHolderProcess.ts');
+
+async function turn(
+  harness: ReturnType<typeof harnessFor>,
+  session: string,
+  ...steps: Parameters<ProviderServer['enqueue']>
+) {
+  server.enqueue(...steps, { kind: 'reply', text: 'done' });
+  return generateHarness({ harness, session, messages: [{ role: 'user', content: 'go' }] });
+}
+
+describe('one process mounts a session’s views', () => {
+  it('refuses a second live process with who holds them, keeps them from gc, and takes over a dead owner', async (context) => {
+    if (skip !== undefined) context.skip();
+    const harness = harnessFor(home, server, { project });
+    const session = await harness.sessions.getOrCreate({ id: 'owned' });
+    const dataDir = session.dataDir as string;
+    const checkout = path.join(dataDir, 'workspace/persistent/project');
+    const checkoutsDir = path.join(dataDir, 'checkouts');
+    await turn(harness, 'owned', callTool('run_command', { command: 'echo mine > mine.log' }));
+    expect(readViewOwner(checkoutsDir)?.pid).toBe(process.pid);
+
+    // A second process (the app's terminal while this one holds the session) is refused, told who holds them.
+    const refused = spawnTypescript(HOLDER, [dataDir, checkout]);
+    expect(await waitForLine(refused, /^refused: /)).toMatch(
+      new RegExp(`in use by .* \\(pid ${process.pid}\\); finish or stop`),
+    );
+    expect(await waitForExit(refused)).toBe(3);
+
+    // Once this process lets the session go, the other mounts them (the real overlay, in its own holder).
+    await stopSessionViews(dataDir);
+    expect(readViewOwner(checkoutsDir)).toBeUndefined();
+    const other = spawnTypescript(HOLDER, [dataDir, checkout]);
+    const holding = await waitForLine(other, /^holding \d+$/);
+    const otherHolder = Number(holding.split(' ')[1]);
+    expect(fs.readFileSync(`/proc/${otherHolder}/root${checkout}/src/app.ts`, 'utf8')).toBe(
+      'export const a = 1;\n',
+    );
+    expect(readViewOwner(checkoutsDir)?.pid).toBe(other.pid);
+
+    // Now this process may neither mount them for a turn nor reclaim them.
+    const blocked = await generateHarness({
+      harness,
+      session: 'owned',
+      messages: [{ role: 'user', content: 'go' }],
+    }).then(
+      () => 'ran',
+      (error: Error) => error.message,
+    );
+    expect(blocked).toMatch(new RegExp(`in use by .* \\(pid ${other.pid}\\)`));
+    const gc = await collectCheckouts(home, { idleMs: 0 });
+    expect(gc.entries.find((entry) => entry.sessionId === 'owned')).toMatchObject({
+      action: 'kept',
+      reason: expect.stringMatching(new RegExp(`in use by .* \\(pid ${other.pid}\\)`)) as string,
+    });
+    expect(fs.existsSync(path.join(checkoutsDir, 'project', 'state.json'))).toBe(true);
+
+    // Killed without letting go: its claim names a dead process, and the next turn here takes it over.
+    other.kill('SIGKILL');
+    await waitForExit(other);
+    expect(readViewOwner(checkoutsDir)?.pid).toBe(other.pid);
+    await turn(harness, 'owned', callTool('run_command', { command: 'cat src/app.ts' }));
+    expect(toolResultsSeen(server).at(-1)).toMatch(/export const a = 1;/);
+    expect(readViewOwner(checkoutsDir)?.pid).toBe(process.pid);
+  });
+});
+
+describe('a reset while a background command runs in the view', () => {
+  it('leaves the command its old view, gives the new turn a fresh one, and removes the old layers once unused', async (context) => {
+    if (skip !== undefined) context.skip();
+    const harness = harnessFor(home, server, { project });
+    const session = await harness.sessions.getOrCreate({ id: 'bg' });
+    const dataDir = session.dataDir as string;
+    const checkout = path.join(dataDir, 'workspace/persistent/project');
+    const stateDir = path.join(dataDir, 'checkouts/project');
+    // bg.log is ignored: no commit takes it, a reset removes it. The command waits for go.flag in the project
+    // (the view's lower folder, seen by every view) and then writes and reads in its own view.
+    const command =
+      'echo old > bg.log; echo up; while [ ! -f go.flag ]; do sleep 0.05; done; ' +
+      'echo after > after.log; echo "bg sees $(cat bg.log)"; ls; echo bg-done; sleep 300';
+    await turn(harness, 'bg', callTool('run_command', { command, background: true, ready_text: 'up' }));
+    const [started] = listBackground(dataDir);
+    expect(toolResultsSeen(server).at(-1)).toMatch(/up/);
+    expect(started?.exit).toBeNull();
+
+    // The next turn resets the view while the command still runs on the old mount.
+    await turn(harness, 'bg', callTool('run_command', { command: 'cat bg.log; ls' }));
+    expect(toolResultsSeen(server).at(-1)).toMatch(/bg\.log: No such file/);
+    const asides = () => fs.readdirSync(stateDir).filter((name) => name.startsWith('aside-'));
+    expect(asides()).toHaveLength(1);
+
+    fs.writeFileSync(path.join(project, 'go.flag'), '');
+    const deadline = Date.now() + 20_000;
+    while (!(readBackground(dataDir, started?.handle as string)?.output ?? '').includes('bg-done')) {
+      if (Date.now() > deadline) throw new Error('the background command did not go on');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // The command's view is still its own, whole: its earlier write, and the new one landed with it.
+    expect(readBackground(dataDir, started?.handle as string)?.output).toMatch(/bg sees old/);
+    const [aside] = asides();
+    expect(fs.readFileSync(path.join(stateDir, aside as string, 'upper', 'after.log'), 'utf8')).toBe('after\n');
+    // ...and not in the session's current view, nor in its layer.
+    expect(fs.existsSync(path.join(filesOf(checkout), 'after.log'))).toBe(false);
+    expect(fs.existsSync(path.join(stateDir, 'upper', 'after.log'))).toBe(false);
+
+    // Still in use at the next reset: kept; once the command is stopped, the next reset removes it.
+    await turn(harness, 'bg', { kind: 'reply', text: 'hi' });
+    expect(asides()).toEqual([aside]);
+    await stopSessionBackground(dataDir, 'session_stopped');
+    await turn(harness, 'bg', callTool('run_command', { command: 'echo dirty > x.log' }));
+    await turn(harness, 'bg', { kind: 'reply', text: 'hi' });
+    expect(asides()).toEqual([]);
+    fs.rmSync(path.join(project, 'go.flag'));
+  });
+});
