@@ -128,7 +128,7 @@ export async function prepareBoxLaunch(given: BoxLaunchOptions): Promise<BoxLaun
       extra: { ...options.env, [RUN_MARKER_VARIABLE]: options.runId, ...wrapped.env },
     });
     return {
-      argv: [...launcherArgv(cgroup?.procsFiles ?? [], lifeline, join), ...(view?.enter ?? []), ...boxArgv],
+      argv: [...joinFor(cgroup?.procsFiles ?? [], lifeline, join, view), ...boxArgv],
       env,
       scratch,
       proxy,
@@ -148,7 +148,9 @@ export async function prepareBoxLaunch(given: BoxLaunchOptions): Promise<BoxLaun
  * with every folder named as that namespace names it. Refused, not run elsewhere, when the pid is no holder of
  * this process (it ended and the pid may be another process's).
  */
-function viewEntry(options: BoxLaunchOptions): { options: BoxLaunchOptions; enter: string[] } | undefined {
+function viewEntry(
+  options: BoxLaunchOptions,
+): { options: BoxLaunchOptions; enter: string[]; pid: number } | undefined {
   const pid = viewPidOf(options.workspace);
   if (pid === undefined) return undefined;
   const enter = enterHolder(pid);
@@ -157,6 +159,7 @@ function viewEntry(options: BoxLaunchOptions): { options: BoxLaunchOptions; ente
   const list = (paths: readonly string[] | undefined) => paths?.map(insideView);
   return {
     enter,
+    pid,
     options: {
       ...options,
       workspace: insideView(options.workspace),
@@ -166,6 +169,23 @@ function viewEntry(options: BoxLaunchOptions): { options: BoxLaunchOptions; ente
       ...(options.hidden ? { hidden: list(options.hidden) } : {}),
     },
   };
+}
+
+/**
+ * The argv before the box: the launcher, and for a view its holder entered. By the view's own nsenter when the box
+ * makes its own network namespace; joining a background server's network, one nsenter enters both (the holder's
+ * user and mount namespaces, then the server's network: lifeline.ts's enterNetwork), since a second nsenter into
+ * the holder's user namespace from the server's (its child) is refused by the kernel.
+ */
+function joinFor(
+  procsFiles: readonly string[],
+  lifeline: string | null,
+  join: NetworkJoin | null,
+  view: { enter: string[]; pid: number } | undefined,
+): string[] {
+  if (view === undefined || join === null)
+    return [...launcherArgv(procsFiles, lifeline, join), ...(view?.enter ?? [])];
+  return launcherArgv(procsFiles, lifeline, join, view.pid);
 }
 
 /**

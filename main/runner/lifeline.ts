@@ -93,6 +93,7 @@ export function launcherArgv(
   procsFiles: readonly string[],
   lifeline: string | null = null,
   network: NetworkJoin | null = null,
+  holder: number | null = null,
 ): string[] {
   const { shell, close } = closeInherited();
   const join =
@@ -100,7 +101,7 @@ export function launcherArgv(
     'l=$1; jp=$2; jn=$3; ju=$4; n=$5; shift 5; ' +
     'while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; ' +
     `if [ -n "$l" ]; then exec ${LIFELINE_FD}<>"$l" || exit 125; fi; ` +
-    (network === null ? '' : enterNetwork(network, shell)) +
+    (network === null ? '' : enterNetwork(network, shell, holder)) +
     'exec "$@"';
   const rest = [
     lifeline ?? '',
@@ -142,7 +143,7 @@ const USER_FD = 5;
  * nsenter on those open files. The user namespace too when the box was made in one of its own (an unprivileged
  * Keel), since only its owner namespace may enter its network namespace.
  */
-function enterNetwork(network: NetworkJoin, shell: string): string {
+function enterNetwork(network: NetworkJoin, shell: string, holder: number | null): string {
   const nsenter = findExecutable('nsenter');
   if (nsenter === null)
     throw new Error('nsenter (util-linux) is missing: a background command cannot be joined');
@@ -150,13 +151,21 @@ function enterNetwork(network: NetworkJoin, shell: string): string {
     `exec ${fd}<"/proc/$jp/ns/${ns}" || exit 125; [ "$(readlink /proc/$$/fd/${fd})" = "${expected}" ] || exit 125; `;
   // Once inside, a shell closes the namespace fds before it execs bwrap, so the box never holds them.
   const closing = `${quoted(shell)} -c 'exec ${NET_FD}<&- ${USER_FD}<&-; exec "$@"' keel-joined`;
+  // Issue #36, a box on a copy-on-write view: one nsenter enters the view's holder (its user and mount namespaces)
+  // and the server's network. The server's user namespace is a child of the holder's (its box was started in the
+  // holder too), so root of the holder's may enter its network; entering that child first, then the holder's (an
+  // ancestor) as the view's own nsenter would, is refused by the kernel (EINVAL).
+  const user =
+    holder !== null
+      ? `set -- "--user=/proc/${holder}/ns/user" "--mount=/proc/${holder}/ns/mnt" --preserve-credentials "$@"; `
+      : network.user === undefined
+        ? ''
+        : open(USER_FD, 'user', '$ju') +
+          `set -- "--user=/proc/$$/fd/${USER_FD}" --preserve-credentials "$@"; `;
   return (
     open(NET_FD, 'net', '$jn') +
     `set -- "--net=/proc/$$/fd/${NET_FD}" -- ${closing} "$@"; ` +
-    (network.user === undefined
-      ? ''
-      : open(USER_FD, 'user', '$ju') +
-        `set -- "--user=/proc/$$/fd/${USER_FD}" --preserve-credentials "$@"; `) +
+    user +
     `set -- ${quoted(nsenter)} "$@"; `
   );
 }

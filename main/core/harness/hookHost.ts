@@ -7,6 +7,7 @@ import { runHooks, type HookOutcome, type HookScope } from '../hooks/run.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { homeOf } from '../paths.js';
 import { defaultUserHome, loadSetup } from '../setup/index.js';
+import { mountViews } from '../persistent/turnCheckouts.js';
 import { loadSessionState } from '../turn/loadState.js';
 import { preCompactHooks } from '../turn/hookSteps.js';
 import { applyEvent, type SessionState } from '../turn/state.js';
@@ -59,6 +60,8 @@ async function hookScopeFor(
 ): Promise<{ scope: HookScope; hooks: HookDef[] } | undefined> {
   const hooks = hooksOfSession(log, created, event, options.env);
   if (hooks.length === 0) return undefined;
+  // Issue #36: a view's files are reached through its holder, mounted here first (a turn mounts them at its start).
+  await mountViews(log.dir);
   const layout = readSessionWorkspace(log, created);
   const redactor = sessionRedactor(layout.boxRoot, options.env, options.keys ?? {});
   const tools = toolContextFor(layout, created, {

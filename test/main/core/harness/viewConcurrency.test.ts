@@ -5,8 +5,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventOf } from '../../../../main/common/events.js';
 import { collectCheckouts } from '../../../../main/core/harness/checkoutStorage.js';
 import { generateHarness } from '../../../../main/core/harness/stream.js';
+import { sessionDir } from '../../../../main/core/paths.js';
 import { stopAllViews, stopSessionViews } from '../../../../main/core/persistent/viewHolder.js';
 import { readViewOwner } from '../../../../main/core/persistent/viewOwner.js';
 import { listBackground, readBackground, stopSessionBackground } from '../../../../main/runner/background.js';
@@ -14,9 +16,10 @@ import { detectSandbox } from '../../../../main/sandbox/box.js';
 import { probeOverlay } from '../../../../main/sandbox/overlayView.js';
 import { readSettings, writeSettings } from '../../../../main/store/settings.js';
 import { ProviderServer } from '../../../support/providerServer.js';
+import { writeUnder } from '../../../support/setupFiles.js';
 import { spawnTypescript, waitForExit, waitForLine } from '../../store/support/childProcess.js';
 import { makeRepo, makeTemp } from '../persistent/support.js';
-import { callTool, filesOf, harnessFor, toolResultsSeen } from './support.js';
+import { callTool, eventsOf, filesOf, harnessFor, toolResultsSeen } from './support.js';
 
 let dir: string;
 let home: string;
@@ -57,7 +60,9 @@ async function turn(
   session: string,
   ...steps: Parameters<ProviderServer['enqueue']>
 ) {
-  server.enqueue(...steps, { kind: 'reply', text: 'done' });
+  const last = steps.at(-1);
+  const ends = last?.kind === 'reply' && (last.toolCalls ?? []).length === 0;
+  server.enqueue(...steps, ...(ends ? [] : [{ kind: 'reply' as const, text: 'done' }]));
   return generateHarness({ harness, session, messages: [{ role: 'user', content: 'go' }] });
 }
 
@@ -125,10 +130,12 @@ describe('a reset while a background command runs in the view', () => {
     const dataDir = session.dataDir as string;
     const checkout = path.join(dataDir, 'workspace/persistent/project');
     const stateDir = path.join(dataDir, 'checkouts/project');
-    // bg.log is ignored: no commit takes it, a reset removes it. The command waits for go.flag in the project
-    // (the view's lower folder, seen by every view) and then writes and reads in its own view.
+    // bg.log is ignored: no commit takes it, a reset removes it. The command waits for a flag outside the view (a
+    // host folder the box sees read-only) and then writes and reads in its own view.
+    const flag = path.join(dir, 'flags', 'go.flag');
+    fs.mkdirSync(path.dirname(flag), { recursive: true });
     const command =
-      'echo old > bg.log; echo up; while [ ! -f go.flag ]; do sleep 0.05; done; ' +
+      `echo old > bg.log; echo up; while [ ! -f ${flag} ]; do sleep 0.05; done; ` +
       'echo after > after.log; echo "bg sees $(cat bg.log)"; ls; echo bg-done; sleep 300';
     await turn(harness, 'bg', callTool('run_command', { command, background: true, ready_text: 'up' }));
     const [started] = listBackground(dataDir);
@@ -138,10 +145,8 @@ describe('a reset while a background command runs in the view', () => {
     // The next turn resets the view while the command still runs on the old mount.
     await turn(harness, 'bg', callTool('run_command', { command: 'cat bg.log; ls' }));
     expect(toolResultsSeen(server).at(-1)).toMatch(/bg\.log: No such file/);
-    const asides = () => fs.readdirSync(stateDir).filter((name) => name.startsWith('aside-'));
-    expect(asides()).toHaveLength(1);
 
-    fs.writeFileSync(path.join(project, 'go.flag'), '');
+    fs.writeFileSync(flag, '');
     const deadline = Date.now() + 20_000;
     while (!(readBackground(dataDir, started?.handle as string)?.output ?? '').includes('bg-done')) {
       if (Date.now() > deadline) throw new Error('the background command did not go on');
@@ -149,11 +154,15 @@ describe('a reset while a background command runs in the view', () => {
     }
     // The command's view is still its own, whole: its earlier write, and the new one landed with it.
     expect(readBackground(dataDir, started?.handle as string)?.output).toMatch(/bg sees old/);
-    const [aside] = asides();
-    expect(fs.readFileSync(path.join(stateDir, aside as string, 'upper', 'after.log'), 'utf8')).toBe('after\n');
-    // ...and not in the session's current view, nor in its layer.
+    // ...and not in the session's current view, nor in its layer: the old layers were set aside.
     expect(fs.existsSync(path.join(filesOf(checkout), 'after.log'))).toBe(false);
     expect(fs.existsSync(path.join(stateDir, 'upper', 'after.log'))).toBe(false);
+    const asides = () => fs.readdirSync(stateDir).filter((name) => name.startsWith('aside-'));
+    expect(asides()).toHaveLength(1);
+    const [aside] = asides();
+    expect(fs.readFileSync(path.join(stateDir, aside as string, 'upper', 'after.log'), 'utf8')).toBe(
+      'after\n',
+    );
 
     // Still in use at the next reset: kept; once the command is stopped, the next reset removes it.
     await turn(harness, 'bg', { kind: 'reply', text: 'hi' });
@@ -162,6 +171,67 @@ describe('a reset while a background command runs in the view', () => {
     await turn(harness, 'bg', callTool('run_command', { command: 'echo dirty > x.log' }));
     await turn(harness, 'bg', { kind: 'reply', text: 'hi' });
     expect(asides()).toEqual([]);
-    fs.rmSync(path.join(project, 'go.flag'));
+  });
+});
+
+describe('a command joining a background server’s network in a view', () => {
+  it('reaches the server on localhost and sees the view', async (context) => {
+    if (skip !== undefined) context.skip();
+    const harness = harnessFor(home, server, { project });
+    await harness.sessions.getOrCreate({ id: 'net' });
+    const node = JSON.stringify(process.execPath);
+    const port = 20_000 + Math.floor(Math.random() * 10_000);
+    await turn(
+      harness,
+      'net',
+      callTool('run_command', {
+        command: `${node} -e "require('http').createServer((q,s)=>s.end('hello '+q.url)).listen(${port},'127.0.0.1',()=>console.log('listening'))"`,
+        background: true,
+        ready_text: 'listening',
+      }),
+    );
+    expect(toolResultsSeen(server).at(-1)).toMatch(/listening/);
+    await turn(
+      harness,
+      'net',
+      callTool('run_command', {
+        command: `cat src/app.ts && ${node} -e "fetch('http://127.0.0.1:${port}/x').then(r=>r.text()).then(t=>console.log('got:'+t),e=>{console.log('failed:'+e.cause?.code);process.exit(3)})"`,
+      }),
+    );
+    expect(toolResultsSeen(server).at(-1)).toMatch(/export const a = 1;\n[\s\S]*got:hello \/x/);
+    await stopSessionBackground(sessionDir(home, 'net'), 'session_stopped');
+  });
+});
+
+describe('hooks outside a turn in a view', () => {
+  it('run in the mounted view (SessionEnd after this process let the views go)', async (context) => {
+    if (skip !== undefined) context.skip();
+    const userHome = path.join(dir, 'user-home');
+    writeUnder(
+      userHome,
+      '.claude/settings.json',
+      JSON.stringify({
+        hooks: { SessionEnd: [{ hooks: [{ type: 'command', command: 'cat src/app.ts' }] }] },
+      }),
+    );
+    const harness = harnessFor(
+      home,
+      server,
+      { project },
+      { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', KEEL_USER_HOME: userHome } },
+    );
+    await harness.sessions.getOrCreate({ id: 'hooks' });
+    await turn(harness, 'hooks', { kind: 'reply', text: 'hi' });
+    // Nothing of the session is mounted in this process any more: the hook's box needs the view mounted first.
+    await stopSessionViews(sessionDir(home, 'hooks'));
+    await harness.endSessions({ reason: 'other' });
+    const ends = eventsOf(home, 'hooks').filter(
+      (e): e is EventOf<'hook_ran'> => e.kind === 'hook_ran' && e.event === 'SessionEnd',
+    );
+    expect(ends).toHaveLength(1);
+    expect(ends[0]).toMatchObject({
+      exitCode: 0,
+      output: expect.stringContaining('export const a = 1;') as string,
+    });
   });
 });
