@@ -44,6 +44,7 @@ import type {
 } from './types.js';
 import type { UncommittedDir } from '../persistent/types.js';
 import { stopSessionBackground } from '../../runner/background.js';
+import { stopAllViews, stopSessionViews } from '../persistent/viewHolder.js';
 import { recordBackgroundOnExit, recordStoppedBackground } from './backgroundLog.js';
 
 /** How long a session's end waits for this process's hold on it (a turn that would not stop) before giving up. */
@@ -158,6 +159,8 @@ export function createHarness<TExtraBody = unknown>(
           : stopSessionBackground(sessionDir(home, sessionId), 'session_stopped'),
       ]);
       await recordStoppedBackground(home, sessionId);
+      // Issue #36: the session's views are let go with its processes, so another process may mount them.
+      await (sessionId === undefined ? stopAllViews() : stopSessionViews(sessionDir(home, sessionId)));
     },
     endSessions: (end) => endSessions(runtime, end),
   };

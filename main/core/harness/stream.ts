@@ -16,7 +16,8 @@ import { withWritableSession } from './lock.js';
 import { createTurnHost } from './turnHost.js';
 import { applyPlanMode } from './plan.js';
 import { checkAttachments, keepAttachments } from './attachments.js';
-import { artifactsDir } from '../paths.js';
+import { artifactsDir, sessionDir } from '../paths.js';
+import { pinViews } from '../persistent/viewHolder.js';
 import type {
   HarnessMessage,
   HarnessResult,
@@ -83,6 +84,8 @@ async function runStreamed(
     emit({ type: 'commit', report });
   };
 
+  // Issue #36: the session's views stay mounted here while the turn runs (let go once idle after it).
+  const unpinViews = pinViews(sessionDir(runtime.home, id));
   const turn = await withWritableSession(
     runtime.home,
     id,
@@ -209,7 +212,7 @@ async function runStreamed(
       return { outcome, alreadyStaged: staged, resumed: true, ended };
     },
     { cache: runtime.logCache },
-  );
+  ).finally(unpinViews);
 
   if (port !== own) await port.setStatus?.({ state: turn.ended ?? (await own.status()).state });
   // Issue #36: checkout storage stays within its bound; a failure to reclaim never fails the turn.

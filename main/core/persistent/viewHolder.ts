@@ -15,7 +15,7 @@ import {
 } from '../../sandbox/overlayView.js';
 import { overlayInUse } from '../../sandbox/overlayInUse.js';
 import { readState, type CheckoutContext, type CheckoutLocation, type CheckoutState } from './state.js';
-import { claimViews, heldViewClaims, otherViewOwner, releaseViews } from './viewOwner.js';
+import { claimViews, heldViewClaims, holdsViews, otherViewOwner, releaseViews } from './viewOwner.js';
 
 /** Per session (its `checkouts` folder): the running holder and the mount points it mounted. */
 const holders = new Map<string, OverlayView>();
@@ -71,6 +71,7 @@ export async function withViewDown(context: CheckoutContext, between: () => Prom
       );
     recordMounted(view, layers);
   });
+  armIdle(key);
 }
 
 /** The file naming the overlay instance (its device) last mounted on a view's layers: `<stateDir>/mounted-dev`. */
@@ -116,12 +117,83 @@ export async function stopSessionViews(dataDir: string): Promise<void> {
 }
 
 async function stopViewsOf(key: string): Promise<void> {
+  clearTimeout(idleTimers.get(key));
+  idleTimers.delete(key);
   await queued(key, async () => {
     const view = holders.get(key);
     holders.delete(key);
     await view?.stop();
     releaseViews(key);
   });
+}
+
+/** Per session: the turns of this process using its views now (pinViews); their holder is not idle meanwhile. */
+const pins = new Map<string, number>();
+/** Per session: the pending idle check (releaseIdleViews), armed whenever the views may have become idle. */
+const idleTimers = new Map<string, NodeJS.Timeout>();
+
+/**
+ * How long a session's views stay mounted in this process once idle before they are let go (releaseIdleViews): a
+ * long-lived host (the app, keel serve) does not keep another process (`keel run` of the session) out for longer.
+ */
+export const VIEW_IDLE_MS = 60_000;
+
+/**
+ * Marks the session's views in use by this process (a turn: its tools reach them through the holder's root) until
+ * the returned function is called; the idle check then runs after VIEW_IDLE_MS.
+ */
+export function pinViews(dataDir: string): () => void {
+  const key = path.join(dataDir, 'checkouts');
+  pins.set(key, (pins.get(key) ?? 0) + 1);
+  clearTimeout(idleTimers.get(key));
+  idleTimers.delete(key);
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    const left = (pins.get(key) ?? 1) - 1;
+    if (left > 0) pins.set(key, left);
+    else {
+      pins.delete(key);
+      armIdle(key);
+    }
+  };
+}
+
+/** Schedules the idle check of a session whose views this process mounts or claims (unref'd: never keeps Keel up). */
+function armIdle(key: string): void {
+  if ((pins.get(key) ?? 0) > 0 || (!holders.has(key) && !holdsViews(key))) return;
+  clearTimeout(idleTimers.get(key));
+  const timer = setTimeout(() => {
+    idleTimers.delete(key);
+    void releaseIdleViews(key).catch(() => undefined);
+  }, VIEW_IDLE_MS);
+  timer.unref();
+  idleTimers.set(key, timer);
+}
+
+/**
+ * Lets the session's views go when nothing of this process uses them: no turn (pinViews) and no box on any of its
+ * mounts (a terminal, a background command, a hook or command still running: overlayInUse, which sees a box's own
+ * mount namespace). Then the holder ends and the claim is given up, so another process may mount them; the next
+ * use here mounts them again. `key` is the session's data folder or its `checkouts` folder. True when let go;
+ * false when still used (checked again after VIEW_IDLE_MS).
+ */
+export async function releaseIdleViews(key: string): Promise<boolean> {
+  const checkoutsDir = path.basename(key) === 'checkouts' ? key : path.join(key, 'checkouts');
+  const released = await queued(checkoutsDir, async () => {
+    if ((pins.get(checkoutsDir) ?? 0) > 0) return false;
+    const view = holders.get(checkoutsDir);
+    if (view?.running === true) {
+      for (const layers of view.all) if (overlayInUse(layers.upper, view.pid).devs.size > 0) return false;
+    }
+    holders.delete(checkoutsDir);
+    await view?.stop();
+    releaseViews(checkoutsDir);
+    return true;
+  });
+  if (!released) armIdle(checkoutsDir);
+  return released;
 }
 
 /** Why a session's views may not be reclaimed now, or undefined (withViewsReleased). */
@@ -171,6 +243,8 @@ export function runningView(dataDir: string, checkout: string): OverlayView | un
 
 /** Ends every holder this process started (tests; Keel's exit ends them anyway: their stdin closes). */
 export async function stopAllViews(): Promise<void> {
+  for (const timer of idleTimers.values()) clearTimeout(timer);
+  idleTimers.clear();
   const all = [...holders.values()];
   holders.clear();
   await Promise.all(all.map((view) => view.stop()));
@@ -262,7 +336,7 @@ function writeProbeCache(file: string, answer: OverlaySupport): void {
 
 async function holderWith(location: CheckoutLocation, layers: OverlayLayers): Promise<OverlayView> {
   const key = sessionKey(location);
-  return queued(key, async () => {
+  const holder = await queued(key, async () => {
     // Before any mount of the session's views (a second process's overlay on the same upper is undefined).
     claimViews(key);
     const running = holders.get(key);
@@ -292,6 +366,9 @@ async function holderWith(location: CheckoutLocation, layers: OverlayLayers): Pr
     holders.set(key, view);
     return view;
   });
+  // A mount outside a turn (a terminal, a preview, a hook, Keel's file reads) is let go once idle.
+  armIdle(key);
+  return holder;
 }
 
 /** The other views of the session on disk (kind `view`, their mount point a folder), to mount in the same holder. */

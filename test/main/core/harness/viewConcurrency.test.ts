@@ -9,7 +9,11 @@ import type { EventOf } from '../../../../main/common/events.js';
 import { collectCheckouts } from '../../../../main/core/harness/checkoutStorage.js';
 import { generateHarness } from '../../../../main/core/harness/stream.js';
 import { sessionDir } from '../../../../main/core/paths.js';
-import { stopAllViews, stopSessionViews } from '../../../../main/core/persistent/viewHolder.js';
+import {
+  releaseIdleViews,
+  stopAllViews,
+  stopSessionViews,
+} from '../../../../main/core/persistent/viewHolder.js';
 import { readViewOwner } from '../../../../main/core/persistent/viewOwner.js';
 import { listBackground, readBackground, stopSessionBackground } from '../../../../main/runner/background.js';
 import { detectSandbox } from '../../../../main/sandbox/box.js';
@@ -119,6 +123,39 @@ describe('one process mounts a session’s views', () => {
     await turn(harness, 'owned', callTool('run_command', { command: 'cat src/app.ts' }));
     expect(toolResultsSeen(server).at(-1)).toMatch(/export const a = 1;/);
     expect(readViewOwner(checkoutsDir)?.pid).toBe(process.pid);
+  });
+});
+
+describe('views let go once idle', () => {
+  it('keeps them while a background command runs on them, lets them go once nothing uses them', async (context) => {
+    if (skip !== undefined) context.skip();
+    const harness = harnessFor(home, server, { project });
+    await harness.sessions.getOrCreate({ id: 'idle' });
+    const dataDir = sessionDir(home, 'idle');
+    const checkout = path.join(dataDir, 'workspace/persistent/project');
+    const checkoutsDir = path.join(dataDir, 'checkouts');
+    await turn(
+      harness,
+      'idle',
+      callTool('run_command', { command: 'echo up; sleep 300', background: true, ready_text: 'up' }),
+    );
+    // The turn is over, but its background command still runs in the view: kept, and still refused elsewhere.
+    expect(await releaseIdleViews(dataDir)).toBe(false);
+    expect(readViewOwner(checkoutsDir)?.pid).toBe(process.pid);
+    const refused = spawnTypescript(HOLDER, [dataDir, checkout]);
+    expect(await waitForLine(refused, /^refused: /)).toMatch(/background commands/);
+    await waitForExit(refused);
+
+    await stopSessionBackground(dataDir, 'session_stopped');
+    expect(await releaseIdleViews(dataDir)).toBe(true);
+    expect(readViewOwner(checkoutsDir)).toBeUndefined();
+    const other = spawnTypescript(HOLDER, [dataDir, checkout]);
+    await waitForLine(other, /^holding \d+$/);
+    expect(readViewOwner(checkoutsDir)?.pid).toBe(other.pid);
+    // Stopped the ordinary way, it gives the claim up itself.
+    other.kill('SIGTERM');
+    await waitForExit(other);
+    expect(readViewOwner(checkoutsDir)).toBeUndefined();
   });
 });
 
