@@ -154,7 +154,7 @@ describe('views let go once idle', () => {
     expect(readViewOwner(checkoutsDir)?.pid).toBe(other.pid);
     // Stopped the ordinary way, it gives the claim up itself.
     other.kill('SIGTERM');
-    await waitForExit(other);
+    expect(await waitForExit(other)).toBe(0);
     expect(readViewOwner(checkoutsDir)).toBeUndefined();
   });
 });

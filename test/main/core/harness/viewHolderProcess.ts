@@ -5,6 +5,12 @@ import { mountViews } from '../../../../main/core/persistent/turnCheckouts.js';
 import { runningView, stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
 
 const [dataDir, checkout] = process.argv.slice(2) as [string, string];
+// Listened for before anything is said: a SIGTERM right after `holding` must let the views go, not kill.
+const alive = setInterval(() => undefined, 60_000);
+process.once('SIGTERM', () => {
+  clearInterval(alive);
+  void stopAllViews().then(() => process.exit(0));
+});
 try {
   await mountViews(dataDir);
   process.stdout.write(`holding ${runningView(dataDir, checkout)?.pid ?? 'none'}\n`);
@@ -12,8 +18,3 @@ try {
   process.stdout.write(`refused: ${(error as Error).message}\n`);
   process.exit(3);
 }
-const alive = setInterval(() => undefined, 60_000);
-process.once('SIGTERM', () => {
-  clearInterval(alive);
-  void stopAllViews().then(() => process.exit(0));
-});

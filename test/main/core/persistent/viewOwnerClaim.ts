@@ -3,6 +3,13 @@
 import { claimViews, releaseViews } from '../../../../main/core/persistent/viewOwner.js';
 
 const [checkoutsDir] = process.argv.slice(2) as [string];
+// Listened for before anything is said: a SIGTERM right after `claimed` must give the claim up, not kill.
+const alive = setInterval(() => undefined, 60_000);
+process.once('SIGTERM', () => {
+  clearInterval(alive);
+  releaseViews(checkoutsDir);
+  process.exit(0);
+});
 try {
   claimViews(checkoutsDir);
   process.stdout.write('claimed\n');
@@ -10,9 +17,3 @@ try {
   process.stdout.write(`refused: ${(error as Error).message}\n`);
   process.exit(3);
 }
-const alive = setInterval(() => undefined, 60_000);
-process.once('SIGTERM', () => {
-  clearInterval(alive);
-  releaseViews(checkoutsDir);
-  process.exit(0);
-});
