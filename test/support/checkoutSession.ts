@@ -2,6 +2,7 @@ import { withWritableSession } from '../../main/core/harness/lock.js';
 import { SessionLog } from '../../main/core/log/sessionLog.js';
 import { writePersistentConfig } from '../../main/core/persistent/config.js';
 import { prepareTurn } from '../../main/core/persistent/turnCheckouts.js';
+import { stopSessionViews } from '../../main/core/persistent/viewHolder.js';
 import type { CommitModel } from '../../main/core/persistent/types.js';
 
 /**
@@ -29,6 +30,10 @@ export async function sessionWithCheckout(
     readOnly: [],
   });
   log.close();
-  await withWritableSession(home, id, (opened) => prepareTurn(opened, { newTurn: true }));
+  await withWritableSession(home, id, async (opened) => {
+    await prepareTurn(opened, { newTurn: true });
+    // As after a `keel run` that ended: a copy-on-write view (KEEL_CHECKOUT_KIND=view) is mounted by no process.
+    await stopSessionViews(opened.dir);
+  });
   return id;
 }
