@@ -11,6 +11,7 @@ import { plain, saveState, type CheckoutContext, type CheckoutLocation } from '.
 import { ensureRealFolder, isInside } from './streamWrite.js';
 import { PersistentDirError, type PersistentDirSpec } from './types.js';
 import { makeViewGit } from './viewGit.js';
+import { claimViews } from './viewOwner.js';
 import type { ViewChoice } from './viewHolder.js';
 import { unsafeLayerPath } from '../../sandbox/overlayView.js';
 
@@ -90,6 +91,8 @@ function viewFolders(location: CheckoutLocation): { upper: string; work: string 
 async function createView(context: CheckoutContext, repositoryGitDir: string): Promise<void> {
   const { state } = context;
   const { stateDir, locksRoot, checkout } = context.location;
+  // Its layers are written here: never under another process's mount of the session's views (viewOwner.ts).
+  claimViews(path.dirname(stateDir));
   writeExcludes(context);
   const index = path.join(stateDir, 'backing.index');
   const realIndex = path.join(repositoryGitDir, 'index');

@@ -64,7 +64,8 @@ export function describeProcess(): string {
   if (process.versions['electron'] !== undefined) return 'the Keel app';
   const script = process.argv[1] ?? '';
   if (/(^|[/\\])(keel|cli[/\\]bin\.[cm]?[jt]s)$/.test(script)) {
-    const command = process.argv.slice(2).find((arg) => !arg.startsWith('-'));
+    // The subcommand: the first plain word (an option's value, such as `--home <folder>`'s, is a path).
+    const command = process.argv.slice(2).find((arg) => /^[a-z][a-z-]*$/.test(arg));
     return command === undefined ? 'keel' : `keel ${command}`;
   }
   return `another Keel process (${path.basename(script) || path.basename(process.execPath)})`;
