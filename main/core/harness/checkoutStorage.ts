@@ -21,7 +21,7 @@ import {
 } from '../persistent/reclaim.js';
 import { readState, type CheckoutLocation } from '../persistent/state.js';
 import { lstatOrUndefined } from '../persistent/streamWrite.js';
-import { viewLayers, withViewsReleased } from '../persistent/viewHolder.js';
+import { sweepAsideLayers, viewLayers, withViewsReleased } from '../persistent/viewHolder.js';
 import { otherViewOwner, ViewOwnedError } from '../persistent/viewOwner.js';
 import { readSettings } from '../../store/settings.js';
 import { HarnessSessionBusyError, withWritableSession } from './lock.js';
@@ -172,6 +172,7 @@ export async function collectCheckouts(
     try {
       await withWritableSession(home, checkout.sessionId, async (log) => {
         const location = checkoutLocation(log.dir, checkout.dir);
+        if (!options.dryRun) sweepAsideLayers(location);
         const reason = viewOwnedReason(location) ?? (await keepReason(log, checkout.dir));
         if (reason !== undefined) {
           entry.reason = reason;

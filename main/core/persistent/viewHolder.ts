@@ -10,6 +10,7 @@ import path from 'node:path';
 import {
   OverlayView,
   probeOverlay,
+  removeIdleAside,
   type OverlaySupport,
   type OverlayLayers,
 } from '../../sandbox/overlayView.js';
@@ -194,6 +195,17 @@ export async function releaseIdleViews(key: string): Promise<boolean> {
   });
   if (!released) armIdle(checkoutsDir);
   return released;
+}
+
+/**
+ * Removes the layers a reset set aside (overlayView.ts's setLayersAside) that no mount uses any more: `keel gc`'s
+ * share of that work, besides the next reset. Only while no other live process holds the session's views (a reset
+ * there may be setting layers aside right now); the caller holds the session's writer lease (no reset here).
+ */
+export function sweepAsideLayers(location: CheckoutLocation): void {
+  const state = readState(location.stateDir);
+  if (state?.kind !== 'view' || otherViewOwner(sessionKey(location)) !== undefined) return;
+  removeIdleAside(location.stateDir, overlayInUse(viewLayers(location, state).upper).devs);
 }
 
 /** Why a session's views may not be reclaimed now, or undefined (withViewsReleased). */

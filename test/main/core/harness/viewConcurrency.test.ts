@@ -201,11 +201,31 @@ describe('a reset while a background command runs in the view', () => {
       'after\n',
     );
 
-    // Still in use at the next reset: kept; once the command is stopped, the next reset removes it.
+    // Still in use at the next reset and by gc: kept.
     await turn(harness, 'bg', { kind: 'reply', text: 'hi' });
     expect(asides()).toEqual([aside]);
+    await session.files.write('/persistent/project/kept-for-review.txt', 'uncommitted');
+    const kept = await collectCheckouts(home, { idleMs: 0 });
+    expect(kept.entries.find((entry) => entry.sessionId === 'bg')?.reason).toMatch(/uncommitted/);
+    expect(asides()).toEqual([aside]);
+    // Once the command is stopped, gc removes it (the session's checkout kept for its uncommitted change)...
     await stopSessionBackground(dataDir, 'session_stopped');
-    await turn(harness, 'bg', callTool('run_command', { command: 'echo dirty > x.log' }));
+    await collectCheckouts(home, { idleMs: 0 });
+    expect(asides()).toEqual([]);
+    expect(fs.existsSync(path.join(stateDir, 'state.json'))).toBe(true);
+    // ...as the next reset does: a command left running sets the layers aside again, stopped it lets them go.
+    await turn(
+      harness,
+      'bg',
+      callTool('run_command', {
+        command: 'echo again > bg.log; echo up; sleep 300',
+        background: true,
+        ready_text: 'up',
+      }),
+    );
+    await turn(harness, 'bg', { kind: 'reply', text: 'hi' });
+    expect(asides()).toHaveLength(1);
+    await stopSessionBackground(dataDir, 'session_stopped');
     await turn(harness, 'bg', { kind: 'reply', text: 'hi' });
     expect(asides()).toEqual([]);
   });
