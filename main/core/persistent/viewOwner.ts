@@ -30,7 +30,7 @@ export class ViewOwnedError extends Error {
     super(
       `this session's files (a copy-on-write view) are in use by ${owner.what} (pid ${owner.pid}); ` +
         `finish or stop what it runs in this session (its turn, terminal or background commands), ` +
-        `or quit it, and try again`,
+        `or quit it, and try again (a process done with them lets them go a minute after its last use)`,
     );
     this.name = 'ViewOwnedError';
   }
