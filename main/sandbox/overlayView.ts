@@ -341,6 +341,24 @@ export function setLayersAside(
   return aside;
 }
 
+/** The overlay instances (devices) the layers set aside in `parent` were set aside for. */
+export function asideDevs(parent: string): Set<string> {
+  const devs = new Set<string>();
+  for (const name of fs.existsSync(parent) ? fs.readdirSync(parent) : []) {
+    if (!name.startsWith(ASIDE_PREFIX)) continue;
+    for (const dev of asideList(path.join(parent, name))) devs.add(dev);
+  }
+  return devs;
+}
+
+function asideList(aside: string): string[] {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(aside, 'devs.json'), 'utf8')) as string[];
+  } catch {
+    return []; // No list: a crash cut the setting aside before anything was moved in.
+  }
+}
+
 /**
  * Removes the layers set aside in `parent` whose overlay instances are all gone (`live`: the devices of the mounts
  * of the view's upper path alive now, overlayInUse); returns how many stay (still in use).
@@ -350,13 +368,7 @@ export function removeIdleAside(parent: string, live: ReadonlySet<string>): numb
   for (const name of fs.existsSync(parent) ? fs.readdirSync(parent) : []) {
     if (!name.startsWith(ASIDE_PREFIX)) continue;
     const aside = path.join(parent, name);
-    let devs: string[] = [];
-    try {
-      devs = JSON.parse(fs.readFileSync(path.join(aside, 'devs.json'), 'utf8')) as string[];
-    } catch {
-      // No list: a crash cut the setting aside before anything was moved in.
-    }
-    if (devs.some((dev) => live.has(dev))) kept += 1;
+    if (asideList(aside).some((dev) => live.has(dev))) kept += 1;
     else removeLayer(aside);
   }
   return kept;

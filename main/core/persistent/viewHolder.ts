@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  asideDevs,
   OverlayView,
   probeOverlay,
   removeIdleAside,
@@ -75,33 +76,31 @@ export async function withViewDown(context: CheckoutContext, between: () => Prom
   armIdle(key);
 }
 
-/** The file naming the overlay instance (its device) last mounted on a view's layers: `<stateDir>/mounted-dev`. */
-function mountedDevFile(layers: Pick<OverlayLayers, 'upper'>): string {
-  return path.join(path.dirname(layers.upper), 'mounted-dev');
-}
+/** Per view (its upper folder): the overlay instance (device) this process last mounted on its layers. */
+const mountedDevs = new Map<string, string>();
 
 /** Records which overlay instance uses the view's layers now (a reset asks whether it is still alive). */
 function recordMounted(view: OverlayView, layers: OverlayLayers): void {
   const dev = view.deviceOf(layers.mountpoint);
-  if (dev !== undefined) fs.writeFileSync(mountedDevFile(layers), `${dev}\n`);
+  if (dev !== undefined) mountedDevs.set(layers.upper, dev);
 }
 
 /**
- * The overlay instance last mounted on the view's layers when a box still keeps it alive (the view is down in
- * this process's holder: a box started in it, a background command, runs on): its device, else undefined. A reset
- * then sets the layers aside instead of emptying them under the box (overlayView.ts's setLayersAside).
+ * Whether a box still keeps the view's last mount alive (the view is down in this process's holder: a box started
+ * in it, a background command, runs on): that instance's device, else undefined; `live` every instance on the
+ * view's upper path (those of layers set aside too). A reset then sets the layers aside instead of emptying them
+ * under the box (overlayView.ts's setLayersAside). A view this process never mounted: any live instance not
+ * already set aside (boxes die with the Keel that started them, so normally none).
  */
-export function mountStillUsed(
-  layers: Pick<OverlayLayers, 'upper'>,
-): { dev: string; live: ReadonlySet<string> } | { dev: undefined; live: ReadonlySet<string> } {
+export function mountStillUsed(layers: Pick<OverlayLayers, 'upper'>): {
+  dev: string | undefined;
+  live: ReadonlySet<string>;
+} {
   const live = overlayInUse(layers.upper).devs;
-  let dev: string | undefined;
-  try {
-    dev = fs.readFileSync(mountedDevFile(layers), 'utf8').trim();
-  } catch {
-    dev = undefined;
-  }
-  return { dev: dev !== undefined && live.has(dev) ? dev : undefined, live };
+  const known = mountedDevs.get(layers.upper);
+  if (known !== undefined) return { dev: live.has(known) ? known : undefined, live };
+  const aside = asideDevs(path.dirname(layers.upper));
+  return { dev: [...live].find((dev) => !aside.has(dev)), live };
 }
 
 /**
