@@ -10,6 +10,7 @@ import { collectCheckouts } from '../../../../main/core/harness/checkoutStorage.
 import { generateHarness } from '../../../../main/core/harness/stream.js';
 import { sessionDir } from '../../../../main/core/paths.js';
 import {
+  pinViews,
   releaseIdleViews,
   stopAllViews,
   stopSessionViews,
@@ -147,6 +148,10 @@ describe('views let go once idle', () => {
     await waitForExit(refused);
 
     await stopSessionBackground(dataDir, 'session_stopped');
+    // A turn of this process pins them (its tools reach them through the holder's root) until it ends.
+    const unpin = pinViews(dataDir);
+    expect(await releaseIdleViews(dataDir)).toBe(false);
+    unpin();
     expect(await releaseIdleViews(dataDir)).toBe(true);
     expect(readViewOwner(checkoutsDir)).toBeUndefined();
     const other = spawnTypescript(HOLDER, [dataDir, checkout]);
