@@ -184,9 +184,10 @@ export async function releaseIdleViews(key: string): Promise<boolean> {
   const released = await queued(checkoutsDir, async () => {
     if ((pins.get(checkoutsDir) ?? 0) > 0) return false;
     const view = holders.get(checkoutsDir);
-    if (view?.running === true) {
-      for (const layers of view.all) if (overlayInUse(layers.upper, view.pid).devs.size > 0) return false;
-    }
+    const holderPid = view?.running === true ? view.pid : undefined;
+    // Every view of the session on disk, not only those mounted now: a box of an earlier holder counts too.
+    for (const layers of sessionViews(checkoutsDir))
+      if (overlayInUse(layers.upper, holderPid).devs.size > 0) return false;
     holders.delete(checkoutsDir);
     await view?.stop();
     releaseViews(checkoutsDir);
