@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../../../main/common/events.js';
 import { collectCheckouts } from '../../../../main/core/harness/checkoutStorage.js';
+import { describeError } from '../../../../main/core/harness/describeError.js';
 import { generateHarness } from '../../../../main/core/harness/stream.js';
 import { sessionDir } from '../../../../main/core/paths.js';
 import {
@@ -106,10 +107,12 @@ describe('one process mounts a session’s views', () => {
       session: 'owned',
       messages: [{ role: 'user', content: 'go' }],
     }).then(
-      () => 'ran',
-      (error: Error) => error.message,
+      () => ({ code: 'ran', message: 'the turn ran' }),
+      (error: unknown) => describeError(error),
     );
-    expect(blocked).toMatch(new RegExp(`in use by .* \\(pid ${other.pid}\\)`));
+    // Said to the user as a busy session (the CLI's and the app's "locked"), naming the process that holds it.
+    expect(blocked.code).toBe('locked');
+    expect(blocked.message).toMatch(new RegExp(`in use by .* \\(pid ${other.pid}\\)`));
     const gc = await collectCheckouts(home, { idleMs: 0 });
     expect(gc.entries.find((entry) => entry.sessionId === 'owned')).toMatchObject({
       action: 'kept',
