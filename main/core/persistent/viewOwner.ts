@@ -129,7 +129,9 @@ export function claimViews(checkoutsDir: string): void {
   const temp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(temp, JSON.stringify(mine));
   try {
-    for (let attempt = 0; attempt < 100; attempt += 1) {
+    // Long enough to outlast a takeover lock a killed process left (it is removed once TAKEOVER_STALE_MS old).
+    const deadline = Date.now() + TAKEOVER_STALE_MS + 1_000;
+    while (Date.now() < deadline) {
       try {
         fs.linkSync(temp, file);
         held.add(checkoutsDir);

@@ -54,7 +54,7 @@ describe.runIf(process.platform === 'linux')('the claim on a session’s views',
     expect(fs.existsSync(path.join(dir, VIEW_OWNER_FILE))).toBe(false);
   });
 
-  it('takes over a claim whose pid now names another process (a different start time), or an unreadable one', () => {
+  it('takes over a claim whose pid now names another process (a different start time), an unreadable one, and one behind a stale takeover lock', () => {
     fs.mkdirSync(dir, { recursive: true });
     // The parent process is alive, but started at another time than the claim says: not the owner.
     writeClaim({ pid: process.ppid, start: '1' });
@@ -64,6 +64,16 @@ describe.runIf(process.platform === 'linux')('the claim on a session’s views',
     fs.writeFileSync(path.join(dir, VIEW_OWNER_FILE), '{"half');
     claimViews(dir);
     expect(readViewOwner(dir)?.pid).toBe(process.pid);
+    releaseViews(dir);
+    // A takeover lock a process killed mid-takeover left behind (old) does not block the claim for good.
+    writeClaim({ pid: 2 ** 22 + 1, start: '5' });
+    const lock = path.join(dir, `${VIEW_OWNER_FILE}.takeover`);
+    fs.mkdirSync(lock);
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(lock, old, old);
+    claimViews(dir);
+    expect(readViewOwner(dir)?.pid).toBe(process.pid);
+    expect(fs.existsSync(lock)).toBe(false);
   });
 
   it('lets exactly one of several processes racing for a dead owner’s claim win', async () => {
