@@ -7,7 +7,7 @@ import { gitText, runGit } from './git.js';
 import { withBackingLock } from './lock.js';
 import { moveTo } from './reset.js';
 import { snapshot } from './snapshot.js';
-import { plain, saveState, type CheckoutContext, type CheckoutLocation } from './state.js';
+import { backingIndex, plain, saveState, type CheckoutContext, type CheckoutLocation } from './state.js';
 import { ensureRealFolder, isInside } from './streamWrite.js';
 import { PersistentDirError, type PersistentDirSpec } from './types.js';
 import { makeViewGit } from './viewGit.js';
@@ -56,12 +56,13 @@ export async function createCheckout(
       head: '',
       backingHead: '',
       objectFormat: repository.kind === 'worktree' ? repository.objectFormat : 'sha1',
+      ...(repository.kind === 'worktree' ? { repositoryIndex: path.join(repository.gitDir, 'index') } : {}),
       ...(kind === 'view' ? viewFolders(location) : {}),
       ...(options.view === undefined ? {} : { kindReason: viewNote ?? options.view.reason }),
     },
   };
-  if (kind === 'view') await createView(context, repository.kind === 'worktree' ? repository.gitDir : '');
-  else await create(context, repository.kind === 'worktree' ? repository.gitDir : '');
+  if (kind === 'view') await createView(context);
+  else await create(context);
   return context;
 }
 
@@ -87,20 +88,18 @@ function viewFolders(location: CheckoutLocation): { upper: string; work: string 
  * overlay itself is mounted when first used (viewHolder.ts). Dependency folders and ignored files need no links or
  * copies: the view shows the backing folder's own (writes to them stay in the view).
  */
-async function createView(context: CheckoutContext, repositoryGitDir: string): Promise<void> {
+async function createView(context: CheckoutContext): Promise<void> {
   const { state } = context;
-  const { stateDir, locksRoot, checkout } = context.location;
+  const { locksRoot, checkout } = context.location;
   writeExcludes(context);
-  const index = path.join(stateDir, 'backing.index');
-  const realIndex = path.join(repositoryGitDir, 'index');
-  if (fs.existsSync(realIndex)) fs.copyFileSync(realIndex, index);
+  // The snapshot seeds its private index from the repository's (state.repositoryIndex).
   const taken = await withBackingLock(locksRoot, state.backing, () => snapshot(context));
   const { gitDir } = await makeViewGit({
     backing: state.backing,
     checkout,
     upper: state.upper as string,
     commit: taken.commit,
-    backingIndex: index,
+    backingIndex: backingIndex(context),
     locksRoot,
   });
   fs.mkdirSync(state.work as string, { recursive: true });
@@ -112,8 +111,8 @@ async function createView(context: CheckoutContext, repositoryGitDir: string): P
   saveState(context);
 }
 
-/** Makes the checkout; `repositoryGitDir` is the backing repository's git folder (worktree kind). */
-async function create(context: CheckoutContext, repositoryGitDir: string): Promise<void> {
+/** Makes the checkout: a shadow repository, or a worktree of the backing repository. */
+async function create(context: CheckoutContext): Promise<void> {
   const { state } = context;
   const { stateDir } = context.location;
   writeExcludes(context);
@@ -128,9 +127,7 @@ async function create(context: CheckoutContext, repositoryGitDir: string): Promi
     await moveTo(context, taken);
   } else {
     const backing = plain(state.backing);
-    // The backing index seeds the private one, so the first snapshot hashes only what is modified.
-    const realIndex = path.join(repositoryGitDir, 'index');
-    if (fs.existsSync(realIndex)) fs.copyFileSync(realIndex, path.join(stateDir, 'backing.index'));
+    // The backing index seeds the private one (snapshot.ts), so the first snapshot hashes only what is modified.
     const taken = await withBackingLock(context.location.locksRoot, state.backing, async () => {
       const made = await snapshot(context);
       await runGit(backing, ['worktree', 'add', '-f', '--detach', '-q', state.checkout, made.commit]);

@@ -30,6 +30,7 @@ export type Snapshot = { commit: string; tree: string };
  */
 export async function snapshot(context: CheckoutContext): Promise<Snapshot> {
   const { state } = context;
+  seedBackingIndex(context);
   const indexKnown = state.indexTree !== undefined && state.indexStamp === indexStamp(backingIndex(context));
   const expected = state.expected;
   state.expected = undefined;
@@ -113,6 +114,25 @@ export function expectedBacking(
     files[change.path] = isZeroOid(change.newOid) ? null : { mode: change.newMode, oid: change.newOid };
   }
   return { from, to, files };
+}
+
+/**
+ * A missing private index (a new checkout, or a view thinned after its turn: thin.ts) is seeded from the backing
+ * repository's own index, read only, so `add -A` trusts git's stat data for the files the user has not changed
+ * instead of hashing the whole project. Copied to a temp file and renamed: a crash never leaves half an index. The
+ * copy is a new file (new inode and times), so the recorded `indexStamp` can never vouch for it.
+ */
+function seedBackingIndex(context: CheckoutContext): void {
+  const seed = context.state.repositoryIndex;
+  const index = backingIndex(context);
+  if (seed === undefined || lstatOrUndefined(index)) return;
+  const temp = `${index}.${process.pid}.seed`;
+  try {
+    fs.copyFileSync(seed, temp);
+  } catch {
+    return; // No index in the repository (nothing ever staged): git starts from an empty one.
+  }
+  fs.renameSync(temp, index);
 }
 
 /** Identity of a file's current version (git replaces its index by rename, so any rewrite changes it). */
