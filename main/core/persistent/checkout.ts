@@ -133,10 +133,17 @@ export class Checkout {
   /**
    * True when the checkout is known to hold exactly its baseline with its git agreeing (a worktree whose HEAD
    * names the baseline, nothing marked it dirty since a reset or commit made it so): its `git status` is clean
-   * without running one. A few stat calls, no git (issue #36: the environment block's first status of a turn).
+   * without running one. A few stat calls, no git (issue #36: the environment block's first status of a turn). A
+   * view qualifies the same way: a reset (or its making) leaves its upper layer holding only its `.git` file and its
+   * index the snapshot's, and a commit marks it clean only once the backing folder holds what its upper layer does;
+   * its lower is the live project, so a user's edit made since shows in the turn's later statuses, as it would now.
    */
   isKnownClean(): boolean {
-    return this.kind === 'worktree' && isQuiet(this.context) && headIsBaseline(this.context);
+    return (
+      (this.kind === 'worktree' || this.kind === 'view') &&
+      isQuiet(this.context) &&
+      headIsBaseline(this.context)
+    );
   }
 
   /**

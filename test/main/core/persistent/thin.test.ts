@@ -172,3 +172,23 @@ describe('a thinned view', () => {
     expect(fs.existsSync(path.join(copyLocation.stateDir, 'backing.index'))).toBe(true);
   });
 });
+
+describe("a view's known-clean status (the environment block's first status of a turn)", () => {
+  it('is known clean when made, reset or committed, and not once anything may have written into it', async (context) => {
+    if (skip !== undefined) context.skip();
+    const checkout = await Checkout.open(spec(), location(), { kind: 'view' });
+    expect(checkout.isKnownClean()).toBe(true);
+    const root = await checkout.mount();
+    expect(gitInView('status', '--porcelain')).toBe('');
+    writeFiles(root, { 'src/a.txt': 'session\n' });
+    Checkout.markDirty(location());
+    expect(checkout.isKnownClean()).toBe(false);
+    expect((await checkout.commit(commitOptions('commits/1'))).status).toBe('committed');
+    expect(checkout.isKnownClean()).toBe(true);
+    expect(gitInView('status', '--porcelain')).toBe('');
+    await checkout.reset();
+    expect(checkout.isKnownClean()).toBe(true);
+    await checkout.mount();
+    expect(gitInView('status', '--porcelain')).toBe('');
+  });
+});
