@@ -127,7 +127,11 @@ export class Checkout {
    * or a view's merged folder through its holder, which is started first when it is not running in this process.
    */
   async mount(): Promise<string> {
-    return this.exclusive(() => Promise.resolve(checkoutRoot(this.context)));
+    return this.exclusive(async () => {
+      // Whoever mounts it may run git in it (a terminal's box between turns): a thinned view's index comes back.
+      await restoreViewIndex(this.context);
+      return checkoutRoot(this.context);
+    });
   }
 
   /**
@@ -231,8 +235,9 @@ export class Checkout {
       // A view's jobs read it through its holder (a reset ends the holder itself and mounts nothing).
       if (this.context.state.kind === 'view' && !resetting && isIntact(this.location)) {
         await attachView(this.context);
-        // A view thinned after its turn gets its index back before anything reads its git.
-        await restoreViewIndex(this.context);
+        // A view thinned after its turn gets its index back before a job reads its git: one that may hold changes
+        // (a quiet view's commit and uncommitted list need no git, so `keel gc` and listings never rebuild it).
+        if (!isQuiet(this.context)) await restoreViewIndex(this.context);
       }
       return await operation();
     } finally {

@@ -84,6 +84,10 @@ describe('a thinned view', () => {
     expect(await checkout.thin()).toBe(true);
     expect(fs.existsSync(view)).toBe(false);
     expect(fs.existsSync(privateIndex)).toBe(false);
+    // What `keel gc` and the listings ask of an ended session needs no index: they never rebuild it.
+    expect(await checkout.uncommitted()).toEqual([]);
+    expect((await checkout.commit(commitOptions('commits/1b'))).status).toBe('unchanged');
+    expect(fs.existsSync(view) || fs.existsSync(privateIndex)).toBe(false);
     // The known-tree shortcut cannot vouch for an index a later snapshot makes anew.
     expect(readState(location().stateDir)?.indexTree).toBeUndefined();
     // The user's repository: its index and HEAD as they were; what the session committed is there as files.
