@@ -7,10 +7,17 @@ import { gitText, runGit } from './git.js';
 import { withBackingLock } from './lock.js';
 import { moveTo } from './reset.js';
 import { snapshot } from './snapshot.js';
-import { backingIndex, plain, saveState, type CheckoutContext, type CheckoutLocation } from './state.js';
+import {
+  backingIndex,
+  plain,
+  saveState,
+  setHead,
+  type CheckoutContext,
+  type CheckoutLocation,
+} from './state.js';
 import { ensureRealFolder, isInside } from './streamWrite.js';
 import { PersistentDirError, type PersistentDirSpec } from './types.js';
-import { makeViewGit } from './viewGit.js';
+import { addViewWorktree } from './viewGit.js';
 import type { ViewChoice } from './viewHolder.js';
 import { unsafeLayerPath } from '../../sandbox/overlayView.js';
 
@@ -92,21 +99,21 @@ async function createView(context: CheckoutContext): Promise<void> {
   const { state } = context;
   const { locksRoot, checkout } = context.location;
   writeExcludes(context);
-  // The snapshot seeds its private index from the repository's (state.repositoryIndex).
-  const taken = await withBackingLock(locksRoot, state.backing, () => snapshot(context));
-  const { gitDir } = await makeViewGit({
-    backing: state.backing,
-    checkout,
-    upper: state.upper as string,
-    commit: taken.commit,
-    backingIndex: backingIndex(context),
-    locksRoot,
-  });
+  // The snapshot (seeding its private index from the repository's: state.repositoryIndex) and the worktree admin folder
+  // at the repository's HEAD run side by side under one hold of the backing lock: the stat pass is most of a new
+  // session's wait, and the admin folder needs nothing of it. HEAD is then pointed at the snapshot, its index copied in.
+  const [taken, { gitDir }] = await withBackingLock(locksRoot, state.backing, () =>
+    Promise.all([
+      snapshot(context),
+      addViewWorktree({ backing: state.backing, checkout, upper: state.upper as string, commit: 'HEAD' }),
+    ]),
+  );
+  fs.copyFileSync(backingIndex(context), path.join(gitDir, 'index'));
   fs.mkdirSync(state.work as string, { recursive: true });
   state.gitDir = gitDir;
+  setHead(context, taken.commit);
   state.baseline = taken.commit;
   state.baselineTree = taken.tree;
-  state.head = taken.commit;
   state.clean = true;
   saveState(context);
 }
@@ -162,16 +169,19 @@ type BackingRepository =
 
 async function detectKind(backing: string): Promise<BackingRepository> {
   try {
+    // One git: `HEAD --` fails (exit 128) when there is no commit yet; `--` keeps a file named HEAD from making it
+    // ambiguous.
     const [top, gitDir, format] = (
       await gitText(plain(backing), [
         'rev-parse',
         '--show-toplevel',
         '--absolute-git-dir',
         '--show-object-format',
+        'HEAD',
+        '--',
       ])
     ).split('\n');
     if (!top || !gitDir || fs.realpathSync.native(top) !== backing) return { kind: 'shadow' };
-    await gitText(plain(backing), ['rev-parse', '--verify', '-q', 'HEAD']);
     return { kind: 'worktree', gitDir, objectFormat: format === 'sha256' ? 'sha256' : 'sha1' };
   } catch (error) {
     if ((error as { code?: number | null }).code === null) {
