@@ -1,5 +1,5 @@
 // Issue #36: the git folder of a copy-on-write view of a repository root (main/sandbox/overlayView.ts), made
-// without writing one project file. Not wired into checkouts yet: see README.md (#36).
+// without writing one project file (create.ts makes a view checkout with it). See README.md (#36).
 import fs from 'node:fs';
 import path from 'node:path';
 import { runGit } from './git.js';
