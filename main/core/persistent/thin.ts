@@ -49,18 +49,30 @@ export async function restoreViewIndex(context: CheckoutContext): Promise<void> 
   if (lstatOrUndefined(index)) return;
   const temp = `${index}.${process.pid}.keel-restore`;
   fs.rmSync(temp, { force: true });
+  let seeded = false;
   if (state.repositoryIndex !== undefined) {
     try {
       fs.copyFileSync(state.repositoryIndex, temp);
+      seeded = true;
     } catch {
       // The repository has no index: read-tree starts from an empty one (its files are hashed once by git).
     }
   }
   // No work tree is read or written: read-tree without -u touches only the index.
-  await runGit({ cwd: state.gitDir, env: { GIT_DIR: state.gitDir, GIT_INDEX_FILE: temp } }, [
-    'read-tree',
-    '-m',
-    state.baselineTree,
-  ]);
+  const readTree = () =>
+    runGit({ cwd: state.gitDir, env: { GIT_DIR: state.gitDir, GIT_INDEX_FILE: temp } }, [
+      'read-tree',
+      '-m',
+      state.baselineTree,
+    ]);
+  try {
+    await readTree();
+  } catch (error) {
+    if (!seeded) throw error;
+    // A seed git cannot read here (a split index's shared part lies in the repository's .git, say): without it the
+    // index is still right, only without stat data, so the view's next status hashes its files once.
+    fs.rmSync(temp, { force: true });
+    await readTree();
+  }
   fs.renameSync(temp, index);
 }

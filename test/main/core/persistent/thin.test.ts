@@ -177,6 +177,39 @@ describe('a thinned view', () => {
   });
 });
 
+describe('a thinned view whose seed git cannot read', () => {
+  it('rebuilds its index without it: right, only without stat data', async (context) => {
+    if (skip !== undefined) context.skip();
+    const checkout = await Checkout.open(spec(), location(), { kind: 'view' });
+    expect(await checkout.thin()).toBe(true);
+    await stopAllViews();
+    const stateFile = path.join(location().stateDir, 'state.json');
+    const state = JSON.parse(fs.readFileSync(stateFile, 'utf8')) as Record<string, unknown>;
+    const garbage = path.join(dir, 'not-an-index');
+    fs.writeFileSync(garbage, 'DIRC but not really an index');
+    fs.writeFileSync(stateFile, JSON.stringify({ ...state, repositoryIndex: garbage }));
+    await checkout.mount();
+    expect(gitInView('status', '--porcelain')).toBe('');
+    expect(gitInView('ls-files').split('\n').filter(Boolean).sort()).toEqual([
+      'README.md',
+      'src/a.txt',
+      'src/b.txt',
+    ]);
+    // The next turn's snapshot cannot use it either: it starts from no index, and the view still commits.
+    expect(await checkout.thin()).toBe(true);
+    writeFiles(backing, { 'src/b.txt': 'the user\n' });
+    await checkout.reset();
+    const root = await checkout.mount();
+    expect(read(path.join(root, 'src/b.txt'))).toBe('the user\n');
+    expect(gitInView('status', '--porcelain')).toBe('');
+    writeFiles(root, { 'src/a.txt': 'session\n' });
+    Checkout.markDirty(location());
+    expect((await checkout.commit(commitOptions('commits/1'))).status).toBe('committed');
+    expect(read(path.join(backing, 'src/a.txt'))).toBe('session\n');
+    expect(git(backing, 'status', '--porcelain')).toBe(' M src/a.txt\n M src/b.txt\n');
+  });
+});
+
 describe("a view's known-clean status (the environment block's first status of a turn)", () => {
   it('is known clean when made, reset or committed, and not once anything may have written into it', async (context) => {
     if (skip !== undefined) context.skip();
