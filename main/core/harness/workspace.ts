@@ -67,12 +67,20 @@ export function sessionWorkspace(
 ): SessionWorkspace {
   const config = override === undefined ? readPersistentConfig(log.dir) : undefined;
   // Asked before the turn marks its checkouts dirty: right after the reset, a quiet one's status is known.
-  const knownClean = config
-    ? existingCheckouts(log.dir, config)
-        .filter((checkout) => checkout.isKnownClean())
-        .map((checkout) => realOr(checkout.location.checkout))
+  const known = config
+    ? existingCheckouts(log.dir, config).filter((checkout) => checkout.isKnownClean())
     : [];
   if (config) markTurnStarted(log.dir, config);
+  // A view's folder is named as its tools reach it: through its holder's root (layoutOf).
+  const prefix =
+    config && known.some((checkout) => checkout.kind === 'view')
+      ? sessionViewPrefix(log.dir, config)
+      : undefined;
+  const knownClean = known.map((checkout) =>
+    checkout.kind === 'view' && prefix !== undefined
+      ? `${prefix}${realOr(checkout.location.checkout)}`
+      : realOr(checkout.location.checkout),
+  );
   return { ...layoutOf(log, created, override, config), knownClean };
 }
 

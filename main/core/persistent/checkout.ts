@@ -6,8 +6,10 @@ import { createCheckout } from './create.js';
 import { changedGitMetadata, commonGitDir, gitMetadataFingerprint } from './gitMetadata.js';
 import { gitMetadataPaths } from '../../sandbox/protectedPaths.js';
 import { overlayBaseline, type OverlayFile } from './overlay.js';
+import { restoreViewIndex, thinView } from './thin.js';
 import { resetIntact } from './reset.js';
 import {
+  boxesOnView,
   attachView,
   stopViews,
   viewChoiceFor,
@@ -126,16 +128,27 @@ export class Checkout {
    * or a view's merged folder through its holder, which is started first when it is not running in this process.
    */
   async mount(): Promise<string> {
-    return this.exclusive(() => Promise.resolve(checkoutRoot(this.context)));
+    return this.exclusive(async () => {
+      // Whoever mounts it may run git in it (a terminal's box between turns): a thinned view's index comes back.
+      await restoreViewIndex(this.context);
+      return checkoutRoot(this.context);
+    });
   }
 
   /**
    * True when the checkout is known to hold exactly its baseline with its git agreeing (a worktree whose HEAD
    * names the baseline, nothing marked it dirty since a reset or commit made it so): its `git status` is clean
-   * without running one. A few stat calls, no git (issue #36: the environment block's first status of a turn).
+   * without running one. A few stat calls, no git (issue #36: the environment block's first status of a turn). A
+   * view qualifies the same way: a reset (or its making) leaves its upper layer holding only its `.git` file and its
+   * index the snapshot's, and a commit marks it clean only once the backing folder holds what its upper layer does;
+   * its lower is the live project, so a user's edit made since shows in the turn's later statuses, as it would now.
    */
   isKnownClean(): boolean {
-    return this.kind === 'worktree' && isQuiet(this.context) && headIsBaseline(this.context);
+    return (
+      (this.kind === 'worktree' || this.kind === 'view') &&
+      isQuiet(this.context) &&
+      headIsBaseline(this.context)
+    );
   }
 
   /**
@@ -167,6 +180,19 @@ export class Checkout {
    */
   async overlay(files: readonly OverlayFile[]): Promise<void> {
     return this.exclusive(() => overlayBaseline(this.context, files));
+  }
+
+  /**
+   * Issue #36: drops a quiet view's two git indexes (thin.ts; ~80 bytes a project file each), so a view that ended its
+   * turn holds only its upper layer and state. The next reset or job rebuilds them. A copy, or a view with anything
+   * uncommitted, is left as it is; true when it thinned.
+   */
+  async thin(): Promise<boolean> {
+    // A background command or terminal still running on the view may run git over its index: kept until a later turn.
+    return this.exclusive(
+      () => Promise.resolve(!boxesOnView(this.location, this.context.state) && thinView(this.context)),
+      true,
+    );
   }
 
   /** What the session changed in the checkout since its baseline and has not committed. */
@@ -212,8 +238,12 @@ export class Checkout {
     try {
       this.context.state = readState(this.location.stateDir) ?? this.context.state;
       // A view's jobs read it through its holder (a reset ends the holder itself and mounts nothing).
-      if (this.context.state.kind === 'view' && !resetting && isIntact(this.location))
+      if (this.context.state.kind === 'view' && !resetting && isIntact(this.location)) {
         await attachView(this.context);
+        // A view thinned after its turn gets its index back before a job reads its git: one that may hold changes
+        // (a quiet view's commit and uncommitted list need no git, so `keel gc` and listings never rebuild it).
+        if (!isQuiet(this.context)) await restoreViewIndex(this.context);
+      }
       return await operation();
     } finally {
       release();

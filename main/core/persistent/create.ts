@@ -7,10 +7,17 @@ import { gitText, runGit } from './git.js';
 import { withBackingLock } from './lock.js';
 import { moveTo } from './reset.js';
 import { snapshot } from './snapshot.js';
-import { plain, saveState, type CheckoutContext, type CheckoutLocation } from './state.js';
+import {
+  backingIndex,
+  plain,
+  saveState,
+  setHead,
+  type CheckoutContext,
+  type CheckoutLocation,
+} from './state.js';
 import { ensureRealFolder, isInside } from './streamWrite.js';
 import { PersistentDirError, type PersistentDirSpec } from './types.js';
-import { makeViewGit } from './viewGit.js';
+import { addViewWorktree } from './viewGit.js';
 import { claimViews } from './viewOwner.js';
 import type { ViewChoice } from './viewHolder.js';
 import { unsafeLayerPath } from '../../sandbox/overlayView.js';
@@ -57,12 +64,13 @@ export async function createCheckout(
       head: '',
       backingHead: '',
       objectFormat: repository.kind === 'worktree' ? repository.objectFormat : 'sha1',
+      ...(repository.kind === 'worktree' ? { repositoryIndex: path.join(repository.gitDir, 'index') } : {}),
       ...(kind === 'view' ? viewFolders(location) : {}),
       ...(options.view === undefined ? {} : { kindReason: viewNote ?? options.view.reason }),
     },
   };
-  if (kind === 'view') await createView(context, repository.kind === 'worktree' ? repository.gitDir : '');
-  else await create(context, repository.kind === 'worktree' ? repository.gitDir : '');
+  if (kind === 'view') await createView(context);
+  else await create(context);
   return context;
 }
 
@@ -88,35 +96,33 @@ function viewFolders(location: CheckoutLocation): { upper: string; work: string 
  * overlay itself is mounted when first used (viewHolder.ts). Dependency folders and ignored files need no links or
  * copies: the view shows the backing folder's own (writes to them stay in the view).
  */
-async function createView(context: CheckoutContext, repositoryGitDir: string): Promise<void> {
+async function createView(context: CheckoutContext): Promise<void> {
   const { state } = context;
   const { stateDir, locksRoot, checkout } = context.location;
   // Its layers are written here: never under another process's mount of the session's views (viewOwner.ts).
   claimViews(path.dirname(stateDir));
   writeExcludes(context);
-  const index = path.join(stateDir, 'backing.index');
-  const realIndex = path.join(repositoryGitDir, 'index');
-  if (fs.existsSync(realIndex)) fs.copyFileSync(realIndex, index);
-  const taken = await withBackingLock(locksRoot, state.backing, () => snapshot(context));
-  const { gitDir } = await makeViewGit({
-    backing: state.backing,
-    checkout,
-    upper: state.upper as string,
-    commit: taken.commit,
-    backingIndex: index,
-    locksRoot,
-  });
+  // The snapshot (seeding its private index from the repository's: state.repositoryIndex) and the worktree admin folder
+  // at the repository's HEAD run side by side under one hold of the backing lock: the stat pass is most of a new
+  // session's wait, and the admin folder needs nothing of it. HEAD is then pointed at the snapshot, its index copied in.
+  const [taken, { gitDir }] = await withBackingLock(locksRoot, state.backing, () =>
+    Promise.all([
+      snapshot(context),
+      addViewWorktree({ backing: state.backing, checkout, upper: state.upper as string, commit: 'HEAD' }),
+    ]),
+  );
+  fs.copyFileSync(backingIndex(context), path.join(gitDir, 'index'));
   fs.mkdirSync(state.work as string, { recursive: true });
   state.gitDir = gitDir;
+  setHead(context, taken.commit);
   state.baseline = taken.commit;
   state.baselineTree = taken.tree;
-  state.head = taken.commit;
   state.clean = true;
   saveState(context);
 }
 
-/** Makes the checkout; `repositoryGitDir` is the backing repository's git folder (worktree kind). */
-async function create(context: CheckoutContext, repositoryGitDir: string): Promise<void> {
+/** Makes the checkout: a shadow repository, or a worktree of the backing repository. */
+async function create(context: CheckoutContext): Promise<void> {
   const { state } = context;
   const { stateDir } = context.location;
   writeExcludes(context);
@@ -131,9 +137,7 @@ async function create(context: CheckoutContext, repositoryGitDir: string): Promi
     await moveTo(context, taken);
   } else {
     const backing = plain(state.backing);
-    // The backing index seeds the private one, so the first snapshot hashes only what is modified.
-    const realIndex = path.join(repositoryGitDir, 'index');
-    if (fs.existsSync(realIndex)) fs.copyFileSync(realIndex, path.join(stateDir, 'backing.index'));
+    // The backing index seeds the private one (snapshot.ts), so the first snapshot hashes only what is modified.
     const taken = await withBackingLock(context.location.locksRoot, state.backing, async () => {
       const made = await snapshot(context);
       await runGit(backing, ['worktree', 'add', '-f', '--detach', '-q', state.checkout, made.commit]);
@@ -168,16 +172,19 @@ type BackingRepository =
 
 async function detectKind(backing: string): Promise<BackingRepository> {
   try {
+    // One git: `HEAD --` fails (exit 128) when there is no commit yet; `--` keeps a file named HEAD from making it
+    // ambiguous.
     const [top, gitDir, format] = (
       await gitText(plain(backing), [
         'rev-parse',
         '--show-toplevel',
         '--absolute-git-dir',
         '--show-object-format',
+        'HEAD',
+        '--',
       ])
     ).split('\n');
     if (!top || !gitDir || fs.realpathSync.native(top) !== backing) return { kind: 'shadow' };
-    await gitText(plain(backing), ['rev-parse', '--verify', '-q', 'HEAD']);
     return { kind: 'worktree', gitDir, objectFormat: format === 'sha256' ? 'sha256' : 'sha1' };
   } catch (error) {
     if ((error as { code?: number | null }).code === null) {

@@ -30,14 +30,23 @@ export type Snapshot = { commit: string; tree: string };
  */
 export async function snapshot(context: CheckoutContext): Promise<Snapshot> {
   const { state } = context;
+  const seeded = seedBackingIndex(context);
   const indexKnown = state.indexTree !== undefined && state.indexStamp === indexStamp(backingIndex(context));
   const expected = state.expected;
   state.expected = undefined;
-  const { stdout, code } = await runGit(
-    backingSide(context),
-    ['add', '-A', '-v', '--ignore-errors', '--', '.'],
-    { okCodes: [1] },
-  );
+  const addAll = () =>
+    runGit(backingSide(context), ['add', '-A', '-v', '--ignore-errors', '--', '.'], { okCodes: [1] });
+  let added: Awaited<ReturnType<typeof addAll>>;
+  try {
+    added = await addAll();
+  } catch (error) {
+    if (!seeded) throw error;
+    // A seed git cannot read (a split index whose shared part it cannot find, say): started again from no index, the
+    // snapshot is the same, only every file is hashed once.
+    fs.rmSync(backingIndex(context), { force: true });
+    added = await addAll();
+  }
+  const { stdout, code } = added;
   const known = indexKnown && code === 0 ? await knownTree(context, stdout, expected) : undefined;
   const found =
     known !== undefined && known === state.baselineTree && state.baseline !== ''
@@ -113,6 +122,26 @@ export function expectedBacking(
     files[change.path] = isZeroOid(change.newOid) ? null : { mode: change.newMode, oid: change.newOid };
   }
   return { from, to, files };
+}
+
+/**
+ * A missing private index (a new checkout, or a view thinned after its turn: thin.ts) is seeded from the backing
+ * repository's own index, read only, so `add -A` trusts git's stat data for the files the user has not changed
+ * instead of hashing the whole project. Copied to a temp file and renamed: a crash never leaves half an index. The
+ * copy is a new file (new inode and times), so the recorded `indexStamp` can never vouch for it. True when it seeded.
+ */
+function seedBackingIndex(context: CheckoutContext): boolean {
+  const seed = context.state.repositoryIndex;
+  const index = backingIndex(context);
+  if (seed === undefined || lstatOrUndefined(index)) return false;
+  const temp = `${index}.${process.pid}.seed`;
+  try {
+    fs.copyFileSync(seed, temp);
+  } catch {
+    return false; // No index in the repository (nothing ever staged): git starts from an empty one.
+  }
+  fs.renameSync(temp, index);
+  return true;
 }
 
 /** Identity of a file's current version (git replaces its index by rename, so any rewrite changes it). */

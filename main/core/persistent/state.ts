@@ -50,6 +50,11 @@ export const CheckoutState = z.object({
   /** A view's own layers (kind `view`): where its writes land and overlayfs's scratch folder, in the state folder. */
   upper: z.string().optional(),
   work: z.string().optional(),
+  /**
+   * The backing repository's own index file (worktree and view kinds; read, never written): the seed of the private
+   * index when it is missing (a view thinned after its turn, issue #36), so a snapshot hashes only modified files.
+   */
+  repositoryIndex: z.string().optional(),
   /** Why the checkout is of its kind when a view was asked for (said in the `checkout` trace record). */
   kindReason: z.string().optional(),
   /** The git metadata's fingerprint at the last reset (gitMetadata.ts): a commit refuses when it changed. */
@@ -206,6 +211,11 @@ function excludeConfig(context: CheckoutContext): string[] {
 /** The private index over the backing folder: `<stateDir>/backing.index`. */
 export function backingIndex(context: CheckoutContext): string {
   return path.join(context.location.stateDir, 'backing.index');
+}
+
+/** A view's own git index (`<gitDir>/index`, in the repository's `.git/worktrees/<n>/`). */
+export function viewIndex(context: CheckoutContext): string {
+  return path.join(context.state.gitDir, 'index');
 }
 
 /** Parent of snapshot commits: the backing HEAD for a worktree, the previous baseline for a shadow. */

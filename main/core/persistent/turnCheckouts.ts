@@ -196,6 +196,9 @@ export async function finishTurn(log: SessionLog, options: CommitDirsOptions = {
   const auto = config.dirs.filter((dir) => dir.commit === 'auto' && !config.readOnly.includes(dir.name));
   const reports = await commitEach(log, auto, options.onEvent);
   for (const dir of auto) clearTurnPending(log.dir, dir.name);
+  // Issue #36: a view left with nothing uncommitted keeps no index between turns (rebuilt on demand).
+  for (const checkout of existingCheckouts(log.dir, config))
+    if (checkout.kind === 'view') await checkout.thin();
   trace(log, options.turn, 'persistent_commit', started, {
     dirs: auto.map((d) => d.name),
     reports: summarize(reports),

@@ -1,5 +1,5 @@
 // Issue #36: the git folder of a copy-on-write view of a repository root (main/sandbox/overlayView.ts), made
-// without writing one project file. Not wired into checkouts yet: see README.md (#36).
+// without writing one project file (create.ts makes a view checkout with it). See README.md (#36).
 import fs from 'node:fs';
 import path from 'node:path';
 import { runGit } from './git.js';
@@ -31,19 +31,30 @@ export type ViewGitOptions = {
  * without hashing or writing the project. Returns the admin folder (real path).
  */
 export async function makeViewGit(options: ViewGitOptions): Promise<{ gitDir: string }> {
+  const made = await withBackingLock(options.locksRoot, options.backing, () => addViewWorktree(options));
+  fs.copyFileSync(options.backingIndex, path.join(made.gitDir, 'index'));
+  return made;
+}
+
+/**
+ * The first half of `makeViewGit`, for a caller holding the backing lock: the worktree admin folder at `commit` with
+ * no file checked out and no index yet, and the `.git` file in the mount point and in upper. `createView` runs it at
+ * the repository's HEAD while the snapshot's stat pass runs, then points HEAD at the snapshot and copies its index in.
+ */
+export async function addViewWorktree(
+  options: Pick<ViewGitOptions, 'backing' | 'checkout' | 'upper' | 'commit'>,
+): Promise<{ gitDir: string }> {
   fs.mkdirSync(options.checkout, { recursive: true });
-  await withBackingLock(options.locksRoot, options.backing, () =>
-    runGit(plain(options.backing), [
-      'worktree',
-      'add',
-      '-f',
-      '--no-checkout',
-      '--detach',
-      '-q',
-      options.checkout,
-      options.commit,
-    ]),
-  );
+  await runGit(plain(options.backing), [
+    'worktree',
+    'add',
+    '-f',
+    '--no-checkout',
+    '--detach',
+    '-q',
+    options.checkout,
+    options.commit,
+  ]);
   const dotGit = fs.readFileSync(path.join(options.checkout, '.git'), 'utf8');
   const named = /^gitdir: (.+)$/m.exec(dotGit)?.[1];
   if (named === undefined)
@@ -51,7 +62,6 @@ export async function makeViewGit(options: ViewGitOptions): Promise<{ gitDir: st
       `git made a view's worktree at ${options.checkout} without a readable .git file`,
     );
   const gitDir = fs.realpathSync.native(path.resolve(options.checkout, named.trim()));
-  fs.copyFileSync(options.backingIndex, path.join(gitDir, 'index'));
   fs.mkdirSync(options.upper, { recursive: true });
   fs.writeFileSync(path.join(options.upper, '.git'), dotGit);
   return { gitDir };

@@ -208,6 +208,17 @@ export function sweepAsideLayers(location: CheckoutLocation): void {
   removeIdleAside(location.stateDir, overlayInUse(viewLayers(location, state).upper).devs);
 }
 
+/**
+ * True when a box of the session (a terminal, a background command, a hook still running) sees this view's overlay:
+ * a process other than this process's holder holds a mount of its upper layer. A thin (thin.ts) waits for it: git in
+ * that box may be reading the view's index.
+ */
+export function boxesOnView(location: CheckoutLocation, state: Pick<CheckoutState, 'backing'>): boolean {
+  const view = holders.get(path.dirname(location.stateDir));
+  const holderPid = view?.running === true ? view.pid : undefined;
+  return overlayInUse(viewLayers(location, state).upper, holderPid).devs.size > 0;
+}
+
 /** Why a session's views may not be reclaimed now, or undefined (withViewsReleased). */
 export type ViewsBusy = { busy: string };
 

@@ -4,6 +4,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateHarness } from '../../../../main/core/harness/stream.js';
+import { sessionWorkspace } from '../../../../main/core/harness/workspace.js';
+import { SessionLog } from '../../../../main/core/log/sessionLog.js';
+import { mountViews } from '../../../../main/core/persistent/turnCheckouts.js';
 import { readSettings, writeSettings } from '../../../../main/store/settings.js';
 import { detectSandbox } from '../../../../main/sandbox/box.js';
 import { probeOverlay } from '../../../../main/sandbox/overlayView.js';
@@ -100,5 +103,61 @@ describe('a session on a copy-on-write view', () => {
     });
     await generateHarness({ harness, session: a, messages: [{ role: 'user', content: 'two' }] });
     expect(toolResultsSeen(server)[0]).toMatch(/No such file/);
+  });
+
+  it('ends each turn holding no git index, and the next turn rebuilds it: its git and commit see only its own work', async (context) => {
+    if (skip !== undefined) context.skip();
+    const harness = harnessFor(home, server, { project });
+    const session = await harness.sessions.getOrCreate({ id: 'd' });
+    server.enqueue(callTool('write_file', { path: 'src/d1.ts', content: 'one\n' }), {
+      kind: 'reply',
+      text: 'done',
+    });
+    await generateHarness({ harness, session, messages: [{ role: 'user', content: 'one' }] });
+    const dataDir = session.dataDir as string;
+    const stateDir = path.join(dataDir, 'checkouts/project');
+    const state = JSON.parse(fs.readFileSync(path.join(stateDir, 'state.json'), 'utf8')) as {
+      gitDir: string;
+    };
+    // Thinned: neither the private snapshot index nor the view's own index (in the repository's .git/worktrees).
+    expect(fs.existsSync(path.join(stateDir, 'backing.index'))).toBe(false);
+    expect(fs.existsSync(path.join(state.gitDir, 'index'))).toBe(false);
+    expect(read(path.join(project, 'src/d1.ts'))).toBe('one\n');
+    // The user edits the project between turns; the next turn's box git shows only the turn's own work.
+    fs.writeFileSync(path.join(project, 'README.md'), 'readme, by the user\n');
+    server.enqueue(
+      callTool('run_command', { command: 'echo two > src/d2.ts && git status --short && cat README.md' }),
+      { kind: 'reply', text: 'done' },
+    );
+    const result = await generateHarness({ harness, session, messages: [{ role: 'user', content: 'two' }] });
+    const seen = toolResultsSeen(server).at(-1) ?? '';
+    expect(seen).toMatch(/\?\? src\/d2\.ts\nreadme, by the user\n/);
+    // Neither the user's edit nor the last turn's committed file counts as the session's work.
+    expect(seen).not.toMatch(/^ ?[MAD] /m);
+    // Its first request's status was known without a git over the view (a view is known clean after its reset).
+    expect(JSON.stringify(server.requests.at(-2)?.body)).toContain('git status: clean');
+    expect(result.commits).toMatchObject([{ dir: 'project', status: 'committed' }]);
+    expect(read(path.join(project, 'src/d2.ts'))).toBe('two\n');
+    expect(read(path.join(project, 'README.md'))).toBe('readme, by the user\n');
+    expect(fs.existsSync(path.join(state.gitDir, 'index'))).toBe(false);
+  });
+
+  it("names a view's folder as its tools reach it among the checkouts known clean as a turn starts", async (context) => {
+    if (skip !== undefined) context.skip();
+    const harness = harnessFor(home, server, { project });
+    const session = await harness.sessions.getOrCreate({ id: 'e' });
+    server.enqueue({ kind: 'reply', text: 'done' });
+    await generateHarness({ harness, session, messages: [{ role: 'user', content: 'one' }] });
+    const log = SessionLog.open(home, 'e');
+    try {
+      await mountViews(log.dir);
+      const created = log.read({ fromSeq: 1, limit: 1 })[0];
+      if (created?.kind !== 'session_created') throw new Error('no session_created event');
+      const layout = sessionWorkspace(log, created, undefined);
+      expect(layout.workspace).toMatch(/^\/proc\/\d+\/root\//);
+      expect(layout.knownClean).toEqual([path.resolve(layout.workspace, layout.commandCwd)]);
+    } finally {
+      log.close();
+    }
   });
 });

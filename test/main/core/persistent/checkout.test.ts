@@ -410,3 +410,17 @@ describe.each(['worktree', 'shadow', 'view'] as const)('a %s checkout', (kind) =
     expect(read(path.join(backing, 'README.md'))).toBe('hello\n');
   });
 });
+
+describe('the kind of checkout a backing folder gets', () => {
+  it('is a shadow for a repository with no commit yet, and a worktree for one with a file named HEAD', async () => {
+    const empty = path.join(dir, 'empty');
+    fs.mkdirSync(empty);
+    git(empty, 'init', '-q');
+    writeFiles(empty, { 'a.txt': 'a\n' });
+    expect((await Checkout.open(spec(empty), location('s1'), { kind: 'copy' })).kind).toBe('shadow');
+    const named = makeRepo(path.join(dir, 'named'), { HEAD: 'a file, not a revision\n' });
+    const checkout = await Checkout.open(spec(named), location('s2'), { kind: 'copy' });
+    expect(checkout.kind).toBe('worktree');
+    expect(read(path.join(location('s2').checkout, 'HEAD'))).toBe('a file, not a revision\n');
+  });
+});
