@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { escapePath, glob as runGlob } from 'tinyglobby';
 import { z } from 'zod';
@@ -8,6 +7,7 @@ import { ignoredDirNames, toolLimits } from './limits.js';
 import { errorOutcome } from './outcome.js';
 import { previewSubject } from './preview.js';
 import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
+import { realpathNative } from '../sandbox/viewPath.js';
 
 const parameters = z.strictObject({
   pattern: z
@@ -77,7 +77,7 @@ function folderIsInside(folder: string, root: string, realFolders: Map<string, s
     if (!realFolders.has(target)) {
       let resolved: string | null;
       try {
-        resolved = fs.realpathSync.native(target);
+        resolved = realpathNative(target);
       } catch {
         resolved = null;
       }
