@@ -2,11 +2,12 @@
 // as little as the situation allows. See README.md.
 import fs from 'node:fs';
 import path from 'node:path';
-import { refreshCopies, syncExtras } from './extras.js';
-import { runGit } from './git.js';
+import { LINKED_DEPENDENCY_DIRS, refreshCopies, syncExtras } from './extras.js';
+import { runGit, splitNul } from './git.js';
 import { snapshot, type Snapshot } from './snapshot.js';
 import {
   backingIndex,
+  backingSide,
   checkoutSide,
   headIsBaseline,
   isQuiet,
@@ -88,17 +89,54 @@ function restoreGitFile(context: CheckoutContext): void {
 
 /**
  * Resets a view checkout (issue #36): its holder ended (the next use mounts it again, so no lower file replaced by
- * rename keeps showing old bytes), its layers emptied but for its `.git` file, a new snapshot of the backing folder
- * taken and its private index made the view's index (the backing files' stat data: the view's `git status` is clean
- * at once). Nothing is copied. Ignored files the session made (build output) go with the layer. Marked clean only
- * once done: a crash midway leaves the checkout dirty and the next reset does it again.
+ * rename keeps showing old bytes), its layers emptied but for its `.git` file and the ignored files the session made
+ * (build output: a copy's `clean -fd` keeps them too), a new snapshot of the backing folder taken and its private
+ * index made the view's index (the backing files' stat data: the view's `git status` is clean at once). Nothing is
+ * copied. Marked clean only once done: a crash midway leaves the checkout dirty and the next reset does it again.
  */
 async function resetView(context: CheckoutContext): Promise<void> {
   const { state } = context;
   await withViewDown(context, async () => {
-    clearLayers(viewLayers(context.location, state), ['.git']);
+    const layers = viewLayers(context.location, state);
+    clearLayers(layers, ['.git'], await sessionIgnoredFiles(context, layers.upper));
     await resetViewGit(context);
   });
+}
+
+/**
+ * The files (and links) of a view's upper layer that a copy's reset keeps: made by the session (no lower file of that
+ * path: one over a backing file goes, the backing's shows again, as a copy's kept copies are refreshed) and ignored by
+ * the project as the backing folder's ignore files say now (what the reset's snapshot brings back), the checkout's
+ * excludes included. Not kept: whiteouts, anything below a dependency folder the backing folder has (a copy links
+ * it read-only: nothing the session wrote there survives), the view's own `.git`. Listed from upper alone.
+ */
+async function sessionIgnoredFiles(context: CheckoutContext, upper: string): Promise<string[]> {
+  const { backing } = context.state;
+  const made: string[] = [];
+  const walk = (rel: string): void => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(path.join(upper, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const child = rel === '' ? entry.name : `${rel}/${entry.name}`;
+      if (child === '.git') continue;
+      const below = lstatOrUndefined(path.join(backing, child));
+      if (entry.isDirectory()) {
+        if (below?.isDirectory() && LINKED_DEPENDENCY_DIRS.includes(entry.name)) continue;
+        walk(child);
+      } else if ((entry.isFile() || entry.isSymbolicLink()) && below === undefined) made.push(child);
+    }
+  };
+  walk('');
+  if (made.length === 0) return [];
+  const { stdout } = await runGit(backingSide(context), ['check-ignore', '--no-index', '-z', '--stdin'], {
+    input: made.map((file) => `${file}\0`).join(''),
+    okCodes: [1],
+  });
+  return splitNul(stdout);
 }
 
 /** The view's git made the new snapshot's: its `.git` file in upper, the private index copied in, HEAD moved. */
