@@ -274,8 +274,8 @@ export class OverlayView {
 /**
  * Empties the view's own layers (`upper`, `work`), so the view equals `lower` again: a reset. The view must be
  * down. `keep` names top-level entries of upper the view placed itself (its `.git` file, viewGit.ts), kept; `carry`
- * names files (and links) of upper, relative paths, moved into the emptied upper at the same place (a session's build
- * output: main/core/persistent/reset.ts), their folders made again as plain folders (no opaque mark: the lower
+ * names files, links and whole folders of upper, relative paths, moved into the emptied upper at the same place (a
+ * session's build output: main/core/persistent/reset.ts), the folders on their way made again as plain folders (no opaque mark: the lower
  * folder's files show again). Each layer is renamed aside first and removed after; with entries kept or carried, a
  * fresh upper (`upper.next`) is filled first and takes upper's place by rename. A crash in between leaves an empty
  * or missing layer, or upper as it was (a view not reset yet, which the caller must not use before a call completes:
@@ -320,7 +320,7 @@ function fillNext(upper: string, next: string, keep: readonly string[], carry: r
       continue;
     const from = path.join(upper, ...parts);
     const stat = fs.lstatSync(from, { throwIfNoEntry: false });
-    if (stat === undefined || !(stat.isFile() || stat.isSymbolicLink())) continue;
+    if (stat === undefined || !(stat.isFile() || stat.isSymbolicLink() || stat.isDirectory())) continue;
     // Each folder on the way is a real folder of upper (no link followed) made again in next with its mode.
     let source = upper;
     let target = next;

@@ -104,36 +104,70 @@ async function resetView(context: CheckoutContext): Promise<void> {
 }
 
 /**
- * The files (and links) of a view's upper layer that a copy's reset keeps: made by the session (no lower file of that
- * path: one over a backing file goes, the backing's shows again, as a copy's kept copies are refreshed) and ignored by
- * the project as the backing folder's ignore files say now (what the reset's snapshot brings back), the checkout's
- * excludes included. Not kept: whiteouts, anything below a dependency folder the backing folder has (a copy links
- * it read-only: nothing the session wrote there survives), the view's own `.git`. Listed from upper alone.
+ * What of a view's upper layer a copy's reset keeps: files, links and folders the session made (no lower entry of that
+ * path: a file over a backing file goes, the backing's shows again, as a copy's kept copies are refreshed) that the
+ * project ignores as the backing folder's ignore files say now (what the reset's snapshot brings back), the checkout's
+ * excludes included. A new folder that is ignored as a whole (`dist/`) is kept as one entry, not walked: the reset's
+ * cost stays in proportion to what the session changed outside its build output. Not kept: whiteouts, anything below
+ * a dependency folder the backing folder has (a copy links it read-only: nothing the session wrote there survives),
+ * the view's own `.git`. Listed from upper alone, relative paths.
  */
 async function sessionIgnoredFiles(context: CheckoutContext, upper: string): Promise<string[]> {
   const { backing } = context.state;
-  const made: string[] = [];
-  const walk = (rel: string): void => {
-    let entries: fs.Dirent[];
+  const files: string[] = [];
+  let fresh: string[] = [];
+  const entriesOf = (rel: string): fs.Dirent[] => {
     try {
-      entries = fs.readdirSync(path.join(upper, rel), { withFileTypes: true });
+      return fs.readdirSync(path.join(upper, rel), { withFileTypes: true });
     } catch {
-      return;
+      return [];
     }
-    for (const entry of entries) {
+  };
+  // Folders lower has too (a merged folder): walked, their new files and new folders collected.
+  const walk = (rel: string): void => {
+    for (const entry of entriesOf(rel)) {
       const child = rel === '' ? entry.name : `${rel}/${entry.name}`;
       if (child === '.git') continue;
       const below = lstatOrUndefined(path.join(backing, child));
       if (entry.isDirectory()) {
-        if (below?.isDirectory() && LINKED_DEPENDENCY_DIRS.includes(entry.name)) continue;
-        walk(child);
-      } else if ((entry.isFile() || entry.isSymbolicLink()) && below === undefined) made.push(child);
+        if (below === undefined) fresh.push(child);
+        else if (below.isDirectory() && !LINKED_DEPENDENCY_DIRS.includes(entry.name)) walk(child);
+      } else if ((entry.isFile() || entry.isSymbolicLink()) && below === undefined) files.push(child);
     }
   };
   walk('');
-  if (made.length === 0) return [];
+  const kept: string[] = [];
+  // New folders, a level at a time: one ignored as a whole is kept; another is looked into.
+  while (fresh.length > 0) {
+    const ignored = new Set(
+      await ignoredOf(
+        context,
+        fresh.map((folder) => `${folder}/`),
+      ),
+    );
+    const next: string[] = [];
+    for (const folder of fresh) {
+      if (ignored.has(`${folder}/`)) {
+        kept.push(folder);
+        continue;
+      }
+      for (const entry of entriesOf(folder)) {
+        const child = `${folder}/${entry.name}`;
+        if (entry.isDirectory()) next.push(child);
+        else if (entry.isFile() || entry.isSymbolicLink()) files.push(child);
+      }
+    }
+    fresh = next;
+  }
+  kept.push(...(await ignoredOf(context, files)));
+  return kept;
+}
+
+/** Which of `paths` (a folder with a trailing `/`) the backing folder's ignore rules ignore, by pattern alone. */
+async function ignoredOf(context: CheckoutContext, paths: readonly string[]): Promise<string[]> {
+  if (paths.length === 0) return [];
   const { stdout } = await runGit(backingSide(context), ['check-ignore', '--no-index', '-z', '--stdin'], {
-    input: made.map((file) => `${file}\0`).join(''),
+    input: paths.map((one) => `${one}\0`).join(''),
     okCodes: [1],
   });
   return splitNul(stdout);

@@ -157,7 +157,7 @@ describe.each(['worktree', 'shadow', 'view'] as const)('a %s checkout', (kind) =
 
   it('keeps the ignored files the session made (build output) across a reset, and only those', async () => {
     writeFiles(backing, {
-      '.gitignore': 'out/\n*.log\n.env\n',
+      '.gitignore': 'out/\ndist/\n*.log\n.env\n',
       '.env': 'KEY=backing\n',
       'out/user.txt': "the user's own build\n",
     });
@@ -172,6 +172,9 @@ describe.each(['worktree', 'shadow', 'view'] as const)('a %s checkout', (kind) =
       'src/new.txt': 'untracked\n',
       '.env': 'KEY=session\n',
       'src/a.txt': 'changed\n',
+      'dist/js/deep/bundle.js': 'bundle\n',
+      'gen/run.log': 'kept\n',
+      'gen/sub/code.txt': 'not ignored\n',
     });
     fs.symlinkSync('bin/app', path.join(co, 'out', 'current'));
     Checkout.markDirty(location());
@@ -181,6 +184,10 @@ describe.each(['worktree', 'shadow', 'view'] as const)('a %s checkout', (kind) =
     expect(fs.readlinkSync(path.join(co, 'out/current'))).toBe('bin/app');
     expect(read(path.join(co, 'src/debug.log'))).toBe('log\n');
     expect(fs.existsSync(path.join(co, 'src/new.txt'))).toBe(false);
+    // A new ignored folder whole; in a new folder that is not, its ignored files only.
+    expect(read(path.join(co, 'dist/js/deep/bundle.js'))).toBe('bundle\n');
+    expect(read(path.join(co, 'gen/run.log'))).toBe('kept\n');
+    expect(fs.existsSync(path.join(co, 'gen/sub'))).toBe(false);
     expect(read(path.join(co, 'src/a.txt'))).toBe('one\ntwo\nthree\n');
     expect(read(path.join(co, 'later.txt'))).toBe('from the user\n');
     // A small ignored file of the backing folder is the backing's again (a copy refreshes its copy).
@@ -189,7 +196,7 @@ describe.each(['worktree', 'shadow', 'view'] as const)('a %s checkout', (kind) =
     expect(read(path.join(co, 'out/user.txt'))).toBe(kind === 'view' ? "the user's own build\n" : undefined);
     expect(await checkout.uncommitted()).toEqual([]);
     // The user stops ignoring logs: the session's log is theirs to commit, as any untracked file, then goes.
-    writeFiles(backing, { '.gitignore': 'out/\n.env\n' });
+    writeFiles(backing, { '.gitignore': 'out/\ndist/\n.env\n' });
     Checkout.markDirty(location());
     await checkout.reset();
     expect(read(path.join(co, 'out/bin/app'))).toBe('built\n');
