@@ -282,28 +282,33 @@ export class OverlayView {
 
 /**
  * Empties the view's own layers (`upper`, `work`), so the view equals `lower` again: a reset. The view must be
- * down. `keep` names top-level entries of upper the view placed itself (its `.git` file, viewGit.ts), kept. With
- * nothing kept, each layer is renamed aside first and removed after: a crash in between leaves an empty or missing
- * layer (a view of `lower`, which is what a reset promises) and a leftover removed by the next call. With entries
- * kept, upper's other entries are removed one by one: a crash midway leaves a view that is not reset yet, which the
- * caller must not use before a call completes (a checkout is made clean only after its reset finished).
+ * down. `keep` names top-level entries of upper the view placed itself (its `.git` file, viewGit.ts), kept; `carry`
+ * names files, links and whole folders of upper, relative paths, moved into the emptied upper at the same place (a
+ * session's build output: main/core/persistent/reset.ts), the folders on their way made again as plain folders (no opaque mark: the lower
+ * folder's files show again). Each layer is renamed aside first and removed after; with entries kept or carried, a
+ * fresh upper (`upper.next`) is filled first and takes upper's place by rename. A crash in between leaves an empty
+ * or missing layer, or upper as it was (a view not reset yet, which the caller must not use before a call completes:
+ * a checkout is made clean only after its reset finished); leftovers (`upper.next`, the layers set aside) are
+ * removed by the next call, so a crash may lose carried files, never reset less.
  */
 export function clearLayers(
   layers: Pick<OverlayLayers, 'upper' | 'work'>,
   keep: readonly string[] = [],
+  carry: readonly string[] = [],
 ): void {
+  const next = `${layers.upper}.next`;
+  removeLayer(next);
   for (const layer of [layers.upper, layers.work]) {
     const parent = path.dirname(layer);
     for (const name of fs.existsSync(parent) ? fs.readdirSync(parent) : [])
       if (name.startsWith(`${path.basename(layer)}.cleared-`)) removeLayer(path.join(parent, name));
     if (!fs.existsSync(layer)) continue;
-    if (layer === layers.upper && keep.length > 0) {
-      for (const name of fs.readdirSync(layer)) if (!keep.includes(name)) removeLayer(path.join(layer, name));
-      continue;
-    }
+    const moved = layer === layers.upper && (keep.length > 0 || carry.length > 0);
+    if (moved) fillNext(layer, next, keep, carry);
     const aside = `${layer}.cleared-${process.pid}-${Date.now()}`;
     fs.renameSync(layer, aside);
-    fs.mkdirSync(layer);
+    if (moved) fs.renameSync(next, layer);
+    else fs.mkdirSync(layer);
     removeLayer(aside);
   }
 }
@@ -372,6 +377,42 @@ export function removeIdleAside(parent: string, live: ReadonlySet<string>): numb
     else removeLayer(aside);
   }
   return kept;
+}
+
+/** A fresh upper at `next` holding `keep`'s top-level entries and `carry`'s files of `upper`, moved by rename. */
+function fillNext(upper: string, next: string, keep: readonly string[], carry: readonly string[]): void {
+  fs.mkdirSync(next);
+  for (const name of keep) {
+    if (fs.lstatSync(path.join(upper, name), { throwIfNoEntry: false }) === undefined) continue;
+    fs.renameSync(path.join(upper, name), path.join(next, name));
+  }
+  for (const rel of carry) {
+    const parts = rel.split('/');
+    if (
+      parts.some((part) => part === '' || part === '.' || part === '..') ||
+      keep.includes(parts[0] as string)
+    )
+      continue;
+    const from = path.join(upper, ...parts);
+    const stat = fs.lstatSync(from, { throwIfNoEntry: false });
+    if (stat === undefined || !(stat.isFile() || stat.isSymbolicLink() || stat.isDirectory())) continue;
+    // Each folder on the way is a real folder of upper (no link followed) made again in next with its mode.
+    let source = upper;
+    let target = next;
+    let folders = true;
+    for (const part of parts.slice(0, -1)) {
+      source = path.join(source, part);
+      target = path.join(target, part);
+      const folder = fs.lstatSync(source, { throwIfNoEntry: false });
+      if (folder?.isDirectory() !== true) {
+        folders = false;
+        break;
+      }
+      if (fs.lstatSync(target, { throwIfNoEntry: false }) === undefined)
+        fs.mkdirSync(target, (folder.mode & 0o7777) | 0o700);
+    }
+    if (folders) fs.renameSync(from, path.join(next, ...parts));
+  }
 }
 
 /** Removes a layer folder or entry; overlayfs leaves `work/work` with mode 000, which its owner may open again. */

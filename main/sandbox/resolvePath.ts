@@ -94,7 +94,17 @@ function checkArgSyntax(arg: string, argName: string): void {
  * Follows the path component by component with the kernel's semantics (a symlink's text replaces it, `..`
  * after a symlink goes to the link target's parent), tolerating components that do not exist yet.
  */
-function walkComponents(start: string, components: string[], argName: string, arg: string): string {
+function walkComponents(
+  start: string,
+  components: string[],
+  argName: string,
+  arg: string,
+  viewRoot?: string,
+): string {
+  // Issue #36: under a view's holder (`/proc/<pid>/root`) the walk is in the holder's namespace: `/` is that
+  // prefix, for `..` and for a link's absolute target alike (a link to a file of the checkout, as the box names it,
+  // stays in the view, as it does in a copy).
+  const top = viewRoot ?? '';
   let current = start;
   const pending = [...components];
   let links = 0;
@@ -102,7 +112,7 @@ function walkComponents(start: string, components: string[], argName: string, ar
   while (pending.length > 0) {
     const component = pending.shift() as string;
     if (component === '..') {
-      current = path.dirname(current);
+      if (current !== top) current = path.dirname(current);
       continue;
     }
     const next = path.join(current, component);
@@ -132,7 +142,7 @@ function walkComponents(start: string, components: string[], argName: string, ar
         pending.unshift(component);
         continue;
       }
-      if (path.isAbsolute(target)) current = path.parse(target).root;
+      if (path.isAbsolute(target)) current = viewRoot ?? path.parse(target).root;
       pending.unshift(...splitComponents(target));
       continue;
     }
@@ -225,9 +235,12 @@ function resolveWithRoot(root: RealRoot, arg: string, options: ResolveOptions): 
     prefix !== undefined && path.isAbsolute(arg) && (arg === prefix || arg.startsWith(`${prefix}/`));
   const start = viewed ? prefix : path.isAbsolute(arg) ? path.parse(arg).root : root.real;
   const components = splitComponents(viewed ? arg.slice(prefix.length) : arg);
+  // An absolute argument outside the prefix is a host path (refused below unless it is the root's); a relative one,
+  // or one under the prefix, is walked in the holder's namespace.
+  const inView = prefix !== undefined && (viewed || !path.isAbsolute(arg));
   let resolved: string;
   try {
-    resolved = canonicalize(walkComponents(start, components, argName, arg));
+    resolved = canonicalize(walkComponents(start, components, argName, arg, inView ? prefix : undefined));
   } catch (error) {
     if (error instanceof PathEscapeError) throw error;
     if (errnoCode(error) === 'ELOOP')

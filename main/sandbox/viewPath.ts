@@ -15,20 +15,58 @@ export function viewPrefixOf(target: string): string | undefined {
   return process.platform === 'linux' ? VIEW_PREFIX.exec(target)?.[0] : undefined;
 }
 
+/** How many links one resolution follows before it says ELOOP (the kernel's own bound). */
+const MAX_LINKS = 40;
+
 /**
- * `fs.realpathSync.native`, except under a holder's root: there the file is opened (links followed, as realpath
- * does) and its descriptor's path, which the kernel gives in the holder's namespace, is returned with the prefix.
- * Throws as realpath does (ENOENT, ELOOP, ENOTDIR...).
+ * `fs.realpathSync.native`, except under a holder's root: there the path is walked in the holder's namespace (each
+ * link's text read; an absolute target starts again at the prefix, as it would for a process inside, where the
+ * kernel would take Keel's own `/`), then the link-free result is opened and its descriptor's path, which the kernel
+ * gives in the holder's namespace, is returned with the prefix. Throws as realpath does (ENOENT, ELOOP, ENOTDIR...).
  */
 export function realpathNative(target: string): string {
   const prefix = viewPrefixOf(target);
   if (prefix === undefined) return fs.realpathSync.native(target);
-  const fd = fs.openSync(target, O_PATH);
+  const fd = fs.openSync(withinView(prefix, target.slice(prefix.length)), O_PATH | O_NOFOLLOW);
   try {
     return withPrefix(prefix, fs.readlinkSync(`/proc/self/fd/${fd}`));
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** O_NOFOLLOW: the walked path is link-free; a link swapped in since is named, never followed out of the view. */
+const O_NOFOLLOW = fs.constants.O_NOFOLLOW;
+
+/**
+ * `rest` (a path in the holder's namespace) walked from `prefix` with every link followed there: `..` never climbs
+ * above the prefix (the namespace's `/`). Missing components are an ENOENT from the open that follows.
+ */
+function withinView(prefix: string, rest: string): string {
+  let current = prefix;
+  const pending = rest.split('/').filter((part) => part !== '' && part !== '.');
+  let links = 0;
+  while (pending.length > 0) {
+    const part = pending.shift() as string;
+    if (part === '..') {
+      if (current !== prefix) current = current.slice(0, current.lastIndexOf('/'));
+      continue;
+    }
+    const next = `${current}/${part}`;
+    if (fs.lstatSync(next, { throwIfNoEntry: false })?.isSymbolicLink() !== true) {
+      current = next;
+      continue;
+    }
+    links += 1;
+    if (links > MAX_LINKS)
+      throw Object.assign(new Error(`ELOOP: too many symbolic links, realpath '${prefix}${rest}'`), {
+        code: 'ELOOP',
+      });
+    const text = fs.readlinkSync(next);
+    if (text.startsWith('/')) current = prefix;
+    pending.unshift(...text.split('/').filter((one) => one !== '' && one !== '.'));
+  }
+  return current;
 }
 
 /**

@@ -1,6 +1,5 @@
-import fs from 'node:fs';
 import path from 'node:path';
-import { escapePath, glob as runGlob } from 'tinyglobby';
+import { escapePath, isDynamicPattern, glob as runGlob } from 'tinyglobby';
 import { z } from 'zod';
 import { showPath } from './areas.js';
 import { hiddenFoldersFor, hiddenFromWalk, locatePath } from './confine.js';
@@ -8,6 +7,8 @@ import { ignoredDirNames, toolLimits } from './limits.js';
 import { errorOutcome } from './outcome.js';
 import { previewSubject } from './preview.js';
 import type { ToolContext, ToolModule, ToolOutcome } from './types.js';
+import { resolveInWorkspace } from '../sandbox/paths.js';
+import { realpathNative, viewPrefixOf } from '../sandbox/viewPath.js';
 
 const parameters = z.strictObject({
   pattern: z
@@ -77,7 +78,7 @@ function folderIsInside(folder: string, root: string, realFolders: Map<string, s
     if (!realFolders.has(target)) {
       let resolved: string | null;
       try {
-        resolved = fs.realpathSync.native(target);
+        resolved = realpathNative(target);
       } catch {
         resolved = null;
       }
@@ -92,6 +93,32 @@ function folderIsInside(folder: string, root: string, realFolders: Map<string, s
     realFolder !== null &&
     (realFolder === realRoot || realFolder.startsWith(realRoot + path.sep))
   );
+}
+
+/**
+ * Issue #36: under a view's holder (`/proc/<pid>/root/...`) the kernel follows a link's absolute target from Keel's
+ * own `/`, where the view is an empty folder: the pattern's fixed folders (`dist/src` of `dist/src/*.ts`) are resolved
+ * in the view first (`resolveInWorkspace`), as a copy's walk follows them, and the walk starts there; `under` is that
+ * part as the pattern spells it, for the names shown. Elsewhere, or when that part leads outside, the walk as before.
+ */
+function throughView(placed: { root: string; pattern: string }): {
+  cwd: string;
+  pattern: string;
+  under: string;
+} {
+  const as = { cwd: placed.root, pattern: placed.pattern, under: '' };
+  if (viewPrefixOf(placed.root) === undefined) return as;
+  const rest = placed.pattern.split('/');
+  const fixed: string[] = [];
+  while (rest.length > 1 && !isDynamicPattern(rest[0] as string) && rest[0] !== '..' && rest[0] !== '')
+    fixed.push(rest.shift() as string);
+  if (fixed.length === 0) return as;
+  try {
+    const cwd = resolveInWorkspace(placed.root, fixed.join('/'), { argName: 'pattern' });
+    return { cwd, pattern: rest.join('/'), under: fixed.join('/') };
+  } catch {
+    return as;
+  }
 }
 
 async function globFiles(args: GlobArgs, ctx: ToolContext): Promise<ToolOutcome> {
@@ -110,14 +137,17 @@ async function globFiles(args: GlobArgs, ctx: ToolContext): Promise<ToolOutcome>
       .flatMap((name) => [`**/${name}/**`, `**/${name}`]),
     ...hiddenRel.flatMap((rel) => [`${rel}/**`, rel]),
   ];
-  const found = await runGlob(placed.pattern, {
-    cwd: placed.root,
-    dot: true,
-    followSymbolicLinks: false,
-    onlyFiles: true,
-    ignore,
-    signal: ctx.signal,
-  });
+  const walked = throughView(placed);
+  const found = (
+    await runGlob(walked.pattern, {
+      cwd: walked.cwd,
+      dot: true,
+      followSymbolicLinks: false,
+      onlyFiles: true,
+      ignore,
+      signal: ctx.signal,
+    })
+  ).map((rel) => (walked.under === '' ? rel : `${walked.under}/${rel}`));
   // A link named in the pattern's fixed part (`out/*` with out -> ../outside, `r/etc/*` with r -> /) is walked
   // into by the expansion, and its names look inside: only names whose folder really is inside count.
   const realFolders = new Map<string, string | null>();

@@ -45,6 +45,7 @@ export {
   checkoutStorage,
   collectCheckouts,
 } from './checkoutStorage.js';
+export { type CheckoutKindReport, checkoutKindReport, setCheckoutKind } from './checkoutKind.js';
 export { withWritableSession } from './lock.js';
 export {
   checkPromptSize,

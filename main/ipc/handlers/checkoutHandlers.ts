@@ -1,4 +1,9 @@
-import { checkoutStorage, collectCheckouts } from '../../core/harness/index.js';
+import {
+  checkoutKindReport,
+  checkoutStorage,
+  collectCheckouts,
+  setCheckoutKind,
+} from '../../core/harness/index.js';
 import type { checkoutChannels } from '../contract/checkoutChannels.js';
 import type { HandlerContext } from './context.js';
 import type { HandlerTable } from './types.js';
@@ -10,5 +15,7 @@ export function checkoutHandlers(ctx: HandlerContext): Pick<HandlerTable, keyof 
     'checkouts.storage': () => checkoutStorage(home),
     'checkouts.collect': (args) =>
       collectCheckouts(home, { measure: true, ...(args.dryRun ? { dryRun: true } : {}) }),
+    'checkouts.kind': () => checkoutKindReport(home),
+    'checkouts.setKind': (args) => setCheckoutKind(home, args.kind),
   };
 }

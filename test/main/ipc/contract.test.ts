@@ -116,6 +116,8 @@ const inputs: { [C in ChannelName]: ChannelInput<C> } = {
   'imports.run': { tool: 'codex', project: '/p' },
   'checkouts.storage': {},
   'checkouts.collect': { dryRun: true },
+  'checkouts.kind': {},
+  'checkouts.setKind': { kind: 'view' },
   // Issue 30.
   'setup.trust': { folder: '/p' },
   'setup.approve': { folder: '/p', hashes: { '.claude/settings.json': 'a'.repeat(64) } },
@@ -288,6 +290,7 @@ describe('the contract', () => {
         .success,
     ).toBe(false);
     expect(channels['turns.send'].input.safeParse({ sessionId: 's', prompt: '' }).success).toBe(false);
+    expect(channels['checkouts.setKind'].input.safeParse({ kind: 'reflink' }).success).toBe(false);
     expect(channels['events.page'].input.safeParse({ sessionId: 's', limit: 100_000 }).success).toBe(false);
     expect(
       topics['turn.delta'].safeParse({ ...payloads['turn.delta'], delta: { type: 'bogus' } }).success,

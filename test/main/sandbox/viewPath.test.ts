@@ -90,6 +90,43 @@ describe.runIf(process.platform === 'linux')("Keel's confined file layer on a vi
     expect(readFileSync(path.join(lower, 'src', 'b.ts'), 'utf8')).toBe('lower b\n');
   });
 
+  it("follows a link whose absolute target is the view's own file as a copy does, and refuses one leaving it", async () => {
+    // The box names the checkout by its mount point; Keel sees it under /proc/<pid>/root. The kernel would take such a
+    // target from Keel's own `/` (the empty host folder): the walk takes it from the holder's.
+    const mountpoint = view.layers.mountpoint;
+    await inBox(
+      [
+        `ln -s ${path.join(mountpoint, 'src', 'a.ts')} src/abs.ts`,
+        `ln -s ${path.join(mountpoint, 'src')} srcdir`,
+        `ln -s ${path.join(mountpoint, 'src', '..', '..', '..')} src/above`,
+        'ln -s /etc/hostname src/host',
+      ].join(' && '),
+    );
+    expect(resolveInWorkspace(inView, 'src/abs.ts', { argName: 'path' })).toBe(
+      path.join(inView, 'src', 'a.ts'),
+    );
+    expect(realpathNative(path.join(inView, 'srcdir', 'abs.ts'))).toBe(path.join(inView, 'src', 'a.ts'));
+    const before = readFileSync(view.hostPath(path.join(mountpoint, 'src', 'a.ts')), 'utf8');
+    expect(
+      (await readFileConfined(inView, 'src/abs.ts', { argName: 'path', maxBytes: 100 })).data.toString(),
+    ).toBe(before);
+    await writeFileConfined(inView, 'srcdir/via-link.ts', 'through\n', { argName: 'path' });
+    await writeFileConfined(inView, 'src/abs.ts', 'abs\n', { argName: 'path' });
+    expect(await inBox('cat src/via-link.ts src/a.ts')).toBe('through\nabs\n');
+    expect(readdirSync(view.layers.mountpoint)).toEqual([]);
+    // Still confined: a target outside the checkout is refused, in the holder's namespace and on the host alike.
+    await expect(readFileConfined(inView, 'src/host', { argName: 'path', maxBytes: 100 })).rejects.toThrow(
+      /outside/,
+    );
+    await expect(writeFileConfined(inView, 'src/above/x', 'owned\n', { argName: 'path' })).rejects.toThrow(
+      /outside/,
+    );
+    expect(() =>
+      resolveInWorkspace(inView, '../../../../../../../etc/hostname', { argName: 'path' }),
+    ).toThrow(/outside/);
+    expect(readFileSync(path.join(lower, 'src', 'a.ts'), 'utf8')).toBe('lower a\n');
+  });
+
   it("refuses a link the box planted toward the project folder's own files (it would write the real project)", async () => {
     await inBox(`ln -s ${path.join(lower, 'src', 'a.ts')} src/evil.ts && ln -s ${lower} src/up`);
     await expect(writeFileConfined(inView, 'src/evil.ts', 'owned\n', { argName: 'path' })).rejects.toThrow(

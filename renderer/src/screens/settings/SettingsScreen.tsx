@@ -60,6 +60,8 @@ export function SettingsScreen(): JSX.Element {
               baseUrl: entry.baseUrl.trim(),
             })),
             ...(settings.settings.appearance ? { appearance: settings.settings.appearance } : {}),
+            // The checkout kind is saved by its own choice (Checkout storage): the file's is kept.
+            ...(draft.checkouts ? { checkouts: withoutKind(draft.checkouts) } : {}),
           },
         }),
       );
@@ -218,4 +220,12 @@ export function SettingsScreen(): JSX.Element {
       <SandboxStatus />
     </section>
   );
+}
+
+/** The checkouts settings the form sends: the bound, not the kind (absent: main keeps the file's). */
+function withoutKind(
+  checkouts: NonNullable<SettingsValue['checkouts']>,
+): NonNullable<SettingsValue['checkouts']> {
+  const { kind: _kind, ...bound } = checkouts;
+  return bound;
 }

@@ -14,6 +14,7 @@ import type { CommitModel } from '../../../../main/core/persistent/types.js';
 import { writeSettings, readSettings } from '../../../../main/store/settings.js';
 import { sessionWithCheckout as makeSession } from '../../../support/checkoutSession.js';
 import { git, makeRepo, makeTemp, read } from '../persistent/support.js';
+import { filesOf, gitIn } from './support.js';
 
 // Issue #36: `keel gc` and the storage bound reclaim idle sessions' checkouts, never what is not yet in the
 // backing folder or the log, and a reclaimed checkout is made again by the session's next turn.
@@ -43,7 +44,10 @@ describe('keel gc: reclaiming checkouts', () => {
     const clean = await sessionWithCheckout('auto');
     const manual = await sessionWithCheckout('manual');
     // The manual session's turn left a change for review: it is in no log and not in the project yet.
-    fs.writeFileSync(path.join(checkoutOf(manual).checkout, 'src', 'a.ts'), 'changed by the session\n');
+    fs.writeFileSync(
+      path.join(filesOf(checkoutOf(manual).checkout), 'src', 'a.ts'),
+      'changed by the session\n',
+    );
     Checkout.markDirty(checkoutOf(manual));
     expect(worktreeAdmins()).toHaveLength(2);
 
@@ -74,14 +78,18 @@ describe('keel gc: reclaiming checkouts', () => {
     expect(fs.existsSync(path.join(dataDir(clean), 'events.sqlite'))).toBe(true);
     expect(git(project, 'status', '--porcelain')).toBe('');
     expect(read(path.join(project, 'src', 'a.ts'))).toBe('a\n');
-    expect(read(path.join(checkoutOf(manual).checkout, 'src', 'a.ts'))).toBe('changed by the session\n');
+    expect(read(path.join(filesOf(checkoutOf(manual).checkout), 'src', 'a.ts'))).toBe(
+      'changed by the session\n',
+    );
     expect(checkoutStorage(home).entries.map((entry) => entry.sessionId)).toEqual([manual]);
 
     // The reclaimed session's next turn makes its checkout again, from the project as it is now.
     fs.writeFileSync(path.join(project, 'src', 'b.ts'), 'b edited by the user\n');
     await withWritableSession(home, clean, (log) => prepareTurn(log, { newTurn: true }));
-    expect(read(path.join(checkoutOf(clean).checkout, 'src', 'b.ts'))).toBe('b edited by the user\n');
-    expect(read(path.join(checkoutOf(clean).checkout, 'README.md'))).toBe('r\n');
+    expect(read(path.join(filesOf(checkoutOf(clean).checkout), 'src', 'b.ts'))).toBe(
+      'b edited by the user\n',
+    );
+    expect(read(path.join(filesOf(checkoutOf(clean).checkout), 'README.md'))).toBe('r\n');
   });
 
   it('keeps an auto session whose commit is owed, and reclaims only down to the bound, oldest first', async () => {
@@ -121,8 +129,8 @@ describe('keel gc: reclaiming checkouts', () => {
     expect(Checkout.existing({ name: 'project', path: project, commit: 'auto' }, location)).toBeUndefined();
 
     await withWritableSession(home, id, (log) => prepareTurn(log, { newTurn: true }));
-    expect(read(path.join(location.checkout, 'src', 'a.ts'))).toBe('a\n');
-    expect(git(location.checkout, 'status', '--porcelain')).toBe('');
+    expect(read(path.join(filesOf(location.checkout), 'src', 'a.ts'))).toBe('a\n');
+    expect(gitIn(location.checkout, 'status', '--porcelain')).toBe('');
 
     const report = await collectCheckouts(home, { idleMs: 0 });
     expect(report.entries[0]?.action).toBe('reclaimed');

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHarness } from '../../../../main/core/harness/harness.js';
@@ -70,4 +71,21 @@ export function filesOf(checkout: string): string {
   const dataDir = path.dirname(path.dirname(path.dirname(checkout)));
   const view = runningView(dataDir, checkout);
   return view === undefined ? checkout : `/proc/${view.pid}/root${checkout}`;
+}
+
+/**
+ * Git in a checkout as the model's git sees it: in the checkout, or (issue #36) in a copy-on-write view's holder
+ * namespace, where its files are (git given `/proc/<pid>/root/...` resolves it to Keel's own `/`: an empty folder).
+ */
+export function gitIn(checkout: string, ...args: string[]): string {
+  const dataDir = path.dirname(path.dirname(path.dirname(checkout)));
+  const view = runningView(dataDir, checkout);
+  const gitArgs = ['-c', 'user.name=T', '-c', 'user.email=t@t', ...args];
+  const [file, ...rest] =
+    view === undefined ? ['git', ...gitArgs] : view.enter(['git', '-C', checkout, ...gitArgs]);
+  return execFileSync(file as string, rest, {
+    cwd: view === undefined ? checkout : undefined,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+  });
 }

@@ -160,4 +160,44 @@ describe('a session on a copy-on-write view', () => {
       log.close();
     }
   });
+
+  it('keeps the build output across the next reset, and the file tools follow a link to the checkout by its absolute path', async (context) => {
+    if (skip !== undefined) context.skip();
+    const built = makeRepo(path.join(dir, 'built'), {
+      'src/app.ts': 'export const b = 1;\n',
+      '.gitignore': 'dist/\n',
+    });
+    const harness = harnessFor(home, server, { project: built });
+    const session = await harness.sessions.getOrCreate({ id: 'd' });
+    server.enqueue(
+      // The build writes ignored output and a link to the sources as the box names them (its absolute path).
+      callTool('run_command', {
+        command:
+          'mkdir -p dist && echo built > dist/app.js && ln -s "$PWD/src" dist/src && cat dist/src/app.ts',
+      }),
+      callTool('read_file', { path: 'dist/src/app.ts' }),
+      callTool('glob', { pattern: 'dist/src/*.ts' }),
+      callTool('edit_file', { path: 'dist/src/app.ts', old_string: 'b = 1', new_string: 'b = 2' }),
+      { kind: 'reply', text: 'built' },
+    );
+    await generateHarness({ harness, session, messages: [{ role: 'user', content: 'build' }] });
+    const seen = toolResultsSeen(server);
+    expect(seen[0]).toMatch(/^export const b = 1;\n\[exit code 0/);
+    expect(seen[1]).toBe('     1\texport const b = 1;');
+    expect(seen[2]).toBe('dist/src/app.ts');
+    expect(seen[3]).not.toMatch(/error/i);
+    // The edit through the link is the source file's: committed to the project; the ignored output is not.
+    expect(read(path.join(built, 'src/app.ts'))).toBe('export const b = 2;\n');
+    expect(fs.existsSync(path.join(built, 'dist'))).toBe(false);
+    server.enqueue(callTool('run_command', { command: 'cat dist/app.js && readlink dist/src' }), {
+      kind: 'reply',
+      text: 'still there',
+    });
+    await generateHarness({ harness, session, messages: [{ role: 'user', content: 'again' }] });
+    const dataDir = session.dataDir as string;
+    // The second turn's request carries the first's four results, then this one.
+    expect(toolResultsSeen(server)[4]).toMatch(
+      new RegExp(`^built\\n${path.join(dataDir, 'workspace/persistent/project/src')}\\n\\[exit code 0`),
+    );
+  });
 });

@@ -18,7 +18,7 @@ import { readSessionWorkspace, systemPromptFor } from '../../../../main/core/har
 import { detectSandbox } from '../../../../main/sandbox/box.js';
 import { ProviderServer } from '../../../support/providerServer.js';
 import { makeRepo, makeTemp } from '../persistent/support.js';
-import { callTool, eventsOf, harnessFor, read, toolResultsSeen } from './support.js';
+import { callTool, eventsOf, filesOf, harnessFor, read, toolResultsSeen } from './support.js';
 
 let dir: string;
 let home: string;
@@ -122,8 +122,9 @@ describe('a session from before the project was the root', () => {
     makeSessionFolders(dataDir);
     writePersistentConfig(dataDir, config);
     const location = checkoutLocation(dataDir, 'project');
-    await Checkout.open(config.dirs[0] as PersistentConfig['dirs'][number], location);
-    fs.writeFileSync(path.join(location.checkout, 'src/app.ts'), 'export const a = 2;\n');
+    const opened = await Checkout.open(config.dirs[0] as PersistentConfig['dirs'][number], location);
+    // Its files where Keel writes them: the checkout, or a copy-on-write view's merged folder through its holder.
+    fs.writeFileSync(path.join(await opened.mount(), 'src/app.ts'), 'export const a = 2;\n');
     Checkout.markDirty(location);
 
     const harness = harnessFor(home, server, { project });
@@ -271,7 +272,12 @@ describe('a session made now', () => {
     expect(created.pathRoot).toBe('project');
     expect(toolResultsSeen(server)).toEqual(['     1\texport const a = 1;']);
     const dataDir = path.join(fs.realpathSync(home), 'sessions', 'new');
-    const workspace = path.join(dataDir, 'workspace');
+    // A copy-on-write view's workspace is seen through its holder's root (`/proc/<pid>/root`), the box's folders
+    // and the tools' roots alike; a copy's is the folder itself. The artifacts are never in the view.
+    const checkout = path.join(dataDir, 'workspace', 'persistent', 'project');
+    const seen = filesOf(checkout);
+    expect(seen === checkout || /^\/proc\/\d+\/root\//.test(seen)).toBe(true);
+    const workspace = path.join(seen.slice(0, seen.length - checkout.length), dataDir, 'workspace');
     const log = SessionLog.open(home, 'new', { write: false });
     try {
       expect(readSessionWorkspace(log, created)).toMatchObject({

@@ -7,6 +7,7 @@ import { Checkout, type CheckoutLocation } from '../../../../main/core/persisten
 import type { PersistentDirSpec } from '../../../../main/core/persistent/types.js';
 import { runningView, stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
 import { git, makeRepo, makeTemp, read, writeFiles } from './support.js';
+import { gitIn } from '../harness/support.js';
 
 let dir: string;
 let artifactsDir: string;
@@ -46,23 +47,36 @@ describe('a checkout of a sha256 repository', () => {
     writeFiles(backing, { 'a.txt': 'one\n', 'b.txt': 'two\n' });
     git(backing, 'add', '-A');
     git(backing, 'commit', '-qm', 'initial');
+    // The kind new checkouts get (a view when KEEL_CHECKOUT_KIND forces it): both handle sha256 object ids.
     const checkout = await Checkout.open(spec(backing), location());
-    expect(checkout.kind).toBe('worktree');
-    writeFiles(location().checkout, { 'a.txt': 'session\n' });
+    const forced = process.env['KEEL_CHECKOUT_KIND'] === 'view';
+    expect(checkout.kind).toBe(forced ? 'view' : 'worktree');
+    const co = await checkout.mount();
+    writeFiles(co, { 'a.txt': 'session\n' });
     Checkout.markDirty(location());
     expect((await checkout.commit(commitOptions())).status).toBe('committed');
     expect(read(path.join(backing, 'a.txt'))).toBe('session\n');
     await checkout.reset();
-    expect(read(path.join(location().checkout, 'a.txt'))).toBe('session\n');
+    expect(read(path.join(co, 'a.txt'))).toBe('session\n');
     writeFiles(backing, { 'b.txt': 'user\n' });
     await checkout.reset();
-    expect(read(path.join(location().checkout, 'b.txt'))).toBe('user\n');
-    expect(git(location().checkout, 'status', '--porcelain')).toBe('');
+    expect(read(path.join(co, 'b.txt'))).toBe('user\n');
+    expect(gitIn(location().checkout, 'status', '--porcelain')).toBe('');
   });
 });
 
 describe.each(['worktree', 'shadow', 'view'] as const)('a %s checkout', (kind) => {
   let backing: string;
+  // The suite's kind is its parameter: KEEL_CHECKOUT_KIND (a run with the view forced) would make the worktree
+  // suite's checkouts views, which the view suite tests already; here each kind keeps its own cases.
+  let forced: string | undefined;
+  beforeEach(() => {
+    forced = process.env['KEEL_CHECKOUT_KIND'];
+    delete process.env['KEEL_CHECKOUT_KIND'];
+  });
+  afterEach(() => {
+    if (forced !== undefined) process.env['KEEL_CHECKOUT_KIND'] = forced;
+  });
 
   /** The checkout, a view when the suite's kind is one (a full copy otherwise: the backing decides which). */
   const open = () => Checkout.open(spec(backing), location(), { kind: kind === 'view' ? 'view' : 'copy' });
@@ -139,6 +153,54 @@ describe.each(['worktree', 'shadow', 'view'] as const)('a %s checkout', (kind) =
     expect(read(path.join(co, 'README.md'))).toBe('hello\n');
     expect(read(path.join(co, 'later.txt'))).toBe('from the user\n');
     expect(await checkout.uncommitted()).toEqual([]);
+  });
+
+  it('keeps the ignored files the session made (build output) across a reset, and only those', async () => {
+    writeFiles(backing, {
+      '.gitignore': 'out/\ndist/\n*.log\n.env\n',
+      '.env': 'KEY=backing\n',
+      'out/user.txt': "the user's own build\n",
+    });
+    if (kind !== 'shadow') git(backing, 'add', '-A');
+    const checkout = await open();
+    const co = await checkout.mount();
+    // The session removes the build folder and builds again (a view: an opaque folder over the backing's out/).
+    fs.rmSync(path.join(co, 'out'), { recursive: true, force: true });
+    writeFiles(co, {
+      'out/bin/app': 'built\n',
+      'src/debug.log': 'log\n',
+      'src/new.txt': 'untracked\n',
+      '.env': 'KEY=session\n',
+      'src/a.txt': 'changed\n',
+      'dist/js/deep/bundle.js': 'bundle\n',
+      'gen/run.log': 'kept\n',
+      'gen/sub/code.txt': 'not ignored\n',
+    });
+    fs.symlinkSync('bin/app', path.join(co, 'out', 'current'));
+    Checkout.markDirty(location());
+    writeFiles(backing, { 'later.txt': 'from the user\n' });
+    await checkout.reset();
+    expect(read(path.join(co, 'out/bin/app'))).toBe('built\n');
+    expect(fs.readlinkSync(path.join(co, 'out/current'))).toBe('bin/app');
+    expect(read(path.join(co, 'src/debug.log'))).toBe('log\n');
+    expect(fs.existsSync(path.join(co, 'src/new.txt'))).toBe(false);
+    // A new ignored folder whole; in a new folder that is not, its ignored files only.
+    expect(read(path.join(co, 'dist/js/deep/bundle.js'))).toBe('bundle\n');
+    expect(read(path.join(co, 'gen/run.log'))).toBe('kept\n');
+    expect(fs.existsSync(path.join(co, 'gen/sub'))).toBe(false);
+    expect(read(path.join(co, 'src/a.txt'))).toBe('one\ntwo\nthree\n');
+    expect(read(path.join(co, 'later.txt'))).toBe('from the user\n');
+    // A small ignored file of the backing folder is the backing's again (a copy refreshes its copy).
+    expect(read(path.join(co, '.env'))).toBe('KEY=backing\n');
+    // A copy's other ignored folders start empty; a view shows the backing's through the folder made again.
+    expect(read(path.join(co, 'out/user.txt'))).toBe(kind === 'view' ? "the user's own build\n" : undefined);
+    expect(await checkout.uncommitted()).toEqual([]);
+    // The user stops ignoring logs: the session's log is theirs to commit, as any untracked file, then goes.
+    writeFiles(backing, { '.gitignore': 'out/\ndist/\n.env\n' });
+    Checkout.markDirty(location());
+    await checkout.reset();
+    expect(read(path.join(co, 'out/bin/app'))).toBe('built\n');
+    expect(fs.existsSync(path.join(co, 'src/debug.log'))).toBe(false);
   });
 
   it('commits added, modified, deleted and executable files with hashes and a diff artifact', async () => {
