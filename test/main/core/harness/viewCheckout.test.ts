@@ -168,7 +168,7 @@ describe('a session on a copy-on-write view', () => {
       '.gitignore': 'dist/\n',
     });
     const harness = harnessFor(home, server, { project: built });
-    const session = await harness.sessions.getOrCreate({ id: 'd' });
+    const session = await harness.sessions.getOrCreate({ id: 'f' });
     server.enqueue(
       // The build writes ignored output and a link to the sources as the box names them (its absolute path).
       callTool('run_command', {
