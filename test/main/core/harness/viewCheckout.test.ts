@@ -7,12 +7,10 @@ import { generateHarness } from '../../../../main/core/harness/stream.js';
 import { sessionWorkspace } from '../../../../main/core/harness/workspace.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { mountViews } from '../../../../main/core/persistent/turnCheckouts.js';
-import { readSettings, writeSettings } from '../../../../main/store/settings.js';
-import { detectSandbox } from '../../../../main/sandbox/box.js';
-import { probeOverlay } from '../../../../main/sandbox/overlayView.js';
 import { stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
-import { ProviderServer } from '../../../support/providerServer.js';
-import { makeRepo, makeTemp } from '../persistent/support.js';
+import type { ProviderServer } from '../../../support/providerServer.js';
+import { makeRepo } from '../persistent/support.js';
+import { viewHome } from './viewFixture.js';
 import { callTool, harnessFor, read, toolResultsSeen } from './support.js';
 
 let dir: string;
@@ -22,22 +20,10 @@ let server: ProviderServer;
 let skip: string | undefined;
 
 beforeAll(async () => {
-  // Outside /tmp, which the box replaces by an empty tmpfs: the project (the view's lower folder) must be visible.
-  dir = fs.realpathSync(fs.mkdtempSync('/var/tmp/keel-view-'));
-  home = path.join(dir, 'home');
-  project = makeRepo(path.join(dir, 'project'), {
+  ({ dir, home, project, server, skip } = await viewHome('keel-view-', {
     'src/app.ts': 'export const a = 1;\n',
     'README.md': 'readme\n',
-  });
-  fs.mkdirSync(home, { recursive: true });
-  writeSettings(home, {
-    ...readSettings(home),
-    checkouts: { storageLimitMB: 2048, idleMinutes: 60, kind: 'view' },
-  });
-  const support = await probeOverlay(makeTemp('keel-view-probe-'));
-  const sandbox = await detectSandbox();
-  skip = !support.available ? support.reason : sandbox.kind !== 'bwrap' ? sandbox.reason : undefined;
-  server = await new ProviderServer().start();
+  }));
 });
 
 afterAll(async () => {

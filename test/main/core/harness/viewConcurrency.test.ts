@@ -18,13 +18,10 @@ import {
 } from '../../../../main/core/persistent/viewHolder.js';
 import { readViewOwner } from '../../../../main/core/persistent/viewOwner.js';
 import { listBackground, readBackground, stopSessionBackground } from '../../../../main/runner/background.js';
-import { detectSandbox } from '../../../../main/sandbox/box.js';
-import { probeOverlay } from '../../../../main/sandbox/overlayView.js';
-import { readSettings, writeSettings } from '../../../../main/store/settings.js';
-import { ProviderServer } from '../../../support/providerServer.js';
+import type { ProviderServer } from '../../../support/providerServer.js';
 import { writeUnder } from '../../../support/setupFiles.js';
 import { spawnTypescript, waitForExit, waitForLine } from '../../store/support/childProcess.js';
-import { makeRepo, makeTemp } from '../persistent/support.js';
+import { viewHome } from './viewFixture.js';
 import { callTool, eventsOf, filesOf, harnessFor, toolResultsSeen } from './support.js';
 
 let dir: string;
@@ -34,22 +31,10 @@ let server: ProviderServer;
 let skip: string | undefined;
 
 beforeAll(async () => {
-  // Outside /tmp, which the box replaces by an empty tmpfs: the project (the view's lower folder) must be visible.
-  dir = fs.realpathSync(fs.mkdtempSync('/var/tmp/keel-view-conc-'));
-  home = path.join(dir, 'home');
-  project = makeRepo(path.join(dir, 'project'), {
+  ({ dir, home, project, server, skip } = await viewHome('keel-view-conc-', {
     'src/app.ts': 'export const a = 1;\n',
     '.gitignore': '*.log\n*.flag\n',
-  });
-  fs.mkdirSync(home, { recursive: true });
-  writeSettings(home, {
-    ...readSettings(home),
-    checkouts: { storageLimitMB: 2048, idleMinutes: 60, kind: 'view' },
-  });
-  const support = await probeOverlay(makeTemp('keel-view-probe-'));
-  const sandbox = await detectSandbox();
-  skip = !support.available ? support.reason : sandbox.kind !== 'bwrap' ? sandbox.reason : undefined;
-  server = await new ProviderServer().start();
+  }));
 });
 
 afterAll(async () => {
