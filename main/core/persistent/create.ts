@@ -17,7 +17,7 @@ import {
 } from './state.js';
 import { ensureRealFolder, isInside } from './streamWrite.js';
 import { PersistentDirError, type PersistentDirSpec } from './types.js';
-import { addViewWorktree } from './viewGit.js';
+import { addViewWorktree, installViewIndex } from './viewGit.js';
 import { claimViews } from './viewOwner.js';
 import type { ViewChoice } from './viewHolder.js';
 import { unsafeLayerPath } from '../../sandbox/overlayView.js';
@@ -111,7 +111,7 @@ async function createView(context: CheckoutContext): Promise<void> {
       addViewWorktree({ backing: state.backing, checkout, upper: state.upper as string, commit: 'HEAD' }),
     ]),
   );
-  fs.copyFileSync(backingIndex(context), path.join(gitDir, 'index'));
+  await installViewIndex(backingIndex(context), gitDir);
   fs.mkdirSync(state.work as string, { recursive: true });
   state.gitDir = gitDir;
   setHead(context, taken.commit);

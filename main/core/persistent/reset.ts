@@ -19,6 +19,7 @@ import {
 import { lstatOrUndefined } from './streamWrite.js';
 import { clearLayers, removeIdleAside, setLayersAside } from '../../sandbox/overlayView.js';
 import { mountStillUsed, viewLayers, withViewDown } from './viewHolder.js';
+import { installViewIndex } from './viewGit.js';
 
 /**
  * Resets an intact checkout: when nothing marked it dirty and the snapshot equals the baseline, no file is
@@ -192,7 +193,7 @@ async function resetViewGit(context: CheckoutContext): Promise<void> {
     fs.writeFileSync(dotGit, text);
   }
   const taken = await snapshot(context);
-  fs.copyFileSync(backingIndex(context), path.join(state.gitDir, 'index'));
+  await installViewIndex(backingIndex(context), state.gitDir);
   setHead(context, taken.commit);
   state.baseline = taken.commit;
   state.baselineTree = taken.tree;

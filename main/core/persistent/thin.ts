@@ -74,5 +74,11 @@ export async function restoreViewIndex(context: CheckoutContext): Promise<void> 
     fs.rmSync(temp, { force: true });
     await readTree();
   }
+  // The repository's untracked cache names its own folder: in the view git would warn before every status
+  // (viewGit.ts installViewIndex).
+  await runGit({ cwd: state.gitDir, env: { GIT_DIR: state.gitDir, GIT_INDEX_FILE: temp } }, [
+    'update-index',
+    '--no-untracked-cache',
+  ]);
   fs.renameSync(temp, index);
 }

@@ -32,8 +32,34 @@ export type ViewGitOptions = {
  */
 export async function makeViewGit(options: ViewGitOptions): Promise<{ gitDir: string }> {
   const made = await withBackingLock(options.locksRoot, options.backing, () => addViewWorktree(options));
-  fs.copyFileSync(options.backingIndex, path.join(made.gitDir, 'index'));
+  await installViewIndex(options.backingIndex, made.gitDir);
   return made;
+}
+
+/**
+ * Gives the view's git folder `source` (Keel's private snapshot index, or a copy of the repository's) as its index,
+ * without an untracked cache: the cache names the folder and system it was made for (git's "location" ident), the
+ * backing folder, so in the view git printed `warning: untracked cache is disabled on this system or location`
+ * ahead of every `git status` the model ran. Written to a temp file beside it and renamed into place (one
+ * `update-index` rewrites it: ~80 bytes a file).
+ */
+export async function installViewIndex(
+  source: string,
+  gitDir: string,
+  target = path.join(gitDir, 'index'),
+): Promise<void> {
+  const temp = `${target}.${process.pid}.keel-install`;
+  fs.rmSync(temp, { force: true });
+  fs.copyFileSync(source, temp);
+  try {
+    await runGit({ cwd: gitDir, env: { GIT_DIR: gitDir, GIT_INDEX_FILE: temp } }, [
+      'update-index',
+      '--no-untracked-cache',
+    ]);
+    fs.renameSync(temp, target);
+  } finally {
+    fs.rmSync(temp, { force: true });
+  }
 }
 
 /**

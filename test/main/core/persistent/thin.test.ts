@@ -1,6 +1,6 @@
 // Issue #36: a quiet view drops its two git indexes (thin.ts) and gets them back on demand, with the real kernel
 // overlay and real git: a thinned view resumes, shows the user's changes, stays clean for its own git, and commits.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -248,6 +248,51 @@ describe('a thinned view whose seed git cannot read', () => {
     expect((await checkout.commit(commitOptions('commits/1'))).status).toBe('committed');
     expect(read(path.join(backing, 'src/a.txt'))).toBe('session\n');
     expect(git(backing, 'status', '--porcelain')).toBe(' M src/a.txt\n M src/b.txt\n');
+  });
+});
+
+describe("a view's git in a repository that keeps an untracked cache", () => {
+  it('prints no warning when made, reset or rebuilt after a thin: the view gets no cache naming another folder', async (context) => {
+    if (skip !== undefined) context.skip();
+    // The user's index holds an untracked cache naming the backing folder (made once, the setting not kept), as Keel's
+    // private index does (its git runs with core.untrackedCache=true); git in the view, with the setting unset, warned.
+    git(backing, '-c', 'core.untrackedCache=true', 'status', '--porcelain');
+    expect(fs.readFileSync(path.join(backing, '.git', 'index')).includes('UNTR')).toBe(true);
+    const checkout = await Checkout.open(spec(), location(), { kind: 'view' });
+    const statusInView = (): { stdout: string; stderr: string } => {
+      const view = runningView(path.join(dir, 'home', 's1'), location().checkout);
+      if (view === undefined) throw new Error('no view is mounted');
+      const status = spawnSync(
+        'nsenter',
+        [
+          `--target=${view.pid}`,
+          '--user',
+          '--mount',
+          '--preserve-credentials',
+          `--wd=${location().checkout}`,
+          '--',
+          'git',
+          'status',
+          '--porcelain',
+        ],
+        { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } },
+      );
+      return { stdout: status.stdout, stderr: status.stderr };
+    };
+    const root = await checkout.mount();
+    expect(statusInView()).toEqual({ stdout: '', stderr: '' });
+    writeFiles(root, { 'src/a.txt': 'session\n' });
+    Checkout.markDirty(location());
+    expect(statusInView()).toEqual({ stdout: ' M src/a.txt\n', stderr: '' });
+    expect((await checkout.commit(commitOptions('commits/1'))).status).toBe('committed');
+    expect(await checkout.thin()).toBe(true);
+    // Rebuilt from the repository's index (restoreViewIndex) when mounted between turns.
+    await checkout.mount();
+    expect(statusInView()).toEqual({ stdout: '', stderr: '' });
+    // Made again from Keel's private index (a snapshot with core.untrackedCache) by the next reset.
+    await checkout.reset();
+    await checkout.mount();
+    expect(statusInView()).toEqual({ stdout: '', stderr: '' });
   });
 });
 
