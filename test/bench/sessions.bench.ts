@@ -116,18 +116,21 @@ async function measureCheckouts(
       const g1 = gitProcessCount();
       const config = persistentConfigOf(log);
       if (config) markTurnStarted(log.dir, config);
+      // A view's files are written through its holder (the host path is only its mount point).
+      const spec = config?.dirs[0];
+      if (!spec) throw new Error('the bench session has no project dir');
+      const root = await (await openCheckout(log, spec)).mount();
+      // The commit's git processes from here: a view's mount may run git (its index back), not the commit's.
+      const g2 = gitProcessCount();
       for (let i = 0; i < profile.changedFiles; i++) {
         const index = ((turn * profile.changedFiles + i) * 7) % profile.projectFiles;
-        appendFileSync(
-          join(first.path, 'src', `d${Math.floor(index / 100)}`, `f${index}.ts`),
-          `// turn ${turn}\n`,
-        );
+        appendFileSync(join(root, 'src', `d${Math.floor(index / 100)}`, `f${index}.ts`), `// turn ${turn}\n`);
       }
       const t1 = performance.now();
       const reports = await finishTurn(log);
       const commit = performance.now() - t1;
       resetGits.push(g1 - g0);
-      commitGits.push(gitProcessCount() - g1);
+      commitGits.push(gitProcessCount() - g2);
       if (reports[0]?.status !== 'committed')
         throw new Error(`${id} turn ${turn}: the commit did not happen`);
       resets.push(reset);

@@ -80,10 +80,10 @@ export const historyBench: Bench = {
       },
       persistentDirs: { project },
     }).sessions.getOrCreate({ id: 'bench-revert' });
-    const checkoutPath = await withWritableSession(home, 'bench-revert', async (log) => {
+    await withWritableSession(home, 'bench-revert', async (log) => {
       const spec = persistentConfigOf(log)?.dirs[0];
       if (!spec) throw new Error('the bench session has no project dir');
-      return (await openCheckout(log, spec)).location.checkout;
+      await openCheckout(log, spec);
     });
     // Git counts files written in the same second as its index as racily clean (see sessions.bench.ts).
     await new Promise((resolve) => setTimeout(resolve, 1_050 - (Date.now() % 1_000)));
@@ -95,12 +95,13 @@ export const historyBench: Bench = {
         await prepareTurn(log, { newTurn: true });
         const config = persistentConfigOf(log);
         if (config) markTurnStarted(log.dir, config);
+        // A view's files are written through its holder (the host path is only its mount point).
+        const spec = config?.dirs[0];
+        if (!spec) throw new Error('the bench session has no project dir');
+        const root = await (await openCheckout(log, spec)).mount();
         for (let i = 0; i < profile.changedFiles; i++) {
           const index = ((run * profile.changedFiles + i) * 7) % profile.projectFiles;
-          appendFileSync(
-            join(checkoutPath, 'src', `d${Math.floor(index / 100)}`, `f${index}.ts`),
-            `// ${run}\n`,
-          );
+          appendFileSync(join(root, 'src', `d${Math.floor(index / 100)}`, `f${index}.ts`), `// ${run}\n`);
         }
         const [report] = await finishTurn(log);
         if (report?.status !== 'committed')

@@ -11,6 +11,7 @@ import { Checkout } from '../../../../main/core/persistent/checkout.js';
 import { checkoutLocation } from '../../../../main/core/persistent/config.js';
 import { prepareTurn } from '../../../../main/core/persistent/turnCheckouts.js';
 import type { CommitModel } from '../../../../main/core/persistent/types.js';
+import { stopSessionViews } from '../../../../main/core/persistent/viewHolder.js';
 import { writeSettings, readSettings } from '../../../../main/store/settings.js';
 import { sessionWithCheckout as makeSession } from '../../../support/checkoutSession.js';
 import { git, makeRepo, makeTemp, read } from '../persistent/support.js';
@@ -37,6 +38,22 @@ const sessionWithCheckout = (commit: CommitModel) => makeSession(home, project, 
 
 const dataDir = (id: string) => path.join(home, 'sessions', id);
 const checkoutOf = (id: string) => checkoutLocation(dataDir(id), 'project');
+/**
+ * Runs `fn` on a session's checkout files as its turn sees them: a copy-on-write view (KEEL_CHECKOUT_KIND=view) is
+ * mounted by no process between turns (its host folder is an empty mount point), so it is mounted for the call
+ * and let go after, as a `keel run` that ended leaves it.
+ */
+async function inCheckout<T>(id: string, fn: (files: string) => T): Promise<T> {
+  return withWritableSession(home, id, async (log) => {
+    await prepareTurn(log, { newTurn: false });
+    try {
+      return fn(filesOf(checkoutOf(id).checkout));
+    } finally {
+      await stopSessionViews(log.dir);
+    }
+  });
+}
+
 const worktreeAdmins = () => fs.readdirSync(path.join(project, '.git', 'worktrees'));
 
 describe('keel gc: reclaiming checkouts', () => {
@@ -44,9 +61,8 @@ describe('keel gc: reclaiming checkouts', () => {
     const clean = await sessionWithCheckout('auto');
     const manual = await sessionWithCheckout('manual');
     // The manual session's turn left a change for review: it is in no log and not in the project yet.
-    fs.writeFileSync(
-      path.join(filesOf(checkoutOf(manual).checkout), 'src', 'a.ts'),
-      'changed by the session\n',
+    await inCheckout(manual, (files) =>
+      fs.writeFileSync(path.join(files, 'src', 'a.ts'), 'changed by the session\n'),
     );
     Checkout.markDirty(checkoutOf(manual));
     expect(worktreeAdmins()).toHaveLength(2);
@@ -78,7 +94,7 @@ describe('keel gc: reclaiming checkouts', () => {
     expect(fs.existsSync(path.join(dataDir(clean), 'events.sqlite'))).toBe(true);
     expect(git(project, 'status', '--porcelain')).toBe('');
     expect(read(path.join(project, 'src', 'a.ts'))).toBe('a\n');
-    expect(read(path.join(filesOf(checkoutOf(manual).checkout), 'src', 'a.ts'))).toBe(
+    expect(await inCheckout(manual, (files) => read(path.join(files, 'src', 'a.ts')))).toBe(
       'changed by the session\n',
     );
     expect(checkoutStorage(home).entries.map((entry) => entry.sessionId)).toEqual([manual]);

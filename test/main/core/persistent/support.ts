@@ -47,3 +47,17 @@ export function read(file: string): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * Runs `fn` with KEEL_CHECKOUT_KIND unset: that variable overrides the `kind` a checkout is opened with (as it
+ * overrides the setting for sessions), so a case that needs a full copy under a run with the view forced asks here.
+ */
+export async function unforced<T>(fn: () => Promise<T>): Promise<T> {
+  const forced = process.env['KEEL_CHECKOUT_KIND'];
+  delete process.env['KEEL_CHECKOUT_KIND'];
+  try {
+    return await fn();
+  } finally {
+    if (forced !== undefined) process.env['KEEL_CHECKOUT_KIND'] = forced;
+  }
+}

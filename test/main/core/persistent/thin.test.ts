@@ -10,7 +10,7 @@ import type { PersistentDirSpec } from '../../../../main/core/persistent/types.j
 import { runningView, stopAllViews, viewLayers } from '../../../../main/core/persistent/viewHolder.js';
 import { overlayInUse } from '../../../../main/sandbox/overlayInUse.js';
 import { probeOverlay } from '../../../../main/sandbox/overlayView.js';
-import { git, makeRepo, makeTemp, read, writeFiles } from './support.js';
+import { git, makeRepo, makeTemp, read, unforced, writeFiles } from './support.js';
 
 let dir: string;
 let backing: string;
@@ -211,7 +211,8 @@ describe('a thinned view', () => {
       workspaceRoot: path.join(dir, 'home', 's2', 'workspace'),
       stateDir: path.join(dir, 'home', 's2', 'checkouts', 'project'),
     };
-    const copy = await Checkout.open(spec(), copyLocation, { kind: 'copy' });
+    // A copy even when KEEL_CHECKOUT_KIND forces the view.
+    const copy = await unforced(() => Checkout.open(spec(), copyLocation, { kind: 'copy' }));
     expect(copy.kind).toBe('worktree');
     expect(await copy.thin()).toBe(false);
     expect(fs.existsSync(path.join(copyLocation.stateDir, 'backing.index'))).toBe(true);
