@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkout, type CheckoutLocation } from '../../main/core/persistent/checkout.js';
 import { COMMIT_MAX_FILES } from '../../main/core/persistent/commit.js';
+import { stopAllViews } from '../../main/core/persistent/viewHolder.js';
 import { makeRepo, makeTemp } from '../main/core/persistent/support.js';
 
 let dir: string;
@@ -25,15 +26,21 @@ beforeEach(() => {
     locksRoot: path.join(dir, 'home', 'locks'),
   };
 });
-afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+afterEach(async () => {
+  await stopAllViews();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
-/** What a model's command does in the checkout: `count` new files under gen/, made by a shell loop. */
-function makeFiles(count: number): void {
+/**
+ * What a model's command does in the checkout: `count` new files under gen/, made by a shell loop, in the checkout's
+ * files as Keel reaches them (`root`: the checkout, or a copy-on-write view's merged folder through its holder).
+ */
+function makeFiles(root: string, count: number): void {
   execFileSync(
     'bash',
     ['-c', `mkdir gen && for i in $(seq 1 ${count}); do echo "$i" > "gen/f$i.txt"; done`],
     {
-      cwd: location.checkout,
+      cwd: root,
     },
   );
   Checkout.markDirty(location);
@@ -53,7 +60,7 @@ describe('attack: a command that makes more files than a commit writes without a
 
   it('writes nothing, holds every change back saying why; granted, they are written', async () => {
     const checkout = await Checkout.open({ name: 'project', path: backing, commit: 'auto' }, location);
-    makeFiles(300);
+    makeFiles(await checkout.mount(), 300);
     const report = await checkout.commit(options('commits/1-project', 100));
     expect(report.status).toBe('unchanged');
     expect(report.held?.files).toHaveLength(300);
@@ -75,7 +82,7 @@ describe('attack: a command that makes more files than a commit writes without a
 
   it('under the bound, commits as before', async () => {
     const checkout = await Checkout.open({ name: 'project', path: backing, commit: 'auto' }, location);
-    makeFiles(100);
+    makeFiles(await checkout.mount(), 100);
     const report = await checkout.commit(options('commits/1-project', 100));
     expect(report.status).toBe('committed');
     expect(report.held).toBeUndefined();

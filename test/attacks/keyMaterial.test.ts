@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Checkout } from '../../main/core/persistent/checkout.js';
+import { stopAllViews } from '../../main/core/persistent/viewHolder.js';
 import type { SandboxInfo } from '../../main/sandbox/box.js';
 import { createRedactor } from '../../main/sandbox/redact.js';
 import { makeRepo, makeTemp, writeFiles } from '../main/core/persistent/support.js';
@@ -227,7 +228,10 @@ describe("a persistent commit's patch artifact", () => {
   beforeAll(() => {
     dir = makeTemp('keel-attack-patch-');
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(async () => {
+    await stopAllViews();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('holds no .env value, old or new, and no key material', async () => {
     const oldSecret = 'old-' + randomBytes(12).toString('hex');
@@ -245,7 +249,8 @@ describe("a persistent commit's patch artifact", () => {
       locksRoot: path.join(dir, 'home', 'locks'),
     };
     const checkout = await Checkout.open({ name: 'project', path: backing, commit: 'auto' }, location);
-    writeFiles(location.checkout, {
+    // The model's writes land in the checkout's files as Keel reaches them (a view's through its holder).
+    writeFiles(await checkout.mount(), {
       '.env': `DATABASE_PASSWORD=${newSecret}\nPORT=3001\n`,
       'src/a.txt': 'two\n',
       'keys/deploy.pem': pem,
