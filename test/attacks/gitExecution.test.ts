@@ -5,10 +5,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
 import { Checkout, type CheckoutLocation } from '../../main/core/persistent/checkout.js';
 import { runGit } from '../../main/core/persistent/git.js';
+import { stopAllViews } from '../../main/core/persistent/viewHolder.js';
 import { generateHarness } from '../../main/core/harness/stream.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
+import { probeOverlay } from '../../main/sandbox/overlayView.js';
 import { ProviderServer } from '../support/providerServer.js';
-import { git, makeRepo, makeTemp } from '../main/core/persistent/support.js';
+import { git, makeRepo, makeTemp, unforced } from '../main/core/persistent/support.js';
 import { callTool, eventsOf, harnessFor } from '../main/core/harness/support.js';
 
 /**
@@ -35,6 +37,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await server.close();
+  await stopAllViews();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -169,72 +172,83 @@ describe('attacks: host code execution through git', () => {
 });
 
 describe("attacks: Keel's own git runs nothing a repository's config names", () => {
-  it('checkout, reset, commit and git status run no hook, hooksPath, fsmonitor or submodule config, and ignore GIT_DIR', async () => {
-    // A nested repository registered as a submodule, with its own fsmonitor.
-    const sub = makeRepo(path.join(project, 'sub'), { 'x.txt': 'x\n' });
-    git(
-      project,
-      '-c',
-      'core.hooksPath=/dev/null',
-      'update-index',
-      '--add',
-      '--cacheinfo',
-      `160000,${git(sub, 'rev-parse', 'HEAD').trim()},sub`,
-    );
-    fs.writeFileSync(path.join(project, '.gitmodules'), '[submodule "sub"]\n\tpath = sub\n\turl = ./sub\n');
-    fs.writeFileSync(path.join(sub, 'x.txt'), 'changed\n');
-    // Planted by anything before this session (an old box, a tool): every way git runs a program on its own.
-    const planted = `#!/bin/sh\ntouch ${marker}\n`;
-    for (const folder of [path.join(project, '.git', 'hooks'), path.join(project, '.githooks')]) {
-      fs.mkdirSync(folder, { recursive: true });
-      for (const hook of [
-        'post-checkout',
-        'reference-transaction',
-        'pre-commit',
-        'post-commit',
-        'post-index-change',
-        'pre-auto-gc',
-      ])
-        fs.writeFileSync(path.join(folder, hook), planted, { mode: 0o755 });
-    }
-    const fsmonitor = path.join(dir, 'fsmonitor.sh');
-    fs.writeFileSync(fsmonitor, planted, { mode: 0o755 });
-    git(sub, 'config', 'core.fsmonitor', fsmonitor);
-    git(project, 'config', 'core.fsmonitor', fsmonitor);
-    git(project, 'config', 'core.hooksPath', '.githooks');
-    git(project, 'config', 'core.sshCommand', fsmonitor);
-    // GIT_DIR / GIT_WORK_TREE in Keel's own environment (a shell that exported them) redirect nothing.
-    const evil = path.join(dir, 'evil.git');
-    git(dir, 'init', '-q', '--bare', evil);
-    git(evil, 'config', 'core.fsmonitor', fsmonitor);
-    const saved = { dir: process.env['GIT_DIR'], tree: process.env['GIT_WORK_TREE'] };
-    process.env['GIT_DIR'] = evil;
-    process.env['GIT_WORK_TREE'] = project;
-    try {
-      const location = checkoutLocation();
-      const checkout = await Checkout.open({ name: 'project', path: project, commit: 'auto' }, location);
-      expect(checkout.kind).toBe('worktree');
-      fs.writeFileSync(path.join(location.checkout, 'src', 'app.ts'), 'export const z = 3;\n');
-      Checkout.markDirty(location);
-      const report = await checkout.commit({ artifactsDir: path.join(dir, 'artifacts'), artifactStem: 'c' });
-      expect(report.status).toBe('committed');
-      await checkout.reset();
-      for (const cwd of [project, location.checkout, sub])
-        await runGit({ cwd, env: {} }, ['status', '--porcelain']);
-      expect(fs.readFileSync(path.join(project, 'src', 'app.ts'), 'utf8')).toBe('export const z = 3;\n');
-    } finally {
-      for (const [name, value] of [
-        ['GIT_DIR', saved.dir],
-        ['GIT_WORK_TREE', saved.tree],
-      ] as const)
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-    }
-    expect(fs.existsSync(marker)).toBe(false);
-    // The control: the user's own git in the same folder does run it (the plant is real).
-    usersGit(project, 'status');
-    expect(fs.existsSync(marker)).toBe(true);
-  });
+  // On both kinds of checkout: a copy-on-write view's git (run in its holder's namespace) gets the same settings.
+  it.each(['copy', 'view'] as const)(
+    'checkout, reset, commit and git status run no hook, hooksPath, fsmonitor or submodule config, and ignore GIT_DIR (%s)',
+    async (kind) => {
+      if (kind === 'view' && !(await probeOverlay(makeTemp('keel-attack-git-probe-'))).available) return;
+      // A nested repository registered as a submodule, with its own fsmonitor.
+      const sub = makeRepo(path.join(project, 'sub'), { 'x.txt': 'x\n' });
+      git(
+        project,
+        '-c',
+        'core.hooksPath=/dev/null',
+        'update-index',
+        '--add',
+        '--cacheinfo',
+        `160000,${git(sub, 'rev-parse', 'HEAD').trim()},sub`,
+      );
+      fs.writeFileSync(path.join(project, '.gitmodules'), '[submodule "sub"]\n\tpath = sub\n\turl = ./sub\n');
+      fs.writeFileSync(path.join(sub, 'x.txt'), 'changed\n');
+      // Planted by anything before this session (an old box, a tool): every way git runs a program on its own.
+      const planted = `#!/bin/sh\ntouch ${marker}\n`;
+      for (const folder of [path.join(project, '.git', 'hooks'), path.join(project, '.githooks')]) {
+        fs.mkdirSync(folder, { recursive: true });
+        for (const hook of [
+          'post-checkout',
+          'reference-transaction',
+          'pre-commit',
+          'post-commit',
+          'post-index-change',
+          'pre-auto-gc',
+        ])
+          fs.writeFileSync(path.join(folder, hook), planted, { mode: 0o755 });
+      }
+      const fsmonitor = path.join(dir, 'fsmonitor.sh');
+      fs.writeFileSync(fsmonitor, planted, { mode: 0o755 });
+      git(sub, 'config', 'core.fsmonitor', fsmonitor);
+      git(project, 'config', 'core.fsmonitor', fsmonitor);
+      git(project, 'config', 'core.hooksPath', '.githooks');
+      git(project, 'config', 'core.sshCommand', fsmonitor);
+      // GIT_DIR / GIT_WORK_TREE in Keel's own environment (a shell that exported them) redirect nothing.
+      const evil = path.join(dir, 'evil.git');
+      git(dir, 'init', '-q', '--bare', evil);
+      git(evil, 'config', 'core.fsmonitor', fsmonitor);
+      const saved = { dir: process.env['GIT_DIR'], tree: process.env['GIT_WORK_TREE'] };
+      process.env['GIT_DIR'] = evil;
+      process.env['GIT_WORK_TREE'] = project;
+      try {
+        const location = checkoutLocation();
+        const checkout = await unforced(() =>
+          Checkout.open({ name: 'project', path: project, commit: 'auto' }, location, { kind }),
+        );
+        expect(checkout.kind).toBe(kind === 'copy' ? 'worktree' : 'view');
+        fs.writeFileSync(path.join(await checkout.mount(), 'src', 'app.ts'), 'export const z = 3;\n');
+        Checkout.markDirty(location);
+        const report = await checkout.commit({
+          artifactsDir: path.join(dir, 'artifacts'),
+          artifactStem: 'c',
+        });
+        expect(report.status).toBe('committed');
+        await checkout.reset();
+        // Keel's git in a view runs in its holder (the commit and reset above); on the host its folder is a mount point.
+        for (const cwd of [project, sub, ...(kind === 'copy' ? [location.checkout] : [])])
+          await runGit({ cwd, env: {} }, ['status', '--porcelain']);
+        expect(fs.readFileSync(path.join(project, 'src', 'app.ts'), 'utf8')).toBe('export const z = 3;\n');
+      } finally {
+        for (const [name, value] of [
+          ['GIT_DIR', saved.dir],
+          ['GIT_WORK_TREE', saved.tree],
+        ] as const)
+          if (value === undefined) delete process.env[name];
+          else process.env[name] = value;
+      }
+      expect(fs.existsSync(marker)).toBe(false);
+      // The control: the user's own git in the same folder does run it (the plant is real).
+      usersGit(project, 'status');
+      expect(fs.existsSync(marker)).toBe(true);
+    },
+  );
 
   it('git is started in one place only (main/core/persistent/git.ts), so every call gets those settings', () => {
     const offenders: string[] = [];
@@ -265,7 +279,7 @@ describe('attacks: git metadata changed during a turn', () => {
   it('a commit holds every change back, naming each change, when hooks, config or HEAD changed since the reset', async () => {
     const checkout = await Checkout.open({ name: 'project', path: project, commit: 'auto' }, location());
     await checkout.reset();
-    fs.writeFileSync(path.join(location().checkout, 'src', 'app.ts'), 'export const w = 4;\n');
+    fs.writeFileSync(path.join(await checkout.mount(), 'src', 'app.ts'), 'export const w = 4;\n');
     Checkout.markDirty(location());
     // During the turn, something outside Keel switches the branch and plants a hook and an fsmonitor.
     git(project, 'checkout', '-q', '-b', 'elsewhere');
@@ -295,7 +309,7 @@ describe('attacks: git metadata changed during a turn', () => {
   it('the user committing on the branch meanwhile is not a change of metadata', async () => {
     const checkout = await Checkout.open({ name: 'project', path: project, commit: 'auto' }, location());
     await checkout.reset();
-    fs.writeFileSync(path.join(location().checkout, 'session.txt'), 'session\n');
+    fs.writeFileSync(path.join(await checkout.mount(), 'session.txt'), 'session\n');
     Checkout.markDirty(location());
     fs.writeFileSync(path.join(project, 'user.txt'), 'user\n');
     git(project, 'add', 'user.txt');
