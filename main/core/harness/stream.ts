@@ -7,7 +7,13 @@ import { loadSessionState } from '../turn/loadState.js';
 import { needsModel, unansweredCalls } from '../turn/state.js';
 import { readSettings } from '../../store/settings.js';
 import { enforceCheckoutBound } from './checkoutStorage.js';
-import { commitDirs, finishTurn, prepareTurn, recoverCommits } from '../persistent/turnCheckouts.js';
+import {
+  commitDirs,
+  finishTurn,
+  prepareTurn,
+  recoverCommits,
+  takeViewBaselines,
+} from '../persistent/turnCheckouts.js';
 import { beginDirectChanges } from '../persistent/directTurn.js';
 import { completePendingRevert } from '../history/revert.js';
 import { policyFor, runtimeOf, type HarnessRuntime } from './harness.js';
@@ -145,8 +151,12 @@ async function runStreamed(
           ...(options.signal ? { signal: options.signal } : {}),
           ...(options.settingsChanges ? { settingsChanges: options.settingsChanges } : {}),
           maxSteps: options.maxSteps ?? runtime.options.maxSteps ?? 50,
-          // A --commit direct session's folder is photographed only when a tool (or an MCP server) may change it.
-          beforeChanges: () => beginDirectChanges(log),
+          // A --commit direct session's folder is photographed only when a tool (or an MCP server) may change it; a
+          // view made for this turn takes its baseline then too (its first request waited for no snapshot).
+          beforeChanges: async () => {
+            await takeViewBaselines(log.dir);
+            await beginDirectChanges(log);
+          },
           ...(newTurn ? { turnCommand: input.command ?? null } : {}),
           // Issue #30: the first prompt this process runs of a session with turns is a SessionStart `resume`.
           ...(newTurn && state.turns > 0 && !runtime.started.has(log.id) ? { resumed: true } : {}),

@@ -52,6 +52,11 @@ export type HookScope = {
   append(event: NewEvent): SessionEvent;
   /** The turn's stop: a running hook is killed (its run is then an error). */
   readonly signal?: AbortSignal;
+  /**
+   * The turn's `beforeChanges` (a hook's command can change files as a tool's can): a `--commit direct` folder's
+   * photograph, a view's pending baseline, the redactor's .env walk, all before the command runs.
+   */
+  beforeChanges?(): Promise<void>;
 };
 
 const RANK: Record<HookRan['decision'], number> = { none: 0, error: 1, allow: 2, ask: 3, block: 4, deny: 5 };
@@ -111,6 +116,7 @@ export async function runHooks(
   });
   let results;
   try {
+    await scope.beforeChanges?.();
     results = await runAll(scope, options, cwd, transcript);
   } finally {
     transcript.remove();

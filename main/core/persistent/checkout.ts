@@ -2,7 +2,7 @@
 // snapshot, reset, extras, merge, commit, hashing, state); this class runs them one at a time. See README.md.
 import path from 'node:path';
 import { commitChanges, uncommittedFiles, type CommitOptions } from './commit.js';
-import { createCheckout } from './create.js';
+import { createCheckout, takeViewBaseline } from './create.js';
 import { changedGitMetadata, commonGitDir, gitMetadataFingerprint } from './gitMetadata.js';
 import { gitMetadataPaths } from '../../sandbox/protectedPaths.js';
 import { overlayBaseline, type OverlayFile } from './overlay.js';
@@ -61,14 +61,18 @@ export class Checkout {
   static async open(
     spec: PersistentDirSpec,
     location: CheckoutLocation,
-    options: { view?: ViewChoice; kind?: CheckoutKindSetting } = {},
+    options: { view?: ViewChoice; kind?: CheckoutKindSetting; deferBaseline?: boolean } = {},
   ): Promise<Checkout> {
     const existing = Checkout.existing(spec, location);
     if (existing) return existing;
     const probeCache = path.join(path.dirname(location.locksRoot), 'overlay-probe.json');
     const view =
       options.view ?? (await viewChoiceFor(options.kind, path.dirname(location.stateDir), probeCache));
-    const created = await createCheckout(spec, location, view ? { view } : {});
+    // A view may be made without its baseline (a new turn's first request waits for no stat pass): see takeViewBaseline.
+    const created = await createCheckout(spec, location, {
+      ...(view ? { view } : {}),
+      ...(options.deferBaseline === true ? { deferBaseline: true } : {}),
+    });
     recordGitMetadata(created);
     return new Checkout(created);
   }
@@ -127,12 +131,22 @@ export class Checkout {
    * The host path of the checkout's files for Keel's own reads and writes (its tools' root): the checkout itself,
    * or a view's merged folder through its holder, which is started first when it is not running in this process.
    */
-  async mount(): Promise<string> {
-    return this.exclusive(async () => {
-      // Whoever mounts it may run git in it (a terminal's box between turns): a thinned view's index comes back.
-      await restoreViewIndex(this.context);
-      return checkoutRoot(this.context);
-    });
+  async mount(options: { baseline?: 'later' } = {}): Promise<string> {
+    return this.exclusive(
+      async () => {
+        // Whoever mounts it may run git in it (a terminal's box between turns): a thinned view's index comes back.
+        await restoreViewIndex(this.context);
+        return checkoutRoot(this.context);
+      },
+      // A turn mounts its views before its first request and takes a view's pending baseline only before a tool that
+      // can change files (`takeBaseline`); anyone else mounting may run git in it at once.
+      { settle: options.baseline !== 'later' },
+    );
+  }
+
+  /** Issue #36: takes a view's pending baseline (the snapshot it was made without); nothing for any other checkout. */
+  async takeBaseline(): Promise<void> {
+    return this.exclusive(() => Promise.resolve());
   }
 
   /**
@@ -157,21 +171,29 @@ export class Checkout {
    * wrote into the checkout and the backing folder is unchanged, no file is touched.
    */
   async reset(): Promise<void> {
-    return this.exclusive(async () => {
-      if (isIntact(this.location)) await resetIntact(this.context);
-      // The session replaced its checkout (or a folder above it) by something else: make it again.
-      else {
-        // A view is made again as a view (its holder ended first: its mount point is being replaced).
-        const view =
-          this.kind === 'view' ? { available: true, reason: 'made again as the view it was' } : undefined;
-        if (view) await stopViews(this.location);
-        this.context.state = (
-          await Checkout.open(this.spec, this.location, view ? { view } : {})
-        ).context.state;
-      }
-      // A turn starts from here: the git metadata it will be compared with at the commit.
-      recordGitMetadata(this.context);
-    }, true);
+    return this.exclusive(
+      async () => {
+        if (isIntact(this.location) && this.context.state.pendingBaseline === true) {
+          // A view that never took its baseline shows the backing folder as it is: the baseline taken now is the reset,
+          // unless something wrote into the view meanwhile (a terminal), which the ordinary reset then drops.
+          await takeViewBaseline(this.context);
+          if (!isQuiet(this.context)) await resetIntact(this.context);
+        } else if (isIntact(this.location)) await resetIntact(this.context);
+        // The session replaced its checkout (or a folder above it) by something else: make it again.
+        else {
+          // A view is made again as a view (its holder ended first: its mount point is being replaced).
+          const view =
+            this.kind === 'view' ? { available: true, reason: 'made again as the view it was' } : undefined;
+          if (view) await stopViews(this.location);
+          this.context.state = (
+            await Checkout.open(this.spec, this.location, view ? { view } : {})
+          ).context.state;
+        }
+        // A turn starts from here: the git metadata it will be compared with at the commit.
+        recordGitMetadata(this.context);
+      },
+      { resetting: true, settle: false },
+    );
   }
 
   /**
@@ -189,9 +211,10 @@ export class Checkout {
    */
   async thin(): Promise<boolean> {
     // A background command or terminal still running on the view may run git over its index: kept until a later turn.
+    // A view without its baseline yet holds no index to drop: thinning needs none taken.
     return this.exclusive(
       () => Promise.resolve(!boxesOnView(this.location, this.context.state) && thinView(this.context)),
-      true,
+      { resetting: true, settle: false },
     );
   }
 
@@ -227,7 +250,10 @@ export class Checkout {
    * otherwise fail one of them on git's index.lock. Each starts from the state on disk, which an operation
    * through another handle of the same checkout may have moved.
    */
-  private async exclusive<T>(operation: () => Promise<T>, resetting = false): Promise<T> {
+  private async exclusive<T>(
+    operation: () => Promise<T>,
+    { resetting = false, settle = true }: { resetting?: boolean; settle?: boolean } = {},
+  ): Promise<T> {
     const key = this.location.stateDir;
     const previous = checkoutQueues.get(key) ?? Promise.resolve();
     let release!: () => void;
@@ -237,6 +263,9 @@ export class Checkout {
     await previous;
     try {
       this.context.state = readState(this.location.stateDir) ?? this.context.state;
+      // A view made without its baseline takes it before any job that reads or compares with it (create.ts).
+      if (settle && this.context.state.pendingBaseline === true && isIntact(this.location))
+        await takeViewBaseline(this.context);
       // A view's jobs read it through its holder (a reset ends the holder itself and mounts nothing).
       if (this.context.state.kind === 'view' && !resetting && isIntact(this.location)) {
         await attachView(this.context);

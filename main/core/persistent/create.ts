@@ -10,6 +10,7 @@ import { snapshot } from './snapshot.js';
 import {
   backingIndex,
   plain,
+  readState,
   saveState,
   setHead,
   type CheckoutContext,
@@ -30,7 +31,7 @@ import { unsafeLayerPath } from '../../sandbox/overlayView.js';
 export async function createCheckout(
   spec: PersistentDirSpec,
   location: CheckoutLocation,
-  options: { view?: ViewChoice } = {},
+  options: { view?: ViewChoice; deferBaseline?: boolean } = {},
 ): Promise<CheckoutContext> {
   const backing = realBacking(spec);
   if (isInside(backing, location.checkout)) {
@@ -69,7 +70,7 @@ export async function createCheckout(
       ...(options.view === undefined ? {} : { kindReason: viewNote ?? options.view.reason }),
     },
   };
-  if (kind === 'view') await createView(context);
+  if (kind === 'view') await createView(context, options.deferBaseline === true);
   else await create(context);
   return context;
 }
@@ -96,12 +97,27 @@ function viewFolders(location: CheckoutLocation): { upper: string; work: string 
  * overlay itself is mounted when first used (viewHolder.ts). Dependency folders and ignored files need no links or
  * copies: the view shows the backing folder's own (writes to them stay in the view).
  */
-async function createView(context: CheckoutContext): Promise<void> {
+async function createView(context: CheckoutContext, deferBaseline: boolean): Promise<void> {
   const { state } = context;
   const { stateDir, locksRoot, checkout } = context.location;
   // Its layers are written here: never under another process's mount of the session's views (viewOwner.ts).
   claimViews(path.dirname(stateDir));
   writeExcludes(context);
+  if (deferBaseline) {
+    // The admin folder only, at the repository's HEAD: the snapshot waits for the first job that needs the baseline.
+    const { gitDir } = await withBackingLock(locksRoot, state.backing, () =>
+      addViewWorktree({ backing: state.backing, checkout, upper: state.upper as string, commit: 'HEAD' }),
+    );
+    fs.mkdirSync(state.work as string, { recursive: true });
+    state.gitDir = gitDir;
+    const head = fs.readFileSync(path.join(gitDir, 'HEAD'), 'utf8').trim();
+    state.head = head;
+    state.baseline = head;
+    state.pendingBaseline = true;
+    state.clean = true;
+    saveState(context);
+    return;
+  }
   // The snapshot (seeding its private index from the repository's: state.repositoryIndex) and the worktree admin folder
   // at the repository's HEAD run side by side under one hold of the backing lock: the stat pass is most of a new
   // session's wait, and the admin folder needs nothing of it. HEAD is then pointed at the snapshot, its index copied in.
@@ -111,13 +127,41 @@ async function createView(context: CheckoutContext): Promise<void> {
       addViewWorktree({ backing: state.backing, checkout, upper: state.upper as string, commit: 'HEAD' }),
     ]),
   );
-  await installViewIndex(backingIndex(context), gitDir);
   fs.mkdirSync(state.work as string, { recursive: true });
   state.gitDir = gitDir;
+  await settleBaseline(context, taken);
+}
+
+/**
+ * Takes the baseline of a view made without one (`pendingBaseline`): the backing folder's snapshot (the view's lower
+ * layer is that folder, so whatever the view shows of it is what the baseline holds), its private index as the view's
+ * index, HEAD at the snapshot. Under the backing lock, from the state on disk: a job of another process that took it
+ * meanwhile is kept. What the session wrote into the view before (its upper layer) stays the session's change.
+ */
+export async function takeViewBaseline(context: CheckoutContext): Promise<void> {
+  const { stateDir, locksRoot } = context.location;
+  const taken = await withBackingLock(locksRoot, context.state.backing, async () => {
+    const fresh = readState(stateDir);
+    if (fresh !== undefined && fresh.pendingBaseline !== true) {
+      context.state = fresh;
+      return undefined;
+    }
+    return snapshot(context);
+  });
+  if (taken !== undefined) await settleBaseline(context, taken);
+}
+
+async function settleBaseline(
+  context: CheckoutContext,
+  taken: { commit: string; tree: string },
+): Promise<void> {
+  const { state } = context;
+  await installViewIndex(backingIndex(context), state.gitDir);
   setHead(context, taken.commit);
   state.baseline = taken.commit;
   state.baselineTree = taken.tree;
   state.clean = true;
+  delete state.pendingBaseline;
   saveState(context);
 }
 

@@ -55,6 +55,13 @@ export const CheckoutState = z.object({
    * index when it is missing (a view thinned after its turn, issue #36), so a snapshot hashes only modified files.
    */
   repositoryIndex: z.string().optional(),
+  /**
+   * A view made without its baseline yet (issue #36: a new session's first request does not wait for the snapshot's
+   * stat pass): `baseline` and `head` name the repository's HEAD, `baselineTree` is empty and the view's git has no
+   * index. The view shows the backing folder itself, so nothing is missed; every job but mounting and thinning takes
+   * the snapshot first (`takeViewBaseline`), and a turn takes it before its first tool that can change files.
+   */
+  pendingBaseline: z.literal(true).optional(),
   /** Why the checkout is of its kind when a view was asked for (said in the `checkout` trace record). */
   kindReason: z.string().optional(),
   /** The git metadata's fingerprint at the last reset (gitMetadata.ts): a commit refuses when it changed. */

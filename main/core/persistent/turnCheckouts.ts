@@ -117,7 +117,11 @@ export async function openCheckout(
   const existing = Checkout.existing(dir, location);
   if (existing) return existing;
   const started = Date.now();
-  const made = await Checkout.open(dir, location, { kind: readSettings(homeOf(log.dir)).checkouts.kind });
+  // A view's snapshot waits for the turn's first tool that can change files (takeViewBaselines), or any job needing it.
+  const made = await Checkout.open(dir, location, {
+    kind: readSettings(homeOf(log.dir)).checkouts.kind,
+    deferBaseline: true,
+  });
   justMade.add(made);
   // Which kind the checkout is, and why (a view asked for on a machine that cannot, says why not).
   trace(log, turn, 'checkout', started, {
@@ -137,6 +141,17 @@ export async function mountViews(dataDir: string): Promise<void> {
   if (!config) return;
   for (const checkout of existingCheckouts(dataDir, config))
     if (checkout.kind === 'view') await checkout.mount();
+}
+
+/**
+ * Issue #36: takes the baseline of every view of the session made without one (`Checkout.takeBaseline`): before the
+ * turn's first tool that can change files, a hook's command, an MCP server's start. Nothing for copies.
+ */
+export async function takeViewBaselines(dataDir: string): Promise<void> {
+  const config = readPersistentConfig(dataDir);
+  if (!config) return;
+  for (const checkout of existingCheckouts(dataDir, config))
+    if (checkout.kind === 'view') await checkout.takeBaseline();
 }
 
 /** Checkouts that exist already, without creating any (for the box's read-only paths). */
@@ -177,7 +192,8 @@ export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions):
     preparation.reset.push(dir.name);
   }
   // The turn's tools and box reach a view through its holder: mounted now, so the turn's layout finds it.
-  for (const dir of config.dirs) await Checkout.existing(dir, checkoutLocation(log.dir, dir.name))?.mount();
+  for (const dir of config.dirs)
+    await Checkout.existing(dir, checkoutLocation(log.dir, dir.name))?.mount({ baseline: 'later' });
   trace(log, options.turn, 'persistent_reset', started, {
     reset: preparation.reset,
     leftoverCommits: preparation.commits.length,

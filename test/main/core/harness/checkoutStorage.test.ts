@@ -9,7 +9,7 @@ import {
 import { withWritableSession } from '../../../../main/core/harness/lock.js';
 import { Checkout } from '../../../../main/core/persistent/checkout.js';
 import { checkoutLocation } from '../../../../main/core/persistent/config.js';
-import { prepareTurn } from '../../../../main/core/persistent/turnCheckouts.js';
+import { prepareTurn, takeViewBaselines } from '../../../../main/core/persistent/turnCheckouts.js';
 import type { CommitModel } from '../../../../main/core/persistent/types.js';
 import { stopSessionViews } from '../../../../main/core/persistent/viewHolder.js';
 import { writeSettings, readSettings } from '../../../../main/store/settings.js';
@@ -144,7 +144,11 @@ describe('keel gc: reclaiming checkouts', () => {
     fs.renameSync(location.checkout, path.join(trash, 'project-1'));
     expect(Checkout.existing({ name: 'project', path: project, commit: 'auto' }, location)).toBeUndefined();
 
-    await withWritableSession(home, id, (log) => prepareTurn(log, { newTurn: true }));
+    // As the turn's first command would find it: a view made anew takes its baseline before that command runs.
+    await withWritableSession(home, id, async (log) => {
+      await prepareTurn(log, { newTurn: true });
+      await takeViewBaselines(log.dir);
+    });
     expect(read(path.join(filesOf(location.checkout), 'src', 'a.ts'))).toBe('a\n');
     expect(gitIn(location.checkout, 'status', '--porcelain')).toBe('');
 

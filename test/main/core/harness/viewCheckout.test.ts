@@ -8,7 +8,7 @@ import { sessionWorkspace } from '../../../../main/core/harness/workspace.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { mountViews } from '../../../../main/core/persistent/turnCheckouts.js';
 import { stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
-import type { ProviderServer } from '../../../support/providerServer.js';
+import { ProviderServer } from '../../../support/providerServer.js';
 import { makeRepo } from '../persistent/support.js';
 import { viewHome } from './viewFixture.js';
 import { callTool, harnessFor, read, toolResultsSeen } from './support.js';
@@ -65,6 +65,53 @@ describe('a session on a copy-on-write view', () => {
       dir: 'project',
       kind: 'view',
     });
+  });
+
+  it("sends a new session's first request before the view's snapshot, and takes it before the first tool that can change files", async (context) => {
+    if (skip !== undefined) context.skip();
+    const stateFile = () => path.join(dataDir, 'checkouts/project/state.json');
+    const seen: { pending: boolean; privateIndex: boolean }[] = [];
+    let dataDir = '';
+    // At each request: was the view's baseline taken yet (state.json), and does its private snapshot index exist?
+    const scripted = await new ProviderServer({
+      respond: () => {
+        const state = JSON.parse(fs.readFileSync(stateFile(), 'utf8')) as { pendingBaseline?: boolean };
+        seen.push({
+          pending: state.pendingBaseline === true,
+          privateIndex: fs.existsSync(path.join(dataDir, 'checkouts/project/backing.index')),
+        });
+        if (seen.length === 1) return callTool('read_file', { path: 'src/app.ts' });
+        if (seen.length === 2) {
+          // The user edits the project while the turn runs, before any tool could change a file: the view shows the
+          // folder itself, and the baseline taken at the first command holds the edit, so it is not the session's.
+          fs.writeFileSync(path.join(project, 'src/app.ts'), 'edited before the command\n');
+          return callTool('run_command', { command: 'git status --short; cat src/app.ts' });
+        }
+        return { kind: 'reply', text: 'done' };
+      },
+    }).start();
+    try {
+      const harness = harnessFor(home, scripted, { project });
+      const session = await harness.sessions.getOrCreate({ id: 'p' });
+      dataDir = session.dataDir as string;
+      const result = await generateHarness({ harness, session, messages: [{ role: 'user', content: 'go' }] });
+      expect(seen).toEqual([
+        { pending: true, privateIndex: false },
+        { pending: true, privateIndex: false },
+        { pending: false, privateIndex: true },
+      ]);
+      const results = toolResultsSeen(scripted);
+      expect(results[0]).toContain('export const a = 1;');
+      // The view's git agrees with its files at once: no change listed, the user's edit shown as the file's content.
+      expect(results[1]).toMatch(/^[^?MAD]*edited before the command\n/);
+      expect(result.commits.filter((report) => report.status === 'committed')).toEqual([]);
+      expect(read(path.join(project, 'src/app.ts'))).toBe('edited before the command\n');
+      // The first request said the view's git status without running one (known clean while pending).
+      expect(JSON.stringify(scripted.requests[0]?.body)).toContain('git status: clean');
+    } finally {
+      await scripted.close();
+      fs.writeFileSync(path.join(project, 'src/app.ts'), 'export const a = 1;\n');
+    }
   });
 
   it('keeps sessions apart: a write staged in one view is not in another, nor in the project', async (context) => {

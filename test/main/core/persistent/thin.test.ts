@@ -316,3 +316,59 @@ describe("a view's known-clean status (the environment block's first status of a
     expect(gitInView('status', '--porcelain')).toBe('');
   });
 });
+
+describe('a view made without its baseline (a new turn sends its first request before the snapshot)', () => {
+  it('holds no index, is known clean, and takes the baseline at the first job: what it wrote before stays its change', async (context) => {
+    if (skip !== undefined) context.skip();
+    const checkout = await Checkout.open(spec(), location(), { kind: 'view', deferBaseline: true });
+    expect(checkout.kind).toBe('view');
+    expect(readState(location().stateDir)?.pendingBaseline).toBe(true);
+    const { view, backing: privateIndex } = indexes();
+    expect(fs.existsSync(view) || fs.existsSync(privateIndex)).toBe(false);
+    // What the environment block asks: the view is the backing folder, so its status is clean without a git.
+    expect(checkout.isKnownClean()).toBe(true);
+    const root = await checkout.mount({ baseline: 'later' });
+    expect(readState(location().stateDir)?.pendingBaseline).toBe(true);
+    expect(read(path.join(root, 'src/a.txt'))).toBe('one\n');
+    // Written into the view before the baseline (a terminal), while the user edits the project.
+    writeFiles(root, { 'new.txt': 'new\n' });
+    Checkout.markDirty(location());
+    writeFiles(backing, { 'src/b.txt': 'the user\n' });
+
+    // Another handle, as the next process after a crash would find it: its first job takes the baseline.
+    await stopAllViews();
+    const later = Checkout.existing(spec(), location());
+    if (!later) throw new Error('the view made without its baseline is not intact');
+    expect((await later.uncommitted()).map((file) => `${file.status} ${file.path}`)).toEqual(['added new.txt']);
+    expect(readState(location().stateDir)?.pendingBaseline).toBeUndefined();
+    expect(fs.existsSync(view) && fs.existsSync(privateIndex)).toBe(true);
+    await later.mount();
+    // Only the session's file (the listing staged it); the user's edit is the baseline's.
+    expect(gitInView('status', '--porcelain')).toBe('A  new.txt\n');
+    expect((await later.commit(commitOptions('commits/p1'))).status).toBe('committed');
+    expect(read(path.join(backing, 'new.txt'))).toBe('new\n');
+    expect(read(path.join(backing, 'src/b.txt'))).toBe('the user\n');
+  });
+
+  it('is reset by taking its baseline, and what was written into it meanwhile is dropped', async (context) => {
+    if (skip !== undefined) context.skip();
+    const checkout = await Checkout.open(spec(), location(), { kind: 'view', deferBaseline: true });
+    const root = await checkout.mount({ baseline: 'later' });
+    writeFiles(root, { 'stray.txt': 'stray\n' });
+    Checkout.markDirty(location());
+    await checkout.reset();
+    expect(readState(location().stateDir)?.pendingBaseline).toBeUndefined();
+    const again = await checkout.mount();
+    expect(fs.existsSync(path.join(again, 'stray.txt'))).toBe(false);
+    expect(gitInView('status', '--porcelain')).toBe('');
+    expect(checkout.isKnownClean()).toBe(true);
+    // A quiet one: the reset is the baseline alone, and the view's git is clean at once.
+    await stopAllViews();
+    fs.rmSync(path.join(dir, 'home'), { recursive: true, force: true });
+    const quiet = await Checkout.open(spec(), location(), { kind: 'view', deferBaseline: true });
+    await quiet.reset();
+    expect(readState(location().stateDir)?.pendingBaseline).toBeUndefined();
+    await quiet.mount();
+    expect(gitInView('status', '--porcelain')).toBe('');
+  });
+});
