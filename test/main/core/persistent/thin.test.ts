@@ -339,7 +339,9 @@ describe('a view made without its baseline (a new turn sends its first request b
     await stopAllViews();
     const later = Checkout.existing(spec(), location());
     if (!later) throw new Error('the view made without its baseline is not intact');
-    expect((await later.uncommitted()).map((file) => `${file.status} ${file.path}`)).toEqual(['added new.txt']);
+    expect((await later.uncommitted()).map((file) => `${file.status} ${file.path}`)).toEqual([
+      'added new.txt',
+    ]);
     expect(readState(location().stateDir)?.pendingBaseline).toBeUndefined();
     expect(fs.existsSync(view) && fs.existsSync(privateIndex)).toBe(true);
     await later.mount();
