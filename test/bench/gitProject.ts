@@ -21,12 +21,16 @@ export function buildGitProject(dir: string, count: number, options: { aged?: bo
   if (options.aged)
     for (const folder of [join(dir, 'src'), ...readdirSync(join(dir, 'src')).map((d) => join(dir, 'src', d))])
       utimesSync(folder, past, past);
+  // gc.auto=0 and a gc of its own: the commit of thousands of loose objects otherwise starts a detached `gc --auto`
+  // that repacks behind the measurements (a second core's worth of noise, a repository changing under them). Packed,
+  // as a real project's history is.
   const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=b@b', ...args], {
+    execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=b@b', '-c', 'gc.auto=0', ...args], {
       cwd: dir,
       stdio: 'ignore',
     });
   git('init', '-q');
   git('add', '-A');
   git('commit', '-qm', 'fixture');
+  git('gc', '-q');
 }
