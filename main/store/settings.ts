@@ -77,7 +77,7 @@ export const Settings = z
         idleMinutes: z.number().min(0).default(60),
         /**
          * What a new checkout is: `copy` (a full copy), `view` (a copy-on-write view where the machine can, else a
-         * copy), `auto` (Keel's choice: a copy for now, main/core/persistent/README.md #36).
+         * copy), `auto` (Keel's choice: a view where the machine can, else a copy; main/core/persistent/README.md #36).
          */
         kind: z.enum(['auto', 'copy', 'view']).default('auto'),
       })

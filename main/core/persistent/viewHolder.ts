@@ -278,10 +278,11 @@ export async function stopAllViews(): Promise<void> {
 export type CheckoutKindSetting = 'auto' | 'copy' | 'view';
 
 /**
- * What `auto` chooses. A full copy until the view passes every checkout flow (commit, reset, revert, rewind, fork,
- * crash recovery, the box) on this machine's kind: see README.md (#36) for which do.
+ * What `auto` chooses: a copy-on-write view where the machine can mount one (the probe), else a full copy. The view
+ * passes every checkout flow (commit, reset, revert, rewind, fork, crash recovery, the box): the whole suite runs with
+ * it forced (`KEEL_CHECKOUT_KIND=view`), see README.md (#36).
  */
-export const AUTO_CHECKOUT_KIND: 'copy' | 'view' = 'copy';
+export const AUTO_CHECKOUT_KIND: 'copy' | 'view' = 'view';
 
 /**
  * Asked for a copy-on-write view: the machine's answer (the probe) decides; `reason` is its sentence, said in the
