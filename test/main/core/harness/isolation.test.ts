@@ -185,8 +185,13 @@ describe('isolation between two sessions', () => {
         .filter((e) => e.kind === 'tool_result')
         .map((e) => (e.kind === 'tool_result' ? e : undefined));
       expect(outputs[0]?.content).toMatch(/^42/);
-      // A view shows the project's own dependency folder copy-on-write: the write lands in the view, not the project.
-      if (process.env['KEEL_CHECKOUT_KIND'] !== 'view') expect(outputs[1]?.isError).toBe(true);
+      // A copy links the folder read-only: the write fails. A view shows the project's own dependency folder
+      // copy-on-write: the write lands in the view, not the project.
+      const dataDir = (await harness.sessions.getOrCreate({ id: 's' })).dataDir as string;
+      const { kind } = JSON.parse(
+        fs.readFileSync(path.join(dataDir, 'checkouts', 'project', 'state.json'), 'utf8'),
+      ) as { kind: string };
+      expect(outputs[1]?.isError === true).toBe(kind !== 'view');
       expect(read(path.join(deps, 'node_modules', 'pkg', 'index.js'))).toBe('module.exports = 42;\n');
       // The link is neither committed nor part of the project's state.
       expect(fs.lstatSync(path.join(deps, 'node_modules')).isSymbolicLink()).toBe(false);
