@@ -9,10 +9,11 @@ import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { mountViews } from '../../../../main/core/persistent/turnCheckouts.js';
 import { stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
 import { ProviderServer } from '../../../support/providerServer.js';
-import { makeRepo } from '../persistent/support.js';
+import { ignoreForcedKind, makeRepo } from '../persistent/support.js';
 import { viewHome } from './viewFixture.js';
 import { callTool, harnessFor, read, toolResultsSeen } from './support.js';
 
+ignoreForcedKind();
 let dir: string;
 let home: string;
 let project: string;

@@ -21,9 +21,11 @@ import { listBackground, readBackground, stopSessionBackground } from '../../../
 import type { ProviderServer } from '../../../support/providerServer.js';
 import { writeUnder } from '../../../support/setupFiles.js';
 import { spawnTypescript, waitForExit, waitForLine } from '../../store/support/childProcess.js';
+import { ignoreForcedKind } from '../persistent/support.js';
 import { viewHome } from './viewFixture.js';
 import { callTool, eventsOf, filesOf, harnessFor, toolResultsSeen } from './support.js';
 
+ignoreForcedKind();
 let dir: string;
 let home: string;
 let project: string;

@@ -10,7 +10,9 @@ import type { PersistentDirSpec } from '../../../../main/core/persistent/types.j
 import { runningView, stopAllViews, viewLayers } from '../../../../main/core/persistent/viewHolder.js';
 import { overlayInUse } from '../../../../main/sandbox/overlayInUse.js';
 import { probeOverlay } from '../../../../main/sandbox/overlayView.js';
-import { git, makeRepo, makeTemp, read, unforced, writeFiles } from './support.js';
+import { git, ignoreForcedKind, makeRepo, makeTemp, read, unforced, writeFiles } from './support.js';
+
+ignoreForcedKind();
 
 let dir: string;
 let backing: string;
