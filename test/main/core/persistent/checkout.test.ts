@@ -7,7 +7,7 @@ import { Checkout, type CheckoutLocation } from '../../../../main/core/persisten
 import type { PersistentDirSpec } from '../../../../main/core/persistent/types.js';
 import { runningView, stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
 import { probeOverlay } from '../../../../main/sandbox/overlayView.js';
-import { git, makeRepo, makeTemp, read, unforced, writeFiles } from './support.js';
+import { git, ignoreForcedKind, makeRepo, makeTemp, read, unforced, writeFiles } from './support.js';
 import { gitIn } from '../harness/support.js';
 
 let dir: string;
@@ -72,16 +72,9 @@ describe('a checkout of a sha256 repository', () => {
 
 describe.each(['worktree', 'shadow', 'view'] as const)('a %s checkout', (kind) => {
   let backing: string;
-  // The suite's kind is its parameter: KEEL_CHECKOUT_KIND (a run with the view forced) would make the worktree
-  // suite's checkouts views, which the view suite tests already; here each kind keeps its own cases.
-  let forced: string | undefined;
-  beforeEach(() => {
-    forced = process.env['KEEL_CHECKOUT_KIND'];
-    delete process.env['KEEL_CHECKOUT_KIND'];
-  });
-  afterEach(() => {
-    if (forced !== undefined) process.env['KEEL_CHECKOUT_KIND'] = forced;
-  });
+  // The suite's kind is its parameter: KEEL_CHECKOUT_KIND (a run with a kind forced) would make the worktree
+  // suite's checkouts views, or the view suite's copies; here each kind keeps its own cases.
+  ignoreForcedKind();
 
   /** The checkout, a view when the suite's kind is one (a full copy otherwise: the backing decides which). */
   const open = () => Checkout.open(spec(backing), location(), { kind: kind === 'view' ? 'view' : 'copy' });

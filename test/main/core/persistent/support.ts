@@ -64,9 +64,10 @@ export async function unforced<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * For a suite whose subject is the copy-on-write view (it asks for views itself): KEEL_CHECKOUT_KIND unset while it
- * runs, so a run with copies forced (`KEEL_CHECKOUT_KIND=copy`, the kind machines without overlay get) still tests
- * views here rather than failing them. Call at the top level of the file.
+ * For a suite that asks for its checkouts' kind itself (the copy-on-write view's suites, each kind's suite):
+ * KEEL_CHECKOUT_KIND unset while it runs, so a run with a kind forced (`KEEL_CHECKOUT_KIND=copy`, the kind machines
+ * without overlay get) still tests the kind asked for rather than failing it. Call at the top of the file or of a
+ * describe.
  */
 export function ignoreForcedKind(): void {
   let forced: string | undefined;
