@@ -40,10 +40,18 @@ const ENV_SKIPPED_FOLDERS = new Set(['node_modules', '.git']);
  * files once filled a 200-file window ahead of the user's `.env`): the walk is breadth-first from the root
  * (the user's own files first), at any depth, bounded by the entries it looks at; the files are read real
  * ones before templates and shallow before deep, bounded by bytes. Whatever a bound leaves out is listed in
- * `gaps`, so it can be said. Never throws.
+ * `gaps`, so it can be said. Never throws. Folders are listed through `cache` (FolderListings: a stat instead of a
+ * readdir for a folder unchanged since an earlier search; a view's folders among them, by its layers, for the
+ * `views` named: by default those the views' holders of this process mount); undefined lists every folder.
  */
-export function findEnvFiles(root: string, limits: EnvSearchLimits = ENV_SEARCH_LIMITS): EnvFiles {
+export function findEnvFiles(
+  root: string,
+  limits: EnvSearchLimits = ENV_SEARCH_LIMITS,
+  cache: FolderListings | undefined = sharedListings,
+  views: Iterable<LayeredFolder> = mountedViews.values(),
+): EnvFiles {
   const found: { file: string; depth: number; template: boolean }[] = [];
+  const listings = cache?.usableFor(root, views);
   const gaps: string[] = [];
   const queue: { dir: string; depth: number }[] = [{ dir: '', depth: 0 }];
   let entries = 0;
@@ -55,24 +63,22 @@ export function findEnvFiles(root: string, limits: EnvSearchLimits = ENV_SEARCH_
       unsearched = queue.slice(next).map((item) => item.dir);
       break;
     }
-    let listing: fs.Dirent[];
+    let listing: Listing;
     try {
-      listing = fs.readdirSync(path.join(root, dir), { withFileTypes: true });
+      listing = listings?.list(path.join(root, dir)) ?? listFolder(path.join(root, dir));
     } catch (error) {
       unreadable.push(`${dir || '.'} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`);
       continue;
     }
-    entries += listing.length;
-    // By name, so what a bound leaves out is the same on every run and every filesystem.
-    listing.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of listing) {
-      const relative = dir === '' ? entry.name : `${dir}/${entry.name}`;
-      if (entry.isDirectory()) {
-        if (!ENV_SKIPPED_FOLDERS.has(entry.name)) queue.push({ dir: relative, depth: depth + 1 });
-      } else if (ENV_FILE.test(entry.name) && (entry.isFile() || entry.isSymbolicLink())) {
-        found.push({ file: relative, depth, template: ENV_TEMPLATE.test(entry.name.slice(4)) });
-      }
-    }
+    entries += listing.count;
+    for (const name of listing.folders)
+      queue.push({ dir: dir === '' ? name : `${dir}/${name}`, depth: depth + 1 });
+    for (const name of listing.envFiles)
+      found.push({
+        file: dir === '' ? name : `${dir}/${name}`,
+        depth,
+        template: ENV_TEMPLATE.test(name.slice(4)),
+      });
   }
   found.sort(
     (a, b) =>
@@ -124,6 +130,151 @@ export function findEnvFiles(root: string, limits: EnvSearchLimits = ENV_SEARCH_
     gaps.push(`${unreadable.length} folder(s) could not be searched for .env files: ${listSome(unreadable)}`);
   return { files, gaps };
 }
+
+/** What the search keeps of one folder: how many entries it has, its folders to search and its .env* files, by name. */
+type Listing = { count: number; folders: string[]; envFiles: string[] };
+
+/** Lists one folder for the search. By name, so what a bound leaves out is the same on every run and every filesystem. */
+function listFolder(folder: string): Listing {
+  const entries = fs.readdirSync(folder, { withFileTypes: true });
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const folders: string[] = [];
+  const envFiles: string[] = [];
+  for (const entry of entries) {
+    if (entry.isDirectory()) {
+      if (!ENV_SKIPPED_FOLDERS.has(entry.name)) folders.push(entry.name);
+    } else if (ENV_FILE.test(entry.name) && (entry.isFile() || entry.isSymbolicLink())) {
+      envFiles.push(entry.name);
+    }
+  }
+  return { count: entries.length, folders, envFiles };
+}
+
+/**
+ * Linux filesystems whose folders' change times Keel trusts to say a folder's entries are unchanged (statfs
+ * magic numbers): ext2/3/4, xfs, btrfs, tmpfs, f2fs, zfs. Not overlayfs (a merged folder shows its upper folder's
+ * times, so an entry added below it does not move them), FUSE or network filesystems (their times are the server's
+ * or cached): their folders are listed every time, but for the copy-on-write views the caller names (LayeredFolder).
+ */
+const TRUSTED_FILESYSTEMS = new Set([0xef53, 0x58465342, 0x9123683e, 0x01021994, 0xf2f52010, 0x2fc12fc1]);
+
+/** Cached listings at most; past it the cache starts again (a bound on memory, ~1 KB a folder). */
+const MAX_CACHED_FOLDERS = 200_000;
+
+/**
+ * A copy-on-write view (sandbox/overlayView.ts) as the search reaches it: mounted at `mount`, over `lower`, its
+ * changes in `upper`. Each of its folders is the merge of the two layers' folders of the same path, so it is
+ * unchanged while both are (a whiteout or an opaque folder is an entry or an xattr of upper's folder: its ctime).
+ */
+export type LayeredFolder = { mount: string; lower: string; upper: string };
+
+/** The views mounted in this process, by the path the search reaches each at (a holder's root): viewHolder.ts. */
+const mountedViews = new Map<string, LayeredFolder>();
+
+/** Tells the search that the folders at and below `view.mount` are a view over its layers. */
+export function noteLayeredFolder(view: LayeredFolder): void {
+  mountedViews.set(view.mount, view);
+}
+
+/** Forgets the views whose mount lies at or below `prefix` (a holder's root, as the holder ends). */
+export function forgetLayeredFolders(prefix: string): void {
+  for (const mount of mountedViews.keys())
+    if (mount === prefix || mount.startsWith(`${prefix}/`)) mountedViews.delete(mount);
+}
+
+/** What says a folder is unchanged: its identity and times, or undefined for no folder there. */
+type Signature = { dev: number; ino: number; ctimeMs: number; mtimeMs: number } | undefined;
+
+/**
+ * The folders' listings of earlier searches, each kept with what says its entries are unchanged (issue #36: a
+ * search of an 80,000-file project took ~95 ms, and ran for every turn's redactor and every commit's patch).
+ * Adding, removing or renaming an entry sets the folder's ctime to now, and no call can set a ctime back (unlike
+ * mtime), so a folder whose device, inode, ctime and mtime are those of its listing has the same entries: it costs
+ * a stat, not a readdir. A view's folder is kept by its two layers' folders (keyed by them, not by the mount, which
+ * moves when the view is mounted again). The .env files themselves are read again at every search. ctime comes
+ * from a clock that moves in ticks (a few ms): a change in the same tick as the listing leaves it equal, so a folder
+ * changed less than `racyMs` before it was listed is not kept (listed again next time), as git treats a racily
+ * clean file.
+ */
+export class FolderListings {
+  private readonly cached = new Map<string, Listing & { signatures: Signature[] }>();
+
+  constructor(private readonly racyMs = 2000) {}
+
+  /**
+   * This cache for a search of `root`, when its filesystem's change times can be trusted (or it holds `views`);
+   * else undefined.
+   */
+  usableFor(
+    root: string,
+    mounted: Iterable<LayeredFolder> = [],
+  ): { list: (folder: string) => Listing } | undefined {
+    const views = [...mounted];
+    if (process.platform !== 'linux') return undefined;
+    const within = (folder: string) =>
+      views.find((one) => folder === one.mount || folder.startsWith(`${one.mount}/`));
+    let dev: number;
+    try {
+      // A root inside a view (a checkout's own root) is searched by its layers alone.
+      if (within(root) === undefined && !TRUSTED_FILESYSTEMS.has(fs.statfsSync(root).type)) return undefined;
+      dev = fs.statSync(root).dev;
+    } catch {
+      return undefined;
+    }
+    return {
+      list: (folder) => {
+        const view = within(folder);
+        if (view !== undefined) {
+          const rel = folder.slice(view.mount.length);
+          return this.list(folder, `${view.lower}\0${view.upper}\0${rel}`, [
+            path.join(view.lower, rel),
+            path.join(view.upper, rel),
+          ]);
+        }
+        return this.list(folder, folder, [folder], dev);
+      },
+    };
+  }
+
+  /**
+   * `folder`'s listing, kept under `key` while the folders `judges` keep their signatures. With `rootDev`, a folder
+   * on another device (another filesystem mounted inside the root, not known to keep its times) is not kept.
+   */
+  private list(folder: string, key: string, judges: readonly string[], rootDev?: number): Listing {
+    const now = Date.now();
+    const signatures = judges.map(signatureOf);
+    const known = this.cached.get(key);
+    if (known !== undefined && signatures.every((one, i) => sameSignature(one, known.signatures[i])))
+      return known;
+    const listing = listFolder(folder);
+    const settled = signatures.every(
+      (one) => one === undefined || (one.ctimeMs < now - this.racyMs && one.mtimeMs < now - this.racyMs),
+    );
+    const mounted = rootDev !== undefined && signatures[0]?.dev !== rootDev;
+    if (settled && !mounted && signatures.some((one) => one !== undefined)) {
+      if (this.cached.size >= MAX_CACHED_FOLDERS) this.cached.clear();
+      this.cached.set(key, { ...listing, signatures });
+    } else {
+      this.cached.delete(key);
+    }
+    return listing;
+  }
+}
+
+function signatureOf(folder: string): Signature {
+  const stat = fs.statSync(folder, { throwIfNoEntry: false });
+  return stat === undefined
+    ? undefined
+    : { dev: stat.dev, ino: stat.ino, ctimeMs: stat.ctimeMs, mtimeMs: stat.mtimeMs };
+}
+
+function sameSignature(a: Signature, b: Signature): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.dev === b.dev && a.ino === b.ino && a.ctimeMs === b.ctimeMs && a.mtimeMs === b.mtimeMs;
+}
+
+/** The process's cache, shared by every search (folders are keyed by their absolute path). */
+const sharedListings = new FolderListings();
 
 function describe(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).slice(0, 120);

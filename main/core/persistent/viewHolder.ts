@@ -15,6 +15,7 @@ import {
   type OverlaySupport,
   type OverlayLayers,
 } from '../../sandbox/overlayView.js';
+import { forgetLayeredFolders, noteLayeredFolder } from '../../sandbox/envFiles.js';
 import { overlayInUse } from '../../sandbox/overlayInUse.js';
 import { readState, type CheckoutContext, type CheckoutLocation, type CheckoutState } from './state.js';
 import { claimViews, heldViewClaims, holdsViews, otherViewOwner, releaseViews } from './viewOwner.js';
@@ -79,10 +80,21 @@ export async function withViewDown(context: CheckoutContext, between: () => Prom
 /** Per view (its upper folder): the overlay instance (device) this process last mounted on its layers. */
 const mountedDevs = new Map<string, string>();
 
-/** Records which overlay instance uses the view's layers now (a reset asks whether it is still alive). */
+/**
+ * Records which overlay instance uses the view's layers now (a reset asks whether it is still alive), and tells the
+ * .env search (sandbox/envFiles.ts) that the folders below the view's root through the holder are its layers'.
+ */
 function recordMounted(view: OverlayView, layers: OverlayLayers): void {
   const dev = view.deviceOf(layers.mountpoint);
   if (dev !== undefined) mountedDevs.set(layers.upper, dev);
+  noteLayeredFolder({ mount: view.hostPath(layers.mountpoint), lower: layers.lower, upper: layers.upper });
+}
+
+/** Stops a holder; the .env search forgets the views seen through its root first (its pid may be reused). */
+async function endHolder(view: OverlayView | undefined): Promise<void> {
+  if (view === undefined) return;
+  forgetLayeredFolders(`/proc/${view.pid}/root`);
+  await view.stop();
 }
 
 /**
@@ -122,7 +134,7 @@ async function stopViewsOf(key: string): Promise<void> {
   await queued(key, async () => {
     const view = holders.get(key);
     holders.delete(key);
-    await view?.stop();
+    await endHolder(view);
     releaseViews(key);
   });
 }
@@ -189,7 +201,7 @@ export async function releaseIdleViews(key: string): Promise<boolean> {
     for (const layers of sessionViews(checkoutsDir))
       if (overlayInUse(layers.upper, holderPid).devs.size > 0) return false;
     holders.delete(checkoutsDir);
-    await view?.stop();
+    await endHolder(view);
     releaseViews(checkoutsDir);
     return true;
   });
@@ -245,7 +257,7 @@ export async function withViewsReleased<T>(
     claimViews(checkoutsDir);
     holders.delete(checkoutsDir);
     try {
-      await running?.stop();
+      await endHolder(running);
       return { value: await use() };
     } finally {
       releaseViews(checkoutsDir);
@@ -270,7 +282,7 @@ export async function stopAllViews(): Promise<void> {
   idleTimers.clear();
   const all = [...holders.values()];
   holders.clear();
-  await Promise.all(all.map((view) => view.stop()));
+  await Promise.all(all.map((view) => endHolder(view)));
   for (const key of heldViewClaims()) releaseViews(key);
 }
 
@@ -377,11 +389,11 @@ async function holderWith(location: CheckoutLocation, layers: OverlayLayers): Pr
       }
     }
     holders.delete(key);
-    await running?.stop();
+    await endHolder(running);
     const others = sessionViews(key).filter((one) => one.mountpoint !== layers.mountpoint);
     const view = await OverlayView.start([layers, ...others]);
     if (!view.isMounted(layers.mountpoint)) {
-      await view.stop();
+      await endHolder(view);
       throw new Error(
         `the copy-on-write view at ${layers.mountpoint} is not an overlay in its holder's namespace`,
       );

@@ -430,6 +430,27 @@ describe.each(['worktree', 'shadow', 'view'] as const)('a %s checkout', (kind) =
     expect(read(path.join(co, 'staged-elsewhere.txt'))).toBe('x\n');
   });
 
+  it("redacts a commit's diff with the .env values of the checkout: the backing's and the session's own ignored ones", async () => {
+    writeFiles(backing, { '.gitignore': '.env*\n', '.env': 'BACKING_TOKEN=backing-value-5e1f9a7c3d\n' });
+    if (kind !== 'shadow') git(backing, 'add', '-A');
+    const checkout = await open();
+    const co = await checkout.mount();
+    // The session's .env (ignored: never committed, in a view only in its upper layer) and a file that leaks both.
+    writeFiles(co, {
+      'config/.env.local': 'SESSION_TOKEN=session-value-8b2c4e6a0f\n',
+      'src/leak.ts': 'export const both = ["backing-value-5e1f9a7c3d", "session-value-8b2c4e6a0f"];\n',
+    });
+    Checkout.markDirty(location());
+    const report = await checkout.commit(commitOptions());
+    if (report.status !== 'committed') throw new Error(`expected a commit, got ${report.status}`);
+    const diff = read(path.join(artifactsDir, report.diffArtifact)) ?? '';
+    expect(diff).toContain('+export const both');
+    expect(diff).not.toContain('backing-value-5e1f9a7c3d');
+    expect(diff).not.toContain('session-value-8b2c4e6a0f');
+    expect(diff).toContain('[REDACTED:BACKING_TOKEN]');
+    expect(diff).toContain('[REDACTED:SESSION_TOKEN]');
+  });
+
   it('writes nothing on a conflict, names the file and keeps the session version as a patch', async () => {
     const checkout = await open();
     writeFiles(await checkout.mount(), { 'src/a.txt': 'one\nsession\nthree\n', 'other.txt': 'mine\n' });
