@@ -7,6 +7,9 @@ import { withBackingLock } from './lock.js';
 import { plain } from './state.js';
 import { PersistentDirError } from './types.js';
 
+/** The signature of git's untracked cache extension in an index file. */
+const UNTRACKED_CACHE_SIGNATURE = Buffer.from('UNTR');
+
 /** Where a view's git folder is made, and of what. */
 export type ViewGitOptions = {
   /** The backing repository's root (the view's lower folder). */
@@ -40,8 +43,9 @@ export async function makeViewGit(options: ViewGitOptions): Promise<{ gitDir: st
  * Gives the view's git folder `source` (Keel's private snapshot index, or a copy of the repository's) as its index,
  * without an untracked cache: the cache names the folder and system it was made for (git's "location" ident), the
  * backing folder, so in the view git printed `warning: untracked cache is disabled on this system or location`
- * ahead of every `git status` the model ran. Written to a temp file beside it and renamed into place (one
- * `update-index` rewrites it: ~80 bytes a file).
+ * ahead of every `git status` the model ran. Written to a temp file beside it and renamed into place. A view's own
+ * snapshot index keeps no cache (state.ts's backingSide): copied as it is; one that may hold one (its bytes hold the
+ * extension's signature `UNTR`, or a path does) is rewritten by `update-index` (~80 bytes a file).
  */
 export async function installViewIndex(
   source: string,
@@ -50,12 +54,14 @@ export async function installViewIndex(
 ): Promise<void> {
   const temp = `${target}.${process.pid}.keel-install`;
   fs.rmSync(temp, { force: true });
-  fs.copyFileSync(source, temp);
+  const bytes = fs.readFileSync(source);
+  fs.writeFileSync(temp, bytes);
   try {
-    await runGit({ cwd: gitDir, env: { GIT_DIR: gitDir, GIT_INDEX_FILE: temp } }, [
-      'update-index',
-      '--no-untracked-cache',
-    ]);
+    if (bytes.includes(UNTRACKED_CACHE_SIGNATURE))
+      await runGit({ cwd: gitDir, env: { GIT_DIR: gitDir, GIT_INDEX_FILE: temp } }, [
+        'update-index',
+        '--no-untracked-cache',
+      ]);
     fs.renameSync(temp, target);
   } finally {
     fs.rmSync(temp, { force: true });
