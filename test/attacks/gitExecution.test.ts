@@ -8,9 +8,8 @@ import { runGit } from '../../main/core/persistent/git.js';
 import { stopAllViews } from '../../main/core/persistent/viewHolder.js';
 import { generateHarness } from '../../main/core/harness/stream.js';
 import { detectSandbox } from '../../main/sandbox/box.js';
-import { probeOverlay } from '../../main/sandbox/overlayView.js';
 import { ProviderServer } from '../support/providerServer.js';
-import { git, makeRepo, makeTemp, unforced } from '../main/core/persistent/support.js';
+import { git, makeRepo, makeTemp, overlayHere, unforced } from '../main/core/persistent/support.js';
 import { callTool, eventsOf, harnessFor } from '../main/core/harness/support.js';
 
 /**
@@ -176,7 +175,7 @@ describe("attacks: Keel's own git runs nothing a repository's config names", () 
   it.each(['copy', 'view'] as const)(
     'checkout, reset, commit and git status run no hook, hooksPath, fsmonitor or submodule config, and ignore GIT_DIR (%s)',
     async (kind) => {
-      if (kind === 'view' && !(await probeOverlay(makeTemp('keel-attack-git-probe-'))).available) return;
+      if (kind === 'view' && !(await overlayHere()).available) return;
       // A nested repository registered as a submodule, with its own fsmonitor.
       const sub = makeRepo(path.join(project, 'sub'), { 'x.txt': 'x\n' });
       git(

@@ -3,10 +3,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { detectSandbox } from '../../../../main/sandbox/box.js';
-import { probeOverlay } from '../../../../main/sandbox/overlayView.js';
 import { readSettings, writeSettings } from '../../../../main/store/settings.js';
 import { ProviderServer } from '../../../support/providerServer.js';
-import { makeRepo, makeTemp } from '../persistent/support.js';
+import { makeRepo, overlayHere } from '../persistent/support.js';
 
 export type ViewHome = {
   dir: string;
@@ -28,7 +27,7 @@ export async function viewHome(prefix: string, files: Record<string, string>): P
     ...readSettings(home),
     checkouts: { storageLimitMB: 2048, idleMinutes: 60, kind: 'view' },
   });
-  const support = await probeOverlay(makeTemp('keel-view-probe-'));
+  const support = await overlayHere();
   const sandbox = await detectSandbox();
   const skip = !support.available ? support.reason : sandbox.kind !== 'bwrap' ? sandbox.reason : undefined;
   return { dir, home, project, server: await new ProviderServer().start(), skip };

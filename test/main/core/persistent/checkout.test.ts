@@ -6,8 +6,16 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkout, type CheckoutLocation } from '../../../../main/core/persistent/checkout.js';
 import type { PersistentDirSpec } from '../../../../main/core/persistent/types.js';
 import { runningView, stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
-import { probeOverlay } from '../../../../main/sandbox/overlayView.js';
-import { git, ignoreForcedKind, makeRepo, makeTemp, read, unforced, writeFiles } from './support.js';
+import {
+  git,
+  ignoreForcedKind,
+  makeRepo,
+  makeTemp,
+  overlayHere,
+  read,
+  unforced,
+  writeFiles,
+} from './support.js';
 import { gitIn } from '../harness/support.js';
 
 let dir: string;
@@ -44,8 +52,7 @@ describe('a checkout of a sha256 repository', () => {
   it.for(['copy', 'view'] as const)(
     'commits, recognises its own commit at the next reset and follows the user (%s)',
     async (kind, context) => {
-      if (kind === 'view' && !(await probeOverlay(makeTemp('keel-checkout-probe-'))).available)
-        context.skip();
+      if (kind === 'view' && !(await overlayHere()).available) context.skip();
       const backing = path.join(dir, 'sha256');
       fs.mkdirSync(backing);
       git(backing, 'init', '-q', '--object-format=sha256');

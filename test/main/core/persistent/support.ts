@@ -3,10 +3,21 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { probeOverlay, type OverlaySupport } from '../../../../main/sandbox/overlayView.js';
 
 /** A temp folder (real path) removed by `cleanup`. */
 export function makeTemp(prefix: string): string {
   return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+}
+
+/** Whether this machine can make a copy-on-write view (probeOverlay in a temp folder of its own, removed after). */
+export async function overlayHere(): Promise<OverlaySupport> {
+  const scratch = makeTemp('keel-overlay-probe-');
+  try {
+    return await probeOverlay(scratch);
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
 /** Runs git in `cwd` with a fixed identity; returns stdout. */

@@ -9,8 +9,16 @@ import { readState } from '../../../../main/core/persistent/state.js';
 import type { PersistentDirSpec } from '../../../../main/core/persistent/types.js';
 import { runningView, stopAllViews, viewLayers } from '../../../../main/core/persistent/viewHolder.js';
 import { overlayInUse } from '../../../../main/sandbox/overlayInUse.js';
-import { probeOverlay } from '../../../../main/sandbox/overlayView.js';
-import { git, ignoreForcedKind, makeRepo, makeTemp, read, unforced, writeFiles } from './support.js';
+import {
+  git,
+  ignoreForcedKind,
+  makeRepo,
+  makeTemp,
+  overlayHere,
+  read,
+  unforced,
+  writeFiles,
+} from './support.js';
 
 ignoreForcedKind();
 
@@ -25,7 +33,7 @@ beforeEach(async () => {
     'src/b.txt': 'two\n',
     'README.md': 'hello\n',
   });
-  const support = await probeOverlay(makeTemp('keel-thin-probe-'));
+  const support = await overlayHere();
   skip = support.available ? undefined : support.reason;
 });
 
