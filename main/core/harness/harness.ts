@@ -44,7 +44,7 @@ import type {
 } from './types.js';
 import type { UncommittedDir } from '../persistent/types.js';
 import { stopSessionBackground } from '../../runner/background.js';
-import { stopAllViews, stopSessionViews } from '../persistent/viewHolder.js';
+import { releaseIdleViews, stopAllViews, stopSessionViews } from '../persistent/viewHolder.js';
 import { recordBackgroundOnExit, recordStoppedBackground } from './backgroundLog.js';
 
 /** How long a session's end waits for this process's hold on it (a turn that would not stop) before giving up. */
@@ -182,6 +182,12 @@ async function endSessions(runtime: HarnessRuntime, end: EndSessionsOptions): Pr
   const env = runtime.options.env ?? process.env;
   const { keys } = runtime.options;
   const endOne = async (id: string) => {
+    await runEndHooks(id);
+    // Issue #36: the session's views are let go here (their git indexes dropped first: turnCheckouts.ts's thinViews),
+    // unless a turn, terminal or command of this process still uses them (then once idle).
+    await releaseIdleViews(sessionDir(runtime.home, id)).catch(() => false);
+  };
+  const runEndHooks = async (id: string) => {
     // Most sessions have no SessionEnd hook: read-only, that costs no lease and says nothing when the log is gone.
     if (!hasSessionEndHooksFor(runtime.home, id, env)) return;
     // A turn of this process that did not stop holds the session: its end is given up, never waited on.

@@ -13,6 +13,7 @@ import {
   attachView,
   stopViews,
   viewChoiceFor,
+  viewsPinned,
   type CheckoutKindSetting,
   type ViewChoice,
 } from './viewHolder.js';
@@ -205,15 +206,22 @@ export class Checkout {
   }
 
   /**
-   * Issue #36: drops a quiet view's two git indexes (thin.ts; ~80 bytes a project file each), so a view that ended its
-   * turn holds only its upper layer and state. The next reset or job rebuilds them. A copy, or a view with anything
-   * uncommitted, is left as it is; true when it thinned.
+   * Issue #36: drops a quiet view's two git indexes (thin.ts; ~80 bytes a project file each), so a view its session
+   * let go of holds only its upper layer and state (turnCheckouts.ts thins as the views are let go: idle, or the
+   * session ended for its host). The next reset or job rebuilds them. A copy, or a view with anything uncommitted, is
+   * left as it is; true when it thinned.
    */
   async thin(): Promise<boolean> {
-    // A background command or terminal still running on the view may run git over its index: kept until a later turn.
-    // A view without its baseline yet holds no index to drop: thinning needs none taken.
+    // A background command or terminal still running on the view may run git over its index, and a turn of this
+    // process uses it: kept until a later let-go. A view without its baseline yet holds no index to drop: thinning
+    // needs none taken.
     return this.exclusive(
-      () => Promise.resolve(!boxesOnView(this.location, this.context.state) && thinView(this.context)),
+      () =>
+        Promise.resolve(
+          !viewsPinned(this.location) &&
+            !boxesOnView(this.location, this.context.state) &&
+            thinView(this.context),
+        ),
       { resetting: true, settle: false },
     );
   }

@@ -23,6 +23,7 @@ import {
   type ApplyingCommit,
 } from './commitIntent.js';
 import { checkoutLocation, readPersistentConfig, type PersistentConfig } from './config.js';
+import { onViewsLetGo } from './viewHolder.js';
 import { historyStoreOf, homeOf } from '../paths.js';
 import { readSettings } from '../../store/settings.js';
 import {
@@ -154,6 +155,21 @@ export async function takeViewBaselines(dataDir: string): Promise<void> {
     if (checkout.kind === 'view') await checkout.takeBaseline();
 }
 
+/**
+ * Issue #36: drops the git indexes of the session's quiet views (`Checkout.thin`: ~80 bytes a project file each, two
+ * of them), so a session its host let go of holds only what it changed. Run as the views are let go (viewHolder.ts's
+ * releaseIdleViews: a minute idle in a long-lived host, or the session ending for its host, harness.ts's
+ * endSessions), not at each turn's end: between turns the next reset's snapshot starts from the private index
+ * (its stat data and known tree; at 80,000 files a rebuilt one cost its seed copy and a `write-tree`, ~100 ms).
+ */
+export async function thinViews(dataDir: string): Promise<void> {
+  const config = readPersistentConfig(dataDir);
+  if (!config) return;
+  for (const checkout of existingCheckouts(dataDir, config))
+    if (checkout.kind === 'view') await checkout.thin();
+}
+onViewsLetGo((checkoutsDir) => thinViews(path.dirname(checkoutsDir)));
+
 /** Checkouts that exist already, without creating any (for the box's read-only paths). */
 export function existingCheckouts(dataDir: string, config: PersistentConfig): Checkout[] {
   return config.dirs.flatMap((dir) => Checkout.existing(dir, checkoutLocation(dataDir, dir.name)) ?? []);
@@ -212,9 +228,8 @@ export async function finishTurn(log: SessionLog, options: CommitDirsOptions = {
   const auto = config.dirs.filter((dir) => dir.commit === 'auto' && !config.readOnly.includes(dir.name));
   const reports = await commitEach(log, auto, options.onEvent);
   for (const dir of auto) clearTurnPending(log.dir, dir.name);
-  // Issue #36: a view left with nothing uncommitted keeps no index between turns (rebuilt on demand).
-  for (const checkout of existingCheckouts(log.dir, config))
-    if (checkout.kind === 'view') await checkout.thin();
+  // Issue #36: a view keeps its indexes between turns (the next reset's snapshot starts from the private one: its
+  // stat data and known tree); they go when its views are let go (thinViews, below).
   trace(log, options.turn, 'persistent_commit', started, {
     dirs: auto.map((d) => d.name),
     reports: summarize(reports),

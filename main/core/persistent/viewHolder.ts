@@ -141,6 +141,22 @@ async function stopViewsOf(key: string): Promise<void> {
 
 /** Per session: the turns of this process using its views now (pinViews); their holder is not idle meanwhile. */
 const pins = new Map<string, number>();
+
+/** True while a turn of this process uses the session's views (pinViews): their indexes are the turn's. */
+export function viewsPinned(location: CheckoutLocation): boolean {
+  return (pins.get(sessionKey(location)) ?? 0) > 0;
+}
+
+/** What runs before releaseIdleViews lets a session's views go (its `checkouts` folder): onViewsLetGo. */
+let beforeLetGo: ((checkoutsDir: string) => Promise<void>) | undefined;
+
+/**
+ * Names what runs before a session's views are let go (turnCheckouts.ts: the views' indexes are thinned then). A hook,
+ * not an import: what thins is a checkout job (checkout.ts), and checkout.ts imports this module.
+ */
+export function onViewsLetGo(hook: (checkoutsDir: string) => Promise<void>): void {
+  beforeLetGo = hook;
+}
 /** Per session: the pending idle check (releaseIdleViews), armed whenever the views may have become idle. */
 const idleTimers = new Map<string, NodeJS.Timeout>();
 
@@ -193,6 +209,21 @@ function armIdle(key: string): void {
  */
 export async function releaseIdleViews(key: string): Promise<boolean> {
   const checkoutsDir = path.basename(key) === 'checkouts' ? key : path.join(key, 'checkouts');
+  if ((pins.get(checkoutsDir) ?? 0) > 0) {
+    armIdle(checkoutsDir);
+    return false;
+  }
+  // A session with no view (copies, or no checkout at all) has nothing to let go: nothing is claimed or written.
+  if (!holders.has(checkoutsDir) && !holdsViews(checkoutsDir) && sessionViews(checkoutsDir).length === 0)
+    return true;
+  // The views' git indexes go before the views do (thin.ts: a view keeps them between the turns of a session in use,
+  // so the next reset's snapshot starts from them). Under the claim (another process mounting the views meanwhile
+  // would have its fresh indexes removed); outside the holder's queue, since a thin is a checkout job, and a
+  // checkout job may be waiting on that queue (its mount).
+  if (beforeLetGo !== undefined && otherViewOwner(checkoutsDir) === undefined) {
+    claimViews(checkoutsDir);
+    await beforeLetGo(checkoutsDir).catch(() => undefined);
+  }
   const released = await queued(checkoutsDir, async () => {
     if ((pins.get(checkoutsDir) ?? 0) > 0) return false;
     const view = holders.get(checkoutsDir);

@@ -139,7 +139,7 @@ describe('a session on a copy-on-write view', () => {
     expect(toolResultsSeen(server)[0]).toMatch(/No such file/);
   });
 
-  it('ends each turn holding no git index, and the next turn rebuilds it: its git and commit see only its own work', async (context) => {
+  it('keeps its git indexes between turns, drops them when the session ends for its host, and the next turn rebuilds them: its git and commit see only its own work', async (context) => {
     if (skip !== undefined) context.skip();
     const harness = harnessFor(home, server, { project });
     const session = await harness.sessions.getOrCreate({ id: 'd' });
@@ -153,27 +153,38 @@ describe('a session on a copy-on-write view', () => {
     const state = JSON.parse(fs.readFileSync(path.join(stateDir, 'state.json'), 'utf8')) as {
       gitDir: string;
     };
-    // Thinned: neither the private snapshot index nor the view's own index (in the repository's .git/worktrees).
-    expect(fs.existsSync(path.join(stateDir, 'backing.index'))).toBe(false);
-    expect(fs.existsSync(path.join(state.gitDir, 'index'))).toBe(false);
+    const indexes = () => [
+      fs.existsSync(path.join(stateDir, 'backing.index')),
+      fs.existsSync(path.join(state.gitDir, 'index')),
+    ];
+    // Kept between turns: the next reset's snapshot starts from the private index (its stat data, its known tree).
+    expect(indexes()).toEqual([true, true]);
     expect(read(path.join(project, 'src/d1.ts'))).toBe('one\n');
     // The user edits the project between turns; the next turn's box git shows only the turn's own work.
     fs.writeFileSync(path.join(project, 'README.md'), 'readme, by the user\n');
-    server.enqueue(
-      callTool('run_command', { command: 'echo two > src/d2.ts && git status --short && cat README.md' }),
-      { kind: 'reply', text: 'done' },
-    );
-    const result = await generateHarness({ harness, session, messages: [{ role: 'user', content: 'two' }] });
-    const seen = toolResultsSeen(server).at(-1) ?? '';
-    expect(seen).toMatch(/\?\? src\/d2\.ts\nreadme, by the user\n/);
-    // Neither the user's edit nor the last turn's committed file counts as the session's work.
-    expect(seen).not.toMatch(/^ ?[MAD] /m);
-    // Its first request's status was known without a git over the view (a view is known clean after its reset).
-    expect(JSON.stringify(server.requests.at(-2)?.body)).toContain('git status: clean');
-    expect(result.commits).toMatchObject([{ dir: 'project', status: 'committed' }]);
-    expect(read(path.join(project, 'src/d2.ts'))).toBe('two\n');
+    const statusTurn = async (file: string) => {
+      server.enqueue(
+        callTool('run_command', { command: `echo new > ${file} && git status --short && cat README.md` }),
+        { kind: 'reply', text: 'done' },
+      );
+      const result = await generateHarness({ harness, session, messages: [{ role: 'user', content: file }] });
+      const seen = toolResultsSeen(server).at(-1) ?? '';
+      expect(seen).toMatch(new RegExp(`\\?\\? ${file.replace('.', '\\.')}\nreadme, by the user\n`));
+      // Neither the user's edit nor the last turn's committed file counts as the session's work.
+      expect(seen).not.toMatch(/^ ?[MAD] /m);
+      // Its first request's status was known without a git over the view (a view is known clean after its reset).
+      expect(JSON.stringify(server.requests.at(-2)?.body)).toContain('git status: clean');
+      expect(result.commits).toMatchObject([{ dir: 'project', status: 'committed' }]);
+      expect(read(path.join(project, file))).toBe('new\n');
+    };
+    await statusTurn('src/d2.ts');
+    expect(indexes()).toEqual([true, true]);
+    // The session ends for its host (`keel run` ends so): its views are let go, their indexes dropped first.
+    await harness.endSessions({ reason: 'other', sessionId: 'd' });
+    expect(indexes()).toEqual([false, false]);
+    // The next turn rebuilds them from the repository's index: the same answers.
+    await statusTurn('src/d3.ts');
     expect(read(path.join(project, 'README.md'))).toBe('readme, by the user\n');
-    expect(fs.existsSync(path.join(state.gitDir, 'index'))).toBe(false);
   });
 
   it("names a view's folder as its tools reach it among the checkouts known clean as a turn starts", async (context) => {
