@@ -277,7 +277,7 @@ export class Checkout {
       // A view's jobs read it through its holder (a reset ends the holder itself and mounts nothing).
       if (this.context.state.kind === 'view' && !resetting && isIntact(this.location)) {
         await attachView(this.context);
-        // A view thinned after its turn gets its index back before a job reads its git: one that may hold changes
+        // A view thinned when let go gets its index back before a job reads its git: one that may hold changes
         // (a quiet view's commit and uncommitted list need no git, so `keel gc` and listings never rebuild it).
         if (!isQuiet(this.context)) await restoreViewIndex(this.context);
       }

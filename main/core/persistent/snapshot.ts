@@ -125,7 +125,7 @@ export function expectedBacking(
 }
 
 /**
- * A missing private index (a new checkout, or a view thinned after its turn: thin.ts) is seeded from the backing
+ * A missing private index (a new checkout, or a view thinned when its session let it go: thin.ts) is seeded from the backing
  * repository's own index, read only, so `add -A` trusts git's stat data for the files the user has not changed
  * instead of hashing the whole project. Copied to a temp file and renamed: a crash never leaves half an index. The
  * copy is a new file (new inode and times), so the recorded `indexStamp` can never vouch for it. True when it seeded.

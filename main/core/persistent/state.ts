@@ -52,7 +52,7 @@ export const CheckoutState = z.object({
   work: z.string().optional(),
   /**
    * The backing repository's own index file (worktree and view kinds; read, never written): the seed of the private
-   * index when it is missing (a view thinned after its turn, issue #36), so a snapshot hashes only modified files.
+   * index when it is missing (a view thinned when let go, issue #36), so a snapshot hashes only modified files.
    */
   repositoryIndex: z.string().optional(),
   /**

@@ -1,4 +1,4 @@
-// Issue #36: a view that ended its turn holds no copy of the project's file list. Its two git indexes (~80 bytes a
+// Issue #36: a view its session let go of holds no copy of the project's file list. Its two git indexes (~80 bytes a
 // file each: the private snapshot index and the view's own in the repository's `.git/worktrees/<n>/`) are caches of
 // what git can rebuild from the recorded baseline and the repository's own index, so a quiet view drops them; what
 // needs them rebuilds them on demand (the next reset, or `restoreViewIndex` before any other job). See README.md.

@@ -360,7 +360,7 @@ export const bigProjectBench: Bench = {
         `Disk: the session folder without its log (events.sqlite*), after the one turn that wrote ${CHANGED} files; then after \`keel gc --idle-minutes 0\`.`,
         `Storage: ${profile.sessions} one-turn view sessions made one after another (KEEL_CHECKOUT_KIND=view), each session's checkout, checkout state and worktree admin folder in the project's .git/worktrees, with the default bound (2 GiB, idle 60 min) and after keel gc. Nothing is shared between sessions (no per-project store), so there is no once-per-project cost to report.`,
         'View: the same `keel run` with the checkout a copy-on-write view (KEEL_CHECKOUT_KIND=view; issue 36), where this machine can mount one.',
-        'Per-turn overhead: in process, reset + 10 edits + auto commit of the last copy session and of the last view session of each project (a view is thinned after each turn: its next reset rebuilds its indexes), the four sessions taking their turns in rotation so both projects are timed under the same machine state; median after one warm-up turn.',
+        'Per-turn overhead: in process, reset + 10 edits + auto commit of the last copy session and of the last view session of each project (a view keeps its indexes between turns while its session is in use; they go when its views are let go), the four sessions taking their turns in rotation so both projects are timed under the same machine state; median after one warm-up turn.',
       ],
       skipped: {},
       durationMs: round(performance.now() - started, 1),
