@@ -67,6 +67,8 @@ export function serveAcp(
     home: options.home,
     env: options.env,
     keys: () => homeStoredKeys(options.home),
+    // An editor's agent lives across many turns: its snapshots stage only what changed (issue #36).
+    watchProjects: true,
   });
   const active = new Map<string, Active>();
   let provider: ProviderKind | undefined;

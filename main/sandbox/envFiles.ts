@@ -158,6 +158,19 @@ function listFolder(folder: string): Listing {
  */
 const TRUSTED_FILESYSTEMS = new Set([0xef53, 0x58465342, 0x9123683e, 0x01021994, 0xf2f52010, 0x2fc12fc1]);
 
+/**
+ * True when `folder` lies on one of those filesystems (Linux only): its local changes are all seen by the kernel
+ * that reports them (its times, its inotify events), unlike a network or FUSE filesystem's.
+ */
+export function onTrustedFilesystem(folder: string): boolean {
+  if (process.platform !== 'linux') return false;
+  try {
+    return TRUSTED_FILESYSTEMS.has(fs.statfsSync(folder).type);
+  } catch {
+    return false;
+  }
+}
+
 /** Cached listings at most; past it the cache starts again (a bound on memory, ~1 KB a folder). */
 const MAX_CACHED_FOLDERS = 200_000;
 
@@ -216,7 +229,7 @@ export class FolderListings {
     let dev: number;
     try {
       // A root inside a view (a checkout's own root) is searched by its layers alone.
-      if (within(root) === undefined && !TRUSTED_FILESYSTEMS.has(fs.statfsSync(root).type)) return undefined;
+      if (within(root) === undefined && !onTrustedFilesystem(root)) return undefined;
       dev = fs.statSync(root).dev;
     } catch {
       return undefined;

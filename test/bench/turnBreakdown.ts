@@ -1,10 +1,12 @@
 // Issue #36: where a view's per-turn time goes on a generated project (not a bench of `npm run bench`: a probe run by
 // hand, whose figures are in main/core/persistent/README.md). Usage, after `npx tsc -p tsconfig.lib.json`:
-//   KEEL_CHECKOUT_KIND=view node dist/test/bench/turnBreakdown.js <files> [<scratch folder>]
+//   KEEL_CHECKOUT_KIND=view node dist/test/bench/turnBreakdown.js <files> [<scratch folder>] (KEEL_BREAKDOWN_WATCH=0:
+// without the watcher of backingWatch.ts)
 // The project is built once in the scratch folder (`<files>` small files in folders of 100) and kept for the next run.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { watchBackingFolders } from '../../main/core/persistent/backingWatch.js';
 import { Checkout } from '../../main/core/persistent/checkout.js';
 import { stopAllViews } from '../../main/core/persistent/viewHolder.js';
 import { findEnvFiles } from '../../main/sandbox/envFiles.js';
@@ -63,6 +65,8 @@ async function turns(
 }
 
 async function main(): Promise<void> {
+  // As the app and `keel serve` do (a long-lived host); KEEL_BREAKDOWN_WATCH=0 measures the stat pass instead.
+  watchBackingFolders(process.env['KEEL_BREAKDOWN_WATCH'] !== '0');
   const files = Number(process.argv[2] ?? 80_000);
   const scratch = process.argv[3] ?? path.join('/tmp', `keel-turn-breakdown-${files}`);
   const backing = path.join(scratch, 'project');

@@ -11,6 +11,7 @@ import {
   SessionNotFoundError,
 } from '../log/sessionLog.js';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system.js';
+import { watchBackingFolders } from '../persistent/backingWatch.js';
 import type { CommitReport, PersistentDirSpec } from '../persistent/types.js';
 import { resolveContextWindow } from '../../providers/catalogue.js';
 import type { SessionIndex, SessionStatus } from '../../store/sessionIndex.js';
@@ -95,6 +96,7 @@ export function createHarness<TExtraBody = unknown>(
   let index: SessionIndex | undefined;
   const handles = new Map<string, LocalHarnessSession>();
   const keep = options.keepMcpServers;
+  if (options.watchProjects) watchBackingFolders(true);
   const mcpPool = keep ? new McpPool(keep === true ? undefined : keep.idleMs) : undefined;
   const runtime: HarnessRuntime = {
     home,

@@ -127,6 +127,7 @@ export class TurnManager {
       // A session's MCP servers live across its turns here (stopped when it is archived, deleted, idle
       // for ten minutes, or Keel quits), so a turn does not pay their start.
       keepMcpServers: true,
+      watchProjects: true,
       ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
     });
   }

@@ -207,6 +207,12 @@ export type HarnessOptions<TExtraBody = unknown> = {
    */
   keepMcpServers?: boolean | { idleMs?: number };
   /**
+   * Issue #36: watch the project folders this process snapshots (a long-lived host: the app, `keel serve`, the ACP
+   * agent), so a turn's snapshot stages only what changed since the last one instead of a stat pass over the whole
+   * folder (main/core/persistent/backingWatch.ts). A one-turn host (`keel run`) would never use what it watched.
+   */
+  watchProjects?: boolean;
+  /**
    * Issue #32, a test seam: web_fetch may connect to these exact local addresses (a test's loopback server),
    * which the production rule refuses. Only code that builds the harness can set it: no settings or project
    * file reaches it (README: "web_fetch").

@@ -179,7 +179,7 @@ export async function runGit(
   side: GitSide,
   args: readonly string[],
   options: RunGitOptions = {},
-): Promise<{ stdout: Buffer; code: number }> {
+): Promise<{ stdout: Buffer; stderr: Buffer; code: number }> {
   if (!helperUsable()) return runGitDirect(side, args, options);
   if (!helperReady()) {
     // Its first calls do not wait for the helper's boot: they start git themselves, and the helper boots
@@ -200,7 +200,7 @@ export async function runGit(
   if ('startError' in result) throw new GitError(args, null, `cannot start git: ${result.startError}`);
   const { code } = result;
   if (code === 0 || (code !== null && options.okCodes?.includes(code)))
-    return { stdout: result.stdout, code };
+    return { stdout: result.stdout, stderr: result.stderr, code };
   throw new GitError(args, code, result.stderr.toString('utf8'));
 }
 
@@ -209,7 +209,7 @@ function runGitDirect(
   side: GitSide,
   args: readonly string[],
   options: RunGitOptions,
-): Promise<{ stdout: Buffer; code: number }> {
+): Promise<{ stdout: Buffer; stderr: Buffer; code: number }> {
   return new Promise((resolve, reject) => {
     const child = spawnGit(
       side,
@@ -222,11 +222,11 @@ function runGitDirect(
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
     child.on('error', (error) => reject(new GitError(args, null, `cannot start git: ${error.message}`)));
     child.on('close', (code) => {
-      const stderr = Buffer.concat(err).toString('utf8');
+      const stderr = Buffer.concat(err);
       if (code === 0 || (code !== null && options.okCodes?.includes(code))) {
-        resolve({ stdout: Buffer.concat(out), code: code ?? 0 });
+        resolve({ stdout: Buffer.concat(out), stderr, code: code ?? 0 });
       } else {
-        reject(new GitError(args, code, stderr));
+        reject(new GitError(args, code, stderr.toString('utf8')));
       }
     });
     child.stdin.on('error', () => undefined);

@@ -2,7 +2,8 @@
 // the private index, with the shortcut that skips `write-tree` when the tree is already known. See README.md.
 import fs from 'node:fs';
 import path from 'node:path';
-import { isZeroOid, runGit, snapshotCommit, type TreeChange } from './git.js';
+import { backingChanges, ignoreFiles, ignoreStamp, type WatchedChanges } from './backingWatch.js';
+import { isZeroOid, runGit, snapshotCommit, splitNul, type TreeChange } from './git.js';
 import { backingEntry } from './hashing.js';
 import {
   backingIndex,
@@ -31,21 +32,33 @@ export type Snapshot = { commit: string; tree: string };
 export async function snapshot(context: CheckoutContext): Promise<Snapshot> {
   const { state } = context;
   const seeded = seedBackingIndex(context);
-  const indexKnown = state.indexTree !== undefined && state.indexStamp === indexStamp(backingIndex(context));
+  const sameIndex = state.indexStamp === indexStamp(backingIndex(context));
+  const indexKnown = state.indexTree !== undefined && sameIndex;
   const expected = state.expected;
   state.expected = undefined;
+  // What changed since the last snapshot, when this process watched the folder since before it (backingWatch.ts).
+  const watched = await watchedPaths(context, sameIndex);
+  state.watch = undefined;
   const addAll = () =>
     runGit(backingSide(context), ['add', '-A', '-v', '--ignore-errors', '--', '.'], { okCodes: [1] });
-  let added: Awaited<ReturnType<typeof addAll>>;
-  try {
-    added = await addAll();
-  } catch (error) {
-    if (!seeded) throw error;
-    // A seed git cannot read (a split index whose shared part it cannot find, say): started again from no index, the
-    // snapshot is the same, only every file is hashed once.
-    fs.rmSync(backingIndex(context), { force: true });
-    added = await addAll();
+  let added: { stdout: Buffer; code: number };
+  if (watched.paths !== undefined) {
+    added = await addPaths(context, watched.paths);
+  } else {
+    try {
+      added = await addAll();
+    } catch (error) {
+      if (!seeded) throw error;
+      // A seed git cannot read (a split index whose shared part it cannot find, say): started again from no index, the
+      // snapshot is the same, only every file is hashed once.
+      fs.rmSync(backingIndex(context), { force: true });
+      added = await addAll();
+    }
   }
+  lastSnapshotWay =
+    watched.paths === undefined
+      ? { watched: false, why: watched.why }
+      : { watched: true, paths: watched.paths.length };
   const { stdout, code } = added;
   const known = indexKnown && code === 0 ? await knownTree(context, stdout, expected) : undefined;
   const found =
@@ -60,10 +73,109 @@ export async function snapshot(context: CheckoutContext): Promise<Snapshot> {
         });
   state.indexTree = found.tree;
   state.indexStamp = indexStamp(backingIndex(context));
+  if (watched.mark !== undefined) state.watch = watched.mark;
   if (found.head !== undefined) state.backingHead = found.head;
   if (found.commit === undefined) return { commit: state.baseline, tree: found.tree };
   if (state.kind === 'shadow') keepReachable(context, found.commit);
   return { commit: found.commit, tree: found.tree };
+}
+
+/** How the last snapshot of this process found the folder's changes (tests and the trace). */
+export let lastSnapshotWay: { watched: true; paths: number } | { watched: false; why?: string } = {
+  watched: false,
+};
+
+/**
+ * The paths changed since the last snapshot when this process's watcher vouches for them and the private index is
+ * the one that snapshot left; else `paths` is undefined (a full pass). `mark` is what this snapshot records.
+ */
+async function watchedPaths(context: CheckoutContext, sameIndex: boolean): Promise<WatchedChanges> {
+  const { state, location } = context;
+  const gitDir =
+    state.kind === 'shadow'
+      ? state.gitDir
+      : state.repositoryIndex === undefined
+        ? undefined
+        : path.dirname(state.repositoryIndex);
+  if (gitDir === undefined) return { mark: undefined, paths: undefined };
+  const ignores = ignoreStamp(ignoreFiles(gitDir, path.join(location.stateDir, 'exclude')));
+  const since = sameIndex ? state.watch : undefined;
+  const found = await backingChanges(state.backing, since, ignores);
+  if (found.paths === undefined && state.watch !== undefined && !sameIndex)
+    return { ...found, why: 'the private index is not the one the last snapshot left' };
+  return found;
+}
+
+/**
+ * `add -A -v` of just these paths (through the private index, as the full pass). A path that no longer exists is
+ * passed only when the index has it or files below it (git refuses a path that matches nothing); a path the ignore
+ * rules cover makes git say so and exit 1 having staged the rest (what the full pass stages, silently): that exit
+ * counts as success.
+ */
+async function addPaths(
+  context: CheckoutContext,
+  paths: readonly string[],
+): Promise<{ stdout: Buffer; code: number }> {
+  const side = backingSide(context);
+  const existing: string[] = [];
+  const missing: string[] = [];
+  for (const file of paths)
+    (lstatOrUndefined(path.join(context.state.backing, file)) ? existing : missing).push(file);
+  if (missing.length > 0) existing.push(...(await inIndex(context, missing)));
+  if (existing.length === 0) return { stdout: Buffer.alloc(0), code: 0 };
+  const { stdout, stderr, code } = await runGit(
+    side,
+    [
+      '-c',
+      'advice.addIgnoredFile=false',
+      '--literal-pathspecs',
+      'add',
+      '-A',
+      '-v',
+      '--ignore-errors',
+      '--pathspec-from-file=-',
+      '--pathspec-file-nul',
+    ],
+    { input: existing.map((file) => `${file}\0`).join(''), okCodes: [1] },
+  );
+  return { stdout, code: code === 1 && onlyIgnoredNotice(stderr) ? 0 : code };
+}
+
+/**
+ * The paths the private index holds (a file, or files below a folder's path). It holds the recorded tree (the caller
+ * checked its stamp), so one `cat-file --batch-check` of `<tree>:<path>` answers without reading the index (~15 ms at
+ * 80,000 files); a path with a line break is asked of the index itself.
+ */
+async function inIndex(context: CheckoutContext, paths: readonly string[]): Promise<string[]> {
+  const tree = context.state.indexTree;
+  if (tree === undefined || paths.some((file) => file.includes('\n'))) {
+    const { stdout } = await runGit(backingSide(context), [
+      '--literal-pathspecs',
+      'ls-files',
+      '-z',
+      '--',
+      ...paths,
+    ]);
+    const tracked = splitNul(stdout);
+    return paths.filter((file) => tracked.some((one) => one === file || one.startsWith(`${file}/`)));
+  }
+  const { stdout } = await runGit(backingSide(context), ['cat-file', '--batch-check'], {
+    input: paths.map((file) => `${tree}:${file}\n`).join(''),
+  });
+  const answers = stdout.toString('utf8').split('\n');
+  return paths.filter((_, at) => !(answers[at] ?? 'missing').endsWith(' missing'));
+}
+
+/** git's stderr names only paths its ignore rules cover (nothing failed). */
+function onlyIgnoredNotice(stderr: Buffer): boolean {
+  const lines = stderr
+    .toString('utf8')
+    .split('\n')
+    .filter((line) => line !== '');
+  return (
+    lines[0] === 'The following paths are ignored by one of your .gitignore files:' &&
+    !lines.some((line) => /^(error|warning|fatal|hint):/.test(line))
+  );
 }
 
 /**

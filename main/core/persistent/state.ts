@@ -66,6 +66,11 @@ export const CheckoutState = z.object({
   kindReason: z.string().optional(),
   /** The git metadata's fingerprint at the last reset (gitMetadata.ts): a commit refuses when it changed. */
   gitMetadata: z.record(z.string(), z.string()).optional(),
+  /**
+   * Where this process's watcher of the backing folder stood when the last snapshot began (backingWatch.ts): the next
+   * snapshot of the same process stages only the paths changed since. Another process's watcher never matches.
+   */
+  watch: z.object({ id: z.string(), seq: z.number(), ignores: z.string() }).optional(),
   /** What the last commit wrote into the backing folder, for the next snapshot to recognise (see `expectedBacking`). */
   expected: z
     .object({
