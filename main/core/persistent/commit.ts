@@ -45,6 +45,7 @@ import { removeConfined, writeStreamConfined } from './streamWrite.js';
 import { redactPatchFile } from '../../sandbox/redactFile.js';
 import { realpathNative } from '../../sandbox/viewPath.js';
 import { viewChangedPaths } from './viewChanges.js';
+import { dropViewIndex, viewSessionTree } from './viewTree.js';
 import { PersistentDirError, type CommitReport, type CommittedFile, type UncommittedFile } from './types.js';
 
 /** Modes of the tree entries a checkout commits: regular, executable, symbolic link. */
@@ -157,8 +158,12 @@ async function commitPaths(
   const patchFile = path.join(options.artifactsDir, artifactHandle);
   // One process stages the paths, writes the session's tree, its snapshot commit (an object, no lock
   // needed) and the diff: the listing as soon as git prints it, the patch streamed behind it.
+  // A view whose index is still its reset's: the session's tree from the changed paths, the index neither read nor
+  // written (viewTree.ts); else git stages them into the checkout's index.
+  const built = state.kind === 'view' ? await viewSessionTree(context, paths) : undefined;
   const staged = stageCommitAndDiff(checkoutSide(context), {
-    paths,
+    paths: built === undefined ? paths : [],
+    ...(built === undefined ? {} : { tree: built }),
     from: state.baselineTree,
     message: SNAPSHOT_MESSAGE,
     parent: snapshotParent(context),
@@ -251,6 +256,9 @@ async function commitPaths(
     setHead(context, commit);
     state.baseline = commit;
     state.baselineTree = sessionTree;
+    // The view's index still holds the old baseline: gone, so no git reads it against the new HEAD; the next reset
+    // installs a new one, and whoever mounts the view before that gets it rebuilt (thin.ts's restoreViewIndex).
+    if (built !== undefined) dropViewIndex(context);
     markClean(context);
     // Only held-back files changed: the patch stays, their approval request names it.
     if (files.length === 0) return { dir, status: 'unchanged', ...heldBack };

@@ -9,6 +9,8 @@ import { moveTo } from './reset.js';
 import { snapshot } from './snapshot.js';
 import {
   backingIndex,
+  fileStamp,
+  viewIndex,
   plain,
   readState,
   saveState,
@@ -157,6 +159,7 @@ async function settleBaseline(
 ): Promise<void> {
   const { state } = context;
   await installViewIndex(backingIndex(context), state.gitDir);
+  state.viewIndexStamp = fileStamp(viewIndex(context));
   setHead(context, taken.commit);
   state.baseline = taken.commit;
   state.baselineTree = taken.tree;

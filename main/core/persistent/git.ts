@@ -58,14 +58,14 @@ function startOf(
   args: readonly string[],
 ): { file: string; args: string[]; cwd: string } {
   if (side.inView === undefined) return { file: program, args: [...args], cwd: side.cwd };
-  const enter = [
-    `--target=${side.inView}`,
-    '--user',
-    '--mount',
-    '--preserve-credentials',
-    `--wd=${side.cwd}`,
-  ];
-  return { file: 'nsenter', args: [...enter, '--', program, ...args], cwd: '/' };
+  const enter = [`--target=${side.inView}`, '--user', '--mount', '--preserve-credentials'];
+  // The folder is entered by a shell inside the namespace: nsenter's `--wd` opened it before entering, so a git that
+  // does not change into its work tree itself (hash-object) read the empty mount point of Keel's namespace.
+  return {
+    file: 'nsenter',
+    args: [...enter, '--', '/bin/sh', '-c', 'cd -- "$0" && exec "$@"', side.cwd, program, ...args],
+    cwd: '/',
+  };
 }
 
 /** A git command failed; the message names the command and git's own words. */
@@ -293,8 +293,12 @@ export async function diffTrees(side: GitSide, from: string, to: string): Promis
  * `<tree>` or `<tree> <commit>`.
  */
 const STAGE_COMMIT_DIFF = `set -e
-if [ -n "$KEEL_STAGE" ]; then git "$@" update-index --add --remove -z --stdin; fi
-tree=$(git "$@" write-tree)
+if [ -n "$KEEL_TREE" ]; then
+  tree=$KEEL_TREE
+else
+  if [ -n "$KEEL_STAGE" ]; then git "$@" update-index --add --remove --replace -z --stdin; fi
+  tree=$(git "$@" write-tree)
+fi
 if [ -z "$KEEL_MESSAGE" ] || [ "$tree" = "$KEEL_FROM" ]; then
   printf '%s\\n' "$tree"
   exit 0
@@ -324,6 +328,8 @@ export type StagedCommit = {
 export type StageCommitOptions = {
   /** Paths to stage (added, modified or removed as the work tree has them); none skips `update-index`. */
   paths: readonly string[];
+  /** The session's tree, already written (viewTree.ts): nothing is staged, no `write-tree`. */
+  tree?: string;
   /** The tree the change is measured from. */
   from: string;
   /** Message of the commit; without one only the tree is written. */
@@ -351,6 +357,7 @@ export function stageCommitAndDiff(side: GitSide, options: StageCommitOptions): 
   const written = (async () => {
     const child = spawnGitScript(side, STAGE_COMMIT_DIFF, {
       KEEL_STAGE: options.paths.length > 0 ? '1' : '',
+      KEEL_TREE: options.tree ?? '',
       KEEL_FROM: options.from,
       KEEL_MESSAGE: options.message ?? '',
       KEEL_PARENT: options.parent ?? '',

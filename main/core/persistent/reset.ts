@@ -7,6 +7,8 @@ import { runGit, splitNul } from './git.js';
 import { snapshot, type Snapshot } from './snapshot.js';
 import {
   backingIndex,
+  fileStamp,
+  viewIndex,
   backingSide,
   checkoutSide,
   headIsBaseline,
@@ -194,6 +196,7 @@ async function resetViewGit(context: CheckoutContext): Promise<void> {
   }
   const taken = await snapshot(context);
   await installViewIndex(backingIndex(context), state.gitDir);
+  state.viewIndexStamp = fileStamp(viewIndex(context));
   setHead(context, taken.commit);
   state.baseline = taken.commit;
   state.baselineTree = taken.tree;

@@ -8,6 +8,7 @@ import { backingEntry } from './hashing.js';
 import {
   backingIndex,
   backingSide,
+  fileStamp,
   keepReachable,
   type CheckoutContext,
   type CheckoutState,
@@ -32,7 +33,7 @@ export type Snapshot = { commit: string; tree: string };
 export async function snapshot(context: CheckoutContext): Promise<Snapshot> {
   const { state } = context;
   const seeded = seedBackingIndex(context);
-  const sameIndex = state.indexStamp === indexStamp(backingIndex(context));
+  const sameIndex = state.indexStamp === fileStamp(backingIndex(context));
   const indexKnown = state.indexTree !== undefined && sameIndex;
   const expected = state.expected;
   state.expected = undefined;
@@ -72,7 +73,7 @@ export async function snapshot(context: CheckoutContext): Promise<Snapshot> {
           message: SNAPSHOT_MESSAGE,
         });
   state.indexTree = found.tree;
-  state.indexStamp = indexStamp(backingIndex(context));
+  state.indexStamp = fileStamp(backingIndex(context));
   if (watched.mark !== undefined) state.watch = watched.mark;
   if (found.head !== undefined) state.backingHead = found.head;
   if (found.commit === undefined) return { commit: state.baseline, tree: found.tree };
@@ -254,14 +255,4 @@ function seedBackingIndex(context: CheckoutContext): boolean {
   }
   fs.renameSync(temp, index);
   return true;
-}
-
-/** Identity of a file's current version (git replaces its index by rename, so any rewrite changes it). */
-function indexStamp(file: string): string {
-  try {
-    const stat = fs.statSync(file, { bigint: true });
-    return `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
-  } catch {
-    return 'none';
-  }
 }

@@ -71,6 +71,11 @@ export const CheckoutState = z.object({
    * snapshot of the same process stages only the paths changed since. Another process's watcher never matches.
    */
   watch: z.object({ id: z.string(), seq: z.number(), ignores: z.string() }).optional(),
+  /**
+   * A view's own index as the reset installed it (its `fileStamp`): while it holds, the index is the baseline tree (no
+   * git of the model staged anything), so a commit builds the session's tree from the changed paths (viewTree.ts).
+   */
+  viewIndexStamp: z.string().optional(),
   /** What the last commit wrote into the backing folder, for the next snapshot to recognise (see `expectedBacking`). */
   expected: z
     .object({
@@ -105,6 +110,16 @@ export type CheckoutContext = {
    */
   view?: { pid: number; root: string };
 };
+
+/** Identity of a file's current version (git replaces an index by rename, so any rewrite changes it). */
+export function fileStamp(file: string): string {
+  try {
+    const stat = fs.statSync(file, { bigint: true });
+    return `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
+  } catch {
+    return 'none';
+  }
+}
 
 /** A git side with no private settings, running in `cwd`. */
 export const plain = (cwd: string): GitSide => ({ cwd, env: {} });

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { runGit } from './git.js';
 import {
   backingIndex,
+  fileStamp,
   headIsBaseline,
   isIntact,
   isQuiet,
@@ -81,4 +82,7 @@ export async function restoreViewIndex(context: CheckoutContext): Promise<void> 
     '--no-untracked-cache',
   ]);
   fs.renameSync(temp, index);
+  // It holds the baseline tree, as a reset's does: a commit may build the session's tree without it (viewTree.ts).
+  state.viewIndexStamp = fileStamp(index);
+  saveState(context);
 }

@@ -157,8 +157,10 @@ describe('a session on a copy-on-write view', () => {
       fs.existsSync(path.join(stateDir, 'backing.index')),
       fs.existsSync(path.join(state.gitDir, 'index')),
     ];
-    // Kept between turns: the next reset's snapshot starts from the private index (its stat data, its known tree).
-    expect(indexes()).toEqual([true, true]);
+    // Kept between turns: the next reset's snapshot starts from the private index (its stat data, its known tree). The
+    // view's own index went with the commit, which built the session's tree without it (viewTree.ts): the next reset
+    // installs a new one.
+    expect(indexes()).toEqual([true, false]);
     expect(read(path.join(project, 'src/d1.ts'))).toBe('one\n');
     // The user edits the project between turns; the next turn's box git shows only the turn's own work.
     fs.writeFileSync(path.join(project, 'README.md'), 'readme, by the user\n');
@@ -178,7 +180,7 @@ describe('a session on a copy-on-write view', () => {
       expect(read(path.join(project, file))).toBe('new\n');
     };
     await statusTurn('src/d2.ts');
-    expect(indexes()).toEqual([true, true]);
+    expect(indexes()[0]).toBe(true);
     // The session ends for its host (`keel run` ends so): its views are let go, their indexes dropped first.
     await harness.endSessions({ reason: 'other', sessionId: 'd' });
     expect(indexes()).toEqual([false, false]);

@@ -11,17 +11,12 @@ import { Checkout, type CheckoutLocation } from '../../../../main/core/persisten
 import { lastSnapshotWay } from '../../../../main/core/persistent/snapshot.js';
 import { readState } from '../../../../main/core/persistent/state.js';
 import type { PersistentDirSpec } from '../../../../main/core/persistent/types.js';
-import { git, makeRepo, makeTemp, unforced, writeFiles } from './support.js';
+import { git, makeRepo, makeTemp, unforced, writeFiles, projectLocation } from './support.js';
 
 let dir: string;
 let backing: string;
 
-const location = (): CheckoutLocation => ({
-  workspaceRoot: path.join(dir, 'home', 's1', 'workspace'),
-  checkout: path.join(dir, 'home', 's1', 'workspace', 'persistent', 'project'),
-  stateDir: path.join(dir, 'home', 's1', 'checkouts', 'project'),
-  locksRoot: path.join(dir, 'home', 'locks'),
-});
+const location = (): CheckoutLocation => projectLocation(dir);
 const spec = (): PersistentDirSpec => ({ name: 'project', path: backing, commit: 'auto' });
 
 beforeAll(() => watchBackingFolders(true));

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { CheckoutLocation } from '../../../../main/core/persistent/checkout.js';
 import { probeOverlay, type OverlaySupport } from '../../../../main/sandbox/overlayView.js';
 
 /** A temp folder (real path) removed by `cleanup`. */
@@ -89,4 +90,14 @@ export function ignoreForcedKind(): void {
   afterAll(() => {
     if (forced !== undefined) process.env['KEEL_CHECKOUT_KIND'] = forced;
   });
+}
+
+/** Where session `s1`'s checkout of its `project` dir lives in a home at `<dir>/home`. */
+export function projectLocation(dir: string): CheckoutLocation {
+  return {
+    workspaceRoot: path.join(dir, 'home', 's1', 'workspace'),
+    checkout: path.join(dir, 'home', 's1', 'workspace', 'persistent', 'project'),
+    stateDir: path.join(dir, 'home', 's1', 'checkouts', 'project'),
+    locksRoot: path.join(dir, 'home', 'locks'),
+  };
 }
