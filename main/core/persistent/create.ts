@@ -20,6 +20,7 @@ import {
 } from './state.js';
 import { ensureRealFolder, isInside } from './streamWrite.js';
 import { PersistentDirError, type PersistentDirSpec } from './types.js';
+import { placeSharedPart } from './sharedIndex.js';
 import { addViewWorktree, installViewIndex } from './viewGit.js';
 import { claimViews } from './viewOwner.js';
 import type { ViewChoice } from './viewHolder.js';
@@ -158,6 +159,7 @@ async function settleBaseline(
   taken: { commit: string; tree: string },
 ): Promise<void> {
   const { state } = context;
+  placeSharedPart(context);
   await installViewIndex(backingIndex(context), state.gitDir);
   state.viewIndexStamp = fileStamp(viewIndex(context));
   setHead(context, taken.commit);

@@ -21,6 +21,7 @@ import {
 import { lstatOrUndefined } from './streamWrite.js';
 import { clearLayers, removeIdleAside, setLayersAside } from '../../sandbox/overlayView.js';
 import { mountStillUsed, viewLayers, withViewDown } from './viewHolder.js';
+import { placeSharedPart } from './sharedIndex.js';
 import { installViewIndex } from './viewGit.js';
 
 /**
@@ -195,6 +196,7 @@ async function resetViewGit(context: CheckoutContext): Promise<void> {
     fs.writeFileSync(dotGit, text);
   }
   const taken = await snapshot(context);
+  placeSharedPart(context);
   await installViewIndex(backingIndex(context), state.gitDir);
   state.viewIndexStamp = fileStamp(viewIndex(context));
   setHead(context, taken.commit);

@@ -13,6 +13,7 @@ import {
   type CheckoutContext,
   type CheckoutState,
 } from './state.js';
+import { splitPrivateIndex } from './sharedIndex.js';
 import { lstatOrUndefined } from './streamWrite.js';
 
 /** Message of every snapshot commit. */
@@ -72,6 +73,9 @@ export async function snapshot(context: CheckoutContext): Promise<Snapshot> {
           onHead: state.kind !== 'shadow',
           message: SNAPSHOT_MESSAGE,
         });
+  // A process that watches the folder keeps a view's private index split: a watched snapshot then writes only its
+  // small changed part, and the reset copies only that in as the view's index (sharedIndex.ts).
+  if (watched.mark !== undefined) await splitPrivateIndex(context);
   state.indexTree = found.tree;
   state.indexStamp = fileStamp(backingIndex(context));
   if (watched.mark !== undefined) state.watch = watched.mark;
@@ -129,6 +133,9 @@ async function addPaths(
     [
       '-c',
       'advice.addIgnoredFile=false',
+      // A few paths: preloading the index's stat data spreads a pass over every entry on threads for nothing.
+      '-c',
+      'core.preloadIndex=false',
       '--literal-pathspecs',
       'add',
       '-A',
@@ -175,7 +182,12 @@ function onlyIgnoredNotice(stderr: Buffer): boolean {
     .filter((line) => line !== '');
   return (
     lines[0] === 'The following paths are ignored by one of your .gitignore files:' &&
-    !lines.some((line) => /^(error|warning|fatal|hint):/.test(line))
+    !lines.some(
+      (line) =>
+        /^(error|warning|fatal|hint):/.test(line) &&
+        // A split private index's gits look for its shared part in the repository's .git first (sharedIndex.ts).
+        !line.startsWith('warning: could not freshen shared index '),
+    )
   );
 }
 

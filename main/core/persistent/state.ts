@@ -121,6 +121,12 @@ export function fileStamp(file: string): string {
   }
 }
 
+/**
+ * The setting every git that writes a view's private index runs with: git never writes a shared index part of its
+ * own (it would write it into the repository's .git): the split is Keel's (sharedIndex.ts).
+ */
+export const KEEP_SHARED_PART = 'splitIndex.maxPercentChange=100';
+
 /** A git side with no private settings, running in `cwd`. */
 export const plain = (cwd: string): GitSide => ({ cwd, env: {} });
 
@@ -230,7 +236,10 @@ export function backingSide(context: CheckoutContext): GitSide {
   // A view's private index is copied in as the view's own at each reset (viewGit.ts's installViewIndex), where an
   // untracked cache made for the backing folder is wrong: none is kept in it, so the copy needs no git to drop one
   // (~55 ms at 80,000 files). The snapshot's `add -A` never used it (git keeps the cache for status's scans only).
-  return { cwd: backing, env, config: excludeConfig(context, kind !== 'view') };
+  // A view's private index is split in two (sharedIndex.ts): no git writing it may write a shared part of its own
+  // (it would land in the repository's .git).
+  const config = excludeConfig(context, kind !== 'view');
+  return { cwd: backing, env, config: kind === 'view' ? [...config, KEEP_SHARED_PART] : config };
 }
 
 /** The checkout's excludes, and (unless told not to) an untracked cache so unchanged folders are not re-read. */

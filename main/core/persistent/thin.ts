@@ -4,6 +4,7 @@
 // needs them rebuilds them on demand (the next reset, or `restoreViewIndex` before any other job). See README.md.
 import fs from 'node:fs';
 import { runGit } from './git.js';
+import { dropSharedParts } from './sharedIndex.js';
 import {
   backingIndex,
   fileStamp,
@@ -33,6 +34,7 @@ export function thinView(context: CheckoutContext): boolean {
   }
   fs.rmSync(viewIndex(context), { force: true });
   fs.rmSync(backingIndex(context), { force: true });
+  dropSharedParts(context);
   return true;
 }
 

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ignoreFiles, ignoreStamp } from './backingWatch.js';
 import { runGit } from './git.js';
+import { boxesOnView } from './viewHolder.js';
 import {
   checkoutRoot,
   checkoutSide,
@@ -60,6 +61,9 @@ export async function viewSessionTree(
   const { state } = context;
   if (!viewIndexIsBaseline(context) || state.objectFormat !== 'sha1' || state.baselineTree === '')
     return undefined;
+  // A box still running on the view (a background command, a terminal) may run git there after the commit: its index
+  // is kept in step (staged as before) rather than dropped.
+  if (boxesOnView(context.location, state)) return undefined;
   if (paths.some((file) => !plainPath(file))) return undefined;
   const root = checkoutRoot(context);
   const written: { file: string; mode: string }[] = [];

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { CheckoutLocation } from '../../../../main/core/persistent/checkout.js';
+import { runningView } from '../../../../main/core/persistent/viewHolder.js';
 import { probeOverlay, type OverlaySupport } from '../../../../main/sandbox/overlayView.js';
 
 /** A temp folder (real path) removed by `cleanup`. */
@@ -100,4 +101,42 @@ export function projectLocation(dir: string): CheckoutLocation {
     stateDir: path.join(dir, 'home', 's1', 'checkouts', 'project'),
     locksRoot: path.join(dir, 'home', 'locks'),
   };
+}
+
+/**
+ * Git in a session's view namespace (where its files are), as the box's git runs: its output and warnings. The folder
+ * is entered inside the namespace (nsenter's own --wd opens it before entering).
+ */
+export function gitInViewRun(
+  sessionDir: string,
+  checkout: string,
+  args: readonly string[],
+): { status: number | null; stdout: string; stderr: string } {
+  const view = runningView(sessionDir, checkout);
+  if (view === undefined) throw new Error('no view is mounted');
+  const enter = [`--target=${view.pid}`, '--user', '--mount', '--preserve-credentials'];
+  const result = spawnSync(
+    'nsenter',
+    [...enter, '--', '/bin/sh', '-c', 'cd -- "$0" && exec git "$@"', checkout, ...args],
+    { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } },
+  );
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** `gitInViewRun`'s output; throws when git fails. */
+export function gitInViewOf(sessionDir: string, checkout: string, args: readonly string[]): string {
+  const result = gitInViewRun(sessionDir, checkout, args);
+  if (result.status !== 0) throw new Error(`git ${args.join(' ')} failed in the view: ${result.stderr}`);
+  return result.stdout;
+}
+
+/**
+ * A box as bwrap makes one in a session's view holder: a mount namespace of its own holding a copy of the view's
+ * mount, alive until killed (what `overlayInUse` / `boxesOnView` see).
+ */
+export function boxOnView(sessionDir: string, checkout: string): ChildProcess {
+  const view = runningView(sessionDir, checkout);
+  if (view === undefined) throw new Error('no view is mounted');
+  const enter = [`--target=${view.pid}`, '--user', '--mount', '--preserve-credentials'];
+  return spawn('nsenter', [...enter, '--', 'unshare', '--mount', 'sleep', '60'], { stdio: 'ignore' });
 }

@@ -1,6 +1,6 @@
 // Issue #36: a quiet view drops its two git indexes (thin.ts) and gets them back on demand, with the real kernel
 // overlay and real git: a thinned view resumes, shows the user's changes, stays clean for its own git, and commits.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -19,6 +19,8 @@ import {
   unforced,
   writeFiles,
   projectLocation,
+  gitInViewOf,
+  boxOnView,
 } from './support.js';
 
 ignoreForcedKind();
@@ -61,24 +63,8 @@ function indexes(): { view: string; backing: string } {
 }
 
 /** Git in the view's namespace (where its files are), as the box's git runs. */
-function gitInView(...args: string[]): string {
-  const view = runningView(path.join(dir, 'home', 's1'), location().checkout);
-  if (view === undefined) throw new Error('no view is mounted');
-  return execFileSync(
-    'nsenter',
-    [
-      `--target=${view.pid}`,
-      '--user',
-      '--mount',
-      '--preserve-credentials',
-      `--wd=${location().checkout}`,
-      '--',
-      'git',
-      ...args,
-    ],
-    { encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } },
-  );
-}
+const gitInView = (...args: string[]): string =>
+  gitInViewOf(path.join(dir, 'home', 's1'), location().checkout, args);
 
 describe('a thinned view', () => {
   it('drops both indexes once committed, never touching the repository, and commits again after a reset', async (context) => {
@@ -176,22 +162,7 @@ describe('a thinned view', () => {
     await checkout.mount();
     const view = runningView(path.join(dir, 'home', 's1'), location().checkout);
     if (view === undefined) throw new Error('no view is mounted');
-    // A box as bwrap makes one in the holder: a mount namespace of its own, holding a copy of the view's mount.
-    const box = spawn(
-      'nsenter',
-      [
-        `--target=${view.pid}`,
-        '--user',
-        '--mount',
-        '--preserve-credentials',
-        '--',
-        'unshare',
-        '--mount',
-        'sleep',
-        '60',
-      ],
-      { stdio: 'ignore' },
-    );
+    const box = boxOnView(path.join(dir, 'home', 's1'), location().checkout);
     try {
       await waitFor(() => overlayInUse(viewLayers(location(), { backing }).upper, view.pid).pids.length > 0);
       expect(await checkout.thin()).toBe(false);
@@ -319,6 +290,9 @@ describe("a view's known-clean status (the environment block's first status of a
     expect(checkout.isKnownClean()).toBe(false);
     expect((await checkout.commit(commitOptions('commits/1'))).status).toBe('committed');
     expect(checkout.isKnownClean()).toBe(true);
+    // The commit built its tree without the view's index and dropped it; a box between turns mounts the view first
+    // (a terminal's, a hook's), which brings it back.
+    await checkout.mount();
     expect(gitInView('status', '--porcelain')).toBe('');
     await checkout.reset();
     expect(checkout.isKnownClean()).toBe(true);

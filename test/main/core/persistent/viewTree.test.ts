@@ -2,14 +2,16 @@
 // the view's 7 MB index. Real overlay, real git: the tree it commits is the tree `git add -A` gives for the same
 // changes made in a plain copy of the project, and wherever this way cannot answer exactly (a link, an index the
 // model's git wrote), the commit stages through the index as before, with the same result.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { stopWatching, watchBackingFolders } from '../../../../main/core/persistent/backingWatch.js';
 import { Checkout, type CheckoutLocation } from '../../../../main/core/persistent/checkout.js';
+import { splitIndexesFrom } from '../../../../main/core/persistent/sharedIndex.js';
 import { fileStamp, readState } from '../../../../main/core/persistent/state.js';
 import type { PersistentDirSpec } from '../../../../main/core/persistent/types.js';
-import { stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
+import { boxesOnView, stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
 import {
   git,
   ignoreForcedKind,
@@ -18,6 +20,8 @@ import {
   overlayHere,
   writeFiles,
   projectLocation,
+  gitInViewRun,
+  boxOnView,
 } from './support.js';
 
 ignoreForcedKind();
@@ -64,13 +68,13 @@ function plainCopyTree(change: (root: string) => void): string {
 /** Makes `change` in a new view of the project and commits it: the committed tree and whether the view kept its index. */
 async function commitInView(
   change: (root: string) => void,
-  before: (checkout: Checkout) => void = () => undefined,
+  before: (checkout: Checkout) => void | Promise<void> = () => undefined,
 ): Promise<{ tree: string; viewIndexKept: boolean }> {
   const checkout = await Checkout.open(spec(), location(), { kind: 'view' });
   expect(checkout.kind).toBe('view');
   const root = await checkout.mount();
   change(root);
-  before(checkout);
+  await before(checkout);
   Checkout.markDirty(location());
   const report = await checkout.commit({ artifactsDir: path.join(dir, 'artifacts'), artifactStem: 'c' });
   expect(report.status === 'conflict' ? report.conflicts : report.status).toBe('committed');
@@ -200,6 +204,32 @@ describe("a view's commit", () => {
     expect(viewIndexKept).toBe(true);
   });
 
+  it('stages through the index while a box runs on the view (its git may read the index after the commit)', async (context) => {
+    if (skip !== undefined) context.skip();
+    const edit = (root: string) => fs.writeFileSync(path.join(root, 'src/d0/deep/f0.ts'), 'edited\n');
+    const truth = plainCopyTree(edit);
+    let box: ChildProcess | undefined;
+    try {
+      const { tree, viewIndexKept } = await commitInView(edit, async () => {
+        box = boxOnView(path.join(dir, 'home', 's1'), location().checkout);
+        const state = readState(location().stateDir);
+        for (let i = 0; i < 250 && state && !boxesOnView(location(), state); i++)
+          await new Promise((resolve) => setTimeout(resolve, 20));
+      });
+      expect(tree).toBe(truth);
+      expect(viewIndexKept).toBe(true);
+      // What the box's git sees right after the commit: the view is its new baseline, nothing to commit.
+      expect(
+        gitInViewRun(path.join(dir, 'home', 's1'), location().checkout, ['status', '--porcelain']),
+      ).toMatchObject({
+        stdout: '',
+      });
+    } finally {
+      box?.kill('SIGKILL');
+      if (box) await new Promise((resolve) => box?.once('exit', resolve));
+    }
+  });
+
   it("stages through the index once the model's git wrote it (it may hold what the model staged)", async (context) => {
     if (skip !== undefined) context.skip();
     const edit = (root: string) => fs.writeFileSync(path.join(root, 'src/d0/deep/f0.ts'), 'edited\n');
@@ -212,5 +242,99 @@ describe("a view's commit", () => {
     });
     expect(tree).toBe(truth);
     expect(viewIndexKept).toBe(true);
+  });
+});
+
+describe("a watched view's private index, split in two", () => {
+  beforeEach(() => {
+    const more: Record<string, string> = {};
+    for (let i = 0; i < 50; i++) more[`more/m${i}.ts`] = `export const m = ${i};\n`;
+    writeFiles(backing, more);
+    git(backing, 'add', '-A');
+    git(backing, 'commit', '-qm', 'more files: an index worth splitting');
+    // Files written in the second an index is written are "racily clean": git keeps them out of a shared part. A
+    // project's files are older than that; so are these.
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    const age = (folder: string): void => {
+      for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
+        if (entry.name === '.git') continue;
+        const full = path.join(folder, entry.name);
+        if (entry.isDirectory()) age(full);
+        else if (entry.isFile()) fs.utimesSync(full, hourAgo, hourAgo);
+      }
+    };
+    age(backing);
+    watchBackingFolders(true);
+    // The test project's index is a few kilobytes: split from 2 KB (a split index's own part is far smaller).
+    splitIndexesFrom(2_000);
+  });
+  afterEach(() => {
+    stopWatching(backing);
+    watchBackingFolders(false);
+    splitIndexesFrom(1024 * 1024);
+  });
+
+  const sharedParts = (folder: string) =>
+    fs.readdirSync(folder).filter((name) => name.startsWith('sharedindex.'));
+
+  it("writes only its changed part, the view's git reads it without a word, and the repository's .git gets none", async (context) => {
+    if (skip !== undefined) context.skip();
+    const checkout = await Checkout.open(spec(), location(), { kind: 'view' });
+    await checkout.reset();
+    const state = () => readState(location().stateDir);
+    const privateIndex = path.join(location().stateDir, 'backing.index');
+    const gitDir = state()?.gitDir ?? '';
+    // Split: the shared part in the view's git folder and beside the private index, never in the repository's .git.
+    expect(sharedParts(location().stateDir)).toHaveLength(1);
+    expect(sharedParts(gitDir)).toEqual(sharedParts(location().stateDir));
+    expect(sharedParts(path.join(backing, '.git'))).toEqual([]);
+    const whole = fs.statSync(
+      path.join(location().stateDir, sharedParts(location().stateDir)[0] as string),
+    ).size;
+    expect(fs.statSync(privateIndex).size).toBeLessThan(whole / 2);
+
+    for (let turn = 0; turn < 3; turn++) {
+      const root = await checkout.mount();
+      writeFiles(root, { [`src/d${turn}/deep/f1.ts`]: `turn ${turn}\n`, [`new/t${turn}.ts`]: 'new\n' });
+      Checkout.markDirty(location());
+      expect(
+        (await checkout.commit({ artifactsDir: path.join(dir, 'artifacts'), artifactStem: `t${turn}` }))
+          .status,
+      ).toBe('committed');
+      // The user edits the project between turns; once, adds more than git's own 20% of new entries, past which git
+      // writes a new shared part itself (into the repository's .git: Keel's gits never do, Keel splits again).
+      fs.writeFileSync(path.join(backing, 'README.md'), `the user, turn ${turn}\n`);
+      if (turn === 1)
+        for (let i = 0; i < 40; i++)
+          fs.writeFileSync(path.join(backing, `more/added${i}.ts`), `export const a = ${i};\n`);
+      await checkout.reset();
+      // The snapshot is the full pass's tree, from the split index.
+      expect(state()?.baselineTree).toBe(plainCopyTree(() => undefined));
+      // Before the big change, its own part holds a few entries. (After it, how many stay there for a while depends on
+      // the clock: git keeps entries changed in the second before a write out of a shared part, "racily clean".)
+      if (turn === 0) expect(fs.statSync(privateIndex).size).toBeLessThan(whole / 2);
+      await checkout.mount();
+      const status = gitInViewRun(path.join(dir, 'home', 's1'), location().checkout, [
+        'status',
+        '--porcelain',
+      ]);
+      expect(status).toEqual({ status: 0, stdout: '', stderr: '' });
+      expect(sharedParts(path.join(backing, '.git'))).toEqual([]);
+    }
+
+    // Thinned: every shared part goes with both indexes; the next reset seeds, snapshots and splits again.
+    expect(await checkout.thin()).toBe(true);
+    expect([...sharedParts(location().stateDir), ...sharedParts(gitDir)]).toEqual([]);
+    await checkout.reset();
+    expect(state()?.baselineTree).toBe(plainCopyTree(() => undefined));
+    await checkout.mount();
+    expect(
+      gitInViewRun(path.join(dir, 'home', 's1'), location().checkout, ['status', '--porcelain']),
+    ).toEqual({
+      status: 0,
+      stdout: '',
+      stderr: '',
+    });
+    expect(sharedParts(path.join(backing, '.git'))).toEqual([]);
   });
 });
