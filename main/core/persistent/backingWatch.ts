@@ -331,7 +331,10 @@ class BackingWatcher {
 
   /** Watches `rel` and every folder below it (but nested repositories' insides and `.git`). */
   private watchTree(rel: string): void {
-    const walk = this.walk(rel).finally(() => this.walks.delete(walk));
+    // Nothing a walk meets may fail a snapshot: whatever it could not watch voids the watcher (a full pass).
+    const walk = this.walk(rel)
+      .catch((error: unknown) => this.kill(`${rel || 'its top folder'} could not be watched (${String(error)})`))
+      .finally(() => this.walks.delete(walk));
     this.walks.add(walk);
   }
 

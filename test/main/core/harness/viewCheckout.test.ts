@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateHarness } from '../../../../main/core/harness/stream.js';
 import { sessionWorkspace } from '../../../../main/core/harness/workspace.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
+import { watchBackingFolders } from '../../../../main/core/persistent/backingWatch.js';
+import { lastSnapshotWay } from '../../../../main/core/persistent/snapshot.js';
 import { mountViews } from '../../../../main/core/persistent/turnCheckouts.js';
 import { stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
 import { ProviderServer } from '../../../support/providerServer.js';
@@ -187,6 +189,41 @@ describe('a session on a copy-on-write view', () => {
     // The next turn rebuilds them from the repository's index: the same answers.
     await statusTurn('src/d3.ts');
     expect(read(path.join(project, 'README.md'))).toBe('readme, by the user\n');
+  });
+
+  it("in a long-lived host (watchProjects) a turn's reset stages only what changed, and the box sees it all", async (context) => {
+    if (skip !== undefined) context.skip();
+    const harness = harnessFor(home, server, { project }, { watchProjects: true });
+    try {
+      const session = await harness.sessions.getOrCreate({ id: 'w' });
+      server.enqueue(callTool('write_file', { path: 'src/w1.ts', content: 'w1\n' }), {
+        kind: 'reply',
+        text: 'done',
+      });
+      await generateHarness({ harness, session, messages: [{ role: 'user', content: 'one' }] });
+      expect(read(path.join(project, 'src/w1.ts'))).toBe('w1\n');
+      // The user edits the project between turns: the next reset's snapshot stages that, and the last commit's file.
+      fs.writeFileSync(path.join(project, 'README.md'), 'readme, by the user, watched\n');
+      server.enqueue(
+        callTool('run_command', { command: 'echo w2 > src/w2.ts && git status --short && cat README.md' }),
+        { kind: 'reply', text: 'done' },
+      );
+      const result = await generateHarness({
+        harness,
+        session,
+        messages: [{ role: 'user', content: 'two' }],
+      });
+      expect(lastSnapshotWay).toMatchObject({ watched: true });
+      expect(toolResultsSeen(server).at(-1) ?? '').toMatch(
+        /\?\? src\/w2\.ts\nreadme, by the user, watched\n/,
+      );
+      expect(result.commits).toMatchObject([{ dir: 'project', status: 'committed' }]);
+      expect(read(path.join(project, 'src/w2.ts'))).toBe('w2\n');
+      expect(read(path.join(project, 'README.md'))).toBe('readme, by the user, watched\n');
+    } finally {
+      await harness.endSessions({ reason: 'other', sessionId: 'w' });
+      watchBackingFolders(false);
+    }
   });
 
   it("names a view's folder as its tools reach it among the checkouts known clean as a turn starts", async (context) => {
