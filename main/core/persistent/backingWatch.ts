@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { onTrustedFilesystem } from '../../sandbox/envFiles.js';
+import { runGit, splitNul, type GitSide } from './git.js';
 
 /** Folders a watcher watches at most (one inotify watch each); past it the folder gets full stat passes. */
 const MAX_FOLDERS = 20_000;
@@ -118,6 +119,85 @@ export async function backingChanges(
   if (paths.length > MAX_WATCHED_PATHS)
     return { mark, paths: undefined, why: `${paths.length} paths changed` };
   return { mark, paths };
+}
+
+/**
+ * `add -A -v` of just these paths of `root` through `side`'s index (as a full pass would stage them), for a snapshot
+ * the watcher vouched for. A path that no longer exists is passed only when the index has it or files below it (git
+ * refuses a path that matches nothing): the index holds `tree` (its caller checked the index's stamp), so one
+ * `cat-file --batch-check` of `<tree>:<path>` answers without reading the index (~15 ms at 80,000 files). A path the
+ * ignore rules cover makes git say so and exit 1 having staged the rest (what the full pass stages, silently): that
+ * exit counts as success.
+ */
+export async function addWatchedPaths(
+  side: GitSide,
+  root: string,
+  paths: readonly string[],
+  tree: string | undefined,
+): Promise<{ stdout: Buffer; code: number }> {
+  const existing: string[] = [];
+  const missing: string[] = [];
+  for (const file of paths) {
+    let there = true;
+    try {
+      fs.lstatSync(path.join(root, file));
+    } catch {
+      there = false;
+    }
+    (there ? existing : missing).push(file);
+  }
+  if (missing.length > 0) existing.push(...(await inIndex(side, tree, missing)));
+  if (existing.length === 0) return { stdout: Buffer.alloc(0), code: 0 };
+  const { stdout, stderr, code } = await runGit(
+    side,
+    [
+      '-c',
+      'advice.addIgnoredFile=false',
+      // A few paths: preloading the index's stat data spreads a pass over every entry on threads for nothing.
+      '-c',
+      'core.preloadIndex=false',
+      '--literal-pathspecs',
+      'add',
+      '-A',
+      '-v',
+      '--ignore-errors',
+      '--pathspec-from-file=-',
+      '--pathspec-file-nul',
+    ],
+    { input: existing.map((file) => `${file}\0`).join(''), okCodes: [1] },
+  );
+  return { stdout, code: code === 1 && onlyIgnoredNotice(stderr) ? 0 : code };
+}
+
+/** The paths the index (holding `tree`, when known) has: a file, or files below a folder's path. */
+async function inIndex(side: GitSide, tree: string | undefined, paths: readonly string[]): Promise<string[]> {
+  if (tree === undefined || paths.some((file) => file.includes('\n'))) {
+    const { stdout } = await runGit(side, ['--literal-pathspecs', 'ls-files', '-z', '--', ...paths]);
+    const tracked = splitNul(stdout);
+    return paths.filter((file) => tracked.some((one) => one === file || one.startsWith(`${file}/`)));
+  }
+  const { stdout } = await runGit(side, ['cat-file', '--batch-check'], {
+    input: paths.map((file) => `${tree}:${file}\n`).join(''),
+  });
+  const answers = stdout.toString('utf8').split('\n');
+  return paths.filter((_, at) => !(answers[at] ?? 'missing').endsWith(' missing'));
+}
+
+/** git's stderr names only paths its ignore rules cover (nothing failed). */
+function onlyIgnoredNotice(stderr: Buffer): boolean {
+  const lines = stderr
+    .toString('utf8')
+    .split('\n')
+    .filter((line) => line !== '');
+  return (
+    lines[0] === 'The following paths are ignored by one of your .gitignore files:' &&
+    !lines.some(
+      (line) =>
+        /^(error|warning|fatal|hint):/.test(line) &&
+        // A split private index's gits look for its shared part in the repository's .git first (sharedIndex.ts).
+        !line.startsWith('warning: could not freshen shared index '),
+    )
+  );
 }
 
 /** Stops watching `backing` (its marks void): the folder's sessions are gone from this process. */
@@ -333,7 +413,9 @@ class BackingWatcher {
   private watchTree(rel: string): void {
     // Nothing a walk meets may fail a snapshot: whatever it could not watch voids the watcher (a full pass).
     const walk = this.walk(rel)
-      .catch((error: unknown) => this.kill(`${rel || 'its top folder'} could not be watched (${String(error)})`))
+      .catch((error: unknown) =>
+        this.kill(`${rel || 'its top folder'} could not be watched (${String(error)})`),
+      )
       .finally(() => this.walks.delete(walk));
     this.walks.add(walk);
   }

@@ -11,7 +11,8 @@ import { LINKED_DEPENDENCY_DIRS } from './extras.js';
 import { diffTrees, gitText, isZeroOid, runGit, streamBlob, type GitSide, type TreeChange } from './git.js';
 import { heldReason } from './heldBack.js';
 import { KEEP_MAX_BYTES, keepBytes } from './kept.js';
-import { plain } from './state.js';
+import { fileStamp, plain } from './state.js';
+import { addWatchedPaths, backingChanges, ignoreFiles, ignoreStamp, type WatchMark } from './backingWatch.js';
 import { historyDir } from '../paths.js';
 
 /** The turn start's tree, written when a turn (segment) starts and removed once its change is recorded. */
@@ -56,6 +57,9 @@ async function kindOf(project: string): Promise<{ kind: Kind; gitDir?: string }>
   }
 }
 
+/** Whether the last `folderTree` of this process staged only the watched paths (tests). */
+export let lastFolderTreeWatched = false;
+
 /**
  * The folder's files now (tracked, untracked, not ignored; dependency folders left out) as a tree. Only files
  * whose stat changed since the last call are hashed (git's stat cache).
@@ -80,17 +84,75 @@ export async function folderTree(
     const real = path.join(gitDir, 'index');
     if (fs.existsSync(real)) fs.copyFileSync(real, index);
   }
-  // A file that cannot be read (permissions, gone meanwhile) is left out, not a failed turn.
-  const add = () => runGit(side, ['add', '-A', '--ignore-errors', '--', '.'], { okCodes: [1] });
-  try {
-    await add();
-  } catch (error) {
-    // A seeded index git cannot use (a split or sparse index): hashed from nothing instead.
-    if (kind !== 'repository') throw error;
-    fs.rmSync(index, { force: true });
-    await add();
+  // A long-lived host watches the folder (backingWatch.ts): then only what changed since the last tree is staged.
+  const record = readWatchRecord(stateDir, kind);
+  const repository = kind === 'repository' ? (gitDir ?? record?.gitDir) : path.join(stateDir, 'shadow.git');
+  const ignores =
+    repository === undefined
+      ? undefined
+      : ignoreStamp(ignoreFiles(repository, path.join(stateDir, 'exclude')));
+  const vouched = record !== undefined && record.stamp === fileStamp(index) ? record : undefined;
+  const watched = ignores === undefined ? undefined : await backingChanges(project, vouched?.mark, ignores);
+  let tree: string;
+  lastFolderTreeWatched = watched?.paths !== undefined && vouched !== undefined;
+  if (watched?.paths !== undefined && vouched !== undefined) {
+    const { stdout, code } = await addWatchedPaths(side, project, watched.paths, vouched.tree);
+    // Nothing staged: the index still holds the recorded tree.
+    tree = stdout.length === 0 && code === 0 ? vouched.tree : await gitText(side, ['write-tree']);
+  } else {
+    // A file that cannot be read (permissions, gone meanwhile) is left out, not a failed turn.
+    const add = () => runGit(side, ['add', '-A', '--ignore-errors', '--', '.'], { okCodes: [1] });
+    try {
+      await add();
+    } catch (error) {
+      // A seeded index git cannot use (a split or sparse index): hashed from nothing instead.
+      if (kind !== 'repository') throw error;
+      fs.rmSync(index, { force: true });
+      await add();
+    }
+    tree = await gitText(side, ['write-tree']);
   }
-  return gitText(side, ['write-tree']);
+  writeWatchRecord(
+    stateDir,
+    watched?.mark === undefined
+      ? undefined
+      : {
+          kind,
+          mark: watched.mark,
+          stamp: fileStamp(index),
+          tree,
+          ...(repository ? { gitDir: repository } : {}),
+        },
+  );
+  return tree;
+}
+
+/** Where the last tree's watch mark is kept (backingWatch.ts): its index's stamp and tree, the mark it left. */
+const WATCH_FILE = 'watch.json';
+
+type WatchRecord = { kind: Kind; mark: WatchMark; stamp: string; tree: string; gitDir?: string };
+
+/** The last tree's record, when it was made for a folder of this kind; undefined otherwise (a full pass). */
+function readWatchRecord(stateDir: string, kind: Kind): WatchRecord | undefined {
+  try {
+    const record = JSON.parse(fs.readFileSync(path.join(stateDir, WATCH_FILE), 'utf8')) as WatchRecord;
+    if (record.kind !== kind || typeof record.tree !== 'string' || typeof record.stamp !== 'string')
+      return undefined;
+    return record;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeWatchRecord(stateDir: string, record: WatchRecord | undefined): void {
+  const file = path.join(stateDir, WATCH_FILE);
+  if (record === undefined) {
+    fs.rmSync(file, { force: true });
+    return;
+  }
+  const temp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, JSON.stringify(record));
+  fs.renameSync(temp, file);
 }
 
 /** Records the folder's tree as the start of a turn (segment); an unrecorded earlier start is kept. */

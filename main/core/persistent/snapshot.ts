@@ -2,8 +2,14 @@
 // the private index, with the shortcut that skips `write-tree` when the tree is already known. See README.md.
 import fs from 'node:fs';
 import path from 'node:path';
-import { backingChanges, ignoreFiles, ignoreStamp, type WatchedChanges } from './backingWatch.js';
-import { isZeroOid, runGit, snapshotCommit, splitNul, type TreeChange } from './git.js';
+import {
+  addWatchedPaths,
+  backingChanges,
+  ignoreFiles,
+  ignoreStamp,
+  type WatchedChanges,
+} from './backingWatch.js';
+import { isZeroOid, runGit, snapshotCommit, type TreeChange } from './git.js';
 import { backingEntry } from './hashing.js';
 import {
   backingIndex,
@@ -45,7 +51,7 @@ export async function snapshot(context: CheckoutContext): Promise<Snapshot> {
     runGit(backingSide(context), ['add', '-A', '-v', '--ignore-errors', '--', '.'], { okCodes: [1] });
   let added: { stdout: Buffer; code: number };
   if (watched.paths !== undefined) {
-    added = await addPaths(context, watched.paths);
+    added = await addWatchedPaths(backingSide(context), state.backing, watched.paths, state.indexTree);
   } else {
     try {
       added = await addAll();
@@ -109,86 +115,6 @@ async function watchedPaths(context: CheckoutContext, sameIndex: boolean): Promi
   if (found.paths === undefined && state.watch !== undefined && !sameIndex)
     return { ...found, why: 'the private index is not the one the last snapshot left' };
   return found;
-}
-
-/**
- * `add -A -v` of just these paths (through the private index, as the full pass). A path that no longer exists is
- * passed only when the index has it or files below it (git refuses a path that matches nothing); a path the ignore
- * rules cover makes git say so and exit 1 having staged the rest (what the full pass stages, silently): that exit
- * counts as success.
- */
-async function addPaths(
-  context: CheckoutContext,
-  paths: readonly string[],
-): Promise<{ stdout: Buffer; code: number }> {
-  const side = backingSide(context);
-  const existing: string[] = [];
-  const missing: string[] = [];
-  for (const file of paths)
-    (lstatOrUndefined(path.join(context.state.backing, file)) ? existing : missing).push(file);
-  if (missing.length > 0) existing.push(...(await inIndex(context, missing)));
-  if (existing.length === 0) return { stdout: Buffer.alloc(0), code: 0 };
-  const { stdout, stderr, code } = await runGit(
-    side,
-    [
-      '-c',
-      'advice.addIgnoredFile=false',
-      // A few paths: preloading the index's stat data spreads a pass over every entry on threads for nothing.
-      '-c',
-      'core.preloadIndex=false',
-      '--literal-pathspecs',
-      'add',
-      '-A',
-      '-v',
-      '--ignore-errors',
-      '--pathspec-from-file=-',
-      '--pathspec-file-nul',
-    ],
-    { input: existing.map((file) => `${file}\0`).join(''), okCodes: [1] },
-  );
-  return { stdout, code: code === 1 && onlyIgnoredNotice(stderr) ? 0 : code };
-}
-
-/**
- * The paths the private index holds (a file, or files below a folder's path). It holds the recorded tree (the caller
- * checked its stamp), so one `cat-file --batch-check` of `<tree>:<path>` answers without reading the index (~15 ms at
- * 80,000 files); a path with a line break is asked of the index itself.
- */
-async function inIndex(context: CheckoutContext, paths: readonly string[]): Promise<string[]> {
-  const tree = context.state.indexTree;
-  if (tree === undefined || paths.some((file) => file.includes('\n'))) {
-    const { stdout } = await runGit(backingSide(context), [
-      '--literal-pathspecs',
-      'ls-files',
-      '-z',
-      '--',
-      ...paths,
-    ]);
-    const tracked = splitNul(stdout);
-    return paths.filter((file) => tracked.some((one) => one === file || one.startsWith(`${file}/`)));
-  }
-  const { stdout } = await runGit(backingSide(context), ['cat-file', '--batch-check'], {
-    input: paths.map((file) => `${tree}:${file}\n`).join(''),
-  });
-  const answers = stdout.toString('utf8').split('\n');
-  return paths.filter((_, at) => !(answers[at] ?? 'missing').endsWith(' missing'));
-}
-
-/** git's stderr names only paths its ignore rules cover (nothing failed). */
-function onlyIgnoredNotice(stderr: Buffer): boolean {
-  const lines = stderr
-    .toString('utf8')
-    .split('\n')
-    .filter((line) => line !== '');
-  return (
-    lines[0] === 'The following paths are ignored by one of your .gitignore files:' &&
-    !lines.some(
-      (line) =>
-        /^(error|warning|fatal|hint):/.test(line) &&
-        // A split private index's gits look for its shared part in the repository's .git first (sharedIndex.ts).
-        !line.startsWith('warning: could not freshen shared index '),
-    )
-  );
 }
 
 /**

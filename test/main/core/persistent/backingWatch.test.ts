@@ -8,6 +8,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { stopWatching, watchBackingFolders } from '../../../../main/core/persistent/backingWatch.js';
 import { Checkout, type CheckoutLocation } from '../../../../main/core/persistent/checkout.js';
+import { folderTree, lastFolderTreeWatched } from '../../../../main/core/persistent/directChanges.js';
 import { lastSnapshotWay } from '../../../../main/core/persistent/snapshot.js';
 import { readState } from '../../../../main/core/persistent/state.js';
 import type { PersistentDirSpec } from '../../../../main/core/persistent/types.js';
@@ -218,6 +219,36 @@ describe('a watched snapshot', () => {
       expect(taken.tree).toBe(fullPassTree());
     } finally {
       watchBackingFolders(true);
+    }
+  });
+});
+
+describe("a --commit direct turn's folder trees", () => {
+  it('stage only what changed once watched, and are the full pass tree', async () => {
+    const stateDir = path.join(dir, 'direct');
+    const gitDir = path.join(backing, '.git');
+    /** The full pass from the repository's index, with the direct turn's excludes (dependency folders). */
+    const truth = () => {
+      const index = path.join(dir, 'direct-truth.index');
+      fs.copyFileSync(path.join(gitDir, 'index'), index);
+      const env = { ...process.env, GIT_INDEX_FILE: index, GIT_CONFIG_NOSYSTEM: '1' };
+      const excludes = ['-c', `core.excludesFile=${path.join(stateDir, 'exclude')}`];
+      execFileSync('git', [...excludes, 'add', '-A'], { cwd: backing, env });
+      return execFileSync('git', ['write-tree'], { cwd: backing, env, encoding: 'utf8' }).trim();
+    };
+    expect(await folderTree(stateDir, backing, 'repository', gitDir)).toBe(truth());
+    expect(lastFolderTreeWatched).toBe(false);
+    const steps: (() => void)[] = [
+      () => fs.writeFileSync(at('src/d1/sub/f1.ts'), 'direct\n'),
+      () => writeFiles(backing, { 'node_modules/pkg/index.js': 'a dependency\n', 'fresh/new.ts': 'new\n' }),
+      () => fs.rmSync(at('src/d2'), { recursive: true }),
+      () => undefined,
+    ];
+    for (const step of steps) {
+      step();
+      // The end of a segment is given no git folder: the record of its start names it.
+      expect(await folderTree(stateDir, backing, 'repository')).toBe(truth());
+      expect(lastFolderTreeWatched).toBe(true);
     }
   });
 });
