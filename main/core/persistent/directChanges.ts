@@ -69,6 +69,7 @@ export async function folderTree(
   project: string,
   kind: Kind,
   gitDir?: string,
+  options: { trustWatcher?: boolean } = {},
 ): Promise<string> {
   const side = sideOf(stateDir, project, kind);
   fs.mkdirSync(stateDir, { recursive: true });
@@ -91,7 +92,10 @@ export async function folderTree(
     repository === undefined
       ? undefined
       : ignoreStamp(ignoreFiles(repository, path.join(stateDir, 'exclude')));
-  const vouched = record !== undefined && record.stamp === fileStamp(index) ? record : undefined;
+  const vouched =
+    options.trustWatcher !== false && record !== undefined && record.stamp === fileStamp(index)
+      ? record
+      : undefined;
   const watched = ignores === undefined ? undefined : await backingChanges(project, vouched?.mark, ignores);
   let tree: string;
   lastFolderTreeWatched = watched?.paths !== undefined && vouched !== undefined;
@@ -228,7 +232,10 @@ export async function directTurnChanges(
   const side = sideOf(stateDir, project, recorded.kind);
   let tree: string;
   try {
-    tree = await folderTree(stateDir, project, recorded.kind);
+    // What the turn's own tools did is read by the full stat pass, never taken from the watcher: a command can change
+    // a file without an inotify event (a write through a shared memory map), and this tree is what the turn's change
+    // and its revert are made of. (Its mark still lets the next start stage only what changed after it.)
+    tree = await folderTree(stateDir, project, recorded.kind, undefined, { trustWatcher: false });
   } catch (error) {
     // The repository the start was taken in is gone (its .git removed meanwhile): nothing can be compared.
     if (recorded.kind === 'repository') return { files: [], problem: String(error) };

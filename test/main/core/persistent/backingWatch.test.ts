@@ -246,10 +246,21 @@ describe("a --commit direct turn's folder trees", () => {
     ];
     for (const step of steps) {
       step();
-      // The end of a segment is given no git folder: the record of its start names it.
+      // A segment's start (what changed since the last tree is the user's and the last turn's): watched. The record
+      // of the last tree names the git folder.
       expect(await folderTree(stateDir, backing, 'repository')).toBe(truth());
       expect(lastFolderTreeWatched).toBe(true);
     }
+    // A segment's end (what the turn's own commands did, which may leave no inotify event): the full pass.
+    fs.writeFileSync(at('src/d3/sub/f0.ts'), 'by a command\n');
+    expect(await folderTree(stateDir, backing, 'repository', undefined, { trustWatcher: false })).toBe(
+      truth(),
+    );
+    expect(lastFolderTreeWatched).toBe(false);
+    // Its mark still serves the next start.
+    fs.writeFileSync(at('src/d3/sub/f1.ts'), 'by the user\n');
+    expect(await folderTree(stateDir, backing, 'repository')).toBe(truth());
+    expect(lastFolderTreeWatched).toBe(true);
   });
 });
 
