@@ -433,6 +433,10 @@ async function stageCheckout(context: CheckoutContext): Promise<string> {
   const { paths } = await changedPaths(context);
   // HEAD is kept at the baseline, so a clean status means the checkout is exactly the baseline tree.
   if (paths.length === 0 && headIsBaseline(context)) return context.state.baselineTree;
+  // A view whose index is still its reset's: the tree from the changed paths, the index untouched, so a listing stages
+  // nothing the model would see and the turn's own commit can still build its tree this way (viewTree.ts).
+  const built = context.state.kind === 'view' ? await viewSessionTree(context, paths) : undefined;
+  if (built !== undefined) return built;
   return stageCommitAndDiff(checkoutSide(context), { paths, from: context.state.baselineTree }).tree;
 }
 

@@ -414,7 +414,10 @@ describe.each(['worktree', 'shadow', 'view'] as const)('a %s checkout', (kind) =
     const before = fs.statSync(index, { bigint: true }).mtimeNs;
     expect(await checkout.uncommitted()).toEqual([]);
     const saved = fs.statSync(index, { bigint: true }).mtimeNs;
-    expect(saved).not.toBe(before);
+    // A view's listing reads no stat cache of git's: its changed files are its upper layer's, hashed (viewTree.ts), and
+    // its index is left as the reset made it, for the commit to build its tree the same way.
+    if (kind === 'view') expect(saved).toBe(before);
+    else expect(saved).not.toBe(before);
     expect(await checkout.uncommitted()).toEqual([]);
     expect(fs.statSync(index, { bigint: true }).mtimeNs).toBe(saved);
   });

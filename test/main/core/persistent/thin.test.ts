@@ -329,8 +329,9 @@ describe('a view made without its baseline (a new turn sends its first request b
     expect(readState(location().stateDir)?.pendingBaseline).toBeUndefined();
     expect(fs.existsSync(view) && fs.existsSync(privateIndex)).toBe(true);
     await later.mount();
-    // Only the session's file (the listing staged it); the user's edit is the baseline's.
-    expect(gitInView('status', '--porcelain')).toBe('A  new.txt\n');
+    // Only the session's file (untracked: the listing built its tree without staging anything in the view's index);
+    // the user's edit is the baseline's.
+    expect(gitInView('status', '--porcelain')).toBe('?? new.txt\n');
     expect((await later.commit(commitOptions('commits/p1'))).status).toBe('committed');
     expect(read(path.join(backing, 'new.txt'))).toBe('new\n');
     expect(read(path.join(backing, 'src/b.txt'))).toBe('the user\n');

@@ -154,6 +154,36 @@ describe("a view's commit", () => {
     expect(fs.existsSync(path.join(backing, 'build.log'))).toBe(false);
   });
 
+  it("lists what is uncommitted without writing the view's index, so the commit after still builds its tree", async (context) => {
+    if (skip !== undefined) context.skip();
+    const truth = plainCopyTree(contentChanges);
+    const { tree, viewIndexKept } = await commitInView(contentChanges, async (checkout) => {
+      const index = path.join(readState(location().stateDir)?.gitDir ?? '', 'index');
+      const before = fileStamp(index);
+      // A review's list mid-turn (the app's Changes view): the turn's tools marked the view dirty.
+      Checkout.markDirty(location());
+      const listed = (await checkout.uncommitted()).map((file) => `${file.status} ${file.path}`);
+      expect(listed.sort()).toEqual(
+        [
+          'deleted src/d1/deep/f0.ts',
+          'deleted src/d2/deep/f0.ts',
+          'deleted src/d2/deep/f1.ts',
+          'deleted src/d2/deep/f2.ts',
+          'added lib/new/tree/one.ts',
+          'added lib/two.ts',
+          'added src/d0.ts',
+          'modified dist/kept.js',
+          'modified src/d0/deep/f1.ts',
+          'modified src/d0/deep/f2.ts',
+          'modified tool.sh',
+        ].sort(),
+      );
+      expect(fileStamp(index)).toBe(before);
+    });
+    expect(tree).toBe(truth);
+    expect(viewIndexKept).toBe(false);
+  });
+
   it('builds the tree of files replaced by folders and folders by files (a conflict: its patch is that tree)', async (context) => {
     if (skip !== undefined) context.skip();
     const both = (root: string) => {
