@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stopWatching, watchBackingFolders } from '../../../../main/core/persistent/backingWatch.js';
 import { Checkout, type CheckoutLocation } from '../../../../main/core/persistent/checkout.js';
-import { splitIndexesFrom } from '../../../../main/core/persistent/sharedIndex.js';
+import { sharedPartOf, splitIndexesFrom } from '../../../../main/core/persistent/sharedIndex.js';
 import { fileStamp, readState } from '../../../../main/core/persistent/state.js';
 import type { PersistentDirSpec } from '../../../../main/core/persistent/types.js';
 import { boxesOnView, stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
@@ -366,5 +366,36 @@ describe("a watched view's private index, split in two", () => {
       stderr: '',
     });
     expect(sharedParts(path.join(backing, '.git'))).toEqual([]);
+  });
+});
+
+describe("the split index's link, as git writes it", () => {
+  it('names the shared part of an index of version 2, 3 (extended flags) and 4 (prefix-compressed paths)', () => {
+    for (const version of [2, 3, 4]) {
+      const repo = makeRepo(path.join(dir, `v${version}`), {
+        'a/one.txt': '1\n',
+        'a/b/two.txt': '2\n',
+        'a/b/c/three-with-a-longer-name.txt': '3\n',
+      });
+      const index = path.join(repo, '.git', 'index');
+      git(repo, '-c', `index.version=${version}`, 'update-index', '--index-version', String(version));
+      // Whole: no link.
+      expect(sharedPartOf(fs.readFileSync(index))).toBeUndefined();
+      git(repo, 'update-index', '--split-index');
+      writeFiles(repo, { 'a/b/two.txt': 'changed\n', 'new.txt': 'new\n' });
+      git(repo, 'add', '-A');
+      // An intent-to-add entry carries extended flags (what makes git write version 3).
+      if (version === 3) {
+        writeFiles(repo, { 'later.txt': 'later\n' });
+        git(repo, 'add', '-N', 'later.txt');
+      }
+      const bytes = fs.readFileSync(index);
+      expect(bytes.readUInt32BE(4)).toBe(version);
+      const shared = fs
+        .readdirSync(path.join(repo, '.git'))
+        .filter((name) => name.startsWith('sharedindex.'));
+      // git may have written a second shared part as it added (past its 20%): the link names one of them.
+      expect(shared).toContain(sharedPartOf(bytes));
+    }
   });
 });
