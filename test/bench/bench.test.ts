@@ -70,10 +70,11 @@ describe('bench runner', () => {
     // + issue 18's: revert and fork; + issue 38's: the longest hold of a patch search and of a diff;
     // + issue 31's cap check per request.
     // + issue 34: the local model's speed through Keel and its second-request first token.
-    // + issue 36: first request, disk, ended view sessions' storage, per-turn overhead (view, copy); the view's first request and disk.
+    // + issue 36: first request, disk, ended view sessions' storage, per-turn overhead (view, copy), the environment
+    // block's status (view); the view's first request and disk.
     // + issue 35: the history import's rate, with the load it ran at.
     expect(report.targets).toHaveLength(
-      6 + PATHOLOGICAL_STAGES.length + 3 + 2 + BOUNDED_KINDS.length + 1 + 1 + 2 + 5 + 2,
+      6 + PATHOLOGICAL_STAGES.length + 3 + 2 + BOUNDED_KINDS.length + 1 + 1 + 2 + 6 + 2,
     );
     expect(report.targets.find((t) => t.name.startsWith('history import'))?.name).toMatch(
       /at load [\d.]+ → [\d.]+ on \d+ cores/,

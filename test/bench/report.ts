@@ -209,6 +209,10 @@ function bigProjectTargets(benches: readonly BenchResult[]): TargetResult[] {
     value(`per-turn overhead (reset + 10-file auto commit), ${large} files, view`),
     value(`per-turn overhead (reset + 10-file auto commit), ${small} files, view`),
   );
+  const status = ratio(
+    value(`environment block git status after 10 edits, ${large} files, view`),
+    value(`environment block git status after 10 edits, ${small} files, view`),
+  );
   const copyTurn = ratio(
     value(`per-turn overhead (reset + 10-file auto commit), ${large} files`),
     value(`per-turn overhead (reset + 10-file auto commit), ${small} files`),
@@ -255,6 +259,13 @@ function bigProjectTargets(benches: readonly BenchResult[]): TargetResult[] {
       actual: turn,
       unit: 'ratio',
       pass: turn === null ? null : turn <= 1.5,
+    },
+    {
+      name: `environment block's git status with a view at ${large} files / at ${small} files`,
+      target: '≤ 1.5x',
+      actual: status,
+      unit: 'ratio',
+      pass: status === null ? null : status <= 1.5,
     },
     {
       name: `per-turn overhead with a full copy at ${large} files / at ${small} files`,

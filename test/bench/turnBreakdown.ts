@@ -10,6 +10,7 @@ import { watchBackingFolders } from '../../main/core/persistent/backingWatch.js'
 import { Checkout } from '../../main/core/persistent/checkout.js';
 import { stopAllViews } from '../../main/core/persistent/viewHolder.js';
 import { findEnvFiles } from '../../main/sandbox/envFiles.js';
+import { readGitFacts } from '../../main/core/prompts/environment.js';
 import { buildGitProject } from './gitProject.js';
 
 const TURNS = 7;
@@ -36,7 +37,7 @@ async function turns(
   artifactsDir: string,
   thin: boolean,
 ): Promise<Record<string, string>> {
-  const rows: Record<string, number[]> = { reset: [], commit: [], thin: [], total: [] };
+  const rows: Record<string, number[]> = { reset: [], commit: [], thin: [], total: [], status: [] };
   for (let turn = 0; turn <= TURNS; turn += 1) {
     const started = performance.now();
     await checkout.reset();
@@ -48,6 +49,12 @@ async function turns(
         path.join(root, 'src', `d${i}`, `f${i * 100 + 1}.ts`),
         `export const t${turn} = ${thin};\n`,
       );
+    // The environment block of the turn's later requests: the view's `git status` after the writes (not in total).
+    const asked = performance.now();
+    const facts = await readGitFacts({ projectFolder: checkout.backing, projectRoot: root });
+    if (facts.status?.length !== CHANGED)
+      throw new Error(`turn ${turn}: status ${JSON.stringify(facts.status)}`);
+    const statusTime = performance.now() - asked;
     const written = performance.now();
     const report = await checkout.commit({ artifactsDir, artifactStem: `${String(thin)}-${turn}` });
     if (report.status !== 'committed') throw new Error(`turn ${turn}: the commit was ${report.status}`);
@@ -59,7 +66,8 @@ async function turns(
     rows['reset']?.push(reset - started);
     rows['commit']?.push(committed - written);
     rows['thin']?.push(ended - committed);
-    rows['total']?.push(ended - started);
+    rows['total']?.push(ended - started - statusTime);
+    rows['status']?.push(statusTime);
   }
   return Object.fromEntries(Object.entries(rows).map(([name, values]) => [name, median(values).toFixed(1)]));
 }
@@ -91,6 +99,10 @@ async function main(): Promise<void> {
     // The O(files) parts alone: git over a copy of the private index, and the patch redaction's .env search.
     const index = path.join(scratch, 'probe.index');
     fs.copyFileSync(path.join(location.stateDir, 'backing.index'), index);
+    // A watched private index is split (sharedIndex.ts): git finds its shared part beside it.
+    for (const name of fs.readdirSync(location.stateDir))
+      if (name.startsWith('sharedindex.'))
+        fs.copyFileSync(path.join(location.stateDir, name), path.join(scratch, name));
     const git =
       (...args: string[]) =>
       (): void => {

@@ -109,7 +109,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   // folder before that request (a tool that can, an MCP server starting) drops them: they are read again then.
   let gitAhead: Promise<GitFacts> | undefined = layout.knownClean?.includes(projectRoot)
     ? Promise.resolve(knownCleanGitFacts(created.projectFolder))
-    : readGitFacts({ projectFolder: created.projectFolder, projectRoot });
+    : readGitFacts({ projectFolder: created.projectFolder, projectRoot }, layout.viewStatus);
   // The whole box's .env values: the root, the private area and every checkout; read when first needed, at
   // the latest before anything may change the box (beforeChanges).
   const redactor = turnTimeRedactor(layout.boxRoot, env, keys, options.hooks?.onNotice);
@@ -218,7 +218,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
       };
       const ahead = state.projectFolder === created.projectFolder ? gitAhead : undefined;
       gitAhead = undefined;
-      return describeEnvironment(source, ahead ?? readGitFacts(source));
+      return describeEnvironment(source, ahead ?? readGitFacts(source, layout.viewStatus));
     },
     stopFile: path.join(log.dir, STOP_REQUEST_FILE),
     ...(options.hooks ? { hooks: options.hooks } : {}),

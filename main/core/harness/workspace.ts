@@ -4,6 +4,7 @@ import type { EventOf } from '../../common/events.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { sessionNetworkAllow } from '../log/imported.js';
 import { existingCheckouts, markTurnStarted } from '../persistent/turnCheckouts.js';
+import type { Checkout } from '../persistent/checkout.js';
 import { defaultSystemPromptFor } from '../prompts/system.js';
 import { namedKeys, type ProviderKeys } from '../../providers/index.js';
 import { describeEnvGaps } from '../../sandbox/envFiles.js';
@@ -40,6 +41,11 @@ export type SessionWorkspace = {
    * written since; `Checkout.isKnownClean`): the first request's environment block runs no git for them.
    */
   knownClean?: string[];
+  /**
+   * Issue #36: the `git status --short` lines of a folder (as the tools reach it) inside one of the session's views,
+   * when the view knows them without a git over its files (`Checkout.status`); undefined otherwise (git runs).
+   */
+  viewStatus?: (folder: string) => Promise<string[] | undefined>;
   /** Globs relative to `workspace` whose writes need approval: the read-only Persistent Dirs in it. */
   protectedGlobs: string[];
   /**
@@ -66,10 +72,9 @@ export function sessionWorkspace(
   override: string | undefined,
 ): SessionWorkspace {
   const config = override === undefined ? readPersistentConfig(log.dir) : undefined;
+  const existing = config ? existingCheckouts(log.dir, config) : [];
   // Asked before the turn marks its checkouts dirty: right after the reset, a quiet one's status is known.
-  const known = config
-    ? existingCheckouts(log.dir, config).filter((checkout) => checkout.isKnownClean())
-    : [];
+  const known = existing.filter((checkout) => checkout.isKnownClean());
   if (config) markTurnStarted(log.dir, config);
   // A view's folder is named as its tools reach it: through its holder's root (layoutOf).
   const prefix =
@@ -81,7 +86,26 @@ export function sessionWorkspace(
       ? `${prefix}${realOr(checkout.location.checkout)}`
       : realOr(checkout.location.checkout),
   );
-  return { ...layoutOf(log, created, override, config), knownClean };
+  const views = existing.filter((checkout) => checkout.kind === 'view');
+  return {
+    ...layoutOf(log, created, override, config),
+    knownClean,
+    ...(views.length > 0 ? { viewStatus: (folder: string) => viewStatusOf(views, folder) } : {}),
+  };
+}
+
+/**
+ * The status of `folder` from the view it lies in, named as the tools reach it (through a holder's root, whichever
+ * holder runs it now); undefined when it lies in none.
+ */
+function viewStatusOf(views: readonly Checkout[], folder: string): Promise<string[] | undefined> {
+  const hostPath = folder.replace(/^\/proc\/\d+\/root(?=\/)/, '');
+  for (const view of views) {
+    const inside = path.relative(realOr(view.location.checkout), hostPath);
+    if (inside === '' || (!inside.startsWith('..') && !path.isAbsolute(inside)))
+      return view.status(inside.split(path.sep).join('/'));
+  }
+  return Promise.resolve(undefined);
 }
 
 /**

@@ -122,6 +122,19 @@ export async function backingChanges(
 }
 
 /**
+ * True when this process's watcher of `backing` vouches that nothing in it changed since the snapshot that left
+ * `since` (the same watcher, alive, no event after its mark, no nested repository, every event of a change made before
+ * this call counted: a barrier). False whenever it cannot tell.
+ */
+export async function backingQuietSince(backing: string, since: WatchMark): Promise<boolean> {
+  const watcher = watchers.get(backing);
+  if (!enabled || watcher === undefined || watcher.dead !== undefined || watcher.id !== since.id)
+    return false;
+  await watcher.barrier();
+  return watcher.dead === undefined && watcher.changedSince(since.seq).length === 0;
+}
+
+/**
  * `add -A -v` of just these paths of `root` through `side`'s index (as a full pass would stage them), for a snapshot
  * the watcher vouched for. A path that no longer exists is passed only when the index has it or files below it (git
  * refuses a path that matches nothing): the index holds `tree` (its caller checked the index's stamp), so one

@@ -30,6 +30,7 @@ import {
   type CheckoutLocation,
 } from './state.js';
 import type { CommitReport, PersistentDirSpec, UncommittedFile } from './types.js';
+import { viewStatus } from './viewStatus.js';
 
 export type { CheckoutKind, CheckoutLocation } from './state.js';
 export type { CommitOptions } from './commit.js';
@@ -224,6 +225,16 @@ export class Checkout {
         ),
       { resetting: true, settle: false },
     );
+  }
+
+  /**
+   * Issue #36: the `git status --short` lines of the checkout's folder `folder` ('' its root) when they are known
+   * without a git over its files (a view whose backing folder the watcher vouches for: viewStatus.ts), else undefined
+   * (the caller runs git). Takes no pending baseline: a view without one is left to git.
+   */
+  async status(folder: string): Promise<string[] | undefined> {
+    if (this.kind !== 'view') return undefined;
+    return this.exclusive(() => viewStatus(this.context, folder), { settle: false });
   }
 
   /** What the session changed in the checkout since its baseline and has not committed. */

@@ -22,6 +22,7 @@ import { ensureRealFolder, isInside } from './streamWrite.js';
 import { PersistentDirError, type PersistentDirSpec } from './types.js';
 import { placeSharedPart } from './sharedIndex.js';
 import { addViewWorktree, installViewIndex } from './viewGit.js';
+import { checkGitlinksAhead } from './viewStatus.js';
 import { claimViews } from './viewOwner.js';
 import type { ViewChoice } from './viewHolder.js';
 import { unsafeLayerPath } from '../../sandbox/overlayView.js';
@@ -168,6 +169,7 @@ async function settleBaseline(
   state.clean = true;
   delete state.pendingBaseline;
   saveState(context);
+  if (state.watch !== undefined) checkGitlinksAhead(context);
 }
 
 /** Makes the checkout: a shadow repository, or a worktree of the backing repository. */

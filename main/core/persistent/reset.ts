@@ -23,6 +23,7 @@ import { clearLayers, removeIdleAside, setLayersAside } from '../../sandbox/over
 import { mountStillUsed, viewLayers, withViewDown } from './viewHolder.js';
 import { placeSharedPart } from './sharedIndex.js';
 import { installViewIndex } from './viewGit.js';
+import { checkGitlinksAhead } from './viewStatus.js';
 
 /**
  * Resets an intact checkout: when nothing marked it dirty and the snapshot equals the baseline, no file is
@@ -79,6 +80,8 @@ export async function moveTo(context: CheckoutContext, taken: Snapshot): Promise
   state.baseline = taken.commit;
   state.baselineTree = taken.tree;
   markClean(context);
+  // A watched view's later statuses come from its layers (viewStatus.ts): the check they need runs while the turn starts.
+  if (state.watch !== undefined) checkGitlinksAhead(context);
 }
 
 /** The worktree's `.git` file, rewritten so the model's git keeps working even if it was edited. */
@@ -203,4 +206,6 @@ async function resetViewGit(context: CheckoutContext): Promise<void> {
   state.baseline = taken.commit;
   state.baselineTree = taken.tree;
   markClean(context);
+  // A watched view's later statuses come from its layers (viewStatus.ts): the check they need runs while the turn starts.
+  if (state.watch !== undefined) checkGitlinksAhead(context);
 }

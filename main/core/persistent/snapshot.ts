@@ -101,6 +101,21 @@ export let lastSnapshotWay: { watched: true; paths: number } | { watched: false;
  * the one that snapshot left; else `paths` is undefined (a full pass). `mark` is what this snapshot records.
  */
 async function watchedPaths(context: CheckoutContext, sameIndex: boolean): Promise<WatchedChanges> {
+  const { state } = context;
+  const ignores = watchIgnores(context);
+  if (ignores === undefined) return { mark: undefined, paths: undefined };
+  const since = sameIndex ? state.watch : undefined;
+  const found = await backingChanges(state.backing, since, ignores);
+  if (found.paths === undefined && state.watch !== undefined && !sameIndex)
+    return { ...found, why: 'the private index is not the one the last snapshot left' };
+  return found;
+}
+
+/**
+ * The stamp of the ignore files a snapshot's git reads besides the folder's `.gitignore`s (a watch mark carries it:
+ * backingWatch.ts `ignoreStamp`); undefined for a checkout whose repository's git folder is not known.
+ */
+export function watchIgnores(context: CheckoutContext): string | undefined {
   const { state, location } = context;
   const gitDir =
     state.kind === 'shadow'
@@ -108,13 +123,8 @@ async function watchedPaths(context: CheckoutContext, sameIndex: boolean): Promi
       : state.repositoryIndex === undefined
         ? undefined
         : path.dirname(state.repositoryIndex);
-  if (gitDir === undefined) return { mark: undefined, paths: undefined };
-  const ignores = ignoreStamp(ignoreFiles(gitDir, path.join(location.stateDir, 'exclude')));
-  const since = sameIndex ? state.watch : undefined;
-  const found = await backingChanges(state.backing, since, ignores);
-  if (found.paths === undefined && state.watch !== undefined && !sameIndex)
-    return { ...found, why: 'the private index is not the one the last snapshot left' };
-  return found;
+  if (gitDir === undefined) return undefined;
+  return ignoreStamp(ignoreFiles(gitDir, path.join(location.stateDir, 'exclude')));
 }
 
 /**

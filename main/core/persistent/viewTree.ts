@@ -21,10 +21,10 @@ import {
 } from './state.js';
 
 /** One entry of a tree: its mode as git writes it, its name's bytes, its object id (raw bytes). */
-type TreeEntry = { mode: string; name: Buffer; oid: Buffer };
+export type TreeEntry = { mode: string; name: Buffer; oid: Buffer };
 
 /** A folder of the session's tree being built: its baseline entries by name, then changed in place. */
-type Folder = Map<string, TreeEntry>;
+export type Folder = Map<string, TreeEntry>;
 
 const TREE_MODE = '40000';
 
@@ -90,7 +90,7 @@ export async function viewSessionTree(
   // The baseline's folders and the written files' blobs (hashed and written as `update-index` would: clean filters
   // and attributes by path, in the view), side by side.
   const [read, hashed] = await Promise.all([
-    readTrees(context, order),
+    baselineTrees(context, order),
     written.length === 0
       ? undefined
       : runGit(side, ['hash-object', '-w', '--stdin-paths'], {
@@ -112,30 +112,50 @@ export async function viewSessionTree(
   return writeTrees(context, folders, order);
 }
 
-/** `core.fileMode` as the view's git reads it, kept while its configuration files are unchanged. */
-const fileModes = new Map<string, boolean>();
+/** The `core` flags a view's git reads that this way (and viewStatus.ts) cannot follow. */
+export type CoreFlags = { fileModeOff: boolean; ignoreCase: boolean; symlinksOff: boolean };
+
+/** The view's `core` flags, kept while the configuration files they come from are unchanged. */
+const coreFlagsKnown = new Map<string, CoreFlags>();
 
 /**
- * True when the repository ignores the executable bit (`core.fileMode` false): `update-index` then keeps each entry's
- * recorded mode, which this way does not know.
+ * `core.fileMode` off (`update-index` then keeps each entry's recorded mode, which this way does not know),
+ * `core.ignoreCase` on and `core.symlinks` off (git then matches names and reads links otherwise than a plain
+ * comparison of the view's names and stats), as the view's git reads them: one `git config` while its files stay.
  */
-async function fileModeOff(context: CheckoutContext): Promise<boolean> {
+export async function coreFlags(context: CheckoutContext): Promise<CoreFlags> {
   const { state } = context;
   const repository = state.repositoryIndex === undefined ? state.gitDir : path.dirname(state.repositoryIndex);
   const key = `${state.gitDir}\0${ignoreStamp([...ignoreFiles(repository, ''), path.join(state.gitDir, 'config.worktree')])}`;
-  const known = fileModes.get(key);
+  const known = coreFlagsKnown.get(key);
   if (known !== undefined) return known;
-  const { stdout } = await runGit(checkoutSide(context), ['config', '--bool', 'core.fileMode'], {
-    okCodes: [1],
-  });
-  const off = stdout.toString('utf8').trim() === 'false';
-  if (fileModes.size > 100) fileModes.clear();
-  fileModes.set(key, off);
-  return off;
+  const { stdout } = await runGit(
+    checkoutSide(context),
+    ['config', '-z', '--bool', '--get-regexp', '^core\\.(filemode|ignorecase|symlinks)$'],
+    { okCodes: [1] },
+  );
+  // The last value of a key wins, as git reads it; `--bool` prints each as true or false.
+  const values = new Map<string, string>();
+  for (const record of stdout.toString('utf8').split('\0')) {
+    const newline = record.indexOf('\n');
+    if (newline > 0) values.set(record.slice(0, newline).toLowerCase(), record.slice(newline + 1));
+  }
+  const flags = {
+    fileModeOff: values.get('core.filemode') === 'false',
+    ignoreCase: values.get('core.ignorecase') === 'true',
+    symlinksOff: values.get('core.symlinks') === 'false',
+  };
+  if (coreFlagsKnown.size > 100) coreFlagsKnown.clear();
+  coreFlagsKnown.set(key, flags);
+  return flags;
+}
+
+async function fileModeOff(context: CheckoutContext): Promise<boolean> {
+  return (await coreFlags(context)).fileModeOff;
 }
 
 /** A path every git stages as it is: no `.git` component in any spelling git refuses, no odd bytes. */
-function plainPath(file: string): boolean {
+export function plainPath(file: string): boolean {
   if (file === '' || file.includes('\uFFFD') || file.includes('\n')) return false;
   return file.split('/').every((part) => {
     const lower = part.toLowerCase();
@@ -145,9 +165,10 @@ function plainPath(file: string): boolean {
   });
 }
 
-const depth = (folder: string): number => (folder === '' ? 0 : folder.split('/').length);
-const baseName = (file: string): string => file.slice(file.lastIndexOf('/') + 1);
-const parentOf = (file: string): string => (file.includes('/') ? file.slice(0, file.lastIndexOf('/')) : '');
+export const depth = (folder: string): number => (folder === '' ? 0 : folder.split('/').length);
+export const baseName = (file: string): string => file.slice(file.lastIndexOf('/') + 1);
+export const parentOf = (file: string): string =>
+  file.includes('/') ? file.slice(0, file.lastIndexOf('/')) : '';
 
 /** The folder a path lies in (every folder on the changed paths' way is in `folders`). */
 function folderOf(folders: Map<string, Folder>, file: string): Folder | undefined {
@@ -158,7 +179,7 @@ function folderOf(folders: Map<string, Folder>, file: string): Folder | undefine
  * The baseline's trees of `folders` (those it has), by one `cat-file --batch`; undefined when a folder on the way is
  * not a tree there but something git could not replace in one step (a gitlink).
  */
-async function readTrees(
+export async function baselineTrees(
   context: CheckoutContext,
   folders: readonly string[],
 ): Promise<Map<string, Folder> | undefined> {

@@ -122,7 +122,8 @@ export type EnvironmentSource = {
 export type GitFacts = { branch?: string; status?: string[] };
 
 /**
- * Reads the git facts (never rejects: what cannot be read is left out). Git runs only where a `.git` entry
+ * Reads the git facts (never rejects: what cannot be read is left out); `knownStatus` is asked first for the status
+ * (a view's, from its layers), git when it answers undefined or fails. Git runs only where a `.git` entry
  * exists (with Keel's fixed git settings: no hooks, no fsmonitor), limited to 3 s. A host may start this
  * ahead of the request and hand the promise to describeEnvironment (turnHost.ts does, for a turn's first).
  * The checks before git and the branch's files are read synchronously (a few stat calls, ~50 µs): as
@@ -131,11 +132,19 @@ export type GitFacts = { branch?: string; status?: string[] };
  */
 export async function readGitFacts(
   source: Pick<EnvironmentSource, 'projectFolder' | 'projectRoot'>,
+  knownStatus?: (folder: string) => Promise<string[] | undefined>,
 ): Promise<GitFacts> {
   // A checkout (a folder other than the project's own) is asked about itself only.
   const realFolder = realpathOr(source.projectFolder);
   const isCheckout = path.resolve(source.projectRoot) !== realFolder;
-  const status = readStatus(source.projectRoot, isCheckout);
+  // A copy-on-write view may know its status without a git over its files (issue #36); else git is asked.
+  const status =
+    knownStatus === undefined
+      ? readStatus(source.projectRoot, isCheckout)
+      : knownStatus(source.projectRoot).then(
+          (lines) => lines ?? readStatus(source.projectRoot, isCheckout),
+          () => readStatus(source.projectRoot, isCheckout),
+        );
   const branch = readBranch(source.projectFolder);
   const lines = await status;
   return { ...(branch === undefined ? {} : { branch }), ...(lines === undefined ? {} : { status: lines }) };

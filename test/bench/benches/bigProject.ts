@@ -1,11 +1,13 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import path, { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { withWritableSession } from '../../../main/core/harness/lock.js';
 import { watchBackingFolders } from '../../../main/core/persistent/backingWatch.js';
 import { Checkout } from '../../../main/core/persistent/checkout.js';
 import { checkoutLocation } from '../../../main/core/persistent/config.js';
 import { diskUsage } from '../../../main/core/persistent/reclaim.js';
+import { readGitFacts } from '../../../main/core/prompts/environment.js';
+import { lastViewStatusWay } from '../../../main/core/persistent/viewStatus.js';
 import {
   finishTurn,
   markTurnStarted,
@@ -153,8 +155,11 @@ type TimedSession = { home: string; dataDir: string };
  * each, then the next round), so the small and the large project's figures, compared as a ratio, are taken under the
  * same machine state rather than one block after the other (their ratio moved 4.7x-5.4x between runs taken in blocks).
  */
-async function turnOverheads(sessions: readonly TimedSession[], turns: number): Promise<number[]> {
-  const times = sessions.map((): number[] => []);
+async function turnOverheads(
+  sessions: readonly TimedSession[],
+  turns: number,
+): Promise<{ turn: number; status: number }[]> {
+  const times = sessions.map((): { turn: number[]; status: number[] } => ({ turn: [], status: [] }));
   // The turns of a long-lived host (the app, `keel serve`, the ACP agent), which watches the project folders it
   // snapshots: from its second snapshot of a folder on, a reset stages only what changed (backingWatch.ts).
   watchBackingFolders(true);
@@ -163,18 +168,28 @@ async function turnOverheads(sessions: readonly TimedSession[], turns: number): 
       for (const [index, session] of sessions.entries()) {
         const took = await oneTurn(session, turn);
         // The first turn after `keel run` is a warm-up (git's racily-clean second, the caches, the watcher's start).
-        if (turn > 0) times[index]?.push(took);
+        if (turn > 0) {
+          times[index]?.turn.push(took.turn);
+          times[index]?.status.push(took.status);
+        }
       }
   } finally {
     watchBackingFolders(false);
   }
-  return times.map((one) => median(one));
+  return times.map((one) => ({ turn: median(one.turn), status: median(one.status) }));
 }
 
-/** One turn of a session in-process: reset, `CHANGED` edits through its checkout, auto commit; ms. */
-async function oneTurn({ home, dataDir }: TimedSession, turn: number): Promise<number> {
+/**
+ * One turn of a session in-process: reset, `CHANGED` edits through its checkout, auto commit; ms. Apart: the git
+ * status of the environment block of a request after the edits (a view's from its layers, a copy's from git).
+ */
+async function oneTurn(
+  { home, dataDir }: TimedSession,
+  turn: number,
+): Promise<{ turn: number; status: number }> {
   const id = dataDir.split('/').pop() as string;
   const t0 = performance.now();
+  let status = 0;
   await withWritableSession(home, id, async (log) => {
     await prepareTurn(log, { newTurn: true });
     const config = persistentConfigOf(log);
@@ -186,11 +201,28 @@ async function oneTurn({ home, dataDir }: TimedSession, turn: number): Promise<n
     if (!opened) throw new Error('the session has no project checkout');
     // A view's files are written through its holder (the host path is only its mount point).
     const checkout = await opened.mount();
+    // Bytes of this session's own: the sessions of one project take their turns in rotation, and the same bytes as the
+    // last one committed would be no change (its commit and status then did nothing).
     for (let i = 0; i < CHANGED; i += 1)
-      writeFileSync(join(checkout, 'src', `d${i}`, `f${i * 100 + 1}.ts`), `export const t${turn} = ${i};\n`);
-    await finishTurn(log);
+      writeFileSync(
+        join(checkout, 'src', `d${i}`, `f${i * 100 + 1}.ts`),
+        `export const t${turn} = ${i}; // ${id}\n`,
+      );
+    const asked = performance.now();
+    const facts = await readGitFacts(
+      { projectFolder: opened.backing, projectRoot: checkout },
+      opened.kind === 'view' ? (folder) => opened.status(path.relative(checkout, folder)) : undefined,
+    );
+    status = performance.now() - asked;
+    if (facts.status?.length !== CHANGED)
+      throw new Error(
+        `${id} (${opened.kind}) turn ${turn}: the status was ${JSON.stringify(facts.status)} (${JSON.stringify(lastViewStatusWay)})`,
+      );
+    const reports = await finishTurn(log);
+    if (reports[0]?.status !== 'committed')
+      throw new Error(`${id} turn ${turn}: the commit was ${reports[0]?.status}`);
   });
-  return performance.now() - t0;
+  return { turn: performance.now() - t0 - status, status };
 }
 
 /**
@@ -257,10 +289,14 @@ export const bigProjectBench: Bench = {
           // Before the sessions below and their `keel gc`, which reclaims these sessions' checkouts.
           const [smallCopy, smallView, largeCopy, largeView] = await turnOverheads(timed, profile.turns);
           Object.assign(values, {
-            'small.turn': smallCopy,
-            'small.viewTurn': smallView,
-            'large.turn': largeCopy,
-            'large.viewTurn': largeView,
+            'small.turn': smallCopy?.turn,
+            'small.viewTurn': smallView?.turn,
+            'large.turn': largeCopy?.turn,
+            'large.viewTurn': largeView?.turn,
+            'small.status': smallCopy?.status,
+            'small.viewStatus': smallView?.status,
+            'large.status': largeCopy?.status,
+            'large.viewStatus': largeView?.status,
           });
           progress('bigproject: per-turn overhead done');
           // The ended sessions are views (the default kind where overlay works): a hundred full copies of 80,000 files
@@ -361,6 +397,17 @@ export const bigProjectBench: Bench = {
           'lower',
           { keel: ms(values['large.viewTurn']) },
         ),
+        ...(['small', 'large'] as const).flatMap((label) => [
+          makeMetric(
+            `environment block git status after 10 edits, ${profile[label]} files, view`,
+            'ms',
+            'lower',
+            { keel: ms(values[`${label}.viewStatus`]) },
+          ),
+          makeMetric(`environment block git status after 10 edits, ${profile[label]} files`, 'ms', 'lower', {
+            keel: ms(values[`${label}.status`]),
+          }),
+        ]),
       ],
       notes: [
         `Generated git projects of ${profile.small} and ${profile.large} small files (built once per run, files older than the index).`,
@@ -368,6 +415,7 @@ export const bigProjectBench: Bench = {
         `Disk: the session folder without its log (events.sqlite*), after the one turn that wrote ${CHANGED} files; then after \`keel gc --idle-minutes 0\`.`,
         `Storage: ${profile.sessions} one-turn view sessions made one after another (KEEL_CHECKOUT_KIND=view), each session's checkout, checkout state and worktree admin folder in the project's .git/worktrees, with the default bound (2 GiB, idle 60 min) and after keel gc. Nothing is shared between sessions (no per-project store), so there is no once-per-project cost to report.`,
         'View: the same `keel run` with the checkout a copy-on-write view (KEEL_CHECKOUT_KIND=view; issue 36), where this machine can mount one.',
+        "Environment block: the git status a request after the turn's 10 edits carries (prompts/environment.ts readGitFacts), timed apart from the per-turn overhead in the same turns: a view's from its upper layer and the baseline tree while the watcher vouches for the project folder (viewStatus.ts), a copy's from `git status`; median.",
         'Per-turn overhead: in process, reset + 10 edits + auto commit of the last copy session and of the last view session of each project (a view keeps its indexes between turns while its session is in use; they go when its views are let go), the four sessions taking their turns in rotation so both projects are timed under the same machine state; median after one warm-up turn.',
       ],
       skipped: {},

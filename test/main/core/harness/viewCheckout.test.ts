@@ -8,6 +8,7 @@ import { sessionWorkspace } from '../../../../main/core/harness/workspace.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
 import { watchBackingFolders } from '../../../../main/core/persistent/backingWatch.js';
 import { lastSnapshotWay } from '../../../../main/core/persistent/snapshot.js';
+import { lastViewStatusWay } from '../../../../main/core/persistent/viewStatus.js';
 import { mountViews } from '../../../../main/core/persistent/turnCheckouts.js';
 import { stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
 import { ProviderServer } from '../../../support/providerServer.js';
@@ -202,6 +203,10 @@ describe('a session on a copy-on-write view', () => {
       });
       await generateHarness({ harness, session, messages: [{ role: 'user', content: 'one' }] });
       expect(read(path.join(project, 'src/w1.ts'))).toBe('w1\n');
+      // The request after the write said the view's status without a git over its files (viewStatus.ts): the watcher
+      // vouched that the backing folder is what the baseline took, so only the view's upper layer could differ.
+      expect(JSON.stringify(server.requests.at(-1)?.body)).toContain('git status --short:\\n  ?? src/w1.ts');
+      expect(lastViewStatusWay).toEqual({ known: true });
       // The user edits the project between turns: the next reset's snapshot stages that, and the last commit's file.
       fs.writeFileSync(path.join(project, 'README.md'), 'readme, by the user, watched\n');
       server.enqueue(

@@ -178,4 +178,29 @@ describe('describeEnvironment', () => {
       await readGitFacts({ projectFolder: path.join(dir, 'gone'), projectRoot: path.join(dir, 'gone') }),
     ).toEqual({});
   });
+
+  it("takes a status the folder's view knows (no git), and asks git when it knows none or fails", async () => {
+    const repo = path.join(dir, 'repo');
+    fs.mkdirSync(repo);
+    git(repo, 'init', '-q', '-b', 'main');
+    fs.writeFileSync(path.join(repo, 'new.txt'), 'n\n');
+    const source = { projectFolder: repo, projectRoot: repo };
+    const asked: string[] = [];
+    const before = gitProcessCount();
+    const known = await readGitFacts(source, (folder) => {
+      asked.push(folder);
+      return Promise.resolve([' M known.ts']);
+    });
+    expect(known).toEqual({ branch: 'main', status: [' M known.ts'] });
+    expect(asked).toEqual([repo]);
+    expect(gitProcessCount()).toBe(before);
+    expect(await readGitFacts(source, () => Promise.resolve(undefined))).toEqual({
+      branch: 'main',
+      status: ['?? new.txt'],
+    });
+    expect(await readGitFacts(source, () => Promise.reject(new Error('the view went away')))).toEqual({
+      branch: 'main',
+      status: ['?? new.txt'],
+    });
+  });
 });
