@@ -51,7 +51,10 @@ async function turns(
       );
     // The environment block of the turn's later requests: the view's `git status` after the writes (not in total).
     const asked = performance.now();
-    const facts = await readGitFacts({ projectFolder: checkout.backing, projectRoot: root });
+    // As a host asks it: the view's own status first (viewStatus.ts), git when that cannot answer.
+    const facts = await readGitFacts({ projectFolder: checkout.backing, projectRoot: root }, () =>
+      checkout.status(''),
+    );
     if (facts.status?.length !== CHANGED)
       throw new Error(`turn ${turn}: status ${JSON.stringify(facts.status)}`);
     const statusTime = performance.now() - asked;

@@ -6,7 +6,11 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { stopWatching, watchBackingFolders } from '../../../../main/core/persistent/backingWatch.js';
+import {
+  lastWatchedStaging,
+  stopWatching,
+  watchBackingFolders,
+} from '../../../../main/core/persistent/backingWatch.js';
 import { Checkout, type CheckoutLocation } from '../../../../main/core/persistent/checkout.js';
 import { folderTree, lastFolderTreeWatched } from '../../../../main/core/persistent/directChanges.js';
 import { lastSnapshotWay } from '../../../../main/core/persistent/snapshot.js';
@@ -143,12 +147,29 @@ describe('a watched snapshot', () => {
         },
       ],
     ];
+    const staging = new Map<string, typeof lastWatchedStaging>();
     for (const [what, change] of steps) {
       change();
       const { tree, way } = await snapshotAfter(checkout);
       expect({ what, way: way.watched }).toEqual({ what, way: true });
       expect({ what, tree }).toEqual({ what, tree: fullPassTree() });
+      staging.set(what, lastWatchedStaging);
     }
+    // Files and links alone go through `update-index` (no pathspec matched against every entry); a folder through `add`.
+    expect(
+      [
+        'a deep file changed',
+        'a tracked file deleted',
+        'a file made executable',
+        'a link made',
+        'ignored files written, a tracked one in an ignored folder changed',
+      ].map((what) => staging.get(what)),
+    ).toEqual(Array(5).fill('update-index'));
+    expect(
+      ['a new folder tree made in one go', 'a folder of tracked files deleted', 'a folder renamed'].map(
+        (what) => staging.get(what),
+      ),
+    ).toEqual(Array(3).fill('add'));
   });
 
   it('sees a change made just before the snapshot: every event before it is counted first', async () => {
