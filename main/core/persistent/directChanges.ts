@@ -12,7 +12,8 @@ import { diffTrees, gitText, isZeroOid, runGit, streamBlob, type GitSide, type T
 import { heldReason } from './heldBack.js';
 import { KEEP_MAX_BYTES, keepBytes } from './kept.js';
 import { fileStamp, plain } from './state.js';
-import { addWatchedPaths, backingChanges, ignoreFiles, ignoreStamp, type WatchMark } from './backingWatch.js';
+import { backingChanges, ignoreFiles, ignoreStamp, type WatchMark } from './backingWatch.js';
+import { addWatchedPaths } from './watchedStaging.js';
 import { historyDir } from '../paths.js';
 
 /** The turn start's tree, written when a turn (segment) starts and removed once its change is recorded. */

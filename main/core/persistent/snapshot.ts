@@ -2,13 +2,8 @@
 // the private index, with the shortcut that skips `write-tree` when the tree is already known. See README.md.
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  addWatchedPaths,
-  backingChanges,
-  ignoreFiles,
-  ignoreStamp,
-  type WatchedChanges,
-} from './backingWatch.js';
+import { backingChanges, ignoreFiles, ignoreStamp, type WatchedChanges } from './backingWatch.js';
+import { addWatchedPaths } from './watchedStaging.js';
 import { isZeroOid, runGit, snapshotCommit, type TreeChange } from './git.js';
 import { backingEntry } from './hashing.js';
 import {

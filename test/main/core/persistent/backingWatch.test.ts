@@ -6,11 +6,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  lastWatchedStaging,
-  stopWatching,
-  watchBackingFolders,
-} from '../../../../main/core/persistent/backingWatch.js';
+import { stopWatching, watchBackingFolders } from '../../../../main/core/persistent/backingWatch.js';
+import { lastWatchedStaging } from '../../../../main/core/persistent/watchedStaging.js';
 import { Checkout, type CheckoutLocation } from '../../../../main/core/persistent/checkout.js';
 import { folderTree, lastFolderTreeWatched } from '../../../../main/core/persistent/directChanges.js';
 import { lastSnapshotWay } from '../../../../main/core/persistent/snapshot.js';
