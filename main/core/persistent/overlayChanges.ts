@@ -3,8 +3,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-/** One file the view differs in from its lower folder: written (new, changed, or only copied up) or deleted. */
-export type ViewChange = { path: string; change: 'written' | 'deleted' };
+/**
+ * One file the view differs in from its lower folder: written (new, changed, or only copied up) or deleted; or, when
+ * asked (`newFolders: 'list'`), a folder upper made where lower has nothing, not walked (`folder`).
+ */
+export type ViewChange = { path: string; change: 'written' | 'deleted' | 'folder' };
 
 /**
  * The three sides of a view as Keel reads them: `view` is the merged folder through its holder (`hostPath`);
@@ -20,13 +23,16 @@ export type ViewSides = { lower: string; upper: string; view: string; own?: read
  * again) count the same without reading overlayfs's xattrs. Work: upper's entries, the lower folders they lie in,
  * and the deleted subtrees. The view must be mounted.
  */
-export function overlayChanges(sides: ViewSides): ViewChange[] {
+export function overlayChanges(
+  sides: ViewSides,
+  options: { newFolders?: 'walk' | 'list' } = {},
+): ViewChange[] {
   const changes: ViewChange[] = [];
-  walkFolder(sides, '', changes);
+  walkFolder({ ...sides, listNew: options.newFolders === 'list' }, '', changes);
   return changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
-function walkFolder(sides: ViewSides, rel: string, changes: ViewChange[]): void {
+function walkFolder(sides: ViewSides & { listNew: boolean }, rel: string, changes: ViewChange[]): void {
   const upperEntries = fs.readdirSync(path.join(sides.upper, rel), { withFileTypes: true });
   const lowerFolder = lstat(path.join(sides.lower, rel))?.isDirectory() === true;
   if (lowerFolder) {
@@ -46,6 +52,7 @@ function walkFolder(sides: ViewSides, rel: string, changes: ViewChange[]): void 
       // listing of the merged folder tells).
       if (below !== undefined && !below.isDirectory()) changes.push({ path: child, change: 'deleted' });
       if (below?.isDirectory() === true) walkFolder(sides, child, changes);
+      else if (sides.listNew) changes.push({ path: child, change: 'folder' });
       else filesBelow(sides.upper, child, 'written', changes);
     } else if (stat.isFile() || stat.isSymbolicLink()) {
       if (below?.isDirectory() === true) filesBelow(sides.lower, child, 'deleted', changes);

@@ -18,7 +18,6 @@ import {
   coreFlags,
   depth,
   parentOf,
-  plainPath,
   viewIndexIsBaseline,
   type Folder,
   type TreeEntry,
@@ -67,16 +66,24 @@ async function statusOf(context: CheckoutContext, folder: string): Promise<strin
     return 'core.fileMode off, core.ignoreCase or core.symlinks off';
   const root = checkoutRoot(context);
   const inFolder = (file: string) => folder === '' || file.startsWith(`${folder}/`);
-  const changed = overlayChanges({
-    lower: state.backing,
-    upper: state.upper as string,
-    view: root,
-    own: ['.git'],
-  })
-    .map((change) => change.path)
-    .filter(inFolder);
+  const upper = state.upper as string;
+  // Folders new in upper are not walked: one ignored as a whole (`node_modules/` an install made) is never listed.
+  const listed = overlayChanges(
+    { lower: state.backing, upper, view: root, own: ['.git'] },
+    { newFolders: 'list' },
+  ).filter((change) => inFolder(change.path));
+  const fresh = await newFolderFiles(
+    context,
+    upper,
+    listed.filter((change) => change.change === 'folder').map((change) => change.path),
+  );
+  if (typeof fresh === 'string') return fresh;
+  const changed = [
+    ...listed.filter((change) => change.change !== 'folder').map((change) => change.path),
+    ...fresh,
+  ];
   if (changed.length > MAX_CHANGED) return `${changed.length} files changed`;
-  if (!changed.every(plainPath)) return 'a changed path is a .git* name, a nested repository or an odd name';
+  if (!changed.every(statusPath)) return 'a changed path is a git file, a nested repository or an odd name';
   // The folders on every changed path's way (and the folder asked about): tracked ones are the baseline's trees.
   const wanted = new Set<string>(['']);
   for (const file of [...changed, ...(folder === '' ? [] : [`${folder}/`])])
@@ -141,6 +148,59 @@ async function statusOf(context: CheckoutContext, folder: string): Promise<strin
   // Names git prints quoted (a space, a quote, a backslash, a control character): left to git.
   if (all.some((line) => !/^[^\0-\x20"\\\x7f]+$/.test(line.slice(3)))) return 'a name git quotes';
   return all;
+}
+
+/**
+ * The files below folders new in upper that git status could show: each level's folders asked of the ignore rules at
+ * once (`dir/`: one ignored as a whole is not looked into, as git does not), the files of the others listed (special
+ * files skipped, as git skips them). All of upper's: a folder lower lacks has nothing of lower's. A string (why) past
+ * `MAX_CHANGED` files or for an odd name.
+ */
+async function newFolderFiles(
+  context: CheckoutContext,
+  upper: string,
+  folders: readonly string[],
+): Promise<string[] | string> {
+  const files: string[] = [];
+  for (let level = [...folders]; level.length > 0;) {
+    if (!level.every(statusPath)) return 'a changed path is a git file, a nested repository or an odd name';
+    const { stdout } = await runGit(checkoutSide(context), ['check-ignore', '-z', '--stdin', '--no-index'], {
+      input: level.map((folder) => `${folder}/\0`).join(''),
+      okCodes: [1],
+    });
+    const ignored = new Set(splitNul(stdout));
+    const next: string[] = [];
+    for (const folder of level) {
+      if (ignored.has(`${folder}/`)) continue;
+      for (const entry of fs.readdirSync(path.join(upper, folder), { withFileTypes: true })) {
+        const child = `${folder}/${entry.name}`;
+        if (entry.isDirectory()) next.push(child);
+        else if (entry.isFile() || entry.isSymbolicLink()) files.push(child);
+      }
+      if (files.length > MAX_CHANGED) return `more than ${MAX_CHANGED} new files`;
+    }
+    level = next;
+  }
+  return files;
+}
+
+/**
+ * A path whose status git prints as this way does: no `.git` folder on it (a nested repository), no file git reads
+ * its rules from (`.gitignore`, `.gitattributes`, `.gitmodules`: a change to one changes what other files show), no
+ * name git may refuse (`.git.`, `git~1`), no odd bytes. `.github/`, `.gitkeep` are ordinary.
+ */
+function statusPath(file: string): boolean {
+  if (file === '' || file.includes('\uFFFD') || file.includes('\n')) return false;
+  return file.split('/').every((part) => {
+    const lower = part.toLowerCase();
+    return (
+      part !== '' &&
+      part !== '.' &&
+      part !== '..' &&
+      !/^\.git($|[. ~]|ignore|attributes|modules)/.test(lower) &&
+      !/^git~\d/.test(lower)
+    );
+  });
 }
 
 /**

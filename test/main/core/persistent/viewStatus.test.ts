@@ -30,7 +30,7 @@ let skip: string | undefined;
 beforeEach(async () => {
   dir = makeTemp('keel-view-status-');
   const files: Record<string, string> = {
-    '.gitignore': 'dist/\n*.log\nlogs/*\n!logs/keep.txt\n',
+    '.gitignore': 'dist/\n*.log\nlogs/*\n!logs/keep.txt\nnode_modules/\n',
     'README.md': 'hello\n',
     'tool.sh': 'echo tool\n',
     'logs/keep.txt': 'kept\n',
@@ -108,6 +108,15 @@ const everyChange = (root: string): void => {
     'dist/bundle.js': 'ignored\n',
     'logs/today.txt': 'ignored\n',
     'notes.txt': 'the session changed the notes\n',
+    // Names starting `.git` that are ordinary files and folders.
+    '.github/workflows/ci.yml': 'on: push\n',
+    'src/d0/.gitkeep': '',
+    // An install: ignored as a whole, inside a new folder too (which then shows for its other file).
+    'node_modules/pkg/index.js': 'ignored\n',
+    'tools/node_modules/x/y.js': 'ignored\n',
+    'tools/run.sh': 'new\n',
+    // A new folder holding only ignored files: not shown.
+    'traces/today.log': 'ignored\n',
   });
   fs.writeFileSync(at(root, 'logs/keep.txt'), 'kept, changed\n');
   // Touched only: copied up, the same bytes.
@@ -162,16 +171,30 @@ describe("a view's status", () => {
       ' T tool-link',
       ' M tool.sh',
       // README.md/ (a folder now) is not shown: git drops an untracked entry whose name its index holds.
+      '?? .github/',
       '?? lib/',
       '?? src/d0.ts',
+      '?? src/d0/.gitkeep',
       '?? src/d0/deep/new.ts',
       '?? src/d1/fresh/',
       '?? src/d2/deep',
+      '?? tools/',
     ]);
     // A folder of the view (a command's folder below the root): its own lines, relative to it.
     for (const folder of ['src', 'src/d0'])
       expect({ folder, lines: await checkout.status(folder) }).toEqual({ folder, lines: gitStatus(folder) });
     expect(await checkout.status('src/d1')).toEqual([' D deep/f0.ts', ' T deep/f1.ts', '?? fresh/']);
+  });
+
+  it('never lists a folder an install made that the rules ignore as a whole (thousands of files)', async (context) => {
+    if (skip !== undefined) context.skip();
+    const { checkout, root } = await openView();
+    const installed: Record<string, string> = {};
+    for (let i = 0; i < 2_500; i++) installed[`node_modules/p${i % 50}/f${i}.js`] = 'x\n';
+    writeFiles(root, { ...installed, 'src/d0/deep/f1.ts': 'changed\n' });
+    expect(await checkout.status('')).toEqual([' M src/d0/deep/f1.ts']);
+    expect(lastViewStatusWay).toEqual({ known: true });
+    expect(gitStatus()).toEqual([' M src/d0/deep/f1.ts']);
   });
 
   it('follows the changes of a later turn (a new baseline, the gitlink check by its diff)', async (context) => {
@@ -236,7 +259,7 @@ describe("a view's status leaves to git what it cannot answer exactly", () => {
     if (skip !== undefined) context.skip();
     const { checkout } = await openView();
     const cases: [(root: string) => void, RegExp][] = [
-      [(root) => fs.appendFileSync(at(root, '.gitignore'), '!dist/\n'), /\.git\* name/],
+      [(root) => fs.appendFileSync(at(root, '.gitignore'), '!dist/\n'), /a git file/],
       [
         (root) => {
           writeFiles(root, { 'made/inner.ts': 'x\n' });
