@@ -35,7 +35,8 @@ const LINK_MODE = '120000';
  * view's root, '' for the root; paths relative to it, as `status.relativePaths` prints them), or undefined when this
  * way cannot answer exactly (then the caller runs git): the view's index or HEAD moved, the backing folder changed
  * since the reset's snapshot or no watcher can tell, the ignore files or the `core` flags that matter differ, the
- * baseline holds a gitlink, a changed path is a `.git*` name, a nested repository, a special file, or one git quotes.
+ * baseline holds a gitlink, a changed path is a file git reads rules from (`.gitignore`...), in a nested repository,
+ * a special file, or one git quotes.
  */
 export async function viewStatus(context: CheckoutContext, folder: string): Promise<string[] | undefined> {
   const answer = await statusOf(context, folder);
