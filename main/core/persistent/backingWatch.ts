@@ -61,6 +61,36 @@ export function watchBackingFolders(on: boolean, options: { overflowAt?: number 
 }
 
 /**
+ * Starts watching `backing` now, in a process that does not watch the folders it snapshots (a one-turn host: `keel
+ * run`), so that a snapshot taken later in the turn (a new session's view takes its baseline before the turn's first
+ * tool that can change files) is marked, and the turn's later environment blocks can take a view's status from its
+ * layers (viewStatus.ts). Its walk (~290 ms at 80,000 files, mostly the thread pool's listing) runs while the turn's
+ * first request waits for the model; a snapshot that comes before it is done does not wait for it. Nothing in a
+ * process that watches anyway (its first snapshot starts the watcher) or where the folder was refused.
+ */
+export function watchAhead(backing: string): void {
+  if (enabled || process.platform !== 'linux' || refused.has(backing) || watchers.has(backing)) return;
+  for (const [folder, old] of watchers) {
+    if (watchers.size < MAX_WATCHED_FOLDERS) break;
+    old.close();
+    watchers.delete(folder);
+  }
+  const watcher = new BackingWatcher(backing, overflowAt);
+  watchers.set(backing, watcher);
+  void watcher.ready.then((why) => {
+    if (why === undefined) return;
+    if (watchers.get(backing) === watcher) watchers.delete(backing);
+    refused.set(backing, why);
+  });
+}
+
+/** Whether this process watches `backing`, once its watcher's walk is done (false: none, or it was refused). */
+export async function watchedReady(backing: string): Promise<boolean> {
+  const watcher = watchers.get(backing);
+  return watcher === undefined ? false : (await watcher.ready) === undefined && watcher.dead === undefined;
+}
+
+/**
  * For a snapshot of `backing` about to begin: the paths changed since `since` when this process's watcher of the
  * folder was in place before it and saw everything since (no lost events, the ignore rules unchanged: `ignores`),
  * and the mark to record once the snapshot is done. Every event of a change made before this call returns has been
@@ -72,9 +102,23 @@ export async function backingChanges(
   since: WatchMark | undefined,
   ignores: string,
 ): Promise<WatchedChanges> {
-  if (!enabled || process.platform !== 'linux') return { mark: undefined, paths: undefined };
+  if (process.platform !== 'linux') return { mark: undefined, paths: undefined };
   if (refused.has(backing)) return { mark: undefined, paths: undefined, why: refused.get(backing) };
   let watcher = watchers.get(backing);
+  if (!enabled) {
+    // A process that does not watch may have started one ahead (`watchAhead`): used once its walk is done, never
+    // waited for (the snapshot is then the full pass it would be anyway), never started again here.
+    if (watcher === undefined || watcher.dead !== undefined) {
+      if (watcher !== undefined) watchers.delete(backing);
+      return { mark: undefined, paths: undefined };
+    }
+    if (!watcher.walked)
+      return {
+        mark: undefined,
+        paths: undefined,
+        why: 'the watch started ahead is still walking the folder',
+      };
+  }
   let why: string | undefined;
   if (watcher?.dead !== undefined) {
     // It stopped vouching since the last snapshot (events lost...): a new one, and a full pass.
@@ -127,8 +171,7 @@ export async function backingChanges(
  */
 export async function backingQuietSince(backing: string, since: WatchMark): Promise<boolean> {
   const watcher = watchers.get(backing);
-  if (!enabled || watcher === undefined || watcher.dead !== undefined || watcher.id !== since.id)
-    return false;
+  if (watcher === undefined || watcher.dead !== undefined || watcher.id !== since.id) return false;
   await watcher.barrier();
   return watcher.dead === undefined && watcher.changedSince(since.seq).length === 0;
 }
@@ -223,6 +266,8 @@ class BackingWatcher {
   dead: string | undefined;
   /** Resolves when every folder is watched: undefined, or why this folder is refused. */
   readonly ready: Promise<string | undefined>;
+  /** True once `ready` has resolved (its first walk is done). */
+  walked = false;
   private seq = 0;
   private readonly changed = new Map<string, number>();
   /** Watched folders by folder-relative path ('' the root). */
@@ -245,7 +290,9 @@ class BackingWatcher {
     overflowAt?: number,
   ) {
     this.overflowAt = overflowAt ?? Math.floor(maxQueuedEvents() / 2);
-    this.ready = this.start();
+    this.ready = this.start().finally(() => {
+      this.walked = true;
+    });
   }
 
   private async start(): Promise<string | undefined> {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { NewEvent, SessionEvent } from '../../common/events.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
 import { applyForkBase, resetCheckout } from './forkBase.js';
+import { watchAhead } from './backingWatch.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { Checkout } from './checkout.js';
 import { describeGitMetadataChanges } from './gitMetadata.js';
@@ -192,6 +193,9 @@ export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions):
   const started = Date.now();
   for (const dir of config.dirs) {
     const checkout = await openCheckout(log, dir, options.turn);
+    // A one-turn host watches a view's project from now on: the baseline its first tool takes is then marked, and the
+    // turn's later environment blocks read the view's status from its layers (a long-lived host watches anyway).
+    if (checkout.kind === 'view') watchAhead(checkout.backing);
     if (!options.newTurn) continue;
     const owed =
       isTurnPending(log.dir, dir.name) ||

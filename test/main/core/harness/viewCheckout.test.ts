@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateHarness } from '../../../../main/core/harness/stream.js';
 import { sessionWorkspace } from '../../../../main/core/harness/workspace.js';
 import { SessionLog } from '../../../../main/core/log/sessionLog.js';
-import { watchBackingFolders } from '../../../../main/core/persistent/backingWatch.js';
+import { watchBackingFolders, watchedReady } from '../../../../main/core/persistent/backingWatch.js';
 import { lastSnapshotWay } from '../../../../main/core/persistent/snapshot.js';
 import { lastViewStatusWay } from '../../../../main/core/persistent/viewStatus.js';
 import { mountViews } from '../../../../main/core/persistent/turnCheckouts.js';
@@ -62,6 +62,9 @@ describe('a session on a copy-on-write view', () => {
       kind: string;
     };
     expect(state.kind).toBe('view');
+    // A one-turn host (this harness does not watch its projects) started watching the view's project as the turn began,
+    // so its later environment blocks can read the view's status from its layers (viewStatus.ts).
+    expect(await watchedReady(fs.realpathSync(project))).toBe(true);
     // On the host the checkout is only the mount point (git's `.git` file): no project file was copied.
     expect(fs.readdirSync(path.join(dataDir, 'workspace/persistent/project'))).toEqual(['.git']);
     const trace = await session.trace.read();

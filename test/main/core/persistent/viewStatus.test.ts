@@ -5,7 +5,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { stopWatching, watchBackingFolders } from '../../../../main/core/persistent/backingWatch.js';
+import {
+  stopWatching,
+  watchAhead,
+  watchBackingFolders,
+  watchedReady,
+} from '../../../../main/core/persistent/backingWatch.js';
 import { Checkout, type CheckoutLocation } from '../../../../main/core/persistent/checkout.js';
 import type { PersistentDirSpec } from '../../../../main/core/persistent/types.js';
 import { stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
@@ -195,6 +200,26 @@ describe("a view's status", () => {
     expect(await checkout.status('')).toEqual([' M src/d0/deep/f1.ts']);
     expect(lastViewStatusWay).toEqual({ known: true });
     expect(gitStatus()).toEqual([' M src/d0/deep/f1.ts']);
+  });
+
+  it('in a one-turn host (no watching), from a watch started ahead: the baseline taken after its walk is marked', async (context) => {
+    if (skip !== undefined) context.skip();
+    stopWatching(backing);
+    watchBackingFolders(false);
+    // As `keel run`'s first turn: the view made without its baseline, the watch started, the baseline at the first tool.
+    const checkout = await Checkout.open(spec(), location(), { kind: 'view', deferBaseline: true });
+    watchAhead(backing);
+    expect(await watchedReady(backing)).toBe(true);
+    await checkout.takeBaseline();
+    const root = await checkout.mount();
+    Checkout.markDirty(location());
+    writeFiles(root, { 'src/d0/deep/f1.ts': 'changed\n', 'new.ts': 'new\n' });
+    expect(await checkout.status('')).toEqual([' M src/d0/deep/f1.ts', '?? new.ts']);
+    expect(lastViewStatusWay).toEqual({ known: true });
+    expect(gitStatus()).toEqual([' M src/d0/deep/f1.ts', '?? new.ts']);
+    // The user's edit of the project is seen by that watch too: git answers.
+    fs.writeFileSync(path.join(backing, 'README.md'), 'the user\n');
+    expect(await checkout.status('')).toBeUndefined();
   });
 
   it('follows the changes of a later turn (a new baseline, the gitlink check by its diff)', async (context) => {
