@@ -213,6 +213,10 @@ function bigProjectTargets(benches: readonly BenchResult[]): TargetResult[] {
     value(`environment block git status after 10 edits, ${large} files, view`),
     value(`environment block git status after 10 edits, ${small} files, view`),
   );
+  const continued = ratio(
+    value(`later request of a continued keel run --session turn, ${large} files, view`),
+    value(`later request of a continued keel run --session turn, ${small} files, view`),
+  );
   const copyTurn = ratio(
     value(`per-turn overhead (reset + 10-file auto commit), ${large} files`),
     value(`per-turn overhead (reset + 10-file auto commit), ${small} files`),
@@ -266,6 +270,13 @@ function bigProjectTargets(benches: readonly BenchResult[]): TargetResult[] {
       actual: status,
       unit: 'ratio',
       pass: status === null ? null : status <= 1.5,
+    },
+    {
+      name: `later request of a continued one-turn-host turn with a view at ${large} files / at ${small} files`,
+      target: '≤ 1.5x',
+      actual: continued,
+      unit: 'ratio',
+      pass: continued === null ? null : continued <= 1.5,
     },
     {
       name: `per-turn overhead with a full copy at ${large} files / at ${small} files`,

@@ -2,7 +2,8 @@
 // snapshot, reset, extras, merge, commit, hashing, state); this class runs them one at a time. See README.md.
 import path from 'node:path';
 import { commitChanges, uncommittedFiles, type CommitOptions } from './commit.js';
-import { createCheckout, takeViewBaseline } from './create.js';
+import { confirmViewWatch, createCheckout, takeViewBaseline } from './create.js';
+import { watchedReady } from './backingWatch.js';
 import { changedGitMetadata, commonGitDir, gitMetadataFingerprint } from './gitMetadata.js';
 import { gitMetadataPaths } from '../../sandbox/protectedPaths.js';
 import { overlayBaseline, type OverlayFile } from './overlay.js';
@@ -235,6 +236,21 @@ export class Checkout {
   async status(folder: string): Promise<string[] | undefined> {
     if (this.kind !== 'view') return undefined;
     return this.exclusive(() => viewStatus(this.context, folder), { settle: false });
+  }
+
+  /**
+   * Issue #36: once this process's watcher of the backing folder has walked it, a view whose baseline it did not see
+   * taken (a one-turn host's reset: `keel run --session`, whose watch starts with the turn) is checked against the folder
+   * and marked (create.ts `confirmViewWatch`: a stat pass while the turn's tools run, instead of a `git status` over
+   * every file at each later request). Only while a turn of this process pins the views; true when marked.
+   */
+  async confirmWatch(): Promise<boolean> {
+    if (this.kind !== 'view' || !(await watchedReady(this.backing))) return false;
+    // A job of its own (the state and the private index), never mounting: a turn's views are mounted already.
+    return this.exclusive(async () => viewsPinned(this.location) && confirmViewWatch(this.context), {
+      resetting: true,
+      settle: false,
+    });
   }
 
   /** What the session changed in the checkout since its baseline and has not committed. */

@@ -172,6 +172,28 @@ async function settleBaseline(
   if (state.watch !== undefined) checkGitlinksAhead(context);
 }
 
+/**
+ * Issue #36: a view whose baseline no watch mark vouches for (taken before this process's watcher of the backing folder
+ * had walked it: a one-turn host's reset, its watch started with the turn) gets one now, when a snapshot of the backing
+ * folder (the full stat pass, after the watcher's barrier) finds the baseline's tree: the lower layer is then what the
+ * baseline took, and from the mark on the watcher vouches for it (viewStatus.ts's `backingQuietSince`). Any other tree
+ * (the user edited since) leaves it unmarked: its statuses stay git's. The caller has checked that the watcher is ready.
+ * True when marked.
+ */
+export async function confirmViewWatch(context: CheckoutContext): Promise<boolean> {
+  const { state, location } = context;
+  if (state.kind !== 'view' || state.pendingBaseline === true || state.baselineTree === '') return false;
+  if (state.watch !== undefined) return false;
+  const baselineTree = state.baselineTree;
+  const taken = await withBackingLock(location.locksRoot, state.backing, () => snapshot(context));
+  // The mark the snapshot left is the private index's; it vouches for the baseline only when the trees are one.
+  if (taken.tree !== baselineTree) state.watch = undefined;
+  saveState(context);
+  if (state.watch === undefined) return false;
+  checkGitlinksAhead(context);
+  return true;
+}
+
 /** Makes the checkout: a shadow repository, or a worktree of the backing repository. */
 async function create(context: CheckoutContext): Promise<void> {
   const { state } = context;

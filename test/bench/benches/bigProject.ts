@@ -102,6 +102,45 @@ async function keelRun(
   return first - startedAt;
 }
 
+/**
+ * Issue #36: a continued `keel run --session` turn of `session` (its view reset before the watch the turn starts has
+ * walked the project) making `CHANGED` edits one request at a time; the median ms between the scripted provider's
+ * later requests (after the first edit: each carries the environment block's status of the view, read from its layers
+ * once the reset is checked against the watch, else by `git status`).
+ */
+async function continuedTurn(
+  server: ProviderServer,
+  plan: ScriptStep[],
+  stamps: number[],
+  home: string,
+  session: string,
+): Promise<number> {
+  plan.length = 0;
+  stamps.length = 0;
+  const tag = `${Date.now()}`;
+  for (let i = 0; i < CHANGED; i += 1)
+    plan.push({
+      kind: 'reply',
+      toolCalls: [
+        {
+          name: 'write_file',
+          arguments: {
+            path: `src/d${i}/f${i * 100 + 2}.ts`,
+            content: `export const later${i} = '${tag}';\n`,
+          },
+        },
+      ],
+    });
+  plan.push({ kind: 'reply', text: 'done' });
+  const id = path.basename(session);
+  await runKeelTimed(['--home', home, 'run', '--session', id, 'ten edits, one at a time'], {
+    KEEL_CHECKOUT_KIND: 'view',
+  });
+  if (stamps.length !== CHANGED + 1) throw new Error(`the continued turn made ${stamps.length} requests`);
+  // From the second request after the first edit: the first edit's request also paid the turn's first .env search.
+  return median(stamps.slice(2).map((at, i) => at - (stamps[i + 1] as number)));
+}
+
 /** The newest session folder of `home` (the one `keel run` just made). */
 function newestSession(home: string, before: ReadonlySet<string>): string {
   const added = readdirSync(join(home, 'sessions')).filter((id) => !before.has(id));
@@ -279,6 +318,10 @@ export const bigProjectBench: Bench = {
           checkoutFirst.push(await keelRun(server, plan, stamps, home, project, 'checkout'));
           lastSession = newestSession(home, before);
         }
+        const later: number[] = [];
+        for (let run = 0; run < profile.runs; run += 1)
+          later.push(await continuedTurn(server, plan, stamps, home, viewSession));
+        values[`${label}.continued`] = median(later);
         values[`${label}.checkout`] = median(checkoutFirst);
         values[`${label}.direct`] = median(directFirst);
         values[`${label}.view`] = median(viewFirst);
@@ -408,6 +451,14 @@ export const bigProjectBench: Bench = {
             keel: ms(values[`${label}.status`]),
           }),
         ]),
+        ...(['small', 'large'] as const).map((label) =>
+          makeMetric(
+            `later request of a continued keel run --session turn, ${profile[label]} files, view`,
+            'ms',
+            'lower',
+            { keel: ms(values[`${label}.continued`]) },
+          ),
+        ),
       ],
       notes: [
         `Generated git projects of ${profile.small} and ${profile.large} small files (built once per run, files older than the index).`,
@@ -416,6 +467,7 @@ export const bigProjectBench: Bench = {
         `Storage: ${profile.sessions} one-turn view sessions made one after another (KEEL_CHECKOUT_KIND=view), each session's checkout, checkout state and worktree admin folder in the project's .git/worktrees, with the default bound (2 GiB, idle 60 min) and after keel gc. Nothing is shared between sessions (no per-project store), so there is no once-per-project cost to report.`,
         'View: the same `keel run` with the checkout a copy-on-write view (KEEL_CHECKOUT_KIND=view; issue 36), where this machine can mount one.',
         "Environment block: the git status a request after the turn's 10 edits carries (prompts/environment.ts readGitFacts), timed apart from the per-turn overhead in the same turns: a view's from its upper layer and the baseline tree while the watcher vouches for the project folder (viewStatus.ts), a copy's from `git status`; median.",
+        `Later request of a continued turn: \`keel run --session\` of the view session (a one-turn host: its reset comes before the watch it starts has walked the project), ${CHANGED} write_file calls one request at a time; ms between the scripted provider's requests from the second after the first edit on (each carries the environment block's status), median within a run, median of the runs.`,
         'Per-turn overhead: in process, reset + 10 edits + auto commit of the last copy session and of the last view session of each project (a view keeps its indexes between turns while its session is in use; they go when its views are let go), the four sessions taking their turns in rotation so both projects are timed under the same machine state; median after one warm-up turn.',
       ],
       skipped: {},

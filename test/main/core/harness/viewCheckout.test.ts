@@ -234,6 +234,45 @@ describe('a session on a copy-on-write view', () => {
     }
   });
 
+  it("in a one-turn host's continued session, the reset no watch saw is checked once the first tool may change files", async (context) => {
+    if (skip !== undefined) context.skip();
+    let stateFile = '';
+    let asked = 0;
+    const scripted = await new ProviderServer({
+      respond: () => {
+        asked += 1;
+        if (asked === 1) return callTool('write_file', { path: 'src/k1.ts', content: 'k1\n' });
+        if (asked === 3) {
+          // `keel run --session`'s reset comes before the watch it starts has walked the project: no mark vouches for
+          // that snapshot. Made so here (which way this process's reset went depends on the walk's speed) by dropping
+          // the mark its reset left.
+          const state = JSON.parse(fs.readFileSync(stateFile, 'utf8')) as { watch?: unknown };
+          delete state.watch;
+          fs.writeFileSync(stateFile, JSON.stringify(state));
+          return callTool('write_file', { path: 'src/k2.ts', content: 'k2\n' });
+        }
+        return { kind: 'reply', text: 'done' };
+      },
+    }).start();
+    try {
+      const harness = harnessFor(home, scripted, { project });
+      const session = await harness.sessions.getOrCreate({ id: 'k' });
+      stateFile = path.join(session.dataDir as string, 'checkouts/project/state.json');
+      await generateHarness({ harness, session, messages: [{ role: 'user', content: 'one' }] });
+      await generateHarness({ harness, session, messages: [{ role: 'user', content: 'two' }] });
+      // The request after the write read the view's status from its layers: the snapshot taken as the tool began found
+      // the baseline's tree, and the watcher vouched from then (Checkout.confirmWatch).
+      expect(asked).toBe(4);
+      expect(JSON.stringify(scripted.requests.at(-1)?.body)).toContain(
+        'git status --short:\\n  ?? src/k2.ts',
+      );
+      expect(lastViewStatusWay).toEqual({ known: true });
+      expect(read(path.join(project, 'src/k2.ts'))).toBe('k2\n');
+    } finally {
+      await scripted.close();
+    }
+  });
+
   it("names a view's folder as its tools reach it among the checkouts known clean as a turn starts", async (context) => {
     if (skip !== undefined) context.skip();
     const harness = harnessFor(home, server, { project });

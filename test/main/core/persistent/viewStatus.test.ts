@@ -13,7 +13,7 @@ import {
 } from '../../../../main/core/persistent/backingWatch.js';
 import { Checkout, type CheckoutLocation } from '../../../../main/core/persistent/checkout.js';
 import type { PersistentDirSpec } from '../../../../main/core/persistent/types.js';
-import { stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
+import { pinViews, stopAllViews } from '../../../../main/core/persistent/viewHolder.js';
 import { lastViewStatusWay } from '../../../../main/core/persistent/viewStatus.js';
 import {
   git,
@@ -220,6 +220,55 @@ describe("a view's status", () => {
     // The user's edit of the project is seen by that watch too: git answers.
     fs.writeFileSync(path.join(backing, 'README.md'), 'the user\n');
     expect(await checkout.status('')).toBeUndefined();
+  });
+
+  it("in a one-turn host's continued session (reset before the watch started ahead was ready): marked once it is", async (context) => {
+    if (skip !== undefined) context.skip();
+    stopWatching(backing);
+    watchBackingFolders(false);
+    const unpin = pinViews(path.join(dir, 'home', 's1'));
+    try {
+      // As `keel run --session`: the view exists, its reset's snapshot comes before any watcher could vouch for it.
+      const { checkout, root } = await openView();
+      writeFiles(root, { 'src/d0/deep/f1.ts': 'changed\n' });
+      expect(await checkout.status('')).toBeUndefined();
+      const way = lastViewStatusWay;
+      expect(way.known ? '' : way.why).toMatch(/no watch/);
+      expect(await checkout.confirmWatch()).toBe(false); // nothing watches the folder yet
+      watchAhead(backing);
+      expect(await checkout.confirmWatch()).toBe(true);
+      writeFiles(root, { 'new.ts': 'new\n' });
+      expect(await checkout.status('')).toEqual([' M src/d0/deep/f1.ts', '?? new.ts']);
+      expect(lastViewStatusWay).toEqual({ known: true });
+      expect(gitStatus()).toEqual([' M src/d0/deep/f1.ts', '?? new.ts']);
+      expect(await checkout.confirmWatch()).toBe(false); // marked already: nothing to do
+      fs.writeFileSync(path.join(backing, 'README.md'), 'the user\n');
+      expect(await checkout.status('')).toBeUndefined();
+    } finally {
+      unpin();
+    }
+  });
+
+  it('is never marked when the backing folder changed since the reset, nor outside a turn', async (context) => {
+    if (skip !== undefined) context.skip();
+    stopWatching(backing);
+    watchBackingFolders(false);
+    const { checkout, root } = await openView();
+    writeFiles(root, { 'src/d0/deep/f1.ts': 'changed\n' });
+    watchAhead(backing);
+    expect(await watchedReady(backing)).toBe(true);
+    // No turn pins the views: a job left after the turn's end does nothing.
+    expect(await checkout.confirmWatch()).toBe(false);
+    const unpin = pinViews(path.join(dir, 'home', 's1'));
+    try {
+      // The user's edit after the reset: the lower layer is no longer the baseline, git shows it as the view's change.
+      fs.writeFileSync(path.join(backing, 'src/d3/deep/f0.ts'), 'the user, meanwhile\n');
+      expect(await checkout.confirmWatch()).toBe(false);
+      expect(await checkout.status('')).toBeUndefined();
+      expect(gitStatus()).toEqual([' M src/d0/deep/f1.ts', ' M src/d3/deep/f0.ts']);
+    } finally {
+      unpin();
+    }
   });
 
   it('follows the changes of a later turn (a new baseline, the gitlink check by its diff)', async (context) => {
