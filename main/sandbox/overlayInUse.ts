@@ -2,7 +2,8 @@
 // in a view (bwrap behind nsenter into the holder) gets a mount namespace of its own holding the overlay; taking the
 // view down in the holder (a reset) or ending the holder leaves that mount alive while the box runs (a background
 // command lives across turns). Emptying or removing the layers under it is undefined in overlayfs, so a reset or a
-// reclaim asks here first. Read from /proc/<pid>/mountinfo, one process per mount namespace.
+// reclaim asks here first. Read from /proc/<pid>/mountinfo, one process per mount namespace. Also from the mount table:
+// the filesystems mounted inside a folder (`mountsInside`).
 import fs from 'node:fs';
 
 /** The overlay mounts of one upper layer still alive somewhere, and the processes that see them. */
@@ -69,4 +70,32 @@ function matchingMounts(pid: number, option: string): string[] {
     if (dev !== undefined && !devs.includes(dev)) devs.push(dev);
   }
   return devs;
+}
+
+function readMountTable(): string | undefined {
+  try {
+    return fs.readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A mount point below `root` in this process's mount table (`/proc/self/mountinfo`: its fifth field, with space, tab,
+ * newline and backslash written as octal escapes), folder-relative; undefined when none. The backing folder watcher's first
+ * walk lists folders without an lstat of each, so a filesystem mounted inside is found here (core/persistent/
+ * backingWatch.ts; an unreadable table: one said to be there).
+ */
+export function mountsInside(root: string, table = readMountTable()): string | undefined {
+  if (table === undefined) return 'a folder (the mount table could not be read)';
+  const prefix = root.endsWith('/') ? root : `${root}/`;
+  for (const line of table.split('\n')) {
+    const field = line.split(' ')[4];
+    if (field === undefined) continue;
+    const point = field.replace(/\\([0-7]{3})/g, (_all, octal: string) =>
+      String.fromCharCode(parseInt(octal, 8)),
+    );
+    if (point.startsWith(prefix)) return point.slice(prefix.length);
+  }
+  return undefined;
 }

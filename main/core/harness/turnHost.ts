@@ -113,6 +113,7 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
   // The whole box's .env values: the root, the private area and every checkout; read when first needed, at
   // the latest before anything may change the box (beforeChanges).
   const redactor = turnTimeRedactor(layout.boxRoot, env, keys, options.hooks?.onNotice);
+  let viewsConfirmed = false;
   const beforeChanges = async () => {
     gitAhead = undefined;
     redactor.build();
@@ -218,7 +219,15 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
       };
       const ahead = state.projectFolder === created.projectFolder ? gitAhead : undefined;
       gitAhead = undefined;
-      return describeEnvironment(source, ahead ?? readGitFacts(source, layout.viewStatus));
+      const described = describeEnvironment(source, ahead ?? readGitFacts(source, layout.viewStatus));
+      if (!viewsConfirmed) {
+        // A view's reset no watch saw is checked once the first request is on its way (the check's stat pass then
+        // runs while the model answers, not while the request is made).
+        viewsConfirmed = true;
+        const confirm = () => layout.confirmViews?.();
+        described.then(confirm, confirm);
+      }
+      return described;
     },
     stopFile: path.join(log.dir, STOP_REQUEST_FILE),
     ...(options.hooks ? { hooks: options.hooks } : {}),

@@ -46,6 +46,11 @@ export type SessionWorkspace = {
    * when the view knows them without a git over its files (`Checkout.status`); undefined otherwise (git runs).
    */
   viewStatus?: (folder: string) => Promise<string[] | undefined>;
+  /**
+   * Issue #36: checks the views' resets against the watch this process started ahead, in the background
+   * (`Checkout.confirmWatch`: a stat pass once the walk is done), so the turn's later statuses come from the layers.
+   */
+  confirmViews?: () => void;
   /** Globs relative to `workspace` whose writes need approval: the read-only Persistent Dirs in it. */
   protectedGlobs: string[];
   /**
@@ -90,7 +95,14 @@ export function sessionWorkspace(
   return {
     ...layoutOf(log, created, override, config),
     knownClean,
-    ...(views.length > 0 ? { viewStatus: (folder: string) => viewStatusOf(views, folder) } : {}),
+    ...(views.length > 0
+      ? {
+          viewStatus: (folder: string) => viewStatusOf(views, folder),
+          confirmViews: () => {
+            for (const view of views) void view.confirmWatch().catch(() => false);
+          },
+        }
+      : {}),
   };
 }
 

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { onTrustedFilesystem } from '../../sandbox/envFiles.js';
+import { mountsInside } from '../../sandbox/overlayInUse.js';
 
 /** Folders a watcher watches at most (one inotify watch each); past it the folder gets full stat passes. */
 const MAX_FOLDERS = 20_000;
@@ -314,6 +315,8 @@ class BackingWatcher {
     } catch (error) {
       return `it could not be watched (${(error as Error).message})`;
     }
+    const mounted = mountsInside(this.root);
+    if (mounted !== undefined) return `${mounted} is another filesystem mounted inside it`;
     this.watchTree('');
     await this.settled();
     if (this.refusal !== undefined) this.close();
@@ -441,44 +444,48 @@ class BackingWatcher {
   /** Watches one folder, then lists it: the folders below it to walk (none for a nested repository's). */
   private async visit(folder: string): Promise<string[]> {
     const full = folder === '' ? this.root : path.join(this.root, folder);
-    if (!this.watchOne(folder, full)) return [];
-    let entries: { name: string; folder: boolean }[];
+    // The first walk's folders are known to be folders of the root's filesystem (the listing's types, the mount table
+    // read at the start): no lstat of each (a walk is the main thread's work, ~35% of it lstat and name buffers).
+    if (!this.watchOne(folder, full, !this.walked && folder !== '')) return [];
+    let entries: fs.Dirent[];
     try {
-      const listed = await fs.promises.readdir(full, { withFileTypes: true, encoding: 'buffer' });
-      entries = listed.map((entry) => {
-        const raw = Buffer.from(entry.name);
-        const name = raw.toString('utf8');
-        if (!Buffer.from(name, 'utf8').equals(raw)) throw new NonUtf8Error();
-        return { name, folder: entry.isDirectory() };
-      });
-    } catch (error) {
-      if (error instanceof NonUtf8Error) this.refuse('a name in it is not UTF-8');
+      // Names as strings: a name that is not UTF-8 comes back with U+FFFD in it (refused: events name it otherwise).
+      entries = await fs.promises.readdir(full, { withFileTypes: true });
+    } catch {
       // A folder gone since it was watched: its parent's event stages it.
       return [];
     }
-    if (entries.some((entry) => entry.name === '.git') && folder !== '') {
+    if (entries.some((entry) => entry.name.includes('\uFFFD'))) {
+      this.refuse('a name in it is not UTF-8');
+      return [];
+    }
+    if (folder !== '' && entries.some((entry) => entry.name === '.git')) {
       this.nested.add(folder);
       return [];
     }
-    return entries
-      .filter((entry) => entry.folder && !(folder === '' && entry.name === '.git'))
-      .map((entry) => (folder === '' ? entry.name : `${folder}/${entry.name}`));
+    const below: string[] = [];
+    for (const entry of entries)
+      if (entry.isDirectory() && !(folder === '' && entry.name === '.git'))
+        below.push(folder === '' ? entry.name : `${folder}/${entry.name}`);
+    return below;
   }
 
   /** Starts the watch of one folder (before it is listed); false when it is not a folder of this device any more. */
-  private watchOne(rel: string, full: string): boolean {
+  private watchOne(rel: string, full: string, knownFolder = false): boolean {
     this.folders.get(rel)?.close();
     this.folders.delete(rel);
-    let stat: fs.Stats;
-    try {
-      stat = fs.lstatSync(full);
-    } catch {
-      return false;
-    }
-    if (!stat.isDirectory()) return false;
-    if (stat.dev !== this.dev) {
-      this.refuse(`${rel} is another filesystem mounted inside it`);
-      return false;
+    if (!knownFolder) {
+      let stat: fs.Stats;
+      try {
+        stat = fs.lstatSync(full);
+      } catch {
+        return false;
+      }
+      if (!stat.isDirectory()) return false;
+      if (stat.dev !== this.dev) {
+        this.refuse(`${rel} is another filesystem mounted inside it`);
+        return false;
+      }
     }
     if (this.folders.size >= MAX_FOLDERS) {
       this.refuse(`it has more than ${MAX_FOLDERS} folders`);
@@ -545,8 +552,6 @@ class BackingWatcher {
     return false;
   }
 }
-
-class NonUtf8Error extends Error {}
 
 /** The paths without those lying below another of them (git stages a folder's path with all it holds). */
 function outermost(paths: readonly string[]): string[] {

@@ -155,8 +155,7 @@ export async function takeViewBaselines(dataDir: string): Promise<void> {
   for (const checkout of existingCheckouts(dataDir, config))
     if (checkout.kind === 'view') {
       await checkout.takeBaseline();
-      // The turn's later statuses: a baseline taken before the watch started ahead had walked the folder is checked
-      // against it once it has (never waited for; a failure leaves the statuses to git, as before).
+      // A baseline taken before the watch started ahead had walked the folder is checked against it once it has.
       void checkout.confirmWatch().catch(() => false);
     }
 }
@@ -199,8 +198,8 @@ export async function prepareTurn(log: SessionLog, options: PrepareTurnOptions):
   for (const dir of config.dirs) {
     const checkout = await openCheckout(log, dir, options.turn);
     // A one-turn host watches a view's project from now on: the baseline its first tool takes is then marked, a reset
-    // taken before the walk is done is checked once it is (`takeViewBaselines`), and the turn's later environment
-    // blocks read the view's status from its layers (a long-lived host watches anyway).
+    // taken before the walk is done is checked once it is (the turn host's `confirmViews`, `takeViewBaselines`), and
+    // the turn's later environment blocks read the view's status from its layers (a long-lived host watches anyway).
     if (checkout.kind === 'view') watchAhead(checkout.backing);
     if (!options.newTurn) continue;
     const owed =

@@ -6,7 +6,14 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { stopWatching, watchBackingFolders } from '../../../../main/core/persistent/backingWatch.js';
+import {
+  backingChanges,
+  stopWatching,
+  watchAhead,
+  watchBackingFolders,
+  watchedReady,
+} from '../../../../main/core/persistent/backingWatch.js';
+import { mountsInside } from '../../../../main/sandbox/overlayInUse.js';
 import { lastWatchedStaging } from '../../../../main/core/persistent/watchedStaging.js';
 import { Checkout, type CheckoutLocation } from '../../../../main/core/persistent/checkout.js';
 import { folderTree, lastFolderTreeWatched } from '../../../../main/core/persistent/directChanges.js';
@@ -238,6 +245,35 @@ describe('a watched snapshot', () => {
     } finally {
       watchBackingFolders(true);
     }
+  });
+});
+
+describe('a folder the watcher refuses (every snapshot a full pass)', () => {
+  it('holds a name that is not UTF-8 (events could not name it)', async () => {
+    fs.writeFileSync(Buffer.from(`${at('src/d2/sub')}/caf\xe9.ts`, 'latin1'), 'latin-1 name\n');
+    watchBackingFolders(false);
+    try {
+      watchAhead(backing);
+      expect(await watchedReady(backing)).toBe(false);
+      const found = await backingChanges(backing, undefined, 'stamp');
+      expect(found).toEqual({ mark: undefined, paths: undefined, why: 'a name in it is not UTF-8' });
+    } finally {
+      watchBackingFolders(true);
+    }
+  });
+
+  it('has another filesystem mounted inside (its first walk lists folders without an lstat of each)', () => {
+    // /proc/self/mountinfo's lines: the mount point is the fifth field, a space in it written \040.
+    const table = [
+      '22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw',
+      '98 22 0:45 / /home/me/work\\040tree/cache rw - tmpfs tmpfs rw',
+      '99 22 0:46 / /home/me/work\\040treeside rw - tmpfs tmpfs rw',
+    ].join('\n');
+    expect(mountsInside('/home/me/work tree', table)).toBe('cache');
+    expect(mountsInside('/home/me/other', table)).toBeUndefined();
+    // The root itself mounted (a project on its own disk) is no mount inside it; a sibling sharing its prefix neither.
+    expect(mountsInside('/home/me/work tree/cache', table)).toBeUndefined();
+    expect(mountsInside('/proc/self', fs.readFileSync('/proc/self/mountinfo', 'utf8'))).toBeUndefined();
   });
 });
 
