@@ -118,6 +118,19 @@ export function lstatOrUndefined(file: string): fs.Stats | undefined {
   }
 }
 
+/**
+ * `file`'s lstat, or undefined when it cannot be had for any reason (gone, a folder on its way gone or made a file, no
+ * permission): for the callers that then leave the path to git, which judges it itself (a watched snapshot's staging,
+ * a view's tree and status). `lstatOrUndefined` rethrows all but a missing entry.
+ */
+export function lstatOrNone(file: string): fs.Stats | undefined {
+  try {
+    return fs.lstatSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
 /** True when `child` is `parent` or below it (both real paths). */
 export function isInside(parent: string, child: string): boolean {
   const rel = path.relative(parent, child);

@@ -22,6 +22,7 @@ import {
   type Folder,
   type TreeEntry,
 } from './viewTree.js';
+import { lstatOrNone } from './streamWrite.js';
 
 /** More changed files than this: git's own status (the comparisons here would cost as much). */
 const MAX_CHANGED = 2_000;
@@ -105,7 +106,7 @@ async function statusOf(context: CheckoutContext, folder: string): Promise<strin
   const untracked: string[] = [];
   for (const file of changed) {
     const entry = entryOf(file);
-    const stat = lstatOr(path.join(root, file));
+    const stat = lstatOrNone(path.join(root, file));
     if (entry === undefined || entry.mode === TREE_MODE) {
       // Not tracked: a new file (or one over a tracked folder's name); gone again or a folder: nothing to show.
       if (stat?.isFile() === true || stat?.isSymbolicLink() === true) untracked.push(file);
@@ -291,14 +292,6 @@ async function findNoGitlink(gitDir: string, tree: string): Promise<boolean> {
     gitlinkFree.set(gitDir, tree);
   }
   return free;
-}
-
-function lstatOr(file: string): fs.Stats | undefined {
-  try {
-    return fs.lstatSync(file);
-  } catch {
-    return undefined;
-  }
 }
 
 /** A blob's sha1 id. */

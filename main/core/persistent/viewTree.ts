@@ -19,6 +19,7 @@ import {
   viewIndex,
   type CheckoutContext,
 } from './state.js';
+import { lstatOrNone } from './streamWrite.js';
 
 /** One entry of a tree: its mode as git writes it, its name's bytes, its object id (raw bytes). */
 export type TreeEntry = { mode: string; name: Buffer; oid: Buffer };
@@ -69,12 +70,7 @@ export async function viewSessionTree(
   const written: { file: string; mode: string }[] = [];
   const deleted: string[] = [];
   for (const file of paths) {
-    let stat: fs.Stats | undefined;
-    try {
-      stat = fs.lstatSync(path.join(root, file));
-    } catch {
-      stat = undefined;
-    }
+    const stat = lstatOrNone(path.join(root, file));
     // Gone, or a folder now (a file replaced by a folder: its files come as paths of their own).
     if (stat === undefined || stat.isDirectory()) deleted.push(file);
     else if (stat.isFile()) written.push({ file, mode: (stat.mode & 0o100) !== 0 ? '100755' : '100644' });

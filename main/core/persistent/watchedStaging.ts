@@ -1,9 +1,9 @@
 // Issue #36: a watched snapshot's staging: the paths the watcher saw change (backingWatch.ts) staged into the
 // snapshot's index as `add -A` over the whole folder would stage them, by `update-index` when they are files and links
 // alone, else by `add -A` of just those paths. See README.md, "The watcher".
-import fs from 'node:fs';
 import path from 'node:path';
 import { runGit, splitNul, type GitSide } from './git.js';
+import { lstatOrNone } from './streamWrite.js';
 
 /**
  * `add -A -v` of just these paths of `root` through `side`'s index (as a full pass would stage them), for a snapshot
@@ -25,12 +25,7 @@ export async function addWatchedPaths(
   // Only files and links (no folder, no odd name): `update-index` can take them one by one.
   let filesOnly = tree !== undefined;
   for (const file of paths) {
-    let stat: fs.Stats | undefined;
-    try {
-      stat = fs.lstatSync(path.join(root, file));
-    } catch {
-      stat = undefined;
-    }
+    const stat = lstatOrNone(path.join(root, file));
     (stat === undefined ? missing : existing).push(file);
     if ((stat !== undefined && !stat.isFile() && !stat.isSymbolicLink()) || file.includes('\n'))
       filesOnly = false;
