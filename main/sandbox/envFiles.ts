@@ -235,8 +235,27 @@ export class FolderListings {
       return undefined;
     }
     // A view's upper layer holds only the folders the session wrote in: below one upper lacks, upper lacks every
-    // folder, so the search (which lists a folder before its subfolders) stats none of them (~800 stats at 80,000 files).
+    // folder, so the search (which lists a folder before its subfolders) stats none of them (~800 stats at 80,000 files);
+    // below one upper has, the names it holds say which it lacks (one listing of a small folder instead of a stat of
+    // each of a wide folder's: 800 in the generated 80,000-file project, ~13 -> ~10 ms a commit's search).
     const upperMissing = new Set<string>();
+    const upperNames = new Map<string, Set<string> | undefined>();
+    const knownMissingInUpper = (upper: string, rel: string): boolean => {
+      const parent = path.dirname(upper);
+      if (upperMissing.has(parent)) return true;
+      if (rel === '' || rel === path.sep) return false;
+      if (!upperNames.has(parent)) {
+        let names: Set<string> | undefined;
+        try {
+          names = new Set(fs.readdirSync(parent));
+        } catch {
+          names = undefined;
+        }
+        upperNames.set(parent, names);
+      }
+      const names = upperNames.get(parent);
+      return names !== undefined && !names.has(path.basename(upper));
+    };
     return {
       list: (folder) => {
         const view = within(folder);
@@ -248,7 +267,7 @@ export class FolderListings {
             `${view.lower}\0${view.upper}\0${rel}`,
             [path.join(view.lower, rel), upper],
             undefined,
-            upperMissing.has(path.dirname(upper)) ? [1] : [],
+            knownMissingInUpper(upper, rel) ? [1] : [],
           );
           if (listing.missing?.includes(1) === true) upperMissing.add(upper);
           return listing;
