@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { onTrustedFilesystem } from '../../sandbox/envFiles.js';
 import { mountsInside } from '../../sandbox/overlayInUse.js';
+import { lstatOrNone } from './streamWrite.js';
 
 /** Folders a watcher watches at most (one inotify watch each); past it the folder gets full stat passes. */
 const MAX_FOLDERS = 20_000;
@@ -74,6 +75,16 @@ export function watchBackingFolders(on: boolean, options: { overflowAt?: number 
  */
 export function watchAhead(backing: string): void {
   if (enabled || process.platform !== 'linux' || refused.has(backing) || watchers.has(backing)) return;
+  const watcher = startWatcher(backing);
+  void watcher.ready.then((why) => {
+    if (why === undefined) return;
+    if (watchers.get(backing) === watcher) watchers.delete(backing);
+    refused.set(backing, why);
+  });
+}
+
+/** A new watcher of `backing`, kept (the least recently used ones stopped first when there are too many). */
+function startWatcher(backing: string): BackingWatcher {
   for (const [folder, old] of watchers) {
     if (watchers.size < MAX_WATCHED_FOLDERS) break;
     old.close();
@@ -81,11 +92,7 @@ export function watchAhead(backing: string): void {
   }
   const watcher = new BackingWatcher(backing, overflowAt);
   watchers.set(backing, watcher);
-  void watcher.ready.then((why) => {
-    if (why === undefined) return;
-    if (watchers.get(backing) === watcher) watchers.delete(backing);
-    refused.set(backing, why);
-  });
+  return watcher;
 }
 
 /** Whether this process watches `backing`, once its watcher's walk is done (false: none, or it was refused). */
@@ -131,12 +138,7 @@ export async function backingChanges(
     watcher = undefined;
   }
   if (watcher === undefined) {
-    for (const [folder, old] of watchers) {
-      if (watchers.size < MAX_WATCHED_FOLDERS) break;
-      old.close();
-      watchers.delete(folder);
-    }
-    watcher = new BackingWatcher(backing, overflowAt);
+    watcher = startWatcher(backing);
     why ??= 'the folder was not watched yet';
   }
   // Most recently used last.
@@ -475,13 +477,8 @@ class BackingWatcher {
     this.folders.get(rel)?.close();
     this.folders.delete(rel);
     if (!knownFolder) {
-      let stat: fs.Stats;
-      try {
-        stat = fs.lstatSync(full);
-      } catch {
-        return false;
-      }
-      if (!stat.isDirectory()) return false;
+      const stat = lstatOrNone(full);
+      if (stat === undefined || !stat.isDirectory()) return false;
       if (stat.dev !== this.dev) {
         this.refuse(`${rel} is another filesystem mounted inside it`);
         return false;
