@@ -16,10 +16,13 @@ const readIfExists = (file: string) => (fs.existsSync(file) ? fs.readFileSync(fi
 /** The text of a select's chosen option. */
 const selectedLabel = (select: Locator) => select.locator('option:checked').textContent();
 
-/** What a form control looks like: the computed styles a user sees, and its height and row. */
-const lookOf = (page: Page, id: string) =>
-  page.evaluate<Record<string, string | number>>(`(() => {
-    const element = document.querySelector(${JSON.stringify(id)});
+/**
+ * What form controls look like: the computed styles a user sees, and each one's height and row. Measured in
+ * one evaluation, so content above that is still settling (a note, a model list) moves all of them alike.
+ */
+const looksOf = (page: Page, ...ids: string[]) =>
+  page.evaluate<Record<string, string | number>[]>(`${JSON.stringify(ids)}.map((id) => {
+    const element = document.querySelector(id);
     const style = getComputedStyle(element);
     const box = element.getBoundingClientRect();
     return {
@@ -32,7 +35,7 @@ const lookOf = (page: Page, id: string) =>
       background: style.backgroundColor,
       color: style.color,
     };
-  })()`);
+  })`);
 
 /** sessions.open through window.keel. */
 async function openSession(page: Page, sessionId: string | null): Promise<ChannelOutput<'sessions.open'>> {
@@ -268,7 +271,8 @@ describe.skipIf(!HAS_CHROMIUM)('the app in a browser against keel serve', () => 
     // the policy select beside it.
     const manual = await create('Reviewed edits', 'Review, then apply');
     await manual.dialog.getByText(/you review the diff in Changes and apply or discard it/).waitFor();
-    expect(await lookOf(page, '#ns-changes')).toEqual(await lookOf(page, '#ns-policy'));
+    const [changesLook, policyLook] = await looksOf(page, '#ns-changes', '#ns-policy');
+    expect(changesLook).toEqual(policyLook);
     await screenshot(page, '10-new-session-changes-review');
     const manualId = await submit(manual.dialog, 'Reviewed edits');
     expect((await openSession(page, manualId)).persistentDirs).toEqual([
