@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { runGit } from './git.js';
-import { backingIndex, KEEP_SHARED_PART, type CheckoutContext } from './state.js';
+import { backingIndex, copyIndexFile, KEEP_SHARED_PART, type CheckoutContext } from './state.js';
 
 /** git's name of a shared index part: `sharedindex.<its checksum>`. */
 const SHARED_PART = /^sharedindex\.[0-9a-f]{40,64}$/;
@@ -49,7 +49,7 @@ export async function splitPrivateIndex(context: CheckoutContext): Promise<void>
   const beside = path.join(location.stateDir, made);
   if (!fs.existsSync(beside)) {
     const temp = `${beside}.${process.pid}.tmp`;
-    fs.copyFileSync(path.join(state.gitDir, made), temp);
+    copyIndexFile(path.join(state.gitDir, made), temp);
     fs.renameSync(temp, beside);
   }
   for (const name of sharedParts(location.stateDir))
@@ -105,7 +105,7 @@ export function placeSharedPart(context: CheckoutContext): void {
     const there = path.join(state.gitDir, name);
     if (fs.existsSync(there)) continue;
     const temp = `${there}.${process.pid}.tmp`;
-    fs.copyFileSync(path.join(location.stateDir, name), temp);
+    copyIndexFile(path.join(location.stateDir, name), temp);
     fs.renameSync(temp, there);
   }
 }

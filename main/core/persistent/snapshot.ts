@@ -2,13 +2,15 @@
 // the private index, with the shortcut that skips `write-tree` when the tree is already known. See README.md.
 import fs from 'node:fs';
 import path from 'node:path';
-import { backingChanges, ignoreFiles, ignoreStamp, type WatchedChanges } from './backingWatch.js';
+import { backingChanges, type WatchedChanges } from './backingWatch.js';
+import { ignoreFiles, ignoreStamp } from './ignoreStamp.js';
 import { addWatchedPaths } from './watchedStaging.js';
 import { isZeroOid, runGit, snapshotCommit, type TreeChange } from './git.js';
 import { backingEntry } from './hashing.js';
 import {
   backingIndex,
   backingSide,
+  copyIndexFile,
   fileStamp,
   keepReachable,
   type CheckoutContext,
@@ -192,7 +194,7 @@ function seedBackingIndex(context: CheckoutContext): boolean {
   if (seed === undefined || lstatOrUndefined(index)) return false;
   const temp = `${index}.${process.pid}.seed`;
   try {
-    fs.copyFileSync(seed, temp);
+    copyIndexFile(seed, temp);
   } catch {
     return false; // No index in the repository (nothing ever staged): git starts from an empty one.
   }

@@ -122,6 +122,22 @@ export function fileStamp(file: string): string {
 }
 
 /**
+ * Copies a git index file keeping its modification time. git compares an entry's file by content rather than stat
+ * when the file changed in the same second the index was written ("racily clean": its stat times are whole seconds
+ * where git is built without nanoseconds, as Debian's is), judged by the index file's own mtime. A copy stamped later
+ * would vouch for such an entry by stat alone, and a same-size change made in that second would go unseen (a
+ * snapshot seeded from the repository's index missed one: test/main/core/persistent/closeWrites.test.ts found it).
+ * The time is read before the copy: a newer index copied meanwhile gets an older stamp, which only makes more entries
+ * racy.
+ */
+export function copyIndexFile(from: string, to: string): void {
+  const stat = fs.statSync(from, { bigint: true });
+  fs.copyFileSync(from, to);
+  const seconds = (ns: bigint) => Number(ns / 1000n) / 1e6;
+  fs.utimesSync(to, seconds(stat.atimeNs), seconds(stat.mtimeNs));
+}
+
+/**
  * The setting every git that writes a view's private index runs with: git never writes a shared index part of its
  * own (it would write it into the repository's .git): the split is Keel's (sharedIndex.ts).
  */

@@ -7,6 +7,7 @@ import { runGit } from './git.js';
 import { dropSharedParts } from './sharedIndex.js';
 import {
   backingIndex,
+  copyIndexFile,
   fileStamp,
   headIsBaseline,
   isIntact,
@@ -55,7 +56,7 @@ export async function restoreViewIndex(context: CheckoutContext): Promise<void> 
   let seeded = false;
   if (state.repositoryIndex !== undefined) {
     try {
-      fs.copyFileSync(state.repositoryIndex, temp);
+      copyIndexFile(state.repositoryIndex, temp);
       seeded = true;
     } catch {
       // The repository has no index: read-tree starts from an empty one (its files are hashed once by git).

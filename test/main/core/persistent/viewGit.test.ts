@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runGit } from '../../../../main/core/persistent/git.js';
 import { overlayChanges } from '../../../../main/core/persistent/overlayChanges.js';
 import { snapshot } from '../../../../main/core/persistent/snapshot.js';
-import type { CheckoutContext } from '../../../../main/core/persistent/state.js';
+import { copyIndexFile, type CheckoutContext } from '../../../../main/core/persistent/state.js';
 import { makeViewGit } from '../../../../main/core/persistent/viewGit.js';
 import { detectSandbox, wrapCommand } from '../../../../main/sandbox/box.js';
 import { clearLayers, OverlayView } from '../../../../main/sandbox/overlayView.js';
@@ -57,7 +57,7 @@ beforeAll(async () => {
       objectFormat: 'sha1',
     },
   };
-  fs.copyFileSync(path.join(backing, '.git', 'index'), path.join(stateDir, 'backing.index'));
+  copyIndexFile(path.join(backing, '.git', 'index'), path.join(stateDir, 'backing.index'));
   const taken = await snapshot(context);
   const upper = path.join(stateDir, 'upper');
   await makeViewGit({
