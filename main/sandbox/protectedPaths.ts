@@ -24,6 +24,15 @@ export const DEFAULT_PROTECTED_NAMES: readonly ProtectedName[] = [
   { name: '.envrc', reason: 'it is .envrc (direnv runs it when a shell enters the folder)' },
 ];
 
+/**
+ * Why one name (a single path segment) is protected wherever it appears, or null: what `protectionReason` finds for a
+ * path whose other segments are not protected (a walk that stops at protected folders asks only this).
+ */
+export function protectedNameReason(name: string): string | null {
+  const lower = name.normalize('NFC').toLowerCase();
+  return DEFAULT_PROTECTED_NAMES.find((entry) => entry.name === lower)?.reason ?? null;
+}
+
 const matcherCache = new Map<string, (relativePath: string) => string | null>();
 
 function compileGlobs(globs: readonly string[]): (relativePath: string) => string | null {

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { writeSymlinkConfined } from '../../sandbox/paths.js';
+import { protectedNameReason } from '../../sandbox/protectedPaths.js';
 import { heldReason } from './heldBack.js';
 import { removeConfined, writeStreamConfined } from './streamWrite.js';
 import type { CommittedFile, DirectHeldFile } from './types.js';
@@ -63,7 +64,9 @@ export function snapshotProtected(root: string, options: { watchTopGit?: boolean
       if (nestedGit === true && !NESTED_GIT_WATCHED.has(dirent.name)) continue;
       if (dirent.name.endsWith('.sample') && rel.endsWith('.git/hooks')) continue;
       const child = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
-      const held = inside || heldReason(child) !== null;
+      // The folder being walked is not protected (else `inside`): only this name can make the child so (heldReason's
+      // rule, one segment at a time: at 80,000 files the whole path's check per entry was most of the walk).
+      const held = inside || protectedNameReason(dirent.name) !== null;
       if (dirent.isDirectory()) {
         // The folder's own repository is read-only in the box; one a turn made is watched like a nested one.
         if (dirent.name === '.git' && rel === '' && options.watchTopGit !== true) continue;
