@@ -12,7 +12,7 @@ export default defineConfig({
           // Issue 34: the local model's worker, started as a utility process (main/electron/localModelProcess.ts).
           localModelWorker: resolve(import.meta.dirname, 'main/providers/local/worker.ts'),
         },
-        external: ['better-sqlite3', 'node-pty', 'node-llama-cpp'],
+        external: ['better-sqlite3', 'node-pty', 'node-llama-cpp', 'koffi'],
       },
     },
   },

@@ -26,6 +26,7 @@ export const EXTERNAL = [
   'better-sqlite3',
   'node-pty',
   'node-llama-cpp',
+  'koffi',
   '@anthropic-ai/sdk',
   'openai',
   '@modelcontextprotocol/sdk',

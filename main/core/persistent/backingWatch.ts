@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { onTrustedFilesystem } from '../../sandbox/envFiles.js';
 import { mountsInside } from '../../sandbox/overlayInUse.js';
+import { CloseWrites } from './closeWrites.js';
 import { lstatOrNone } from './streamWrite.js';
 
 /** Folders a watcher watches at most (one inotify watch each); past it the folder gets full stat passes. */
@@ -25,6 +26,9 @@ const WALK_PARALLEL = 4;
 
 /** How long a barrier waits for its own event before the watcher is judged not working. */
 const BARRIER_TIMEOUT_MS = 5_000;
+
+/** How often the files closed after writing are read between barriers (closeWrites.ts; its queue holds 16,384). */
+const DRAIN_MS = 250;
 
 /**
  * Where a snapshot left off: the watcher (by its id, which no other watcher or process shares), the last event
@@ -106,12 +110,14 @@ export async function watchedReady(backing: string): Promise<boolean> {
  * folder was in place before it and saw everything since (no lost events, the ignore rules unchanged: `ignores`),
  * and the mark to record once the snapshot is done. Every event of a change made before this call returns has been
  * counted (a barrier), so the snapshot's git, which starts after, sees at least those changes; later ones are the
- * next snapshot's.
+ * next snapshot's. `mapped`: the caller stages what live mappings wrote (a direct segment's end): paths only when the
+ * watcher also sees files closed after writing through a shared memory map (closeWrites.ts).
  */
 export async function backingChanges(
   backing: string,
   since: WatchMark | undefined,
   ignores: string,
+  options: { mapped?: boolean } = {},
 ): Promise<WatchedChanges> {
   if (process.platform !== 'linux') return { mark: undefined, paths: undefined };
   if (refused.has(backing)) return { mark: undefined, paths: undefined, why: refused.get(backing) };
@@ -158,6 +164,8 @@ export async function backingChanges(
   if (since.id !== watcher.id)
     return { mark, paths: undefined, why: 'the last snapshot was not watched by this watcher' };
   if (since.ignores !== ignores) return { mark, paths: undefined, why: 'the ignore rules changed' };
+  if (options.mapped === true && !watcher.watchesCloses)
+    return { mark, paths: undefined, why: 'writes through shared memory maps are not watched here' };
   const changed = watcher.changedSince(since.seq);
   // A `.gitignore` changed: what it newly ignores or lets in lies anywhere below its folder.
   if (changed.some((file) => path.posix.basename(file) === '.gitignore' && !file.includes('/')))
@@ -186,45 +194,6 @@ export async function backingQuietSince(backing: string, since: WatchMark): Prom
 export function stopWatching(backing: string): void {
   watchers.get(backing)?.close();
   watchers.delete(backing);
-}
-
-/**
- * The identity of the files git's ignore rules and stat judgement read besides the folder's own `.gitignore`s (which
- * the watcher sees): the repository's config and info/exclude (its common folder's too, for a linked worktree), the
- * user's global config, the checkout's excludes file. Any change makes the next snapshot a full pass.
- */
-export function ignoreStamp(files: readonly string[]): string {
-  return files
-    .map((file) => {
-      try {
-        const stat = fs.statSync(file, { bigint: true });
-        return `${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}`;
-      } catch {
-        return '-';
-      }
-    })
-    .join(',');
-}
-
-/** The git folder's files of `ignoreStamp` for a repository whose git folder is `gitDir`. */
-export function ignoreFiles(gitDir: string, excludesFile: string): string[] {
-  const files = [excludesFile, ...gitFiles(gitDir)];
-  try {
-    const common = fs.readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim();
-    files.push(...gitFiles(path.resolve(gitDir, common)));
-  } catch {
-    // Not a linked worktree's folder: no common folder.
-  }
-  const home = os.homedir();
-  const xdg = process.env.XDG_CONFIG_HOME || path.join(home, '.config');
-  files.push(path.join(home, '.gitconfig'), path.join(xdg, 'git', 'config'));
-  return files;
-}
-
-function gitFiles(gitDir: string): string[] {
-  return ['config', 'config.worktree', 'commondir', path.join('info', 'exclude')].map((name) =>
-    path.join(gitDir, name),
-  );
 }
 
 /** One process-wide folder whose files the barriers write (never the project's: Keel does not write there). */
@@ -263,8 +232,9 @@ function maxQueuedEvents(): number {
  *   network, overlay), a name that is not UTF-8, or more than `MAX_FOLDERS` folders: refused, full passes.
  * - The repository's `.git` replaced or removed, the folder itself moved: dead.
  *
- * Changes made through a shared memory map of a file send no inotify event (no editor writes that way); such a
- * change shows at the next full pass (after a restart of Keel, a thinned view, a changed ignore rule).
+ * Changes made through a shared memory map of a file send no event fs.watch asks for: where libc's inotify can be
+ * reached (closeWrites.ts), a second instance reports each file closed after writing, which comes when the mapping is
+ * released; without it such a change shows at the next full pass (a direct segment's end, a restart of Keel).
  */
 class BackingWatcher {
   readonly id = randomUUID();
@@ -290,6 +260,9 @@ class BackingWatcher {
   private barrierWatch: fs.FSWatcher | undefined;
   private readonly barriers = new Map<string, () => void>();
   private barrierCount = 0;
+  /** Files closed after writing (a shared mapping's writes come so), where it can be had. */
+  private readonly closes = CloseWrites.open();
+  private readonly drainTimer = setInterval(() => this.drainCloses(), DRAIN_MS).unref();
 
   constructor(
     private readonly root: string,
@@ -355,7 +328,22 @@ class BackingWatcher {
     fs.rmSync(file, { force: true });
     if (!ok) this.kill('its barrier event never came');
     await this.settled();
+    // A file closed before the barrier was written is in the close instance's queue already (queued at its release).
+    this.drainCloses();
     return this.seq;
+  }
+
+  /** Whether it also sees files closed after writing (writes through a shared memory map). */
+  get watchesCloses(): boolean {
+    return this.closes !== undefined && this.dead === undefined;
+  }
+
+  private drainCloses(): void {
+    if (this.closes === undefined || this.dead !== undefined) return;
+    this.closes.drain((file) => {
+      if (!this.insideNested(file)) this.remember(file);
+    });
+    if (this.closes.lost !== undefined) this.kill(this.closes.lost);
   }
 
   /** The paths changed after `seq`, and every nested repository. */
@@ -369,6 +357,8 @@ class BackingWatcher {
     if (this.dead === undefined) this.dead = 'it was stopped';
     for (const watcher of this.folders.values()) watcher.close();
     this.folders.clear();
+    clearInterval(this.drainTimer);
+    this.closes?.close();
     this.barrierWatch?.close();
     for (const done of this.barriers.values()) done();
   }
@@ -494,6 +484,7 @@ class BackingWatcher {
       );
       watcher.on('error', (error) => this.kill(`the watch of ${rel || '.'} failed (${error.message})`));
       this.folders.set(rel, watcher);
+      this.closes?.add(rel, full);
       return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
@@ -531,6 +522,7 @@ class BackingWatcher {
         if (folder === file || folder.startsWith(`${file}/`)) {
           watcher.close();
           this.folders.delete(folder);
+          this.closes?.remove(folder);
         }
     }
     for (const folder of this.nested)
@@ -551,7 +543,7 @@ class BackingWatcher {
 }
 
 /** The paths without those lying below another of them (git stages a folder's path with all it holds). */
-function outermost(paths: readonly string[]): string[] {
+export function outermost(paths: readonly string[]): string[] {
   const all = new Set(paths);
   return [...all].filter((file) => {
     for (let at = file.indexOf('/'); at !== -1; at = file.indexOf('/', at + 1))

@@ -11,8 +11,10 @@ import { LINKED_DEPENDENCY_DIRS } from './extras.js';
 import { diffTrees, gitText, isZeroOid, runGit, streamBlob, type GitSide, type TreeChange } from './git.js';
 import { heldReason } from './heldBack.js';
 import { KEEP_MAX_BYTES, keepBytes } from './kept.js';
-import { fileStamp, plain } from './state.js';
-import { backingChanges, ignoreFiles, ignoreStamp, type WatchMark } from './backingWatch.js';
+import { copyIndexFile, fileStamp, plain } from './state.js';
+import { backingChanges, MAX_WATCHED_PATHS, outermost, type WatchMark } from './backingWatch.js';
+import { mappedForWriting } from './closeWrites.js';
+import { ignoreFiles, ignoreStamp } from './ignoreStamp.js';
 import { addWatchedPaths } from './watchedStaging.js';
 import { historyDir } from '../paths.js';
 
@@ -63,14 +65,16 @@ export let lastFolderTreeWatched = false;
 
 /**
  * The folder's files now (tracked, untracked, not ignored; dependency folders left out) as a tree. Only files
- * whose stat changed since the last call are hashed (git's stat cache).
+ * whose stat changed since the last call are hashed (git's stat cache). `end`: the tree of a segment's end, what the
+ * turn's own tools did: taken from the watcher only when it also sees writes through shared memory maps (files closed
+ * after writing, closeWrites.ts), with the files a live box process maps for writing now added; else the full pass.
  */
 export async function folderTree(
   stateDir: string,
   project: string,
   kind: Kind,
   gitDir?: string,
-  options: { trustWatcher?: boolean } = {},
+  options: { end?: boolean } = {},
 ): Promise<string> {
   const side = sideOf(stateDir, project, kind);
   fs.mkdirSync(stateDir, { recursive: true });
@@ -84,7 +88,7 @@ export async function folderTree(
     await runGit(plain(stateDir), ['init', '--bare', '-q', path.join(stateDir, 'shadow.git')]);
   if (kind === 'repository' && gitDir !== undefined && !fs.existsSync(index)) {
     const real = path.join(gitDir, 'index');
-    if (fs.existsSync(real)) fs.copyFileSync(real, index);
+    if (fs.existsSync(real)) copyIndexFile(real, index);
   }
   // A long-lived host watches the folder (backingWatch.ts): then only what changed since the last tree is staged.
   const record = readWatchRecord(stateDir, kind);
@@ -93,11 +97,17 @@ export async function folderTree(
     repository === undefined
       ? undefined
       : ignoreStamp(ignoreFiles(repository, path.join(stateDir, 'exclude')));
-  const vouched =
-    options.trustWatcher !== false && record !== undefined && record.stamp === fileStamp(index)
-      ? record
-      : undefined;
-  const watched = ignores === undefined ? undefined : await backingChanges(project, vouched?.mark, ignores);
+  const vouched = record !== undefined && record.stamp === fileStamp(index) ? record : undefined;
+  const end = options.end === true;
+  const watched =
+    ignores === undefined
+      ? undefined
+      : await backingChanges(project, vouched?.mark, ignores, { mapped: end });
+  if (end && watched?.paths !== undefined) {
+    // Read after the barrier: a mapping released before it sent its close; one still held may have written anything.
+    const paths = outermost([...watched.paths, ...mappedForWriting(project)]);
+    watched.paths = paths.length > MAX_WATCHED_PATHS ? undefined : paths;
+  }
   let tree: string;
   lastFolderTreeWatched = watched?.paths !== undefined && vouched !== undefined;
   if (watched?.paths !== undefined && vouched !== undefined) {
@@ -233,10 +243,9 @@ export async function directTurnChanges(
   const side = sideOf(stateDir, project, recorded.kind);
   let tree: string;
   try {
-    // What the turn's own tools did is read by the full stat pass, never taken from the watcher: a command can change
-    // a file without an inotify event (a write through a shared memory map), and this tree is what the turn's change
-    // and its revert are made of. (Its mark still lets the next start stage only what changed after it.)
-    tree = await folderTree(stateDir, project, recorded.kind, undefined, { trustWatcher: false });
+    // What the turn's own tools did: a command can change a file with no event fs.watch sees (a write through a shared
+    // memory map), and this tree is what the turn's change and its revert are made of: `end` (see folderTree).
+    tree = await folderTree(stateDir, project, recorded.kind, undefined, { end: true });
   } catch (error) {
     // The repository the start was taken in is gone (its .git removed meanwhile): nothing can be compared.
     if (recorded.kind === 'repository') return { files: [], problem: String(error) };

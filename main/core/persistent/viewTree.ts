@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ignoreFiles, ignoreStamp } from './backingWatch.js';
+import { ignoreFiles, ignoreStamp } from './ignoreStamp.js';
 import { runGit } from './git.js';
 import { boxesOnView } from './viewHolder.js';
 import {

@@ -1,9 +1,11 @@
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path, { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { withWritableSession } from '../../../main/core/harness/lock.js';
 import { watchBackingFolders } from '../../../main/core/persistent/backingWatch.js';
 import { Checkout } from '../../../main/core/persistent/checkout.js';
+import { projectFolderOf } from '../../../main/core/persistent/commitRecord.js';
+import { beginDirectChanges } from '../../../main/core/persistent/directTurn.js';
 import { checkoutLocation } from '../../../main/core/persistent/config.js';
 import { diskUsage } from '../../../main/core/persistent/reclaim.js';
 import { readGitFacts } from '../../../main/core/prompts/environment.js';
@@ -222,6 +224,48 @@ async function turnOverheads(
 }
 
 /**
+ * Per-turn overhead of `--commit direct` sessions in-process, in ms per turn (median after a warm-up turn, the
+ * sessions in rotation as above): the segment's start (its tree and protected paths photographed), `CHANGED` edits
+ * in the project folder itself, its end (protected paths checked, the end tree, the change recorded with its patch).
+ * After the checkouts' turns: these edits change the project folder the checkouts' resets would otherwise see.
+ */
+async function directOverheads(sessions: readonly TimedSession[], turns: number): Promise<number[]> {
+  const times = sessions.map((): number[] => []);
+  watchBackingFolders(true);
+  try {
+    for (let turn = 0; turn <= turns; turn += 1)
+      for (const [index, session] of sessions.entries()) {
+        const took = await oneDirectTurn(session, turn);
+        if (turn > 0) times[index]?.push(took);
+      }
+  } finally {
+    watchBackingFolders(false);
+  }
+  return times.map((one) => median(one));
+}
+
+async function oneDirectTurn({ home, dataDir }: TimedSession, turn: number): Promise<number> {
+  const id = dataDir.split('/').pop() as string;
+  const t0 = performance.now();
+  await withWritableSession(home, id, async (log) => {
+    const project = projectFolderOf(log);
+    if (project === undefined) throw new Error(`${id}: the direct session has no project folder`);
+    await prepareTurn(log, { newTurn: true });
+    await beginDirectChanges(log);
+    for (let i = 0; i < CHANGED; i += 1)
+      writeFileSync(
+        join(project, 'src', `d${i}`, `f${i * 100 + 2}.ts`),
+        `export const t${turn} = ${i}; // ${id}\n`,
+      );
+    await finishTurn(log);
+    const recorded = log.read({ fromSeq: log.lastSeq() }).at(-1);
+    if (recorded?.kind !== 'persistent_commit' || recorded.files.length !== CHANGED)
+      throw new Error(`${id} turn ${turn}: the turn's change was ${JSON.stringify(recorded?.kind)}`);
+  });
+  return performance.now() - t0;
+}
+
+/**
  * One turn of a session in-process: reset, `CHANGED` edits through its checkout, auto commit; ms. Apart: the git
  * status of the environment block of a request after the edits (a view's from its layers, a copy's from git).
  */
@@ -293,6 +337,7 @@ export const bigProjectBench: Bench = {
     const values: Record<string, number> = {};
     // The copy and the view session of the small, then the large project, timed side by side (turnOverheads).
     const timed: TimedSession[] = [];
+    const directTimed: TimedSession[] = [];
     try {
       for (const [label, files] of [
         ['small', profile.small],
@@ -307,10 +352,15 @@ export const bigProjectBench: Bench = {
         const viewFirst: number[] = [];
         let lastSession = '';
         let viewSession = '';
+        let directSession = '';
         // Direct and view runs alternate; the full copies run after them: a copy of 80,000 files leaves the disk
         // writing back ~320 MB for seconds, which would slow whichever run came next.
         for (let run = 0; run < profile.runs; run += 1) {
+          const beforeDirect = new Set(
+            existsSync(join(home, 'sessions')) ? readdirSync(join(home, 'sessions')) : [],
+          );
           directFirst.push(await keelRun(server, plan, stamps, home, project, 'direct'));
+          directSession = newestSession(home, beforeDirect);
           const beforeView = new Set(readdirSync(join(home, 'sessions')));
           viewFirst.push(await keelRun(server, plan, stamps, home, project, 'view'));
           viewSession = newestSession(home, beforeView);
@@ -333,6 +383,7 @@ export const bigProjectBench: Bench = {
         values[`${label}.view`] = median(viewFirst);
         values[`${label}.diskAfterTurn`] = sessionDiskBesidesLog(lastSession);
         timed.push({ home, dataDir: lastSession }, { home, dataDir: viewSession });
+        directTimed.push({ home, dataDir: directSession });
         if (label === 'large') {
           // Before the sessions below and their `keel gc`, which reclaims these sessions' checkouts.
           const [smallCopy, smallView, largeCopy, largeView] = await turnOverheads(timed, profile.turns);
@@ -346,6 +397,8 @@ export const bigProjectBench: Bench = {
             'large.status': largeCopy?.status,
             'large.viewStatus': largeView?.status,
           });
+          const [smallDirect, largeDirect] = await directOverheads(directTimed, profile.turns);
+          Object.assign(values, { 'small.directTurn': smallDirect, 'large.directTurn': largeDirect });
           progress('bigproject: per-turn overhead done');
           // The ended sessions are views (the default kind where overlay works): a hundred full copies of 80,000 files
           // would be ~32 GB of scratch, and the copies' storage is measured above (disk per session, after gc).
@@ -445,6 +498,14 @@ export const bigProjectBench: Bench = {
           'lower',
           { keel: ms(values['large.viewTurn']) },
         ),
+        ...(['small', 'large'] as const).map((label) =>
+          makeMetric(
+            `per-turn overhead (segment start + 10 edits + end and record), ${profile[label]} files, --commit direct`,
+            'ms',
+            'lower',
+            { keel: ms(values[`${label}.directTurn`]) },
+          ),
+        ),
         ...(['small', 'large'] as const).flatMap((label) => [
           makeMetric(
             `environment block git status after 10 edits, ${profile[label]} files, view`,
@@ -479,6 +540,7 @@ export const bigProjectBench: Bench = {
         'View: the same `keel run` with the checkout a copy-on-write view (KEEL_CHECKOUT_KIND=view; issue 36), where this machine can mount one.',
         "Environment block: the git status a request after the turn's 10 edits carries (prompts/environment.ts readGitFacts), timed apart from the per-turn overhead in the same turns: a view's from its upper layer and the baseline tree while the watcher vouches for the project folder (viewStatus.ts), a copy's from `git status`; median.",
         `Later request of a continued turn: \`keel run --session\` of the view session (a one-turn host: its reset comes before the watch it starts has walked the project), ${CHANGED} write_file calls one request at a time; ms between the scripted provider's requests from the second after the first edit on (each carries the environment block's status), median within a run, median of the runs; apart, the request after the first edit (the turn's first .env search, and the check of the reset against the watch if it is not done yet: the scripted model answers at once, a real one gives it its time).`,
+        "Per-turn overhead, --commit direct: in process, the last direct session of each project (the two in rotation, after the checkouts' turns): the segment start (its tree and protected paths), 10 edits in the project folder, the segment end (protected paths checked, its tree, the change recorded); in a long-lived host both trees are staged from the watcher (the end only where writes through shared memory maps are watched too: closeWrites.ts); median after one warm-up turn.",
         'Per-turn overhead: in process, reset + 10 edits + auto commit of the last copy session and of the last view session of each project (a view keeps its indexes between turns while its session is in use; they go when its views are let go), the four sessions taking their turns in rotation so both projects are timed under the same machine state; median after one warm-up turn.',
       ],
       skipped: {},
