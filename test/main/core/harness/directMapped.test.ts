@@ -72,40 +72,43 @@ async function turn(id: string, steps: Parameters<ProviderServer['enqueue']>) {
   expect(result.outcome.status).toBe('completed');
 }
 
-describe.skipIf(process.platform !== 'linux')("a direct turn's change, with its end tree from the watcher", () => {
-  it("holds a write the turn's command made through a mapping it released", async () => {
-    await turn('released', [
-      callTool('run_command', { command: command('src/app.ts', 'export const a = 7;', 'exit') }),
-      { kind: 'reply', text: 'done' },
-    ]);
-    expect(read(path.join(project, 'src/app.ts'))).toBe('export const a = 7;\n');
-    expect(lastFolderTreeWatched).toBe(true);
-    expect(changedFiles('released')).toEqual([
-      expect.objectContaining({
-        path: 'src/app.ts',
-        preHash: sha256('export const a = 1;\n'),
-        postHash: sha256('export const a = 7;\n'),
-      }),
-    ]);
-  });
-
-  it('holds a write through a mapping a background command still holds when the turn ends', async () => {
-    try {
-      await turn('held', [
-        callTool('run_command', {
-          command: command('src/db.ts', 'export const d = 5;', 'hold'),
-          background: true,
-          ready_text: 'written',
-        }),
+describe.skipIf(process.platform !== 'linux')(
+  "a direct turn's change, with its end tree from the watcher",
+  () => {
+    it("holds a write the turn's command made through a mapping it released", async () => {
+      await turn('released', [
+        callTool('run_command', { command: command('src/app.ts', 'export const a = 7;', 'exit') }),
         { kind: 'reply', text: 'done' },
       ]);
-      expect(read(path.join(project, 'src/db.ts'))).toBe('export const d = 5;\n');
+      expect(read(path.join(project, 'src/app.ts'))).toBe('export const a = 7;\n');
       expect(lastFolderTreeWatched).toBe(true);
-      expect(changedFiles('held')).toEqual([
-        expect.objectContaining({ path: 'src/db.ts', postHash: sha256('export const d = 5;\n') }),
+      expect(changedFiles('released')).toEqual([
+        expect.objectContaining({
+          path: 'src/app.ts',
+          preHash: sha256('export const a = 1;\n'),
+          postHash: sha256('export const a = 7;\n'),
+        }),
       ]);
-    } finally {
-      await stopSessionBackground(sessionDir(fs.realpathSync(home), 'held'), 'session_stopped');
-    }
-  });
-});
+    });
+
+    it('holds a write through a mapping a background command still holds when the turn ends', async () => {
+      try {
+        await turn('held', [
+          callTool('run_command', {
+            command: command('src/db.ts', 'export const d = 5;', 'hold'),
+            background: true,
+            ready_text: 'written',
+          }),
+          { kind: 'reply', text: 'done' },
+        ]);
+        expect(read(path.join(project, 'src/db.ts'))).toBe('export const d = 5;\n');
+        expect(lastFolderTreeWatched).toBe(true);
+        expect(changedFiles('held')).toEqual([
+          expect.objectContaining({ path: 'src/db.ts', postHash: sha256('export const d = 5;\n') }),
+        ]);
+      } finally {
+        await stopSessionBackground(sessionDir(fs.realpathSync(home), 'held'), 'session_stopped');
+      }
+    });
+  },
+);
