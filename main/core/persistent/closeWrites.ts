@@ -207,3 +207,34 @@ export function mappedForWriting(root: string): string[] {
   }
   return [...found];
 }
+
+/**
+ * Whether a file among `paths` (folder-relative; a folder counts for every file below it, but folders named in `skip`
+ * (dependency folders the tree leaves out) and nested repositories, which the tree holds as gitlinks) has another
+ * name (a hard link): a write through one name sends events only for that name's folder, so the other's change would
+ * not be staged from the watcher. Inside the box a link can only join two names of the project (the project is its own
+ * mount there: link(2) across mounts fails with EXDEV), so the name written is among the changed paths.
+ */
+export function linkedAmong(root: string, paths: readonly string[], skip: ReadonlySet<string>): boolean {
+  const pending = [...paths];
+  while (pending.length > 0) {
+    const rel = pending.pop() as string;
+    let stat: fs.Stats;
+    try {
+      stat = fs.lstatSync(path.join(root, rel));
+    } catch {
+      continue; // Gone: staged as removed.
+    }
+    if (stat.isFile() && stat.nlink > 1) return true;
+    if (!stat.isDirectory() || skip.has(path.posix.basename(rel))) continue;
+    let names: string[];
+    try {
+      names = fs.readdirSync(path.join(root, rel));
+    } catch {
+      continue;
+    }
+    if (names.includes('.git')) continue;
+    for (const name of names) pending.push(`${rel}/${name}`);
+  }
+  return false;
+}

@@ -13,10 +13,14 @@ import { heldReason } from './heldBack.js';
 import { KEEP_MAX_BYTES, keepBytes } from './kept.js';
 import { copyIndexFile, fileStamp, plain } from './state.js';
 import { backingChanges, MAX_WATCHED_PATHS, outermost, type WatchMark } from './backingWatch.js';
-import { mappedForWriting } from './closeWrites.js';
+import { linkedAmong, mappedForWriting } from './closeWrites.js';
+import { detectSandbox } from '../../sandbox/box.js';
 import { ignoreFiles, ignoreStamp } from './ignoreStamp.js';
 import { addWatchedPaths } from './watchedStaging.js';
 import { historyDir } from '../paths.js';
+
+/** Folders the trees leave out (the exclude file below): a hard link there is no change of the tree. */
+const DEPENDENCY_DIRS: ReadonlySet<string> = new Set(LINKED_DEPENDENCY_DIRS);
 
 /** The turn start's tree, written when a turn (segment) starts and removed once its change is recorded. */
 const START_FILE = 'turn-start.json';
@@ -106,7 +110,13 @@ export async function folderTree(
   if (end && watched?.paths !== undefined) {
     // Read after the barrier: a mapping released before it sent its close; one still held may have written anything.
     const paths = outermost([...watched.paths, ...mappedForWriting(project)]);
-    watched.paths = paths.length > MAX_WATCHED_PATHS ? undefined : paths;
+    // The turn's writers are boxed (bwrap: the project its own mount, so a hard link joins two of its names only),
+    // and no file changed has a second name, whose change no event would name: else the full pass.
+    const exact =
+      paths.length <= MAX_WATCHED_PATHS &&
+      (await detectSandbox()).kind === 'bwrap' &&
+      !linkedAmong(project, paths, DEPENDENCY_DIRS);
+    watched.paths = exact ? paths : undefined;
   }
   let tree: string;
   lastFolderTreeWatched = watched?.paths !== undefined && vouched !== undefined;

@@ -137,6 +137,27 @@ describe("a direct segment's end tree", () => {
     expect(inTree(after, 'src/moved/f.ts')).toBe('export const v0 = 9;\n');
   });
 
+  it('is the full pass when a changed file has a second name, whose change no event names', async () => {
+    // A link made in an earlier segment, then a write through one name: the other name's folder has no event.
+    fs.linkSync(at('src/d0/f.ts'), at('src/twin.ts'));
+    expect(await start()).toBe(truth());
+    expect(lastFolderTreeWatched).toBe(true);
+    fs.writeFileSync(at('src/twin.ts'), 'export const w = 1;\n');
+    const after = await end();
+    expect(lastFolderTreeWatched).toBe(false);
+    expect(after).toBe(truth());
+    expect(inTree(after, 'src/d0/f.ts')).toBe('export const w = 1;\n');
+    // A folder made in the segment holding a second name of a file elsewhere, written through it.
+    await start();
+    fs.mkdirSync(at('src/made'));
+    fs.linkSync(at('src/d1/f.ts'), at('src/made/a.ts'));
+    fs.writeFileSync(at('src/made/a.ts'), 'export const m = 2;\n');
+    const made = await end();
+    expect(lastFolderTreeWatched).toBe(false);
+    expect(made).toBe(truth());
+    expect(inTree(made, 'src/d1/f.ts')).toBe('export const m = 2;\n');
+  });
+
   it('is the full pass where files closed after writing cannot be watched (no libc binding)', async () => {
     stopWatching(backing);
     closeWritesEnabled(false);
