@@ -71,10 +71,11 @@ describe('bench runner', () => {
     // + issue 31's cap check per request.
     // + issue 34: the local model's speed through Keel and its second-request first token.
     // + issue 36: first request, disk, ended view sessions' storage, per-turn overhead (view, copy), the environment
-    // block's status (view); the view's first request and disk; a continued one-turn-host turn's later requests.
+    // block's status (view); the view's first request and disk; a continued one-turn-host turn's later requests; a
+    // --commit direct turn's overhead.
     // + issue 35: the history import's rate, with the load it ran at.
     expect(report.targets).toHaveLength(
-      6 + PATHOLOGICAL_STAGES.length + 3 + 2 + BOUNDED_KINDS.length + 1 + 1 + 2 + 7 + 2,
+      6 + PATHOLOGICAL_STAGES.length + 3 + 2 + BOUNDED_KINDS.length + 1 + 1 + 2 + 8 + 2,
     );
     expect(report.targets.find((t) => t.name.startsWith('history import'))?.name).toMatch(
       /at load [\d.]+ → [\d.]+ on \d+ cores/,

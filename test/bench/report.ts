@@ -217,6 +217,10 @@ function bigProjectTargets(benches: readonly BenchResult[]): TargetResult[] {
     value(`later request of a continued keel run --session turn, ${large} files, view`),
     value(`later request of a continued keel run --session turn, ${small} files, view`),
   );
+  const directTurn = ratio(
+    value(`per-turn overhead (segment start + 10 edits + end and record), ${large} files, --commit direct`),
+    value(`per-turn overhead (segment start + 10 edits + end and record), ${small} files, --commit direct`),
+  );
   const copyTurn = ratio(
     value(`per-turn overhead (reset + 10-file auto commit), ${large} files`),
     value(`per-turn overhead (reset + 10-file auto commit), ${small} files`),
@@ -277,6 +281,13 @@ function bigProjectTargets(benches: readonly BenchResult[]): TargetResult[] {
       actual: continued,
       unit: 'ratio',
       pass: continued === null ? null : continued <= 1.5,
+    },
+    {
+      name: `per-turn overhead of --commit direct (its change recorded) at ${large} files / at ${small} files`,
+      target: '≤ 1.5x',
+      actual: directTurn,
+      unit: 'ratio',
+      pass: directTurn === null ? null : directTurn <= 1.5,
     },
     {
       name: `per-turn overhead with a full copy at ${large} files / at ${small} files`,
