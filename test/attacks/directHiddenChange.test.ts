@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
 import { watchBackingFolders } from '../../main/core/persistent/backingWatch.js';
+import { lastEndPhotoChanged } from '../../main/core/persistent/directHeld.js';
 import { generateHarness } from '../../main/core/harness/stream.js';
 import { ProviderServer } from '../support/providerServer.js';
 import { makeRepo, makeTemp } from '../main/core/persistent/support.js';
@@ -25,7 +26,10 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 beforeEach(async () => {
   dir = makeTemp('keel-direct-hidden-');
   home = path.join(dir, 'home');
-  project = makeRepo(path.join(dir, 'project'), { 'src/app.ts': 'export const a = 1;\n' });
+  project = makeRepo(path.join(dir, 'project'), {
+    'src/app.ts': 'export const a = 1;\n',
+    'app/.vscode/tasks.json': '{"tasks": []}\n',
+  });
   server = await new ProviderServer().start();
 });
 
@@ -72,5 +76,36 @@ describe.skipIf(process.platform !== 'linux')('a change hidden behind a second n
         expect.objectContaining({ path: 'src/twin.ts', postHash: sha256('export const a = 9;\n') }),
       ]),
     );
+  });
+});
+
+/** The protected files the session's last held-back request names. */
+const heldPaths = (id: string) => {
+  const request = eventsOf(home, id).findLast(
+    (e): e is EventOf<'approval_request'> => e.kind === 'approval_request',
+  );
+  const files = (JSON.parse(request?.arguments ?? '{}') as { files?: { path: string }[] }).files ?? [];
+  return files.map((file) => file.path).sort();
+};
+
+describe.skipIf(process.platform !== 'linux')("a protected file the turn's command changed", () => {
+  it('is put back and asked for, its end photograph taken from the changed paths', async () => {
+    await commandTurn(
+      'protected',
+      'echo evil > app/.vscode/tasks.json; mkdir -p .husky; echo evil > .husky/pre-commit; echo ok > src/ok.ts',
+    );
+    expect(lastEndPhotoChanged).toBe(true);
+    expect(read(path.join(project, 'app/.vscode/tasks.json'))).toBe('{"tasks": []}\n');
+    expect(fs.existsSync(path.join(project, '.husky/pre-commit'))).toBe(false);
+    expect(read(path.join(project, 'src/ok.ts'))).toBe('ok\n');
+    expect(heldPaths('protected')).toEqual(['.husky/pre-commit', 'app/.vscode/tasks.json']);
+  });
+
+  it('is put back when written through a second name made a turn before (the whole walk)', async () => {
+    await commandTurn('linked', 'ln app/.vscode/tasks.json src/t.json');
+    await commandTurn('linked', 'echo evil > src/t.json');
+    expect(lastEndPhotoChanged).toBe(false);
+    expect(read(path.join(project, 'app/.vscode/tasks.json'))).toBe('{"tasks": []}\n');
+    expect(heldPaths('linked')).toEqual(['app/.vscode/tasks.json']);
   });
 });

@@ -190,6 +190,18 @@ export async function backingQuietSince(backing: string, since: WatchMark): Prom
   return watcher.dead === undefined && watcher.changedSince(since.seq).length === 0;
 }
 
+/**
+ * The paths changed in `backing` since the mark `since` (outermost, every nested repository among them), after a
+ * barrier, when this process's watcher left that mark, is alive and also sees files closed after writing (a direct
+ * segment's end: what its commands did); undefined otherwise.
+ */
+export async function changedPathsSince(backing: string, since: WatchMark): Promise<string[] | undefined> {
+  const watcher = watchers.get(backing);
+  if (watcher === undefined || watcher.id !== since.id || !watcher.watchesCloses) return undefined;
+  await watcher.barrier();
+  return watcher.watchesCloses ? outermost(watcher.changedSince(since.seq)) : undefined;
+}
+
 /** Stops watching `backing` (its marks void): the folder's sessions are gone from this process. */
 export function stopWatching(backing: string): void {
   watchers.get(backing)?.close();

@@ -107,17 +107,7 @@ export async function folderTree(
     ignores === undefined
       ? undefined
       : await backingChanges(project, vouched?.mark, ignores, { mapped: end });
-  if (end && watched?.paths !== undefined) {
-    // Read after the barrier: a mapping released before it sent its close; one still held may have written anything.
-    const paths = outermost([...watched.paths, ...mappedForWriting(project)]);
-    // The turn's writers are boxed (bwrap: the project its own mount, so a hard link joins two of its names only),
-    // and no file changed has a second name, whose change no event would name: else the full pass.
-    const exact =
-      paths.length <= MAX_WATCHED_PATHS &&
-      (await detectSandbox()).kind === 'bwrap' &&
-      !linkedAmong(project, paths, DEPENDENCY_DIRS);
-    watched.paths = exact ? paths : undefined;
-  }
+  if (end && watched?.paths !== undefined) watched.paths = await segmentEndPaths(project, watched.paths);
   let tree: string;
   lastFolderTreeWatched = watched?.paths !== undefined && vouched !== undefined;
   if (watched?.paths !== undefined && vouched !== undefined) {
@@ -150,6 +140,37 @@ export async function folderTree(
         },
   );
   return tree;
+}
+
+/**
+ * What a segment's commands changed, from the paths the watcher saw change (after its barrier, with files closed after
+ * writing: `backingChanges`'s `mapped`), or undefined when only a full look can tell. Added: the files a live box
+ * process maps for writing now (read after the barrier: a mapping released before it sent its close; one still held
+ * may have written anything). Required: the commands ran in bwrap (the project its own mount: a hard link can only
+ * join two of its names) and no file changed has a second name (a write through one sends no event naming the other).
+ */
+export async function segmentEndPaths(
+  project: string,
+  seen: readonly string[],
+): Promise<string[] | undefined> {
+  const paths = outermost([...seen, ...mappedForWriting(project)]);
+  const exact =
+    paths.length <= MAX_WATCHED_PATHS &&
+    (await detectSandbox()).kind === 'bwrap' &&
+    !linkedAmong(project, paths, DEPENDENCY_DIRS);
+  return exact ? paths : undefined;
+}
+
+/** The watch mark of the last tree made in `stateDir` (a segment's start: its protected paths' photograph's too). */
+export function lastTreeMark(stateDir: string): WatchMark | undefined {
+  try {
+    const record = JSON.parse(
+      fs.readFileSync(path.join(stateDir, WATCH_FILE), 'utf8'),
+    ) as Partial<WatchRecord>;
+    return record.mark;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Where the last tree's watch mark is kept (backingWatch.ts): its index's stamp and tree, the mark it left. */

@@ -38,66 +38,141 @@ export type ProtectedSnapshot = {
   topGit?: boolean;
 };
 
+/** A walk of protected entries under way: what it found, its bounds' counts, the folders left to list. */
+type Folder = { rel: string; inside: boolean; nestedGit?: boolean };
+type Walk = {
+  entries: Record<string, Entry>;
+  complete: boolean;
+  dirs: number;
+  files: number;
+  stack: Folder[];
+  watchTopGit: boolean;
+};
+
 /** Walks `root` (no link followed) and records every entry under a protected name. */
 export function snapshotProtected(root: string, options: { watchTopGit?: boolean } = {}): ProtectedSnapshot {
   const topGit = fs.existsSync(path.join(root, '.git'));
-  const entries: Record<string, Entry> = {};
-  let complete = true;
-  let dirs = 0;
-  let files = 0;
-  type Folder = { rel: string; inside: boolean; nestedGit?: boolean };
-  const stack: Folder[] = [{ rel: '', inside: false }];
-  while (stack.length > 0) {
-    const { rel, inside, nestedGit } = stack.pop() as Folder;
-    if (++dirs > MAX_DIRS) {
-      complete = false;
-      break;
+  const walk: Walk = {
+    entries: {},
+    complete: true,
+    dirs: 0,
+    files: 0,
+    stack: [{ rel: '', inside: false }],
+    watchTopGit: options.watchTopGit === true,
+  };
+  listAll(root, walk);
+  return { complete: walk.complete, entries: walk.entries, topGit };
+}
+
+/** Whether the last `holdDirect` photographed only the changed paths (tests). */
+export let lastEndPhotoChanged = false;
+
+/**
+ * The photograph `before` brought up to date from the paths changed since it was taken (a watcher's: outermost, every
+ * change below them included): entries at or below them dropped, then each photographed again as the walk would
+ * (its parent's protection, a nested `.git`'s own rules). Undefined when only the whole walk can answer: `before` was
+ * cut by a bound, or the result would be.
+ */
+export function updatedProtected(
+  root: string,
+  before: ProtectedSnapshot,
+  changed: readonly string[],
+  options: { watchTopGit?: boolean } = {},
+): ProtectedSnapshot | undefined {
+  if (!before.complete) return undefined;
+  const entries = { ...before.entries };
+  for (const rel of changed)
+    for (const key of Object.keys(entries)) if (key === rel || key.startsWith(`${rel}/`)) delete entries[key];
+  const walk: Walk = {
+    entries,
+    complete: true,
+    dirs: 0,
+    files: Object.values(entries).filter((entry) => entry.kind !== 'dir').length,
+    stack: [],
+    watchTopGit: options.watchTopGit === true,
+  };
+  for (const rel of changed) {
+    const segments = rel.split('/');
+    if (segments.some((segment) => SKIP.has(segment))) continue;
+    if (segments[0] === '.git' && !walk.watchTopGit) continue; // The folder's own repository: never walked.
+    const name = segments.pop() as string;
+    const parent = segments.join('/');
+    let stat: fs.Stats;
+    try {
+      stat = fs.lstatSync(path.join(root, rel));
+    } catch {
+      continue; // Gone: its entries were dropped above.
+    }
+    // As the walk reaches it: inside a protected folder when any folder on its way is; a nested `.git`'s own rules.
+    const inside = parent !== '' && heldReason(parent) !== null;
+    visit(root, walk, { rel: parent, inside, nestedGit: path.posix.basename(parent) === '.git' }, name, stat);
+  }
+  listAll(root, walk);
+  return walk.complete ? { complete: true, entries: walk.entries, topGit: before.topGit } : undefined;
+}
+
+/** Lists the walk's folders until none is left (or a bound cuts it). */
+function listAll(root: string, walk: Walk): void {
+  while (walk.stack.length > 0) {
+    const folder = walk.stack.pop() as Folder;
+    if (++walk.dirs > MAX_DIRS) {
+      walk.complete = false;
+      return;
     }
     let listing: fs.Dirent[];
     try {
-      listing = fs.readdirSync(path.join(root, rel), { withFileTypes: true });
+      listing = fs.readdirSync(path.join(root, folder.rel), { withFileTypes: true });
     } catch {
       continue;
     }
-    for (const dirent of listing) {
-      if (SKIP.has(dirent.name)) continue;
-      if (nestedGit === true && !NESTED_GIT_WATCHED.has(dirent.name)) continue;
-      if (dirent.name.endsWith('.sample') && rel.endsWith('.git/hooks')) continue;
-      const child = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
-      // The folder being walked is not protected (else `inside`): only this name can make the child so (heldReason's
-      // rule, one segment at a time: at 80,000 files the whole path's check per entry was most of the walk).
-      const held = inside || protectedNameReason(dirent.name) !== null;
-      if (dirent.isDirectory()) {
-        // The folder's own repository is read-only in the box; one a turn made is watched like a nested one.
-        if (dirent.name === '.git' && rel === '' && options.watchTopGit !== true) continue;
-        if (held) entries[child] = { kind: 'dir' };
-        stack.push({ rel: child, inside: held, ...(dirent.name === '.git' ? { nestedGit: true } : {}) });
-        continue;
-      }
-      if (!held) continue;
-      if (++files > MAX_FILES) {
-        complete = false;
-        continue;
-      }
-      const full = path.join(root, child);
-      if (dirent.isSymbolicLink()) {
-        entries[child] = { kind: 'link', target: fs.readlinkSync(full) };
-      } else if (dirent.isFile()) {
-        const stat = fs.lstatSync(full);
-        const bytes = stat.size <= MAX_BYTES ? fs.readFileSync(full) : undefined;
-        const sha256 = createHash('sha256')
-          .update(bytes ?? `${stat.size}:${stat.mtimeMs}`)
-          .digest('hex');
-        entries[child] = {
-          kind: 'file',
-          mode: stat.mode & 0o777,
-          sha256,
-          ...(bytes ? { content: bytes.toString('base64') } : {}),
-        };
-      }
-    }
+    for (const dirent of listing) visit(root, walk, folder, dirent.name, dirent);
   }
-  return { complete, entries, topGit };
+}
+
+/** One entry of `folder`: recorded when protected, a folder queued to be listed. */
+function visit(
+  root: string,
+  walk: Walk,
+  folder: Folder,
+  name: string,
+  kind: { isDirectory(): boolean; isSymbolicLink(): boolean; isFile(): boolean },
+): void {
+  const { rel, inside, nestedGit } = folder;
+  if (SKIP.has(name)) return;
+  if (nestedGit === true && !NESTED_GIT_WATCHED.has(name)) return;
+  if (name.endsWith('.sample') && rel.endsWith('.git/hooks')) return;
+  const child = rel === '' ? name : `${rel}/${name}`;
+  // The folder being walked is not protected (else `inside`): only this name can make the child so (heldReason's
+  // rule, one segment at a time: at 80,000 files the whole path's check per entry was most of the walk).
+  const held = inside || protectedNameReason(name) !== null;
+  if (kind.isDirectory()) {
+    // The folder's own repository is read-only in the box; one a turn made is watched like a nested one.
+    if (name === '.git' && rel === '' && !walk.watchTopGit) return;
+    if (held) walk.entries[child] = { kind: 'dir' };
+    walk.stack.push({ rel: child, inside: held, ...(name === '.git' ? { nestedGit: true } : {}) });
+    return;
+  }
+  if (!held) return;
+  if (++walk.files > MAX_FILES) {
+    walk.complete = false;
+    return;
+  }
+  const full = path.join(root, child);
+  if (kind.isSymbolicLink()) {
+    walk.entries[child] = { kind: 'link', target: fs.readlinkSync(full) };
+  } else if (kind.isFile()) {
+    const stat = fs.lstatSync(full);
+    const bytes = stat.size <= MAX_BYTES ? fs.readFileSync(full) : undefined;
+    const sha256 = createHash('sha256')
+      .update(bytes ?? `${stat.size}:${stat.mtimeMs}`)
+      .digest('hex');
+    walk.entries[child] = {
+      kind: 'file',
+      mode: stat.mode & 0o777,
+      sha256,
+      ...(bytes ? { content: bytes.toString('base64') } : {}),
+    };
+  }
 }
 
 const same = (a: Entry | undefined, b: Entry | undefined): boolean => {
@@ -125,9 +200,17 @@ const textOf = (entry: Entry | undefined): string =>
 export async function holdDirect(
   root: string,
   before: ProtectedSnapshot,
-  options: { artifactsDir: string; artifactStem: string },
+  options: { artifactsDir: string; artifactStem: string; changed?: readonly string[] },
 ): Promise<{ files: DirectHeldFile[]; diff: string }> {
-  const after = snapshotProtected(root, { watchTopGit: before.topGit === false });
+  const watchTopGit = before.topGit === false;
+  // The paths changed since `before` (the watcher's, when it can vouch for the segment: directChanges.ts
+  // `segmentEndPaths`): only they are photographed again; else the whole walk.
+  const updated =
+    options.changed === undefined
+      ? undefined
+      : updatedProtected(root, before, options.changed, { watchTopGit });
+  lastEndPhotoChanged = updated !== undefined;
+  const after = updated ?? snapshotProtected(root, { watchTopGit });
   const paths = [...new Set([...Object.keys(before.entries), ...Object.keys(after.entries)])].sort();
   const files: DirectHeldFile[] = [];
   let diff = '';

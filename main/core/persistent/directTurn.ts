@@ -9,7 +9,7 @@ import { HELD_BACK_TOOL } from '../approvals/state.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { applyDirect, holdDirect, snapshotProtected, type ProtectedSnapshot } from './directHeld.js';
 import * as directChanges from './directChanges.js';
-import { watchAhead } from './backingWatch.js';
+import { changedPathsSince, watchAhead, type WatchMark } from './backingWatch.js';
 import { redactPatchFile } from '../../sandbox/redactFile.js';
 import { crashPoint } from '../crash.js';
 import { DIRECT_DIR, commitIntentFile, writeCommitIntent } from './commitIntent.js';
@@ -60,8 +60,12 @@ export async function beginDirectChanges(log: SessionLog): Promise<void> {
   const snapshot = path.join(log.dir, DIRECT_SNAPSHOT);
   // Begun already in this segment (a second host of it): its photograph is the segment's start.
   if (fs.existsSync(snapshot)) return;
-  await directChanges.startDirectTurn(directChanges.directStateDir(log.dir), root);
-  fs.writeFileSync(snapshot, JSON.stringify(snapshotProtected(root)));
+  const stateDir = directChanges.directStateDir(log.dir);
+  await directChanges.startDirectTurn(stateDir, root);
+  // The start tree's watch mark (taken before it, so before this photograph too): the segment's end photographs again
+  // only what changed after it, where the watcher can vouch for the segment (holdDirectProtected).
+  const mark = directChanges.lastTreeMark(stateDir);
+  fs.writeFileSync(snapshot, JSON.stringify({ ...snapshotProtected(root), ...(mark ? { mark } : {}) }));
 }
 
 /**
@@ -133,10 +137,16 @@ async function holdDirectProtected(
   file: string,
   onEvent: ((event: SessionEvent) => void) | undefined,
 ): Promise<void> {
-  const before = JSON.parse(fs.readFileSync(file, 'utf8')) as ProtectedSnapshot;
+  const before = JSON.parse(fs.readFileSync(file, 'utf8')) as ProtectedSnapshot & { mark?: WatchMark };
   fs.rmSync(file, { force: true });
   const stem = `commits/${log.lastSeq() + 1}-${DIRECT_DIR}-${Date.now().toString(36)}`;
-  const held = await holdDirect(root, before, { artifactsDir: log.artifactsDir, artifactStem: stem });
+  const seen = before.mark === undefined ? undefined : await changedPathsSince(root, before.mark);
+  const changed = seen === undefined ? undefined : await directChanges.segmentEndPaths(root, seen);
+  const held = await holdDirect(root, before, {
+    artifactsDir: log.artifactsDir,
+    artifactStem: stem,
+    ...(changed === undefined ? {} : { changed }),
+  });
   if (held.diff === '') return;
   const patchArtifact = `${stem}.patch`;
   fs.mkdirSync(path.dirname(path.join(log.artifactsDir, patchArtifact)), { recursive: true });
