@@ -167,10 +167,20 @@ export class CloseWrites {
   }
 }
 
+/** The pid namespace `pid` is in (undefined when it cannot be read). */
+function pidNamespace(pid: number): string | undefined {
+  try {
+    return fs.readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The files below `root` (folder-relative) that a live process started by Keel (a box's command, a background
- * command, an MCP server: every box is a descendant of Keel's process) maps shared and writable now: what it wrote
- * through that mapping sends no event until the mapping is released. A box binds the project at its own path, so the
+ * command, an MCP server: every box is a descendant of Keel's process, in a pid namespace of its own) maps shared and
+ * writable now: what it wrote through that mapping sends no event until the mapping is released. Only boxed processes
+ * are looked at: a segment's end is taken from the watcher only where the commands run in bwrap. A box binds the project at its own path, so the
  * paths its processes' maps name are the host's. Processes that vanish meanwhile, or whose maps cannot be read, are
  * skipped (a process Keel started runs as Keel's user: its maps are readable).
  */
@@ -186,10 +196,14 @@ export function mappedForWriting(root: string): string[] {
   }
   const prefix = root.endsWith('/') ? root : `${root}/`;
   const found = new Set<string>();
+  const ours = pidNamespace(process.pid);
   const pending = [...(children.get(process.pid) ?? [])];
   while (pending.length > 0) {
     const pid = pending.pop() as number;
     pending.push(...(children.get(pid) ?? []));
+    // Only a box's processes (bwrap gives each box a pid namespace of its own): the app's own helpers (the renderer,
+    // the GPU process: thousands of mappings each) write no project file, and their maps cost milliseconds to read.
+    if (ours !== undefined && pidNamespace(pid) === ours) continue;
     let maps: string;
     try {
       maps = fs.readFileSync(`/proc/${pid}/maps`, 'utf8');

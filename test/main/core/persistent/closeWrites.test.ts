@@ -40,9 +40,13 @@ function mmapWrite(rel: string, text: string): void {
   execFileSync('python3', ['-c', MMAP_WRITER, at(rel), text, 'exit']);
 }
 
-/** A process that writes through a mapping and keeps it until its stdin closes. */
+/**
+ * A process that writes through a mapping and keeps it until its stdin closes: in a pid namespace of its own, as a
+ * box's process is (bwrap), since only those are looked at.
+ */
 async function mmapWriteAndHold(rel: string, text: string): Promise<ChildProcess> {
-  const child = spawn('python3', ['-c', MMAP_WRITER, at(rel), text, 'hold'], {
+  const boxed = ['--dev-bind', '/', '/', '--unshare-pid', '--die-with-parent'];
+  const child = spawn('bwrap', [...boxed, 'python3', '-c', MMAP_WRITER, at(rel), text, 'hold'], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -124,6 +128,16 @@ describe("a direct segment's end tree", () => {
     // Nothing changed after the tree: the next start, staged from the release's event, is the same tree.
     expect(await start()).toBe(after);
     expect(lastFolderTreeWatched).toBe(true);
+  });
+
+  it("looks only at boxes' processes (a pid namespace of their own), not Keel's own helpers", async () => {
+    const own = spawn('python3', ['-c', MMAP_WRITER, at('src/d0/f.ts'), 'export const v0 = 4;', 'hold'], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    holder = own;
+    await new Promise<void>((resolve) => own.stdout.once('data', () => resolve()));
+    expect(mappedForWriting(backing)).toEqual([]);
+    await release(own);
   });
 
   it('sees writes in a folder renamed since it was watched, under its new name', async () => {
