@@ -222,9 +222,12 @@ export async function createTurnHost(log: SessionLog, options: TurnHostOptions =
       const described = describeEnvironment(source, ahead ?? readGitFacts(source, layout.viewStatus));
       if (!viewsConfirmed) {
         // A view's reset no watch saw is checked once the first request is on its way (the check's stat pass then
-        // runs while the model answers, not while the request is made).
+        // runs while the model answers, not while the request is made); a direct session's folder is watched from then.
         viewsConfirmed = true;
-        const confirm = () => layout.confirmViews?.();
+        const confirm = () => {
+          layout.confirmViews?.();
+          layout.watchAhead?.();
+        };
         described.then(confirm, confirm);
       }
       return described;

@@ -15,6 +15,7 @@ import type { ToolArea, ToolContext } from '../../tools/types.js';
 import { commandFolderOf, describeProjectRoot, describeWorkspace } from '../prompts/workspace.js';
 import { readPersistentConfig, type PersistentConfig } from '../persistent/config.js';
 import { runningView } from '../persistent/viewHolder.js';
+import { watchAhead } from '../persistent/backingWatch.js';
 import { homeOf, sessionAreaDir } from '../paths.js';
 
 /**
@@ -51,6 +52,12 @@ export type SessionWorkspace = {
    * (`Checkout.confirmWatch`: a stat pass once the walk is done), so the turn's later statuses come from the layers.
    */
   confirmViews?: () => void;
+  /**
+   * Issue #36: a `--commit direct` session's folder watched from now on in a one-turn host (a long-lived one watches
+   * anyway): a segment start taken once the walk is done is marked, and that segment's end is staged from the watcher
+   * (directChanges.ts). Started once the turn's first request is on its way: the walk then runs while the model answers.
+   */
+  watchAhead?: () => void;
   /** Globs relative to `workspace` whose writes need approval: the read-only Persistent Dirs in it. */
   protectedGlobs: string[];
   /**
@@ -95,6 +102,10 @@ export function sessionWorkspace(
   return {
     ...layoutOf(log, created, override, config),
     knownClean,
+    // The folder as the direct turn's trees name it (commitRecord.ts projectFolderOf): the watcher is found by it.
+    ...(config === undefined && override === undefined
+      ? { watchAhead: () => watchAhead(created.projectFolder) }
+      : {}),
     ...(views.length > 0
       ? {
           viewStatus: (folder: string) => viewStatusOf(views, folder),

@@ -9,7 +9,7 @@ import { HELD_BACK_TOOL } from '../approvals/state.js';
 import type { SessionLog } from '../log/sessionLog.js';
 import { applyDirect, holdDirect, snapshotProtected, type ProtectedSnapshot } from './directHeld.js';
 import * as directChanges from './directChanges.js';
-import { changedPathsSince, watchAhead, type WatchMark } from './backingWatch.js';
+import { changedPathsSince, type WatchMark } from './backingWatch.js';
 import { redactPatchFile } from '../../sandbox/redactFile.js';
 import { crashPoint } from '../crash.js';
 import { DIRECT_DIR, commitIntentFile, writeCommitIntent } from './commitIntent.js';
@@ -35,9 +35,6 @@ const DIRECT_SNAPSHOT = 'protected-snapshot.json';
 export async function prepareDirect(log: SessionLog, onEvent: ((event: SessionEvent) => void) | undefined) {
   const root = projectFolderOf(log);
   if (root === undefined || !fs.existsSync(root)) return;
-  // A one-turn host watches the folder from now on: a start tree taken once the walk is done is marked, and the
-  // segment's end tree is then staged from the watcher (a long-lived host watches anyway; see directChanges.ts).
-  watchAhead(root);
   await applyGrantedDirect(log, root, onEvent);
   // A killed segment never put its protected paths back: do it first, so no git Keel runs below sees a .git
   // (config, filters, hooks) that a command planted (test/attacks/directCrashGitConfig.test.ts).

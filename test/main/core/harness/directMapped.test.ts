@@ -75,6 +75,39 @@ async function turn(id: string, steps: Parameters<ProviderServer['enqueue']>) {
 describe.skipIf(process.platform !== 'linux')(
   "a direct turn's change, with its end tree from the watcher",
   () => {
+    it('in a one-turn host too, which watches the folder once the first request is on its way', async () => {
+      const harness = harnessFor(home, server, {});
+      await harness.sessions.getOrCreate({
+        id: 'one',
+        create: { projectFolder: project, persistentDirs: {} },
+      });
+      server.enqueue(
+        {
+          // The model takes its time (as a real one does): the folder's walk is done before the turn's command.
+          kind: 'reply',
+          text: 'Writing it through a mapping now.',
+          delayMs: 40,
+          toolCalls: [
+            {
+              name: 'run_command',
+              arguments: { command: command('src/app.ts', 'export const a = 3;', 'exit') },
+            },
+          ],
+        },
+        { kind: 'reply', text: 'done' },
+      );
+      const result = await generateHarness({
+        harness,
+        session: 'one',
+        messages: [{ role: 'user', content: 'go' }],
+      });
+      expect(result.outcome.status).toBe('completed');
+      expect(lastFolderTreeWatched).toBe(true);
+      expect(changedFiles('one')).toEqual([
+        expect.objectContaining({ path: 'src/app.ts', postHash: sha256('export const a = 3;\n') }),
+      ]);
+    });
+
     it("holds a write the turn's command made through a mapping it released", async () => {
       await turn('released', [
         callTool('run_command', { command: command('src/app.ts', 'export const a = 7;', 'exit') }),
