@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { EventOf } from '../../main/common/events.js';
 import { watchBackingFolders } from '../../main/core/persistent/backingWatch.js';
-import { lastEndPhotoChanged } from '../../main/core/persistent/directHeld.js';
+import { lastEndPhotoChanged, lastStartPhotoChanged } from '../../main/core/persistent/directHeld.js';
 import { generateHarness } from '../../main/core/harness/stream.js';
 import { ProviderServer } from '../support/providerServer.js';
 import { makeRepo, makeTemp } from '../main/core/persistent/support.js';
@@ -107,5 +107,25 @@ describe.skipIf(process.platform !== 'linux')("a protected file the turn's comma
     expect(lastEndPhotoChanged).toBe(false);
     expect(read(path.join(project, 'app/.vscode/tasks.json'))).toBe('{"tasks": []}\n');
     expect(heldPaths('linked')).toEqual(['app/.vscode/tasks.json']);
+  });
+
+  it("is put back to the user's edit made between turns (the start photograph brought up to date)", async () => {
+    await commandTurn('between', 'echo ok > src/ok.ts');
+    fs.writeFileSync(path.join(project, 'app/.vscode/tasks.json'), '{"tasks": ["the user\'s"]}\n');
+    await commandTurn('between', 'echo evil > app/.vscode/tasks.json');
+    expect(lastStartPhotoChanged).toBe(true);
+    expect(read(path.join(project, 'app/.vscode/tasks.json'))).toBe('{"tasks": ["the user\'s"]}\n');
+    expect(heldPaths('between')).toEqual(['app/.vscode/tasks.json']);
+  });
+
+  it("is put back to the user's edit made through a second name outside the project (no event there)", async () => {
+    // The user keeps the file as a hard link into a dotfiles folder and edits it there between turns.
+    const dotfile = path.join(dir, 'dotfiles-tasks.json');
+    fs.linkSync(path.join(project, 'app/.vscode/tasks.json'), dotfile);
+    await commandTurn('dotfile', 'echo ok > src/ok.ts');
+    fs.writeFileSync(dotfile, '{"tasks": ["from dotfiles"]}\n');
+    await commandTurn('dotfile', 'echo evil > app/.vscode/tasks.json');
+    expect(lastStartPhotoChanged).toBe(true);
+    expect(read(path.join(project, 'app/.vscode/tasks.json'))).toBe('{"tasks": ["from dotfiles"]}\n');
   });
 });

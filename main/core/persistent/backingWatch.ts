@@ -192,14 +192,18 @@ export async function backingQuietSince(backing: string, since: WatchMark): Prom
 
 /**
  * The paths changed in `backing` since the mark `since` (outermost, every nested repository among them), after a
- * barrier, when this process's watcher left that mark, is alive and also sees files closed after writing (a direct
- * segment's end: what its commands did); undefined otherwise.
+ * barrier, and the mark of that barrier, when this process's watcher left `since`, is alive and also sees files closed
+ * after writing (a direct segment's protected paths: what its commands did); undefined otherwise.
  */
-export async function changedPathsSince(backing: string, since: WatchMark): Promise<string[] | undefined> {
+export async function watchedSince(
+  backing: string,
+  since: WatchMark,
+): Promise<{ paths: string[]; mark: WatchMark } | undefined> {
   const watcher = watchers.get(backing);
   if (watcher === undefined || watcher.id !== since.id || !watcher.watchesCloses) return undefined;
-  await watcher.barrier();
-  return watcher.watchesCloses ? outermost(watcher.changedSince(since.seq)) : undefined;
+  const seq = await watcher.barrier();
+  if (!watcher.watchesCloses) return undefined;
+  return { paths: outermost(watcher.changedSince(since.seq)), mark: { ...since, seq } };
 }
 
 /** Stops watching `backing` (its marks void): the folder's sessions are gone from this process. */

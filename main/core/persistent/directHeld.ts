@@ -10,7 +10,7 @@ import { createTwoFilesPatch } from 'diff';
 import { writeSymlinkConfined } from '../../sandbox/paths.js';
 import { protectedNameReason } from '../../sandbox/protectedPaths.js';
 import { heldReason } from './heldBack.js';
-import { removeConfined, writeStreamConfined } from './streamWrite.js';
+import { lstatOrNone, removeConfined, writeStreamConfined } from './streamWrite.js';
 import type { CommittedFile, DirectHeldFile } from './types.js';
 
 /** Folders never walked: dependencies. The root's `.git` is read-only in the box and never walked either. */
@@ -66,6 +66,11 @@ export function snapshotProtected(root: string, options: { watchTopGit?: boolean
 
 /** Whether the last `holdDirect` photographed only the changed paths (tests). */
 export let lastEndPhotoChanged = false;
+/** Whether the last start photograph was the last end one brought up to date (directTurn.ts; tests). */
+export let lastStartPhotoChanged = false;
+export function noteStartPhoto(changed: boolean): void {
+  lastStartPhotoChanged = changed;
+}
 
 /**
  * The photograph `before` brought up to date from the paths changed since it was taken (a watcher's: outermost, every
@@ -76,10 +81,17 @@ export let lastEndPhotoChanged = false;
 export function updatedProtected(
   root: string,
   before: ProtectedSnapshot,
-  changed: readonly string[],
+  seen: readonly string[],
   options: { watchTopGit?: boolean } = {},
 ): ProtectedSnapshot | undefined {
   if (!before.complete) return undefined;
+  // A protected file with a second name may have been written through a name outside the project (a user's dotfiles
+  // kept as hard links), which sends no event here: photographed again whatever changed.
+  const linked = Object.keys(before.entries).filter(
+    (rel) => before.entries[rel]?.kind === 'file' && (lstatOrNone(path.join(root, rel))?.nlink ?? 1) > 1,
+  );
+  const covered = (rel: string) => seen.some((done) => rel === done || rel.startsWith(`${done}/`));
+  const changed = [...seen, ...linked.filter((rel) => !covered(rel))];
   const entries = { ...before.entries };
   for (const rel of changed)
     for (const key of Object.keys(entries)) if (key === rel || key.startsWith(`${rel}/`)) delete entries[key];
@@ -201,7 +213,7 @@ export async function holdDirect(
   root: string,
   before: ProtectedSnapshot,
   options: { artifactsDir: string; artifactStem: string; changed?: readonly string[] },
-): Promise<{ files: DirectHeldFile[]; diff: string }> {
+): Promise<{ files: DirectHeldFile[]; diff: string; after: ProtectedSnapshot }> {
   const watchTopGit = before.topGit === false;
   // The paths changed since `before` (the watcher's, when it can vouch for the segment: directChanges.ts
   // `segmentEndPaths`): only they are photographed again; else the whole walk.
@@ -248,7 +260,7 @@ export async function holdDirect(
       // Not empty (a file too big to hold, or one made meanwhile): it stays.
     }
   }
-  return { files, diff };
+  return { files, diff, after };
 }
 
 async function restore(root: string, rel: string, was: Entry | undefined): Promise<void> {

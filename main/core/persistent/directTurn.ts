@@ -7,9 +7,16 @@ import path from 'node:path';
 import type { SessionEvent } from '../../common/events.js';
 import { HELD_BACK_TOOL } from '../approvals/state.js';
 import type { SessionLog } from '../log/sessionLog.js';
-import { applyDirect, holdDirect, snapshotProtected, type ProtectedSnapshot } from './directHeld.js';
+import {
+  applyDirect,
+  holdDirect,
+  noteStartPhoto,
+  snapshotProtected,
+  updatedProtected,
+  type ProtectedSnapshot,
+} from './directHeld.js';
 import * as directChanges from './directChanges.js';
-import { changedPathsSince, type WatchMark } from './backingWatch.js';
+import { watchedSince, type WatchMark } from './backingWatch.js';
 import { redactPatchFile } from '../../sandbox/redactFile.js';
 import { crashPoint } from '../crash.js';
 import { DIRECT_DIR, commitIntentFile, writeCommitIntent } from './commitIntent.js';
@@ -26,6 +33,43 @@ import {
 
 /** A direct session's photograph of its folder's protected paths, taken when a segment begins changing files. */
 const DIRECT_SNAPSHOT = 'protected-snapshot.json';
+/**
+ * The last segment's end photograph and the watch mark taken before it (while its watcher lives, the next start
+ * photographs again only what changed since: the put-back's own writes come after that mark).
+ */
+const LAST_PHOTO = 'protected-last.json';
+type Photo = ProtectedSnapshot & { mark?: WatchMark };
+
+/**
+ * The paths changed in `root` since `mark` as the watcher saw them, and its barrier's mark, when it can vouch for
+ * them as for a segment's end (directChanges.ts `segmentEndPaths`: close writes seen, bwrap, no second name).
+ */
+async function vouchedSince(root: string, mark: WatchMark | undefined) {
+  const watched = mark === undefined ? undefined : await watchedSince(root, mark);
+  const paths = watched === undefined ? undefined : await directChanges.segmentEndPaths(root, watched.paths);
+  return watched === undefined ? undefined : { paths, mark: watched.mark };
+}
+
+/**
+ * The start photograph: the last end one brought up to date from what changed since (the user's edits between turns,
+ * the put-back) while the watcher vouches for it; else the whole walk.
+ */
+async function startPhoto(log: SessionLog, root: string): Promise<ProtectedSnapshot> {
+  const file = path.join(log.dir, LAST_PHOTO);
+  let last: Photo | undefined;
+  try {
+    last = JSON.parse(fs.readFileSync(file, 'utf8')) as Photo;
+  } catch {
+    last = undefined;
+  }
+  fs.rmSync(file, { force: true });
+  const topGit = fs.existsSync(path.join(root, '.git'));
+  const since = last?.topGit === topGit ? await vouchedSince(root, last.mark) : undefined;
+  const updated =
+    last !== undefined && since?.paths !== undefined ? updatedProtected(root, last, since.paths) : undefined;
+  noteStartPhoto(updated !== undefined);
+  return updated === undefined ? snapshotProtected(root) : { ...updated, topGit };
+}
 
 /**
  * A direct session's turn starts: held files granted since are written (a persistent_commit naming the
@@ -62,7 +106,8 @@ export async function beginDirectChanges(log: SessionLog): Promise<void> {
   // The start tree's watch mark (taken before it, so before this photograph too): the segment's end photographs again
   // only what changed after it, where the watcher can vouch for the segment (holdDirectProtected).
   const mark = directChanges.lastTreeMark(stateDir);
-  fs.writeFileSync(snapshot, JSON.stringify({ ...snapshotProtected(root), ...(mark ? { mark } : {}) }));
+  const photo = await startPhoto(log, root);
+  fs.writeFileSync(snapshot, JSON.stringify({ ...photo, ...(mark ? { mark } : {}) }));
 }
 
 /**
@@ -134,16 +179,21 @@ async function holdDirectProtected(
   file: string,
   onEvent: ((event: SessionEvent) => void) | undefined,
 ): Promise<void> {
-  const before = JSON.parse(fs.readFileSync(file, 'utf8')) as ProtectedSnapshot & { mark?: WatchMark };
+  const before = JSON.parse(fs.readFileSync(file, 'utf8')) as Photo;
   fs.rmSync(file, { force: true });
   const stem = `commits/${log.lastSeq() + 1}-${DIRECT_DIR}-${Date.now().toString(36)}`;
-  const seen = before.mark === undefined ? undefined : await changedPathsSince(root, before.mark);
-  const changed = seen === undefined ? undefined : await directChanges.segmentEndPaths(root, seen);
+  const since = await vouchedSince(root, before.mark);
   const held = await holdDirect(root, before, {
     artifactsDir: log.artifactsDir,
     artifactStem: stem,
-    ...(changed === undefined ? {} : { changed }),
+    ...(since?.paths === undefined ? {} : { changed: since.paths }),
   });
+  // Kept for the next start, with the mark of the barrier before it was taken (the whole walk, too, came after it).
+  if (since !== undefined) {
+    const last = path.join(log.dir, LAST_PHOTO);
+    fs.writeFileSync(`${last}.tmp`, JSON.stringify({ ...held.after, mark: since.mark }));
+    fs.renameSync(`${last}.tmp`, last);
+  }
   if (held.diff === '') return;
   const patchArtifact = `${stem}.patch`;
   fs.mkdirSync(path.dirname(path.join(log.artifactsDir, patchArtifact)), { recursive: true });
