@@ -65,8 +65,12 @@ async function startPhoto(log: SessionLog, root: string): Promise<ProtectedSnaps
   fs.rmSync(file, { force: true });
   const topGit = fs.existsSync(path.join(root, '.git'));
   const since = last?.topGit === topGit ? await vouchedSince(root, last.mark) : undefined;
-  const updated =
-    last !== undefined && since?.paths !== undefined ? updatedProtected(root, last, since.paths) : undefined;
+  let updated: ProtectedSnapshot | undefined;
+  try {
+    if (last !== undefined && since?.paths !== undefined) updated = updatedProtected(root, last, since.paths);
+  } catch {
+    updated = undefined; // A file of its that does not read as one (written by another Keel): the whole walk.
+  }
   noteStartPhoto(updated !== undefined);
   return updated === undefined ? snapshotProtected(root) : { ...updated, topGit };
 }
