@@ -128,4 +128,16 @@ describe.skipIf(process.platform !== 'linux')("a protected file the turn's comma
     expect(lastStartPhotoChanged).toBe(true);
     expect(read(path.join(project, 'app/.vscode/tasks.json'))).toBe('{"tasks": ["from dotfiles"]}\n');
   });
+
+  it('takes the whole walk when the kept photograph does not read as one', async () => {
+    await commandTurn('kept', 'echo ok > src/ok.ts');
+    const kept = path.join(fs.realpathSync(home), 'sessions', 'kept', 'protected-last.json');
+    const { mark } = JSON.parse(fs.readFileSync(kept, 'utf8')) as { mark: unknown };
+    // Its watch mark is the live watcher's: only the entries are wrong.
+    fs.writeFileSync(kept, JSON.stringify({ complete: true, entries: 'not entries', mark }));
+    await commandTurn('kept', 'echo evil > app/.vscode/tasks.json');
+    expect(lastStartPhotoChanged).toBe(false);
+    expect(read(path.join(project, 'app/.vscode/tasks.json'))).toBe('{"tasks": []}\n');
+    expect(heldPaths('kept')).toEqual(['app/.vscode/tasks.json']);
+  });
 });

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createTwoFilesPatch } from 'diff';
+import { z } from 'zod';
 import { writeSymlinkConfined } from '../../sandbox/paths.js';
 import { protectedNameReason } from '../../sandbox/protectedPaths.js';
 import { heldReason } from './heldBack.js';
@@ -25,18 +26,25 @@ const MAX_DIRS = 20_000;
 const MAX_FILES = 200;
 const MAX_BYTES = 1 << 20;
 
-type Entry =
-  | { kind: 'dir' }
-  | { kind: 'link'; target: string }
-  | { kind: 'file'; mode: number; sha256: string; content?: string };
+const entrySchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('dir') }),
+  z.object({ kind: z.literal('link'), target: z.string() }),
+  z.object({ kind: z.literal('file'), mode: z.number(), sha256: z.string(), content: z.string().optional() }),
+]);
+type Entry = z.infer<typeof entrySchema>;
 
-/** The protected entries of a folder: path (with `/`) → what is there; `complete` false when a bound cut the walk. */
-export type ProtectedSnapshot = {
-  complete: boolean;
-  entries: Record<string, Entry>;
-  /** Whether the folder had its own `.git` when photographed (absent in older photographs: it had). */
-  topGit?: boolean;
-};
+/**
+ * The protected entries of a folder: path (with `/`) → what is there; `complete` false when a bound cut the walk;
+ * `topGit`: whether the folder had its own `.git` when photographed (absent in older photographs: it had). As kept in
+ * the session's folder, with the watch mark it was taken after (directTurn.ts).
+ */
+export const protectedSnapshotSchema = z.object({
+  complete: z.boolean(),
+  entries: z.record(z.string(), entrySchema),
+  topGit: z.boolean().optional(),
+  mark: z.object({ id: z.string(), seq: z.number(), ignores: z.string() }).optional(),
+});
+export type ProtectedSnapshot = Omit<z.infer<typeof protectedSnapshotSchema>, 'mark'>;
 
 /** A walk of protected entries under way: what it found, its bounds' counts, the folders left to list. */
 type Folder = { rel: string; inside: boolean; nestedGit?: boolean };

@@ -11,6 +11,7 @@ import {
   applyDirect,
   holdDirect,
   noteStartPhoto,
+  protectedSnapshotSchema,
   snapshotProtected,
   updatedProtected,
   type ProtectedSnapshot,
@@ -50,27 +51,28 @@ async function vouchedSince(root: string, mark: WatchMark | undefined) {
   return watched === undefined ? undefined : { paths, mark: watched.mark };
 }
 
+/** A photograph kept in the session's folder, or undefined when there is none or it does not read as one. */
+function readPhoto(file: string): Photo | undefined {
+  try {
+    const parsed = protectedSnapshotSchema.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The start photograph: the last end one brought up to date from what changed since (the user's edits between turns,
  * the put-back) while the watcher vouches for it; else the whole walk.
  */
 async function startPhoto(log: SessionLog, root: string): Promise<ProtectedSnapshot> {
   const file = path.join(log.dir, LAST_PHOTO);
-  let last: Photo | undefined;
-  try {
-    last = JSON.parse(fs.readFileSync(file, 'utf8')) as Photo;
-  } catch {
-    last = undefined;
-  }
+  const last = readPhoto(file);
   fs.rmSync(file, { force: true });
   const topGit = fs.existsSync(path.join(root, '.git'));
   const since = last?.topGit === topGit ? await vouchedSince(root, last.mark) : undefined;
-  let updated: ProtectedSnapshot | undefined;
-  try {
-    if (last !== undefined && since?.paths !== undefined) updated = updatedProtected(root, last, since.paths);
-  } catch {
-    updated = undefined; // A file of its that does not read as one (written by another Keel): the whole walk.
-  }
+  const updated =
+    last !== undefined && since?.paths !== undefined ? updatedProtected(root, last, since.paths) : undefined;
   noteStartPhoto(updated !== undefined);
   return updated === undefined ? snapshotProtected(root) : { ...updated, topGit };
 }
@@ -111,7 +113,9 @@ export async function beginDirectChanges(log: SessionLog): Promise<void> {
   // only what changed after it, where the watcher can vouch for the segment (holdDirectProtected).
   const mark = directChanges.lastTreeMark(stateDir);
   const photo = await startPhoto(log, root);
-  fs.writeFileSync(snapshot, JSON.stringify({ ...photo, ...(mark ? { mark } : {}) }));
+  // Whole or not at all: a Keel killed while writing it must not leave half a photograph (holdDirectProtected).
+  fs.writeFileSync(`${snapshot}.tmp`, JSON.stringify({ ...photo, ...(mark ? { mark } : {}) }));
+  fs.renameSync(`${snapshot}.tmp`, snapshot);
 }
 
 /**
@@ -183,7 +187,13 @@ async function holdDirectProtected(
   file: string,
   onEvent: ((event: SessionEvent) => void) | undefined,
 ): Promise<void> {
-  const before = JSON.parse(fs.readFileSync(file, 'utf8')) as Photo;
+  // Without it nothing can say what the turn changed under a protected name: no silent skip of the put-back.
+  const before = readPhoto(file);
+  if (before === undefined)
+    throw new Error(
+      `the photograph of the protected files taken when this turn began changing ${root} (${file}) cannot be read: ` +
+        'check the protected files (.git, .vscode, .envrc...) by hand, then remove that file',
+    );
   fs.rmSync(file, { force: true });
   const stem = `commits/${log.lastSeq() + 1}-${DIRECT_DIR}-${Date.now().toString(36)}`;
   const since = await vouchedSince(root, before.mark);
