@@ -163,14 +163,7 @@ export async function segmentEndPaths(
 
 /** The watch mark of the last tree made in `stateDir` (a segment's start: its protected paths' photograph's too). */
 export function lastTreeMark(stateDir: string): WatchMark | undefined {
-  try {
-    const record = JSON.parse(
-      fs.readFileSync(path.join(stateDir, WATCH_FILE), 'utf8'),
-    ) as Partial<WatchRecord>;
-    return record.mark;
-  } catch {
-    return undefined;
-  }
+  return readWatchRecord(stateDir)?.mark;
 }
 
 /** Where the last tree's watch mark is kept (backingWatch.ts): its index's stamp and tree, the mark it left. */
@@ -178,11 +171,15 @@ const WATCH_FILE = 'watch.json';
 
 type WatchRecord = { kind: Kind; mark: WatchMark; stamp: string; tree: string; gitDir?: string };
 
-/** The last tree's record, when it was made for a folder of this kind; undefined otherwise (a full pass). */
-function readWatchRecord(stateDir: string, kind: Kind): WatchRecord | undefined {
+/** The last tree's record, when it was made for a folder of this kind (any, without one); else undefined. */
+function readWatchRecord(stateDir: string, kind?: Kind): WatchRecord | undefined {
   try {
     const record = JSON.parse(fs.readFileSync(path.join(stateDir, WATCH_FILE), 'utf8')) as WatchRecord;
-    if (record.kind !== kind || typeof record.tree !== 'string' || typeof record.stamp !== 'string')
+    if (
+      (kind !== undefined && record.kind !== kind) ||
+      typeof record.tree !== 'string' ||
+      typeof record.stamp !== 'string'
+    )
       return undefined;
     return record;
   } catch {

@@ -74,11 +74,6 @@ export function snapshotProtected(root: string, options: { watchTopGit?: boolean
 
 /** Whether the last `holdDirect` photographed only the changed paths (tests). */
 export let lastEndPhotoChanged = false;
-/** Whether the last start photograph was the last end one brought up to date (directTurn.ts; tests). */
-export let lastStartPhotoChanged = false;
-export function noteStartPhoto(changed: boolean): void {
-  lastStartPhotoChanged = changed;
-}
 
 /**
  * The photograph `before` brought up to date from the paths changed since it was taken (a watcher's: outermost, every

@@ -10,7 +10,6 @@ import type { SessionLog } from '../log/sessionLog.js';
 import {
   applyDirect,
   holdDirect,
-  noteStartPhoto,
   protectedSnapshotSchema,
   snapshotProtected,
   updatedProtected,
@@ -61,6 +60,9 @@ function readPhoto(file: string): Photo | undefined {
   }
 }
 
+/** Whether the last start photograph was the last end one brought up to date (tests). */
+export let lastStartPhotoChanged = false;
+
 /**
  * The start photograph: the last end one brought up to date from what changed since (the user's edits between turns,
  * the put-back) while the watcher vouches for it; else the whole walk.
@@ -73,7 +75,7 @@ async function startPhoto(log: SessionLog, root: string): Promise<ProtectedSnaps
   const since = last?.topGit === topGit ? await vouchedSince(root, last.mark) : undefined;
   const updated =
     last !== undefined && since?.paths !== undefined ? updatedProtected(root, last, since.paths) : undefined;
-  noteStartPhoto(updated !== undefined);
+  lastStartPhotoChanged = updated !== undefined;
   return updated === undefined ? snapshotProtected(root) : { ...updated, topGit };
 }
 
